@@ -1,0 +1,3 @@
+from fp8check.cli.app import main
+
+main()

@@ -1,0 +1,1 @@
+"""The command line: parses options, calls fp8check.core, renders. No logic of its own."""

@@ -1,0 +1,158 @@
+"""fp8check command line.
+
+Usage:
+    fp8check inspect ./Qwen3-32B-FP8-block --platform xpu --tp 2
+    fp8check inspect ./model --platform h100 --format json
+    fp8check rules
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from enum import Enum
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from fp8check import __version__
+from fp8check.core.errors import InputError, printable
+
+app = typer.Typer(
+    help="Will this FP8 checkpoint load on this hardware, through which vLLM kernel for every layer?",
+    no_args_is_help=True, add_completion=False, rich_markup_mode="rich",
+)
+EXIT_OK, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
+
+
+class Format(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+class RulesFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
+def _stderr() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def _fail_input(message: str, fmt: Format, model: str) -> None:
+    """Exit 2 with one line on stderr; JSON callers still get exactly one JSON object on stdout."""
+    _stderr().print(f"[red]error:[/red] {printable(message, 4000)}", markup=True, highlight=False)
+    if fmt is Format.json:
+        import json
+
+        print(json.dumps({"schema_version": 1, "ok": False, "model": model, "errors": [message], "layers": []}))
+    raise typer.Exit(EXIT_INPUT)
+
+
+@app.command(epilog="Exit codes: 0 every layer routes and checks pass; 1 some layer would fail; 2 bad usage or "
+                    "unreadable input. Examples: fp8check inspect ./Qwen3-32B-FP8-block -p xpu --tp 2 ; "
+                    "fp8check inspect ./model -p h100 --vllm 0.27 --format json")
+def inspect(
+    model: Annotated[str, typer.Argument(help="Checkpoint folder (config.json + *.safetensors).")],
+    platform: Annotated[str, typer.Option("--platform", "-p", help="Target: xpu, cpu, cuda:<cc> (cuda:90), "
+                        "rocm:<gfx> (rocm:gfx942), an alias (h100, a100, l40s, b200, mi300x, arc-b580, ...) or auto "
+                        "(this host, detected without torch).")] = "auto",
+    tp: Annotated[int, typer.Option("--tp", min=1, max=1024, help="Tensor-parallel size to check.")] = 1,
+    vllm: Annotated[str, typer.Option("--vllm", help="vLLM rule profile: latest, or a version such as 0.27.1 "
+                    "(see `fp8check rules`).")] = "latest",
+    linear_backend: Annotated[str, typer.Option("--linear-backend", help="As vLLM's --linear-backend: auto, xpu, "
+                              "torch, cutlass, marlin, triton, deep_gemm, ...")] = "auto",
+    kernel_config: Annotated[Optional[str], typer.Option("--kernel-config", help="As vLLM's --kernel-config JSON, "
+                             "e.g. '{\"linear_backend_per_quant\": {\"fp8_block_w8a8\": \"triton\"}}'.")] = None,
+    assume: Annotated[list[str], typer.Option("--assume", help="Override an assumption about the serving "
+                      "environment, KEY=VALUE: deep_gemm=yes, flashinfer=no, humming=yes, aiter=yes, cpu_amx=no, "
+                      "cuda_version=12.8, ... (shown with --verbose).")] = [],  # noqa: B006 - typer needs a list
+    disable_kernel: Annotated[list[str], typer.Option("--disable-kernel", help="Kernel class to treat as disabled, "
+                              "like VLLM_DISABLED_KERNELS (which is also read from the environment).")] = [],  # noqa: B006
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="table (default), json (one object, schema_version 1) "
+                   "or markdown.")] = Format.table,
+    output: Annotated[Optional[str], typer.Option("--output", "-o", help="Also write the report (in --format) to "
+                      "this file.")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show every rejected kernel with vLLM's reason, "
+                       "warnings, notes and assumptions.")] = False,
+) -> None:
+    """Predict vLLM's scheme and kernel for every linear layer, from config.json and safetensors headers only."""
+    from fp8check.cli import options, render
+    from fp8check.core.inspect import InspectOptions, inspect_checkpoint
+    from fp8check.core.profiles import select_profile
+    from fp8check.core.source import open_checkpoint
+
+    try:
+        opts = InspectOptions(
+            platform=options.platform_option(platform, assume), profile=select_profile(vllm), tp=tp,
+            backend=options.backend_option(linear_backend, kernel_config),
+            disabled_kernels=options.disabled_option(disable_kernel),
+        )
+        report = inspect_checkpoint(open_checkpoint(model), opts)
+    except InputError as exc:
+        _fail_input(str(exc), fmt, model)
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 220)
+    if fmt is Format.json:
+        text = render.json_text(report)
+        print(text)
+    elif fmt is Format.markdown:
+        text = render.markdown(report)
+        print(text)
+    else:
+        render.table(report, console, verbose)
+        text = None
+    if output:
+        _write_output(output, text if text is not None else render.markdown(report))
+    raise typer.Exit(EXIT_OK if report.ok else EXIT_FAIL)
+
+
+def _write_output(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text + ("" if text.endswith("\n") else "\n"))
+    except OSError as exc:
+        _stderr().print(f"[red]error:[/red] cannot write {printable(path)}: {exc.strerror or exc}")
+        raise typer.Exit(EXIT_INPUT) from None
+
+
+@app.command()
+def rules(
+    fmt: Annotated[RulesFormat, typer.Option("--format", "-f", help="table or json.")] = RulesFormat.table,
+) -> None:
+    """List the vLLM rule profiles (select one with --vllm) and the upstream PRs each reflects."""
+    from fp8check.cli import render
+
+    if fmt is RulesFormat.json:
+        print(render.rules_json())
+    else:
+        render.rules_table(Console(highlight=False))
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"fp8check {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                       help="Print the version and exit.")] = False,
+) -> None:
+    """Will this FP8 checkpoint load on this hardware, through which vLLM kernel for every layer?"""
+
+
+def main() -> None:
+    """Entry point: known errors were already turned into exit 2; anything else is a bug, shown in one line."""
+    try:
+        app(prog_name="fp8check")
+    except SystemExit:
+        raise
+    except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
+        if os.environ.get("FP8CHECK_DEBUG"):
+            raise
+        _stderr().print(f"[red]internal error:[/red] {type(exc).__name__}: {printable(str(exc), 500)} "
+                        "(set FP8CHECK_DEBUG=1 for the traceback; please report it)")
+        sys.exit(EXIT_INPUT)

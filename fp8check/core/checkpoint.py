@@ -1,0 +1,200 @@
+"""A local checkpoint folder: config.json + safetensors headers (+ index), validated, no tensor data read."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+
+from fp8check.core.errors import CheckpointFileError, ConfigError, InputError, printable
+from fp8check.core.quant_config import QuantConfig, parse_quant_config
+from fp8check.core.safetensors_header import SafetensorsHeader, TensorInfo, read_header
+
+INDEX_FILE = "model.safetensors.index.json"
+SINGLE_FILE = "model.safetensors"
+MAX_JSON_BYTES = 50_000_000  # config.json and the index are KBs; refuse anything absurd before parsing it
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The parts of config.json that decide how vLLM builds the linear layers."""
+
+    architectures: tuple[str, ...]
+    model_type: str
+    dtype: str | None
+    hidden_size: int | None
+    num_attention_heads: int | None
+    num_key_value_heads: int | None
+    head_dim: int | None
+    num_hidden_layers: int | None
+    quantization_config: QuantConfig | None
+    raw_quantization_config: dict | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """What inspect needs: the config and every tensor's header entry, with index problems found on the way."""
+
+    source: str
+    config: ModelConfig
+    tensors: dict[str, TensorInfo] = field(repr=False)
+    files: tuple[str, ...]
+    integrity_errors: tuple[str, ...] = ()
+
+
+def parse_model_config(doc: object, where: str = "config.json") -> ModelConfig:
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{where} must be a JSON object, got {type(doc).__name__}")
+    text = doc.get("text_config")
+    # Multimodal configs keep the decoder's sizes in text_config; quantization_config stays at the top.
+    sizes = text if isinstance(text, dict) and "hidden_size" in text else doc
+
+    def opt_int(key: str) -> int | None:
+        value = sizes.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise ConfigError(f"{where}: {key} must be a positive integer, got {value!r}")
+        return value
+
+    archs = doc.get("architectures") or []
+    if not isinstance(archs, list) or not all(isinstance(a, str) for a in archs):
+        raise ConfigError(f"{where}: architectures must be a list of strings")
+    model_type = doc.get("model_type", "")
+    if not isinstance(model_type, str):
+        raise ConfigError(f"{where}: model_type must be a string")
+    # transformers 5 writes "dtype", older versions "torch_dtype".
+    dtype = doc.get("dtype", doc.get("torch_dtype", sizes.get("dtype", sizes.get("torch_dtype"))))
+    if dtype is not None and not isinstance(dtype, str):
+        raise ConfigError(f"{where}: dtype must be a string such as 'bfloat16', got {dtype!r}")
+    raw_quant = doc.get("quantization_config", doc.get("compression_config"))
+    heads = opt_int("num_attention_heads")
+    return ModelConfig(
+        architectures=tuple(archs),
+        model_type=model_type,
+        dtype=dtype,
+        hidden_size=opt_int("hidden_size"),
+        num_attention_heads=heads,
+        num_key_value_heads=opt_int("num_key_value_heads") or heads,
+        head_dim=opt_int("head_dim"),
+        num_hidden_layers=opt_int("num_hidden_layers"),
+        quantization_config=parse_quant_config(raw_quant, f"{where}: quantization_config"),
+        raw_quantization_config=raw_quant if isinstance(raw_quant, dict) else None,
+    )
+
+
+def load_json(path: str, name: str) -> object:
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_JSON_BYTES:
+            raise CheckpointFileError(name, f"{size} bytes is too large for a JSON metadata file")
+        with open(path, "rb") as fh:
+            return json.loads(fh.read().decode("utf-8"))
+    except FileNotFoundError:
+        raise CheckpointFileError(name, "not found") from None
+    except OSError as exc:
+        raise CheckpointFileError(name, f"cannot read: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise CheckpointFileError(name, f"not valid JSON: {printable(str(exc), 160)}") from None
+
+
+def parse_index(doc: object, name: str = INDEX_FILE) -> dict[str, str]:
+    """weight_map of an index file: tensor name -> shard file, each a plain relative path."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("weight_map"), dict):
+        raise CheckpointFileError(name, "must be a JSON object with a 'weight_map' object")
+    weight_map = doc["weight_map"]
+    for tensor, shard in weight_map.items():
+        if not isinstance(shard, str) or not shard:
+            raise CheckpointFileError(name, f"weight_map[{printable(tensor)!r}] must be a file name, got {shard!r}")
+        check_relative_path(shard, name, f"weight_map[{printable(tensor)!r}]")
+    return weight_map
+
+
+def check_relative_path(rel: str, name: str, what: str) -> None:
+    """Refuse absolute paths and any '..' component: an index must never point outside the model."""
+    parts = rel.replace("\\", "/").split("/")
+    if rel.startswith(("/", "\\")) or (len(rel) > 1 and rel[1] == ":") or ".." in parts or "\x00" in rel:
+        raise CheckpointFileError(name, f"{what} = {printable(rel)!r} points outside the model folder; refusing to read it")
+
+
+def cross_check_index(weight_map: dict[str, str], headers: list[SafetensorsHeader], index_name: str) -> list[str]:
+    """Index and shards must agree both ways: a stale index can hide a missing scale (vllm#57108)."""
+    errors = []
+    by_file = {h.file: h for h in headers}
+    for tensor, shard in weight_map.items():
+        if tensor not in by_file[shard].tensors:
+            errors.append(f"{index_name} lists tensor {printable(tensor)!r} in {shard}, but {shard} does not contain it")
+    for header in headers:
+        for tensor in header.tensors:
+            listed = weight_map.get(tensor)
+            if listed != header.file:
+                where = f"lists it in {listed}" if listed else "does not list it"
+                errors.append(f"{header.file} holds tensor {printable(tensor)!r} but {index_name} {where}")
+    return errors
+
+
+def merge_headers(headers: list[SafetensorsHeader]) -> dict[str, TensorInfo]:
+    tensors: dict[str, TensorInfo] = {}
+    for header in headers:
+        for name, info in header.tensors.items():
+            if name in tensors:
+                raise CheckpointFileError(header.file, f"tensor {printable(name)!r} also appears in {tensors[name].file}")
+            tensors[name] = info
+    return tensors
+
+
+def safetensors_files(folder: str, listing: list[str]) -> tuple[str | None, list[str]]:
+    """Choose which files to read from a folder listing: (index file or None, shard files)."""
+    names = set(listing)
+    if INDEX_FILE in names:
+        return INDEX_FILE, []
+    if SINGLE_FILE in names:
+        return None, [SINGLE_FILE]
+    shards = sorted(n for n in names if n.endswith(".safetensors") and not n.startswith("consolidated"))
+    if not shards:
+        shards = sorted(n for n in names if n.endswith(".safetensors"))
+    if shards:
+        return None, shards
+    pickles = sorted(n for n in names if n.endswith(PICKLE_SUFFIXES))
+    if pickles:
+        raise InputError(
+            f"{folder}: only pickle checkpoints found ({', '.join(pickles[:3])}); fp8check reads safetensors only "
+            "and never unpickles (unpickling runs arbitrary code). Convert the model to safetensors first."
+        )
+    raise InputError(f"{folder}: no safetensors files found (expected {SINGLE_FILE} or {INDEX_FILE})")
+
+
+def open_local(folder: str, allowed_root: str | None = None) -> Checkpoint:
+    """Read config.json, the index (if any) and every shard header of a local folder.
+
+    `allowed_root` is where resolved files may live (default: the folder itself); the Hugging Face cache
+    passes the repo's cache folder because its snapshot files are symlinks into ../../blobs.
+    """
+    if not os.path.isdir(folder):
+        raise InputError(f"{folder}: not a folder")
+    root = os.path.realpath(allowed_root or folder)
+    config = parse_model_config(load_json(_inside(folder, "config.json", root), "config.json"))
+    index_name, shard_names = safetensors_files(folder, os.listdir(folder))
+    weight_map = None
+    if index_name:
+        weight_map = parse_index(load_json(_inside(folder, index_name, root), index_name), index_name)
+        shard_names = sorted(set(weight_map.values()))
+    headers = [read_header(_inside(folder, name, root), name) for name in shard_names]
+    errors = cross_check_index(weight_map, headers, index_name) if weight_map is not None else []
+    return Checkpoint(
+        source=folder, config=config, tensors=merge_headers(headers), files=tuple(shard_names),
+        integrity_errors=tuple(errors),
+    )
+
+
+def _inside(folder: str, rel: str, root: str) -> str:
+    """Resolve `rel` under `folder`, refusing paths (or symlinks) that land outside `root`."""
+    check_relative_path(rel, rel, "path")
+    path = os.path.join(folder, rel)
+    real = os.path.realpath(path)
+    if os.path.commonpath([real, root]) != root:
+        raise CheckpointFileError(rel, f"resolves to {printable(real)!r}, outside the model folder; refusing to read it")
+    if not os.path.exists(real):
+        raise CheckpointFileError(rel, "not found in the model folder")
+    return real

@@ -1,0 +1,105 @@
+"""Which quantization applies to a module: vLLM's ignore / target matching for both config formats."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from fp8check.core.modules import PACKED_MODULES, LinearModule
+from fp8check.core.quant_config import CompressedTensorsConfig, CTScheme, NativeFp8Config, QuantArgs
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """The quantization vLLM gives one module: `method` None means UnquantizedLinearMethod."""
+
+    method: str | None                  # "compressed-tensors" | "fp8" | None
+    weights: QuantArgs | None = None
+    input_activations: QuantArgs | None = None
+    format: str | None = None
+    block: tuple[int, int] | None = None  # native fp8 weight_block_size
+    static_input: bool = False            # native fp8 activation_scheme == static
+    reason: str = ""                      # why unquantized (ignored, no target, lm_head)
+    error: str | None = None              # vLLM raises while matching (mixed shards)
+
+
+UNQUANTIZED_LM_HEAD = Assignment(None, reason="lm_head stays unquantized (ParallelLMHead is not a quantized linear)")
+
+
+@lru_cache(maxsize=4096)
+def _regex(pattern: str) -> re.Pattern:
+    return re.compile(pattern)
+
+
+def matches(name: str, pattern: str) -> bool:
+    """check_equal_or_regex_match: exact, or 're:' + regex anchored at the start only (re.match)."""
+    if pattern.startswith("re:"):
+        try:
+            return _regex(pattern[3:]).match(name) is not None
+        except re.error:
+            return False
+    return pattern == name
+
+
+def _shard_names(module: LinearModule) -> list[str]:
+    leaf = module.leaf
+    if leaf in PACKED_MODULES:
+        return [module.name[: -len(leaf)] + part for part in PACKED_MODULES[leaf]]
+    return [module.name]
+
+
+def _ignored(module: LinearModule, patterns: tuple[str, ...], mixed_message: str) -> tuple[bool, str | None]:
+    """should_ignore_layer / is_layer_skipped with the fused mapping: all shards must agree."""
+    if any(matches(module.name, p) for p in patterns):
+        return True, None
+    verdicts = {any(matches(s, p) for p in patterns) for s in _shard_names(module)}
+    if len(verdicts) > 1:
+        return False, mixed_message
+    return verdicts.pop(), None
+
+
+def assign_compressed_tensors(module: LinearModule, config: CompressedTensorsConfig) -> Assignment:
+    ignored, error = _ignored(module, config.ignore, f"Found different quantization schemes for the shards of "
+                              f"{module.name}. vLLM requires all to use the same scheme.")
+    if error:
+        return Assignment("compressed-tensors", error=error)
+    if ignored:
+        return Assignment(None, reason="listed in quantization_config.ignore")
+    scheme = _find_target(module, config.groups)
+    if scheme is None:
+        return Assignment(None, reason="no config group targets it")
+    return Assignment("compressed-tensors", weights=scheme.weights, input_activations=scheme.input_activations,
+                      format=scheme.format or config.format)
+
+
+def _find_target(module: LinearModule, groups: tuple[CTScheme, ...]) -> CTScheme | None:
+    """find_matched_target: name (exact / re:), then fused components, then class name contains the target."""
+    # target_scheme_map: later groups overwrite a target named by an earlier one, insertion order kept.
+    by_target: dict[str, CTScheme] = {}
+    for group in groups:
+        for target in group.targets:
+            by_target[target] = group
+    for target, group in by_target.items():
+        if matches(module.name, target):
+            return group
+    if module.leaf in PACKED_MODULES:
+        hits = [next((t for t in by_target if matches(s, t)), None) for s in _shard_names(module)]
+        if all(hits):
+            return by_target[hits[0]]
+    for target, group in by_target.items():
+        if target.lower() in module.layer_type.lower():
+            return group
+    return None
+
+
+def assign_native_fp8(module: LinearModule, config: NativeFp8Config) -> Assignment:
+    if module.layer_type == "ParallelLMHead":
+        return UNQUANTIZED_LM_HEAD
+    ignored, error = _ignored(module, config.ignored_layers, f"Detected some but not all shards of {module.name} are "
+                              "quantized. All shards of fused layers to have the same precision.")
+    if error:
+        return Assignment("fp8", error=error)
+    if ignored:
+        return Assignment(None, reason="listed in ignored_layers / modules_to_not_convert")
+    return Assignment("fp8", block=config.weight_block_size, static_input=config.activation_scheme == "static")

@@ -1,0 +1,167 @@
+"""A bounded, validating reader of safetensors headers (8-byte little-endian length + JSON).
+
+We parse the header ourselves instead of using `safetensors` so that inspect needs no torch and so that
+every way a header can lie becomes a clear error naming the file and tensor, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import struct
+from dataclasses import dataclass, field
+
+from fp8check.core.errors import CheckpointFileError, printable
+
+# safetensors itself refuses headers above 100 MB; a real 600-tensor header is ~60 KB.
+MAX_HEADER_BYTES = 100_000_000
+MAX_RANK = 8
+
+# Bits per element of every dtype string safetensors writes.
+DTYPE_BITS: dict[str, int] = {
+    "BOOL": 8, "U8": 8, "I8": 8, "U16": 16, "I16": 16, "U32": 32, "I32": 32, "U64": 64, "I64": 64,
+    "F16": 16, "BF16": 16, "F32": 32, "F64": 64,
+    "F8_E4M3": 8, "F8_E5M2": 8, "F8_E4M3FNUZ": 8, "F8_E5M2FNUZ": 8, "F8_E8M0": 8,
+    "F6_E2M3": 6, "F6_E3M2": 6, "F4": 4,
+}
+FP8_DTYPES = frozenset({"F8_E4M3", "F8_E5M2", "F8_E4M3FNUZ", "F8_E5M2FNUZ"})
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """One tensor as its header describes it; `file` is the shard's name inside the checkpoint."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    start: int
+    end: int
+    file: str
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+
+@dataclass(frozen=True)
+class SafetensorsHeader:
+    file: str
+    header_len: int
+    metadata: dict[str, str]
+    tensors: dict[str, TensorInfo] = field(repr=False)
+
+    @property
+    def data_start(self) -> int:
+        """Absolute file offset of the data region (tensor offsets are relative to it)."""
+        return 8 + self.header_len
+
+
+def header_length(prefix: bytes, file: str, file_size: int | None) -> int:
+    """Decode and bound the 8-byte length prefix."""
+    if len(prefix) < 8:
+        raise CheckpointFileError(file, f"truncated safetensors file: {len(prefix)} bytes, the 8-byte header length is missing")
+    (n,) = struct.unpack("<Q", prefix[:8])
+    if n > MAX_HEADER_BYTES:
+        raise CheckpointFileError(file, f"header length {n} exceeds the {MAX_HEADER_BYTES}-byte limit; not a valid safetensors file")
+    if file_size is not None and 8 + n > file_size:
+        raise CheckpointFileError(file, f"header length {n} is larger than the file ({file_size} bytes): truncated or not a safetensors file")
+    return n
+
+
+def _reject_duplicates(pairs):
+    obj = {}
+    for key, value in pairs:
+        if key in obj:
+            raise ValueError(f"duplicate key {printable(key)!r}")
+        obj[key] = value
+    return obj
+
+
+def parse_header(header: bytes, file: str, file_size: int | None) -> SafetensorsHeader:
+    """Validate a header's JSON (`header` excludes the 8-byte prefix).
+
+    With `file_size` known, offsets are checked against the data region; every check safetensors makes
+    (known dtype, size = shape x dtype, contiguous offsets covering the data) is made here too.
+    """
+    try:
+        text = header.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CheckpointFileError(file, f"header is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    try:
+        doc = json.loads(text, object_pairs_hook=_reject_duplicates)
+    except (ValueError, RecursionError) as exc:
+        raise CheckpointFileError(file, f"header is not valid JSON: {printable(str(exc), 160)}") from None
+    if not isinstance(doc, dict):
+        raise CheckpointFileError(file, f"header must be a JSON object, got {type(doc).__name__}")
+
+    metadata = doc.pop("__metadata__", None) or {}
+    if not isinstance(metadata, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
+        raise CheckpointFileError(file, "__metadata__ must be an object of string to string")
+
+    tensors: dict[str, TensorInfo] = {}
+    for name, entry in doc.items():
+        tensors[name] = _tensor_info(name, entry, file)
+
+    if file_size is not None:
+        _check_layout(tensors, file, file_size - 8 - len(header))
+    return SafetensorsHeader(file=file, header_len=len(header), metadata=metadata, tensors=tensors)
+
+
+def _tensor_info(name: str, entry: object, file: str) -> TensorInfo:
+    where = f"tensor {printable(name)!r}"
+    if not isinstance(entry, dict):
+        raise CheckpointFileError(file, f"{where}: entry must be an object with dtype, shape, data_offsets")
+    missing = {"dtype", "shape", "data_offsets"} - entry.keys()
+    if missing:
+        raise CheckpointFileError(file, f"{where}: entry lacks {', '.join(sorted(missing))}")
+    dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
+    if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
+        raise CheckpointFileError(file, f"{where}: unknown dtype {printable(str(dtype))!r} (known: {', '.join(DTYPE_BITS)})")
+    if not _is_int_list(shape) or len(shape) > MAX_RANK or any(d < 0 for d in shape):
+        raise CheckpointFileError(file, f"{where}: shape must be a list of at most {MAX_RANK} non-negative integers, got {printable(json.dumps(shape), 80)}")
+    if not _is_int_list(offsets) or len(offsets) != 2 or offsets[0] < 0 or offsets[1] < offsets[0]:
+        raise CheckpointFileError(file, f"{where}: data_offsets must be [begin, end] with 0 <= begin <= end, got {printable(json.dumps(offsets), 80)}")
+    nbytes = offsets[1] - offsets[0]
+    expected = (math.prod(shape) * DTYPE_BITS[dtype] + 7) // 8
+    if nbytes != expected:
+        raise CheckpointFileError(
+            file, f"{where}: {dtype} {list(shape)} needs {expected} bytes but data_offsets span {nbytes}"
+        )
+    return TensorInfo(name=name, dtype=dtype, shape=tuple(shape), start=offsets[0], end=offsets[1], file=file)
+
+
+def _is_int_list(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+
+
+def _check_layout(tensors: dict[str, TensorInfo], file: str, data_len: int) -> None:
+    """Offsets must tile the data region exactly, as safetensors requires: no gap, no overlap, nothing past the end."""
+    position = 0
+    for info in sorted(tensors.values(), key=lambda t: (t.start, t.end)):
+        if info.end > data_len:
+            raise CheckpointFileError(
+                file, f"tensor {printable(info.name)!r}: data_offsets end {info.end} past the data region ({data_len} bytes): file truncated?"
+            )
+        if info.start < position:
+            raise CheckpointFileError(file, f"tensor {printable(info.name)!r}: data_offsets overlap the previous tensor (begin {info.start} < {position})")
+        if info.start > position:
+            raise CheckpointFileError(file, f"tensor {printable(info.name)!r}: data_offsets are not contiguous (gap of {info.start - position} bytes before it)")
+        position = info.end
+    if position != data_len:
+        raise CheckpointFileError(file, f"data region is {data_len} bytes but the tensors cover {position}: trailing bytes or a lying header")
+
+
+def read_header(path: str, display_name: str | None = None) -> SafetensorsHeader:
+    """Read and validate the header of a local safetensors file, reading only the header bytes."""
+    name = display_name or path
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            n = header_length(fh.read(8), name, size)
+            header = fh.read(n)
+    except OSError as exc:
+        raise CheckpointFileError(name, f"cannot read: {exc.strerror or exc}") from None
+    if len(header) != n:
+        raise CheckpointFileError(name, f"truncated: header needs {n} bytes, only {len(header)} present")
+    return parse_header(header, name, size)

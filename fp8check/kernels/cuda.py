@@ -1,0 +1,179 @@
+"""NVIDIA kernels: CUTLASS, FlashInfer, DeepGEMM, Marlin, Humming, B12x (vLLM scaled_mm/*.py)."""
+
+from __future__ import annotations
+
+from fp8check.kernels.base import BlockScaledKernel, Kernel, RoutingContext, needs_1x128
+from fp8check.kernels.quant_keys import KernelConfig
+
+
+def cutlass_fp8_supported(ctx: RoutingContext) -> bool:
+    """cutlass_scaled_mm_supports_fp8: sm90+ with CUDA 12.0, or sm89 with CUDA 12.4."""
+    cc = ctx.cc or 0
+    return (cc >= 90 and ctx.cuda_at_least("12.0")) or (cc == 89 and ctx.cuda_at_least("12.4"))
+
+
+def _cutlass_block_fp8_supported(ctx: RoutingContext) -> bool:
+    """cutlass_scaled_mm_supports_block_fp8: sm100+ with CUDA 12.8, or sm90 with CUDA 12.0; never sm89."""
+    cc = ctx.cc or 0
+    return (cc >= 100 and ctx.cuda_at_least("12.8")) or (90 <= cc < 100 and ctx.cuda_at_least("12.0"))
+
+
+def _deep_gemm_supported(ctx: RoutingContext) -> bool:
+    """is_deep_gemm_supported: DeepGEMM installed and a Hopper (90) or datacenter Blackwell (100 family) GPU."""
+    cc = ctx.cc or 0
+    return ctx.platform.assumptions.deep_gemm and (cc == 90 or 100 <= cc < 110)
+
+
+class CutlassFP8ScaledMMLinearKernel(Kernel):
+    name = "CutlassFP8ScaledMMLinearKernel"
+
+    @classmethod
+    def is_supported(cls, ctx: RoutingContext) -> str | None:
+        if ctx.kind != "cuda":
+            return "requires CUDA."
+        if ctx.cc is not None and ctx.cc < 89:
+            return "requires compute capability 89 and above."
+        if not cutlass_fp8_supported(ctx):
+            return (f"requires CUDA >= 12.4 on compute capability 89 (cutlass_scaled_mm_supports_fp8; fp8check "
+                    f"assumes CUDA {ctx.platform.assumptions.cuda_version})")
+        return None
+
+
+class CutlassFp8BlockScaledMMKernel(BlockScaledKernel):
+    name = "CutlassFp8BlockScaledMMKernel"
+
+    @classmethod
+    def is_supported(cls, ctx: RoutingContext) -> str | None:
+        if ctx.kind != "cuda" or not _cutlass_block_fp8_supported(ctx):
+            return f"The device compute capability of{ctx.cc} is not supported."
+        return None
+
+    @classmethod
+    def can_implement_block(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
+        return needs_1x128(cfg) or _refuse_e8m0(cfg)
+
+
+class FlashInferFP8ScaledMMLinearKernel(Kernel):
+    name = "FlashInferFP8ScaledMMLinearKernel"
+
+    @classmethod
+    def is_supported(cls, ctx: RoutingContext) -> str | None:
+        if ctx.kind != "cuda":
+            return "requires CUDA."
+        if not ctx.platform.assumptions.flashinfer:
+            return "requires FlashInfer to be installed."
+        if ctx.cc is not None and ctx.cc < 100:
+            return "requires compute capability 100 and above."
+        return None
+
+    @classmethod
+    def can_implement(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
+        if not (cfg.activation_key.is_per_tensor and cfg.weight_key.is_per_tensor):
+            return "requires per tensor activation and weight scales."
+        return None
+
+
+class DeepGemmFp8BlockScaledMMKernel(BlockScaledKernel):
+    name = "DeepGemmFp8BlockScaledMMKernel"
+
+    @classmethod
+    def is_supported(cls, ctx: RoutingContext) -> str | None:
+        if ctx.kind != "cuda":
+            return "DeepGEMM is only supported on cuda platform"
+        if not _deep_gemm_supported(ctx):
+            return "Currently, only Hopper and Blackwell GPUs are supported."
+        return None
+
+    @classmethod
+    def can_implement_block(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
+        if cfg.out_dtype != "bfloat16":
+            return "Supports only output dtype of bfloat16"
+        reason = needs_1x128(cfg)
+        if reason:
+            return reason
+        # should_use_deepgemm_for_fp8_linear: bf16 output, N % 64 == 0 and K % 128 == 0.
+        if cfg.n % 64 or cfg.k % 128:
+            return "The provided metadata is not supported."
+        return None
+
+
+class FlashInferFp8DeepGEMMDynamicBlockScaledKernel(BlockScaledKernel):
+    """FlashInfer block GEMM with DeepGEMM as fallback: both halves must be available."""
+
+    name = "FlashInferFp8DeepGEMMDynamicBlockScaledKernel"
+
+    @classmethod
+    def is_supported(cls, ctx: RoutingContext) -> str | None:
+        if ctx.kind != "cuda":
+            return "only cuda devices are supported."
+        base = None
+        if not (ctx.platform.assumptions.flashinfer and (ctx.cc or 0) >= 100):
+            base = "FlashInfer block-scale FP8 GEMM is not available."
+        fallback = DeepGemmFp8BlockScaledMMKernel.is_supported(ctx)
+        if base or fallback:
+            return f"base is not supported due to {base or 'nothing'}; fallback is not supported due to {fallback or 'nothing'}"
+        return None
+
+    @classmethod
+    def can_implement_block(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
+        return DeepGemmFp8BlockScaledMMKernel.can_implement_block(cfg, ctx)
+
+
+class MarlinFP8ScaledMMLinearKernel(Kernel):
+    """Weight-only FP8 through Marlin; also the block list's fallback below Hopper (vllm#58241: sm89 lands here)."""
+
+    name = "MarlinFP8ScaledMMLinearKernel"
+
+    @classmethod
+    def is_supported(cls, ctx: RoutingContext) -> str | None:
+        if ctx.kind != "cuda":
+            return "requires CUDA."
+        if ctx.cc is not None and ctx.cc < 75:
+            return "FP8 Marlin requires compute capability 7.5 or higher"
+        if ctx.platform.assumptions.batch_invariant:
+            return "FP8 Marlin not supported for batch invariant execution."
+        return None
+
+
+class HummingFP8ScaledMMLinearKernel(Kernel):
+    name = "HummingFP8ScaledMMLinearKernel"
+
+    @classmethod
+    def is_supported(cls, ctx: RoutingContext) -> str | None:
+        if ctx.kind != "cuda":
+            return "Humming only supported on CUDA"
+        if not ctx.platform.assumptions.humming:
+            return "Humming is not installed"
+        if ctx.cc is not None and ctx.cc < 75:
+            return "Humming only supported on SM75+"
+        return None
+
+
+class _B12x(Kernel):
+    """B12x kernels target consumer Blackwell (SM12x). Their checks were not read from vLLM's source."""
+
+    verified = False
+
+    @classmethod
+    def is_supported(cls, ctx: RoutingContext) -> str | None:
+        if ctx.kind != "cuda":
+            return "requires CUDA."
+        if not 120 <= (ctx.cc or 0) < 130:
+            return "requires an SM12x GPU (fp8check inference; not read from vLLM)"
+        if not ctx.platform.assumptions.b12x:
+            return "requires the b12x package (fp8check assumes it is not installed; --assume b12x=yes)"
+        return None
+
+
+class B12xTensorFP8ScaledMMLinearKernel(_B12x):
+    name = "B12xTensorFP8ScaledMMLinearKernel"
+
+
+class B12xFp8BlockScaledMMKernel(_B12x, BlockScaledKernel):
+    name = "B12xFp8BlockScaledMMKernel"
+
+
+def _refuse_e8m0(cfg: KernelConfig) -> str | None:
+    if cfg.weight_key.scale_dtype != "float32":
+        return "does not support float8_e8m0fnu block scales (fp8check: per vLLM's kernel-selection test)"
+    return None

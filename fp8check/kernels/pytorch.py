@@ -1,0 +1,89 @@
+"""torch._scaled_mm kernels (vllm/model_executor/kernels/linear/scaled_mm/pytorch.py)."""
+
+from __future__ import annotations
+
+from fp8check.kernels.base import BlockScaledKernel, Kernel, RoutingContext
+from fp8check.kernels.quant_keys import KernelConfig
+
+
+class _TorchScaledMM(Kernel):
+    @classmethod
+    def is_supported(cls, ctx: RoutingContext) -> str | None:
+        if ctx.profile.has(49664):
+            if ctx.kind not in ("cuda", "rocm", "cpu", "xpu"):
+                return "requires ROCm, CUDA, CPU or XPU."
+        elif ctx.kind not in ("cuda", "rocm", "cpu"):
+            return "requires ROCm, CUDA or CPU."
+        if ctx.cc is not None and ctx.cc < 89:
+            return "requires compute capability 89 and above."
+        return None
+
+
+class PerTensorTorchFP8ScaledMMLinearKernel(_TorchScaledMM):
+    name = "PerTensorTorchFP8ScaledMMLinearKernel"
+
+    @classmethod
+    def can_implement(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
+        if not (cfg.activation_key.is_per_tensor and cfg.weight_key.is_per_tensor):
+            return "requires per tensor activation and weight scales."
+        return None
+
+
+class ChannelWiseTorchFP8ScaledMMLinearKernel(_TorchScaledMM):
+    name = "ChannelWiseTorchFP8ScaledMMLinearKernel"
+
+    @classmethod
+    def can_implement(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
+        if cfg.activation_key.is_per_tensor and cfg.weight_key.is_per_tensor:
+            return "cannot be used with per tensor activation and weight scales."
+        return None
+
+
+class RowWiseTorchFP8ScaledMMLinearKernel(_TorchScaledMM):
+    name = "RowWiseTorchFP8ScaledMMLinearKernel"
+
+    @classmethod
+    def is_supported(cls, ctx: RoutingContext) -> str | None:
+        if ctx.kind != "rocm":
+            return "requires ROCm."
+        arch = ctx.platform.arch or ""
+        if not (arch.startswith(("gfx94", "gfx95")) or arch.startswith("gfx12")):
+            return "requires CDNA3+ or RDNA4"
+        if ctx.cc is not None and ctx.cc < 94:
+            return "requires compute capability 94 and above."
+        return None
+
+    @classmethod
+    def can_implement(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
+        if cfg.out_dtype != "bfloat16":
+            return "supports BFloat16 output data type only."
+        if cfg.activation_key.is_per_tensor or cfg.weight_key.is_per_tensor:
+            return "cannot be used with per tensor activation and weight scales."
+        return None
+
+
+class BlockWiseTorchFP8ScaledMMLinearKernel(BlockScaledKernel):
+    """torch block-scaled mm (PR #49932), XPU from PR #50826; DeepSeek-style 1x128 / 128x128 only."""
+
+    name = "BlockWiseTorchFP8ScaledMMLinearKernel"
+
+    @classmethod
+    def is_supported(cls, ctx: RoutingContext) -> str | None:
+        if ctx.profile.has(50826):
+            if ctx.kind not in ("cuda", "rocm", "xpu"):
+                return "requires CUDA, ROCm or XPU."
+        elif ctx.kind not in ("cuda", "rocm"):
+            return "requires CUDA or ROCm."
+        if ctx.kind == "cuda" and ctx.cc != 90:
+            return "DeepSeek-style (1x128, 128x128) block scaling on CUDA requires compute capability 90 (Hopper)."
+        return None
+
+    @classmethod
+    def can_implement_block(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
+        if cfg.activation_key.group_shape != (1, 128):
+            return "requires 1x128 activation quantization."
+        if cfg.weight_key.group_shape != (128, 128):
+            return "requires 128x128 block weight quantization."
+        if cfg.weight_key.scale_dtype != "float32":
+            return "does not support float8_e8m0fnu block scales (fp8check: per vLLM's kernel-selection test)"
+        return None
