@@ -14,7 +14,6 @@ from enum import Enum
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 
 from fp8check import __version__
 from fp8check.core.errors import InputError, printable
@@ -37,8 +36,17 @@ class RulesFormat(str, Enum):
     json = "json"
 
 
-def _stderr() -> Console:
-    return Console(stderr=True, highlight=False)
+def _stdout():
+    """Wide when piped or captured (CI logs), the terminal's width otherwise. rich is imported only to render."""
+    from rich.console import Console
+
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+
+
+def _stderr():
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def _fail_input(message: str, fmt: Format, model: str) -> None:
@@ -55,7 +63,8 @@ def _fail_input(message: str, fmt: Format, model: str) -> None:
                     "unreadable input. Examples: fp8check inspect ./Qwen3-32B-FP8-block -p xpu --tp 2 ; "
                     "fp8check inspect ./model -p h100 --vllm 0.27 --format json")
 def inspect(
-    model: Annotated[str, typer.Argument(help="Checkpoint folder (config.json + *.safetensors).")],
+    model: Annotated[str, typer.Argument(help="Checkpoint folder (config.json + *.safetensors), or a Hugging Face "
+                     "repo id org/name[@revision] (headers only; HF_HUB_OFFLINE=1 reads the local cache).")],
     platform: Annotated[str, typer.Option("--platform", "-p", help="Target: xpu, cpu, cuda:<cc> (cuda:90), "
                         "rocm:<gfx> (rocm:gfx942), an alias (h100, a100, l40s, b200, mi300x, arc-b580, ...) or auto "
                         "(this host, detected without torch).")] = "auto",
@@ -77,9 +86,13 @@ def inspect(
                       "this file.")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show every rejected kernel with vLLM's reason, "
                        "warnings, notes and assumptions.")] = False,
+    revision: Annotated[Optional[str], typer.Option("--revision", help="Branch, tag or commit of a Hub repo id "
+                        "(same as org/name@REV).")] = None,
+    token: Annotated[Optional[str], typer.Option("--token", help="Hugging Face token for gated or private repos "
+                     "(default: HF_TOKEN, then the saved login). Sent only to the Hub; never printed.")] = None,
 ) -> None:
     """Predict vLLM's scheme and kernel for every linear layer, from config.json and safetensors headers only."""
-    from fp8check.cli import options, render
+    from fp8check.cli import options
     from fp8check.core.inspect import InspectOptions, inspect_checkpoint
     from fp8check.core.profiles import select_profile
     from fp8check.core.source import open_checkpoint
@@ -90,21 +103,28 @@ def inspect(
             backend=options.backend_option(linear_backend, kernel_config),
             disabled_kernels=options.disabled_option(disable_kernel),
         )
-        report = inspect_checkpoint(open_checkpoint(model), opts)
+        ckpt = open_checkpoint(model, revision=revision, token=token)
+        report = inspect_checkpoint(ckpt, opts)
     except InputError as exc:
         _fail_input(str(exc), fmt, model)
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 220)
-    if fmt is Format.json:
-        text = render.json_text(report)
-        print(text)
-    elif fmt is Format.markdown:
-        text = render.markdown(report)
+    if fmt is Format.json:  # the CI path: no rich import
+        import json
+
+        from fp8check.core.report import to_json
+
+        text = json.dumps(to_json(report))  # compact: json's C encoder (indent= would use the Python one)
         print(text)
     else:
-        render.table(report, console, verbose)
-        text = None
+        from fp8check.cli import render
+
+        if fmt is Format.markdown:
+            text = render.markdown(report)
+            print(text)
+        else:
+            render.table(report, _stdout(), verbose, fetch=ckpt.fetch)
+            text = render.markdown(report)
     if output:
-        _write_output(output, text if text is not None else render.markdown(report))
+        _write_output(output, text)
     raise typer.Exit(EXIT_OK if report.ok else EXIT_FAIL)
 
 
@@ -127,7 +147,7 @@ def rules(
     if fmt is RulesFormat.json:
         print(render.rules_json())
     else:
-        render.rules_table(Console(highlight=False))
+        render.rules_table(_stdout())
 
 
 def _version(value: bool) -> None:

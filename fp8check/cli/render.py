@@ -1,21 +1,19 @@
-"""Rendering an InspectReport: rich table (stdout), JSON (exactly one object), Markdown."""
+"""Rendering an InspectReport for people: a rich table and Markdown (JSON is core.report.to_json)."""
 
 from __future__ import annotations
 
 import json
 
 from rich.console import Console
+from rich.filesize import decimal
 from rich.markup import escape
 from rich.table import Table
 
+from fp8check.core.checkpoint import FetchStats
 from fp8check.core.errors import printable
 from fp8check.core.inspect import InspectReport
 from fp8check.core.profiles import PROFILES, PULL_REQUESTS
-from fp8check.core.report import collapse, to_json, verdict
-
-
-def json_text(report: InspectReport) -> str:
-    return json.dumps(to_json(report), indent=2)
+from fp8check.core.report import collapse, verdict
 
 
 def _multiline(text: str) -> str:
@@ -31,13 +29,27 @@ def _status(layer) -> str:
     return "[green]ok[/green]"
 
 
-def table(report: InspectReport, console: Console, verbose: bool) -> None:
+def fetch_line(fetch: FetchStats) -> str:
+    """How a Hub repo's metadata was read: requests, bytes, round trips (or the cache, offline)."""
+    where = f"{fetch.repo_id} revision {fetch.revision} = commit {fetch.commit[:12]}"
+    if fetch.offline:
+        return f"read {where} from the cache {fetch.endpoint} (HF_HUB_OFFLINE): no network, {fetch.seconds:.2f} s"
+    return (f"fetched {where} from {fetch.endpoint}: {fetch.requests} requests, {decimal(fetch.bytes_read)} read in "
+            f"{fetch.stages} round-trip stages, {fetch.seconds:.2f} s (shard headers {decimal(fetch.header_bytes)} "
+            f"of {decimal(fetch.file_bytes)} of files)")
+
+
+def table(report: InspectReport, console: Console, verbose: bool, fetch: FetchStats | None = None) -> None:
     console.print(f"[bold]{escape(report.model)}[/bold]  quant={report.quant_method or 'none'}  "
                   f"platform={escape(report.platform.label)}  tp={report.tp}  vllm={report.profile.name} "
                   f"({report.profile.vllm})  linear-backend={report.backend.default}")
-    if verbose:
-        assumed = ", ".join(f"{k}={v}" for k, v in report.platform.assumptions.describe().items())
-        console.print(f"[dim]assumptions: {assumed} (change with --assume KEY=VALUE)[/dim]")
+    assumptions = report.platform.assumptions
+    shown = assumptions.describe() if verbose else assumptions.relevant(report.platform.kind)
+    if shown:
+        assumed = ", ".join(f"{k}={'yes' if v is True else 'no' if v is False else v}" for k, v in shown.items())
+        console.print(f"[dim]assuming {assumed} (change with --assume KEY=VALUE)[/dim]")
+        if fetch is not None:
+            console.print(f"[dim]{escape(printable(fetch_line(fetch), 1000))}[/dim]")
     grid = Table(show_lines=False, header_style="bold")
     for column in ("module", "type", "weight", "strategy", "activation", "scheme", "kernel", ""):
         grid.add_column(column, overflow="fold")
@@ -98,11 +110,11 @@ def rules_json() -> str:
 
 def rules_table(console: Console) -> None:
     grid = Table(header_style="bold")
-    for column in ("profile", "vLLM", *(f"#{pr}" for pr in PULL_REQUESTS), "summary"):
+    for column in ("profile", "vLLM", "upstream PRs reflected", "summary"):
         grid.add_column(column)
     for p in PROFILES:
         grid.add_row(p.name + (" (latest)" if p is PROFILES[0] else ""), p.vllm,
-                     *("✓" if p.has(pr) else "" for pr in PULL_REQUESTS), p.summary)
+                     " ".join(f"#{pr}" for pr in PULL_REQUESTS if p.has(pr)), p.summary)
     console.print(grid)
     for pr, text in PULL_REQUESTS.items():
         console.print(f"[dim]#{pr}: {escape(text)}[/dim]")

@@ -1,8 +1,8 @@
-"""inspect: checkpoint -> modules -> routing -> a report of plain dataclasses the CLI only renders."""
+"""inspect: checkpoint -> modules -> routing -> a report of plain records (NamedTuples) the CLI only renders."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 from functools import lru_cache
 
 from fp8check.core.checkpoint import Checkpoint
@@ -22,8 +22,7 @@ TP_SWEEP = tuple(range(1, 17))
 METHOD_MIN_CAPABILITY = {"compressed-tensors": 70, "fp8": 75}
 
 
-@dataclass(frozen=True)
-class InspectOptions:
+class InspectOptions(NamedTuple):
     platform: Platform
     profile: RuleProfile
     tp: int = 1
@@ -31,8 +30,7 @@ class InspectOptions:
     disabled_kernels: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class LayerReport:
+class LayerReport(NamedTuple):
     name: str
     layer_type: str
     shards: tuple[str, ...]
@@ -58,16 +56,14 @@ class LayerReport:
         return layer_template(self.name)
 
 
-@dataclass(frozen=True)
-class MoEReport:
+class MoEReport(NamedTuple):
     name: str
     num_experts: int
     weight_dtypes: tuple[str, ...]
     note: str
 
 
-@dataclass(frozen=True)
-class InspectReport:
+class InspectReport(NamedTuple):
     model: str
     platform: Platform
     profile: RuleProfile
@@ -79,7 +75,7 @@ class InspectReport:
     errors: tuple[str, ...]           # model-level: capability gates, TP heads, orphans, index disagreements
     warnings: tuple[str, ...]
     tp_sizes_ok: tuple[int, ...]
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    notes: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -91,6 +87,8 @@ def assign(module: LinearModule, quant) -> Assignment:
         return Assignment(None, reason="the model has no quantization_config")
     if module.layer_type == "ParallelLMHead" and isinstance(quant, NativeFp8Config):
         return UNQUANTIZED_LM_HEAD
+    if module.layer_type == "ReplicatedLinear":
+        return Assignment(None, reason="vLLM builds the MoE router gate with quant_config=None")
     if isinstance(quant, CompressedTensorsConfig):
         return assign_compressed_tensors(module, quant)
     return assign_native_fp8(module, quant)

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 from functools import lru_cache
 
 from fp8check.core.modules import PACKED_MODULES, LinearModule
 from fp8check.core.quant_config import CompressedTensorsConfig, CTScheme, NativeFp8Config, QuantArgs
 
 
-@dataclass(frozen=True)
-class Assignment:
+class Assignment(NamedTuple):
     """The quantization vLLM gives one module: `method` None means UnquantizedLinearMethod."""
 
     method: str | None                  # "compressed-tensors" | "fp8" | None

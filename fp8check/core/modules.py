@@ -7,7 +7,7 @@ loaded from them (packed_modules_mapping). Routing and TP checks are about those
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from fp8check.core.checkpoint import ModelConfig
 from fp8check.core.safetensors_header import TensorInfo
@@ -31,17 +31,15 @@ _EXPERT = re.compile(r"^(?P<moe>.+\.experts)\.(?:\d+\.)?[^.]+(?:\.[^.]+)?$")
 _LAYER_INDEX = re.compile(r"\.(\d+)\.")
 
 
-@dataclass(frozen=True)
-class Shard:
+class Shard(NamedTuple):
     """One checkpoint linear (e.g. ...q_proj) and its side tensors keyed by suffix (weight_scale, ...)."""
 
     name: str
     weight: TensorInfo
-    side: dict[str, TensorInfo] = field(default_factory=dict)
+    side: dict[str, TensorInfo]
 
 
-@dataclass(frozen=True)
-class LinearModule:
+class LinearModule(NamedTuple):
     """A linear layer as vLLM builds it. `output_sizes` are the logical fused widths (q, k, v or gate, up)."""
 
     name: str
@@ -56,8 +54,7 @@ class LinearModule:
         return self.name.rsplit(".", 1)[-1]
 
 
-@dataclass(frozen=True)
-class MoEModule:
+class MoEModule(NamedTuple):
     """All expert tensors of one decoder layer: vLLM loads them into a single FusedMoE."""
 
     name: str
@@ -65,8 +62,7 @@ class MoEModule:
     tensors: tuple[TensorInfo, ...]
 
 
-@dataclass(frozen=True)
-class ModelLayout:
+class ModelLayout(NamedTuple):
     linears: tuple[LinearModule, ...]
     moes: tuple[MoEModule, ...]
     orphans: tuple[TensorInfo, ...]     # side tensors (scales) with no weight to belong to

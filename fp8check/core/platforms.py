@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field, fields, replace
+from typing import NamedTuple
 
 from fp8check.core.errors import InputError
 
@@ -32,8 +32,7 @@ ALIASES: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class Assumptions:
+class Assumptions(NamedTuple):
     """Facts about the serving environment that change routing; defaults describe a stock `pip install vllm`."""
 
     cuda_version: str = "12.9"      # CUTLASS FP8 kernels need CUDA >= 12.0 (12.4 on sm89, 12.8 for Blackwell block)
@@ -48,16 +47,27 @@ class Assumptions:
     batch_invariant: bool = False   # VLLM_BATCH_INVARIANT
 
     def describe(self) -> dict[str, str | bool]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return self._asdict()
+
+    def relevant(self, kind: str) -> dict[str, str | bool]:
+        """The assumptions that can change routing on this kind of platform (printed with every table)."""
+        return {key: value for key, value in self._asdict().items() if key in RELEVANT[kind]}
 
 
-@dataclass(frozen=True)
-class Platform:
+RELEVANT = {
+    "cuda": ("cuda_version", "flashinfer", "deep_gemm", "humming", "b12x", "batch_invariant"),
+    "rocm": ("aiter", "rocm_skinny_gemm", "rocm_hip_w8a8"),
+    "cpu": ("cpu_amx",),
+    "xpu": (),
+}
+
+
+class Platform(NamedTuple):
     kind: str                       # "cuda" | "rocm" | "xpu" | "cpu"
     capability: int | None          # major*10+minor; None where vLLM reports none (XPU, CPU)
     label: str
     arch: str | None = None         # ROCm gfx name
-    assumptions: Assumptions = field(default_factory=Assumptions)
+    assumptions: Assumptions = Assumptions()
 
     @property
     def fp8_fnuz(self) -> bool:
@@ -102,7 +112,7 @@ def _host_has_amx() -> bool:
 
 def apply_assumptions(platform: Platform, items: list[str]) -> Platform:
     """Apply `--assume key=value` items (booleans: yes/no/true/false/1/0)."""
-    known = {f.name: f.type for f in fields(Assumptions)}
+    known = Assumptions._fields
     changes = {}
     for item in items:
         key, sep, value = item.partition("=")
@@ -118,7 +128,7 @@ def apply_assumptions(platform: Platform, items: list[str]) -> Platform:
             if lowered not in ("yes", "no", "true", "false", "1", "0", "on", "off"):
                 raise InputError(f"--assume {item!r}: {key} takes yes or no")
             changes[key] = lowered in ("yes", "true", "1", "on")
-    return replace(platform, assumptions=replace(platform.assumptions, **changes))
+    return platform._replace(assumptions=platform.assumptions._replace(**changes))
 
 
 def disabled_kernels_from_env() -> tuple[str, ...]:

@@ -3,12 +3,13 @@
 vLLM's FP8 routing changed several times in 2026; each rule that changed asks `profile.has(PR)`. Release
 mapping (from vLLM's release notes and PR merge dates; see README): #43958 -> v0.24.0, #43645 -> v0.25.0,
 #47516 -> v0.26.0, #49664 / #49932 / #50787 / #50826 -> v0.28.0 (#49664 merged at the v0.27 cut-off and is
-counted in v0.28.0).
+counted in v0.28.0). Releases before 0.25 used other XPU kernel classes (XPUFP8ScaledMMLinearKernel) whose
+tables were not read, so no profile claims them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from fp8check.core.errors import InputError
 
@@ -25,8 +26,7 @@ PULL_REQUESTS: dict[int, str] = {
 }
 
 
-@dataclass(frozen=True)
-class RuleProfile:
+class RuleProfile(NamedTuple):
     name: str
     vllm: str
     includes: frozenset[int]
@@ -42,9 +42,7 @@ PROFILES: tuple[RuleProfile, ...] = (
     RuleProfile("0.26", "0.26-0.27", frozenset({43958, 43645, 47516}),
                 "before #50787: XPU block FP8 goes to W8A16 and fails to find a kernel"),
     RuleProfile("0.25", "0.25", frozenset({43958, 43645}),
-                "XPU W8A16 default added; missing kernel tables raise KeyError"),
-    RuleProfile("0.24", "0.24", frozenset({43958}),
-                "XPU capability None accepted: W8A8 FP8 on every platform that passes kernels"),
+                "XPU W8A16 default (#43645); FP8 routing as 0.26-0.27"),
 )
 LATEST = PROFILES[0]
 

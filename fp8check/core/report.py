@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from fp8check.core.inspect import InspectReport, LayerReport
 
@@ -54,8 +54,7 @@ def _layer_json(layer: LayerReport) -> dict:
     }
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):
     """Identical layers across decoder blocks, shown once: 'model.layers.{0..63}.mlp.down_proj'."""
 
     name: str

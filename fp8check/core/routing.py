@@ -6,7 +6,7 @@ selection (all at model construction), then post-load / first-forward failures o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from fp8check.core.matching import Assignment
 from fp8check.core.quant_config import ACTIVATION_FORMATS, QuantArgs
@@ -32,8 +32,7 @@ SCHEME_MIN_CAPABILITY = {
 FP8_WEIGHT_STRATEGIES = ("tensor", "channel", "block")
 
 
-@dataclass(frozen=True)
-class Backend:
+class Backend(NamedTuple):
     """--linear-backend and --kernel-config's linear_backend_per_quant."""
 
     default: str = "auto"
@@ -43,14 +42,13 @@ class Backend:
         return dict(self.per_quant).get(quantization, self.default)
 
 
-@dataclass(frozen=True)
-class Route:
+class Route(NamedTuple):
     """Where one module lands: scheme, kernel choice and every error vLLM would raise for it."""
 
     scheme: str
     choice: KernelChoice | None = None
     errors: tuple[str, ...] = ()
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    notes: tuple[str, ...] = ()
     weight_key: str | None = None
     activation_key: str | None = None
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from fp8check.core.modules import LinearModule
 
 
-@dataclass(frozen=True)
-class TPLayout:
+class TPLayout(NamedTuple):
     """Per-rank sizes of one module at one TP size (layers/linear.py), or the assertion vLLM raises."""
 
     tp: int

@@ -7,7 +7,7 @@ layer. `runtime_error` predicts failures vLLM only hits after selection (weight 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 from typing import ClassVar
 
 from fp8check.core.platforms import Platform
@@ -15,8 +15,7 @@ from fp8check.core.profiles import RuleProfile
 from fp8check.kernels.quant_keys import KernelConfig
 
 
-@dataclass(frozen=True)
-class RoutingContext:
+class RoutingContext(NamedTuple):
     platform: Platform
     profile: RuleProfile
     disabled: frozenset[str] = frozenset()

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 PER_TENSOR = (-1, -1)
 PER_TOKEN = (1, -1)
 PER_CHANNEL = (-1, 1)
 
 
-@dataclass(frozen=True)
-class QuantKey:
+class QuantKey(NamedTuple):
     """Frozen like vLLM's ScaleDesc/QuantKey: keys built from a config compare equal to the named ones."""
 
     static: bool
@@ -45,8 +44,7 @@ kFp8Static128BlockE8M0Sym = QuantKey(True, (128, 128), "float8_e8m0fnu")
 KEY_NAMES = {key: name for name, key in list(globals().items()) if name.startswith("kFp8")}
 
 
-@dataclass(frozen=True)
-class KernelConfig:
+class KernelConfig(NamedTuple):
     """What vLLM hands a kernel's can_implement: the keys, dtypes and the per-rank weight shape."""
 
     weight_key: QuantKey

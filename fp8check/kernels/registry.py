@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from fp8check.kernels import cpu, cuda, pytorch, rocm, triton_block, xpu
 from fp8check.kernels.base import Kernel, RoutingContext
@@ -73,22 +73,20 @@ def normalize_backend(value: str) -> str:
     return value.strip().lower().replace("-", "_")
 
 
-@dataclass(frozen=True)
-class Rejection:
+class Rejection(NamedTuple):
     kernel: str
     reason: str
     verified: bool = True
 
 
-@dataclass(frozen=True)
-class KernelChoice:
+class KernelChoice(NamedTuple):
     """The outcome of one selection: the winner, or vLLM's error; every rejection in vLLM's order."""
 
     quantization: str
     kernel: str | None
     rejected: tuple[Rejection, ...]
     error: str | None = None
-    warnings: tuple[str, ...] = field(default_factory=tuple)
+    warnings: tuple[str, ...] = ()
     runtime_error: str | None = None
 
 

@@ -1,0 +1,159 @@
+"""The command line: JSON contract, exit codes, the original XPU crash both ways, no heavy imports."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from fp8check.cli.app import app
+from fp8check.synth import Spec, write_checkpoint
+
+runner = CliRunner()
+EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "tiny-qwen3-fp8-block")
+# RedHatAI/Qwen3-32B-FP8-block's shapes; data is a sparse hole, so 64 layers cost no disk.
+QWEN3_32B = Spec(quant="ct-fp8-block", architecture="Qwen3ForCausalLM", model_type="qwen3", hidden=5120,
+                 intermediate=25600, layers=64, heads=64, kv_heads=8, head_dim=128, vocab=151936, shards=7,
+                 data="sparse")
+
+
+@pytest.fixture(scope="module")
+def qwen3_32b(tmp_path_factory):
+    return write_checkpoint(str(tmp_path_factory.mktemp("qwen3-32b-fp8-block")), QWEN3_32B)
+
+
+def run(*args):
+    return runner.invoke(app, list(args))
+
+
+def test_qwen3_32b_fp8_block_on_xpu_tp2_routes_to_w8a8(qwen3_32b):
+    result = run("inspect", qwen3_32b, "--platform", "xpu", "--tp", "2", "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["ok"] is True and doc["tp"] == 2 and doc["platform"] == "xpu" and doc["vllm"] == "0.28"
+    quantized = [layer for layer in doc["layers"] if layer["kernel"]]
+    assert len(doc["layers"]) == 1 + 64 * 4 and len(quantized) == 64 * 4
+    assert {(layer["scheme"], layer["kernel"]) for layer in quantized} == {
+        ("CompressedTensorsW8A8Fp8", "XPUFp8BlockScaledMMKernel")}
+    assert doc["tp_sizes_ok"] == [1, 2, 4, 8]
+    table = run("inspect", qwen3_32b, "--platform", "xpu", "--tp", "2")
+    assert "model.layers.{0..63}.mlp.down_proj" in table.stdout and "XPUFp8BlockScaledMMKernel" in table.stdout
+
+
+def test_qwen3_32b_before_50787_reproduces_the_original_crash(qwen3_32b):
+    result = run("inspect", qwen3_32b, "--platform", "xpu", "--tp", "2", "--vllm", "0.27.1", "--format", "json")
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    layer = next(layer for layer in doc["layers"] if layer["name"] == "model.layers.0.self_attn.qkv_proj")
+    assert layer["scheme"] == "CompressedTensorsW8A16Fp8" and layer["kernel"] is None
+    assert layer["errors"] == ["Failed to find a kernel that can implement the ScaledMM linear layer. Reasons: \n"
+                               "XPUW8A16FP8LinearKernel XPUW8A16FP8Linear only support per-channel and per-tensor "
+                               "quantization."]
+    assert layer["rejected"] == [{"kernel": "XPUW8A16FP8LinearKernel", "verified": True, "reason":
+                                  "XPUW8A16FP8LinearKernel XPUW8A16FP8Linear only support per-channel and per-tensor "
+                                  "quantization."}]
+    fixed = run("inspect", qwen3_32b, "--platform", "xpu", "--tp", "2", "--vllm", "0.27", "--linear-backend", "xpu")
+    assert fixed.exit_code == 0
+
+
+def test_tp16_fails_with_vllms_message(qwen3_32b):
+    result = run("inspect", qwen3_32b, "--platform", "h100", "--tp", "16")
+    assert result.exit_code == 1
+    assert "Weight output_partition_size = 1600 is not divisible by weight quantization block_n = 128." in result.stdout
+
+
+def test_json_contract_per_layer(qwen3_32b):
+    doc = json.loads(run("inspect", EXAMPLE, "-p", "xpu", "--tp", "2", "-f", "json").stdout)
+    assert {"schema_version", "ok", "model", "platform", "tp", "vllm", "errors", "layers"} <= set(doc)
+    assert doc["schema_version"] == 1
+    layer = next(layer for layer in doc["layers"] if layer["name"] == "model.layers.0.self_attn.qkv_proj")
+    assert layer["shards"] == [f"model.layers.0.self_attn.{p}_proj" for p in "qkv"]
+    assert layer["strategy"] == "block [128, 128]" and layer["activation"] == "dynamic group 128"
+    assert {"name", "shards", "strategy", "scheme", "kernel", "rejected", "errors"} <= set(layer)
+
+
+def test_rules_json_lists_profiles_with_prs():
+    doc = json.loads(run("rules", "--format", "json").stdout)
+    names = {p["name"]: p for p in doc["profiles"]}
+    assert 50787 in names["0.28"]["includes"] and 50787 not in names["0.26"]["includes"]
+    assert 43645 in names["0.26"]["includes"] and names["0.28"]["latest"] is True
+
+
+def test_verbose_table_shows_reasons_and_assumptions():
+    result = run("inspect", EXAMPLE, "-p", "l40s", "-v")
+    assert result.exit_code == 0
+    assert "CutlassFp8BlockScaledMMKernel The device compute capability of89 is not supported.." in result.stdout
+    assert "deep_gemm=no" in result.stdout
+
+
+def test_markdown_and_output_file(tmp_path):
+    out = tmp_path / "report.md"
+    result = run("inspect", EXAMPLE, "-p", "xpu", "-f", "markdown", "-o", str(out))
+    assert result.exit_code == 0
+    assert "| `model.layers.{0..1}.mlp.down_proj` |" in out.read_text()
+    assert out.read_text().strip() == result.stdout.strip()
+
+
+@pytest.mark.parametrize("args,message", [
+    (["inspect", "/no/such/folder"], "no such folder"),
+    (["inspect", EXAMPLE, "--platform", "tpu"], "--platform 'tpu'"),
+    (["inspect", EXAMPLE, "--vllm", "banana"], "--vllm 'banana'"),
+    (["inspect", EXAMPLE, "--vllm", "0.20"], "no rule profile older than 0.25"),
+    (["inspect", EXAMPLE, "--linear-backend", "fastest"], "unknown linear backend 'fastest'"),
+    (["inspect", EXAMPLE, "--kernel-config", "{"], "--kernel-config is not valid JSON"),
+    (["inspect", EXAMPLE, "--assume", "warp_drive=yes"], "--assume 'warp_drive=yes'"),
+])
+def test_bad_usage_exits_2_with_one_line(args, message):
+    result = run(*args)
+    assert result.exit_code == 2
+    assert message in result.stderr and "Traceback" not in result.output
+
+
+def test_bad_input_in_json_mode_still_prints_one_json_object(tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    (tmp_path / "model.safetensors").write_bytes(b"\xff" * 4)
+    result = run("inspect", str(tmp_path), "-f", "json")
+    assert result.exit_code == 2
+    doc = json.loads(result.stdout)
+    assert doc["ok"] is False and "model.safetensors" in doc["errors"][0]
+
+
+def test_out_of_scope_quantization_is_reported_not_crashed(make_checkpoint):
+    folder = make_checkpoint(quant=None, extra_config={"quantization_config": {"quant_method": "gptq", "bits": 4}})
+    result = run("inspect", folder)
+    assert result.exit_code == 2 and "'gptq' is out of fp8check's scope" in result.stderr
+
+
+def test_unquantized_model_is_fine(make_checkpoint):
+    result = run("inspect", make_checkpoint(quant=None), "-p", "xpu", "-f", "json")
+    assert result.exit_code == 0
+    assert {layer["scheme"] for layer in json.loads(result.stdout)["layers"]} == {"UnquantizedLinearMethod"}
+
+
+def test_help_teaches():
+    result = run("inspect", "--help")
+    for word in ("--platform", "--tp", "--vllm", "--linear-backend", "--assume", "--format", "Exit codes"):
+        assert word in result.stdout
+
+
+def test_inspect_path_imports_no_heavy_modules():
+    # (typer 0.29 itself imports pydantic to coerce options: that is the CLI framework's floor, not ours.)
+    code = (
+        "import sys\nfrom fp8check.cli.app import main\n"
+        f"sys.argv = ['fp8check', 'inspect', {EXAMPLE!r}, '-p', 'xpu', '-f', 'json']\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\n"
+        "heavy = [m for m in ('torch', 'transformers', 'compressed_tensors', 'safetensors', 'numpy')"
+        " if m in sys.modules]\n"
+        "print('HEAVY', heavy, code, file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "HEAVY [] 0" in proc.stderr, proc.stderr
+
+
+def test_python_dash_m_entry_point():
+    proc = subprocess.run([sys.executable, "-m", "fp8check", "--version"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.startswith("fp8check ")
