@@ -73,7 +73,12 @@ def assign_compressed_tensors(module: LinearModule, config: CompressedTensorsCon
 
 
 def _find_target(module: LinearModule, groups: tuple[CTScheme, ...]) -> CTScheme | None:
-    """find_matched_target: name (exact / re:), then fused components, then class name contains the target."""
+    """find_matched_target: name (exact / re:), then fused components, then class name contains the target.
+
+    This is the newest order read (fused before class, after a 2026-05 fix for mixed MXFP4/MXFP8 checkpoints);
+    earlier releases tried the class name before the fused components. They differ only when a class target
+    ("Linear") and per-shard targets name different groups.
+    """
     # target_scheme_map: later groups overwrite a target named by an earlier one, insertion order kept.
     by_target: dict[str, CTScheme] = {}
     for group in groups:

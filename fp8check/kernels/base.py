@@ -76,3 +76,15 @@ def needs_1x128(cfg: KernelConfig) -> str | None:
     if cfg.activation_key.group_shape != (1, 128):
         return "Supports only dynamic per token group activation quantization with group_shape=(1,128)."
     return None
+
+
+def needs_per_tensor(cfg: KernelConfig) -> str | None:
+    """The check of every kernel that only runs per-tensor x per-tensor scaled mm."""
+    if not (cfg.activation_key.is_per_tensor and cfg.weight_key.is_per_tensor):
+        return "requires per tensor activation and weight scales."
+    return None
+
+
+def is_cdna3_or_rdna4(ctx: RoutingContext) -> bool:
+    """MI3xx (gfx94x/gfx95x) or gfx12x: the ROCm parts with FP8 matrix cores."""
+    return (ctx.platform.arch or "").startswith(("gfx94", "gfx95", "gfx12"))

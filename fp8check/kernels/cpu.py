@@ -7,12 +7,16 @@ from fp8check.kernels.base import BlockScaledKernel, Kernel, RoutingContext
 from fp8check.kernels.quant_keys import KernelConfig
 
 
-def _cpu_reason(ctx: RoutingContext) -> str | None:
-    if ctx.kind != "cpu":
-        return "requires CPU platform."
-    if not ctx.platform.assumptions.cpu_amx:
-        return "requires AMX tile support (Sapphire Rapids or newer)."
-    return None
+class _CPUKernel(Kernel):
+    """vLLM's x86 FP8 kernels all need the CPU platform with AMX tiles."""
+
+    @classmethod
+    def is_supported(cls, ctx: RoutingContext) -> str | None:
+        if ctx.kind != "cpu":
+            return "requires CPU platform."
+        if not ctx.platform.assumptions.cpu_amx:
+            return "requires AMX tile support (Sapphire Rapids or newer)."
+        return None
 
 
 def _output_dtype(cfg: KernelConfig) -> str | None:
@@ -21,13 +25,9 @@ def _output_dtype(cfg: KernelConfig) -> str | None:
     return None
 
 
-class CPUFP8W8A8ScaledMMLinearKernel(Kernel):
+class CPUFP8W8A8ScaledMMLinearKernel(_CPUKernel):
     name = "CPUFP8W8A8ScaledMMLinearKernel"
     verified = False
-
-    @classmethod
-    def is_supported(cls, ctx: RoutingContext) -> str | None:
-        return _cpu_reason(ctx)
 
     @classmethod
     def can_implement(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
@@ -36,13 +36,9 @@ class CPUFP8W8A8ScaledMMLinearKernel(Kernel):
         return _output_dtype(cfg)
 
 
-class CPUFp8PerTensorScaledMMLinearKernel(Kernel):
+class CPUFp8PerTensorScaledMMLinearKernel(_CPUKernel):
     name = "CPUFp8PerTensorScaledMMLinearKernel"
     verified = False
-
-    @classmethod
-    def is_supported(cls, ctx: RoutingContext) -> str | None:
-        return _cpu_reason(ctx)
 
     @classmethod
     def can_implement(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
@@ -51,25 +47,17 @@ class CPUFp8PerTensorScaledMMLinearKernel(Kernel):
         return _output_dtype(cfg)
 
 
-class CPUFp8W8A8BlockScaledMMKernel(BlockScaledKernel):
+class CPUFp8W8A8BlockScaledMMKernel(_CPUKernel, BlockScaledKernel):
     name = "CPUFp8W8A8BlockScaledMMKernel"
     verified = False
-
-    @classmethod
-    def is_supported(cls, ctx: RoutingContext) -> str | None:
-        return _cpu_reason(ctx)
 
     @classmethod
     def can_implement_block(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
         return CPUFp8BlockScaledMMKernel.can_implement_block(cfg, ctx)
 
 
-class CPUFp8BlockScaledMMKernel(BlockScaledKernel):
+class CPUFp8BlockScaledMMKernel(_CPUKernel, BlockScaledKernel):
     name = "CPUFp8BlockScaledMMKernel"
-
-    @classmethod
-    def is_supported(cls, ctx: RoutingContext) -> str | None:
-        return _cpu_reason(ctx)
 
     @classmethod
     def can_implement_block(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fp8check.kernels.base import BlockScaledKernel, Kernel, RoutingContext, needs_1x128
+from fp8check.kernels.base import BlockScaledKernel, Kernel, RoutingContext, needs_1x128, needs_per_tensor
 from fp8check.kernels.quant_keys import KernelConfig
 
 
@@ -68,9 +68,7 @@ class FlashInferFP8ScaledMMLinearKernel(Kernel):
 
     @classmethod
     def can_implement(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
-        if not (cfg.activation_key.is_per_tensor and cfg.weight_key.is_per_tensor):
-            return "requires per tensor activation and weight scales."
-        return None
+        return needs_per_tensor(cfg)
 
 
 class DeepGemmFp8BlockScaledMMKernel(BlockScaledKernel):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fp8check.kernels.base import BlockScaledKernel, Kernel, RoutingContext
+from fp8check.kernels.base import BlockScaledKernel, Kernel, RoutingContext, is_cdna3_or_rdna4, needs_per_tensor
 from fp8check.kernels.quant_keys import KernelConfig
 
 
@@ -24,9 +24,7 @@ class PerTensorTorchFP8ScaledMMLinearKernel(_TorchScaledMM):
 
     @classmethod
     def can_implement(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
-        if not (cfg.activation_key.is_per_tensor and cfg.weight_key.is_per_tensor):
-            return "requires per tensor activation and weight scales."
-        return None
+        return needs_per_tensor(cfg)
 
 
 class ChannelWiseTorchFP8ScaledMMLinearKernel(_TorchScaledMM):
@@ -46,8 +44,7 @@ class RowWiseTorchFP8ScaledMMLinearKernel(_TorchScaledMM):
     def is_supported(cls, ctx: RoutingContext) -> str | None:
         if ctx.kind != "rocm":
             return "requires ROCm."
-        arch = ctx.platform.arch or ""
-        if not (arch.startswith(("gfx94", "gfx95")) or arch.startswith("gfx12")):
+        if not is_cdna3_or_rdna4(ctx):
             return "requires CDNA3+ or RDNA4"
         if ctx.cc is not None and ctx.cc < 94:
             return "requires compute capability 94 and above."

@@ -2,54 +2,48 @@
 
 from __future__ import annotations
 
-from fp8check.kernels.base import BlockScaledKernel, Kernel, RoutingContext, needs_1x128
+from fp8check.kernels.base import (
+    BlockScaledKernel, Kernel, RoutingContext, is_cdna3_or_rdna4, needs_1x128, needs_per_tensor,
+)
 from fp8check.kernels.quant_keys import KernelConfig
 
 _AITER_ENV = ("requires setting `VLLM_ROCM_USE_AITER=1` and `VLLM_ROCM_USE_AITER_LINEAR=1`. "
               "`VLLM_ROCM_USE_AITER_LINEAR` default is True.")
 
 
-def _aiter_reason(ctx: RoutingContext) -> str | None:
-    if ctx.kind != "rocm":
-        return "requires ROCm."
-    if not ctx.platform.assumptions.aiter:
-        return _AITER_ENV
-    return None
+class _AiterPerToken(Kernel):
+    """The aiter per-token GEMMs: AITER switched on, per-token activations x per-channel weights."""
+
+    @classmethod
+    def is_supported(cls, ctx: RoutingContext) -> str | None:
+        if ctx.kind != "rocm":
+            return "requires ROCm."
+        if not ctx.platform.assumptions.aiter:
+            return _AITER_ENV
+        return None
+
+    @classmethod
+    def can_implement(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
+        if cfg.activation_key.group_shape != (1, -1) or cfg.weight_key.group_shape != (-1, 1):
+            return "requires per token activation scales and per channel weight scales."
+        return None
 
 
-def _per_token_channel(cfg: KernelConfig) -> str | None:
-    if cfg.activation_key.group_shape != (1, -1) or cfg.weight_key.group_shape != (-1, 1):
-        return "requires per token activation scales and per channel weight scales."
-    return None
-
-
-class AiterHipbMMPerTokenFp8ScaledMMLinearKernel(Kernel):
+class AiterHipbMMPerTokenFp8ScaledMMLinearKernel(_AiterPerToken):
     """Conditions not extracted from vLLM; modelled on its Aiter siblings."""
 
     name = "AiterHipbMMPerTokenFp8ScaledMMLinearKernel"
     verified = False
 
-    @classmethod
-    def is_supported(cls, ctx: RoutingContext) -> str | None:
-        return _aiter_reason(ctx)
 
-    @classmethod
-    def can_implement(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
-        return _per_token_channel(cfg)
-
-
-class AiterPreshuffledPerTokenFp8ScaledMMLinearKernel(Kernel):
+class AiterPreshuffledPerTokenFp8ScaledMMLinearKernel(_AiterPerToken):
     name = "AiterPreshuffledPerTokenFp8ScaledMMLinearKernel"
-
-    @classmethod
-    def is_supported(cls, ctx: RoutingContext) -> str | None:
-        return _aiter_reason(ctx)
 
     @classmethod
     def can_implement(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
         if cfg.out_dtype != "bfloat16":
             return "requires bfloat16 output dtype."
-        reason = _per_token_channel(cfg)
+        reason = super().can_implement(cfg, ctx)
         if reason:
             return reason
         if cfg.n % 16 or cfg.k % 16:
@@ -57,16 +51,8 @@ class AiterPreshuffledPerTokenFp8ScaledMMLinearKernel(Kernel):
         return None
 
 
-class AiterPerTokenFp8ScaledMMLinearKernel(Kernel):
+class AiterPerTokenFp8ScaledMMLinearKernel(_AiterPerToken):
     name = "AiterPerTokenFp8ScaledMMLinearKernel"
-
-    @classmethod
-    def is_supported(cls, ctx: RoutingContext) -> str | None:
-        return _aiter_reason(ctx)
-
-    @classmethod
-    def can_implement(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
-        return _per_token_channel(cfg)
 
 
 class ROCmFP8ScaledMMLinearKernel(Kernel):
@@ -76,8 +62,7 @@ class ROCmFP8ScaledMMLinearKernel(Kernel):
     def is_supported(cls, ctx: RoutingContext) -> str | None:
         if ctx.kind != "rocm":
             return "requires ROCm."
-        arch = ctx.platform.arch or ""
-        if not (arch.startswith(("gfx94", "gfx95")) or arch.startswith("gfx12")):
+        if not is_cdna3_or_rdna4(ctx):
             return "requires MI3xx or gfx12x"
         if not ctx.platform.assumptions.rocm_skinny_gemm:
             return "requires VLLM_ROCM_USE_SKINNY_GEMM to be enabled."
@@ -85,9 +70,7 @@ class ROCmFP8ScaledMMLinearKernel(Kernel):
 
     @classmethod
     def can_implement(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
-        if not (cfg.activation_key.is_per_tensor and cfg.weight_key.is_per_tensor):
-            return "requires per tensor activation and weight scales."
-        return None
+        return needs_per_tensor(cfg)
 
 
 class RDNA4W8A8Fp8BlockScaledMMKernel(BlockScaledKernel):
