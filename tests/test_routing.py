@@ -6,6 +6,9 @@ checkpoint folder: every case writes a tiny checkpoint with the fixture factory 
 
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
 
 from fp8check.core.checkpoint import open_local
@@ -153,3 +156,15 @@ def test_global_capability_gate(make_checkpoint):
     report = inspect(make_checkpoint(quant="fp8-dynamic"), "cuda:61")
     assert report.errors[0] == ("The quantization method fp8 is not supported for the current GPU. Minimum "
                                 "capability: 75. Current capability: 61.")
+
+
+def test_fp8_schemes_need_an_activation_format(make_checkpoint):
+    # compressed-tensors' "pack-quantized" is not an activation format: vLLM finds no FP8 scheme for it.
+    folder = make_checkpoint(quant="ct-fp8-dynamic", head_dim=128)
+    config_path = os.path.join(folder, "config.json")
+    config = json.load(open(config_path))
+    config["quantization_config"]["format"] = "pack-quantized"
+    config["quantization_config"]["config_groups"]["group_0"]["format"] = None
+    json.dump(config, open(config_path, "w"))
+    layer = down_proj(inspect(folder, "h100"))
+    assert layer.errors[0].startswith("No compressed-tensors compatible scheme was found")

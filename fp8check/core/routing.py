@@ -89,7 +89,7 @@ def select_ct_scheme(assignment: Assignment, ctx: RoutingContext, backend: Backe
         return "CompressedTensorsW8A8Mxfp8", None
     if w.type == "int" and a is None and w.strategy in ("channel", "group") and fmt == "pack-quantized":
         return "CompressedTensorsWNA16", None
-    if fmt in ACTIVATION_FORMATS or a is not None:
+    if fmt in ACTIVATION_FORMATS:  # vLLM keys every FP8 scheme on is_activation_quantization_format(format)
         if is_fp8_w8a8(w, a):
             if ctx.kind == "xpu" and ctx.profile.has(43645):
                 supported = backend.default in ("xpu", "torch")  # only the global backend decides the scheme
