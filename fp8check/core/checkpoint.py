@@ -6,9 +6,9 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from fp8check.core.errors import CheckpointFileError, ConfigError, InputError, printable
+from fp8check.core.errors import CheckpointFileError, ConfigError, InputError, is_printable, printable, shown
 from fp8check.core.quant_config import QuantConfig, parse_quant_config
-from fp8check.core.safetensors_header import SafetensorsHeader, TensorInfo, read_header
+from fp8check.core.safetensors_header import SafetensorsHeader, TensorInfo, open_regular, read_header
 
 INDEX_FILE = "model.safetensors.index.json"
 SINGLE_FILE = "model.safetensors"
@@ -33,6 +33,23 @@ class ModelConfig:
 
 
 @dataclass(frozen=True)
+class FetchStats:
+    """Where a Hub checkpoint's metadata came from and what reading it cost (`--verbose` prints it)."""
+
+    repo_id: str
+    revision: str                     # as asked: branch, tag or commit ("main" by default)
+    commit: str                       # the commit every file was read at
+    endpoint: str                     # Hub URL, or the cache folder when offline
+    requests: int = 0                 # HTTP requests sent, retries included (0 when read from the cache)
+    bytes_read: int = 0               # response body bytes received
+    stages: int = 0                   # sequential round-trip stages (requests in one stage run in parallel)
+    seconds: float = 0.0
+    header_bytes: int = 0             # sum over shards of 8 + header length: the least any reader must fetch
+    file_bytes: int = 0               # sum of the shard files' sizes
+    offline: bool = False             # read from the local Hugging Face cache, no network
+
+
+@dataclass(frozen=True)
 class Checkpoint:
     """What inspect needs: the config and every tensor's header entry, with index problems found on the way."""
 
@@ -41,6 +58,7 @@ class Checkpoint:
     tensors: dict[str, TensorInfo] = field(repr=False)
     files: tuple[str, ...]
     integrity_errors: tuple[str, ...] = ()
+    fetch: FetchStats | None = field(default=None, compare=False)  # how a Hub repo's metadata was read
 
 
 def parse_model_config(doc: object, where: str = "config.json") -> ModelConfig:
@@ -55,19 +73,20 @@ def parse_model_config(doc: object, where: str = "config.json") -> ModelConfig:
         if value is None:
             return None
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-            raise ConfigError(f"{where}: {key} must be a positive integer, got {value!r}")
+            raise ConfigError(f"{where}: {key} must be a positive integer, got {shown(value)}")
         return value
 
     archs = doc.get("architectures") or []
-    if not isinstance(archs, list) or not all(isinstance(a, str) for a in archs):
-        raise ConfigError(f"{where}: architectures must be a list of strings")
+    # Both are printed in notes: control characters (terminal escapes) in them are refused, not echoed.
+    if not isinstance(archs, list) or not all(isinstance(a, str) and is_printable(a) for a in archs):
+        raise ConfigError(f"{where}: architectures must be a list of printable strings, got {shown(archs)}")
     model_type = doc.get("model_type", "")
-    if not isinstance(model_type, str):
-        raise ConfigError(f"{where}: model_type must be a string")
+    if not isinstance(model_type, str) or not is_printable(model_type):
+        raise ConfigError(f"{where}: model_type must be a printable string, got {shown(model_type)}")
     # transformers 5 writes "dtype", older versions "torch_dtype".
     dtype = doc.get("dtype", doc.get("torch_dtype", sizes.get("dtype", sizes.get("torch_dtype"))))
     if dtype is not None and not isinstance(dtype, str):
-        raise ConfigError(f"{where}: dtype must be a string such as 'bfloat16', got {dtype!r}")
+        raise ConfigError(f"{where}: dtype must be a string such as 'bfloat16', got {shown(dtype)}")
     raw_quant = doc.get("quantization_config", doc.get("compression_config"))
     heads = opt_int("num_attention_heads")
     return ModelConfig(
@@ -86,15 +105,24 @@ def parse_model_config(doc: object, where: str = "config.json") -> ModelConfig:
 
 def load_json(path: str, name: str) -> object:
     try:
-        size = os.path.getsize(path)
-        if size > MAX_JSON_BYTES:
-            raise CheckpointFileError(name, f"{size} bytes is too large for a JSON metadata file")
-        with open(path, "rb") as fh:
-            return json.loads(fh.read().decode("utf-8"))
+        fh, size = open_regular(path, name)  # a FIFO named config.json would block a plain open() forever
+        with fh:
+            if size > MAX_JSON_BYTES:
+                raise CheckpointFileError(name, f"{size} bytes is too large for a JSON metadata file")
+            data = fh.read(MAX_JSON_BYTES + 1)
     except FileNotFoundError:
         raise CheckpointFileError(name, "not found") from None
     except OSError as exc:
         raise CheckpointFileError(name, f"cannot read: {exc.strerror or exc}") from None
+    return parse_json(data, name)
+
+
+def parse_json(data: bytes, name: str) -> object:
+    """JSON metadata (config.json, the index) from bytes, read locally or fetched from the Hub."""
+    if len(data) > MAX_JSON_BYTES:
+        raise CheckpointFileError(name, f"{len(data)} bytes is too large for a JSON metadata file")
+    try:
+        return json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise CheckpointFileError(name, f"not valid JSON: {printable(str(exc), 160)}") from None
 
@@ -104,11 +132,18 @@ def parse_index(doc: object, name: str = INDEX_FILE) -> dict[str, str]:
     if not isinstance(doc, dict) or not isinstance(doc.get("weight_map"), dict):
         raise CheckpointFileError(name, "must be a JSON object with a 'weight_map' object")
     weight_map = doc["weight_map"]
+    if not weight_map:
+        raise CheckpointFileError(name, "weight_map is empty: the index lists no tensors")
+    for shard in set(weight_map.values()) if all(isinstance(v, str) for v in weight_map.values()) else ():
+        check_relative_path(shard, name, f"a weight_map entry ({_first_key(weight_map, shard)})")
     for tensor, shard in weight_map.items():
         if not isinstance(shard, str) or not shard:
-            raise CheckpointFileError(name, f"weight_map[{printable(tensor)!r}] must be a file name, got {shard!r}")
-        check_relative_path(shard, name, f"weight_map[{printable(tensor)!r}]")
+            raise CheckpointFileError(name, f"weight_map[{printable(tensor)!r}] must be a file name, got {shown(shard)}")
     return weight_map
+
+
+def _first_key(weight_map: dict, shard: str) -> str:
+    return printable(next(k for k, v in weight_map.items() if v == shard))
 
 
 def check_relative_path(rel: str, name: str, what: str) -> None:
@@ -116,6 +151,8 @@ def check_relative_path(rel: str, name: str, what: str) -> None:
     parts = rel.replace("\\", "/").split("/")
     if rel.startswith(("/", "\\")) or (len(rel) > 1 and rel[1] == ":") or ".." in parts or "\x00" in rel:
         raise CheckpointFileError(name, f"{what} = {printable(rel)!r} points outside the model folder; refusing to read it")
+    if not is_printable(rel):  # file names are echoed in reports: no terminal escapes
+        raise CheckpointFileError(name, f"{what} = {printable(rel)!r} holds control or invisible characters; refusing it")
 
 
 def cross_check_index(weight_map: dict[str, str], headers: list[SafetensorsHeader], index_name: str) -> list[str]:
@@ -165,11 +202,28 @@ def safetensors_files(folder: str, listing: list[str]) -> tuple[str | None, list
     raise InputError(f"{folder}: no safetensors files found (expected {SINGLE_FILE} or {INDEX_FILE})")
 
 
-def open_local(folder: str, allowed_root: str | None = None) -> Checkpoint:
+def index_shards(weight_map: dict[str, str]) -> list[str]:
+    """The shard files an index refers to, in the order they are read."""
+    return sorted(set(weight_map.values()))
+
+
+def assemble_checkpoint(source: str, config: ModelConfig, headers: list[SafetensorsHeader],
+                        weight_map: dict[str, str] | None = None, index_name: str | None = None,
+                        fetch: FetchStats | None = None) -> Checkpoint:
+    """The one place a Checkpoint is built, whether the headers came from a folder or from the Hub."""
+    errors = cross_check_index(weight_map, headers, index_name or INDEX_FILE) if weight_map is not None else []
+    return Checkpoint(
+        source=source, config=config, tensors=merge_headers(headers), files=tuple(h.file for h in headers),
+        integrity_errors=tuple(errors), fetch=fetch,
+    )
+
+
+def open_local(folder: str, allowed_root: str | None = None, source: str | None = None) -> Checkpoint:
     """Read config.json, the index (if any) and every shard header of a local folder.
 
     `allowed_root` is where resolved files may live (default: the folder itself); the Hugging Face cache
-    passes the repo's cache folder because its snapshot files are symlinks into ../../blobs.
+    passes the repo's cache folder because its snapshot files are symlinks into ../../blobs. `source`
+    (default: the folder) is the name reports show.
     """
     if not os.path.isdir(folder):
         raise InputError(f"{folder}: not a folder")
@@ -179,13 +233,9 @@ def open_local(folder: str, allowed_root: str | None = None) -> Checkpoint:
     weight_map = None
     if index_name:
         weight_map = parse_index(load_json(_inside(folder, index_name, root), index_name), index_name)
-        shard_names = sorted(set(weight_map.values()))
+        shard_names = index_shards(weight_map)
     headers = [read_header(_inside(folder, name, root), name) for name in shard_names]
-    errors = cross_check_index(weight_map, headers, index_name) if weight_map is not None else []
-    return Checkpoint(
-        source=folder, config=config, tensors=merge_headers(headers), files=tuple(shard_names),
-        integrity_errors=tuple(errors),
-    )
+    return assemble_checkpoint(source or folder, config, headers, weight_map, index_name)
 
 
 def _inside(folder: str, rel: str, root: str) -> str:

@@ -7,9 +7,15 @@ token and dynamic rules, extra keys forbidden). `tests/test_quant_config.py` pro
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from fp8check.core.errors import ConfigError
+from fp8check.core.errors import ConfigError, printable, shown
+
+try:
+    from re import _parser as _sre  # Python 3.11+
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_parse as _sre
 
 STRATEGIES = ("tensor", "channel", "group", "block", "token", "tensor_group", "attn_head")
 DYNAMIC_STRATEGIES = ("token", "tensor", "tensor_group", "group")
@@ -131,7 +137,7 @@ def parse_quant_args(raw: object, where: str) -> QuantArgs:
         raise ConfigError(f"{where} must be an object, got {_show(raw)}")
     extra = set(raw) - _ARGS_KEYS
     if extra:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(map(repr, extra)))} (compressed-tensors forbids extra keys)")
+        raise ConfigError(f"{where}: unknown key(s) {shown(sorted(extra))} (compressed-tensors forbids extra keys)")
     num_bits = raw.get("num_bits", 8)
     if not _is_int(num_bits) or num_bits <= 0:
         raise ConfigError(f"{where}.num_bits must be a positive integer, got {_show(num_bits)}")
@@ -189,7 +195,7 @@ def parse_quant_args(raw: object, where: str) -> QuantArgs:
 def _block_structure(value: object, where: str) -> tuple[int, int] | None:
     if value is None:
         return None
-    error = ConfigError(f"{where}: invalid block_structure {_show(value)}. Must be a list of two positive ints [rows, cols]")
+    error = ConfigError(f"{where}: invalid block_structure {_show(value)}. Must be a list of two positive ints (rows, cols)")
     if isinstance(value, str):  # compressed-tensors still accepts the legacy "128x128" form
         try:
             value = [int(x) for x in value.split("x")]
@@ -215,8 +221,8 @@ def _parse_scheme(name: str, raw: object, where: str) -> CTScheme:
         raise ConfigError(f"{where} must be an object (a scheme) or a list of targets (a preset), got {_show(raw)}")
     extra = set(raw) - _SCHEME_KEYS
     if extra:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(map(repr, extra)))} (compressed-tensors forbids extra keys)")
-    targets = _str_list(raw.get("targets"), f"{where}.targets", required=True)
+        raise ConfigError(f"{where}: unknown key(s) {shown(sorted(extra))} (compressed-tensors forbids extra keys)")
+    targets = _pattern_list(raw.get("targets"), f"{where}.targets", required=True)
     args = {
         key: parse_quant_args(raw[key], f"{where}.{key}") if raw.get(key) is not None else None
         for key in ("weights", "input_activations", "output_activations")
@@ -238,10 +244,10 @@ def _parse_scheme(name: str, raw: object, where: str) -> CTScheme:
 def _preset_scheme(name: str, targets: list, where: str) -> CTScheme:
     preset = PRESETS.get(name.upper())
     if preset is None:
-        raise ConfigError(f"{where}: unknown preset scheme name {name!r} (known: {', '.join(PRESETS)})")
+        raise ConfigError(f"{where}: unknown preset scheme name {shown(name)} (known: {', '.join(PRESETS)})")
     weights, inputs = preset
     return CTScheme(
-        name=name, targets=_str_list(targets, where, required=True), weights=weights, input_activations=inputs,
+        name=name, targets=_pattern_list(targets, where, required=True), weights=weights, input_activations=inputs,
         output_activations=None, format=None,
     )
 
@@ -250,15 +256,15 @@ def _parse_compressed_tensors(raw: dict, where: str) -> CompressedTensorsConfig:
     groups_raw = raw.get("config_groups")
     if not isinstance(groups_raw, dict):
         raise ConfigError(f"{where}.config_groups must be an object of config groups, got {_show(groups_raw)}")
-    groups = tuple(_parse_scheme(str(k), v, f"{where}.config_groups.{k}") for k, v in groups_raw.items())
+    groups = tuple(_parse_scheme(str(k), v, f"{where}.config_groups.{printable(str(k), 80)}") for k, v in groups_raw.items())
     fmt = raw.get("format")
     if fmt is not None and not isinstance(fmt, str):
         raise ConfigError(f"{where}.format must be a string, got {_show(fmt)}")
-    ignore = _str_list(raw.get("ignore") or [], f"{where}.ignore")
+    ignore = _pattern_list(raw.get("ignore") or [], f"{where}.ignore")
     sparsity = raw.get("sparsity_config") or {}
     if not isinstance(sparsity, dict):
         raise ConfigError(f"{where}.sparsity_config must be an object, got {_show(sparsity)}")
-    sparse_targets = _str_list(sparsity.get("targets") or [], f"{where}.sparsity_config.targets")
+    sparse_targets = _pattern_list(sparsity.get("targets") or [], f"{where}.sparsity_config.targets")
     return CompressedTensorsConfig(groups=groups, ignore=ignore, format=fmt, sparsity_targets=sparse_targets)
 
 
@@ -305,7 +311,7 @@ def _parse_native_fp8(raw: dict, where: str) -> NativeFp8Config:
     scheme = raw["activation_scheme"]
     if scheme not in ("static", "dynamic"):
         raise ConfigError(f"{where}: Unsupported activation scheme {_show(scheme)}")
-    ignored = _str_list(raw.get("ignored_layers") or raw.get("modules_to_not_convert") or [], f"{where}.ignored_layers")
+    ignored = _pattern_list(raw.get("ignored_layers") or raw.get("modules_to_not_convert") or [], f"{where}.ignored_layers")
     block = raw.get("weight_block_size")
     if block is not None:
         if not isinstance(block, list) or not all(_is_int(v) and v > 0 for v in block):
@@ -339,11 +345,51 @@ def _str_list(value: object, where: str, required: bool = False) -> tuple[str, .
     return tuple(value)
 
 
-def _show(value: object) -> str:
-    import json
+def _pattern_list(value: object, where: str, required: bool = False) -> tuple[str, ...]:
+    """Module names or 're:' regexes (targets, ignore). vLLM matches each against every layer name with re.match,
+    so a regex that backtracks exponentially hangs it, and fp8check with it: such a config is refused here."""
+    patterns = _str_list(value, where, required)
+    for pattern in patterns:
+        if pattern.startswith("re:"):
+            try:
+                re.compile(pattern[3:])
+                tree = _sre.parse(pattern[3:])
+            except (re.error, OverflowError, RecursionError, ValueError) as exc:
+                raise ConfigError(f"{where}: invalid regular expression {_show(pattern)} ({printable(str(exc), 80)}); "
+                                  "vLLM's re.match would raise on it") from None
+            if _exponential(tree, False):
+                raise ConfigError(f"{where}: regular expression {_show(pattern)} repeats a group that itself repeats or "
+                                  "alternates; matching it can take exponential time (vLLM would hang), so fp8check refuses it")
+    return patterns
 
-    try:
-        text = json.dumps(value)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+
+_REPEATS = (_sre.MAX_REPEAT, _sre.MIN_REPEAT)
+
+
+def _exponential(items, in_repeat: bool) -> bool:
+    """A variable repeat or an alternation inside a repeat ('(a+)+', '(a|aa)*', '(a+){99}'): the shapes that
+    backtrack exponentially. Fixed counts ('(?:a{2}){3}') offer no choice; possessive repeats and atomic groups
+    never backtrack and are not descended into.
+    """
+    for op, av in items:
+        if op in _REPEATS:
+            low, high, body = av
+            if (in_repeat and low != high) or _exponential(body, in_repeat or high > 1):
+                return True
+        elif op is _sre.BRANCH:
+            if in_repeat or any(_exponential(branch, in_repeat) for branch in av[1]):
+                return True
+        elif op is _sre.SUBPATTERN:
+            if _exponential(av[3], in_repeat):
+                return True
+        elif op in (_sre.ASSERT, _sre.ASSERT_NOT):
+            if _exponential(av[1], in_repeat):
+                return True
+        elif op is _sre.GROUPREF_EXISTS:
+            if any(branch is not None and _exponential(branch, in_repeat) for branch in av[1:]):
+                return True
+    return False
+
+
+def _show(value: object) -> str:
+    return shown(value)

@@ -9,21 +9,24 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 import struct
 from dataclasses import dataclass, field
 
-from fp8check.core.errors import CheckpointFileError, printable
+from fp8check.core.errors import CheckpointFileError, is_printable, printable, shown
 
 # safetensors itself refuses headers above 100 MB; a real 600-tensor header is ~60 KB.
 MAX_HEADER_BYTES = 100_000_000
 MAX_RANK = 8
+U64_MAX = 2**64 - 1    # safetensors parses shapes and offsets as u64 and multiplies them with overflow checks
+MAX_JSON_DEPTH = 127   # serde_json's nesting limit, which safetensors inherits
 
 # Bits per element of every dtype string safetensors writes.
 DTYPE_BITS: dict[str, int] = {
     "BOOL": 8, "U8": 8, "I8": 8, "U16": 16, "I16": 16, "U32": 32, "I32": 32, "U64": 64, "I64": 64,
     "F16": 16, "BF16": 16, "F32": 32, "F64": 64,
     "F8_E4M3": 8, "F8_E5M2": 8, "F8_E4M3FNUZ": 8, "F8_E5M2FNUZ": 8, "F8_E8M0": 8,
-    "F6_E2M3": 6, "F6_E3M2": 6, "F4": 4,
+    "F6_E2M3": 6, "F6_E3M2": 6, "F4": 4, "C64": 64,
 }
 FP8_DTYPES = frozenset({"F8_E4M3", "F8_E5M2", "F8_E4M3FNUZ", "F8_E5M2FNUZ"})
 
@@ -78,6 +81,35 @@ def _reject_duplicates(pairs):
     return obj
 
 
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not JSON")  # Python's json accepts NaN / Infinity; safetensors does not
+
+
+def _parse_int(text: str):
+    return -0.0 if text == "-0" else int(text)  # serde reads -0 as a float, which no shape or offset may be
+
+
+def _check_values(container: dict | list, file: str, depth: int) -> None:
+    """What serde_json refuses and Python's json accepts: nesting past its limit, lone surrogates (\\ud800).
+
+    Only __metadata__ and entries off the fast path need it: a fast-path entry is 3 levels deep and has no escapes.
+    """
+    stack = [(container, depth)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise CheckpointFileError(file, f"header nests deeper than {MAX_JSON_DEPTH} levels; not a valid safetensors header")
+        for item in (*value.keys(), *value.values()) if isinstance(value, dict) else value:
+            if isinstance(item, dict | list):
+                stack.append((item, depth + 1))
+            elif isinstance(item, str) and not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise CheckpointFileError(file, f"header holds a lone surrogate escape in {printable(item, 40)!r}; "
+                                              "not valid UTF-8 JSON") from None
+
+
 def parse_header(header: bytes, file: str, file_size: int | None) -> SafetensorsHeader:
     """Validate a header's JSON (`header` excludes the 8-byte prefix).
 
@@ -89,13 +121,17 @@ def parse_header(header: bytes, file: str, file_size: int | None) -> Safetensors
     except UnicodeDecodeError as exc:
         raise CheckpointFileError(file, f"header is not UTF-8 ({exc.reason} at byte {exc.start})") from None
     try:
-        doc = json.loads(text, object_pairs_hook=_reject_duplicates)
+        doc = json.loads(text, object_pairs_hook=_reject_duplicates, parse_constant=_reject_constant,
+                         parse_int=_parse_int if "-0" in text else None)  # the hook costs; "-0" is rare
     except (ValueError, RecursionError) as exc:
         raise CheckpointFileError(file, f"header is not valid JSON: {printable(str(exc), 160)}") from None
     if not isinstance(doc, dict):
         raise CheckpointFileError(file, f"header must be a JSON object, got {type(doc).__name__}")
 
-    metadata = doc.pop("__metadata__", None) or {}
+    metadata = doc.pop("__metadata__", None)
+    metadata = {} if metadata is None else metadata
+    if isinstance(metadata, dict):
+        _check_values(metadata, file, 2)
     if not isinstance(metadata, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
         raise CheckpointFileError(file, "__metadata__ must be an object of string to string")
 
@@ -109,21 +145,44 @@ def parse_header(header: bytes, file: str, file_size: int | None) -> Safetensors
 
 
 def _tensor_info(name: str, entry: object, file: str) -> TensorInfo:
+    if isinstance(entry, dict) and len(entry) == 3:  # the common, valid case: no messages built
+        dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
+        # numel > 0 and bits < 2^64 bound every dimension and partial product; zero-size tensors take the long way
+        if (isinstance(dtype, str) and dtype in DTYPE_BITS and name.isprintable() and _is_int_list(shape)
+                and len(shape) <= MAX_RANK and min(shape, default=1) > 0 and _is_int_list(offsets) and len(offsets) == 2
+                and 0 <= offsets[0] <= offsets[1] <= U64_MAX
+                and (bits := math.prod(shape) * DTYPE_BITS[dtype]) <= U64_MAX and bits % 8 == 0
+                and offsets[1] - offsets[0] == bits // 8):
+            return TensorInfo(name=name, dtype=dtype, shape=tuple(shape), start=offsets[0], end=offsets[1], file=file)
     where = f"tensor {printable(name)!r}"
+    if not is_printable(name):
+        raise CheckpointFileError(file, f"{where}: the name holds control or invisible characters (shown escaped); "
+                                  "refusing a name that could rewrite the terminal or hide what it is")
     if not isinstance(entry, dict):
         raise CheckpointFileError(file, f"{where}: entry must be an object with dtype, shape, data_offsets")
+    _check_values(entry, file, 2)
     missing = {"dtype", "shape", "data_offsets"} - entry.keys()
     if missing:
         raise CheckpointFileError(file, f"{where}: entry lacks {', '.join(sorted(missing))}")
     dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
     if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
-        raise CheckpointFileError(file, f"{where}: unknown dtype {printable(str(dtype))!r} (known: {', '.join(DTYPE_BITS)})")
-    if not _is_int_list(shape) or len(shape) > MAX_RANK or any(d < 0 for d in shape):
-        raise CheckpointFileError(file, f"{where}: shape must be a list of at most {MAX_RANK} non-negative integers, got {printable(json.dumps(shape), 80)}")
-    if not _is_int_list(offsets) or len(offsets) != 2 or offsets[0] < 0 or offsets[1] < offsets[0]:
-        raise CheckpointFileError(file, f"{where}: data_offsets must be [begin, end] with 0 <= begin <= end, got {printable(json.dumps(offsets), 80)}")
+        raise CheckpointFileError(file, f"{where}: unknown dtype {shown(dtype, 40)} (known: {', '.join(DTYPE_BITS)})")
+    if not _is_int_list(shape) or len(shape) > MAX_RANK or any(d < 0 or d > U64_MAX for d in shape):
+        raise CheckpointFileError(file, f"{where}: shape must be a list of at most {MAX_RANK} integers in [0, 2^64), got {shown(shape)}")
+    if not _is_int_list(offsets) or len(offsets) != 2 or offsets[0] < 0 or offsets[1] < offsets[0] or offsets[1] > U64_MAX:
+        raise CheckpointFileError(file, f"{where}: data_offsets must be two integers begin, end with 0 <= begin <= end < 2^64, got {shown(offsets)}")
+    numel = 1
+    for dim in shape:  # left to right, as safetensors' checked multiplication: [0, 2^40, 2^40] is fine
+        numel *= dim
+        if numel > U64_MAX:
+            raise CheckpointFileError(file, f"{where}: shape {shown(shape)} has more than 2^64 elements")
+    bits = numel * DTYPE_BITS[dtype]
+    if bits > U64_MAX:
+        raise CheckpointFileError(file, f"{where}: {dtype} {shown(shape)} needs more than 2^64 bits")
+    if bits % 8:
+        raise CheckpointFileError(file, f"{where}: {dtype} {list(shape)} is {bits} bits, not a whole number of bytes")
     nbytes = offsets[1] - offsets[0]
-    expected = (math.prod(shape) * DTYPE_BITS[dtype] + 7) // 8
+    expected = bits // 8
     if nbytes != expected:
         raise CheckpointFileError(
             file, f"{where}: {dtype} {list(shape)} needs {expected} bytes but data_offsets span {nbytes}"
@@ -152,12 +211,28 @@ def _check_layout(tensors: dict[str, TensorInfo], file: str, data_len: int) -> N
         raise CheckpointFileError(file, f"data region is {data_len} bytes but the tensors cover {position}: trailing bytes or a lying header")
 
 
+def open_regular(path: str, name: str):
+    """(binary file object, size) of a regular file; folders, FIFOs and devices are refused, never read.
+
+    O_NONBLOCK makes opening a FIFO return at once instead of waiting forever for a writer.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise CheckpointFileError(name, "not a regular file (a folder, FIFO or device); refusing to read it")
+        return os.fdopen(fd, "rb"), info.st_size
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_header(path: str, display_name: str | None = None) -> SafetensorsHeader:
     """Read and validate the header of a local safetensors file, reading only the header bytes."""
     name = display_name or path
     try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
+        fh, size = open_regular(path, name)
+        with fh:
             n = header_length(fh.read(8), name, size)
             header = fh.read(n)
     except OSError as exc:

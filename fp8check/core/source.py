@@ -1,16 +1,33 @@
-"""MODEL -> Checkpoint: a local folder today; Hugging Face repo ids go through fp8check.core.hub."""
+"""MODEL -> Checkpoint: an existing local folder, else a Hugging Face repo id `org/name[@revision]`.
+
+Repo ids are read header-only from the Hub (fp8check.core.hub), or from the local Hugging Face cache when
+HF_HUB_OFFLINE=1. huggingface_hub is imported only for repo ids, so local inspection stays light.
+"""
 
 from __future__ import annotations
 
 import os
 
 from fp8check.core.checkpoint import Checkpoint, open_local
-from fp8check.core.errors import InputError
+from fp8check.core.errors import InputError, printable
 
 
-def open_checkpoint(model: str) -> Checkpoint:
+def open_checkpoint(model: str, revision: str | None = None, token: str | None = None) -> Checkpoint:
+    """Open MODEL for inspection, reading metadata only.
+
+    :param model: a checkpoint folder (config.json + *.safetensors), or a Hub repo id `org/name` / `org/name@rev`.
+    :param revision: branch, tag or commit of a repo id (same as `@rev`; giving both, they must agree).
+    :param token: Hugging Face token for gated/private repos; default HF_TOKEN or the saved login. Never printed.
+    """
     if os.path.isdir(model):
+        if revision:
+            raise InputError(f"{printable(model)}: --revision applies to Hugging Face repo ids, not to a local folder")
         return open_local(model)
     if os.path.exists(model):
         raise InputError(f"{model}: not a folder; point fp8check at the checkpoint folder (config.json + *.safetensors)")
-    raise InputError(f"{model}: no such folder")
+    from fp8check.core import hub
+
+    ref = hub.parse_repo_ref(model, revision)
+    if ref is None:
+        raise InputError(f"{model}: no such folder (nor a Hugging Face repo id such as org/name or org/name@revision)")
+    return hub.open_cached(ref) if hub.offline_mode() else hub.open_remote(ref, token)
