@@ -1,3 +1,11 @@
-from fp8check.cli.app import main
+import os
+import sys
+
+# `python -m fp8check` puts the current folder first on sys.path; run inside a downloaded model folder, a
+# planted typer.py or rich.py there would be imported. fp8check itself is already imported at this point.
+if sys.path and sys.path[0] in ("", os.getcwd()):
+    sys.path.pop(0)
+
+from fp8check.cli.app import main  # noqa: E402
 
 main()

@@ -49,9 +49,16 @@ def _stderr():
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+def _safe(text: str, limit: int = 200) -> str:
+    """Untrusted text (file and tensor names) for rich: control characters escaped, [markup] inert."""
+    from rich.markup import escape
+
+    return escape(printable(text, limit))
+
+
 def _fail_input(message: str, fmt: Format, model: str) -> None:
     """Exit 2 with one line on stderr; JSON callers still get exactly one JSON object on stdout."""
-    _stderr().print(f"[red]error:[/red] {printable(message, 4000)}", markup=True, highlight=False)
+    _stderr().print(f"[red]error:[/red] {_safe(message, 4000)}")
     if fmt is Format.json:
         import json
 
@@ -133,7 +140,7 @@ def _write_output(path: str, text: str) -> None:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text + ("" if text.endswith("\n") else "\n"))
     except OSError as exc:
-        _stderr().print(f"[red]error:[/red] cannot write {printable(path)}: {exc.strerror or exc}")
+        _stderr().print(f"[red]error:[/red] cannot write {_safe(path)}: {_safe(str(exc.strerror or exc))}")
         raise typer.Exit(EXIT_INPUT) from None
 
 
@@ -173,6 +180,6 @@ def main() -> None:
     except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
         if os.environ.get("FP8CHECK_DEBUG"):
             raise
-        _stderr().print(f"[red]internal error:[/red] {type(exc).__name__}: {printable(str(exc), 500)} "
+        _stderr().print(f"[red]internal error:[/red] {type(exc).__name__}: {_safe(str(exc), 500)} "
                         "(set FP8CHECK_DEBUG=1 for the traceback; please report it)")
         sys.exit(EXIT_INPUT)

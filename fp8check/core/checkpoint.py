@@ -235,6 +235,8 @@ def open_local(folder: str, allowed_root: str | None = None, source: str | None 
         weight_map = parse_index(load_json(_inside(folder, index_name, root), index_name), index_name)
         shard_names = index_shards(weight_map)
     headers = [read_header(_inside(folder, name, root), name) for name in shard_names]
+    if not any(h.tensors for h in headers):  # else the report would read "OK: 0 linear modules"
+        raise CheckpointFileError(", ".join(shard_names), "holds no tensors at all")
     return assemble_checkpoint(source or folder, config, headers, weight_map, index_name)
 
 

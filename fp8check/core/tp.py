@@ -29,6 +29,9 @@ def divide(numerator: int, denominator: int) -> tuple[int, str | None]:
 def tp_layout(module: LinearModule, tp: int) -> TPLayout:
     k, widths = module.input_size, module.output_sizes
     kind = module.layer_type
+    if k == 0 or 0 in widths:
+        return TPLayout(tp, k, k, sum(widths), widths, "column",
+                        f"{module.name}: a linear weight of shape {[sum(widths), k]} has an empty dimension")
     if kind in ("ReplicatedLinear", "ParallelLMHead") or tp == 1:
         # The LM head splits the (padded) vocabulary, which never fails; replicated layers do not split.
         return TPLayout(tp, k, k, sum(widths), widths, "replicated" if kind == "ReplicatedLinear" else "column")
