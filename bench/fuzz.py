@@ -1,5 +1,5 @@
 """Long fuzz run of everything `fp8check inspect` reads from a stranger: coverage-guided with atheris
-(libFuzzer) when it is installed, else a plain seeded mutator. Results go in bench/results-fuzz.md.
+(libFuzzer) when it is installed, else a plain seeded mutator. Results are recorded in bench/RESULTS.md.
 
     .venv/bin/pip install atheris                                   # optional; x86-64 wheels exist
     .venv/bin/python bench/fuzz.py -runs=100000 -seed=1             # atheris: libFuzzer flags pass through

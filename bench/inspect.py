@@ -43,6 +43,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
+    # An installed package has its bytecode compiled (pip does it); an editable checkout under
+    # PYTHONDONTWRITEBYTECODE=1 would recompile fp8check on every run, which no user pays.
+    import compileall
+
+    import fp8check
+
+    compileall.compile_dir(os.path.dirname(fp8check.__file__), quiet=1)
     with tempfile.TemporaryDirectory() as tmp:
         folder = write_checkpoint(os.path.join(tmp, "qwen3-32b"), QWEN3_32B)
         apparent = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))

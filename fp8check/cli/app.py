@@ -114,6 +114,11 @@ def inspect(
         report = inspect_checkpoint(ckpt, opts)
     except InputError as exc:
         _fail_input(str(exc), fmt, model)
+    except Exception as exc:  # a bug: still one line, and still one JSON object for --format json
+        if os.environ.get("FP8CHECK_DEBUG"):
+            raise
+        _fail_input(f"internal error: {type(exc).__name__}: {exc} (set FP8CHECK_DEBUG=1 for the traceback; "
+                    "please report it)", fmt, model)
     if fmt is Format.json:  # the CI path: no rich import
         import json
 

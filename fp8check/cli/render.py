@@ -21,6 +21,11 @@ def _multiline(text: str) -> str:
     return "\n    ".join(escape(printable(line, 2000)) for line in text.split("\n"))
 
 
+def _md(text: str) -> str:
+    """One Markdown line: newlines folded, control characters escaped."""
+    return " ".join(printable(line, 2000) for line in text.split("\n"))
+
+
 def _status(layer) -> str:
     if layer.errors:
         return "[red]FAIL[/red]"
@@ -40,7 +45,7 @@ def fetch_line(fetch: FetchStats) -> str:
 
 
 def table(report: InspectReport, console: Console, verbose: bool, fetch: FetchStats | None = None) -> None:
-    console.print(f"[bold]{escape(report.model)}[/bold]  quant={report.quant_method or 'none'}  "
+    console.print(f"[bold]{escape(printable(report.model))}[/bold]  quant={report.quant_method or 'none'}  "
                   f"platform={escape(report.platform.label)}  tp={report.tp}  vllm={report.profile.name} "
                   f"({report.profile.vllm})  linear-backend={report.backend.default}")
     assumptions = report.platform.assumptions
@@ -73,29 +78,29 @@ def table(report: InspectReport, console: Console, verbose: bool, fetch: FetchSt
         for line in lines:
             console.print(f"  {line}")
     for moe in report.moes:
-        console.print(f"[yellow]FusedMoE[/yellow] {escape(moe.name)}: {moe.num_experts} experts "
+        console.print(f"[yellow]FusedMoE[/yellow] {escape(printable(moe.name))}: {moe.num_experts} experts "
                       f"({', '.join(moe.weight_dtypes)}) — {moe.note}")
     for error in report.errors:
         console.print(f"[red]error:[/red] {_multiline(error)}")
     for note in report.notes:
-        console.print(f"[dim]note: {escape(note)}[/dim]")
+        console.print(f"[dim]note: {_multiline(note)}[/dim]")
     sizes = ", ".join(map(str, report.tp_sizes_ok)) or "none"
     console.print(f"TP sizes 1..16 that would load: {sizes}")
     console.print(("[green]" if report.ok else "[red]") + escape(verdict(report)) + ("[/green]" if report.ok else "[/red]"))
 
 
 def markdown(report: InspectReport) -> str:
-    lines = [f"### fp8check: {report.model}", "",
+    lines = [f"### fp8check: {_md(report.model)}", "",
              f"platform `{report.platform.label}`, TP {report.tp}, vLLM rules {report.profile.name} "
              f"({report.profile.vllm}), linear backend `{report.backend.default}`", "",
              "| module | type | weight | strategy | scheme | kernel | status |", "|---|---|---|---|---|---|---|"]
     for row in collapse(report.layers):
         layer = row.layer
-        status = "FAIL: " + layer.errors[0].replace("\n", " ") if layer.errors else "ok"
+        status = "FAIL: " + _md(layer.errors[0]) if layer.errors else "ok"
         cells = [f"`{printable(row.name)}`", layer.layer_type, f"{layer.weight_dtype} {list(layer.shape)}",
                  layer.strategy or "-", layer.scheme, layer.kernel or "-", status]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    lines += [""] + [f"- error: {e}" for e in report.errors]
+    lines += [""] + [f"- error: {_md(e)}" for e in report.errors]
     lines += [f"TP sizes that would load: {', '.join(map(str, report.tp_sizes_ok)) or 'none'}", "",
               f"**{verdict(report)}**", ""]
     return "\n".join(lines)

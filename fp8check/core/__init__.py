@@ -1,1 +1,1 @@
-"""The library behind the CLI: plain functions over plain dataclasses (no torch on the inspect path)."""
+"""The library behind the CLI: plain functions over plain records (NamedTuples, dataclasses) (no torch on the inspect path)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from fp8check.core.errors import CheckpointFileError, ConfigError, InputError, is_printable, printable, shown
 from fp8check.core.quant_config import QuantConfig, parse_quant_config
@@ -16,8 +17,7 @@ MAX_JSON_BYTES = 50_000_000  # config.json and the index are KBs; refuse anythin
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 
 
-@dataclass(frozen=True)
-class ModelConfig:
+class ModelConfig(NamedTuple):
     """The parts of config.json that decide how vLLM builds the linear layers."""
 
     architectures: tuple[str, ...]
@@ -29,7 +29,7 @@ class ModelConfig:
     head_dim: int | None
     num_hidden_layers: int | None
     quantization_config: QuantConfig | None
-    raw_quantization_config: dict | None = field(default=None, repr=False)
+    raw_quantization_config: dict | None = None
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ token and dynamic rules, extra keys forbidden). `tests/test_quant_config.py` pro
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from fp8check.core.errors import ConfigError, printable, shown
 
@@ -40,8 +40,7 @@ OTHER_METHODS = (
 )
 
 
-@dataclass(frozen=True)
-class QuantArgs:
+class QuantArgs(NamedTuple):
     """compressed-tensors QuantizationArgs, with the strategy already inferred as compressed-tensors does."""
 
     num_bits: int = 8
@@ -70,8 +69,7 @@ class QuantArgs:
         return f"{kind} {detail} {mode}" + ("" if self.symmetric else " asym")
 
 
-@dataclass(frozen=True)
-class CTScheme:
+class CTScheme(NamedTuple):
     """One config group: which modules it targets and how their weights / activations are quantized."""
 
     name: str
@@ -82,8 +80,7 @@ class CTScheme:
     format: str | None
 
 
-@dataclass(frozen=True)
-class CompressedTensorsConfig:
+class CompressedTensorsConfig(NamedTuple):
     groups: tuple[CTScheme, ...]
     ignore: tuple[str, ...]
     format: str | None
@@ -91,8 +88,7 @@ class CompressedTensorsConfig:
     method: str = "compressed-tensors"
 
 
-@dataclass(frozen=True)
-class NativeFp8Config:
+class NativeFp8Config(NamedTuple):
     """vLLM's / HF's `quant_method: fp8` (Fp8Config)."""
 
     activation_scheme: str
@@ -101,8 +97,7 @@ class NativeFp8Config:
     method: str = "fp8"
 
 
-@dataclass(frozen=True)
-class OutOfScopeConfig:
+class OutOfScopeConfig(NamedTuple):
     """A quantization method fp8check recognises but does not route."""
 
     method: str

@@ -11,12 +11,13 @@ import math
 import os
 import stat
 import struct
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from fp8check.core.errors import CheckpointFileError, is_printable, printable, shown
 
-# safetensors itself refuses headers above 100 MB; a real 600-tensor header is ~60 KB.
-MAX_HEADER_BYTES = 100_000_000
+# huggingface_hub's get_safetensors_metadata refuses headers above 25 MB (safetensors itself: 100 MB). A real
+# 600-tensor header is ~60 KB; parsing costs up to ~50x the header in memory, so the lower cap bounds us at ~1.3 GB.
+MAX_HEADER_BYTES = 25_000_000
 MAX_RANK = 8
 U64_MAX = 2**64 - 1    # safetensors parses shapes and offsets as u64 and multiplies them with overflow checks
 MAX_JSON_DEPTH = 127   # serde_json's nesting limit, which safetensors inherits
@@ -31,8 +32,7 @@ DTYPE_BITS: dict[str, int] = {
 FP8_DTYPES = frozenset({"F8_E4M3", "F8_E5M2", "F8_E4M3FNUZ", "F8_E5M2FNUZ"})
 
 
-@dataclass(frozen=True)
-class TensorInfo:
+class TensorInfo(NamedTuple):
     """One tensor as its header describes it; `file` is the shard's name inside the checkpoint."""
 
     name: str
@@ -47,12 +47,11 @@ class TensorInfo:
         return math.prod(self.shape)
 
 
-@dataclass(frozen=True)
-class SafetensorsHeader:
+class SafetensorsHeader(NamedTuple):
     file: str
     header_len: int
     metadata: dict[str, str]
-    tensors: dict[str, TensorInfo] = field(repr=False)
+    tensors: dict[str, TensorInfo]
 
     @property
     def data_start(self) -> int:

@@ -171,13 +171,13 @@ def _(folder):
     header_case(folder, b'{"a": 1}' + bytes(24), length=4096)
 
 
-@case("header_length_2_63", 2, "exceeds the 100000000-byte limit", (ST,), memory=True)
+@case("header_length_2_63", 2, "exceeds the 25000000-byte limit", (ST,), memory=True)
 def _(folder):
     """Header length 2^63: must be refused before any allocation."""
     header_case(folder, b"{}", length=2**63)
 
 
-@case("header_length_u64_max", 2, "exceeds the 100000000-byte limit", (ST,), memory=True)
+@case("header_length_u64_max", 2, "exceeds the 25000000-byte limit", (ST,), memory=True)
 def _(folder):
     """Header length 2^64 - 1."""
     header_case(folder, b"{}", length=2**64 - 1)
