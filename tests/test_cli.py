@@ -157,3 +157,19 @@ def test_inspect_path_imports_no_heavy_modules():
 def test_python_dash_m_entry_point():
     proc = subprocess.run([sys.executable, "-m", "fp8check", "--version"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.startswith("fp8check ")
+
+
+def test_junit_xml_has_one_testcase_per_module_and_fails_like_the_exit_code(tmp_path):
+    from xml.etree import ElementTree as ET
+
+    result = run("inspect", EXAMPLE, "-p", "xpu", "--tp", "2", "--vllm", "0.27", "-f", "junit", "-o",
+                 str(tmp_path / "fp8check.xml"))
+    assert result.exit_code == 1
+    suite = ET.fromstring((tmp_path / "fp8check.xml").read_text()).find("testsuite")
+    cases = suite.findall("testcase")
+    assert len(cases) == 1 + 9 and suite.get("failures") == "8"
+    failed = {c.get("name"): c.find("failure") for c in cases if c.find("failure") is not None}
+    assert "model.layers.0.mlp.down_proj" in failed and "lm_head" not in failed
+    assert "Failed to find a kernel" in failed["model.layers.0.mlp.down_proj"].get("message")
+    ok = ET.fromstring(run("inspect", EXAMPLE, "-p", "xpu", "-f", "junit").stdout).find("testsuite")
+    assert ok.get("failures") == "0"

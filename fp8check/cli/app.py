@@ -29,6 +29,7 @@ class Format(str, Enum):
     table = "table"
     json = "json"
     markdown = "markdown"
+    junit = "junit"
 
 
 class RulesFormat(str, Enum):
@@ -87,8 +88,8 @@ def inspect(
                       "cuda_version=12.8, ... (shown with --verbose).")] = [],  # noqa: B006 - typer needs a list
     disable_kernel: Annotated[list[str], typer.Option("--disable-kernel", help="Kernel class to treat as disabled, "
                               "like VLLM_DISABLED_KERNELS (which is also read from the environment).")] = [],  # noqa: B006
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="table (default), json (one object, schema_version 1) "
-                   "or markdown.")] = Format.table,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="table (default), json (one object, schema_version 1), "
+                   "markdown (a CI summary) or junit (JUnit XML, one testcase per module).")] = Format.table,
     output: Annotated[Optional[str], typer.Option("--output", "-o", help="Also write the report (in --format) to "
                       "this file.")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show every rejected kernel with vLLM's reason, "
@@ -125,6 +126,11 @@ def inspect(
         from fp8check.core.report import to_json
 
         text = json.dumps(to_json(report))  # compact: json's C encoder (indent= would use the Python one)
+        print(text)
+    elif fmt is Format.junit:
+        from fp8check.core.report import to_junit
+
+        text = to_junit(report)
         print(text)
     else:
         from fp8check.cli import render

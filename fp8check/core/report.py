@@ -120,3 +120,28 @@ def verdict(report: InspectReport) -> str:
     if report.errors:
         parts.append(f"{len(report.errors)} model-level error(s)")
     return f"FAIL: {' and '.join(parts)} on {where}"
+
+
+def to_junit(report: InspectReport) -> str:
+    """JUnit XML for CI dashboards: one testcase per linear module, plus one for model-level checks."""
+    from xml.etree import ElementTree as ET
+
+    from fp8check.core.errors import printable
+
+    def clean(text: str) -> str:  # XML 1.0 forbids most control characters; keep newlines readable
+        return "\n".join(printable(line, 4000) for line in text.split("\n"))
+
+    cases = [("model", report.errors)] + [(layer.name, layer.errors) for layer in report.layers]
+    failures = sum(1 for _, errors in cases if errors)
+    suite_name = f"fp8check inspect {report.model} on {report.platform.label}, TP={report.tp}, vLLM {report.profile.vllm}"
+    suites = ET.Element("testsuites", name="fp8check", tests=str(len(cases)), failures=str(failures))
+    suite = ET.SubElement(suites, "testsuite", name=clean(suite_name), tests=str(len(cases)), failures=str(failures))
+    layers_by_name = {layer.name: layer for layer in report.layers}
+    for name, errors in cases:
+        case = ET.SubElement(suite, "testcase", classname=clean(report.model), name=clean(name))
+        layer = layers_by_name.get(name)
+        if layer is not None:
+            ET.SubElement(case, "system-out").text = clean(f"{layer.scheme} -> {layer.kernel or 'no kernel'}")
+        if errors:
+            ET.SubElement(case, "failure", message=clean(errors[0].replace("\n", " "))).text = clean("\n".join(errors))
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode")
