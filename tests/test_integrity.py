@@ -85,3 +85,14 @@ def test_native_fp8_block_uses_weight_scale_inv(make_checkpoint):
                      lambda e: e.update({f"{name}.weight_scale": e.pop(f"{name}.weight_scale_inv")}))
     errors = layer(report_of(folder), "model.layers.0.mlp.down_proj").errors
     assert errors[0].startswith("model.layers.0.mlp.down_proj.weight_scale_inv is missing")
+
+
+def test_shard_tensor_missing_from_the_index(make_checkpoint):
+    folder = make_checkpoint(quant="ct-fp8-block", shards=2)
+    index_path = os.path.join(folder, "model.safetensors.index.json")
+    index = json.load(open(index_path))
+    del index["weight_map"]["model.layers.1.mlp.down_proj.weight_scale"]
+    json.dump(index, open(index_path, "w"))
+    errors = report_of(folder).errors
+    assert any("holds tensor 'model.layers.1.mlp.down_proj.weight_scale'" in e and "does not list it" in e
+               for e in errors)

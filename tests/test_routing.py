@@ -167,4 +167,20 @@ def test_fp8_schemes_need_an_activation_format(make_checkpoint):
     config["quantization_config"]["config_groups"]["group_0"]["format"] = None
     json.dump(config, open(config_path, "w"))
     layer = down_proj(inspect(folder, "h100"))
-    assert layer.errors[0].startswith("No compressed-tensors compatible scheme was found")
+    assert layer.errors[0].startswith("No compressed-tensors compatible scheme was found for "
+                                      "layer_name=model.layers.0.mlp.down_proj, weight_quant=num_bits=8 type='float'")
+    assert "format=pack-quantized" in layer.errors[0]
+
+
+def test_static_input_block_weights_fail_in_the_scheme_constructor_first(make_checkpoint):
+    folder = make_checkpoint(quant="ct-fp8-block")  # head_dim 64: a 64-row KV shard at TP 2 breaks block_n too
+    config_path = os.path.join(folder, "config.json")
+    config = json.load(open(config_path))
+    config["quantization_config"]["config_groups"]["group_0"]["input_activations"] = {
+        "num_bits": 8, "type": "float", "strategy": "tensor", "dynamic": False, "symmetric": True}
+    json.dump(config, open(config_path, "w"))
+    report = inspect(folder, "h100", tp=2)
+    qkv = next(layer for layer in report.layers if layer.name == "model.layers.0.self_attn.qkv_proj")
+    # CompressedTensorsW8A8Fp8.__init__ asserts before create_weights validates the block shape.
+    assert qkv.errors[0].startswith("AssertionError in CompressedTensorsW8A8Fp8")
+    assert not any("output_partition_size" in e for e in qkv.errors)

@@ -47,14 +47,15 @@ def fetch_line(fetch: FetchStats) -> str:
 def table(report: InspectReport, console: Console, verbose: bool, fetch: FetchStats | None = None) -> None:
     console.print(f"[bold]{escape(printable(report.model))}[/bold]  quant={report.quant_method or 'none'}  "
                   f"platform={escape(report.platform.label)}  tp={report.tp}  vllm={report.profile.name} "
-                  f"({report.profile.vllm})  linear-backend={report.backend.default}")
+                  f"({report.profile.vllm})  linear-backend={report.backend.default}"
+                  + "".join(f"  {quant}={backend}" for quant, backend in report.backend.per_quant))
     assumptions = report.platform.assumptions
     shown = assumptions.describe() if verbose else assumptions.relevant(report.platform.kind)
     if shown:
         assumed = ", ".join(f"{k}={'yes' if v is True else 'no' if v is False else v}" for k, v in shown.items())
         console.print(f"[dim]assuming {assumed} (change with --assume KEY=VALUE)[/dim]")
-        if fetch is not None:
-            console.print(f"[dim]{escape(printable(fetch_line(fetch), 1000))}[/dim]")
+    if verbose and fetch is not None:
+        console.print(f"[dim]{escape(printable(fetch_line(fetch), 1000))}[/dim]")
     grid = Table(show_lines=False, header_style="bold")
     for column in ("module", "type", "weight", "strategy", "activation", "scheme", "kernel", ""):
         grid.add_column(column, overflow="fold")

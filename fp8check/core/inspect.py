@@ -9,7 +9,7 @@ from fp8check.core.checkpoint import Checkpoint
 from fp8check.core.errors import InputError, printable
 from fp8check.core.integrity import check_module, uses_e8m0_scales
 from fp8check.core.matching import UNQUANTIZED_LM_HEAD, Assignment, assign_compressed_tensors, assign_native_fp8
-from fp8check.core.modules import LinearModule, ModelLayout, build_layout, layer_template
+from fp8check.core.modules import LAYER, LinearModule, ModelLayout, build_layout, is_router, layer_template
 from fp8check.core.platforms import Platform
 from fp8check.core.profiles import RuleProfile
 from fp8check.core.quant_config import CompressedTensorsConfig, NativeFp8Config, OutOfScopeConfig
@@ -87,7 +87,7 @@ def assign(module: LinearModule, quant) -> Assignment:
         return Assignment(None, reason="the model has no quantization_config")
     if module.layer_type == "ParallelLMHead" and isinstance(quant, NativeFp8Config):
         return UNQUANTIZED_LM_HEAD
-    if module.layer_type == "ReplicatedLinear":
+    if is_router(module.name):
         return Assignment(None, reason="vLLM builds the MoE router gate with quant_config=None")
     if isinstance(quant, CompressedTensorsConfig):
         return assign_compressed_tensors(module, quant)
@@ -163,9 +163,10 @@ def _layer_report(module: LinearModule, assignment: Assignment, result: Route, i
     w = assignment.weights
     if assignment.method == "fp8":
         strategy = f"block {list(assignment.block)}" if assignment.block else "tensor"
-        activation = f"{'static' if assignment.static_input else 'dynamic'} " + ("group" if assignment.block else "tensor")
+        # The granularity of dynamic activations is vLLM's choice (see activation_key), not the config's.
+        activation = "static tensor" if assignment.static_input else "dynamic"
         if assignment.block:
-            activation += f" {assignment.block[0]}"
+            activation += f" group {assignment.block[0]}"
     elif w is not None:
         strategy = w.strategy + (f" {list(w.block_structure)}" if w.block_structure else "")
         strategy += f" {w.group_size}" if w.strategy == "group" else ""
@@ -180,7 +181,8 @@ def _layer_report(module: LinearModule, assignment: Assignment, result: Route, i
         weight_dtype="/".join(sorted({s.weight.dtype for s in module.shards})),
         shape=(sum(module.output_sizes), module.input_size), strategy=strategy, activation=activation,
         scheme=result.scheme, kernel=choice.kernel if choice else None,
-        rejected=choice.rejected if choice else (), errors=tuple(result.errors) + tuple(integrity_errors),
+        rejected=choice.rejected if choice else (),
+        errors=tuple(e.replace(LAYER, module.name) for e in result.errors) + tuple(integrity_errors),
         warnings=tuple(warnings) + (choice.warnings if choice else ()), notes=result.notes,
         weight_key=result.weight_key, activation_key=result.activation_key,
     )

@@ -49,8 +49,8 @@ def _check_ct(shard: Shard, a: Assignment, errors: list[str], warnings: list[str
         block = w.block_structure
         _scale(shard, "weight_scale", w.strategy, block, w.group_size, errors)
         if "weight_scale_inv" in shard.side:
-            errors.append(f"{_t(shard.side['weight_scale_inv'])}: compressed-tensors checkpoints store "
-                          "'weight_scale'; vLLM has no parameter named weight_scale_inv for this scheme")
+            warnings.append(f"{_t(shard.side['weight_scale_inv'])}: compressed-tensors checkpoints store "
+                            "'weight_scale'; this tensor is not what vLLM's compressed-tensors schemes read")
         if w.strategy == "block" and (n % block[0] or k % block[1]):
             warnings.append(f"{_t(shard.weight)} {list(shard.weight.shape)} is not a multiple of block "
                             f"{list(block)}: the last block row/column is partial (padded scales)")

@@ -16,6 +16,7 @@ class Assignment(NamedTuple):
     method: str | None                  # "compressed-tensors" | "fp8" | None
     weights: QuantArgs | None = None
     input_activations: QuantArgs | None = None
+    output_activations: QuantArgs | None = None
     format: str | None = None
     block: tuple[int, int] | None = None  # native fp8 weight_block_size
     static_input: bool = False            # native fp8 activation_scheme == static
@@ -42,25 +43,32 @@ def matches(name: str, pattern: str) -> bool:
 
 
 def _shard_names(module: LinearModule) -> list[str]:
-    leaf = module.leaf
-    if leaf in PACKED_MODULES:
-        return [module.name[: -len(leaf)] + part for part in PACKED_MODULES[leaf]]
-    return [module.name]
+    """The packed_modules_mapping components: q/k/v for Llama, the fused name itself where the checkpoint
+    stores it fused (Phi-3 maps qkv_proj -> [qkv_proj])."""
+    return [shard.name for shard in module.shards] if module.leaf in PACKED_MODULES else [module.name]
 
 
-def _ignored(module: LinearModule, patterns: tuple[str, ...], mixed_message: str) -> tuple[bool, str | None]:
-    """should_ignore_layer / is_layer_skipped with the fused mapping: all shards must agree."""
-    if any(matches(module.name, p) for p in patterns):
-        return True, None
-    verdicts = {any(matches(s, p) for p in patterns) for s in _shard_names(module)}
-    if len(verdicts) > 1:
-        return False, mixed_message
-    return verdicts.pop(), None
+def _exact(name: str, pattern: str) -> bool:
+    return name == pattern
+
+
+def _ignored(module: LinearModule, patterns: tuple[str, ...], mixed_message: str, *, compressed_tensors: bool
+             ) -> tuple[bool, str | None]:
+    """should_ignore_layer (compressed-tensors: exact or re:, an exact hit on the fused name wins) and
+    is_layer_skipped (fp8: exact names only, fused layers judged by their shards alone). Shards must agree."""
+    match = matches if compressed_tensors else _exact
+    fused_hit = compressed_tensors and module.name in patterns
+    if module.leaf in PACKED_MODULES and not fused_hit:
+        verdicts = {any(match(s, p) for p in patterns) for s in _shard_names(module)}
+        if len(verdicts) > 1:
+            return False, mixed_message
+        return verdicts.pop(), None
+    return any(match(module.name, p) for p in patterns), None
 
 
 def assign_compressed_tensors(module: LinearModule, config: CompressedTensorsConfig) -> Assignment:
     ignored, error = _ignored(module, config.ignore, f"Found different quantization schemes for the shards of "
-                              f"{module.name}. vLLM requires all to use the same scheme.")
+                              f"{module.name}. vLLM requires all to use the same scheme.", compressed_tensors=True)
     if error:
         return Assignment("compressed-tensors", error=error)
     if ignored:
@@ -69,7 +77,7 @@ def assign_compressed_tensors(module: LinearModule, config: CompressedTensorsCon
     if scheme is None:
         return Assignment(None, reason="no config group targets it")
     return Assignment("compressed-tensors", weights=scheme.weights, input_activations=scheme.input_activations,
-                      format=scheme.format or config.format)
+                      output_activations=scheme.output_activations, format=scheme.format or config.format)
 
 
 def _find_target(module: LinearModule, groups: tuple[CTScheme, ...]) -> CTScheme | None:
@@ -101,7 +109,8 @@ def assign_native_fp8(module: LinearModule, config: NativeFp8Config) -> Assignme
     if module.layer_type == "ParallelLMHead":
         return UNQUANTIZED_LM_HEAD
     ignored, error = _ignored(module, config.ignored_layers, f"Detected some but not all shards of {module.name} are "
-                              "quantized. All shards of fused layers to have the same precision.")
+                              "quantized. All shards of fused layers to have the same precision.",
+                              compressed_tensors=False)
     if error:
         return Assignment("fp8", error=error)
     if ignored:

@@ -27,6 +27,10 @@ EMBEDDINGS = ("embed_tokens", "wte", "word_embeddings", "tok_embeddings", "embed
 # Tensors that belong to a linear module besides its weight.
 SIDE_TENSORS = ("weight_scale", "weight_scale_inv", "input_scale", "weight_zero_point", "input_zero_point",
                 "weight_global_scale", "input_global_scale", "output_scale", "weight_g_idx", "bias")
+# DeepSeek MLA's low-rank input projections are ReplicatedLinear in vLLM (never split), but quantized.
+REPLICATED = frozenset({"q_a_proj", "kv_a_proj_with_mqa"})
+# Stands for the module's name in messages computed once per module shape (inspect fills it in per module).
+LAYER = "\x00layer\x00"
 _EXPERT = re.compile(r"^(?P<moe>.+\.experts)\.(?:\d+\.)?[^.]+(?:\.[^.]+)?$")
 _LAYER_INDEX = re.compile(r"\.(\d+)\.")
 
@@ -138,11 +142,20 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig) -> Linear
         if len(shards) == 1 and widths[0] % 2 == 0:
             widths = (widths[0] // 2, widths[0] // 2)
         return LinearModule(name, "MergedColumnParallelLinear", shards, k, widths)
-    if leaf == "gate" and ".mlp." in f".{name}.":
-        return LinearModule(name, "ReplicatedLinear", shards, k, widths)  # MoE router
+    if is_router(name) or leaf in REPLICATED:
+        return LinearModule(name, "ReplicatedLinear", shards, k, widths)
     if leaf in ROW_PARALLEL:
         return LinearModule(name, "RowParallelLinear", shards, k, widths)
     return LinearModule(name, "ColumnParallelLinear", shards, k, widths)
+
+
+def is_router(name: str) -> bool:
+    """An MoE router gate (Qwen/DeepSeek `mlp.gate`, Mixtral `block_sparse_moe.gate`, Qwen2-MoE
+    `shared_expert_gate`): vLLM builds these with quant_config=None, whatever the checkpoint's config says."""
+    parent, _, leaf = name.rpartition(".")
+    if leaf == "shared_expert_gate":
+        return True
+    return leaf == "gate" and parent.rsplit(".", 1)[-1] in ("mlp", "block_sparse_moe")
 
 
 def _heads(config: ModelConfig, widths: tuple[int, ...]) -> tuple[int, int, int] | None:

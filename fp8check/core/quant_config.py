@@ -57,16 +57,11 @@ class QuantArgs(NamedTuple):
     def is_float8(self) -> bool:
         return self.type == "float" and self.num_bits == 8
 
-    def describe(self) -> str:
-        """Human text such as 'fp8 block [128, 128] static' or 'fp8 group 128 dynamic'."""
-        kind = f"{'fp' if self.type == 'float' else 'int'}{self.num_bits}"
-        detail = self.strategy
-        if self.strategy == "block" and self.block_structure:
-            detail += f" {list(self.block_structure)}"
-        elif self.strategy in ("group", "tensor_group") and self.group_size:
-            detail += f" {self.group_size}"
-        mode = "dynamic" if self.dynamic else "static"
-        return f"{kind} {detail} {mode}" + ("" if self.symmetric else " asym")
+    def pydantic_str(self) -> str:
+        """Roughly how vLLM prints compressed-tensors' QuantizationArgs (pydantic's str) in its errors."""
+        return (f"num_bits={self.num_bits} type='{self.type}' symmetric={self.symmetric} group_size={self.group_size} "
+                f"strategy='{self.strategy}' block_structure={list(self.block_structure) if self.block_structure else None} "
+                f"dynamic={self.dynamic!r} actorder={self.actorder!r} scale_dtype={self.scale_dtype}")
 
 
 class CTScheme(NamedTuple):

@@ -23,6 +23,7 @@ def to_json(report: InspectReport) -> dict:
         "vllm_versions": report.profile.vllm,
         "includes": sorted(report.profile.includes),
         "linear_backend": report.backend.default,
+        "linear_backend_per_quant": dict(report.backend.per_quant),
         "assumptions": report.platform.assumptions.describe(),
         "quant_method": report.quant_method,
         "errors": list(report.errors),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from fp8check.core.matching import Assignment
+from fp8check.core.modules import LAYER
 from fp8check.core.quant_config import ACTIVATION_FORMATS, QuantArgs
 from fp8check.core.tp import TPLayout, block_shape_error
 from fp8check.kernels.base import RoutingContext
@@ -102,8 +103,10 @@ def select_ct_scheme(assignment: Assignment, ctx: RoutingContext, backend: Backe
             return W8A16_FP8_SCHEME, None
         if w.type == "int" and w.num_bits == 8 and a is not None and a.type == "int":
             return "CompressedTensorsW8A8Int8", None
-    return None, (f"No compressed-tensors compatible scheme was found for weight_quant={w.describe()}, "
-                  f"input_quant={a.describe() if a else None}, format={fmt}")
+    out = assignment.output_activations
+    return None, (f"No compressed-tensors compatible scheme was found for layer_name={LAYER}, "
+                  f"weight_quant={w.pydantic_str()}, input_quant={a.pydantic_str() if a else None}, "
+                  f"output_quant={out.pydantic_str() if out else None}, format={fmt}")
 
 
 def _scheme_capability_error(scheme: str, ctx: RoutingContext) -> str | None:
@@ -150,10 +153,11 @@ def route(assignment: Assignment, layout: TPLayout, ctx: RoutingContext, backend
     """Route one module's assignment at one TP size. Pure: the same inputs give the same Route."""
     if assignment.error:
         return Route(scheme=UNQUANTIZED if assignment.method is None else "?", errors=(assignment.error,))
-    if assignment.method is None:
+    unquantized = assignment.method is None
+    if layout.error:  # divide() asserts in the layer's constructor, quantized or not
+        return Route(scheme=UNQUANTIZED if unquantized else "?", errors=(layout.error,))
+    if unquantized:
         return Route(scheme=UNQUANTIZED, notes=(assignment.reason,) if assignment.reason else ())
-    if layout.error:
-        return Route(scheme="?", errors=(layout.error,))
     if assignment.method == "fp8":
         scheme, error = FP8_METHOD, None
     else:
@@ -163,6 +167,11 @@ def route(assignment: Assignment, layout: TPLayout, ctx: RoutingContext, backend
     if scheme not in (W8A8_FP8, W8A16_FP8_SCHEME, FP8_METHOD):
         note = f"{scheme} is not an FP8 scheme; fp8check routes FP8 linear layers only"
         return Route(scheme=scheme, notes=(note,))
+    # The scheme's constructor runs first (and asserts for static-input block weights), then get_scheme's
+    # capability gate, then create_weights: block-shape validation, kernel selection.
+    request = kernel_request(scheme, assignment, ctx, e8m0)
+    if isinstance(request, str):
+        return Route(scheme=scheme, errors=(request,))
     error = _scheme_capability_error(scheme, ctx)
     if error:
         return Route(scheme=scheme, errors=(error,))
@@ -172,9 +181,6 @@ def route(assignment: Assignment, layout: TPLayout, ctx: RoutingContext, backend
         error = block_shape_error(layout, block, allow_mismatch_escape=scheme == FP8_METHOD)
         if error:
             return Route(scheme=scheme, errors=(error,))
-    request = kernel_request(scheme, assignment, ctx, e8m0)
-    if isinstance(request, str):
-        return Route(scheme=scheme, errors=(request,))
     quantization, weight_key, act_key = request
     cfg = KernelConfig(weight_key=weight_key, activation_key=act_key, out_dtype=out_dtype,
                        weight_dtype="float8_e4m3fn", n=sum(layout.output_partition_sizes),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from fp8check.core.modules import LinearModule
+from fp8check.core.modules import LAYER, LinearModule
 
 
 class TPLayout(NamedTuple):
@@ -31,7 +31,7 @@ def tp_layout(module: LinearModule, tp: int) -> TPLayout:
     kind = module.layer_type
     if k == 0 or 0 in widths:
         return TPLayout(tp, k, k, sum(widths), widths, "column",
-                        f"{module.name}: a linear weight of shape {[sum(widths), k]} has an empty dimension")
+                        f"{LAYER}: a linear weight of shape {[sum(widths), k]} has an empty dimension")
     if kind in ("ReplicatedLinear", "ParallelLMHead") or tp == 1:
         # The LM head splits the (padded) vocabulary, which never fails; replicated layers do not split.
         return TPLayout(tp, k, k, sum(widths), widths, "replicated" if kind == "ReplicatedLinear" else "column")
@@ -50,6 +50,8 @@ def tp_layout(module: LinearModule, tp: int) -> TPLayout:
         if error:
             return TPLayout(tp, k, k, sum(widths), widths, "column", error)
         parts = (heads * head_dim, kv * head_dim, kv * (widths[2] // kv_total if kv_total else head_dim))
+        # QKVParallelLinear's output_size is (heads + 2 * kv) * head_dim * tp with the per-rank (replicated) KV
+        # heads, so output_size // sum(parts) == tp and validate_fp8_block_shape checks every partition.
         return TPLayout(tp, k, k, sum(parts) * tp, parts, "column")
     parts = []
     for width in widths:
