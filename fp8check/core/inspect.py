@@ -122,12 +122,11 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions) -> InspectRepo
     ctx = RoutingContext(options.platform, options.profile, frozenset(options.disabled_kernels))
     layout = build_layout(ckpt.tensors, ckpt.config)
     out_dtype = "float16" if (ckpt.config.dtype or "").lower() in ("float16", "fp16", "half") else "bfloat16"
-    model_type = ckpt.config.model_type
 
     @lru_cache(maxsize=None)
     def route_cached(assignment: Assignment, module_shape: tuple, tp: int, e8m0: bool) -> Route:
         module = shape_to_module[module_shape]
-        return route(assignment, tp_layout(module, tp), ctx, options.backend, out_dtype, e8m0, model_type)
+        return route(assignment, tp_layout(module, tp), ctx, options.backend, out_dtype, e8m0)
 
     shape_to_module: dict[tuple, LinearModule] = {}
     layers = []

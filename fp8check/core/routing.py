@@ -149,7 +149,7 @@ def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m
 
 
 def route(assignment: Assignment, layout: TPLayout, ctx: RoutingContext, backend: Backend, out_dtype: str,
-          e8m0: bool = False, model_type: str = "") -> Route:
+          e8m0: bool = False) -> Route:
     """Route one module's assignment at one TP size. Pure: the same inputs give the same Route."""
     if assignment.error:
         return Route(scheme=UNQUANTIZED if assignment.method is None else "?", errors=(assignment.error,))
@@ -184,7 +184,7 @@ def route(assignment: Assignment, layout: TPLayout, ctx: RoutingContext, backend
     quantization, weight_key, act_key = request
     cfg = KernelConfig(weight_key=weight_key, activation_key=act_key, out_dtype=out_dtype,
                        weight_dtype="float8_e4m3fn", n=sum(layout.output_partition_sizes),
-                       k=layout.input_size_per_partition, model_type=model_type)
+                       k=layout.input_size_per_partition)
     choice = choose_kernel(quantization, cfg, ctx, backend.for_quantization(quantization))
     errors = tuple(e for e in (choice.error, choice.runtime_error) if e)
     return Route(scheme=scheme, choice=choice, errors=errors, weight_key=weight_key.name, activation_key=act_key.name)

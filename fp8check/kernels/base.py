@@ -28,10 +28,6 @@ class RoutingContext(NamedTuple):
     def cc(self) -> int | None:
         return self.platform.capability
 
-    @property
-    def cuda_alike(self) -> bool:
-        return self.platform.kind in ("cuda", "rocm")
-
     def cuda_at_least(self, version: str) -> bool:
         have = tuple(int(p) for p in self.platform.assumptions.cuda_version.split("."))
         return have >= tuple(int(p) for p in version.split("."))

@@ -53,4 +53,3 @@ class KernelConfig(NamedTuple):
     weight_dtype: str               # the parameter's dtype: vLLM always creates float8_e4m3fn
     n: int                          # output features of this rank's shard
     k: int                          # input features of this rank's shard
-    model_type: str = ""

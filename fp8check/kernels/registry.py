@@ -133,11 +133,3 @@ def choose_kernel(quantization: str, cfg: KernelConfig, ctx: RoutingContext, bac
              + "\n".join(r.reason for r in rejected))
     return KernelChoice(quantization, None, tuple(rejected), error=error, warnings=tuple(warnings))
 
-
-def all_kernels() -> list[type[Kernel]]:
-    seen: dict[str, type[Kernel]] = {}
-    for table in TABLES.values():
-        for row in table.values():
-            for kernel in row:
-                seen.setdefault(kernel.name, kernel)
-    return list(seen.values())
