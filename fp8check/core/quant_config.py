@@ -109,7 +109,7 @@ def parse_quant_config(raw: object, where: str = "config.json: quantization_conf
         raise ConfigError(f"{where} must be an object, got {type(raw).__name__}")
     method = raw.get("quant_method")
     if not isinstance(method, str):
-        raise ConfigError(f"{where}.quant_method must be a string, got {_show(method)}")
+        raise ConfigError(f"{where}.quant_method must be a string, got {shown(method)}")
     method = method.lower()
     if method == "compressed-tensors":
         return _parse_compressed_tensors(raw, where)
@@ -124,20 +124,20 @@ def parse_quant_config(raw: object, where: str = "config.json: quantization_conf
 def parse_quant_args(raw: object, where: str) -> QuantArgs:
     """Mirror of compressed-tensors' QuantizationArgs validators (field validators + validate_model_after)."""
     if not isinstance(raw, dict):
-        raise ConfigError(f"{where} must be an object, got {_show(raw)}")
+        raise ConfigError(f"{where} must be an object, got {shown(raw)}")
     extra = set(raw) - _ARGS_KEYS
     if extra:
         raise ConfigError(f"{where}: unknown key(s) {shown(sorted(extra))} (compressed-tensors forbids extra keys)")
     num_bits = raw.get("num_bits", 8)
     if not _is_int(num_bits) or num_bits <= 0:
-        raise ConfigError(f"{where}.num_bits must be a positive integer, got {_show(num_bits)}")
+        raise ConfigError(f"{where}.num_bits must be a positive integer, got {shown(num_bits)}")
     qtype = _enum(raw.get("type", "int"), ("int", "float"), f"{where}.type")
     symmetric = raw.get("symmetric", True)
     if not isinstance(symmetric, bool):
-        raise ConfigError(f"{where}.symmetric must be true or false, got {_show(symmetric)}")
+        raise ConfigError(f"{where}.symmetric must be true or false, got {shown(symmetric)}")
     group_size = raw.get("group_size")
     if group_size is not None and (not _is_int(group_size) or group_size < -1):
-        raise ConfigError(f"{where}.group_size: invalid group size {_show(group_size)}. Use group_size > 0 for strategy='group' and group_size = -1 for 'channel'")
+        raise ConfigError(f"{where}.group_size: invalid group size {shown(group_size)}. Use group_size > 0 for strategy='group' and group_size = -1 for 'channel'")
     strategy = raw.get("strategy")
     if strategy is not None:
         strategy = _enum(strategy, STRATEGIES, f"{where}.strategy")
@@ -146,11 +146,11 @@ def parse_quant_args(raw: object, where: str) -> QuantArgs:
     if isinstance(dynamic, str):
         dynamic = _enum(dynamic, ("local",), f"{where}.dynamic")
     elif not isinstance(dynamic, bool):
-        raise ConfigError(f"{where}.dynamic must be true, false or 'local', got {_show(dynamic)}")
+        raise ConfigError(f"{where}.dynamic must be true, false or 'local', got {shown(dynamic)}")
     actorder = _actorder(raw.get("actorder"), f"{where}.actorder")
     scale_dtype = raw.get("scale_dtype")
     if scale_dtype is not None and not isinstance(scale_dtype, str):
-        raise ConfigError(f"{where}.scale_dtype must be a dtype name, got {_show(scale_dtype)}")
+        raise ConfigError(f"{where}.scale_dtype must be a dtype name, got {shown(scale_dtype)}")
 
     if strategy is None:
         if group_size is None:
@@ -185,7 +185,7 @@ def parse_quant_args(raw: object, where: str) -> QuantArgs:
 def _block_structure(value: object, where: str) -> tuple[int, int] | None:
     if value is None:
         return None
-    error = ConfigError(f"{where}: invalid block_structure {_show(value)}. Must be a list of two positive ints (rows, cols)")
+    error = ConfigError(f"{where}: invalid block_structure {shown(value)}. Must be a list of two positive ints (rows, cols)")
     if isinstance(value, str):  # compressed-tensors still accepts the legacy "128x128" form
         try:
             value = [int(x) for x in value.split("x")]
@@ -200,7 +200,7 @@ def _actorder(value: object, where: str) -> str | None:
     if value is None or value is False:
         return None
     if value is True or (isinstance(value, str) and value.lower() in ("group", "dynamic")):
-        raise ConfigError(f"{where}: actorder={_show(value)} (group activation ordering) has been removed; use 'weight' or null")
+        raise ConfigError(f"{where}: actorder={shown(value)} (group activation ordering) has been removed; use 'weight' or null")
     return _enum(value, ("weight", "static"), where)
 
 
@@ -208,7 +208,7 @@ def _parse_scheme(name: str, raw: object, where: str) -> CTScheme:
     if isinstance(raw, list):  # {"FP8_DYNAMIC": ["Linear"]}: a preset keyed by its name
         return _preset_scheme(name, raw, where)
     if not isinstance(raw, dict):
-        raise ConfigError(f"{where} must be an object (a scheme) or a list of targets (a preset), got {_show(raw)}")
+        raise ConfigError(f"{where} must be an object (a scheme) or a list of targets (a preset), got {shown(raw)}")
     extra = set(raw) - _SCHEME_KEYS
     if extra:
         raise ConfigError(f"{where}: unknown key(s) {shown(sorted(extra))} (compressed-tensors forbids extra keys)")
@@ -245,15 +245,15 @@ def _preset_scheme(name: str, targets: list, where: str) -> CTScheme:
 def _parse_compressed_tensors(raw: dict, where: str) -> CompressedTensorsConfig:
     groups_raw = raw.get("config_groups")
     if not isinstance(groups_raw, dict):
-        raise ConfigError(f"{where}.config_groups must be an object of config groups, got {_show(groups_raw)}")
+        raise ConfigError(f"{where}.config_groups must be an object of config groups, got {shown(groups_raw)}")
     groups = tuple(_parse_scheme(str(k), v, f"{where}.config_groups.{printable(str(k), 80)}") for k, v in groups_raw.items())
     fmt = raw.get("format")
     if fmt is not None and not isinstance(fmt, str):
-        raise ConfigError(f"{where}.format must be a string, got {_show(fmt)}")
+        raise ConfigError(f"{where}.format must be a string, got {shown(fmt)}")
     ignore = _pattern_list(raw.get("ignore") or [], f"{where}.ignore")
     sparsity = raw.get("sparsity_config") or {}
     if not isinstance(sparsity, dict):
-        raise ConfigError(f"{where}.sparsity_config must be an object, got {_show(sparsity)}")
+        raise ConfigError(f"{where}.sparsity_config must be an object, got {shown(sparsity)}")
     sparse_targets = _pattern_list(sparsity.get("targets") or [], f"{where}.sparsity_config.targets")
     return CompressedTensorsConfig(groups=groups, ignore=ignore, format=fmt, sparsity_targets=sparse_targets)
 
@@ -300,12 +300,12 @@ def _parse_native_fp8(raw: dict, where: str) -> NativeFp8Config:
         raise ConfigError(f"{where}: Cannot find any of ['activation_scheme'] in the model's quantization config.")
     scheme = raw["activation_scheme"]
     if scheme not in ("static", "dynamic"):
-        raise ConfigError(f"{where}: Unsupported activation scheme {_show(scheme)}")
+        raise ConfigError(f"{where}: Unsupported activation scheme {shown(scheme)}")
     ignored = _pattern_list(raw.get("ignored_layers") or raw.get("modules_to_not_convert") or [], f"{where}.ignored_layers")
     block = raw.get("weight_block_size")
     if block is not None:
         if not isinstance(block, list) or not all(_is_int(v) and v > 0 for v in block):
-            raise ConfigError(f"{where}.weight_block_size must be a list of positive integers, got {_show(block)}")
+            raise ConfigError(f"{where}.weight_block_size must be a list of positive integers, got {shown(block)}")
         if len(block) != 2:
             raise ConfigError(f"{where}: The quantization block size of weight must have 2 dimensions, but got {len(block)} dimensions")
         if scheme != "dynamic":
@@ -323,7 +323,7 @@ def _is_int(value: object) -> bool:
 
 def _enum(value: object, allowed: tuple[str, ...], where: str) -> str:
     if not isinstance(value, str) or value.lower() not in allowed:
-        raise ConfigError(f"{where}: unknown value {_show(value)} (expected one of: {', '.join(allowed)})")
+        raise ConfigError(f"{where}: unknown value {shown(value)} (expected one of: {', '.join(allowed)})")
     return value.lower()
 
 
@@ -331,7 +331,7 @@ def _str_list(value: object, where: str, required: bool = False) -> tuple[str, .
     if value is None and not required:
         return ()
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where} must be a list of strings, got {_show(value)}")
+        raise ConfigError(f"{where} must be a list of strings, got {shown(value)}")
     return tuple(value)
 
 
@@ -345,10 +345,10 @@ def _pattern_list(value: object, where: str, required: bool = False) -> tuple[st
                 re.compile(pattern[3:])
                 tree = _sre.parse(pattern[3:])
             except (re.error, OverflowError, RecursionError, ValueError) as exc:
-                raise ConfigError(f"{where}: invalid regular expression {_show(pattern)} ({printable(str(exc), 80)}); "
+                raise ConfigError(f"{where}: invalid regular expression {shown(pattern)} ({printable(str(exc), 80)}); "
                                   "vLLM's re.match would raise on it") from None
             if _exponential(tree, False):
-                raise ConfigError(f"{where}: regular expression {_show(pattern)} repeats a group that itself repeats or "
+                raise ConfigError(f"{where}: regular expression {shown(pattern)} repeats a group that itself repeats or "
                                   "alternates; matching it can take exponential time (vLLM would hang), so fp8check refuses it")
     return patterns
 
@@ -380,6 +380,3 @@ def _exponential(items, in_repeat: bool) -> bool:
                 return True
     return False
 
-
-def _show(value: object) -> str:
-    return shown(value)
