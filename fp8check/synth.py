@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import struct
 from dataclasses import dataclass, field, replace
 
@@ -52,33 +53,149 @@ class Spec:
     data: str = "random"             # "random" | "zeros" | "sparse"
     seed: int = 0
     extra_config: dict = field(default_factory=dict)
+    # Model families (fp8check.core.layouts); the defaults write the plain Llama above, byte for byte.
+    moe_style: str = "qwen"          # how MoE blocks are named: a key of MOE_STYLES
+    shared_experts: int = 0          # DeepSeek/GLM n_shared_experts (Qwen2-MoE / Llama-4: one shared expert)
+    first_k_dense: int = 0           # DeepSeek/GLM first_k_dense_replace: layers below it keep a dense MLP
+    mla: bool = False                # DeepSeek MLA attention instead of q/k/v
+    q_lora_rank: int | None = None   # MLA: q_a_proj + q_b_proj when set, q_proj when None
+    kv_lora_rank: int = 128
+    qk_rope_head_dim: int = 32
+    mtp_layers: int = 0              # MTP layers appended after `layers` (BF16 eh_proj, shared_head.head)
+    mtp_key: str = "num_nextn_predict_layers"
+    text_prefix: str = "model"       # "language_model.model" / "model.language_model" for multimodal checkpoints
+    vision: str | None = None        # a key of VISION_TOWERS: writes a one-block vision tower and projector
+    vision_hidden: int = 128
+    vision_heads: int = 4
+    fused_on_disk: bool = False      # Phi-3: qkv_proj and gate_up_proj stored fused
+    attention_sinks: bool = False    # gpt-oss: a per-head self_attn.sinks parameter
 
     @property
     def hd(self) -> int:
         return self.head_dim or self.hidden // self.heads
 
 
+# moe_style -> (block name, router leaf, expert leaves gate/up/down, shared-expert name).
+MOE_STYLES = {
+    "qwen": ("mlp", "gate", ("gate_proj", "up_proj", "down_proj"), "shared_expert"),        # + shared_expert_gate
+    "deepseek": ("mlp", "gate", ("gate_proj", "up_proj", "down_proj"), "shared_experts"),   # also GLM-4.5
+    "mixtral": ("block_sparse_moe", "gate", ("w1", "w3", "w2"), None),                       # also MiniMax-M2
+    "llama4": ("feed_forward", "router", ("gate_proj", "up_proj", "down_proj"), "shared_expert"),
+    "gpt_oss": ("mlp", "router", ("gate_proj", "up_proj", "down_proj"), None),
+}
+# Layer names vLLM builds without a quant config: real checkpoints store them in BF16.
+ROUTER_LEAVES = (".mlp.gate", ".block_sparse_moe.gate", ".feed_forward.router", ".mlp.router", ".shared_expert_gate")
+# Towers vLLM builds with quant_config=None (mllama4.py): Meta's FP8 checkpoints keep them in BF16.
+BF16_TOWERS = {"llama4": ("vision_model.", "multi_modal_projector.")}
+
+
 def linear_shapes(spec: Spec) -> dict[str, tuple[int, int]]:
     """Checkpoint linear names -> [out, in], in the order HF models save them."""
     shapes: dict[str, tuple[int, int]] = {}
-    for i in range(spec.layers):
-        p = f"model.layers.{i}"
-        shapes[f"{p}.self_attn.q_proj"] = (spec.heads * spec.hd, spec.hidden)
-        shapes[f"{p}.self_attn.k_proj"] = (spec.kv_heads * spec.hd, spec.hidden)
-        shapes[f"{p}.self_attn.v_proj"] = (spec.kv_heads * spec.hd, spec.hidden)
-        shapes[f"{p}.self_attn.o_proj"] = (spec.hidden, spec.heads * spec.hd)
-        if spec.experts:
-            shapes[f"{p}.mlp.gate"] = (spec.experts, spec.hidden)
-            for e in range(spec.experts):
-                shapes[f"{p}.mlp.experts.{e}.gate_proj"] = (spec.moe_intermediate, spec.hidden)
-                shapes[f"{p}.mlp.experts.{e}.up_proj"] = (spec.moe_intermediate, spec.hidden)
-                shapes[f"{p}.mlp.experts.{e}.down_proj"] = (spec.hidden, spec.moe_intermediate)
-        else:
-            shapes[f"{p}.mlp.gate_proj"] = (spec.intermediate, spec.hidden)
-            shapes[f"{p}.mlp.up_proj"] = (spec.intermediate, spec.hidden)
+    for i in range(spec.layers + spec.mtp_layers):
+        p = f"{spec.text_prefix}.layers.{i}"
+        shapes.update(_attention_shapes(spec, f"{p}.self_attn"))
+        if spec.experts and i >= spec.first_k_dense:
+            shapes.update(_moe_shapes(spec, p))
+        elif spec.fused_on_disk:
+            shapes[f"{p}.mlp.gate_up_proj"] = (2 * spec.intermediate, spec.hidden)
             shapes[f"{p}.mlp.down_proj"] = (spec.hidden, spec.intermediate)
-    shapes["lm_head"] = (spec.vocab, spec.hidden)
+        else:
+            block = MOE_STYLES[spec.moe_style][0] if spec.experts else "mlp"
+            shapes[f"{p}.{block}.gate_proj"] = (spec.intermediate, spec.hidden)
+            shapes[f"{p}.{block}.up_proj"] = (spec.intermediate, spec.hidden)
+            shapes[f"{p}.{block}.down_proj"] = (spec.hidden, spec.intermediate)
+        if i >= spec.layers:  # DeepSeek-V3's MTP block: eh_proj and its own head (left unquantized)
+            shapes[f"{p}.eh_proj"] = (spec.hidden, 2 * spec.hidden)
+            shapes[f"{p}.shared_head.head"] = (spec.vocab, spec.hidden)
+    shapes["language_model.lm_head" if spec.text_prefix == "language_model.model" else "lm_head"] = (
+        spec.vocab, spec.hidden)
+    if spec.vision:
+        shapes.update(VISION_TOWERS[spec.vision](spec))
     return shapes
+
+
+def _attention_shapes(spec: Spec, p: str) -> dict[str, tuple[int, int]]:
+    if spec.fused_on_disk:
+        return {f"{p}.qkv_proj": ((spec.heads + 2 * spec.kv_heads) * spec.hd, spec.hidden),
+                f"{p}.o_proj": (spec.hidden, spec.heads * spec.hd)}
+    if not spec.mla:
+        return {f"{p}.q_proj": (spec.heads * spec.hd, spec.hidden), f"{p}.k_proj": (spec.kv_heads * spec.hd, spec.hidden),
+                f"{p}.v_proj": (spec.kv_heads * spec.hd, spec.hidden), f"{p}.o_proj": (spec.hidden, spec.heads * spec.hd)}
+    q_width = spec.heads * (spec.hd + spec.qk_rope_head_dim)  # qk_nope_head_dim = head_dim
+    shapes = ({f"{p}.q_a_proj": (spec.q_lora_rank, spec.hidden), f"{p}.q_b_proj": (q_width, spec.q_lora_rank)}
+              if spec.q_lora_rank else {f"{p}.q_proj": (q_width, spec.hidden)})
+    shapes[f"{p}.kv_a_proj_with_mqa"] = (spec.kv_lora_rank + spec.qk_rope_head_dim, spec.hidden)
+    shapes[f"{p}.kv_b_proj"] = (spec.heads * 2 * spec.hd, spec.kv_lora_rank)  # v_head_dim = head_dim
+    shapes[f"{p}.o_proj"] = (spec.hidden, spec.heads * spec.hd)
+    return shapes
+
+
+def _moe_shapes(spec: Spec, p: str) -> dict[str, tuple[int, int]]:
+    block, router, (gate, up, down), shared = MOE_STYLES[spec.moe_style]
+    shapes = {f"{p}.{block}.{router}": (spec.experts, spec.hidden)}
+    for e in range(spec.experts):
+        shapes[f"{p}.{block}.experts.{e}.{gate}"] = (spec.moe_intermediate, spec.hidden)
+        shapes[f"{p}.{block}.experts.{e}.{up}"] = (spec.moe_intermediate, spec.hidden)
+        shapes[f"{p}.{block}.experts.{e}.{down}"] = (spec.hidden, spec.moe_intermediate)
+    if spec.shared_experts and shared:
+        width = spec.moe_intermediate * spec.shared_experts
+        shapes[f"{p}.{block}.{shared}.gate_proj"] = (width, spec.hidden)
+        shapes[f"{p}.{block}.{shared}.up_proj"] = (width, spec.hidden)
+        shapes[f"{p}.{block}.{shared}.down_proj"] = (spec.hidden, width)
+        if spec.moe_style == "qwen":
+            shapes[f"{p}.{block}.shared_expert_gate"] = (1, spec.hidden)
+    return shapes
+
+
+def _pixtral(spec: Spec) -> dict[str, tuple[int, int]]:
+    """Mistral-3: PixtralHFVisionModel block + Mistral3MultiModalProjector (patch merger of 2x2 patches)."""
+    v, p = spec.vision_hidden, "vision_tower.transformer.layers.0"
+    return {**{f"{p}.attention.{x}_proj": (v, v) for x in "qkvo"}, f"{p}.feed_forward.gate_proj": (2 * v, v),
+            f"{p}.feed_forward.up_proj": (2 * v, v), f"{p}.feed_forward.down_proj": (v, 2 * v),
+            "multi_modal_projector.patch_merger.merging_layer": (v, 4 * v),
+            "multi_modal_projector.linear_1": (spec.hidden, v), "multi_modal_projector.linear_2": (spec.hidden, spec.hidden)}
+
+
+def _llama4_vision(spec: Spec) -> dict[str, tuple[int, int]]:
+    v, p = spec.vision_hidden, "vision_model.model.layers.0"
+    return {**{f"{p}.self_attn.{x}_proj": (v, v) for x in "qkvo"}, f"{p}.mlp.fc1": (2 * v, v), f"{p}.mlp.fc2": (v, 2 * v),
+            "vision_model.patch_embedding.linear": (v, 3 * 14 * 14), "vision_model.vision_adapter.mlp.fc1": (v, 4 * v),
+            "vision_model.vision_adapter.mlp.fc2": (v, v), "multi_modal_projector.linear_1": (spec.hidden, v)}
+
+
+def _qwen2_5_vl(spec: Spec) -> dict[str, tuple[int, int]]:
+    v, p = spec.vision_hidden, "visual.blocks.0"
+    return {f"{p}.attn.qkv": (3 * v, v), f"{p}.attn.proj": (v, v), f"{p}.mlp.gate_proj": (2 * v, v),
+            f"{p}.mlp.up_proj": (2 * v, v), f"{p}.mlp.down_proj": (v, 2 * v),
+            "visual.merger.mlp.0": (4 * v, 4 * v), "visual.merger.mlp.2": (spec.hidden, 4 * v)}
+
+
+def _qwen3_vl(spec: Spec) -> dict[str, tuple[int, int]]:
+    v, p = spec.vision_hidden, "visual.blocks.0"
+    shapes = {f"{p}.attn.qkv": (3 * v, v), f"{p}.attn.proj": (v, v), f"{p}.mlp.linear_fc1": (2 * v, v),
+              f"{p}.mlp.linear_fc2": (v, 2 * v)}
+    for m in ("visual.merger", "visual.deepstack_merger_list.0"):
+        shapes.update({f"{m}.linear_fc1": (4 * v, 4 * v), f"{m}.linear_fc2": (spec.hidden, 4 * v)})
+    return shapes
+
+
+def _siglip(spec: Spec) -> dict[str, tuple[int, int]]:
+    """Gemma-3: SigLIP encoder block (its projector is a bare parameter, not a linear)."""
+    v, p = spec.vision_hidden, "vision_tower.vision_model.encoder.layers.0"
+    return {**{f"{p}.self_attn.{x}_proj": (v, v) for x in "qkv"}, f"{p}.self_attn.out_proj": (v, v),
+            f"{p}.mlp.fc1": (2 * v, v), f"{p}.mlp.fc2": (v, 2 * v)}
+
+
+VISION_TOWERS = {"pixtral": _pixtral, "llama4": _llama4_vision, "qwen2_5_vl": _qwen2_5_vl, "qwen3_vl": _qwen3_vl,
+                 "siglip": _siglip}
+# The vision_config key each family names its head count with.
+VISION_HEADS_KEY = {"qwen2_5_vl": "num_heads", "qwen3_vl": "num_heads"}
+
+
+def _ignored(spec: Spec, name: str) -> bool:
+    """Listed in `ignore` by exact name or by a 're:' pattern (re.match), as compressed-tensors matches."""
+    return any(re.match(i[3:], name) if i.startswith("re:") else i == name for i in spec.ignore)
 
 
 def quantization_config(spec: Spec) -> dict | None:
@@ -120,6 +237,17 @@ def model_config(spec: Spec) -> dict:
         cfg["head_dim"] = spec.head_dim
     if spec.experts:
         cfg.update(num_experts=spec.experts, moe_intermediate_size=spec.moe_intermediate)
+    if spec.shared_experts or spec.first_k_dense:
+        cfg.update(n_routed_experts=spec.experts, n_shared_experts=spec.shared_experts,
+                   first_k_dense_replace=spec.first_k_dense)
+    if spec.mla:
+        cfg.update(q_lora_rank=spec.q_lora_rank, kv_lora_rank=spec.kv_lora_rank, qk_rope_head_dim=spec.qk_rope_head_dim,
+                   qk_nope_head_dim=spec.hd, v_head_dim=spec.hd)
+    if spec.mtp_layers:
+        cfg[spec.mtp_key] = spec.mtp_layers
+    if spec.vision:
+        cfg["vision_config"] = {"hidden_size": spec.vision_hidden,
+                                VISION_HEADS_KEY.get(spec.vision, "num_attention_heads"): spec.vision_heads}
     quant = quantization_config(spec)
     if quant:
         cfg["quantization_config"] = quant
@@ -130,9 +258,12 @@ def model_config(spec: Spec) -> dict:
 def tensor_specs(spec: Spec) -> dict[str, tuple[str, tuple[int, ...]]]:
     """Every tensor name -> (dtype, shape) the checkpoint holds."""
     method, strategy, act = QUANTS[spec.quant] if spec.quant else (None, None, None)
-    out: dict[str, tuple[str, tuple[int, ...]]] = {"model.embed_tokens.weight": ("BF16", (spec.vocab, spec.hidden))}
+    out: dict[str, tuple[str, tuple[int, ...]]] = {
+        f"{spec.text_prefix}.embed_tokens.weight": ("BF16", (spec.vocab, spec.hidden))}
     for name, (n, k) in linear_shapes(spec).items():
-        ignored = name in spec.ignore or name.endswith(".mlp.gate") or method is None
+        mtp_bf16 = name.endswith((".eh_proj", ".shared_head.head"))
+        bf16_tower = name.startswith(BF16_TOWERS.get(spec.vision or "", ()))
+        ignored = _ignored(spec, name) or name.endswith(ROUTER_LEAVES) or mtp_bf16 or bf16_tower or method is None
         if ignored:
             out[f"{name}.weight"] = ("BF16", (n, k))
             continue
@@ -148,10 +279,15 @@ def tensor_specs(spec: Spec) -> dict[str, tuple[str, tuple[int, ...]]]:
             scale_dtype, scale_shape)
         if act and not act[1]:
             out[f"{name}.input_scale"] = (scale_dtype, () if method == "fp8" else (1,))
-    for i in range(spec.layers):
-        out[f"model.layers.{i}.input_layernorm.weight"] = ("BF16", (spec.hidden,))
-        out[f"model.layers.{i}.post_attention_layernorm.weight"] = ("BF16", (spec.hidden,))
-    out["model.norm.weight"] = ("BF16", (spec.hidden,))
+    for i in range(spec.layers + spec.mtp_layers):
+        out[f"{spec.text_prefix}.layers.{i}.input_layernorm.weight"] = ("BF16", (spec.hidden,))
+        out[f"{spec.text_prefix}.layers.{i}.post_attention_layernorm.weight"] = ("BF16", (spec.hidden,))
+        if spec.attention_sinks:
+            out[f"{spec.text_prefix}.layers.{i}.self_attn.sinks"] = ("BF16", (spec.heads,))
+    for i in range(spec.layers, spec.layers + spec.mtp_layers):
+        for norm in ("enorm", "hnorm", "shared_head.norm"):
+            out[f"{spec.text_prefix}.layers.{i}.{norm}.weight"] = ("BF16", (spec.hidden,))
+    out[f"{spec.text_prefix}.norm.weight"] = ("BF16", (spec.hidden,))
     return dict(sorted(out.items()))
 
 
@@ -263,4 +399,4 @@ def quantize_fp8(weight, scale_shape: tuple[int, ...], block: tuple[int, int]):
 def _bytes(tensor) -> bytes:
     import torch  # noqa: PLC0415
 
-    return tensor.contiguous().view(torch.uint8).numpy().tobytes()
+    return tensor.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()  # 0-d scales too

@@ -10,7 +10,9 @@ import math
 FP8_WEIGHT_ONLY = "W8A16_FP8"  # no preset exists: FP8 channel weights, no activation quantization
 
 
-def build(folder: str, preset: str, head_dim: int | None = None) -> str:
+def build(folder: str, preset: str, head_dim: int | None = None, **sizes) -> str:
+    """Write a tiny Llama quantized with `preset`; `sizes` override LlamaConfig fields (the load benchmark writes
+    a ~1 GB one)."""
     import torch
     from compressed_tensors.compressors import ModelCompressor
     from compressed_tensors.quantization import (
@@ -20,9 +22,9 @@ def build(folder: str, preset: str, head_dim: int | None = None) -> str:
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    config = LlamaConfig(hidden_size=256, intermediate_size=512, num_hidden_layers=2, num_attention_heads=4,
-                         num_key_value_heads=2, vocab_size=1000, max_position_embeddings=512,
-                         tie_word_embeddings=False, head_dim=head_dim or 64)
+    shape = dict(hidden_size=256, intermediate_size=512, num_hidden_layers=2, num_attention_heads=4,
+                 num_key_value_heads=2, vocab_size=1000, head_dim=head_dim or 64) | sizes
+    config = LlamaConfig(max_position_embeddings=512, tie_word_embeddings=False, **shape)
     model = LlamaForCausalLM(config).to(torch.bfloat16)
     if preset == FP8_WEIGHT_ONLY:
         weights = QuantizationArgs(num_bits=8, type="float", strategy="channel", symmetric=True, dynamic=False)

@@ -2,37 +2,18 @@
 
 from __future__ import annotations
 
-import json
-import math
-import os
-
 import pytest
 
 from fp8check.core.checkpoint import open_local
 from fp8check.core.inspect import InspectOptions, inspect_checkpoint
 from fp8check.core.platforms import parse_platform
 from fp8check.core.profiles import LATEST
-from fp8check.synth import Spec, quantization_config, write_safetensors
 
-BLOCK = [128, 128]
-
-
-def write(folder, config: dict, linears: dict[str, tuple[int, int]], quant: str, unquantized=()) -> str:
-    """A checkpoint with the given linear layers (block FP8 unless listed as unquantized) and config."""
-    os.makedirs(folder, exist_ok=True)
-    entries = {}
-    for name, (n, k) in linears.items():
-        if name in unquantized:
-            entries[f"{name}.weight"] = ("BF16", (n, k))
-            continue
-        entries[f"{name}.weight"] = ("F8_E4M3", (n, k))
-        scale = "weight_scale_inv" if quant == "fp8-block" else "weight_scale"
-        entries[f"{name}.{scale}"] = ("F32", (math.ceil(n / 128), math.ceil(k / 128)))
-    write_safetensors(os.path.join(folder, "model.safetensors"), entries, None)
-    config = {**config, "quantization_config": quantization_config(Spec(quant=quant, ignore=tuple(unquantized)))}
-    with open(os.path.join(folder, "config.json"), "w") as fh:
-        json.dump(config, fh)
-    return folder
+# DeepSeek-V3's shapes scaled down, keeping what the TP 8 checks look at: 16 heads, 128-wide nope/v heads,
+# 64-wide rope, q_lora_rank and kv_lora_rank multiples of 128, MoE widths that split into 128-blocks at TP 8.
+DEEPSEEK = dict(quant="fp8-block", architecture="DeepseekV3ForCausalLM", model_type="deepseek_v3", hidden=1024,
+                heads=16, kv_heads=16, head_dim=128, mla=True, q_lora_rank=512, kv_lora_rank=256, qk_rope_head_dim=64,
+                intermediate=2048, vocab=1280, data="sparse")
 
 
 def report(folder, platform="h100", tp=1):
@@ -43,33 +24,78 @@ def layer(rep, name):
     return next(layer for layer in rep.layers if layer.name == name)
 
 
-def test_deepseek_mla_low_rank_projections_are_replicated_and_quantized(tmp_path):
-    # DeepSeek-V3 layer 0 (MLA): q_a / kv_a_with_mqa are ReplicatedLinear in vLLM; 576 rows never split.
+def test_deepseek_mla_without_q_lora_rank_keeps_kv_a_replicated(make_checkpoint):
+    # DeepSeek-V2-Lite: no q_lora_rank, so no fused_qkv_a_proj; kv_a_proj_with_mqa is a ReplicatedLinear whose
+    # 320 rows (kv_lora_rank + rope) are never split, q_proj a ColumnParallelLinear.
+    rep = report(make_checkpoint(**{**DEEPSEEK, "q_lora_rank": None}), tp=8)
     p = "model.layers.0.self_attn"
-    linears = {f"{p}.q_a_proj": (1536, 7168), f"{p}.kv_a_proj_with_mqa": (576, 7168), f"{p}.q_b_proj": (24576, 1536),
-               f"{p}.kv_b_proj": (32768, 512), f"{p}.o_proj": (7168, 16384), "model.layers.0.mlp.gate_proj": (18432, 7168),
-               "model.layers.0.mlp.up_proj": (18432, 7168), "model.layers.0.mlp.down_proj": (7168, 18432),
-               "lm_head": (129280, 7168)}
-    config = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 7168,
-              "num_attention_heads": 128, "num_key_value_heads": 128, "dtype": "bfloat16"}
-    rep = report(write(str(tmp_path), config, linears, "fp8-block", unquantized=("lm_head",)), tp=8)
     kv_a = layer(rep, f"{p}.kv_a_proj_with_mqa")
     assert kv_a.layer_type == "ReplicatedLinear" and kv_a.scheme == "Fp8LinearMethod" and kv_a.kernel
+    assert layer(rep, f"{p}.q_proj").layer_type == "ColumnParallelLinear"
+    assert not any(layer.name.endswith("fused_qkv_a_proj") for layer in rep.layers)
     assert rep.ok and 8 in rep.tp_sizes_ok
 
 
-def test_mixtral_router_stays_unquantized(tmp_path):
-    linears = {"model.layers.0.block_sparse_moe.gate": (8, 4096), "model.layers.0.self_attn.o_proj": (4096, 4096)}
-    for e in range(2):
-        for w, shape in (("w1", (14336, 4096)), ("w2", (4096, 14336)), ("w3", (14336, 4096))):
-            linears[f"model.layers.0.block_sparse_moe.experts.{e}.{w}"] = shape
-    config = {"architectures": ["MixtralForCausalLM"], "hidden_size": 4096, "num_attention_heads": 32,
-              "num_key_value_heads": 8}
-    rep = report(write(str(tmp_path), config, linears, "ct-fp8-block",
-                       unquantized=("model.layers.0.block_sparse_moe.gate",)), tp=2)
+def test_deepseek_mla_with_q_lora_rank_fuses_qkv_a(make_checkpoint):
+    rep = report(make_checkpoint(**DEEPSEEK), tp=8)
+    fused = layer(rep, "model.layers.0.self_attn.fused_qkv_a_proj")
+    assert fused.layer_type == "DeepSeekV2FusedQkvAProjLinear" and fused.layout == "vllm:deepseek_v2.py"
+    assert fused.shards == ("model.layers.0.self_attn.q_a_proj", "model.layers.0.self_attn.kv_a_proj_with_mqa")
+    assert fused.shape == (512 + 256 + 64, 1024) and fused.kernel
+    assert not any(layer.name.endswith(("q_a_proj", "kv_a_proj_with_mqa")) for layer in rep.layers)
+    assert rep.ok and not rep.notes  # handled by the table: no "not in fp8check's table" note
+
+
+@pytest.mark.parametrize("quant,message", [
+    ("fp8-block", "Detected some but not all shards of model.layers.0.self_attn.fused_qkv_a_proj are quantized. "
+                  "All shards of fused layers to have the same precision."),
+    ("ct-fp8-block", "Found different quantization schemes for the shards of "
+                     "model.layers.0.self_attn.fused_qkv_a_proj. vLLM requires all to use the same scheme."),
+])
+def test_mla_pair_with_mixed_quantization_is_refused(make_checkpoint, quant, message):
+    rep = report(make_checkpoint(**{**DEEPSEEK, "quant": quant},
+                                 ignore=("lm_head", "model.layers.0.self_attn.kv_a_proj_with_mqa")), tp=8)
+    assert layer(rep, "model.layers.0.self_attn.fused_qkv_a_proj").errors == (message,)
+    assert not rep.ok
+
+
+def test_deepseek_r1_shape_at_tp8_skips_the_mtp_layer(make_checkpoint):
+    # The issue's "done when": dense layer 0, MoE layers with shared experts, one MTP layer with BF16 eh_proj and
+    # a vocab-wide shared_head.head. At TP 8 every main-model layer routes; the MTP layer is skipped, not failed.
+    folder = make_checkpoint(**DEEPSEEK, layers=3, experts=4, moe_style="deepseek", shared_experts=1,
+                             first_k_dense=1, moe_intermediate=1024, mtp_layers=1)
+    rep = report(folder, "h200", tp=8)
+    assert rep.ok and 8 in rep.tp_sizes_ok and all(layer.kernel or layer.scheme == "UnquantizedLinearMethod"
+                                                   for layer in rep.layers)
+    assert [s.prefix for s in rep.skipped] == ["model.layers.3."]
+    skipped = {t.name for t in rep.skipped[0].tensors}
+    assert {"model.layers.3.eh_proj.weight", "model.layers.3.shared_head.head.weight"} <= skipped
+    assert not any(layer.name.startswith("model.layers.3.") for layer in rep.layers)
+    assert layer(rep, "model.layers.0.mlp.gate_up_proj").layer_type == "MergedColumnParallelLinear"  # dense
+    assert [m.name for m in rep.moes] == ["model.layers.1.mlp.experts", "model.layers.2.mlp.experts"]
+    shared = layer(rep, "model.layers.1.mlp.shared_experts.gate_up_proj")
+    assert shared.layer_type == "MergedColumnParallelLinear" and shared.kernel  # an ordinary quantized linear
+    router = layer(rep, "model.layers.1.mlp.gate")
+    assert router.layer_type == "ReplicatedLinear" and router.scheme == "UnquantizedLinearMethod"
+
+
+def test_without_the_table_the_mtp_layer_would_be_checked(make_checkpoint):
+    # The same checkpoint without num_nextn_predict_layers: the BF16 eh_proj becomes a main-model layer in an
+    # fp8 checkpoint that does not ignore it, so it fails, which is what fp8check reported before the table.
+    folder = make_checkpoint(**DEEPSEEK, layers=1, mtp_layers=1, mtp_key="unrelated_key")
+    rep = report(folder, "h200", tp=8)
+    assert not rep.skipped and not rep.ok
+    assert any("eh_proj" in e for e in layer(rep, "model.layers.1.eh_proj").errors)
+
+
+def test_mixtral_router_stays_unquantized(make_checkpoint):
+    folder = make_checkpoint(quant="ct-fp8-block", architecture="MixtralForCausalLM", moe_style="mixtral",
+                             experts=2, moe_intermediate=256, head_dim=128, ignore=("lm_head",))
+    rep = report(folder, tp=2)
     gate = layer(rep, "model.layers.0.block_sparse_moe.gate")
     assert gate.layer_type == "ReplicatedLinear" and gate.scheme == "UnquantizedLinearMethod" and gate.ok
-    assert [m.name for m in rep.moes] == ["model.layers.0.block_sparse_moe.experts"]
+    assert gate.layout == "vllm:mixtral.py"
+    assert [m.name for m in rep.moes][0] == "model.layers.0.block_sparse_moe.experts"
     assert rep.ok
 
 

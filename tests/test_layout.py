@@ -51,16 +51,14 @@ def test_moe_experts_become_one_fused_moe_per_layer(make_checkpoint):
     assert report.ok
 
 
-def test_checkpoint_fused_qkv_is_split_by_config(tmp_path):
-    # Phi-3 style: qkv_proj and gate_up_proj are already fused on disk.
-    entries = {"model.layers.0.self_attn.qkv_proj.weight": ("BF16", (512, 256)),
-               "model.layers.0.mlp.gate_up_proj.weight": ("BF16", (1024, 256))}
-    write_safetensors(str(tmp_path / "model.safetensors"), entries, None)
-    (tmp_path / "config.json").write_text(json.dumps({"architectures": ["Phi3ForCausalLM"], "hidden_size": 256,
-                                                      "num_attention_heads": 4, "num_key_value_heads": 2}))
-    _, layout = layout_of(str(tmp_path))
-    qkv, gate_up = layout.linears[1], layout.linears[0]
-    assert qkv.output_sizes == (256, 128, 128) and gate_up.output_sizes == (512, 512)
+def test_checkpoint_fused_qkv_is_split_by_config(make_checkpoint):
+    # Phi-3 style: qkv_proj and gate_up_proj are already fused on disk (packed_modules_mapping maps them to
+    # themselves), split into q/k/v and gate/up widths by config.json.
+    _, layout = layout_of(make_checkpoint(quant=None, architecture="Phi3ForCausalLM", fused_on_disk=True))
+    by_name = {m.name: m for m in layout.linears}
+    qkv, gate_up = by_name["model.layers.0.self_attn.qkv_proj"], by_name["model.layers.0.mlp.gate_up_proj"]
+    assert qkv.output_sizes == (256, 128, 128) and qkv.heads == (4, 2, 64) and gate_up.output_sizes == (512, 512)
+    assert qkv.fused and qkv.layout == "vllm:phi3.py"
 
 
 def test_orphan_scale_is_reported(make_checkpoint, tmp_path):

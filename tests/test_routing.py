@@ -12,6 +12,7 @@ import os
 import pytest
 
 from fp8check.core.checkpoint import open_local
+from fp8check.core.errors import InputError
 from fp8check.core.inspect import InspectOptions, inspect_checkpoint
 from fp8check.core.platforms import apply_assumptions, parse_platform
 from fp8check.core.profiles import select_profile
@@ -46,24 +47,36 @@ CASES = [
     ("ct-fp8-dynamic", "xpu", "latest", "xpu", (), "CompressedTensorsW8A8Fp8", "XPUW8A8FP8LinearKernel", None),
     ("ct-fp8-dynamic", "xpu", "latest", "torch", (), "CompressedTensorsW8A8Fp8",
      "ChannelWiseTorchFP8ScaledMMLinearKernel", None),
-    ("ct-fp8-dynamic", "xpu", "0.27", "torch", (), "CompressedTensorsW8A8Fp8", None,
-     FAILED + "PerTensorTorchFP8ScaledMMLinearKernel requires ROCm, CUDA or CPU..\n"
-     "ChannelWiseTorchFP8ScaledMMLinearKernel requires ROCm, CUDA or CPU.."),
+    # 0.27.1 compressed_tensors.py opts into W8A8 on XPU only for linear_backend == "xpu", and its XPU FP8 table
+    # has no Torch kernels: "torch" keeps W8A16, whose list has no torch kernel, so vLLM falls back to auto.
+    ("ct-fp8-dynamic", "xpu", "0.27", "torch", (), "CompressedTensorsW8A16Fp8", "XPUW8A16FP8LinearKernel", None),
     ("ct-fp8", "xpu", "latest", "auto", (), "CompressedTensorsW8A16Fp8", "XPUW8A16FP8LinearKernel", None),
     # CUDA by compute capability.
-    ("ct-fp8-dynamic", "a100", "latest", "auto", (), "CompressedTensorsW8A16Fp8", "MarlinFP8ScaledMMLinearKernel", None),
+    # Stock installs bring humming-kernels (a Requires-Dist of every wheel 0.25-0.33); the W8A16 list tries it first.
+    ("ct-fp8-dynamic", "a100", "latest", "auto", (), "CompressedTensorsW8A16Fp8", "HummingFP8ScaledMMLinearKernel", None),
+    ("ct-fp8-dynamic", "a100", "latest", "auto", ("humming=no",), "CompressedTensorsW8A16Fp8",
+     "MarlinFP8ScaledMMLinearKernel", None),
     ("ct-fp8-dynamic", "h100", "latest", "auto", (), "CompressedTensorsW8A8Fp8", "CutlassFP8ScaledMMLinearKernel", None),
     ("ct-fp8", "b200", "latest", "auto", (), "CompressedTensorsW8A8Fp8", "FlashInferFP8ScaledMMLinearKernel", None),
-    ("ct-fp8-block", "h100", "latest", "auto", (), "CompressedTensorsW8A8Fp8", "CutlassFp8BlockScaledMMKernel", None),
-    ("ct-fp8-block", "h100", "latest", "auto", ("deep_gemm=yes",), "CompressedTensorsW8A8Fp8",
-     "DeepGemmFp8BlockScaledMMKernel", None),
-    ("ct-fp8-block", "b200", "latest", "auto", ("deep_gemm=yes",), "CompressedTensorsW8A8Fp8",
+    # Stock sm90: FlashInfer's block-scale GEMM (is_device_capability(90) only) + vendored DeepGEMM come first.
+    ("ct-fp8-block", "h100", "latest", "auto", (), "CompressedTensorsW8A8Fp8",
      "FlashInferFp8DeepGEMMDynamicBlockScaledKernel", None),
+    ("ct-fp8-block", "h100", "latest", "auto", ("flashinfer=no",), "CompressedTensorsW8A8Fp8",
+     "DeepGemmFp8BlockScaledMMKernel", None),
+    ("ct-fp8-block", "h100", "latest", "auto", ("flashinfer=no", "deep_gemm=no"), "CompressedTensorsW8A8Fp8",
+     "CutlassFp8BlockScaledMMKernel", None),
+    ("ct-fp8-block", "b200", "latest", "auto", (), "CompressedTensorsW8A8Fp8", "DeepGemmFp8BlockScaledMMKernel", None),
+    # 0.27/0.28 marlin.py refuses cc >= 89 without VLLM_TEST_FORCE_FP8_MARLIN: sm89 block FP8 goes to Triton.
+    ("ct-fp8-block", "l40s", "0.28", "auto", (), "CompressedTensorsW8A8Fp8", "TritonFp8BlockScaledMMKernel", None),
     ("ct-fp8-block", "l40s", "latest", "auto", (), "CompressedTensorsW8A8Fp8", "MarlinFP8ScaledMMLinearKernel", None),
     ("ct-fp8-block", "h100", "latest", "triton", (), "CompressedTensorsW8A8Fp8", "TritonFp8BlockScaledMMKernel", None),
-    ("ct-fp8-block", "a100", "latest", "auto", (), "CompressedTensorsW8A16Fp8", "MarlinFP8ScaledMMLinearKernel", None),
-    ("ct-fp8-block", "a100", "latest", "auto", ("humming=yes",), "CompressedTensorsW8A16Fp8",
-     "HummingFP8ScaledMMLinearKernel", None),
+    ("ct-fp8-block", "a100", "latest", "auto", (), "CompressedTensorsW8A16Fp8", "HummingFP8ScaledMMLinearKernel", None),
+    ("ct-fp8-block", "a100", "latest", "auto", ("humming=no",), "CompressedTensorsW8A16Fp8",
+     "MarlinFP8ScaledMMLinearKernel", None),
+    # 0.28 without Humming: Marlin's cc >= 89 gate leaves W8A16 on sm90 with no kernel at all.
+    ("ct-w8a16-fp8", "h100", "0.28", "auto", ("humming=no",), "CompressedTensorsW8A16Fp8", None,
+     FAILED + "HummingFP8ScaledMMLinearKernel Humming is not installed.\nMarlinFP8ScaledMMLinearKernel To apply FP8 "
+     "Marlin on high-capability GPUs, please set VLLM_TEST_FORCE_FP8_MARLIN=1."),
     ("ct-fp8-block", "v100", "latest", "auto", (), "CompressedTensorsW8A16Fp8", None,
      "Quantization scheme is not supported for the current GPU. Min capability: 75. Current capability: 70."),
     # ROCm: MI300 (fnuz), MI250 (cc 90 passes the >= 89 gates without FP8 hardware), W8A16 has no ROCm kernel.
@@ -72,14 +85,34 @@ CASES = [
      "AiterFp8BlockScaledMMKernel", None),
     ("ct-fp8-dynamic", "mi300x", "latest", "auto", (), "CompressedTensorsW8A8Fp8",
      "RowWiseTorchFP8ScaledMMLinearKernel", None),
-    ("ct-fp8-dynamic", "mi250x", "latest", "auto", (), "CompressedTensorsW8A8Fp8",
+    ("ct-fp8-dynamic", "mi250x", "0.28", "auto", (), "CompressedTensorsW8A8Fp8",
      "ChannelWiseTorchFP8ScaledMMLinearKernel", None),
+    # 0.29+ pytorch.py _rocm_torch_fp8_scaled_mm_supported(): gfx942/gfx950/gfx12x/gfx1250 only, so MI250 has none.
+    ("ct-fp8-dynamic", "mi250x", "latest", "auto", (), "CompressedTensorsW8A8Fp8", None,
+     FAILED + "AiterHipbMMPerTokenFp8ScaledMMLinearKernel requires setting `VLLM_ROCM_USE_AITER=1`, "
+     "`VLLM_ROCM_USE_AITER_LINEAR=1`, and `VLLM_ROCM_USE_AITER_LINEAR_HIPBMM=1`..\n"
+     "AiterPreshuffledPerTokenFp8ScaledMMLinearKernel requires setting `VLLM_ROCM_USE_AITER=1` and "
+     "`VLLM_ROCM_USE_AITER_LINEAR=1`. `VLLM_ROCM_USE_AITER_LINEAR` default is True..\n"
+     "AiterPerTokenFp8ScaledMMLinearKernel requires setting `VLLM_ROCM_USE_AITER=1` and "
+     "`VLLM_ROCM_USE_AITER_LINEAR=1`. `VLLM_ROCM_USE_AITER_LINEAR` default is True..\n"
+     "ROCmFP8ScaledMMLinearKernel requires CDNA3+ (gfx942/gfx950) or RDNA4 (gfx12x).\n"
+     "PerTensorTorchFP8ScaledMMLinearKernel requires a platform with torch FP8 scaled-MM support..\n"
+     "RowWiseTorchFP8ScaledMMLinearKernel requires platform with torch FP8 scaled-MM support..\n"
+     "ChannelWiseTorchFP8ScaledMMLinearKernel requires a platform with torch FP8 scaled-MM support.."),
     ("ct-w8a16-fp8", "mi300x", "latest", "auto", (), "CompressedTensorsW8A16Fp8", None, FAILED),
     # CPU.
-    ("ct-fp8-dynamic", "cpu", "latest", "auto", (), "CompressedTensorsW8A8Fp8", "CPUFP8W8A8ScaledMMLinearKernel", None),
+    # 0.33 cpu.py: the W8A8 kernels need native AMX-FP8 (ops.cpu_has_amx_fp8()), off by default.
+    ("ct-fp8-dynamic", "cpu", "latest", "auto", (), "CompressedTensorsW8A8Fp8",
+     "CPUFp8ChannelWiseScaledMMLinearKernel", None),
+    ("ct-fp8-dynamic", "cpu", "latest", "auto", ("cpu_amx_fp8=yes",), "CompressedTensorsW8A8Fp8",
+     "CPUFP8W8A8ScaledMMLinearKernel", None),
+    ("ct-fp8-dynamic", "cpu", "0.28", "auto", (), "CompressedTensorsW8A8Fp8",
+     "ChannelWiseTorchFP8ScaledMMLinearKernel", None),
     ("ct-fp8-dynamic", "cpu", "latest", "auto", ("cpu_amx=no",), "CompressedTensorsW8A8Fp8",
      "ChannelWiseTorchFP8ScaledMMLinearKernel", None),
-    ("ct-fp8-block", "cpu", "latest", "auto", (), "CompressedTensorsW8A8Fp8", "CPUFp8W8A8BlockScaledMMKernel", None),
+    ("ct-fp8-block", "cpu", "latest", "auto", (), "CompressedTensorsW8A8Fp8", "CPUFp8BlockScaledMMKernel", None),
+    ("ct-fp8-block", "cpu", "latest", "auto", ("cpu_amx_fp8=yes",), "CompressedTensorsW8A8Fp8",
+     "CPUFp8W8A8BlockScaledMMKernel", None),
     ("ct-w8a16-fp8", "cpu", "latest", "auto", (), "CompressedTensorsW8A16Fp8", None, FAILED),
     # Native vLLM / HF fp8.
     ("fp8-block", "xpu", "latest", "auto", (), "Fp8LinearMethod", "XPUFp8BlockScaledMMKernel", None),
@@ -124,10 +157,10 @@ def test_disabled_kernels_fall_through_with_vllms_reason(make_checkpoint):
 
 
 def test_backend_without_kernel_falls_back_to_auto_with_warning(make_checkpoint):
-    report = inspect(make_checkpoint(quant="ct-fp8-block", head_dim=128), "xpu", vllm="0.27", backend="torch")
+    report = inspect(make_checkpoint(quant="ct-fp8-dynamic", head_dim=128), "xpu", vllm="0.27", backend="torch")
     layer = down_proj(report)
-    # 0.27 has no BlockWiseTorch kernel: vLLM warns and uses the whole XPU block list.
-    assert layer.kernel == "XPUFp8BlockScaledMMKernel"
+    # 0.27's XPU lists have no Torch kernel: vLLM warns and uses the whole W8A16 list.
+    assert layer.kernel == "XPUW8A16FP8LinearKernel"
     assert any("--linear-backend=torch has no kernel for this linear layer type" in w for w in layer.warnings)
 
 
@@ -143,8 +176,8 @@ def test_per_quant_backend_changes_kernel_not_scheme(make_checkpoint):
 def test_triton_below_sm89_is_a_predicted_runtime_failure(make_checkpoint):
     report = inspect(make_checkpoint(quant="ct-fp8-block", head_dim=128), "a100", backend="triton")
     layer = down_proj(report)
-    # --linear-backend triton filters the W8A16 list to nothing, so Marlin still wins on an A100 ...
-    assert layer.kernel == "MarlinFP8ScaledMMLinearKernel"
+    # --linear-backend triton filters the W8A16 list to nothing, so Humming (stock) still wins on an A100 ...
+    assert layer.kernel == "HummingFP8ScaledMMLinearKernel"
     # ... but forcing the W8A8 scheme's Triton block kernel on sm86 fails at JIT, as in vllm#39610.
     native = inspect(make_checkpoint(quant="fp8-block", head_dim=128), "rtx3090", backend="triton")
     layer = down_proj(native)
@@ -184,3 +217,101 @@ def test_static_input_block_weights_fail_in_the_scheme_constructor_first(make_ch
     # CompressedTensorsW8A8Fp8.__init__ asserts before create_weights validates the block shape.
     assert qkv.errors[0].startswith("AssertionError in CompressedTensorsW8A8Fp8")
     assert not any("output_partition_size" in e for e in qkv.errors)
+
+
+@pytest.mark.parametrize("release,profile", [
+    ("0.25.0", "0.25"), ("0.25.1", "0.25"), ("0.26.0", "0.26"), ("0.27.0", "0.27"), ("v0.27.1", "0.27"),
+    ("0.28.0", "0.28"), ("0.29.0", "0.29"), ("0.30.0", "0.30"), ("0.31.0", "0.31"), ("0.32.0", "0.32"),
+    ("0.33.0", "0.33"), ("0.34.0", "0.33"), ("latest", "0.33"),
+])
+def test_every_release_has_its_profile(release, profile):
+    assert select_profile(release).name == profile
+
+
+def test_profiles_are_deltas_and_every_change_is_described():
+    from fp8check.core.profiles import PROFILES, PULL_REQUESTS, WHEEL_CHANGES
+
+    oldest_first = PROFILES[::-1]
+    for older, newer in zip(oldest_first, oldest_first[1:]):
+        assert older.includes <= newer.includes and older.changes <= newer.changes, (older.name, newer.name)
+    assert set().union(*(p.includes for p in PROFILES)) == set(PULL_REQUESTS)
+    assert set().union(*(p.changes for p in PROFILES)) == set(WHEEL_CHANGES)
+    with pytest.raises(InputError):
+        select_profile("0.24.0")
+
+
+def test_installed_vllm_selects_its_release(monkeypatch):
+    from importlib import metadata
+
+    versions = {"vllm": "0.27.1"}
+
+    def version(name):
+        if name not in versions:
+            raise metadata.PackageNotFoundError(name)
+        return versions[name]
+
+    monkeypatch.setattr(metadata, "version", version)
+    assert select_profile("installed").name == "0.27"
+    versions.clear()
+    with pytest.raises(InputError, match="vLLM is not installed"):
+        select_profile("installed")
+
+
+def _row(quantization, platform, vllm, assume=()):
+    from fp8check.kernels.base import RoutingContext
+    from fp8check.kernels.registry import candidates
+
+    ctx = RoutingContext(apply_assumptions(parse_platform(platform), list(assume)), select_profile(vllm))
+    return [k.name for k in candidates(quantization, ctx)]
+
+
+# Tables read from each wheel's vllm/model_executor/kernels/linear/__init__.py.
+@pytest.mark.parametrize("quantization,platform,vllm,expected", [
+    ("fp8_w8a8", "h100", "0.27", ["MarlinFP8ScaledMMLinearKernel", "FlashInferFP8ScaledMMLinearKernel",
+                                   "CutlassFP8ScaledMMLinearKernel", "PerTensorTorchFP8ScaledMMLinearKernel",
+                                   "ChannelWiseTorchFP8ScaledMMLinearKernel", "HummingFP8ScaledMMLinearKernel"]),
+    ("fp8_w8a8", "l40s", "0.29", ["FlashInferFP8ScaledMMLinearKernel", "CutlassFP8ScaledMMLinearKernel",
+                                   "B12xTensorFP8ScaledMMLinearKernel", "PerTensorTorchFP8ScaledMMLinearKernel",
+                                   "ChannelWiseTorchFP8ScaledMMLinearKernel", "MarlinFP8ScaledMMLinearKernel",
+                                   "HummingFP8ScaledMMLinearKernel"]),
+    # 0.32+ prioritize_humming: Humming directly ahead of Marlin on sm90 only.
+    ("fp8_w8a8", "h100", "0.32", ["FlashInferFP8ScaledMMLinearKernel", "CutlassFP8ScaledMMLinearKernel",
+                                   "B12xTensorFP8ScaledMMLinearKernel", "PerTensorTorchFP8ScaledMMLinearKernel",
+                                   "ChannelWiseTorchFP8ScaledMMLinearKernel", "HummingFP8ScaledMMLinearKernel",
+                                   "MarlinFP8ScaledMMLinearKernel"]),
+    ("fp8_block_w8a8", "h100", "0.28", ["FlashInferFp8DeepGEMMDynamicBlockScaledKernel",
+                                         "DeepGemmFp8BlockScaledMMKernel", "CutlassFp8BlockScaledMMKernel",
+                                         "B12xFp8BlockScaledMMKernel", "MarlinFP8ScaledMMLinearKernel",
+                                         "TritonFp8BlockScaledMMKernel", "HummingFP8ScaledMMLinearKernel",
+                                         "BlockWiseTorchFP8ScaledMMLinearKernel"]),
+    ("fp8_block_w8a8", "h100", "0.26", ["FlashInferFp8DeepGEMMDynamicBlockScaledKernel",
+                                         "DeepGemmFp8BlockScaledMMKernel", "CutlassFp8BlockScaledMMKernel",
+                                         "MarlinFP8ScaledMMLinearKernel", "TritonFp8BlockScaledMMKernel",
+                                         "HummingFP8ScaledMMLinearKernel"]),
+    ("fp8_w8a8", "cpu", "0.30", ["PerTensorTorchFP8ScaledMMLinearKernel", "ChannelWiseTorchFP8ScaledMMLinearKernel"]),
+    ("fp8_w8a8", "cpu", "0.31", ["CPUFP8W8A8ScaledMMLinearKernel", "CPUFp8PerTensorScaledMMLinearKernel",
+                                  "PerTensorTorchFP8ScaledMMLinearKernel", "ChannelWiseTorchFP8ScaledMMLinearKernel"]),
+    ("fp8_w8a8", "cpu", "0.33", ["CPUFP8W8A8ScaledMMLinearKernel", "CPUFp8PerTensorScaledMMLinearKernel",
+                                  "CPUFp8ChannelWiseScaledMMLinearKernel", "PerTensorTorchFP8ScaledMMLinearKernel",
+                                  "ChannelWiseTorchFP8ScaledMMLinearKernel"]),
+    ("fp8_block_w8a8", "cpu", "0.30", ["CPUFp8BlockScaledMMKernel"]),
+    ("fp8_w8a8", "xpu", "0.27", ["XPUW8A16FP8LinearKernel", "XPUW8A8FP8LinearKernel"]),
+    ("fp8_block_w8a8", "xpu", "0.27", ["XPUFp8BlockScaledMMKernel", "TritonFp8BlockScaledMMKernel"]),
+])
+def test_kernel_tables_per_release(quantization, platform, vllm, expected):
+    assert _row(quantization, platform, vllm) == expected
+
+
+@pytest.mark.parametrize("assume,expected", [
+    ((), "FlashInferFp8DeepGEMMDynamicBlockScaledKernel"),
+    (("flashinfer=no",), "DeepGemmFp8BlockScaledMMKernel"),
+])
+def test_flashinfer_block_gemm_is_sm90_only(make_checkpoint, assume, expected):
+    # utils/flashinfer.py has_flashinfer_fp8_blockscale_gemm: is_device_capability(90); on sm100 the combined
+    # kernel names its failing half in vLLM's format.
+    folder = make_checkpoint(quant="ct-fp8-block", head_dim=128)
+    assert down_proj(inspect(folder, "h100", assume=assume)).kernel == expected
+    b200 = down_proj(inspect(folder, "b200"))
+    assert b200.kernel == "DeepGemmFp8BlockScaledMMKernel"
+    assert b200.rejected[0].reason == ("FlashInferFp8DeepGEMMDynamicBlockScaledKernel base is not supported due to "
+                                       "FlashInfer block-scale FP8 GEMM is not available..")

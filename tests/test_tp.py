@@ -87,3 +87,16 @@ def test_tp_sweep_and_head_message(make_checkpoint):
     qkv = next(layer for layer in report.layers if layer.name.endswith("0.self_attn.qkv_proj"))
     assert qkv.errors == ("Weight output_partition_size = 64 is not divisible by weight quantization block_n = 128.",)
     assert report.tp_sizes_ok == (1,)
+
+
+def test_lm_head_split_divides_the_padded_vocabulary(make_checkpoint):
+    """VocabParallelEmbedding: vocab 1000 pads to 1024, which 3 ranks cannot split (divide() asserts)."""
+    from fp8check.core.modules import build_layout
+    from fp8check.core.checkpoint import open_local
+    from fp8check.core.tp import tp_layout
+
+    ckpt = open_local(make_checkpoint(quant="ct-fp8-block", vocab=1000))
+    head = next(m for m in build_layout(ckpt.tensors, ckpt.config).linears if m.name == "lm_head")
+    assert tp_layout(head, 2).error is None and tp_layout(head, 8).error is None
+    assert tp_layout(head, 3).error == ("AssertionError: 1024 is not divisible by 3 (vocabulary 1000 padded to 1024, "
+                                        "split over 3 ranks)")

@@ -16,6 +16,8 @@ from typing import Annotated, Optional
 import typer
 
 from fp8check import __version__
+from fp8check.cli import options
+from fp8check.cli.options import Format
 from fp8check.core.errors import InputError, printable
 
 app = typer.Typer(
@@ -23,13 +25,6 @@ app = typer.Typer(
     no_args_is_help=True, add_completion=False, rich_markup_mode="rich",
 )
 EXIT_OK, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
-
-
-class Format(str, Enum):
-    table = "table"
-    json = "json"
-    markdown = "markdown"
-    junit = "junit"
 
 
 class RulesFormat(str, Enum):
@@ -71,79 +66,75 @@ def _fail_input(message: str, fmt: Format, model: str) -> None:
                     "unreadable input. Examples: fp8check inspect ./Qwen3-32B-FP8-block -p xpu --tp 2 ; "
                     "fp8check inspect ./model -p h100 --vllm 0.27 --format json")
 def inspect(
-    model: Annotated[str, typer.Argument(help="Checkpoint folder (config.json + *.safetensors), or a Hugging Face "
-                     "repo id org/name[@revision] (headers only; HF_HUB_OFFLINE=1 reads the local cache).")],
-    platform: Annotated[str, typer.Option("--platform", "-p", help="Target: xpu, cpu, cuda:<cc> (cuda:90), "
-                        "rocm:<gfx> (rocm:gfx942), an alias (h100, a100, l40s, b200, mi300x, arc-b580, ...) or auto "
-                        "(this host, detected without torch).")] = "auto",
-    tp: Annotated[int, typer.Option("--tp", min=1, max=1024, help="Tensor-parallel size to check.")] = 1,
-    vllm: Annotated[str, typer.Option("--vllm", help="vLLM rule profile: latest, or a version such as 0.27.1 "
-                    "(see `fp8check rules`).")] = "latest",
-    linear_backend: Annotated[str, typer.Option("--linear-backend", help="As vLLM's --linear-backend: auto, xpu, "
-                              "torch, cutlass, marlin, triton, deep_gemm, ...")] = "auto",
-    kernel_config: Annotated[Optional[str], typer.Option("--kernel-config", help="As vLLM's --kernel-config JSON, "
-                             "e.g. '{\"linear_backend_per_quant\": {\"fp8_block_w8a8\": \"triton\"}}'.")] = None,
-    assume: Annotated[list[str], typer.Option("--assume", help="Override an assumption about the serving "
-                      "environment, KEY=VALUE: deep_gemm=yes, flashinfer=no, humming=yes, aiter=yes, cpu_amx=no, "
-                      "cuda_version=12.8, ... (shown with --verbose).")] = [],  # noqa: B006 - typer needs a list
-    disable_kernel: Annotated[list[str], typer.Option("--disable-kernel", help="Kernel class to treat as disabled, "
-                              "like VLLM_DISABLED_KERNELS (which is also read from the environment).")] = [],  # noqa: B006
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="table (default), json (one object, schema_version 1), "
-                   "markdown (a CI summary) or junit (JUnit XML, one testcase per module).")] = Format.table,
-    output: Annotated[Optional[str], typer.Option("--output", "-o", help="Also write the report (in --format) to "
-                      "this file.")] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show every rejected kernel with vLLM's reason, "
-                       "warnings, notes and assumptions.")] = False,
-    revision: Annotated[Optional[str], typer.Option("--revision", help="Branch, tag or commit of a Hub repo id "
-                        "(same as org/name@REV).")] = None,
-    token: Annotated[Optional[str], typer.Option("--token", help="Hugging Face token for gated or private repos "
-                     "(default: HF_TOKEN, then the saved login). Sent only to the Hub; never printed.")] = None,
+    model: options.ModelArg,
+    platform: options.PlatformOpt = "auto",
+    tp: options.TpOpt = 1,
+    ep: options.EpOpt = False,
+    vllm: options.VllmOpt = "latest",
+    linear_backend: options.LinearBackendOpt = "auto",
+    kernel_config: options.KernelConfigOpt = None,
+    assume: options.AssumeOpt = [],  # noqa: B006 - typer needs a list
+    disable_kernel: options.DisableKernelOpt = [],  # noqa: B006
+    fmt: options.FormatOpt = Format.table,
+    output: options.OutputOpt = None,
+    verbose: options.VerboseOpt = False,
+    revision: options.RevisionOpt = None,
+    token: options.TokenOpt = None,
 ) -> None:
     """Predict vLLM's scheme and kernel for every linear layer, from config.json and safetensors headers only."""
-    from fp8check.cli import options
-    from fp8check.core.inspect import InspectOptions, inspect_checkpoint
-    from fp8check.core.profiles import select_profile
+    from fp8check.core.inspect import inspect_checkpoint
     from fp8check.core.source import open_checkpoint
 
     try:
-        opts = InspectOptions(
-            platform=options.platform_option(platform, assume), profile=select_profile(vllm), tp=tp,
-            backend=options.backend_option(linear_backend, kernel_config),
-            disabled_kernels=options.disabled_option(disable_kernel),
-        )
+        opts = options.inspect_options(options.platform_option(platform, assume), tp, ep, vllm, linear_backend,
+                                       kernel_config, disable_kernel)
         ckpt = open_checkpoint(model, revision=revision, token=token)
         report = inspect_checkpoint(ckpt, opts)
     except InputError as exc:
         _fail_input(str(exc), fmt, model)
     except Exception as exc:  # a bug: still one line, and still one JSON object for --format json
-        if os.environ.get("FP8CHECK_DEBUG"):
-            raise
-        _fail_input(f"internal error: {type(exc).__name__}: {exc} (set FP8CHECK_DEBUG=1 for the traceback; "
-                    "please report it)", fmt, model)
-    if fmt is Format.json:  # the CI path: no rich import
-        import json
-
-        from fp8check.core.report import to_json
-
-        text = json.dumps(to_json(report))  # compact: json's C encoder (indent= would use the Python one)
-        print(text)
-    elif fmt is Format.junit:
-        from fp8check.core.report import to_junit
-
-        text = to_junit(report)
-        print(text)
-    else:
-        from fp8check.cli import render
-
-        if fmt is Format.markdown:
-            text = render.markdown(report)
-            print(text)
-        else:
-            render.table(report, _stdout(), verbose, fetch=ckpt.fetch)
-            text = render.markdown(report)
+        _internal_error(exc, fmt, model)
+    text = _render(report, fmt, verbose, ckpt)
     if output:
         _write_output(output, text)
     raise typer.Exit(EXIT_OK if report.ok else EXIT_FAIL)
+
+
+def _render(report, fmt: Format, verbose: bool, ckpt) -> str:
+    """Print an inspect or load report in --format and return the text --output writes (Markdown for table)."""
+    is_load = hasattr(report, "runs")
+    if fmt is Format.json:  # the CI path: no rich import
+        import json
+
+        from fp8check.core import report as documents
+
+        text = json.dumps((documents.load_to_json if is_load else documents.to_json)(report))  # compact: C encoder
+    elif fmt is Format.junit:
+        from fp8check.core import report as documents
+
+        text = (documents.load_to_junit if is_load else documents.to_junit)(report)
+    else:
+        from fp8check.cli import render
+
+        markdown = render.load_markdown if is_load else render.markdown
+        if fmt is Format.table:
+            (render.load_table if is_load else render.table)(report, _stdout(), verbose, fetch=ckpt.fetch)
+            return markdown(report)
+        text = markdown(report)
+    print(text)
+    return text
+
+
+def quiet_for(fmt: Format) -> bool:
+    """Progress bars only for people: not for machine formats, nor when stdout is not a terminal."""
+    return fmt in (Format.json, Format.junit) or not sys.stdout.isatty()
+
+
+def _internal_error(exc: Exception, fmt: Format, model: str) -> None:
+    if os.environ.get("FP8CHECK_DEBUG"):
+        raise exc
+    _fail_input(f"internal error: {type(exc).__name__}: {exc} (set FP8CHECK_DEBUG=1 for the traceback; "
+                "please report it)", fmt, model)
 
 
 def _write_output(path: str, text: str) -> None:
@@ -153,6 +144,80 @@ def _write_output(path: str, text: str) -> None:
     except OSError as exc:
         _stderr().print(f"[red]error:[/red] cannot write {_safe(path)}: {_safe(str(exc.strerror or exc))}")
         raise typer.Exit(EXIT_INPUT) from None
+
+
+@app.command(help="Stream every layer, check its values, run it through the routed kernel's numerics on a device, "
+                  "and compare with an fp32 reference.\n\n`load` runs `inspect` first (the same report): a layer vLLM "
+                  "would refuse is reported with vLLM's message and not run. Every other layer is read from "
+                  "safetensors one module at a time; its FP8 bytes and scales are checked; its weights are processed "
+                  "as vLLM processes them (fused shards, requantize_with_max_scale); and it runs on --device through "
+                  "the numerics of the kernel it routes to (weight-only, scaled-mm, block, unquantized). It passes "
+                  "when it agrees with an fp32 product of the same quantized operands within the bound of its "
+                  "numerics and output dtype.",
+             epilog="Exit codes: 0 every selected layer ran and agrees with its fp32 reference; 1 a layer fails "
+                    "(vLLM would refuse it, a NaN byte, a zero or infinite scale, an output off its reference); 2 bad "
+                    "usage or unreadable input. Examples: fp8check load ./Qwen3-32B-FP8-block -p xpu ; "
+                    "fp8check load org/name --layers 'layers\\.0\\.' --device cuda --format json")
+def load(
+    model: options.ModelArg,
+    platform: options.PlatformOpt = None,
+    device: Annotated[str, typer.Option("--device", "-d", help="Where the arithmetic runs: auto (xpu, then cuda, then "
+                      "cpu), cpu, cuda[:i], xpu[:i]. --platform defaults to this device's platform; when they differ "
+                      "every row says 'emulated on <device>'.")] = "auto",
+    layers: Annotated[Optional[str], typer.Option("--layers", help="Only the modules whose vLLM name matches this "
+                      "regex (re.search), e.g. 'layers\\.0\\.' or 'qkv_proj'; a Hub repo downloads only the shards "
+                      "they need.")] = None,
+    tokens: Annotated[int, typer.Option("--tokens", min=1, max=1_000_000, help="Activation rows M per layer. 16 "
+                      "(decode-sized) costs about as much as reading the weights; a prefill-sized M such as 4096 "
+                      "costs ~2*M*N*K flops per layer (on 2 CPU cores ~0.5 s for a 4096x4096 layer).")] = 16,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the random activations (same per module on every "
+                    "run).")] = 0,
+    rank_timeout: Annotated[float, typer.Option("--rank-timeout", min=1, help="With --tp: seconds any rank may "
+                            "keep the others waiting (rendezvous or one module's collective) before every rank is "
+                            "stopped and the report names it.")] = 600.0,
+    tp: options.TpOpt = 1,
+    ep: options.EpOpt = False,
+    vllm: options.VllmOpt = "latest",
+    linear_backend: options.LinearBackendOpt = "auto",
+    kernel_config: options.KernelConfigOpt = None,
+    assume: options.AssumeOpt = [],  # noqa: B006 - typer needs a list
+    disable_kernel: options.DisableKernelOpt = [],  # noqa: B006
+    fmt: options.FormatOpt = Format.table,
+    output: options.OutputOpt = None,
+    verbose: options.VerboseOpt = False,
+    revision: options.RevisionOpt = None,
+    token: options.TokenOpt = None,
+) -> None:
+    """Stream every layer, check its values, run it through the routed kernel's numerics, compare with fp32."""
+    try:
+        from fp8check.core.load import LoadOptions, device_platform, load_checkpoint, resolve_device
+    except ModuleNotFoundError as exc:  # torch, safetensors or numpy: `inspect` needs none of them
+        _fail_input(f"fp8check load needs {exc.name}, which is not installed: pip install 'fp8check[load]' (install "
+                    "torch first, pinned to your accelerator's build, e.g. torch==2.13.0 for the CPU)", fmt, model)
+    from fp8check.core.source import open_checkpoint, weights_fetcher
+
+    try:
+        torch_device = resolve_device(device)
+        target = (options.platform_option(platform, assume) if platform is not None
+                  else options.apply_assumptions(device_platform(torch_device), assume))
+        opts = LoadOptions(options.inspect_options(target, tp, ep, vllm, linear_backend, kernel_config, disable_kernel),
+                           torch_device, layers, tokens, seed, rank_timeout, quiet=quiet_for(fmt))
+        ckpt = open_checkpoint(model, revision=revision, token=token)
+        fetch = weights_fetcher(model, revision=revision, token=token, quiet=opts.quiet)
+        from fp8check.core.progress import module_progress
+
+        with module_progress(opts.quiet or tp > 1) as progress:  # under --tp, rank 0 draws the bar
+            report = load_checkpoint(ckpt, fetch, opts, progress)
+    except InputError as exc:
+        _fail_input(str(exc), fmt, model)
+    except Exception as exc:  # a bug: still one line, and still one JSON object for --format json
+        _internal_error(exc, fmt, model)
+    if os.environ.get("RANK", "0") != "0" and "LOCAL_RANK" in os.environ:  # under torchrun: rank 0 reports
+        raise typer.Exit(EXIT_OK if report.ok else EXIT_FAIL)
+    text = _render(report, fmt, verbose, ckpt)
+    if output:
+        _write_output(output, text)
+    raise typer.Exit(EXIT_OK if report.ok else EXIT_FAIL)
 
 
 @app.command()

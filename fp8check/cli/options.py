@@ -1,8 +1,16 @@
-"""Turning CLI strings into core option objects (each failure is an InputError: exit 2, one line)."""
+"""The options every command shares, defined once, and how their strings become core option objects.
+
+Each failure is an InputError: exit 2, one line. The Annotated aliases carry flag names and help; commands give
+the defaults in their signatures.
+"""
 
 from __future__ import annotations
 
 import json
+from enum import Enum
+from typing import Annotated, Optional
+
+import typer
 
 from fp8check.core.errors import InputError
 from fp8check.core.platforms import Platform, apply_assumptions, detect_host, disabled_kernels_from_env, parse_platform
@@ -49,3 +57,57 @@ def backend_option(linear_backend: str, kernel_config: str | None) -> Backend:
 
 def disabled_option(names: list[str]) -> tuple[str, ...]:
     return tuple(names) + disabled_kernels_from_env()
+
+
+class Format(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+    junit = "junit"
+
+
+ModelArg = Annotated[str, typer.Argument(
+    help="Checkpoint folder (config.json + *.safetensors), or a Hugging Face repo id org/name\\[@revision] "
+         "(HF_HUB_OFFLINE=1 reads the local cache).")]
+PlatformOpt = Annotated[Optional[str], typer.Option(
+    "--platform", "-p", help="Target: xpu, cpu, cuda:<cc> (cuda:90), rocm:<gfx> (rocm:gfx942), an alias (h100, a100, "
+    "l40s, b200, mi300x, arc-b580, ...) or auto (this host, detected without torch).")]
+TpOpt = Annotated[int, typer.Option("--tp", min=1, max=1024, help="Tensor-parallel size to check.")]
+EpOpt = Annotated[bool, typer.Option("--ep", help="As vLLM's --enable-expert-parallel: FusedMoE experts are split "
+                                     "whole across the TP ranks instead of sliced.")]
+VllmOpt = Annotated[str, typer.Option("--vllm", help="vLLM rule profile: latest, or a version such as 0.27.1 "
+                                      "(see `fp8check rules`).")]
+LinearBackendOpt = Annotated[str, typer.Option("--linear-backend", help="As vLLM's --linear-backend: auto, xpu, "
+                                               "torch, cutlass, marlin, triton, deep_gemm, ...")]
+KernelConfigOpt = Annotated[Optional[str], typer.Option(
+    "--kernel-config", help="As vLLM's --kernel-config JSON, e.g. "
+    "'{\"linear_backend_per_quant\": {\"fp8_block_w8a8\": \"triton\"}}'.")]
+AssumeOpt = Annotated[list[str], typer.Option(
+    "--assume", help="Override an assumption about the serving environment, KEY=VALUE: deep_gemm=yes, "
+    "flashinfer=no, humming=yes, aiter=yes, cpu_amx=no, cuda_version=12.8, ... (shown with --verbose).")]
+DisableKernelOpt = Annotated[list[str], typer.Option(
+    "--disable-kernel", help="Kernel class to treat as disabled, like VLLM_DISABLED_KERNELS (which is also read "
+    "from the environment).")]
+FormatOpt = Annotated[Format, typer.Option(
+    "--format", "-f", help="table (default), json (one object, schema_version 1), markdown (a CI summary) or junit "
+    "(JUnit XML, one testcase per module).")]
+OutputOpt = Annotated[Optional[str], typer.Option("--output", "-o", help="Also write the report (in --format; "
+                                                  "Markdown for table) to this file.")]
+VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show every rejected kernel with vLLM's reason, "
+                                          "warnings, notes and assumptions.")]
+RevisionOpt = Annotated[Optional[str], typer.Option("--revision", help="Branch, tag or commit of a Hub repo id "
+                                                    "(same as org/name@REV).")]
+TokenOpt = Annotated[Optional[str], typer.Option(
+    "--token", help="Hugging Face token for gated or private repos (default: HF_TOKEN, then the saved login). Sent "
+    "only to the Hub; never printed.")]
+
+
+def inspect_options(platform: Platform, tp: int, ep: bool, vllm: str, linear_backend: str, kernel_config: str | None,
+                    disable_kernel: list[str]):
+    """The routing half every command shares (fp8check.core.inspect.InspectOptions)."""
+    from fp8check.core.inspect import InspectOptions
+    from fp8check.core.profiles import select_profile
+
+    return InspectOptions(platform=platform, profile=select_profile(vllm), tp=tp, ep=ep,
+                          backend=backend_option(linear_backend, kernel_config),
+                          disabled_kernels=disabled_option(disable_kernel))

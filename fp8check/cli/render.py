@@ -50,7 +50,7 @@ def table(report: InspectReport, console: Console, verbose: bool, fetch: FetchSt
                   f"({report.profile.vllm})  linear-backend={report.backend.default}"
                   + "".join(f"  {quant}={backend}" for quant, backend in report.backend.per_quant))
     assumptions = report.platform.assumptions
-    shown = assumptions.describe() if verbose else assumptions.relevant(report.platform.kind)
+    shown = assumptions.relevant(report.platform.kind)  # CUDA switches mean nothing on a ROCm target
     if shown:
         assumed = ", ".join(f"{k}={'yes' if v is True else 'no' if v is False else v}" for k, v in shown.items())
         console.print(f"[dim]assuming {assumed} (change with --assume KEY=VALUE)[/dim]")
@@ -78,16 +78,49 @@ def table(report: InspectReport, console: Console, verbose: bool, fetch: FetchSt
         console.print(f"[bold]{escape(printable(name))}[/bold]")
         for line in lines:
             console.print(f"  {line}")
-    for moe in report.moes:
-        console.print(f"[yellow]FusedMoE[/yellow] {escape(printable(moe.name))}: {moe.num_experts} experts "
-                      f"({', '.join(moe.weight_dtypes)}) — {moe.note}")
+    for skipped in report.skipped:
+        console.print(f"[dim]skipped {escape(printable(skipped.prefix))}* ({len(skipped.tensors)} tensors): "
+                      f"{escape(skipped.reason)}[/dim]")
+    if report.moes:
+        _moe_table(report, console, verbose)
     for error in report.errors:
         console.print(f"[red]error:[/red] {_multiline(error)}")
     for note in report.notes:
         console.print(f"[dim]note: {_multiline(note)}[/dim]")
     sizes = ", ".join(map(str, report.tp_sizes_ok)) or "none"
     console.print(f"TP sizes 1..16 that would load: {sizes}")
+    if report.moes:
+        console.print(f"TP sizes 1..16 that would load with --ep (expert parallel): "
+                      f"{', '.join(map(str, report.tp_sizes_ok_ep)) or 'none'}")
     console.print(("[green]" if report.ok else "[red]") + escape(verdict(report)) + ("[/green]" if report.ok else "[/red]"))
+
+
+def _moe_table(report: InspectReport, console: Console, verbose: bool) -> None:
+    """One row per FusedMoE template: experts, method, the experts class the oracle picked, per-rank sizes."""
+    grid = Table(show_lines=False, header_style="bold")
+    for column in ("FusedMoE", "experts", "w13", "strategy", "method", "backend", "per rank", ""):
+        grid.add_column(column, overflow="fold")
+    details = []
+    for row in collapse(report.moes):
+        moe = row.layer
+        per_rank = f"{moe.experts_per_rank} experts" + (f" (EP {moe.ep})" if moe.ep > 1 else "")
+        if moe.intermediate_per_rank is not None:
+            per_rank += f", I={moe.intermediate_per_rank}" + (f" block {list(moe.block)}" if moe.block else "")
+        grid.add_row(escape(printable(row.name)), str(moe.num_experts), f"{moe.weight_dtype} {list(moe.shape)}",
+                     moe.strategy or "-", moe.scheme, moe.kernel or "-", per_rank, _status(moe))
+        lines = [f"[red]error:[/red] {_multiline(e)}" for e in moe.errors]
+        lines += [f"[dim]note: {escape(printable(n, 2000))}[/dim]" for n in moe.notes]
+        if verbose:
+            lines += [f"rejected {r.kernel}: {_multiline(r.reason)}"
+                      + ("" if r.verified else " [dim](fp8check inference)[/dim]") for r in moe.rejected]
+            lines += [f"[yellow]warning:[/yellow] {escape(printable(w, 2000))}" for w in moe.warnings]
+        if lines:
+            details.append((row.name, lines))
+    console.print(grid)
+    for name, lines in details:
+        console.print(f"[bold]{escape(printable(name))}[/bold]")
+        for line in lines:
+            console.print(f"  {line}")
 
 
 def markdown(report: InspectReport) -> str:
@@ -95,15 +128,17 @@ def markdown(report: InspectReport) -> str:
              f"platform `{report.platform.label}`, TP {report.tp}, vLLM rules {report.profile.name} "
              f"({report.profile.vllm}), linear backend `{report.backend.default}`", "",
              "| module | type | weight | strategy | scheme | kernel | status |", "|---|---|---|---|---|---|---|"]
-    for row in collapse(report.layers):
+    for row in collapse(report.layers + report.moes):
         layer = row.layer
         status = "FAIL: " + _md(layer.errors[0]) if layer.errors else "ok"
         cells = [f"`{printable(row.name)}`", layer.layer_type, f"{layer.weight_dtype} {list(layer.shape)}",
                  layer.strategy or "-", layer.scheme, layer.kernel or "-", status]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     lines += [""] + [f"- error: {_md(e)}" for e in report.errors]
-    lines += [f"TP sizes that would load: {', '.join(map(str, report.tp_sizes_ok)) or 'none'}", "",
-              f"**{verdict(report)}**", ""]
+    lines.append(f"TP sizes that would load: {', '.join(map(str, report.tp_sizes_ok)) or 'none'}")
+    if report.moes:
+        lines.append(f"TP sizes that would load with --ep: {', '.join(map(str, report.tp_sizes_ok_ep)) or 'none'}")
+    lines += ["", f"**{verdict(report)}**", ""]
     return "\n".join(lines)
 
 
@@ -124,3 +159,89 @@ def rules_table(console: Console) -> None:
     console.print(grid)
     for pr, text in PULL_REQUESTS.items():
         console.print(f"[dim]#{pr}: {escape(text)}[/dim]")
+
+
+# ----------------------------------------------------------------------------------------------------- load
+
+def _figure(value: float | None, digits: str = ".2e") -> str:
+    return "-" if value is None else format(value, digits)
+
+
+def _run_status(status: str) -> str:
+    return {"ok": "[green]ok[/green]", "warn": "[yellow]warn[/yellow]", "FAIL": "[red]FAIL[/red]"}.get(
+        status, "[red]not run[/red]")
+
+
+def _megabytes(runs) -> str:
+    """MB read, per rank under --tp ("0.13 | 0.13"): what each rank read of its own slice, measured."""
+    per_rank: dict[int, int] = {}
+    for run in runs:
+        for figure in run.ranks:
+            per_rank[figure.rank] = per_rank.get(figure.rank, 0) + figure.bytes_read
+    if per_rank:
+        return " | ".join(f"{per_rank[r] / 1e6:.2f}" for r in sorted(per_rank))
+    return f"{sum(r.bytes_read for r in runs) / 1e6:.1f}"
+
+
+def load_table(report, console: Console, verbose: bool, fetch: FetchStats | None = None) -> None:
+    """inspect's header, then one row per collapsed module: kernel -> what ran where, errors against the bound."""
+    from fp8check.core.report import collapse_runs, load_verdict, worst
+
+    inspected = report.inspect
+    console.print(f"[bold]{escape(printable(inspected.model))}[/bold]  quant={inspected.quant_method or 'none'}  "
+                  f"platform={escape(inspected.platform.label)}  tp={inspected.tp}  vllm={inspected.profile.name}  "
+                  f"device={report.device} ({escape(report.device_platform)})  tokens={report.tokens}  "
+                  f"seed={report.seed}")
+    if verbose and fetch is not None:
+        console.print(f"[dim]{escape(printable(fetch_line(fetch), 1000))}[/dim]")
+    grid = Table(header_style="bold")
+    read = "MB read (rank 0 | 1 | …)" if inspected.tp > 1 else "MB read"
+    for column in ("module", "kernel → numerics on device", "rel. error (bound)", "quant. error", "ms", read, ""):
+        grid.add_column(column, overflow="fold")
+    details = []
+    for row in collapse_runs(report.runs):
+        first = row.runs[0]
+        rel, bound = worst(r.rel_error for r in row.runs), first.bound
+        execution = first.execution or ("-" if first.status == "not run" else "values not run")
+        grid.add_row(escape(printable(row.name)), escape(f"{first.kernel or 'unquantized'} → {execution}"),
+                     "-" if rel is None else f"{rel:.2e} ({bound:.1e})", _figure(worst(r.quant_error for r in row.runs)),
+                     _figure(sum(r.ms or 0 for r in row.runs), ".1f"), _megabytes(row.runs), _run_status(first.status))
+        lines = [f"[red]error:[/red] {_multiline(e)}" for e in first.errors]
+        lines += [f"[yellow]warning:[/yellow] {_multiline(w)}" for w in first.warnings]
+        if verbose:
+            lines += [f"[dim]note: {escape(printable(n, 2000))}[/dim]" for r in row.runs for n in r.notes]
+        if lines:
+            details.append((row.name, lines))
+    console.print(grid)
+    for name, lines in details:
+        console.print(f"[bold]{escape(printable(name))}[/bold]")
+        for line in lines:
+            console.print(f"  {line}")
+    for error in inspected.errors:
+        console.print(f"[red]error:[/red] {_multiline(error)}")
+    for note in report.notes:
+        console.print(f"[dim]note: {escape(printable(note, 500))}[/dim]")
+    console.print(f"read {report.bytes_read / 1e6:.1f} MB in {report.seconds:.2f} s")
+    console.print(("[green]" if report.ok else "[red]") + escape(load_verdict(report)) + ("[/green]" if report.ok else "[/red]"))
+
+
+def load_markdown(report) -> str:
+    from fp8check.core.report import collapse_runs, load_verdict, worst
+
+    inspected = report.inspect
+    lines = [f"### fp8check load: {_md(inspected.model)}", "",
+             f"platform `{inspected.platform.label}`, TP {inspected.tp}, vLLM rules {inspected.profile.name}, "
+             f"arithmetic on `{report.device}`, {report.tokens} tokens, seed {report.seed}", "",
+             "| module | kernel | numerics on device | rel. error (bound) | quant. error | status |",
+             "|---|---|---|---|---|---|"]
+    for row in collapse_runs(report.runs):
+        first = row.runs[0]
+        rel = worst(r.rel_error for r in row.runs)
+        status = first.status if not first.errors else f"{first.status}: {_md(first.errors[0])}"
+        cells = [f"`{printable(row.name)}`", first.kernel or "unquantized", first.execution or "-",
+                 "-" if rel is None else f"{rel:.2e} ({first.bound:.1e})", _figure(worst(r.quant_error for r in row.runs)),
+                 status]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    lines += [""] + [f"- error: {_md(e)}" for e in inspected.errors]
+    lines += [f"**{load_verdict(report)}**", ""]
+    return "\n".join(lines)

@@ -30,6 +30,13 @@ class ModelConfig(NamedTuple):
     num_hidden_layers: int | None
     quantization_config: QuantConfig | None
     raw_quantization_config: dict | None = None
+    # What the per-architecture layouts (fp8check.core.layouts) read; all optional.
+    q_lora_rank: int | None = None          # DeepSeek MLA: set -> vLLM fuses q_a_proj + kv_a_proj_with_mqa
+    num_nextn_predict_layers: int = 0       # DeepSeek / GLM MTP layers appended after num_hidden_layers
+    num_mtp_modules: int = 0                # MiniMax-M2's name for the same
+    first_k_dense_replace: int | None = None  # DeepSeek / GLM: layers below it are dense, the rest MoE
+    vision_heads: int | None = None         # vision_config: attention heads of the vision tower
+    vision_hidden_size: int | None = None   # vision_config: hidden size of the vision tower
 
 
 @dataclass(frozen=True)
@@ -68,12 +75,13 @@ def parse_model_config(doc: object, where: str = "config.json") -> ModelConfig:
     # Multimodal configs keep the decoder's sizes in text_config; quantization_config stays at the top.
     sizes = text if isinstance(text, dict) and "hidden_size" in text else doc
 
-    def opt_int(key: str) -> int | None:
-        value = sizes.get(key)
+    def opt_int(key: str, section: dict | None = None, minimum: int = 1) -> int | None:
+        value = (sizes if section is None else section).get(key)
         if value is None:
             return None
-        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-            raise ConfigError(f"{where}: {key} must be a positive integer, got {shown(value)}")
+        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+            kind = "a positive" if minimum else "a non-negative"
+            raise ConfigError(f"{where}: {key} must be {kind} integer, got {shown(value)}")
         return value
 
     archs = doc.get("architectures") or []
@@ -89,6 +97,7 @@ def parse_model_config(doc: object, where: str = "config.json") -> ModelConfig:
         raise ConfigError(f"{where}: dtype must be a string such as 'bfloat16', got {shown(dtype)}")
     raw_quant = doc.get("quantization_config", doc.get("compression_config"))
     heads = opt_int("num_attention_heads")
+    vision = doc.get("vision_config") if isinstance(doc.get("vision_config"), dict) else {}
     return ModelConfig(
         architectures=tuple(archs),
         model_type=model_type,
@@ -100,6 +109,13 @@ def parse_model_config(doc: object, where: str = "config.json") -> ModelConfig:
         num_hidden_layers=opt_int("num_hidden_layers"),
         quantization_config=parse_quant_config(raw_quant, f"{where}: quantization_config"),
         raw_quantization_config=raw_quant if isinstance(raw_quant, dict) else None,
+        q_lora_rank=opt_int("q_lora_rank"),
+        num_nextn_predict_layers=opt_int("num_nextn_predict_layers", minimum=0) or 0,
+        num_mtp_modules=opt_int("num_mtp_modules", minimum=0) or 0,
+        first_k_dense_replace=opt_int("first_k_dense_replace", minimum=0),
+        # Llama-4 / Pixtral / SigLIP call it num_attention_heads, Qwen2.5-VL / Qwen3-VL num_heads.
+        vision_heads=opt_int("num_attention_heads", vision) or opt_int("num_heads", vision),
+        vision_hidden_size=opt_int("hidden_size", vision),
     )
 
 

@@ -30,11 +30,12 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
+from typing import NamedTuple
 from urllib.parse import quote
 
 from fp8check import __version__
@@ -499,10 +500,12 @@ def _partial_snapshot(ref: RepoRef, snapshot: str, missing: str) -> str:
 
 
 def download_shards(model: str, revision: str | None = None, token: str | None = None,
-                    layers_regex: str | None = None, quiet: bool = False) -> str:
+                    layers_regex: str | None = None, quiet: bool = False,
+                    tensor_names: Collection[str] | None = None) -> str:
     """Download config.json, the index and only the shards holding tensors that match `layers_regex`.
 
-    `layers_regex` is searched (re.search) in every tensor name; None downloads every shard. Files land in the
+    `layers_regex` is searched (re.search) in every tensor name, `tensor_names` (what `load --layers` needs)
+    names them exactly; with neither, every shard is downloaded. Files land in the
     Hugging Face cache (HF_HUB_CACHE), already-cached ones are not fetched again, and the local snapshot folder
     is returned (open it with open_local(folder, allowed_root=repo_cache_folder(repo_id))). Progress bars go to
     stderr, only on a terminal and unless `quiet`; nothing is printed to stdout. With HF_HUB_OFFLINE=1 the
@@ -515,6 +518,8 @@ def download_shards(model: str, revision: str | None = None, token: str | None =
         pattern = re.compile(layers_regex) if layers_regex is not None else None
     except re.error as exc:
         raise InputError(f"layers regex {printable(layers_regex)!r} is not a valid regular expression: {exc}") from None
+    if tensor_names is not None:
+        pattern = _ExactNames(frozenset(tensor_names))
     if offline_mode():
         return _cached_shards(ref, pattern)
     from huggingface_hub import hf_hub_download, snapshot_download
@@ -543,7 +548,7 @@ def download_shards(model: str, revision: str | None = None, token: str | None =
         if pattern is not None and weight_map is not None:
             shards = sorted({shard for tensor, shard in weight_map.items() if pattern.search(tensor)})
             if not shards:
-                raise InputError(f"{ref.display}: layers regex {printable(layers_regex)!r} matches no tensor")
+                raise InputError(f"{ref.display}: layers regex {printable(pattern.pattern)!r} matches no tensor")
         elif weight_map is not None:
             shards = index_shards(weight_map)
         wanted = [CONFIG_FILE, *([index_name] if index_name else []), *shards]
@@ -554,6 +559,16 @@ def download_shards(model: str, revision: str | None = None, token: str | None =
             )
         finally:
             stop_progress()
+
+
+class _ExactNames(NamedTuple):
+    """A stand-in for a compiled regex that matches exactly these tensor names."""
+
+    names: frozenset[str]
+    pattern: str = "the selected modules' tensors"
+
+    def search(self, name: str) -> bool:
+        return name in self.names
 
 
 def _cached_shards(ref: RepoRef, pattern: re.Pattern | None) -> str:

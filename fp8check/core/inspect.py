@@ -9,7 +9,8 @@ from fp8check.core.checkpoint import Checkpoint
 from fp8check.core.errors import InputError, printable
 from fp8check.core.integrity import check_module, uses_e8m0_scales
 from fp8check.core.matching import UNQUANTIZED_LM_HEAD, Assignment, assign_compressed_tensors, assign_native_fp8
-from fp8check.core.modules import LAYER, LinearModule, ModelLayout, build_layout, is_router, layer_template
+from fp8check.core.moe import MoEReport, inspect_moes, sweep_loads
+from fp8check.core.modules import LAYER, LinearModule, SkippedLayer, build_layout, layer_template
 from fp8check.core.platforms import Platform
 from fp8check.core.profiles import RuleProfile
 from fp8check.core.quant_config import CompressedTensorsConfig, NativeFp8Config, OutOfScopeConfig
@@ -28,6 +29,7 @@ class InspectOptions(NamedTuple):
     tp: int = 1
     backend: Backend = Backend()
     disabled_kernels: tuple[str, ...] = ()
+    ep: bool = False                  # --ep: vLLM's --enable-expert-parallel
 
 
 class LayerReport(NamedTuple):
@@ -46,6 +48,7 @@ class LayerReport(NamedTuple):
     notes: tuple[str, ...]
     weight_key: str | None = None
     activation_key: str | None = None
+    layout: str = "generic"          # where its layout came from: "vllm:<model file>" or "generic"
 
     @property
     def ok(self) -> bool:
@@ -54,13 +57,6 @@ class LayerReport(NamedTuple):
     @property
     def template(self) -> tuple[str, int | None]:
         return layer_template(self.name)
-
-
-class MoEReport(NamedTuple):
-    name: str
-    num_experts: int
-    weight_dtypes: tuple[str, ...]
-    note: str
 
 
 class InspectReport(NamedTuple):
@@ -76,10 +72,13 @@ class InspectReport(NamedTuple):
     warnings: tuple[str, ...]
     tp_sizes_ok: tuple[int, ...]
     notes: tuple[str, ...] = ()
+    skipped: tuple[SkippedLayer, ...] = ()  # MTP layers the main model never loads
+    ep: bool = False
+    tp_sizes_ok_ep: tuple[int, ...] = ()    # with expert parallelism (only when the model has FusedMoE layers)
 
     @property
     def ok(self) -> bool:
-        return not self.errors and all(layer.ok for layer in self.layers)
+        return not self.errors and all(layer.ok for layer in self.layers) and all(m.ok for m in self.moes)
 
 
 def assign(module: LinearModule, quant) -> Assignment:
@@ -87,11 +86,16 @@ def assign(module: LinearModule, quant) -> Assignment:
         return Assignment(None, reason="the model has no quantization_config")
     if module.layer_type == "ParallelLMHead" and isinstance(quant, NativeFp8Config):
         return UNQUANTIZED_LM_HEAD
-    if is_router(module.name):
-        return Assignment(None, reason="vLLM builds the MoE router gate with quant_config=None")
+    if module.unquantized:
+        return Assignment(None, reason=module.unquantized)
     if isinstance(quant, CompressedTensorsConfig):
         return assign_compressed_tensors(module, quant)
     return assign_native_fp8(module, quant)
+
+
+def activation_dtype(config) -> str:
+    """vLLM's activations and outputs are in the model dtype: float16 when config.json says so, else bfloat16."""
+    return "float16" if (config.dtype or "").lower() in ("float16", "fp16", "half") else "bfloat16"
 
 
 def model_errors(ckpt: Checkpoint, ctx: RoutingContext, tp: int) -> list[str]:
@@ -121,19 +125,19 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions) -> InspectRepo
         )
     ctx = RoutingContext(options.platform, options.profile, frozenset(options.disabled_kernels))
     layout = build_layout(ckpt.tensors, ckpt.config)
-    out_dtype = "float16" if (ckpt.config.dtype or "").lower() in ("float16", "fp16", "half") else "bfloat16"
+    out_dtype = activation_dtype(ckpt.config)
 
     @lru_cache(maxsize=None)
     def route_cached(assignment: Assignment, module_shape: tuple, tp: int, e8m0: bool) -> Route:
         module = shape_to_module[module_shape]
-        return route(assignment, tp_layout(module, tp), ctx, options.backend, out_dtype, e8m0)
+        return route(assignment, tp_layout(module, tp if module.tp_split else 1), ctx, options.backend, out_dtype, e8m0)
 
     shape_to_module: dict[tuple, LinearModule] = {}
     layers = []
     signatures = set()
     for module in layout.linears:
         assignment = assign(module, quant)
-        module_shape = (module.layer_type, module.input_size, module.output_sizes, module.heads)
+        module_shape = (module.layer_type, module.input_size, module.output_sizes, module.heads, module.tp_split)
         shape_to_module.setdefault(module_shape, module)
         e8m0 = uses_e8m0_scales(module)
         signatures.add((assignment, module_shape, e8m0))
@@ -145,15 +149,20 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions) -> InspectRepo
     errors += list(ckpt.integrity_errors)
     errors += [f"{printable(t.name)} ({t.file}) is a scale/side tensor with no weight {printable(t.name.rsplit('.', 1)[0])}.weight "
                "to belong to (orphan)" for t in layout.orphans]
-    tp_ok = tuple(
+    moes, moe_sweeps = inspect_moes(layout.moes, ckpt.tensors, quant, ckpt.config.model_type, ctx, options.tp,
+                                     options.ep, out_dtype)
+    linear_ok = tuple(
         tp for tp in TP_SWEEP
         if not model_errors(ckpt, ctx, tp)
         and not any(route_cached(a, s, tp, e).errors for a, s, e in signatures)
     )
+    tp_ok = tuple(tp for tp in linear_ok if sweep_loads(moe_sweeps, ctx, tp, options.ep, out_dtype))
+    tp_ok_ep = tuple(tp for tp in linear_ok if sweep_loads(moe_sweeps, ctx, tp, True, out_dtype)) if moes else ()
     return InspectReport(
         model=ckpt.source, platform=options.platform, profile=options.profile, tp=options.tp,
         backend=options.backend, quant_method=quant.method if quant else None, layers=tuple(layers),
-        moes=_moe_reports(layout), errors=tuple(errors), warnings=(), tp_sizes_ok=tp_ok, notes=layout.notes,
+        moes=moes, errors=tuple(errors), warnings=(), tp_sizes_ok=tp_ok, notes=layout.notes,
+        skipped=layout.skipped, ep=options.ep, tp_sizes_ok_ep=tp_ok_ep,
     )
 
 
@@ -183,13 +192,5 @@ def _layer_report(module: LinearModule, assignment: Assignment, result: Route, i
         rejected=choice.rejected if choice else (),
         errors=tuple(e.replace(LAYER, module.name) for e in result.errors) + tuple(integrity_errors),
         warnings=tuple(warnings) + (choice.warnings if choice else ()), notes=result.notes,
-        weight_key=result.weight_key, activation_key=result.activation_key,
-    )
-
-
-def _moe_reports(layout: ModelLayout) -> tuple:
-    return tuple(
-        MoEReport(name=m.name, num_experts=m.num_experts, weight_dtypes=tuple(sorted({t.dtype for t in m.tensors})),
-                  note="FusedMoE: expert routing is not predicted yet (its weights are grouped, not checked)")
-        for m in layout.moes
+        weight_key=result.weight_key, activation_key=result.activation_key, layout=module.layout,
     )

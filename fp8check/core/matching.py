@@ -6,7 +6,7 @@ import re
 from typing import NamedTuple
 from functools import lru_cache
 
-from fp8check.core.modules import PACKED_MODULES, LinearModule
+from fp8check.core.modules import LinearModule
 from fp8check.core.quant_config import CompressedTensorsConfig, CTScheme, NativeFp8Config, QuantArgs
 
 
@@ -45,7 +45,7 @@ def matches(name: str, pattern: str) -> bool:
 def _shard_names(module: LinearModule) -> list[str]:
     """The packed_modules_mapping components: q/k/v for Llama, the fused name itself where the checkpoint
     stores it fused (Phi-3 maps qkv_proj -> [qkv_proj])."""
-    return [shard.name for shard in module.shards] if module.leaf in PACKED_MODULES else [module.name]
+    return [shard.name for shard in module.shards] if module.fused else [module.name]
 
 
 def _exact(name: str, pattern: str) -> bool:
@@ -58,7 +58,7 @@ def _ignored(module: LinearModule, patterns: tuple[str, ...], mixed_message: str
     is_layer_skipped (fp8: exact names only, fused layers judged by their shards alone). Shards must agree."""
     match = matches if compressed_tensors else _exact
     fused_hit = compressed_tensors and module.name in patterns
-    if module.leaf in PACKED_MODULES and not fused_hit:
+    if module.fused and not fused_hit:
         verdicts = {any(match(s, p) for p in patterns) for s in _shard_names(module)}
         if len(verdicts) > 1:
             return False, mixed_message
@@ -95,7 +95,7 @@ def _find_target(module: LinearModule, groups: tuple[CTScheme, ...]) -> CTScheme
     for target, group in by_target.items():
         if matches(module.name, target):
             return group
-    if module.leaf in PACKED_MODULES:
+    if module.fused:
         hits = [next((t for t in by_target if matches(s, t)), None) for s in _shard_names(module)]
         if all(hits):
             return by_target[hits[0]]

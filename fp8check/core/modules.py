@@ -1,7 +1,9 @@
 """Group checkpoint tensors into the modules vLLM builds: fused QKV / gate-up, parallel styles, FusedMoE.
 
 vLLM does not see `q_proj`, `k_proj`, `v_proj`; it sees one QKVParallelLinear `qkv_proj` whose shards are
-loaded from them (packed_modules_mapping). Routing and TP checks are about those fused modules.
+loaded from them (packed_modules_mapping). Routing and TP checks are about those fused modules. What each
+architecture builds (fused layers, styles, unquantized routers and towers, skipped MTP layers) comes from the
+per-architecture table in fp8check.core.layouts; the leaf-name rules here fill in what it leaves unsaid.
 """
 
 from __future__ import annotations
@@ -10,25 +12,20 @@ import re
 from typing import NamedTuple
 
 from fp8check.core.checkpoint import ModelConfig
+from fp8check.core.layouts import (COLUMN, FUSED_QKV_A, GENERIC_ARCH, REPLICATED, ROW, TORCH_LINEAR, Arch, Tower,
+                                   arch_for, tail_match, tower_for)
 from fp8check.core.safetensors_header import TensorInfo
 
-# packed_modules_mapping of Llama, Mistral, Qwen2/3 and most decoder-only models in vLLM.
-PACKED_MODULES: dict[str, tuple[str, ...]] = {
-    "qkv_proj": ("q_proj", "k_proj", "v_proj"),
-    "gate_up_proj": ("gate_proj", "up_proj"),
-}
-# Leaf names vLLM builds as RowParallelLinear (input split across ranks, all-reduce after).
+# Leaf names the generic rules build as RowParallelLinear (input split across ranks, all-reduce after).
 ROW_PARALLEL = frozenset({"o_proj", "down_proj", "out_proj", "dense_4h_to_h", "fc2", "wo", "w2", "c_proj", "proj"})
-KNOWN_ARCHITECTURES = frozenset({
-    "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen2MoeForCausalLM",
-    "Qwen3MoeForCausalLM", "MixtralForCausalLM", "GemmaForCausalLM", "Gemma2ForCausalLM", "Phi3ForCausalLM",
-})
 EMBEDDINGS = ("embed_tokens", "wte", "word_embeddings", "tok_embeddings", "embed_in", "embeddings")
 # Tensors that belong to a linear module besides its weight.
 SIDE_TENSORS = ("weight_scale", "weight_scale_inv", "input_scale", "weight_zero_point", "input_zero_point",
                 "weight_global_scale", "input_global_scale", "output_scale", "weight_g_idx", "bias")
 # DeepSeek MLA's low-rank input projections are ReplicatedLinear in vLLM (never split), but quantized.
-REPLICATED = frozenset({"q_a_proj", "kv_a_proj_with_mqa"})
+REPLICATED_LEAVES = frozenset({"q_a_proj", "kv_a_proj_with_mqa"})
+# deepseek_v2.py DeepseekV2ForCausalLM: packed_modules_mapping gains this entry when q_lora_rank is set.
+MLA_FUSED = ("fused_qkv_a_proj", ("q_a_proj", "kv_a_proj_with_mqa"))
 # Stands for the module's name in messages computed once per module shape (inspect fills it in per module).
 LAYER = "\x00layer\x00"
 _EXPERT = re.compile(r"^(?P<moe>.+\.experts)\.(?:\d+\.)?[^.]+(?:\.[^.]+)?$")
@@ -52,6 +49,10 @@ class LinearModule(NamedTuple):
     input_size: int
     output_sizes: tuple[int, ...]
     heads: tuple[int, int, int] | None = None  # (num_heads, num_kv_heads, head_dim) for QKV
+    layout: str = "generic"   # where the layout came from: "vllm:<model file>" or "generic"
+    fused: bool = False       # the name is a packed_modules_mapping key: ignore/targets also ask its shards
+    unquantized: str | None = None  # why vLLM builds it without a quant method (router, tower), if it does
+    tp_split: bool = True     # False: built with disable_tp (DeepSeek's fused_qkv_a_proj), or a torch nn.Linear
 
     @property
     def leaf(self) -> str:
@@ -64,6 +65,15 @@ class MoEModule(NamedTuple):
     name: str
     num_experts: int
     tensors: tuple[TensorInfo, ...]
+    layout: str = "generic"
+
+
+class SkippedLayer(NamedTuple):
+    """Checkpoint tensors the main model's loader drops (an MTP / next-n layer): reported, never checked."""
+
+    prefix: str               # "model.layers.61."
+    tensors: tuple[TensorInfo, ...]
+    reason: str
 
 
 class ModelLayout(NamedTuple):
@@ -71,19 +81,29 @@ class ModelLayout(NamedTuple):
     moes: tuple[MoEModule, ...]
     orphans: tuple[TensorInfo, ...]     # side tensors (scales) with no weight to belong to
     notes: tuple[str, ...] = ()
+    skipped: tuple[SkippedLayer, ...] = ()
 
 
 def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig) -> ModelLayout:
     notes = []
-    if config.architectures and not KNOWN_ARCHITECTURES.intersection(config.architectures):
-        notes.append(f"architecture {'/'.join(config.architectures)} is not in fp8check's table; parallel styles "
-                     "are inferred from layer names (q/k/v -> QKV, gate/up -> merged, o/down/out -> row)")
+    arch = arch_for(config.architectures)
+    if arch is None:
+        arch = GENERIC_ARCH
+        if config.architectures:
+            notes.append(f"architecture {'/'.join(config.architectures)} is not in fp8check's table; parallel "
+                         "styles are inferred from layer names (q/k/v -> QKV, gate/up -> merged, o/down/out -> row); "
+                         "each layer's layout reads 'generic'")
+    skip_prefixes = _spec_layer_prefixes(arch, config)
+    skipped: dict[str, list[TensorInfo]] = {}
     experts: dict[str, list[TensorInfo]] = {}
     weights: dict[str, Shard] = {}
     side: list[TensorInfo] = []
     for name, info in tensors.items():
+        spec = next((p for p in skip_prefixes if name.startswith(p)), None)
         moe = _EXPERT.match(name)
-        if moe:
+        if spec:
+            skipped.setdefault(spec, []).append(info)
+        elif moe:
             experts.setdefault(moe.group("moe"), []).append(info)
         elif name.endswith(".weight") and len(info.shape) == 2 and not _is_embedding(name):
             weights[name[: -len(".weight")]] = Shard(name=name[: -len(".weight")], weight=info, side={})
@@ -97,65 +117,117 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig) -> ModelLa
             orphans.append(info)
         else:
             shard.side[suffix] = info
-    linears = _fuse(weights, config)
+    linears = _fuse(weights, config, arch)
     moes = tuple(
-        MoEModule(name=name, num_experts=len({_expert_id(t.name, name) for t in infos}), tensors=tuple(infos))
+        MoEModule(name=name, num_experts=len({_expert_id(t.name, name) for t in infos}), tensors=tuple(infos),
+                  layout=arch.source)
         for name, infos in sorted(experts.items(), key=lambda item: _natural_key(item[0]))
     )
-    return ModelLayout(linears=linears, moes=moes, orphans=tuple(orphans), notes=tuple(notes))
+    return ModelLayout(linears=linears, moes=moes, orphans=tuple(orphans), notes=tuple(notes),
+                       skipped=tuple(SkippedLayer(p, tuple(infos), _skip_reason(arch, config))
+                                     for p, infos in skipped.items()))
 
 
-def _fuse(weights: dict[str, Shard], config: ModelConfig) -> tuple[LinearModule, ...]:
+def _skip_reason(arch: Arch, config: ModelConfig) -> str:
+    reason = (f"MTP layer ({arch.spec_layers} = {getattr(config, arch.spec_layers)}): vLLM's main model skips it "
+              "(get_spec_layer_idx_from_weight_name); it loads only as the speculative-decoding draft model")
+    return reason + ("; inferred: the architecture is not in fp8check's table" if arch is GENERIC_ARCH else "")
+
+
+def _spec_layer_prefixes(arch: Arch, config: ModelConfig) -> tuple[str, ...]:
+    """utils.py get_spec_layer_idx_from_weight_name: layers num_hidden_layers .. + n - 1, in the three
+    namings it accepts (MiniMax-M2 maps 'layers.{i}.' below 'model.' to None: the same tensors)."""
+    count = getattr(config, arch.spec_layers) if arch.spec_layers else 0
+    base = config.num_hidden_layers
+    if not count or base is None:
+        return ()
+    return tuple(f"{root}layers.{base + i}." for i in range(count)
+                 for root in ("model.", "", "model.language_model."))
+
+
+def _packed(arch: Arch, tower: Tower | None, config: ModelConfig) -> dict[str, tuple[str, ...]]:
+    if tower is not None:
+        return tower.packed
+    if arch.mla and config.q_lora_rank:
+        return {**arch.packed, MLA_FUSED[0]: MLA_FUSED[1]}
+    return arch.packed
+
+
+def _fuse(weights: dict[str, Shard], config: ModelConfig, arch: Arch) -> tuple[LinearModule, ...]:
     modules: list[LinearModule] = []
     used: set[str] = set()
     for prefix in sorted(weights, key=_natural_key):
         if prefix in used:
             continue
         parent, _, leaf = prefix.rpartition(".")
-        fused = next(((f, parts) for f, parts in PACKED_MODULES.items() if leaf in parts), None)
+        tower = tower_for(arch, prefix)
+        packed = _packed(arch, tower, config)
+        fused = next(((f, parts) for f, parts in packed.items() if leaf in parts), None)
         if fused:
             fused_leaf, parts = fused
             names = [f"{parent}.{p}" if parent else p for p in parts]
             if all(n in weights for n in names):
                 used.update(names)
                 shards = tuple(weights[n] for n in names)
-                modules.append(_module(f"{parent}.{fused_leaf}" if parent else fused_leaf, shards, config))
+                name = f"{parent}.{fused_leaf}" if parent else fused_leaf
+                modules.append(_module(name, shards, config, arch, tower, fused=True))
                 continue
         used.add(prefix)
-        modules.append(_module(prefix, (weights[prefix],), config))
+        # A layer stored fused on disk (Phi-3's qkv_proj) is still a packed_modules_mapping key.
+        modules.append(_module(prefix, (weights[prefix],), config, arch, tower, fused=leaf in packed))
     return tuple(modules)
 
 
-def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig) -> LinearModule:
+def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arch, tower: Tower | None,
+            fused: bool) -> LinearModule:
+    rules = tower or arch
     leaf = name.rsplit(".", 1)[-1]
     k = shards[0].weight.shape[1]
     widths = tuple(s.weight.shape[0] for s in shards)
-    if leaf == "lm_head":
-        return LinearModule(name, "ParallelLMHead", shards, k, widths)
-    if leaf == "qkv_proj":
-        heads = _heads(config, widths)
-        if len(shards) == 1 and heads:  # a checkpoint that stores qkv_proj already fused (Phi-3)
+    router = tail_match(name, rules.unquantized) is not None
+    unquantized = None
+    if tower is not None and not tower.quantized:
+        unquantized = f"vLLM builds this tower with quant_config=None ({tower.source[5:]})"
+    elif router:
+        unquantized = "vLLM builds the MoE router with quant_config=None"
+    style = tail_match(name, rules.styles)
+    layer_type = rules.styles[style] if style else _generic_style(leaf, fused, router)
+    if layer_type == TORCH_LINEAR:
+        unquantized = f"vLLM builds it as a torch nn.Linear ({rules.source[5:]}), which has no quant method"
+    heads = None
+    if layer_type == "QKVParallelLinear":
+        heads = _vision_heads(config, widths) if tower is not None and tower.vision_heads else _heads(config, widths)
+        if len(shards) == 1 and heads:  # stored already fused (Phi-3 qkv_proj, Qwen-VL visual attn.qkv)
             num_heads, num_kv, head_dim = heads
             widths = (num_heads * head_dim, num_kv * head_dim, num_kv * head_dim)
-        return LinearModule(name, "QKVParallelLinear", shards, k, widths, heads)
-    if leaf == "gate_up_proj":
-        if len(shards) == 1 and widths[0] % 2 == 0:
-            widths = (widths[0] // 2, widths[0] // 2)
-        return LinearModule(name, "MergedColumnParallelLinear", shards, k, widths)
-    if is_router(name) or leaf in REPLICATED:
-        return LinearModule(name, "ReplicatedLinear", shards, k, widths)
-    if leaf in ROW_PARALLEL:
-        return LinearModule(name, "RowParallelLinear", shards, k, widths)
-    return LinearModule(name, "ColumnParallelLinear", shards, k, widths)
+    elif layer_type == "MergedColumnParallelLinear" and len(shards) == 1 and widths[0] % 2 == 0:
+        widths = (widths[0] // 2, widths[0] // 2)
+    return LinearModule(name, layer_type, shards, k, widths, heads, layout=(tower or arch).source, fused=fused,
+                        unquantized=unquantized, tp_split=layer_type not in (FUSED_QKV_A, TORCH_LINEAR))
 
 
-def is_router(name: str) -> bool:
-    """An MoE router gate (Qwen/DeepSeek `mlp.gate`, Mixtral `block_sparse_moe.gate`, Qwen2-MoE
-    `shared_expert_gate`): vLLM builds these with quant_config=None, whatever the checkpoint's config says."""
-    parent, _, leaf = name.rpartition(".")
-    if leaf == "shared_expert_gate":
-        return True
-    return leaf == "gate" and parent.rsplit(".", 1)[-1] in ("mlp", "block_sparse_moe")
+def _generic_style(leaf: str, fused: bool, router: bool) -> str:
+    """The leaf-name rules: what most vLLM model files build for these names."""
+    if leaf == "lm_head":
+        return "ParallelLMHead"
+    if fused and leaf in ("qkv_proj", "qkv"):
+        return "QKVParallelLinear"
+    if fused and leaf == "gate_up_proj":
+        return "MergedColumnParallelLinear"
+    if fused and leaf == MLA_FUSED[0]:
+        return FUSED_QKV_A
+    if router or leaf in REPLICATED_LEAVES:
+        return REPLICATED
+    return ROW if leaf in ROW_PARALLEL else COLUMN
+
+
+def _vision_heads(config: ModelConfig, widths: tuple[int, ...]) -> tuple[int, int, int] | None:
+    """Vision attention: every head is a KV head (total_num_kv_heads = num_heads), head_dim from the weight."""
+    heads = config.vision_heads
+    q_width = widths[0] if len(widths) == 3 else widths[0] // 3
+    if not heads or q_width % heads:
+        return None
+    return heads, heads, q_width // heads
 
 
 def _heads(config: ModelConfig, widths: tuple[int, ...]) -> tuple[int, int, int] | None:

@@ -33,31 +33,36 @@ ALIASES: dict[str, str] = {
 
 
 class Assumptions(NamedTuple):
-    """Facts about the serving environment that change routing; defaults describe a stock `pip install vllm`."""
+    """Facts about the serving environment that change routing; defaults describe a stock `pip install vllm==X`.
+
+    Read from every CUDA wheel 0.25.0 ... 0.33.0 (`pip download vllm==X --no-deps`): each vendors DeepGEMM
+    (vllm/third_party/deep_gemm, which `has_deep_gemm()` falls back to) and lists `humming-kernels[cu13]` and
+    `flashinfer-python` as plain Requires-Dist; `b12x` is only the `vllm[b12x]` extra. No release differs, so
+    one set of defaults serves every rule profile.
+    """
 
     cuda_version: str = "12.9"      # CUTLASS FP8 kernels need CUDA >= 12.0 (12.4 on sm89, 12.8 for Blackwell block)
-    flashinfer: bool = True         # a vLLM dependency on CUDA
-    deep_gemm: bool = False         # separate install (vLLM's docker image has it)
-    humming: bool = False           # separate install
-    b12x: bool = False              # separate install
+    flashinfer: bool = True         # Requires-Dist: flashinfer-python
+    deep_gemm: bool = True          # vendored in the wheel (vllm/third_party/deep_gemm)
+    humming: bool = True            # Requires-Dist: humming-kernels[cu13]
+    b12x: bool = False              # the vllm[b12x] extra only
     aiter: bool = False             # VLLM_ROCM_USE_AITER=1 with aiter installed (off by default)
     rocm_skinny_gemm: bool = True   # VLLM_ROCM_USE_SKINNY_GEMM (default on)
     rocm_hip_w8a8: bool = False     # VLLM_ROCM_USE_HIP_W8A8
     cpu_amx: bool = True            # AMX tiles (Sapphire Rapids or newer) for vLLM's CPU FP8 kernels
+    cpu_amx_fp8: bool = False       # native AMX-FP8 (ops.cpu_has_amx_fp8()): 0.33's CPU W8A8 kernels need it
     batch_invariant: bool = False   # VLLM_BATCH_INVARIANT
 
-    def describe(self) -> dict[str, str | bool]:
-        return self._asdict()
-
     def relevant(self, kind: str) -> dict[str, str | bool]:
-        """The assumptions that can change routing on this kind of platform (printed with every table)."""
+        """The assumptions that can change routing on this kind of platform: the only ones shown (table, JSON),
+        so a ROCm report never lists cuda_version or cpu_amx."""
         return {key: value for key, value in self._asdict().items() if key in RELEVANT[kind]}
 
 
 RELEVANT = {
     "cuda": ("cuda_version", "flashinfer", "deep_gemm", "humming", "b12x", "batch_invariant"),
     "rocm": ("aiter", "rocm_skinny_gemm", "rocm_hip_w8a8"),
-    "cpu": ("cpu_amx",),
+    "cpu": ("cpu_amx", "cpu_amx_fp8"),
     "xpu": (),
 }
 
@@ -102,10 +107,10 @@ def parse_platform(text: str) -> Platform:
     )
 
 
-def _host_has_amx() -> bool:
+def _host_has_amx(flag: str = "amx_tile") -> bool:
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
-            return " amx_tile" in fh.read(200_000)
+            return f" {flag}" in fh.read(200_000)
     except OSError:
         return False
 
@@ -152,7 +157,8 @@ def detect_host() -> Platform:
         return Platform(kind="rocm", capability=ROCM_CAPABILITY[arch], label=f"auto: rocm:{arch}", arch=arch)
     if _intel_gpu():
         return Platform(kind="xpu", capability=None, label="auto: xpu")
-    return Platform(kind="cpu", capability=None, label="auto: cpu", assumptions=Assumptions(cpu_amx=_host_has_amx()))
+    return Platform(kind="cpu", capability=None, label="auto: cpu",
+                    assumptions=Assumptions(cpu_amx=_host_has_amx(), cpu_amx_fp8=_host_has_amx("amx_fp8")))
 
 
 def _nvidia_compute_capability() -> int | None:

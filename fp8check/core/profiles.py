@@ -1,10 +1,11 @@
-"""Rule profiles: which upstream vLLM PRs a release line contains.
+"""Rule profiles: one per vLLM minor release 0.25 ... 0.33, each the set of routing changes it contains.
 
-vLLM's FP8 routing changed several times in 2026; each rule that changed asks `profile.has(PR)`. Release
-mapping (from vLLM's release notes and PR merge dates; see README): #43958 -> v0.24.0, #43645 -> v0.25.0,
-#47516 -> v0.26.0, #49664 / #49932 / #50787 / #50826 -> v0.28.0 (#49664 merged at the v0.27 cut-off and is
-counted in v0.28.0). Releases before 0.25 used other XPU kernel classes (XPUFP8ScaledMMLinearKernel) whose
-tables were not read, so no profile claims them.
+Each rule that changed asks `profile.has(CHANGE)`. A change is an upstream PR number where the PR is known
+(#43958 -> v0.24.0, #43645 -> v0.25.0, #47516 -> v0.26.0, #49664 / #49932 / #50787 / #50826 -> v0.28.0), or a
+short name where the change was read from the release wheels (`pip download vllm==X --no-deps`, unzipped:
+vllm/model_executor/kernels/linear/__init__.py and scaled_mm/*.py) without pinning the PR. Patch releases
+(0.25.1, 0.27.1) have the same routing files as their .0 and map to their minor. Releases before 0.25 used
+other XPU kernel classes (XPUFP8ScaledMMLinearKernel) whose tables were not read, so no profile claims them.
 """
 
 from __future__ import annotations
@@ -13,52 +14,100 @@ from typing import NamedTuple
 
 from fp8check.core.errors import InputError
 
-# What each PR changed, for `fp8check rules` and the README.
+# What each change did, for `fp8check rules` and the README: upstream PRs ...
 PULL_REQUESTS: dict[int, str] = {
     43958: "XPU reports no compute capability; _check_scheme_supported returns True for it (W8A8 FP8 allowed off CUDA)",
     43645: "XPU defaults FP8 to CompressedTensorsW8A16Fp8; --linear-backend xpu|torch opts into W8A8",
     47516: "a platform missing from a kernel table gives 'Failed to find a kernel' instead of KeyError "
            "(every FP8 table has all four platforms, so FP8 routing is unchanged)",
-    49664: "Torch _scaled_mm kernels accept XPU ('requires ROCm, CUDA, CPU or XPU.')",
+    49664: "Torch _scaled_mm kernels accept XPU ('requires ROCm, CUDA, CPU or XPU.') and join the XPU FP8 table",
     49932: "BlockWiseTorchFP8ScaledMMLinearKernel (torch block-scaled mm) added",
     50787: "XPU: block-quantized weights always use CompressedTensorsW8A8Fp8 (XPUFp8BlockScaledMMKernel)",
     50826: "BlockWiseTorchFP8ScaledMMLinearKernel enabled on XPU",
+}
+# ... and changes read from the release wheels whose PR was not pinned.
+WHEEL_CHANGES: dict[str, str] = {
+    "b12x": "0.28 wheel: B12x block / tensor FP8 kernels join the CUDA tables (SM12x, the vllm[b12x] extra)",
+    "rocm-cdna3-wording": "0.27 wheel: ROCmFP8ScaledMMLinearKernel's refusal reads 'requires CDNA3+ (gfx942/gfx950) "
+                          "or RDNA4 (gfx12x)' (was 'requires MI3xx or gfx12x')",
+    "humming-installed": "0.28 wheel: HummingFP8ScaledMMLinearKernel checks has_humming() ('Humming is not installed')",
+    "marlin-late": "0.29 wheel: Marlin's 'VLLM_TEST_FORCE_FP8_MARLIN' gate on cc >= 89 removed; the CUDA FP8 table "
+                   "puts Marlin after the Torch kernels and the block table Humming before Triton",
+    "torch-fp8-support": "0.29 wheel: the Torch kernels check _supports_torch_fp8_scaled_mm() instead of cc >= 89",
+    "cpu-fp8": "0.31 wheel: CPU tables gain CPUFP8W8A8ScaledMMLinearKernel, CPUFp8PerTensorScaledMMLinearKernel "
+               "and CPUFp8W8A8BlockScaledMMKernel (the W8A8 ones need native AMX-FP8)",
+    "humming-priority": "0.32 wheel: prioritize_humming moves Humming ahead of Marlin on sm90",
+    "cpu-fp8-channel": "0.33 wheel: CPUFp8ChannelWiseScaledMMLinearKernel joins the CPU FP8 table",
 }
 
 
 class RuleProfile(NamedTuple):
     name: str
     vllm: str
-    includes: frozenset[int]
+    includes: frozenset[int]          # PULL_REQUESTS keys
     summary: str
+    # Which release's fused-MoE FP8 rules (fp8check.kernels.moe) apply: "0.28" (0.28.0's oracle, create_weights
+    # block check) or "0.33" (0.33.0's block refinement, split AITER classes, CPU_W8A8). The PR that brought the
+    # refinement between 0.28 and 0.33 was not pinned, so the change is a rule set rather than a PR number.
+    moe_rules: str = "0.28"
+    changes: frozenset[str] = frozenset()  # WHEEL_CHANGES keys
 
-    def has(self, pr: int) -> bool:
-        return pr in self.includes
+    def has(self, change: int | str) -> bool:
+        return change in (self.changes if isinstance(change, str) else self.includes)
 
 
-PROFILES: tuple[RuleProfile, ...] = (
-    RuleProfile("0.28", "0.28+", frozenset({43958, 43645, 47516, 49664, 49932, 50787, 50826}),
-                "newest rules: XPU block FP8 routes to W8A8 / XPUFp8BlockScaledMMKernel"),
-    RuleProfile("0.26", "0.26-0.27", frozenset({43958, 43645, 47516}),
-                "before #50787: XPU block FP8 goes to W8A16 and fails to find a kernel"),
-    RuleProfile("0.25", "0.25", frozenset({43958, 43645}),
-                "XPU W8A16 default (#43645); FP8 routing as 0.26-0.27"),
-)
+def _release(name: str, base: RuleProfile | None, adds: tuple[int | str, ...], summary: str,
+             moe_rules: str = "0.28") -> RuleProfile:
+    """A profile is its predecessor plus what the release added."""
+    prs = (base.includes if base else frozenset()) | {c for c in adds if isinstance(c, int)}
+    changes = (base.changes if base else frozenset()) | {c for c in adds if isinstance(c, str)}
+    return RuleProfile(name, name, prs, summary, moe_rules, changes)
+
+
+_V025 = _release("0.25", None, (43958, 43645), "XPU W8A16 default (#43645); Marlin first in the CUDA FP8 table")
+_V026 = _release("0.26", _V025, (47516,), "before #50787: XPU block FP8 goes to W8A16 and fails to find a kernel")
+_V027 = _release("0.27", _V026, ("rocm-cdna3-wording",), "as 0.26 but for one ROCm message")
+_V028 = _release("0.28", _V027, (49664, 49932, 50787, 50826, "b12x", "humming-installed"),
+                 "XPU block FP8 routes to W8A8 / XPUFp8BlockScaledMMKernel; Torch kernels on XPU")
+_V029 = _release("0.29", _V028, ("marlin-late", "torch-fp8-support"),
+                 "Marlin's cc >= 89 gate removed: sm89 block FP8 routes to Marlin")
+_V030 = _release("0.30", _V029, (), "as 0.29 for FP8 linear layers")
+_V031 = _release("0.31", _V030, ("cpu-fp8",), "CPU FP8 kernels (AMX-FP8 W8A8, per-tensor, block)")
+_V032 = _release("0.32", _V031, ("humming-priority",), "Humming ahead of Marlin on sm90")
+_V033 = _release("0.33", _V032, ("cpu-fp8-channel",), "CPU channel-wise FP8 kernel; 0.33's FusedMoE rules",
+                 moe_rules="0.33")
+
+PROFILES: tuple[RuleProfile, ...] = (_V033, _V032, _V031, _V030, _V029, _V028, _V027, _V026, _V025)
 LATEST = PROFILES[0]
 
 
+def installed_vllm_version() -> str | None:
+    """The vLLM installed in this environment, from its distribution metadata (vLLM itself is not imported)."""
+    from importlib import metadata  # noqa: PLC0415
+
+    try:
+        return metadata.version("vllm")
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def select_profile(version: str | None) -> RuleProfile:
-    """`--vllm` accepts 'latest', a profile name, or a release such as 0.27.1 / v0.26."""
+    """`--vllm` accepts 'latest', 'installed' (the vLLM in this environment), a profile name, or a release such
+    as 0.27.1 / v0.26 (patches map to the minor)."""
     if version is None or version.lower() in ("latest", "newest", "main"):
         return LATEST
+    if version.lower() == "installed":
+        installed = installed_vllm_version()
+        if installed is None:
+            raise InputError("--vllm installed: vLLM is not installed in this environment (pip show vllm); "
+                             "name a release instead, e.g. --vllm 0.33")
+        version = installed
     text = version.lower().removeprefix("v")
     parts = text.split(".")
     try:
         major, minor = int(parts[0]), int(parts[1])
     except (ValueError, IndexError):
         raise InputError(f"--vllm {version!r}: expected 'latest' or a version such as 0.27.1") from None
-    if (major, minor) >= (0, 28):
-        return LATEST
     for profile in PROFILES:
         if (major, minor) >= tuple(int(p) for p in profile.name.split(".")):
             return profile

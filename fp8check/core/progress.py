@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import sys
 import threading
+from contextlib import contextmanager
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn, DownloadColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn, TransferSpeedColumn,
 )
@@ -94,3 +96,26 @@ def _stop() -> None:
     if _Live.progress is not None:
         _Live.progress.stop()
     _Live.progress, _Live.bars = None, 0
+
+
+@contextmanager
+def module_progress(quiet: bool):
+    """load's bar over modules on stderr (modules done, MB read, ETA), as a callback(name, done, total, bytes);
+    None when quiet. Under --tp only rank 0 draws it."""
+    if quiet:
+        yield None
+        return
+    from rich.progress import MofNCompleteColumn, TimeRemainingColumn
+
+    from fp8check.core.errors import printable
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[mb]:.0f} MB"), TimeRemainingColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("loading", total=None, mb=0.0)
+
+        def update(name: str, done: int, total: int, bytes_read: int) -> None:
+            bar.update(task, description=escape(printable(name, 60)) or "done", completed=done, total=total,
+                       mb=bytes_read / 1e6)
+
+        yield update

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from fp8check.core.inspect import InspectReport, LayerReport
+from fp8check.core.moe import MoEReport
+from fp8check.core.modules import layer_template
 
 SCHEMA_VERSION = 1
 
@@ -13,6 +15,7 @@ def to_json(report: InspectReport) -> dict:
     """One entry per module, never collapsed; names exactly as vLLM names its classes."""
     return {
         "schema_version": SCHEMA_VERSION,
+        "command": "inspect",
         "ok": report.ok,
         "model": report.model,
         "platform": report.platform.label,
@@ -24,14 +27,17 @@ def to_json(report: InspectReport) -> dict:
         "includes": sorted(report.profile.includes),
         "linear_backend": report.backend.default,
         "linear_backend_per_quant": dict(report.backend.per_quant),
-        "assumptions": report.platform.assumptions.describe(),
+        "assumptions": report.platform.assumptions.relevant(report.platform.kind),
         "quant_method": report.quant_method,
         "errors": list(report.errors),
         "notes": list(report.notes),
         "tp_sizes_ok": list(report.tp_sizes_ok),
+        "ep": report.ep,
+        "tp_sizes_ok_ep": list(report.tp_sizes_ok_ep),
         "layers": [_layer_json(layer) for layer in report.layers],
-        "moe": [{"name": m.name, "num_experts": m.num_experts, "weight_dtypes": list(m.weight_dtypes), "note": m.note}
-                for m in report.moes],
+        "skipped": [{"prefix": s.prefix, "tensors": len(s.tensors), "weight_dtypes": sorted({t.dtype for t in s.tensors}),
+                     "reason": s.reason} for s in report.skipped],
+        "moe": [_moe_json(m) for m in report.moes],
     }
 
 
@@ -39,6 +45,7 @@ def _layer_json(layer: LayerReport) -> dict:
     return {
         "name": layer.name,
         "type": layer.layer_type,
+        "layout": layer.layout,
         "shards": list(layer.shards),
         "weight_dtype": layer.weight_dtype,
         "shape": list(layer.shape),
@@ -53,6 +60,13 @@ def _layer_json(layer: LayerReport) -> dict:
         "warnings": list(layer.warnings),
         "notes": list(layer.notes),
     }
+
+
+def _moe_json(moe: MoEReport) -> dict:
+    """A FusedMoE: the linear fields, plus the experts and how ranks hold them."""
+    return {**_layer_json(moe), "backend": moe.backend, "num_experts": moe.num_experts,
+            "experts_per_rank": moe.experts_per_rank, "ep": moe.ep, "moe_tp": moe.moe_tp,
+            "intermediate_per_rank": moe.intermediate_per_rank, "block": list(moe.block) if moe.block else None}
 
 
 class Row(NamedTuple):
@@ -113,11 +127,15 @@ def verdict(report: InspectReport) -> str:
         if kernels:
             text += f" ({quantized} FP8 via {', '.join(kernels)})"
         if report.moes:
-            text += f"; {len(report.moes)} FusedMoE modules not checked"
+            backends = sorted({m.kernel for m in report.moes if m.kernel})
+            text += f"; {len(report.moes)} FusedMoE" + (f" via {', '.join(backends)}" if backends else "")
         return text
     parts = []
     if bad:
         parts.append(f"{len(bad)} of {len(report.layers)} linear modules fail")
+    bad_moes = [m for m in report.moes if not m.ok]
+    if bad_moes:
+        parts.append(f"{len(bad_moes)} of {len(report.moes)} FusedMoE fail")
     if report.errors:
         parts.append(f"{len(report.errors)} model-level error(s)")
     return f"FAIL: {' and '.join(parts)} on {where}"
@@ -132,17 +150,117 @@ def to_junit(report: InspectReport) -> str:
     def clean(text: str) -> str:  # XML 1.0 forbids most control characters; keep newlines readable
         return "\n".join(printable(line, 4000) for line in text.split("\n"))
 
-    cases = [("model", report.errors)] + [(layer.name, layer.errors) for layer in report.layers]
+    cases = [("model", report.errors)] + [(layer.name, layer.errors) for layer in report.layers + report.moes]
     failures = sum(1 for _, errors in cases if errors)
     suite_name = f"fp8check inspect {report.model} on {report.platform.label}, TP={report.tp}, vLLM {report.profile.vllm}"
     suites = ET.Element("testsuites", name="fp8check", tests=str(len(cases)), failures=str(failures))
     suite = ET.SubElement(suites, "testsuite", name=clean(suite_name), tests=str(len(cases)), failures=str(failures))
-    layers_by_name = {layer.name: layer for layer in report.layers}
+    layers_by_name = {layer.name: layer for layer in report.layers + report.moes}
     for name, errors in cases:
         case = ET.SubElement(suite, "testcase", classname=clean(report.model), name=clean(name))
         layer = layers_by_name.get(name)
         if layer is not None:
             ET.SubElement(case, "system-out").text = clean(f"{layer.scheme} -> {layer.kernel or 'no kernel'}")
+        if errors:
+            ET.SubElement(case, "failure", message=clean(errors[0].replace("\n", " "))).text = clean("\n".join(errors))
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode")
+
+
+# ----------------------------------------------------------------------------------------------------- load
+
+def load_to_json(report) -> dict:
+    """inspect's document (same fields, same meaning) plus what `load` ran: a `load` object per layer, null for
+    layers --layers did not select, and the run's device, tokens and totals at the top."""
+    doc = to_json(report.inspect)
+    runs = {run.name: run for run in report.runs}
+    for layer in doc["layers"]:
+        run = runs.get(layer["name"])
+        layer["load"] = None if run is None else {
+            "status": run.status, "numerics": run.numerics, "execution": run.execution, "emulated": run.emulated,
+            "tokens": run.tokens, "rel_error": run.rel_error, "bound": run.bound,
+            "processing_error": run.processing_error, "quant_error": run.quant_error, "ms": run.ms,
+            "bytes_read": run.bytes_read, "errors": list(run.errors), "warnings": list(run.warnings),
+            "notes": list(run.notes),
+            "ranks": [{"rank": r.rank, "bytes_read": r.bytes_read, "ms": r.ms} for r in run.ranks],
+        }
+    doc.update(command="load", ok=report.ok, device=report.device, device_platform=report.device_platform,
+               tokens=report.tokens, seed=report.seed, layers_regex=report.layers_regex,
+               bytes_read=report.bytes_read, seconds=round(report.seconds, 3), load_notes=list(report.notes),
+               load_summary=load_summary(report))
+    return doc
+
+
+def load_summary(report) -> dict[str, int]:
+    counts = {"ok": 0, "warn": 0, "FAIL": 0, "not run": 0}
+    for run in report.runs:
+        counts[run.status] += 1
+    return counts
+
+
+def load_verdict(report) -> str:
+    """The one-line answer of a load run."""
+    counts = load_summary(report)
+    where = (f"{report.inspect.platform.label}, TP={report.inspect.tp}, vLLM {report.inspect.profile.vllm}, "
+             f"arithmetic on {report.device}")
+    emulated = sum(1 for run in report.runs if run.emulated)
+    said = f"; {emulated} emulated" if emulated else ""
+    if report.ok:
+        warned = f", {counts['warn']} with warnings" if counts["warn"] else ""
+        return f"OK: {counts['ok'] + counts['warn']} modules ran and agree with their fp32 reference{warned} ({where}{said})"
+    bad_moes = sum(1 for moe in report.inspect.moes if not moe.ok)
+    parts = [f"{counts['FAIL']} failed" if counts["FAIL"] else "", f"{counts['not run']} not run" if counts["not run"] else "",
+             f"{len(report.inspect.errors)} model-level error(s)" if report.inspect.errors else "",
+             f"{bad_moes} FusedMoE layer(s) vLLM would refuse" if bad_moes else ""]
+    return f"FAIL: {', '.join(p for p in parts if p)} of {len(report.runs)} modules ({where}{said})"
+
+
+class RunRow(NamedTuple):
+    """Runs of identical layers across decoder blocks, shown once, with their worst figures."""
+
+    name: str
+    runs: list
+
+
+def collapse_runs(runs) -> list[RunRow]:
+    groups: dict[tuple, list] = {}
+    for run in runs:
+        template, index = layer_template(run.name)
+        key = (template, run.kernel, run.numerics, run.execution, run.status,
+               tuple(e.replace(f".{index}.", ".{i}.") for e in run.errors + run.warnings) if index is not None else run.name)
+        groups.setdefault(key, []).append((index, run))
+    rows = []
+    for (template, *_), members in groups.items():
+        indices = [i for i, _ in members if i is not None]
+        name = template.replace("{i}", "{" + ranges(indices) + "}") if indices and len(members) > 1 else members[0][1].name
+        rows.append(RunRow(name, [run for _, run in members]))
+    return rows
+
+
+def worst(values) -> float | None:
+    present = [v for v in values if v is not None]
+    return max(present) if present else None
+
+
+def load_to_junit(report) -> str:
+    """One testcase per selected module (failures carry the reasons), plus one for model-level checks."""
+    from xml.etree import ElementTree as ET
+
+    from fp8check.core.errors import printable
+
+    def clean(text: str) -> str:
+        return "\n".join(printable(line, 4000) for line in text.split("\n"))
+
+    cases = [("model", report.inspect.errors, None)] + [(run.name, run.errors, run) for run in report.runs]
+    failures = sum(1 for _, errors, _ in cases if errors)
+    suites = ET.Element("testsuites", name="fp8check", tests=str(len(cases)), failures=str(failures))
+    suite = ET.SubElement(suites, "testsuite", name=clean(f"fp8check load {report.inspect.model} on {report.device}"),
+                          tests=str(len(cases)), failures=str(failures))
+    for name, errors, run in cases:
+        case = ET.SubElement(suite, "testcase", classname=clean(report.inspect.model), name=clean(name))
+        if run is not None:
+            case.set("time", f"{(run.ms or 0) / 1000:.4f}")
+            figures = f"rel_error={run.rel_error:.3g} bound={run.bound:.3g}" if run.rel_error is not None else ""
+            ET.SubElement(case, "system-out").text = clean(f"{run.kernel or '-'} -> {run.execution or run.status} {figures}")
         if errors:
             ET.SubElement(case, "failure", message=clean(errors[0].replace("\n", " "))).text = clean("\n".join(errors))
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode")

@@ -93,7 +93,9 @@ def select_ct_scheme(assignment: Assignment, ctx: RoutingContext, backend: Backe
     if fmt in ACTIVATION_FORMATS:  # vLLM keys every FP8 scheme on is_activation_quantization_format(format)
         if is_fp8_w8a8(w, a):
             if ctx.kind == "xpu" and ctx.profile.has(43645):
-                supported = backend.default in ("xpu", "torch")  # only the global backend decides the scheme
+                # Only the global backend decides the scheme; "torch" opts in from 0.28 (0.27.1's
+                # compressed_tensors.py tests linear_backend == "xpu", 0.28.0's in ("xpu", "torch")).
+                supported = backend.default in (("xpu", "torch") if ctx.profile.has(49664) else ("xpu",))
                 if ctx.profile.has(50787) and w.strategy == "block" and not supported:
                     supported = True  # "On XPU, block quantized weights always use the W8A8 kernel"
             else:

@@ -31,3 +31,17 @@ def open_checkpoint(model: str, revision: str | None = None, token: str | None =
     if ref is None:
         raise InputError(f"{model}: no such folder (nor a Hugging Face repo id such as org/name or org/name@revision)")
     return hub.open_cached(ref) if hub.offline_mode() else hub.open_remote(ref, token)
+
+
+def weights_fetcher(model: str, revision: str | None = None, token: str | None = None, quiet: bool = False):
+    """For `load`: a function from the tensor names it needs to the folder holding them. A local folder is
+    itself; a Hub repo downloads only the shards holding those tensors, through huggingface_hub's cache."""
+    if os.path.isdir(model):
+        return lambda names: model
+
+    def download(names: set[str]) -> str:
+        from fp8check.core import hub
+
+        return hub.download_shards(model, revision, token, quiet=quiet, tensor_names=names)
+
+    return download

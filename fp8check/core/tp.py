@@ -7,6 +7,9 @@ from typing import NamedTuple
 from fp8check.core.modules import LAYER, LinearModule
 
 
+VOCAB_PADDING = 64  # vocab_parallel_embedding.DEFAULT_VOCAB_PADDING_SIZE
+
+
 class TPLayout(NamedTuple):
     """Per-rank sizes of one module at one TP size (layers/linear.py), or the assertion vLLM raises."""
 
@@ -32,8 +35,13 @@ def tp_layout(module: LinearModule, tp: int) -> TPLayout:
     if k == 0 or 0 in widths:
         return TPLayout(tp, k, k, sum(widths), widths, "column",
                         f"{LAYER}: a linear weight of shape {[sum(widths), k]} has an empty dimension")
+    if kind == "ParallelLMHead" and tp > 1:
+        # VocabParallelEmbedding pads the vocabulary to a multiple of 64, then divide()s the padded size.
+        padded = -(-widths[0] // VOCAB_PADDING) * VOCAB_PADDING
+        _, error = divide(padded, tp)
+        return TPLayout(tp, k, k, sum(widths), widths, "column",
+                        error and f"{error} (vocabulary {widths[0]} padded to {padded}, split over {tp} ranks)")
     if kind in ("ReplicatedLinear", "ParallelLMHead") or tp == 1:
-        # The LM head splits the (padded) vocabulary, which never fails; replicated layers do not split.
         return TPLayout(tp, k, k, sum(widths), widths, "replicated" if kind == "ReplicatedLinear" else "column")
     if kind == "RowParallelLinear":
         k_part, error = divide(k, tp)

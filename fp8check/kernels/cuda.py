@@ -19,9 +19,18 @@ def _cutlass_block_fp8_supported(ctx: RoutingContext) -> bool:
 
 
 def _deep_gemm_supported(ctx: RoutingContext) -> bool:
-    """is_deep_gemm_supported: DeepGEMM installed and a Hopper (90) or datacenter Blackwell (100 family) GPU."""
+    """is_deep_gemm_supported: DeepGEMM present (vendored in every wheel) and CudaPlatform.support_deep_gemm():
+    sm90 or the 100 / 120 families (platforms/cuda.py, 0.25.0 ... 0.33.0)."""
     cc = ctx.cc or 0
-    return ctx.platform.assumptions.deep_gemm and (cc == 90 or 100 <= cc < 110)
+    return ctx.platform.assumptions.deep_gemm and (cc == 90 or cc // 10 in (10, 12))
+
+
+def _deep_gemm_shape(cfg: KernelConfig) -> str | None:
+    """should_use_deepgemm_for_fp8_linear / should_use_flashinfer_for_blockscale_fp8_gemm: bf16 output,
+    N % 64 == 0 and K % 128 == 0 (FlashInfer also needs bf16 input, which vLLM's FP8 linears always have)."""
+    if cfg.out_dtype != "bfloat16" or cfg.n % 64 or cfg.k % 128:
+        return "The provided metadata is not supported."
+    return None
 
 
 class CutlassFP8ScaledMMLinearKernel(Kernel):
@@ -86,39 +95,59 @@ class DeepGemmFp8BlockScaledMMKernel(BlockScaledKernel):
     def can_implement_block(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
         if cfg.out_dtype != "bfloat16":
             return "Supports only output dtype of bfloat16"
-        reason = needs_1x128(cfg)
-        if reason:
-            return reason
-        # should_use_deepgemm_for_fp8_linear: bf16 output, N % 64 == 0 and K % 128 == 0.
-        if cfg.n % 64 or cfg.k % 128:
-            return "The provided metadata is not supported."
-        return None
+        # The model-type auto-disable list (should_auto_disable_deep_gemm) is not modelled.
+        return needs_1x128(cfg) or _deep_gemm_shape(cfg)
 
 
-class FlashInferFp8DeepGEMMDynamicBlockScaledKernel(BlockScaledKernel):
-    """FlashInfer block GEMM with DeepGEMM as fallback: both halves must be available."""
+class FlashInferFp8BlockScaledMMKernel(BlockScaledKernel):
+    """The FlashInfer half of the dynamic kernel below (scaled_mm/flashinfer.py); in no table by itself."""
 
-    name = "FlashInferFp8DeepGEMMDynamicBlockScaledKernel"
+    name = "FlashInferFp8BlockScaledMMKernel"
 
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:
         if ctx.kind != "cuda":
             return "only cuda devices are supported."
-        base = None
-        if not (ctx.platform.assumptions.flashinfer and (ctx.cc or 0) >= 100):
-            base = "FlashInfer block-scale FP8 GEMM is not available."
-        fallback = DeepGemmFp8BlockScaledMMKernel.is_supported(ctx)
-        if base or fallback:
-            return f"base is not supported due to {base or 'nothing'}; fallback is not supported due to {fallback or 'nothing'}"
+        # is_flashinfer_fp8_blockscale_gemm_supported: VLLM_BLOCKSCALE_FP8_GEMM_FLASHINFER (default 1), flashinfer
+        # installed, is_device_capability(90) exactly, and flashinfer.gemm.fp8_blockscale_gemm_sm90 present.
+        if not (ctx.platform.assumptions.flashinfer and ctx.cc == 90):
+            return "FlashInfer block-scale FP8 GEMM is not available."
         return None
 
     @classmethod
     def can_implement_block(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
-        return DeepGemmFp8BlockScaledMMKernel.can_implement_block(cfg, ctx)
+        return needs_1x128(cfg) or _deep_gemm_shape(cfg)
+
+
+class FlashInferFp8DeepGEMMDynamicBlockScaledKernel(Kernel):
+    """Fp8BlockScaledDynamicMMLinearKernel (BlockScaledMMLinearKernel.py): FlashInfer for small batches, DeepGEMM
+    for large; both halves must pass, and each failing half is named in vLLM's combined message."""
+
+    name = "FlashInferFp8DeepGEMMDynamicBlockScaledKernel"
+
+    @classmethod
+    def is_supported(cls, ctx: RoutingContext) -> str | None:
+        return _both("is not supported", FlashInferFp8BlockScaledMMKernel.is_supported(ctx),
+                     DeepGemmFp8BlockScaledMMKernel.is_supported(ctx))
+
+    @classmethod
+    def can_implement(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
+        return _both("cannot implement", FlashInferFp8BlockScaledMMKernel.can_implement(cfg, ctx),
+                     DeepGemmFp8BlockScaledMMKernel.can_implement(cfg, ctx))
+
+
+def _both(verb: str, base: str | None, fallback: str | None) -> str | None:
+    if base and fallback:
+        return f"base {verb} due to {base}; fallback {verb} due to {fallback}"
+    if base:
+        return f"base {verb} due to {base}"
+    if fallback:
+        return f"fallback {verb} due to {fallback}"
+    return None
 
 
 class MarlinFP8ScaledMMLinearKernel(Kernel):
-    """Weight-only FP8 through Marlin; also the block list's fallback below Hopper (vllm#58241: sm89 lands here)."""
+    """Weight-only FP8 through Marlin; also the block list's fallback below Hopper (from 0.29 sm89 lands here)."""
 
     name = "MarlinFP8ScaledMMLinearKernel"
 
@@ -130,6 +159,9 @@ class MarlinFP8ScaledMMLinearKernel(Kernel):
             return "FP8 Marlin requires compute capability 7.5 or higher"
         if ctx.platform.assumptions.batch_invariant:
             return "FP8 Marlin not supported for batch invariant execution."
+        if not ctx.profile.has("marlin-late") and (ctx.cc or 0) >= 89:
+            # 0.25-0.28 marlin.py; VLLM_TEST_FORCE_FP8_MARLIN (a test switch) is not modelled.
+            return "To apply FP8 Marlin on high-capability GPUs, please set VLLM_TEST_FORCE_FP8_MARLIN=1"
         return None
 
 
@@ -140,7 +172,7 @@ class HummingFP8ScaledMMLinearKernel(Kernel):
     def is_supported(cls, ctx: RoutingContext) -> str | None:
         if ctx.kind != "cuda":
             return "Humming only supported on CUDA"
-        if not ctx.platform.assumptions.humming:
+        if ctx.profile.has("humming-installed") and not ctx.platform.assumptions.humming:
             return "Humming is not installed"
         if ctx.cc is not None and ctx.cc < 75:
             return "Humming only supported on SM75+"

@@ -6,9 +6,23 @@ from fp8check.kernels.base import BlockScaledKernel, Kernel, RoutingContext, is_
 from fp8check.kernels.quant_keys import KernelConfig
 
 
+def torch_fp8_scaled_mm_supported(ctx: RoutingContext) -> bool:
+    """0.29+ _supports_torch_fp8_scaled_mm(): CPU and XPU yes; CUDA supports_fp8() (cc >= 89); ROCm
+    _rocm_torch_fp8_scaled_mm_supported(): gfx942, gfx950, gfx12x or gfx1250."""
+    if ctx.kind in ("cpu", "xpu"):
+        return True
+    if ctx.kind == "rocm":
+        return (ctx.platform.arch or "").startswith(("gfx942", "gfx950", "gfx12"))
+    return (ctx.cc or 0) >= 89
+
+
 class _TorchScaledMM(Kernel):
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:
+        if ctx.profile.has("torch-fp8-support"):
+            if not torch_fp8_scaled_mm_supported(ctx):
+                return "requires a platform with torch FP8 scaled-MM support."
+            return None
         if ctx.profile.has(49664):
             if ctx.kind not in ("cuda", "rocm", "cpu", "xpu"):
                 return "requires ROCm, CUDA, CPU or XPU."
@@ -44,6 +58,8 @@ class RowWiseTorchFP8ScaledMMLinearKernel(_TorchScaledMM):
     def is_supported(cls, ctx: RoutingContext) -> str | None:
         if ctx.kind != "rocm":
             return "requires ROCm."
+        if ctx.profile.has("torch-fp8-support"):
+            return None if torch_fp8_scaled_mm_supported(ctx) else "requires platform with torch FP8 scaled-MM support."
         if not is_cdna3_or_rdna4(ctx):
             return "requires CDNA3+ or RDNA4"
         if ctx.cc is not None and ctx.cc < 94:

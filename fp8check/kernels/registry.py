@@ -12,6 +12,7 @@ FP8 = "fp8_w8a8"
 FP8_BLOCK = "fp8_block_w8a8"
 W8A16_FP8 = "w8a16_fp8"
 
+# vLLM 0.33.0's tables; `candidates` derives each older release's from them (see LATE_KERNELS).
 TABLES: dict[str, dict[str, tuple[type[Kernel], ...]]] = {
     FP8: {
         "cuda": (cuda.FlashInferFP8ScaledMMLinearKernel, cuda.CutlassFP8ScaledMMLinearKernel,
@@ -23,7 +24,8 @@ TABLES: dict[str, dict[str, tuple[type[Kernel], ...]]] = {
                  pytorch.PerTensorTorchFP8ScaledMMLinearKernel, pytorch.RowWiseTorchFP8ScaledMMLinearKernel,
                  pytorch.ChannelWiseTorchFP8ScaledMMLinearKernel),
         "cpu": (cpu.CPUFP8W8A8ScaledMMLinearKernel, cpu.CPUFp8PerTensorScaledMMLinearKernel,
-                pytorch.PerTensorTorchFP8ScaledMMLinearKernel, pytorch.ChannelWiseTorchFP8ScaledMMLinearKernel),
+                cpu.CPUFp8ChannelWiseScaledMMLinearKernel, pytorch.PerTensorTorchFP8ScaledMMLinearKernel,
+                pytorch.ChannelWiseTorchFP8ScaledMMLinearKernel),
         "xpu": (xpu.XPUW8A16FP8LinearKernel, xpu.XPUW8A8FP8LinearKernel,
                 pytorch.PerTensorTorchFP8ScaledMMLinearKernel, pytorch.ChannelWiseTorchFP8ScaledMMLinearKernel),
     },
@@ -90,13 +92,48 @@ class KernelChoice(NamedTuple):
     runtime_error: str | None = None
 
 
+# Kernels a table gained in a later release: (quantization, platform, kernel) -> the change that added it.
+LATE_KERNELS: dict[tuple[str, str, type[Kernel]], int | str] = {
+    (FP8_BLOCK, "cuda", pytorch.BlockWiseTorchFP8ScaledMMLinearKernel): 49932,
+    (FP8_BLOCK, "rocm", pytorch.BlockWiseTorchFP8ScaledMMLinearKernel): 49932,
+    (FP8_BLOCK, "xpu", pytorch.BlockWiseTorchFP8ScaledMMLinearKernel): 50826,
+    (FP8, "xpu", pytorch.PerTensorTorchFP8ScaledMMLinearKernel): 49664,
+    (FP8, "xpu", pytorch.ChannelWiseTorchFP8ScaledMMLinearKernel): 49664,
+    (FP8, "cuda", cuda.B12xTensorFP8ScaledMMLinearKernel): "b12x",
+    (FP8_BLOCK, "cuda", cuda.B12xFp8BlockScaledMMKernel): "b12x",
+    (FP8, "cpu", cpu.CPUFP8W8A8ScaledMMLinearKernel): "cpu-fp8",
+    (FP8, "cpu", cpu.CPUFp8PerTensorScaledMMLinearKernel): "cpu-fp8",
+    (FP8_BLOCK, "cpu", cpu.CPUFp8W8A8BlockScaledMMKernel): "cpu-fp8",
+    (FP8, "cpu", cpu.CPUFp8ChannelWiseScaledMMLinearKernel): "cpu-fp8-channel",
+}
+
+
+def _in_release(quantization: str, ctx: RoutingContext, kernel: type[Kernel]) -> bool:
+    change = LATE_KERNELS.get((quantization, ctx.kind, kernel))
+    return change is None or ctx.profile.has(change)
+
+
+def _move_before(row: tuple[type[Kernel], ...], kernel: type[Kernel], anchor: type[Kernel]) -> tuple[type[Kernel], ...]:
+    if kernel not in row or anchor not in row:
+        return row
+    rest = [k for k in row if k is not kernel]
+    rest.insert(rest.index(anchor), kernel)
+    return tuple(rest)
+
+
 def candidates(quantization: str, ctx: RoutingContext) -> tuple[type[Kernel], ...]:
-    """The platform's ordered list under this profile (every FP8 table has a row for all four platforms)."""
-    row = TABLES[quantization][ctx.kind]
-    if quantization == FP8_BLOCK and ctx.kind == "xpu" and not ctx.profile.has(50826):
-        row = tuple(k for k in row if k is not pytorch.BlockWiseTorchFP8ScaledMMLinearKernel)
-    if not ctx.profile.has(49932):
-        row = tuple(k for k in row if k is not pytorch.BlockWiseTorchFP8ScaledMMLinearKernel)
+    """The platform's ordered list under this profile: 0.33's table less the kernels the release lacks, in the
+    release's order (every FP8 table has a row for all four platforms)."""
+    row = tuple(k for k in TABLES[quantization][ctx.kind] if _in_release(quantization, ctx, k))
+    if ctx.kind == "cuda" and not ctx.profile.has("marlin-late"):
+        # 0.25-0.28: Marlin heads the FP8 table; the block table tries Triton before Humming.
+        if quantization == FP8:
+            row = _move_before(row, cuda.MarlinFP8ScaledMMLinearKernel, row[0])
+        if quantization == FP8_BLOCK:
+            row = _move_before(row, triton_block.TritonFp8BlockScaledMMKernel, cuda.HummingFP8ScaledMMLinearKernel)
+    if ctx.kind == "cuda" and ctx.profile.has("humming-priority") and ctx.cc == 90:
+        # humming/priority.py prioritize_humming: Humming directly ahead of Marlin on sm90.
+        row = _move_before(row, cuda.HummingFP8ScaledMMLinearKernel, cuda.MarlinFP8ScaledMMLinearKernel)
     return row
 
 

@@ -30,10 +30,17 @@ class _AiterPerToken(Kernel):
 
 
 class AiterHipbMMPerTokenFp8ScaledMMLinearKernel(_AiterPerToken):
-    """Conditions not extracted from vLLM; modelled on its Aiter siblings."""
+    """aiter.py (0.25.0-0.33.0): also needs VLLM_ROCM_USE_AITER_LINEAR_HIPBMM (default off, not an fp8check
+    assumption), so it never wins; its can_implement is modelled on its Aiter siblings."""
 
     name = "AiterHipbMMPerTokenFp8ScaledMMLinearKernel"
-    verified = False
+
+    @classmethod
+    def is_supported(cls, ctx: RoutingContext) -> str | None:
+        if ctx.kind != "rocm":
+            return "requires ROCm."
+        return ("requires setting `VLLM_ROCM_USE_AITER=1`, `VLLM_ROCM_USE_AITER_LINEAR=1`, "
+                "and `VLLM_ROCM_USE_AITER_LINEAR_HIPBMM=1`.")
 
 
 class AiterPreshuffledPerTokenFp8ScaledMMLinearKernel(_AiterPerToken):
@@ -63,7 +70,9 @@ class ROCmFP8ScaledMMLinearKernel(Kernel):
         if ctx.kind != "rocm":
             return "requires ROCm."
         if not is_cdna3_or_rdna4(ctx):
-            return "requires MI3xx or gfx12x"
+            # Reworded in 0.27 (rocm.py), same condition.
+            return ("requires CDNA3+ (gfx942/gfx950) or RDNA4 (gfx12x)" if ctx.profile.has("rocm-cdna3-wording")
+                    else "requires MI3xx or gfx12x")
         if not ctx.platform.assumptions.rocm_skinny_gemm:
             return "requires VLLM_ROCM_USE_SKINNY_GEMM to be enabled."
         return None

@@ -1,0 +1,551 @@
+"""FP8 fused-MoE expert backends and vLLM's selection oracle, as data (vLLM 0.28.0 and 0.33.0).
+
+Two layers, like the linear registry: one class per vLLM experts class with the checks of
+`FusedMoEExperts.is_supported_config` (vllm/model_executor/layers/fused_moe/modular_kernel.py: current device,
+quant scheme, routing method, router logits dtype, activation format, then the class's own extra checks), and
+`select_fp8_moe_backend` (fused_moe/oracle/fp8.py) walking the ordered backend list. Checks that cannot fail for
+the configurations fp8check builds (gated SiLU experts, TP/EP without DP all-to-all, no LoRA, no EPLB, no batch
+invariance) are not modelled. vLLM logs a rejection as "FP8 MoE backend X does not support the deployment
+configuration since kernel does not support ..."; that text is each rejection's reason here.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, NamedTuple
+
+from fp8check.kernels.base import RoutingContext
+from fp8check.kernels.quant_keys import (
+    PER_CHANNEL, PER_TENSOR, PER_TOKEN, QuantKey, kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym,
+    kFp8Static128BlockSym, kFp8StaticChannelSym, kFp8StaticTensorSym,
+)
+from fp8check.kernels.registry import Rejection
+
+# RoutingMethodType (fused_moe/config.py) is an IntEnum: vLLM prints it as its number.
+ROUTING = {"Default": 0, "Renormalize": 1, "DeepSeekV3": 2, "Llama4": 3, "RenormalizeNaive": 4, "TopK": 5,
+           "SigmoidRenorm": 6, "MiniMax2": 7, "Sigmoid": 8, "Unspecified": 9, "DeepseekV4": 100}
+STANDARD = "('standard',)"            # FusedMoEActivationFormat.Standard.value, as vLLM formats it
+BATCHED = "('batched_experts',)"
+NO_BACKEND = "No FP8 MoE backend supports the deployment configuration."
+
+
+class MoEConfig(NamedTuple):
+    """What FusedMoEConfig / FusedMoEParallelConfig carry into selection, for one rank."""
+
+    num_experts: int                  # global experts
+    hidden: int
+    intermediate: int                 # the checkpoint's full moe_intermediate_size
+    tp: int                           # MoE tensor-parallel size (1 under EP)
+    ep: int                           # expert-parallel size (1 without --ep)
+    routing: str = "RenormalizeNaive"  # RoutingMethodType name
+    in_dtype: str = "bfloat16"        # model dtype: FusedMoEConfig.in_dtype and router_logits_dtype
+
+
+def key_text(key: QuantKey | None, ctx: RoutingContext) -> str:
+    """str(QuantKey) in vLLM (quant_utils.py): 'QuantKey(f8e4m3fn,scale(f32,static,per_tensor),symmetric)'."""
+    if key is None:
+        return "None"
+    shape = {PER_TENSOR: "per_tensor", PER_TOKEN: "per_token", PER_CHANNEL: "per_channel"}.get(
+        key.group_shape, f"GroupShape(row={key.group_shape[0]}, col={key.group_shape[1]})")
+    fp8 = "f8e4m3fnuz" if ctx.platform.fp8_fnuz else "f8e4m3fn"
+    scale = "f8e8m0fnu" if key.scale_dtype == "float8_e8m0fnu" else "f32"
+    return f"QuantKey({fp8},scale({scale},{'static' if key.static else 'dynamic'},{shape}),symmetric)"
+
+
+def _family(ctx: RoutingContext, major: int) -> bool:
+    return ctx.kind == "cuda" and ctx.cc is not None and ctx.cc // 10 == major
+
+
+def _cuda_at(ctx: RoutingContext, cc: int) -> bool:
+    return ctx.kind == "cuda" and ctx.cc == cc
+
+
+def _cuda_min(ctx: RoutingContext, cc: int) -> bool:
+    return ctx.kind == "cuda" and ctx.cc is not None and ctx.cc >= cc
+
+
+def supports_fp8(ctx: RoutingContext) -> bool:
+    """current_platform.supports_fp8(): CUDA sm89+, ROCm CDNA or RDNA4, XPU; not CPU."""
+    if ctx.kind == "cuda":
+        return _cuda_min(ctx, 89)
+    if ctx.kind == "rocm":
+        return (ctx.platform.arch or "").startswith(("gfx9", "gfx12"))
+    return ctx.kind == "xpu"
+
+
+def deep_gemm_supported(ctx: RoutingContext) -> bool:
+    """is_deep_gemm_supported(): VLLM_USE_DEEP_GEMM (default 1), deep_gemm installed, Hopper or Blackwell."""
+    return ctx.platform.assumptions.deep_gemm and (_cuda_at(ctx, 90) or _family(ctx, 10))
+
+
+TRITON_W_A = ((kFp8Static128BlockSym, kFp8Dynamic128Sym), (kFp8StaticChannelSym, kFp8DynamicTokenSym),
+              (kFp8StaticTensorSym, kFp8DynamicTokenSym), (kFp8StaticTensorSym, kFp8StaticTensorSym),
+              (kFp8StaticTensorSym, kFp8DynamicTensorSym))
+
+
+class Experts:
+    """One vLLM FusedMoEExperts class. `verified` is False where fp8check infers a condition."""
+
+    name: ClassVar[str]
+    verified: ClassVar[bool] = True
+    fmt: ClassVar[str] = STANDARD
+
+    @classmethod
+    def device(cls, ctx: RoutingContext) -> bool:
+        return True
+
+    @classmethod
+    def quant(cls, w: QuantKey, a: QuantKey | None, ctx: RoutingContext, rules: str) -> bool:
+        return False
+
+    @classmethod
+    def routing(cls, cfg: MoEConfig, w: QuantKey, a: QuantKey | None, rules: str) -> bool:
+        return True
+
+    @classmethod
+    def router_dtype(cls, cfg: MoEConfig) -> bool:
+        return True
+
+    @classmethod
+    def extra(cls, cfg: MoEConfig, ctx: RoutingContext, rules: str) -> str | None:
+        return None
+
+    @classmethod
+    def unsupported(cls, cfg: MoEConfig, w: QuantKey, a: QuantKey | None, ctx: RoutingContext,
+                    rules: str) -> str | None:
+        """FusedMoEExperts.is_supported_config: None, or vLLM's 'kernel does not support ...' reason."""
+        if not cls.device(ctx):
+            return f"kernel does not support current device {ctx.kind}"
+        if not cls.quant(w, a, ctx, rules):
+            return f"kernel does not support quantization scheme {key_text(w, ctx)}x{key_text(a, ctx)}"
+        if not cls.routing(cfg, w, a, rules):
+            return f"kernel does not support routing method {ROUTING[cfg.routing]}"
+        if not cls.router_dtype(cfg):
+            return f"kernel does not support router logits dtype torch.{cfg.in_dtype}"
+        if cls.fmt != STANDARD:
+            return f"kernel does not support {STANDARD} activation format"
+        return cls.extra(cfg, ctx, rules)
+
+
+class TritonExperts(Experts):
+    """experts/triton_moe.py. 0.33 also takes any static float32 block ≥ 2x2 with 1x128 activations (refined
+    blocks); on CUDA/ROCm moe_align_block_size needs fewer than 1024 padded experts."""
+
+    name = "TritonExperts"
+
+    @classmethod
+    def device(cls, ctx):
+        return ctx.kind in ("cuda", "rocm", "xpu")
+
+    @classmethod
+    def quant(cls, w, a, ctx, rules):
+        if not supports_fp8(ctx):
+            return False
+        if rules == "0.33" and a == kFp8Dynamic128Sym and w.static and w.scale_dtype == "float32" \
+                and w.group_shape[0] > 1 and w.group_shape[1] > 1:
+            return True
+        return (w, a) in TRITON_W_A
+
+    @classmethod
+    def extra(cls, cfg, ctx, rules):
+        if ctx.kind in ("cuda", "rocm") and (cfg.num_experts + 31) // 32 * 32 >= 1024:
+            return "kernel's moe_align_block_size requires fewer than 1024 padded experts"
+        return None
+
+
+class DeepGemmExperts(Experts):
+    """experts/deep_gemm_moe.py (inside TritonOrDeepGemmExperts): 128x128 blocks, DeepGEMM installed."""
+
+    name = "DeepGemmExperts"
+
+    @classmethod
+    def device(cls, ctx):
+        return deep_gemm_supported(ctx)
+
+    @classmethod
+    def quant(cls, w, a, ctx, rules):
+        return (w, a) == (kFp8Static128BlockSym, kFp8Dynamic128Sym)
+
+
+class TritonOrDeepGemmExperts(Experts):
+    """experts/triton_deep_gemm_moe.py, a FallbackExperts: both DeepGEMM and Triton must accept (fallback.py)."""
+
+    name = "TritonOrDeepGemmExperts"
+
+    @classmethod
+    def device(cls, ctx):
+        return DeepGemmExperts.device(ctx) and TritonExperts.device(ctx)
+
+    @classmethod
+    def quant(cls, w, a, ctx, rules):
+        return DeepGemmExperts.quant(w, a, ctx, rules) and TritonExperts.quant(w, a, ctx, rules)
+
+
+class CutlassExpertsFp8(Experts):
+    """experts/cutlass_moe.py. cutlass_group_gemm_supported() asks the compiled ops; fp8check infers sm90 and
+    the sm100 family (the CUTLASS grouped-GEMM builds), not read from the C++ side."""
+
+    name = "CutlassExpertsFp8"
+    verified = False
+
+    @classmethod
+    def device(cls, ctx):
+        return _cuda_at(ctx, 90) or _family(ctx, 10)
+
+    @classmethod
+    def quant(cls, w, a, ctx, rules):
+        return (w, a) in ((kFp8StaticChannelSym, kFp8DynamicTokenSym), (kFp8StaticTensorSym, kFp8DynamicTensorSym),
+                          (kFp8StaticTensorSym, kFp8StaticTensorSym))
+
+
+class TritonOrCutlassExperts(Experts):
+    """experts/triton_cutlass_moe.py: CUTLASS with Triton fallback, both must accept. Only compressed-tensors
+    allows it (allow_vllm_cutlass=True)."""
+
+    name = "TritonOrCutlassExperts"
+    verified = False
+
+    @classmethod
+    def device(cls, ctx):
+        return CutlassExpertsFp8.device(ctx) and TritonExperts.device(ctx)
+
+    @classmethod
+    def quant(cls, w, a, ctx, rules):
+        return CutlassExpertsFp8.quant(w, a, ctx, rules) and TritonExperts.quant(w, a, ctx, rules)
+
+
+class CutlassBatchedExpertsFp8(CutlassExpertsFp8):
+    name = "CutlassBatchedExpertsFp8"
+    fmt = BATCHED
+
+
+class FlashInferExperts(Experts):
+    """experts/flashinfer_cutlass_moe.py: sm90 / sm100 / sm120 families with FlashInfer; 128x128 blocks on
+    sm90 only, per-tensor static on sm90+."""
+
+    name = "FlashInferExperts"
+
+    @classmethod
+    def device(cls, ctx):
+        return ctx.platform.assumptions.flashinfer and (_cuda_at(ctx, 90) or _family(ctx, 10) or _family(ctx, 12))
+
+    @classmethod
+    def quant(cls, w, a, ctx, rules):
+        if (w, a) == (kFp8StaticTensorSym, kFp8StaticTensorSym):
+            return _cuda_min(ctx, 90)
+        return (w, a) == (kFp8Static128BlockSym, kFp8Dynamic128Sym) and _cuda_at(ctx, 90)
+
+
+class TrtLlmFp8ExpertsMonolithic(Experts):
+    """experts/trtllm_fp8_moe.py: Blackwell (sm100 family) with FlashInfer's TRT-LLM MoE; at most 2048 experts
+    in 0.28 (0.33 dropped that check); router logits in bfloat16 or float32."""
+
+    name = "TrtLlmFp8ExpertsMonolithic"
+    schemes: ClassVar[tuple] = ((kFp8Static128BlockSym, kFp8Dynamic128Sym), (kFp8StaticTensorSym, kFp8StaticTensorSym))
+
+    @classmethod
+    def device(cls, ctx):
+        return ctx.platform.assumptions.flashinfer and _family(ctx, 10)
+
+    @classmethod
+    def quant(cls, w, a, ctx, rules):
+        return (w, a) in cls.schemes
+
+    @classmethod
+    def routing(cls, cfg, w, a, rules):
+        allowed = {"DeepSeekV3", "Renormalize", "RenormalizeNaive", "SigmoidRenorm", "Sigmoid", "MiniMax2"}
+        if w == kFp8StaticTensorSym:
+            allowed.add("Llama4")
+        return cfg.routing in allowed
+
+    @classmethod
+    def router_dtype(cls, cfg):
+        return cfg.in_dtype in ("bfloat16", "float32")
+
+    @classmethod
+    def extra(cls, cfg, ctx, rules):
+        if rules == "0.28" and cfg.num_experts > 2048:
+            return f"FlashInfer TRTLLM routing supports at most 2048 experts, but got {cfg.num_experts}"
+        return None
+
+
+class TrtLlmFp8ExpertsModular(TrtLlmFp8ExpertsMonolithic):
+    name = "TrtLlmFp8ExpertsModular"
+    schemes = ((kFp8Static128BlockSym, kFp8Dynamic128Sym),)
+
+    @classmethod
+    def routing(cls, cfg, w, a, rules):
+        return True
+
+    @classmethod
+    def router_dtype(cls, cfg):
+        return True
+
+
+class MarlinExperts(Experts):
+    """experts/marlin_moe.py: weight-only (W8A16) on CUDA sm75+; any FP8 weight key, activations ignored."""
+
+    name = "MarlinExperts"
+
+    @classmethod
+    def device(cls, ctx):
+        return _cuda_min(ctx, 75)
+
+    @classmethod
+    def quant(cls, w, a, ctx, rules):
+        return w in (kFp8Static128BlockSym, kFp8StaticChannelSym, kFp8StaticTensorSym)
+
+
+class HummingExperts(Experts):
+    """experts/fused_humming_moe.py: needs the separate humming package (CUDA sm75+). Its FP8 key list was not
+    read; fp8check assumes the three FP8 weight keys when humming is installed."""
+
+    name = "HummingGroupedExperts"
+    verified = False
+
+    @classmethod
+    def device(cls, ctx):
+        return ctx.platform.assumptions.humming and _cuda_min(ctx, 75)
+
+    @classmethod
+    def quant(cls, w, a, ctx, rules):
+        return w in (kFp8Static128BlockSym, kFp8StaticChannelSym, kFp8StaticTensorSym)
+
+
+class BatchedHummingGroupedExperts(HummingExperts):
+    name = "BatchedHummingGroupedExperts"
+    fmt = BATCHED
+
+
+class HummingIndexedExperts(HummingExperts):
+    name = "HummingIndexedExperts"
+
+
+class BatchedDeepGemmExperts(DeepGemmExperts):
+    name = "BatchedDeepGemmExperts"
+    fmt = BATCHED
+
+
+class BatchedTritonExperts(Experts):
+    """experts/fused_batched_moe.py: the Triton list on sm89+ / CDNA3+ / RDNA4, batched format only."""
+
+    name = "BatchedTritonExperts"
+    fmt = BATCHED
+
+    @classmethod
+    def device(cls, ctx):
+        return ctx.kind in ("cuda", "rocm", "xpu")
+
+    @classmethod
+    def quant(cls, w, a, ctx, rules):
+        arch = ctx.platform.arch or ""
+        fp8 = _cuda_min(ctx, 89) or (ctx.kind == "rocm" and arch.startswith(("gfx94", "gfx95", "gfx12")))
+        return fp8 and (w, a) in TRITON_W_A
+
+
+class AiterExperts(Experts):
+    """experts/rocm_aiter_moe.py: runs only when AITER fused MoE is enabled (VLLM_ROCM_USE_AITER=1); its
+    is_supported_config appends how to enable it to every rejection."""
+
+    name = "AiterExperts"
+    schemes: ClassVar[tuple] = ((kFp8Static128BlockSym, kFp8Dynamic128Sym), (kFp8StaticTensorSym, kFp8StaticTensorSym),
+                                (kFp8StaticTensorSym, kFp8DynamicTensorSym), (kFp8StaticChannelSym, kFp8DynamicTokenSym))
+
+    @classmethod
+    def device(cls, ctx):
+        return ctx.kind == "rocm" and ctx.platform.assumptions.aiter
+
+    @classmethod
+    def quant(cls, w, a, ctx, rules):
+        return (w, a) in cls.schemes
+
+    @classmethod
+    def unsupported(cls, cfg, w, a, ctx, rules):
+        reason = super().unsupported(cfg, w, a, ctx, rules)
+        if reason and not ctx.platform.assumptions.aiter:
+            reason += (". AITER MoE is not enabled — set VLLM_ROCM_USE_AITER=1 and VLLM_ROCM_USE_AITER_MOE=1 "
+                       "to enable it")
+        return reason
+
+
+class AiterFp8BlockExperts(AiterExperts):
+    name = "AiterFp8BlockExperts"
+    schemes = ((kFp8Static128BlockSym, kFp8Dynamic128Sym),)
+
+
+class AiterFp8TensorExperts(AiterExperts):
+    name = "AiterFp8TensorExperts"
+    schemes = ((kFp8StaticTensorSym, kFp8StaticTensorSym), (kFp8StaticTensorSym, kFp8DynamicTensorSym))
+
+
+class AiterFp8ChannelExperts(AiterExperts):
+    name = "AiterFp8ChannelExperts"
+    schemes = ((kFp8StaticChannelSym, kFp8DynamicTokenSym),)
+
+
+class XPUExpertsFp8(Experts):
+    """experts/xpu_moe.py: per-tensor FP8 weights with dynamic per-tensor (or no) activation quantization."""
+
+    name = "XPUExpertsFp8"
+
+    @classmethod
+    def device(cls, ctx):
+        return ctx.kind == "xpu"
+
+    @classmethod
+    def quant(cls, w, a, ctx, rules):
+        return (w, a) in ((kFp8StaticTensorSym, None), (kFp8StaticTensorSym, kFp8DynamicTensorSym))
+
+
+class XPUExpertsMxFp8(XPUExpertsFp8):
+    """MXFP8 only (kMxfp8Static): never an FP8 e4m3 checkpoint's key."""
+
+    name = "XPUExpertsMxFp8"
+
+    @classmethod
+    def quant(cls, w, a, ctx, rules):
+        return False
+
+
+class XPUExpertsBlockFp8(XPUExpertsFp8):
+    name = "XPUExpertsBlockFp8"
+
+    @classmethod
+    def quant(cls, w, a, ctx, rules):
+        return (w, a) == (kFp8Static128BlockSym, kFp8Dynamic128Sym)
+
+
+class CPUExpertsFp8(Experts):
+    """experts/cpu_moe.py: W8A16 with 128x128 blocks on x86 with AMX tiles; 0.28 routes Default / Renormalize /
+    RenormalizeNaive only, 0.33 adds DeepSeekV3 / DeepseekV4."""
+
+    name = "CPUExpertsFp8"
+    routes_033: ClassVar[frozenset] = frozenset({"Default", "Renormalize", "RenormalizeNaive", "DeepSeekV3",
+                                                 "DeepseekV4"})
+
+    @classmethod
+    def device(cls, ctx):
+        return ctx.kind == "cpu" and ctx.platform.assumptions.cpu_amx
+
+    @classmethod
+    def quant(cls, w, a, ctx, rules):
+        return (w, a) == (kFp8Static128BlockSym, kFp8Dynamic128Sym)
+
+    @classmethod
+    def routing(cls, cfg, w, a, rules):
+        return cfg.routing in (cls.routes_033 if rules == "0.33" else {"Default", "Renormalize", "RenormalizeNaive"})
+
+
+class CPUExpertsFp8W8A8(CPUExpertsFp8):
+    """0.33: W8A8 on CPUs with AMX-FP8 (cpu_has_amx_fp8). fp8check has no AMX-FP8 assumption and takes it as
+    absent (an inference: AMX tiles, which `cpu_amx` describes, do not imply the FP8 extension)."""
+
+    name = "CPUExpertsFp8W8A8"
+    verified = False
+
+    @classmethod
+    def device(cls, ctx):
+        return False
+
+
+class HPCExperts(Experts):
+    """fused_moe/hpc_moe.py: Hopper only, with the separate `hpc` package, which fp8check takes as absent."""
+
+    name = "HPCExperts"
+
+    @classmethod
+    def device(cls, ctx):
+        return False
+
+
+# Fp8MoeBackend -> backend_to_kernel_cls, per rule set.
+BACKENDS: dict[str, dict[str, tuple[type[Experts], ...]]] = {
+    "0.28": {
+        "AITER": (AiterExperts,),
+        "FLASHINFER_TRTLLM": (TrtLlmFp8ExpertsMonolithic, TrtLlmFp8ExpertsModular),
+        "FLASHINFER_CUTLASS": (FlashInferExperts,),
+        "DEEPGEMM": (TritonOrDeepGemmExperts,),
+        "VLLM_CUTLASS": (TritonOrCutlassExperts,),
+        "TRITON": (TritonExperts,),
+        "MARLIN": (MarlinExperts,),
+        "HUMMING": (BatchedHummingGroupedExperts, HummingExperts, HummingIndexedExperts),
+        "BATCHED_DEEPGEMM": (BatchedDeepGemmExperts,),
+        "BATCHED_VLLM_CUTLASS": (CutlassBatchedExpertsFp8,),
+        "BATCHED_TRITON": (BatchedTritonExperts,),
+        "XPU": (XPUExpertsFp8, XPUExpertsMxFp8, XPUExpertsBlockFp8),
+        "CPU": (CPUExpertsFp8,),
+        "HPC": (HPCExperts,),
+    },
+}
+BACKENDS["0.33"] = {**BACKENDS["0.28"], "AITER": (AiterFp8BlockExperts, AiterFp8TensorExperts, AiterFp8ChannelExperts),
+                    "CPU_W8A8": (CPUExpertsFp8W8A8,)}
+# _AVAILABLE_BACKENDS before platform reordering. 0.33 inserts CPU_W8A8 before CPU and then calls
+# prioritize_humming, which fp8check does not model (humming is off by default).
+ORDER = {
+    "0.28": ("AITER", "FLASHINFER_TRTLLM", "FLASHINFER_CUTLASS", "DEEPGEMM", "VLLM_CUTLASS", "TRITON", "MARLIN",
+             "HUMMING", "BATCHED_DEEPGEMM", "BATCHED_VLLM_CUTLASS", "BATCHED_TRITON", "XPU", "CPU", "HPC"),
+}
+ORDER["0.33"] = ORDER["0.28"][:12] + ("CPU_W8A8", "CPU", "HPC")
+
+
+class MoEChoice(NamedTuple):
+    backend: str | None               # Fp8MoeBackend value, e.g. "TRITON"
+    kernel: str | None                # experts class
+    rejected: tuple[Rejection, ...]
+    error: str | None = None
+
+
+def priority(cfg: MoEConfig, w: QuantKey, a: QuantKey | None, ctx: RoutingContext, rules: str) -> list[str]:
+    """_get_priority_backends: Hopper block FP8 prefers Triton under TP and FlashInfer CUTLASS under EP; XPU and
+    CPU move their own backend first (0.33: CPU_W8A8 ahead of CPU). The DeepEP-v2 rule needs DP, never here."""
+    order = list(ORDER[rules])
+
+    def front(name: str) -> None:
+        order.insert(0, order.pop(order.index(name)))
+
+    if _cuda_at(ctx, 90) and (w, a) == (kFp8Static128BlockSym, kFp8Dynamic128Sym):
+        front("FLASHINFER_CUTLASS" if cfg.ep > 1 else "TRITON")
+    if ctx.kind == "xpu":
+        front("XPU")
+    if ctx.kind == "cpu":
+        front("CPU")
+        if rules == "0.33":
+            front("CPU_W8A8")
+    return order
+
+
+def select_backend(cfg: MoEConfig, w: QuantKey, a: QuantKey | None, ctx: RoutingContext, rules: str,
+                   allow_vllm_cutlass: bool) -> MoEChoice:
+    """select_fp8_moe_backend with moe_backend='auto' and no VLLM_* override except VLLM_ROCM_USE_AITER, which
+    `--assume aiter=yes` stands for: vLLM then takes AITER or raises, without trying the others."""
+    order = priority(cfg, w, a, ctx, rules)
+    if ctx.kind == "rocm" and ctx.platform.assumptions.aiter:
+        order = ["AITER"]
+    if not allow_vllm_cutlass:
+        order = [b for b in order if b not in ("VLLM_CUTLASS", "BATCHED_VLLM_CUTLASS")]
+    rejected: list[Rejection] = []
+    for backend in order:
+        for experts in BACKENDS[rules][backend]:
+            reason = experts.unsupported(cfg, w, a, ctx, rules)
+            if reason is None:
+                return MoEChoice(backend, experts.name, tuple(rejected))
+            rejected.append(Rejection(experts.name, f"FP8 MoE backend {backend} does not support the deployment "
+                                                    f"configuration since {reason}.", experts.verified))
+        if order == ["AITER"]:
+            return MoEChoice(None, None, tuple(rejected), rejected[-1].reason)
+    if ctx.kind in ("cuda", "rocm"):
+        return MoEChoice(None, None, tuple(rejected), NO_BACKEND)
+    # XPU / CPU: the oracle returns Fp8MoeBackend.NONE; the method asserts after loading the weights.
+    return MoEChoice("NONE", None, tuple(rejected),
+                     "AssertionError: assert self.experts_cls is not None (process_weights_after_loading: "
+                     f"select_fp8_moe_backend returned Fp8MoeBackend.NONE on {ctx.kind})")
+
+
+def refined_block_accepted(block: tuple[int, int], ctx: RoutingContext, rules: str) -> tuple[str, ...]:
+    """Experts classes whose _supports_quant_scheme takes the refined block key (only Triton-based ones)."""
+    key = QuantKey(True, block)
+    names = []
+    for backend in ORDER[rules]:
+        for experts in BACKENDS[rules][backend]:
+            if experts.quant(key, kFp8Dynamic128Sym, ctx, rules) and experts.name not in names:
+                names.append(experts.name)
+    return tuple(names)

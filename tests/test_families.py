@@ -1,0 +1,213 @@
+"""Every model family of fp8check.core.layouts, as a tiny checkpoint: the layers vLLM builds, their parallel
+styles, which are unquantized or skipped, and the vLLM model file each layout came from."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from fp8check.cli.app import app
+from fp8check.core.checkpoint import open_local
+from fp8check.core.inspect import InspectOptions, inspect_checkpoint
+from fp8check.core.layouts import ARCHITECTURES
+from fp8check.core.modules import build_layout
+from fp8check.core.platforms import parse_platform
+from fp8check.core.profiles import LATEST
+
+QWEN_MOE = dict(experts=4, head_dim=128)
+# (id, Spec fields, TP, {layer name: (vLLM class, layout)}) — each family at a TP size it is deployed with.
+FAMILIES = [
+    ("llama-2-mha", dict(architecture="LlamaForCausalLM", kv_heads=4, head_dim=128), 4,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:llama.py")}),
+    ("llama-3.x-gqa", dict(architecture="LlamaForCausalLM", head_dim=128), 2,
+     {"model.layers.1.mlp.down_proj": ("RowParallelLinear", "vllm:llama.py")}),
+    ("mistral", dict(architecture="MistralForCausalLM", head_dim=128), 2,
+     {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:mistral.py")}),
+    ("mixtral", dict(architecture="MixtralForCausalLM", moe_style="mixtral", experts=4, head_dim=128), 2,
+     {"model.layers.0.block_sparse_moe.gate": ("ReplicatedLinear", "vllm:mixtral.py")}),
+    ("qwen2", dict(architecture="Qwen2ForCausalLM", head_dim=128), 2,
+     {"model.layers.0.self_attn.o_proj": ("RowParallelLinear", "vllm:qwen2.py")}),
+    ("qwen3", dict(architecture="Qwen3ForCausalLM", head_dim=128), 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen3.py")}),
+    ("qwen2-moe", dict(architecture="Qwen2MoeForCausalLM", shared_experts=1, **QWEN_MOE), 2,
+     {"model.layers.0.mlp.shared_expert_gate": ("ReplicatedLinear", "vllm:qwen2_moe.py"),
+      "model.layers.0.mlp.shared_expert.gate_up_proj": ("MergedColumnParallelLinear", "vllm:qwen2_moe.py")}),
+    ("qwen3-moe", dict(architecture="Qwen3MoeForCausalLM", **QWEN_MOE), 2,
+     {"model.layers.0.mlp.gate": ("ReplicatedLinear", "vllm:qwen3_moe.py")}),
+    ("glm-4.5", dict(architecture="Glm4MoeForCausalLM", moe_style="deepseek", shared_experts=1, first_k_dense=1,
+                     mtp_layers=1, **QWEN_MOE), 2,
+     {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:glm4_moe.py"),
+      "model.layers.1.mlp.shared_experts.down_proj": ("RowParallelLinear", "vllm:glm4_moe.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:glm4_moe.py")}),
+    ("minimax-m2", dict(architecture="MiniMaxM2ForCausalLM", moe_style="mixtral", mtp_layers=1,
+                        mtp_key="num_mtp_modules", **QWEN_MOE), 2,
+     {"model.layers.1.block_sparse_moe.gate": ("ReplicatedLinear", "vllm:minimax_m2.py")}),
+    ("gemma", dict(architecture="GemmaForCausalLM", head_dim=128), 2,
+     {"model.layers.0.mlp.down_proj": ("RowParallelLinear", "vllm:gemma.py")}),
+    ("gemma-2", dict(architecture="Gemma2ForCausalLM", head_dim=128), 2,
+     {"model.layers.0.mlp.down_proj": ("RowParallelLinear", "vllm:gemma2.py")}),
+    ("gemma-3", dict(architecture="Gemma3ForCausalLM", head_dim=128), 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:gemma3.py")}),
+    ("gemma-3-vision", dict(architecture="Gemma3ForConditionalGeneration", head_dim=128, vision="siglip",
+                            text_prefix="language_model.model", ignore=("language_model.lm_head",)), 2,
+     {"vision_tower.vision_model.encoder.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:siglip.py"),
+      "vision_tower.vision_model.encoder.layers.0.self_attn.out_proj": ("RowParallelLinear", "vllm:siglip.py"),
+      "vision_tower.vision_model.encoder.layers.0.mlp.fc1": ("ColumnParallelLinear", "vllm:siglip.py")}),
+    ("phi-3", dict(architecture="Phi3ForCausalLM", head_dim=128, fused_on_disk=True), 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:phi3.py"),
+      "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:phi3.py")}),
+    ("gpt-oss", dict(architecture="GptOssForCausalLM", moe_style="gpt_oss", attention_sinks=True, **QWEN_MOE), 2,
+     {"model.layers.0.mlp.router": ("ReplicatedLinear", "vllm:gpt_oss.py")}),
+    ("llama-4-text", dict(architecture="Llama4ForCausalLM", moe_style="llama4", shared_experts=1, **QWEN_MOE), 2,
+     {"model.layers.0.feed_forward.router": ("ReplicatedLinear", "vllm:llama4.py"),
+      "model.layers.0.feed_forward.shared_expert.down_proj": ("RowParallelLinear", "vllm:llama4.py")}),
+    ("llama-4-vision", dict(architecture="Llama4ForConditionalGeneration", moe_style="llama4", shared_experts=1,
+                            text_prefix="language_model.model", vision="llama4", ignore=("language_model.lm_head",),
+                            **QWEN_MOE), 2,
+     {"vision_model.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:mllama4.py"),
+      "vision_model.model.layers.0.mlp.fc2": ("RowParallelLinear", "vllm:mllama4.py"),
+      "multi_modal_projector.linear_1": ("ColumnParallelLinear", "vllm:mllama4.py")}),
+    ("mistral-3", dict(architecture="Mistral3ForConditionalGeneration", head_dim=128, vision="pixtral",
+                       text_prefix="language_model.model",
+                       ignore=("language_model.lm_head", "multi_modal_projector.patch_merger.merging_layer")), 2,
+     {"vision_tower.transformer.layers.0.attention.qkv_proj": ("QKVParallelLinear", "vllm:pixtral.py"),
+      "vision_tower.transformer.layers.0.feed_forward.gate_up_proj": ("MergedColumnParallelLinear", "vllm:pixtral.py"),
+      "multi_modal_projector.linear_1": ("ColumnParallelLinear", "vllm:mistral3.py"),
+      "multi_modal_projector.linear_2": ("RowParallelLinear", "vllm:mistral3.py"),
+      "multi_modal_projector.patch_merger.merging_layer": ("nn.Linear", "vllm:mistral3.py")}),
+    ("qwen2.5-vl", dict(architecture="Qwen2_5_VLForConditionalGeneration", head_dim=128, vision="qwen2_5_vl"), 2,
+     {"visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen2_5_vl.py"),
+      "visual.blocks.0.attn.proj": ("RowParallelLinear", "vllm:qwen2_5_vl.py"),
+      "visual.blocks.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:qwen2_5_vl.py"),
+      "visual.merger.mlp.0": ("ColumnParallelLinear", "vllm:qwen2_5_vl.py"),
+      "visual.merger.mlp.2": ("RowParallelLinear", "vllm:qwen2_5_vl.py"),
+      "model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen2.py")}),
+    ("qwen3-vl", dict(architecture="Qwen3VLForConditionalGeneration", head_dim=128, vision="qwen3_vl"), 2,
+     {"visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen3_vl.py"),
+      "visual.blocks.0.mlp.linear_fc1": ("ColumnParallelLinear", "vllm:qwen3_vl.py"),
+      "visual.deepstack_merger_list.0.linear_fc2": ("RowParallelLinear", "vllm:qwen3_vl.py")}),
+    ("qwen3-vl-moe", dict(architecture="Qwen3VLMoeForConditionalGeneration", vision="qwen3_vl", **QWEN_MOE), 2,
+     {"visual.blocks.0.attn.proj": ("RowParallelLinear", "vllm:qwen3_vl.py"),
+      "model.layers.0.mlp.gate": ("ReplicatedLinear", "vllm:qwen3_vl_moe.py")}),
+    ("deepseek-v2-lite", dict(architecture="DeepseekV2ForCausalLM", quant="fp8-block", mla=True, head_dim=128,
+                              qk_rope_head_dim=64, moe_style="deepseek", experts=4, shared_experts=2,
+                              first_k_dense=1), 2,
+     {"model.layers.0.self_attn.kv_a_proj_with_mqa": ("ReplicatedLinear", "vllm:deepseek_v2.py"),
+      "model.layers.1.mlp.shared_experts.gate_up_proj": ("MergedColumnParallelLinear", "vllm:deepseek_v2.py")}),
+    ("deepseek-v3", dict(architecture="DeepseekV3ForCausalLM", quant="fp8-block", mla=True, head_dim=128,
+                         qk_rope_head_dim=64, q_lora_rank=256, moe_style="deepseek", experts=4, shared_experts=1,
+                         first_k_dense=1, mtp_layers=1), 2,
+     {"model.layers.0.self_attn.fused_qkv_a_proj": ("DeepSeekV2FusedQkvAProjLinear", "vllm:deepseek_v2.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:deepseek_v2.py")}),
+]
+
+
+def inspect(folder, platform="h100", tp=1):
+    return inspect_checkpoint(open_local(folder), InspectOptions(parse_platform(platform), LATEST, tp=tp))
+
+
+@pytest.mark.parametrize("spec,tp,expected", [f[1:] for f in FAMILIES], ids=[f[0] for f in FAMILIES])
+def test_family_layout(make_checkpoint, spec, tp, expected):
+    # Widths that split into 128-blocks at the family's TP size (real models are far wider).
+    rep = inspect(make_checkpoint(**{"quant": "ct-fp8-block", "data": "sparse", "moe_intermediate": 256,
+                                     "vision_hidden": 256, **spec}), tp=tp)
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert {name: (by_name[name].layer_type, by_name[name].layout) for name in expected} == expected
+    assert "generic" not in {layer.layout for layer in rep.layers} and not rep.notes
+    assert all(m.layout == ARCHITECTURES[spec["architecture"]].source for m in rep.moes)
+    assert rep.ok, [e for layer in rep.layers for e in layer.errors] + list(rep.errors)
+    assert tp in rep.tp_sizes_ok
+
+
+def test_every_table_entry_has_a_family_test():
+    tested = {f[1]["architecture"] for f in FAMILIES}
+    assert set(ARCHITECTURES) == tested
+
+
+@pytest.mark.parametrize("arch,key", [("Glm4MoeForCausalLM", "num_nextn_predict_layers"),
+                                      ("MiniMaxM2ForCausalLM", "num_mtp_modules"),
+                                      ("DeepseekV3ForCausalLM", "num_nextn_predict_layers")])
+def test_mtp_layers_are_skipped_by_the_key_each_loader_reads(make_checkpoint, arch, key):
+    folder = make_checkpoint(architecture=arch, layers=2, mtp_layers=1, mtp_key=key, head_dim=128, data="sparse")
+    rep = inspect(folder)
+    assert [s.prefix for s in rep.skipped] == ["model.layers.2."] and key in rep.skipped[0].reason
+    assert rep.ok and not any(layer.name.startswith("model.layers.2.") for layer in rep.layers)
+    # Another family's key is not this loader's: MiniMax-M2 does not read num_nextn_predict_layers.
+    other = "num_mtp_modules" if key == "num_nextn_predict_layers" else "num_nextn_predict_layers"
+    rep = inspect(make_checkpoint(architecture=arch, layers=2, mtp_layers=1, mtp_key=other, head_dim=128,
+                                  data="sparse"))
+    assert not rep.skipped and not rep.ok  # the BF16 eh_proj is then a main-model layer that is not ignored
+
+
+def test_llama4_router_outside_ignore_loads(make_checkpoint):
+    # Meta's checkpoints leave the router BF16 and do not list it in `ignore`; vLLM builds it without a quant
+    # config (GateLinear), so the quantization config never applies to it.
+    folder = make_checkpoint(architecture="Llama4ForCausalLM", moe_style="llama4", experts=4, head_dim=128,
+                             ignore=("lm_head",), data="sparse")
+    assert json.loads(open(f"{folder}/config.json").read())["quantization_config"]["ignore"] == ["lm_head"]
+    router = next(layer for layer in inspect(folder).layers if layer.name.endswith("feed_forward.router"))
+    assert router.weight_dtype == "BF16" and router.scheme == "UnquantizedLinearMethod" and router.ok
+
+
+def test_llama4_vision_tower_is_unquantized_whatever_the_config_says(make_checkpoint):
+    # mllama4.py passes quant_config=None to the vision model and projector: an FP8 tower there is an error.
+    folder = make_checkpoint(architecture="Llama4ForConditionalGeneration", text_prefix="language_model.model",
+                             vision="llama4", head_dim=128, ignore=("language_model.lm_head",), data="sparse")
+    vision = [layer for layer in inspect(folder).layers if layer.name.startswith("vision_model.")]
+    assert vision and all(layer.scheme == "UnquantizedLinearMethod" and layer.ok for layer in vision)
+
+
+def test_mistral3_projector_linear_2_splits_its_input(make_checkpoint):
+    # A row-parallel linear_2 splits K (the text hidden size, 256): at TP 4 each rank holds 64 columns, which
+    # validate_fp8_block_shape refuses with the input message; a column-parallel one would name the output.
+    folder = make_checkpoint(architecture="Mistral3ForConditionalGeneration", head_dim=128, vision="pixtral",
+                             text_prefix="language_model.model", quant="ct-fp8-block", data="sparse",
+                             ignore=("language_model.lm_head", "multi_modal_projector.patch_merger.merging_layer"))
+    linear_2 = "multi_modal_projector.linear_2"
+    assert next(layer for layer in inspect(folder, tp=2).layers if layer.name == linear_2).ok
+    at_4 = next(layer for layer in inspect(folder, tp=4).layers if layer.name == linear_2)
+    assert at_4.errors == ("Weight input_size_per_partition = 64 is not divisible by weight quantization "
+                           "block_k = 128.",)
+
+
+@pytest.mark.parametrize("vision,heads", [("pixtral", 2), ("qwen2_5_vl", 2), ("siglip", 8)])
+def test_vision_qkv_splits_by_the_vision_heads(make_checkpoint, vision, heads):
+    arch = {"pixtral": "Mistral3ForConditionalGeneration", "qwen2_5_vl": "Qwen2_5_VLForConditionalGeneration",
+            "siglip": "Gemma3ForConditionalGeneration"}[vision]
+    folder = make_checkpoint(architecture=arch, vision=vision, vision_heads=heads, vision_hidden=256, quant=None,
+                             head_dim=64, data="sparse")
+    ckpt = open_local(folder)
+    qkv = next(m for m in build_layout(ckpt.tensors, ckpt.config).linears
+               if m.layer_type == "QKVParallelLinear" and not m.name.startswith(("model.", "language_model.")))
+    assert qkv.heads == (heads, heads, 256 // heads) and qkv.output_sizes == (256, 256, 256)
+    # The text model has 4 heads: TP 4 splits it, but not a 2-head vision tower.
+    assert (4 in inspect(folder).tp_sizes_ok) is (heads % 4 == 0)
+
+
+def test_unknown_architecture_is_generic_and_says_so(make_checkpoint):
+    rep = inspect(make_checkpoint(architecture="FancyNewForCausalLM", mtp_layers=1, head_dim=128, data="sparse"))
+    assert "FancyNewForCausalLM is not in fp8check's table" in rep.notes[0]
+    assert {layer.layout for layer in rep.layers} == {"generic"}
+    assert rep.skipped and "inferred" in rep.skipped[0].reason and rep.ok
+
+
+def test_json_shows_layout_and_skipped(make_checkpoint):
+    folder = make_checkpoint(architecture="Glm4MoeForCausalLM", mtp_layers=1, head_dim=128, data="sparse")
+    doc = json.loads(CliRunner().invoke(app, ["inspect", folder, "-p", "h100", "-f", "json"]).stdout)
+    assert {layer["layout"] for layer in doc["layers"]} == {"vllm:glm4_moe.py"}
+    assert doc["skipped"][0]["prefix"] == "model.layers.2." and doc["skipped"][0]["weight_dtypes"] == ["BF16", "F8_E4M3"]
+
+
+@pytest.mark.parametrize("platform,shown,hidden", [
+    ("mi300x", {"aiter", "rocm_skinny_gemm", "rocm_hip_w8a8"}, {"cuda_version", "flashinfer", "cpu_amx"}),
+    ("h100", {"cuda_version", "flashinfer", "deep_gemm"}, {"aiter", "cpu_amx"}),
+    ("cpu", {"cpu_amx"}, {"cuda_version", "aiter"}),
+])
+def test_assumptions_only_for_the_target_platform_kind(make_checkpoint, platform, shown, hidden):
+    folder = make_checkpoint(head_dim=128, data="sparse")
+    table = CliRunner().invoke(app, ["inspect", folder, "-p", platform, "-v"]).stdout
+    doc = json.loads(CliRunner().invoke(app, ["inspect", folder, "-p", platform, "-f", "json"]).stdout)
+    assert all(f"{key}=" in table for key in shown) and not any(f"{key}=" in table for key in hidden)
+    assert set(doc["assumptions"]) >= shown and not set(doc["assumptions"]) & hidden

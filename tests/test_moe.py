@@ -1,0 +1,300 @@
+"""FusedMoE: the MoE quant method, the FP8 expert backend per platform, TP/EP sizes, block checks, expert integrity.
+
+Expected values come from reading vLLM 0.28.0 / 0.33.0 (fused_moe/oracle/fp8.py _get_priority_backends and each
+experts class's _supports_*), cited next to each case; the checkpoints are written by fp8check.synth.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from typer.testing import CliRunner
+
+from fp8check.cli.app import app
+from fp8check.core.checkpoint import open_local
+from fp8check.core.inspect import InspectOptions, inspect_checkpoint
+from fp8check.core.moe import block_shape_error, experts_per_rank, refine_block
+from fp8check.core.platforms import apply_assumptions, parse_platform
+from fp8check.core.profiles import select_profile
+from fp8check.core.report import collapse, to_json
+from fp8check.kernels.base import RoutingContext
+from fp8check.kernels.moe import MoEConfig, select_backend
+from fp8check.kernels.quant_keys import kFp8Dynamic128Sym, kFp8Static128BlockSym
+from fp8check.synth import Spec, model_config, tensor_specs, write_safetensors
+
+# Qwen3-30B-A3B's expert width (moe_intermediate_size 768) with attention that splits cleanly up to TP 8 with
+# 128-blocks (8 heads of 128), so only the experts decide whether a TP size loads.
+QWEN3_MOE = dict(quant="fp8-block", architecture="Qwen3MoeForCausalLM", model_type="qwen3_moe", hidden=1024,
+                 heads=8, kv_heads=8, head_dim=128, experts=8, moe_intermediate=768, layers=2, data="sparse")
+BLOCK_MSG = "The output_size of gate's and up's weight = 96 is not divisible by weight quantization block_n = 128."
+MIXTRAL = dict(quant="ct-fp8-dynamic", architecture="MixtralForCausalLM", model_type="mixtral", moe_style="mixtral",
+               experts=8, moe_intermediate=512, layers=2, data="sparse")
+DEEPSEEK_V3 = dict(quant="fp8-block", architecture="DeepseekV3ForCausalLM", model_type="deepseek_v3",
+                   moe_style="deepseek", experts=16, shared_experts=1, first_k_dense=1, mla=True, q_lora_rank=512,
+                   kv_lora_rank=256, qk_rope_head_dim=64, hidden=1024, heads=16, kv_heads=16, head_dim=128,
+                   intermediate=2048, moe_intermediate=256, layers=3, data="sparse")
+
+
+def inspect(folder, platform="h100", tp=1, vllm="0.28", ep=False, assume=()):
+    target = apply_assumptions(parse_platform(platform), list(assume))
+    return inspect_checkpoint(open_local(folder), InspectOptions(target, select_profile(vllm), tp=tp, ep=ep))
+
+
+def moe_rows(rep):
+    return collapse(rep.moes)
+
+
+@pytest.mark.parametrize("vllm", ["0.28", "0.33"])
+@pytest.mark.parametrize("platform, assume, kernel, backend", [
+    ("h100", (), "TritonExperts", "TRITON"),                    # sm90 block FP8 under TP moves TRITON first
+    ("h100", ("deep_gemm=yes",), "TritonExperts", "TRITON"),    # ... ahead of DEEPGEMM too
+    ("a100", (), "MarlinExperts", "MARLIN"),                    # no FP8 on sm80: Triton refuses, Marlin is W8A16
+    ("b200", (), "TrtLlmFp8ExpertsMonolithic", "FLASHINFER_TRTLLM"),
+    ("mi300x", (), "TritonExperts", "TRITON"),                  # AITER off by default
+    ("xpu", (), "XPUExpertsBlockFp8", "XPU"),                   # XPU moved to the front
+    ("cpu", (), "CPUExpertsFp8", "CPU"),                        # AMX assumed; 0.33 tries CPU_W8A8 first
+])
+def test_native_block_fp8_backend_per_platform(make_checkpoint, vllm, platform, assume, kernel, backend):
+    rep = inspect(make_checkpoint(**{**QWEN3_MOE, "moe_intermediate": 256}), platform, vllm=vllm, assume=assume)
+    (row,) = moe_rows(rep)
+    moe = row.layer
+    assert row.name == "model.layers.{0..1}.mlp.experts" and row.count == 2
+    assert (moe.scheme, moe.kernel, moe.backend) == ("Fp8MoEMethod", kernel, backend)
+    assert moe.ok and rep.ok
+    assert all("does not support the deployment configuration since kernel does not support" in r.reason
+               for r in moe.rejected)
+
+
+@pytest.mark.parametrize("vllm, kernel", [("0.28", "AiterExperts"), ("0.33", "AiterFp8BlockExperts")])
+def test_aiter_when_enabled_splits_into_classes_in_033(make_checkpoint, vllm, kernel):
+    rep = inspect(make_checkpoint(**{**QWEN3_MOE, "moe_intermediate": 256}), "mi300x", vllm=vllm, assume=("aiter=yes",))
+    assert rep.moes[0].kernel == kernel and rep.moes[0].backend == "AITER"
+
+
+def test_hopper_block_fp8_prefers_flashinfer_cutlass_under_ep(make_checkpoint):
+    rep = inspect(make_checkpoint(**QWEN3_MOE), "h100", tp=2, ep=True)
+    moe = rep.moes[0]
+    assert (moe.kernel, moe.ep, moe.moe_tp, moe.experts_per_rank) == ("FlashInferExperts", 2, 1, "4")
+    assert moe.intermediate_per_rank == 768
+
+
+@pytest.mark.parametrize("platform", ["h100", "xpu", "mi300x", "a100"])
+def test_028_refuses_tp8_of_a_768_wide_expert_and_suggests_ep(make_checkpoint, platform):
+    folder = make_checkpoint(**QWEN3_MOE)
+    rep = inspect(folder, platform, tp=8)
+    moe = rep.moes[0]
+    assert moe.errors == (BLOCK_MSG,) and not rep.ok
+    assert any("--ep" in note and "1 of the 8 experts" in note for note in moe.notes)
+    assert 8 not in rep.tp_sizes_ok and 8 in rep.tp_sizes_ok_ep
+    assert 4 not in rep.tp_sizes_ok  # 768 / 4 = 192: not a multiple of 128 either
+    with_ep = inspect(folder, platform, tp=8, ep=True)
+    assert with_ep.ok and with_ep.moes[0].experts_per_rank == "1" and with_ep.moes[0].ep == 8
+
+
+@pytest.mark.parametrize("platform, refuses", [
+    # The class that would have taken 128x128 blocks and refuses the refined key (mi300x: none reaches it).
+    ("h100", "FlashInferExperts"), ("xpu", "XPUExpertsBlockFp8"), ("b200", "TrtLlmFp8ExpertsMonolithic"),
+    ("mi300x", None),
+])
+def test_033_refines_the_block_and_only_triton_takes_it(make_checkpoint, platform, refuses):
+    rep = inspect(make_checkpoint(**QWEN3_MOE), platform, tp=8, vllm="0.33")
+    moe = rep.moes[0]
+    assert moe.ok and moe.kernel == "TritonExperts" and moe.block == (32, 32)  # gcd(128, 128, 96, 1024)
+    assert any("refines the block scales from [128, 128] to [32, 32]" in n and n.endswith("TritonExperts")
+               for n in moe.notes)
+    refused = [r.kernel for r in moe.rejected if "GroupShape(row=32, col=32)" in r.reason]
+    assert refuses in refused if refuses else refused == []
+    assert 8 in rep.tp_sizes_ok
+
+
+def test_033_refined_block_on_cpu_finds_no_backend(make_checkpoint):
+    moe = inspect(make_checkpoint(**QWEN3_MOE), "cpu", tp=8, vllm="0.33").moes[0]
+    assert moe.kernel is None and moe.errors[0].startswith("AssertionError: assert self.experts_cls is not None")
+
+
+def test_033_does_not_refine_compressed_tensors_blocks(make_checkpoint):
+    # Only Fp8MoEMethod calls resolve_fp8_moe_weight_block_shape; CompressedTensorsW8A8Fp8MoEMethod still
+    # runs validate_fp8_block_shape_moe with the checkpoint's block.
+    rep = inspect(make_checkpoint(**{**QWEN3_MOE, "quant": "ct-fp8-block"}), "h100", tp=8, vllm="0.33")
+    assert rep.moes[0].scheme == "CompressedTensorsW8A8Fp8MoEMethod" and rep.moes[0].errors == (BLOCK_MSG,)
+
+
+@pytest.mark.parametrize("quant, platform, kernel, weight_key, activation_key", [
+    # CT per-channel / per-token: FlashInfer CUTLASS takes only static per-tensor; vLLM CUTLASS is allowed for CT.
+    ("ct-fp8-dynamic", "h100", "TritonOrCutlassExperts", "kFp8StaticChannelSym", "kFp8DynamicTokenSym"),
+    # CT static per-tensor: FlashInfer CUTLASS on sm90+.
+    ("ct-fp8", "h100", "FlashInferExperts", "kFp8StaticTensorSym", "kFp8StaticTensorSym"),
+    # native dynamic per-tensor: Fp8MoEMethod never allows vLLM CUTLASS, FlashInfer wants static -> Triton.
+    ("fp8-dynamic", "h100", "TritonExperts", "kFp8StaticTensorSym", "kFp8DynamicTensorSym"),
+    ("fp8-dynamic", "xpu", "XPUExpertsFp8", "kFp8StaticTensorSym", "kFp8DynamicTensorSym"),
+    ("ct-fp8-dynamic", "a100", "MarlinExperts", "kFp8StaticChannelSym", "kFp8DynamicTokenSym"),
+])
+def test_per_tensor_and_channel_schemes(make_checkpoint, quant, platform, kernel, weight_key, activation_key):
+    moe = inspect(make_checkpoint(**{**QWEN3_MOE, "quant": quant, "moe_intermediate": 256}), platform).moes[0]
+    assert (moe.kernel, moe.weight_key, moe.activation_key) == (kernel, weight_key, activation_key)
+
+
+@pytest.mark.parametrize("platform, kernel", [("cpu", None), ("xpu", "TritonExperts")])
+def test_per_channel_fp8_experts_off_cuda(make_checkpoint, platform, kernel):
+    # XPU's own experts take per-tensor or 128x128 blocks only, but TritonExperts runs on XPU too. CPU has
+    # nothing: the oracle returns Fp8MoeBackend.NONE off CUDA/ROCm instead of raising; the method asserts later.
+    moe = inspect(make_checkpoint(**{**QWEN3_MOE, "quant": "ct-fp8-dynamic", "moe_intermediate": 256}),
+                  platform).moes[0]
+    assert moe.kernel == kernel
+    assert (moe.errors[0] if moe.errors else "").startswith("AssertionError" if kernel is None else "")
+
+
+@pytest.mark.parametrize("quant, vllm, message", [
+    ("ct-w8a16-fp8", "0.28", "('For Fused MoE layers, only format: ', 'pack-quantized ', ' and bits: [4, 8] is "
+                             "supported ', 'but got format: pack-quantized  and bits: 8')"),
+    ("ct-w8a16-fp8", "0.33", "For Fused MoE layers, only format: pack-quantized and bits: [4, 8] is supported but "
+                             "got format: pack-quantized and bits: 8"),
+    ("ct-w8a16-fp8-tensor", "0.28", "Unsupported FusedMoe scheme: num_bits=8 type='float'"),
+])
+def test_weight_only_fp8_experts_are_refused_verbatim(make_checkpoint, quant, vllm, message):
+    moe = inspect(make_checkpoint(**{**QWEN3_MOE, "quant": quant, "moe_intermediate": 256}), vllm=vllm).moes[0]
+    assert moe.errors[0].startswith(message)
+
+
+def test_cuda_without_any_backend_raises_vllms_message(make_checkpoint):
+    # sm70 (V100): Triton needs FP8 (sm89+), Marlin sm75+, the rest newer GPUs or ROCm / XPU / CPU.
+    moe = inspect(make_checkpoint(**{**QWEN3_MOE, "quant": "ct-fp8", "moe_intermediate": 256}), "cuda:70").moes[0]
+    assert moe.errors == ("No FP8 MoE backend supports the deployment configuration.",)
+
+
+def test_missing_expert_scale_is_named(tmp_path):
+    spec = Spec(**{**QWEN3_MOE, "moe_intermediate": 256, "experts": 16})
+    entries = tensor_specs(spec)
+    missing = "model.layers.1.mlp.experts.13.down_proj.weight_scale_inv"
+    del entries[missing]
+    (tmp_path / "config.json").write_text(json.dumps(model_config(spec)))
+    write_safetensors(os.path.join(tmp_path, "model.safetensors"), entries, None)
+    rep = inspect(str(tmp_path))
+    bad = [m for m in rep.moes if not m.ok]
+    assert [m.name for m in bad] == ["model.layers.1.mlp.experts"]
+    assert len(bad[0].errors) == 1 and bad[0].errors[0].startswith(f"{missing} is missing")
+    assert not rep.ok
+
+
+def test_expert_with_a_different_shape_is_named(tmp_path):
+    spec = Spec(**{**QWEN3_MOE, "moe_intermediate": 256})
+    entries = tensor_specs(spec)
+    entries["model.layers.0.mlp.experts.3.up_proj.weight"] = ("F8_E4M3", (384, 1024))
+    (tmp_path / "config.json").write_text(json.dumps(model_config(spec)))
+    write_safetensors(os.path.join(tmp_path, "model.safetensors"), entries, None)
+    errors = inspect(str(tmp_path)).moes[0].errors
+    assert any(e.startswith("model.layers.0.mlp.experts.3.up_proj.weight (model.safetensors) has shape [384, 1024]")
+               for e in errors)
+
+
+@pytest.mark.parametrize("vllm, kernel", [("0.28", None), ("0.33", "CPUExpertsFp8")])
+def test_deepseek_routing_on_cpu(tmp_path, vllm, kernel):
+    # CPUExpertsFp8 routes Default / Renormalize / RenormalizeNaive in 0.28; 0.33 adds DeepSeekV3.
+    spec = Spec(**{**QWEN3_MOE, "moe_intermediate": 256})
+    entries = tensor_specs(spec)
+    entries["model.layers.0.mlp.gate.e_score_correction_bias"] = ("F32", (8,))
+    entries["model.layers.1.mlp.gate.e_score_correction_bias"] = ("F32", (8,))
+    (tmp_path / "config.json").write_text(json.dumps(model_config(spec)))
+    write_safetensors(os.path.join(tmp_path, "model.safetensors"), entries, None)
+    moe = inspect(str(tmp_path), "cpu", vllm=vllm).moes[0]
+    assert moe.kernel == kernel
+    if kernel is None:
+        assert any(r.reason.endswith("kernel does not support routing method 2.") for r in moe.rejected)
+
+
+def test_mixtral_experts_and_json_fields(make_checkpoint):
+    rep = inspect(make_checkpoint(**MIXTRAL), "h100", tp=2)
+    doc = to_json(rep)
+    (entry, _) = doc["moe"]
+    assert entry["name"] == "model.layers.0.block_sparse_moe.experts" and entry["shards"] == ["w1", "w3", "w2"]
+    assert entry["num_experts"] == 8 and entry["experts_per_rank"] == "8" and entry["ep"] == 1
+    assert entry["shape"] == [8, 1024, 256] and entry["intermediate_per_rank"] == 256
+    assert entry["scheme"] == "CompressedTensorsW8A8Fp8MoEMethod" and entry["kernel"] == "TritonOrCutlassExperts"
+    assert {"rejected", "errors", "warnings", "notes", "weight_key", "activation_key"} <= set(entry)
+
+
+def test_deepseek_shaped_experts_start_after_dense_layers(make_checkpoint):
+    rep = inspect(make_checkpoint(**DEEPSEEK_V3), "h100", tp=2)
+    assert [m.name for m in rep.moes] == ["model.layers.1.mlp.experts", "model.layers.2.mlp.experts"]
+    assert all(m.kernel == "TritonExperts" and m.experts_per_rank == "16" for m in rep.moes)
+    assert any("DeepSeekV3" in n for n in rep.moes[0].notes)
+    shared = [layer for layer in rep.layers if ".shared_experts." in layer.name]
+    assert shared and all(layer.scheme == "Fp8LinearMethod" for layer in shared)
+
+
+@pytest.mark.parametrize("experts, ep, want", [(256, 8, "32"), (60, 8, "7-8"), (8, 8, "1"), (3, 4, "0-1")])
+def test_experts_per_rank(experts, ep, want):
+    # determine_expert_map, linear placement: the first experts % ep ranks hold one more.
+    assert experts_per_rank(experts, ep) == want
+
+
+@pytest.mark.parametrize("ispp, tp, block, want", [
+    (96, 8, (128, 128), BLOCK_MSG),
+    (192, 4, (128, 128), "The output_size of gate's and up's weight = 192 is not divisible by weight quantization "
+                         "block_n = 128."),
+    (256, 2, (128, 96), "The input_size of down's weight = 256 is not divisible by weight quantization block_k = 96."),
+    (256, 1, (128, 96), None),  # block_k is only checked when the TP world is larger than 1
+    (768, 8, (128, 128), None),  # under EP the shard is whole
+])
+def test_block_shape_error(ispp, tp, block, want):
+    assert block_shape_error(ispp, block, tp) == want
+
+
+@pytest.mark.parametrize("block, ispp, moe_tp, hidden, want", [
+    ((128, 128), 96, 8, 2048, (32, 32)),
+    ((128, 128), 384, 4, 7168, None),      # divides: nothing to refine
+    ((128, 128), 80, 8, 2048, None),       # gcd 16 < 32: no refinement, the block check fails instead
+    ((128, 128), 192, 4, 4096, (64, 64)),
+])
+def test_refine_block(block, ispp, moe_tp, hidden, want):
+    assert refine_block(block, ispp, moe_tp, hidden) == want
+
+
+@pytest.mark.parametrize("rules, kernel", [("0.28", "MarlinExperts"), ("0.33", "TrtLlmFp8ExpertsMonolithic")])
+def test_trtllm_expert_limit_only_in_028(rules, kernel):
+    # 0.28's TrtLlmFp8ExpertsBase.is_supported_config refuses more than 2048 experts (0.33 dropped the check); on
+    # B200, FlashInfer CUTLASS takes 128x128 blocks on sm90 only and Triton refuses 1024+ padded experts, so 0.28
+    # ends on Marlin (W8A16, any FP8 weight key on sm75+).
+    # deep_gemm=no: stock wheels vendor DeepGEMM (TritonOrDeepGemmExperts would win); this test is about TRT-LLM.
+    ctx = RoutingContext(apply_assumptions(parse_platform("b200"), ["deep_gemm=no"]), select_profile(rules))
+    choice = select_backend(MoEConfig(4096, 1024, 512, 1, 1), kFp8Static128BlockSym, kFp8Dynamic128Sym, ctx, rules,
+                            allow_vllm_cutlass=False)
+    assert choice.kernel == kernel
+    reasons = [r.reason for r in choice.rejected]
+    assert any(r.endswith("supports at most 2048 experts, but got 4096.") for r in reasons) == (rules == "0.28")
+    assert any(r.endswith("requires fewer than 1024 padded experts.") for r in reasons) == (rules == "0.28")
+
+
+@pytest.mark.parametrize("flags, code", [((), 1), (("--ep",), 0)])
+def test_cli_ep_flag(make_checkpoint, flags, code):
+    folder = make_checkpoint(**QWEN3_MOE)
+    # --vllm 0.28: 0.33's block refinement lets this MoE load at TP 8 even without --ep.
+    result = CliRunner().invoke(app, ["inspect", folder, "-p", "h100", "--tp", "8", "-f", "json", "--vllm", "0.28",
+                                      *flags])
+    doc = json.loads(result.stdout)
+    assert result.exit_code == code and doc["ep"] == bool(flags) and 8 in doc["tp_sizes_ok_ep"]
+    assert doc["moe"][0]["experts_per_rank"] == ("1" if flags else "8")
+
+
+
+@pytest.mark.parametrize("family, platform, method, kernel", [
+    # Native 128x128 blocks: Triton first on Hopper under TP, Marlin (W8A16) on Ampere, Triton with AITER off,
+    # XPU's block experts on XPU.
+    (DEEPSEEK_V3, "h100", "Fp8MoEMethod", "TritonExperts"),
+    (DEEPSEEK_V3, "a100", "Fp8MoEMethod", "MarlinExperts"),
+    (DEEPSEEK_V3, "mi300x", "Fp8MoEMethod", "TritonExperts"),
+    (DEEPSEEK_V3, "xpu", "Fp8MoEMethod", "XPUExpertsBlockFp8"),
+    # compressed-tensors per-channel weights / per-token activations: vLLM CUTLASS (CT allows it) on Hopper, Marlin
+    # on Ampere, Triton on ROCm and XPU (XPU's own experts take per-tensor or 128x128 blocks only).
+    (MIXTRAL, "h100", "CompressedTensorsW8A8Fp8MoEMethod", "TritonOrCutlassExperts"),
+    (MIXTRAL, "a100", "CompressedTensorsW8A8Fp8MoEMethod", "MarlinExperts"),
+    (MIXTRAL, "mi300x", "CompressedTensorsW8A8Fp8MoEMethod", "TritonExperts"),
+    (MIXTRAL, "xpu", "CompressedTensorsW8A8Fp8MoEMethod", "TritonExperts"),
+])
+def test_families_get_one_row_per_moe_template(make_checkpoint, family, platform, method, kernel):
+    rep = inspect(make_checkpoint(**family), platform)
+    (row,) = moe_rows(rep)
+    assert row.count == 2 and "{" in row.name and row.name.endswith(".experts")
+    assert (row.layer.scheme, row.layer.kernel) == (method, kernel) and row.layer.ok
