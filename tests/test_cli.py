@@ -173,3 +173,13 @@ def test_junit_xml_has_one_testcase_per_module_and_fails_like_the_exit_code(tmp_
     assert "Failed to find a kernel" in failed["model.layers.0.mlp.down_proj"].get("message")
     ok = ET.fromstring(run("inspect", EXAMPLE, "-p", "xpu", "-f", "junit").stdout).find("testsuite")
     assert ok.get("failures") == "0"
+
+
+def test_crosscheck_without_vllm_says_what_to_install():
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is not None:
+        pytest.skip("vLLM is installed here")
+    result = run("crosscheck", EXAMPLE, "--tp", "2")
+    assert result.exit_code == 2 and "vLLM is not installed in this environment" in result.stderr
+    assert "Traceback" not in result.output

@@ -333,3 +333,19 @@ def test_e8m0_scale_byte_0xff_is_nan():
 
     scale = torch.tensor([127, 0xFF, 0xFF, 120], dtype=torch.uint8).view(torch.float8_e8m0fnu)
     assert scale_errors("m.weight_scale_inv", scale) == ["m.weight_scale_inv: 2 of 4 E8M0 scale bytes are 0xFF (NaN)"]
+
+
+@pytest.mark.parametrize("n, k, block", [(512, 1024, (128, 128)), (200, 320, (128, 128)), (256, 512, (64, 128))])
+@pytest.mark.parametrize("grouped", [False, True])
+def test_scaled_product_equals_the_dequantized_product(n, k, block, grouped):
+    """The block loop (batched or ragged) against dequantize-then-matmul, with and without activation groups."""
+    generator = torch.Generator().manual_seed(n + k)
+    codes = torch.randn(n, k, generator=generator)
+    scale = torch.rand(-(-n // block[0]), -(-k // block[1]), generator=generator) + 0.5
+    x = torch.randn(8, k, generator=generator)
+    groups = torch.rand(8, -(-k // block[1]), generator=generator) + 0.5 if grouped else None
+    weight = codes * scale.repeat_interleave(block[0], 0)[:n].repeat_interleave(block[1], 1)[:, :k]
+    rows = x * groups.repeat_interleave(block[1], 1)[:, :k] if grouped else x
+    expected = rows.double() @ weight.double().t()
+    got = numerics.scaled_product(x, codes, scale, block, x_group_scale=groups)
+    assert float((got.double() - expected).norm() / expected.norm()) < 1e-6

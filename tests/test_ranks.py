@@ -198,10 +198,13 @@ def test_under_torchrun_every_rank_gets_every_result_and_the_failing_rank(tmp_pa
             failure = None
         except RankFailure as exc:
             failure = [exc.rank, str(exc)]
-        print("RESULT", json.dumps([os.environ["RANK"], [[r[0], r[1].tolist(), r[2]] for r in results], failure]))
+        with open(os.path.join({str(tmp_path)!r}, "rank" + os.environ["RANK"] + ".json"), "w") as fh:
+            json.dump([os.environ["RANK"], [[r[0], r[1].tolist(), r[2]] for r in results], failure], fh)
     """))
     out = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
                           str(script)], capture_output=True, text=True, timeout=120)
-    lines = sorted(json.loads(line.split("RESULT", 1)[1]) for line in out.stdout.splitlines() if "RESULT" in line)
+    # One file per rank: two processes printing to one pipe can interleave their lines.
+    lines = sorted(json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)
+                   if (tmp_path / f"rank{r}.json").exists())
     expected = [[3.0, [0.0, 0.0, 10.0, 10.0], 0], [3.0, [0.0, 0.0, 10.0, 10.0], 1]]
     assert lines == [[str(r), expected, [1, "rank 1: ValueError: bad scale"]] for r in range(2)], out.stderr[-2000:]

@@ -74,7 +74,8 @@ def test_source_never_unpickles_nor_trusts_remote_code():
 
 
 def test_only_platform_detection_runs_a_program():
-    """The one subprocess: nvidia-smi for --platform auto, with a fixed argv and no shell."""
+    """Two subprocesses, fixed argv, no shell: nvidia-smi for --platform auto, and this interpreter running
+    fp8check's own crosscheck module (never the inspect path)."""
     runs = []
     for path in package_files():
         text = path.read_text()
@@ -83,8 +84,9 @@ def test_only_platform_detection_runs_a_program():
         assert "shell=True" not in text.replace(" ", ""), path
         if "subprocess" in names:
             runs.append(path.relative_to(PACKAGE).as_posix())
-    assert runs == ["core/platforms.py"]
-    assert '["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"]' in (PACKAGE / runs[0]).read_text()
+    assert runs == ["core/crosscheck.py", "core/platforms.py"]
+    assert '[sys.executable, "-m", "fp8check.core.crosscheck", platform]' in (PACKAGE / runs[0]).read_text()
+    assert '["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"]' in (PACKAGE / runs[1]).read_text()
 
 
 @pytest.mark.parametrize("suffix", ["pytorch_model.bin", "model.pt", "model.pth", "model.ckpt", "weights.pkl"])

@@ -2,6 +2,8 @@
 
 Usage:
     fp8check inspect ./Qwen3-32B-FP8-block --platform xpu --tp 2
+    fp8check load ./Qwen3-32B-FP8-block --platform xpu --tp 2
+    fp8check crosscheck ./Qwen3-32B-FP8-block --tp 2        (with vLLM installed)
     fp8check inspect ./model --platform h100 --format json
     fp8check rules
 """
@@ -218,6 +220,58 @@ def load(
     if output:
         _write_output(output, text)
     raise typer.Exit(EXIT_OK if report.ok else EXIT_FAIL)
+
+
+@app.command(help="Run the installed vLLM's own scheme and kernel selection for every linear layer (real layer "
+                  "classes on the meta device: no GPU memory, no weights) and report, layer by layer, whether fp8check "
+                  "agrees. On this host's platform (--platform auto) nothing is mocked; for another --platform the "
+                  "platform and vLLM's compiled parts are mocked, and every mock is listed.",
+             epilog="Exit codes: 0 every layer agrees; 1 a layer differs; 2 bad usage, vLLM not installed, or "
+                    "unreadable input. Example: fp8check crosscheck ./Qwen3-32B-FP8-block --tp 2")
+def crosscheck(
+    model: options.ModelArg,
+    platform: options.PlatformOpt = "auto",
+    tp: options.TpOpt = 1,
+    linear_backend: options.LinearBackendOpt = "auto",
+    kernel_config: options.KernelConfigOpt = None,
+    assume: options.AssumeOpt = [],  # noqa: B006 - typer needs a list
+    disable_kernel: options.DisableKernelOpt = [],  # noqa: B006
+    fmt: Annotated[RulesFormat, typer.Option("--format", "-f", help="table or json.")] = RulesFormat.table,
+) -> None:
+    """Compare fp8check's routing with the installed vLLM's own, layer by layer."""
+    import importlib.util
+    import json
+
+    from fp8check.core import crosscheck as cross
+    from fp8check.core.checkpoint import load_json
+    from fp8check.core.inspect import inspect_checkpoint
+    from fp8check.core.source import open_checkpoint
+
+    try:
+        if importlib.util.find_spec("vllm") is None:
+            raise InputError("crosscheck runs the installed vLLM's own routing code, and vLLM is not installed in "
+                             "this environment: pip install vllm==<version> (fp8check's rules: --vllm on inspect)")
+        if not os.path.isdir(model):
+            raise InputError(f"{model}: crosscheck takes a local checkpoint folder (download it first: hf download)")
+        opts = options.inspect_options(options.platform_option(platform, assume), tp, False, "installed",
+                                       linear_backend, kernel_config, disable_kernel)
+        report = inspect_checkpoint(open_checkpoint(model), opts)
+        config = load_json(os.path.join(model, "config.json"), "config.json")
+        config = config.get("text_config", config) | {"quantization_config": config.get("quantization_config")}
+        mocks, rows = cross.crosscheck(report, config, host=platform.strip().lower() == "auto")
+    except InputError as exc:
+        _fail_input(str(exc), Format.json if fmt is RulesFormat.json else Format.table, model)
+    except Exception as exc:  # noqa: BLE001 - vLLM's own import or run failed: one line, not a traceback
+        _internal_error(exc, Format.json if fmt is RulesFormat.json else Format.table, model)
+    agree = all(row.agrees for row in rows)
+    if fmt is RulesFormat.json:
+        print(json.dumps({"ok": agree, "model": model, "platform": report.platform.label, "tp": tp, "mocks": mocks,
+                          "layers": [row._asdict() for row in rows]}))
+    else:
+        from fp8check.cli import render
+
+        render.crosscheck_table(report, mocks, rows, _stdout())
+    raise typer.Exit(EXIT_OK if agree else EXIT_FAIL)
 
 
 @app.command()

@@ -245,3 +245,23 @@ def load_markdown(report) -> str:
     lines += [""] + [f"- error: {_md(e)}" for e in inspected.errors]
     lines += [f"**{load_verdict(report)}**", ""]
     return "\n".join(lines)
+
+
+def crosscheck_table(report: InspectReport, mocks: dict, rows: list, console: Console) -> None:
+    """fp8check's route next to the installed vLLM's, per layer, and every mock the comparison relied on."""
+    layers = {layer.name: layer for layer in report.layers}
+    grid = Table(header_style="bold")
+    for column in ("module", "fp8check", "vLLM", ""):
+        grid.add_column(column, overflow="fold")
+    for row in rows:
+        ours = layers[row.name]
+        theirs = row.vllm_error or f"{row.vllm_scheme} / {row.vllm_kernel or '-'}"
+        mine = ours.errors[0] if ours.errors else f"{ours.scheme} / {ours.kernel or '-'}"
+        grid.add_row(escape(printable(row.name)), _multiline(mine), _multiline(theirs),
+                     "[green]agree[/green]" if row.agrees else f"[red]differs: {', '.join(row.differs)}[/red]")
+    console.print(grid)
+    for name, risk in mocks.items():
+        console.print(f"[dim]mocked: {escape(name)} — {escape(str(risk))}[/dim]")
+    agreed = sum(1 for row in rows if row.agrees)
+    console.print(f"{agreed} of {len(rows)} layers agree with the installed vLLM on {escape(report.platform.label)}, "
+                  f"TP={report.tp}")

@@ -27,7 +27,7 @@ from unittest import mock
 # server) or are compiled extensions: resolved to inert modules.
 INERT = ("xgrammar", "tvm_ffi", "fastapi", "llguidance", "vllm._C", "vllm._C_stable_libtorch", "vllm._moe_C",
          "vllm._rocm_C", "vllm.cumem_allocator", "vllm._flashmla_C", "vllm._flashmla_extension_C", "vllm_xpu_kernels",
-         "vllm.vllm_flash_attn")
+         "vllm.vllm_flash_attn", "vllm.utils.humming")
 # Optional kernel packages a stock CUDA `pip install vllm` brings (METADATA Requires-Dist / vendored copy):
 # present as importable names so vLLM's find_spec-based checks see them.
 PRESENT_ON_CUDA = ("flashinfer", "humming", "deep_gemm")
@@ -39,6 +39,8 @@ STUB_RISKS = {
     "cutlass_scaled_mm_supports_block_fp8(cc)": "cc >= 90 (csrc scaled_mm_entry: sm90 needs CUDA 12.0, sm100+ "
                                                  "CUDA 12.8; the wheels are CUDA 12.9+ builds)",
     "has_flashinfer / humming / deep_gemm": "True on CUDA (stock dependencies); a host without them differs",
+    "vllm.utils.humming": "inert (0.32+ lazy facade over the humming package, used by Humming's weight code; "
+                          "routing asks only has_humming())",
     "torch.cpu._is_amx_tile_supported": "True (Sapphire Rapids or newer)",
     "ops.cpu_has_amx_fp8": "False (no shipping x86 CPU has AMX-FP8 today)",
     "ops._supports_cpu_fp8_w8a16": "True (the CPU build exports the op)",
@@ -153,7 +155,7 @@ def run_case(case: dict) -> dict:
     config = VllmConfig(kernel_config=KernelConfig(**kernel_kwargs))
     object.__setattr__(config, "model_config", types.SimpleNamespace(
         dtype=torch.bfloat16, hf_config=None, quantization=case["method"],
-        hf_text_config=types.SimpleNamespace(model_type="llama")))
+        hf_text_config=types.SimpleNamespace(model_type=case.get("model_type", "llama"))))
     qc_cls = get_quantization_config(case["method"])
     quant_config = qc_cls.from_config(case["quant_config"])
     result = {"id": case["id"]}
@@ -218,7 +220,8 @@ def layer_case(layer, config: dict, tp: int) -> dict | None:
     hidden, heads = config["hidden_size"], config["num_attention_heads"]
     head_dim = config.get("head_dim") or hidden // heads
     quant = config["quantization_config"]
-    base = {"id": layer.name, "prefix": layer.name, "tp": tp, "method": quant["quant_method"], "quant_config": quant}
+    base = {"id": layer.name, "prefix": layer.name, "tp": tp, "method": quant["quant_method"], "quant_config": quant,
+            "model_type": config.get("model_type")}  # DeepGEMM's per-model auto-disable list reads it
     out, inp = layer.shape
     if layer.layer_type == "QKVParallelLinear":
         return dict(base, layer="QKVParallelLinear", hidden=inp, head_dim=head_dim, heads=heads,

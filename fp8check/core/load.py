@@ -1,8 +1,9 @@
 """load: inspect first, then every routed module streamed, checked, run through its kernel's numerics and judged.
 
 inspect -> (per module) read its tensors -> value checks -> vLLM's weight processing -> the routed kernel's
-numerics on the device -> an fp32 reference from the checkpoint's own dequantized weights and the *same* quantized
-activations -> verdict. One module is held at a time. torch is imported here, so only `load` imports this module.
+numerics on the device -> an fp32 reference of the same processed weights and the *same* quantized activations
+(and, beside it, the checkpoint's own weights and the unquantized activations, for information) -> verdict. One
+module is held at a time. torch is imported here, so only `load` imports this module; --tp is load_tp.py.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from fp8check.kernels.numerics import LinearWeights
 from fp8check.kernels.quant_keys import QuantKey
 
 DEFAULT_TOKENS = 16
+_CHUNK_ROWS = 8192
 OUT_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
@@ -180,17 +182,17 @@ def fuse(shards: tuple[ShardTensors, ...], plan: Plan) -> Fused:
     """
     fused = _fuse_weights(shards, plan)
     biases = [s.bias for s in shards if s.bias is not None]
-    return fused._replace(bias=torch.cat(biases) if biases else None)
+    return fused._replace(bias=_cat(biases) if biases else None)
 
 
 def _fuse_weights(shards: tuple[ShardTensors, ...], plan: Plan) -> Fused:
-    weight = torch.cat([s.weight for s in shards])
+    weight = _cat([s.weight for s in shards])
     if plan.strategy is None:
         return Fused(LinearWeights(weight, None, None, None), None, ())
     input_scales = [s.input_scale.float().reshape(()) for s in shards if s.input_scale is not None]
     input_scale = torch.stack(input_scales).max() if input_scales else None
     if plan.strategy != "tensor":
-        return Fused(LinearWeights(weight, torch.cat([s.scale.float() for s in shards]), plan.block, input_scale),
+        return Fused(LinearWeights(weight, _cat([s.scale.float() for s in shards]), plan.block, input_scale),
                      None, ())
     scales = [s.scale.float().reshape(()) for s in shards]
     top = torch.stack(scales).max()
@@ -205,6 +207,11 @@ def _fuse_weights(shards: tuple[ShardTensors, ...], plan: Plan) -> Fused:
         parts.append(requantized)
     return Fused(LinearWeights(torch.cat(parts), top, None, input_scale), LinearWeights(weight, rows, None, None),
                  tuple(notes))
+
+
+def _cat(tensors: list[torch.Tensor]) -> torch.Tensor:
+    """torch.cat without the copy of a single tensor (most modules are one shard; the LM head is the largest)."""
+    return tensors[0] if len(tensors) == 1 else torch.cat(tensors)
 
 
 def _requantize(weight: torch.Tensor, scale: torch.Tensor, top: torch.Tensor) -> torch.Tensor:
@@ -270,30 +277,44 @@ def prepare(plan: Plan, fused: Fused, x: torch.Tensor, device: torch.device,
     return Prepared(w, x, x_q, x_s, x_ref, codes)
 
 
-def run_kernel(plan: Plan, fused: Fused, p: Prepared, add_bias: bool = True) -> tuple[numerics.Execution, float]:
-    """The routed kernel's numerics, timed; the bias joins the output in the model dtype, as the GEMM adds it."""
+def run_kernel(plan: Plan, fused: Fused, p: Prepared, add_bias: bool = True, with_references: bool = False
+               ) -> tuple[numerics.Execution, float]:
+    """The routed kernel's numerics, timed; the bias joins the output in the model dtype, as the GEMM adds it.
+    `with_references`: let an fp32 emulation carry the reference rows in its own pass (see references())."""
     device = p.x.device
+    also = _reference_rows(plan, p) if with_references and fused.checkpoint is None else None
     _sync(device)
     start = time.perf_counter()
-    execution = numerics.run(plan.numerics, p.weights, p.x, p.x_q, p.x_s, p.codes)
+    execution = numerics.run(plan.numerics, p.weights, p.x, p.x_q, p.x_s, p.codes, also)
     if add_bias and fused.bias is not None:
         execution = execution._replace(output=execution.output + fused.bias.to(execution.output))
     _sync(device)
     return execution, (time.perf_counter() - start) * 1000
 
 
-def references(plan: Plan, fused: Fused, p: Prepared) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _reference_rows(plan: Plan, p: Prepared) -> torch.Tensor:
+    """The fp32 activations of the reference products, stacked: the quantized ones, then (when activations are
+    quantized) the model-dtype ones for the quantization error."""
+    return p.x_ref if plan.activation is None else torch.cat([p.x_ref, p.x.float()])
+
+
+def references(plan: Plan, fused: Fused, p: Prepared, execution: numerics.Execution | None = None
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(reference, checkpoint, unquantized) fp32 products: scaled products of the fp32 codes, the activations
-    stacked so that one pass over each weight serves every product (the weight is what costs)."""
+    stacked so that one pass over each weight serves every product (the weight is what costs). When the kernel's
+    own fp32 emulation already carried those rows (run_kernel(with_references=True)), they are taken from it."""
     m = p.x.shape[0]
     bias = 0.0 if fused.bias is None else fused.bias.to(p.x.device).float()
-    if p.codes is None:
-        reference = p.x_ref @ p.weights.weight.float().t() + bias
+    if p.codes is None:  # in row chunks: an fp32 copy of a whole LM head would be the run's peak memory
+        weight = p.weights.weight
+        reference = torch.cat([p.x_ref @ weight[i:i + _CHUNK_ROWS].float().t()
+                               for i in range(0, weight.shape[0], _CHUNK_ROWS)], dim=1) + bias
         return reference, reference, reference
     w = p.weights
     if fused.checkpoint is None:
-        rows = p.x_ref if plan.activation is None else torch.cat([p.x_ref, p.x.float()])
-        products = numerics.scaled_product(rows, p.codes, w.scale, w.block) + bias
+        shared = execution.also if execution is not None else None
+        products = (shared if shared is not None else
+                    numerics.scaled_product(_reference_rows(plan, p), p.codes, w.scale, w.block)) + bias
         return products[:m], products[:m], products[-m:]
     reference = numerics.scaled_product(p.x_ref, p.codes, w.scale, w.block) + bias
     original = fused.checkpoint
@@ -306,8 +327,8 @@ def references(plan: Plan, fused: Fused, p: Prepared) -> tuple[torch.Tensor, tor
 def execute(plan: Plan, fused: Fused, x: torch.Tensor, device: torch.device) -> Outcome:
     """Run the numerics on `device`, then the fp32 references from the same operands."""
     p = prepare(plan, fused, x, device)
-    execution, ms = run_kernel(plan, fused, p)
-    reference, checkpoint, unquantized = references(plan, fused, p)
+    execution, ms = run_kernel(plan, fused, p, with_references=True)
+    reference, checkpoint, unquantized = references(plan, fused, p, execution)
     return Outcome(execution.output, reference, checkpoint, unquantized, execution, ms)
 
 
@@ -428,6 +449,7 @@ def load_checkpoint(ckpt: Checkpoint, fetch: Callable[[set[str]], str], options:
             if progress:
                 progress(module.name, done, len(chosen), files.bytes_read)
             runs.append(run_layer(module, layer_reports[module.name], ckpt, ctx, files, options, out_dtype))
+            files.release()
         if progress:
             progress("", len(chosen), len(chosen), files.bytes_read)
         bytes_read = files.bytes_read

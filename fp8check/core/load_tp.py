@@ -110,6 +110,8 @@ def run_rank(rank: RankContext, job: RankJob) -> list[ModuleResult | None]:
                 progress(module.name, i, len(job.modules), files.bytes_read)
             results.append(None if plan is None else _run_module(rank, module, plan, every, job, device, files,
                                                                   reference_files))
+            files.release()
+            reference_files.release()
     return results
 
 

@@ -34,6 +34,8 @@ WHEEL_CHANGES: dict[str, str] = {
     "marlin-late": "0.29 wheel: Marlin's 'VLLM_TEST_FORCE_FP8_MARLIN' gate on cc >= 89 removed; the CUDA FP8 table "
                    "puts Marlin after the Torch kernels and the block table Humming before Triton",
     "torch-fp8-support": "0.29 wheel: the Torch kernels check _supports_torch_fp8_scaled_mm() instead of cc >= 89",
+    "cutlass-fp8-check": "0.31 wheel: CutlassFP8ScaledMMLinearKernel checks cutlass_fp8_supported() (sm89+ with "
+                         "CUDA >= 12.4); before, any CUDA device passed",
     "cpu-fp8": "0.31 wheel: CPU tables gain CPUFP8W8A8ScaledMMLinearKernel, CPUFp8PerTensorScaledMMLinearKernel "
                "and CPUFp8W8A8BlockScaledMMKernel (the W8A8 ones need native AMX-FP8)",
     "humming-priority": "0.32 wheel: prioritize_humming moves Humming ahead of Marlin on sm90",
@@ -72,7 +74,8 @@ _V028 = _release("0.28", _V027, (49664, 49932, 50787, 50826, "b12x", "humming-in
 _V029 = _release("0.29", _V028, ("marlin-late", "torch-fp8-support"),
                  "Marlin's cc >= 89 gate removed: sm89 block FP8 routes to Marlin")
 _V030 = _release("0.30", _V029, (), "as 0.29 for FP8 linear layers")
-_V031 = _release("0.31", _V030, ("cpu-fp8",), "CPU FP8 kernels (AMX-FP8 W8A8, per-tensor, block)")
+_V031 = _release("0.31", _V030, ("cpu-fp8", "cutlass-fp8-check"),
+                 "CPU FP8 kernels (AMX-FP8 W8A8, per-tensor, block); Cutlass FP8 refuses below sm89")
 _V032 = _release("0.32", _V031, ("humming-priority",), "Humming ahead of Marlin on sm90")
 _V033 = _release("0.33", _V032, ("cpu-fp8-channel",), "CPU channel-wise FP8 kernel; 0.33's FusedMoE rules",
                  moe_rules="0.33")

@@ -36,12 +36,20 @@ class ShardTensors(NamedTuple):
 
 
 class CheckpointFiles:
-    """Open safetensors handles of one checkpoint folder, one per shard file, reused across modules."""
+    """Open safetensors handles of one checkpoint folder, one per shard file, for one module at a time.
+
+    safetensors maps the file and hands out tensors over the mapping: the pages a module touches stay resident
+    (and count in RSS) for as long as the mapping lives. `release()` between modules drops the handles, so the
+    mapping goes with the module's last tensor and the peak stays one module, not the whole file.
+    """
 
     def __init__(self, folder: str):
         self.folder = folder
         self._handles: dict[str, object] = {}
         self.bytes_read = 0
+
+    def release(self) -> None:
+        self._handles.clear()
 
     def read(self, request: TensorRead) -> torch.Tensor:
         from safetensors import safe_open

@@ -38,13 +38,12 @@ class CutlassFP8ScaledMMLinearKernel(Kernel):
 
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:
+        """cutlass.py: 0.25-0.30 check only for CUDA (so below sm89 it wins wherever it comes first); 0.31 adds
+        cutlass_fp8_supported()."""
         if ctx.kind != "cuda":
             return "requires CUDA."
-        if ctx.cc is not None and ctx.cc < 89:
-            return "requires compute capability 89 and above."
-        if not cutlass_fp8_supported(ctx):
-            return (f"requires CUDA >= 12.4 on compute capability 89 (cutlass_scaled_mm_supports_fp8; fp8check "
-                    f"assumes CUDA {ctx.platform.assumptions.cuda_version})")
+        if ctx.profile.has("cutlass-fp8-check") and not cutlass_fp8_supported(ctx):
+            return "CUTLASS FP8 kernels not available"
         return None
 
 

@@ -50,6 +50,7 @@ KERNEL_NUMERICS: dict[str, str] = {
 # weight-only, the dequantized weight's own rounding into the activation dtype (another u). Measured on random
 # and compressed-tensors checkpoints: block / scaled-mm ~0.6 u, weight-only ~1.1 u (see README, "load").
 BOUND_IN_ROUNDOFFS = {BLOCK: 2.0, SCALED_MM: 2.0, WEIGHT_ONLY: 4.0, UNQUANTIZED: 4.0}
+_PRODUCT_BYTES = 64 << 20  # the batched per-K-block products of scaled_product, at most this much at a time
 _THREADS = 2  # the table lookup is memory-bound: two threads gain ~1.6x, more gain nothing on a 2-core host
 UNIT_ROUNDOFF = {torch.bfloat16: 2.0 ** -8, torch.float16: 2.0 ** -11, torch.float32: 2.0 ** -24}
 
@@ -67,6 +68,7 @@ class Execution(NamedTuple):
     output: torch.Tensor
     how: str                             # what actually ran: "torch._scaled_mm rowwise", "fp32 per-K-block GEMM", ...
     emulation: bool                      # True when an fp32 emulation stood in for a device GEMM
+    also: torch.Tensor | None = None     # run(also=rows): rows @ dequantized weight^T, from the same pass
 
 
 def bound(numerics: str, out_dtype: torch.dtype) -> float:
@@ -146,20 +148,37 @@ def scaled_product(x: torch.Tensor, codes: torch.Tensor, scale: torch.Tensor | N
         return (x @ codes.t()).mul_(columns)
     bn, bk = block
     n, k = codes.shape
-    weight_scale = scale.float().repeat_interleave(bn, 0)[:n]      # [N, K blocks]
-    acc = torch.zeros(x.shape[0], n, dtype=torch.float32, device=x.device)
-    for kb in range(-(-k // bk)):
-        part = x[:, kb * bk:(kb + 1) * bk] @ codes[:, kb * bk:(kb + 1) * bk].t()
+    rows = x.shape[0]
+    weight_scale = scale.float().repeat_interleave(bn, 0)[:n].t()      # [K blocks, N]
+    if k % bk:  # ragged K: one product per K block (views of unequal width)
+        acc = torch.zeros(rows, n, dtype=torch.float32, device=x.device)
+        for kb in range(-(-k // bk)):
+            part = x[:, kb * bk:(kb + 1) * bk] @ codes[:, kb * bk:(kb + 1) * bk].t()
+            if x_group_scale is not None:
+                part.mul_(x_group_scale[:, kb:kb + 1].float())
+            acc.addcmul_(part, weight_scale[kb])
+        return acc
+    # Whole K blocks: batched products [K blocks, rows, N], a few blocks at a time to bound the memory.
+    blocks = k // bk
+    x3 = x.reshape(rows, blocks, bk).transpose(0, 1)                    # [K blocks, rows, bk]
+    c3 = codes.reshape(n, blocks, bk).permute(1, 2, 0)                  # [K blocks, bk, N], a view
+    step = max(1, _PRODUCT_BYTES // max(1, rows * n * 4))
+    acc = torch.zeros(rows, n, dtype=torch.float32, device=x.device)
+    for start in range(0, blocks, step):
+        part = torch.bmm(x3[start:start + step], c3[start:start + step])  # [step, rows, N]
         if x_group_scale is not None:
-            part.mul_(x_group_scale[:, kb:kb + 1].float())
-        acc.addcmul_(part, weight_scale[:, kb])
+            part.mul_(x_group_scale[:, start:start + step].float().t()[:, :, None])
+        acc += (part * weight_scale[start:start + step, None, :]).sum(0)
     return acc
 
 
 def run(numerics: str, w: LinearWeights, x: torch.Tensor, x_q: torch.Tensor | None, x_s: torch.Tensor | None,
-        codes: torch.Tensor | None = None) -> Execution:
+        codes: torch.Tensor | None = None, also: torch.Tensor | None = None) -> Execution:
     """The routed kernel's arithmetic on x's device; output in x's dtype (vLLM's output dtype is the model's).
-    `codes` is the FP8 weight already in fp32 (to_float), when the caller has it."""
+    `codes` is the FP8 weight already in fp32 (to_float), when the caller has it. `also` (fp32 rows): when the
+    arithmetic is an fp32 loop over the codes anyway (block emulation), those rows ride along in the same pass
+    over the weight and come back in Execution.also, fp32 and unrounded (the reference products cost no second
+    pass); elsewhere Execution.also is None."""
     if numerics == UNQUANTIZED:
         return Execution(F.linear(x, w.weight.to(x.dtype)), f"{_name(x.dtype)} matmul", False)
     codes = to_float(w.weight) if codes is None else codes
@@ -168,7 +187,7 @@ def run(numerics: str, w: LinearWeights, x: torch.Tensor, x_q: torch.Tensor | No
         return Execution(F.linear(x, dequantized), f"dequantize to {_name(x.dtype)} + {_name(x.dtype)} matmul", False)
     if numerics == SCALED_MM:
         return _scaled_mm(w, x_q, x_s, x.dtype, codes)
-    return _block_scaled_mm(w, x_q, x_s, x.dtype, codes)
+    return _block_scaled_mm(w, x_q, x_s, x.dtype, codes, also)
 
 
 def _scaled_mm(w: LinearWeights, x_q: torch.Tensor, x_s: torch.Tensor, out_dtype: torch.dtype,
@@ -190,7 +209,7 @@ def _scaled_mm(w: LinearWeights, x_q: torch.Tensor, x_s: torch.Tensor, out_dtype
 
 
 def _block_scaled_mm(w: LinearWeights, x_q: torch.Tensor, x_s: torch.Tensor, out_dtype: torch.dtype,
-                     codes: torch.Tensor) -> Execution:
+                     codes: torch.Tensor, also: torch.Tensor | None) -> Execution:
     """vLLM's w8a8_triton_block_scaled_mm through fp8check's Triton port where Triton runs on this device, else the
     same loop in fp32 torch (scaled_product with the activations' group scales)."""
     from fp8check.kernels import triton_fp8
@@ -199,8 +218,12 @@ def _block_scaled_mm(w: LinearWeights, x_q: torch.Tensor, x_s: torch.Tensor, out
         out = triton_fp8.w8a8_block_matmul(x_q, x_s, w.weight, w.scale, w.block, out_dtype)
         interpreted = ", interpreted (TRITON_INTERPRET=1)" if triton_fp8.interpreted() else ""
         return Execution(out, f"Triton block GEMM{interpreted}, vLLM's w8a8_triton_block_scaled_mm", False)
-    out = scaled_product(x_q.float(), codes, w.scale, w.block, x_group_scale=x_s)
-    return Execution(out.to(out_dtype), "fp32 per-K-block GEMM", True)
+    m = x_q.shape[0]
+    rows, groups = x_q.float(), x_s.float()
+    if also is not None:  # unit group scales: the extra rows are already dequantized
+        rows, groups = torch.cat([rows, also]), torch.cat([groups, groups.new_ones(also.shape[0], groups.shape[1])])
+    out = scaled_product(rows, codes, w.scale, w.block, x_group_scale=groups)
+    return Execution(out[:m].to(out_dtype), "fp32 per-K-block GEMM", True, out[m:] if also is not None else None)
 
 
 def _name(dtype: torch.dtype) -> str:

@@ -100,7 +100,12 @@ def main() -> int:
     disagreements: list[str] = []
     stubs = {}
     for (release, pl), job in jobs.items():
-        stubs, theirs = job.result()
+        try:
+            stubs, theirs = job.result()
+        except RuntimeError as exc:  # vLLM could not be imported under the stubs: a harness gap, reported
+            disagreements.append(f"| {release} | {pl} | - | - | - | harness | vLLM did not start: "
+                                 f"{str(exc).splitlines()[-1][:150]} | |")
+            continue
         for key in checkpoints:
             q = f"{key[0]}-{key[1]}"
             for tp in TPS:
@@ -111,15 +116,20 @@ def main() -> int:
                     diffs = compare(ours[name]["scheme"], ours[name]["kernel"], ours[name]["error"], result)
                     table[(release, pl)]["cases"] += 1
                     table[(release, pl)]["agree"] += not diffs
+                    if diffs == ("error",) and ours[name]["kernel"] == result["kernel"]:
+                        # Same scheme and kernel, and fp8check adds the kernel's predicted post-load failure
+                        # (Kernel.runtime_error), which vLLM only raises after construction: explained, listed.
+                        table[(release, pl)]["post-load"] += 1
+                        diffs = ("post-load prediction",)
                     if diffs:
                         disagreements.append(
                             f"| {release} | {pl} | {q} | {tp} | {layer} | {', '.join(diffs)} | "
                             f"{ours[name]['scheme']} / {ours[name]['kernel']} / {(ours[name]['error'] or '')[:90]} | "
                             f"{result['scheme']} / {result['kernel']} / {(result['error'] or '')[:90]} |")
-    lines = ["| release | platform | layers | agree | % |", "|---|---|---|---|---|"]
+    lines = ["| release | platform | layers | agree | post-load prediction | % agree |", "|---|---|---|---|---|---|"]
     for (release, pl), counts in sorted(table.items()):
-        lines.append(f"| {release} | {pl} | {counts['cases']} | {counts['agree']} | "
-                     f"{100 * counts['agree'] / counts['cases']:.0f} |")
+        lines.append(f"| {release} | {pl} | {counts['cases']} | {counts['agree']} | {counts['post-load']} | "
+                     f"{100 * counts['agree'] / counts['cases']:.1f} |")
     out = "\n".join(lines)
     if disagreements:
         out += ("\n\n| release | platform | checkpoint | TP | layer | differs | fp8check scheme / kernel / error | "
@@ -129,7 +139,8 @@ def main() -> int:
     if args.markdown:
         with open(args.markdown, "a", encoding="utf-8") as fh:
             fh.write(out + "\n")
-    return 0 if not disagreements else 1
+    unexplained = [row for row in disagreements if "post-load prediction" not in row]
+    return 0 if not unexplained else 1
 
 
 if __name__ == "__main__":
