@@ -26,6 +26,14 @@ def _md(text: str) -> str:
     return " ".join(printable(line, 2000) for line in text.split("\n"))
 
 
+def _print_details(console: Console, details: list[tuple[str, list[str]]]) -> None:
+    """Under a table: each row's name, then its errors, warnings and notes, indented."""
+    for name, lines in details:
+        console.print(f"[bold]{escape(printable(name))}[/bold]")
+        for line in lines:
+            console.print(f"  {line}")
+
+
 def _status(layer) -> str:
     if layer.errors:
         return "[red]FAIL[/red]"
@@ -74,10 +82,7 @@ def table(report: InspectReport, console: Console, verbose: bool, fetch: FetchSt
         if lines:
             details.append((row.name, lines))
     console.print(grid)
-    for name, lines in details:
-        console.print(f"[bold]{escape(printable(name))}[/bold]")
-        for line in lines:
-            console.print(f"  {line}")
+    _print_details(console, details)
     for skipped in report.skipped:
         console.print(f"[dim]skipped {escape(printable(skipped.prefix))}* ({len(skipped.tensors)} tensors): "
                       f"{escape(skipped.reason)}[/dim]")
@@ -117,10 +122,7 @@ def _moe_table(report: InspectReport, console: Console, verbose: bool) -> None:
         if lines:
             details.append((row.name, lines))
     console.print(grid)
-    for name, lines in details:
-        console.print(f"[bold]{escape(printable(name))}[/bold]")
-        for line in lines:
-            console.print(f"  {line}")
+    _print_details(console, details)
 
 
 def markdown(report: InspectReport) -> str:
@@ -213,10 +215,7 @@ def load_table(report, console: Console, verbose: bool, fetch: FetchStats | None
         if lines:
             details.append((row.name, lines))
     console.print(grid)
-    for name, lines in details:
-        console.print(f"[bold]{escape(printable(name))}[/bold]")
-        for line in lines:
-            console.print(f"  {line}")
+    _print_details(console, details)
     for error in inspected.errors:
         console.print(f"[red]error:[/red] {_multiline(error)}")
     for note in report.notes:
