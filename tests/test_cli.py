@@ -131,7 +131,9 @@ def test_out_of_scope_quantization_is_reported_not_crashed(make_checkpoint):
 def test_unquantized_model_is_fine(make_checkpoint):
     result = run("inspect", make_checkpoint(quant=None), "-p", "xpu", "-f", "json")
     assert result.exit_code == 0
-    assert {layer["scheme"] for layer in json.loads(result.stdout)["layers"]} == {"UnquantizedLinearMethod"}
+    schemes = {layer["name"]: layer["scheme"] for layer in json.loads(result.stdout)["layers"]}
+    assert schemes.pop("lm_head") == "UnquantizedEmbeddingMethod"
+    assert set(schemes.values()) == {"UnquantizedLinearMethod"}
 
 
 def test_help_teaches():

@@ -281,7 +281,7 @@ def crosscheck(report, config: dict, host: bool) -> tuple[dict, list[LayerAgreem
     """`fp8check crosscheck MODEL`: the installed vLLM's routing of every decoder linear in `report` (an
     InspectReport), compared layer by layer. `config` is the checkpoint's config.json (text_config for
     multimodal models); `host` is True when the report's platform is this host's (no platform mock)."""
-    cases = [case for layer in report.layers if layer.scheme != "UnquantizedLinearMethod"
+    cases = [case for layer in report.layers if layer.scheme not in ("UnquantizedLinearMethod", "UnquantizedEmbeddingMethod")
              for case in [layer_case(layer, config, report.tp)] if case]
     # Another platform than this host's needs the compiled parts stubbed too (they are the host's build).
     mocks, theirs = run_vllm(platform_arg(report.platform), cases, stub=not host, host=host)

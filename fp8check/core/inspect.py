@@ -14,7 +14,7 @@ from fp8check.core.modules import LAYER, LinearModule, SkippedLayer, build_layou
 from fp8check.core.platforms import Platform
 from fp8check.core.profiles import RuleProfile
 from fp8check.core.quant_config import CompressedTensorsConfig, NativeFp8Config, OutOfScopeConfig
-from fp8check.core.routing import Backend, Route, route
+from fp8check.core.routing import UNQUANTIZED, UNQUANTIZED_EMBEDDING, Backend, Route, route
 from fp8check.core.tp import tp_layout
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.registry import Rejection
@@ -188,7 +188,8 @@ def _layer_report(module: LinearModule, assignment: Assignment, result: Route, i
         name=module.name, layer_type=module.layer_type, shards=tuple(s.name for s in module.shards),
         weight_dtype="/".join(sorted({s.weight.dtype for s in module.shards})),
         shape=(sum(module.output_sizes), module.input_size), strategy=strategy, activation=activation,
-        scheme=result.scheme, kernel=choice.kernel if choice else None,
+        scheme=(UNQUANTIZED_EMBEDDING if module.layer_type == "ParallelLMHead" and result.scheme == UNQUANTIZED
+                else result.scheme), kernel=choice.kernel if choice else None,
         rejected=choice.rejected if choice else (),
         errors=tuple(e.replace(LAYER, module.name) for e in result.errors) + tuple(integrity_errors),
         warnings=tuple(warnings) + (choice.warnings if choice else ()), notes=result.notes,

@@ -21,7 +21,7 @@ from fp8check.core.inspect import InspectOptions, InspectReport, LayerReport, ac
 from fp8check.core.matching import Assignment
 from fp8check.core.modules import LinearModule, build_layout
 from fp8check.core.platforms import Assumptions, Platform, _host_has_amx, parse_platform
-from fp8check.core.routing import FP8_METHOD, UNQUANTIZED, kernel_request
+from fp8check.core.routing import FP8_METHOD, UNQUANTIZED, UNQUANTIZED_EMBEDDING, kernel_request
 from fp8check.core.weights import CheckpointFiles, ShardTensors, read_shards, value_errors
 from fp8check.kernels import numerics
 from fp8check.kernels.base import RoutingContext
@@ -148,7 +148,7 @@ def plan_module(layer: LayerReport, assignment: Assignment, ctx: RoutingContext,
     """The numerics of the kernel inspect routed this module to; None when vLLM would not build it."""
     if layer.errors:
         return None
-    if layer.scheme == UNQUANTIZED:
+    if layer.scheme in (UNQUANTIZED, UNQUANTIZED_EMBEDDING):
         return Plan(numerics.UNQUANTIZED, None, None, None)
     if layer.kernel is None:
         return None

@@ -21,6 +21,9 @@ from fp8check.kernels.quant_keys import (
 from fp8check.kernels.registry import FP8, FP8_BLOCK, W8A16_FP8, KernelChoice, choose_kernel
 
 UNQUANTIZED = "UnquantizedLinearMethod"
+# ParallelLMHead is a VocabParallelEmbedding, not a LinearBase: no FP8 config quantizes it, and vLLM builds it with
+# UnquantizedEmbeddingMethod (vocab_parallel_embedding.py).
+UNQUANTIZED_EMBEDDING = "UnquantizedEmbeddingMethod"
 W8A8_FP8 = "CompressedTensorsW8A8Fp8"
 W8A16_FP8_SCHEME = "CompressedTensorsW8A16Fp8"
 FP8_METHOD = "Fp8LinearMethod"
