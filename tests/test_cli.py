@@ -185,3 +185,11 @@ def test_crosscheck_without_vllm_says_what_to_install():
     result = run("crosscheck", EXAMPLE, "--tp", "2")
     assert result.exit_code == 2 and "vLLM is not installed in this environment" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_rules_list_the_changes_read_from_each_wheel():
+    doc = json.loads(run("rules", "-f", "json").stdout)
+    profiles = {p["name"]: p for p in doc["profiles"]}
+    assert "cpu-fp8-channel" in profiles["0.33"]["changes"] and "cpu-fp8-channel" not in profiles["0.32"]["changes"]
+    assert set(profiles["0.33"]["changes"]) <= set(doc["wheel_changes"])
+    assert "cpu-fp8-channel" in run("rules").stdout

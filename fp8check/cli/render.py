@@ -12,7 +12,7 @@ from rich.table import Table
 from fp8check.core.checkpoint import FetchStats
 from fp8check.core.errors import printable
 from fp8check.core.inspect import InspectReport
-from fp8check.core.profiles import PROFILES, PULL_REQUESTS
+from fp8check.core.profiles import PROFILES, PULL_REQUESTS, WHEEL_CHANGES
 from fp8check.core.report import collapse, verdict
 
 
@@ -146,21 +146,26 @@ def markdown(report: InspectReport) -> str:
 
 def rules_json() -> str:
     return json.dumps({"profiles": [
-        {"name": p.name, "vllm": p.vllm, "includes": sorted(p.includes), "summary": p.summary,
-         "latest": p is PROFILES[0]}
-        for p in PROFILES], "pull_requests": {str(k): v for k, v in PULL_REQUESTS.items()}}, indent=2)
+        {"name": p.name, "vllm": p.vllm, "includes": sorted(p.includes), "changes": sorted(p.changes),
+         "summary": p.summary, "latest": p is PROFILES[0]}
+        for p in PROFILES], "pull_requests": {str(k): v for k, v in PULL_REQUESTS.items()},
+        "wheel_changes": WHEEL_CHANGES}, indent=2)
 
 
 def rules_table(console: Console) -> None:
+    """Each profile with the PRs it reflects and the changes read from its wheel whose PR was not pinned."""
     grid = Table(header_style="bold")
-    for column in ("profile", "vLLM", "upstream PRs reflected", "summary"):
+    for column in ("profile", "vLLM", "upstream PRs reflected", "changes read from the wheels", "summary"):
         grid.add_column(column)
     for p in PROFILES:
         grid.add_row(p.name + (" (latest)" if p is PROFILES[0] else ""), p.vllm,
-                     " ".join(f"#{pr}" for pr in PULL_REQUESTS if p.has(pr)), p.summary)
+                     " ".join(f"#{pr}" for pr in PULL_REQUESTS if p.has(pr)),
+                     " ".join(c for c in WHEEL_CHANGES if p.has(c)), p.summary)
     console.print(grid)
     for pr, text in PULL_REQUESTS.items():
         console.print(f"[dim]#{pr}: {escape(text)}[/dim]")
+    for change, text in WHEEL_CHANGES.items():
+        console.print(f"[dim]{escape(change)}: {escape(text)}[/dim]")
 
 
 # ----------------------------------------------------------------------------------------------------- load
