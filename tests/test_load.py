@@ -349,3 +349,19 @@ def test_scaled_product_equals_the_dequantized_product(n, k, block, grouped):
     expected = rows.double() @ weight.double().t()
     got = numerics.scaled_product(x, codes, scale, block, x_group_scale=groups)
     assert float((got.double() - expected).norm() / expected.norm()) < 1e-6
+
+
+def test_a_moe_layer_vllm_refuses_fails_load_and_is_named(make_checkpoint):
+    """Experts are routed from headers (not run): a refused FusedMoE still fails the run, in every format."""
+    folder = make_checkpoint(quant="fp8-block", architecture="Qwen3MoeForCausalLM", model_type="qwen3_moe", experts=4,
+                             moe_intermediate=192, hidden=512, head_dim=128, data="random")
+    result = runner.invoke(app, ["load", folder, "-p", "h100", "-d", "cpu", "--tp", "2", "--vllm", "0.28",
+                                 "--layers", "lm_head"])
+    assert result.exit_code == 1
+    text = " ".join(result.stdout.split())
+    assert "FusedMoE model.layers.0.mlp.experts: The output_size of gate's and up's weight = 96" in text
+    assert "their experts are not run by load yet" in text
+    junit = runner.invoke(app, ["load", folder, "-p", "h100", "-d", "cpu", "--tp", "2", "--vllm", "0.28", "--layers",
+                                "lm_head", "-f", "junit"])
+    failed = [case.get("name") for case in ET.fromstring(junit.stdout).iter("testcase") if case.find("failure") is not None]
+    assert failed == ["model.layers.0.mlp.experts", "model.layers.1.mlp.experts"]

@@ -223,6 +223,9 @@ def load_table(report, console: Console, verbose: bool, fetch: FetchStats | None
     _print_details(console, details)
     for error in inspected.errors:
         console.print(f"[red]error:[/red] {_multiline(error)}")
+    for moe in inspected.moes:
+        for error in moe.errors:
+            console.print(f"[red]error:[/red] FusedMoE {escape(printable(moe.name))}: {_multiline(error)}")
     for note in report.notes:
         console.print(f"[dim]note: {escape(printable(note, 500))}[/dim]")
     console.print(f"read {report.bytes_read / 1e6:.1f} MB in {report.seconds:.2f} s")

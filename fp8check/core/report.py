@@ -250,7 +250,8 @@ def load_to_junit(report) -> str:
     def clean(text: str) -> str:
         return "\n".join(printable(line, 4000) for line in text.split("\n"))
 
-    cases = [("model", report.inspect.errors, None)] + [(run.name, run.errors, run) for run in report.runs]
+    cases = ([("model", report.inspect.errors, None)] + [(run.name, run.errors, run) for run in report.runs]
+             + [(moe.name, moe.errors, None) for moe in report.inspect.moes])  # routed from headers, not run
     failures = sum(1 for _, errors, _ in cases if errors)
     suites = ET.Element("testsuites", name="fp8check", tests=str(len(cases)), failures=str(failures))
     suite = ET.SubElement(suites, "testsuite", name=clean(f"fp8check load {report.inspect.model} on {report.device}"),
