@@ -4,7 +4,6 @@ the unsharded fp32 reference; TP refusals with vLLM's messages before any rank s
 from __future__ import annotations
 
 import json
-import os
 import time
 
 import pytest

@@ -152,8 +152,7 @@ def plan_module(layer: LayerReport, assignment: Assignment, ctx: RoutingContext,
         return Plan(numerics.UNQUANTIZED, None, None, None)
     if layer.kernel is None:
         return None
-    request = kernel_request(layer.scheme, assignment, ctx, e8m0)
-    _, weight_key, activation_key = request
+    _, _, activation_key = kernel_request(layer.scheme, assignment, ctx, e8m0)
     kind = numerics.KERNEL_NUMERICS[layer.kernel]
     if layer.scheme == FP8_METHOD:
         strategy, block = ("block", assignment.block) if assignment.block else ("tensor", None)

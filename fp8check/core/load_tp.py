@@ -10,7 +10,6 @@ unsharded fp32 reference (those reference bytes are counted apart: the rank's ow
 
 from __future__ import annotations
 
-import time
 from typing import NamedTuple
 
 import torch

@@ -14,7 +14,6 @@ import torch
 
 from fp8check.core.errors import CheckpointFileError, printable
 from fp8check.core.modules import LinearModule
-from fp8check.core.safetensors_header import TensorInfo
 from fp8check.core.sharding import RankReads, TensorRead
 
 TORCH_DTYPES = {
