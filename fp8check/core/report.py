@@ -141,8 +141,15 @@ def verdict(report: InspectReport) -> str:
     return f"FAIL: {' and '.join(parts)} on {where}"
 
 
-def to_junit(report: InspectReport) -> str:
-    """JUnit XML for CI dashboards: one testcase per linear module, plus one for model-level checks."""
+class JUnitCase(NamedTuple):
+    name: str
+    errors: tuple[str, ...]
+    output: str | None = None          # system-out: what routed or ran
+    seconds: float | None = None
+
+
+def junit_document(suite_name: str, classname: str, cases: list[JUnitCase]) -> str:
+    """JUnit XML for CI dashboards, one testcase per case; a case with errors fails with the first as message."""
     from xml.etree import ElementTree as ET
 
     from fp8check.core.errors import printable
@@ -150,20 +157,28 @@ def to_junit(report: InspectReport) -> str:
     def clean(text: str) -> str:  # XML 1.0 forbids most control characters; keep newlines readable
         return "\n".join(printable(line, 4000) for line in text.split("\n"))
 
-    cases = [("model", report.errors)] + [(layer.name, layer.errors) for layer in report.layers + report.moes]
-    failures = sum(1 for _, errors in cases if errors)
-    suite_name = f"fp8check inspect {report.model} on {report.platform.label}, TP={report.tp}, vLLM {report.profile.vllm}"
-    suites = ET.Element("testsuites", name="fp8check", tests=str(len(cases)), failures=str(failures))
-    suite = ET.SubElement(suites, "testsuite", name=clean(suite_name), tests=str(len(cases)), failures=str(failures))
-    layers_by_name = {layer.name: layer for layer in report.layers + report.moes}
-    for name, errors in cases:
-        case = ET.SubElement(suite, "testcase", classname=clean(report.model), name=clean(name))
-        layer = layers_by_name.get(name)
-        if layer is not None:
-            ET.SubElement(case, "system-out").text = clean(f"{layer.scheme} -> {layer.kernel or 'no kernel'}")
-        if errors:
-            ET.SubElement(case, "failure", message=clean(errors[0].replace("\n", " "))).text = clean("\n".join(errors))
+    failures = str(sum(1 for case in cases if case.errors))
+    suites = ET.Element("testsuites", name="fp8check", tests=str(len(cases)), failures=failures)
+    suite = ET.SubElement(suites, "testsuite", name=clean(suite_name), tests=str(len(cases)), failures=failures)
+    for case in cases:
+        element = ET.SubElement(suite, "testcase", classname=clean(classname), name=clean(case.name))
+        if case.seconds is not None:
+            element.set("time", f"{case.seconds:.4f}")
+        if case.output is not None:
+            ET.SubElement(element, "system-out").text = clean(case.output)
+        if case.errors:
+            ET.SubElement(element, "failure", message=clean(case.errors[0].replace("\n", " "))).text = clean(
+                "\n".join(case.errors))
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode")
+
+
+def to_junit(report: InspectReport) -> str:
+    """One testcase per linear module and FusedMoE layer, plus one for model-level checks."""
+    cases = [JUnitCase("model", report.errors)] + [
+        JUnitCase(layer.name, layer.errors, f"{layer.scheme} -> {layer.kernel or 'no kernel'}")
+        for layer in report.layers + report.moes]
+    return junit_document(f"fp8check inspect {report.model} on {report.platform.label}, TP={report.tp}, "
+                          f"vLLM {report.profile.vllm}", report.model, cases)
 
 
 # ----------------------------------------------------------------------------------------------------- load
@@ -242,26 +257,13 @@ def worst(values) -> float | None:
 
 
 def load_to_junit(report) -> str:
-    """One testcase per selected module (failures carry the reasons), plus one for model-level checks."""
-    from xml.etree import ElementTree as ET
+    """One testcase per selected module (failures carry the reasons), one per FusedMoE layer (routed from its
+    headers, not run) and one for model-level checks."""
+    def ran(run) -> JUnitCase:
+        figures = f" rel_error={run.rel_error:.3g} bound={run.bound:.3g}" if run.rel_error is not None else ""
+        return JUnitCase(run.name, run.errors, f"{run.kernel or '-'} -> {run.execution or run.status}{figures}",
+                         (run.ms or 0) / 1000)
 
-    from fp8check.core.errors import printable
-
-    def clean(text: str) -> str:
-        return "\n".join(printable(line, 4000) for line in text.split("\n"))
-
-    cases = ([("model", report.inspect.errors, None)] + [(run.name, run.errors, run) for run in report.runs]
-             + [(moe.name, moe.errors, None) for moe in report.inspect.moes])  # routed from headers, not run
-    failures = sum(1 for _, errors, _ in cases if errors)
-    suites = ET.Element("testsuites", name="fp8check", tests=str(len(cases)), failures=str(failures))
-    suite = ET.SubElement(suites, "testsuite", name=clean(f"fp8check load {report.inspect.model} on {report.device}"),
-                          tests=str(len(cases)), failures=str(failures))
-    for name, errors, run in cases:
-        case = ET.SubElement(suite, "testcase", classname=clean(report.inspect.model), name=clean(name))
-        if run is not None:
-            case.set("time", f"{(run.ms or 0) / 1000:.4f}")
-            figures = f"rel_error={run.rel_error:.3g} bound={run.bound:.3g}" if run.rel_error is not None else ""
-            ET.SubElement(case, "system-out").text = clean(f"{run.kernel or '-'} -> {run.execution or run.status} {figures}")
-        if errors:
-            ET.SubElement(case, "failure", message=clean(errors[0].replace("\n", " "))).text = clean("\n".join(errors))
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode")
+    cases = ([JUnitCase("model", report.inspect.errors)] + [ran(run) for run in report.runs]
+             + [JUnitCase(moe.name, moe.errors) for moe in report.inspect.moes])
+    return junit_document(f"fp8check load {report.inspect.model} on {report.device}", report.inspect.model, cases)
