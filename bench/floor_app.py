@@ -1,4 +1,9 @@
-"""The floor for bench/inspect.py: a typer app with fp8check's commands and options that does nothing."""
+"""The floor for bench/inspect.py and bench/giants.py: a typer app with fp8check's commands and options.
+
+By default it does nothing (bench/inspect.py). With FLOOR_READ_HEADERS=1 (bench/giants.py) its inspect reads and
+json-parses config.json, the index and every shard header of the folder, the least any header-only tool must do,
+and prints the counts.
+"""
 
 import os
 import sys
@@ -7,9 +12,30 @@ import sys
 if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
     sys.path.pop(0)
 
+import json
+import struct
 from typing import Annotated, Optional
 
 import typer
+
+
+def read_headers(folder: str) -> str:
+    """json.loads of config.json, the index and each shard's header (8-byte length + JSON); nothing is checked."""
+    with open(os.path.join(folder, "config.json"), "rb") as fh:
+        json.loads(fh.read())
+    index = os.path.join(folder, "model.safetensors.index.json")
+    if os.path.exists(index):
+        with open(index, "rb") as fh:
+            shards = sorted(set(json.loads(fh.read())["weight_map"].values()))
+    else:
+        shards = ["model.safetensors"]
+    tensors = 0
+    for shard in shards:
+        with open(os.path.join(folder, shard), "rb") as fh:
+            (n,) = struct.unpack("<Q", fh.read(8))
+            tensors += len(json.loads(fh.read(n))) - 1  # minus __metadata__
+    return json.dumps({"shards": len(shards), "tensors": tensors})
+
 
 app = typer.Typer(add_completion=False, no_args_is_help=True)
 
@@ -28,7 +54,7 @@ def inspect(
     output: Annotated[Optional[str], typer.Option("--output", "-o")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
 ) -> None:
-    print("{}")
+    print(read_headers(model) if os.environ.get("FLOOR_READ_HEADERS") == "1" else "{}")
 
 
 @app.command()

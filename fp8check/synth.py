@@ -30,6 +30,11 @@ QUANTS = {
 }
 
 
+# The smallest Llama/Qwen3 shapes every TP 2 check accepts with 128 x 128 blocks: head_dim 128 (a rank's K/V rows
+# a whole block), intermediate 1024 (512 per rank), 2 KV heads (no replication).
+TP2_BLOCK_SHAPE = dict(hidden=512, intermediate=1024, heads=4, kv_heads=2, head_dim=128)
+
+
 @dataclass
 class Spec:
     """A decoder-only model. Defaults are the tiny Llama of shared/formats.md §5."""
@@ -52,6 +57,8 @@ class Spec:
     shards: int = 1
     data: str = "random"             # "random" | "zeros" | "sparse"
     seed: int = 0
+    distribution: str = "normal"     # random weights: "normal" (std 0.02) | "heavy" (trained-like: t(3) + outlier columns)
+    input_scale: float = 4.0 / 448   # static input scales: covers load's N(0, 1) activations; 0.5 / 448 clips them
     extra_config: dict = field(default_factory=dict)
     # Model families (fp8check.core.layouts); the defaults write the plain Llama above, byte for byte.
     moe_style: str = "qwen"          # how MoE blocks are named: a key of MOE_STYLES
@@ -357,11 +364,11 @@ def tensor_data(spec: Spec, entries: dict[str, tuple[str, tuple[int, ...]]]) -> 
             elif name.rsplit(".", 1)[-1] in ("weight_scale", "weight_scale_inv", "input_scale"):
                 continue  # written with their weight below
             else:
-                tensor = torch.randn(shape, generator=gen) * 0.02
+                tensor = random_weights(shape, gen, spec.distribution)
             out[name] = _bytes(tensor.to(dtypes[dtype]))
             continue
         prefix = name[: -len(".weight")]
-        weight = torch.randn(shape, generator=gen) * 0.02
+        weight = random_weights(shape, gen, spec.distribution)
         scale_name = next(f"{prefix}.{s}" for s in ("weight_scale", "weight_scale_inv") if f"{prefix}.{s}" in entries)
         scale_dtype, scale_shape = entries[scale_name]
         q, scale = quantize_fp8(weight, scale_shape, spec.block)
@@ -369,7 +376,7 @@ def tensor_data(spec: Spec, entries: dict[str, tuple[str, tuple[int, ...]]]) -> 
         out[scale_name] = _bytes(scale.reshape(scale_shape).to(dtypes[scale_dtype]))
         if f"{prefix}.input_scale" in entries:
             in_dtype, in_shape = entries[f"{prefix}.input_scale"]
-            out[f"{prefix}.input_scale"] = _bytes(torch.full(in_shape, 4.0 / 448).to(dtypes[in_dtype]))
+            out[f"{prefix}.input_scale"] = _bytes(torch.full(in_shape, spec.input_scale).to(dtypes[in_dtype]))
     return out
 
 
@@ -394,6 +401,21 @@ def quantize_fp8(weight, scale_shape: tuple[int, ...], block: tuple[int, int]):
         expanded = scale
     q = (weight / expanded).clamp(-fmax, fmax).to(torch.float8_e4m3fn)
     return q, scale
+
+
+def random_weights(shape: tuple[int, ...], gen, distribution: str = "normal"):
+    """Weights of std ~0.02. "heavy" imitates trained weights, whose tails and outlier input channels are what
+    per-tensor and per-channel scales must cover: Student-t with 3 degrees of freedom, and 1 in 64 columns x8."""
+    import torch  # noqa: PLC0415
+
+    normal = torch.randn(shape, generator=gen) * 0.02
+    if distribution == "normal":
+        return normal
+    chi2 = torch.randn((3, *shape), generator=gen).square().sum(0)
+    heavy = normal / (chi2 / 3).sqrt() / 3 ** 0.5  # t(3) has variance 3: rescaled to std 0.02
+    if len(shape) == 2:
+        heavy[:, torch.randperm(shape[1], generator=gen)[: max(1, shape[1] // 64)]] *= 8
+    return heavy
 
 
 def _bytes(tensor) -> bytes:

@@ -14,11 +14,7 @@ def build(folder: str, preset: str, head_dim: int | None = None, **sizes) -> str
     """Write a tiny Llama quantized with `preset`; `sizes` override LlamaConfig fields (the load benchmark writes
     a ~1 GB one)."""
     import torch
-    from compressed_tensors.compressors import ModelCompressor
-    from compressed_tensors.quantization import (
-        QuantizationArgs, QuantizationConfig, QuantizationScheme, QuantizationStatus, apply_quantization_config,
-    )
-    from compressed_tensors.quantization.utils import calculate_qparams
+    from compressed_tensors.quantization import QuantizationArgs, QuantizationScheme
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
@@ -31,9 +27,22 @@ def build(folder: str, preset: str, head_dim: int | None = None, **sizes) -> str
         groups = {"group_0": QuantizationScheme(targets=["Linear"], weights=weights)}
     else:
         groups = {preset: ["Linear"]}
-    qconfig = QuantizationConfig(config_groups=groups, ignore=["lm_head"],
-                                 quantization_status=QuantizationStatus.INITIALIZED)
-    apply_quantization_config(model, qconfig)
+    compressor = quantize(model, groups)
+    model.save_pretrained(folder)
+    compressor.update_config(folder)
+    return folder
+
+
+def quantize(model, groups: dict, ignore: tuple[str, ...] = ("lm_head",)):
+    """Quantize `model`'s Linear modules in place as llm-compressor's QuantizationModifier does for FP8: min-max
+    weight scales (calculate_qparams), static input scales 4/448, then ModelCompressor.compress_model. Returns the
+    compressor, whose update_config(folder) writes quantization_config into the saved config.json."""
+    from compressed_tensors.compressors import ModelCompressor
+    from compressed_tensors.quantization import QuantizationConfig, QuantizationStatus, apply_quantization_config
+    from compressed_tensors.quantization.utils import calculate_qparams
+
+    apply_quantization_config(model, QuantizationConfig(config_groups=groups, ignore=list(ignore),
+                                                        quantization_status=QuantizationStatus.INITIALIZED))
     for module in model.modules():
         scheme = getattr(module, "quantization_scheme", None)
         if scheme is None:
@@ -56,6 +65,38 @@ def build(folder: str, preset: str, head_dim: int | None = None, **sizes) -> str
         module.quantization_status = QuantizationStatus.FROZEN
     compressor = ModelCompressor.from_pretrained_model(model)
     compressor.compress_model(model)
-    model.save_pretrained(folder)
-    compressor.update_config(folder)
-    return folder
+    return compressor
+
+
+def quantize_folder(base: str, out: str, preset: str, ignore: tuple[str, ...]) -> str:
+    """A safetensors BASE folder (any architecture, e.g. a Qwen3-MoE whose experts transformers would fuse) quantized
+    by `quantize`: every 2-D `.weight` but the embeddings becomes an nn.Linear at its own path, so CT's presets reach
+    each expert's gate/up/down as they reach a dense model's Linear modules."""
+    import os
+    import shutil
+
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    tensors = load_file(os.path.join(base, "model.safetensors"))
+    root, rest = torch.nn.Module(), {}
+    for name, value in tensors.items():
+        if not name.endswith(".weight") or value.dim() != 2 or "embed_tokens" in name:
+            rest[name] = value
+            continue
+        parent = root
+        *path, leaf = name[:-len(".weight")].split(".")
+        for part in path:
+            if not hasattr(parent, part):
+                parent.add_module(part, torch.nn.Module())
+            parent = getattr(parent, part)
+        linear = torch.nn.Linear(value.shape[1], value.shape[0], bias=False, dtype=value.dtype)
+        linear.weight.data.copy_(value)
+        parent.add_module(leaf, linear)
+    compressor = quantize(root, {preset: ["Linear"]}, ignore)
+    os.makedirs(out)
+    shutil.copy(os.path.join(base, "config.json"), out)
+    state = {k: v.contiguous() for k, v in root.state_dict().items()} | rest
+    save_file(state, os.path.join(out, "model.safetensors"), metadata={"format": "pt"})
+    compressor.update_config(out)
+    return out

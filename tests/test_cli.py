@@ -142,18 +142,27 @@ def test_help_teaches():
         assert word in result.stdout
 
 
-def test_inspect_path_imports_no_heavy_modules():
-    # (typer 0.29 itself imports pydantic to coerce options: that is the CLI framework's floor, not ours.)
+@pytest.mark.parametrize("command", [
+    ["inspect", EXAMPLE, "-p", "xpu", "-f", "json"],
+    ["matrix", EXAMPLE, "-f", "json"],
+    ["diff", EXAMPLE, "--from", "0.27", "-p", "xpu", "-f", "json"],
+    ["kernels", "-p", "h100", "-f", "json"],
+    ["schema"],
+])
+def test_header_only_commands_import_no_heavy_modules(command):
+    """inspect and everything built on headers alone answer in well under a second: no torch, numpy, safetensors.
+    (typer 0.29 itself imports pydantic to coerce options: that is the CLI framework's floor, not ours.)"""
     code = (
         "import sys\nfrom fp8check.cli.app import main\n"
-        f"sys.argv = ['fp8check', 'inspect', {EXAMPLE!r}, '-p', 'xpu', '-f', 'json']\n"
-        "try:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\n"
-        "heavy = [m for m in ('torch', 'transformers', 'compressed_tensors', 'safetensors', 'numpy')"
+        f"sys.argv = ['fp8check', *{command!r}]\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\nelse:\n    code = 0\n"
+        "heavy = [m for m in ('torch', 'transformers', 'compressed_tensors', 'safetensors', 'numpy', 'jsonschema')"
         " if m in sys.modules]\n"
         "print('HEAVY', heavy, code, file=sys.stderr)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "HEAVY [] 0" in proc.stderr, proc.stderr
+    json.loads(proc.stdout)
 
 
 def test_python_dash_m_entry_point():

@@ -129,6 +129,17 @@ def test_corrupted_values_fail_with_the_tensor_named(make_checkpoint, case):
     assert "Traceback" not in result.output
 
 
+def test_a_native_fp8_scale_is_named_as_the_checkpoint_names_it(make_checkpoint):
+    """Native fp8 stores `weight_scale_inv`: the error names that tensor, the one a user would re-export."""
+    folder = make_checkpoint(quant="fp8-block", data="random")
+    tensor = "model.layers.0.mlp.down_proj.weight_scale_inv"
+    count = read_header(os.path.join(folder, "model.safetensors")).tensors[tensor].numel
+    patch(folder, tensor, lambda old: b"\x00" * 4 + old[4:])
+    result = runner.invoke(app, ["load", folder, "-p", "h100", "--device", "cpu", "--layers", "down_proj"])
+    assert result.exit_code == 1, result.output
+    assert f"{tensor}: 1 of {count} scales are zero or negative" in " ".join(result.stdout.split())
+
+
 def test_an_all_zero_weight_fails(make_checkpoint):
     report = load(make_checkpoint(quant="ct-fp8-block", data="zeros"), "xpu", layers="o_proj")
     run = by_name(report)["model.layers.0.self_attn.o_proj"]
@@ -360,7 +371,7 @@ def test_a_moe_layer_vllm_refuses_fails_load_and_is_named(make_checkpoint):
     assert result.exit_code == 1
     text = " ".join(result.stdout.split())
     assert "FusedMoE model.layers.0.mlp.experts: The output_size of gate's and up's weight = 96" in text
-    assert "their experts are not run by load yet" in text
+    assert "2 FusedMoE layer(s) vLLM would refuse" in text
     junit = runner.invoke(app, ["load", folder, "-p", "h100", "-d", "cpu", "--tp", "2", "--vllm", "0.28", "--layers",
                                 "lm_head", "-f", "junit"])
     failed = [case.get("name") for case in ET.fromstring(junit.stdout).iter("testcase") if case.find("failure") is not None]

@@ -14,11 +14,11 @@ psutil = pytest.importorskip("psutil")
 
 from fp8check.cli.app import app  # noqa: E402
 from fp8check.kernels import numerics  # noqa: E402
+from fp8check.synth import TP2_BLOCK_SHAPE  # noqa: E402
 from test_load import by_name, load, patch  # noqa: E402
 
 runner = CliRunner()
-# Legal at TP 2 with 128 x 128 blocks: hidden 512, head_dim 128, intermediate 1024 (512 per rank).
-TP_SHAPE = dict(hidden=512, intermediate=1024, heads=4, kv_heads=2, head_dim=128, data="random")
+TP_SHAPE = {**TP2_BLOCK_SHAPE, "data": "random"}
 
 
 def rank_processes():

@@ -18,7 +18,7 @@ from typing import Annotated, Optional
 import typer
 
 from fp8check import __version__
-from fp8check.cli import options
+from fp8check.cli import ci, options
 from fp8check.cli.options import Format
 from fp8check.core.errors import InputError, printable
 
@@ -79,6 +79,7 @@ def inspect(
     disable_kernel: options.DisableKernelOpt = [],  # noqa: B006
     fmt: options.FormatOpt = Format.table,
     output: options.OutputOpt = None,
+    fail_on: options.FailOnOpt = options.FailOn.error,
     verbose: options.VerboseOpt = False,
     revision: options.RevisionOpt = None,
     token: options.TokenOpt = None,
@@ -92,14 +93,19 @@ def inspect(
                                        kernel_config, disable_kernel)
         ckpt = open_checkpoint(model, revision=revision, token=token)
         report = inspect_checkpoint(ckpt, opts)
+        if not report.ok:  # what would work instead, computed by routing the failing layers again
+            from fp8check.core.suggest import suggest
+
+            report = report._replace(suggestions=suggest(report, ckpt, opts))
     except InputError as exc:
         _fail_input(str(exc), fmt, model)
     except Exception as exc:  # a bug: still one line, and still one JSON object for --format json
         _internal_error(exc, fmt, model)
-    text = _render(report, fmt, verbose, ckpt)
+    text = _render(ci.as_judged(report, fmt, fail_on), fmt, verbose, ckpt)
     if output:
         _write_output(output, text)
-    raise typer.Exit(EXIT_OK if report.ok else EXIT_FAIL)
+    ci.append_step_summary(report, fail_on)
+    raise typer.Exit(ci.exit_code(report, fail_on))
 
 
 def _render(report, fmt: Format, verbose: bool, ckpt) -> str:
@@ -177,6 +183,12 @@ def load(
     rank_timeout: Annotated[float, typer.Option("--rank-timeout", min=1, help="With --tp: seconds any rank may "
                             "keep the others waiting (rendezvous or one module's collective) before every rank is "
                             "stopped and the report names it.")] = 600.0,
+    all_experts: Annotated[bool, typer.Option("--all-experts", help="FusedMoE layers: run every expert (default: the "
+                           "first and the last of each layer, so a bad value in another expert goes unseen).")] = False,
+    against: Annotated[Optional[str], typer.Option("--against", metavar="BASE", help="The unquantized model this "
+                       "checkpoint was made from (a folder or a Hub repo id, org/name@rev too): every module's "
+                       "dequantized weight and output are compared with BASE's, and BASE requantized with the stored "
+                       "scales must give back the stored FP8 codes. Not with --tp.")] = None,
     tp: options.TpOpt = 1,
     ep: options.EpOpt = False,
     vllm: options.VllmOpt = "latest",
@@ -186,6 +198,7 @@ def load(
     disable_kernel: options.DisableKernelOpt = [],  # noqa: B006
     fmt: options.FormatOpt = Format.table,
     output: options.OutputOpt = None,
+    fail_on: options.FailOnOpt = options.FailOn.error,
     verbose: options.VerboseOpt = False,
     revision: options.RevisionOpt = None,
     token: options.TokenOpt = None,
@@ -203,23 +216,34 @@ def load(
         target = (options.platform_option(platform, assume) if platform is not None
                   else options.apply_assumptions(device_platform(torch_device), assume))
         opts = LoadOptions(options.inspect_options(target, tp, ep, vllm, linear_backend, kernel_config, disable_kernel),
-                           torch_device, layers, tokens, seed, rank_timeout, quiet=quiet_for(fmt))
+                           torch_device, layers, tokens, seed, rank_timeout, quiet=quiet_for(fmt),
+                           all_experts=all_experts)
         ckpt = open_checkpoint(model, revision=revision, token=token)
         fetch = weights_fetcher(model, revision=revision, token=token, quiet=opts.quiet)
+        if against is not None:
+            from fp8check.core.against import Base
+
+            opts = opts._replace(against=Base.open(against, token=token, quiet=opts.quiet))
         from fp8check.core.progress import module_progress
 
         with module_progress(opts.quiet or tp > 1) as progress:  # under --tp, rank 0 draws the bar
             report = load_checkpoint(ckpt, fetch, opts, progress)
+        if not report.inspect.ok:  # a routing / memory / integrity failure: the same suggestions as inspect
+            from fp8check.core.suggest import suggest
+
+            report = report._replace(inspect=report.inspect._replace(
+                suggestions=suggest(report.inspect, ckpt, opts.inspect)))
     except InputError as exc:
         _fail_input(str(exc), fmt, model)
     except Exception as exc:  # a bug: still one line, and still one JSON object for --format json
         _internal_error(exc, fmt, model)
     if os.environ.get("RANK", "0") != "0" and "LOCAL_RANK" in os.environ:  # under torchrun: rank 0 reports
         raise typer.Exit(EXIT_OK if report.ok else EXIT_FAIL)
-    text = _render(report, fmt, verbose, ckpt)
+    text = _render(ci.as_judged(report, fmt, fail_on), fmt, verbose, ckpt)
     if output:
         _write_output(output, text)
-    raise typer.Exit(EXIT_OK if report.ok else EXIT_FAIL)
+    ci.append_step_summary(report, fail_on)
+    raise typer.Exit(ci.exit_code(report, fail_on))
 
 
 @app.command(help="Run the installed vLLM's own scheme and kernel selection for every linear layer (real layer "
@@ -274,6 +298,102 @@ def crosscheck(
     raise typer.Exit(EXIT_OK if agree else EXIT_FAIL)
 
 
+class PlanFormat(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+def _plan_command(build, to_json, table, markdown, model: str, fmt: PlanFormat, output: str | None) -> None:
+    """Build a matrix or diff (fp8check.core.matrix / .diff) and print it in --format; --output writes it (Markdown
+    for table). Bad input is one line and exit 2, with one JSON object on stdout for --format json."""
+    import json
+
+    json_fmt = Format.json if fmt is PlanFormat.json else Format.table
+    try:
+        result = build()
+    except InputError as exc:
+        _fail_input(str(exc), json_fmt, model)
+    except Exception as exc:  # a bug: still one line, and still one JSON object for --format json
+        _internal_error(exc, json_fmt, model)
+    if fmt is PlanFormat.table:
+        table(result, _stdout())
+        text = markdown(result)
+    else:
+        text = json.dumps(to_json(result)) if fmt is PlanFormat.json else markdown(result)
+        print(text)
+    if output:
+        _write_output(output, text)
+    raise typer.Exit(EXIT_OK if result.ok else EXIT_FAIL)
+
+
+@app.command(epilog="Exit codes: 0 at least one platform x TP cell loads; 1 none does; 2 bad usage or unreadable "
+                    "input. Example: fp8check matrix ./Qwen3-32B-FP8-block --platforms xpu,h100,mi300x --tp 1,2,4,8")
+def matrix(
+    model: options.ModelArg,
+    platforms: Annotated[str, typer.Option("--platforms", help="Comma-separated targets (aliases, cuda:<cc>, "
+                         "rocm:<gfx>, xpu, cpu).")] = "xpu,h100,a100,l40s,mi300x",
+    tps: Annotated[str, typer.Option("--tp", help="Comma-separated tensor-parallel sizes.")] = "1,2,4,8",
+    ep: options.EpOpt = False,
+    vllm: options.VllmOpt = "latest",
+    linear_backend: options.LinearBackendOpt = "auto",
+    kernel_config: options.KernelConfigOpt = None,
+    assume: options.AssumeOpt = [],  # noqa: B006 - typer needs a list
+    disable_kernel: options.DisableKernelOpt = [],  # noqa: B006
+    fmt: Annotated[PlanFormat, typer.Option("--format", "-f", help="table, json or markdown.")] = PlanFormat.table,
+    output: options.OutputOpt = None,
+    revision: options.RevisionOpt = None,
+    token: options.TokenOpt = None,
+) -> None:
+    """Where can this checkpoint be served? A grid of platform x TP from one read of the headers."""
+    from fp8check.cli.render_plan import matrix_markdown, matrix_table
+    from fp8check.core import matrix as planning
+    from fp8check.core.source import open_checkpoint
+
+    def build():
+        targets = [options.platform_option(p, assume) for p in platforms.split(",") if p.strip()]
+        sizes = [options.tp_list_item(t) for t in tps.split(",") if t.strip()]
+        if not targets or not sizes:
+            raise InputError("--platforms and --tp each need at least one value, e.g. --platforms xpu,h100 --tp 1,2")
+        opts = options.inspect_options(targets[0], 1, ep, vllm, linear_backend, kernel_config, disable_kernel)
+        return planning.matrix(open_checkpoint(model, revision=revision, token=token), opts, targets, sizes)
+
+    _plan_command(build, planning.to_json, matrix_table, matrix_markdown, model, fmt, output)
+
+
+@app.command(epilog="Exit codes: 0 no layer that loaded stops loading; 1 one does; 2 bad usage or unreadable input. "
+                    "Example: fp8check diff ./Qwen3-32B-FP8-block --from 0.27 --to latest -p xpu --tp 2")
+def diff(
+    model: options.ModelArg,
+    old: Annotated[str, typer.Option("--from", help="The vLLM rule profile upgraded from, e.g. 0.27.")],
+    new: Annotated[str, typer.Option("--to", help="The rule profile upgraded to.")] = "latest",
+    platform: options.PlatformOpt = "auto",
+    tp: options.TpOpt = 1,
+    ep: options.EpOpt = False,
+    linear_backend: options.LinearBackendOpt = "auto",
+    kernel_config: options.KernelConfigOpt = None,
+    assume: options.AssumeOpt = [],  # noqa: B006 - typer needs a list
+    disable_kernel: options.DisableKernelOpt = [],  # noqa: B006
+    fmt: Annotated[PlanFormat, typer.Option("--format", "-f", help="table, json or markdown.")] = PlanFormat.table,
+    output: options.OutputOpt = None,
+    revision: options.RevisionOpt = None,
+    token: options.TokenOpt = None,
+) -> None:
+    """Which layers change scheme, kernel or verdict between two vLLM rule profiles, and the upstream changes why."""
+    from fp8check.cli.render_plan import diff_markdown, diff_table
+    from fp8check.core import diff as planning
+    from fp8check.core.profiles import select_profile
+    from fp8check.core.source import open_checkpoint
+
+    def build():
+        opts = options.inspect_options(options.platform_option(platform, assume), tp, ep, new, linear_backend,
+                                       kernel_config, disable_kernel)
+        ckpt = open_checkpoint(model, revision=revision, token=token)
+        return planning.diff(ckpt, opts, select_profile(old), opts.profile)
+
+    _plan_command(build, planning.to_json, diff_table, diff_markdown, model, fmt, output)
+
+
 @app.command()
 def rules(
     fmt: Annotated[RulesFormat, typer.Option("--format", "-f", help="table or json.")] = RulesFormat.table,
@@ -285,6 +405,64 @@ def rules(
         print(render.rules_json())
     else:
         render.rules_table(_stdout())
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema (draft 2020-12) of `inspect` and `load --format json`, for validating reports in CI."""
+    from fp8check.schema import schema_text
+
+    print(schema_text(), end="")
+
+
+@app.command(epilog="Exit codes: 0 printed; 2 bad usage (an unknown platform or release). Example: "
+                    "fp8check kernels -p h100 --vllm 0.28 --format json")
+def kernels(
+    platform: options.PlatformOpt = "auto",
+    vllm: options.VllmOpt = "latest",
+    assume: options.AssumeOpt = [],  # noqa: B006 - typer needs a list
+    disable_kernel: options.DisableKernelOpt = [],  # noqa: B006
+    fmt: Annotated[RulesFormat, typer.Option("--format", "-f", help="table or json.")] = RulesFormat.table,
+) -> None:
+    """The linear kernel registry of a platform as a matrix: kernel x weight strategy x activation scheme, with
+    each kernel's own reason for every no."""
+    from fp8check.core.kernel_matrix import kernel_matrix, matrix_json
+    from fp8check.kernels.base import RoutingContext
+
+    try:
+        opts = options.inspect_options(options.platform_option(platform, assume), 1, False, vllm, "auto", None,
+                                       disable_kernel)
+    except InputError as exc:
+        _fail_input(str(exc), Format.json if fmt is RulesFormat.json else Format.table, "")
+    ctx = RoutingContext(opts.platform, opts.profile, frozenset(opts.disabled_kernels))
+    tables = kernel_matrix(ctx)
+    if fmt is RulesFormat.json:
+        import json
+
+        print(json.dumps(matrix_json(ctx, tables)))
+    else:
+        from fp8check.cli.render_host import kernels_table
+
+        kernels_table(ctx, tables, _stdout())
+
+
+@app.command()
+def env(
+    fmt: Annotated[RulesFormat, typer.Option("--format", "-f", help="table or json.")] = RulesFormat.table,
+) -> None:
+    """What this host has: torch and its devices, Triton, IPEX, vLLM and its matching rule profile, and the platform
+    --platform auto detects. Always exits 0: a missing package is part of the answer."""
+    from fp8check.core.envinfo import environment, environment_json
+
+    probes = environment()
+    if fmt is RulesFormat.json:
+        import json
+
+        print(json.dumps(environment_json(probes)))
+    else:
+        from fp8check.cli.render_host import env_table
+
+        env_table(probes, _stdout())
 
 
 def _version(value: bool) -> None:

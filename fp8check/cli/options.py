@@ -66,6 +66,11 @@ class Format(str, Enum):
     junit = "junit"
 
 
+class FailOn(str, Enum):
+    error = "error"
+    warning = "warning"
+
+
 ModelArg = Annotated[str, typer.Argument(
     help="Checkpoint folder (config.json + *.safetensors), or a Hugging Face repo id org/name\\[@revision] "
          "(HF_HUB_OFFLINE=1 reads the local cache).")]
@@ -84,13 +89,17 @@ KernelConfigOpt = Annotated[Optional[str], typer.Option(
     "'{\"linear_backend_per_quant\": {\"fp8_block_w8a8\": \"triton\"}}'.")]
 AssumeOpt = Annotated[list[str], typer.Option(
     "--assume", help="Override an assumption about the serving environment, KEY=VALUE: deep_gemm=yes, "
-    "flashinfer=no, humming=yes, aiter=yes, cpu_amx=no, cuda_version=12.8, ... (shown with --verbose).")]
+    "flashinfer=no, humming=yes, aiter=yes, cpu_amx=no, cuda_version=12.8, ... (shown with --verbose); "
+    "device_memory=80GiB, gpu_memory_utilization=0.9 (the memory fit).")]
 DisableKernelOpt = Annotated[list[str], typer.Option(
     "--disable-kernel", help="Kernel class to treat as disabled, like VLLM_DISABLED_KERNELS (which is also read "
     "from the environment).")]
 FormatOpt = Annotated[Format, typer.Option(
     "--format", "-f", help="table (default), json (one object, schema_version 1), markdown (a CI summary) or junit "
     "(JUnit XML, one testcase per module).")]
+FailOnOpt = Annotated[FailOn, typer.Option(
+    "--fail-on", help="Exit 1 on errors only (error, default) or on any warning too (warning); the warnings are "
+    "listed in the README's 'CI and planning' section.")]
 OutputOpt = Annotated[Optional[str], typer.Option("--output", "-o", help="Also write the report (in --format; "
                                                   "Markdown for table) to this file.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show every rejected kernel with vLLM's reason, "
@@ -111,3 +120,10 @@ def inspect_options(platform: Platform, tp: int, ep: bool, vllm: str, linear_bac
     return InspectOptions(platform=platform, profile=select_profile(vllm), tp=tp, ep=ep,
                           backend=backend_option(linear_backend, kernel_config),
                           disabled_kernels=disabled_option(disable_kernel))
+
+
+def tp_list_item(text: str) -> int:
+    """One size of matrix's comma-separated --tp, bounded as --tp is."""
+    if not text.strip().isdigit() or not 1 <= int(text) <= 1024:
+        raise InputError(f"--tp {text.strip()!r}: expected comma-separated sizes from 1 to 1024, e.g. 1,2,4,8")
+    return int(text)

@@ -12,6 +12,7 @@ from rich.table import Table
 from fp8check.core.checkpoint import FetchStats
 from fp8check.core.errors import printable
 from fp8check.core.inspect import InspectReport
+from fp8check.core.memory import summary as memory_summary
 from fp8check.core.profiles import PROFILES, PULL_REQUESTS, WHEEL_CHANGES
 from fp8check.core.report import collapse, verdict
 
@@ -74,10 +75,10 @@ def table(report: InspectReport, console: Console, verbose: bool, fetch: FetchSt
         grid.add_row(escape(printable(row.name)), layer.layer_type, weight, layer.strategy or "-",
                      layer.activation or "-", layer.scheme, layer.kernel or "-", _status(layer))
         lines = [f"[red]error:[/red] {_multiline(e)}" for e in layer.errors]
+        lines += [f"[yellow]warning:[/yellow] {escape(printable(w, 2000))}" for w in layer.warnings]  # --fail-on
         if verbose:
             lines += [f"rejected {_multiline(r.reason)}" + ("" if r.verified else " [dim](fp8check inference)[/dim]")
                       for r in layer.rejected]
-            lines += [f"[yellow]warning:[/yellow] {escape(printable(w, 2000))}" for w in layer.warnings]
             lines += [f"[dim]note: {escape(n)}[/dim]" for n in layer.notes]
         if lines:
             details.append((row.name, lines))
@@ -90,14 +91,20 @@ def table(report: InspectReport, console: Console, verbose: bool, fetch: FetchSt
         _moe_table(report, console, verbose)
     for error in report.errors:
         console.print(f"[red]error:[/red] {_multiline(error)}")
+    for warning in report.warnings:
+        console.print(f"[yellow]warning:[/yellow] {_multiline(warning)}")
     for note in report.notes:
         console.print(f"[dim]note: {_multiline(note)}[/dim]")
+    if report.memory:
+        console.print(escape(memory_summary(report.memory)))
     sizes = ", ".join(map(str, report.tp_sizes_ok)) or "none"
     console.print(f"TP sizes 1..16 that would load: {sizes}")
     if report.moes:
         console.print(f"TP sizes 1..16 that would load with --ep (expert parallel): "
                       f"{', '.join(map(str, report.tp_sizes_ok_ep)) or 'none'}")
     console.print(("[green]" if report.ok else "[red]") + escape(verdict(report)) + ("[/green]" if report.ok else "[/red]"))
+    for suggestion in report.suggestions:
+        console.print(f"  [cyan]suggestion:[/cyan] {escape(printable(suggestion.text, 2000))}")
 
 
 def _moe_table(report: InspectReport, console: Console, verbose: bool) -> None:
@@ -115,10 +122,10 @@ def _moe_table(report: InspectReport, console: Console, verbose: bool) -> None:
                      moe.strategy or "-", moe.scheme, moe.kernel or "-", per_rank, _status(moe))
         lines = [f"[red]error:[/red] {_multiline(e)}" for e in moe.errors]
         lines += [f"[dim]note: {escape(printable(n, 2000))}[/dim]" for n in moe.notes]
+        lines += [f"[yellow]warning:[/yellow] {escape(printable(w, 2000))}" for w in moe.warnings]  # --fail-on
         if verbose:
             lines += [f"rejected {r.kernel}: {_multiline(r.reason)}"
                       + ("" if r.verified else " [dim](fp8check inference)[/dim]") for r in moe.rejected]
-            lines += [f"[yellow]warning:[/yellow] {escape(printable(w, 2000))}" for w in moe.warnings]
         if lines:
             details.append((row.name, lines))
     console.print(grid)
@@ -132,15 +139,18 @@ def markdown(report: InspectReport) -> str:
              "| module | type | weight | strategy | scheme | kernel | status |", "|---|---|---|---|---|---|---|"]
     for row in collapse(report.layers + report.moes):
         layer = row.layer
-        status = "FAIL: " + _md(layer.errors[0]) if layer.errors else "ok"
+        status = ("FAIL: " + _md(layer.errors[0]) if layer.errors else
+                  "warn: " + _md(layer.warnings[0]) if layer.warnings else "ok")
         cells = [f"`{printable(row.name)}`", layer.layer_type, f"{layer.weight_dtype} {list(layer.shape)}",
                  layer.strategy or "-", layer.scheme, layer.kernel or "-", status]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    lines += [""] + [f"- error: {_md(e)}" for e in report.errors]
+    lines += [""] + [f"- error: {_md(e)}" for e in report.errors] + [f"- warning: {_md(w)}" for w in report.warnings]
     lines.append(f"TP sizes that would load: {', '.join(map(str, report.tp_sizes_ok)) or 'none'}")
     if report.moes:
         lines.append(f"TP sizes that would load with --ep: {', '.join(map(str, report.tp_sizes_ok_ep)) or 'none'}")
+    lines += [_md(memory_summary(report.memory))] if report.memory else []
     lines += ["", f"**{verdict(report)}**", ""]
+    lines += [f"- suggestion: {_md(s.text)}" for s in report.suggestions] + ([""] if report.suggestions else [])
     return "\n".join(lines)
 
 
@@ -174,6 +184,19 @@ def _figure(value: float | None, digits: str = ".2e") -> str:
     return "-" if value is None else format(value, digits)
 
 
+_AGAINST_COLUMNS = ("weight err", "output err")
+
+
+def _against_cells(report, runs) -> tuple[str, ...]:
+    """load --against: the worst weight and output error against BASE over collapsed runs; none without it."""
+    if not report.against:
+        return ()
+    from fp8check.core.report import worst
+
+    compared = [r.against for r in runs if r.against is not None]
+    return (_figure(worst(c.weight_rel_error for c in compared)), _figure(worst(c.output_rel_error for c in compared)))
+
+
 def _run_status(status: str) -> str:
     return {"ok": "[green]ok[/green]", "warn": "[yellow]warn[/yellow]", "FAIL": "[red]FAIL[/red]"}.get(
         status, "[red]not run[/red]")
@@ -198,12 +221,13 @@ def load_table(report, console: Console, verbose: bool, fetch: FetchStats | None
     console.print(f"[bold]{escape(printable(inspected.model))}[/bold]  quant={inspected.quant_method or 'none'}  "
                   f"platform={escape(inspected.platform.label)}  tp={inspected.tp}  vllm={inspected.profile.name}  "
                   f"device={report.device} ({escape(report.device_platform)})  tokens={report.tokens}  "
-                  f"seed={report.seed}")
+                  f"seed={report.seed}" + (f"  against={escape(printable(report.against))}" if report.against else ""))
     if verbose and fetch is not None:
         console.print(f"[dim]{escape(printable(fetch_line(fetch), 1000))}[/dim]")
     grid = Table(header_style="bold")
     read = "MB read (rank 0 | 1 | …)" if inspected.tp > 1 else "MB read"
-    for column in ("module", "kernel → numerics on device", "rel. error (bound)", "quant. error", "ms", read, ""):
+    for column in ("module", "kernel → numerics on device", "rel. error (bound)", "quant. error",
+                   *_AGAINST_COLUMNS[:2 if report.against else 0], "ms", read, ""):
         grid.add_column(column, overflow="fold")
     details = []
     for row in collapse_runs(report.runs):
@@ -212,6 +236,7 @@ def load_table(report, console: Console, verbose: bool, fetch: FetchStats | None
         execution = first.execution or ("-" if first.status == "not run" else "values not run")
         grid.add_row(escape(printable(row.name)), escape(f"{first.kernel or 'unquantized'} → {execution}"),
                      "-" if rel is None else f"{rel:.2e} ({bound:.1e})", _figure(worst(r.quant_error for r in row.runs)),
+                     *_against_cells(report, row.runs),
                      _figure(sum(r.ms or 0 for r in row.runs), ".1f"), _megabytes(row.runs), _run_status(first.status))
         lines = [f"[red]error:[/red] {_multiline(e)}" for e in first.errors]
         lines += [f"[yellow]warning:[/yellow] {_multiline(w)}" for w in first.warnings]
@@ -221,15 +246,58 @@ def load_table(report, console: Console, verbose: bool, fetch: FetchStats | None
             details.append((row.name, lines))
     console.print(grid)
     _print_details(console, details)
+    if report.moe_runs:
+        _moe_load_table(report, console, verbose)
     for error in inspected.errors:
         console.print(f"[red]error:[/red] {_multiline(error)}")
+    ran = {run.name for run in report.moe_runs}
     for moe in inspected.moes:
-        for error in moe.errors:
+        for error in moe.errors if moe.name not in ran else ():
             console.print(f"[red]error:[/red] FusedMoE {escape(printable(moe.name))}: {_multiline(error)}")
     for note in report.notes:
         console.print(f"[dim]note: {escape(printable(note, 500))}[/dim]")
     console.print(f"read {report.bytes_read / 1e6:.1f} MB in {report.seconds:.2f} s")
     console.print(("[green]" if report.ok else "[red]") + escape(load_verdict(report)) + ("[/green]" if report.ok else "[/red]"))
+    for suggestion in inspected.suggestions:
+        console.print(f"  [cyan]suggestion:[/cyan] {escape(printable(suggestion.text, 2000))}")
+
+
+def _moe_load_table(report, console: Console, verbose: bool) -> None:
+    """One row per collapsed FusedMoE: experts class -> what ran where, experts run, the worst expert's error."""
+    from fp8check.core.report import collapse_runs, worst
+
+    grid = Table(header_style="bold")
+    read = "MB read (rank 0 | 1 | …)" if report.inspect.tp > 1 else "MB read"
+    for column in ("FusedMoE", "experts class → numerics on device", "experts run", "rel. error (bound)",
+                   "worst expert", "quant. error", *_AGAINST_COLUMNS[:2 if report.against else 0], "ms", read, ""):
+        grid.add_column(column, overflow="fold")
+    details = []
+    for row in collapse_runs(report.moe_runs):
+        first = row.runs[0]
+        judged = [r for r in row.runs if r.rel_error is not None]
+        top = max(judged, key=lambda r: r.rel_error) if judged else None
+        grid.add_row(escape(printable(row.name)), escape(f"{first.kernel or 'unquantized'} → {first.execution or '-'}"),
+                     f"{len(first.experts_run)}/{first.num_experts}" + (f" ×{len(row.runs)}" if len(row.runs) > 1 else ""),
+                     "-" if top is None else f"{top.rel_error:.2e} ({top.bound:.1e})",
+                     "-" if top is None else _worst_expert(top, len(row.runs) > 1),
+                     _figure(worst(r.quant_error for r in row.runs)), *_against_cells(report, row.runs),
+                     _figure(sum(r.ms or 0 for r in row.runs), ".1f"), _megabytes(row.runs), _run_status(first.status))
+        lines = [f"[red]error:[/red] {_multiline(e)}" for r in row.runs for e in r.errors]
+        lines += [f"[yellow]warning:[/yellow] {_multiline(w)}" for w in first.warnings]
+        if verbose:
+            lines += [f"[dim]note: {escape(printable(n, 2000))}[/dim]" for n in first.notes]
+        if lines:
+            details.append((row.name, lines))
+    console.print(grid)
+    _print_details(console, details)
+
+
+def _worst_expert(run, collapsed: bool) -> str:
+    """'3', or '3 (layer 7)' in a row that collapses several layers."""
+    from fp8check.core.modules import layer_template
+
+    index = layer_template(run.name)[1]
+    return f"{run.worst_expert}" + (f" (layer {index})" if collapsed and index is not None else "")
 
 
 def load_markdown(report) -> str:
@@ -239,18 +307,29 @@ def load_markdown(report) -> str:
     lines = [f"### fp8check load: {_md(inspected.model)}", "",
              f"platform `{inspected.platform.label}`, TP {inspected.tp}, vLLM rules {inspected.profile.name}, "
              f"arithmetic on `{report.device}`, {report.tokens} tokens, seed {report.seed}", "",
-             "| module | kernel | numerics on device | rel. error (bound) | quant. error | status |",
-             "|---|---|---|---|---|---|"]
+             "| module | kernel | numerics on device | rel. error (bound) | quant. error | "
+             + "".join(f"{c} | " for c in _AGAINST_COLUMNS[:2 if report.against else 0]) + "status |",
+             "|---|---|---|---|---|" + "---|" * (2 if report.against else 0) + "---|"]
     for row in collapse_runs(report.runs):
+        first = row.runs[0]
+        rel = worst(r.rel_error for r in row.runs)
+        reasons = first.errors or first.warnings
+        status = f"{first.status}: {_md(reasons[0])}" if reasons else first.status
+        cells = [f"`{printable(row.name)}`", first.kernel or "unquantized", first.execution or "-",
+                 "-" if rel is None else f"{rel:.2e} ({first.bound:.1e})", _figure(worst(r.quant_error for r in row.runs)),
+                 *_against_cells(report, row.runs), status]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    for row in collapse_runs(report.moe_runs):  # FusedMoE: the worst expert's error, and how many experts ran
         first = row.runs[0]
         rel = worst(r.rel_error for r in row.runs)
         status = first.status if not first.errors else f"{first.status}: {_md(first.errors[0])}"
         cells = [f"`{printable(row.name)}`", first.kernel or "unquantized", first.execution or "-",
                  "-" if rel is None else f"{rel:.2e} ({first.bound:.1e})", _figure(worst(r.quant_error for r in row.runs)),
-                 status]
+                 *_against_cells(report, row.runs), f"{status} ({len(first.experts_run)}/{first.num_experts} experts)"]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    lines += [""] + [f"- error: {_md(e)}" for e in inspected.errors]
+    lines += [""] + [f"- error: {_md(e)}" for e in inspected.errors] + [f"- warning: {_md(w)}" for w in inspected.warnings]
     lines += [f"**{load_verdict(report)}**", ""]
+    lines += [f"- suggestion: {_md(s.text)}" for s in inspected.suggestions] + ([""] if inspected.suggestions else [])
     return "\n".join(lines)
 
 

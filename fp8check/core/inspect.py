@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import NamedTuple
 from functools import lru_cache
 
-from fp8check.core.checkpoint import Checkpoint
+from fp8check.core.checkpoint import Checkpoint, paused_gc
 from fp8check.core.errors import InputError, printable
 from fp8check.core.integrity import check_module, uses_e8m0_scales
+from fp8check.core.memory import MemoryFit, fit, fits_at, memory_plan
 from fp8check.core.matching import UNQUANTIZED_LM_HEAD, Assignment, assign_compressed_tensors, assign_native_fp8
 from fp8check.core.moe import MoEReport, inspect_moes, sweep_loads
 from fp8check.core.modules import LAYER, LinearModule, SkippedLayer, build_layout, layer_template
@@ -75,6 +76,8 @@ class InspectReport(NamedTuple):
     skipped: tuple[SkippedLayer, ...] = ()  # MTP layers the main model never loads
     ep: bool = False
     tp_sizes_ok_ep: tuple[int, ...] = ()    # with expert parallelism (only when the model has FusedMoE layers)
+    memory: MemoryFit | None = None         # weights per rank against the device memory (fp8check.core.memory)
+    suggestions: tuple = ()                 # fp8check.core.suggest.Suggestion, filled in by the CLI for a failure
 
     @property
     def ok(self) -> bool:
@@ -116,6 +119,7 @@ def model_errors(ckpt: Checkpoint, ctx: RoutingContext, tp: int) -> list[str]:
     return errors
 
 
+@paused_gc()  # ~100k records built, none in a cycle (see paused_gc)
 def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions) -> InspectReport:
     quant = ckpt.config.quantization_config
     if isinstance(quant, OutOfScopeConfig):
@@ -156,14 +160,21 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions) -> InspectRepo
         if not model_errors(ckpt, ctx, tp)
         and not any(route_cached(a, s, tp, e).errors for a, s, e in signatures)
     )
-    tp_ok = tuple(tp for tp in linear_ok if sweep_loads(moe_sweeps, ctx, tp, options.ep, out_dtype))
-    tp_ok_ep = tuple(tp for tp in linear_ok if sweep_loads(moe_sweeps, ctx, tp, True, out_dtype)) if moes else ()
-    return InspectReport(
+    plan = memory_plan(ckpt.tensors, ckpt.config, layout)  # does it fit: a failure too, and in the TP sweep
+    memory = fit(plan, options.platform, options.tp, options.ep)
+    errors += [memory.error] if memory.error else []
+    tp_ok = tuple(tp for tp in linear_ok if sweep_loads(moe_sweeps, ctx, tp, options.ep, out_dtype)
+                  and fits_at(plan, options.platform, tp, options.ep))
+    tp_ok_ep = tuple(tp for tp in linear_ok if sweep_loads(moe_sweeps, ctx, tp, True, out_dtype)
+                     and fits_at(plan, options.platform, tp, True)) if moes else ()
+    from fp8check.core.warnings import with_warnings  # its rules read this module's records
+
+    return with_warnings(InspectReport(
         model=ckpt.source, platform=options.platform, profile=options.profile, tp=options.tp,
         backend=options.backend, quant_method=quant.method if quant else None, layers=tuple(layers),
         moes=moes, errors=tuple(errors), warnings=(), tp_sizes_ok=tp_ok, notes=layout.notes,
-        skipped=layout.skipped, ep=options.ep, tp_sizes_ok_ep=tp_ok_ep,
-    )
+        skipped=layout.skipped, ep=options.ep, tp_sizes_ok_ep=tp_ok_ep, memory=memory,
+    ), ckpt, options)
 
 
 def _layer_report(module: LinearModule, assignment: Assignment, result: Route, integrity_errors: list[str],

@@ -41,6 +41,8 @@ class LoadOptions(NamedTuple):
     seed: int = 0
     rank_timeout_s: float = 600.0      # load --tp: the longest any collective may wait for a rank
     quiet: bool = True                 # no progress bar (under --tp, rank 0 draws it unless quiet)
+    all_experts: bool = False          # FusedMoE: run every expert, not only the first and the last
+    against: object = None             # --against BASE: fp8check.core.against.Base, compared module by module
 
 
 class Plan(NamedTuple):
@@ -72,6 +74,7 @@ class LayerRun(NamedTuple):
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     ranks: tuple = ()                  # load --tp: RankFigures(rank, bytes_read, ms) per rank
+    against: object = None             # --against BASE: fp8check.core.against.Comparison
 
     @property
     def ok(self) -> bool:
@@ -89,12 +92,14 @@ class LoadReport(NamedTuple):
     bytes_read: int
     seconds: float
     notes: tuple[str, ...] = ()
+    moe_runs: tuple = ()               # load_moe.MoERun per selected FusedMoE
+    against: str | None = None         # --against BASE: its folder or repo id
 
     @property
     def ok(self) -> bool:
         """Every selected layer ran and agrees, and no model-level or FusedMoE check of inspect's failed."""
-        return (not self.inspect.errors and all(moe.ok for moe in self.inspect.moes) and bool(self.runs)
-                and all(run.ok for run in self.runs))
+        return (not self.inspect.errors and all(moe.ok for moe in self.inspect.moes)
+                and bool(self.runs or self.moe_runs) and all(run.ok for run in self.runs + self.moe_runs))
 
 
 # --------------------------------------------------------------------------------------------------- devices
@@ -405,7 +410,7 @@ def selected_modules(report: InspectReport, modules: dict[str, LinearModule], la
     except re.error as exc:
         raise InputError(f"--layers {printable(layers)!r} is not a valid regular expression: {exc}") from None
     chosen = [modules[layer.name] for layer in report.layers if pattern.search(layer.name)]
-    if not chosen:
+    if not chosen and not any(pattern.search(moe.name) for moe in report.moes):
         raise InputError(f"--layers {printable(layers)!r} matches none of the {len(report.layers)} modules vLLM builds "
                          f"(e.g. {report.layers[0].name if report.layers else 'none'})")
     return chosen
@@ -420,7 +425,17 @@ def load_checkpoint(ckpt: Checkpoint, fetch: Callable[[set[str]], str], options:
     layout = build_layout(ckpt.tensors, ckpt.config)
     modules = {m.name: m for m in layout.linears}
     chosen = selected_modules(report, modules, options.layers)
-    folder = fetch({t.name for m in chosen for s in m.shards for t in (s.weight, *s.side.values())})
+    from fp8check.core import load_moe
+
+    moes = [m for m in layout.moes if options.layers is None or re.search(options.layers, m.name)]
+    moe_jobs, moe_refused = load_moe.moe_jobs(tuple(moes), {m.name: m for m in report.moes},
+                                              ckpt.config.quantization_config, options.inspect.profile.moe_rules,
+                                              options.all_experts)
+    if options.against is not None:  # --against BASE: a BASE that cannot be the source is refused before any run
+        experts = tuple(shards for job in moe_jobs for _, shards in job.experts)
+        options = options._replace(against=options.against.bind(ckpt, chosen, options.inspect.tp, experts))
+    folder = fetch({t.name for m in chosen for s in m.shards for t in (s.weight, *s.side.values())}
+                   | {name for job in moe_jobs for name in load_moe.tensor_names(job)})
     layer_reports = {layer.name: layer for layer in report.layers}
     ctx = RoutingContext(options.inspect.platform, options.inspect.profile, frozenset(options.inspect.disabled_kernels))
     out_dtype = OUT_DTYPES[activation_dtype(ckpt.config)]
@@ -440,7 +455,7 @@ def load_checkpoint(ckpt: Checkpoint, fetch: Callable[[set[str]], str], options:
             runs = [not_run(m, layer_reports[m.name], options)._replace(
                 errors=tuple(f"not run: {e}" for e in report.errors)) for m in chosen]
         else:
-            runs = load_tensor_parallel(ckpt, folder, chosen, layer_reports, ctx, options, out_dtype)
+            runs = load_tensor_parallel(ckpt, folder, chosen, layer_reports, ctx, options, out_dtype) if chosen else []
         bytes_read = sum(run.bytes_read for run in runs)
     else:
         runs = []
@@ -452,13 +467,20 @@ def load_checkpoint(ckpt: Checkpoint, fetch: Callable[[set[str]], str], options:
         if progress:
             progress("", len(chosen), len(chosen), files.bytes_read)
         bytes_read = files.bytes_read
-    if report.moes:
-        notes.append(f"{len(report.moes)} FusedMoE layers are routed and checked from their headers (the MoE table of "
-                     "`fp8check inspect`), but their experts are not run by load yet; only linear layers are")
+    moe_runs = load_moe.load_moes([m.name for m in moes], moe_jobs, moe_refused, report.errors, folder, options,
+                                  ctx.platform.kind, out_dtype)
+    bytes_read += sum(run.bytes_read for run in moe_runs)
     if options.layers is not None:
-        notes.append(f"--layers {options.layers!r}: {len(chosen)} of {len(report.layers)} modules run")
-    return LoadReport(report, str(options.device), device_platform(options.device).label, options.tokens, options.seed,
-                      options.layers, tuple(runs), bytes_read, time.perf_counter() - started, tuple(notes))
+        notes.append(f"--layers {options.layers!r}: {len(chosen)} of {len(report.layers)} modules run"
+                     + (f", {len(moes)} of {len(report.moes)} FusedMoE layers" if report.moes else ""))
+    if options.against is not None:
+        notes.append(options.against.summary())
+    from fp8check.core.warnings import with_load_warnings
+
+    return with_load_warnings(LoadReport(
+        report, str(options.device), device_platform(options.device).label, options.tokens, options.seed,
+        options.layers, tuple(runs), bytes_read, time.perf_counter() - started, tuple(notes), tuple(moe_runs),
+        against=options.against.label if options.against is not None else None))
 
 
 def plan_for(module: LinearModule, layer: LayerReport, ckpt: Checkpoint, ctx: RoutingContext) -> Plan | None:
@@ -488,12 +510,18 @@ def run_layer(module: LinearModule, layer: LayerReport, ckpt: Checkpoint, ctx: R
     if problems:
         return LayerRun(**base, execution=None, emulated=False, status="FAIL", bytes_read=read, errors=tuple(problems))
     fused = fuse(shards, plan)
+    stored = shards if options.against is not None else ()  # --against compares the codes as stored
     del shards
     x = activations(module.name, module.input_size, options.tokens, options.seed, out_dtype)
     outcome = execute(plan, fused, x, options.device)
     verdict = judge(module.name, plan, outcome, out_dtype)
     label, emulated = execution_label(plan, outcome.execution, options.device, ctx.platform.kind)
-    return LayerRun(**base, execution=label, emulated=emulated, status=verdict.status, bytes_read=read,
-                    rel_error=verdict.rel_error, bound=verdict.bound, processing_error=verdict.processing_error,
-                    quant_error=verdict.quant_error, ms=outcome.ms, errors=verdict.errors, warnings=verdict.warnings,
-                    notes=fused.notes)
+    run = LayerRun(**base, execution=label, emulated=emulated, status=verdict.status, bytes_read=read,
+                   rel_error=verdict.rel_error, bound=verdict.bound, processing_error=verdict.processing_error,
+                   quant_error=verdict.quant_error, ms=outcome.ms, errors=verdict.errors, warnings=verdict.warnings,
+                   notes=fused.notes)
+    if options.against is None:
+        return run
+    against = options.against.compare(module, stored, plan.block, x, outcome.output, verdict.bound)
+    return run._replace(against=against, status="FAIL" if against.errors else run.status,
+                        errors=run.errors + against.errors)

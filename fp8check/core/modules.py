@@ -28,7 +28,7 @@ REPLICATED_LEAVES = frozenset({"q_a_proj", "kv_a_proj_with_mqa"})
 MLA_FUSED = ("fused_qkv_a_proj", ("q_a_proj", "kv_a_proj_with_mqa"))
 # Stands for the module's name in messages computed once per module shape (inspect fills it in per module).
 LAYER = "\x00layer\x00"
-_EXPERT = re.compile(r"^(?P<moe>.+\.experts)\.(?:\d+\.)?[^.]+(?:\.[^.]+)?$")
+_EXPERT_TAIL = re.compile(r"(?:\d+\.)?[^.]+(?:\.[^.]+)?")  # what follows '<FusedMoE name>.' in an expert tensor's name
 _LAYER_INDEX = re.compile(r"\.(\d+)\.")
 
 
@@ -65,6 +65,7 @@ class MoEModule(NamedTuple):
     name: str
     num_experts: int
     tensors: tuple[TensorInfo, ...]
+    tails: tuple[str, ...]    # each tensor's name after '<name>.' ('113.down_proj.weight'), cut once here
     layout: str = "generic"
 
 
@@ -95,33 +96,47 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig) -> ModelLa
                          "each layer's layout reads 'generic'")
     skip_prefixes = _spec_layer_prefixes(arch, config)
     skipped: dict[str, list[TensorInfo]] = {}
-    experts: dict[str, list[TensorInfo]] = {}
+    # The part of a name before its last '.experts.' -> that FusedMoE's (tensors, their tails), or () when names
+    # under it are not experts' (skipped as MTP, or not what _expert_id's regex matches); decided once per part.
+    groups: dict[str, tuple[list[TensorInfo], list[str]] | tuple[()]] = {}
+    expert_ids: dict[str, str] = {}  # what follows '.experts.' -> its expert id, "" when not an expert's
     weights: dict[str, Shard] = {}
     side: list[TensorInfo] = []
     for name, info in tensors.items():
-        spec = next((p for p in skip_prefixes if name.startswith(p)), None)
-        moe = _EXPERT.match(name)
-        if spec:
+        head, experts_dot, tail = name.rpartition(".experts.")
+        if experts_dot:
+            group = groups.get(head)
+            if group is None:
+                group = groups[head] = _expert_group(head, skip_prefixes)
+            if group:
+                expert = expert_ids.get(tail)
+                if expert is None:
+                    expert = expert_ids[tail] = _expert_id(tail) or ""
+                if expert:
+                    group[0].append(info)
+                    group[1].append(tail)
+                    continue
+        if skip_prefixes and name.startswith(skip_prefixes):
+            spec = next(p for p in skip_prefixes if name.startswith(p))
             skipped.setdefault(spec, []).append(info)
-        elif moe:
-            experts.setdefault(moe.group("moe"), []).append(info)
         elif name.endswith(".weight") and len(info.shape) == 2 and not _is_embedding(name):
             weights[name[: -len(".weight")]] = Shard(name=name[: -len(".weight")], weight=info, side={})
         elif name.rsplit(".", 1)[-1] in SIDE_TENSORS:
             side.append(info)
+    experts = {f"{head}.experts": group for head, group in groups.items() if group and group[0]}
     orphans = []
     for info in side:
-        prefix, suffix = info.name.rsplit(".", 1)
+        prefix, _, suffix = info.name.rpartition(".")  # a bare "weight_scale" belongs to no weight: an orphan
         shard = weights.get(prefix)
         if shard is None:
             orphans.append(info)
         else:
             shard.side[suffix] = info
     linears = _fuse(weights, config, arch)
-    moes = tuple(
-        MoEModule(name=name, num_experts=len({_expert_id(t.name, name) for t in infos}), tensors=tuple(infos),
-                  layout=arch.source)
-        for name, infos in sorted(experts.items(), key=lambda item: _natural_key(item[0]))
+    moes = tuple(  # experts counted over distinct tails: ~1,500 per FusedMoE, not one set.add per tensor
+        MoEModule(name=name, num_experts=len(set(map(expert_ids.__getitem__, set(tails)))), tensors=tuple(infos),
+                  tails=tuple(tails), layout=arch.source)
+        for name, (infos, tails) in sorted(experts.items(), key=lambda item: _natural_key(item[0]))
     )
     return ModelLayout(linears=linears, moes=moes, orphans=tuple(orphans), notes=tuple(notes),
                        skipped=tuple(SkippedLayer(p, tuple(infos), _skip_reason(arch, config))
@@ -251,9 +266,26 @@ def _is_embedding(name: str) -> bool:
     return any(f"{e}." in f"{name}" for e in EMBEDDINGS)
 
 
-def _expert_id(name: str, moe: str) -> str:
-    rest = name[len(moe) + 1:]
-    head = rest.split(".", 1)[0]
+def _expert_group(head: str, skip_prefixes: tuple[str, ...]) -> tuple[list[TensorInfo], list[str]] | tuple[()]:
+    """A new FusedMoE group for names '<head>.experts.<tail>', or () when they are not experts': skipped (an MTP
+    prefix is a prefix of every such name exactly when it is one of '<head>.experts.', as no prefix holds
+    'experts'), or a head the regex in _expert_id cannot match (empty, or holding a newline)."""
+    if not head or "\n" in head or f"{head}.experts.".startswith(skip_prefixes):
+        return ()
+    return [], []
+
+
+def _expert_id(tail: str) -> str | None:
+    r"""The expert a tensor belongs to, from what follows the last '.experts.' in its name ('113' for
+    '113.down_proj.weight', 'fused' for 'gate_up_proj'), or None when that is not an expert tensor's tail.
+
+    With the name's part before it non-empty and free of newlines, this is exactly whether the name matches
+    r'^(?P<moe>.+\.experts)\.(?:\d+\.)?[^.]+(?:\.[^.]+)?$' (the regex is greedy, so its `moe` group ends at the
+    last '.experts.'; an earlier one leaves a longer tail, which never matches when the last one's does not).
+    """
+    if _EXPERT_TAIL.fullmatch(tail) is None:
+        return None
+    head = tail.split(".", 1)[0]
     return head if head.isdigit() else "fused"
 
 

@@ -11,6 +11,7 @@ fused_moe/config.py, fused_moe/expert_map_manager.py determine_expert_map, quant
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 from typing import NamedTuple
 
 from fp8check.core.integrity import check_module
@@ -385,20 +386,27 @@ def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], qu
                  ) -> tuple[tuple[MoEReport, ...], frozenset[MoESweep]]:
     """Every FusedMoE at --tp / --ep, and the distinct signatures the TP sweep re-plans."""
     reports, sweeps = [], set()
+    twin: _Twin | None = None  # the previous FusedMoE, if its experts were checked and found clean
     for moe in moes:
-        shapes = expert_shapes(moe)
-        dtypes = "/".join(sorted({t.dtype for t in moe.tensors if t.name.endswith(".weight")}))
+        structure = _structure(moe)
+        same = twin is not None and twin.structure == structure
+        shapes = twin.shapes if same else expert_shapes(moe)
+        dtypes = twin.dtypes if same else "/".join(sorted({t.dtype for t in moe.tensors if t.name.endswith(".weight")}))
         if shapes.fused:
             reports.append(MoEReport(moe.name, moe.num_experts, (), dtypes, (), None, None, "?", None, None, (), (),
                                      (), ("experts are stored fused (not one tensor set per expert): fp8check does not "
                                           "predict their method or backend yet",), layout=moe.layout))
             continue
         method = select_method(moe, shapes, quant, ctx.profile.moe_rules)
+        if same and method != twin.method:
+            same, shapes = False, expert_shapes(moe)
         routing, routing_note = routing_method(tensors, moe, model_type)
         sweep = MoESweep(method, shapes.hidden, shapes.intermediate, len(shapes.experts), routing)
         sweeps.add(sweep)
         result = plan(method, *sweep[1:4], tp, ep, ctx, routing, in_dtype)
-        integrity_errors, warnings = integrity(moe, shapes, method)
+        integrity_errors, warnings = ([], []) if same else integrity(moe, shapes, method)
+        clean = not shapes.errors and not integrity_errors and not warnings
+        twin = _Twin(structure, shapes, dtypes, method) if clean else None
         notes = [n for n in (method.note, routing_note) if n] + list(result.notes)
         errors = list(result.errors)
         if errors and not ep and tp > 1 and not plan(method, *sweep[1:4], tp, True, ctx, routing, in_dtype).errors:
@@ -418,6 +426,28 @@ def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], qu
             ep=result.ep, moe_tp=result.tp, experts_per_rank=result.experts_per_rank,
             intermediate_per_rank=result.intermediate_per_rank, block=result.block))
     return tuple(reports), frozenset(sweeps)
+
+
+class _Twin(NamedTuple):
+    """A FusedMoE whose experts passed every check, and what another with the same structure can reuse.
+
+    Same structure (every tensor's name after the FusedMoE's own, dtype and shape, in the same order) and an
+    equal method make every result identical but the names in messages, and a clean FusedMoE has none: its
+    grouping (expert_shapes' counts, leaves, hidden and intermediate sizes; the Shards themselves are only read by
+    integrity) and its integrity (every check_module signature clean) hold for the other. DeepSeek-V3's 58 MoE
+    layers are checked once and compared 57 times: still every tensor, but as one list comparison each.
+    """
+
+    structure: tuple[tuple[str, ...], list[str], list[tuple[int, ...]]]
+    shapes: ExpertShapes
+    dtypes: str
+    method: MoEMethod
+
+
+def _structure(moe: MoEModule) -> tuple[tuple[str, ...], list[str], list[tuple[int, ...]]]:
+    """Every tensor's name after the FusedMoE's (cut once by build_layout), dtype and shape, in order; column-wise,
+    in C (shapes are shared tuples within a shard, so most compare by identity)."""
+    return moe.tails, list(map(itemgetter(1), moe.tensors)), list(map(itemgetter(2), moe.tensors))
 
 
 def sweep_loads(sweeps: frozenset[MoESweep], ctx: RoutingContext, tp: int, ep: bool, in_dtype: str) -> bool:

@@ -28,8 +28,20 @@ ALIASES: dict[str, str] = {
     "mi300x": "rocm:gfx942", "mi325x": "rocm:gfx942", "mi350x": "rocm:gfx950", "mi355x": "rocm:gfx950",
     "rx7900xtx": "rocm:gfx1100", "rx9070xt": "rocm:gfx1201", "r9700": "rocm:gfx1201",
     "arc-a770": "xpu", "arc-b580": "xpu", "arc-pro-b60": "xpu", "b60": "xpu", "max1100": "xpu", "max1550": "xpu",
-    "pvc": "xpu", "lunar-lake": "xpu",
+    "pvc": "xpu", "lunar-lake": "xpu", "a100-40gb": "cuda:80", "a100-80gb": "cuda:80",
 }
+# Device memory per alias, nominal GiB from the vendors' datasheets (not from vLLM; the driver reports a little
+# less, e.g. ~79.6 GiB for an 80 GiB H100). Aliases sold in several sizes (v100, a100, gh200, ...) are left out:
+# memory unknown, --assume device_memory=... (or a100-40gb / a100-80gb) says it. MI250/MI250X and Max 1550 show
+# each die/stack as its own device.
+DEVICE_MEMORY_GIB: dict[str, float] = {
+    "t4": 16, "a100-40gb": 40, "a100-80gb": 80, "a800": 80, "a10": 24, "a10g": 24, "a40": 48, "rtx3090": 24, "l4": 24,
+    "l40": 48, "l40s": 48, "rtx4090": 24, "rtx6000-ada": 48, "h100": 80, "h800": 80, "h200": 141, "b200": 180,
+    "rtx5090": 32, "rtx-pro-6000": 96, "mi210": 64, "mi250": 64, "mi250x": 64, "mi300x": 192, "mi325x": 256,
+    "mi350x": 288, "mi355x": 288, "rx7900xtx": 24, "rx9070xt": 16, "r9700": 32, "arc-a770": 16, "arc-b580": 12,
+    "arc-pro-b60": 24, "b60": 24, "max1100": 48, "max1550": 64,
+}
+MEMORY_UNITS = {"": 1 << 30, "gib": 1 << 30, "gb": 10**9, "mib": 1 << 20, "mb": 10**6, "tib": 1 << 40, "tb": 10**12}
 
 
 class Assumptions(NamedTuple):
@@ -52,6 +64,8 @@ class Assumptions(NamedTuple):
     cpu_amx: bool = True            # AMX tiles (Sapphire Rapids or newer) for vLLM's CPU FP8 kernels
     cpu_amx_fp8: bool = False       # native AMX-FP8 (ops.cpu_has_amx_fp8()): 0.33's CPU W8A8 kernels need it
     batch_invariant: bool = False   # VLLM_BATCH_INVARIANT
+    device_memory: int | None = None  # bytes per device (from the alias, fp8check.core.memory); None: unknown
+    gpu_memory_utilization: float = 0.92  # config/cache.py CacheConfig default in every wheel 0.25-0.33
 
     def relevant(self, kind: str) -> dict[str, str | bool]:
         """The assumptions that can change routing on this kind of platform: the only ones shown (table, JSON),
@@ -84,7 +98,16 @@ class Platform(NamedTuple):
 
 
 def parse_platform(text: str) -> Platform:
-    """`xpu`, `cpu`, `cuda:90` / `cuda:9.0` / `sm90`, `rocm:gfx942`, or an alias such as h100 or mi300x."""
+    """`xpu`, `cpu`, `cuda:90` / `cuda:9.0` / `sm90`, `rocm:gfx942`, or an alias such as h100 or mi300x (which
+    also gives the device memory)."""
+    platform = _parse_platform(text)
+    memory = DEVICE_MEMORY_GIB.get(text.strip().lower())
+    if memory is None:
+        return platform
+    return platform._replace(assumptions=platform.assumptions._replace(device_memory=int(memory * (1 << 30))))
+
+
+def _parse_platform(text: str) -> Platform:
     raw = text.strip().lower()
     spec = ALIASES.get(raw, raw)
     label = raw if spec == raw else f"{raw} ({spec})"
@@ -124,7 +147,9 @@ def apply_assumptions(platform: Platform, items: list[str]) -> Platform:
         key = key.strip().replace("-", "_")
         if not sep or key not in known:
             raise InputError(f"--assume {item!r}: expected KEY=VALUE with KEY one of {', '.join(known)}")
-        if key == "cuda_version":
+        if key in ("device_memory", "gpu_memory_utilization"):
+            changes[key] = _memory_assumption(key, value, item)
+        elif key == "cuda_version":
             if not re.fullmatch(r"\d+\.\d+", value.strip()):
                 raise InputError(f"--assume {item!r}: cuda_version must look like 12.8")
             changes[key] = value.strip()
@@ -134,6 +159,18 @@ def apply_assumptions(platform: Platform, items: list[str]) -> Platform:
                 raise InputError(f"--assume {item!r}: {key} takes yes or no")
             changes[key] = lowered in ("yes", "true", "1", "on")
     return platform._replace(assumptions=platform.assumptions._replace(**changes))
+
+
+def _memory_assumption(key: str, value: str, item: str) -> int | float:
+    """device_memory=80GiB / 80GB (10^9 bytes) / 80 (GiB); gpu_memory_utilization=0.9 (vLLM: 0 < u <= 1)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", value.lower())
+    if key == "gpu_memory_utilization":
+        if not match or match.group(2) or not 0 < float(match.group(1)) <= 1:
+            raise InputError(f"--assume {item!r}: gpu_memory_utilization takes a fraction in (0, 1], e.g. 0.9")
+        return float(match.group(1))
+    if not match or match.group(2) not in MEMORY_UNITS or float(match.group(1)) <= 0:
+        raise InputError(f"--assume {item!r}: device_memory takes a size such as 80GiB, 141GB or 192 (GiB)")
+    return int(float(match.group(1)) * MEMORY_UNITS[match.group(2)])
 
 
 def disabled_kernels_from_env() -> tuple[str, ...]:

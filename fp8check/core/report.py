@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from fp8check.core.inspect import InspectReport, LayerReport
+from fp8check.core.memory import to_json as memory_json
 from fp8check.core.moe import MoEReport
 from fp8check.core.modules import layer_template
+from fp8check.core.warnings import all_warnings
 
 SCHEMA_VERSION = 1
 
@@ -30,6 +32,7 @@ def to_json(report: InspectReport) -> dict:
         "assumptions": report.platform.assumptions.relevant(report.platform.kind),
         "quant_method": report.quant_method,
         "errors": list(report.errors),
+        "warnings": list(report.warnings),
         "notes": list(report.notes),
         "tp_sizes_ok": list(report.tp_sizes_ok),
         "ep": report.ep,
@@ -38,6 +41,8 @@ def to_json(report: InspectReport) -> dict:
         "skipped": [{"prefix": s.prefix, "tensors": len(s.tensors), "weight_dtypes": sorted({t.dtype for t in s.tensors}),
                      "reason": s.reason} for s in report.skipped],
         "moe": [_moe_json(m) for m in report.moes],
+        "memory": memory_json(report.memory) if report.memory else None,
+        "suggestions": [{"kind": s.kind, "text": s.text, "argv": list(s.options)} for s in report.suggestions],
     }
 
 
@@ -129,7 +134,8 @@ def verdict(report: InspectReport) -> str:
         if report.moes:
             backends = sorted({m.kernel for m in report.moes if m.kernel})
             text += f"; {len(report.moes)} FusedMoE" + (f" via {', '.join(backends)}" if backends else "")
-        return text
+        warned = len(all_warnings(report))
+        return text + (f"; {warned} warning(s) (--fail-on warning fails on them)" if warned else "")
     parts = []
     if bad:
         parts.append(f"{len(bad)} of {len(report.layers)} linear modules fail")
@@ -198,16 +204,39 @@ def load_to_json(report) -> dict:
             "notes": list(run.notes),
             "ranks": [{"rank": r.rank, "bytes_read": r.bytes_read, "ms": r.ms} for r in run.ranks],
         }
+        layer["against"] = None if run is None or run.against is None else run.against.as_json()
+    moe_runs = {run.name: run for run in report.moe_runs}
+    for entry in doc["moe"]:
+        entry["load"] = _moe_load_json(moe_runs[entry["name"]]) if entry["name"] in moe_runs else None
     doc.update(command="load", ok=report.ok, device=report.device, device_platform=report.device_platform,
                tokens=report.tokens, seed=report.seed, layers_regex=report.layers_regex,
                bytes_read=report.bytes_read, seconds=round(report.seconds, 3), load_notes=list(report.notes),
-               load_summary=load_summary(report))
+               load_summary=load_summary(report), against=report.against)
     return doc
 
 
+def _moe_load_json(run) -> dict:
+    """A FusedMoE's load object: a linear layer's fields (the worst expert's figures) plus every expert run."""
+    return {
+        "status": run.status, "numerics": run.numerics, "execution": run.execution, "emulated": run.emulated,
+        "tokens": run.tokens, "rel_error": run.rel_error, "bound": run.bound, "processing_error": run.processing_error,
+        "quant_error": run.quant_error, "ms": run.ms, "bytes_read": run.bytes_read, "errors": list(run.errors),
+        "warnings": list(run.warnings), "notes": list(run.notes),
+        "ranks": [{"rank": r.rank, "bytes_read": r.bytes_read, "ms": r.ms} for r in run.ranks],
+        "num_experts": run.num_experts, "experts_run": list(run.experts_run), "worst_expert": run.worst_expert,
+        "experts": [{"expert": e.expert, "status": e.status, "rank": e.rank, "rel_error": e.rel_error,
+                     "w13_error": e.w13_error, "w2_error": e.w2_error, "quant_error": e.quant_error,
+                     "processing_error": e.processing_error, "bytes_read": e.bytes_read, "ms": e.ms,
+                     "errors": list(e.errors), "warnings": list(e.warnings),
+                     "against": None if e.against is None else e.against.as_json()} for e in run.experts],
+        "against": None if run.against is None else run.against.as_json(),
+    }
+
+
 def load_summary(report) -> dict[str, int]:
+    """Statuses of every linear module and FusedMoE layer load selected."""
     counts = {"ok": 0, "warn": 0, "FAIL": 0, "not run": 0}
-    for run in report.runs:
+    for run in report.runs + report.moe_runs:
         counts[run.status] += 1
     return counts
 
@@ -217,16 +246,21 @@ def load_verdict(report) -> str:
     counts = load_summary(report)
     where = (f"{report.inspect.platform.label}, TP={report.inspect.tp}, vLLM {report.inspect.profile.vllm}, "
              f"arithmetic on {report.device}")
-    emulated = sum(1 for run in report.runs if run.emulated)
+    emulated = sum(1 for run in report.runs + report.moe_runs if run.emulated)
     said = f"; {emulated} emulated" if emulated else ""
+    experts = sum(len(run.experts_run) for run in report.moe_runs)
+    moes = f" (of them {len(report.moe_runs)} FusedMoE layers, {experts} experts)" if report.moe_runs else ""
     if report.ok:
         warned = f", {counts['warn']} with warnings" if counts["warn"] else ""
-        return f"OK: {counts['ok'] + counts['warn']} modules ran and agree with their fp32 reference{warned} ({where}{said})"
-    bad_moes = sum(1 for moe in report.inspect.moes if not moe.ok)
+        return (f"OK: {counts['ok'] + counts['warn']} modules{moes} ran and agree with their fp32 reference{warned} "
+                f"({where}{said})")
+    ran = {run.name for run in report.moe_runs}
+    bad_moes = sum(1 for moe in report.inspect.moes if not moe.ok and moe.name not in ran)
     parts = [f"{counts['FAIL']} failed" if counts["FAIL"] else "", f"{counts['not run']} not run" if counts["not run"] else "",
              f"{len(report.inspect.errors)} model-level error(s)" if report.inspect.errors else "",
              f"{bad_moes} FusedMoE layer(s) vLLM would refuse" if bad_moes else ""]
-    return f"FAIL: {', '.join(p for p in parts if p)} of {len(report.runs)} modules ({where}{said})"
+    total = len(report.runs) + len(report.moe_runs)
+    return f"FAIL: {', '.join(p for p in parts if p)} of {total} modules{moes} ({where}{said})"
 
 
 class RunRow(NamedTuple):
@@ -257,13 +291,15 @@ def worst(values) -> float | None:
 
 
 def load_to_junit(report) -> str:
-    """One testcase per selected module (failures carry the reasons), one per FusedMoE layer (routed from its
-    headers, not run) and one for model-level checks."""
+    """One testcase per selected module (failures carry the reasons), one per FusedMoE layer (its run, or inspect's
+    findings when --layers left it out) and one for model-level checks."""
     def ran(run) -> JUnitCase:
         figures = f" rel_error={run.rel_error:.3g} bound={run.bound:.3g}" if run.rel_error is not None else ""
         return JUnitCase(run.name, run.errors, f"{run.kernel or '-'} -> {run.execution or run.status}{figures}",
                          (run.ms or 0) / 1000)
 
+    moe_runs = {run.name: run for run in report.moe_runs}
     cases = ([JUnitCase("model", report.inspect.errors)] + [ran(run) for run in report.runs]
-             + [JUnitCase(moe.name, moe.errors) for moe in report.inspect.moes])
+             + [ran(moe_runs[moe.name]) if moe.name in moe_runs else JUnitCase(moe.name, moe.errors)
+                for moe in report.inspect.moes])
     return junit_document(f"fp8check load {report.inspect.model} on {report.device}", report.inspect.model, cases)

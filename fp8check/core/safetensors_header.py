@@ -6,9 +6,12 @@ every way a header can lie becomes a clear error naming the file and tensor, nev
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import operator
 import os
+import re
 import stat
 import struct
 from typing import NamedTuple
@@ -91,7 +94,8 @@ def _parse_int(text: str):
 def _check_values(container: dict | list, file: str, depth: int) -> None:
     """What serde_json refuses and Python's json accepts: nesting past its limit, lone surrogates (\\ud800).
 
-    Only __metadata__ and entries off the fast path need it: a fast-path entry is 3 levels deep and has no escapes.
+    Only __metadata__ and entries off the fast path need it: a fast-path entry is 3 levels deep, its name
+    printable (no lone surrogate is) and its dtype a known one.
     """
     stack = [(container, depth)]
     while stack:
@@ -113,12 +117,104 @@ def parse_header(header: bytes, file: str, file_size: int | None) -> Safetensors
     """Validate a header's JSON (`header` excludes the 8-byte prefix).
 
     With `file_size` known, offsets are checked against the data region; every check safetensors makes
-    (known dtype, size = shape x dtype, contiguous offsets covering the data) is made here too.
+    (known dtype, size = shape x dtype, contiguous offsets covering the data) is made here too. A plain header
+    (what every real writer produces) passes the quick path, which makes the same checks in bulk; any other, and
+    any the quick path cannot prove valid, takes the careful path, which names the first problem. Both accept
+    exactly the same headers (tests/test_fast_paths.py compares them).
     """
     try:
         text = header.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CheckpointFileError(file, f"header is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    data_len = None if file_size is None else file_size - 8 - len(header)
+    return _parse_plain(text, len(header), file, data_len) or _parse_careful(text, len(header), file, data_len)
+
+
+class _NotPlain(Exception):
+    """The quick path gives up: the careful path decides (and names the problem, if there is one)."""
+
+
+# One plain entry as serde_json writes it: a name without escapes or control characters, then dtype, shape (positive
+# dimensions) and data_offsets, in that order, compact; numbers as JSON writes them (no '-', '+', leading zero,
+# fraction or exponent). Splitting a header on it leaves only the text between entries, which must be "," but
+# for the opening (with __metadata__ first, as serde writes it) and the closing (padded with spaces).
+_INT = r"(0|[1-9][0-9]*)"
+_PLAIN_ENTRY = re.compile(r'"([^"\\\x00-\x1f\x7f]*)":\{"dtype":"([A-Z0-9_]+)",'
+                          r'"shape":\[((?:[1-9][0-9]*(?:,[1-9][0-9]*)*)?)\],'
+                          r'"data_offsets":\[' + _INT + "," + _INT + r"\]\}")
+_PLAIN_OPENING = re.compile(r'\{(?:"__metadata__":(null|\{[^{}]*\}),)?')
+_PLAIN_CLOSING = re.compile(r"\} *")
+
+
+def _parse_plain(text: str, header_len: int, file: str, data_len: int | None) -> SafetensorsHeader | None:
+    """The quick path, or None when the header is not plain enough to prove valid here.
+
+    One regex split (in C, faster than json.loads here) proves the text is exactly `{`, optional string-to-string
+    __metadata__, then plain entries separated by ",", then `}`: that text is a JSON object whose values are
+    what the groups say, with no bool, float, '-0', escape or control character anywhere but in the metadata
+    (parsed on its own). Then, column by column: no name twice, each distinct (dtype, shape) known and under
+    2^64 bits, every tensor's bits equal to 8 x its byte span, and the tiling of the data region.
+    """
+    parts = _PLAIN_ENTRY.split(text)
+    between = parts[0::6]
+    opening = _PLAIN_OPENING.fullmatch(between[0])
+    if opening is None or _PLAIN_CLOSING.fullmatch(between[-1]) is None \
+            or between.count(",") != len(between) - 2:
+        return None
+    names, dtypes, shapes = parts[1::6], parts[2::6], parts[3::6]
+    try:
+        metadata = _plain_metadata(opening[1])
+    except _NotPlain:
+        return None
+    if "__metadata__" in names or not (text.isascii() or all(map(str.isprintable, names))):
+        return None  # an ASCII name here is printable: the regex admits no control character
+    dims_of = {shape: tuple(map(int, shape.split(","))) if shape else () for shape in set(shapes)}
+    try:  # KeyError: an unknown dtype
+        numel = {shape: math.prod(dims) for shape, dims in dims_of.items() if len(dims) <= MAX_RANK}
+        bits = list(map(operator.mul, map(numel.__getitem__, shapes), map(DTYPE_BITS.__getitem__, dtypes)))
+    except KeyError:
+        return None
+    starts, ends = list(map(int, parts[4::6])), list(map(int, parts[5::6]))
+    # bits == 8 x bytes also says the bits are whole bytes
+    if max(bits) > U64_MAX or bits != list(map(operator.mul, map(operator.sub, ends, starts), itertools.repeat(8))) \
+            or not _plain_tiling(starts, ends, data_len):
+        return None
+    dims = map(dims_of.__getitem__, shapes)  # one tuple per distinct shape
+    tensors = dict(zip(names, map(tuple.__new__, itertools.repeat(TensorInfo),
+                                  zip(names, dtypes, dims, starts, ends, itertools.repeat(file)))))
+    if len(tensors) != len(names):
+        return None
+    return SafetensorsHeader(file=file, header_len=header_len, metadata=metadata, tensors=tensors)
+
+
+def _plain_metadata(text: str | None) -> dict[str, str]:
+    """__metadata__ as the quick path accepts it: absent, null, or distinct ASCII string keys to ASCII strings."""
+    if text is None or text == "null":
+        return {}
+    try:
+        pairs = json.loads(text, object_pairs_hook=list)
+    except ValueError:
+        raise _NotPlain from None
+    metadata = dict(pairs)
+    if len(metadata) != len(pairs) or not all(type(k) is str and type(v) is str and k.isascii() and v.isascii()
+                                              for k, v in pairs):
+        raise _NotPlain
+    return metadata
+
+
+def _plain_tiling(starts: tuple[int, ...], ends: tuple[int, ...], data_len: int | None) -> bool:
+    """_check_layout's rule in bulk: in offset order each tensor starts where the previous one ends, from 0 to
+    the end of the data (within [0, 2^64) when the file size is unknown). Every tensor here is non-empty, so
+    a header already in offset order (what writers produce) needs no sort."""
+    if data_len is None:
+        return min(starts) >= 0 and max(ends) <= U64_MAX
+    if not (starts[0] == 0 and ends[-1] == data_len and starts[1:] == ends[:-1]):
+        starts, ends = zip(*sorted(zip(starts, ends)))
+    return starts[0] == 0 and ends[-1] == data_len and starts[1:] == ends[:-1]
+
+
+def _parse_careful(text: str, header_len: int, file: str, data_len: int | None) -> SafetensorsHeader:
+    """Every check, one entry at a time, raising on the first problem with a message naming it."""
     try:
         doc = json.loads(text, object_pairs_hook=_reject_duplicates, parse_constant=_reject_constant,
                          parse_int=_parse_int if "-0" in text else None)  # the hook costs; "-0" is rare
@@ -138,9 +234,9 @@ def parse_header(header: bytes, file: str, file_size: int | None) -> Safetensors
     for name, entry in doc.items():
         tensors[name] = _tensor_info(name, entry, file)
 
-    if file_size is not None:
-        _check_layout(tensors, file, file_size - 8 - len(header))
-    return SafetensorsHeader(file=file, header_len=len(header), metadata=metadata, tensors=tensors)
+    if data_len is not None:
+        _check_layout(tensors, file, data_len)
+    return SafetensorsHeader(file=file, header_len=header_len, metadata=metadata, tensors=tensors)
 
 
 def _tensor_info(name: str, entry: object, file: str) -> TensorInfo:

@@ -32,6 +32,7 @@ class ShardTensors(NamedTuple):
     scale: torch.Tensor | None
     input_scale: torch.Tensor | None
     bias: torch.Tensor | None = None
+    scale_suffix: str = "weight_scale"  # as the checkpoint names it: native fp8 stores `weight_scale_inv`
 
 
 class CheckpointFiles:
@@ -92,7 +93,8 @@ def _shard_tensors(name: str, files: CheckpointFiles, weight: TensorRead, side: 
         return files.read(side[suffix]) if suffix in side else None
 
     scale = next((s for s in SCALE_SUFFIXES if s in side), None)
-    return ShardTensors(name, files.read(weight), get(scale) if scale else None, get("input_scale"), get("bias"))
+    return ShardTensors(name, files.read(weight), get(scale) if scale else None, get("input_scale"), get("bias"),
+                        scale or "weight_scale")
 
 
 # ----------------------------------------------------------------------------------------------- value checks
@@ -134,7 +136,7 @@ def value_errors(shards: tuple[ShardTensors, ...]) -> list[str]:
             all_zero = not bool(weight.any())
         if all_zero:
             errors.append(f"{shard.name}.weight: all {weight.numel()} elements are zero (an empty export?)")
-        for suffix, scale in (("weight_scale", shard.scale), ("input_scale", shard.input_scale)):
+        for suffix, scale in ((shard.scale_suffix, shard.scale), ("input_scale", shard.input_scale)):
             if scale is not None:
                 errors += scale_errors(f"{shard.name}.{suffix}", scale)
         if shard.bias is not None:

@@ -44,6 +44,32 @@ KERNEL_NUMERICS: dict[str, str] = {
     "AiterFp8BlockScaledMMKernel": BLOCK, "CPUFp8W8A8BlockScaledMMKernel": BLOCK, "CPUFp8BlockScaledMMKernel": BLOCK,
     "XPUFp8BlockScaledMMKernel": BLOCK,
 }
+# Every FusedMoE experts class of fp8check.kernels.moe -> how it treats activations: W8A8 classes quantize them
+# (fused_moe/utils.py moe_kernel_quantize_input) and run BLOCK or SCALED_MM by the weights' strategy; weight-only
+# classes take the model-dtype hidden states (Marlin and Humming are W8A16; CPUExpertsFp8 is "CPU FP8 W8A16
+# block-quantized"; XPUExperts sets expects_unquantized_inputs and hands bf16 to XpuFusedMoe, whose arithmetic
+# inside is not in vLLM's source: weight-only is fp8check's inference there).
+MOE_W8A8 = "w8a8"
+MOE_EXPERTS_NUMERICS: dict[str, str] = {
+    "TritonExperts": MOE_W8A8, "DeepGemmExperts": MOE_W8A8, "TritonOrDeepGemmExperts": MOE_W8A8,
+    "CutlassExpertsFp8": MOE_W8A8, "TritonOrCutlassExperts": MOE_W8A8, "CutlassBatchedExpertsFp8": MOE_W8A8,
+    "FlashInferExperts": MOE_W8A8, "TrtLlmFp8ExpertsMonolithic": MOE_W8A8, "TrtLlmFp8ExpertsModular": MOE_W8A8,
+    "BatchedDeepGemmExperts": MOE_W8A8, "BatchedTritonExperts": MOE_W8A8, "AiterExperts": MOE_W8A8,
+    "AiterFp8BlockExperts": MOE_W8A8, "AiterFp8TensorExperts": MOE_W8A8, "AiterFp8ChannelExperts": MOE_W8A8,
+    "CPUExpertsFp8W8A8": MOE_W8A8, "HPCExperts": MOE_W8A8,
+    "MarlinExperts": WEIGHT_ONLY, "HummingGroupedExperts": WEIGHT_ONLY, "BatchedHummingGroupedExperts": WEIGHT_ONLY,
+    "HummingIndexedExperts": WEIGHT_ONLY, "CPUExpertsFp8": WEIGHT_ONLY, "XPUExpertsFp8": WEIGHT_ONLY,
+    "XPUExpertsMxFp8": WEIGHT_ONLY, "XPUExpertsBlockFp8": WEIGHT_ONLY,
+}
+
+
+def moe_numerics(experts: str, block: tuple[int, int] | None) -> str:
+    """The numerics class an experts class runs FP8 weights with (block weights: BLOCK, else SCALED_MM)."""
+    if MOE_EXPERTS_NUMERICS[experts] == WEIGHT_ONLY:
+        return WEIGHT_ONLY
+    return BLOCK if block else SCALED_MM
+
+
 # Relative Frobenius error allowed between a numerics class and the fp32 reference computed from the same
 # quantized operands, in units of the output dtype's unit roundoff u (bf16 2^-8, fp16 2^-11, fp32 2^-24).
 # Accumulation is fp32 in every class, so what remains is rounding: the output's (<= u per element) and, for

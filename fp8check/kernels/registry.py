@@ -79,6 +79,7 @@ class Rejection(NamedTuple):
     kernel: str
     reason: str
     verified: bool = True
+    by_platform: bool = False  # refused by is_supported (or disabled), before any condition on the layer
 
 
 class KernelChoice(NamedTuple):
@@ -165,7 +166,8 @@ def choose_kernel(quantization: str, cfg: KernelConfig, ctx: RoutingContext, bac
         if reason is None:
             return KernelChoice(quantization, kernel.name, tuple(rejected), warnings=tuple(warnings),
                                 runtime_error=kernel.runtime_error(cfg, ctx))
-        rejected.append(Rejection(kernel.name, reason, kernel.verified))
+        by_platform = kernel.name in ctx.disabled or kernel.is_supported(ctx) is not None
+        rejected.append(Rejection(kernel.name, reason, kernel.verified, by_platform))
     error = ("Failed to find a kernel that can implement the ScaledMM linear layer. Reasons: \n"
              + "\n".join(r.reason for r in rejected))
     return KernelChoice(quantization, None, tuple(rejected), error=error, warnings=tuple(warnings))

@@ -1,0 +1,62 @@
+"""Tables of `fp8check kernels` (the registry on one platform) and `fp8check env` (this host)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from fp8check.core.envinfo import Probe
+from fp8check.core.errors import printable
+from fp8check.core.kernel_matrix import REPRESENTATIVE_K, REPRESENTATIVE_N, KernelTable
+from fp8check.kernels.base import RoutingContext
+
+
+def kernels_table(ctx: RoutingContext, tables: list[KernelTable], console: Console) -> None:
+    """One grid per quantization key: yes, yes (auto) for what auto selects, or no [n] with reason n below."""
+    assumed = ", ".join(f"{k}={'yes' if v is True else 'no' if v is False else v}"
+                        for k, v in ctx.platform.assumptions.relevant(ctx.kind).items())
+    console.print(f"[bold]platform={escape(ctx.platform.label)}  vllm={ctx.profile.name} ({ctx.profile.vllm})[/bold]"
+                  + (f"  [dim]assuming {escape(assumed)}[/dim]" if assumed else "")
+                  + (f"  disabled={escape(printable(', '.join(sorted(ctx.disabled)), 500))}" if ctx.disabled else ""))
+    reasons: dict[str, int] = {}
+    for table in tables:
+        grid = Table(title=f"{table.quantization} (vLLM's order)", title_justify="left", header_style="bold")
+        grid.add_column("kernel")
+        for column in table.columns:
+            grid.add_column(f"{column.weight}\n{column.activation}", overflow="fold")
+        for row in table.rows:
+            cells = []
+            for cell in row.cells:
+                if cell.ok:
+                    cells.append("[green]yes (auto)[/green]" if cell.chosen else "yes")
+                else:
+                    number = reasons.setdefault(cell.reason or "", len(reasons) + 1)
+                    cells.append(f"[red]no[/red] [{number}]")
+            grid.add_row(row.kernel + ("" if row.verified else " [dim](inferred)[/dim]"), *cells)
+        console.print(grid)
+    for reason, number in reasons.items():
+        console.print(f"  [{number}] {escape(printable(reason, 2000))}")
+    console.print(f"[dim]for one N={REPRESENTATIVE_N}, K={REPRESENTATIVE_K} bfloat16-output layer: shape conditions "
+                  "are decided per layer by `fp8check inspect`; (inferred): conditions not read from vLLM's source"
+                  "[/dim]")
+
+
+def env_table(probes: list[Probe], console: Console) -> None:
+    grid = Table(header_style="bold")
+    for column in ("component", "version", "details"):
+        grid.add_column(column, overflow="fold")
+    for probe in probes:
+        details = [f"{key}={_value(value)}" for key, value in probe.details.items() if key != "devices"]
+        details += [", ".join(f"{k}={_value(v)}" for k, v in device.items()) for device in probe.details.get("devices", [])]
+        if probe.error:
+            details.append(f"[yellow]{escape(printable(probe.error, 500))}[/yellow]")
+        grid.add_row(probe.name, escape(probe.version or ("-" if probe.found else "not found")),
+                     "\n".join(details) or "-")
+    console.print(grid)
+
+
+def _value(value) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}={_value(v)}" for k, v in value.items()) + "}"
+    return escape(printable(str(value), 500))

@@ -1,0 +1,151 @@
+"""Memory fit per rank: weight bytes from the headers as vLLM splits them, the KV cache, the device budget."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import math
+import os
+
+import pytest
+from typer.testing import CliRunner
+
+from fp8check.cli.app import app
+from fp8check.core.checkpoint import open_local
+from fp8check.core.errors import InputError
+from fp8check.core.inspect import InspectOptions, inspect_checkpoint
+from fp8check.core.matrix import matrix
+from fp8check.core.memory import kv_bytes_per_token, memory_plan, weight_bytes_per_rank
+from fp8check.core.modules import build_layout
+from fp8check.core.platforms import apply_assumptions, parse_platform
+from fp8check.core.profiles import LATEST
+from fp8check.synth import Spec, write_checkpoint
+
+runner = CliRunner()
+GIB = 1 << 30
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def plan_of(folder):
+    ckpt = open_local(folder)
+    return memory_plan(ckpt.tensors, ckpt.config, build_layout(ckpt.tensors, ckpt.config))
+
+
+def tiny_llama_bytes(tp: int) -> int:
+    """Spec()'s Llama (hidden 256, intermediate 512, 4 heads / 2 KV heads of 64, vocab 1000, 2 layers) with
+    per-channel FP8, counted by hand: FP8 weights 1 byte, channel scales float32, the rest bf16."""
+    kv_rows = 64 * max(1, 2 // tp) * 2                       # k and v: KV heads replicated once tp > 2
+    qkv = (256 // tp + kv_rows) * (256 + 4)                  # q + k + v rows, each 256 fp8 + one f32 scale
+    o = 256 * 256 // tp + 256 * 4                            # row-parallel: K split, channel scale whole
+    gate_up = 2 * 512 // tp * (256 + 4)
+    down = 256 * 512 // tp + 256 * 4
+    norms = 2 * 256 * 2
+    vocab_rows = 1024 // tp                                  # VocabParallelEmbedding pads 1000 to 64s first
+    return 2 * (qkv + o + gate_up + down + norms) + 256 * 2 + 2 * vocab_rows * 256 * 2
+
+
+@pytest.mark.parametrize("tp", [1, 2, 4])
+def test_weight_bytes_per_rank_match_a_hand_count(make_checkpoint, tp):
+    plan = plan_of(make_checkpoint(quant="ct-fp8-dynamic"))
+    assert weight_bytes_per_rank(plan, tp, ep=False) == tiny_llama_bytes(tp)
+
+
+@pytest.mark.parametrize("tp, heads_per_rank", [(1, 2), (2, 1), (4, 1)])
+def test_kv_cache_per_token_replicates_kv_heads_beyond_their_number(make_checkpoint, tp, heads_per_rank):
+    plan = plan_of(make_checkpoint())
+    assert kv_bytes_per_token(plan, tp) == 2 * 2 * heads_per_rank * 64 * 2  # layers x (K, V) x heads x dim x bf16
+
+
+@pytest.mark.parametrize("tp", [1, 4])
+def test_mla_caches_one_latent_per_token_on_every_rank(make_checkpoint, tp):
+    folder = make_checkpoint(quant="fp8-block", architecture="DeepseekV3ForCausalLM", model_type="deepseek_v3",
+                             mla=True, q_lora_rank=128, kv_lora_rank=128, qk_rope_head_dim=32, data="sparse")
+    assert kv_bytes_per_token(plan_of(folder), tp) == 2 * (128 + 32) * 2  # layers x latent x bf16
+
+
+def test_experts_under_ep_are_held_whole_by_their_rank(make_checkpoint):
+    folder = make_checkpoint(quant="fp8-block", architecture="Qwen3MoeForCausalLM", model_type="qwen3_moe",
+                             hidden=256, heads=4, kv_heads=4, head_dim=64, experts=6, moe_intermediate=256,
+                             data="sparse")
+    ckpt = open_local(folder)
+    expert_bytes = sum(info.numel * (1 if info.dtype.startswith("F8") else 4)
+                       for name, info in ckpt.tensors.items() if ".experts." in name)
+    plan = plan_of(folder)
+    # TP 4 slices every expert into quarters; EP 4 gives rank 0 two of the six experts whole (2, 2, 1, 1).
+    extra = weight_bytes_per_rank(plan, 4, ep=True) - weight_bytes_per_rank(plan, 4, ep=False)
+    assert extra == expert_bytes * 2 // 6 - expert_bytes // 4
+
+
+@pytest.mark.parametrize("value, expected", [("80GiB", 80 * GIB), ("80", 80 * GIB), ("141GB", 141 * 10**9),
+                                             ("0.5 TiB", GIB * 512), ("24576MiB", 24 * GIB)])
+def test_assume_device_memory_units(value, expected):
+    platform = apply_assumptions(parse_platform("cuda:90"), [f"device_memory={value}"])
+    assert platform.assumptions.device_memory == expected
+
+
+@pytest.mark.parametrize("item", ["device_memory=lots", "device_memory=-3GB", "device_memory=80XB",
+                                  "gpu_memory_utilization=0", "gpu_memory_utilization=1.5",
+                                  "gpu_memory_utilization=90%"])
+def test_bad_memory_assumptions_are_input_errors(item):
+    with pytest.raises(InputError, match=item.split("=")[0]):
+        apply_assumptions(parse_platform("h100"), [item])
+
+
+def test_alias_memory_and_default_utilization():
+    h100, a100_40 = parse_platform("h100").assumptions, parse_platform("a100-40gb").assumptions
+    assert (h100.device_memory, a100_40.device_memory) == (80 * GIB, 40 * GIB)
+    assert parse_platform("cuda:90").assumptions.device_memory is None
+    assert h100.gpu_memory_utilization == 0.92  # vLLM 0.25-0.33 config/cache.py: Field(default=0.92)
+
+
+def test_not_fitting_is_a_failure_with_the_numbers(make_checkpoint):
+    folder = make_checkpoint()
+    result = runner.invoke(app, ["inspect", folder, "-p", "h100", "--assume", "device_memory=1MiB", "-f", "json"])
+    doc = json.loads(result.stdout)
+    assert result.exit_code == 1 and doc["ok"] is False
+    memory = doc["memory"]
+    assert memory["fits"] is False and memory["device_memory"] == 1 << 20
+    assert memory["budget_bytes"] == math.ceil((1 << 20) * 0.92) < memory["weight_bytes_per_rank"]
+    assert any("No available memory for the cache blocks" in e and "0.92 x 1.0 MiB" in e for e in doc["errors"])
+    assert doc["tp_sizes_ok"] == []  # no TP size fits in 1 MiB either
+
+
+def test_fitting_reports_kv_tokens_and_utilization_changes_the_budget(make_checkpoint):
+    folder = make_checkpoint()
+    docs = [json.loads(runner.invoke(app, ["inspect", folder, "-p", "h100", "-f", "json", *extra]).stdout)["memory"]
+            for extra in ([], ["--assume", "gpu_memory_utilization=0.5"])]
+    assert [d["fits"] for d in docs] == [True, True]
+    assert docs[1]["budget_bytes"] == 40 * GIB
+    for d in docs:
+        assert d["kv_cache_tokens"] == (d["budget_bytes"] - d["weight_bytes_per_rank"]) // d["kv_bytes_per_token"]
+
+
+def test_unknown_device_memory_is_said_not_failed(make_checkpoint):
+    result = runner.invoke(app, ["inspect", make_checkpoint(), "-p", "cuda:90", "-f", "json"])
+    memory = json.loads(result.stdout)["memory"]
+    assert result.exit_code == 0 and memory["fits"] is None and "--assume device_memory=" in memory["note"]
+
+
+def _deepseek_v3() -> Spec:
+    """bench/giants.py's DeepSeek-V3 shape (config.json of deepseek-ai/DeepSeek-V3), in 8 shards here."""
+    spec = importlib.util.spec_from_file_location("giants", os.path.join(ROOT, "bench", "giants.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return dataclasses.replace(module.DEEPSEEK_V3, shards=8)
+
+
+@pytest.fixture(scope="module")
+def deepseek_v3(tmp_path_factory):
+    return open_local(write_checkpoint(str(tmp_path_factory.mktemp("deepseek-v3")), _deepseek_v3()))
+
+
+@pytest.mark.parametrize("platform, fits", [("h100", False), ("h200", True)])
+def test_deepseek_v3_on_8_gpus_fits_h200_not_h100(deepseek_v3, platform, fits):
+    report = inspect_checkpoint(deepseek_v3, InspectOptions(parse_platform(platform), LATEST, tp=8))
+    # 671B parameters, ~1 byte each, over 8 ranks: between 80 x 0.92 and 141 x 0.92 GiB per rank.
+    assert 74 * GIB < report.memory.weight_bytes < 129 * GIB
+    assert report.memory.fits is fits and report.ok is fits
+    assert (8 in report.tp_sizes_ok) is fits and 4 not in report.tp_sizes_ok and 16 in report.tp_sizes_ok
+    grid = matrix(deepseek_v3, InspectOptions(parse_platform(platform), LATEST), [parse_platform(platform)], [8])
+    assert grid.cells[0].ok is fits and (grid.cells[0].reason is None) is fits

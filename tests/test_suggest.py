@@ -1,0 +1,122 @@
+"""Suggestions under a failing verdict: each is computed, and applying its argv makes the failure go away."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from typer.testing import CliRunner
+
+from fp8check.cli.app import app
+from fp8check.core.checkpoint import open_local
+from fp8check.core.inspect import InspectOptions, inspect_checkpoint
+from fp8check.core.platforms import parse_platform
+from fp8check.core.profiles import select_profile
+from fp8check.core.suggest import platform_backends, suggest
+from fp8check.synth import Spec, tensor_specs, write_safetensors
+
+runner = CliRunner()
+EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "tiny-qwen3-fp8-block")
+QWEN3_MOE = dict(quant="fp8-block", architecture="Qwen3MoeForCausalLM", model_type="qwen3_moe", hidden=1024,
+                 heads=8, kv_heads=8, head_dim=128, experts=8, moe_intermediate=768, layers=2, data="sparse")
+
+
+def inspect_json(*args):
+    result = runner.invoke(app, ["inspect", *args, "-f", "json"])
+    return result.exit_code, json.loads(result.stdout)
+
+
+def applied(args: list[str], argv: list[str]) -> list[str]:
+    """The command line with a suggestion's options replacing (or adding to) the original ones."""
+    out = list(args)
+    if argv and argv[0] in out and len(argv) == 2:
+        out[out.index(argv[0]) + 1] = argv[1]
+    else:
+        out += argv
+    return out
+
+
+def test_seed_case_names_the_release_and_pr_and_the_backend():
+    args = [EXAMPLE, "-p", "xpu", "--tp", "2", "--vllm", "0.27"]
+    code, doc = inspect_json(*args)
+    assert code == 1
+    by_kind = {s["kind"]: s for s in doc["suggestions"]}
+    assert "routes from vLLM 0.28 (PR #50787)" in by_kind["vllm"]["text"]
+    assert by_kind["vllm"]["argv"] == ["--vllm", "0.28"]
+    assert by_kind["linear_backend"]["argv"] == ["--linear-backend", "xpu"]  # 0.27 opts into W8A8 with it
+    for suggestion in doc["suggestions"]:
+        assert inspect_json(*applied(args, suggestion["argv"]))[0] == 0, suggestion
+
+
+@pytest.mark.parametrize("platform, vllm, disabled", [("xpu", "0.27", ()),
+                                                      ("mi300x", "latest", ("TritonFp8BlockScaledMMKernel",))])
+def test_backend_suggestions_are_exactly_the_backends_that_route(platform, vllm, disabled):
+    """Every --linear-backend of the platform's tables is tried by hand: it loads iff it was suggested. (On XPU
+    before 0.28 the backend picks the scheme; elsewhere filtering the table cannot rescue a failure.)"""
+    args = [EXAMPLE, "-p", platform, "--tp", "2", "--vllm", vllm]
+    args += [arg for name in disabled for arg in ("--disable-kernel", name)]
+    code, doc = inspect_json(*args)
+    assert code == 1
+    suggested = {s["argv"][1] for s in doc["suggestions"] if s["kind"] == "linear_backend"}
+    options = InspectOptions(parse_platform(platform), select_profile(vllm), disabled_kernels=disabled)
+    backends = platform_backends(options)
+    assert len(backends) >= 2
+    for backend in backends:
+        loads = inspect_json(*args, "--linear-backend", backend)[0] == 0
+        assert loads == (backend in suggested), backend
+
+
+def test_tp_suggestion_is_the_nearest_size_that_loads():
+    args = [EXAMPLE, "-p", "xpu", "--tp", "3"]
+    code, doc = inspect_json(*args)
+    tp = next(s for s in doc["suggestions"] if s["kind"] == "tp")
+    assert code == 1 and tp["argv"] == ["--tp", "2"] and "1, 2, 4" in tp["text"]
+    assert inspect_json(*applied(args, tp["argv"]))[0] == 0
+
+
+def test_ep_is_suggested_when_experts_split_whole_would_load(make_checkpoint):
+    folder = make_checkpoint(**QWEN3_MOE)
+    args = [folder, "-p", "h100", "--tp", "8", "--vllm", "0.28"]
+    code, doc = inspect_json(*args)
+    kinds = [s["kind"] for s in doc["suggestions"]]
+    assert code == 1 and "ep" in kinds
+    assert inspect_json(*args, "--ep")[0] == 0
+
+
+def test_integrity_error_names_the_tensor_to_reexport(make_checkpoint):
+    folder = make_checkpoint(quant="ct-fp8-block")
+    entries = tensor_specs(Spec(quant="ct-fp8-block"))
+    entries.pop("model.layers.1.mlp.down_proj.weight_scale")
+    write_safetensors(os.path.join(folder, "model.safetensors"), entries, None)
+    code, doc = inspect_json(folder, "-p", "xpu")
+    assert code == 1
+    assert [s for s in doc["suggestions"] if s["kind"] != "reexport"] == []  # no backend re-creates a scale
+    (reexport,) = [s for s in doc["suggestions"] if s["kind"] == "reexport"]
+    assert reexport["text"].startswith("re-export model.layers.1.mlp.down_proj.weight_scale (")
+    assert reexport["argv"] == []
+
+
+def test_passing_report_has_no_suggestions():
+    code, doc = inspect_json(EXAMPLE, "-p", "xpu", "--tp", "2")
+    assert code == 0 and doc["suggestions"] == []
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+def test_suggestions_are_shown_under_the_verdict(fmt):
+    result = runner.invoke(app, ["inspect", EXAMPLE, "-p", "xpu", "--tp", "2", "--vllm", "0.27", "-f", fmt])
+    verdict = result.stdout.index("FAIL: 8 of 9 linear modules fail")
+    assert result.stdout.index("routes from vLLM 0.28 (PR #50787)") > verdict
+
+
+def test_suggest_is_empty_for_an_ok_report():
+    ckpt = open_local(EXAMPLE)
+    options = InspectOptions(parse_platform("xpu"), select_profile("0.28"), tp=2)
+    assert suggest(inspect_checkpoint(ckpt, options), ckpt, options) == ()
+
+
+def test_load_carries_the_same_suggestions():
+    result = runner.invoke(app, ["load", EXAMPLE, "-p", "xpu", "--vllm", "0.27", "-f", "json"])
+    doc = json.loads(result.stdout)
+    assert result.exit_code == 1 and doc["command"] == "load"
+    assert inspect_json(EXAMPLE, "-p", "xpu", "--vllm", "0.27")[1]["suggestions"] == doc["suggestions"] != []
