@@ -37,12 +37,12 @@ def measure(base: str, quantized: str) -> dict:
     import torch
     from safetensors.torch import load_file
 
-    from fp8check.core import against
-    from fp8check.core.checkpoint import open_local
-    from fp8check.core.inspect import InspectOptions
-    from fp8check.core.load import LoadOptions, load_checkpoint
-    from fp8check.core.platforms import parse_platform
-    from fp8check.core.profiles import select_profile
+    from fp8check.core.load import against
+    from fp8check.core.checkpoint.local import open_local
+    from fp8check.core.routing.inspect import InspectOptions
+    from fp8check.core.load.driver import LoadOptions, load_checkpoint
+    from fp8check.core.routing.platforms import parse_platform
+    from fp8check.core.routing.profiles import select_profile
 
     stored, reference = load_file(os.path.join(quantized, "model.safetensors")), load_file(
         os.path.join(base, "model.safetensors"))
@@ -76,7 +76,7 @@ def sensitivity() -> list[tuple[str, float, float]]:
     """(case, 8*log2(ratio) expected, drift measured) on one 1024x4096 bf16 tensor."""
     import torch
 
-    from fp8check.core import against
+    from fp8check.core.load import against
 
     weight = torch.randn(1024, 4096, generator=torch.Generator().manual_seed(1)).to(torch.bfloat16)
     scale = weight.float().abs().max() / 448

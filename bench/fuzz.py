@@ -60,12 +60,14 @@ INTERESTING = [0, -1, 1, 2, 3, 7, 8, 16, 128, 129, 2**31, 2**63, 2**64 - 1, 2**6
 ST = "model.safetensors"
 
 with atheris.instrument_imports(include=["fp8check"]) if atheris else contextlib.nullcontext():
-    from fp8check.core import checkpoint, quant_config, safetensors_header
+    from fp8check.core.checkpoint import local as checkpoint
+    from fp8check.core.formats import config as quant_config
+    from fp8check.core.checkpoint import safetensors_header
     from fp8check.core.errors import InputError
-    from fp8check.core.inspect import InspectOptions, inspect_checkpoint
-    from fp8check.core.platforms import parse_platform
-    from fp8check.core.profiles import select_profile
-    from fp8check.core.report import to_json
+    from fp8check.core.routing.inspect import InspectOptions, inspect_checkpoint
+    from fp8check.core.routing.platforms import parse_platform
+    from fp8check.core.routing.profiles import select_profile
+    from fp8check.core.report.document import to_json
     from fp8check.cli import render
 from rich.console import Console  # noqa: E402
 

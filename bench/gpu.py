@@ -1,7 +1,7 @@
 """Benchmark: every numerics class of `fp8check load` on a GPU, against the fp32 reference and torch._scaled_mm.
 
 For Llama-3-70B's four linear layers (TP=1) at a decode-sized and a prefill-sized M, each row runs one numerics
-class of fp8check.kernels.numerics on synthetic weights quantized as checkpoints store them, compares it with the
+class of fp8check.kernels.numerics.gemm on synthetic weights quantized as checkpoints store them, compares it with the
 fp32 reference `load` judges it by (same quantized activations, fully dequantized weight) and times the GEMM
 alone (activations are quantized beforehand). Next to them, torch._scaled_mm on the same operands: tensorwise,
 rowwise and blockwise (1x128 x 128x128, torch.nn.functional.scaled_mm) where the device accepts them.
@@ -93,7 +93,7 @@ def bench_layer(name: str, n: int, k: int, tokens: list[int], device, iters: int
     """Rows (layer, M, numerics, what ran, rel. error, bound, ms, TFLOP/s) for one layer; weights quantized once."""
     import torch
 
-    from fp8check.kernels import numerics
+    from fp8check.kernels.numerics import gemm as numerics
     from fp8check.kernels.quant_keys import kFp8Dynamic128Sym, kFp8DynamicTokenSym, kFp8StaticTensorSym
 
     sync = torch.get_device_module(device).synchronize
@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     import torch
 
-    from fp8check.kernels import triton_fp8
+    from fp8check.kernels.numerics import triton_fp8
 
     torch.set_float32_matmul_precision("highest")  # the fp32 reference must not run in TF32
     props = torch.get_device_module(device).get_device_properties(device)

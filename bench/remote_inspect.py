@@ -2,7 +2,7 @@
 
 The repo is a Qwen3-32B-shaped block-FP8 checkpoint (7 shards, 64 layers, ~33 GB apparent) whose data
 regions are sparse holes: no disk, and the fake hub serves ranges by seek + read, never whole files.
-fp8check.core.hub.open_remote reads config.json, the index and every shard header; the script prints the
+fp8check.core.checkpoint.hub.open_remote reads config.json, the index and every shard header; the script prints the
 requests, bytes and sequential round-trip stages it took, against the sum of the header sizes and the total
 file size, and the same figures for huggingface_hub's own get_safetensors_metadata (headers only, no config)
 as a reference. With --rtt-ms each answer is delayed, to show what the stages cost on a real network.
@@ -30,8 +30,8 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")  # read by huggingface_hu
 
 from fakehub import FakeHub  # noqa: E402
 
-from fp8check.core import hub  # noqa: E402
-from fp8check.core.checkpoint import INDEX_FILE  # noqa: E402
+from fp8check.core.checkpoint import hub  # noqa: E402
+from fp8check.core.checkpoint.local import INDEX_FILE  # noqa: E402
 from fp8check.synth import Spec, write_checkpoint  # noqa: E402
 
 QWEN3_32B = Spec(quant="ct-fp8-block", architecture="Qwen3ForCausalLM", model_type="qwen3", hidden=5120,

@@ -60,7 +60,7 @@ class Spec:
     distribution: str = "normal"     # random weights: "normal" (std 0.02) | "heavy" (trained-like: t(3) + outlier columns)
     input_scale: float = 4.0 / 448   # static input scales: covers load's N(0, 1) activations; 0.5 / 448 clips them
     extra_config: dict = field(default_factory=dict)
-    # Model families (fp8check.core.layouts); the defaults write the plain Llama above, byte for byte.
+    # Model families (fp8check.core.model.layouts); the defaults write the plain Llama above, byte for byte.
     moe_style: str = "qwen"          # how MoE blocks are named: a key of MOE_STYLES
     shared_experts: int = 0          # DeepSeek/GLM n_shared_experts (Qwen2-MoE / Llama-4: one shared expert)
     first_k_dense: int = 0           # DeepSeek/GLM first_k_dense_replace: layers below it keep a dense MLP

@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("compressed_tensors")
 
 from fp8check.cli.app import app  # noqa: E402
-from fp8check.core import against  # noqa: E402
+from fp8check.core.load import against  # noqa: E402
 from fp8check.synth import write_checkpoint  # noqa: E402
 
 runner = CliRunner()
@@ -388,9 +388,9 @@ def test_a_base_with_other_experts_is_refused(moe_made, tmp_path, base_spec, mes
 
 def test_errors_reading_base_name_base(made):
     """A BASE whose weights cannot be fetched: the line says it is about BASE."""
-    from fp8check.core.checkpoint import open_local
+    from fp8check.core.checkpoint.local import open_local
     from fp8check.core.errors import InputError
-    from fp8check.core.modules import build_layout
+    from fp8check.core.model.modules import build_layout
 
     def fetch(names):
         raise InputError("model.safetensors: not found in the model folder")
@@ -413,7 +413,7 @@ def test_a_base_that_cannot_be_opened_is_named(made, tmp_path):
 
 
 def test_nothing_to_compare_is_refused(made):
-    from fp8check.core.checkpoint import open_local
+    from fp8check.core.checkpoint.local import open_local
     from fp8check.core.errors import InputError
 
     base = against.Base("b", open_local(made["base-normal"]), lambda names: made["base-normal"])

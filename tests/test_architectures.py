@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from fp8check.core.checkpoint import open_local
-from fp8check.core.inspect import InspectOptions, inspect_checkpoint
-from fp8check.core.platforms import parse_platform
-from fp8check.core.profiles import LATEST
+from fp8check.core.checkpoint.local import open_local
+from fp8check.core.routing.inspect import InspectOptions, inspect_checkpoint
+from fp8check.core.routing.platforms import parse_platform
+from fp8check.core.routing.profiles import LATEST
 
 # DeepSeek-V3's shapes scaled down, keeping what the TP 8 checks look at: 16 heads, 128-wide nope/v heads,
 # 64-wide rope, q_lora_rank and kv_lora_rank multiples of 128, MoE widths that split into 128-blocks at TP 8.

@@ -1,5 +1,5 @@
 """The CI contract: docs/ci.md's fp8check steps run as written (exit codes, JUnit, schema-valid JSON, the GitHub step
-summary) on passing, warning and failing checkpoints; --fail-on; and each warning rule of fp8check.core.warnings."""
+summary) on passing, warning and failing checkpoints; --fail-on; and each warning rule of fp8check.core.routing.warnings."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import yaml
 from typer.testing import CliRunner
 
 from fp8check.cli.app import app
-from fp8check.core.warnings import QUANT_ERROR_THRESHOLD, RULES
+from fp8check.core.routing.warnings import QUANT_ERROR_THRESHOLD, RULES
 from fp8check.synth import TP2_BLOCK_SHAPE
 
 DOCS = os.path.join(os.path.dirname(__file__), "..", "docs", "ci.md")
@@ -234,7 +234,7 @@ def test_unverified_kernel(make_checkpoint, args, warned):
 
 @pytest.mark.parametrize("by_platform, warned", [(True, False), (False, True)])
 def test_an_inferred_refusal_warns_only_when_it_judged_the_layer(by_platform, warned):
-    from fp8check.core.warnings import _unverified
+    from fp8check.core.routing.warnings import _unverified
     from fp8check.kernels.registry import Rejection
 
     class Layer(NamedTuple):

@@ -22,7 +22,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fp8check.cli.app import app
-from fp8check.core import safetensors_header
+from fp8check.core.checkpoint import safetensors_header
 from fp8check.core.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,11 +7,11 @@ import os
 
 import pytest
 
-from fp8check.core.checkpoint import open_local
-from fp8check.core.inspect import InspectOptions, inspect_checkpoint
-from fp8check.core.platforms import parse_platform
-from fp8check.core.profiles import LATEST, select_profile
-from fp8check.core.safetensors_header import read_header
+from fp8check.core.checkpoint.local import open_local
+from fp8check.core.routing.inspect import InspectOptions, inspect_checkpoint
+from fp8check.core.routing.platforms import parse_platform
+from fp8check.core.routing.profiles import LATEST, select_profile
+from fp8check.core.checkpoint.safetensors_header import read_header
 
 pytest.importorskip("compressed_tensors")
 ct_checkpoints = pytest.importorskip("ct_checkpoints")

@@ -1,4 +1,4 @@
-"""Every model family of fp8check.core.layouts, as a tiny checkpoint: the layers vLLM builds, their parallel
+"""Every model family of fp8check.core.model.layouts, as a tiny checkpoint: the layers vLLM builds, their parallel
 styles, which are unquantized or skipped, and the vLLM model file each layout came from."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ import pytest
 from typer.testing import CliRunner
 
 from fp8check.cli.app import app
-from fp8check.core.checkpoint import open_local
-from fp8check.core.inspect import InspectOptions, inspect_checkpoint
-from fp8check.core.layouts import ARCHITECTURES
-from fp8check.core.modules import build_layout
-from fp8check.core.platforms import parse_platform
-from fp8check.core.profiles import LATEST
+from fp8check.core.checkpoint.local import open_local
+from fp8check.core.routing.inspect import InspectOptions, inspect_checkpoint
+from fp8check.core.model.layouts import ARCHITECTURES
+from fp8check.core.model.modules import build_layout
+from fp8check.core.routing.platforms import parse_platform
+from fp8check.core.routing.profiles import LATEST
 
 QWEN_MOE = dict(experts=4, head_dim=128)
 # (id, Spec fields, TP, {layer name: (vLLM class, layout)}) — each family at a TP size it is deployed with.

@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 
 from fakehub import FakeHub
 from fp8check.cli.app import app
-from fp8check.core import hub as hubmod
-from fp8check.core.checkpoint import INDEX_FILE, open_local
+from fp8check.core.checkpoint import hub as hubmod
+from fp8check.core.checkpoint.local import INDEX_FILE, open_local
 from fp8check.core.errors import InputError
-from fp8check.core.source import open_checkpoint
+from fp8check.core.checkpoint.source import open_checkpoint
 
 SECRET = "hf_SeCrEt_token_0123456789"
 runner = CliRunner()

@@ -7,14 +7,14 @@ import os
 
 import pytest
 
-from fp8check.core.checkpoint import open_local
-from fp8check.core.inspect import InspectOptions, inspect_checkpoint
-from fp8check.core.matching import assign_compressed_tensors, matches
-from fp8check.core.modules import build_layout, layer_template
-from fp8check.core.platforms import parse_platform
-from fp8check.core.profiles import LATEST
-from fp8check.core.quant_config import parse_quant_config
-from fp8check.core.report import collapse, ranges
+from fp8check.core.checkpoint.local import open_local
+from fp8check.core.routing.inspect import InspectOptions, inspect_checkpoint
+from fp8check.core.formats.matching import assign_compressed_tensors, matches
+from fp8check.core.model.modules import build_layout, layer_template
+from fp8check.core.routing.platforms import parse_platform
+from fp8check.core.routing.profiles import LATEST
+from fp8check.core.formats.config import parse_quant_config
+from fp8check.core.report.document import collapse, ranges
 from fp8check.synth import write_safetensors
 
 

@@ -15,13 +15,13 @@ from typer.testing import CliRunner
 torch = pytest.importorskip("torch")
 
 from fp8check.cli.app import app  # noqa: E402
-from fp8check.core.checkpoint import open_local  # noqa: E402
-from fp8check.core.inspect import InspectOptions  # noqa: E402
-from fp8check.core.load import LoadOptions, load_checkpoint  # noqa: E402
-from fp8check.core.platforms import apply_assumptions, parse_platform  # noqa: E402
-from fp8check.core.profiles import select_profile  # noqa: E402
-from fp8check.core.safetensors_header import read_header  # noqa: E402
-from fp8check.kernels import numerics  # noqa: E402
+from fp8check.core.checkpoint.local import open_local  # noqa: E402
+from fp8check.core.routing.inspect import InspectOptions  # noqa: E402
+from fp8check.core.load.driver import LoadOptions, load_checkpoint  # noqa: E402
+from fp8check.core.routing.platforms import apply_assumptions, parse_platform  # noqa: E402
+from fp8check.core.routing.profiles import select_profile  # noqa: E402
+from fp8check.core.checkpoint.safetensors_header import read_header  # noqa: E402
+from fp8check.kernels.numerics import gemm as numerics  # noqa: E402
 from fp8check.kernels.registry import TABLES  # noqa: E402
 
 runner = CliRunner()
@@ -332,7 +332,7 @@ def test_without_torch_load_says_what_to_install_and_inspect_still_works(make_ch
     (torch.float8_e5m2, [0x00, 0x7C, 0x7D, 0xFF, 0x7B], 3),        # e5m2: inf 0x7C and NaN 0x7D..0x7F
 ])
 def test_nan_codes_are_counted_from_the_raw_bytes(dtype, codes, nans):
-    from fp8check.core.weights import fp8_code_problems
+    from fp8check.core.load.weights import fp8_code_problems
 
     weight = torch.tensor(codes, dtype=torch.uint8).view(dtype)
     assert fp8_code_problems(weight) == (nans, False)
@@ -340,7 +340,7 @@ def test_nan_codes_are_counted_from_the_raw_bytes(dtype, codes, nans):
 
 
 def test_e8m0_scale_byte_0xff_is_nan():
-    from fp8check.core.weights import scale_errors
+    from fp8check.core.load.weights import scale_errors
 
     scale = torch.tensor([127, 0xFF, 0xFF, 120], dtype=torch.uint8).view(torch.float8_e8m0fnu)
     assert scale_errors("m.weight_scale_inv", scale) == ["m.weight_scale_inv: 2 of 4 E8M0 scale bytes are 0xFF (NaN)"]

@@ -14,14 +14,14 @@ from typer.testing import CliRunner
 torch = pytest.importorskip("torch")
 
 from fp8check.cli.app import app  # noqa: E402
-from fp8check.core.checkpoint import open_local  # noqa: E402
-from fp8check.core.inspect import InspectOptions  # noqa: E402
-from fp8check.core.load import LoadOptions, load_checkpoint  # noqa: E402
-from fp8check.core.load_moe import expert_owner, requantize_moe  # noqa: E402
-from fp8check.core.platforms import apply_assumptions, parse_platform  # noqa: E402
-from fp8check.core.profiles import select_profile  # noqa: E402
+from fp8check.core.checkpoint.local import open_local  # noqa: E402
+from fp8check.core.routing.inspect import InspectOptions  # noqa: E402
+from fp8check.core.load.driver import LoadOptions, load_checkpoint  # noqa: E402
+from fp8check.core.load.experts import expert_owner, requantize_moe  # noqa: E402
+from fp8check.core.routing.platforms import apply_assumptions, parse_platform  # noqa: E402
+from fp8check.core.routing.profiles import select_profile  # noqa: E402
 from fp8check.kernels import moe as moe_kernels  # noqa: E402
-from fp8check.kernels import numerics  # noqa: E402
+from fp8check.kernels.numerics import gemm as numerics  # noqa: E402
 from test_load import patch  # noqa: E402
 from test_moe import DEEPSEEK_V3, MIXTRAL  # noqa: E402
 
@@ -211,10 +211,10 @@ def test_cli_table_and_junit_show_one_row_per_moe_layer(make_checkpoint, tmp_pat
 def test_each_rank_dequantizes_to_its_rows_of_the_whole_expert(make_checkpoint, width, block, refine):
     """read_expert: a rank's w1/w3 rows and w2 columns, with their scales narrowed (and, under 0.33's refined grid,
     upsampled first), dequantize to exactly that part of the whole expert dequantized with the checkpoint's blocks."""
-    from fp8check.core.load_moe import ExpertPlan, _roles, read_expert
-    from fp8check.core.moe import expert_shapes
-    from fp8check.core.modules import build_layout
-    from fp8check.core.weights import CheckpointFiles
+    from fp8check.core.load.experts import ExpertPlan, _roles, read_expert
+    from fp8check.core.routing.moe import expert_shapes
+    from fp8check.core.model.modules import build_layout
+    from fp8check.core.load.weights import CheckpointFiles
 
     folder = make_checkpoint(**{**QWEN3_MOE, "quant": "fp8-block", "moe_intermediate": width})
     ckpt = open_local(folder)

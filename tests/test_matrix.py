@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fp8check.cli.app import app
-from fp8check.core import checkpoint
+from fp8check.core.checkpoint import local as checkpoint
 
 runner = CliRunner()
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "tiny-qwen3-fp8-block")

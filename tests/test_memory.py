@@ -12,14 +12,14 @@ import pytest
 from typer.testing import CliRunner
 
 from fp8check.cli.app import app
-from fp8check.core.checkpoint import open_local
+from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import InputError
-from fp8check.core.inspect import InspectOptions, inspect_checkpoint
-from fp8check.core.matrix import matrix
-from fp8check.core.memory import kv_bytes_per_token, memory_plan, weight_bytes_per_rank
-from fp8check.core.modules import build_layout
-from fp8check.core.platforms import apply_assumptions, parse_platform
-from fp8check.core.profiles import LATEST
+from fp8check.core.routing.inspect import InspectOptions, inspect_checkpoint
+from fp8check.core.planning.matrix import matrix
+from fp8check.core.planning.memory import kv_bytes_per_token, memory_plan, weight_bytes_per_rank
+from fp8check.core.model.modules import build_layout
+from fp8check.core.routing.platforms import apply_assumptions, parse_platform
+from fp8check.core.routing.profiles import LATEST
 from fp8check.synth import Spec, write_checkpoint
 
 runner = CliRunner()

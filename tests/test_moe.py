@@ -13,12 +13,12 @@ import pytest
 from typer.testing import CliRunner
 
 from fp8check.cli.app import app
-from fp8check.core.checkpoint import open_local
-from fp8check.core.inspect import InspectOptions, inspect_checkpoint
-from fp8check.core.moe import block_shape_error, experts_per_rank, refine_block
-from fp8check.core.platforms import apply_assumptions, parse_platform
-from fp8check.core.profiles import select_profile
-from fp8check.core.report import collapse, to_json
+from fp8check.core.checkpoint.local import open_local
+from fp8check.core.routing.inspect import InspectOptions, inspect_checkpoint
+from fp8check.core.routing.moe import block_shape_error, experts_per_rank, refine_block
+from fp8check.core.routing.platforms import apply_assumptions, parse_platform
+from fp8check.core.routing.profiles import select_profile
+from fp8check.core.report.document import collapse, to_json
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.moe import MoEConfig, select_backend
 from fp8check.kernels.quant_keys import kFp8Dynamic128Sym, kFp8Static128BlockSym

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fp8check.core.errors import ConfigError
-from fp8check.core.quant_config import (
+from fp8check.core.formats.config import (
     PRESETS, CompressedTensorsConfig, NativeFp8Config, OutOfScopeConfig, parse_quant_args, parse_quant_config,
 )
 from fp8check.synth import QUANTS, Spec, quantization_config

@@ -17,7 +17,7 @@ import torch
 import torch.distributed as dist
 
 from fp8check.core.errors import InputError
-from fp8check.core.ranks import STOP_GRACE_S, RankFailure, backend_for, run_ranks
+from fp8check.core.load.ranks import STOP_GRACE_S, RankFailure, backend_for, run_ranks
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 
@@ -107,7 +107,7 @@ def test_refused_before_any_process_starts(no_leftovers):
 
 
 def test_planning_modules_do_not_import_torch():
-    code = "import sys, fp8check.core.ranks, fp8check.core.sharding; print('torch' in sys.modules)"
+    code = "import sys, fp8check.core.load.ranks, fp8check.core.model.sharding; print('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
 
 
@@ -160,7 +160,7 @@ def test_ranks_die_with_their_parent(tmp_path):
         import sys
         sys.path.insert(0, {TESTS!r})
         import test_ranks
-        from fp8check.core.ranks import run_ranks
+        from fp8check.core.load.ranks import run_ranks
         run_ranks(2, test_ranks._hang_everywhere, {marker!r}, timeout_s=600)
     """)
     parent = subprocess.Popen([sys.executable, "-c", code])
@@ -191,7 +191,7 @@ def test_under_torchrun_every_rank_gets_every_result_and_the_failing_rank(tmp_pa
         import json, os, sys
         sys.path.insert(0, {TESTS!r})
         import test_ranks
-        from fp8check.core.ranks import RankFailure, run_ranks
+        from fp8check.core.load.ranks import RankFailure, run_ranks
         results = run_ranks(2, test_ranks._collectives, "tr", timeout_s=60)
         try:
             run_ranks(2, test_ranks._raise_on_rank_1, "bad scale", timeout_s=60, collective_timeout_s=2)

@@ -11,12 +11,12 @@ import os
 
 import pytest
 
-from fp8check.core.checkpoint import open_local
+from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import InputError
-from fp8check.core.inspect import InspectOptions, inspect_checkpoint
-from fp8check.core.platforms import apply_assumptions, parse_platform
-from fp8check.core.profiles import select_profile
-from fp8check.core.routing import Backend
+from fp8check.core.routing.inspect import InspectOptions, inspect_checkpoint
+from fp8check.core.routing.platforms import apply_assumptions, parse_platform
+from fp8check.core.routing.profiles import select_profile
+from fp8check.core.routing.linear import Backend
 
 FAILED = "Failed to find a kernel that can implement the ScaledMM linear layer. Reasons: \n"
 ORIGINAL_CRASH = FAILED + "XPUW8A16FP8LinearKernel XPUW8A16FP8Linear only support per-channel and per-tensor quantization."
@@ -229,7 +229,7 @@ def test_every_release_has_its_profile(release, profile):
 
 
 def test_profiles_are_deltas_and_every_change_is_described():
-    from fp8check.core.profiles import PROFILES, PULL_REQUESTS, WHEEL_CHANGES
+    from fp8check.core.routing.profiles import PROFILES, PULL_REQUESTS, WHEEL_CHANGES
 
     oldest_first = PROFILES[::-1]
     for older, newer in zip(oldest_first, oldest_first[1:]):

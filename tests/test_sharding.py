@@ -1,6 +1,6 @@
 """Each rank's reads, cut from real tensors, must rebuild the layer exactly as vLLM's weight loaders lay it out.
 
-The expectation is independent of fp8check/core/sharding.py: every checkpoint tensor is dequantized whole with
+The expectation is independent of fp8check/core/model/sharding.py: every checkpoint tensor is dequantized whole with
 its own scale (block scales expanded over the tensor's own block grid), shards concatenated in vLLM's order. A rank
 passes when its reads, dequantized with only the scale slices it read, equal the rows (column-parallel) or
 columns (row-parallel) of that full weight its plan claims, and the ranks together cover all of it.
@@ -17,11 +17,11 @@ import pytest
 import torch
 from safetensors import safe_open
 
-from fp8check.core.checkpoint import open_local
-from fp8check.core.modules import LinearModule, Shard, build_layout
-from fp8check.core.safetensors_header import TensorInfo
-from fp8check.core.sharding import ShardingError, TensorRead, rank_reads
-from fp8check.core.tp import block_shape_error, tp_layout
+from fp8check.core.checkpoint.local import open_local
+from fp8check.core.model.modules import LinearModule, Shard, build_layout
+from fp8check.core.checkpoint.safetensors_header import TensorInfo
+from fp8check.core.model.sharding import ShardingError, TensorRead, rank_reads
+from fp8check.core.model.tp import block_shape_error, tp_layout
 from fp8check.synth import Spec, quantize_fp8, write_checkpoint
 
 BLOCK = (128, 128)

@@ -9,11 +9,11 @@ import pytest
 from typer.testing import CliRunner
 
 from fp8check.cli.app import app
-from fp8check.core.checkpoint import open_local
-from fp8check.core.inspect import InspectOptions, inspect_checkpoint
-from fp8check.core.platforms import parse_platform
-from fp8check.core.profiles import select_profile
-from fp8check.core.suggest import platform_backends, suggest
+from fp8check.core.checkpoint.local import open_local
+from fp8check.core.routing.inspect import InspectOptions, inspect_checkpoint
+from fp8check.core.routing.platforms import parse_platform
+from fp8check.core.routing.profiles import select_profile
+from fp8check.core.planning.suggest import platform_backends, suggest
 from fp8check.synth import Spec, tensor_specs, write_safetensors
 
 runner = CliRunner()

@@ -21,7 +21,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from fp8check.kernels import fp8_math  # noqa: E402  (needs torch)
+from fp8check.kernels.numerics import fp8_math  # noqa: E402  (needs torch)
 from fp8check.synth import quantize_fp8  # noqa: E402
 
 HAVE_TRITON = importlib.util.find_spec("triton") is not None
@@ -30,7 +30,7 @@ E4M3_MAX = 448.0
 
 
 def load_triton_fp8(interpret: bool, hide_triton: bool = False):
-    """A private copy of fp8check.kernels.triton_fp8 for questions that launch nothing."""
+    """A private copy of fp8check.kernels.numerics.triton_fp8 for questions that launch nothing."""
     if HAVE_TRITON:
         import triton  # noqa: F401  (imported once for real, so the patches below never unload it)
     path = os.path.join(os.path.dirname(fp8_math.__file__), "triton_fp8.py")
@@ -187,7 +187,7 @@ CHILD = """
 import json, sys
 import torch
 from safetensors.torch import load_file, save_file
-from fp8check.kernels import triton_fp8
+from fp8check.kernels.numerics import triton_fp8
 tensors = load_file(sys.argv[1])
 outputs = {}
 for name, (block, out_dtype) in json.loads(sys.argv[2]).items():

@@ -85,8 +85,8 @@ def inspect(
     token: options.TokenOpt = None,
 ) -> None:
     """Predict vLLM's scheme and kernel for every linear layer, from config.json and safetensors headers only."""
-    from fp8check.core.inspect import inspect_checkpoint
-    from fp8check.core.source import open_checkpoint
+    from fp8check.core.routing.inspect import inspect_checkpoint
+    from fp8check.core.checkpoint.source import open_checkpoint
 
     try:
         opts = options.inspect_options(options.platform_option(platform, assume), tp, ep, vllm, linear_backend,
@@ -94,7 +94,7 @@ def inspect(
         ckpt = open_checkpoint(model, revision=revision, token=token)
         report = inspect_checkpoint(ckpt, opts)
         if not report.ok:  # what would work instead, computed by routing the failing layers again
-            from fp8check.core.suggest import suggest
+            from fp8check.core.planning.suggest import suggest
 
             report = report._replace(suggestions=suggest(report, ckpt, opts))
     except InputError as exc:
@@ -114,11 +114,11 @@ def _render(report, fmt: Format, verbose: bool, ckpt) -> str:
     if fmt is Format.json:  # the CI path: no rich import
         import json
 
-        from fp8check.core import report as documents
+        from fp8check.core.report import document as documents
 
         text = json.dumps((documents.load_to_json if is_load else documents.to_json)(report))  # compact: C encoder
     elif fmt is Format.junit:
-        from fp8check.core import report as documents
+        from fp8check.core.report import document as documents
 
         text = (documents.load_to_junit if is_load else documents.to_junit)(report)
     else:
@@ -205,11 +205,11 @@ def load(
 ) -> None:
     """Stream every layer, check its values, run it through the routed kernel's numerics, compare with fp32."""
     try:
-        from fp8check.core.load import LoadOptions, device_platform, load_checkpoint, resolve_device
+        from fp8check.core.load.driver import LoadOptions, device_platform, load_checkpoint, resolve_device
     except ModuleNotFoundError as exc:  # torch, safetensors or numpy: `inspect` needs none of them
         _fail_input(f"fp8check load needs {exc.name}, which is not installed: pip install 'fp8check[load]' (install "
                     "torch first, pinned to your accelerator's build, e.g. torch==2.13.0 for the CPU)", fmt, model)
-    from fp8check.core.source import open_checkpoint, weights_fetcher
+    from fp8check.core.checkpoint.source import open_checkpoint, weights_fetcher
 
     try:
         torch_device = resolve_device(device)
@@ -221,7 +221,7 @@ def load(
         ckpt = open_checkpoint(model, revision=revision, token=token)
         fetch = weights_fetcher(model, revision=revision, token=token, quiet=opts.quiet)
         if against is not None:
-            from fp8check.core.against import Base
+            from fp8check.core.load.against import Base
 
             opts = opts._replace(against=Base.open(against, token=token, quiet=opts.quiet))
         from fp8check.core.progress import module_progress
@@ -229,7 +229,7 @@ def load(
         with module_progress(opts.quiet or tp > 1) as progress:  # under --tp, rank 0 draws the bar
             report = load_checkpoint(ckpt, fetch, opts, progress)
         if not report.inspect.ok:  # a routing / memory / integrity failure: the same suggestions as inspect
-            from fp8check.core.suggest import suggest
+            from fp8check.core.planning.suggest import suggest
 
             report = report._replace(inspect=report.inspect._replace(
                 suggestions=suggest(report.inspect, ckpt, opts.inspect)))
@@ -266,10 +266,10 @@ def crosscheck(
     import importlib.util
     import json
 
-    from fp8check.core import crosscheck as cross
-    from fp8check.core.checkpoint import load_json
-    from fp8check.core.inspect import inspect_checkpoint
-    from fp8check.core.source import open_checkpoint
+    from fp8check.core.routing import crosscheck as cross
+    from fp8check.core.checkpoint.local import load_json
+    from fp8check.core.routing.inspect import inspect_checkpoint
+    from fp8check.core.checkpoint.source import open_checkpoint
 
     try:
         if importlib.util.find_spec("vllm") is None:
@@ -305,7 +305,7 @@ class PlanFormat(str, Enum):
 
 
 def _plan_command(build, to_json, table, markdown, model: str, fmt: PlanFormat, output: str | None) -> None:
-    """Build a matrix or diff (fp8check.core.matrix / .diff) and print it in --format; --output writes it (Markdown
+    """Build a matrix or diff (fp8check.core.planning.matrix / .diff) and print it in --format; --output writes it (Markdown
     for table). Bad input is one line and exit 2, with one JSON object on stdout for --format json."""
     import json
 
@@ -347,8 +347,8 @@ def matrix(
 ) -> None:
     """Where can this checkpoint be served? A grid of platform x TP from one read of the headers."""
     from fp8check.cli.render_plan import matrix_markdown, matrix_table
-    from fp8check.core import matrix as planning
-    from fp8check.core.source import open_checkpoint
+    from fp8check.core.planning import matrix as planning
+    from fp8check.core.checkpoint.source import open_checkpoint
 
     def build():
         targets = [options.platform_option(p, assume) for p in platforms.split(",") if p.strip()]
@@ -381,9 +381,9 @@ def diff(
 ) -> None:
     """Which layers change scheme, kernel or verdict between two vLLM rule profiles, and the upstream changes why."""
     from fp8check.cli.render_plan import diff_markdown, diff_table
-    from fp8check.core import diff as planning
-    from fp8check.core.profiles import select_profile
-    from fp8check.core.source import open_checkpoint
+    from fp8check.core.planning import diff as planning
+    from fp8check.core.routing.profiles import select_profile
+    from fp8check.core.checkpoint.source import open_checkpoint
 
     def build():
         opts = options.inspect_options(options.platform_option(platform, assume), tp, ep, new, linear_backend,
@@ -426,7 +426,7 @@ def kernels(
 ) -> None:
     """The linear kernel registry of a platform as a matrix: kernel x weight strategy x activation scheme, with
     each kernel's own reason for every no."""
-    from fp8check.core.kernel_matrix import kernel_matrix, matrix_json
+    from fp8check.core.planning.kernel_matrix import kernel_matrix, matrix_json
     from fp8check.kernels.base import RoutingContext
 
     try:
@@ -452,7 +452,7 @@ def env(
 ) -> None:
     """What this host has: torch and its devices, Triton, IPEX, vLLM and its matching rule profile, and the platform
     --platform auto detects. Always exits 0: a missing package is part of the answer."""
-    from fp8check.core.envinfo import environment, environment_json
+    from fp8check.core.routing.envinfo import environment, environment_json
 
     probes = environment()
     if fmt is RulesFormat.json:

@@ -12,8 +12,8 @@ EXIT_OK, EXIT_FAIL = 0, 1
 
 
 def exit_code(report, fail_on: FailOn) -> int:
-    """1 when a layer fails; with --fail-on warning also when any warning was raised (fp8check.core.warnings)."""
-    from fp8check.core.warnings import all_warnings
+    """1 when a layer fails; with --fail-on warning also when any warning was raised (fp8check.core.routing.warnings)."""
+    from fp8check.core.routing.warnings import all_warnings
 
     if not report.ok:
         return EXIT_FAIL
@@ -28,7 +28,7 @@ def as_judged(report, fmt: Format, fail_on: FailOn):
     row, and the verdict reads FAIL, as the exit code does. The JSON keeps `ok` (no error) and the warnings apart:
     a program reads both."""
     if fmt is not Format.json and fail_on is FailOn.warning:
-        from fp8check.core.warnings import warnings_as_failures
+        from fp8check.core.routing.warnings import warnings_as_failures
 
         return warnings_as_failures(report)
     return report

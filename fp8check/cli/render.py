@@ -9,12 +9,12 @@ from rich.filesize import decimal
 from rich.markup import escape
 from rich.table import Table
 
-from fp8check.core.checkpoint import FetchStats
+from fp8check.core.checkpoint.local import FetchStats
 from fp8check.core.errors import printable
-from fp8check.core.inspect import InspectReport
-from fp8check.core.memory import summary as memory_summary
-from fp8check.core.profiles import PROFILES, PULL_REQUESTS, WHEEL_CHANGES
-from fp8check.core.report import collapse, verdict
+from fp8check.core.routing.inspect import InspectReport
+from fp8check.core.planning.memory import summary as memory_summary
+from fp8check.core.routing.profiles import PROFILES, PULL_REQUESTS, WHEEL_CHANGES
+from fp8check.core.report.document import collapse, verdict
 
 
 def _multiline(text: str) -> str:
@@ -191,7 +191,7 @@ def _against_cells(report, runs) -> tuple[str, ...]:
     """load --against: the worst weight and output error against BASE over collapsed runs; none without it."""
     if not report.against:
         return ()
-    from fp8check.core.report import worst
+    from fp8check.core.report.document import worst
 
     compared = [r.against for r in runs if r.against is not None]
     return (_figure(worst(c.weight_rel_error for c in compared)), _figure(worst(c.output_rel_error for c in compared)))
@@ -215,7 +215,7 @@ def _megabytes(runs) -> str:
 
 def load_table(report, console: Console, verbose: bool, fetch: FetchStats | None = None) -> None:
     """inspect's header, then one row per collapsed module: kernel -> what ran where, errors against the bound."""
-    from fp8check.core.report import collapse_runs, load_verdict, worst
+    from fp8check.core.report.document import collapse_runs, load_verdict, worst
 
     inspected = report.inspect
     console.print(f"[bold]{escape(printable(inspected.model))}[/bold]  quant={inspected.quant_method or 'none'}  "
@@ -264,7 +264,7 @@ def load_table(report, console: Console, verbose: bool, fetch: FetchStats | None
 
 def _moe_load_table(report, console: Console, verbose: bool) -> None:
     """One row per collapsed FusedMoE: experts class -> what ran where, experts run, the worst expert's error."""
-    from fp8check.core.report import collapse_runs, worst
+    from fp8check.core.report.document import collapse_runs, worst
 
     grid = Table(header_style="bold")
     read = "MB read (rank 0 | 1 | …)" if report.inspect.tp > 1 else "MB read"
@@ -294,14 +294,14 @@ def _moe_load_table(report, console: Console, verbose: bool) -> None:
 
 def _worst_expert(run, collapsed: bool) -> str:
     """'3', or '3 (layer 7)' in a row that collapses several layers."""
-    from fp8check.core.modules import layer_template
+    from fp8check.core.model.modules import layer_template
 
     index = layer_template(run.name)[1]
     return f"{run.worst_expert}" + (f" (layer {index})" if collapsed and index is not None else "")
 
 
 def load_markdown(report) -> str:
-    from fp8check.core.report import collapse_runs, load_verdict, worst
+    from fp8check.core.report.document import collapse_runs, load_verdict, worst
 
     inspected = report.inspect
     lines = [f"### fp8check load: {_md(inspected.model)}", "",

@@ -6,9 +6,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from fp8check.core.envinfo import Probe
+from fp8check.core.routing.envinfo import Probe
 from fp8check.core.errors import printable
-from fp8check.core.kernel_matrix import REPRESENTATIVE_K, REPRESENTATIVE_N, KernelTable
+from fp8check.core.planning.kernel_matrix import REPRESENTATIVE_K, REPRESENTATIVE_N, KernelTable
 from fp8check.kernels.base import RoutingContext
 
 

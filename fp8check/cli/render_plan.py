@@ -1,4 +1,4 @@
-"""Rendering of the planning views, `fp8check matrix` and `fp8check diff` (fp8check.core.matrix / .diff)."""
+"""Rendering of the planning views, `fp8check matrix` and `fp8check diff` (fp8check.core.planning.matrix / .diff)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from fp8check.cli.render import _md
-from fp8check.core import diff, matrix, memory
+from fp8check.core.planning import diff
+from fp8check.core.planning import matrix
+from fp8check.core.planning import memory
 from fp8check.core.errors import printable
 
 

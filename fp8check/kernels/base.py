@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import NamedTuple
 from typing import ClassVar
 
-from fp8check.core.platforms import Platform
-from fp8check.core.profiles import RuleProfile
+from fp8check.core.routing.platforms import Platform
+from fp8check.core.routing.profiles import RuleProfile
 from fp8check.kernels.quant_keys import KernelConfig
 
 

@@ -5,7 +5,7 @@
 Each release is the Python of its PyPI wheel, unzipped to $FP8CHECK_VLLM_SRC/<version> (default
 /tmp/vllm-src; `pip download vllm==X --no-deps` then unzip), with vLLM's pure-Python dependencies in
 $FP8CHECK_VLLM_DEPS (default /tmp/vllm-deps). vLLM runs in a subprocess per (release, platform)
-(fp8check/core/crosscheck.py --stub, which documents every stub); fp8check runs here on the same synthetic
+(fp8check/core/routing/crosscheck.py --stub, which documents every stub); fp8check runs here on the same synthetic
 checkpoints (fp8check.synth.write_checkpoint). Not part of the default pytest run: it needs the wheels.
 """
 
@@ -18,11 +18,11 @@ import os
 import tempfile
 from collections import Counter, defaultdict
 
-from fp8check.core.checkpoint import open_local
-from fp8check.core.crosscheck import compare, run_vllm
-from fp8check.core.inspect import InspectOptions, inspect_checkpoint
-from fp8check.core.platforms import parse_platform
-from fp8check.core.profiles import select_profile
+from fp8check.core.checkpoint.local import open_local
+from fp8check.core.routing.crosscheck import compare, run_vllm
+from fp8check.core.routing.inspect import InspectOptions, inspect_checkpoint
+from fp8check.core.routing.platforms import parse_platform
+from fp8check.core.routing.profiles import select_profile
 from fp8check.synth import Spec, write_checkpoint
 
 SRC = os.environ.get("FP8CHECK_VLLM_SRC", "/tmp/vllm-src")

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from fp8check.core.crosscheck import compare, layer_case, vllm_error
-from fp8check.core.report import LayerReport
+from fp8check.core.routing.crosscheck import compare, layer_case, vllm_error
+from fp8check.core.report.document import LayerReport
 
 OK = {"scheme": "CompressedTensorsW8A8Fp8", "kernel": "TritonFp8BlockScaledMMKernel", "error": None}
 

@@ -8,8 +8,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from fp8check.kernels import numerics  # noqa: E402  (needs torch)
-from fp8check.kernels.fp8_math import dequantize_groups, per_token_group_quant_fp8  # noqa: E402
+from fp8check.kernels.numerics import gemm as numerics  # noqa: E402  (needs torch)
+from fp8check.kernels.numerics.fp8_math import dequantize_groups, per_token_group_quant_fp8  # noqa: E402
 from fp8check.kernels.quant_keys import (  # noqa: E402
     kFp8Dynamic128Sym,
     kFp8DynamicTokenSym,
@@ -61,7 +61,7 @@ def device_has_scaled_mm() -> bool:
 @pytest.fixture(scope="module")
 def triton_fp8():
     """The port, compiled for the device; skipped (with Triton's own reason) where it cannot run there."""
-    from fp8check.kernels import triton_fp8
+    from fp8check.kernels.numerics import triton_fp8
 
     reason = triton_fp8.unavailable_reason(DEVICE)
     if reason is not None:
@@ -119,6 +119,6 @@ def test_every_numerics_class_passes_on_device(case):
     if cls == numerics.SCALED_MM and device_has_scaled_mm():
         assert not execution.emulation, execution.how
     if cls == numerics.BLOCK:
-        from fp8check.kernels import triton_fp8
+        from fp8check.kernels.numerics import triton_fp8
 
         assert execution.emulation == (triton_fp8.unavailable_reason(DEVICE) is not None), execution.how

@@ -1,0 +1,315 @@
+"""A local checkpoint folder: config.json + safetensors headers (+ index), validated, no tensor data read."""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from fp8check.core.errors import CheckpointFileError, ConfigError, InputError, is_printable, printable, shown
+from fp8check.core.formats.config import QuantConfig, parse_quant_config
+from fp8check.core.checkpoint.safetensors_header import SafetensorsHeader, TensorInfo, open_regular, read_header
+
+INDEX_FILE = "model.safetensors.index.json"
+SINGLE_FILE = "model.safetensors"
+MAX_JSON_BYTES = 50_000_000  # config.json and the index are KBs; refuse anything absurd before parsing it
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
+
+
+class ModelConfig(NamedTuple):
+    """The parts of config.json that decide how vLLM builds the linear layers."""
+
+    architectures: tuple[str, ...]
+    model_type: str
+    dtype: str | None
+    hidden_size: int | None
+    num_attention_heads: int | None
+    num_key_value_heads: int | None
+    head_dim: int | None
+    num_hidden_layers: int | None
+    quantization_config: QuantConfig | None
+    raw_quantization_config: dict | None = None
+    # What the per-architecture layouts (fp8check.core.model.layouts) read; all optional.
+    q_lora_rank: int | None = None          # DeepSeek MLA: set -> vLLM fuses q_a_proj + kv_a_proj_with_mqa
+    num_nextn_predict_layers: int = 0       # DeepSeek / GLM MTP layers appended after num_hidden_layers
+    num_mtp_modules: int = 0                # MiniMax-M2's name for the same
+    first_k_dense_replace: int | None = None  # DeepSeek / GLM: layers below it are dense, the rest MoE
+    vision_heads: int | None = None         # vision_config: attention heads of the vision tower
+    vision_hidden_size: int | None = None   # vision_config: hidden size of the vision tower
+
+
+@dataclass(frozen=True)
+class FetchStats:
+    """Where a Hub checkpoint's metadata came from and what reading it cost (`--verbose` prints it)."""
+
+    repo_id: str
+    revision: str                     # as asked: branch, tag or commit ("main" by default)
+    commit: str                       # the commit every file was read at
+    endpoint: str                     # Hub URL, or the cache folder when offline
+    requests: int = 0                 # HTTP requests sent, retries included (0 when read from the cache)
+    bytes_read: int = 0               # response body bytes received
+    stages: int = 0                   # sequential round-trip stages (requests in one stage run in parallel)
+    seconds: float = 0.0
+    header_bytes: int = 0             # sum over shards of 8 + header length: the least any reader must fetch
+    file_bytes: int = 0               # sum of the shard files' sizes
+    offline: bool = False             # read from the local Hugging Face cache, no network
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """What inspect needs: the config and every tensor's header entry, with index problems found on the way."""
+
+    source: str
+    config: ModelConfig
+    tensors: dict[str, TensorInfo] = field(repr=False)
+    files: tuple[str, ...]
+    integrity_errors: tuple[str, ...] = ()
+    fetch: FetchStats | None = field(default=None, compare=False)  # how a Hub repo's metadata was read
+
+
+def parse_model_config(doc: object, where: str = "config.json") -> ModelConfig:
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{where} must be a JSON object, got {type(doc).__name__}")
+    text = doc.get("text_config")
+    # Multimodal configs keep the decoder's sizes in text_config; quantization_config stays at the top.
+    sizes = text if isinstance(text, dict) and "hidden_size" in text else doc
+
+    def opt_int(key: str, section: dict | None = None, minimum: int = 1) -> int | None:
+        value = (sizes if section is None else section).get(key)
+        if value is None:
+            return None
+        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+            kind = "a positive" if minimum else "a non-negative"
+            raise ConfigError(f"{where}: {key} must be {kind} integer, got {shown(value)}")
+        return value
+
+    archs = doc.get("architectures") or []
+    # Both are printed in notes: control characters (terminal escapes) in them are refused, not echoed.
+    if not isinstance(archs, list) or not all(isinstance(a, str) and is_printable(a) for a in archs):
+        raise ConfigError(f"{where}: architectures must be a list of printable strings, got {shown(archs)}")
+    model_type = doc.get("model_type", "")
+    if not isinstance(model_type, str) or not is_printable(model_type):
+        raise ConfigError(f"{where}: model_type must be a printable string, got {shown(model_type)}")
+    # transformers 5 writes "dtype", older versions "torch_dtype".
+    dtype = doc.get("dtype", doc.get("torch_dtype", sizes.get("dtype", sizes.get("torch_dtype"))))
+    if dtype is not None and not isinstance(dtype, str):
+        raise ConfigError(f"{where}: dtype must be a string such as 'bfloat16', got {shown(dtype)}")
+    raw_quant = doc.get("quantization_config", doc.get("compression_config"))
+    heads = opt_int("num_attention_heads")
+    vision = doc.get("vision_config") if isinstance(doc.get("vision_config"), dict) else {}
+    return ModelConfig(
+        architectures=tuple(archs),
+        model_type=model_type,
+        dtype=dtype,
+        hidden_size=opt_int("hidden_size"),
+        num_attention_heads=heads,
+        num_key_value_heads=opt_int("num_key_value_heads") or heads,
+        head_dim=opt_int("head_dim"),
+        num_hidden_layers=opt_int("num_hidden_layers"),
+        quantization_config=parse_quant_config(raw_quant, f"{where}: quantization_config"),
+        raw_quantization_config=raw_quant if isinstance(raw_quant, dict) else None,
+        q_lora_rank=opt_int("q_lora_rank"),
+        num_nextn_predict_layers=opt_int("num_nextn_predict_layers", minimum=0) or 0,
+        num_mtp_modules=opt_int("num_mtp_modules", minimum=0) or 0,
+        first_k_dense_replace=opt_int("first_k_dense_replace", minimum=0),
+        # Llama-4 / Pixtral / SigLIP call it num_attention_heads, Qwen2.5-VL / Qwen3-VL num_heads.
+        vision_heads=opt_int("num_attention_heads", vision) or opt_int("num_heads", vision),
+        vision_hidden_size=opt_int("hidden_size", vision),
+    )
+
+
+def load_json(path: str, name: str) -> object:
+    try:
+        fh, _ = open_regular(path, name)  # a FIFO named config.json would block a plain open() forever
+        with fh:
+            data = fh.read(MAX_JSON_BYTES + 1)  # parse_json refuses anything longer
+    except FileNotFoundError:
+        raise CheckpointFileError(name, "not found") from None
+    except OSError as exc:
+        raise CheckpointFileError(name, f"cannot read: {exc.strerror or exc}") from None
+    return parse_json(data, name)
+
+
+def parse_json(data: bytes, name: str) -> object:
+    """JSON metadata (config.json, the index) from bytes, read locally or fetched from the Hub."""
+    if len(data) > MAX_JSON_BYTES:
+        raise CheckpointFileError(name, f"{len(data)} bytes is too large for a JSON metadata file")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise CheckpointFileError(name, f"not valid JSON: {printable(str(exc), 160)}") from None
+
+
+def parse_index(doc: object, name: str = INDEX_FILE) -> dict[str, str]:
+    """weight_map of an index file: tensor name -> shard file, each a plain relative path."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("weight_map"), dict):
+        raise CheckpointFileError(name, "must be a JSON object with a 'weight_map' object")
+    weight_map = doc["weight_map"]
+    if not weight_map:
+        raise CheckpointFileError(name, "weight_map is empty: the index lists no tensors")
+    shards = set(weight_map.values()) if set(map(type, weight_map.values())) == {str} else None  # JSON: no subclass
+    for shard in shards or ():  # each distinct file once; the tensor naming it is looked up only for a message
+        problem = path_problem(shard)
+        if problem:
+            raise CheckpointFileError(name, f"a weight_map entry ({_first_key(weight_map, shard)}) = "
+                                      f"{printable(shard)!r} {problem}")
+    if shards is None or "" in shards:
+        for tensor, shard in weight_map.items():
+            if not isinstance(shard, str) or not shard:
+                raise CheckpointFileError(name, f"weight_map[{printable(tensor)!r}] must be a file name, got {shown(shard)}")
+    return weight_map
+
+
+def _first_key(weight_map: dict, shard: str) -> str:
+    return printable(next(k for k, v in weight_map.items() if v == shard))
+
+
+def path_problem(rel: str) -> str | None:
+    """Why a relative path from a checkpoint may not be read, or None: absolute paths and any '..' component
+    could point outside the model; control characters would be echoed into reports."""
+    parts = rel.replace("\\", "/").split("/")
+    if rel.startswith(("/", "\\")) or (len(rel) > 1 and rel[1] == ":") or ".." in parts or "\x00" in rel:
+        return "points outside the model folder; refusing to read it"
+    if not is_printable(rel):
+        return "holds control or invisible characters; refusing it"
+    return None
+
+
+def check_relative_path(rel: str, name: str, what: str) -> None:
+    """Refuse absolute paths and any '..' component: an index must never point outside the model."""
+    problem = path_problem(rel)
+    if problem:
+        raise CheckpointFileError(name, f"{what} = {printable(rel)!r} {problem}")
+
+
+def cross_check_index(weight_map: dict[str, str], headers: list[SafetensorsHeader], index_name: str) -> list[str]:
+    """Index and shards must agree both ways: a stale index can hide a missing scale (vllm#57108).
+
+    They agree exactly when the index maps every tensor of every shard to that shard (so no tensor is in two
+    shards) and lists no more tensors than the shards hold: one lookup per tensor, column-wise. Only a
+    disagreement is then looked for tensor by tensor, to name it."""
+    if sum(len(h.tensors) for h in headers) == len(weight_map) and all(
+            list(map(weight_map.get, h.tensors)) == [h.file] * len(h.tensors) for h in headers):
+        return []
+    errors = []
+    by_file = {h.file: h for h in headers}
+    for tensor, shard in weight_map.items():
+        if tensor not in by_file[shard].tensors:
+            errors.append(f"{index_name} lists tensor {printable(tensor)!r} in {shard}, but {shard} does not contain it")
+    for header in headers:
+        for tensor in header.tensors:
+            listed = weight_map.get(tensor)
+            if listed != header.file:
+                where = f"lists it in {listed}" if listed else "does not list it"
+                errors.append(f"{header.file} holds tensor {printable(tensor)!r} but {index_name} {where}")
+    return errors
+
+
+def merge_headers(headers: list[SafetensorsHeader]) -> dict[str, TensorInfo]:
+    """Every shard's tensors in one map; a name in two shards is refused (the first repeat, in shard order)."""
+    tensors: dict[str, TensorInfo] = {}
+    for header in headers:
+        tensors.update(header.tensors)
+    if len(tensors) == sum(len(h.tensors) for h in headers):
+        return tensors
+    tensors = {}
+    for header in headers:
+        for name, info in header.tensors.items():
+            if name in tensors:
+                raise CheckpointFileError(header.file, f"tensor {printable(name)!r} also appears in {tensors[name].file}")
+            tensors[name] = info
+    return tensors
+
+
+def safetensors_files(folder: str, listing: list[str]) -> tuple[str | None, list[str]]:
+    """Choose which files to read from a folder listing: (index file or None, shard files)."""
+    names = set(listing)
+    if INDEX_FILE in names:
+        return INDEX_FILE, []
+    if SINGLE_FILE in names:
+        return None, [SINGLE_FILE]
+    shards = sorted(n for n in names if n.endswith(".safetensors") and not n.startswith("consolidated"))
+    if not shards:
+        shards = sorted(n for n in names if n.endswith(".safetensors"))
+    if shards:
+        return None, shards
+    pickles = sorted(n for n in names if n.endswith(PICKLE_SUFFIXES))
+    if pickles:
+        raise InputError(
+            f"{folder}: only pickle checkpoints found ({', '.join(pickles[:3])}); fp8check reads safetensors only "
+            "and never unpickles (unpickling runs arbitrary code). Convert the model to safetensors first."
+        )
+    raise InputError(f"{folder}: no safetensors files found (expected {SINGLE_FILE} or {INDEX_FILE})")
+
+
+def index_shards(weight_map: dict[str, str]) -> list[str]:
+    """The shard files an index refers to, in the order they are read."""
+    return sorted(set(weight_map.values()))
+
+
+def assemble_checkpoint(source: str, config: ModelConfig, headers: list[SafetensorsHeader],
+                        weight_map: dict[str, str] | None = None, index_name: str | None = None,
+                        fetch: FetchStats | None = None) -> Checkpoint:
+    """The one place a Checkpoint is built, whether the headers came from a folder or from the Hub."""
+    errors = cross_check_index(weight_map, headers, index_name or INDEX_FILE) if weight_map is not None else []
+    return Checkpoint(
+        source=source, config=config, tensors=merge_headers(headers), files=tuple(h.file for h in headers),
+        integrity_errors=tuple(errors), fetch=fetch,
+    )
+
+
+@contextmanager
+def paused_gc():
+    """Pause Python's cycle collector while a giant checkpoint's ~100k header entries are built and routed.
+
+    They hold no reference cycles, yet each collection would walk all of them again (a third of inspect's time
+    on a DeepSeek-V3-sized checkpoint). On exit, freeze + unfreeze moves every survivor straight to the oldest
+    generation, so nothing walks them at once either; the collector then runs as before.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.unfreeze()
+        if enabled:
+            gc.enable()
+
+
+@paused_gc()
+def open_local(folder: str, allowed_root: str | None = None, source: str | None = None) -> Checkpoint:
+    """Read config.json, the index (if any) and every shard header of a local folder.
+
+    `allowed_root` is where resolved files may live (default: the folder itself); the Hugging Face cache
+    passes the repo's cache folder because its snapshot files are symlinks into ../../blobs. `source`
+    (default: the folder) is the name reports show.
+    """
+    if not os.path.isdir(folder):
+        raise InputError(f"{folder}: not a folder")
+    root = os.path.realpath(allowed_root or folder)
+    config = parse_model_config(load_json(_inside(folder, "config.json", root), "config.json"))
+    index_name, shard_names = safetensors_files(folder, os.listdir(folder))
+    weight_map = None
+    if index_name:
+        weight_map = parse_index(load_json(_inside(folder, index_name, root), index_name), index_name)
+        shard_names = index_shards(weight_map)
+    headers = [read_header(_inside(folder, name, root), name) for name in shard_names]
+    if not any(h.tensors for h in headers):  # else the report would read "OK: 0 linear modules"
+        raise CheckpointFileError(", ".join(shard_names), "holds no tensors at all")
+    return assemble_checkpoint(source or folder, config, headers, weight_map, index_name)
+
+
+def _inside(folder: str, rel: str, root: str) -> str:
+    """Resolve `rel` under `folder`, refusing paths (or symlinks) that land outside `root`."""
+    check_relative_path(rel, rel, "path")
+    path = os.path.join(folder, rel)
+    real = os.path.realpath(path)
+    if os.path.commonpath([real, root]) != root:
+        raise CheckpointFileError(rel, f"resolves to {printable(real)!r}, outside the model folder; refusing to read it")
+    if not os.path.exists(real):
+        raise CheckpointFileError(rel, "not found in the model folder")
+    return real

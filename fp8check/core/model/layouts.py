@@ -1,0 +1,158 @@
+"""How vLLM builds each model family's linear layers, as data read from its model files.
+
+Every entry below was read from `vllm/model_executor/models/<file>` of vLLM 0.33.0 (the wheel on PyPI) and
+names that file as its `source`; each layer in a report carries the `source` of the entry that built it
+(`layout: "vllm:deepseek_v2.py"`), or `"generic"` for an architecture not in this table. What an entry says:
+
+- `packed`: the class's `packed_modules_mapping` (fused name -> checkpoint shards), which both decides the
+  fused layers and what compressed-tensors / fp8 ignore lists are matched against.
+- `styles`: dotted name tails -> the vLLM class that builds them, where the leaf name alone would mislead
+  (Mistral-3's `multi_modal_projector.linear_2` is a RowParallelLinear). Unlisted layers get the generic
+  leaf rules of `fp8check.core.model.modules` (q/k/v -> QKV, gate/up -> merged, o/down/out/proj/fc2 -> row).
+- `unquantized`: tails of layers built with `quant_config=None`: MoE routers (`GateLinear`, a
+  ReplicatedLinear). A plain `torch.nn.Linear` (no quant method at all) is the style `nn.Linear`.
+- `spec_layers`: the config key counting multi-token-prediction layers appended after `num_hidden_layers`;
+  their tensors are skipped by the main model's loader (`get_spec_layer_idx_from_weight_name` /
+  `skip_spec_layers` in utils.py, MiniMax-M2's `hf_to_vllm_mapper`) and load only into the MTP draft model.
+- `towers`: vision towers and projectors, with their own file, heads (from `vision_config`) and styles;
+  `quantized=False` where the model passes `quant_config=None` to the tower (Llama-4).
+- `mla`: DeepSeek MLA. With `q_lora_rank` set, `fused_qkv_a_proj` (DeepSeekV2FusedQkvAProjLinear, a
+  MergedColumnParallelLinear with `disable_tp=True`) over `q_a_proj` + `kv_a_proj_with_mqa`; without it,
+  `kv_a_proj_with_mqa` is a ReplicatedLinear. MLA is what vLLM uses unless VLLM_MLA_DISABLE is set
+  (`ModelConfig.use_mla`, config/model.py).
+
+Not modelled: fused shared experts (DeepSeek's shared_experts loaded into the FusedMoE where
+`resolve_layer_fused_shared_expert` enables it, e.g. ROCm AITER; here they stay ordinary linears), vision
+towers run data-parallel (`--mm-encoder-tp-mode data`), and Mistral-format checkpoints (consolidated.*).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+GENERIC = "generic"
+# packed_modules_mapping of llama.py, mistral.py, qwen2/3(.py, _moe.py), gemma*.py, mixtral.py, llama4.py, ...
+LLAMA_PACKED: dict[str, tuple[str, ...]] = {"qkv_proj": ("q_proj", "k_proj", "v_proj"),
+                                            "gate_up_proj": ("gate_proj", "up_proj")}
+# The class name vLLM builds each style with (routers are GateLinear, a ReplicatedLinear subclass).
+ROW, COLUMN, REPLICATED, TORCH_LINEAR = "RowParallelLinear", "ColumnParallelLinear", "ReplicatedLinear", "nn.Linear"
+FUSED_QKV_A = "DeepSeekV2FusedQkvAProjLinear"
+
+
+class Tower(NamedTuple):
+    """A vision tower or projector: the checkpoint prefixes it lives under, built by its own vLLM file."""
+
+    source: str
+    roots: tuple[str, ...]                    # checkpoint name prefixes (transformers < / >= 4.52 naming)
+    styles: dict[str, str] = {}
+    packed: dict[str, tuple[str, ...]] = LLAMA_PACKED
+    unquantized: tuple[str, ...] = ()
+    vision_heads: bool = False                # its QKV splits by vision_config's heads, not the text model's
+    quantized: bool = True                    # False: the model passes quant_config=None to the whole tower
+
+
+class Arch(NamedTuple):
+    """How one vLLM model class builds the text model's linears (see the module docstring)."""
+
+    source: str
+    packed: dict[str, tuple[str, ...]] = LLAMA_PACKED
+    styles: dict[str, str] = {}
+    unquantized: tuple[str, ...] = ()
+    spec_layers: str | None = None
+    towers: tuple[Tower, ...] = ()
+    mla: bool = False
+
+
+# Routers: GateLinear(...) without quant_config (mixtral.py, qwen2_moe.py, qwen3_moe.py, deepseek_v2.py,
+# glm4_moe.py, minimax_m2.py, llama4.py, gpt_oss.py); Qwen's shared_expert_gate is
+# ReplicatedLinear(..., quant_config=None).
+_QWEN_MOE_ROUTERS = ("mlp.gate", "mlp.shared_expert_gate")
+
+# pixtral.py PixtralHFVisionModel (Mistral-3's vision_tower): attention.{q,k,v}_proj -> qkv_proj
+# (QKVParallelLinear over vision heads), o_proj row, feed_forward gate/up -> gate_up_proj, down_proj row.
+_PIXTRAL = Tower("vllm:pixtral.py", ("vision_tower.", "model.vision_tower."), vision_heads=True)
+# mistral3.py Mistral3MultiModalProjector: linear_1 ColumnParallelLinear, linear_2 RowParallelLinear;
+# its patch_merger.merging_layer is a torch nn.Linear (never quantized).
+_MISTRAL3_PROJECTOR = Tower("vllm:mistral3.py", ("multi_modal_projector.", "model.multi_modal_projector."),
+                            styles={"linear_1": COLUMN, "linear_2": ROW, "patch_merger.merging_layer": TORCH_LINEAR})
+# mllama4.py: Llama4VisionModel and Llama4MultiModalProjector are built with quant_config=None; vision
+# attention q/k/v -> qkv_proj (vision heads), o_proj row, mlp fc1 column / fc2 row, vision_adapter.mlp the
+# same, patch_embedding.linear column; projector linear_1 ColumnParallelLinear(gather_output=True).
+_LLAMA4_VISION = Tower("vllm:mllama4.py", ("vision_model.", "model.vision_model."), vision_heads=True,
+                       quantized=False, styles={"linear": COLUMN})
+_LLAMA4_PROJECTOR = Tower("vllm:mllama4.py", ("multi_modal_projector.", "model.multi_modal_projector."),
+                          quantized=False, styles={"linear_1": COLUMN})
+# qwen2_5_vl.py Qwen2_5_VisionTransformer: blocks.N.attn.qkv is stored fused (packed "qkv": ["qkv"]),
+# QKVParallelLinear with total_num_kv_heads = num_heads; attn.proj row; mlp gate/up -> gate_up_proj,
+# down_proj row; merger.mlp.0 ColumnParallelLinear, merger.mlp.2 RowParallelLinear.
+_QWEN_VL_PACKED = {**LLAMA_PACKED, "qkv": ("qkv",)}
+_QWEN25_VISUAL = Tower("vllm:qwen2_5_vl.py", ("visual.", "model.visual."), packed=_QWEN_VL_PACKED,
+                       vision_heads=True, styles={"attn.qkv": "QKVParallelLinear", "attn.proj": ROW,
+                                                  "mlp.0": COLUMN, "mlp.2": ROW})
+# qwen3_vl.py Qwen3_VisionTransformer: the same attention; mlp, merger and deepstack_merger_list.N use
+# linear_fc1 ColumnParallelLinear / linear_fc2 RowParallelLinear.
+_QWEN3_VISUAL = Tower("vllm:qwen3_vl.py", ("visual.", "model.visual."), packed=_QWEN_VL_PACKED,
+                      vision_heads=True, styles={"attn.qkv": "QKVParallelLinear", "attn.proj": ROW,
+                                                 "linear_fc1": COLUMN, "linear_fc2": ROW})
+# gemma3_mm.py: SiglipVisionModel(config.vision_config, quant_config) (siglip.py): self_attn q/k/v ->
+# qkv_proj over vision heads, out_proj row, mlp fc1 column / fc2 row. The projector is a bare nn.Parameter.
+_SIGLIP = Tower("vllm:siglip.py", ("vision_tower.", "model.vision_tower."), vision_heads=True)
+
+# mixtral.py, minimax_m2.py: experts are w1/w2/w3 inside FusedMoE; only q/k/v are packed.
+_QKV_ONLY = {"qkv_proj": LLAMA_PACKED["qkv_proj"]}
+_DEEPSEEK = Arch("vllm:deepseek_v2.py", unquantized=("mlp.gate",), spec_layers="num_nextn_predict_layers", mla=True)
+
+ARCHITECTURES: dict[str, Arch] = {
+    "LlamaForCausalLM": Arch("vllm:llama.py"),
+    "MistralForCausalLM": Arch("vllm:mistral.py"),
+    "Llama4ForCausalLM": Arch("vllm:llama4.py", unquantized=("feed_forward.router",)),
+    "Llama4ForConditionalGeneration": Arch("vllm:llama4.py", unquantized=("feed_forward.router",),
+                                           towers=(_LLAMA4_VISION, _LLAMA4_PROJECTOR)),
+    "MixtralForCausalLM": Arch("vllm:mixtral.py", packed=_QKV_ONLY, unquantized=("block_sparse_moe.gate",)),
+    "Mistral3ForConditionalGeneration": Arch("vllm:mistral.py", towers=(_PIXTRAL, _MISTRAL3_PROJECTOR)),
+    "Qwen2ForCausalLM": Arch("vllm:qwen2.py"),
+    "Qwen3ForCausalLM": Arch("vllm:qwen3.py"),
+    "Qwen2MoeForCausalLM": Arch("vllm:qwen2_moe.py", unquantized=_QWEN_MOE_ROUTERS),
+    "Qwen3MoeForCausalLM": Arch("vllm:qwen3_moe.py", unquantized=_QWEN_MOE_ROUTERS),
+    "Qwen2_5_VLForConditionalGeneration": Arch("vllm:qwen2.py", packed=_QWEN_VL_PACKED, towers=(_QWEN25_VISUAL,)),
+    # The text models: Qwen2ForCausalLM (qwen2.py); Qwen3LLMForCausalLM (qwen3_vl.py, a Qwen3ForCausalLM);
+    # Qwen3MoeLLMForCausalLM (qwen3_vl_moe.py, a Qwen3MoeForCausalLM).
+    "Qwen3VLForConditionalGeneration": Arch("vllm:qwen3_vl.py", packed=_QWEN_VL_PACKED, towers=(_QWEN3_VISUAL,)),
+    "Qwen3VLMoeForConditionalGeneration": Arch("vllm:qwen3_vl_moe.py", packed=_QWEN_VL_PACKED,
+                                               unquantized=_QWEN_MOE_ROUTERS, towers=(_QWEN3_VISUAL,)),
+    "DeepseekV2ForCausalLM": _DEEPSEEK,
+    "DeepseekV3ForCausalLM": _DEEPSEEK,
+    "Glm4MoeForCausalLM": Arch("vllm:glm4_moe.py", unquantized=("mlp.gate",), spec_layers="num_nextn_predict_layers"),
+    "MiniMaxM2ForCausalLM": Arch("vllm:minimax_m2.py", packed=_QKV_ONLY, unquantized=("block_sparse_moe.gate",),
+                                 spec_layers="num_mtp_modules"),
+    "GemmaForCausalLM": Arch("vllm:gemma.py"),
+    "Gemma2ForCausalLM": Arch("vllm:gemma2.py"),
+    "Gemma3ForCausalLM": Arch("vllm:gemma3.py"),
+    "Gemma3ForConditionalGeneration": Arch("vllm:gemma3.py", towers=(_SIGLIP,)),
+    # phi3.py: packed_modules_mapping maps qkv_proj -> [qkv_proj], gate_up_proj -> [gate_up_proj] (stored fused).
+    "Phi3ForCausalLM": Arch("vllm:phi3.py", packed={"qkv_proj": ("qkv_proj",), "gate_up_proj": ("gate_up_proj",)}),
+    # gpt_oss.py: attention sinks are a per-head nn.Parameter, not a linear; mlp.router is a GateLinear.
+    "GptOssForCausalLM": Arch("vllm:gpt_oss.py", unquantized=("mlp.router",)),
+}
+
+# Architectures not in the table: the name-based rules fp8check had before the table, which cover
+# Llama-like decoders and the router names of the MoE families above. MTP layers declared in the config
+# are skipped as every vLLM loader above skips them (an inference for an unknown model).
+GENERIC_ARCH = Arch(GENERIC, unquantized=("mlp.gate", "block_sparse_moe.gate", "mlp.shared_expert_gate",
+                                          "feed_forward.router", "mlp.router"),
+                    spec_layers="num_nextn_predict_layers")
+
+
+def arch_for(architectures: tuple[str, ...]) -> Arch | None:
+    """The table entry of the first listed architecture vLLM would pick, or None (generic rules)."""
+    return next((ARCHITECTURES[a] for a in architectures if a in ARCHITECTURES), None)
+
+
+def tower_for(arch: Arch, name: str) -> Tower | None:
+    return next((t for t in arch.towers if name.startswith(t.roots)), None)
+
+
+def tail_match(name: str, tails) -> str | None:
+    """The first `tails` entry that `name` ends with at a dot boundary ('mlp.gate' matches
+    'model.layers.3.mlp.gate', not '...mlp.gate_proj')."""
+    return next((t for t in tails if name == t or name.endswith("." + t)), None)

@@ -1,0 +1,301 @@
+"""Group checkpoint tensors into the modules vLLM builds: fused QKV / gate-up, parallel styles, FusedMoE.
+
+vLLM does not see `q_proj`, `k_proj`, `v_proj`; it sees one QKVParallelLinear `qkv_proj` whose shards are
+loaded from them (packed_modules_mapping). Routing and TP checks are about those fused modules. What each
+architecture builds (fused layers, styles, unquantized routers and towers, skipped MTP layers) comes from the
+per-architecture table in fp8check.core.model.layouts; the leaf-name rules here fill in what it leaves unsaid.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from fp8check.core.checkpoint.local import ModelConfig
+from fp8check.core.model.layouts import (COLUMN, FUSED_QKV_A, GENERIC_ARCH, REPLICATED, ROW, TORCH_LINEAR, Arch, Tower,
+                                   arch_for, tail_match, tower_for)
+from fp8check.core.checkpoint.safetensors_header import TensorInfo
+
+# Leaf names the generic rules build as RowParallelLinear (input split across ranks, all-reduce after).
+ROW_PARALLEL = frozenset({"o_proj", "down_proj", "out_proj", "dense_4h_to_h", "fc2", "wo", "w2", "c_proj", "proj"})
+EMBEDDINGS = ("embed_tokens", "wte", "word_embeddings", "tok_embeddings", "embed_in", "embeddings")
+# Tensors that belong to a linear module besides its weight.
+SIDE_TENSORS = ("weight_scale", "weight_scale_inv", "input_scale", "weight_zero_point", "input_zero_point",
+                "weight_global_scale", "input_global_scale", "output_scale", "weight_g_idx", "bias")
+# DeepSeek MLA's low-rank input projections are ReplicatedLinear in vLLM (never split), but quantized.
+REPLICATED_LEAVES = frozenset({"q_a_proj", "kv_a_proj_with_mqa"})
+# deepseek_v2.py DeepseekV2ForCausalLM: packed_modules_mapping gains this entry when q_lora_rank is set.
+MLA_FUSED = ("fused_qkv_a_proj", ("q_a_proj", "kv_a_proj_with_mqa"))
+# Stands for the module's name in messages computed once per module shape (inspect fills it in per module).
+LAYER = "\x00layer\x00"
+_EXPERT_TAIL = re.compile(r"(?:\d+\.)?[^.]+(?:\.[^.]+)?")  # what follows '<FusedMoE name>.' in an expert tensor's name
+_LAYER_INDEX = re.compile(r"\.(\d+)\.")
+
+
+class Shard(NamedTuple):
+    """One checkpoint linear (e.g. ...q_proj) and its side tensors keyed by suffix (weight_scale, ...)."""
+
+    name: str
+    weight: TensorInfo
+    side: dict[str, TensorInfo]
+
+
+class LinearModule(NamedTuple):
+    """A linear layer as vLLM builds it. `output_sizes` are the logical fused widths (q, k, v or gate, up)."""
+
+    name: str
+    layer_type: str           # vLLM class: QKVParallelLinear, MergedColumnParallelLinear, ...
+    shards: tuple[Shard, ...]
+    input_size: int
+    output_sizes: tuple[int, ...]
+    heads: tuple[int, int, int] | None = None  # (num_heads, num_kv_heads, head_dim) for QKV
+    layout: str = "generic"   # where the layout came from: "vllm:<model file>" or "generic"
+    fused: bool = False       # the name is a packed_modules_mapping key: ignore/targets also ask its shards
+    unquantized: str | None = None  # why vLLM builds it without a quant method (router, tower), if it does
+    tp_split: bool = True     # False: built with disable_tp (DeepSeek's fused_qkv_a_proj), or a torch nn.Linear
+
+    @property
+    def leaf(self) -> str:
+        return self.name.rsplit(".", 1)[-1]
+
+
+class MoEModule(NamedTuple):
+    """All expert tensors of one decoder layer: vLLM loads them into a single FusedMoE."""
+
+    name: str
+    num_experts: int
+    tensors: tuple[TensorInfo, ...]
+    tails: tuple[str, ...]    # each tensor's name after '<name>.' ('113.down_proj.weight'), cut once here
+    layout: str = "generic"
+
+
+class SkippedLayer(NamedTuple):
+    """Checkpoint tensors the main model's loader drops (an MTP / next-n layer): reported, never checked."""
+
+    prefix: str               # "model.layers.61."
+    tensors: tuple[TensorInfo, ...]
+    reason: str
+
+
+class ModelLayout(NamedTuple):
+    linears: tuple[LinearModule, ...]
+    moes: tuple[MoEModule, ...]
+    orphans: tuple[TensorInfo, ...]     # side tensors (scales) with no weight to belong to
+    notes: tuple[str, ...] = ()
+    skipped: tuple[SkippedLayer, ...] = ()
+
+
+def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig) -> ModelLayout:
+    notes = []
+    arch = arch_for(config.architectures)
+    if arch is None:
+        arch = GENERIC_ARCH
+        if config.architectures:
+            notes.append(f"architecture {'/'.join(config.architectures)} is not in fp8check's table; parallel "
+                         "styles are inferred from layer names (q/k/v -> QKV, gate/up -> merged, o/down/out -> row); "
+                         "each layer's layout reads 'generic'")
+    skip_prefixes = _spec_layer_prefixes(arch, config)
+    skipped: dict[str, list[TensorInfo]] = {}
+    # The part of a name before its last '.experts.' -> that FusedMoE's (tensors, their tails), or () when names
+    # under it are not experts' (skipped as MTP, or not what _expert_id's regex matches); decided once per part.
+    groups: dict[str, tuple[list[TensorInfo], list[str]] | tuple[()]] = {}
+    expert_ids: dict[str, str] = {}  # what follows '.experts.' -> its expert id, "" when not an expert's
+    weights: dict[str, Shard] = {}
+    side: list[TensorInfo] = []
+    for name, info in tensors.items():
+        head, experts_dot, tail = name.rpartition(".experts.")
+        if experts_dot:
+            group = groups.get(head)
+            if group is None:
+                group = groups[head] = _expert_group(head, skip_prefixes)
+            if group:
+                expert = expert_ids.get(tail)
+                if expert is None:
+                    expert = expert_ids[tail] = _expert_id(tail) or ""
+                if expert:
+                    group[0].append(info)
+                    group[1].append(tail)
+                    continue
+        if skip_prefixes and name.startswith(skip_prefixes):
+            spec = next(p for p in skip_prefixes if name.startswith(p))
+            skipped.setdefault(spec, []).append(info)
+        elif name.endswith(".weight") and len(info.shape) == 2 and not _is_embedding(name):
+            weights[name[: -len(".weight")]] = Shard(name=name[: -len(".weight")], weight=info, side={})
+        elif name.rsplit(".", 1)[-1] in SIDE_TENSORS:
+            side.append(info)
+    experts = {f"{head}.experts": group for head, group in groups.items() if group and group[0]}
+    orphans = []
+    for info in side:
+        prefix, _, suffix = info.name.rpartition(".")  # a bare "weight_scale" belongs to no weight: an orphan
+        shard = weights.get(prefix)
+        if shard is None:
+            orphans.append(info)
+        else:
+            shard.side[suffix] = info
+    linears = _fuse(weights, config, arch)
+    moes = tuple(  # experts counted over distinct tails: ~1,500 per FusedMoE, not one set.add per tensor
+        MoEModule(name=name, num_experts=len(set(map(expert_ids.__getitem__, set(tails)))), tensors=tuple(infos),
+                  tails=tuple(tails), layout=arch.source)
+        for name, (infos, tails) in sorted(experts.items(), key=lambda item: _natural_key(item[0]))
+    )
+    return ModelLayout(linears=linears, moes=moes, orphans=tuple(orphans), notes=tuple(notes),
+                       skipped=tuple(SkippedLayer(p, tuple(infos), _skip_reason(arch, config))
+                                     for p, infos in skipped.items()))
+
+
+def _skip_reason(arch: Arch, config: ModelConfig) -> str:
+    reason = (f"MTP layer ({arch.spec_layers} = {getattr(config, arch.spec_layers)}): vLLM's main model skips it "
+              "(get_spec_layer_idx_from_weight_name); it loads only as the speculative-decoding draft model")
+    return reason + ("; inferred: the architecture is not in fp8check's table" if arch is GENERIC_ARCH else "")
+
+
+def _spec_layer_prefixes(arch: Arch, config: ModelConfig) -> tuple[str, ...]:
+    """utils.py get_spec_layer_idx_from_weight_name: layers num_hidden_layers .. + n - 1, in the three
+    namings it accepts (MiniMax-M2 maps 'layers.{i}.' below 'model.' to None: the same tensors)."""
+    count = getattr(config, arch.spec_layers) if arch.spec_layers else 0
+    base = config.num_hidden_layers
+    if not count or base is None:
+        return ()
+    return tuple(f"{root}layers.{base + i}." for i in range(count)
+                 for root in ("model.", "", "model.language_model."))
+
+
+def _packed(arch: Arch, tower: Tower | None, config: ModelConfig) -> dict[str, tuple[str, ...]]:
+    if tower is not None:
+        return tower.packed
+    if arch.mla and config.q_lora_rank:
+        return {**arch.packed, MLA_FUSED[0]: MLA_FUSED[1]}
+    return arch.packed
+
+
+def _fuse(weights: dict[str, Shard], config: ModelConfig, arch: Arch) -> tuple[LinearModule, ...]:
+    modules: list[LinearModule] = []
+    used: set[str] = set()
+    for prefix in sorted(weights, key=_natural_key):
+        if prefix in used:
+            continue
+        parent, _, leaf = prefix.rpartition(".")
+        tower = tower_for(arch, prefix)
+        packed = _packed(arch, tower, config)
+        fused = next(((f, parts) for f, parts in packed.items() if leaf in parts), None)
+        if fused:
+            fused_leaf, parts = fused
+            names = [f"{parent}.{p}" if parent else p for p in parts]
+            if all(n in weights for n in names):
+                used.update(names)
+                shards = tuple(weights[n] for n in names)
+                name = f"{parent}.{fused_leaf}" if parent else fused_leaf
+                modules.append(_module(name, shards, config, arch, tower, fused=True))
+                continue
+        used.add(prefix)
+        # A layer stored fused on disk (Phi-3's qkv_proj) is still a packed_modules_mapping key.
+        modules.append(_module(prefix, (weights[prefix],), config, arch, tower, fused=leaf in packed))
+    return tuple(modules)
+
+
+def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arch, tower: Tower | None,
+            fused: bool) -> LinearModule:
+    rules = tower or arch
+    leaf = name.rsplit(".", 1)[-1]
+    k = shards[0].weight.shape[1]
+    widths = tuple(s.weight.shape[0] for s in shards)
+    router = tail_match(name, rules.unquantized) is not None
+    unquantized = None
+    if tower is not None and not tower.quantized:
+        unquantized = f"vLLM builds this tower with quant_config=None ({tower.source[5:]})"
+    elif router:
+        unquantized = "vLLM builds the MoE router with quant_config=None"
+    style = tail_match(name, rules.styles)
+    layer_type = rules.styles[style] if style else _generic_style(leaf, fused, router)
+    if layer_type == TORCH_LINEAR:
+        unquantized = f"vLLM builds it as a torch nn.Linear ({rules.source[5:]}), which has no quant method"
+    heads = None
+    if layer_type == "QKVParallelLinear":
+        heads = _vision_heads(config, widths) if tower is not None and tower.vision_heads else _heads(config, widths)
+        if len(shards) == 1 and heads:  # stored already fused (Phi-3 qkv_proj, Qwen-VL visual attn.qkv)
+            num_heads, num_kv, head_dim = heads
+            widths = (num_heads * head_dim, num_kv * head_dim, num_kv * head_dim)
+    elif layer_type == "MergedColumnParallelLinear" and len(shards) == 1 and widths[0] % 2 == 0:
+        widths = (widths[0] // 2, widths[0] // 2)
+    return LinearModule(name, layer_type, shards, k, widths, heads, layout=(tower or arch).source, fused=fused,
+                        unquantized=unquantized, tp_split=layer_type not in (FUSED_QKV_A, TORCH_LINEAR))
+
+
+def _generic_style(leaf: str, fused: bool, router: bool) -> str:
+    """The leaf-name rules: what most vLLM model files build for these names."""
+    if leaf == "lm_head":
+        return "ParallelLMHead"
+    if fused and leaf in ("qkv_proj", "qkv"):
+        return "QKVParallelLinear"
+    if fused and leaf == "gate_up_proj":
+        return "MergedColumnParallelLinear"
+    if fused and leaf == MLA_FUSED[0]:
+        return FUSED_QKV_A
+    if router or leaf in REPLICATED_LEAVES:
+        return REPLICATED
+    return ROW if leaf in ROW_PARALLEL else COLUMN
+
+
+def _vision_heads(config: ModelConfig, widths: tuple[int, ...]) -> tuple[int, int, int] | None:
+    """Vision attention: every head is a KV head (total_num_kv_heads = num_heads), head_dim from the weight."""
+    heads = config.vision_heads
+    q_width = widths[0] if len(widths) == 3 else widths[0] // 3
+    if not heads or q_width % heads:
+        return None
+    return heads, heads, q_width // heads
+
+
+def _heads(config: ModelConfig, widths: tuple[int, ...]) -> tuple[int, int, int] | None:
+    """(heads, kv_heads, head_dim) from config.json, head_dim checked against the q shard's rows."""
+    heads, kv = config.num_attention_heads, config.num_key_value_heads
+    if not heads or not kv:
+        return None
+    head_dim = config.head_dim
+    if len(widths) == 3:
+        if widths[0] % heads:
+            return None
+        head_dim = widths[0] // heads
+    elif head_dim is None and config.hidden_size:
+        head_dim = config.hidden_size // heads
+    if not head_dim:
+        return None
+    return heads, kv, head_dim
+
+
+def _is_embedding(name: str) -> bool:
+    return any(f"{e}." in f"{name}" for e in EMBEDDINGS)
+
+
+def _expert_group(head: str, skip_prefixes: tuple[str, ...]) -> tuple[list[TensorInfo], list[str]] | tuple[()]:
+    """A new FusedMoE group for names '<head>.experts.<tail>', or () when they are not experts': skipped (an MTP
+    prefix is a prefix of every such name exactly when it is one of '<head>.experts.', as no prefix holds
+    'experts'), or a head the regex in _expert_id cannot match (empty, or holding a newline)."""
+    if not head or "\n" in head or f"{head}.experts.".startswith(skip_prefixes):
+        return ()
+    return [], []
+
+
+def _expert_id(tail: str) -> str | None:
+    r"""The expert a tensor belongs to, from what follows the last '.experts.' in its name ('113' for
+    '113.down_proj.weight', 'fused' for 'gate_up_proj'), or None when that is not an expert tensor's tail.
+
+    With the name's part before it non-empty and free of newlines, this is exactly whether the name matches
+    r'^(?P<moe>.+\.experts)\.(?:\d+\.)?[^.]+(?:\.[^.]+)?$' (the regex is greedy, so its `moe` group ends at the
+    last '.experts.'; an earlier one leaves a longer tail, which never matches when the last one's does not).
+    """
+    if _EXPERT_TAIL.fullmatch(tail) is None:
+        return None
+    head = tail.split(".", 1)[0]
+    return head if head.isdigit() else "fused"
+
+
+def _natural_key(name: str) -> list:
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
+
+
+def layer_template(name: str) -> tuple[str, int | None]:
+    """'model.layers.17.mlp.down_proj' -> ('model.layers.{i}.mlp.down_proj', 17), for collapsing rows."""
+    match = _LAYER_INDEX.search(name)
+    if not match:
+        return name, None
+    return name[: match.start()] + ".{i}." + name[match.end():], int(match.group(1))

@@ -1,0 +1,240 @@
+"""Memory fit per rank: the weight bytes each tensor-parallel rank holds, read from the headers, against the
+device's memory x gpu_memory_utilization, and the KV cache left in tokens.
+
+What vLLM allocates, and where fp8check read it (vLLM 0.33.0 wheel):
+- the budget is `ceil(total_memory * gpu_memory_utilization)` (v1/worker/utils.py request_memory); the default
+  utilization is 0.92 in every release 0.25-0.33 (config/cache.py `Field(default=0.92)`);
+- parameters are created per rank in the model dtype, FP8 weights in one byte, scales in float32 (fp8_utils.py
+  create_fp8_scale_parameter; e8m0 scales stay one byte); column/row-parallel layers hold their partition
+  (fp8check.core.model.tp), ReplicatedLinear and norms everything, VocabParallelEmbedding / ParallelLMHead the vocabulary
+  padded to 64 (pad_vocab_size, at every TP size) and divided by TP; FusedMoE experts are sliced by TP, or held
+  whole by their EP rank (determine_expert_map: the first `E % ep` ranks hold one more);
+- the KV cache per token per layer is 2 x kv_heads_per_rank x head_dim x dtype bytes, with
+  kv_heads_per_rank = max(1, kv_heads // tp) (config/model.py get_num_kv_heads); MLA caches one latent of
+  kv_lora_rank + qk_rope_head_dim per token per layer on every rank (MLAAttentionSpec, num_kv_heads 1);
+- "No available memory for the cache blocks" (v1/core/kv_cache_planning.py) when nothing is left.
+
+Not modelled (so the KV figure is an upper bound): the activation peak vLLM profiles and subtracts, CUDA graphs,
+non-torch allocations, kernels that repack weights after loading, hybrid / sliding-window KV layouts, and
+--kv-cache-dtype (the cache is taken in the model dtype, vLLM's "auto"). Scales and biases of a split layer are
+counted in proportion to their weight's share (exact when partitions are block multiples); FusedMoE expert
+tensors are all divided by TP (the w2 per-channel scales, in fact whole, are a few KB per expert).
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import compress, repeat
+from operator import itemgetter
+from typing import NamedTuple
+
+from fp8check.core.checkpoint.local import ModelConfig
+from fp8check.core.model.modules import EMBEDDINGS, ModelLayout
+from fp8check.core.routing.platforms import Platform
+from fp8check.core.checkpoint.safetensors_header import FP8_DTYPES, TensorInfo
+from fp8check.core.model.tp import VOCAB_PADDING, tp_layout
+
+GIB = 1 << 30
+# Scales vLLM creates as float32 parameters whatever the checkpoint stores (create_fp8_scale_parameter).
+FLOAT32_SUFFIXES = ("weight_scale", "weight_scale_inv", "input_scale", "weight_global_scale", "input_global_scale")
+# v1/core/kv_cache_planning.py (_check_enough_kv_cache_memory), vLLM 0.33.0, verbatim.
+NO_CACHE_MEMORY = ("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+                   "initializing the engine (this flag also controls CPU memory reservation on the CPU backend, "
+                   "despite its name). See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more "
+                   "details.")
+DEFAULT_MEMORY_HINT = "--assume device_memory=80GiB"
+
+
+class ModuleBytes(NamedTuple):
+    """Identical linear modules (same shapes and parallel style), counted once with their multiplicity."""
+
+    module: object                    # a representative LinearModule
+    count: int
+    split: int                        # bytes of one module that TP divides (weight, block scales, column bias)
+    whole: int                        # bytes every rank holds whole (per-tensor scales; row-parallel channel
+                                      # scales and bias, which index the output that a row split keeps whole)
+
+
+class ExpertBytes(NamedTuple):
+    num_experts: int
+    per_expert: int                   # the largest expert's bytes
+    total: int
+
+
+class MemoryPlan(NamedTuple):
+    """What each rank holds, in parts that re-divide cheaply at every TP size (the TP sweep, the matrix)."""
+
+    replicated: int                   # norms, routers, ReplicatedLinear, anything vLLM does not split
+    vocab: tuple[tuple[int, int], ...]  # (vocabulary rows, bytes per row) of each vocab-parallel embedding / head
+    linears: tuple[ModuleBytes, ...]
+    experts: tuple[ExpertBytes, ...]
+    kv_bytes_per_token_layer: int     # at TP 1; MLA: the latent, not divided by TP
+    kv_heads: int | None              # None for MLA (one latent per rank)
+    layers: int
+
+
+class MemoryFit(NamedTuple):
+    device_memory: int | None         # bytes; None when the platform's memory is unknown
+    utilization: float
+    weight_bytes: int                 # what the fullest rank holds
+    budget: int | None                # ceil(device_memory * utilization)
+    kv_bytes_per_token: int           # per rank
+    kv_tokens: int | None
+    error: str | None = None
+    note: str | None = None
+
+    @property
+    def fits(self) -> bool | None:
+        return None if self.budget is None else self.error is None
+
+    @property
+    def kv_bytes(self) -> int | None:
+        return None if self.budget is None else self.budget - self.weight_bytes
+
+
+def _dtype_bytes(config: ModelConfig) -> int:
+    return 4 if (config.dtype or "").lower() in ("float32", "fp32") else 2
+
+
+def stored_bytes(info: TensorInfo, model_bytes: int) -> int:
+    """A tensor's size as vLLM's parameter holds it (not as the checkpoint stores it)."""
+    elements = math.prod(info.shape)
+    leaf = info.name.rsplit(".", 1)[-1]
+    if info.dtype in FP8_DTYPES or info.dtype == "F8_E8M0":
+        return elements
+    if leaf in FLOAT32_SUFFIXES:
+        return elements * 4
+    if info.dtype.startswith(("I", "U", "BOOL")):
+        return info.end - info.start  # index tensors (g_idx) keep their own dtype
+    return elements * model_bytes
+
+
+def _is_vocab(name: str, info: TensorInfo) -> bool:
+    leaf_path = name.rsplit(".", 1)[0]
+    return len(info.shape) == 2 and (any(f"{e}." in name for e in EMBEDDINGS) or leaf_path.endswith("lm_head"))
+
+
+def memory_plan(tensors: dict[str, TensorInfo], config: ModelConfig, layout: ModelLayout) -> MemoryPlan:
+    """Sort every loaded tensor into how vLLM splits it; MTP layers (skipped by the main model) are left out."""
+    model_bytes = _dtype_bytes(config)
+    skipped = {t.name for s in layout.skipped for t in s.tensors}
+    claimed = set(skipped)
+    groups: dict[tuple, list] = {}
+    for module in layout.linears:
+        if module.layer_type == "ParallelLMHead":
+            continue  # counted with the embeddings below: a VocabParallelEmbedding
+        infos = [info for shard in module.shards for info in (shard.weight, *shard.side.values())]
+        claimed.update(info.name for info in infos)
+        key = (module.layer_type, module.input_size, module.output_sizes, module.heads, module.tp_split)
+        if key not in groups:
+            row = module.layer_type == "RowParallelLinear"
+            split = [i for i in infos if i.numel > 1 and (not row or (len(i.shape) == 2 and i.shape[1] > 1))]
+            whole = [i for i in infos if i not in split]
+            groups[key] = [module, 0, sum(stored_bytes(i, model_bytes) for i in split),
+                           sum(stored_bytes(i, model_bytes) for i in whole)]
+        groups[key][1] += 1
+    experts = []
+    for moe in layout.moes:
+        # FusedMoE stacks experts of one shape (moe.expert_shapes refuses others): expert 0 stands for all. Its
+        # tensors are picked in C: a giant MoE has ~1,500 tensors per FusedMoE.
+        expert_0 = compress(moe.tensors, map(str.startswith, moe.tails, repeat("0.")))
+        one = sum(stored_bytes(t, model_bytes) for t in expert_0)
+        if one:
+            experts.append(ExpertBytes(moe.num_experts, one, one * moe.num_experts))
+        else:  # stored fused ([E, ...] tensors): split evenly
+            total = sum(stored_bytes(t, model_bytes) for t in moe.tensors)
+            experts.append(ExpertBytes(moe.num_experts, -(-total // max(moe.num_experts, 1)), total))
+    claimed.update(*(map(itemgetter(0), moe.tensors) for moe in layout.moes))  # names, in C
+    vocab, replicated = [], 0
+    for name in tensors.keys() - claimed:  # set difference in C: a giant MoE has ~90k expert tensors
+        info = tensors[name]
+        if _is_vocab(name, info):
+            vocab.append((info.shape[0], stored_bytes(info, model_bytes) // max(info.shape[0], 1)))
+        else:
+            replicated += stored_bytes(info, model_bytes)
+    layers = config.num_hidden_layers or 0
+    modules = tuple(ModuleBytes(*g) for g in groups.values())
+    # MLA (DeepSeek): kv_a_proj_with_mqa's output is the cached latent, kv_lora_rank + qk_rope_head_dim.
+    latent = next((shard.weight.shape[0] for module in layout.linears for shard in module.shards
+                   if shard.name.endswith("kv_a_proj_with_mqa")), None)
+    if latent is not None:
+        return MemoryPlan(replicated, tuple(vocab), modules, tuple(experts), latent * model_bytes, None, layers)
+    heads = config.num_attention_heads or 1
+    head_dim = config.head_dim or (config.hidden_size or 0) // heads
+    kv_heads = config.num_key_value_heads or heads
+    return MemoryPlan(replicated, tuple(vocab), modules, tuple(experts), 2 * head_dim * model_bytes, kv_heads, layers)
+
+
+def weight_bytes_per_rank(plan: MemoryPlan, tp: int, ep: bool) -> int:
+    """The bytes the fullest rank holds at this TP (with --ep: experts whole, spread over the TP ranks)."""
+    total = plan.replicated
+    for rows, row_bytes in plan.vocab:
+        padded = -(-rows // VOCAB_PADDING) * VOCAB_PADDING  # pad_vocab_size, at every TP size
+        total += -(-padded // tp) * row_bytes
+    for group in plan.linears:
+        module = group.module
+        layout = tp_layout(module, tp if module.tp_split else 1)
+        full = sum(module.output_sizes) * module.input_size
+        held = sum(layout.output_partition_sizes) * layout.input_size_per_partition
+        share = 1.0 if layout.error or not full else held / full
+        total += group.count * (math.ceil(group.split * share) + group.whole)
+    for moe in plan.experts:
+        if ep:
+            total += -(-moe.num_experts // tp) * moe.per_expert
+        else:
+            total += -(-moe.total // tp)
+    return total
+
+
+def kv_bytes_per_token(plan: MemoryPlan, tp: int) -> int:
+    per_rank_heads = 1 if plan.kv_heads is None else max(1, plan.kv_heads // tp)
+    return plan.layers * per_rank_heads * plan.kv_bytes_per_token_layer
+
+
+def gib(value: int) -> str:
+    """GiB as vLLM prints memory (MiB below one GiB, so a tiny model does not read 0.0)."""
+    return f"{value / GIB:.1f} GiB" if abs(value) >= GIB else f"{value / (1 << 20):.1f} MiB"
+
+
+def fit(plan: MemoryPlan, platform: Platform, tp: int, ep: bool) -> MemoryFit:
+    """Weights per rank against the platform's device memory x gpu_memory_utilization."""
+    assumptions = platform.assumptions
+    weights = weight_bytes_per_rank(plan, tp, ep)
+    per_token = kv_bytes_per_token(plan, tp)
+    utilization = assumptions.gpu_memory_utilization
+    memory = assumptions.device_memory
+    if memory is None:
+        return MemoryFit(None, utilization, weights, None, per_token, None,
+                         note=f"device memory of {platform.label} unknown: pass {DEFAULT_MEMORY_HINT}")
+    budget = math.ceil(memory * utilization)
+    left = budget - weights
+    tokens = max(left, 0) // per_token if per_token else None
+    if left > 0:
+        return MemoryFit(memory, utilization, weights, budget, per_token, tokens)
+    where = f"TP {tp}" + (" with --ep" if ep else "")
+    error = (f"Model weights take {gib(weights)} per rank at {where}, more than the {gib(budget)} vLLM may use "
+             f"({utilization:g} x {gib(memory)} of {platform.label} memory); vLLM then raises: " + NO_CACHE_MEMORY)
+    return MemoryFit(memory, utilization, weights, budget, per_token, 0, error=error)
+
+
+def fits_at(plan: MemoryPlan, platform: Platform, tp: int, ep: bool) -> bool:
+    """For the TP sweep: unknown memory never excludes a TP size."""
+    return fit(plan, platform, tp, ep).fits is not False
+
+
+def summary(memory: MemoryFit) -> str:
+    """One line for the table and the Markdown."""
+    if memory.budget is None:
+        return f"memory: {gib(memory.weight_bytes)} of weights per rank; {memory.note}"
+    head = (f"memory: {gib(memory.weight_bytes)} of weights per rank of {gib(memory.budget)} "
+            f"({memory.utilization:g} x {gib(memory.device_memory)})")
+    if memory.error:
+        return head + ": does not fit"
+    return head + f"; KV cache {gib(memory.kv_bytes)} = {memory.kv_tokens:,} tokens at most"
+
+
+def to_json(memory: MemoryFit) -> dict:
+    return {"device_memory": memory.device_memory, "gpu_memory_utilization": memory.utilization,
+            "weight_bytes_per_rank": memory.weight_bytes, "budget_bytes": memory.budget,
+            "kv_cache_bytes": memory.kv_bytes, "kv_bytes_per_token": memory.kv_bytes_per_token,
+            "kv_cache_tokens": memory.kv_tokens, "fits": memory.fits, "error": memory.error, "note": memory.note}

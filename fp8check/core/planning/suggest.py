@@ -1,0 +1,152 @@
+"""Suggestions under a failing verdict, each computed by routing the failing layers again, never canned.
+
+- TP: the TP sizes the report's own sweep found loading (with and without --ep).
+- --linear-backend / --kernel-config: every backend vLLM accepts that names a kernel of this platform's tables is
+  tried, globally and per quantization key; those that route every failing layer are kept.
+- --vllm: every other rule profile is tried; the nearest in which the failing layers route is named, with the
+  change that makes the difference found by ablation (fp8check.core.planning.diff.responsible), e.g. "routes from vLLM
+  0.28 (PR #50787)".
+- an integrity error: the tensor to re-export, as the error names it.
+Failing layers are re-routed on the checkpoint cut down to their own tensors (diff.restricted), so a suggestion
+costs a fraction of an inspect of the whole model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import NamedTuple
+
+from fp8check.core.checkpoint.local import Checkpoint
+from fp8check.core.planning.diff import Outcome, checkpoint_prefixes, describe, outcomes, responsible, restricted
+from fp8check.core.routing.inspect import InspectOptions, InspectReport, inspect_checkpoint
+from fp8check.core.routing.profiles import PROFILES, RuleProfile
+from fp8check.core.report.document import collapse
+from fp8check.core.routing.linear import Backend
+from fp8check.kernels.base import RoutingContext
+from fp8check.kernels.registry import BACKEND_KERNELS, FP8, FP8_BLOCK, W8A16_FP8, candidates
+
+# A tensor name as integrity errors spell it (fp8check.core.routing.integrity, moe.integrity): what to re-export.
+TENSOR = re.compile(r"[\w.\-]+\.(?:weight_scale_inv|weight_scale|input_scale|weight)\b")
+
+
+class Suggestion(NamedTuple):
+    kind: str                         # "tp" | "ep" | "linear_backend" | "kernel_config" | "vllm" | "reexport"
+    text: str
+    options: tuple[str, ...] = ()     # the command-line arguments that apply it (none for a re-export)
+
+
+def suggest(report: InspectReport, ckpt: Checkpoint, options: InspectOptions) -> tuple[Suggestion, ...]:
+    if report.ok:
+        return ()
+    out = _tp(report)
+    failing = routing_failures(report)
+    if failing:
+        subset = restricted(ckpt, checkpoint_prefixes(report, failing))
+
+        def reroute(**changes) -> dict[str, Outcome]:
+            return outcomes(inspect_checkpoint(subset, options._replace(**changes)))
+
+        out += _backends(report, options, failing, reroute)
+        out += _profiles(report, failing, reroute)
+    return tuple(out + _reexports(report))
+
+
+def routing_failures(report: InspectReport) -> set[str]:
+    """Modules with an error other than a tensor to re-export (what another backend, TP or release might fix),
+    one per collapsed row: its siblings across decoder blocks have the same shapes and route the same way."""
+    return {row.layer.name for row in collapse(report.layers + report.moes)
+            if any(not TENSOR.search(error) for error in row.layer.errors)}
+
+
+def _fixed(result: dict[str, Outcome], failing: set[str]) -> bool:
+    return all(name in result and result[name].loads for name in failing)
+
+
+def _tp(report: InspectReport) -> list[Suggestion]:
+    out = []
+    if report.tp_sizes_ok and report.tp not in report.tp_sizes_ok:
+        nearest = min(report.tp_sizes_ok, key=lambda tp: (abs(tp - report.tp), tp))
+        sizes = ", ".join(map(str, report.tp_sizes_ok))
+        out.append(Suggestion("tp", f"loads at TP {sizes} (not at TP {report.tp}): --tp {nearest}",
+                              ("--tp", str(nearest))))
+    if report.moes and not report.ep and report.tp in report.tp_sizes_ok_ep:
+        out.append(Suggestion("ep", f"loads at TP {report.tp} with --ep (expert parallel: experts split whole "
+                                    "across the ranks)", ("--ep",)))
+    return out
+
+
+def platform_backends(options: InspectOptions,
+                      quantizations: tuple[str, ...] = (FP8, FP8_BLOCK, W8A16_FP8)) -> list[str]:
+    """--linear-backend values that name at least one kernel of this platform's tables under this profile; any
+    other value falls back to automatic selection and routes as 'auto'."""
+    ctx = RoutingContext(options.platform, options.profile, frozenset(options.disabled_kernels))
+    kernels = {k.name for q in quantizations for k in candidates(q, ctx)}
+    return [name for name, named in BACKEND_KERNELS.items() if named & kernels]
+
+
+def _backends(report: InspectReport, options: InspectOptions, failing: set[str], reroute) -> list[Suggestion]:
+    out = []
+    current = options.backend
+    global_fixes = set()
+    for name in platform_backends(options):
+        if name == current.default:
+            continue
+        result = reroute(backend=current._replace(default=name))
+        if _fixed(result, failing):
+            global_fixes.add(name)
+            kernels = sorted({result[n].kernel for n in failing if result[n].kernel})
+            out.append(Suggestion("linear_backend", f"--linear-backend {name} routes the failing modules "
+                                  f"({', '.join(kernels) or 'unquantized'})", ("--linear-backend", name)))
+    for quantization in (FP8, FP8_BLOCK, W8A16_FP8):
+        for name in platform_backends(options, (quantization,)):
+            if name in global_fixes or dict(current.per_quant).get(quantization) == name:
+                continue
+            per_quant = dict(current.per_quant) | {quantization: name}
+            result = reroute(backend=Backend(current.default, tuple(sorted(per_quant.items()))))
+            if _fixed(result, failing):
+                config = json.dumps({"linear_backend_per_quant": per_quant})
+                kernels = sorted({result[n].kernel for n in failing if result[n].kernel})
+                out.append(Suggestion("kernel_config", f"--kernel-config '{config}' routes the failing modules "
+                                      f"({', '.join(kernels)})", ("--kernel-config", config)))
+    return out
+
+
+def _profiles(report: InspectReport, failing: set[str], reroute) -> list[Suggestion]:
+    """The nearest newer release in which the failing layers route, and the nearest older one."""
+    here = PROFILES.index(report.profile) if report.profile in PROFILES else None
+    if here is None:
+        return []
+    out = []
+    newer = list(reversed(PROFILES[:here]))   # nearest first
+    older = list(PROFILES[here + 1:])
+    for direction, profiles in (("from", newer), ("up to", older)):
+        previous = report.profile
+        for profile in profiles:
+            result = reroute(profile=profile)
+            if _fixed(result, failing):
+                changes = _why(previous, profile, failing, reroute, result)
+                text = (f"routes {direction} vLLM {profile.name}" + (f" ({changes})" if changes else "")
+                        + f": --vllm {profile.name}")
+                out.append(Suggestion("vllm", text, ("--vllm", profile.name)))
+                break
+            previous = profile
+    return out
+
+
+def _why(before: RuleProfile, fixed: RuleProfile, failing: set[str], reroute, result: dict[str, Outcome]) -> str:
+    """The changes between the last failing profile and the first routing one that make the difference."""
+    found = responsible(lambda p: reroute(profile=p), before, fixed, {n: result[n] for n in failing})
+    changes = sorted({c for name in failing for c in found[name]}, key=str)
+    return ", ".join(describe(c, fixed) for c in changes)
+
+
+def _reexports(report: InspectReport) -> list[Suggestion]:
+    """One suggestion per tensor an integrity error names (missing, mis-shaped, wrong dtype, index mismatch)."""
+    seen: dict[str, str] = {}
+    errors = [e for layer in report.layers + report.moes for e in layer.errors] + list(report.errors)
+    for error in errors:
+        match = TENSOR.search(error)
+        if match and match.group(0) not in seen:
+            seen[match.group(0)] = error.split(";")[0]
+    return [Suggestion("reexport", f"re-export {name} ({why})") for name, why in seen.items()]

@@ -1,0 +1,299 @@
+"""Run vLLM's own scheme and kernel selection for each linear layer, on the meta device (no GPU memory).
+
+Two uses, one code path:
+- `crosscheck(report, config, host)`: the vLLM installed in this environment, in a subprocess of this
+  interpreter, on this host's platform or, when the report targets another one, a mocked platform with the
+  compiled parts stubbed (every mock and stub is returned with the result).
+- tests/differential/run.py: a PyPI wheel's Python (PYTHONPATH=<unzipped wheel>:<deps>) with `--stub`, which
+  also stands in for compiled code and optional packages; each stand-in's risk is in STUB_RISKS.
+
+Each case builds the layer with vLLM's real class (QKVParallelLinear, ...) and quantization config, and yields
+the scheme, the kernel class vLLM chose and the error text it raised. Never imported on the inspect path.
+    python -m fp8check.core.routing.crosscheck PLATFORM [--stub] [--host] < cases.json   (one JSON line per case;
+    --host: keep this host's platform instead of mocking PLATFORM)
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import json
+import sys
+import types
+from typing import NamedTuple
+from unittest import mock
+
+# Python packages vLLM imports at module level that play no part in linear routing (structured output, API
+# server) or are compiled extensions: resolved to inert modules.
+INERT = ("xgrammar", "tvm_ffi", "fastapi", "llguidance", "vllm._C", "vllm._C_stable_libtorch", "vllm._moe_C",
+         "vllm._rocm_C", "vllm.cumem_allocator", "vllm._flashmla_C", "vllm._flashmla_extension_C", "vllm_xpu_kernels",
+         "vllm.vllm_flash_attn", "vllm.utils.humming")
+# Optional kernel packages a stock CUDA `pip install vllm` brings (METADATA Requires-Dist / vendored copy):
+# present as importable names so vLLM's find_spec-based checks see them.
+PRESENT_ON_CUDA = ("flashinfer", "humming", "deep_gemm")
+
+STUB_RISKS = {
+    "compiled ops (vllm._C)": "inert; every ops.* result vLLM routes on is replaced below, others are never called "
+                              "before kernel selection",
+    "cutlass_scaled_mm_supports_fp8(cc)": "cc >= 89 (CUDA 12.9 build, as the wheels): a build for CUDA < 12.4 differs",
+    "cutlass_scaled_mm_supports_block_fp8(cc)": "cc >= 90 (csrc scaled_mm_entry: sm90 needs CUDA 12.0, sm100+ "
+                                                 "CUDA 12.8; the wheels are CUDA 12.9+ builds)",
+    "has_flashinfer / humming / deep_gemm": "True on CUDA (stock dependencies); a host without them differs",
+    "vllm.utils.humming": "inert (0.32+ lazy facade over the humming package, used by Humming's weight code; "
+                          "routing asks only has_humming())",
+    "torch.cpu._is_amx_tile_supported": "True (Sapphire Rapids or newer)",
+    "ops.cpu_has_amx_fp8": "False (no shipping x86 CPU has AMX-FP8 today)",
+    "ops._supports_cpu_fp8_w8a16": "True (the CPU build exports the op)",
+    "ROCm arch": "torch.cuda.get_device_properties().gcnArchName returns the requested gfx name; amdsmi absent",
+    "tensor-parallel group": "world size = the case's TP, rank 0",
+}
+
+
+class _Inert(types.ModuleType):
+    __path__: list[str] = []
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = mock.MagicMock(name=f"{self.__name__}.{name}")
+        setattr(self, name, value)
+        return value
+
+
+class _InertFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def __init__(self, names):
+        self.names = tuple(names)
+
+    def find_spec(self, name, path, target=None):
+        if any(name == n or name.startswith(n + ".") for n in self.names):
+            return importlib.machinery.ModuleSpec(name, self, is_package=True)
+        return None
+
+    def create_module(self, spec):
+        return _Inert(spec.name)
+
+    def exec_module(self, module):
+        pass
+
+
+def _install_platform(kind: str, cc: int | None, arch: str | None) -> None:
+    """Before any vLLM module binds `current_platform`: one platform per process."""
+    import torch
+    import vllm.platforms as platforms
+    from vllm.platforms.interface import DeviceCapability
+
+    if kind == "rocm":
+        torch.cuda.get_device_properties = lambda *a, **k: types.SimpleNamespace(gcnArchName=arch, name=arch)
+        from vllm.platforms.rocm import RocmPlatform as base
+    elif kind == "cuda":
+        from vllm.platforms.cuda import CudaPlatform as base
+    elif kind == "xpu":
+        from vllm.platforms.xpu import XPUPlatform as base
+    else:
+        from vllm.platforms.cpu import CpuPlatform as base
+
+    class Mocked(base):
+        if kind == "cuda":
+            @classmethod
+            def get_device_capability(cls, device_id=0):
+                return DeviceCapability(cc // 10, cc % 10)
+
+            @classmethod
+            def get_device_name(cls, device_id=0):
+                return f"mocked sm{cc}"
+
+    platforms._current_platform = Mocked()
+
+
+def _patch_ops():
+    """Before anything else imports vllm._custom_ops: some modules evaluate these at import time."""
+    import torch
+    import vllm._custom_ops as ops
+
+    ops.cutlass_scaled_mm_supports_fp8 = lambda capability: capability >= 89
+    ops.cutlass_scaled_mm_supports_block_fp8 = lambda capability: capability >= 90
+    ops.cpu_has_amx_fp8 = lambda: False
+    ops._supports_cpu_fp8_w8a16 = True
+    torch.cpu._is_amx_tile_supported = lambda: True
+
+
+def _patch_availability(kind: str, tp: int, stubbed: bool):
+    on_cuda = kind == "cuda"
+    for module in list(sys.modules.values()):
+        if not (getattr(module, "__name__", "") or "").startswith("vllm"):
+            continue
+        for name in ("has_flashinfer", "has_humming", "has_deep_gemm") if stubbed else ():
+            if hasattr(module, name):
+                fn = getattr(module, name)
+                if callable(fn):
+                    setattr(module, name, lambda on_cuda=on_cuda: on_cuda)
+        for name, value in (("get_tensor_model_parallel_world_size", tp), ("get_tensor_model_parallel_rank", 0)):
+            if hasattr(module, name):
+                setattr(module, name, lambda value=value: value)
+
+
+def _kernel_of(obj) -> str | None:
+    for holder in (obj, getattr(obj, "scheme", None)):
+        if holder is None:
+            continue
+        for value in vars(holder).values():
+            name = type(value).__name__
+            if name.endswith("Kernel"):
+                return name
+    return None
+
+
+def run_case(case: dict) -> dict:
+    import torch
+    from vllm.config import VllmConfig, set_current_vllm_config
+    from vllm.config.kernel import KernelConfig
+    import vllm.model_executor.layers.linear as linear
+    from vllm.model_executor.layers.quantization import get_quantization_config
+
+    _patch_availability(case["platform_kind"], case["tp"], case["stubbed"])
+    kernel_kwargs = {"linear_backend": case.get("backend", "auto")}
+    config = VllmConfig(kernel_config=KernelConfig(**kernel_kwargs))
+    object.__setattr__(config, "model_config", types.SimpleNamespace(
+        dtype=torch.bfloat16, hf_config=None, quantization=case["method"],
+        hf_text_config=types.SimpleNamespace(model_type=case.get("model_type", "llama"))))
+    qc_cls = get_quantization_config(case["method"])
+    quant_config = qc_cls.from_config(case["quant_config"])
+    result = {"id": case["id"]}
+    torch.set_default_dtype(torch.bfloat16)
+    try:
+        with set_current_vllm_config(config), torch.device("meta"):
+            cls = getattr(linear, case["layer"])
+            kw = dict(bias=False, quant_config=quant_config, prefix=case["prefix"], params_dtype=torch.bfloat16)
+            if case["layer"] == "QKVParallelLinear":
+                layer = cls(case["hidden"], case["head_dim"], case["heads"], case["kv_heads"], **kw)
+            elif case["layer"] == "MergedColumnParallelLinear":
+                layer = cls(case["hidden"], case["output_sizes"], **kw)
+            else:
+                layer = cls(case["input"], case["output"], **kw)
+        method = layer.quant_method
+        scheme = getattr(layer, "scheme", None)
+        result["scheme"] = type(scheme).__name__ if scheme is not None else type(method).__name__
+        result["kernel"] = _kernel_of(scheme if scheme is not None else method)
+        result["error"] = None
+    except BaseException as exc:  # noqa: BLE001 - every failure is a result: vLLM's message is the answer
+        result.update(scheme=None, kernel=None, error=f"{type(exc).__name__}: {exc}")
+    return result
+
+
+def main() -> None:
+    kind, _, rest = sys.argv[1].partition(":")
+    stubbed = "--stub" in sys.argv
+    cc = int(rest) if kind == "cuda" else ({"gfx942": 94, "gfx950": 95, "gfx90a": 90}.get(rest) if kind == "rocm" else None)
+    arch = rest if kind == "rocm" else None
+    if stubbed:
+        sys.meta_path.insert(0, _InertFinder(INERT + (PRESENT_ON_CUDA if kind == "cuda" else ())))
+    import logging
+    logging.disable(logging.WARNING)
+    if "--host" not in sys.argv:
+        _install_platform(kind, cc, arch)
+    if stubbed:
+        _patch_ops()
+    import vllm.model_executor.kernels.linear  # noqa: F401
+    import vllm.model_executor.layers.quantization.compressed_tensors.compressed_tensors  # noqa: F401
+    import vllm.model_executor.layers.quantization.fp8  # noqa: F401
+    mocks = dict(STUB_RISKS) if stubbed else {}
+    if "--host" not in sys.argv:
+        mocks["platform"] = f"vllm.platforms.current_platform replaced by a {kind} platform ({sys.argv[1]})"
+    mocks["tensor-parallel group"] = STUB_RISKS["tensor-parallel group"]
+    print(json.dumps({"stubs": mocks}), flush=True)
+    for case in json.load(sys.stdin):
+        print(json.dumps(run_case(dict(case, platform_kind=kind, stubbed=stubbed))), flush=True)
+
+
+
+class LayerAgreement(NamedTuple):
+    name: str
+    agrees: bool
+    differs: tuple[str, ...]          # "scheme", "kernel", "error", "error text"
+    vllm_scheme: str | None
+    vllm_kernel: str | None
+    vllm_error: str | None
+
+
+def layer_case(layer, config: dict, tp: int) -> dict | None:
+    """The vLLM constructor call for one decoder linear of a report, or None for layers not built here."""
+    hidden, heads = config["hidden_size"], config["num_attention_heads"]
+    head_dim = config.get("head_dim") or hidden // heads
+    quant = config["quantization_config"]
+    base = {"id": layer.name, "prefix": layer.name, "tp": tp, "method": quant["quant_method"], "quant_config": quant,
+            "model_type": config.get("model_type")}  # DeepGEMM's per-model auto-disable list reads it
+    out, inp = layer.shape
+    if layer.layer_type == "QKVParallelLinear":
+        return dict(base, layer="QKVParallelLinear", hidden=inp, head_dim=head_dim, heads=heads,
+                    kv_heads=config.get("num_key_value_heads", heads))
+    if layer.layer_type == "MergedColumnParallelLinear" and len(layer.shards) == 2:
+        return dict(base, layer="MergedColumnParallelLinear", hidden=inp, output_sizes=[out // 2, out // 2])
+    if layer.layer_type in ("RowParallelLinear", "ColumnParallelLinear", "ReplicatedLinear"):
+        return dict(base, layer=layer.layer_type, input=inp, output=out)
+    return None
+
+
+def run_vllm(platform: str, cases: list[dict], env: dict | None = None, stub: bool = False,
+             host: bool = False) -> tuple[dict, dict[str, dict]]:
+    """vLLM's answers for `cases` from a subprocess: (mocks and stubs used, {case id: result})."""
+    import subprocess  # noqa: PLC0415
+
+    argv = [sys.executable, "-m", "fp8check.core.routing.crosscheck", platform] + ["--stub"] * stub + ["--host"] * host
+    proc = subprocess.run(argv, input=json.dumps(cases), capture_output=True, text=True, env=env, timeout=1800)
+    lines = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    if not lines:
+        raise RuntimeError(f"vLLM on {platform} produced no result:\n{proc.stderr[-3000:]}")
+    return lines[0]["stubs"], {r["id"]: r for r in lines[1:]}
+
+
+def platform_arg(platform) -> str:
+    """fp8check's Platform as this module's PLATFORM argument."""
+    if platform.kind == "cuda":
+        return f"cuda:{platform.capability}"
+    return f"rocm:{platform.arch}" if platform.kind == "rocm" else platform.kind
+
+
+def vllm_error(text: str | None) -> str | None:
+    """vLLM's exception as the user sees it: 'ValueError: msg' -> msg (fp8check reports the message only)."""
+    if text is None:
+        return None
+    kind, _, message = text.partition(": ")
+    return text if kind == "AssertionError" else message
+
+
+def compare(scheme: str, kernel: str | None, error: str | None, theirs: dict) -> tuple[str, ...]:
+    """Which of scheme / kernel / error disagree. An error's text is compared exactly, except that fp8check
+    names a bare assertion (vLLM's `assert` has no message) in its own words: there only its presence counts."""
+    diffs = []
+    their_error = vllm_error(theirs["error"])
+    if their_error is None and theirs["scheme"] != scheme:
+        diffs.append("scheme")
+    if (their_error is None) != (error is None):
+        diffs.append("error")
+    elif their_error is not None and not their_error.startswith("AssertionError") and their_error != error:
+        diffs.append("error text")
+    if their_error is None and theirs["kernel"] != kernel:
+        diffs.append("kernel")
+    return tuple(diffs)
+
+
+def crosscheck(report, config: dict, host: bool) -> tuple[dict, list[LayerAgreement]]:
+    """`fp8check crosscheck MODEL`: the installed vLLM's routing of every decoder linear in `report` (an
+    InspectReport), compared layer by layer. `config` is the checkpoint's config.json (text_config for
+    multimodal models); `host` is True when the report's platform is this host's (no platform mock)."""
+    cases = [case for layer in report.layers if layer.scheme not in ("UnquantizedLinearMethod", "UnquantizedEmbeddingMethod")
+             for case in [layer_case(layer, config, report.tp)] if case]
+    # Another platform than this host's needs the compiled parts stubbed too (they are the host's build).
+    mocks, theirs = run_vllm(platform_arg(report.platform), cases, stub=not host, host=host)
+    rows = []
+    for layer in report.layers:
+        if layer.name not in theirs:
+            continue
+        result = theirs[layer.name]
+        diffs = compare(layer.scheme, layer.kernel, layer.errors[0] if layer.errors else None, result)
+        rows.append(LayerAgreement(layer.name, not diffs, diffs, result["scheme"], result["kernel"], result["error"]))
+    return mocks, rows
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,208 @@
+"""inspect: checkpoint -> modules -> routing -> a report of plain records (NamedTuples) the CLI only renders."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+from functools import lru_cache
+
+from fp8check.core.checkpoint.local import Checkpoint, paused_gc
+from fp8check.core.errors import InputError, printable
+from fp8check.core.routing.integrity import check_module, uses_e8m0_scales
+from fp8check.core.planning.memory import MemoryFit, fit, fits_at, memory_plan
+from fp8check.core.formats.matching import UNQUANTIZED_LM_HEAD, Assignment, assign_compressed_tensors, assign_native_fp8
+from fp8check.core.routing.moe import MoEReport, inspect_moes, sweep_loads
+from fp8check.core.model.modules import LAYER, LinearModule, SkippedLayer, build_layout, layer_template
+from fp8check.core.routing.platforms import Platform
+from fp8check.core.routing.profiles import RuleProfile
+from fp8check.core.formats.config import CompressedTensorsConfig, NativeFp8Config, OutOfScopeConfig
+from fp8check.core.routing.linear import UNQUANTIZED, UNQUANTIZED_EMBEDDING, Backend, Route, route
+from fp8check.core.model.tp import tp_layout
+from fp8check.kernels.base import RoutingContext
+from fp8check.kernels.registry import Rejection
+
+TP_SWEEP = tuple(range(1, 17))
+METHOD_MIN_CAPABILITY = {"compressed-tensors": 70, "fp8": 75}
+
+
+class InspectOptions(NamedTuple):
+    platform: Platform
+    profile: RuleProfile
+    tp: int = 1
+    backend: Backend = Backend()
+    disabled_kernels: tuple[str, ...] = ()
+    ep: bool = False                  # --ep: vLLM's --enable-expert-parallel
+
+
+class LayerReport(NamedTuple):
+    name: str
+    layer_type: str
+    shards: tuple[str, ...]
+    weight_dtype: str
+    shape: tuple[int, int]            # [sum of output widths, input]
+    strategy: str | None              # "block [128, 128]", "channel", "tensor", None when unquantized
+    activation: str | None            # "dynamic group 128", "static tensor", None for weight-only
+    scheme: str
+    kernel: str | None
+    rejected: tuple[Rejection, ...]
+    errors: tuple[str, ...]
+    warnings: tuple[str, ...]
+    notes: tuple[str, ...]
+    weight_key: str | None = None
+    activation_key: str | None = None
+    layout: str = "generic"          # where its layout came from: "vllm:<model file>" or "generic"
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def template(self) -> tuple[str, int | None]:
+        return layer_template(self.name)
+
+
+class InspectReport(NamedTuple):
+    model: str
+    platform: Platform
+    profile: RuleProfile
+    tp: int
+    backend: Backend
+    quant_method: str | None
+    layers: tuple[LayerReport, ...]
+    moes: tuple[MoEReport, ...]
+    errors: tuple[str, ...]           # model-level: capability gates, TP heads, orphans, index disagreements
+    warnings: tuple[str, ...]
+    tp_sizes_ok: tuple[int, ...]
+    notes: tuple[str, ...] = ()
+    skipped: tuple[SkippedLayer, ...] = ()  # MTP layers the main model never loads
+    ep: bool = False
+    tp_sizes_ok_ep: tuple[int, ...] = ()    # with expert parallelism (only when the model has FusedMoE layers)
+    memory: MemoryFit | None = None         # weights per rank against the device memory (fp8check.core.planning.memory)
+    suggestions: tuple = ()                 # fp8check.core.planning.suggest.Suggestion, filled in by the CLI for a failure
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and all(layer.ok for layer in self.layers) and all(m.ok for m in self.moes)
+
+
+def assign(module: LinearModule, quant) -> Assignment:
+    if quant is None:
+        return Assignment(None, reason="the model has no quantization_config")
+    if module.layer_type == "ParallelLMHead" and isinstance(quant, NativeFp8Config):
+        return UNQUANTIZED_LM_HEAD
+    if module.unquantized:
+        return Assignment(None, reason=module.unquantized)
+    if isinstance(quant, CompressedTensorsConfig):
+        return assign_compressed_tensors(module, quant)
+    return assign_native_fp8(module, quant)
+
+
+def activation_dtype(config) -> str:
+    """vLLM's activations and outputs are in the model dtype: float16 when config.json says so, else bfloat16."""
+    return "float16" if (config.dtype or "").lower() in ("float16", "fp16", "half") else "bfloat16"
+
+
+def model_errors(ckpt: Checkpoint, ctx: RoutingContext, tp: int) -> list[str]:
+    """Failures before any layer is built: vLLM's global capability gate and the attention-head split."""
+    errors = []
+    quant = ckpt.config.quantization_config
+    if quant is not None:
+        minimum = METHOD_MIN_CAPABILITY[quant.method]
+        if ctx.cc is not None and ctx.cc < minimum:
+            errors.append(f"The quantization method {quant.method} is not supported for the current GPU. Minimum "
+                          f"capability: {minimum}. Current capability: {ctx.cc}.")
+        if isinstance(quant, CompressedTensorsConfig) and quant.sparsity_targets:
+            errors.append("Sparsity support has been removed from compressed-tensors. Please use a model without "
+                          "sparsity configuration.")
+    heads = ckpt.config.num_attention_heads
+    if heads and heads % tp:
+        errors.append(f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp}).")
+    return errors
+
+
+@paused_gc()  # ~100k records built, none in a cycle (see paused_gc)
+def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions) -> InspectReport:
+    quant = ckpt.config.quantization_config
+    if isinstance(quant, OutOfScopeConfig):
+        raise InputError(
+            f"{ckpt.source}: quantization method {quant.method!r} is out of fp8check's scope; it checks FP8 "
+            "checkpoints (quant_method 'compressed-tensors' with FP8 weights, or 'fp8')"
+        )
+    ctx = RoutingContext(options.platform, options.profile, frozenset(options.disabled_kernels))
+    layout = build_layout(ckpt.tensors, ckpt.config)
+    out_dtype = activation_dtype(ckpt.config)
+
+    @lru_cache(maxsize=None)
+    def route_cached(assignment: Assignment, module_shape: tuple, tp: int, e8m0: bool) -> Route:
+        module = shape_to_module[module_shape]
+        return route(assignment, tp_layout(module, tp if module.tp_split else 1), ctx, options.backend, out_dtype, e8m0)
+
+    shape_to_module: dict[tuple, LinearModule] = {}
+    layers = []
+    signatures = set()
+    for module in layout.linears:
+        assignment = assign(module, quant)
+        module_shape = (module.layer_type, module.input_size, module.output_sizes, module.heads, module.tp_split)
+        shape_to_module.setdefault(module_shape, module)
+        e8m0 = uses_e8m0_scales(module)
+        signatures.add((assignment, module_shape, e8m0))
+        result = route_cached(assignment, module_shape, options.tp, e8m0)
+        integrity_errors, warnings = check_module(module, assignment)
+        layers.append(_layer_report(module, assignment, result, integrity_errors, warnings))
+
+    errors = model_errors(ckpt, ctx, options.tp)
+    errors += list(ckpt.integrity_errors)
+    errors += [f"{printable(t.name)} ({t.file}) is a scale/side tensor with no weight {printable(t.name.rsplit('.', 1)[0])}.weight "
+               "to belong to (orphan)" for t in layout.orphans]
+    moes, moe_sweeps = inspect_moes(layout.moes, ckpt.tensors, quant, ckpt.config.model_type, ctx, options.tp,
+                                     options.ep, out_dtype)
+    linear_ok = tuple(
+        tp for tp in TP_SWEEP
+        if not model_errors(ckpt, ctx, tp)
+        and not any(route_cached(a, s, tp, e).errors for a, s, e in signatures)
+    )
+    plan = memory_plan(ckpt.tensors, ckpt.config, layout)  # does it fit: a failure too, and in the TP sweep
+    memory = fit(plan, options.platform, options.tp, options.ep)
+    errors += [memory.error] if memory.error else []
+    tp_ok = tuple(tp for tp in linear_ok if sweep_loads(moe_sweeps, ctx, tp, options.ep, out_dtype)
+                  and fits_at(plan, options.platform, tp, options.ep))
+    tp_ok_ep = tuple(tp for tp in linear_ok if sweep_loads(moe_sweeps, ctx, tp, True, out_dtype)
+                     and fits_at(plan, options.platform, tp, True)) if moes else ()
+    from fp8check.core.routing.warnings import with_warnings  # its rules read this module's records
+
+    return with_warnings(InspectReport(
+        model=ckpt.source, platform=options.platform, profile=options.profile, tp=options.tp,
+        backend=options.backend, quant_method=quant.method if quant else None, layers=tuple(layers),
+        moes=moes, errors=tuple(errors), warnings=(), tp_sizes_ok=tp_ok, notes=layout.notes,
+        skipped=layout.skipped, ep=options.ep, tp_sizes_ok_ep=tp_ok_ep, memory=memory,
+    ), ckpt, options)
+
+
+def _layer_report(module: LinearModule, assignment: Assignment, result: Route, integrity_errors: list[str],
+                  warnings: list[str]) -> LayerReport:
+    w = assignment.weights
+    if assignment.method == "fp8":
+        strategy = f"block {list(assignment.block)}" if assignment.block else "tensor"
+        # The granularity of dynamic activations is vLLM's choice (see activation_key), not the config's.
+        activation = "static tensor" if assignment.static_input else "dynamic"
+        if assignment.block:
+            activation += f" group {assignment.block[0]}"
+    elif w is not None:
+        strategy = w.strategy + (f" {list(w.block_structure)}" if w.block_structure else "")
+        strategy += f" {w.group_size}" if w.strategy == "group" else ""
+        a = assignment.input_activations
+        activation = None if a is None else (f"{'dynamic' if a.dynamic else 'static'} {a.strategy}"
+                                             + (f" {a.group_size}" if a.group_size else ""))
+    else:
+        strategy = activation = None
+    choice = result.choice
+    return LayerReport(
+        name=module.name, layer_type=module.layer_type, shards=tuple(s.name for s in module.shards),
+        weight_dtype="/".join(sorted({s.weight.dtype for s in module.shards})),
+        shape=(sum(module.output_sizes), module.input_size), strategy=strategy, activation=activation,
+        scheme=(UNQUANTIZED_EMBEDDING if module.layer_type == "ParallelLMHead" and result.scheme == UNQUANTIZED
+                else result.scheme), kernel=choice.kernel if choice else None,
+        rejected=choice.rejected if choice else (),
+        errors=tuple(e.replace(LAYER, module.name) for e in result.errors) + tuple(integrity_errors),
+        warnings=tuple(warnings) + (choice.warnings if choice else ()), notes=result.notes,
+        weight_key=result.weight_key, activation_key=result.activation_key, layout=module.layout,
+    )

@@ -1,0 +1,456 @@
+"""FusedMoE layers: the MoE quant method vLLM picks, TP/EP sizes, expert block-shape checks and expert integrity.
+
+Order is vLLM's (fused_moe/layer.py make_fused_moe -> quant method __init__ -> create_weights): the MoE parallel
+config and FusedMoEConfig's `intermediate_size % tp_size` assert, then the method's constructor (0.33 native fp8
+first refines the block, then selects the expert backend), then create_weights' block-shape validation. vLLM stops
+at the first error, so a layer reports at most one. Sources: vLLM 0.28.0 and 0.33.0
+(quantization/fp8.py Fp8MoEMethod, compressed_tensors/compressed_tensors_moe/*.py, fused_moe/oracle/fp8.py,
+fused_moe/config.py, fused_moe/expert_map_manager.py determine_expert_map, quantization/utils/fp8_utils.py).
+"""
+
+from __future__ import annotations
+
+import math
+from operator import itemgetter
+from typing import NamedTuple
+
+from fp8check.core.routing.integrity import check_module
+from fp8check.core.formats.matching import Assignment, assign_compressed_tensors
+from fp8check.core.model.modules import LinearModule, MoEModule, Shard, layer_template
+from fp8check.core.formats.config import CompressedTensorsConfig, NativeFp8Config, QuantArgs
+from fp8check.core.routing.linear import is_fp8_w8a8
+from fp8check.core.checkpoint.safetensors_header import TensorInfo
+from fp8check.kernels.base import RoutingContext
+from fp8check.kernels.moe import MoEChoice, MoEConfig, key_text, refined_block_accepted, select_backend
+from fp8check.kernels.quant_keys import (
+    QuantKey, kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockSym,
+    kFp8StaticChannelSym, kFp8StaticTensorSym,
+)
+
+UNQUANTIZED_MOE = "UnquantizedFusedMoEMethod"
+CT_FP8_MOE = "CompressedTensorsW8A8Fp8MoEMethod"
+FP8_MOE = "Fp8MoEMethod"
+# Checkpoint leaf -> role in w13 / w2 (Mixtral's w1/w3/w2 are gate/up/down).
+ROLES = {"gate_proj": "gate", "w1": "gate", "up_proj": "up", "w3": "up", "down_proj": "down", "w2": "down"}
+# Model types whose router is sigmoid + e_score_correction_bias + groups (get_routing_method_type -> DeepSeekV3).
+DEEPSEEK_ROUTING = frozenset({"deepseek_v3", "glm4_moe", "kimi_k2"})
+DEFAULT_LEAVES = (("gate", "gate_proj"), ("up", "up_proj"), ("down", "down_proj"))
+
+
+class ExpertShapes(NamedTuple):
+    """Per-expert tensors of one FusedMoE, grouped: expert id -> checkpoint leaf -> Shard."""
+
+    experts: dict[int, dict[str, Shard]]
+    leaves: dict[str, str]            # role -> checkpoint leaf name ("gate" -> "w1")
+    hidden: int
+    intermediate: int
+    errors: tuple[str, ...]
+    fused: bool = False               # experts stored fused (gate_up_proj [E, ...]): not split per expert
+
+
+class MoEMethod(NamedTuple):
+    """What the quant method's constructor decides: its class, the keys it hands the oracle, the block."""
+
+    method: str
+    weight_key: QuantKey | None = None
+    activation_key: QuantKey | None = None
+    block: tuple[int, int] | None = None
+    strategy: str | None = None
+    activation: str | None = None
+    allow_vllm_cutlass: bool = False
+    assignment: Assignment | None = None
+    error: str | None = None
+    note: str | None = None
+
+
+class MoEPlan(NamedTuple):
+    """One FusedMoE at one TP size: parallel sizes, the backend choice and the first error vLLM raises."""
+
+    tp: int                           # MoE tensor-parallel size
+    ep: int                           # expert-parallel size
+    experts_per_rank: str             # "32" or "11-12"
+    intermediate_per_rank: int | None
+    block: tuple[int, int] | None     # block the kernels see (refined under 0.33, else the checkpoint's)
+    choice: MoEChoice | None
+    errors: tuple[str, ...]
+    notes: tuple[str, ...]
+    weight_key: QuantKey | None = None
+
+
+def expert_shapes(moe: MoEModule) -> ExpertShapes:
+    """Group the expert tensors and check every expert has gate, up and down with expert 0's shapes."""
+    experts: dict[int, dict[str, dict[str, TensorInfo]]] = {}
+    leaves: dict[str, str] = {}
+    skip = len(moe.name) + 1
+    for info in moe.tensors:
+        parts = info.name[skip:].split(".")
+        if len(parts) != 3 or not parts[0].isdigit() or parts[1] not in ROLES:
+            return ExpertShapes({}, {}, 0, 0, (), fused=True)
+        e, leaf, suffix = parts
+        leaves.setdefault(ROLES[leaf], leaf)
+        experts.setdefault(int(e), {}).setdefault(leaf, {})[suffix] = info
+    names = tuple(leaves.get(role, default) for role, default in DEFAULT_LEAVES)
+    errors: list[str] = []
+    shards: dict[int, dict[str, Shard]] = {}
+    reference: dict[str, tuple[int, ...]] = {}
+    for e in sorted(experts):
+        shards[e] = {}
+        for (role, _), leaf in zip(DEFAULT_LEAVES, names):
+            side = experts[e].get(leaf, {})
+            weight = side.pop("weight", None)
+            name = f"{moe.name}.{e}.{leaf}"
+            if weight is None:
+                errors.append(f"{name}.weight is missing: every expert of a FusedMoE needs its {role} projection "
+                              "(vLLM loads the experts into one stacked parameter)")
+                continue
+            want = reference.setdefault(leaf, weight.shape)
+            if weight.shape != want:
+                errors.append(f"{weight.name} ({weight.file}) has shape {list(weight.shape)}, but the other experts' "
+                              f"{leaf} weights are {list(want)}: FusedMoE stacks experts into one parameter")
+            shards[e][leaf] = Shard(name, weight, side)
+    gate = reference.get(names[0])
+    hidden, intermediate = (gate[1], gate[0]) if gate and len(gate) == 2 else (0, 0)
+    return ExpertShapes(shards, leaves, hidden, intermediate, tuple(errors))
+
+
+def select_method(moe: MoEModule, shapes: ExpertShapes, quant, rules: str) -> MoEMethod:
+    """The FusedMoE quant method: Fp8Config.get_quant_method or CompressedTensorsMoEMethod.get_moe_method."""
+    if quant is None:
+        return MoEMethod(UNQUANTIZED_MOE, note="the model has no quantization_config")
+    if isinstance(quant, NativeFp8Config):
+        if moe.name in quant.ignored_layers:
+            return MoEMethod(UNQUANTIZED_MOE, note="listed in ignored_layers / modules_to_not_convert")
+        return _native_fp8(quant, rules)
+    if isinstance(quant, CompressedTensorsConfig):
+        return _compressed_tensors(moe, shapes, quant, rules)
+    return MoEMethod("?", error=f"quantization method {quant.method} is not modelled for FusedMoE")
+
+
+def _native_fp8(quant: NativeFp8Config, rules: str) -> MoEMethod:
+    """Fp8MoEMethod.__init__: 0.28 hands the oracle the 128x128 key whatever weight_block_size says; 0.33 builds
+    the key from the (possibly refined) block, see plan()."""
+    static = quant.activation_scheme == "static"
+    assignment = Assignment("fp8", block=quant.weight_block_size, static_input=static)
+    if quant.weight_block_size:
+        block = tuple(quant.weight_block_size)
+        weight = kFp8Static128BlockSym if rules == "0.28" else QuantKey(True, block)
+        error = None
+        if static:  # create_weights: `assert not self.block_quant` under static activations
+            error = "AssertionError in Fp8MoEMethod.create_weights: static activation scales with block weights"
+        return MoEMethod(FP8_MOE, weight, kFp8Dynamic128Sym, block, f"block {list(block)}",
+                         f"dynamic group {block[0]}", assignment=assignment, error=error)
+    act = kFp8StaticTensorSym if static else kFp8DynamicTensorSym
+    return MoEMethod(FP8_MOE, kFp8StaticTensorSym, act, None, "tensor", "static tensor" if static else "dynamic",
+                     assignment=assignment)
+
+
+def _compressed_tensors(moe: MoEModule, shapes: ExpertShapes, quant: CompressedTensorsConfig,
+                        rules: str) -> MoEMethod:
+    """get_moe_method: expert 0's gate/up/down must share one scheme (0.28 asks for the names gate_proj / up_proj
+    / down_proj whatever the checkpoint calls them; 0.33 asks for the checkpoint's names). A 'Linear' target also
+    targets RoutedExperts (_add_fused_moe_to_target_scheme_map)."""
+    leaves = tuple(d if rules == "0.28" else shapes.leaves.get(r, d) for r, d in DEFAULT_LEAVES)
+    assignments = {_ct_assignment(f"{moe.name}.0.{leaf}", quant) for leaf in leaves}
+    if len(assignments) > 1:
+        return MoEMethod("?", error="All MoE projections need to have same quantization scheme but found multiple")
+    a = assignments.pop()
+    if a.error:
+        return MoEMethod("?", error=a.error)
+    if a.method is None:
+        return MoEMethod(UNQUANTIZED_MOE, note=a.reason, assignment=a)
+    w, inp, fmt = a.weights, a.input_activations, a.format
+    if w.type == "float" and w.num_bits in (4, 8) and w.strategy in ("group", "tensor_group") and \
+            w.group_size in (16, 32):
+        return MoEMethod("(MXFP4/MXFP8/NVFP4 MoE method)", assignment=a,
+                         note="not an FP8 e4m3 scheme; fp8check routes FP8 experts only")
+    if w.strategy in ("channel", "group") and inp is None and not w.dynamic:  # _is_wNa16_group_channel
+        if fmt != "pack-quantized" or w.num_bits not in (4, 8):
+            return MoEMethod("?", assignment=a, error=_wna16_format_error(w.num_bits, rules))
+        return MoEMethod("CompressedTensorsWNA16MoEMethod", assignment=a, note="not an FP8 scheme")
+    if is_fp8_w8a8(w, inp):
+        return _ct_fp8(w, inp, a)
+    return MoEMethod("?", assignment=a,
+                     error=f"Unsupported FusedMoe scheme: {w.pydantic_str()}, {inp.pydantic_str() if inp else None}")
+
+
+def _ct_assignment(name: str, quant: CompressedTensorsConfig) -> Assignment:
+    module = LinearModule(name=name, layer_type="RoutedExperts", shards=(), input_size=0, output_sizes=(0,))
+    a = assign_compressed_tensors(module, quant)
+    if a.method is None and a.reason == "no config group targets it":
+        linear = next((g for g in reversed(quant.groups) if "Linear" in g.targets), None)
+        if linear is not None:
+            return Assignment("compressed-tensors", weights=linear.weights, input_activations=linear.input_activations,
+                              output_activations=linear.output_activations, format=linear.format or quant.format)
+    return a
+
+
+def _wna16_format_error(bits: int, rules: str) -> str:
+    """vLLM 0.28 passes the message pieces as separate ValueError arguments (a tuple prints); 0.33 joins them."""
+    if rules == "0.28":
+        return str(("For Fused MoE layers, only format: ", "pack-quantized ", " and bits: [4, 8] is supported ",
+                    f"but got format: pack-quantized  and bits: {bits}"))
+    return f"For Fused MoE layers, only format: pack-quantized and bits: [4, 8] is supported but got format: " \
+           f"pack-quantized and bits: {bits}"
+
+
+def _ct_fp8(w: QuantArgs, inp: QuantArgs, a: Assignment) -> MoEMethod:
+    """CompressedTensorsW8A8Fp8MoEMethod.__init__: ct2vllm_weight / ct2vllm_act exactly (a dynamic per-tensor
+    activation maps to the 1x128 group key there)."""
+    per_tensor = w.strategy == "tensor" and inp.strategy == "tensor"
+    per_channel = w.strategy == "channel" and inp.strategy == "token"
+    strategy = w.strategy + (f" {list(w.block_structure)}" if w.block_structure else "")
+    activation = f"{'dynamic' if inp.dynamic else 'static'} {inp.strategy}" + (
+        f" {inp.group_size}" if inp.group_size else "")
+    base = MoEMethod(CT_FP8_MOE, strategy=strategy, activation=activation, allow_vllm_cutlass=True, assignment=a)
+    if not (per_tensor or per_channel) and w.strategy != "block":
+        return base._replace(error=f"AssertionError in {CT_FP8_MOE}.__init__: weight strategy {w.strategy} with "
+                                   f"{inp.strategy} activations is neither per-tensor, per-channel/per-token nor block")
+    static = not inp.dynamic
+    if static and per_channel:
+        return base._replace(error="For FP8 Fused MoE layer, we require either per tensor or channelwise, dynamic "
+                                   "per token quantization.")
+    weight = {"channel": kFp8StaticChannelSym, "tensor": kFp8StaticTensorSym, "block": kFp8Static128BlockSym}[w.strategy]
+    if weight == kFp8Static128BlockSym:
+        act = kFp8Dynamic128Sym
+    elif inp.strategy == "token":
+        act = kFp8DynamicTokenSym
+    elif inp.strategy == "tensor":
+        act = kFp8StaticTensorSym if static else kFp8Dynamic128Sym
+    else:
+        return base._replace(error=f"KeyError: <QuantizationStrategy.{inp.strategy.upper()}: '{inp.strategy}'> "
+                                   f"(ct2vllm_act in {CT_FP8_MOE}.__init__)")
+    block = tuple(w.block_structure) if w.strategy == "block" else None
+    return base._replace(weight_key=weight, activation_key=act, block=block)
+
+
+def experts_per_rank(num_experts: int, ep: int) -> str:
+    """determine_expert_map (linear placement): the first `num_experts % ep` ranks hold one expert more."""
+    base, extra = divmod(num_experts, ep)
+    return str(base) if not extra else f"{base}-{base + 1}"
+
+
+def plan(method: MoEMethod, hidden: int, intermediate: int, num_experts: int, tp: int, use_ep: bool,
+         ctx: RoutingContext, routing: str, in_dtype: str) -> MoEPlan:
+    """One FusedMoE at one TP size, as FusedMoEParallelConfig.make / FusedMoEConfig / the method compute it."""
+    rules = ctx.profile.moe_rules
+    ep_on = use_ep and tp > 1
+    moe_tp, ep = (1, tp) if ep_on else (tp, 1)
+    notes: list[str] = []
+    per_rank = experts_per_rank(num_experts, ep)
+    if ep > 1 and num_experts % ep:
+        notes.append(f"{num_experts} experts over EP {ep}: vLLM places them unevenly ({per_rank} per rank; only "
+                     "--enable-eplb refuses an uneven split)")
+    if ep > num_experts:
+        notes.append(f"EP {ep} > {num_experts} experts: ranks {num_experts}..{ep - 1} hold no expert (how vLLM runs "
+                     "an empty rank was not checked)")
+    empty = MoEPlan(moe_tp, ep, per_rank, None, method.block, None, (), tuple(notes))
+    if method.error:
+        return empty._replace(errors=(method.error,))
+    if intermediate % moe_tp:
+        return empty._replace(errors=(f"AssertionError: assert self.intermediate_size % tp_size == 0 "
+                                      f"(FusedMoEConfig: moe_intermediate_size {intermediate}, TP {moe_tp})",))
+    ispp = intermediate // moe_tp
+    empty = empty._replace(intermediate_per_rank=ispp)
+    if method.weight_key is None:
+        return empty
+    cfg = MoEConfig(num_experts, hidden, intermediate, moe_tp, ep, routing, in_dtype)
+    weight_key, block = method.weight_key, method.block
+    if block and rules == "0.33" and method.method == FP8_MOE:
+        refined = refine_block(block, ispp, moe_tp, hidden)
+        if refined:
+            weight_key = QuantKey(True, refined)
+            takers = refined_block_accepted(refined, ctx, rules)
+            notes.append(f"vLLM 0.33 refines the block scales from {list(block)} to {list(refined)} to fit the "
+                         f"TP-sharded intermediate size {ispp} (refine_fp8_moe_block_shape: gcd of block, shard and "
+                         f"hidden {hidden} is >= 32); only kernels that take {key_text(weight_key, ctx)} "
+                         f"accept it: {', '.join(takers) or 'none'}")
+            block = refined
+    choice = select_backend(cfg, weight_key, method.activation_key, ctx, rules, method.allow_vllm_cutlass)
+    result = empty._replace(block=block, choice=choice, weight_key=weight_key, notes=tuple(notes))
+    if choice.error:
+        return result._replace(errors=(choice.error,))
+    if method.block and block == method.block:
+        error = block_shape_error(ispp, method.block, tp)
+        if error:
+            return result._replace(errors=(error,))
+    return result
+
+
+def refine_block(block: tuple[int, int], ispp: int, moe_tp: int, hidden: int) -> tuple[int, int] | None:
+    """refine_fp8_moe_block_shape (0.33): a finer square block dividing the checkpoint's, or None."""
+    block_n, block_k = block
+    if ispp % block_n == 0 and (moe_tp == 1 or ispp % block_k == 0):
+        return None
+    refine = math.gcd(block_n, block_k, ispp, hidden)
+    return None if refine < 32 else (refine, refine)
+
+
+def block_shape_error(ispp: int, block: tuple[int, int], tp_world: int) -> str | None:
+    """0.28's create_weights check, moved verbatim into validate_fp8_block_shape_moe in 0.33. Its tp_size is the
+    global TP world size, not the MoE's: under EP the shard is whole but the block_k rule still runs."""
+    block_n, block_k = block
+    if ispp % block_n:
+        return (f"The output_size of gate's and up's weight = {ispp} is not divisible by weight quantization "
+                f"block_n = {block_n}.")
+    if tp_world > 1 and ispp % block_k:
+        return (f"The input_size of down's weight = {ispp} is not divisible by weight quantization "
+                f"block_k = {block_k}.")
+    return None
+
+
+def integrity(moe: MoEModule, shapes: ExpertShapes, method: MoEMethod) -> tuple[list[str], list[str]]:
+    """Every expert's scales, with the linear checks (fp8check.core.routing.integrity) applied per expert projection;
+    warnings that repeat across experts are shown once with the expert index as {e}."""
+    errors = list(shapes.errors)
+    warnings: dict[str, None] = {}
+    assignment = method.assignment
+    if assignment is None or method.error:
+        return errors, []
+    clean: set[tuple] = set()  # tensor signatures already checked without findings: identical experts pass once
+    for e, leaves in shapes.experts.items():
+        for shard in leaves.values():
+            signature = (shard.weight.dtype, shard.weight.shape,
+                         tuple((k, v.dtype, v.shape) for k, v in sorted(shard.side.items())))
+            if signature in clean:
+                continue
+            module = LinearModule(name=shard.name, layer_type="FusedMoE", shards=(shard,),
+                                  input_size=shard.weight.shape[-1], output_sizes=(shard.weight.shape[0],))
+            errs, warns = check_module(module, assignment)
+            if not errs:
+                clean.add(signature)
+            errors += errs
+            for w in warns:
+                warnings[w.replace(f".experts.{e}.", ".experts.{e}.")] = None
+    return errors, list(warnings)
+
+
+def routing_method(tensors: dict[str, TensorInfo], moe: MoEModule, model_type: str) -> tuple[str, str]:
+    """RoutingMethodType from get_routing_method_type, inferred: a router e_score_correction_bias (or a DeepSeek-V3
+    / GLM-4.5 model type) means sigmoid grouped top-k with bias (DeepSeekV3), else softmax with renormalized top-k
+    (RenormalizeNaive: Qwen3-MoE's norm_topk_prob, Mixtral). config's scoring_func / n_group are not read."""
+    parent = moe.name.rsplit(".", 1)[0]
+    if any(f"{parent}.{router}.e_score_correction_bias" in tensors for router in ("gate", "router")) or \
+            model_type in DEEPSEEK_ROUTING:
+        return "DeepSeekV3", "routing method DeepSeekV3 (inferred from e_score_correction_bias / the model type)"
+    return "RenormalizeNaive", "routing method RenormalizeNaive (inferred: softmax top-k, renormalized)"
+
+
+class MoEReport(NamedTuple):
+    """One FusedMoE, with the linear layers' report fields (collapse() and the JSON treat both alike)."""
+
+    name: str
+    num_experts: int
+    shards: tuple[str, ...]           # checkpoint leaves of expert 0 (gate_proj, up_proj, down_proj / w1, w3, w2)
+    weight_dtype: str
+    shape: tuple[int, ...]            # w13 as vLLM stacks it at TP 1: [experts, 2 x intermediate, hidden]
+    strategy: str | None
+    activation: str | None
+    scheme: str                       # the FusedMoE quant method class
+    kernel: str | None                # the experts class the oracle picked
+    backend: str | None               # its Fp8MoeBackend
+    rejected: tuple
+    errors: tuple[str, ...]
+    warnings: tuple[str, ...]
+    notes: tuple[str, ...]
+    weight_key: str | None = None
+    activation_key: str | None = None
+    layout: str = "generic"
+    ep: int = 1                       # expert-parallel size at this TP (1 without --ep)
+    moe_tp: int = 1                   # the MoE's own TP size (1 under EP)
+    experts_per_rank: str = ""
+    intermediate_per_rank: int | None = None
+    block: tuple[int, int] | None = None  # the block the experts kernel sees (0.33 may refine it)
+    layer_type: str = "FusedMoE"
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def template(self) -> tuple[str, int | None]:
+        return layer_template(self.name)
+
+
+class MoESweep(NamedTuple):
+    """Per FusedMoE signature, what plan() needs to re-run at another TP size (the TP / EP sweep)."""
+
+    method: MoEMethod
+    hidden: int
+    intermediate: int
+    num_experts: int
+    routing: str
+
+
+def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], quant, model_type: str,
+                 ctx: RoutingContext, tp: int, ep: bool, in_dtype: str
+                 ) -> tuple[tuple[MoEReport, ...], frozenset[MoESweep]]:
+    """Every FusedMoE at --tp / --ep, and the distinct signatures the TP sweep re-plans."""
+    reports, sweeps = [], set()
+    twin: _Twin | None = None  # the previous FusedMoE, if its experts were checked and found clean
+    for moe in moes:
+        structure = _structure(moe)
+        same = twin is not None and twin.structure == structure
+        shapes = twin.shapes if same else expert_shapes(moe)
+        dtypes = twin.dtypes if same else "/".join(sorted({t.dtype for t in moe.tensors if t.name.endswith(".weight")}))
+        if shapes.fused:
+            reports.append(MoEReport(moe.name, moe.num_experts, (), dtypes, (), None, None, "?", None, None, (), (),
+                                     (), ("experts are stored fused (not one tensor set per expert): fp8check does not "
+                                          "predict their method or backend yet",), layout=moe.layout))
+            continue
+        method = select_method(moe, shapes, quant, ctx.profile.moe_rules)
+        if same and method != twin.method:
+            same, shapes = False, expert_shapes(moe)
+        routing, routing_note = routing_method(tensors, moe, model_type)
+        sweep = MoESweep(method, shapes.hidden, shapes.intermediate, len(shapes.experts), routing)
+        sweeps.add(sweep)
+        result = plan(method, *sweep[1:4], tp, ep, ctx, routing, in_dtype)
+        integrity_errors, warnings = ([], []) if same else integrity(moe, shapes, method)
+        clean = not shapes.errors and not integrity_errors and not warnings
+        twin = _Twin(structure, shapes, dtypes, method) if clean else None
+        notes = [n for n in (method.note, routing_note) if n] + list(result.notes)
+        errors = list(result.errors)
+        if errors and not ep and tp > 1 and not plan(method, *sweep[1:4], tp, True, ctx, routing, in_dtype).errors:
+            notes.append(f"with --enable-expert-parallel (fp8check --ep) this layer loads at TP {tp}: each rank "
+                         f"holds {experts_per_rank(sweep.num_experts, tp)} of the {sweep.num_experts} experts whole "
+                         f"instead of 1/{tp} of every expert")
+        choice = result.choice
+        leaves = next(iter(shapes.experts.values()), {})
+        reports.append(MoEReport(
+            name=moe.name, num_experts=sweep.num_experts, shards=tuple(leaves), weight_dtype=dtypes,
+            shape=(sweep.num_experts, 2 * shapes.intermediate, shapes.hidden), strategy=method.strategy,
+            activation=method.activation, scheme=method.method, kernel=choice.kernel if choice else None,
+            backend=choice.backend if choice else None, rejected=choice.rejected if choice else (),
+            errors=tuple(errors + integrity_errors), warnings=tuple(warnings), notes=tuple(notes),
+            weight_key=result.weight_key.name if result.weight_key else None,
+            activation_key=method.activation_key.name if method.activation_key else None, layout=moe.layout,
+            ep=result.ep, moe_tp=result.tp, experts_per_rank=result.experts_per_rank,
+            intermediate_per_rank=result.intermediate_per_rank, block=result.block))
+    return tuple(reports), frozenset(sweeps)
+
+
+class _Twin(NamedTuple):
+    """A FusedMoE whose experts passed every check, and what another with the same structure can reuse.
+
+    Same structure (every tensor's name after the FusedMoE's own, dtype and shape, in the same order) and an
+    equal method make every result identical but the names in messages, and a clean FusedMoE has none: its
+    grouping (expert_shapes' counts, leaves, hidden and intermediate sizes; the Shards themselves are only read by
+    integrity) and its integrity (every check_module signature clean) hold for the other. DeepSeek-V3's 58 MoE
+    layers are checked once and compared 57 times: still every tensor, but as one list comparison each.
+    """
+
+    structure: tuple[tuple[str, ...], list[str], list[tuple[int, ...]]]
+    shapes: ExpertShapes
+    dtypes: str
+    method: MoEMethod
+
+
+def _structure(moe: MoEModule) -> tuple[tuple[str, ...], list[str], list[tuple[int, ...]]]:
+    """Every tensor's name after the FusedMoE's (cut once by build_layout), dtype and shape, in order; column-wise,
+    in C (shapes are shared tuples within a shard, so most compare by identity)."""
+    return moe.tails, list(map(itemgetter(1), moe.tensors)), list(map(itemgetter(2), moe.tensors))
+
+
+def sweep_loads(sweeps: frozenset[MoESweep], ctx: RoutingContext, tp: int, ep: bool, in_dtype: str) -> bool:
+    """Whether every FusedMoE signature plans without error at this TP size."""
+    return not any(plan(s.method, s.hidden, s.intermediate, s.num_experts, tp, ep, ctx, s.routing, in_dtype).errors
+                   for s in sweeps)

@@ -1,0 +1,256 @@
+"""The arithmetic behind each vLLM FP8 kernel, runnable on any torch device, and the fp32 reference it is judged by.
+
+vLLM's kernels fall into four numerics classes. Each class here does what its kernels do to the numbers: which
+weights they hold after `process_weights_after_loading`, how activations are quantized, in which precision the
+product accumulates and rounds. fp8check never runs vLLM's kernels themselves; every result says what ran
+(`Execution.how`) and whether that is an emulation of the routed kernel.
+
+torch is imported by `load` only (the inspect path never imports this module).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
+from typing import NamedTuple
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from fp8check.kernels.numerics.fp8_math import dequantize_groups, per_token_group_quant_fp8, scaled_fp8_quant
+from fp8check.kernels.quant_keys import QuantKey
+
+WEIGHT_ONLY, SCALED_MM, BLOCK, UNQUANTIZED = "weight-only", "scaled-mm", "block", "unquantized"
+
+# Every FP8 kernel of fp8check.kernels.registry -> its numerics class (tests check that none is missing).
+KERNEL_NUMERICS: dict[str, str] = {
+    # Dequantize the FP8 weight into the activation dtype and multiply there; activations are never quantized,
+    # even when the scheme is W8A8 (Marlin / Humming on CUDA, the XPU W8A16 kernel on W8A8 checkpoints).
+    "XPUW8A16FP8LinearKernel": WEIGHT_ONLY, "MarlinFP8ScaledMMLinearKernel": WEIGHT_ONLY,
+    "HummingFP8ScaledMMLinearKernel": WEIGHT_ONLY,
+    # One scaled GEMM over per-tensor or per-token quantized activations and per-tensor or per-channel weights.
+    "CutlassFP8ScaledMMLinearKernel": SCALED_MM, "FlashInferFP8ScaledMMLinearKernel": SCALED_MM,
+    "B12xTensorFP8ScaledMMLinearKernel": SCALED_MM, "PerTensorTorchFP8ScaledMMLinearKernel": SCALED_MM,
+    "ChannelWiseTorchFP8ScaledMMLinearKernel": SCALED_MM, "RowWiseTorchFP8ScaledMMLinearKernel": SCALED_MM,
+    "XPUW8A8FP8LinearKernel": SCALED_MM, "ROCmFP8ScaledMMLinearKernel": SCALED_MM,
+    "AiterHipbMMPerTokenFp8ScaledMMLinearKernel": SCALED_MM, "AiterPreshuffledPerTokenFp8ScaledMMLinearKernel": SCALED_MM,
+    "AiterPerTokenFp8ScaledMMLinearKernel": SCALED_MM, "CPUFP8W8A8ScaledMMLinearKernel": SCALED_MM,
+    "CPUFp8PerTensorScaledMMLinearKernel": SCALED_MM, "CPUFp8ChannelWiseScaledMMLinearKernel": SCALED_MM,
+    # 1 x bk token-group activations, bn x bk weight blocks, fp32 accumulation per K block.
+    "FlashInferFp8DeepGEMMDynamicBlockScaledKernel": BLOCK, "DeepGemmFp8BlockScaledMMKernel": BLOCK,
+    "CutlassFp8BlockScaledMMKernel": BLOCK, "B12xFp8BlockScaledMMKernel": BLOCK, "TritonFp8BlockScaledMMKernel": BLOCK,
+    "BlockWiseTorchFP8ScaledMMLinearKernel": BLOCK, "RDNA4W8A8Fp8BlockScaledMMKernel": BLOCK,
+    "AiterFp8BlockScaledMMKernel": BLOCK, "CPUFp8W8A8BlockScaledMMKernel": BLOCK, "CPUFp8BlockScaledMMKernel": BLOCK,
+    "XPUFp8BlockScaledMMKernel": BLOCK,
+}
+# Every FusedMoE experts class of fp8check.kernels.moe -> how it treats activations: W8A8 classes quantize them
+# (fused_moe/utils.py moe_kernel_quantize_input) and run BLOCK or SCALED_MM by the weights' strategy; weight-only
+# classes take the model-dtype hidden states (Marlin and Humming are W8A16; CPUExpertsFp8 is "CPU FP8 W8A16
+# block-quantized"; XPUExperts sets expects_unquantized_inputs and hands bf16 to XpuFusedMoe, whose arithmetic
+# inside is not in vLLM's source: weight-only is fp8check's inference there).
+MOE_W8A8 = "w8a8"
+MOE_EXPERTS_NUMERICS: dict[str, str] = {
+    "TritonExperts": MOE_W8A8, "DeepGemmExperts": MOE_W8A8, "TritonOrDeepGemmExperts": MOE_W8A8,
+    "CutlassExpertsFp8": MOE_W8A8, "TritonOrCutlassExperts": MOE_W8A8, "CutlassBatchedExpertsFp8": MOE_W8A8,
+    "FlashInferExperts": MOE_W8A8, "TrtLlmFp8ExpertsMonolithic": MOE_W8A8, "TrtLlmFp8ExpertsModular": MOE_W8A8,
+    "BatchedDeepGemmExperts": MOE_W8A8, "BatchedTritonExperts": MOE_W8A8, "AiterExperts": MOE_W8A8,
+    "AiterFp8BlockExperts": MOE_W8A8, "AiterFp8TensorExperts": MOE_W8A8, "AiterFp8ChannelExperts": MOE_W8A8,
+    "CPUExpertsFp8W8A8": MOE_W8A8, "HPCExperts": MOE_W8A8,
+    "MarlinExperts": WEIGHT_ONLY, "HummingGroupedExperts": WEIGHT_ONLY, "BatchedHummingGroupedExperts": WEIGHT_ONLY,
+    "HummingIndexedExperts": WEIGHT_ONLY, "CPUExpertsFp8": WEIGHT_ONLY, "XPUExpertsFp8": WEIGHT_ONLY,
+    "XPUExpertsMxFp8": WEIGHT_ONLY, "XPUExpertsBlockFp8": WEIGHT_ONLY,
+}
+
+
+def moe_numerics(experts: str, block: tuple[int, int] | None) -> str:
+    """The numerics class an experts class runs FP8 weights with (block weights: BLOCK, else SCALED_MM)."""
+    if MOE_EXPERTS_NUMERICS[experts] == WEIGHT_ONLY:
+        return WEIGHT_ONLY
+    return BLOCK if block else SCALED_MM
+
+
+# Relative Frobenius error allowed between a numerics class and the fp32 reference computed from the same
+# quantized operands, in units of the output dtype's unit roundoff u (bf16 2^-8, fp16 2^-11, fp32 2^-24).
+# Accumulation is fp32 in every class, so what remains is rounding: the output's (<= u per element) and, for
+# weight-only, the dequantized weight's own rounding into the activation dtype (another u). Measured on random
+# and compressed-tensors checkpoints: block / scaled-mm ~0.6 u, weight-only ~1.1 u (see README, "load").
+BOUND_IN_ROUNDOFFS = {BLOCK: 2.0, SCALED_MM: 2.0, WEIGHT_ONLY: 4.0, UNQUANTIZED: 4.0}
+_PRODUCT_BYTES = 64 << 20  # the batched per-K-block products of scaled_product, at most this much at a time
+_THREADS = 2  # the table lookup is memory-bound: two threads gain ~1.6x, more gain nothing on a 2-core host
+UNIT_ROUNDOFF = {torch.bfloat16: 2.0 ** -8, torch.float16: 2.0 ** -11, torch.float32: 2.0 ** -24}
+
+
+class LinearWeights(NamedTuple):
+    """One module's weights as the routed kernel holds them after vLLM's process_weights_after_loading."""
+
+    weight: torch.Tensor                 # [N, K]: FP8, or the activation dtype when unquantized
+    scale: torch.Tensor | None           # fp32: [] per tensor, [N, 1] per channel, [ceil(N/bn), ceil(K/bk)] block
+    block: tuple[int, int] | None
+    input_scale: torch.Tensor | None     # fp32 [] for static activations
+
+
+class Execution(NamedTuple):
+    output: torch.Tensor
+    how: str                             # what actually ran: "torch._scaled_mm rowwise", "fp32 per-K-block GEMM", ...
+    emulation: bool                      # True when an fp32 emulation stood in for a device GEMM
+    also: torch.Tensor | None = None     # run(also=rows): rows @ dequantized weight^T, from the same pass
+
+
+def bound(numerics: str, out_dtype: torch.dtype) -> float:
+    return BOUND_IN_ROUNDOFFS[numerics] * UNIT_ROUNDOFF[out_dtype]
+
+
+def to_float(weight: torch.Tensor) -> torch.Tensor:
+    """An FP8 tensor's values in fp32 through a 256-entry table: the same numbers as `.float()` (every code maps to
+    its value, NaN codes to NaN), ~4x faster on the CPU, where this cast dominates `load`: numpy's table lookup
+    releases the GIL, so the halves run on two threads."""
+    if weight.device.type != "cpu" or weight.element_size() != 1:
+        return weight.float()
+    table = torch.arange(256, dtype=torch.uint8).view(weight.dtype).float().numpy()
+    codes = weight.contiguous().view(torch.uint8).numpy().reshape(-1)
+    out = np.empty(codes.shape, dtype=np.float32)
+    parts = [slice(i * len(codes) // _THREADS, (i + 1) * len(codes) // _THREADS) for i in range(_THREADS)]
+    list(_pool().map(lambda part: np.take(table, codes[part], out=out[part]), parts))
+    return torch.from_numpy(out).reshape(weight.shape)
+
+
+@lru_cache(maxsize=1)
+def _pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(_THREADS, thread_name_prefix="fp8check-lut")
+
+
+def dequantize(weight: torch.Tensor, scale: torch.Tensor | None, block: tuple[int, int] | None) -> torch.Tensor:
+    """fp32 weight = FP8 code x scale, as compressed-tensors and vLLM define it (weight_scale_inv included).
+    Scales: [] or [1] per tensor, [N, 1] per channel, [ceil(N/bn), ceil(K/bk)] per block (ragged edges cut)."""
+    return scale_codes_(to_float(weight), scale, block)
+
+
+def scale_codes_(codes: torch.Tensor, scale: torch.Tensor | None, block: tuple[int, int] | None) -> torch.Tensor:
+    """Multiply fp32 codes by their scales in place (one fp32 copy of the weight at most, ragged blocks too)."""
+    if scale is None:
+        return codes
+    if block is None:
+        return codes.mul_(scale.float().reshape(-1, 1) if scale.numel() > 1 else scale.float().reshape(()))
+    bn, bk = block
+    n, k = codes.shape
+    if n % bn == 0 and k % bk == 0:  # one broadcast multiply over [N/bn, bn, K/bk, bk]
+        codes.view(n // bn, bn, k // bk, bk).mul_(scale.float()[:, None, :, None])
+        return codes
+    for i in range(scale.shape[0]):  # ragged: one [bn, K] slab at a time
+        codes[i * bn:(i + 1) * bn].mul_(scale[i].float().repeat_interleave(bk)[:k])
+    return codes
+
+
+def quantize_activation(x: torch.Tensor, key: QuantKey, input_scale: torch.Tensor | None
+                        ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Activations quantized as the scheme's activation key says (vLLM's QuantFP8 / per_token_group_quant_fp8)."""
+    if key.static:
+        return scaled_fp8_quant(x, scale=input_scale)
+    if key.is_per_group and key.group_shape[1] > 1:
+        return per_token_group_quant_fp8(x, key.group_shape[1])
+    return scaled_fp8_quant(x, per_token=not key.is_per_tensor)
+
+
+def dequantize_activation(x_q: torch.Tensor, x_s: torch.Tensor) -> torch.Tensor:
+    """fp32 activations from codes and scales ([1] per tensor, [M, 1] per token, [M, K/g] per token group)."""
+    m, k = x_q.shape
+    rows, groups = (1, 1) if x_s.numel() == 1 else (m, x_s.shape[-1])
+    return dequantize_groups(x_q, x_s.reshape(rows, groups), (-(-m // rows), -(-k // groups)))
+
+
+def scaled_product(x: torch.Tensor, codes: torch.Tensor, scale: torch.Tensor | None, block: tuple[int, int] | None,
+                   x_group_scale: torch.Tensor | None = None) -> torch.Tensor:
+    """x [R, K] @ (codes x scale)^T in fp32 without materializing the dequantized weight.
+
+    Per tensor or channel the weight scale multiplies output columns. Per block it is w8a8_triton_block_scaled_mm's loop
+    (vLLM quantization/utils/fp8_utils.py): one fp32 product per K block, scaled by the block's weight scale and,
+    when `x_group_scale` [R, K blocks] is given, by the rows' token-group scale, then accumulated in fp32.
+    """
+    if scale is None:
+        return x @ codes.t()
+    if block is None:
+        columns = scale.float().reshape(1, -1) if scale.numel() > 1 else scale.float().reshape(())
+        return (x @ codes.t()).mul_(columns)
+    bn, bk = block
+    n, k = codes.shape
+    rows = x.shape[0]
+    weight_scale = scale.float().repeat_interleave(bn, 0)[:n].t()      # [K blocks, N]
+    if k % bk:  # ragged K: one product per K block (views of unequal width)
+        acc = torch.zeros(rows, n, dtype=torch.float32, device=x.device)
+        for kb in range(-(-k // bk)):
+            part = x[:, kb * bk:(kb + 1) * bk] @ codes[:, kb * bk:(kb + 1) * bk].t()
+            if x_group_scale is not None:
+                part.mul_(x_group_scale[:, kb:kb + 1].float())
+            acc.addcmul_(part, weight_scale[kb])
+        return acc
+    # Whole K blocks: batched products [K blocks, rows, N], a few blocks at a time to bound the memory.
+    blocks = k // bk
+    x3 = x.reshape(rows, blocks, bk).transpose(0, 1)                    # [K blocks, rows, bk]
+    c3 = codes.reshape(n, blocks, bk).permute(1, 2, 0)                  # [K blocks, bk, N], a view
+    step = max(1, _PRODUCT_BYTES // max(1, rows * n * 4))
+    acc = torch.zeros(rows, n, dtype=torch.float32, device=x.device)
+    for start in range(0, blocks, step):
+        part = torch.bmm(x3[start:start + step], c3[start:start + step])  # [step, rows, N]
+        if x_group_scale is not None:
+            part.mul_(x_group_scale[:, start:start + step].float().t()[:, :, None])
+        acc += (part * weight_scale[start:start + step, None, :]).sum(0)
+    return acc
+
+
+def run(numerics: str, w: LinearWeights, x: torch.Tensor, x_q: torch.Tensor | None, x_s: torch.Tensor | None,
+        codes: torch.Tensor | None = None, also: torch.Tensor | None = None) -> Execution:
+    """The routed kernel's arithmetic on x's device; output in x's dtype (vLLM's output dtype is the model's).
+    `codes` is the FP8 weight already in fp32 (to_float), when the caller has it. `also` (fp32 rows): when the
+    arithmetic is an fp32 loop over the codes anyway (block emulation), those rows ride along in the same pass
+    over the weight and come back in Execution.also, fp32 and unrounded (the reference products cost no second
+    pass); elsewhere Execution.also is None."""
+    if numerics == UNQUANTIZED:
+        return Execution(F.linear(x, w.weight.to(x.dtype)), f"{_name(x.dtype)} matmul", False)
+    codes = to_float(w.weight) if codes is None else codes
+    if numerics == WEIGHT_ONLY:
+        dequantized = scale_codes_(codes.clone(), w.scale, w.block).to(x.dtype)
+        return Execution(F.linear(x, dequantized), f"dequantize to {_name(x.dtype)} + {_name(x.dtype)} matmul", False)
+    if numerics == SCALED_MM:
+        return _scaled_mm(w, x_q, x_s, x.dtype, codes)
+    return _block_scaled_mm(w, x_q, x_s, x.dtype, codes, also)
+
+
+def _scaled_mm(w: LinearWeights, x_q: torch.Tensor, x_s: torch.Tensor, out_dtype: torch.dtype,
+               codes: torch.Tensor) -> Execution:
+    """torch._scaled_mm, tensorwise when both scales are scalars, else rowwise ([M, 1] x [1, N]), as vLLM's
+    torch kernels call it; an fp32 emulation (said so) where the device refuses it."""
+    m, n = x_q.shape[0], w.weight.shape[0]
+    tensorwise = x_s.numel() == 1 and w.scale.numel() == 1
+    scale_a = x_s.float().reshape(()) if tensorwise else x_s.float().reshape(-1, 1).expand(m, 1).contiguous()
+    scale_b = w.scale.float().reshape(()) if tensorwise else w.scale.float().reshape(1, -1).expand(1, n).contiguous()
+    recipe = "tensorwise" if tensorwise else "rowwise"
+    try:
+        out = torch._scaled_mm(x_q, w.weight.t(), scale_a=scale_a, scale_b=scale_b, out_dtype=out_dtype)
+        return Execution(out, f"torch._scaled_mm {recipe}", False)
+    except (RuntimeError, NotImplementedError, ValueError) as exc:
+        out = (scaled_product(x_q.float(), codes, w.scale, None) * scale_a).to(out_dtype)
+        reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+        return Execution(out, f"fp32 scaled GEMM ({recipe}; torch._scaled_mm refused: {reason})", True)
+
+
+def _block_scaled_mm(w: LinearWeights, x_q: torch.Tensor, x_s: torch.Tensor, out_dtype: torch.dtype,
+                     codes: torch.Tensor, also: torch.Tensor | None) -> Execution:
+    """vLLM's w8a8_triton_block_scaled_mm through fp8check's Triton port where Triton runs on this device, else the
+    same loop in fp32 torch (scaled_product with the activations' group scales)."""
+    from fp8check.kernels.numerics import triton_fp8
+
+    if triton_fp8.unavailable_reason(x_q.device) is None:
+        out = triton_fp8.w8a8_block_matmul(x_q, x_s, w.weight, w.scale, w.block, out_dtype)
+        interpreted = ", interpreted (TRITON_INTERPRET=1)" if triton_fp8.interpreted() else ""
+        return Execution(out, f"Triton block GEMM{interpreted}, vLLM's w8a8_triton_block_scaled_mm", False)
+    m = x_q.shape[0]
+    rows, groups = x_q.float(), x_s.float()
+    if also is not None:  # unit group scales: the extra rows are already dequantized
+        rows, groups = torch.cat([rows, also]), torch.cat([groups, groups.new_ones(also.shape[0], groups.shape[1])])
+    out = scaled_product(rows, codes, w.scale, w.block, x_group_scale=groups)
+    return Execution(out[:m].to(out_dtype), "fp32 per-K-block GEMM", True, out[m:] if also is not None else None)
+
+
+def _name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
