@@ -39,8 +39,9 @@ def measure(base: str, quantized: str) -> dict:
 
     from fp8check.core.load import against
     from fp8check.core.checkpoint.local import open_local
-    from fp8check.core.routing.inspect import InspectOptions
-    from fp8check.core.load.driver import LoadOptions, load_checkpoint
+    from fp8check.core.records import InspectOptions
+    from fp8check.core.load.driver import load_checkpoint
+    from fp8check.core.records import LoadOptions
     from fp8check.core.routing.platforms import parse_platform
     from fp8check.core.routing.profiles import select_profile
 

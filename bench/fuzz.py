@@ -64,7 +64,8 @@ with atheris.instrument_imports(include=["fp8check"]) if atheris else contextlib
     from fp8check.core.formats import config as quant_config
     from fp8check.core.checkpoint import safetensors_header
     from fp8check.core.errors import InputError
-    from fp8check.core.routing.inspect import InspectOptions, inspect_checkpoint
+    from fp8check.core.routing.inspect import inspect_checkpoint
+    from fp8check.core.records import InspectOptions
     from fp8check.core.routing.platforms import parse_platform
     from fp8check.core.routing.profiles import select_profile
     from fp8check.core.report.document import to_json

@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from fp8check.cli.app import app
 from fp8check.core.checkpoint.local import open_local
-from fp8check.core.routing.inspect import InspectOptions, inspect_checkpoint
+from fp8check.core.routing.inspect import inspect_checkpoint
+from fp8check.core.records import InspectOptions
 from fp8check.core.model.layouts import ARCHITECTURES
 from fp8check.core.model.modules import build_layout
 from fp8check.core.routing.platforms import parse_platform

@@ -24,7 +24,8 @@ from fp8check.core.checkpoint import safetensors_header
 from fp8check.core.checkpoint.local import (CheckpointFileError, cross_check_index, merge_headers, open_local, parse_index,
                                       parse_model_config, paused_gc)
 from fp8check.core.errors import InputError
-from fp8check.core.routing.inspect import InspectOptions, inspect_checkpoint
+from fp8check.core.routing.inspect import inspect_checkpoint
+from fp8check.core.records import InspectOptions
 from fp8check.core.planning.memory import memory_plan, stored_bytes
 from fp8check.core.model.modules import build_layout
 from fp8check.core.routing.platforms import parse_platform

@@ -8,7 +8,8 @@ import os
 import pytest
 
 from fp8check.core.checkpoint.local import open_local
-from fp8check.core.routing.inspect import InspectOptions, inspect_checkpoint
+from fp8check.core.routing.inspect import inspect_checkpoint
+from fp8check.core.records import InspectOptions
 from fp8check.core.formats.matching import assign_compressed_tensors, matches
 from fp8check.core.model.modules import build_layout, layer_template
 from fp8check.core.routing.platforms import parse_platform

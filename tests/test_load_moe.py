@@ -15,8 +15,9 @@ torch = pytest.importorskip("torch")
 
 from fp8check.cli.app import app  # noqa: E402
 from fp8check.core.checkpoint.local import open_local  # noqa: E402
-from fp8check.core.routing.inspect import InspectOptions  # noqa: E402
-from fp8check.core.load.driver import LoadOptions, load_checkpoint  # noqa: E402
+from fp8check.core.records import InspectOptions
+from fp8check.core.load.driver import load_checkpoint
+from fp8check.core.records import LoadOptions
 from fp8check.core.load.experts import expert_owner, requantize_moe  # noqa: E402
 from fp8check.core.routing.platforms import apply_assumptions, parse_platform  # noqa: E402
 from fp8check.core.routing.profiles import select_profile  # noqa: E402

@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 from fp8check.cli.app import app
 from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import InputError
-from fp8check.core.routing.inspect import InspectOptions, inspect_checkpoint
+from fp8check.core.routing.inspect import inspect_checkpoint
+from fp8check.core.records import InspectOptions
 from fp8check.core.planning.matrix import matrix
 from fp8check.core.planning.memory import kv_bytes_per_token, memory_plan, weight_bytes_per_rank
 from fp8check.core.model.modules import build_layout

@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 
 from fp8check.cli.app import app
 from fp8check.core.checkpoint.local import open_local
-from fp8check.core.routing.inspect import InspectOptions, inspect_checkpoint
+from fp8check.core.routing.inspect import inspect_checkpoint
+from fp8check.core.records import InspectOptions
 from fp8check.core.routing.moe import block_shape_error, experts_per_rank, refine_block
 from fp8check.core.routing.platforms import apply_assumptions, parse_platform
 from fp8check.core.routing.profiles import select_profile

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fp8check.core.checkpoint.local import open_local
-from fp8check.core.routing.inspect import InspectOptions, inspect_checkpoint
+from fp8check.core.routing.inspect import inspect_checkpoint
+from fp8check.core.records import InspectOptions
 from fp8check.core.model.modules import LinearModule
 from fp8check.core.routing.platforms import parse_platform
 from fp8check.core.routing.profiles import LATEST

@@ -21,6 +21,7 @@ from fp8check import __version__
 from fp8check.cli import ci, options
 from fp8check.cli.options import Format
 from fp8check.core.errors import InputError, printable
+from fp8check.core.records import LoadReport
 
 app = typer.Typer(
     help="Will this FP8 checkpoint load on this hardware, through which vLLM kernel for every layer?",
@@ -110,7 +111,7 @@ def inspect(
 
 def _render(report, fmt: Format, verbose: bool, ckpt) -> str:
     """Print an inspect or load report in --format and return the text --output writes (Markdown for table)."""
-    is_load = hasattr(report, "runs")
+    is_load = isinstance(report, LoadReport)
     if fmt is Format.json:  # the CI path: no rich import
         import json
 
@@ -205,7 +206,8 @@ def load(
 ) -> None:
     """Stream every layer, check its values, run it through the routed kernel's numerics, compare with fp32."""
     try:
-        from fp8check.core.load.driver import LoadOptions, device_platform, load_checkpoint, resolve_device
+        from fp8check.core.load.driver import device_platform, load_checkpoint, resolve_device
+        from fp8check.core.records import LoadOptions
     except ModuleNotFoundError as exc:  # torch, safetensors or numpy: `inspect` needs none of them
         _fail_input(f"fp8check load needs {exc.name}, which is not installed: pip install 'fp8check[load]' (install "
                     "torch first, pinned to your accelerator's build, e.g. torch==2.13.0 for the CPU)", fmt, model)

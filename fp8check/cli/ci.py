@@ -7,6 +7,7 @@ import sys
 
 from fp8check.cli.options import FailOn, Format
 from fp8check.core.errors import printable
+from fp8check.core.records import LoadReport
 
 EXIT_OK, EXIT_FAIL = 0, 1
 
@@ -43,7 +44,7 @@ def append_step_summary(report, fail_on: FailOn) -> None:
     from fp8check.cli import render
 
     report = as_judged(report, Format.markdown, fail_on)
-    text = (render.load_markdown if hasattr(report, "runs") else render.markdown)(report)
+    text = (render.load_markdown if isinstance(report, LoadReport) else render.markdown)(report)
     try:
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(text + ("" if text.endswith("\n") else "\n"))

@@ -14,7 +14,7 @@ import typer
 
 from fp8check.core.errors import InputError
 from fp8check.core.routing.platforms import Platform, apply_assumptions, detect_host, disabled_kernels_from_env, parse_platform
-from fp8check.core.routing.linear import Backend
+from fp8check.core.records import Backend
 from fp8check.kernels.registry import FP8, FP8_BLOCK, LINEAR_BACKENDS, W8A16_FP8, normalize_backend
 
 QUANTIZATION_KEYS = (FP8, FP8_BLOCK, W8A16_FP8, "int8_w8a8", "mixed_precision", "mxfp8", "mxfp4", "mxfp6",
@@ -114,7 +114,7 @@ TokenOpt = Annotated[Optional[str], typer.Option(
 def inspect_options(platform: Platform, tp: int, ep: bool, vllm: str, linear_backend: str, kernel_config: str | None,
                     disable_kernel: list[str]):
     """The routing half every command shares (fp8check.core.routing.inspect.InspectOptions)."""
-    from fp8check.core.routing.inspect import InspectOptions
+    from fp8check.core.records import InspectOptions
     from fp8check.core.routing.profiles import select_profile
 
     return InspectOptions(platform=platform, profile=select_profile(vllm), tp=tp, ep=ep,

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from fp8check.core.checkpoint.local import FetchStats
 from fp8check.core.errors import printable
-from fp8check.core.routing.inspect import InspectReport
+from fp8check.core.records import InspectReport
 from fp8check.core.planning.memory import summary as memory_summary
 from fp8check.core.routing.profiles import PROFILES, PULL_REQUESTS, WHEEL_CHANGES
 from fp8check.core.report.document import collapse, verdict

@@ -313,3 +313,8 @@ def _inside(folder: str, rel: str, root: str) -> str:
     if not os.path.exists(real):
         raise CheckpointFileError(rel, "not found in the model folder")
     return real
+
+
+def activation_dtype(config) -> str:
+    """vLLM's activations and outputs are in the model dtype: float16 when config.json says so, else bfloat16."""
+    return "float16" if (config.dtype or "").lower() in ("float16", "fp16", "half") else "bfloat16"

@@ -1,1 +1,1 @@
-"""TODO"""
+"""Stage 2, checkpoint -> format: one module per vLLM quant_method, behind one protocol."""

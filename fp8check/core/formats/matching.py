@@ -116,3 +116,15 @@ def assign_native_fp8(module: LinearModule, config: NativeFp8Config) -> Assignme
     if ignored:
         return Assignment(None, reason="listed in ignored_layers / modules_to_not_convert")
     return Assignment("fp8", block=config.weight_block_size, static_input=config.activation_scheme == "static")
+
+
+def assign(module: LinearModule, quant) -> Assignment:
+    if quant is None:
+        return Assignment(None, reason="the model has no quantization_config")
+    if module.layer_type == "ParallelLMHead" and isinstance(quant, NativeFp8Config):
+        return UNQUANTIZED_LM_HEAD
+    if module.unquantized:
+        return Assignment(None, reason=module.unquantized)
+    if isinstance(quant, CompressedTensorsConfig):
+        return assign_compressed_tensors(module, quant)
+    return assign_native_fp8(module, quant)

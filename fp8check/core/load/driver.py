@@ -17,7 +17,10 @@ import torch
 
 from fp8check.core.checkpoint.local import Checkpoint
 from fp8check.core.errors import InputError, printable
-from fp8check.core.routing.inspect import InspectOptions, InspectReport, LayerReport, activation_dtype, assign, inspect_checkpoint
+from fp8check.core.routing.inspect import inspect_checkpoint
+from fp8check.core.checkpoint.local import activation_dtype
+from fp8check.core.formats.matching import assign
+from fp8check.core.records import InspectReport, LayerReport
 from fp8check.core.formats.matching import Assignment
 from fp8check.core.model.modules import LinearModule, build_layout
 from fp8check.core.routing.platforms import Assumptions, Platform, _host_has_amx, parse_platform
@@ -27,22 +30,11 @@ from fp8check.kernels.numerics import gemm as numerics
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.numerics.gemm import LinearWeights
 from fp8check.kernels.quant_keys import QuantKey
+from fp8check.core.records import LayerRun, LoadOptions, LoadReport
 
-DEFAULT_TOKENS = 16
 _CHUNK_ROWS = 8192
 OUT_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16}
 
-
-class LoadOptions(NamedTuple):
-    inspect: InspectOptions
-    device: torch.device
-    layers: str | None = None         # regex searched in vLLM module names
-    tokens: int = DEFAULT_TOKENS
-    seed: int = 0
-    rank_timeout_s: float = 600.0      # load --tp: the longest any collective may wait for a rank
-    quiet: bool = True                 # no progress bar (under --tp, rank 0 draws it unless quiet)
-    all_experts: bool = False          # FusedMoE: run every expert, not only the first and the last
-    against: object = None             # --against BASE: fp8check.core.load.against.Base, compared module by module
 
 
 class Plan(NamedTuple):
@@ -53,53 +45,6 @@ class Plan(NamedTuple):
     block: tuple[int, int] | None
     activation: QuantKey | None        # None: activations stay in the model dtype (weight-only, unquantized)
 
-
-class LayerRun(NamedTuple):
-    """What `load` found for one module. `status`: ok, warn, FAIL, or "not run" (vLLM would refuse the layer)."""
-
-    name: str
-    kernel: str | None
-    numerics: str | None
-    execution: str | None              # what ran where, e.g. "emulated on cpu (block numerics: fp32 per-K-block GEMM)"
-    emulated: bool
-    tokens: int
-    status: str
-    bytes_read: int = 0
-    rel_error: float | None = None     # vs the fp32 reference from the same quantized operands
-    bound: float | None = None
-    processing_error: float | None = None  # what vLLM's weight processing (requantization) moved the output by
-    quant_error: float | None = None   # vs model-dtype activations (the FP8 quantization error; information)
-    ms: float | None = None
-    errors: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
-    ranks: tuple = ()                  # load --tp: RankFigures(rank, bytes_read, ms) per rank
-    against: object = None             # --against BASE: fp8check.core.load.against.Comparison
-
-    @property
-    def ok(self) -> bool:
-        return self.status in ("ok", "warn")
-
-
-class LoadReport(NamedTuple):
-    inspect: InspectReport
-    device: str
-    device_platform: str
-    tokens: int
-    seed: int
-    layers_regex: str | None
-    runs: tuple[LayerRun, ...]
-    bytes_read: int
-    seconds: float
-    notes: tuple[str, ...] = ()
-    moe_runs: tuple = ()               # load_moe.MoERun per selected FusedMoE
-    against: str | None = None         # --against BASE: its folder or repo id
-
-    @property
-    def ok(self) -> bool:
-        """Every selected layer ran and agrees, and no model-level or FusedMoE check of inspect's failed."""
-        return (not self.inspect.errors and all(moe.ok for moe in self.inspect.moes)
-                and bool(self.runs or self.moe_runs) and all(run.ok for run in self.runs + self.moe_runs))
 
 
 # --------------------------------------------------------------------------------------------------- devices

@@ -28,9 +28,9 @@ from typing import NamedTuple
 import torch
 import torch.nn.functional as F
 
-from fp8check.core.load.driver import LoadOptions, Plan, _sync, activations, execution_label, relative_error
+from fp8check.core.load.driver import Plan, _sync, activations, execution_label, relative_error
 from fp8check.core.model.modules import MoEModule, Shard
-from fp8check.core.routing.moe import MoEReport, ExpertShapes, expert_shapes, select_method
+from fp8check.core.routing.moe import ExpertShapes, expert_shapes, select_method
 from fp8check.core.model.sharding import TensorRead
 from fp8check.core.load.weights import SCALE_SUFFIXES, CheckpointFiles, ShardTensors, value_errors
 from fp8check.kernels.numerics import gemm as numerics
@@ -39,6 +39,7 @@ from fp8check.kernels.numerics.gemm import LinearWeights
 from fp8check.kernels.quant_keys import (
     QuantKey, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8StaticChannelSym, kFp8StaticTensorSym,
 )
+from fp8check.core.records import ExpertRun, LoadOptions, MoEReport, MoERun
 
 ROLES = ("gate", "up", "down")        # w1, w3, w2
 
@@ -55,55 +56,6 @@ class ExpertPlan(NamedTuple):
     moe_tp: int
     ep: int
 
-
-class ExpertRun(NamedTuple):
-    """One expert's figures. rel_error is the worse of its two GEMMs, each against fp32 of the same operands."""
-
-    expert: int
-    status: str                        # ok | warn | FAIL
-    rank: int | None = None            # under --ep: the rank that holds it
-    rel_error: float | None = None
-    w13_error: float | None = None
-    w2_error: float | None = None
-    quant_error: float | None = None   # vs model-dtype activations, an fp32 intermediate and the checkpoint's weights
-    processing_error: float | None = None  # what the w13 requantization moved the w13 output by
-    bytes_read: int = 0
-    ms: float | None = None
-    errors: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
-    against: object = None             # --against BASE: fp8check.core.load.against.Comparison of this expert
-
-
-class MoERun(NamedTuple):
-    """What `load` found for one FusedMoE: LayerRun's fields (so rows collapse and render alike), plus its experts."""
-
-    name: str
-    kernel: str | None                 # the experts class inspect selected
-    numerics: str | None
-    execution: str | None
-    emulated: bool
-    tokens: int
-    status: str
-    num_experts: int = 0
-    experts_run: tuple[int, ...] = ()
-    worst_expert: int | None = None
-    experts: tuple[ExpertRun, ...] = ()
-    bytes_read: int = 0
-    rel_error: float | None = None
-    bound: float | None = None
-    processing_error: float | None = None
-    quant_error: float | None = None
-    ms: float | None = None
-    errors: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
-    ranks: tuple = ()                  # load --tp: RankFigures(rank, bytes_read, ms) per rank
-    against: object = None             # --against BASE: the worst expert's Comparison (against.worst_expert)
-
-    @property
-    def ok(self) -> bool:
-        return self.status in ("ok", "warn")
 
 
 class MoEJob(NamedTuple):
@@ -542,7 +494,7 @@ def run_moe_rank(rank, job: MoERankJob) -> list[tuple[MoERun | None, object, tup
     """One rank: every FusedMoE, every selected expert, in step with the others."""
     import torch.distributed as dist
 
-    from fp8check.core.load.parallel import RankFigures
+    from fp8check.core.records import RankFigures
 
     device = torch.device(rank.device)
     files, reference_files = CheckpointFiles(job.folder), CheckpointFiles(job.folder)

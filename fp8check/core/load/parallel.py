@@ -17,10 +17,20 @@ import torch
 from fp8check.core.checkpoint.local import Checkpoint
 from fp8check.core.errors import InputError
 from fp8check.core.load.driver import (
-    LayerRun, LoadOptions, Outcome, Plan, activations, execution_label, fuse, judge, not_run, plan_for, prepare,
-    references, run_kernel,
+    Outcome,
+    Plan,
+    activations,
+    execution_label,
+    fuse,
+    judge,
+    not_run,
+    plan_for,
+    prepare,
+    references,
+    run_kernel,
 )
-from fp8check.core.routing.inspect import LayerReport
+from fp8check.core.records import LayerRun, LoadOptions
+from fp8check.core.records import LayerReport
 from fp8check.core.model.modules import LinearModule
 from fp8check.core.progress import module_progress
 from fp8check.core.load.ranks import RankContext, RankFailure, run_ranks
@@ -28,12 +38,8 @@ from fp8check.core.model.sharding import RankReads, ShardingError, rank_reads
 from fp8check.core.model.tp import tp_layout
 from fp8check.core.load.weights import CheckpointFiles, read_rank_shards, read_shards, value_errors
 from fp8check.kernels.base import RoutingContext
+from fp8check.core.records import RankFigures
 
-
-class RankFigures(NamedTuple):
-    rank: int
-    bytes_read: int        # this rank's slice only
-    ms: float | None       # this rank's numerics
 
 
 class RankJob(NamedTuple):

@@ -1,1 +1,1 @@
-"""TODO"""
+"""Planning views over inspect: memory fit, the platform x TP matrix, release diffs, suggestions."""

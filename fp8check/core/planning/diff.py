@@ -14,7 +14,8 @@ from typing import Callable, NamedTuple
 
 from fp8check.core.checkpoint.local import Checkpoint
 from fp8check.core.errors import InputError
-from fp8check.core.routing.inspect import InspectOptions, InspectReport, inspect_checkpoint
+from fp8check.core.routing.inspect import inspect_checkpoint
+from fp8check.core.records import InspectOptions, InspectReport
 from fp8check.core.model.modules import layer_template
 from fp8check.core.routing.profiles import PULL_REQUESTS, WHEEL_CHANGES, RuleProfile
 from fp8check.core.report.document import ranges

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from fp8check.core.checkpoint.local import Checkpoint
-from fp8check.core.routing.inspect import InspectOptions, InspectReport, inspect_checkpoint
+from fp8check.core.routing.inspect import inspect_checkpoint
+from fp8check.core.records import InspectOptions, InspectReport
 from fp8check.core.planning.memory import MemoryFit
 from fp8check.core.planning.memory import to_json as memory_json
 from fp8check.core.routing.platforms import Platform

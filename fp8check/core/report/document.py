@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from fp8check.core.routing.inspect import InspectReport, LayerReport
+from fp8check.core.records import InspectReport, LayerReport
 from fp8check.core.planning.memory import to_json as memory_json
-from fp8check.core.routing.moe import MoEReport
+from fp8check.core.records import MoEReport
 from fp8check.core.model.modules import layer_template
 from fp8check.core.routing.warnings import all_warnings
 

@@ -2,103 +2,25 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
 from functools import lru_cache
 
-from fp8check.core.checkpoint.local import Checkpoint, paused_gc
+from fp8check.core.checkpoint.local import Checkpoint, activation_dtype, paused_gc
 from fp8check.core.errors import InputError, printable
-from fp8check.core.routing.integrity import check_module, uses_e8m0_scales
-from fp8check.core.planning.memory import MemoryFit, fit, fits_at, memory_plan
-from fp8check.core.formats.matching import UNQUANTIZED_LM_HEAD, Assignment, assign_compressed_tensors, assign_native_fp8
-from fp8check.core.routing.moe import MoEReport, inspect_moes, sweep_loads
-from fp8check.core.model.modules import LAYER, LinearModule, SkippedLayer, build_layout, layer_template
-from fp8check.core.routing.platforms import Platform
-from fp8check.core.routing.profiles import RuleProfile
-from fp8check.core.formats.config import CompressedTensorsConfig, NativeFp8Config, OutOfScopeConfig
-from fp8check.core.routing.linear import UNQUANTIZED, UNQUANTIZED_EMBEDDING, Backend, Route, route
+from fp8check.core.formats.config import CompressedTensorsConfig, OutOfScopeConfig
+from fp8check.core.formats.matching import Assignment, assign
+from fp8check.core.model.modules import LAYER, LinearModule, build_layout
 from fp8check.core.model.tp import tp_layout
+from fp8check.core.planning.memory import fit, fits_at, memory_plan
+from fp8check.core.records import InspectOptions, InspectReport, LayerReport
+from fp8check.core.routing.integrity import check_module, uses_e8m0_scales
+from fp8check.core.routing.linear import UNQUANTIZED, UNQUANTIZED_EMBEDDING, Route, route
+from fp8check.core.routing.moe import inspect_moes, sweep_loads
+from fp8check.core.routing.warnings import with_warnings
 from fp8check.kernels.base import RoutingContext
-from fp8check.kernels.registry import Rejection
 
 TP_SWEEP = tuple(range(1, 17))
 METHOD_MIN_CAPABILITY = {"compressed-tensors": 70, "fp8": 75}
 
-
-class InspectOptions(NamedTuple):
-    platform: Platform
-    profile: RuleProfile
-    tp: int = 1
-    backend: Backend = Backend()
-    disabled_kernels: tuple[str, ...] = ()
-    ep: bool = False                  # --ep: vLLM's --enable-expert-parallel
-
-
-class LayerReport(NamedTuple):
-    name: str
-    layer_type: str
-    shards: tuple[str, ...]
-    weight_dtype: str
-    shape: tuple[int, int]            # [sum of output widths, input]
-    strategy: str | None              # "block [128, 128]", "channel", "tensor", None when unquantized
-    activation: str | None            # "dynamic group 128", "static tensor", None for weight-only
-    scheme: str
-    kernel: str | None
-    rejected: tuple[Rejection, ...]
-    errors: tuple[str, ...]
-    warnings: tuple[str, ...]
-    notes: tuple[str, ...]
-    weight_key: str | None = None
-    activation_key: str | None = None
-    layout: str = "generic"          # where its layout came from: "vllm:<model file>" or "generic"
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
-
-    @property
-    def template(self) -> tuple[str, int | None]:
-        return layer_template(self.name)
-
-
-class InspectReport(NamedTuple):
-    model: str
-    platform: Platform
-    profile: RuleProfile
-    tp: int
-    backend: Backend
-    quant_method: str | None
-    layers: tuple[LayerReport, ...]
-    moes: tuple[MoEReport, ...]
-    errors: tuple[str, ...]           # model-level: capability gates, TP heads, orphans, index disagreements
-    warnings: tuple[str, ...]
-    tp_sizes_ok: tuple[int, ...]
-    notes: tuple[str, ...] = ()
-    skipped: tuple[SkippedLayer, ...] = ()  # MTP layers the main model never loads
-    ep: bool = False
-    tp_sizes_ok_ep: tuple[int, ...] = ()    # with expert parallelism (only when the model has FusedMoE layers)
-    memory: MemoryFit | None = None         # weights per rank against the device memory (fp8check.core.planning.memory)
-    suggestions: tuple = ()                 # fp8check.core.planning.suggest.Suggestion, filled in by the CLI for a failure
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors and all(layer.ok for layer in self.layers) and all(m.ok for m in self.moes)
-
-
-def assign(module: LinearModule, quant) -> Assignment:
-    if quant is None:
-        return Assignment(None, reason="the model has no quantization_config")
-    if module.layer_type == "ParallelLMHead" and isinstance(quant, NativeFp8Config):
-        return UNQUANTIZED_LM_HEAD
-    if module.unquantized:
-        return Assignment(None, reason=module.unquantized)
-    if isinstance(quant, CompressedTensorsConfig):
-        return assign_compressed_tensors(module, quant)
-    return assign_native_fp8(module, quant)
-
-
-def activation_dtype(config) -> str:
-    """vLLM's activations and outputs are in the model dtype: float16 when config.json says so, else bfloat16."""
-    return "float16" if (config.dtype or "").lower() in ("float16", "fp16", "half") else "bfloat16"
 
 
 def model_errors(ckpt: Checkpoint, ctx: RoutingContext, tp: int) -> list[str]:
@@ -167,7 +89,6 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions) -> InspectRepo
                   and fits_at(plan, options.platform, tp, options.ep))
     tp_ok_ep = tuple(tp for tp in linear_ok if sweep_loads(moe_sweeps, ctx, tp, True, out_dtype)
                      and fits_at(plan, options.platform, tp, True)) if moes else ()
-    from fp8check.core.routing.warnings import with_warnings  # its rules read this module's records
 
     return with_warnings(InspectReport(
         model=ckpt.source, platform=options.platform, profile=options.profile, tp=options.tp,

@@ -19,6 +19,7 @@ from fp8check.kernels.quant_keys import (
     kFp8StaticTensorSym,
 )
 from fp8check.kernels.registry import FP8, FP8_BLOCK, W8A16_FP8, KernelChoice, choose_kernel
+from fp8check.core.records import Backend
 
 UNQUANTIZED = "UnquantizedLinearMethod"
 # ParallelLMHead is a VocabParallelEmbedding, not a LinearBase: no FP8 config quantizes it, and vLLM builds it with
@@ -34,16 +35,6 @@ SCHEME_MIN_CAPABILITY = {
 }
 # Weight strategies vLLM's FP8 schemes know (STRATEGY_TO_WEIGHT_QUANT_KEY).
 FP8_WEIGHT_STRATEGIES = ("tensor", "channel", "block")
-
-
-class Backend(NamedTuple):
-    """--linear-backend and --kernel-config's linear_backend_per_quant."""
-
-    default: str = "auto"
-    per_quant: tuple[tuple[str, str], ...] = ()
-
-    def for_quantization(self, quantization: str) -> str:
-        return dict(self.per_quant).get(quantization, self.default)
 
 
 class Route(NamedTuple):

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from fp8check.core.routing.integrity import check_module
 from fp8check.core.formats.matching import Assignment, assign_compressed_tensors
-from fp8check.core.model.modules import LinearModule, MoEModule, Shard, layer_template
+from fp8check.core.model.modules import LinearModule, MoEModule, Shard
 from fp8check.core.formats.config import CompressedTensorsConfig, NativeFp8Config, QuantArgs
 from fp8check.core.routing.linear import is_fp8_w8a8
 from fp8check.core.checkpoint.safetensors_header import TensorInfo
@@ -26,6 +26,7 @@ from fp8check.kernels.quant_keys import (
     QuantKey, kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockSym,
     kFp8StaticChannelSym, kFp8StaticTensorSym,
 )
+from fp8check.core.records import MoEReport
 
 UNQUANTIZED_MOE = "UnquantizedFusedMoEMethod"
 CT_FP8_MOE = "CompressedTensorsW8A8Fp8MoEMethod"
@@ -334,41 +335,6 @@ def routing_method(tensors: dict[str, TensorInfo], moe: MoEModule, model_type: s
         return "DeepSeekV3", "routing method DeepSeekV3 (inferred from e_score_correction_bias / the model type)"
     return "RenormalizeNaive", "routing method RenormalizeNaive (inferred: softmax top-k, renormalized)"
 
-
-class MoEReport(NamedTuple):
-    """One FusedMoE, with the linear layers' report fields (collapse() and the JSON treat both alike)."""
-
-    name: str
-    num_experts: int
-    shards: tuple[str, ...]           # checkpoint leaves of expert 0 (gate_proj, up_proj, down_proj / w1, w3, w2)
-    weight_dtype: str
-    shape: tuple[int, ...]            # w13 as vLLM stacks it at TP 1: [experts, 2 x intermediate, hidden]
-    strategy: str | None
-    activation: str | None
-    scheme: str                       # the FusedMoE quant method class
-    kernel: str | None                # the experts class the oracle picked
-    backend: str | None               # its Fp8MoeBackend
-    rejected: tuple
-    errors: tuple[str, ...]
-    warnings: tuple[str, ...]
-    notes: tuple[str, ...]
-    weight_key: str | None = None
-    activation_key: str | None = None
-    layout: str = "generic"
-    ep: int = 1                       # expert-parallel size at this TP (1 without --ep)
-    moe_tp: int = 1                   # the MoE's own TP size (1 under EP)
-    experts_per_rank: str = ""
-    intermediate_per_rank: int | None = None
-    block: tuple[int, int] | None = None  # the block the experts kernel sees (0.33 may refine it)
-    layer_type: str = "FusedMoE"
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
-
-    @property
-    def template(self) -> tuple[str, int | None]:
-        return layer_template(self.name)
 
 
 class MoESweep(NamedTuple):

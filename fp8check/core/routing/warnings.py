@@ -10,8 +10,16 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import NamedTuple
 
-from fp8check.core.checkpoint.local import Checkpoint
-from fp8check.core.routing.inspect import InspectOptions, InspectReport, LayerReport
+from fp8check.core.checkpoint.local import Checkpoint, activation_dtype
+from fp8check.core.formats.matching import assign
+from fp8check.core.model.modules import build_layout
+from fp8check.core.model.tp import tp_layout
+from fp8check.core.records import InspectOptions, InspectReport, LayerReport, LoadReport
+from fp8check.core.routing.integrity import uses_e8m0_scales
+from fp8check.core.routing.linear import route
+from fp8check.kernels.base import RoutingContext
+from fp8check.kernels.moe import BACKENDS
+from fp8check.kernels.registry import BACKEND_KERNELS, TABLES, candidates
 
 # Kernels vLLM keeps as portable fallbacks (read in vLLM 0.33.0, kernels/linear/scaled_mm/):
 #  - ChannelWiseTorchFP8ScaledMMLinearKernel (pytorch.py): "Use unfused DQ due to limitations with scaled_mm" —
@@ -81,8 +89,6 @@ def kv_replicated(config, report: InspectReport) -> list[str]:
 @lru_cache(maxsize=None)
 def _kernel_verified() -> dict[str, bool]:
     """Every linear and FusedMoE kernel class by vLLM name -> whether fp8check read its conditions from vLLM."""
-    from fp8check.kernels.moe import BACKENDS
-    from fp8check.kernels.registry import TABLES
 
     flags = {k.name: k.verified for table in TABLES.values() for row in table.values() for k in row}
     flags.update((e.name, e.verified) for rules in BACKENDS.values() for row in rules.values() for e in row)
@@ -119,14 +125,6 @@ def _faster_backends(report: InspectReport, ckpt: Checkpoint, options: InspectOp
     slow = {layer.name for layer in report.layers if layer.kernel in SLOW_FALLBACKS and not layer.errors}
     if not slow:
         return {}
-    from fp8check.core.routing.inspect import activation_dtype, assign
-    from fp8check.core.routing.integrity import uses_e8m0_scales
-    from fp8check.core.model.modules import build_layout
-    from fp8check.core.routing.linear import route
-    from fp8check.core.model.tp import tp_layout
-    from fp8check.kernels.base import RoutingContext
-    from fp8check.kernels.registry import BACKEND_KERNELS, candidates
-
     ctx = RoutingContext(options.platform, options.profile, frozenset(options.disabled_kernels))
     out_dtype = activation_dtype(ckpt.config)
     owner = {kernel: backend for backend, kernels in BACKEND_KERNELS.items() for kernel in kernels}
@@ -178,10 +176,11 @@ def _quant_error(run):
 
 def all_warnings(report) -> list[str]:
     """Every warning of an inspect or load report: model, linear layers, FusedMoE layers and load runs."""
-    inspected = getattr(report, "inspect", report)
+    inspected = report.inspect if isinstance(report, LoadReport) else report
     found = list(inspected.warnings)
     found += [w for layer in inspected.layers + inspected.moes for w in layer.warnings]
-    found += [w for run in getattr(report, "runs", ()) + getattr(report, "moe_runs", ()) for w in run.warnings]
+    if isinstance(report, LoadReport):
+        found += [w for run in report.runs + report.moe_runs for w in run.warnings]
     return found
 
 
@@ -189,7 +188,7 @@ def warnings_as_failures(report):
     """The report as `--fail-on warning` judges it: every warning joins the errors of its testcase (the
     model's, a module's, a load run's, which also gets its inspect layer's), so the dashboard agrees with the exit
     code. The table, Markdown and JUnit renderings use it; the JSON keeps errors and warnings apart."""
-    inspected = getattr(report, "inspect", report)
+    inspected = report.inspect if isinstance(report, LoadReport) else report
 
     def fail(entry):
         return entry._replace(errors=entry.errors + entry.warnings)
@@ -197,7 +196,7 @@ def warnings_as_failures(report):
     failed = inspected._replace(errors=inspected.errors + inspected.warnings,
                                 layers=tuple(fail(layer) for layer in inspected.layers),
                                 moes=tuple(fail(moe) for moe in inspected.moes))
-    if not hasattr(report, "runs"):
+    if not isinstance(report, LoadReport):
         return failed
     found = {entry.name: entry.warnings for entry in inspected.layers + inspected.moes}
 

@@ -1,0 +1,245 @@
+"""The records every stage hands the next, in one torch-free module: options, inspect reports, load runs.
+
+Records are plain NamedTuples. They live here, not in the modules that build them, so that a stage can read
+another stage's records without importing its code (no import cycle), and `isinstance` tells an inspect report
+from a load report without importing torch. Types named only in annotations are imported for type checkers.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+from fp8check.core.model.modules import layer_template
+
+if TYPE_CHECKING:  # annotations only: records import nothing at run time but layer_template
+    import torch
+
+    from fp8check.core.model.modules import SkippedLayer
+    from fp8check.core.planning.memory import MemoryFit
+    from fp8check.core.routing.platforms import Platform
+    from fp8check.core.routing.profiles import RuleProfile
+    from fp8check.kernels.registry import Rejection
+
+DEFAULT_TOKENS = 16
+
+
+class Backend(NamedTuple):
+    """--linear-backend and --kernel-config's linear_backend_per_quant."""
+
+    default: str = "auto"
+    per_quant: tuple[tuple[str, str], ...] = ()
+
+    def for_quantization(self, quantization: str) -> str:
+        return dict(self.per_quant).get(quantization, self.default)
+
+
+class InspectOptions(NamedTuple):
+    platform: Platform
+    profile: RuleProfile
+    tp: int = 1
+    backend: Backend = Backend()
+    disabled_kernels: tuple[str, ...] = ()
+    ep: bool = False                  # --ep: vLLM's --enable-expert-parallel
+
+
+class LayerReport(NamedTuple):
+    name: str
+    layer_type: str
+    shards: tuple[str, ...]
+    weight_dtype: str
+    shape: tuple[int, int]            # [sum of output widths, input]
+    strategy: str | None              # "block [128, 128]", "channel", "tensor", None when unquantized
+    activation: str | None            # "dynamic group 128", "static tensor", None for weight-only
+    scheme: str
+    kernel: str | None
+    rejected: tuple[Rejection, ...]
+    errors: tuple[str, ...]
+    warnings: tuple[str, ...]
+    notes: tuple[str, ...]
+    weight_key: str | None = None
+    activation_key: str | None = None
+    layout: str = "generic"          # where its layout came from: "vllm:<model file>" or "generic"
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def template(self) -> tuple[str, int | None]:
+        return layer_template(self.name)
+
+
+class MoEReport(NamedTuple):
+    """One FusedMoE, with the linear layers' report fields (collapse() and the JSON treat both alike)."""
+
+    name: str
+    num_experts: int
+    shards: tuple[str, ...]           # checkpoint leaves of expert 0 (gate_proj, up_proj, down_proj / w1, w3, w2)
+    weight_dtype: str
+    shape: tuple[int, ...]            # w13 as vLLM stacks it at TP 1: [experts, 2 x intermediate, hidden]
+    strategy: str | None
+    activation: str | None
+    scheme: str                       # the FusedMoE quant method class
+    kernel: str | None                # the experts class the oracle picked
+    backend: str | None               # its Fp8MoeBackend
+    rejected: tuple
+    errors: tuple[str, ...]
+    warnings: tuple[str, ...]
+    notes: tuple[str, ...]
+    weight_key: str | None = None
+    activation_key: str | None = None
+    layout: str = "generic"
+    ep: int = 1                       # expert-parallel size at this TP (1 without --ep)
+    moe_tp: int = 1                   # the MoE's own TP size (1 under EP)
+    experts_per_rank: str = ""
+    intermediate_per_rank: int | None = None
+    block: tuple[int, int] | None = None  # the block the experts kernel sees (0.33 may refine it)
+    layer_type: str = "FusedMoE"
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def template(self) -> tuple[str, int | None]:
+        return layer_template(self.name)
+
+
+class InspectReport(NamedTuple):
+    model: str
+    platform: Platform
+    profile: RuleProfile
+    tp: int
+    backend: Backend
+    quant_method: str | None
+    layers: tuple[LayerReport, ...]
+    moes: tuple[MoEReport, ...]
+    errors: tuple[str, ...]           # model-level: capability gates, TP heads, orphans, index disagreements
+    warnings: tuple[str, ...]
+    tp_sizes_ok: tuple[int, ...]
+    notes: tuple[str, ...] = ()
+    skipped: tuple[SkippedLayer, ...] = ()  # MTP layers the main model never loads
+    ep: bool = False
+    tp_sizes_ok_ep: tuple[int, ...] = ()    # with expert parallelism (only when the model has FusedMoE layers)
+    memory: MemoryFit | None = None         # weights per rank against the device memory (fp8check.core.planning.memory)
+    suggestions: tuple = ()                 # fp8check.core.planning.suggest.Suggestion, filled in by the CLI for a failure
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and all(layer.ok for layer in self.layers) and all(m.ok for m in self.moes)
+
+
+class LoadOptions(NamedTuple):
+    inspect: InspectOptions
+    device: torch.device
+    layers: str | None = None         # regex searched in vLLM module names
+    tokens: int = DEFAULT_TOKENS
+    seed: int = 0
+    rank_timeout_s: float = 600.0      # load --tp: the longest any collective may wait for a rank
+    quiet: bool = True                 # no progress bar (under --tp, rank 0 draws it unless quiet)
+    all_experts: bool = False          # FusedMoE: run every expert, not only the first and the last
+    against: object = None             # --against BASE: fp8check.core.load.against.Base, compared module by module
+
+
+class RankFigures(NamedTuple):
+    rank: int
+    bytes_read: int        # this rank's slice only
+    ms: float | None       # this rank's numerics
+
+
+class LayerRun(NamedTuple):
+    """What `load` found for one module. `status`: ok, warn, FAIL, or "not run" (vLLM would refuse the layer)."""
+
+    name: str
+    kernel: str | None
+    numerics: str | None
+    execution: str | None              # what ran where, e.g. "emulated on cpu (block numerics: fp32 per-K-block GEMM)"
+    emulated: bool
+    tokens: int
+    status: str
+    bytes_read: int = 0
+    rel_error: float | None = None     # vs the fp32 reference from the same quantized operands
+    bound: float | None = None
+    processing_error: float | None = None  # what vLLM's weight processing (requantization) moved the output by
+    quant_error: float | None = None   # vs model-dtype activations (the FP8 quantization error; information)
+    ms: float | None = None
+    errors: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    ranks: tuple = ()                  # load --tp: RankFigures(rank, bytes_read, ms) per rank
+    against: object = None             # --against BASE: fp8check.core.load.against.Comparison
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("ok", "warn")
+
+
+class ExpertRun(NamedTuple):
+    """One expert's figures. rel_error is the worse of its two GEMMs, each against fp32 of the same operands."""
+
+    expert: int
+    status: str                        # ok | warn | FAIL
+    rank: int | None = None            # under --ep: the rank that holds it
+    rel_error: float | None = None
+    w13_error: float | None = None
+    w2_error: float | None = None
+    quant_error: float | None = None   # vs model-dtype activations, an fp32 intermediate and the checkpoint's weights
+    processing_error: float | None = None  # what the w13 requantization moved the w13 output by
+    bytes_read: int = 0
+    ms: float | None = None
+    errors: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    against: object = None             # --against BASE: fp8check.core.load.against.Comparison of this expert
+
+
+class MoERun(NamedTuple):
+    """What `load` found for one FusedMoE: LayerRun's fields (so rows collapse and render alike), plus its experts."""
+
+    name: str
+    kernel: str | None                 # the experts class inspect selected
+    numerics: str | None
+    execution: str | None
+    emulated: bool
+    tokens: int
+    status: str
+    num_experts: int = 0
+    experts_run: tuple[int, ...] = ()
+    worst_expert: int | None = None
+    experts: tuple[ExpertRun, ...] = ()
+    bytes_read: int = 0
+    rel_error: float | None = None
+    bound: float | None = None
+    processing_error: float | None = None
+    quant_error: float | None = None
+    ms: float | None = None
+    errors: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    ranks: tuple = ()                  # load --tp: RankFigures(rank, bytes_read, ms) per rank
+    against: object = None             # --against BASE: the worst expert's Comparison (against.worst_expert)
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("ok", "warn")
+
+
+class LoadReport(NamedTuple):
+    inspect: InspectReport
+    device: str
+    device_platform: str
+    tokens: int
+    seed: int
+    layers_regex: str | None
+    runs: tuple[LayerRun, ...]
+    bytes_read: int
+    seconds: float
+    notes: tuple[str, ...] = ()
+    moe_runs: tuple = ()               # load_moe.MoERun per selected FusedMoE
+    against: str | None = None         # --against BASE: its folder or repo id
+
+    @property
+    def ok(self) -> bool:
+        """Every selected layer ran and agrees, and no model-level or FusedMoE check of inspect's failed."""
+        return (not self.inspect.errors and all(moe.ok for moe in self.inspect.moes)
+                and bool(self.runs or self.moe_runs) and all(run.ok for run in self.runs + self.moe_runs))
