@@ -26,7 +26,7 @@ from fp8check.core.checkpoint.local import (CheckpointFileError, cross_check_ind
 from fp8check.core.errors import InputError
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.records import InspectOptions
-from fp8check.core.planning.memory import memory_plan, stored_bytes
+from fp8check.core.planning.memory import weight_footprint, stored_bytes
 from fp8check.core.model.modules import build_layout
 from fp8check.core.routing.platforms import parse_platform
 from fp8check.core.routing.profiles import select_profile
@@ -398,16 +398,16 @@ def test_clean_giant_shaped_layers_agree_with_and_without_twins(tmp_path, monkey
     ({"model.layers.4.mlp.experts.10.down_proj.bias": ("BF16", (512,))}, 1),  # '10.' is not expert 0
 ])
 def test_memory_counts_expert_zero_as_its_names_say(tmp_path, extra, distinct):
-    """plan.experts against the definition it short-cuts: expert 0 is every tensor named '<FusedMoE>.0.*'."""
+    """footprint.experts against the definition it short-cuts: expert 0 is every tensor named '<FusedMoE>.0.*'."""
     folder = write_broken(str(tmp_path / "ckpt"), DEEPSEEK, lambda e: e.update(extra))
     ckpt = open_local(folder)
     layout = build_layout(ckpt.tensors, ckpt.config)
-    plan = memory_plan(ckpt.tensors, ckpt.config, layout)
+    footprint = weight_footprint(ckpt.tensors, ckpt.config, layout)
     want = []
     for moe in layout.moes:
         one = sum(stored_bytes(t, 2) for t in moe.tensors if t.name.startswith(f"{moe.name}.0."))
         want.append((moe.num_experts, one, one * moe.num_experts))
-    assert [tuple(e) for e in plan.experts] == want and len(set(want)) == distinct
+    assert [tuple(e) for e in footprint.experts] == want and len(set(want)) == distinct
 
 
 # --- the paused collector ------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from fp8check.core.errors import InputError
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.records import InspectOptions
 from fp8check.core.planning.matrix import matrix
-from fp8check.core.planning.memory import kv_bytes_per_token, memory_plan, weight_bytes_per_rank
+from fp8check.core.planning.memory import kv_bytes_per_token, weight_footprint, weight_bytes_per_rank
 from fp8check.core.model.modules import build_layout
 from fp8check.core.routing.platforms import apply_assumptions, parse_platform
 from fp8check.core.routing.profiles import LATEST
@@ -28,9 +28,9 @@ GIB = 1 << 30
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def plan_of(folder):
+def footprint_of(folder):
     ckpt = open_local(folder)
-    return memory_plan(ckpt.tensors, ckpt.config, build_layout(ckpt.tensors, ckpt.config))
+    return weight_footprint(ckpt.tensors, ckpt.config, build_layout(ckpt.tensors, ckpt.config))
 
 
 def tiny_llama_bytes(tp: int) -> int:
@@ -48,21 +48,21 @@ def tiny_llama_bytes(tp: int) -> int:
 
 @pytest.mark.parametrize("tp", [1, 2, 4])
 def test_weight_bytes_per_rank_match_a_hand_count(make_checkpoint, tp):
-    plan = plan_of(make_checkpoint(quant="ct-fp8-dynamic"))
-    assert weight_bytes_per_rank(plan, tp, ep=False) == tiny_llama_bytes(tp)
+    footprint = footprint_of(make_checkpoint(quant="ct-fp8-dynamic"))
+    assert weight_bytes_per_rank(footprint, tp, ep=False) == tiny_llama_bytes(tp)
 
 
 @pytest.mark.parametrize("tp, heads_per_rank", [(1, 2), (2, 1), (4, 1)])
 def test_kv_cache_per_token_replicates_kv_heads_beyond_their_number(make_checkpoint, tp, heads_per_rank):
-    plan = plan_of(make_checkpoint())
-    assert kv_bytes_per_token(plan, tp) == 2 * 2 * heads_per_rank * 64 * 2  # layers x (K, V) x heads x dim x bf16
+    footprint = footprint_of(make_checkpoint())
+    assert kv_bytes_per_token(footprint, tp) == 2 * 2 * heads_per_rank * 64 * 2  # layers x (K, V) x heads x dim x bf16
 
 
 @pytest.mark.parametrize("tp", [1, 4])
 def test_mla_caches_one_latent_per_token_on_every_rank(make_checkpoint, tp):
     folder = make_checkpoint(quant="fp8-block", architecture="DeepseekV3ForCausalLM", model_type="deepseek_v3",
                              mla=True, q_lora_rank=128, kv_lora_rank=128, qk_rope_head_dim=32, data="sparse")
-    assert kv_bytes_per_token(plan_of(folder), tp) == 2 * (128 + 32) * 2  # layers x latent x bf16
+    assert kv_bytes_per_token(footprint_of(folder), tp) == 2 * (128 + 32) * 2  # layers x latent x bf16
 
 
 def test_experts_under_ep_are_held_whole_by_their_rank(make_checkpoint):
@@ -72,9 +72,9 @@ def test_experts_under_ep_are_held_whole_by_their_rank(make_checkpoint):
     ckpt = open_local(folder)
     expert_bytes = sum(info.numel * (1 if info.dtype.startswith("F8") else 4)
                        for name, info in ckpt.tensors.items() if ".experts." in name)
-    plan = plan_of(folder)
+    footprint = footprint_of(folder)
     # TP 4 slices every expert into quarters; EP 4 gives rank 0 two of the six experts whole (2, 2, 1, 1).
-    extra = weight_bytes_per_rank(plan, 4, ep=True) - weight_bytes_per_rank(plan, 4, ep=False)
+    extra = weight_bytes_per_rank(footprint, 4, ep=True) - weight_bytes_per_rank(footprint, 4, ep=False)
     assert extra == expert_bytes * 2 // 6 - expert_bytes // 4
 
 

@@ -126,7 +126,7 @@ def open_remote(ref: RepoRef, token: str | None = None) -> Checkpoint:
     with _hub_errors(fetcher):
         info = fetcher.repo_info()
         stages = info.rounds
-        index_name, guessed = _plan(ref, info)
+        index_name, guessed = _files_to_read(ref, info)
         jobs = {name: partial(fetcher.get_json, name, info.commit) for name in (CONFIG_FILE, index_name) if name}
         jobs.update({shard: partial(fetcher.get_header, shard, info.commit) for shard in guessed})
         results, rounds = _parallel(jobs)
@@ -346,7 +346,7 @@ def _content_range(text: str | None) -> tuple[int | None, int | None, int | None
     return _int(start), _int(end), _int(total) if total != "*" else None
 
 
-def _plan(ref: RepoRef, info: _RepoInfo) -> tuple[str | None, list[str]]:
+def _files_to_read(ref: RepoRef, info: _RepoInfo) -> tuple[str | None, list[str]]:
     """(index file or None, shards to read in stage 2) from the listing, as open_local chooses from a folder."""
     top = sorted(f for f in info.files if "/" not in f)
     index_name, shards = safetensors_files(ref.display, top)  # refuses .bin-only and safetensors-less repos
@@ -532,7 +532,7 @@ def download_shards(model: str, revision: str | None = None, token: str | None =
                   library_name="fp8check", library_version=__version__)
     with _hub_errors(fetcher):
         info = fetcher.repo_info()
-        index_name, shards = _plan(ref, info)
+        index_name, shards = _files_to_read(ref, info)
         # config.json at the revision asked for: this also records refs/<revision> -> commit in the cache, so the
         # same `org/name[@rev]` works offline afterwards.
         config_path = hf_hub_download(filename=CONFIG_FILE, revision=ref.rev, **common)

@@ -23,7 +23,7 @@ from fp8check.core.report.document import ranges
 MOE_RULES = "moe_rules"  # the FusedMoE rule set (0.28 -> 0.33) counts as one change
 
 
-class Outcome(NamedTuple):
+class RouteOutcome(NamedTuple):
     """What a layer becomes under one profile."""
 
     scheme: str
@@ -42,8 +42,8 @@ class Outcome(NamedTuple):
 class LayerChange(NamedTuple):
     name: str                         # collapsed across decoder blocks: model.layers.{0..63}.mlp.down_proj
     count: int
-    before: Outcome
-    after: Outcome
+    before: RouteOutcome
+    after: RouteOutcome
     what: tuple[str, ...]             # "scheme", "kernel", "verdict"
     changes: tuple[int | str, ...]    # the profile changes responsible (PR numbers, wheel-change names, moe_rules)
 
@@ -69,8 +69,8 @@ class DiffReport(NamedTuple):
         return not any(c.stops_loading for c in self.changes)
 
 
-def outcomes(report: InspectReport) -> dict[str, Outcome]:
-    return {layer.name: Outcome(layer.scheme, layer.kernel, layer.errors[0] if layer.errors else None)
+def outcomes(report: InspectReport) -> dict[str, RouteOutcome]:
+    return {layer.name: RouteOutcome(layer.scheme, layer.kernel, layer.errors[0] if layer.errors else None)
             for layer in report.layers + report.moes}
 
 
@@ -123,7 +123,7 @@ def checkpoint_prefixes(report: InspectReport, names: set[str]) -> set[str]:
     return out
 
 
-def responsible(run: Callable[[RuleProfile], dict[str, Outcome]], old: RuleProfile, new: RuleProfile,
+def responsible(run: Callable[[RuleProfile], dict[str, RouteOutcome]], old: RuleProfile, new: RuleProfile,
                 names: set[str]) -> dict[str, tuple[int | str, ...]]:
     """Per layer, the changes that alone undo its outcome under `new` when set as `old` has them. The baseline is
     `run(new)` itself, so every comparison is between runs over the same (cut-down) checkpoint."""
@@ -170,7 +170,7 @@ def diff(ckpt: Checkpoint, options: InspectOptions, old: RuleProfile, new: RuleP
                       len(after) - len(changed), (before_report.tp_sizes_ok, after_report.tp_sizes_ok))
 
 
-def _strip(outcome: Outcome, index: int | None) -> Outcome:
+def _strip(outcome: RouteOutcome, index: int | None) -> RouteOutcome:
     """Errors differ only by the block index across decoder blocks: compare them with it removed."""
     if outcome.error is None or index is None:
         return outcome

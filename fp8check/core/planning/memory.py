@@ -61,7 +61,7 @@ class ExpertBytes(NamedTuple):
     total: int
 
 
-class MemoryPlan(NamedTuple):
+class WeightFootprint(NamedTuple):
     """What each rank holds, in parts that re-divide cheaply at every TP size (the TP sweep, the matrix)."""
 
     replicated: int                   # norms, routers, ReplicatedLinear, anything vLLM does not split
@@ -114,7 +114,7 @@ def _is_vocab(name: str, info: TensorInfo) -> bool:
     return len(info.shape) == 2 and (any(f"{e}." in name for e in EMBEDDINGS) or leaf_path.endswith("lm_head"))
 
 
-def memory_plan(tensors: dict[str, TensorInfo], config: ModelConfig, layout: ModelLayout) -> MemoryPlan:
+def weight_footprint(tensors: dict[str, TensorInfo], config: ModelConfig, layout: ModelLayout) -> WeightFootprint:
     """Sort every loaded tensor into how vLLM splits it; MTP layers (skipped by the main model) are left out."""
     model_bytes = _dtype_bytes(config)
     skipped = {t.name for s in layout.skipped for t in s.tensors}
@@ -158,27 +158,27 @@ def memory_plan(tensors: dict[str, TensorInfo], config: ModelConfig, layout: Mod
     latent = next((shard.weight.shape[0] for module in layout.linears for shard in module.shards
                    if shard.name.endswith("kv_a_proj_with_mqa")), None)
     if latent is not None:
-        return MemoryPlan(replicated, tuple(vocab), modules, tuple(experts), latent * model_bytes, None, layers)
+        return WeightFootprint(replicated, tuple(vocab), modules, tuple(experts), latent * model_bytes, None, layers)
     heads = config.num_attention_heads or 1
     head_dim = config.head_dim or (config.hidden_size or 0) // heads
     kv_heads = config.num_key_value_heads or heads
-    return MemoryPlan(replicated, tuple(vocab), modules, tuple(experts), 2 * head_dim * model_bytes, kv_heads, layers)
+    return WeightFootprint(replicated, tuple(vocab), modules, tuple(experts), 2 * head_dim * model_bytes, kv_heads, layers)
 
 
-def weight_bytes_per_rank(plan: MemoryPlan, tp: int, ep: bool) -> int:
+def weight_bytes_per_rank(footprint: WeightFootprint, tp: int, ep: bool) -> int:
     """The bytes the fullest rank holds at this TP (with --ep: experts whole, spread over the TP ranks)."""
-    total = plan.replicated
-    for rows, row_bytes in plan.vocab:
+    total = footprint.replicated
+    for rows, row_bytes in footprint.vocab:
         padded = -(-rows // VOCAB_PADDING) * VOCAB_PADDING  # pad_vocab_size, at every TP size
         total += -(-padded // tp) * row_bytes
-    for group in plan.linears:
+    for group in footprint.linears:
         module = group.module
         layout = tp_layout(module, tp if module.tp_split else 1)
         full = sum(module.output_sizes) * module.input_size
         held = sum(layout.output_partition_sizes) * layout.input_size_per_partition
         share = 1.0 if layout.error or not full else held / full
         total += group.count * (math.ceil(group.split * share) + group.whole)
-    for moe in plan.experts:
+    for moe in footprint.experts:
         if ep:
             total += -(-moe.num_experts // tp) * moe.per_expert
         else:
@@ -186,9 +186,9 @@ def weight_bytes_per_rank(plan: MemoryPlan, tp: int, ep: bool) -> int:
     return total
 
 
-def kv_bytes_per_token(plan: MemoryPlan, tp: int) -> int:
-    per_rank_heads = 1 if plan.kv_heads is None else max(1, plan.kv_heads // tp)
-    return plan.layers * per_rank_heads * plan.kv_bytes_per_token_layer
+def kv_bytes_per_token(footprint: WeightFootprint, tp: int) -> int:
+    per_rank_heads = 1 if footprint.kv_heads is None else max(1, footprint.kv_heads // tp)
+    return footprint.layers * per_rank_heads * footprint.kv_bytes_per_token_layer
 
 
 def gib(value: int) -> str:
@@ -196,11 +196,11 @@ def gib(value: int) -> str:
     return f"{value / GIB:.1f} GiB" if abs(value) >= GIB else f"{value / (1 << 20):.1f} MiB"
 
 
-def fit(plan: MemoryPlan, platform: Platform, tp: int, ep: bool) -> MemoryFit:
+def fit(footprint: WeightFootprint, platform: Platform, tp: int, ep: bool) -> MemoryFit:
     """Weights per rank against the platform's device memory x gpu_memory_utilization."""
     assumptions = platform.assumptions
-    weights = weight_bytes_per_rank(plan, tp, ep)
-    per_token = kv_bytes_per_token(plan, tp)
+    weights = weight_bytes_per_rank(footprint, tp, ep)
+    per_token = kv_bytes_per_token(footprint, tp)
     utilization = assumptions.gpu_memory_utilization
     memory = assumptions.device_memory
     if memory is None:
@@ -217,9 +217,9 @@ def fit(plan: MemoryPlan, platform: Platform, tp: int, ep: bool) -> MemoryFit:
     return MemoryFit(memory, utilization, weights, budget, per_token, 0, error=error)
 
 
-def fits_at(plan: MemoryPlan, platform: Platform, tp: int, ep: bool) -> bool:
+def fits_at(footprint: WeightFootprint, platform: Platform, tp: int, ep: bool) -> bool:
     """For the TP sweep: unknown memory never excludes a TP size."""
-    return fit(plan, platform, tp, ep).fits is not False
+    return fit(footprint, platform, tp, ep).fits is not False
 
 
 def summary(memory: MemoryFit) -> str:

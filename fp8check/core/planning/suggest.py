@@ -18,7 +18,7 @@ import re
 from typing import NamedTuple
 
 from fp8check.core.checkpoint.local import Checkpoint
-from fp8check.core.planning.diff import Outcome, checkpoint_prefixes, describe, outcomes, responsible, restricted
+from fp8check.core.planning.diff import RouteOutcome, checkpoint_prefixes, describe, outcomes, responsible, restricted
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.records import InspectOptions, InspectReport
 from fp8check.core.routing.profiles import PROFILES, RuleProfile
@@ -45,7 +45,7 @@ def suggest(report: InspectReport, ckpt: Checkpoint, options: InspectOptions) ->
     if failing:
         subset = restricted(ckpt, checkpoint_prefixes(report, failing))
 
-        def reroute(**changes) -> dict[str, Outcome]:
+        def reroute(**changes) -> dict[str, RouteOutcome]:
             return outcomes(inspect_checkpoint(subset, options._replace(**changes)))
 
         out += _backends(report, options, failing, reroute)
@@ -60,7 +60,7 @@ def routing_failures(report: InspectReport) -> set[str]:
             if any(not TENSOR.search(error) for error in row.layer.errors)}
 
 
-def _fixed(result: dict[str, Outcome], failing: set[str]) -> bool:
+def _fixed(result: dict[str, RouteOutcome], failing: set[str]) -> bool:
     return all(name in result and result[name].loads for name in failing)
 
 
@@ -135,7 +135,7 @@ def _profiles(report: InspectReport, failing: set[str], reroute) -> list[Suggest
     return out
 
 
-def _why(before: RuleProfile, fixed: RuleProfile, failing: set[str], reroute, result: dict[str, Outcome]) -> str:
+def _why(before: RuleProfile, fixed: RuleProfile, failing: set[str], reroute, result: dict[str, RouteOutcome]) -> str:
     """The changes between the last failing profile and the first routing one that make the difference."""
     found = responsible(lambda p: reroute(profile=p), before, fixed, {n: result[n] for n in failing})
     changes = sorted({c for name in failing for c in found[name]}, key=str)

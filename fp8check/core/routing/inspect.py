@@ -10,7 +10,7 @@ from fp8check.core.formats.config import CompressedTensorsConfig, OutOfScopeConf
 from fp8check.core.formats.matching import Assignment, assign
 from fp8check.core.model.modules import LAYER, LinearModule, build_layout
 from fp8check.core.model.tp import tp_layout
-from fp8check.core.planning.memory import fit, fits_at, memory_plan
+from fp8check.core.planning.memory import fit, fits_at, weight_footprint
 from fp8check.core.records import InspectOptions, InspectReport, LayerReport
 from fp8check.core.routing.integrity import check_module, uses_e8m0_scales
 from fp8check.core.routing.linear import UNQUANTIZED, UNQUANTIZED_EMBEDDING, Route, route
@@ -82,13 +82,13 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions) -> InspectRepo
         if not model_errors(ckpt, ctx, tp)
         and not any(route_cached(a, s, tp, e).errors for a, s, e in signatures)
     )
-    plan = memory_plan(ckpt.tensors, ckpt.config, layout)  # does it fit: a failure too, and in the TP sweep
-    memory = fit(plan, options.platform, options.tp, options.ep)
+    footprint = weight_footprint(ckpt.tensors, ckpt.config, layout)  # does it fit: a failure too, and in the TP sweep
+    memory = fit(footprint, options.platform, options.tp, options.ep)
     errors += [memory.error] if memory.error else []
     tp_ok = tuple(tp for tp in linear_ok if sweep_loads(moe_sweeps, ctx, tp, options.ep, out_dtype)
-                  and fits_at(plan, options.platform, tp, options.ep))
+                  and fits_at(footprint, options.platform, tp, options.ep))
     tp_ok_ep = tuple(tp for tp in linear_ok if sweep_loads(moe_sweeps, ctx, tp, True, out_dtype)
-                     and fits_at(plan, options.platform, tp, True)) if moes else ()
+                     and fits_at(footprint, options.platform, tp, True)) if moes else ()
 
     return with_warnings(InspectReport(
         model=ckpt.source, platform=options.platform, profile=options.profile, tp=options.tp,

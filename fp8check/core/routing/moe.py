@@ -32,7 +32,7 @@ UNQUANTIZED_MOE = "UnquantizedFusedMoEMethod"
 CT_FP8_MOE = "CompressedTensorsW8A8Fp8MoEMethod"
 FP8_MOE = "Fp8MoEMethod"
 # Checkpoint leaf -> role in w13 / w2 (Mixtral's w1/w3/w2 are gate/up/down).
-ROLES = {"gate_proj": "gate", "w1": "gate", "up_proj": "up", "w3": "up", "down_proj": "down", "w2": "down"}
+LEAF_ROLES = {"gate_proj": "gate", "w1": "gate", "up_proj": "up", "w3": "up", "down_proj": "down", "w2": "down"}
 # Model types whose router is sigmoid + e_score_correction_bias + groups (get_routing_method_type -> DeepSeekV3).
 DEEPSEEK_ROUTING = frozenset({"deepseek_v3", "glm4_moe", "kimi_k2"})
 DEFAULT_LEAVES = (("gate", "gate_proj"), ("up", "up_proj"), ("down", "down_proj"))
@@ -64,7 +64,7 @@ class MoEMethod(NamedTuple):
     note: str | None = None
 
 
-class MoEPlan(NamedTuple):
+class MoEPlacement(NamedTuple):
     """One FusedMoE at one TP size: parallel sizes, the backend choice and the first error vLLM raises."""
 
     tp: int                           # MoE tensor-parallel size
@@ -85,10 +85,10 @@ def expert_shapes(moe: MoEModule) -> ExpertShapes:
     skip = len(moe.name) + 1
     for info in moe.tensors:
         parts = info.name[skip:].split(".")
-        if len(parts) != 3 or not parts[0].isdigit() or parts[1] not in ROLES:
+        if len(parts) != 3 or not parts[0].isdigit() or parts[1] not in LEAF_ROLES:
             return ExpertShapes({}, {}, 0, 0, (), fused=True)
         e, leaf, suffix = parts
-        leaves.setdefault(ROLES[leaf], leaf)
+        leaves.setdefault(LEAF_ROLES[leaf], leaf)
         experts.setdefault(int(e), {}).setdefault(leaf, {})[suffix] = info
     names = tuple(leaves.get(role, default) for role, default in DEFAULT_LEAVES)
     errors: list[str] = []
@@ -129,7 +129,7 @@ def select_method(moe: MoEModule, shapes: ExpertShapes, quant, rules: str) -> Mo
 
 def _native_fp8(quant: NativeFp8Config, rules: str) -> MoEMethod:
     """Fp8MoEMethod.__init__: 0.28 hands the oracle the 128x128 key whatever weight_block_size says; 0.33 builds
-    the key from the (possibly refined) block, see plan()."""
+    the key from the (possibly refined) block, see place()."""
     static = quant.activation_scheme == "static"
     assignment = Assignment("fp8", block=quant.weight_block_size, static_input=static)
     if quant.weight_block_size:
@@ -230,8 +230,8 @@ def experts_per_rank(num_experts: int, ep: int) -> str:
     return str(base) if not extra else f"{base}-{base + 1}"
 
 
-def plan(method: MoEMethod, hidden: int, intermediate: int, num_experts: int, tp: int, use_ep: bool,
-         ctx: RoutingContext, routing: str, in_dtype: str) -> MoEPlan:
+def place(method: MoEMethod, hidden: int, intermediate: int, num_experts: int, tp: int, use_ep: bool,
+         ctx: RoutingContext, routing: str, in_dtype: str) -> MoEPlacement:
     """One FusedMoE at one TP size, as FusedMoEParallelConfig.make / FusedMoEConfig / the method compute it."""
     rules = ctx.profile.moe_rules
     ep_on = use_ep and tp > 1
@@ -244,7 +244,7 @@ def plan(method: MoEMethod, hidden: int, intermediate: int, num_experts: int, tp
     if ep > num_experts:
         notes.append(f"EP {ep} > {num_experts} experts: ranks {num_experts}..{ep - 1} hold no expert (how vLLM runs "
                      "an empty rank was not checked)")
-    empty = MoEPlan(moe_tp, ep, per_rank, None, method.block, None, (), tuple(notes))
+    empty = MoEPlacement(moe_tp, ep, per_rank, None, method.block, None, (), tuple(notes))
     if method.error:
         return empty._replace(errors=(method.error,))
     if intermediate % moe_tp:
@@ -338,7 +338,7 @@ def routing_method(tensors: dict[str, TensorInfo], moe: MoEModule, model_type: s
 
 
 class MoESweep(NamedTuple):
-    """Per FusedMoE signature, what plan() needs to re-run at another TP size (the TP / EP sweep)."""
+    """Per FusedMoE signature, what place() needs to re-run at another TP size (the TP / EP sweep)."""
 
     method: MoEMethod
     hidden: int
@@ -369,13 +369,13 @@ def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], qu
         routing, routing_note = routing_method(tensors, moe, model_type)
         sweep = MoESweep(method, shapes.hidden, shapes.intermediate, len(shapes.experts), routing)
         sweeps.add(sweep)
-        result = plan(method, *sweep[1:4], tp, ep, ctx, routing, in_dtype)
+        result = place(method, *sweep[1:4], tp, ep, ctx, routing, in_dtype)
         integrity_errors, warnings = ([], []) if same else integrity(moe, shapes, method)
         clean = not shapes.errors and not integrity_errors and not warnings
         twin = _Twin(structure, shapes, dtypes, method) if clean else None
         notes = [n for n in (method.note, routing_note) if n] + list(result.notes)
         errors = list(result.errors)
-        if errors and not ep and tp > 1 and not plan(method, *sweep[1:4], tp, True, ctx, routing, in_dtype).errors:
+        if errors and not ep and tp > 1 and not place(method, *sweep[1:4], tp, True, ctx, routing, in_dtype).errors:
             notes.append(f"with --enable-expert-parallel (fp8check --ep) this layer loads at TP {tp}: each rank "
                          f"holds {experts_per_rank(sweep.num_experts, tp)} of the {sweep.num_experts} experts whole "
                          f"instead of 1/{tp} of every expert")
@@ -418,5 +418,5 @@ def _structure(moe: MoEModule) -> tuple[tuple[str, ...], list[str], list[tuple[i
 
 def sweep_loads(sweeps: frozenset[MoESweep], ctx: RoutingContext, tp: int, ep: bool, in_dtype: str) -> bool:
     """Whether every FusedMoE signature plans without error at this TP size."""
-    return not any(plan(s.method, s.hidden, s.intermediate, s.num_experts, tp, ep, ctx, s.routing, in_dtype).errors
+    return not any(place(s.method, s.hidden, s.intermediate, s.num_experts, tp, ep, ctx, s.routing, in_dtype).errors
                    for s in sweeps)
