@@ -61,15 +61,15 @@ ST = "model.safetensors"
 
 with atheris.instrument_imports(include=["fp8check"]) if atheris else contextlib.nullcontext():
     from fp8check.core.checkpoint import local as checkpoint
-    from fp8check.core.formats import config as quant_config
+    from fp8check.core.formats import registry as quant_config
     from fp8check.core.checkpoint import safetensors_header
     from fp8check.core.errors import InputError
     from fp8check.core.routing.inspect import inspect_checkpoint
     from fp8check.core.records import InspectOptions
     from fp8check.core.routing.platforms import parse_platform
     from fp8check.core.routing.profiles import select_profile
-    from fp8check.core.report.document import to_json
-    from fp8check.cli import render
+    from fp8check.cli import render_report
+    from fp8check.core.report.documents import inspect_document
 from rich.console import Console  # noqa: E402
 
 from fp8check.synth import QUANTS, Spec, encode_header, model_config, tensor_specs  # noqa: E402
@@ -178,10 +178,10 @@ def target_pipeline(payload: bytes) -> bool:
     options = InspectOptions(platform=parse_platform(PLATFORMS[choice[0] % len(PLATFORMS)]),
                              profile=select_profile(PROFILES[choice[1] % len(PROFILES)]), tp=1 + choice[2] % 16)
     report = inspect_checkpoint(ckpt, options)
-    text = json.dumps(to_json(report))
-    markdown = render.markdown(report)
+    text = json.dumps(inspect_document(report))
+    markdown = render_report.markdown(report)
     out = io.StringIO()
-    render.table(report, Console(file=out, width=200, force_terminal=False), True)
+    render_report.table(report, Console(file=out, width=200, force_terminal=False), True)
     for kind, rendered in (("markdown", markdown), ("table", out.getvalue()), ("json", text)):
         if "\x1b" in rendered:
             STATS.record(STATS.findings, f"raw ESC in the {kind} report", b"\x04" + payload, rendered[:300])

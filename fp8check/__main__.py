@@ -1,3 +1,5 @@
+"""`python -m fp8check`: the console script's entry point (fp8check.cli.app.main), run safely from any folder."""
+
 import os
 import sys
 

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from fp8check.cli.app import app
 from fp8check.core.routing import envinfo
+from fp8check.core.report.documents import environment_document
 from fp8check.core.planning.kernel_matrix import COLUMNS, REPRESENTATIVE_K, REPRESENTATIVE_N, kernel_matrix
 from fp8check.core.routing.platforms import parse_platform
 from fp8check.core.routing.profiles import select_profile
@@ -121,7 +122,7 @@ def test_env_json_and_table():
 def test_env_names_the_rule_profile_of_an_installed_vllm(monkeypatch):
     versions = {"vllm": "0.27.1", "intel-extension-for-pytorch": "2.8.10+xpu"}
     monkeypatch.setattr(envinfo, "_version", lambda name: versions.get(name))
-    doc = envinfo.environment_json(envinfo.environment())
+    doc = environment_document(envinfo.environment())
     assert doc["vllm"] == {"found": True, "version": "0.27.1", "profile": "0.27", "profile_vllm": "0.27",
                            "error": None}
     assert doc["ipex"]["version"] == "2.8.10+xpu" and doc["triton"]["found"] is False

@@ -23,7 +23,7 @@ from fp8check.core.routing.platforms import apply_assumptions, parse_platform  #
 from fp8check.core.routing.profiles import select_profile  # noqa: E402
 from fp8check.core.checkpoint.safetensors_header import read_header  # noqa: E402
 from fp8check.kernels.numerics import gemm as numerics  # noqa: E402
-from fp8check.kernels.registry import TABLES  # noqa: E402
+from fp8check.kernels.registry import KERNEL_NUMERICS, TABLES  # noqa: E402
 
 runner = CliRunner()
 
@@ -61,7 +61,7 @@ def test_every_strategy_runs_its_kernels_numerics_within_the_bound(make_checkpoi
     assert report.ok, [run.errors for run in report.runs]
     quantized = [run for run in report.runs if run.name != "lm_head"]
     (kernel,) = {run.kernel for run in quantized}
-    assert {run.numerics for run in quantized} == {numerics.KERNEL_NUMERICS[kernel]} == {kind}
+    assert {run.numerics for run in quantized} == {KERNEL_NUMERICS[kernel]} == {kind}
     for run in report.runs:
         assert run.rel_error <= run.bound
         assert run.emulated and run.execution.startswith("emulated on cpu")  # routed for a GPU, ran on the CPU
@@ -82,7 +82,7 @@ def test_a_native_cpu_route_runs_torch_scaled_mm_and_is_not_called_emulated(make
 
 def test_every_registry_kernel_has_numerics():
     kernels = {k.name for table in TABLES.values() for row in table.values() for k in row}
-    assert kernels <= set(numerics.KERNEL_NUMERICS)
+    assert kernels <= set(KERNEL_NUMERICS)
 
 
 def test_a_layer_vllm_would_refuse_is_reported_and_not_run(make_checkpoint):

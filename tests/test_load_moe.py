@@ -18,7 +18,8 @@ from fp8check.core.checkpoint.local import open_local  # noqa: E402
 from fp8check.core.records import InspectOptions
 from fp8check.core.load.driver import load_checkpoint
 from fp8check.core.records import LoadOptions
-from fp8check.core.load.experts import expert_owner, requantize_moe  # noqa: E402
+from fp8check.core.load.experts import expert_owner  # noqa: E402
+from fp8check.core.load.gemm import requantize_moe  # noqa: E402
 from fp8check.core.routing.platforms import apply_assumptions, parse_platform  # noqa: E402
 from fp8check.core.routing.profiles import select_profile  # noqa: E402
 from fp8check.kernels import moe as moe_kernels  # noqa: E402
@@ -212,7 +213,8 @@ def test_cli_table_and_junit_show_one_row_per_moe_layer(make_checkpoint, tmp_pat
 def test_each_rank_dequantizes_to_its_rows_of_the_whole_expert(make_checkpoint, width, block, refine):
     """read_expert: a rank's w1/w3 rows and w2 columns, with their scales narrowed (and, under 0.33's refined grid,
     upsampled first), dequantize to exactly that part of the whole expert dequantized with the checkpoint's blocks."""
-    from fp8check.core.load.experts import ExpertPlan, _roles, read_expert
+    from fp8check.core.load.experts import _roles, read_expert
+    from fp8check.core.load.gemm import Recipe as ExpertPlan
     from fp8check.core.routing.moe import expert_shapes
     from fp8check.core.model.modules import build_layout
     from fp8check.core.load.weights import CheckpointFiles

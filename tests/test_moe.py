@@ -19,7 +19,8 @@ from fp8check.core.records import InspectOptions
 from fp8check.core.routing.moe import block_shape_error, experts_per_rank, refine_block
 from fp8check.core.routing.platforms import apply_assumptions, parse_platform
 from fp8check.core.routing.profiles import select_profile
-from fp8check.core.report.document import collapse, to_json
+from fp8check.core.planning.rows import collapse
+from fp8check.core.report.documents import inspect_document as to_json
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.moe import MoEConfig, select_backend
 from fp8check.kernels.quant_keys import kFp8Dynamic128Sym, kFp8Static128BlockSym

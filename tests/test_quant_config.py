@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fp8check.core.errors import ConfigError
-from fp8check.core.formats.config import (
-    PRESETS, CompressedTensorsConfig, NativeFp8Config, OutOfScopeConfig, parse_quant_args, parse_quant_config,
-)
+from fp8check.core.formats.compressed_tensors import PRESETS, CompressedTensorsConfig, parse_quant_args
+from fp8check.core.formats.fp8 import NativeFp8Config
+from fp8check.core.formats.registry import OutOfScopeConfig, parse_quant_config
 from fp8check.synth import QUANTS, Spec, quantization_config
 
 ct = pytest.importorskip("compressed_tensors.quantization")

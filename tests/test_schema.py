@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fp8check.cli.app import app
-from fp8check.core.report.document import SCHEMA_VERSION
+from fp8check.core.report.documents import SCHEMA_VERSION
 from fp8check.schema import schema_text
 from fp8check.synth import TP2_BLOCK_SHAPE
 

@@ -1,1 +1,6 @@
-"""The command line: parses options, calls fp8check.core, renders. No logic of its own."""
+"""The command line: parses options, calls fp8check.core, renders. No logic of its own.
+
+app registers the commands of one module per family (inspect; load and crosscheck; planning: matrix and diff;
+reference: rules, schema, kernels, env); options defines the shared options once; output is the one sink (and
+formats every error once); ci holds the exit codes; render_* draw tables and Markdown.
+"""

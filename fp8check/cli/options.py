@@ -66,6 +66,21 @@ class Format(str, Enum):
     junit = "junit"
 
 
+class TableJsonOrMarkdown(str, Enum):
+    """--format of matrix and diff."""
+
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+class TableOrJson(str, Enum):
+    """--format of crosscheck, kernels, env and rules."""
+
+    table = "table"
+    json = "json"
+
+
 class FailOn(str, Enum):
     error = "error"
     warning = "warning"
@@ -97,6 +112,9 @@ DisableKernelOpt = Annotated[list[str], typer.Option(
 FormatOpt = Annotated[Format, typer.Option(
     "--format", "-f", help="table (default), json (one object, schema_version 1), markdown (a CI summary) or junit "
     "(JUnit XML, one testcase per module).")]
+TableJsonOrMarkdownOpt = Annotated[TableJsonOrMarkdown, typer.Option("--format", "-f",
+                                                                     help="table, json or markdown.")]
+TableOrJsonOpt = Annotated[TableOrJson, typer.Option("--format", "-f", help="table or json.")]
 FailOnOpt = Annotated[FailOn, typer.Option(
     "--fail-on", help="Exit 1 on errors only (error, default) or on any warning too (warning); the warnings are "
     "listed in the README's 'CI and planning' section.")]

@@ -148,10 +148,11 @@ class RankFigures(NamedTuple):
 
 
 class LayerRun(NamedTuple):
-    """What `load` found for one module. `status`: ok, warn, FAIL, or "not run" (vLLM would refuse the layer)."""
+    """What `load` found for one module or one FusedMoE (then with its experts; its figures are the worst
+    expert's). `status`: ok, warn, FAIL, or "not run" (vLLM would refuse the layer)."""
 
     name: str
-    kernel: str | None
+    kernel: str | None                 # a FusedMoE's: the experts class inspect selected
     numerics: str | None
     execution: str | None              # what ran where, e.g. "emulated on cpu (block numerics: fp32 per-K-block GEMM)"
     emulated: bool
@@ -167,7 +168,12 @@ class LayerRun(NamedTuple):
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     ranks: tuple = ()                  # load --tp: RankFigures(rank, bytes_read, ms) per rank
-    against: object = None             # --against BASE: fp8check.core.load.against.Comparison
+    against: object = None             # --against BASE: fp8check.core.load.against.Comparison (a FusedMoE's: the
+                                       # worst expert's, against.worst_expert)
+    num_experts: int = 0               # FusedMoE only, from here on
+    experts_run: tuple[int, ...] = ()
+    worst_expert: int | None = None
+    experts: tuple[ExpertRun, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -193,37 +199,6 @@ class ExpertRun(NamedTuple):
     against: object = None             # --against BASE: fp8check.core.load.against.Comparison of this expert
 
 
-class MoERun(NamedTuple):
-    """What `load` found for one FusedMoE: LayerRun's fields (so rows collapse and render alike), plus its experts."""
-
-    name: str
-    kernel: str | None                 # the experts class inspect selected
-    numerics: str | None
-    execution: str | None
-    emulated: bool
-    tokens: int
-    status: str
-    num_experts: int = 0
-    experts_run: tuple[int, ...] = ()
-    worst_expert: int | None = None
-    experts: tuple[ExpertRun, ...] = ()
-    bytes_read: int = 0
-    rel_error: float | None = None
-    bound: float | None = None
-    processing_error: float | None = None
-    quant_error: float | None = None
-    ms: float | None = None
-    errors: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
-    ranks: tuple = ()                  # load --tp: RankFigures(rank, bytes_read, ms) per rank
-    against: object = None             # --against BASE: the worst expert's Comparison (against.worst_expert)
-
-    @property
-    def ok(self) -> bool:
-        return self.status in ("ok", "warn")
-
-
 class LoadReport(NamedTuple):
     inspect: InspectReport
     device: str
@@ -235,7 +210,7 @@ class LoadReport(NamedTuple):
     bytes_read: int
     seconds: float
     notes: tuple[str, ...] = ()
-    moe_runs: tuple = ()               # load_moe.MoERun per selected FusedMoE
+    moe_runs: tuple[LayerRun, ...] = ()  # one per selected FusedMoE, with its experts
     against: str | None = None         # --against BASE: its folder or repo id
 
     @property

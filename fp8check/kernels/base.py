@@ -1,18 +1,35 @@
-"""Base classes mirroring vLLM's ScaledMMLinearKernel / BlockScaledMMLinearKernel for routing.
+"""Base classes mirroring vLLM's ScaledMMLinearKernel / BlockScaledMMLinearKernel for routing, and the names
+every kernel class is described by: the quantization tables it sits in and the numerics classes.
 
 A kernel answers two questions with a reason string (vLLM's own wording) or None:
 `is_supported(ctx)` — can it run on this platform at all — and `can_implement(cfg, ctx)` — can it run this
-layer. `runtime_error` predicts failures vLLM only hits after selection (weight post-processing, JIT).
+layer. `runtime_error` predicts failures vLLM only hits after selection (weight post-processing, JIT). Each
+class also carries what the registry's side tables are built from (`fp8check.kernels.registry`): its numerics
+class, the --linear-backend values that select it, the change that added it to a table, and whether it is a slow
+portable fallback. Everything here is torch-free: the inspect path never imports torch.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import ClassVar, NamedTuple
 
 from fp8check.core.routing.platforms import Platform
 from fp8check.core.routing.profiles import RuleProfile
 from fp8check.kernels.quant_keys import KernelConfig
+
+# vLLM's linear kernel tables, one per quantization (_POSSIBLE_FP8_KERNELS, _POSSIBLE_FP8_BLOCK_KERNELS, and the
+# W8A16 FP8 list).
+FP8 = "fp8_w8a8"
+FP8_BLOCK = "fp8_block_w8a8"
+W8A16_FP8 = "w8a16_fp8"
+
+# The numerics classes (fp8check.kernels.numerics.gemm runs each): what a kernel does to the numbers.
+WEIGHT_ONLY = "weight-only"   # FP8 weight dequantized into the activation dtype; activations never quantized
+SCALED_MM = "scaled-mm"       # one scaled GEMM over per-tensor / per-token activations, per-tensor / channel weights
+BLOCK = "block"               # 1 x bk token-group activations, bn x bk weight blocks, fp32 accumulation per K block
+UNQUANTIZED = "unquantized"   # no FP8 kernel: the model-dtype matmul of an unquantized layer
+MOE_W8A8 = "w8a8"             # a FusedMoE experts class that quantizes activations (BLOCK or SCALED_MM by weights)
 
 
 class RoutingContext(NamedTuple):
@@ -35,10 +52,19 @@ class RoutingContext(NamedTuple):
 
 class Kernel:
     """One vLLM kernel class. `name` is vLLM's class name; `verified` is False where the conditions were
-    not read from vLLM's source and fp8check states its own inference instead."""
+    not read from vLLM's source and fp8check states its own inference instead.
+
+    A class in the registry's TABLES also sets `numerics` (WEIGHT_ONLY, SCALED_MM or BLOCK), and where it applies
+    `backends` (the --linear-backend values whose _LINEAR_BACKEND_KERNEL_MAP entry holds it), `added_by` (for a
+    table that gained it after 0.25: (quantization, platform) -> the change, a `RuleProfile.has` key) and
+    `slow_fallback` (what makes it a slow portable fallback, for the slow-fallback warning)."""
 
     name: ClassVar[str]
     verified: ClassVar[bool] = True
+    numerics: ClassVar[str]
+    backends: ClassVar[tuple[str, ...]] = ()
+    added_by: ClassVar[Mapping[tuple[str, str], int | str]] = {}
+    slow_fallback: ClassVar[str | None] = None
 
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:

@@ -6,7 +6,7 @@ AMX-FP8 (ops.cpu_has_amx_fp8(), Diamond Rapids) and the per-tensor W8A16 one; 0.
 
 from __future__ import annotations
 
-from fp8check.kernels.base import BlockScaledKernel, Kernel, RoutingContext
+from fp8check.kernels.base import BLOCK, FP8, FP8_BLOCK, SCALED_MM, BlockScaledKernel, Kernel, RoutingContext
 from fp8check.kernels.quant_keys import KernelConfig
 
 
@@ -58,6 +58,8 @@ def _block_shape(cfg: KernelConfig, what: str) -> str | None:
 
 class CPUFP8W8A8ScaledMMLinearKernel(_AmxFp8Kernel):
     name = "CPUFP8W8A8ScaledMMLinearKernel"
+    numerics = SCALED_MM
+    added_by = {(FP8, "cpu"): "cpu-fp8"}
     amx_fp8_reason = ("requires native AMX-FP8 hardware (Diamond Rapids); falls back to the Torch FP8 kernels "
                       "otherwise.")
 
@@ -73,6 +75,8 @@ class CPUFP8W8A8ScaledMMLinearKernel(_AmxFp8Kernel):
 
 class CPUFp8PerTensorScaledMMLinearKernel(_CPUKernel):
     name = "CPUFp8PerTensorScaledMMLinearKernel"
+    numerics = SCALED_MM
+    added_by = {(FP8, "cpu"): "cpu-fp8"}
 
     @classmethod
     def can_implement(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
@@ -85,6 +89,8 @@ class CPUFp8PerTensorScaledMMLinearKernel(_CPUKernel):
 
 class CPUFp8ChannelWiseScaledMMLinearKernel(_CPUKernel):
     name = "CPUFp8ChannelWiseScaledMMLinearKernel"
+    numerics = SCALED_MM
+    added_by = {(FP8, "cpu"): "cpu-fp8-channel"}
 
     @classmethod
     def can_implement(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
@@ -97,6 +103,8 @@ class CPUFp8ChannelWiseScaledMMLinearKernel(_CPUKernel):
 
 class CPUFp8W8A8BlockScaledMMKernel(_AmxFp8Kernel, BlockScaledKernel):
     name = "CPUFp8W8A8BlockScaledMMKernel"
+    numerics = BLOCK
+    added_by = {(FP8_BLOCK, "cpu"): "cpu-fp8"}
     amx_fp8_reason = "requires native AMX-FP8 hardware; falls back to CPUFp8BlockScaledMMKernel (W8A16) otherwise."
 
     @classmethod
@@ -107,6 +115,7 @@ class CPUFp8W8A8BlockScaledMMKernel(_AmxFp8Kernel, BlockScaledKernel):
 
 class CPUFp8BlockScaledMMKernel(_CPUKernel, BlockScaledKernel):
     name = "CPUFp8BlockScaledMMKernel"
+    numerics = BLOCK
 
     @classmethod
     def can_implement_block(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from fp8check.kernels.base import BlockScaledKernel, Kernel, RoutingContext, needs_1x128, needs_per_tensor
+from fp8check.kernels.base import (
+    BLOCK, FP8, FP8_BLOCK, SCALED_MM, WEIGHT_ONLY, BlockScaledKernel, Kernel, RoutingContext, needs_1x128,
+    needs_per_tensor,
+)
 from fp8check.kernels.quant_keys import KernelConfig
 
 
@@ -35,6 +38,8 @@ def _deep_gemm_shape(cfg: KernelConfig) -> str | None:
 
 class CutlassFP8ScaledMMLinearKernel(Kernel):
     name = "CutlassFP8ScaledMMLinearKernel"
+    numerics = SCALED_MM
+    backends = ("cutlass",)
 
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:
@@ -49,6 +54,8 @@ class CutlassFP8ScaledMMLinearKernel(Kernel):
 
 class CutlassFp8BlockScaledMMKernel(BlockScaledKernel):
     name = "CutlassFp8BlockScaledMMKernel"
+    numerics = BLOCK
+    backends = ("cutlass",)
 
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:
@@ -63,6 +70,8 @@ class CutlassFp8BlockScaledMMKernel(BlockScaledKernel):
 
 class FlashInferFP8ScaledMMLinearKernel(Kernel):
     name = "FlashInferFP8ScaledMMLinearKernel"
+    numerics = SCALED_MM
+    backends = ("flashinfer_cutlass",)
 
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:
@@ -81,6 +90,8 @@ class FlashInferFP8ScaledMMLinearKernel(Kernel):
 
 class DeepGemmFp8BlockScaledMMKernel(BlockScaledKernel):
     name = "DeepGemmFp8BlockScaledMMKernel"
+    numerics = BLOCK
+    backends = ("deep_gemm",)
 
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:
@@ -123,6 +134,8 @@ class FlashInferFp8DeepGEMMDynamicBlockScaledKernel(Kernel):
     for large; both halves must pass, and each failing half is named in vLLM's combined message."""
 
     name = "FlashInferFp8DeepGEMMDynamicBlockScaledKernel"
+    numerics = BLOCK
+    backends = ("flashinfer_cutlass",)
 
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:
@@ -149,6 +162,8 @@ class MarlinFP8ScaledMMLinearKernel(Kernel):
     """Weight-only FP8 through Marlin; also the block list's fallback below Hopper (from 0.29 sm89 lands here)."""
 
     name = "MarlinFP8ScaledMMLinearKernel"
+    numerics = WEIGHT_ONLY
+    backends = ("marlin",)
 
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:
@@ -165,7 +180,11 @@ class MarlinFP8ScaledMMLinearKernel(Kernel):
 
 
 class HummingFP8ScaledMMLinearKernel(Kernel):
+    """Weight-only FP8 through the separate humming package."""
+
     name = "HummingFP8ScaledMMLinearKernel"
+    numerics = WEIGHT_ONLY
+    backends = ("humming",)
 
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:
@@ -182,6 +201,7 @@ class _B12x(Kernel):
     """B12x kernels target consumer Blackwell (SM12x). Their checks were not read from vLLM's source."""
 
     verified = False
+    backends = ("b12x",)
 
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:
@@ -196,10 +216,14 @@ class _B12x(Kernel):
 
 class B12xTensorFP8ScaledMMLinearKernel(_B12x):
     name = "B12xTensorFP8ScaledMMLinearKernel"
+    numerics = SCALED_MM
+    added_by = {(FP8, "cuda"): "b12x"}
 
 
 class B12xFp8BlockScaledMMKernel(_B12x, BlockScaledKernel):
     name = "B12xFp8BlockScaledMMKernel"
+    numerics = BLOCK
+    added_by = {(FP8_BLOCK, "cuda"): "b12x"}
 
 
 def _refuse_e8m0(cfg: KernelConfig) -> str | None:

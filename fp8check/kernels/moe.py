@@ -7,13 +7,16 @@ quant scheme, routing method, router logits dtype, activation format, then the c
 the configurations fp8check builds (gated SiLU experts, TP/EP without DP all-to-all, no LoRA, no EPLB, no batch
 invariance) are not modelled. vLLM logs a rejection as "FP8 MoE backend X does not support the deployment
 configuration since kernel does not support ..."; that text is each rejection's reason here.
+
+An experts class carries its checks and its numerics; BACKENDS registers it under its Fp8MoeBackend, in vLLM's
+order. MOE_EXPERTS_NUMERICS is derived from the registered classes.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar, NamedTuple
 
-from fp8check.kernels.base import RoutingContext
+from fp8check.kernels.base import MOE_W8A8, WEIGHT_ONLY, RoutingContext
 from fp8check.kernels.quant_keys import (
     PER_CHANNEL, PER_TENSOR, PER_TOKEN, QuantKey, kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym,
     kFp8Static128BlockSym, kFp8StaticChannelSym, kFp8StaticTensorSym,
@@ -83,11 +86,16 @@ TRITON_W_A = ((kFp8Static128BlockSym, kFp8Dynamic128Sym), (kFp8StaticChannelSym,
 
 
 class Experts:
-    """One vLLM FusedMoEExperts class. `verified` is False where fp8check infers a condition."""
+    """One vLLM FusedMoEExperts class. `verified` is False where fp8check infers a condition. `numerics` is how
+    it treats activations: MOE_W8A8 classes quantize them (fused_moe/utils.py moe_kernel_quantize_input) and run
+    BLOCK or SCALED_MM by the weights' strategy; WEIGHT_ONLY classes take the model-dtype hidden states.
+    `parts` are the classes a FallbackExperts runs between (none for a single kernel)."""
 
     name: ClassVar[str]
     verified: ClassVar[bool] = True
     fmt: ClassVar[str] = STANDARD
+    numerics: ClassVar[str]
+    parts: ClassVar[tuple[type[Experts], ...]] = ()
 
     @classmethod
     def device(cls, ctx: RoutingContext) -> bool:
@@ -131,6 +139,7 @@ class TritonExperts(Experts):
     blocks); on CUDA/ROCm moe_align_block_size needs fewer than 1024 padded experts."""
 
     name = "TritonExperts"
+    numerics = MOE_W8A8
 
     @classmethod
     def device(cls, ctx):
@@ -156,6 +165,7 @@ class DeepGemmExperts(Experts):
     """experts/deep_gemm_moe.py (inside TritonOrDeepGemmExperts): 128x128 blocks, DeepGEMM installed."""
 
     name = "DeepGemmExperts"
+    numerics = MOE_W8A8
 
     @classmethod
     def device(cls, ctx):
@@ -166,18 +176,25 @@ class DeepGemmExperts(Experts):
         return (w, a) == (kFp8Static128BlockSym, kFp8Dynamic128Sym)
 
 
-class TritonOrDeepGemmExperts(Experts):
-    """experts/triton_deep_gemm_moe.py, a FallbackExperts: both DeepGEMM and Triton must accept (fallback.py)."""
-
-    name = "TritonOrDeepGemmExperts"
+class _FallbackExperts(Experts):
+    """fused_moe/fallback.py FallbackExperts: an experts class and its fallback (`parts`); the device and the
+    quant scheme must suit both."""
 
     @classmethod
     def device(cls, ctx):
-        return DeepGemmExperts.device(ctx) and TritonExperts.device(ctx)
+        return all(part.device(ctx) for part in cls.parts)
 
     @classmethod
     def quant(cls, w, a, ctx, rules):
-        return DeepGemmExperts.quant(w, a, ctx, rules) and TritonExperts.quant(w, a, ctx, rules)
+        return all(part.quant(w, a, ctx, rules) for part in cls.parts)
+
+
+class TritonOrDeepGemmExperts(_FallbackExperts):
+    """experts/triton_deep_gemm_moe.py: DeepGEMM with Triton fallback, both must accept."""
+
+    name = "TritonOrDeepGemmExperts"
+    numerics = MOE_W8A8
+    parts = (DeepGemmExperts, TritonExperts)
 
 
 class CutlassExpertsFp8(Experts):
@@ -186,6 +203,7 @@ class CutlassExpertsFp8(Experts):
 
     name = "CutlassExpertsFp8"
     verified = False
+    numerics = MOE_W8A8
 
     @classmethod
     def device(cls, ctx):
@@ -197,20 +215,14 @@ class CutlassExpertsFp8(Experts):
                           (kFp8StaticTensorSym, kFp8StaticTensorSym))
 
 
-class TritonOrCutlassExperts(Experts):
+class TritonOrCutlassExperts(_FallbackExperts):
     """experts/triton_cutlass_moe.py: CUTLASS with Triton fallback, both must accept. Only compressed-tensors
     allows it (allow_vllm_cutlass=True)."""
 
     name = "TritonOrCutlassExperts"
     verified = False
-
-    @classmethod
-    def device(cls, ctx):
-        return CutlassExpertsFp8.device(ctx) and TritonExperts.device(ctx)
-
-    @classmethod
-    def quant(cls, w, a, ctx, rules):
-        return CutlassExpertsFp8.quant(w, a, ctx, rules) and TritonExperts.quant(w, a, ctx, rules)
+    numerics = MOE_W8A8
+    parts = (CutlassExpertsFp8, TritonExperts)
 
 
 class CutlassBatchedExpertsFp8(CutlassExpertsFp8):
@@ -223,6 +235,7 @@ class FlashInferExperts(Experts):
     sm90 only, per-tensor static on sm90+."""
 
     name = "FlashInferExperts"
+    numerics = MOE_W8A8
 
     @classmethod
     def device(cls, ctx):
@@ -240,6 +253,7 @@ class TrtLlmFp8ExpertsMonolithic(Experts):
     in 0.28 (0.33 dropped that check); router logits in bfloat16 or float32."""
 
     name = "TrtLlmFp8ExpertsMonolithic"
+    numerics = MOE_W8A8
     schemes: ClassVar[tuple] = ((kFp8Static128BlockSym, kFp8Dynamic128Sym), (kFp8StaticTensorSym, kFp8StaticTensorSym))
 
     @classmethod
@@ -285,6 +299,7 @@ class MarlinExperts(Experts):
     """experts/marlin_moe.py: weight-only (W8A16) on CUDA sm75+; any FP8 weight key, activations ignored."""
 
     name = "MarlinExperts"
+    numerics = WEIGHT_ONLY
 
     @classmethod
     def device(cls, ctx):
@@ -297,10 +312,11 @@ class MarlinExperts(Experts):
 
 class HummingExperts(Experts):
     """experts/fused_humming_moe.py: needs the separate humming package (CUDA sm75+). Its FP8 key list was not
-    read; fp8check assumes the three FP8 weight keys when humming is installed."""
+    read; fp8check assumes the three FP8 weight keys when humming is installed. Weight-only (W8A16)."""
 
     name = "HummingGroupedExperts"
     verified = False
+    numerics = WEIGHT_ONLY
 
     @classmethod
     def device(cls, ctx):
@@ -330,6 +346,7 @@ class BatchedTritonExperts(Experts):
 
     name = "BatchedTritonExperts"
     fmt = BATCHED
+    numerics = MOE_W8A8
 
     @classmethod
     def device(cls, ctx):
@@ -347,6 +364,7 @@ class AiterExperts(Experts):
     is_supported_config appends how to enable it to every rejection."""
 
     name = "AiterExperts"
+    numerics = MOE_W8A8
     schemes: ClassVar[tuple] = ((kFp8Static128BlockSym, kFp8Dynamic128Sym), (kFp8StaticTensorSym, kFp8StaticTensorSym),
                                 (kFp8StaticTensorSym, kFp8DynamicTensorSym), (kFp8StaticChannelSym, kFp8DynamicTokenSym))
 
@@ -383,9 +401,12 @@ class AiterFp8ChannelExperts(AiterExperts):
 
 
 class XPUExpertsFp8(Experts):
-    """experts/xpu_moe.py: per-tensor FP8 weights with dynamic per-tensor (or no) activation quantization."""
+    """experts/xpu_moe.py: per-tensor FP8 weights with dynamic per-tensor (or no) activation quantization.
+    XPUExperts sets expects_unquantized_inputs and hands bf16 to XpuFusedMoe, whose arithmetic inside is not in
+    vLLM's source: weight-only is fp8check's inference there."""
 
     name = "XPUExpertsFp8"
+    numerics = WEIGHT_ONLY
 
     @classmethod
     def device(cls, ctx):
@@ -415,10 +436,11 @@ class XPUExpertsBlockFp8(XPUExpertsFp8):
 
 
 class CPUExpertsFp8(Experts):
-    """experts/cpu_moe.py: W8A16 with 128x128 blocks on x86 with AMX tiles; 0.28 routes Default / Renormalize /
-    RenormalizeNaive only, 0.33 adds DeepSeekV3 / DeepseekV4."""
+    """experts/cpu_moe.py: W8A16 ("CPU FP8 W8A16 block-quantized") with 128x128 blocks on x86 with AMX tiles;
+    0.28 routes Default / Renormalize / RenormalizeNaive only, 0.33 adds DeepSeekV3 / DeepseekV4."""
 
     name = "CPUExpertsFp8"
+    numerics = WEIGHT_ONLY
     routes_033: ClassVar[frozenset] = frozenset({"Default", "Renormalize", "RenormalizeNaive", "DeepSeekV3",
                                                  "DeepseekV4"})
 
@@ -441,6 +463,7 @@ class CPUExpertsFp8W8A8(CPUExpertsFp8):
 
     name = "CPUExpertsFp8W8A8"
     verified = False
+    numerics = MOE_W8A8
 
     @classmethod
     def device(cls, ctx):
@@ -451,40 +474,43 @@ class HPCExperts(Experts):
     """fused_moe/hpc_moe.py: Hopper only, with the separate `hpc` package, which fp8check takes as absent."""
 
     name = "HPCExperts"
+    numerics = MOE_W8A8
 
     @classmethod
     def device(cls, ctx):
         return False
 
 
-# Fp8MoeBackend -> backend_to_kernel_cls, per rule set.
+# Fp8MoeBackend -> backend_to_kernel_cls, per rule set, in _AVAILABLE_BACKENDS' order before platform reordering.
+# 0.33 splits AITER, inserts CPU_W8A8 before CPU and then calls prioritize_humming, which fp8check does not model
+# (humming is off by default). _SHARED: the backends both rule sets list alike, between AITER and CPU.
+_SHARED = {
+    "FLASHINFER_TRTLLM": (TrtLlmFp8ExpertsMonolithic, TrtLlmFp8ExpertsModular),
+    "FLASHINFER_CUTLASS": (FlashInferExperts,),
+    "DEEPGEMM": (TritonOrDeepGemmExperts,),
+    "VLLM_CUTLASS": (TritonOrCutlassExperts,),
+    "TRITON": (TritonExperts,),
+    "MARLIN": (MarlinExperts,),
+    "HUMMING": (BatchedHummingGroupedExperts, HummingExperts, HummingIndexedExperts),
+    "BATCHED_DEEPGEMM": (BatchedDeepGemmExperts,),
+    "BATCHED_VLLM_CUTLASS": (CutlassBatchedExpertsFp8,),
+    "BATCHED_TRITON": (BatchedTritonExperts,),
+    "XPU": (XPUExpertsFp8, XPUExpertsMxFp8, XPUExpertsBlockFp8),
+}
 BACKENDS: dict[str, dict[str, tuple[type[Experts], ...]]] = {
-    "0.28": {
-        "AITER": (AiterExperts,),
-        "FLASHINFER_TRTLLM": (TrtLlmFp8ExpertsMonolithic, TrtLlmFp8ExpertsModular),
-        "FLASHINFER_CUTLASS": (FlashInferExperts,),
-        "DEEPGEMM": (TritonOrDeepGemmExperts,),
-        "VLLM_CUTLASS": (TritonOrCutlassExperts,),
-        "TRITON": (TritonExperts,),
-        "MARLIN": (MarlinExperts,),
-        "HUMMING": (BatchedHummingGroupedExperts, HummingExperts, HummingIndexedExperts),
-        "BATCHED_DEEPGEMM": (BatchedDeepGemmExperts,),
-        "BATCHED_VLLM_CUTLASS": (CutlassBatchedExpertsFp8,),
-        "BATCHED_TRITON": (BatchedTritonExperts,),
-        "XPU": (XPUExpertsFp8, XPUExpertsMxFp8, XPUExpertsBlockFp8),
-        "CPU": (CPUExpertsFp8,),
-        "HPC": (HPCExperts,),
-    },
+    "0.28": {"AITER": (AiterExperts,), **_SHARED, "CPU": (CPUExpertsFp8,), "HPC": (HPCExperts,)},
+    "0.33": {"AITER": (AiterFp8BlockExperts, AiterFp8TensorExperts, AiterFp8ChannelExperts), **_SHARED,
+             "CPU_W8A8": (CPUExpertsFp8W8A8,), "CPU": (CPUExpertsFp8,), "HPC": (HPCExperts,)},
 }
-BACKENDS["0.33"] = {**BACKENDS["0.28"], "AITER": (AiterFp8BlockExperts, AiterFp8TensorExperts, AiterFp8ChannelExperts),
-                    "CPU_W8A8": (CPUExpertsFp8W8A8,)}
-# _AVAILABLE_BACKENDS before platform reordering. 0.33 inserts CPU_W8A8 before CPU and then calls
-# prioritize_humming, which fp8check does not model (humming is off by default).
-ORDER = {
-    "0.28": ("AITER", "FLASHINFER_TRTLLM", "FLASHINFER_CUTLASS", "DEEPGEMM", "VLLM_CUTLASS", "TRITON", "MARLIN",
-             "HUMMING", "BATCHED_DEEPGEMM", "BATCHED_VLLM_CUTLASS", "BATCHED_TRITON", "XPU", "CPU", "HPC"),
-}
-ORDER["0.33"] = ORDER["0.28"][:12] + ("CPU_W8A8", "CPU", "HPC")
+
+
+def experts_numerics(backends: dict[str, dict[str, tuple[type[Experts], ...]]]) -> dict[str, str]:
+    """Every experts class the backends register, and the parts a fallback class runs, by name -> numerics."""
+    return {cls.name: cls.numerics for table in backends.values() for row in table.values() for experts in row
+            for cls in (experts, *experts.parts)}
+
+
+MOE_EXPERTS_NUMERICS = experts_numerics(BACKENDS)
 
 
 class MoEChoice(NamedTuple):
@@ -497,7 +523,7 @@ class MoEChoice(NamedTuple):
 def priority(cfg: MoEConfig, w: QuantKey, a: QuantKey | None, ctx: RoutingContext, rules: str) -> list[str]:
     """_get_priority_backends: Hopper block FP8 prefers Triton under TP and FlashInfer CUTLASS under EP; XPU and
     CPU move their own backend first (0.33: CPU_W8A8 ahead of CPU). The DeepEP-v2 rule needs DP, never here."""
-    order = list(ORDER[rules])
+    order = list(BACKENDS[rules])
 
     def front(name: str) -> None:
         order.insert(0, order.pop(order.index(name)))
@@ -544,8 +570,8 @@ def refined_block_accepted(block: tuple[int, int], ctx: RoutingContext, rules: s
     """Experts classes whose _supports_quant_scheme takes the refined block key (only Triton-based ones)."""
     key = QuantKey(True, block)
     names = []
-    for backend in ORDER[rules]:
-        for experts in BACKENDS[rules][backend]:
+    for row in BACKENDS[rules].values():
+        for experts in row:
             if experts.quant(key, kFp8Dynamic128Sym, ctx, rules) and experts.name not in names:
                 names.append(experts.name)
     return tuple(names)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from fp8check.kernels.base import BlockScaledKernel, Kernel, RoutingContext, is_cdna3_or_rdna4, needs_per_tensor
+from fp8check.kernels.base import (
+    BLOCK, FP8, FP8_BLOCK, SCALED_MM, BlockScaledKernel, Kernel, RoutingContext, is_cdna3_or_rdna4, needs_per_tensor,
+)
 from fp8check.kernels.quant_keys import KernelConfig
 
 
@@ -17,6 +19,11 @@ def torch_fp8_scaled_mm_supported(ctx: RoutingContext) -> bool:
 
 
 class _TorchScaledMM(Kernel):
+    """The torch._scaled_mm kernels of the FP8 tables."""
+
+    numerics = SCALED_MM
+    backends = ("torch",)
+
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:
         if ctx.profile.has("torch-fp8-support"):
@@ -35,6 +42,7 @@ class _TorchScaledMM(Kernel):
 
 class PerTensorTorchFP8ScaledMMLinearKernel(_TorchScaledMM):
     name = "PerTensorTorchFP8ScaledMMLinearKernel"
+    added_by = {(FP8, "xpu"): 49664}
 
     @classmethod
     def can_implement(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
@@ -42,7 +50,12 @@ class PerTensorTorchFP8ScaledMMLinearKernel(_TorchScaledMM):
 
 
 class ChannelWiseTorchFP8ScaledMMLinearKernel(_TorchScaledMM):
+    """vLLM keeps it as a portable fallback: "Use unfused DQ due to limitations with scaled_mm" — an fp32
+    torch._scaled_mm with unit scales, then the scales applied in a second elementwise pass."""
+
     name = "ChannelWiseTorchFP8ScaledMMLinearKernel"
+    added_by = {(FP8, "xpu"): 49664}
+    slow_fallback = "torch._scaled_mm with the scales applied unfused, in fp32"
 
     @classmethod
     def can_implement(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
@@ -79,6 +92,10 @@ class BlockWiseTorchFP8ScaledMMLinearKernel(BlockScaledKernel):
     """torch block-scaled mm (PR #49932), XPU from PR #50826; DeepSeek-style 1x128 / 128x128 only."""
 
     name = "BlockWiseTorchFP8ScaledMMLinearKernel"
+    numerics = BLOCK
+    backends = ("torch",)
+    # The ROCm block row does not list it, so its ROCm entry has no effect (kept from the hand-written table).
+    added_by = {(FP8_BLOCK, "cuda"): 49932, (FP8_BLOCK, "rocm"): 49932, (FP8_BLOCK, "xpu"): 50826}
 
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:

@@ -1,4 +1,10 @@
-"""Per-platform ordered kernel tables and the selection loop (vllm/model_executor/kernels/linear/__init__.py)."""
+"""Per-platform ordered kernel tables, the side tables built from their classes, and the selection loop
+(vllm/model_executor/kernels/linear/__init__.py).
+
+A kernel is its class (fp8check.kernels.base.Kernel: its checks, numerics, --linear-backend values, the change
+that added it to a table, whether it is a slow fallback) and its place in a TABLES row. Everything keyed by kernel
+elsewhere (BACKEND_KERNELS, KERNEL_NUMERICS, SLOW_FALLBACKS) is derived from the classes the tables hold.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +16,10 @@ from fp8check.kernels import pytorch
 from fp8check.kernels import rocm
 from fp8check.kernels import triton_block
 from fp8check.kernels import xpu
-from fp8check.kernels.base import Kernel, RoutingContext
+from fp8check.kernels.base import FP8, FP8_BLOCK, W8A16_FP8, Kernel, RoutingContext
 from fp8check.kernels.quant_keys import KernelConfig
 
-FP8 = "fp8_w8a8"
-FP8_BLOCK = "fp8_block_w8a8"
-W8A16_FP8 = "w8a16_fp8"
-
-# vLLM 0.33.0's tables; `candidates` derives each older release's from them (see LATE_KERNELS).
+# vLLM 0.33.0's tables; `candidates` derives each older release's from them (each class's `added_by`).
 TABLES: dict[str, dict[str, tuple[type[Kernel], ...]]] = {
     FP8: {
         "cuda": (cuda.FlashInferFP8ScaledMMLinearKernel, cuda.CutlassFP8ScaledMMLinearKernel,
@@ -53,22 +55,33 @@ TABLES: dict[str, dict[str, tuple[type[Kernel], ...]]] = {
     },
 }
 
-# _LINEAR_BACKEND_KERNEL_MAP, restricted to the FP8 kernels above.
-BACKEND_KERNELS: dict[str, frozenset[str]] = {
-    "xpu": frozenset({"XPUW8A8FP8LinearKernel", "XPUFp8BlockScaledMMKernel"}),
-    "xpu_woq": frozenset({"XPUW8A16FP8LinearKernel"}),
-    "torch": frozenset({"PerTensorTorchFP8ScaledMMLinearKernel", "ChannelWiseTorchFP8ScaledMMLinearKernel",
-                        "RowWiseTorchFP8ScaledMMLinearKernel", "BlockWiseTorchFP8ScaledMMLinearKernel"}),
-    "triton": frozenset({"TritonFp8BlockScaledMMKernel"}),
-    "marlin": frozenset({"MarlinFP8ScaledMMLinearKernel"}),
-    "cutlass": frozenset({"CutlassFP8ScaledMMLinearKernel", "CutlassFp8BlockScaledMMKernel"}),
-    "flashinfer_cutlass": frozenset({"FlashInferFP8ScaledMMLinearKernel", "FlashInferFp8DeepGEMMDynamicBlockScaledKernel"}),
-    "deep_gemm": frozenset({"DeepGemmFp8BlockScaledMMKernel"}),
-    "aiter": frozenset({"AiterFp8BlockScaledMMKernel", "AiterPerTokenFp8ScaledMMLinearKernel",
-                        "AiterPreshuffledPerTokenFp8ScaledMMLinearKernel"}),
-    "humming": frozenset({"HummingFP8ScaledMMLinearKernel"}),
-    "b12x": frozenset({"B12xFp8BlockScaledMMKernel", "B12xTensorFP8ScaledMMLinearKernel"}),
-}
+
+class SideTables(NamedTuple):
+    """What is looked up by kernel name outside the selection loop, derived from the classes of the tables."""
+
+    backend_kernels: dict[str, frozenset[str]]  # --linear-backend -> its kernels (_LINEAR_BACKEND_KERNEL_MAP)
+    numerics: dict[str, str]                     # kernel -> its numerics class (fp8check.kernels.numerics.gemm)
+    slow_fallbacks: dict[str, str]               # kernel -> what makes it a slow portable fallback (warnings)
+
+
+# The order `suggest` tries --linear-backend values in and lists them; a backend missing here follows these, in
+# the order the tables first name it.
+_BACKEND_ORDER = ("xpu", "xpu_woq", "torch", "triton", "marlin", "cutlass", "flashinfer_cutlass", "deep_gemm", "aiter",
+                  "humming", "b12x")
+
+
+def side_tables(tables: dict[str, dict[str, tuple[type[Kernel], ...]]]) -> SideTables:
+    """The side tables of every kernel class the tables hold."""
+    kernels = tuple(dict.fromkeys(k for table in tables.values() for row in table.values() for k in row))
+    backends = sorted(dict.fromkeys(b for k in kernels for b in k.backends),
+                      key=lambda b: _BACKEND_ORDER.index(b) if b in _BACKEND_ORDER else len(_BACKEND_ORDER))
+    return SideTables({b: frozenset(k.name for k in kernels if b in k.backends) for b in backends},
+                      {k.name: k.numerics for k in kernels},
+                      {k.name: k.slow_fallback for k in kernels if k.slow_fallback})
+
+
+BACKEND_KERNELS, KERNEL_NUMERICS, SLOW_FALLBACKS = side_tables(TABLES)
+
 # vllm/config/kernel.py's allowed --linear-backend values.
 LINEAR_BACKENDS = ("auto", "cutlass", "flashinfer_cutlass", "flashinfer_cutedsl", "flashinfer_trtllm",
                    "flashinfer_cudnn", "flashinfer_b12x", "b12x", "marlin", "humming", "triton", "deep_gemm", "torch",
@@ -98,24 +111,8 @@ class KernelChoice(NamedTuple):
     runtime_error: str | None = None
 
 
-# Kernels a table gained in a later release: (quantization, platform, kernel) -> the change that added it.
-LATE_KERNELS: dict[tuple[str, str, type[Kernel]], int | str] = {
-    (FP8_BLOCK, "cuda", pytorch.BlockWiseTorchFP8ScaledMMLinearKernel): 49932,
-    (FP8_BLOCK, "rocm", pytorch.BlockWiseTorchFP8ScaledMMLinearKernel): 49932,
-    (FP8_BLOCK, "xpu", pytorch.BlockWiseTorchFP8ScaledMMLinearKernel): 50826,
-    (FP8, "xpu", pytorch.PerTensorTorchFP8ScaledMMLinearKernel): 49664,
-    (FP8, "xpu", pytorch.ChannelWiseTorchFP8ScaledMMLinearKernel): 49664,
-    (FP8, "cuda", cuda.B12xTensorFP8ScaledMMLinearKernel): "b12x",
-    (FP8_BLOCK, "cuda", cuda.B12xFp8BlockScaledMMKernel): "b12x",
-    (FP8, "cpu", cpu.CPUFP8W8A8ScaledMMLinearKernel): "cpu-fp8",
-    (FP8, "cpu", cpu.CPUFp8PerTensorScaledMMLinearKernel): "cpu-fp8",
-    (FP8_BLOCK, "cpu", cpu.CPUFp8W8A8BlockScaledMMKernel): "cpu-fp8",
-    (FP8, "cpu", cpu.CPUFp8ChannelWiseScaledMMLinearKernel): "cpu-fp8-channel",
-}
-
-
 def _in_release(quantization: str, ctx: RoutingContext, kernel: type[Kernel]) -> bool:
-    change = LATE_KERNELS.get((quantization, ctx.kind, kernel))
+    change = kernel.added_by.get((quantization, ctx.kind))
     return change is None or ctx.profile.has(change)
 
 
@@ -158,8 +155,7 @@ def choose_kernel(quantization: str, cfg: KernelConfig, ctx: RoutingContext, bac
     row = candidates(quantization, ctx)
     warnings: list[str] = []
     if backend != "auto":
-        wanted = BACKEND_KERNELS.get(backend, frozenset())
-        filtered = tuple(k for k in row if k.name in wanted)
+        filtered = tuple(k for k in row if backend in k.backends)
         if filtered:
             row = filtered
         else:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fp8check.kernels.base import (
-    BlockScaledKernel, Kernel, RoutingContext, is_cdna3_or_rdna4, needs_1x128, needs_per_tensor,
+    BLOCK, SCALED_MM, BlockScaledKernel, Kernel, RoutingContext, is_cdna3_or_rdna4, needs_1x128, needs_per_tensor,
 )
 from fp8check.kernels.quant_keys import KernelConfig
 
@@ -13,6 +13,8 @@ _AITER_ENV = ("requires setting `VLLM_ROCM_USE_AITER=1` and `VLLM_ROCM_USE_AITER
 
 class _AiterPerToken(Kernel):
     """The aiter per-token GEMMs: AITER switched on, per-token activations x per-channel weights."""
+
+    numerics = SCALED_MM
 
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:
@@ -33,7 +35,7 @@ class AiterHipbMMPerTokenFp8ScaledMMLinearKernel(_AiterPerToken):
     """aiter.py (0.25.0-0.33.0): also needs VLLM_ROCM_USE_AITER_LINEAR_HIPBMM (default off, not an fp8check
     assumption), so it never wins; its can_implement is modelled on its Aiter siblings."""
 
-    name = "AiterHipbMMPerTokenFp8ScaledMMLinearKernel"
+    name = "AiterHipbMMPerTokenFp8ScaledMMLinearKernel"  # --linear-backend aiter does not select it
 
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:
@@ -45,6 +47,7 @@ class AiterHipbMMPerTokenFp8ScaledMMLinearKernel(_AiterPerToken):
 
 class AiterPreshuffledPerTokenFp8ScaledMMLinearKernel(_AiterPerToken):
     name = "AiterPreshuffledPerTokenFp8ScaledMMLinearKernel"
+    backends = ("aiter",)
 
     @classmethod
     def can_implement(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
@@ -60,10 +63,12 @@ class AiterPreshuffledPerTokenFp8ScaledMMLinearKernel(_AiterPerToken):
 
 class AiterPerTokenFp8ScaledMMLinearKernel(_AiterPerToken):
     name = "AiterPerTokenFp8ScaledMMLinearKernel"
+    backends = ("aiter",)
 
 
 class ROCmFP8ScaledMMLinearKernel(Kernel):
     name = "ROCmFP8ScaledMMLinearKernel"
+    numerics = SCALED_MM
 
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:
@@ -87,6 +92,7 @@ class RDNA4W8A8Fp8BlockScaledMMKernel(BlockScaledKernel):
 
     name = "RDNA4W8A8Fp8BlockScaledMMKernel"
     verified = False
+    numerics = BLOCK
 
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:
@@ -99,6 +105,8 @@ class RDNA4W8A8Fp8BlockScaledMMKernel(BlockScaledKernel):
 
 class AiterFp8BlockScaledMMKernel(BlockScaledKernel):
     name = "AiterFp8BlockScaledMMKernel"
+    numerics = BLOCK
+    backends = ("aiter",)
 
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from fp8check.kernels.base import BlockScaledKernel, RoutingContext
+from fp8check.kernels.base import BLOCK, BlockScaledKernel, RoutingContext
 from fp8check.kernels.quant_keys import KernelConfig
 
 
 class TritonFp8BlockScaledMMKernel(BlockScaledKernel):
+    """vLLM's generic w8a8_triton_block_scaled_mm, listed after the vendor block kernels (DeepGEMM, CUTLASS,
+    FlashInfer, AITER, oneDNN) in every block table that has them."""
+
     name = "TritonFp8BlockScaledMMKernel"
+    numerics = BLOCK
+    backends = ("triton",)
+    slow_fallback = "the portable Triton block GEMM"
 
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fp8check.kernels.base import BlockScaledKernel, Kernel, RoutingContext
+from fp8check.kernels.base import BLOCK, SCALED_MM, WEIGHT_ONLY, BlockScaledKernel, Kernel, RoutingContext
 from fp8check.kernels.quant_keys import (
     KernelConfig, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8StaticChannelSym, kFp8StaticTensorSym,
     kFp8StaticTokenSym,
@@ -17,6 +17,8 @@ class XPUW8A16FP8LinearKernel(Kernel):
     """Weight-only FP8 on XPU. It checks no activation key, so it also takes W8A8 configs (run weight-only)."""
 
     name = "XPUW8A16FP8LinearKernel"
+    numerics = WEIGHT_ONLY
+    backends = ("xpu_woq",)
 
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:
@@ -33,6 +35,8 @@ class XPUW8A16FP8LinearKernel(Kernel):
 
 class XPUW8A8FP8LinearKernel(Kernel):
     name = "XPUW8A8FP8LinearKernel"
+    numerics = SCALED_MM
+    backends = ("xpu",)
 
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:
@@ -53,6 +57,8 @@ class XPUFp8BlockScaledMMKernel(BlockScaledKernel):
     """oneDNN block-scaled GEMM. Any block size passes selection; ragged shapes fail after loading."""
 
     name = "XPUFp8BlockScaledMMKernel"
+    numerics = BLOCK
+    backends = ("xpu",)
 
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:

@@ -34,9 +34,10 @@ import torch.nn.functional as F
 
 from fp8check.core.checkpoint.local import Checkpoint
 from fp8check.core.errors import InputError, printable
-from fp8check.core.model.modules import LinearModule, Shard, build_layout
+from fp8check.core.model.modules import LinearModule, ModelLayout, Shard, build_layout
 from fp8check.core.model.sharding import TensorRead
 from fp8check.core.load.weights import CheckpointFiles, ShardTensors, read_shards
+from fp8check.core.routing.moe import expert_shapes
 
 FAR_LIMIT = 0.001           # codes more than one step from requantized BASE: measured 0 of 28.3 M
 DRIFT_LIMIT = 0.03          # net one-step drift: measured 0; the bf16 scale's own rounding allows <= 2.25 %
@@ -118,25 +119,26 @@ class Base:
             raise InputError(f"--against {printable(label)}: {exc}") from None
 
     def bind(self, ckpt: Checkpoint, chosen: list[LinearModule], tp: int,
-             experts: tuple[tuple[Shard, ...], ...] = ()) -> "Base":
+             experts: tuple[tuple[Shard, ...], ...] = (), layout: ModelLayout | None = None) -> None:
         """Refuse a BASE that cannot be the source of `ckpt`, then fetch what the chosen modules and the FusedMoE
-        experts load runs (`experts`: each one's gate, up, down) need."""
+        experts load runs (`experts`: each one's gate, up, down) need. `layout`: ckpt's (built here when not given)."""
         if tp > 1:
             raise InputError(f"--against compares on one process with whole tensors; run it without --tp {tp} (the "
                              "TP split does not change the values: `load --tp` checks the split, --against the values)")
         check_base(ckpt, self.ckpt, self.label)
+        here = layout or build_layout(ckpt.tensors, ckpt.config)
+        theirs = build_layout(self.ckpt.tensors, self.ckpt.config)
+        check_experts(here, theirs, self.label)
         if not chosen and not experts:
             raise InputError(f"--against {printable(self.label)}: no module to compare (--layers selects no linear "
                              "module and no FusedMoE expert load runs); widen --layers")
-        self.modules = {m.name: m for m in build_layout(self.ckpt.tensors, self.ckpt.config).linears}
-        here = {name for m in build_layout(ckpt.tensors, ckpt.config).linears
-                for name in (m.name, *(s.name for s in m.shards))}
-        self.unmatched = tuple(sorted(n for n in self.modules if n not in here))
+        self.modules = {m.name: m for m in theirs.linears}
+        names = {name for m in here.linears for name in (m.name, *(s.name for s in m.shards))}
+        self.unmatched = tuple(sorted(n for n in self.modules if n not in names))
         wanted = {t.name for m in chosen if m.name in self.modules
                   for s in self.modules[m.name].shards for t in (s.weight, *s.side.values())}
         wanted |= {s.weight.name for shards in experts for s in shards if s.weight.name in self.ckpt.tensors}
         self.files = self._about_base(lambda: CheckpointFiles(self.fetch(wanted)))
-        return self
 
     def _about_base(self, call):
         """Errors reading BASE name it: `--against BASE: config.json: not found`, not the checkpoint's words."""
@@ -226,7 +228,8 @@ def worst_expert(comparisons: list[Comparison]) -> Comparison | None:
 # ------------------------------------------------------------------------------------------- model checks
 
 def check_base(ckpt: Checkpoint, base: Checkpoint, label: str) -> None:
-    """One line (exit 2) when BASE cannot be the unquantized source of `ckpt`: quantized, or another model."""
+    """One line (exit 2) when BASE cannot be the unquantized source of `ckpt`: quantized, or another model (its
+    config; check_experts compares the FusedMoE layers)."""
     where = f"--against {printable(label)}"
     if base.config.quantization_config is not None or base.config.raw_quantization_config:
         method = (base.config.raw_quantization_config or {}).get("quant_method", "quantized")
@@ -242,20 +245,22 @@ def check_base(ckpt: Checkpoint, base: Checkpoint, label: str) -> None:
         if a != b:
             raise InputError(f"{where}: BASE is a different model ({field} {_shown(b)}, here {_shown(a)}); BASE must "
                              "be the unquantized model this checkpoint was made from")
-    mine, theirs = _moe_sizes(ckpt), _moe_sizes(base)
-    for field, a, b in zip(("num_experts (n_routed_experts)", "moe_intermediate_size"), mine, theirs):
+
+
+def check_experts(layout: ModelLayout, base: ModelLayout, label: str) -> None:
+    """One line (exit 2) when BASE's FusedMoE layers have other expert counts or sizes than the checkpoint's."""
+    for field, a, b in zip(("num_experts (n_routed_experts)", "moe_intermediate_size"), _moe_sizes(layout),
+                           _moe_sizes(base)):
         if a != b:
-            raise InputError(f"{where}: BASE is a different model ({field} {_shown(b)}, here {_shown(a)}); BASE must "
-                             "be the unquantized model this checkpoint was made from")
+            raise InputError(f"--against {printable(label)}: BASE is a different model ({field} {_shown(b)}, here "
+                             f"{_shown(a)}); BASE must be the unquantized model this checkpoint was made from")
 
 
-def _moe_sizes(ckpt: Checkpoint) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def _moe_sizes(layout: ModelLayout) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Routed experts and their intermediate size per FusedMoE layer, as the MoE layout reads them from the
     tensors (what vLLM builds from num_experts / n_routed_experts / num_local_experts and moe_intermediate_size;
     fp8check's ModelConfig keeps none of these fields)."""
-    from fp8check.core.routing.moe import expert_shapes
-
-    shapes = [expert_shapes(m) for m in build_layout(ckpt.tensors, ckpt.config).moes]
+    shapes = [expert_shapes(m) for m in layout.moes]
     return tuple(len(s.experts) for s in shapes), tuple(s.intermediate for s in shapes)
 
 

@@ -14,14 +14,13 @@ import torch
 
 from fp8check.core.errors import CheckpointFileError, printable
 from fp8check.core.model.modules import LinearModule
-from fp8check.core.model.sharding import RankReads, TensorRead
+from fp8check.core.model.sharding import WEIGHT_SCALES, RankReads, TensorRead
 
 TORCH_DTYPES = {
     "F8_E4M3": torch.float8_e4m3fn, "F8_E5M2": torch.float8_e5m2, "F8_E4M3FNUZ": torch.float8_e4m3fnuz,
     "F8_E5M2FNUZ": torch.float8_e5m2fnuz, "F8_E8M0": torch.float8_e8m0fnu, "BF16": torch.bfloat16,
     "F16": torch.float16, "F32": torch.float32, "F64": torch.float64,
 }
-SCALE_SUFFIXES = ("weight_scale", "weight_scale_inv")
 
 
 class ShardTensors(NamedTuple):
@@ -92,7 +91,7 @@ def _shard_tensors(name: str, files: CheckpointFiles, weight: TensorRead, side: 
     def get(suffix: str) -> torch.Tensor | None:
         return files.read(side[suffix]) if suffix in side else None
 
-    scale = next((s for s in SCALE_SUFFIXES if s in side), None)
+    scale = next((s for s in WEIGHT_SCALES if s in side), None)
     return ShardTensors(name, files.read(weight), get(scale) if scale else None, get("input_scale"), get("bias"),
                         scale or "weight_scale")
 

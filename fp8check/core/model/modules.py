@@ -26,8 +26,6 @@ SIDE_TENSORS = ("weight_scale", "weight_scale_inv", "input_scale", "weight_zero_
 REPLICATED_LEAVES = frozenset({"q_a_proj", "kv_a_proj_with_mqa"})
 # deepseek_v2.py DeepseekV2ForCausalLM: packed_modules_mapping gains this entry when q_lora_rank is set.
 MLA_FUSED = ("fused_qkv_a_proj", ("q_a_proj", "kv_a_proj_with_mqa"))
-# Stands for the module's name in messages computed once per module shape (inspect fills it in per module).
-LAYER = "\x00layer\x00"
 _EXPERT_TAIL = re.compile(r"(?:\d+\.)?[^.]+(?:\.[^.]+)?")  # what follows '<FusedMoE name>.' in an expert tensor's name
 _LAYER_INDEX = re.compile(r"\.(\d+)\.")
 

@@ -1,10 +1,12 @@
-"""Tensor-parallel shapes exactly as vLLM's linear layers compute them, and validate_fp8_block_shape."""
+"""Tensor-parallel shapes exactly as vLLM's linear layers compute them, validate_fp8_block_shape, and which experts
+each expert-parallel rank holds (determine_expert_map)."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from fp8check.core.model.modules import LAYER, LinearModule
+from fp8check.core.formats.base import LAYER
+from fp8check.core.model.modules import LinearModule
 
 
 VOCAB_PADDING = 64  # vocab_parallel_embedding.DEFAULT_VOCAB_PADDING_SIZE
@@ -94,3 +96,11 @@ def block_shape_error(layout: TPLayout, block: tuple[int, int], allow_mismatch_e
                 return (f"Weight output_partition_size = {size} is not divisible by weight quantization "
                         f"block_n = {block_n}.")
     return None
+
+
+def expert_ranges(num_experts: int, ep: int) -> tuple[range, ...]:
+    """determine_expert_map (fused_moe/expert_map_manager.py), linear placement: the experts each of the `ep` ranks
+    holds, in rank order; the first `num_experts % ep` ranks hold one expert more (ranks past the experts, none)."""
+    base, extra = divmod(num_experts, ep)
+    bounds = [rank * base + min(rank, extra) for rank in range(ep + 1)]
+    return tuple(range(a, b) for a, b in zip(bounds, bounds[1:]))

@@ -17,8 +17,8 @@ from fp8check.core.errors import InputError
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.records import InspectOptions, InspectReport
 from fp8check.core.model.modules import layer_template
-from fp8check.core.routing.profiles import PULL_REQUESTS, WHEEL_CHANGES, RuleProfile
-from fp8check.core.report.document import ranges
+from fp8check.core.planning.rows import collapsed_name, without_index
+from fp8check.core.routing.profiles import WHEEL_CHANGES, RuleProfile
 
 MOE_RULES = "moe_rules"  # the FusedMoE rule set (0.28 -> 0.33) counts as one change
 
@@ -99,14 +99,6 @@ def describe(change: int | str, profile: RuleProfile | None = None) -> str:
     return f"{change} ({WHEEL_CHANGES[change].split(':', 1)[0]})"
 
 
-def change_json(change: int | str) -> dict:
-    if change == MOE_RULES:
-        return {"change": MOE_RULES, "pr": None, "what": "FusedMoE rule set (fp8check.kernels.moe)"}
-    if isinstance(change, int):
-        return {"change": f"#{change}", "pr": change, "what": PULL_REQUESTS[change]}
-    return {"change": change, "pr": None, "what": WHEEL_CHANGES[change]}
-
-
 def restricted(ckpt: Checkpoint, module_names: set[str]) -> Checkpoint:
     """The checkpoint cut down to these modules' tensors: re-routing them costs a fraction of the whole model."""
     prefixes = tuple(f"{name}." for name in module_names)
@@ -160,8 +152,7 @@ def diff(ckpt: Checkpoint, options: InspectOptions, old: RuleProfile, new: RuleP
                                  old, new, representatives)
     rows = []
     for (template, b, a), members in groups.items():
-        numbered = [i for i, _ in members if i is not None]
-        name = template.replace("{i}", "{" + ranges(numbered) + "}") if len(members) > 1 else members[0][1]
+        name = collapsed_name(template, members)
         what = tuple(w for w, differs in (("scheme", b.scheme != a.scheme), ("kernel", b.kernel != a.kernel),
                                          ("verdict", b.loads != a.loads)) if differs) or ("error",)
         rows.append(LayerChange(name, len(members), before[members[0][1]], after[members[0][1]], what,
@@ -172,30 +163,4 @@ def diff(ckpt: Checkpoint, options: InspectOptions, old: RuleProfile, new: RuleP
 
 def _strip(outcome: RouteOutcome, index: int | None) -> RouteOutcome:
     """Errors differ only by the block index across decoder blocks: compare them with it removed."""
-    if outcome.error is None or index is None:
-        return outcome
-    return outcome._replace(error=outcome.error.replace(f".{index}.", ".{i}."))
-
-
-def to_json(report: DiffReport) -> dict:
-    return {
-        "command": "diff", "ok": report.ok, "model": report.model, "platform": report.platform, "tp": report.tp,
-        "ep": report.ep, "from": report.old.name, "to": report.new.name,
-        "profile_changes": [change_json(c) for c in profile_changes(report.old, report.new)],
-        "tp_sizes_ok": {"from": list(report.tp_sizes_ok[0]), "to": list(report.tp_sizes_ok[1])},
-        "unchanged": report.unchanged,
-        "layers": [{"name": c.name, "count": c.count, "what": list(c.what), "stops_loading": c.stops_loading,
-                    "from": c.before._asdict() | {"loads": c.before.loads},
-                    "to": c.after._asdict() | {"loads": c.after.loads},
-                    "responsible": [change_json(x) for x in c.changes]} for c in report.changes],
-    }
-
-
-def headline(report: DiffReport) -> str:
-    stops = sum(c.count for c in report.changes if c.stops_loading)
-    starts = sum(c.count for c in report.changes if not c.before.loads and c.after.loads)
-    moved = sum(c.count for c in report.changes)
-    where = f"{report.platform}, TP={report.tp}" + (" --ep" if report.ep else "")
-    text = (f"vLLM {report.old.name} -> {report.new.name} on {where}: {moved} module(s) change, "
-            f"{report.unchanged} unchanged; {starts} start loading, {stops} stop loading")
-    return ("FAIL: " if stops else "OK: ") + text
+    return outcome if outcome.error is None else outcome._replace(error=without_index(outcome.error, index))

@@ -96,18 +96,3 @@ def _without_name(reason: str | None, name: str) -> str | None:
     reason = reason.strip().removeprefix(name).strip()
     return reason[:-1] if reason.endswith("..") else reason  # vLLM appends "." to reasons that end in one
 
-
-def matrix_json(ctx: RoutingContext, tables: list[KernelTable]) -> dict:
-    return {
-        "platform": ctx.platform.label, "platform_kind": ctx.kind, "capability": ctx.cc,
-        "vllm": ctx.profile.name, "vllm_versions": ctx.profile.vllm,
-        "assumptions": ctx.platform.assumptions.relevant(ctx.kind), "disabled_kernels": sorted(ctx.disabled),
-        "layer": {"n": REPRESENTATIVE_N, "k": REPRESENTATIVE_K, "out_dtype": "bfloat16"},
-        "tables": [{
-            "quantization": table.quantization,
-            "columns": [{"weight": c.weight, "activation": c.activation, "weight_key": c.weight_key.name,
-                         "activation_key": c.activation_key.name} for c in table.columns],
-            "kernels": [{"kernel": row.kernel, "verified": row.verified, "cells": [cell._asdict() for cell in row.cells]}
-                        for row in table.rows],
-        } for table in tables],
-    }

@@ -14,9 +14,7 @@ from fp8check.core.checkpoint.local import Checkpoint
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.records import InspectOptions, InspectReport
 from fp8check.core.planning.memory import MemoryFit
-from fp8check.core.planning.memory import to_json as memory_json
 from fp8check.core.routing.platforms import Platform
-
 
 
 class Cell(NamedTuple):
@@ -61,19 +59,3 @@ def matrix(ckpt: Checkpoint, options: InspectOptions, platforms: list[Platform],
     cells = tuple(cell(inspect_checkpoint(ckpt, options._replace(platform=platform, tp=tp)))
                   for platform in platforms for tp in tps)
     return Matrix(ckpt.source, options.profile.name, tuple(p.label for p in platforms), tuple(tps), cells)
-
-
-def headline(result: Matrix) -> str:
-    loads = [c for c in result.cells if c.ok]
-    where = ", ".join(f"{c.platform} TP {c.tp}" for c in loads)
-    if loads:
-        return f"OK: {len(loads)} of {len(result.cells)} platform x TP cells load (vLLM {result.vllm}): {where}"
-    return f"FAIL: none of {len(result.cells)} platform x TP cells loads (vLLM {result.vllm})"
-
-
-def to_json(result: Matrix) -> dict:
-    return {"command": "matrix", "ok": result.ok, "model": result.model, "vllm": result.vllm,
-            "platforms": list(result.platforms), "tp": list(result.tps),
-            "cells": [{"platform": c.platform, "tp": c.tp, "loads": c.ok, "kernels": list(c.kernels),
-                       "reason": c.reason, "memory": memory_json(c.memory) if c.memory else None}
-                      for c in result.cells]}

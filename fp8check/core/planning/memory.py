@@ -232,9 +232,3 @@ def summary(memory: MemoryFit) -> str:
         return head + ": does not fit"
     return head + f"; KV cache {gib(memory.kv_bytes)} = {memory.kv_tokens:,} tokens at most"
 
-
-def to_json(memory: MemoryFit) -> dict:
-    return {"device_memory": memory.device_memory, "gpu_memory_utilization": memory.utilization,
-            "weight_bytes_per_rank": memory.weight_bytes, "budget_bytes": memory.budget,
-            "kv_cache_bytes": memory.kv_bytes, "kv_bytes_per_token": memory.kv_bytes_per_token,
-            "kv_cache_tokens": memory.kv_tokens, "fits": memory.fits, "error": memory.error, "note": memory.note}

@@ -19,10 +19,10 @@ from typing import NamedTuple
 
 from fp8check.core.checkpoint.local import Checkpoint
 from fp8check.core.planning.diff import RouteOutcome, checkpoint_prefixes, describe, outcomes, responsible, restricted
+from fp8check.core.planning.rows import collapse
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.records import InspectOptions, InspectReport
 from fp8check.core.routing.profiles import PROFILES, RuleProfile
-from fp8check.core.report.document import collapse
 from fp8check.core.records import Backend
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.registry import BACKEND_KERNELS, FP8, FP8_BLOCK, W8A16_FP8, candidates

@@ -1,1 +1,2 @@
-"""Reports as documents: the JSON document (schema_version 1), JUnit, and the collapsed rows a table shows."""
+"""Reports as documents: the JSON document of every command (documents), JUnit (junit) and the one-line verdicts
+(verdicts). Collapsed rows are a planning view (fp8check.core.planning.rows)."""

@@ -117,7 +117,3 @@ def environment() -> list[Probe]:
                                                         {"executable": sys.executable}),
             probe_platform(), probe_torch(), probe_triton(), probe_ipex(), probe_vllm()]
 
-
-def environment_json(probes: list[Probe]) -> dict:
-    return {probe.name: {"found": probe.found, "version": probe.version, **probe.details, "error": probe.error}
-            for probe in probes}

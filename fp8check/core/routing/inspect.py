@@ -6,9 +6,10 @@ from functools import lru_cache
 
 from fp8check.core.checkpoint.local import Checkpoint, activation_dtype, paused_gc
 from fp8check.core.errors import InputError, printable
-from fp8check.core.formats.config import CompressedTensorsConfig, OutOfScopeConfig
-from fp8check.core.formats.matching import Assignment, assign
-from fp8check.core.model.modules import LAYER, LinearModule, build_layout
+from fp8check.core.formats.base import Assignment
+from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe
+from fp8check.core.formats.base import LAYER
+from fp8check.core.model.modules import LinearModule, ModelLayout, build_layout
 from fp8check.core.model.tp import tp_layout
 from fp8check.core.planning.memory import fit, fits_at, weight_footprint
 from fp8check.core.records import InspectOptions, InspectReport, LayerReport
@@ -19,7 +20,6 @@ from fp8check.core.routing.warnings import with_warnings
 from fp8check.kernels.base import RoutingContext
 
 TP_SWEEP = tuple(range(1, 17))
-METHOD_MIN_CAPABILITY = {"compressed-tensors": 70, "fp8": 75}
 
 
 
@@ -28,13 +28,12 @@ def model_errors(ckpt: Checkpoint, ctx: RoutingContext, tp: int) -> list[str]:
     errors = []
     quant = ckpt.config.quantization_config
     if quant is not None:
-        minimum = METHOD_MIN_CAPABILITY[quant.method]
+        quant_format = FORMATS[quant.method]
+        minimum = quant_format.min_capability
         if ctx.cc is not None and ctx.cc < minimum:
             errors.append(f"The quantization method {quant.method} is not supported for the current GPU. Minimum "
                           f"capability: {minimum}. Current capability: {ctx.cc}.")
-        if isinstance(quant, CompressedTensorsConfig) and quant.sparsity_targets:
-            errors.append("Sparsity support has been removed from compressed-tensors. Please use a model without "
-                          "sparsity configuration.")
+        errors += quant_format.config_errors(quant)
     heads = ckpt.config.num_attention_heads
     if heads and heads % tp:
         errors.append(f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp}).")
@@ -42,7 +41,8 @@ def model_errors(ckpt: Checkpoint, ctx: RoutingContext, tp: int) -> list[str]:
 
 
 @paused_gc()  # ~100k records built, none in a cycle (see paused_gc)
-def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions) -> InspectReport:
+def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelLayout | None = None) -> InspectReport:
+    """Every module vLLM builds, routed under `options`; `layout` when the caller (load) built it already."""
     quant = ckpt.config.quantization_config
     if isinstance(quant, OutOfScopeConfig):
         raise InputError(
@@ -50,7 +50,7 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions) -> InspectRepo
             "checkpoints (quant_method 'compressed-tensors' with FP8 weights, or 'fp8')"
         )
     ctx = RoutingContext(options.platform, options.profile, frozenset(options.disabled_kernels))
-    layout = build_layout(ckpt.tensors, ckpt.config)
+    layout = layout or build_layout(ckpt.tensors, ckpt.config)
     out_dtype = activation_dtype(ckpt.config)
 
     @lru_cache(maxsize=None)
@@ -95,26 +95,12 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions) -> InspectRepo
         backend=options.backend, quant_method=quant.method if quant else None, layers=tuple(layers),
         moes=moes, errors=tuple(errors), warnings=(), tp_sizes_ok=tp_ok, notes=layout.notes,
         skipped=layout.skipped, ep=options.ep, tp_sizes_ok_ep=tp_ok_ep, memory=memory,
-    ), ckpt, options)
+    ), ckpt, options, layout)
 
 
 def _layer_report(module: LinearModule, assignment: Assignment, result: Route, integrity_errors: list[str],
                   warnings: list[str]) -> LayerReport:
-    w = assignment.weights
-    if assignment.method == "fp8":
-        strategy = f"block {list(assignment.block)}" if assignment.block else "tensor"
-        # The granularity of dynamic activations is vLLM's choice (see activation_key), not the config's.
-        activation = "static tensor" if assignment.static_input else "dynamic"
-        if assignment.block:
-            activation += f" group {assignment.block[0]}"
-    elif w is not None:
-        strategy = w.strategy + (f" {list(w.block_structure)}" if w.block_structure else "")
-        strategy += f" {w.group_size}" if w.strategy == "group" else ""
-        a = assignment.input_activations
-        activation = None if a is None else (f"{'dynamic' if a.dynamic else 'static'} {a.strategy}"
-                                             + (f" {a.group_size}" if a.group_size else ""))
-    else:
-        strategy = activation = None
+    strategy, activation = describe(assignment)
     choice = result.choice
     return LayerReport(
         name=module.name, layer_type=module.layer_type, shards=tuple(s.name for s in module.shards),

@@ -1,5 +1,8 @@
 """Header-level integrity: every FP8 weight has the scales its strategy needs, with the right shape and dtype.
 
+Which scales a module needs is its format's answer (fp8check.core.formats, expected_tensors: the tensors the
+scheme's create_weights registers); the checks of shape, dtype and presence are the same for every format.
+
 A missing block scale loads silently in vLLM and only the outputs are wrong (vllm#57108), so each problem
 is an error naming the tensor.
 """
@@ -8,10 +11,11 @@ from __future__ import annotations
 
 import math
 
-from fp8check.core.errors import printable
-from fp8check.core.formats.matching import Assignment
-from fp8check.core.model.modules import LinearModule, Shard
 from fp8check.core.checkpoint.safetensors_header import FP8_DTYPES, TensorInfo
+from fp8check.core.errors import printable
+from fp8check.core.formats.base import Assignment, ExpectedTensors
+from fp8check.core.formats.registry import FORMATS
+from fp8check.core.model.modules import LinearModule, Shard
 
 SCALE_DTYPES = ("F32", "BF16", "F16")
 E8M0 = "F8_E8M0"
@@ -21,17 +25,16 @@ def check_module(module: LinearModule, assignment: Assignment) -> tuple[list[str
     """(errors, warnings) for one module's tensors under the quantization vLLM will give it."""
     errors: list[str] = []
     warnings: list[str] = []
+    quantized = assignment.method is not None and not assignment.error
+    expected = FORMATS[assignment.method].expected_tensors(assignment) if quantized else None
     for shard in module.shards:
         weight = shard.weight
-        if assignment.method is None or assignment.error:
+        if not quantized:
             if weight.dtype in FP8_DTYPES and not assignment.error:
                 errors.append(f"{_t(weight)} is {weight.dtype} but vLLM treats this layer as unquantized "
                               f"({assignment.reason}): the raw FP8 values would be loaded unscaled")
-            continue
-        if assignment.method == "compressed-tensors":
-            _check_ct(shard, assignment, errors, warnings)
-        else:
-            _check_native(shard, assignment, errors, warnings)
+        elif expected is not None:
+            _check_shard(shard, expected, errors, warnings)
     return errors, warnings
 
 
@@ -39,35 +42,19 @@ def uses_e8m0_scales(module: LinearModule) -> bool:
     return any(info.dtype == E8M0 for shard in module.shards for info in shard.side.values())
 
 
-def _check_ct(shard: Shard, a: Assignment, errors: list[str], warnings: list[str]) -> None:
-    w, inp = a.weights, a.input_activations
-    if w is None:
-        return
-    if w.is_float8:
+def _check_shard(shard: Shard, expected: ExpectedTensors, errors: list[str], warnings: list[str]) -> None:
+    scale = expected.weight_scale
+    if scale is not None:
         _fp8_weight(shard.weight, errors, warnings)
-        n, k = shard.weight.shape
-        block = w.block_structure
-        _scale(shard, "weight_scale", w.strategy, block, w.group_size, errors)
-        if "weight_scale_inv" in shard.side:
-            warnings.append(f"{_t(shard.side['weight_scale_inv'])}: compressed-tensors checkpoints store "
-                            "'weight_scale'; this tensor is not what vLLM's compressed-tensors schemes read")
-        if w.strategy == "block" and (n % block[0] or k % block[1]):
-            warnings.append(f"{_t(shard.weight)} {list(shard.weight.shape)} is not a multiple of block "
-                            f"{list(block)}: the last block row/column is partial (padded scales)")
-    static_input = inp is not None and not inp.dynamic
-    _input_scale(shard, static_input, errors, warnings)
-
-
-def _check_native(shard: Shard, a: Assignment, errors: list[str], warnings: list[str]) -> None:
-    _fp8_weight(shard.weight, errors, warnings)
-    if a.block:
-        _scale(shard, "weight_scale_inv", "block", a.block, None, errors)
-        if "weight_scale" in shard.side:
-            warnings.append(f"{_t(shard.side['weight_scale'])}: block fp8 checkpoints use weight_scale_inv; "
-                            "this tensor has no vLLM parameter")
-    else:
-        _scale(shard, "weight_scale", "tensor", None, None, errors)
-    _input_scale(shard, a.static_input, errors, warnings)
+        _scale(shard, scale.suffix, scale.strategy, scale.block, scale.group_size, errors)
+        if scale.stray and scale.stray in shard.side:
+            warnings.append(f"{_t(shard.side[scale.stray])}: {scale.stray_note}")
+        if scale.partial_blocks and scale.strategy == "block":
+            (n, k), block = shard.weight.shape, scale.block
+            if n % block[0] or k % block[1]:
+                warnings.append(f"{_t(shard.weight)} {list(shard.weight.shape)} is not a multiple of block "
+                                f"{list(block)}: the last block row/column is partial (padded scales)")
+    _input_scale(shard, expected.static_input, errors, warnings)
 
 
 def _fp8_weight(weight: TensorInfo, errors: list[str], warnings: list[str]) -> None:

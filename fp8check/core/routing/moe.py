@@ -3,9 +3,10 @@
 Order is vLLM's (fused_moe/layer.py make_fused_moe -> quant method __init__ -> create_weights): the MoE parallel
 config and FusedMoEConfig's `intermediate_size % tp_size` assert, then the method's constructor (0.33 native fp8
 first refines the block, then selects the expert backend), then create_weights' block-shape validation. vLLM stops
-at the first error, so a layer reports at most one. Sources: vLLM 0.28.0 and 0.33.0
-(quantization/fp8.py Fp8MoEMethod, compressed_tensors/compressed_tensors_moe/*.py, fused_moe/oracle/fp8.py,
-fused_moe/config.py, fused_moe/expert_map_manager.py determine_expert_map, quantization/utils/fp8_utils.py).
+at the first error, so a layer reports at most one. The method and its constructor's keys are the format's
+(fp8check.core.formats: Fp8MoEMethod, CompressedTensorsW8A8Fp8MoEMethod). Sources: vLLM 0.28.0 and 0.33.0
+(fused_moe/oracle/fp8.py, fused_moe/config.py, fused_moe/expert_map_manager.py determine_expert_map,
+quantization/utils/fp8_utils.py).
 """
 
 from __future__ import annotations
@@ -14,23 +15,17 @@ import math
 from operator import itemgetter
 from typing import NamedTuple
 
-from fp8check.core.routing.integrity import check_module
-from fp8check.core.formats.matching import Assignment, assign_compressed_tensors
-from fp8check.core.model.modules import LinearModule, MoEModule, Shard
-from fp8check.core.formats.config import CompressedTensorsConfig, NativeFp8Config, QuantArgs
-from fp8check.core.routing.linear import is_fp8_w8a8
 from fp8check.core.checkpoint.safetensors_header import TensorInfo
+from fp8check.core.formats.base import UNQUANTIZED_MOE, MoEMethod
+from fp8check.core.formats.registry import FORMATS
+from fp8check.core.model.modules import LinearModule, MoEModule, Shard
+from fp8check.core.model.tp import expert_ranges
+from fp8check.core.records import MoEReport
+from fp8check.core.routing.integrity import check_module
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.moe import MoEChoice, MoEConfig, key_text, refined_block_accepted, select_backend
-from fp8check.kernels.quant_keys import (
-    QuantKey, kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockSym,
-    kFp8StaticChannelSym, kFp8StaticTensorSym,
-)
-from fp8check.core.records import MoEReport
+from fp8check.kernels.quant_keys import QuantKey
 
-UNQUANTIZED_MOE = "UnquantizedFusedMoEMethod"
-CT_FP8_MOE = "CompressedTensorsW8A8Fp8MoEMethod"
-FP8_MOE = "Fp8MoEMethod"
 # Checkpoint leaf -> role in w13 / w2 (Mixtral's w1/w3/w2 are gate/up/down).
 LEAF_ROLES = {"gate_proj": "gate", "w1": "gate", "up_proj": "up", "w3": "up", "down_proj": "down", "w2": "down"}
 # Model types whose router is sigmoid + e_score_correction_bias + groups (get_routing_method_type -> DeepSeekV3).
@@ -47,21 +42,6 @@ class ExpertShapes(NamedTuple):
     intermediate: int
     errors: tuple[str, ...]
     fused: bool = False               # experts stored fused (gate_up_proj [E, ...]): not split per expert
-
-
-class MoEMethod(NamedTuple):
-    """What the quant method's constructor decides: its class, the keys it hands the oracle, the block."""
-
-    method: str
-    weight_key: QuantKey | None = None
-    activation_key: QuantKey | None = None
-    block: tuple[int, int] | None = None
-    strategy: str | None = None
-    activation: str | None = None
-    allow_vllm_cutlass: bool = False
-    assignment: Assignment | None = None
-    error: str | None = None
-    note: str | None = None
 
 
 class MoEPlacement(NamedTuple):
@@ -115,119 +95,18 @@ def expert_shapes(moe: MoEModule) -> ExpertShapes:
 
 
 def select_method(moe: MoEModule, shapes: ExpertShapes, quant, rules: str) -> MoEMethod:
-    """The FusedMoE quant method: Fp8Config.get_quant_method or CompressedTensorsMoEMethod.get_moe_method."""
+    """The FusedMoE quant method: the format's get_quant_method for a FusedMoE, asked with the checkpoint's names
+    of expert 0's gate / up / down projections."""
     if quant is None:
         return MoEMethod(UNQUANTIZED_MOE, note="the model has no quantization_config")
-    if isinstance(quant, NativeFp8Config):
-        if moe.name in quant.ignored_layers:
-            return MoEMethod(UNQUANTIZED_MOE, note="listed in ignored_layers / modules_to_not_convert")
-        return _native_fp8(quant, rules)
-    if isinstance(quant, CompressedTensorsConfig):
-        return _compressed_tensors(moe, shapes, quant, rules)
-    return MoEMethod("?", error=f"quantization method {quant.method} is not modelled for FusedMoE")
-
-
-def _native_fp8(quant: NativeFp8Config, rules: str) -> MoEMethod:
-    """Fp8MoEMethod.__init__: 0.28 hands the oracle the 128x128 key whatever weight_block_size says; 0.33 builds
-    the key from the (possibly refined) block, see place()."""
-    static = quant.activation_scheme == "static"
-    assignment = Assignment("fp8", block=quant.weight_block_size, static_input=static)
-    if quant.weight_block_size:
-        block = tuple(quant.weight_block_size)
-        weight = kFp8Static128BlockSym if rules == "0.28" else QuantKey(True, block)
-        error = None
-        if static:  # create_weights: `assert not self.block_quant` under static activations
-            error = "AssertionError in Fp8MoEMethod.create_weights: static activation scales with block weights"
-        return MoEMethod(FP8_MOE, weight, kFp8Dynamic128Sym, block, f"block {list(block)}",
-                         f"dynamic group {block[0]}", assignment=assignment, error=error)
-    act = kFp8StaticTensorSym if static else kFp8DynamicTensorSym
-    return MoEMethod(FP8_MOE, kFp8StaticTensorSym, act, None, "tensor", "static tensor" if static else "dynamic",
-                     assignment=assignment)
-
-
-def _compressed_tensors(moe: MoEModule, shapes: ExpertShapes, quant: CompressedTensorsConfig,
-                        rules: str) -> MoEMethod:
-    """get_moe_method: expert 0's gate/up/down must share one scheme (0.28 asks for the names gate_proj / up_proj
-    / down_proj whatever the checkpoint calls them; 0.33 asks for the checkpoint's names). A 'Linear' target also
-    targets RoutedExperts (_add_fused_moe_to_target_scheme_map)."""
-    leaves = tuple(d if rules == "0.28" else shapes.leaves.get(r, d) for r, d in DEFAULT_LEAVES)
-    assignments = {_ct_assignment(f"{moe.name}.0.{leaf}", quant) for leaf in leaves}
-    if len(assignments) > 1:
-        return MoEMethod("?", error="All MoE projections need to have same quantization scheme but found multiple")
-    a = assignments.pop()
-    if a.error:
-        return MoEMethod("?", error=a.error)
-    if a.method is None:
-        return MoEMethod(UNQUANTIZED_MOE, note=a.reason, assignment=a)
-    w, inp, fmt = a.weights, a.input_activations, a.format
-    if w.type == "float" and w.num_bits in (4, 8) and w.strategy in ("group", "tensor_group") and \
-            w.group_size in (16, 32):
-        return MoEMethod("(MXFP4/MXFP8/NVFP4 MoE method)", assignment=a,
-                         note="not an FP8 e4m3 scheme; fp8check routes FP8 experts only")
-    if w.strategy in ("channel", "group") and inp is None and not w.dynamic:  # _is_wNa16_group_channel
-        if fmt != "pack-quantized" or w.num_bits not in (4, 8):
-            return MoEMethod("?", assignment=a, error=_wna16_format_error(w.num_bits, rules))
-        return MoEMethod("CompressedTensorsWNA16MoEMethod", assignment=a, note="not an FP8 scheme")
-    if is_fp8_w8a8(w, inp):
-        return _ct_fp8(w, inp, a)
-    return MoEMethod("?", assignment=a,
-                     error=f"Unsupported FusedMoe scheme: {w.pydantic_str()}, {inp.pydantic_str() if inp else None}")
-
-
-def _ct_assignment(name: str, quant: CompressedTensorsConfig) -> Assignment:
-    module = LinearModule(name=name, layer_type="RoutedExperts", shards=(), input_size=0, output_sizes=(0,))
-    a = assign_compressed_tensors(module, quant)
-    if a.method is None and a.reason == "no config group targets it":
-        linear = next((g for g in reversed(quant.groups) if "Linear" in g.targets), None)
-        if linear is not None:
-            return Assignment("compressed-tensors", weights=linear.weights, input_activations=linear.input_activations,
-                              output_activations=linear.output_activations, format=linear.format or quant.format)
-    return a
-
-
-def _wna16_format_error(bits: int, rules: str) -> str:
-    """vLLM 0.28 passes the message pieces as separate ValueError arguments (a tuple prints); 0.33 joins them."""
-    if rules == "0.28":
-        return str(("For Fused MoE layers, only format: ", "pack-quantized ", " and bits: [4, 8] is supported ",
-                    f"but got format: pack-quantized  and bits: {bits}"))
-    return f"For Fused MoE layers, only format: pack-quantized and bits: [4, 8] is supported but got format: " \
-           f"pack-quantized and bits: {bits}"
-
-
-def _ct_fp8(w: QuantArgs, inp: QuantArgs, a: Assignment) -> MoEMethod:
-    """CompressedTensorsW8A8Fp8MoEMethod.__init__: ct2vllm_weight / ct2vllm_act exactly (a dynamic per-tensor
-    activation maps to the 1x128 group key there)."""
-    per_tensor = w.strategy == "tensor" and inp.strategy == "tensor"
-    per_channel = w.strategy == "channel" and inp.strategy == "token"
-    strategy = w.strategy + (f" {list(w.block_structure)}" if w.block_structure else "")
-    activation = f"{'dynamic' if inp.dynamic else 'static'} {inp.strategy}" + (
-        f" {inp.group_size}" if inp.group_size else "")
-    base = MoEMethod(CT_FP8_MOE, strategy=strategy, activation=activation, allow_vllm_cutlass=True, assignment=a)
-    if not (per_tensor or per_channel) and w.strategy != "block":
-        return base._replace(error=f"AssertionError in {CT_FP8_MOE}.__init__: weight strategy {w.strategy} with "
-                                   f"{inp.strategy} activations is neither per-tensor, per-channel/per-token nor block")
-    static = not inp.dynamic
-    if static and per_channel:
-        return base._replace(error="For FP8 Fused MoE layer, we require either per tensor or channelwise, dynamic "
-                                   "per token quantization.")
-    weight = {"channel": kFp8StaticChannelSym, "tensor": kFp8StaticTensorSym, "block": kFp8Static128BlockSym}[w.strategy]
-    if weight == kFp8Static128BlockSym:
-        act = kFp8Dynamic128Sym
-    elif inp.strategy == "token":
-        act = kFp8DynamicTokenSym
-    elif inp.strategy == "tensor":
-        act = kFp8StaticTensorSym if static else kFp8Dynamic128Sym
-    else:
-        return base._replace(error=f"KeyError: <QuantizationStrategy.{inp.strategy.upper()}: '{inp.strategy}'> "
-                                   f"(ct2vllm_act in {CT_FP8_MOE}.__init__)")
-    block = tuple(w.block_structure) if w.strategy == "block" else None
-    return base._replace(weight_key=weight, activation_key=act, block=block)
+    leaves = tuple(shapes.leaves.get(role, default) for role, default in DEFAULT_LEAVES)
+    return FORMATS[quant.method].moe_method(moe.name, leaves, quant, rules)
 
 
 def experts_per_rank(num_experts: int, ep: int) -> str:
     """determine_expert_map (linear placement): the first `num_experts % ep` ranks hold one expert more."""
-    base, extra = divmod(num_experts, ep)
-    return str(base) if not extra else f"{base}-{base + 1}"
+    sizes = sorted({len(held) for held in expert_ranges(num_experts, ep)})
+    return str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]}-{sizes[-1]}"
 
 
 def place(method: MoEMethod, hidden: int, intermediate: int, num_experts: int, tp: int, use_ep: bool,
@@ -256,7 +135,7 @@ def place(method: MoEMethod, hidden: int, intermediate: int, num_experts: int, t
         return empty
     cfg = MoEConfig(num_experts, hidden, intermediate, moe_tp, ep, routing, in_dtype)
     weight_key, block = method.weight_key, method.block
-    if block and rules == "0.33" and method.method == FP8_MOE:
+    if block and rules == "0.33" and method.refines_block:
         refined = refine_block(block, ispp, moe_tp, hidden)
         if refined:
             weight_key = QuantKey(True, refined)

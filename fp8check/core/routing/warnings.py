@@ -11,25 +11,16 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from fp8check.core.checkpoint.local import Checkpoint, activation_dtype
-from fp8check.core.formats.matching import assign
-from fp8check.core.model.modules import build_layout
+from fp8check.core.formats.registry import assign
+from fp8check.core.model.modules import ModelLayout
 from fp8check.core.model.tp import tp_layout
 from fp8check.core.records import InspectOptions, InspectReport, LayerReport, LoadReport
 from fp8check.core.routing.integrity import uses_e8m0_scales
 from fp8check.core.routing.linear import route
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.moe import BACKENDS
-from fp8check.kernels.registry import BACKEND_KERNELS, TABLES, candidates
+from fp8check.kernels.registry import BACKEND_KERNELS, SLOW_FALLBACKS, TABLES, candidates
 
-# Kernels vLLM keeps as portable fallbacks (read in vLLM 0.33.0, kernels/linear/scaled_mm/):
-#  - ChannelWiseTorchFP8ScaledMMLinearKernel (pytorch.py): "Use unfused DQ due to limitations with scaled_mm" —
-#    an fp32 torch._scaled_mm with unit scales, then the scales applied in a second elementwise pass.
-#  - TritonFp8BlockScaledMMKernel (triton.py): the generic w8a8_triton_block_scaled_mm, listed after the vendor
-#    block kernels (DeepGEMM, CUTLASS, FlashInfer, AITER, oneDNN) in every block table that has them.
-SLOW_FALLBACKS = {
-    "ChannelWiseTorchFP8ScaledMMLinearKernel": "torch._scaled_mm with the scales applied unfused, in fp32",
-    "TritonFp8BlockScaledMMKernel": "the portable Triton block GEMM",
-}
 # load: the relative error of a layer's output against its product with unquantized (model-dtype) activations and
 # the checkpoint's own dequantized weight, i.e. what quantizing the activations costs. Measured (load on the CPU,
 # N(0, 1) activations): ~2.6 % for every W8A8 strategy on random and compressed-tensors checkpoints (e4m3 keeps 3
@@ -60,9 +51,10 @@ RULES = (
 )
 
 
-def with_warnings(report: InspectReport, ckpt: Checkpoint, options: InspectOptions) -> InspectReport:
+def with_warnings(report: InspectReport, ckpt: Checkpoint, options: InspectOptions, layout: ModelLayout
+                  ) -> InspectReport:
     """The report with every inspect rule's warnings added to its layers, FusedMoE layers and model."""
-    alternatives = _faster_backends(report, ckpt, options)
+    alternatives = _faster_backends(report, ckpt, options, layout)
     layers = tuple(_add(layer, _slow_fallback(layer, alternatives.get(layer.name), report)
                         + _unverified(layer)) for layer in report.layers)
     moes = tuple(_add(moe, _unverified(moe)) for moe in report.moes)
@@ -118,7 +110,8 @@ def _slow_fallback(layer: LayerReport, alternative: tuple[str, str, str] | None,
             f"'{{\"linear_backend_per_quant\": {{\"{quantization}\": \"{backend}\"}}}}') routes this layer to {kernel}"]
 
 
-def _faster_backends(report: InspectReport, ckpt: Checkpoint, options: InspectOptions) -> dict[str, tuple[str, str, str]]:
+def _faster_backends(report: InspectReport, ckpt: Checkpoint, options: InspectOptions, model_layout: ModelLayout
+                     ) -> dict[str, tuple[str, str, str]]:
     """For each layer on a slow fallback: the highest-priority kernel of the platform's table that is no fallback
     and that some --linear-backend selects for this layer at this TP, with that backend. Routing is re-run only for
     those layers, so the common case costs nothing."""
@@ -143,7 +136,7 @@ def _faster_backends(report: InspectReport, ckpt: Checkpoint, options: InspectOp
 
     answers: dict[tuple, tuple[str, str, str] | None] = {}   # identical layers across blocks route alike
     found = {}
-    for module in build_layout(ckpt.tensors, ckpt.config).linears:
+    for module in model_layout.linears:
         if module.name not in slow:
             continue
         assignment = assign(module, ckpt.config.quantization_config)

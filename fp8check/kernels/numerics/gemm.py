@@ -18,49 +18,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+# The numerics class names are torch-free (kernels/base.py: each kernel class names its own); load reads them
+# here as numerics.BLOCK etc.
+from fp8check.kernels.base import BLOCK, SCALED_MM, UNQUANTIZED, WEIGHT_ONLY
+from fp8check.kernels.moe import MOE_EXPERTS_NUMERICS
 from fp8check.kernels.numerics.fp8_math import dequantize_groups, per_token_group_quant_fp8, scaled_fp8_quant
 from fp8check.kernels.quant_keys import QuantKey
-
-WEIGHT_ONLY, SCALED_MM, BLOCK, UNQUANTIZED = "weight-only", "scaled-mm", "block", "unquantized"
-
-# Every FP8 kernel of fp8check.kernels.registry -> its numerics class (tests check that none is missing).
-KERNEL_NUMERICS: dict[str, str] = {
-    # Dequantize the FP8 weight into the activation dtype and multiply there; activations are never quantized,
-    # even when the scheme is W8A8 (Marlin / Humming on CUDA, the XPU W8A16 kernel on W8A8 checkpoints).
-    "XPUW8A16FP8LinearKernel": WEIGHT_ONLY, "MarlinFP8ScaledMMLinearKernel": WEIGHT_ONLY,
-    "HummingFP8ScaledMMLinearKernel": WEIGHT_ONLY,
-    # One scaled GEMM over per-tensor or per-token quantized activations and per-tensor or per-channel weights.
-    "CutlassFP8ScaledMMLinearKernel": SCALED_MM, "FlashInferFP8ScaledMMLinearKernel": SCALED_MM,
-    "B12xTensorFP8ScaledMMLinearKernel": SCALED_MM, "PerTensorTorchFP8ScaledMMLinearKernel": SCALED_MM,
-    "ChannelWiseTorchFP8ScaledMMLinearKernel": SCALED_MM, "RowWiseTorchFP8ScaledMMLinearKernel": SCALED_MM,
-    "XPUW8A8FP8LinearKernel": SCALED_MM, "ROCmFP8ScaledMMLinearKernel": SCALED_MM,
-    "AiterHipbMMPerTokenFp8ScaledMMLinearKernel": SCALED_MM, "AiterPreshuffledPerTokenFp8ScaledMMLinearKernel": SCALED_MM,
-    "AiterPerTokenFp8ScaledMMLinearKernel": SCALED_MM, "CPUFP8W8A8ScaledMMLinearKernel": SCALED_MM,
-    "CPUFp8PerTensorScaledMMLinearKernel": SCALED_MM, "CPUFp8ChannelWiseScaledMMLinearKernel": SCALED_MM,
-    # 1 x bk token-group activations, bn x bk weight blocks, fp32 accumulation per K block.
-    "FlashInferFp8DeepGEMMDynamicBlockScaledKernel": BLOCK, "DeepGemmFp8BlockScaledMMKernel": BLOCK,
-    "CutlassFp8BlockScaledMMKernel": BLOCK, "B12xFp8BlockScaledMMKernel": BLOCK, "TritonFp8BlockScaledMMKernel": BLOCK,
-    "BlockWiseTorchFP8ScaledMMLinearKernel": BLOCK, "RDNA4W8A8Fp8BlockScaledMMKernel": BLOCK,
-    "AiterFp8BlockScaledMMKernel": BLOCK, "CPUFp8W8A8BlockScaledMMKernel": BLOCK, "CPUFp8BlockScaledMMKernel": BLOCK,
-    "XPUFp8BlockScaledMMKernel": BLOCK,
-}
-# Every FusedMoE experts class of fp8check.kernels.moe -> how it treats activations: W8A8 classes quantize them
-# (fused_moe/utils.py moe_kernel_quantize_input) and run BLOCK or SCALED_MM by the weights' strategy; weight-only
-# classes take the model-dtype hidden states (Marlin and Humming are W8A16; CPUExpertsFp8 is "CPU FP8 W8A16
-# block-quantized"; XPUExperts sets expects_unquantized_inputs and hands bf16 to XpuFusedMoe, whose arithmetic
-# inside is not in vLLM's source: weight-only is fp8check's inference there).
-MOE_W8A8 = "w8a8"
-MOE_EXPERTS_NUMERICS: dict[str, str] = {
-    "TritonExperts": MOE_W8A8, "DeepGemmExperts": MOE_W8A8, "TritonOrDeepGemmExperts": MOE_W8A8,
-    "CutlassExpertsFp8": MOE_W8A8, "TritonOrCutlassExperts": MOE_W8A8, "CutlassBatchedExpertsFp8": MOE_W8A8,
-    "FlashInferExperts": MOE_W8A8, "TrtLlmFp8ExpertsMonolithic": MOE_W8A8, "TrtLlmFp8ExpertsModular": MOE_W8A8,
-    "BatchedDeepGemmExperts": MOE_W8A8, "BatchedTritonExperts": MOE_W8A8, "AiterExperts": MOE_W8A8,
-    "AiterFp8BlockExperts": MOE_W8A8, "AiterFp8TensorExperts": MOE_W8A8, "AiterFp8ChannelExperts": MOE_W8A8,
-    "CPUExpertsFp8W8A8": MOE_W8A8, "HPCExperts": MOE_W8A8,
-    "MarlinExperts": WEIGHT_ONLY, "HummingGroupedExperts": WEIGHT_ONLY, "BatchedHummingGroupedExperts": WEIGHT_ONLY,
-    "HummingIndexedExperts": WEIGHT_ONLY, "CPUExpertsFp8": WEIGHT_ONLY, "XPUExpertsFp8": WEIGHT_ONLY,
-    "XPUExpertsMxFp8": WEIGHT_ONLY, "XPUExpertsBlockFp8": WEIGHT_ONLY,
-}
 
 
 def moe_numerics(experts: str, block: tuple[int, int] | None) -> str:

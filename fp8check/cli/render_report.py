@@ -1,8 +1,7 @@
-"""Rendering an InspectReport for people: a rich table and Markdown (JSON is core.report.to_json)."""
+"""The reports of inspect, load and crosscheck for people: rich tables and Markdown (their JSON and JUnit are
+fp8check.core.report's), and the text helpers the other renderers share."""
 
 from __future__ import annotations
-
-import json
 
 from rich.console import Console
 from rich.filesize import decimal
@@ -11,10 +10,29 @@ from rich.table import Table
 
 from fp8check.core.checkpoint.local import FetchStats
 from fp8check.core.errors import printable
-from fp8check.core.records import InspectReport
+from fp8check.core.model.modules import layer_template
 from fp8check.core.planning.memory import summary as memory_summary
-from fp8check.core.routing.profiles import PROFILES, PULL_REQUESTS, WHEEL_CHANGES
-from fp8check.core.report.document import collapse, verdict
+from fp8check.core.planning.rows import collapse, collapse_runs, worst
+from fp8check.core.records import InspectReport, LoadReport
+from fp8check.core.report.verdicts import inspect_verdict, load_verdict
+
+
+def table(report: InspectReport | LoadReport, console: Console, verbose: bool, fetch: FetchStats | None = None) -> None:
+    """The table of an inspect or a load report."""
+    (load_table if isinstance(report, LoadReport) else inspect_table)(report, console, verbose, fetch)
+
+
+def markdown(report: InspectReport | LoadReport) -> str:
+    """The Markdown of an inspect or a load report: --format markdown, --output of a table, the step summary."""
+    return (load_markdown if isinstance(report, LoadReport) else inspect_markdown)(report)
+
+
+def folding_table(*columns: str) -> Table:
+    """A table with a bold header whose long cells fold rather than get cut."""
+    grid = Table(header_style="bold")
+    for column in columns:
+        grid.add_column(column, overflow="fold")
+    return grid
 
 
 def _multiline(text: str) -> str:
@@ -22,7 +40,7 @@ def _multiline(text: str) -> str:
     return "\n    ".join(escape(printable(line, 2000)) for line in text.split("\n"))
 
 
-def _md(text: str) -> str:
+def md_line(text: str) -> str:
     """One Markdown line: newlines folded, control characters escaped."""
     return " ".join(printable(line, 2000) for line in text.split("\n"))
 
@@ -53,7 +71,7 @@ def fetch_line(fetch: FetchStats) -> str:
             f"of {decimal(fetch.file_bytes)} of files)")
 
 
-def table(report: InspectReport, console: Console, verbose: bool, fetch: FetchStats | None = None) -> None:
+def inspect_table(report: InspectReport, console: Console, verbose: bool, fetch: FetchStats | None = None) -> None:
     console.print(f"[bold]{escape(printable(report.model))}[/bold]  quant={report.quant_method or 'none'}  "
                   f"platform={escape(report.platform.label)}  tp={report.tp}  vllm={report.profile.name} "
                   f"({report.profile.vllm})  linear-backend={report.backend.default}"
@@ -65,9 +83,7 @@ def table(report: InspectReport, console: Console, verbose: bool, fetch: FetchSt
         console.print(f"[dim]assuming {assumed} (change with --assume KEY=VALUE)[/dim]")
     if verbose and fetch is not None:
         console.print(f"[dim]{escape(printable(fetch_line(fetch), 1000))}[/dim]")
-    grid = Table(show_lines=False, header_style="bold")
-    for column in ("module", "type", "weight", "strategy", "activation", "scheme", "kernel", ""):
-        grid.add_column(column, overflow="fold")
+    grid = folding_table("module", "type", "weight", "strategy", "activation", "scheme", "kernel", "")
     details = []
     for row in collapse(report.layers):
         layer = row.layer
@@ -102,16 +118,14 @@ def table(report: InspectReport, console: Console, verbose: bool, fetch: FetchSt
     if report.moes:
         console.print(f"TP sizes 1..16 that would load with --ep (expert parallel): "
                       f"{', '.join(map(str, report.tp_sizes_ok_ep)) or 'none'}")
-    console.print(("[green]" if report.ok else "[red]") + escape(verdict(report)) + ("[/green]" if report.ok else "[/red]"))
+    console.print(("[green]" if report.ok else "[red]") + escape(inspect_verdict(report)) + ("[/green]" if report.ok else "[/red]"))
     for suggestion in report.suggestions:
         console.print(f"  [cyan]suggestion:[/cyan] {escape(printable(suggestion.text, 2000))}")
 
 
 def _moe_table(report: InspectReport, console: Console, verbose: bool) -> None:
     """One row per FusedMoE template: experts, method, the experts class the oracle picked, per-rank sizes."""
-    grid = Table(show_lines=False, header_style="bold")
-    for column in ("FusedMoE", "experts", "w13", "strategy", "method", "backend", "per rank", ""):
-        grid.add_column(column, overflow="fold")
+    grid = folding_table("FusedMoE", "experts", "w13", "strategy", "method", "backend", "per rank", "")
     details = []
     for row in collapse(report.moes):
         moe = row.layer
@@ -132,50 +146,26 @@ def _moe_table(report: InspectReport, console: Console, verbose: bool) -> None:
     _print_details(console, details)
 
 
-def markdown(report: InspectReport) -> str:
-    lines = [f"### fp8check: {_md(report.model)}", "",
+def inspect_markdown(report: InspectReport) -> str:
+    lines = [f"### fp8check: {md_line(report.model)}", "",
              f"platform `{report.platform.label}`, TP {report.tp}, vLLM rules {report.profile.name} "
              f"({report.profile.vllm}), linear backend `{report.backend.default}`", "",
              "| module | type | weight | strategy | scheme | kernel | status |", "|---|---|---|---|---|---|---|"]
     for row in collapse(report.layers + report.moes):
         layer = row.layer
-        status = ("FAIL: " + _md(layer.errors[0]) if layer.errors else
-                  "warn: " + _md(layer.warnings[0]) if layer.warnings else "ok")
+        status = ("FAIL: " + md_line(layer.errors[0]) if layer.errors else
+                  "warn: " + md_line(layer.warnings[0]) if layer.warnings else "ok")
         cells = [f"`{printable(row.name)}`", layer.layer_type, f"{layer.weight_dtype} {list(layer.shape)}",
                  layer.strategy or "-", layer.scheme, layer.kernel or "-", status]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    lines += [""] + [f"- error: {_md(e)}" for e in report.errors] + [f"- warning: {_md(w)}" for w in report.warnings]
+    lines += [""] + [f"- error: {md_line(e)}" for e in report.errors] + [f"- warning: {md_line(w)}" for w in report.warnings]
     lines.append(f"TP sizes that would load: {', '.join(map(str, report.tp_sizes_ok)) or 'none'}")
     if report.moes:
         lines.append(f"TP sizes that would load with --ep: {', '.join(map(str, report.tp_sizes_ok_ep)) or 'none'}")
-    lines += [_md(memory_summary(report.memory))] if report.memory else []
-    lines += ["", f"**{verdict(report)}**", ""]
-    lines += [f"- suggestion: {_md(s.text)}" for s in report.suggestions] + ([""] if report.suggestions else [])
+    lines += [md_line(memory_summary(report.memory))] if report.memory else []
+    lines += ["", f"**{inspect_verdict(report)}**", ""]
+    lines += [f"- suggestion: {md_line(s.text)}" for s in report.suggestions] + ([""] if report.suggestions else [])
     return "\n".join(lines)
-
-
-def rules_json() -> str:
-    return json.dumps({"profiles": [
-        {"name": p.name, "vllm": p.vllm, "includes": sorted(p.includes), "changes": sorted(p.changes),
-         "summary": p.summary, "latest": p is PROFILES[0]}
-        for p in PROFILES], "pull_requests": {str(k): v for k, v in PULL_REQUESTS.items()},
-        "wheel_changes": WHEEL_CHANGES}, indent=2)
-
-
-def rules_table(console: Console) -> None:
-    """Each profile with the PRs it reflects and the changes read from its wheel whose PR was not pinned."""
-    grid = Table(header_style="bold")
-    for column in ("profile", "vLLM", "upstream PRs reflected", "changes read from the wheels", "summary"):
-        grid.add_column(column)
-    for p in PROFILES:
-        grid.add_row(p.name + (" (latest)" if p is PROFILES[0] else ""), p.vllm,
-                     " ".join(f"#{pr}" for pr in PULL_REQUESTS if p.has(pr)),
-                     " ".join(c for c in WHEEL_CHANGES if p.has(c)), p.summary)
-    console.print(grid)
-    for pr, text in PULL_REQUESTS.items():
-        console.print(f"[dim]#{pr}: {escape(text)}[/dim]")
-    for change, text in WHEEL_CHANGES.items():
-        console.print(f"[dim]{escape(change)}: {escape(text)}[/dim]")
 
 
 # ----------------------------------------------------------------------------------------------------- load
@@ -191,8 +181,6 @@ def _against_cells(report, runs) -> tuple[str, ...]:
     """load --against: the worst weight and output error against BASE over collapsed runs; none without it."""
     if not report.against:
         return ()
-    from fp8check.core.report.document import worst
-
     compared = [r.against for r in runs if r.against is not None]
     return (_figure(worst(c.weight_rel_error for c in compared)), _figure(worst(c.output_rel_error for c in compared)))
 
@@ -213,10 +201,8 @@ def _megabytes(runs) -> str:
     return f"{sum(r.bytes_read for r in runs) / 1e6:.1f}"
 
 
-def load_table(report, console: Console, verbose: bool, fetch: FetchStats | None = None) -> None:
+def load_table(report: LoadReport, console: Console, verbose: bool, fetch: FetchStats | None = None) -> None:
     """inspect's header, then one row per collapsed module: kernel -> what ran where, errors against the bound."""
-    from fp8check.core.report.document import collapse_runs, load_verdict, worst
-
     inspected = report.inspect
     console.print(f"[bold]{escape(printable(inspected.model))}[/bold]  quant={inspected.quant_method or 'none'}  "
                   f"platform={escape(inspected.platform.label)}  tp={inspected.tp}  vllm={inspected.profile.name}  "
@@ -224,11 +210,9 @@ def load_table(report, console: Console, verbose: bool, fetch: FetchStats | None
                   f"seed={report.seed}" + (f"  against={escape(printable(report.against))}" if report.against else ""))
     if verbose and fetch is not None:
         console.print(f"[dim]{escape(printable(fetch_line(fetch), 1000))}[/dim]")
-    grid = Table(header_style="bold")
     read = "MB read (rank 0 | 1 | …)" if inspected.tp > 1 else "MB read"
-    for column in ("module", "kernel → numerics on device", "rel. error (bound)", "quant. error",
-                   *_AGAINST_COLUMNS[:2 if report.against else 0], "ms", read, ""):
-        grid.add_column(column, overflow="fold")
+    grid = folding_table("module", "kernel → numerics on device", "rel. error (bound)", "quant. error",
+                          *_AGAINST_COLUMNS[:2 if report.against else 0], "ms", read, "")
     details = []
     for row in collapse_runs(report.runs):
         first = row.runs[0]
@@ -264,13 +248,9 @@ def load_table(report, console: Console, verbose: bool, fetch: FetchStats | None
 
 def _moe_load_table(report, console: Console, verbose: bool) -> None:
     """One row per collapsed FusedMoE: experts class -> what ran where, experts run, the worst expert's error."""
-    from fp8check.core.report.document import collapse_runs, worst
-
-    grid = Table(header_style="bold")
     read = "MB read (rank 0 | 1 | …)" if report.inspect.tp > 1 else "MB read"
-    for column in ("FusedMoE", "experts class → numerics on device", "experts run", "rel. error (bound)",
-                   "worst expert", "quant. error", *_AGAINST_COLUMNS[:2 if report.against else 0], "ms", read, ""):
-        grid.add_column(column, overflow="fold")
+    grid = folding_table("FusedMoE", "experts class → numerics on device", "experts run", "rel. error (bound)",
+                          "worst expert", "quant. error", *_AGAINST_COLUMNS[:2 if report.against else 0], "ms", read, "")
     details = []
     for row in collapse_runs(report.moe_runs):
         first = row.runs[0]
@@ -294,17 +274,13 @@ def _moe_load_table(report, console: Console, verbose: bool) -> None:
 
 def _worst_expert(run, collapsed: bool) -> str:
     """'3', or '3 (layer 7)' in a row that collapses several layers."""
-    from fp8check.core.model.modules import layer_template
-
     index = layer_template(run.name)[1]
     return f"{run.worst_expert}" + (f" (layer {index})" if collapsed and index is not None else "")
 
 
-def load_markdown(report) -> str:
-    from fp8check.core.report.document import collapse_runs, load_verdict, worst
-
+def load_markdown(report: LoadReport) -> str:
     inspected = report.inspect
-    lines = [f"### fp8check load: {_md(inspected.model)}", "",
+    lines = [f"### fp8check load: {md_line(inspected.model)}", "",
              f"platform `{inspected.platform.label}`, TP {inspected.tp}, vLLM rules {inspected.profile.name}, "
              f"arithmetic on `{report.device}`, {report.tokens} tokens, seed {report.seed}", "",
              "| module | kernel | numerics on device | rel. error (bound) | quant. error | "
@@ -314,7 +290,7 @@ def load_markdown(report) -> str:
         first = row.runs[0]
         rel = worst(r.rel_error for r in row.runs)
         reasons = first.errors or first.warnings
-        status = f"{first.status}: {_md(reasons[0])}" if reasons else first.status
+        status = f"{first.status}: {md_line(reasons[0])}" if reasons else first.status
         cells = [f"`{printable(row.name)}`", first.kernel or "unquantized", first.execution or "-",
                  "-" if rel is None else f"{rel:.2e} ({first.bound:.1e})", _figure(worst(r.quant_error for r in row.runs)),
                  *_against_cells(report, row.runs), status]
@@ -322,23 +298,21 @@ def load_markdown(report) -> str:
     for row in collapse_runs(report.moe_runs):  # FusedMoE: the worst expert's error, and how many experts ran
         first = row.runs[0]
         rel = worst(r.rel_error for r in row.runs)
-        status = first.status if not first.errors else f"{first.status}: {_md(first.errors[0])}"
+        status = first.status if not first.errors else f"{first.status}: {md_line(first.errors[0])}"
         cells = [f"`{printable(row.name)}`", first.kernel or "unquantized", first.execution or "-",
                  "-" if rel is None else f"{rel:.2e} ({first.bound:.1e})", _figure(worst(r.quant_error for r in row.runs)),
                  *_against_cells(report, row.runs), f"{status} ({len(first.experts_run)}/{first.num_experts} experts)"]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    lines += [""] + [f"- error: {_md(e)}" for e in inspected.errors] + [f"- warning: {_md(w)}" for w in inspected.warnings]
+    lines += [""] + [f"- error: {md_line(e)}" for e in inspected.errors] + [f"- warning: {md_line(w)}" for w in inspected.warnings]
     lines += [f"**{load_verdict(report)}**", ""]
-    lines += [f"- suggestion: {_md(s.text)}" for s in inspected.suggestions] + ([""] if inspected.suggestions else [])
+    lines += [f"- suggestion: {md_line(s.text)}" for s in inspected.suggestions] + ([""] if inspected.suggestions else [])
     return "\n".join(lines)
 
 
 def crosscheck_table(report: InspectReport, mocks: dict, rows: list, console: Console) -> None:
     """fp8check's route next to the installed vLLM's, per layer, and every mock the comparison relied on."""
     layers = {layer.name: layer for layer in report.layers}
-    grid = Table(header_style="bold")
-    for column in ("module", "fp8check", "vLLM", ""):
-        grid.add_column(column, overflow="fold")
+    grid = folding_table("module", "fp8check", "vLLM", "")
     for row in rows:
         ours = layers[row.name]
         theirs = row.vllm_error or f"{row.vllm_scheme} / {row.vllm_kernel or '-'}"

@@ -1,15 +1,15 @@
-"""Rendering of the planning views, `fp8check matrix` and `fp8check diff` (fp8check.core.planning.matrix / .diff)."""
+"""Tables and Markdown of the planning views, `fp8check matrix` and `fp8check diff` (fp8check.core.planning.matrix
+/ .diff); their JSON is fp8check.core.report.documents'."""
 
 from __future__ import annotations
 
 from rich.markup import escape
-from rich.table import Table
 
-from fp8check.cli.render import _md
-from fp8check.core.planning import diff
-from fp8check.core.planning import matrix
-from fp8check.core.planning import memory
+from fp8check.cli.render_report import folding_table, md_line
 from fp8check.core.errors import printable
+from fp8check.core.planning import diff, matrix, memory
+from fp8check.core.report.documents import change_document
+from fp8check.core.report.verdicts import diff_verdict, matrix_verdict
 
 
 def matrix_markdown(result: matrix.Matrix) -> str:
@@ -20,22 +20,20 @@ def matrix_markdown(result: matrix.Matrix) -> str:
         cells = [c.platform, str(c.tp), "yes" if c.ok else "no", ", ".join(c.kernels) or "-", _memory_text(c.memory),
                  _first_line(c.reason) or "-"]
         lines.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
-    lines += ["", f"**{matrix.headline(result)}**", ""]
+    lines += ["", f"**{matrix_verdict(result)}**", ""]
     return "\n".join(lines)
 
 
 def matrix_table(result: matrix.Matrix, console) -> None:
     """One row per platform x TP."""
-    grid = Table(header_style="bold")
-    for column in ("platform", "TP", "loads", "kernel(s)", "memory per rank", "first reason it does not"):
-        grid.add_column(column, overflow="fold")
+    grid = folding_table("platform", "TP", "loads", "kernel(s)", "memory per rank", "first reason it does not")
     for c in result.cells:
         grid.add_row(escape(c.platform), str(c.tp), "[green]yes[/green]" if c.ok else "[red]no[/red]",
                      escape(", ".join(c.kernels) or "-"), escape(_memory_text(c.memory)),
                      escape(_first_line(c.reason)) or "-")
     console.print(f"[bold]{escape(printable(result.model))}[/bold]  vllm={result.vllm}")
     console.print(grid)
-    console.print(("[green]" if result.ok else "[red]") + escape(matrix.headline(result))
+    console.print(("[green]" if result.ok else "[red]") + escape(matrix_verdict(result))
                   + ("[/green]" if result.ok else "[/red]"))
 
 
@@ -50,11 +48,11 @@ def _first_line(text: str | None) -> str:
 
 
 def diff_markdown(report: diff.DiffReport) -> str:
-    lines = [f"### fp8check diff: {_md(report.model)}", "", diff.headline(report), "",
+    lines = [f"### fp8check diff: {md_line(report.model)}", "", diff_verdict(report), "",
              "| module | changes | vLLM " + report.old.name + " | vLLM " + report.new.name + " | responsible |",
              "|---|---|---|---|---|"]
     for c in report.changes:
-        cells = [f"`{printable(c.name)}`", ", ".join(c.what), _md(c.before.text()), _md(c.after.text()),
+        cells = [f"`{printable(c.name)}`", ", ".join(c.what), md_line(c.before.text()), md_line(c.after.text()),
                  ", ".join(diff.describe(x, report.new) for x in c.changes)]
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     before, after = (", ".join(map(str, s)) or "none" for s in report.tp_sizes_ok)
@@ -64,19 +62,17 @@ def diff_markdown(report: diff.DiffReport) -> str:
 
 def diff_table(report: diff.DiffReport, console) -> None:
     """Changed modules, the changes responsible explained under the table."""
-    grid = Table(header_style="bold")
-    for column in ("module", "changes", f"vLLM {report.old.name}", f"vLLM {report.new.name}", "responsible"):
-        grid.add_column(column, overflow="fold")
+    grid = folding_table("module", "changes", f"vLLM {report.old.name}", f"vLLM {report.new.name}", "responsible")
     for c in report.changes:
-        after = escape(_md(c.after.text()))
-        grid.add_row(escape(printable(c.name)), ", ".join(c.what), escape(_md(c.before.text())),
+        after = escape(md_line(c.after.text()))
+        grid.add_row(escape(printable(c.name)), ", ".join(c.what), escape(md_line(c.before.text())),
                      f"[red]{after}[/red]" if c.stops_loading else after,
                      escape(", ".join(diff.describe(x, report.new) for x in c.changes)))
     console.print(grid)
     for change in sorted({x for c in report.changes for x in c.changes}, key=str):
-        entry = diff.change_json(change)
+        entry = change_document(change)
         console.print(f"[dim]{escape(entry['change'])}: {escape(entry['what'])}[/dim]")
     before, after = (", ".join(map(str, s)) or "none" for s in report.tp_sizes_ok)
     console.print(f"TP sizes 1..16 that load: {before} ({report.old.name}) -> {after} ({report.new.name})")
-    console.print(("[red]" if not report.ok else "[green]") + escape(diff.headline(report))
+    console.print(("[red]" if not report.ok else "[green]") + escape(diff_verdict(report))
                   + ("[/red]" if not report.ok else "[/green]"))

@@ -1,4 +1,5 @@
-"""Tables of `fp8check kernels` (the registry on one platform) and `fp8check env` (this host)."""
+"""Tables of the commands that read no checkpoint: `fp8check kernels` (the registry on one platform), `fp8check env`
+(this host) and `fp8check rules` (the vLLM rule profiles)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from fp8check.core.routing.envinfo import Probe
+from fp8check.cli.render_report import folding_table
 from fp8check.core.errors import printable
 from fp8check.core.planning.kernel_matrix import REPRESENTATIVE_K, REPRESENTATIVE_N, KernelTable
+from fp8check.core.routing.envinfo import Probe
+from fp8check.core.routing.profiles import PROFILES, PULL_REQUESTS, WHEEL_CHANGES
 from fp8check.kernels.base import RoutingContext
 
 
@@ -43,9 +46,7 @@ def kernels_table(ctx: RoutingContext, tables: list[KernelTable], console: Conso
 
 
 def env_table(probes: list[Probe], console: Console) -> None:
-    grid = Table(header_style="bold")
-    for column in ("component", "version", "details"):
-        grid.add_column(column, overflow="fold")
+    grid = folding_table("component", "version", "details")
     for probe in probes:
         details = [f"{key}={_value(value)}" for key, value in probe.details.items() if key != "devices"]
         details += [", ".join(f"{k}={_value(v)}" for k, v in device.items()) for device in probe.details.get("devices", [])]
@@ -60,3 +61,19 @@ def _value(value) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k}={_value(v)}" for k, v in value.items()) + "}"
     return escape(printable(str(value), 500))
+
+
+def rules_table(console: Console) -> None:
+    """Each profile with the PRs it reflects and the changes read from its wheel whose PR was not pinned."""
+    grid = Table(header_style="bold")
+    for column in ("profile", "vLLM", "upstream PRs reflected", "changes read from the wheels", "summary"):
+        grid.add_column(column)
+    for p in PROFILES:
+        grid.add_row(p.name + (" (latest)" if p is PROFILES[0] else ""), p.vllm,
+                     " ".join(f"#{pr}" for pr in PULL_REQUESTS if p.has(pr)),
+                     " ".join(c for c in WHEEL_CHANGES if p.has(c)), p.summary)
+    console.print(grid)
+    for pr, text in PULL_REQUESTS.items():
+        console.print(f"[dim]#{pr}: {escape(text)}[/dim]")
+    for change, text in WHEEL_CHANGES.items():
+        console.print(f"[dim]{escape(change)}: {escape(text)}[/dim]")

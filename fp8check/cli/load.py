@@ -1,0 +1,153 @@
+"""`fp8check load` (every layer streamed and run through its kernel's numerics, against fp32) and `fp8check
+crosscheck` (fp8check's routing against the installed vLLM's own). torch and vLLM are imported only when these run."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Optional
+
+import typer
+
+from fp8check.cli import ci, options, output
+from fp8check.cli.options import Format, TableOrJson
+from fp8check.core.errors import InputError
+
+LOAD_HELP = ("Stream every layer, check its values, run it through the routed kernel's numerics on a device, and "
+             "compare with an fp32 reference.\n\n`load` runs `inspect` first (the same report): a layer vLLM would "
+             "refuse is reported with vLLM's message and not run. Every other layer is read from safetensors one "
+             "module at a time; its FP8 bytes and scales are checked; its weights are processed as vLLM processes "
+             "them (fused shards, requantize_with_max_scale); and it runs on --device through the numerics of the "
+             "kernel it routes to (weight-only, scaled-mm, block, unquantized). It passes when it agrees with an fp32 "
+             "product of the same quantized operands within the bound of its numerics and output dtype.")
+LOAD_EPILOG = ("Exit codes: 0 every selected layer ran and agrees with its fp32 reference; 1 a layer fails (vLLM would "
+               "refuse it, a NaN byte, a zero or infinite scale, an output off its reference); 2 bad usage or "
+               "unreadable input. Examples: fp8check load ./Qwen3-32B-FP8-block -p xpu ; "
+               "fp8check load org/name --layers 'layers\\.0\\.' --device cuda --format json")
+CROSSCHECK_HELP = ("Run the installed vLLM's own scheme and kernel selection for every linear layer (real layer "
+                   "classes on the meta device: no GPU memory, no weights) and report, layer by layer, whether "
+                   "fp8check agrees. On this host's platform (--platform auto) nothing is mocked; for another "
+                   "--platform the platform and vLLM's compiled parts are mocked, and every mock is listed.")
+CROSSCHECK_EPILOG = ("Exit codes: 0 every layer agrees; 1 a layer differs; 2 bad usage, vLLM not installed, or "
+                     "unreadable input. Example: fp8check crosscheck ./Qwen3-32B-FP8-block --tp 2")
+
+
+def load(
+    model: options.ModelArg,
+    platform: options.PlatformOpt = None,
+    device: Annotated[str, typer.Option("--device", "-d", help="Where the arithmetic runs: auto (xpu, then cuda, then "
+                      "cpu), cpu, cuda[:i], xpu[:i]. --platform defaults to this device's platform; when they differ "
+                      "every row says 'emulated on <device>'.")] = "auto",
+    layers: Annotated[Optional[str], typer.Option("--layers", help="Only the modules whose vLLM name matches this "
+                      "regex (re.search), e.g. 'layers\\.0\\.' or 'qkv_proj'; a Hub repo downloads only the shards "
+                      "they need.")] = None,
+    tokens: Annotated[int, typer.Option("--tokens", min=1, max=1_000_000, help="Activation rows M per layer. 16 "
+                      "(decode-sized) costs about as much as reading the weights; a prefill-sized M such as 4096 "
+                      "costs ~2*M*N*K flops per layer (on 2 CPU cores ~0.5 s for a 4096x4096 layer).")] = 16,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the random activations (same per module on every "
+                    "run).")] = 0,
+    rank_timeout: Annotated[float, typer.Option("--rank-timeout", min=1, help="With --tp: seconds any rank may "
+                            "keep the others waiting (rendezvous or one module's collective) before every rank is "
+                            "stopped and the report names it.")] = 600.0,
+    all_experts: Annotated[bool, typer.Option("--all-experts", help="FusedMoE layers: run every expert (default: the "
+                           "first and the last of each layer, so a bad value in another expert goes unseen).")] = False,
+    against: Annotated[Optional[str], typer.Option("--against", metavar="BASE", help="The unquantized model this "
+                       "checkpoint was made from (a folder or a Hub repo id, org/name@rev too): every module's "
+                       "dequantized weight and output are compared with BASE's, and BASE requantized with the stored "
+                       "scales must give back the stored FP8 codes. Not with --tp.")] = None,
+    tp: options.TpOpt = 1,
+    ep: options.EpOpt = False,
+    vllm: options.VllmOpt = "latest",
+    linear_backend: options.LinearBackendOpt = "auto",
+    kernel_config: options.KernelConfigOpt = None,
+    assume: options.AssumeOpt = [],  # noqa: B006 - typer needs a list
+    disable_kernel: options.DisableKernelOpt = [],  # noqa: B006
+    fmt: options.FormatOpt = Format.table,
+    output_path: options.OutputOpt = None,
+    fail_on: options.FailOnOpt = options.FailOn.error,
+    verbose: options.VerboseOpt = False,
+    revision: options.RevisionOpt = None,
+    token: options.TokenOpt = None,
+) -> None:
+    """Stream every layer, check its values, run it through the routed kernel's numerics, compare with fp32."""
+    try:
+        from fp8check.core.load.driver import device_platform, load_checkpoint, resolve_device
+        from fp8check.core.records import LoadOptions
+    except ModuleNotFoundError as exc:  # torch, safetensors or numpy: `inspect` needs none of them
+        output.fail(f"fp8check load needs {exc.name}, which is not installed: pip install 'fp8check[load]' (install "
+                    "torch first, pinned to your accelerator's build, e.g. torch==2.13.0 for the CPU)", model,
+                    fmt is Format.json)
+    from fp8check.core.checkpoint.source import open_checkpoint, weights_fetcher
+
+    with output.errors_reported(model, fmt is Format.json):
+        torch_device = resolve_device(device)
+        target = (options.platform_option(platform, assume) if platform is not None
+                  else options.apply_assumptions(device_platform(torch_device), assume))
+        opts = LoadOptions(options.inspect_options(target, tp, ep, vllm, linear_backend, kernel_config, disable_kernel),
+                           torch_device, layers, tokens, seed, rank_timeout, quiet=output.quiet(fmt),
+                           all_experts=all_experts)
+        ckpt = open_checkpoint(model, revision=revision, token=token)
+        fetch = weights_fetcher(model, revision=revision, token=token, quiet=opts.quiet)
+        if against is not None:
+            from fp8check.core.load.against import Base
+
+            opts = opts._replace(against=Base.open(against, token=token, quiet=opts.quiet))
+        from fp8check.core.progress import module_progress
+
+        with module_progress(opts.quiet or tp > 1) as progress:  # under --tp, rank 0 draws the bar
+            report = load_checkpoint(ckpt, fetch, opts, progress)
+        if not report.inspect.ok:  # a routing / memory / integrity failure: the same suggestions as inspect
+            from fp8check.core.planning.suggest import suggest
+
+            report = report._replace(inspect=report.inspect._replace(
+                suggestions=suggest(report.inspect, ckpt, opts.inspect)))
+    if os.environ.get("RANK", "0") != "0" and "LOCAL_RANK" in os.environ:  # under torchrun: rank 0 reports
+        raise typer.Exit(ci.EXIT_OK if report.ok else ci.EXIT_FAIL)
+    output.finish_report(report, fmt, fail_on, verbose, ckpt.fetch, output_path)
+
+
+def crosscheck(
+    model: options.ModelArg,
+    platform: options.PlatformOpt = "auto",
+    tp: options.TpOpt = 1,
+    linear_backend: options.LinearBackendOpt = "auto",
+    kernel_config: options.KernelConfigOpt = None,
+    assume: options.AssumeOpt = [],  # noqa: B006 - typer needs a list
+    disable_kernel: options.DisableKernelOpt = [],  # noqa: B006
+    fmt: options.TableOrJsonOpt = TableOrJson.table,
+) -> None:
+    """Compare fp8check's routing with the installed vLLM's own, layer by layer."""
+    import importlib.util
+
+    from fp8check.core.checkpoint.local import load_json
+    from fp8check.core.checkpoint.source import open_checkpoint
+    from fp8check.core.routing import crosscheck as cross
+    from fp8check.core.routing.inspect import inspect_checkpoint
+
+    with output.errors_reported(model, fmt is TableOrJson.json):  # vLLM's own import or run failing included
+        if importlib.util.find_spec("vllm") is None:
+            raise InputError("crosscheck runs the installed vLLM's own routing code, and vLLM is not installed "
+                             "in this environment: pip install vllm==<version> (fp8check's rules: --vllm on "
+                             "inspect)")
+        if not os.path.isdir(model):
+            raise InputError(f"{model}: crosscheck takes a local checkpoint folder (download it first: hf "
+                             "download)")
+        opts = options.inspect_options(options.platform_option(platform, assume), tp, False, "installed",
+                                       linear_backend, kernel_config, disable_kernel)
+        report = inspect_checkpoint(open_checkpoint(model), opts)
+        config = load_json(os.path.join(model, "config.json"), "config.json")
+        config = config.get("text_config", config) | {"quantization_config": config.get("quantization_config")}
+        mocks, rows = cross.crosscheck(report, config, host=platform.strip().lower() == "auto")
+    if fmt is TableOrJson.json:
+        from fp8check.core.report.documents import crosscheck_document
+
+        output.print_document(crosscheck_document(model, report, mocks, rows))
+    else:
+        from fp8check.cli.render_report import crosscheck_table
+
+        crosscheck_table(report, mocks, rows, output.stdout())
+    raise typer.Exit(ci.EXIT_OK if all(row.agrees for row in rows) else ci.EXIT_FAIL)
+
+
+def register(app: typer.Typer) -> None:
+    app.command(help=LOAD_HELP, epilog=LOAD_EPILOG)(load)
+    app.command(help=CROSSCHECK_HELP, epilog=CROSSCHECK_EPILOG)(crosscheck)

@@ -1,0 +1,156 @@
+"""The one sink of the command line: every byte a command prints or writes goes through here — the rich consoles
+of stdout and stderr, JSON documents, the --output file, GitHub Actions' step summary — and every error is
+formatted here, once: bad input is one line on stderr and exit 2 (with one JSON error document on stdout under
+--format json), and so is a bug.
+
+rich is imported only to draw; the JSON path imports no renderer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from contextlib import contextmanager
+from typing import Callable, Iterator, NoReturn
+
+import typer
+
+from fp8check.cli import ci
+from fp8check.cli.options import FailOn, Format
+from fp8check.core.errors import InputError, printable
+from fp8check.core.records import LoadReport
+
+DEBUG_HINT = "(set FP8CHECK_DEBUG=1 for the traceback; please report it)"
+
+
+def stdout():
+    """Wide when piped or captured (CI logs), the terminal's width otherwise."""
+    from rich.console import Console
+
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+
+
+def stderr():
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def safe(text: str, limit: int = 200) -> str:
+    """Untrusted text (file and tensor names) for rich: control characters escaped, [markup] inert."""
+    from rich.markup import escape
+
+    return escape(printable(text, limit))
+
+
+def quiet(fmt: Format) -> bool:
+    """Progress bars only for people: not for machine formats, nor when stdout is not a terminal."""
+    return fmt in (Format.json, Format.junit) or not sys.stdout.isatty()
+
+
+def print_document(document: dict, indent: int | None = None) -> str:
+    """One JSON document on stdout (compact unless `indent`: the C encoder); returns the text."""
+    text = json.dumps(document, indent=indent)
+    print(text)
+    return text
+
+
+def fail(message: str, model: str, as_json: bool) -> NoReturn:
+    """Exit 2 with one line on stderr; JSON callers still get exactly one JSON object on stdout."""
+    stderr().print(f"[red]error:[/red] {safe(message, 4000)}")
+    if as_json:
+        from fp8check.core.report.documents import input_error_document
+
+        print_document(input_error_document(model, message))
+    raise typer.Exit(ci.EXIT_INPUT)
+
+
+@contextmanager
+def errors_reported(model: str, as_json: bool) -> Iterator[None]:
+    """Around a command's work: an InputError is `fail`; any other exception is a bug, reported the same way
+    (FP8CHECK_DEBUG=1 re-raises it for the traceback)."""
+    try:
+        yield
+    except InputError as exc:
+        fail(str(exc), model, as_json)
+    except Exception as exc:  # a bug: still one line, and still one JSON object for --format json
+        if os.environ.get("FP8CHECK_DEBUG"):
+            raise
+        fail(f"internal error: {type(exc).__name__}: {exc} {DEBUG_HINT}", model, as_json)
+
+
+def crashed(exc: Exception) -> NoReturn:
+    """The last line of defence (fp8check.cli.app.main): a bug outside any command's work, in one line, exit 2."""
+    stderr().print(f"[red]internal error:[/red] {type(exc).__name__}: {safe(str(exc), 500)} {DEBUG_HINT}")
+    sys.exit(ci.EXIT_INPUT)
+
+
+def write_file(path: str, text: str) -> None:
+    """--output: the text printed (the Markdown for a table), ending in a newline."""
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(_line_ended(text))
+    except OSError as exc:
+        stderr().print(f"[red]error:[/red] cannot write {safe(path)}: {safe(str(exc.strerror or exc))}")
+        raise typer.Exit(ci.EXIT_INPUT) from None
+
+
+def _line_ended(text: str) -> str:
+    return text + ("" if text.endswith("\n") else "\n")
+
+
+def show(fmt: str, output: str | None, document: Callable[[], dict], table: Callable[[object], None],
+         markdown: Callable[[], str] | None = None, junit: Callable[[], str] | None = None) -> None:
+    """A result in --format: its JSON `document`, its `junit` or `markdown` text, or its rich `table` drawn on
+    stdout. --output writes what was printed; for a table, the Markdown."""
+    if fmt == "table":
+        table(stdout())
+        text = markdown() if output else None
+    elif fmt == "json":
+        text = print_document(document())
+    else:
+        text = (junit if fmt == "junit" else markdown)()
+        print(text)
+    if output:
+        write_file(output, text)
+
+
+def finish_report(report, fmt: Format, fail_on: FailOn, verbose: bool, fetch, output: str | None) -> NoReturn:
+    """inspect and load: the report in --format (judged under --fail-on), --output, the step summary, the exit
+    code."""
+    from fp8check.core.report import documents, junit
+
+    judged = ci.as_judged(report, fmt, fail_on)
+    is_load = isinstance(report, LoadReport)
+    show(fmt, output, document=lambda: (documents.load_document if is_load else documents.inspect_document)(judged),
+         table=lambda console: _renderer().table(judged, console, verbose, fetch),
+         markdown=lambda: _renderer().markdown(judged),
+         junit=lambda: (junit.load_junit if is_load else junit.inspect_junit)(judged))
+    _append_step_summary(report, fail_on)
+    warned = ci.failing_warnings(report, fail_on)
+    if warned:
+        print(f"fp8check: failing on {warned} warning(s) (--fail-on warning)", file=sys.stderr)
+    raise typer.Exit(ci.exit_code(report, fail_on))
+
+
+def _renderer():
+    """The tables and Markdown of inspect and load, imported only when drawn (they import rich)."""
+    from fp8check.cli import render_report
+
+    return render_report
+
+
+def _append_step_summary(report, fail_on: FailOn) -> None:
+    """Under GitHub Actions ($GITHUB_STEP_SUMMARY set) append the Markdown summary, whatever --format printed. An
+    unwritable file is one warning line on stderr, never a failed run: the summary is a convenience."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return
+    text = _renderer().markdown(ci.as_judged(report, Format.markdown, fail_on))
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(_line_ended(text))
+    except OSError as exc:
+        print(f"warning: cannot append the step summary to GITHUB_STEP_SUMMARY={printable(path)}: "
+              f"{printable(str(exc.strerror or exc))}", file=sys.stderr)

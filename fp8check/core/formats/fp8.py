@@ -1,0 +1,144 @@
+"""quant_method `fp8`: vLLM's / HF's native FP8 config (Fp8Config) and what vLLM builds from it.
+
+vLLM sources: quantization/fp8.py (Fp8Config.from_config and __init__ checks, get_min_capability,
+get_quant_method with is_layer_skipped, Fp8LinearMethod's kernel keys, Fp8MoEMethod.__init__ and
+create_weights), quantization/utils/quant_utils.py (is_layer_skipped), fused_moe/oracle/fp8.py (the keys the
+MoE oracle is handed).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from fp8check.core.errors import ConfigError, shown
+from fp8check.core.formats.base import (
+    UNQUANTIZED_LM_HEAD, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, MoEMethod, Module, WeightScale,
+)
+from fp8check.core.formats.shared import block_weight_key, exact, ignored, is_int, pattern_list
+from fp8check.kernels.base import FP8, FP8_BLOCK, RoutingContext
+from fp8check.kernels.cuda import cutlass_fp8_supported
+from fp8check.kernels.quant_keys import (
+    QuantKey, kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockSym,
+    kFp8StaticTensorSym,
+)
+
+NAME = "fp8"
+FP8_METHOD = "Fp8LinearMethod"
+FP8_MOE = "Fp8MoEMethod"
+
+
+class NativeFp8Config(NamedTuple):
+    """vLLM's / HF's `quant_method: fp8` (Fp8Config)."""
+
+    activation_scheme: str
+    ignored_layers: tuple[str, ...]
+    weight_block_size: tuple[int, int] | None
+    method: str = NAME
+
+
+def parse(raw: dict, where: str) -> NativeFp8Config:
+    """Mirror of vLLM's Fp8Config.from_config and its __init__ checks (same messages)."""
+    if "activation_scheme" not in raw:
+        raise ConfigError(f"{where}: Cannot find any of ['activation_scheme'] in the model's quantization config.")
+    scheme = raw["activation_scheme"]
+    if scheme not in ("static", "dynamic"):
+        raise ConfigError(f"{where}: Unsupported activation scheme {shown(scheme)}")
+    ignored_layers = pattern_list(raw.get("ignored_layers") or raw.get("modules_to_not_convert") or [],
+                                  f"{where}.ignored_layers")
+    block = raw.get("weight_block_size")
+    if block is not None:
+        if not isinstance(block, list) or not all(is_int(v) and v > 0 for v in block):
+            raise ConfigError(f"{where}.weight_block_size must be a list of positive integers, got {shown(block)}")
+        if len(block) != 2:
+            raise ConfigError(f"{where}: The quantization block size of weight must have 2 dimensions, but got {len(block)} dimensions")
+        if scheme != "dynamic":
+            raise ConfigError(f"{where}: The block-wise quantization only supports dynamic activation scheme for now, but got {scheme} activation scheme.")
+        block = (block[0], block[1])
+    return NativeFp8Config(activation_scheme=scheme, ignored_layers=ignored_layers, weight_block_size=block)
+
+
+def assign(module: Module, config: NativeFp8Config) -> Assignment:
+    if module.layer_type == "ParallelLMHead":
+        return UNQUANTIZED_LM_HEAD
+    if module.unquantized:
+        return Assignment(None, reason=module.unquantized)
+    is_ignored, error = ignored(module, config.ignored_layers, f"Detected some but not all shards of {module.name} "
+                                "are quantized. All shards of fused layers to have the same precision.", exact,
+                                fused_name_wins=False)
+    if error:
+        return Assignment(NAME, error=error)
+    if is_ignored:
+        return Assignment(None, reason="listed in ignored_layers / modules_to_not_convert")
+    return _quantized(config)
+
+
+def _quantized(config: NativeFp8Config) -> Assignment:
+    block = config.weight_block_size
+    return Assignment(NAME, strategy="block" if block else "tensor", block=block,
+                      static_input=config.activation_scheme == "static")
+
+
+def describe(assignment: Assignment) -> tuple[str, str]:
+    block = assignment.block
+    strategy = f"block {list(block)}" if block else "tensor"
+    # The granularity of dynamic activations is vLLM's choice (see kernel_request), not the config's.
+    activation = "static tensor" if assignment.static_input else "dynamic"
+    if block:
+        activation += f" group {block[0]}"
+    return strategy, activation
+
+
+def linear_scheme(assignment: Assignment, ctx: RoutingContext, linear_backend: str) -> tuple[str, None]:
+    return FP8_METHOD, None
+
+
+def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m0: bool
+                   ) -> tuple[str, QuantKey, QuantKey]:
+    """Fp8LinearMethod: 1 x block[0] activation groups for block weights; dynamic activations per token where
+    CUTLASS FP8 runs (cutlass_fp8_supported), else per tensor."""
+    block = assignment.block
+    if block:
+        return FP8_BLOCK, block_weight_key(block, e8m0), QuantKey(False, (1, block[0]))
+    if assignment.static_input:
+        act = kFp8StaticTensorSym
+    elif ctx.kind == "cuda" and cutlass_fp8_supported(ctx):
+        act = kFp8DynamicTokenSym
+    else:
+        act = kFp8DynamicTensorSym
+    return FP8, kFp8StaticTensorSym, act
+
+
+def expected_tensors(assignment: Assignment) -> ExpectedTensors:
+    if assignment.block:
+        scale = WeightScale("weight_scale_inv", "block", assignment.block, stray="weight_scale",
+                            stray_note="block fp8 checkpoints use weight_scale_inv; this tensor has no vLLM parameter")
+    else:
+        scale = WeightScale("weight_scale", "tensor")
+    return ExpectedTensors(scale, assignment.static_input)
+
+
+def moe_method(name: str, leaves: tuple[str, str, str], config: NativeFp8Config, rules: str) -> MoEMethod:
+    """Fp8Config.get_quant_method for a FusedMoE, then Fp8MoEMethod.__init__: 0.28 hands the oracle the 128x128
+    key whatever weight_block_size says; 0.33 builds the key from the (possibly refined) block, see moe.place()."""
+    if name in config.ignored_layers:
+        return MoEMethod(UNQUANTIZED_MOE, note="listed in ignored_layers / modules_to_not_convert")
+    assignment = _quantized(config)
+    static = assignment.static_input
+    if config.weight_block_size:
+        block = tuple(config.weight_block_size)
+        weight = kFp8Static128BlockSym if rules == "0.28" else QuantKey(True, block)
+        error = None
+        if static:  # create_weights: `assert not self.block_quant` under static activations
+            error = "AssertionError in Fp8MoEMethod.create_weights: static activation scales with block weights"
+        return MoEMethod(FP8_MOE, weight, kFp8Dynamic128Sym, block, f"block {list(block)}",
+                         f"dynamic group {block[0]}", assignment=assignment, error=error, refines_block=True)
+    act = kFp8StaticTensorSym if static else kFp8DynamicTensorSym
+    return MoEMethod(FP8_MOE, kFp8StaticTensorSym, act, None, "tensor", "static tensor" if static else "dynamic",
+                     assignment=assignment)
+
+
+FORMAT = Format(
+    name=NAME, min_capability=75, parse=parse, assign=assign, describe=describe, linear_scheme=linear_scheme,
+    fp8_schemes=frozenset({FP8_METHOD}), kernel_request=kernel_request, expected_tensors=expected_tensors,
+    moe_method=moe_method, block_mismatch_escape=True,
+)

@@ -1,0 +1,165 @@
+"""What every checkpoint format shares: compressed-tensors' QuantizationArgs, the config validators' small
+checks, vLLM's module-name matching (ignore lists, targets) and the block weight key.
+
+Name matching mirrors vLLM's check_equal_or_regex_match and should_ignore_layer
+(quantization/compressed_tensors/utils.py) and is_layer_skipped (quantization/utils/quant_utils.py). Patterns are
+vetted when the config is parsed: vLLM runs re.match of every 're:' pattern against every layer name, so a
+pattern that backtracks exponentially would hang it, and fp8check with it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Callable, NamedTuple
+
+from fp8check.core.errors import ConfigError, printable, shown
+from fp8check.kernels.quant_keys import QuantKey
+
+try:
+    from re import _parser as _sre  # Python 3.11+
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_parse as _sre
+
+
+class QuantArgs(NamedTuple):
+    """compressed-tensors QuantizationArgs, with the strategy already inferred as compressed-tensors does."""
+
+    num_bits: int = 8
+    type: str = "int"
+    symmetric: bool = True
+    strategy: str = "tensor"
+    group_size: int | None = None
+    block_structure: tuple[int, int] | None = None
+    dynamic: bool | str = False
+    actorder: str | None = None
+    scale_dtype: str | None = None
+
+    @property
+    def is_float8(self) -> bool:
+        return self.type == "float" and self.num_bits == 8
+
+    def pydantic_str(self) -> str:
+        """Roughly how vLLM prints compressed-tensors' QuantizationArgs (pydantic's str) in its errors."""
+        return (f"num_bits={self.num_bits} type='{self.type}' symmetric={self.symmetric} group_size={self.group_size} "
+                f"strategy='{self.strategy}' block_structure={list(self.block_structure) if self.block_structure else None} "
+                f"dynamic={self.dynamic!r} actorder={self.actorder!r} scale_dtype={self.scale_dtype}")
+
+
+# --- config validators -----------------------------------------------------------------------------------
+
+
+def is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def enum_value(value: object, allowed: tuple[str, ...], where: str) -> str:
+    if not isinstance(value, str) or value.lower() not in allowed:
+        raise ConfigError(f"{where}: unknown value {shown(value)} (expected one of: {', '.join(allowed)})")
+    return value.lower()
+
+
+def _str_list(value: object, where: str, required: bool = False) -> tuple[str, ...]:
+    if value is None and not required:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where} must be a list of strings, got {shown(value)}")
+    return tuple(value)
+
+
+def pattern_list(value: object, where: str, required: bool = False) -> tuple[str, ...]:
+    """Module names or 're:' regexes (targets, ignore). vLLM matches each against every layer name with re.match,
+    so a regex that backtracks exponentially hangs it, and fp8check with it: such a config is refused here."""
+    patterns = _str_list(value, where, required)
+    for pattern in patterns:
+        if pattern.startswith("re:"):
+            try:
+                re.compile(pattern[3:])
+                tree = _sre.parse(pattern[3:])
+            except (re.error, OverflowError, RecursionError, ValueError) as exc:
+                raise ConfigError(f"{where}: invalid regular expression {shown(pattern)} ({printable(str(exc), 80)}); "
+                                  "vLLM's re.match would raise on it") from None
+            if _exponential(tree, False):
+                raise ConfigError(f"{where}: regular expression {shown(pattern)} repeats a group that itself repeats or "
+                                  "alternates; matching it can take exponential time (vLLM would hang), so fp8check refuses it")
+    return patterns
+
+
+_REPEATS = (_sre.MAX_REPEAT, _sre.MIN_REPEAT)
+
+
+def _exponential(items, in_repeat: bool) -> bool:
+    """A variable repeat or an alternation inside a repeat ('(a+)+', '(a|aa)*', '(a+){99}'): the shapes that
+    backtrack exponentially. Fixed counts ('(?:a{2}){3}') offer no choice; possessive repeats and atomic groups
+    never backtrack and are not descended into.
+    """
+    for op, av in items:
+        if op in _REPEATS:
+            low, high, body = av
+            if (in_repeat and low != high) or _exponential(body, in_repeat or high > 1):
+                return True
+        elif op is _sre.BRANCH:
+            if in_repeat or any(_exponential(branch, in_repeat) for branch in av[1]):
+                return True
+        elif op is _sre.SUBPATTERN:
+            if _exponential(av[3], in_repeat):
+                return True
+        elif op in (_sre.ASSERT, _sre.ASSERT_NOT):
+            if _exponential(av[1], in_repeat):
+                return True
+        elif op is _sre.GROUPREF_EXISTS:
+            if any(branch is not None and _exponential(branch, in_repeat) for branch in av[1:]):
+                return True
+    return False
+
+
+# --- module-name matching --------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=4096)
+def _regex(pattern: str) -> re.Pattern:
+    return re.compile(pattern)
+
+
+def matches(name: str, pattern: str) -> bool:
+    """check_equal_or_regex_match: exact, or 're:' + regex anchored at the start only (re.match)."""
+    if pattern.startswith("re:"):
+        try:
+            return _regex(pattern[3:]).match(name) is not None
+        except re.error:
+            return False
+    return pattern == name
+
+
+def exact(name: str, pattern: str) -> bool:
+    return name == pattern
+
+
+def shard_names(module) -> list[str]:
+    """The packed_modules_mapping components: q/k/v for Llama, the fused name itself where the checkpoint
+    stores it fused (Phi-3 maps qkv_proj -> [qkv_proj])."""
+    return [shard.name for shard in module.shards] if module.fused else [module.name]
+
+
+def ignored(module, patterns: tuple[str, ...], mixed_message: str, match: Callable[[str, str], bool],
+            fused_name_wins: bool) -> tuple[bool, str | None]:
+    """(ignored, error): whether a module is on an ignore list, its fused layer's shards judged together.
+
+    should_ignore_layer (compressed-tensors: `matches`, an exact hit on the fused name wins) and
+    is_layer_skipped (fp8: `exact` names only, fused layers judged by their shards alone). Shards must agree,
+    else vLLM raises `mixed_message`."""
+    fused_hit = fused_name_wins and module.name in patterns
+    if module.fused and not fused_hit:
+        verdicts = {any(match(s, p) for p in patterns) for s in shard_names(module)}
+        if len(verdicts) > 1:
+            return False, mixed_message
+        return verdicts.pop(), None
+    return any(match(module.name, p) for p in patterns), None
+
+
+# --- kernel keys -----------------------------------------------------------------------------------------
+
+
+def block_weight_key(block: tuple[int, int], e8m0: bool) -> QuantKey:
+    """The weight key of block-scaled FP8 weights; e8m0 scales (DeepSeek-V3.2 style) change its scale dtype."""
+    return QuantKey(True, block, "float8_e8m0fnu" if e8m0 else "float32")

@@ -1,0 +1,86 @@
+"""Collapsed rows: identical layers (and their load runs) across decoder blocks shown once, as
+'model.layers.{0..63}.mlp.down_proj', and the worst figure of such a row.
+
+A planning view like the others: `diff` names its changed rows with it and `suggest` re-routes one layer per row;
+the tables, Markdown and the CLI show the same rows.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from fp8check.core.model.modules import layer_template
+from fp8check.core.records import LayerReport
+
+
+class Row(NamedTuple):
+    """Identical layers across decoder blocks, shown once: 'model.layers.{0..63}.mlp.down_proj'."""
+
+    name: str
+    count: int
+    layer: LayerReport
+
+
+def collapse(layers: tuple[LayerReport, ...]) -> list[Row]:
+    groups: dict[tuple, list[tuple[int | None, LayerReport]]] = {}
+    for layer in layers:
+        template, index = layer.template
+        key = (template, layer.layer_type, layer.weight_dtype, layer.shape, layer.strategy, layer.activation,
+               layer.scheme, layer.kernel, layer.rejected, tuple(without_index(e, index)
+                                                                 for e in layer.errors + layer.warnings))
+        groups.setdefault(key, []).append((index, layer))
+    return [Row(collapsed_name(template, members), len(members), members[0][1])
+            for (template, *_), members in groups.items()]
+
+
+def without_index(text: str, index: int | None) -> str:
+    """Messages differ only by the decoder-block index across blocks: the text with it removed, to compare."""
+    return text if index is None else text.replace(f".{index}.", ".{i}.")
+
+
+def collapsed_name(template: str, members: list[tuple[int | None, object]]) -> str:
+    """The template with its members' block indices ('model.layers.{0..3,5}.mlp'), or the one member's own name.
+    `members` are (block index, layer or run or name) pairs."""
+    indices = [i for i, _ in members if i is not None]
+    if indices and len(members) > 1:
+        return template.replace("{i}", "{" + ranges(indices) + "}")
+    only = members[0][1]
+    return only if isinstance(only, str) else only.name
+
+
+def ranges(indices: list[int]) -> str:
+    """[0,1,2,3,5,7,8] -> '0..3,5,7..8'."""
+    out = []
+    ordered = sorted(set(indices))
+    start = prev = ordered[0]
+    for i in ordered[1:] + [None]:
+        if i is not None and i == prev + 1:
+            prev = i
+            continue
+        out.append(str(start) if start == prev else f"{start}..{prev}")
+        if i is not None:
+            start = prev = i
+    return ",".join(out)
+
+
+class RunRow(NamedTuple):
+    """Runs of identical layers across decoder blocks, shown once, with their worst figures."""
+
+    name: str
+    runs: list
+
+
+def collapse_runs(runs) -> list[RunRow]:
+    groups: dict[tuple, list] = {}
+    for run in runs:
+        template, index = layer_template(run.name)
+        key = (template, run.kernel, run.numerics, run.execution, run.status,
+               tuple(without_index(e, index) for e in run.errors + run.warnings) if index is not None else run.name)
+        groups.setdefault(key, []).append((index, run))
+    return [RunRow(collapsed_name(template, members), [run for _, run in members])
+            for (template, *_), members in groups.items()]
+
+
+def worst(values) -> float | None:
+    present = [v for v in values if v is not None]
+    return max(present) if present else None

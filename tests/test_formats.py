@@ -1,0 +1,127 @@
+"""The format registry (fp8check.core.formats): every stage asks a checkpoint's format through FORMATS, so a new
+quant_method is one Format and one registration. A throwaway format registered in a temporary registry is routed
+end to end by inspect (parse, capability gate, assignment, scheme, kernel keys, integrity, FusedMoE method);
+the real formats answer the same questions uniformly (the strategy and block load reads)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import pytest
+
+from fp8check.core.checkpoint.local import open_local
+from fp8check.core.errors import InputError
+from fp8check.core.formats import compressed_tensors, fp8
+from fp8check.core.formats.base import Assignment, ExpectedTensors, Format, MoEMethod, WeightScale
+from fp8check.core.formats.registry import FORMATS, assign, parse_quant_config
+from fp8check.core.formats.shared import pattern_list
+from fp8check.core.model.modules import build_layout
+from fp8check.core.records import InspectOptions
+from fp8check.core.routing.inspect import inspect_checkpoint
+from fp8check.core.routing.platforms import parse_platform
+from fp8check.core.routing.profiles import select_profile
+from fp8check.kernels.base import FP8
+from fp8check.kernels.quant_keys import kFp8StaticTensorSym
+from fp8check.synth import QUANTS, Spec, quantization_config
+
+TOY = "toy-fp8"
+TOY_LINEAR = "ToyFp8LinearMethod"
+TOY_MOE = "ToyFp8MoEMethod"
+SMALL_MOE = dict(architecture="Qwen3MoeForCausalLM", model_type="qwen3_moe", experts=4, moe_intermediate=128)
+
+
+class ToyConfig(NamedTuple):
+    ignore: tuple[str, ...]
+    method: str = TOY
+
+
+def _toy_assign(module, config: ToyConfig) -> Assignment:
+    if module.unquantized:
+        return Assignment(None, reason=module.unquantized)
+    if module.layer_type == "ParallelLMHead" or module.name in config.ignore:
+        return Assignment(None, reason="ignored by the toy format")
+    return Assignment(TOY, strategy="tensor", static_input=True)
+
+
+# Per-tensor FP8 weights with static per-tensor activations, on sm89 and later.
+TOY_FORMAT = Format(
+    name=TOY, min_capability=89,
+    parse=lambda raw, where: ToyConfig(ignore=pattern_list(raw.get("ignore") or [], f"{where}.ignore")),
+    assign=_toy_assign,
+    describe=lambda assignment: ("tensor", "static tensor"),
+    linear_scheme=lambda assignment, ctx, linear_backend: (TOY_LINEAR, None),
+    fp8_schemes=frozenset({TOY_LINEAR}),
+    kernel_request=lambda scheme, assignment, ctx, e8m0: (FP8, kFp8StaticTensorSym, kFp8StaticTensorSym),
+    expected_tensors=lambda assignment: ExpectedTensors(WeightScale("weight_scale", "tensor"), static_input=True),
+    moe_method=lambda name, leaves, config, rules: MoEMethod(
+        TOY_MOE, kFp8StaticTensorSym, kFp8StaticTensorSym, None, "tensor", "static tensor",
+        assignment=Assignment(TOY, strategy="tensor", static_input=True)),
+)
+
+
+def _inspect(folder: str, platform: str = "h100"):
+    return inspect_checkpoint(open_local(folder), InspectOptions(parse_platform(platform), select_profile("0.33")))
+
+
+def _toy_checkpoint(make_checkpoint, quant: str = "fp8-static", **spec) -> str:
+    """Per-tensor FP8 tensors (weight_scale, input_scale with `fp8-static`) under a toy quantization_config."""
+    return make_checkpoint(quant=quant, data="sparse", extra_config={
+        "quantization_config": {"quant_method": TOY, "ignore": ["lm_head"]}}, **spec)
+
+
+@pytest.fixture
+def toy_registered(monkeypatch):
+    monkeypatch.setitem(FORMATS, TOY, TOY_FORMAT)  # the one registration
+
+
+def test_an_unregistered_quant_method_is_out_of_scope(make_checkpoint):
+    folder = _toy_checkpoint(make_checkpoint)
+    with pytest.raises(InputError) as caught:
+        _inspect(folder)
+    assert str(caught.value) == (f"{folder}: quantization method 'toy-fp8' is out of fp8check's scope; it checks FP8 "
+                                 "checkpoints (quant_method 'compressed-tensors' with FP8 weights, or 'fp8')")
+
+
+def test_inspect_routes_a_registered_format_end_to_end(make_checkpoint, toy_registered):
+    report = _inspect(_toy_checkpoint(make_checkpoint, **SMALL_MOE))
+    assert report.ok, report.errors + tuple(e for layer in report.layers + report.moes for e in layer.errors)
+    assert report.quant_method == TOY
+    quantized = [layer for layer in report.layers if layer.scheme == TOY_LINEAR]
+    assert quantized and all(layer.kernel and layer.strategy == "tensor" and layer.activation == "static tensor"
+                             and layer.weight_key == kFp8StaticTensorSym.name for layer in quantized)
+    assert {layer.scheme for layer in report.layers if layer not in quantized} == {
+        "UnquantizedLinearMethod", "UnquantizedEmbeddingMethod"}  # the routers; lm_head, ignored
+    assert report.moes and all(moe.scheme == TOY_MOE and moe.kernel for moe in report.moes)
+
+
+def test_a_registered_format_gates_capability_and_names_its_tensors(make_checkpoint, toy_registered):
+    old_gpu = _inspect(_toy_checkpoint(make_checkpoint), platform="a100")
+    assert ("The quantization method toy-fp8 is not supported for the current GPU. Minimum capability: 89. "
+            "Current capability: 80.") in old_gpu.errors
+    no_input_scales = _inspect(_toy_checkpoint(make_checkpoint, quant="fp8-dynamic"))
+    q_proj = next(layer for layer in no_input_scales.layers if layer.name == "model.layers.0.self_attn.qkv_proj")
+    assert "model.layers.0.self_attn.q_proj.input_scale is missing: static FP8 activations need a per-tensor input " \
+           "scale" in q_proj.errors
+
+
+@pytest.mark.parametrize("name, quant_format", [("compressed-tensors", compressed_tensors.FORMAT), ("fp8", fp8.FORMAT)])
+def test_the_registry_holds_the_real_formats_under_their_quant_method(name, quant_format):
+    assert FORMATS[name] is quant_format and quant_format.name == name
+
+
+@pytest.mark.parametrize("quant", sorted(QUANTS))
+def test_real_formats_assign_strategy_and_block_uniformly(make_checkpoint, quant):
+    """Whatever the format, an assignment says the weight strategy and block (load's numerics read only these)
+    and the layer lands on one of that format's FP8 schemes."""
+    method, strategy, _ = QUANTS[quant]
+    folder = make_checkpoint(quant=quant, data="sparse")
+    ckpt = open_local(folder)
+    config = ckpt.config.quantization_config
+    assert config == parse_quant_config(quantization_config(Spec(quant=quant))) and config.method == method
+    layout = build_layout(ckpt.tensors, ckpt.config)
+    assignments = [assign(module, config) for module in layout.linears if module.layer_type != "ParallelLMHead"]
+    assert assignments and {a.method for a in assignments} == {method}
+    assert {(a.strategy, a.block) for a in assignments} == {(strategy, (128, 128) if strategy == "block" else None)}
+    report = _inspect(folder)
+    assert {layer.scheme for layer in report.layers if layer.layer_type != "ParallelLMHead"} <= \
+        FORMATS[method].fp8_schemes
