@@ -42,8 +42,8 @@ def measure(base: str, quantized: str) -> dict:
     from fp8check.core.records import InspectOptions
     from fp8check.core.load.driver import load_checkpoint
     from fp8check.core.records import LoadOptions
-    from fp8check.core.routing.platforms import parse_platform
-    from fp8check.core.routing.profiles import select_profile
+    from fp8check.core.targets.platforms import parse_platform
+    from fp8check.core.targets.profiles import select_profile
 
     stored, reference = load_file(os.path.join(quantized, "model.safetensors")), load_file(
         os.path.join(base, "model.safetensors"))

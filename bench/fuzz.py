@@ -66,8 +66,8 @@ with atheris.instrument_imports(include=["fp8check"]) if atheris else contextlib
     from fp8check.core.errors import InputError
     from fp8check.core.routing.inspect import inspect_checkpoint
     from fp8check.core.records import InspectOptions
-    from fp8check.core.routing.platforms import parse_platform
-    from fp8check.core.routing.profiles import select_profile
+    from fp8check.core.targets.platforms import parse_platform
+    from fp8check.core.targets.profiles import select_profile
     from fp8check.cli import render_report
     from fp8check.core.report.documents import inspect_document
 from rich.console import Console  # noqa: E402

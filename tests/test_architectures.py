@@ -7,8 +7,8 @@ import pytest
 from fp8check.core.checkpoint.local import open_local
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.records import InspectOptions
-from fp8check.core.routing.platforms import parse_platform
-from fp8check.core.routing.profiles import LATEST
+from fp8check.core.targets.platforms import parse_platform
+from fp8check.core.targets.profiles import LATEST
 
 # DeepSeek-V3's shapes scaled down, keeping what the TP 8 checks look at: 16 heads, 128-wide nope/v heads,
 # 64-wide rope, q_lora_rank and kv_lora_rank multiples of 128, MoE widths that split into 128-blocks at TP 8.

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from fp8check.cli.app import app
 from fp8check.core.planning.diff import MOE_RULES, profile_changes, toggled
-from fp8check.core.routing.profiles import PROFILES, select_profile
+from fp8check.core.targets.profiles import PROFILES, select_profile
 
 runner = CliRunner()
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "tiny-qwen3-fp8-block")

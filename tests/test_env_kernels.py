@@ -11,11 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from fp8check.cli.app import app
-from fp8check.core.routing import envinfo
+from fp8check.core.targets import envinfo
 from fp8check.core.report.documents import environment_document
 from fp8check.core.planning.kernel_matrix import COLUMNS, REPRESENTATIVE_K, REPRESENTATIVE_N, kernel_matrix
-from fp8check.core.routing.platforms import parse_platform
-from fp8check.core.routing.profiles import select_profile
+from fp8check.core.targets.platforms import parse_platform
+from fp8check.core.targets.profiles import select_profile
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.quant_keys import KernelConfig
 from fp8check.kernels.registry import choose_kernel, check_kernel
@@ -133,7 +133,7 @@ def test_env_names_the_rule_profile_of_an_installed_vllm(monkeypatch):
 
 def test_env_survives_a_broken_torch_and_an_unknown_gpu(monkeypatch):
     code = ("import sys; sys.modules['torch'] = None\n"
-            "import fp8check.core.routing.platforms as p\n"
+            "import fp8check.core.targets.platforms as p\n"
             "def boom():\n    raise p.InputError('ROCm GPU gfx999 is not in fp8check\\'s table')\n"
             "p.detect_host = boom\n"
             "from fp8check.cli.app import main\nsys.argv = ['fp8check', 'env', '-f', 'json']\nmain()\n")

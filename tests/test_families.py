@@ -14,8 +14,8 @@ from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.records import InspectOptions
 from fp8check.core.model.layouts import ARCHITECTURES
 from fp8check.core.model.modules import build_layout
-from fp8check.core.routing.platforms import parse_platform
-from fp8check.core.routing.profiles import LATEST
+from fp8check.core.targets.platforms import parse_platform
+from fp8check.core.targets.profiles import LATEST
 
 QWEN_MOE = dict(experts=4, head_dim=128)
 # (id, Spec fields, TP, {layer name: (vLLM class, layout)}) — each family at a TP size it is deployed with.

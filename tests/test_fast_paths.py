@@ -26,10 +26,10 @@ from fp8check.core.checkpoint.local import (CheckpointFileError, cross_check_ind
 from fp8check.core.errors import InputError
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.records import InspectOptions
-from fp8check.core.planning.memory import weight_footprint, stored_bytes
+from fp8check.core.model.memory import weight_footprint, stored_bytes
 from fp8check.core.model.modules import build_layout
-from fp8check.core.routing.platforms import parse_platform
-from fp8check.core.routing.profiles import select_profile
+from fp8check.core.targets.platforms import parse_platform
+from fp8check.core.targets.profiles import select_profile
 from fp8check.core.checkpoint.safetensors_header import SafetensorsHeader, TensorInfo, parse_header
 from fp8check.synth import Spec, encode_header, model_config, tensor_specs, write_checkpoint, write_safetensors
 

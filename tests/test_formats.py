@@ -18,8 +18,8 @@ from fp8check.core.formats.shared import pattern_list
 from fp8check.core.model.modules import build_layout
 from fp8check.core.records import InspectOptions
 from fp8check.core.routing.inspect import inspect_checkpoint
-from fp8check.core.routing.platforms import parse_platform
-from fp8check.core.routing.profiles import select_profile
+from fp8check.core.targets.platforms import parse_platform
+from fp8check.core.targets.profiles import select_profile
 from fp8check.kernels.base import FP8
 from fp8check.kernels.quant_keys import kFp8StaticTensorSym
 from fp8check.synth import QUANTS, Spec, quantization_config

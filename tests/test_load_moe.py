@@ -20,8 +20,8 @@ from fp8check.core.load.driver import load_checkpoint
 from fp8check.core.records import LoadOptions
 from fp8check.core.load.experts import expert_owner  # noqa: E402
 from fp8check.core.load.gemm import requantize_moe  # noqa: E402
-from fp8check.core.routing.platforms import apply_assumptions, parse_platform  # noqa: E402
-from fp8check.core.routing.profiles import select_profile  # noqa: E402
+from fp8check.core.targets.platforms import apply_assumptions, parse_platform  # noqa: E402
+from fp8check.core.targets.profiles import select_profile  # noqa: E402
 from fp8check.kernels import moe as moe_kernels  # noqa: E402
 from fp8check.kernels.numerics import gemm as numerics  # noqa: E402
 from test_load import patch  # noqa: E402

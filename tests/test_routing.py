@@ -15,8 +15,8 @@ from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import InputError
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.records import InspectOptions
-from fp8check.core.routing.platforms import apply_assumptions, parse_platform
-from fp8check.core.routing.profiles import select_profile
+from fp8check.core.targets.platforms import apply_assumptions, parse_platform
+from fp8check.core.targets.profiles import select_profile
 from fp8check.core.records import Backend
 
 FAILED = "Failed to find a kernel that can implement the ScaledMM linear layer. Reasons: \n"
@@ -230,7 +230,7 @@ def test_every_release_has_its_profile(release, profile):
 
 
 def test_profiles_are_deltas_and_every_change_is_described():
-    from fp8check.core.routing.profiles import PROFILES, PULL_REQUESTS, WHEEL_CHANGES
+    from fp8check.core.targets.profiles import PROFILES, PULL_REQUESTS, WHEEL_CHANGES
 
     oldest_first = PROFILES[::-1]
     for older, newer in zip(oldest_first, oldest_first[1:]):

@@ -84,7 +84,7 @@ def test_only_platform_detection_runs_a_program():
         assert "shell=True" not in text.replace(" ", ""), path
         if "subprocess" in names:
             runs.append(path.relative_to(PACKAGE).as_posix())
-    assert runs == ["core/routing/crosscheck.py", "core/routing/platforms.py"]
+    assert runs == ["core/routing/crosscheck.py", "core/targets/platforms.py"]
     assert '[sys.executable, "-m", "fp8check.core.routing.crosscheck", platform]' in (PACKAGE / runs[0]).read_text()
     assert '["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"]' in (PACKAGE / runs[1]).read_text()
 

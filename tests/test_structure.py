@@ -13,16 +13,16 @@ import fp8check
 from fp8check.core.checkpoint.local import open_local
 from fp8check.core.model import layouts
 from fp8check.core.records import InspectOptions
-from fp8check.core.routing import profiles
+from fp8check.core.targets import profiles
 from fp8check.core.routing.inspect import inspect_checkpoint
-from fp8check.core.routing.platforms import parse_platform
+from fp8check.core.targets.platforms import parse_platform
 from fp8check.synth import write_checkpoint
 
 PACKAGE = Path(fp8check.__file__).resolve().parent
 MAX_MODULES_PER_FOLDER = 15
-# Stage packages of fp8check/core in the one direction of flow (docs/architecture.md): each may import the
-# stages before it, never one after it. records, errors and progress are shared by all.
-STAGES = ("checkpoint", "formats", "model", "routing", "load", "planning", "report")
+# Packages of fp8check/core in the one direction of flow (docs/architecture.md): each may import the ones before
+# it, never one after it. records, errors and progress (modules directly in core/) are shared by all.
+STAGES = ("targets", "formats", "checkpoint", "model", "routing", "load", "planning", "report")
 
 
 def module_name(path: Path) -> str:
@@ -109,6 +109,9 @@ def test_stages_import_only_upstream():
     assert backwards == []
     assert not [name for name, deps in GRAPH.items() if name.startswith("fp8check.core")
                 and any(d.startswith("fp8check.cli") for d in deps)], "core never imports the CLI"
+    # The kernel classes describe vLLM's kernels against a target; they know nothing of checkpoints or routing.
+    assert {d for name, deps in GRAPH.items() if name.startswith("fp8check.kernels") for d in deps
+            if not d.startswith("fp8check.kernels")} <= {"fp8check.core.targets.platforms", "fp8check.core.targets.profiles"}
 
 
 def test_no_folder_over_fifteen_modules():
@@ -125,11 +128,23 @@ def test_every_module_says_what_it_owns(name):
     assert docstring and len(docstring) > 30, f"{name} has no module docstring"
 
 
-def test_readme_layout_names_every_package():
-    layout = (PACKAGE.parent / "README.md").read_text().split("## Layout", 1)[1]
-    packages = {module_name(p.parent / "__init__.py") for p in PACKAGE.rglob("__init__.py")} - {"fp8check"}
-    missing = [p for p in packages if "fp8check/" + p.removeprefix("fp8check.").replace(".", "/") + "/" not in layout]
-    assert missing == []
+def test_readme_layout_matches_the_tree():
+    """Every package of the tree has its line in the README's layout section, naming each of its modules."""
+    layout = (PACKAGE.parent / "README.md").read_text().split("## Layout", 1)[1].split("```")[1]
+    lines: dict[str, str] = {}
+    current = None
+    for line in layout.splitlines():
+        if line.startswith("fp8check/"):
+            current = line.split()[0].rstrip("/")
+            lines[current] = line
+        elif current:
+            lines[current] += " " + line
+    for folder in sorted({p.parent for p in MODULES.values()} - {PACKAGE}):
+        key = folder.relative_to(PACKAGE.parent).as_posix()
+        assert key in lines, f"{key}/ is not in the README's layout"
+        named = {w.strip("(),;:").removesuffix(".py") for w in lines[key].replace("/", " ").split()}
+        stems = {p.stem for p in folder.glob("*.py")} - {"__init__"}
+        assert stems <= named, f"{key}/: {sorted(stems - named)} not named in the README's layout"
 
 
 # ------------------------------------------------------------------------------------- recipes (architecture.md)

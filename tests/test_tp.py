@@ -8,8 +8,8 @@ from fp8check.core.checkpoint.local import open_local
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.records import InspectOptions
 from fp8check.core.model.modules import LinearModule
-from fp8check.core.routing.platforms import parse_platform
-from fp8check.core.routing.profiles import LATEST
+from fp8check.core.targets.platforms import parse_platform
+from fp8check.core.targets.profiles import LATEST
 from fp8check.core.model.tp import block_shape_error, tp_layout
 
 BLOCK = (128, 128)

@@ -13,7 +13,7 @@ from typing import Annotated, Optional
 import typer
 
 from fp8check.core.errors import InputError
-from fp8check.core.routing.platforms import Platform, apply_assumptions, detect_host, disabled_kernels_from_env, parse_platform
+from fp8check.core.targets.platforms import Platform, apply_assumptions, detect_host, disabled_kernels_from_env, parse_platform
 from fp8check.core.records import Backend
 from fp8check.kernels.registry import FP8, FP8_BLOCK, LINEAR_BACKENDS, W8A16_FP8, normalize_backend
 
@@ -133,7 +133,7 @@ def inspect_options(platform: Platform, tp: int, ep: bool, vllm: str, linear_bac
                     disable_kernel: list[str]):
     """The routing half every command shares (fp8check.core.routing.inspect.InspectOptions)."""
     from fp8check.core.records import InspectOptions
-    from fp8check.core.routing.profiles import select_profile
+    from fp8check.core.targets.profiles import select_profile
 
     return InspectOptions(platform=platform, profile=select_profile(vllm), tp=tp, ep=ep,
                           backend=backend_option(linear_backend, kernel_config),

@@ -70,7 +70,7 @@ def diff(
     from fp8check.core.checkpoint.source import open_checkpoint
     from fp8check.core.planning.diff import diff as build_diff
     from fp8check.core.report.documents import diff_document
-    from fp8check.core.routing.profiles import select_profile
+    from fp8check.core.targets.profiles import select_profile
 
     with output.errors_reported(model, fmt is TableJsonOrMarkdown.json):
         opts = options.inspect_options(options.platform_option(platform, assume), tp, ep, new, linear_backend,

@@ -61,7 +61,7 @@ def kernels(
 def env(fmt: options.TableOrJsonOpt = TableOrJson.table) -> None:
     """What this host has: torch and its devices, Triton, IPEX, vLLM and its matching rule profile, and the platform
     --platform auto detects. Always exits 0: a missing package is part of the answer."""
-    from fp8check.core.routing.envinfo import environment
+    from fp8check.core.targets.envinfo import environment
 
     probes = environment()
     if fmt is TableOrJson.json:

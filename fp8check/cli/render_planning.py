@@ -7,7 +7,8 @@ from rich.markup import escape
 
 from fp8check.cli.render_report import folding_table, md_line
 from fp8check.core.errors import printable
-from fp8check.core.planning import diff, matrix, memory
+from fp8check.core.model import memory
+from fp8check.core.planning import diff, matrix
 from fp8check.core.report.documents import change_document
 from fp8check.core.report.verdicts import diff_verdict, matrix_verdict
 

@@ -10,8 +10,8 @@ from rich.table import Table
 from fp8check.cli.render_report import folding_table
 from fp8check.core.errors import printable
 from fp8check.core.planning.kernel_matrix import REPRESENTATIVE_K, REPRESENTATIVE_N, KernelTable
-from fp8check.core.routing.envinfo import Probe
-from fp8check.core.routing.profiles import PROFILES, PULL_REQUESTS, WHEEL_CHANGES
+from fp8check.core.targets.envinfo import Probe
+from fp8check.core.targets.profiles import PROFILES, PULL_REQUESTS, WHEEL_CHANGES
 from fp8check.kernels.base import RoutingContext
 
 

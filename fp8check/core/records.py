@@ -15,9 +15,9 @@ if TYPE_CHECKING:  # annotations only: records import nothing at run time but la
     import torch
 
     from fp8check.core.model.modules import SkippedLayer
-    from fp8check.core.planning.memory import MemoryFit
-    from fp8check.core.routing.platforms import Platform
-    from fp8check.core.routing.profiles import RuleProfile
+    from fp8check.core.model.memory import MemoryFit
+    from fp8check.core.targets.platforms import Platform
+    from fp8check.core.targets.profiles import RuleProfile
     from fp8check.kernels.registry import Rejection
 
 DEFAULT_TOKENS = 16
@@ -121,7 +121,7 @@ class InspectReport(NamedTuple):
     skipped: tuple[SkippedLayer, ...] = ()  # MTP layers the main model never loads
     ep: bool = False
     tp_sizes_ok_ep: tuple[int, ...] = ()    # with expert parallelism (only when the model has FusedMoE layers)
-    memory: MemoryFit | None = None         # weights per rank against the device memory (fp8check.core.planning.memory)
+    memory: MemoryFit | None = None         # weights per rank against the device memory (fp8check.core.model.memory)
     suggestions: tuple = ()                 # fp8check.core.planning.suggest.Suggestion, filled in by the CLI for a failure
 
     @property

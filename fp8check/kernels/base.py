@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar, NamedTuple
 
-from fp8check.core.routing.platforms import Platform
-from fp8check.core.routing.profiles import RuleProfile
+from fp8check.core.targets.platforms import Platform
+from fp8check.core.targets.profiles import RuleProfile
 from fp8check.kernels.quant_keys import KernelConfig
 
 # vLLM's linear kernel tables, one per quantization (_POSSIBLE_FP8_KERNELS, _POSSIBLE_FP8_BLOCK_KERNELS, and the

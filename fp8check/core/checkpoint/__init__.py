@@ -1,1 +1,2 @@
-"""Stage 1, source -> checkpoint: config.json and safetensors headers from a folder or the Hub, validated."""
+"""The checkpoint stage, source -> checkpoint: config.json and safetensors headers from a folder or the Hub,
+validated (the quantization_config through the format registry); no tensor data is read."""

@@ -1,1 +1,2 @@
-"""Stage 5, load: weights streamed and sharded per rank -> the routed kernel's numerics -> verdict."""
+"""The load stage (torch): weights streamed and sharded per rank -> the routed kernel's numerics -> verdict;
+`--against BASE`."""

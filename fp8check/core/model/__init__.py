@@ -1,1 +1,2 @@
-"""Stage 3, layout: the modules vLLM builds for this architecture, their TP shapes and per-rank slices."""
+"""The layout stage: the modules vLLM builds for this architecture (layouts, modules), their TP shapes (tp), what
+each rank reads (sharding) and the weight bytes each rank holds (memory)."""

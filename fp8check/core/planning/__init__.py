@@ -1,3 +1,2 @@
-"""Planning views over inspect: memory fit, the platform x TP matrix, release diffs, suggestions, the kernel
-registry as a matrix, and the collapsed rows every table shows. They compute; fp8check.core.report and the CLI
-show them."""
+"""Planning views over inspect: the platform x TP matrix, release diffs, suggestions, the kernel registry as a
+matrix, and the collapsed rows every table shows. They compute; fp8check.core.report and the CLI show them."""

@@ -1,7 +1,7 @@
 """`fp8check diff`: which layers change scheme, kernel or verdict between two vLLM rule profiles, and why.
 
 Each profile is a set of changes (upstream PRs, changes read from the wheels, the FusedMoE rule set:
-fp8check.core.routing.profiles). The changes responsible for a layer's new outcome are found by ablation, not looked up:
+fp8check.core.targets.profiles). The changes responsible for a layer's new outcome are found by ablation, not looked up:
 the layers that changed are routed again under the newer profile with one change at a time put back as the older
 profile has it; a change is responsible when that alone gives the layer a different outcome. When no single change
 does (two changes needed together), every change between the profiles is named.
@@ -18,7 +18,7 @@ from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.records import InspectOptions, InspectReport
 from fp8check.core.model.modules import layer_template
 from fp8check.core.planning.rows import collapsed_name, without_index
-from fp8check.core.routing.profiles import WHEEL_CHANGES, RuleProfile
+from fp8check.core.targets.profiles import WHEEL_CHANGES, RuleProfile
 
 MOE_RULES = "moe_rules"  # the FusedMoE rule set (0.28 -> 0.33) counts as one change
 

@@ -13,8 +13,8 @@ from typing import NamedTuple
 from fp8check.core.checkpoint.local import Checkpoint
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.records import InspectOptions, InspectReport
-from fp8check.core.planning.memory import MemoryFit
-from fp8check.core.routing.platforms import Platform
+from fp8check.core.model.memory import MemoryFit
+from fp8check.core.targets.platforms import Platform
 
 
 class Cell(NamedTuple):

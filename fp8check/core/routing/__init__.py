@@ -1,1 +1,2 @@
-"""Stage 4, routing: platform x rule profile -> scheme -> kernel per module, with vLLM's reasons; inspect."""
+"""The routing stage: per module, format x platform x rule profile -> vLLM's scheme -> kernel, with vLLM's reasons
+(linear, moe), integrity from headers, warnings, and `inspect`, which runs the stages before it."""

@@ -11,7 +11,7 @@ from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, de
 from fp8check.core.formats.base import LAYER
 from fp8check.core.model.modules import LinearModule, ModelLayout, build_layout
 from fp8check.core.model.tp import tp_layout
-from fp8check.core.planning.memory import fit, fits_at, weight_footprint
+from fp8check.core.model.memory import fit, fits_at, weight_footprint
 from fp8check.core.records import InspectOptions, InspectReport, LayerReport
 from fp8check.core.routing.integrity import check_module, uses_e8m0_scales
 from fp8check.core.routing.linear import UNQUANTIZED, UNQUANTIZED_EMBEDDING, Route, route

@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 from fp8check.core.checkpoint.local import ModelConfig
 from fp8check.core.model.modules import EMBEDDINGS, ModelLayout
-from fp8check.core.routing.platforms import Platform
+from fp8check.core.targets.platforms import Platform
 from fp8check.core.checkpoint.safetensors_header import FP8_DTYPES, TensorInfo
 from fp8check.core.model.tp import VOCAB_PADDING, tp_layout
 

@@ -64,7 +64,7 @@ class Assumptions(NamedTuple):
     cpu_amx: bool = True            # AMX tiles (Sapphire Rapids or newer) for vLLM's CPU FP8 kernels
     cpu_amx_fp8: bool = False       # native AMX-FP8 (ops.cpu_has_amx_fp8()): 0.33's CPU W8A8 kernels need it
     batch_invariant: bool = False   # VLLM_BATCH_INVARIANT
-    device_memory: int | None = None  # bytes per device (from the alias, fp8check.core.planning.memory); None: unknown
+    device_memory: int | None = None  # bytes per device (from the alias, fp8check.core.model.memory); None: unknown
     gpu_memory_utilization: float = 0.92  # config/cache.py CacheConfig default in every wheel 0.25-0.33
 
     def relevant(self, kind: str) -> dict[str, str | bool]:

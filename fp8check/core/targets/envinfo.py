@@ -85,7 +85,7 @@ def probe_ipex() -> Probe:
 
 def probe_vllm() -> Probe:
     from fp8check.core.errors import InputError
-    from fp8check.core.routing.profiles import select_profile
+    from fp8check.core.targets.profiles import select_profile
 
     version = _version("vllm")
     if version is None:
@@ -99,7 +99,7 @@ def probe_vllm() -> Probe:
 
 def probe_platform() -> Probe:
     """What --platform auto resolves to, detected as inspect does (driver files, nvidia-smi; no torch)."""
-    from fp8check.core.routing.platforms import detect_host
+    from fp8check.core.targets.platforms import detect_host
 
     try:
         detected = detect_host()
