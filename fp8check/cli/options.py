@@ -13,8 +13,10 @@ from typing import Annotated, Optional
 import typer
 
 from fp8check.core.errors import InputError
-from fp8check.core.targets.platforms import Platform, apply_assumptions, detect_host, disabled_kernels_from_env, parse_platform
 from fp8check.core.records import Backend
+from fp8check.core.targets.platforms import (
+    Platform, apply_assumptions, detect_host, disabled_kernels_from_env, parse_platform,
+)
 from fp8check.kernels.registry import FP8, FP8_BLOCK, LINEAR_BACKENDS, W8A16_FP8, normalize_backend
 
 QUANTIZATION_KEYS = (FP8, FP8_BLOCK, W8A16_FP8, "int8_w8a8", "mixed_precision", "mxfp8", "mxfp4", "mxfp6",

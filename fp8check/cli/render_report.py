@@ -10,8 +10,8 @@ from rich.table import Table
 
 from fp8check.core.checkpoint.local import FetchStats
 from fp8check.core.errors import printable
-from fp8check.core.model.modules import layer_template
 from fp8check.core.model.memory import summary as memory_summary
+from fp8check.core.model.modules import layer_template
 from fp8check.core.planning.rows import collapse, collapse_runs, worst
 from fp8check.core.records import InspectReport, LoadReport
 from fp8check.core.report.verdicts import inspect_verdict, load_verdict

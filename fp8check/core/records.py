@@ -14,8 +14,8 @@ from fp8check.core.model.modules import layer_template
 if TYPE_CHECKING:  # annotations only: records import nothing at run time but layer_template
     import torch
 
-    from fp8check.core.model.modules import SkippedLayer
     from fp8check.core.model.memory import MemoryFit
+    from fp8check.core.model.modules import SkippedLayer
     from fp8check.core.targets.platforms import Platform
     from fp8check.core.targets.profiles import RuleProfile
     from fp8check.kernels.registry import Rejection

@@ -10,12 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from fp8check.kernels import cpu
-from fp8check.kernels import cuda
-from fp8check.kernels import pytorch
-from fp8check.kernels import rocm
-from fp8check.kernels import triton_block
-from fp8check.kernels import xpu
+from fp8check.kernels import cpu, cuda, pytorch, rocm, triton_block, xpu
 from fp8check.kernels.base import FP8, FP8_BLOCK, W8A16_FP8, Kernel, RoutingContext
 from fp8check.kernels.quant_keys import KernelConfig
 

@@ -43,8 +43,8 @@ from fp8check.core.checkpoint.local import (
     MAX_JSON_BYTES, Checkpoint, FetchStats, assemble_checkpoint, check_relative_path, index_shards, load_json,
     open_local, parse_index, parse_json, parse_model_config, safetensors_files,
 )
-from fp8check.core.errors import CheckpointFileError, InputError, is_printable, printable
 from fp8check.core.checkpoint.safetensors_header import SafetensorsHeader, header_length, parse_header
+from fp8check.core.errors import CheckpointFileError, InputError, is_printable, printable
 
 DEFAULT_REVISION = "main"
 CONFIG_FILE = "config.json"

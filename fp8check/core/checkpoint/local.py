@@ -9,10 +9,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from fp8check.core.checkpoint.safetensors_header import SafetensorsHeader, TensorInfo, open_regular, read_header
 from fp8check.core.errors import CheckpointFileError, ConfigError, InputError, is_printable, printable, shown
 from fp8check.core.formats.base import QuantConfig
 from fp8check.core.formats.registry import parse_quant_config
-from fp8check.core.checkpoint.safetensors_header import SafetensorsHeader, TensorInfo, open_regular, read_header
 
 INDEX_FILE = "model.safetensors.index.json"
 SINGLE_FILE = "model.safetensors"

@@ -17,15 +17,15 @@ from typing import NamedTuple
 
 from fp8check.core.errors import ConfigError, printable, shown
 from fp8check.core.formats.base import (
-    LAYER, UNQUANTIZED, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, MoEMethod, Module, WeightScale,
+    LAYER, UNQUANTIZED, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, Module, MoEMethod, WeightScale,
 )
 from fp8check.core.formats.shared import (
     QuantArgs, block_weight_key, enum_value, ignored, is_int, matches, pattern_list, shard_names,
 )
 from fp8check.kernels.base import FP8, FP8_BLOCK, W8A16_FP8, RoutingContext
 from fp8check.kernels.quant_keys import (
-    QuantKey, kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockSym,
-    kFp8StaticChannelSym, kFp8StaticTensorSym,
+    QuantKey, kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockSym, kFp8StaticChannelSym,
+    kFp8StaticTensorSym,
 )
 
 NAME = "compressed-tensors"

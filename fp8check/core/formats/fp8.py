@@ -12,14 +12,13 @@ from typing import NamedTuple
 
 from fp8check.core.errors import ConfigError, shown
 from fp8check.core.formats.base import (
-    UNQUANTIZED_LM_HEAD, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, MoEMethod, Module, WeightScale,
+    UNQUANTIZED_LM_HEAD, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, Module, MoEMethod, WeightScale,
 )
 from fp8check.core.formats.shared import block_weight_key, exact, ignored, is_int, pattern_list
 from fp8check.kernels.base import FP8, FP8_BLOCK, RoutingContext
 from fp8check.kernels.cuda import cutlass_fp8_supported
 from fp8check.kernels.quant_keys import (
-    QuantKey, kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockSym,
-    kFp8StaticTensorSym,
+    QuantKey, kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockSym, kFp8StaticTensorSym,
 )
 
 NAME = "fp8"

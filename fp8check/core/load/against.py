@@ -34,9 +34,9 @@ import torch.nn.functional as F
 
 from fp8check.core.checkpoint.local import Checkpoint
 from fp8check.core.errors import InputError, printable
+from fp8check.core.load.weights import CheckpointFiles, ShardTensors, read_shards
 from fp8check.core.model.modules import LinearModule, ModelLayout, Shard, build_layout
 from fp8check.core.model.sharding import TensorRead
-from fp8check.core.load.weights import CheckpointFiles, ShardTensors, read_shards
 from fp8check.core.routing.moe import expert_shapes
 
 FAR_LIMIT = 0.001           # codes more than one step from requantized BASE: measured 0 of 28.3 M

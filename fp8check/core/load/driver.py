@@ -24,8 +24,8 @@ from fp8check.core.load.weights import CheckpointFiles
 from fp8check.core.model.modules import LinearModule, ModelLayout, MoEModule, build_layout
 from fp8check.core.records import InspectReport, LayerRun, LoadOptions, LoadReport
 from fp8check.core.routing.inspect import inspect_checkpoint
-from fp8check.core.targets.platforms import Assumptions, Platform, _host_has_amx, parse_platform
 from fp8check.core.routing.warnings import with_load_warnings
+from fp8check.core.targets.platforms import Assumptions, Platform, _host_has_amx, parse_platform
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.numerics import gemm as numerics
 

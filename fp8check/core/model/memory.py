@@ -29,10 +29,10 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from fp8check.core.checkpoint.local import ModelConfig
-from fp8check.core.model.modules import EMBEDDINGS, ModelLayout
-from fp8check.core.targets.platforms import Platform
 from fp8check.core.checkpoint.safetensors_header import FP8_DTYPES, TensorInfo
+from fp8check.core.model.modules import EMBEDDINGS, ModelLayout
 from fp8check.core.model.tp import VOCAB_PADDING, tp_layout
+from fp8check.core.targets.platforms import Platform
 
 GIB = 1 << 30
 # Scales vLLM creates as float32 parameters whatever the checkpoint stores (create_fp8_scale_parameter).

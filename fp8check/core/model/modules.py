@@ -12,9 +12,10 @@ import re
 from typing import NamedTuple
 
 from fp8check.core.checkpoint.local import ModelConfig
-from fp8check.core.model.layouts import (COLUMN, FUSED_QKV_A, GENERIC_ARCH, REPLICATED, ROW, TORCH_LINEAR, Arch, Tower,
-                                   arch_for, tail_match, tower_for)
 from fp8check.core.checkpoint.safetensors_header import TensorInfo
+from fp8check.core.model.layouts import (
+    COLUMN, FUSED_QKV_A, GENERIC_ARCH, REPLICATED, ROW, TORCH_LINEAR, Arch, Tower, arch_for, tail_match, tower_for,
+)
 
 # Leaf names the generic rules build as RowParallelLinear (input split across ranks, all-reduce after).
 ROW_PARALLEL = frozenset({"o_proj", "down_proj", "out_proj", "dense_4h_to_h", "fc2", "wo", "w2", "c_proj", "proj"})

@@ -31,9 +31,9 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+from fp8check.core.checkpoint.safetensors_header import DTYPE_BITS, TensorInfo
 from fp8check.core.formats.base import LAYER
 from fp8check.core.model.modules import LinearModule, Shard
-from fp8check.core.checkpoint.safetensors_header import DTYPE_BITS, TensorInfo
 from fp8check.core.model.tp import VOCAB_PADDING, TPLayout, divide
 
 Span = tuple[int, int]  # half-open [start, stop)

@@ -8,7 +8,6 @@ from typing import NamedTuple
 from fp8check.core.formats.base import LAYER
 from fp8check.core.model.modules import LinearModule
 
-
 VOCAB_PADDING = 64  # vocab_parallel_embedding.DEFAULT_VOCAB_PADDING_SIZE
 
 

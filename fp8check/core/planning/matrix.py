@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from fp8check.core.checkpoint.local import Checkpoint
-from fp8check.core.routing.inspect import inspect_checkpoint
-from fp8check.core.records import InspectOptions, InspectReport
 from fp8check.core.model.memory import MemoryFit
+from fp8check.core.records import InspectOptions, InspectReport
+from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import Platform
 
 

@@ -20,10 +20,9 @@ from typing import NamedTuple
 from fp8check.core.checkpoint.local import Checkpoint
 from fp8check.core.planning.diff import RouteOutcome, checkpoint_prefixes, describe, outcomes, responsible, restricted
 from fp8check.core.planning.rows import collapse
+from fp8check.core.records import Backend, InspectOptions, InspectReport
 from fp8check.core.routing.inspect import inspect_checkpoint
-from fp8check.core.records import InspectOptions, InspectReport
 from fp8check.core.targets.profiles import PROFILES, RuleProfile
-from fp8check.core.records import Backend
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.registry import BACKEND_KERNELS, FP8, FP8_BLOCK, W8A16_FP8, candidates
 

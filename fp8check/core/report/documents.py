@@ -16,10 +16,10 @@ from fp8check.core.report.verdicts import load_summary
 from fp8check.core.targets.profiles import PROFILES, PULL_REQUESTS, WHEEL_CHANGES
 
 if TYPE_CHECKING:  # annotations only
+    from fp8check.core.model.memory import MemoryFit
     from fp8check.core.planning.diff import DiffReport
     from fp8check.core.planning.kernel_matrix import KernelTable
     from fp8check.core.planning.matrix import Matrix
-    from fp8check.core.model.memory import MemoryFit
     from fp8check.core.targets.envinfo import Probe
     from fp8check.kernels.base import RoutingContext
 

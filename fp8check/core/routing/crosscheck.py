@@ -145,9 +145,9 @@ def _kernel_of(obj) -> str | None:
 
 def run_case(case: dict) -> dict:
     import torch
+    import vllm.model_executor.layers.linear as linear
     from vllm.config import VllmConfig, set_current_vllm_config
     from vllm.config.kernel import KernelConfig
-    import vllm.model_executor.layers.linear as linear
     from vllm.model_executor.layers.quantization import get_quantization_config
 
     _patch_availability(case["platform_kind"], case["tp"], case["stubbed"])

@@ -6,12 +6,11 @@ from functools import lru_cache
 
 from fp8check.core.checkpoint.local import Checkpoint, activation_dtype, paused_gc
 from fp8check.core.errors import InputError, printable
-from fp8check.core.formats.base import Assignment
+from fp8check.core.formats.base import LAYER, Assignment
 from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe
-from fp8check.core.formats.base import LAYER
+from fp8check.core.model.memory import fit, fits_at, weight_footprint
 from fp8check.core.model.modules import LinearModule, ModelLayout, build_layout
 from fp8check.core.model.tp import tp_layout
-from fp8check.core.model.memory import fit, fits_at, weight_footprint
 from fp8check.core.records import InspectOptions, InspectReport, LayerReport
 from fp8check.core.routing.integrity import check_module, uses_e8m0_scales
 from fp8check.core.routing.linear import UNQUANTIZED, UNQUANTIZED_EMBEDDING, Route, route
