@@ -37,11 +37,10 @@ def measure(base: str, quantized: str) -> dict:
     import torch
     from safetensors.torch import load_file
 
-    from fp8check.core.load import against
     from fp8check.core.checkpoint.local import open_local
-    from fp8check.core.records import InspectOptions
+    from fp8check.core.load import against
     from fp8check.core.load.driver import load_checkpoint
-    from fp8check.core.records import LoadOptions
+    from fp8check.core.records import InspectOptions, LoadOptions
     from fp8check.core.targets.platforms import parse_platform
     from fp8check.core.targets.profiles import select_profile
 
@@ -101,8 +100,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hidden", type=int, default=1024)
     args = parser.parse_args()
-    from fp8check.synth import write_checkpoint
     from test_against import ct_quantize
+
+    from fp8check.synth import write_checkpoint
 
     h = args.hidden
     print("| BASE weights | preset (strategy) | codes | far (> 1 step) | max net drift of a tensor | off by one if only "

@@ -26,9 +26,8 @@ ARGS = ["-p", "h100", "-d", "cpu", "--tokens", "8"]
 
 def ct_quantize(base: str, out: str, preset: str) -> str:
     """BASE quantized by compressed-tensors itself (tests/ct_checkpoints.quantize), saved by transformers."""
-    from transformers import AutoModelForCausalLM
-
     from ct_checkpoints import quantize
+    from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.bfloat16)
     compressor = quantize(model, {preset: ["Linear"]})

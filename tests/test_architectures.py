@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fp8check.core.checkpoint.local import open_local
-from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.records import InspectOptions
+from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.core.targets.profiles import LATEST
 

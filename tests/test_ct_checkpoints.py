@@ -8,11 +8,11 @@ import os
 import pytest
 
 from fp8check.core.checkpoint.local import open_local
-from fp8check.core.routing.inspect import inspect_checkpoint
+from fp8check.core.checkpoint.safetensors_header import read_header
 from fp8check.core.records import InspectOptions
+from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.core.targets.profiles import LATEST, select_profile
-from fp8check.core.checkpoint.safetensors_header import read_header
 
 pytest.importorskip("compressed_tensors")
 ct_checkpoints = pytest.importorskip("ct_checkpoints")

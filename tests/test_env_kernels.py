@@ -11,14 +11,14 @@ import pytest
 from typer.testing import CliRunner
 
 from fp8check.cli.app import app
-from fp8check.core.targets import envinfo
-from fp8check.core.report.documents import environment_document
 from fp8check.core.planning.kernel_matrix import COLUMNS, REPRESENTATIVE_K, REPRESENTATIVE_N, kernel_matrix
+from fp8check.core.report.documents import environment_document
+from fp8check.core.targets import envinfo
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.core.targets.profiles import select_profile
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.quant_keys import KernelConfig
-from fp8check.kernels.registry import choose_kernel, check_kernel
+from fp8check.kernels.registry import check_kernel, choose_kernel
 
 runner = CliRunner()
 PLATFORMS = ["xpu", "cpu", "h100", "b200", "a100", "l40s", "mi300x", "rx9070xt", "rtx5090"]

@@ -10,10 +10,10 @@ from typer.testing import CliRunner
 
 from fp8check.cli.app import app
 from fp8check.core.checkpoint.local import open_local
-from fp8check.core.routing.inspect import inspect_checkpoint
-from fp8check.core.records import InspectOptions
 from fp8check.core.model.layouts import ARCHITECTURES
 from fp8check.core.model.modules import build_layout
+from fp8check.core.records import InspectOptions
+from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.core.targets.profiles import LATEST
 

@@ -19,18 +19,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fp8check.core.routing import moe as moe_module
 from fp8check.core.checkpoint import safetensors_header
-from fp8check.core.checkpoint.local import (CheckpointFileError, cross_check_index, merge_headers, open_local, parse_index,
-                                      parse_model_config, paused_gc)
+from fp8check.core.checkpoint.local import (
+    CheckpointFileError, cross_check_index, merge_headers, open_local, parse_index, parse_model_config, paused_gc,
+)
+from fp8check.core.checkpoint.safetensors_header import SafetensorsHeader, TensorInfo, parse_header
 from fp8check.core.errors import InputError
-from fp8check.core.routing.inspect import inspect_checkpoint
-from fp8check.core.records import InspectOptions
-from fp8check.core.model.memory import weight_footprint, stored_bytes
+from fp8check.core.model.memory import stored_bytes, weight_footprint
 from fp8check.core.model.modules import build_layout
+from fp8check.core.records import InspectOptions
+from fp8check.core.routing import moe as moe_module
+from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.core.targets.profiles import select_profile
-from fp8check.core.checkpoint.safetensors_header import SafetensorsHeader, TensorInfo, parse_header
 from fp8check.synth import Spec, encode_header, model_config, tensor_specs, write_checkpoint, write_safetensors
 
 PROPERTY = settings(max_examples=300, deadline=None, derandomize=True, database=None,

@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fp8check.core.checkpoint import local as checkpoint
-from fp8check.core.formats import registry as quant_config
 from fp8check.core.checkpoint import safetensors_header
 from fp8check.core.errors import InputError
+from fp8check.core.formats import registry as quant_config
 from fp8check.synth import QUANTS, Spec, encode_header, model_config, tensor_specs
 
 FUZZ = settings(max_examples=300, deadline=None, derandomize=True, database=None,

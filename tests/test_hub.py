@@ -8,14 +8,14 @@ import socket
 import time
 
 import pytest
+from fakehub import FakeHub
 from typer.testing import CliRunner
 
-from fakehub import FakeHub
 from fp8check.cli.app import app
 from fp8check.core.checkpoint import hub as hubmod
 from fp8check.core.checkpoint.local import INDEX_FILE, open_local
-from fp8check.core.errors import InputError
 from fp8check.core.checkpoint.source import open_checkpoint
+from fp8check.core.errors import InputError
 
 SECRET = "hf_SeCrEt_token_0123456789"
 runner = CliRunner()

@@ -6,8 +6,8 @@ import json
 import os
 
 from fp8check.core.checkpoint.local import open_local
-from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.records import InspectOptions
+from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.core.targets.profiles import LATEST
 from fp8check.synth import Spec, tensor_specs, write_safetensors

@@ -16,12 +16,7 @@ from fp8check.core.records import InspectOptions
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.core.targets.profiles import LATEST
-from fp8check.kernels import base
-from fp8check.kernels import cpu
-from fp8check.kernels import cuda
-from fp8check.kernels import moe
-from fp8check.kernels import pytorch
-from fp8check.kernels import registry
+from fp8check.kernels import base, cpu, cuda, moe, pytorch, registry
 from fp8check.kernels.base import FP8, FP8_BLOCK, SCALED_MM, WEIGHT_ONLY, Kernel, RoutingContext
 from fp8check.kernels.quant_keys import (
     KernelConfig, kFp8Dynamic128Sym, kFp8DynamicTokenSym, kFp8Static128BlockSym, kFp8StaticChannelSym,

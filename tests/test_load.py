@@ -16,12 +16,11 @@ torch = pytest.importorskip("torch")
 
 from fp8check.cli.app import app  # noqa: E402
 from fp8check.core.checkpoint.local import open_local  # noqa: E402
-from fp8check.core.records import InspectOptions
+from fp8check.core.checkpoint.safetensors_header import read_header  # noqa: E402
 from fp8check.core.load.driver import load_checkpoint
-from fp8check.core.records import LoadOptions
+from fp8check.core.records import InspectOptions, LoadOptions
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform  # noqa: E402
 from fp8check.core.targets.profiles import select_profile  # noqa: E402
-from fp8check.core.checkpoint.safetensors_header import read_header  # noqa: E402
 from fp8check.kernels.numerics import gemm as numerics  # noqa: E402
 from fp8check.kernels.registry import KERNEL_NUMERICS, TABLES  # noqa: E402
 

@@ -13,19 +13,19 @@ from typer.testing import CliRunner
 
 torch = pytest.importorskip("torch")
 
+from test_load import patch  # noqa: E402
+from test_moe import DEEPSEEK_V3, MIXTRAL  # noqa: E402
+
 from fp8check.cli.app import app  # noqa: E402
 from fp8check.core.checkpoint.local import open_local  # noqa: E402
-from fp8check.core.records import InspectOptions
 from fp8check.core.load.driver import load_checkpoint
-from fp8check.core.records import LoadOptions
 from fp8check.core.load.experts import expert_owner  # noqa: E402
 from fp8check.core.load.gemm import requantize_moe  # noqa: E402
+from fp8check.core.records import InspectOptions, LoadOptions
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform  # noqa: E402
 from fp8check.core.targets.profiles import select_profile  # noqa: E402
 from fp8check.kernels import moe as moe_kernels  # noqa: E402
 from fp8check.kernels.numerics import gemm as numerics  # noqa: E402
-from test_load import patch  # noqa: E402
-from test_moe import DEEPSEEK_V3, MIXTRAL  # noqa: E402
 
 runner = CliRunner()
 # Qwen3-MoE, small: 4 experts of 256 (2 blocks of 128), attention that splits at TP 2 with 128-blocks.
@@ -214,20 +214,20 @@ def test_each_rank_dequantizes_to_its_rows_of_the_whole_expert(make_checkpoint, 
     """read_expert: a rank's w1/w3 rows and w2 columns, with their scales narrowed (and, under 0.33's refined grid,
     upsampled first), dequantize to exactly that part of the whole expert dequantized with the checkpoint's blocks."""
     from fp8check.core.load.experts import _roles, read_expert
-    from fp8check.core.load.gemm import Recipe as ExpertPlan
-    from fp8check.core.routing.moe import expert_shapes
-    from fp8check.core.model.modules import build_layout
+    from fp8check.core.load.gemm import Recipe
     from fp8check.core.load.weights import CheckpointFiles
+    from fp8check.core.model.modules import build_layout
+    from fp8check.core.routing.moe import expert_shapes
 
     folder = make_checkpoint(**{**QWEN3_MOE, "quant": "fp8-block", "moe_intermediate": width})
     ckpt = open_local(folder)
     shards = _roles(expert_shapes(build_layout(ckpt.tensors, ckpt.config).moes[0]), 3)
-    plan = ExpertPlan(numerics.BLOCK, "block", block, refine, None, False, 2, 1)
+    recipe = Recipe(numerics.BLOCK, "block", block, refine, None, False, 2, 1)
     files = CheckpointFiles(folder)
-    whole = [numerics.dequantize(p.weight, p.scale, (128, 128)) for p in read_expert(shards, plan._replace(
+    whole = [numerics.dequantize(p.weight, p.scale, (128, 128)) for p in read_expert(shards, recipe._replace(
         refine=None, block=(128, 128)), files, 1, 0)]
     for rank in (0, 1):
-        parts = read_expert(shards, plan, files, 2, rank)
+        parts = read_expert(shards, recipe, files, 2, rank)
         gate, up, down = (numerics.dequantize(p.weight, p.scale, block) for p in parts)
         rows = slice(width // 2 * rank, width // 2 * (rank + 1))
         assert torch.equal(gate, whole[0][rows]) and torch.equal(up, whole[1][rows])

@@ -14,9 +14,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from test_load_moe import EXPERTS, QWEN3_MOE, load  # noqa: E402
+
 from fp8check.core.checkpoint.safetensors_header import read_header  # noqa: E402
 from fp8check.core.load import ranks  # noqa: E402
-from test_load_moe import EXPERTS, QWEN3_MOE, load  # noqa: E402
 
 NAN_E4M3 = b"\x7f"
 

@@ -12,10 +12,11 @@ from typer.testing import CliRunner
 torch = pytest.importorskip("torch")
 psutil = pytest.importorskip("psutil")
 
+from test_load import by_name, load, patch  # noqa: E402
+
 from fp8check.cli.app import app  # noqa: E402
 from fp8check.kernels.numerics import gemm as numerics  # noqa: E402
 from fp8check.synth import TP2_BLOCK_SHAPE  # noqa: E402
-from test_load import by_name, load, patch  # noqa: E402
 
 runner = CliRunner()
 TP_SHAPE = {**TP2_BLOCK_SHAPE, "data": "random"}

@@ -14,11 +14,11 @@ from typer.testing import CliRunner
 from fp8check.cli.app import app
 from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import InputError
-from fp8check.core.routing.inspect import inspect_checkpoint
-from fp8check.core.records import InspectOptions
-from fp8check.core.planning.matrix import matrix
-from fp8check.core.model.memory import kv_bytes_per_token, weight_footprint, weight_bytes_per_rank
+from fp8check.core.model.memory import kv_bytes_per_token, weight_bytes_per_rank, weight_footprint
 from fp8check.core.model.modules import build_layout
+from fp8check.core.planning.matrix import matrix
+from fp8check.core.records import InspectOptions
+from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import LATEST
 from fp8check.synth import Spec, write_checkpoint

@@ -14,13 +14,13 @@ from typer.testing import CliRunner
 
 from fp8check.cli.app import app
 from fp8check.core.checkpoint.local import open_local
-from fp8check.core.routing.inspect import inspect_checkpoint
+from fp8check.core.planning.rows import collapse
 from fp8check.core.records import InspectOptions
+from fp8check.core.report.documents import inspect_document as to_json
+from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.routing.moe import block_shape_error, experts_per_rank, refine_block
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import select_profile
-from fp8check.core.planning.rows import collapse
-from fp8check.core.report.documents import inspect_document as to_json
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.moe import MoEConfig, select_backend
 from fp8check.kernels.quant_keys import kFp8Dynamic128Sym, kFp8Static128BlockSym

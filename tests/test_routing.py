@@ -13,11 +13,10 @@ import pytest
 
 from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import InputError
+from fp8check.core.records import Backend, InspectOptions
 from fp8check.core.routing.inspect import inspect_checkpoint
-from fp8check.core.records import InspectOptions
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import select_profile
-from fp8check.core.records import Backend
 
 FAILED = "Failed to find a kernel that can implement the ScaledMM linear layer. Reasons: \n"
 ORIGINAL_CRASH = FAILED + "XPUW8A16FP8LinearKernel XPUW8A16FP8Linear only support per-channel and per-tensor quantization."

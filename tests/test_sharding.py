@@ -18,8 +18,8 @@ import torch
 from safetensors import safe_open
 
 from fp8check.core.checkpoint.local import open_local
-from fp8check.core.model.modules import LinearModule, Shard, build_layout
 from fp8check.core.checkpoint.safetensors_header import TensorInfo
+from fp8check.core.model.modules import LinearModule, Shard, build_layout
 from fp8check.core.model.sharding import ShardingError, TensorRead, rank_reads
 from fp8check.core.model.tp import block_shape_error, tp_layout
 from fp8check.synth import Spec, quantize_fp8, write_checkpoint

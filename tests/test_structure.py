@@ -13,8 +13,8 @@ import fp8check
 from fp8check.core.checkpoint.local import open_local
 from fp8check.core.model import layouts
 from fp8check.core.records import InspectOptions
-from fp8check.core.targets import profiles
 from fp8check.core.routing.inspect import inspect_checkpoint
+from fp8check.core.targets import profiles
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.synth import write_checkpoint
 

@@ -10,11 +10,11 @@ from typer.testing import CliRunner
 
 from fp8check.cli.app import app
 from fp8check.core.checkpoint.local import open_local
-from fp8check.core.routing.inspect import inspect_checkpoint
+from fp8check.core.planning.suggest import platform_backends, suggest
 from fp8check.core.records import InspectOptions
+from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.core.targets.profiles import select_profile
-from fp8check.core.planning.suggest import platform_backends, suggest
 from fp8check.synth import Spec, tensor_specs, write_safetensors
 
 runner = CliRunner()

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from fp8check.core.checkpoint.local import open_local
-from fp8check.core.routing.inspect import inspect_checkpoint
-from fp8check.core.records import InspectOptions
 from fp8check.core.model.modules import LinearModule
+from fp8check.core.model.tp import block_shape_error, tp_layout
+from fp8check.core.records import InspectOptions
+from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.core.targets.profiles import LATEST
-from fp8check.core.model.tp import block_shape_error, tp_layout
 
 BLOCK = (128, 128)
 
@@ -92,8 +92,8 @@ def test_tp_sweep_and_head_message(make_checkpoint):
 
 def test_lm_head_split_divides_the_padded_vocabulary(make_checkpoint):
     """VocabParallelEmbedding: vocab 1000 pads to 1024, which 3 ranks cannot split (divide() asserts)."""
-    from fp8check.core.model.modules import build_layout
     from fp8check.core.checkpoint.local import open_local
+    from fp8check.core.model.modules import build_layout
     from fp8check.core.model.tp import tp_layout
 
     ckpt = open_local(make_checkpoint(quant="ct-fp8-block", vocab=1000))

@@ -19,9 +19,9 @@ import tempfile
 from collections import Counter, defaultdict
 
 from fp8check.core.checkpoint.local import open_local
+from fp8check.core.records import InspectOptions
 from fp8check.core.routing.crosscheck import compare, run_vllm
 from fp8check.core.routing.inspect import inspect_checkpoint
-from fp8check.core.records import InspectOptions
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.core.targets.profiles import select_profile
 from fp8check.synth import Spec, write_checkpoint

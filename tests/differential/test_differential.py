@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from fp8check.core.routing.crosscheck import compare, layer_case, vllm_error
 from fp8check.core.records import LayerReport
+from fp8check.core.routing.crosscheck import compare, layer_case, vllm_error
 
 OK = {"scheme": "CompressedTensorsW8A8Fp8", "kernel": "TritonFp8BlockScaledMMKernel", "error": None}
 

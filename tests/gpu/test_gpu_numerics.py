@@ -10,11 +10,7 @@ torch = pytest.importorskip("torch")
 
 from fp8check.kernels.numerics import gemm as numerics  # noqa: E402  (needs torch)
 from fp8check.kernels.numerics.fp8_math import dequantize_groups, per_token_group_quant_fp8  # noqa: E402
-from fp8check.kernels.quant_keys import (  # noqa: E402
-    kFp8Dynamic128Sym,
-    kFp8DynamicTokenSym,
-    kFp8StaticTensorSym,
-)
+from fp8check.kernels.quant_keys import kFp8Dynamic128Sym, kFp8DynamicTokenSym, kFp8StaticTensorSym  # noqa: E402
 from fp8check.synth import quantize_fp8  # noqa: E402
 
 
