@@ -205,7 +205,6 @@ def main() -> None:
         print(json.dumps(run_case(dict(case, platform_kind=kind, stubbed=stubbed))), flush=True)
 
 
-
 class LayerAgreement(NamedTuple):
     name: str
     agrees: bool

@@ -21,7 +21,6 @@ from fp8check.kernels.base import RoutingContext
 TP_SWEEP = tuple(range(1, 17))
 
 
-
 def model_errors(ckpt: Checkpoint, ctx: RoutingContext, tp: int) -> list[str]:
     """Failures before any layer is built: vLLM's global capability gate and the attention-head split."""
     errors = []
@@ -49,7 +48,8 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
             "checkpoints (quant_method 'compressed-tensors' with FP8 weights, or 'fp8')"
         )
     ctx = RoutingContext(options.platform, options.profile, frozenset(options.disabled_kernels))
-    layout = layout or build_layout(ckpt.tensors, ckpt.config)
+    if layout is None:
+        layout = build_layout(ckpt.tensors, ckpt.config)
     out_dtype = activation_dtype(ckpt.config)
 
     @lru_cache(maxsize=None)

@@ -215,7 +215,6 @@ def routing_method(tensors: dict[str, TensorInfo], moe: MoEModule, model_type: s
     return "RenormalizeNaive", "routing method RenormalizeNaive (inferred: softmax top-k, renormalized)"
 
 
-
 class MoESweep(NamedTuple):
     """Per FusedMoE signature, what place() needs to re-run at another TP size (the TP / EP sweep)."""
 
