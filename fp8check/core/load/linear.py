@@ -11,7 +11,7 @@ from typing import NamedTuple
 import torch
 
 from fp8check.core.formats.base import UNQUANTIZED, Assignment
-from fp8check.core.formats.registry import assign
+from fp8check.core.formats.registry import FORMATS, assign
 from fp8check.core.load import gemm
 from fp8check.core.load.gemm import MAX_SCALE, Fused, Recipe
 from fp8check.core.load.parallel import RankResult, any_rank_failed, combine, merged, run_parallel
@@ -23,7 +23,7 @@ from fp8check.core.model.tp import tp_layout
 from fp8check.core.progress import module_progress
 from fp8check.core.records import LayerReport, LayerRun, LoadOptions, RankFigures
 from fp8check.core.routing.integrity import uses_e8m0_scales
-from fp8check.core.routing.linear import UNQUANTIZED_EMBEDDING, kernel_request
+from fp8check.core.routing.linear import UNQUANTIZED_EMBEDDING
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.numerics import gemm as numerics
 from fp8check.kernels.numerics.gemm import LinearWeights
@@ -42,7 +42,7 @@ def routed_recipe(layer: LayerReport, assignment: Assignment, ctx: RoutingContex
         return Recipe(numerics.UNQUANTIZED, None, None)
     if layer.kernel is None:
         return None
-    _, _, activation_key = kernel_request(layer.scheme, assignment, ctx, e8m0)
+    _, _, activation_key = FORMATS[assignment.method].kernel_request(layer.scheme, assignment, ctx, e8m0)
     kind = KERNEL_NUMERICS[layer.kernel]
     return Recipe(kind, assignment.strategy, assignment.block,
                   activation=activation_key if kind in (numerics.SCALED_MM, numerics.BLOCK) else None)

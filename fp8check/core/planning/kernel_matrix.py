@@ -22,8 +22,8 @@ REPRESENTATIVE_N = REPRESENTATIVE_K = 4096
 
 
 class Column(NamedTuple):
-    """One (weight strategy, activation scheme) pair as the scheme hands it to the kernel selector (quant keys of
-    routing.kernel_request)."""
+    """One (weight strategy, activation scheme) pair as the scheme hands it to the kernel selector (the quant keys
+    of each format's kernel_request, fp8check.core.formats)."""
 
     quantization: str
     weight: str

@@ -14,7 +14,7 @@ from fp8check.core.formats.registry import FORMATS
 from fp8check.core.model.tp import TPLayout, block_shape_error
 from fp8check.core.records import Backend
 from fp8check.kernels.base import RoutingContext
-from fp8check.kernels.quant_keys import KernelConfig, QuantKey
+from fp8check.kernels.quant_keys import KernelConfig
 from fp8check.kernels.registry import KernelChoice, choose_kernel
 
 # ParallelLMHead is a VocabParallelEmbedding, not a LinearBase: no FP8 config quantizes it, and vLLM builds it with
@@ -38,11 +38,6 @@ def _scheme_capability_error(minimum: int | None, ctx: RoutingContext) -> str | 
         return None
     return (f"Quantization scheme is not supported for the current GPU. Min capability: {minimum}. "
             f"Current capability: {ctx.cc}.")
-
-
-def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m0: bool) -> tuple[str, QuantKey, QuantKey] | str:
-    """(quantization key, weight key, activation key) a scheme hands to the selector, or an error string."""
-    return FORMATS[assignment.method].kernel_request(scheme, assignment, ctx, e8m0)
 
 
 def route(assignment: Assignment, layout: TPLayout, ctx: RoutingContext, backend: Backend, out_dtype: str,
