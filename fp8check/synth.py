@@ -13,20 +13,59 @@ import os
 import re
 import struct
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 ITEMSIZE = {"F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1, "BF16": 2, "F16": 2, "F32": 4, "I32": 4, "I64": 8, "U8": 1}
 
-# quant name -> (quant_method, weight strategy, activation: None | (strategy, dynamic))
+class Quant(NamedTuple):
+    """One way a checkpoint stores FP8 linears: the config it writes and the tensors beside each FP8 weight.
+
+    `method` is vLLM's name for the config class it resolves to (FORMATS key); `writes` is the config writer (a
+    key of CONFIG_WRITERS); `scale` the weight scale's suffix; `scale_dtype` its dtype; `scale_layout` how its
+    shape follows from the weight's [n, k]: "scalar" [], "one" [1], "rows" [n, 1], "vector" [n], "blocks"
+    [ceil(n/bn), ceil(k/bk)], "blocks4d" [ceil(n/bn), 1, ceil(k/bk), 1] (ModelOpt FP8_PB_WO), "mx" [n, k/32]
+    uint8 E8M0 exponents; `input_layout` the static input scale's shape ("scalar" or "one")."""
+
+    method: str
+    strategy: str                    # weight strategy: "tensor" | "channel" | "block" | "group" (MXFP8, 1 x 32)
+    act: tuple[str, bool] | None     # activation: None (weight-only) or (strategy, dynamic)
+    writes: str
+    scale: str = "weight_scale"
+    scale_dtype: str = "BF16"
+    scale_layout: str = "one"
+    input_layout: str = "one"
+    config_file: str = "config.json"  # "hf_quant_config.json": ModelOpt <= 0.29 keeps its config beside it
+
+
+_CT = dict(writes="ct")
+_F32 = dict(scale_dtype="F32", scale_layout="scalar", input_layout="scalar")
 QUANTS = {
-    "ct-fp8": ("compressed-tensors", "tensor", ("tensor", False)),
-    "ct-fp8-dynamic": ("compressed-tensors", "channel", ("token", True)),
-    "ct-fp8-block": ("compressed-tensors", "block", ("group", True)),
-    "ct-w8a16-fp8": ("compressed-tensors", "channel", None),
-    "ct-w8a16-fp8-tensor": ("compressed-tensors", "tensor", None),
-    "ct-w8a16-fp8-block": ("compressed-tensors", "block", None),
-    "fp8-block": ("fp8", "block", ("group", True)),
-    "fp8-static": ("fp8", "tensor", ("tensor", False)),
-    "fp8-dynamic": ("fp8", "tensor", ("tensor", True)),
+    "ct-fp8": Quant("compressed-tensors", "tensor", ("tensor", False), **_CT),
+    "ct-fp8-dynamic": Quant("compressed-tensors", "channel", ("token", True), **_CT, scale_layout="rows"),
+    "ct-fp8-block": Quant("compressed-tensors", "block", ("group", True), **_CT, scale_layout="blocks"),
+    "ct-w8a16-fp8": Quant("compressed-tensors", "channel", None, **_CT, scale_layout="rows"),
+    "ct-w8a16-fp8-tensor": Quant("compressed-tensors", "tensor", None, **_CT),
+    "ct-w8a16-fp8-block": Quant("compressed-tensors", "block", None, **_CT, scale_layout="blocks"),
+    "ct-mxfp8": Quant("compressed-tensors", "group", ("group", True), writes="ct-mxfp8", scale_dtype="U8",
+                      scale_layout="mx"),
+    "fp8-block": Quant("fp8", "block", ("group", True), "fp8", "weight_scale_inv", "F32", "blocks"),
+    "fp8-static": Quant("fp8", "tensor", ("tensor", False), "fp8", **_F32),
+    "fp8-dynamic": Quant("fp8", "tensor", ("tensor", True), "fp8", **_F32),
+    # ModelOpt >= 0.31 writes config.json's quantization_config; <= 0.29 hf_quant_config.json.
+    "modelopt-fp8": Quant("modelopt", "tensor", ("tensor", False), "modelopt:FP8", **_F32),
+    "modelopt-fp8-legacy": Quant("modelopt", "tensor", ("tensor", False), "modelopt:FP8", **_F32,
+                                 config_file="hf_quant_config.json"),
+    "modelopt-pcpt": Quant("modelopt", "channel", ("token", True), "modelopt:FP8_PER_CHANNEL_PER_TOKEN",
+                           scale_dtype="F32", scale_layout="vector"),
+    "modelopt-pbwo": Quant("modelopt", "block", ("group", True), "modelopt:FP8_PB_WO", scale_dtype="F32",
+                           scale_layout="blocks4d"),
+    "modelopt-mxfp8": Quant("modelopt_mxfp8", "group", ("group", True), "modelopt:MXFP8", scale_dtype="U8",
+                            scale_layout="mx"),
+    "quark-fp8": Quant("quark", "tensor", ("tensor", False), "quark", **_F32),
+    "quark-ptpc": Quant("quark", "channel", ("token", True), "quark", scale_dtype="F32", scale_layout="vector"),
+    "quark-fp8-block": Quant("quark", "block", ("group", True), "quark", scale_dtype="F32", scale_layout="blocks"),
+    "inc-fp8-block": Quant("inc", "block", ("group", True), "auto-round", "weight_scale_inv", "F32", "blocks"),
+    "fbgemm-fp8": Quant("fbgemm_fp8", "channel", ("token", True), "fbgemm", scale_dtype="F32", scale_layout="rows"),
 }
 
 
@@ -206,31 +245,101 @@ def _ignored(spec: Spec, name: str) -> bool:
 
 
 def quantization_config(spec: Spec) -> dict | None:
+    """The quantization config the spec's Quant writes (into config.json, or hf_quant_config.json)."""
     if spec.quant is None:
         return None
-    method, strategy, act = QUANTS[spec.quant]
-    if method == "fp8":
-        cfg = {"quant_method": "fp8", "activation_scheme": "dynamic" if act[1] else "static",
-               "ignored_layers": list(spec.ignore)}
-        if strategy == "block":
-            cfg["weight_block_size"] = list(spec.block)
-        return cfg
-    weights = {"num_bits": 8, "type": "float", "symmetric": True, "dynamic": False, "strategy": strategy,
+    quant = QUANTS[spec.quant]
+    writer, _, algo = quant.writes.partition(":")
+    return CONFIG_WRITERS[writer](spec, quant, algo)
+
+
+def _fp8_config(spec: Spec, quant: Quant, algo: str) -> dict:
+    cfg = {"quant_method": "fp8", "activation_scheme": "dynamic" if quant.act[1] else "static",
+           "ignored_layers": list(spec.ignore)}
+    if quant.strategy == "block":
+        cfg["weight_block_size"] = list(spec.block)
+    return cfg
+
+
+def _ct_config(spec: Spec, quant: Quant, algo: str) -> dict:
+    weights = {"num_bits": 8, "type": "float", "symmetric": True, "dynamic": False, "strategy": quant.strategy,
                "group_size": None}
-    if strategy == "block":
+    if quant.strategy == "block":
         weights["block_structure"] = list(spec.block)
     inputs = None
-    if act:
-        inputs = {"num_bits": 8, "type": "float", "symmetric": True, "dynamic": act[1], "strategy": act[0]}
-        if act[0] == "group":
+    if quant.act:
+        inputs = {"num_bits": 8, "type": "float", "symmetric": True, "dynamic": quant.act[1], "strategy": quant.act[0]}
+        if quant.act[0] == "group":
             inputs["group_size"] = spec.block[0]
     fmt = "float-quantized" if inputs else "naive-quantized"
+    return _ct_document(spec, weights, inputs, fmt)
+
+
+def _ct_mxfp8_config(spec: Spec, quant: Quant, algo: str) -> dict:
+    """compressed-tensors' MXFP8 preset: 1 x 32 groups, uint8 (E8M0) scales, dynamic MX activations."""
+    mx = {"num_bits": 8, "type": "float", "symmetric": True, "strategy": "group", "group_size": 32,
+          "scale_dtype": "torch.uint8"}
+    return _ct_document(spec, dict(mx, dynamic=False), dict(mx, dynamic=True), "mxfp8-quantized")
+
+
+def _ct_document(spec: Spec, weights: dict, inputs: dict | None, fmt: str) -> dict:
     return {
         "config_groups": {"group_0": {"format": fmt, "input_activations": inputs, "output_activations": None,
                                       "targets": ["Linear"], "weights": weights}},
         "format": fmt, "ignore": list(spec.ignore), "kv_cache_scheme": None, "quant_method": "compressed-tensors",
         "quantization_status": "compressed", "sparsity_config": {}, "transform_config": {}, "version": "0.20.1",
     }
+
+
+def _modelopt_config(spec: Spec, quant: Quant, algo: str) -> dict:
+    """What ModelOpt's export writes (Model-Optimizer convert_hf_quant_config_format): config.json's
+    quantization_config since ModelOpt 0.31, the legacy hf_quant_config.json before."""
+    producer = {"name": "modelopt", "version": "0.37.0"}
+    if quant.config_file == "hf_quant_config.json":
+        return {"producer": producer, "quantization": {"quant_algo": algo, "kv_cache_quant_algo": None,
+                                                        "exclude_modules": list(spec.ignore)}}
+    cfg = {"quant_algo": algo, "ignore": list(spec.ignore), "producer": producer, "quant_method": "modelopt"}
+    if algo == "FP8":
+        fp8 = {"dynamic": False, "num_bits": 8, "type": "float"}
+        cfg["config_groups"] = {"group_0": {"input_activations": fp8, "weights": fp8, "targets": ["Linear"]}}
+    return cfg
+
+
+def _quark_config(spec: Spec, quant: Quant, algo: str) -> dict:
+    """Quark's JSON export config (quark.torch export), FP8 e4m3 weights and inputs."""
+    def fp8(qscheme: str, dynamic: bool, **extra) -> dict:
+        return {"dtype": "fp8_e4m3", "qscheme": qscheme, "is_dynamic": dynamic, "symmetric": True,
+                "round_method": "half_even", "scale_type": "float", **extra}
+
+    if quant.strategy == "block":
+        weight = fp8("per_block", False, block_size=list(spec.block))
+        inputs = fp8("per_group", True, group_size=spec.block[1])
+    elif quant.strategy == "channel":
+        weight, inputs = fp8("per_channel", False, ch_axis=0), fp8("per_channel", True, ch_axis=1)
+    else:
+        weight, inputs = fp8("per_tensor", False), fp8("per_tensor", False)
+    return {"quant_method": "quark", "quant_mode": "eager_mode", "version": "0.9",
+            "export": {"kv_cache_group": [], "pack_method": "reorder", "weight_format": "real_quantized",
+                       "min_kv_scale": 0.0, "weight_merge_groups": None},
+            "global_quant_config": {"weight": weight, "input_tensors": inputs, "output_tensors": None, "bias": None},
+            "layer_quant_config": {}, "layer_type_quant_config": {}, "exclude": list(spec.ignore)}
+
+
+def _auto_round_config(spec: Spec, quant: Quant, algo: str) -> dict:
+    """Intel AutoRound's block FP8 export (auto_round:fp8 packing, vLLM's INCConfig)."""
+    return {"quant_method": "auto-round", "bits": 8, "group_size": list(spec.block), "data_type": "fp",
+            "sym": True, "act_bits": 8, "act_group_size": spec.block[0], "act_data_type": "fp", "act_sym": True,
+            "act_dynamic": True, "packing_format": "auto_round:fp8", "autoround_version": "0.9.0",
+            "modules_to_not_convert": list(spec.ignore)}
+
+
+def _fbgemm_config(spec: Spec, quant: Quant, algo: str) -> dict:
+    """Meta's FBGEMM FP8 (Llama-3.1-405B-Instruct-FP8): per-channel weights, per-token activations."""
+    return {"quant_method": "fbgemm_fp8", "activation_scale_ub": 1200.0, "modules_to_not_convert": list(spec.ignore)}
+
+
+CONFIG_WRITERS = {"fp8": _fp8_config, "ct": _ct_config, "ct-mxfp8": _ct_mxfp8_config, "modelopt": _modelopt_config,
+                  "quark": _quark_config, "auto-round": _auto_round_config, "fbgemm": _fbgemm_config}
 
 
 def model_config(spec: Spec) -> dict:
@@ -256,7 +365,7 @@ def model_config(spec: Spec) -> dict:
         cfg["vision_config"] = {"hidden_size": spec.vision_hidden,
                                 VISION_HEADS_KEY.get(spec.vision, "num_attention_heads"): spec.vision_heads}
     quant = quantization_config(spec)
-    if quant:
+    if quant and QUANTS[spec.quant].config_file == "config.json":
         cfg["quantization_config"] = quant
     cfg.update(spec.extra_config)
     return cfg
@@ -264,28 +373,20 @@ def model_config(spec: Spec) -> dict:
 
 def tensor_specs(spec: Spec) -> dict[str, tuple[str, tuple[int, ...]]]:
     """Every tensor name -> (dtype, shape) the checkpoint holds."""
-    method, strategy, act = QUANTS[spec.quant] if spec.quant else (None, None, None)
+    quant = QUANTS[spec.quant] if spec.quant else None
     out: dict[str, tuple[str, tuple[int, ...]]] = {
         f"{spec.text_prefix}.embed_tokens.weight": ("BF16", (spec.vocab, spec.hidden))}
     for name, (n, k) in linear_shapes(spec).items():
         mtp_bf16 = name.endswith((".eh_proj", ".shared_head.head"))
         bf16_tower = name.startswith(BF16_TOWERS.get(spec.vision or "", ()))
-        ignored = _ignored(spec, name) or name.endswith(ROUTER_LEAVES) or mtp_bf16 or bf16_tower or method is None
+        ignored = _ignored(spec, name) or name.endswith(ROUTER_LEAVES) or mtp_bf16 or bf16_tower or quant is None
         if ignored:
             out[f"{name}.weight"] = ("BF16", (n, k))
             continue
         out[f"{name}.weight"] = ("F8_E4M3", (n, k))
-        scale_dtype = "F32" if method == "fp8" else "BF16"
-        if strategy == "block":
-            scale_shape = (math.ceil(n / spec.block[0]), math.ceil(k / spec.block[1]))
-        elif strategy == "channel":
-            scale_shape = (n, 1)
-        else:
-            scale_shape = () if method == "fp8" else (1,)
-        out[f"{name}.weight_scale_inv" if method == "fp8" and strategy == "block" else f"{name}.weight_scale"] = (
-            scale_dtype, scale_shape)
-        if act and not act[1]:
-            out[f"{name}.input_scale"] = (scale_dtype, () if method == "fp8" else (1,))
+        out[f"{name}.{quant.scale}"] = (quant.scale_dtype, scale_shape(quant.scale_layout, n, k, spec.block))
+        if quant.act and not quant.act[1]:
+            out[f"{name}.input_scale"] = (quant.scale_dtype, scale_shape(quant.input_layout, n, k, spec.block))
     for i in range(spec.layers + spec.mtp_layers):
         out[f"{spec.text_prefix}.layers.{i}.input_layernorm.weight"] = ("BF16", (spec.hidden,))
         out[f"{spec.text_prefix}.layers.{i}.post_attention_layernorm.weight"] = ("BF16", (spec.hidden,))
@@ -296,6 +397,13 @@ def tensor_specs(spec: Spec) -> dict[str, tuple[str, tuple[int, ...]]]:
             out[f"{spec.text_prefix}.layers.{i}.{norm}.weight"] = ("BF16", (spec.hidden,))
     out[f"{spec.text_prefix}.norm.weight"] = ("BF16", (spec.hidden,))
     return dict(sorted(out.items()))
+
+
+def scale_shape(layout: str, n: int, k: int, block: tuple[int, int]) -> tuple[int, ...]:
+    """A scale's shape for a weight [n, k] (see Quant.scale_layout)."""
+    blocks = (math.ceil(n / block[0]), math.ceil(k / block[1]))
+    return {"scalar": (), "one": (1,), "rows": (n, 1), "vector": (n,), "blocks": blocks,
+            "blocks4d": (blocks[0], 1, blocks[1], 1), "mx": (n, math.ceil(k / 32))}[layout]
 
 
 def encode_header(entries: dict[str, tuple[str, tuple[int, ...]]], metadata: dict | None = None) -> tuple[bytes, int]:
@@ -330,6 +438,9 @@ def write_checkpoint(folder: str, spec: Spec | None = None, **overrides) -> str:
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "config.json"), "w") as fh:
         json.dump(model_config(spec), fh, indent=2)
+    if spec.quant and QUANTS[spec.quant].config_file != "config.json":
+        with open(os.path.join(folder, QUANTS[spec.quant].config_file), "w") as fh:
+            json.dump(quantization_config(spec), fh, indent=2)
     entries = tensor_specs(spec)
     data = None if spec.data == "sparse" else tensor_data(spec, entries)
     names = list(entries)
@@ -355,7 +466,8 @@ def tensor_data(spec: Spec, entries: dict[str, tuple[str, tuple[int, ...]]]) -> 
     import torch  # noqa: PLC0415 - only real data needs torch
 
     gen = torch.Generator().manual_seed(spec.seed)
-    dtypes = {"BF16": torch.bfloat16, "F32": torch.float32, "F16": torch.float16, "F8_E4M3": torch.float8_e4m3fn}
+    dtypes = {"BF16": torch.bfloat16, "F32": torch.float32, "F16": torch.float16, "F8_E4M3": torch.float8_e4m3fn,
+              "U8": torch.uint8}
     out: dict[str, bytes] = {}
     for name, (dtype, shape) in entries.items():
         if dtype != "F8_E4M3":
@@ -370,14 +482,45 @@ def tensor_data(spec: Spec, entries: dict[str, tuple[str, tuple[int, ...]]]) -> 
         prefix = name[: -len(".weight")]
         weight = random_weights(shape, gen, spec.distribution)
         scale_name = next(f"{prefix}.{s}" for s in ("weight_scale", "weight_scale_inv") if f"{prefix}.{s}" in entries)
-        scale_dtype, scale_shape = entries[scale_name]
-        q, scale = quantize_fp8(weight, scale_shape, spec.block)
+        scale_dtype, stored_shape = entries[scale_name]
+        if scale_dtype == "U8":  # MX: E8M0 exponent bytes per 1 x 32 group
+            q, scale = quantize_mxfp8(weight)
+            out[name], out[scale_name] = _bytes(q), _bytes(scale)
+            continue
+        q, scale = quantize_fp8(weight, _quantization_shape(stored_shape, shape), spec.block)
         out[name] = _bytes(q)
-        out[scale_name] = _bytes(scale.reshape(scale_shape).to(dtypes[scale_dtype]))
+        out[scale_name] = _bytes(scale.reshape(stored_shape).to(dtypes[scale_dtype]))
         if f"{prefix}.input_scale" in entries:
             in_dtype, in_shape = entries[f"{prefix}.input_scale"]
             out[f"{prefix}.input_scale"] = _bytes(torch.full(in_shape, spec.input_scale).to(dtypes[in_dtype]))
     return out
+
+
+def _quantization_shape(stored: tuple[int, ...], weight: tuple[int, int]) -> tuple[int, ...]:
+    """The 2-D scale shape quantize_fp8 computes for a stored one: [n] and [n, 1] are per row; the 4-D
+    [bn, 1, bk, 1] of FP8_PB_WO is [bn, bk] blocks; [] and [1] per tensor."""
+    if stored == (weight[0],):
+        return (weight[0], 1)
+    if len(stored) == 4:
+        return (stored[0], stored[2])
+    return stored
+
+
+def quantize_mxfp8(weight):
+    """MX FP8 (e4m3) in 1 x 32 groups along K as vLLM's mxfp8_e4m3_quantize scales them: the power of two
+    2**ceil(log2(amax / 448)), stored as its biased E8M0 byte; K is zero-padded to a multiple of 32."""
+    import torch  # noqa: PLC0415
+
+    n, k = weight.shape
+    groups = math.ceil(k / 32)
+    padded = torch.zeros(n, groups * 32)
+    padded[:, :k] = weight
+    amax = padded.reshape(n, groups, 32).abs().amax(dim=2).clamp(min=2.0 ** -126)
+    fmax = torch.finfo(torch.float8_e4m3fn).max
+    exponent = torch.ceil(torch.log2(amax / fmax)).clamp(-127, 127)
+    scale = torch.exp2(exponent).repeat_interleave(32, 1)[:, :k]
+    q = (weight / scale).clamp(-fmax, fmax).to(torch.float8_e4m3fn)
+    return q, (exponent + 127).to(torch.uint8)
 
 
 def quantize_fp8(weight, scale_shape: tuple[int, ...], block: tuple[int, int]):

@@ -40,8 +40,9 @@ def test_downgrade_that_stops_loading_exits_1():
 
 
 def test_a_kernel_change_is_attributed_to_the_wheel_change_that_made_it(make_checkpoint):
-    """sm89 native fp8 block: Triton in 0.28, Marlin from 0.29 (its cc >= 89 gate removed): among 0.29's two
-    changes the ablation keeps the one that moves Marlin, not the Torch kernels' support check."""
+    """sm89 native fp8 block: Triton in 0.28, Marlin from 0.29 (its cc >= 89 gate removed): among 0.29's
+    changes the ablation keeps the one that moves Marlin, not the Torch kernels' support check nor the format and
+    MXFP8 changes of the same release."""
     folder = make_checkpoint(quant="fp8-block", data="sparse")
     code, doc = diff_json(folder, "--from", "0.28", "--to", "0.29", "-p", "l40s")
     assert code == 0 and doc["layers"]
@@ -50,7 +51,8 @@ def test_a_kernel_change_is_attributed_to_the_wheel_change_that_made_it(make_che
         assert (row["from"]["kernel"], row["to"]["kernel"]) == ("TritonFp8BlockScaledMMKernel",
                                                                 "MarlinFP8ScaledMMLinearKernel")
         assert [r["change"] for r in row["responsible"]] == ["marlin-late"]
-    assert {c["change"] for c in doc["profile_changes"]} == {"marlin-late", "torch-fp8-support"}
+    assert {c["change"] for c in doc["profile_changes"]} == {"marlin-late", "torch-fp8-support", "#47434",
+                                                              "pbwo-padding", "mxfp8-trtllm"}
 
 
 @pytest.mark.parametrize("old", ["0.33", "0.33.0", "9.9"])   # a future release routes by the latest profile

@@ -74,12 +74,19 @@ def toy_registered(monkeypatch):
     monkeypatch.setitem(FORMATS, TOY, TOY_FORMAT)  # the one registration
 
 
-def test_an_unregistered_quant_method_is_out_of_scope(make_checkpoint):
-    folder = _toy_checkpoint(make_checkpoint)
+def test_an_unregistered_quant_method_vllm_knows_is_out_of_scope(make_checkpoint):
+    folder = make_checkpoint(quant="fp8-static", data="sparse", extra_config={
+        "quantization_config": {"quant_method": "GPTQ", "bits": 4}})
     with pytest.raises(InputError) as caught:
         _inspect(folder)
-    assert str(caught.value) == (f"{folder}: quantization method 'toy-fp8' is out of fp8check's scope; it checks FP8 "
-                                 "checkpoints (quant_method 'compressed-tensors' with FP8 weights, or 'fp8')")
+    assert str(caught.value) == (f"{folder}: quantization method 'gptq' is out of fp8check's scope; it checks the "
+                                 f"FP8 formats vLLM serves: {', '.join(sorted(FORMATS))}")
+
+
+def test_a_quant_method_vllm_does_not_know_is_vllms_unknown_method_error(make_checkpoint):
+    report = _inspect(_toy_checkpoint(make_checkpoint))
+    assert not report.ok and report.quant_method is None
+    assert report.errors[0].startswith("Unknown quantization method: toy-fp8. Must be one of ['awq', 'auto_awq', ")
 
 
 def test_inspect_routes_a_registered_format_end_to_end(make_checkpoint, toy_registered):
@@ -113,7 +120,7 @@ def test_the_registry_holds_the_real_formats_under_their_quant_method(name, quan
 def test_real_formats_assign_strategy_and_block_uniformly(make_checkpoint, quant):
     """Whatever the format, an assignment says the weight strategy and block (load's numerics read only these)
     and the layer lands on one of that format's FP8 schemes."""
-    method, strategy, _ = QUANTS[quant]
+    method, strategy = QUANTS[quant].method, QUANTS[quant].strategy
     folder = make_checkpoint(quant=quant, data="sparse")
     ckpt = open_local(folder)
     config = ckpt.config.quantization_config
@@ -125,3 +132,18 @@ def test_real_formats_assign_strategy_and_block_uniformly(make_checkpoint, quant
     report = _inspect(folder)
     assert {layer.scheme for layer in report.layers if layer.layer_type != "ParallelLMHead"} <= \
         FORMATS[method].fp8_schemes
+
+
+@pytest.mark.parametrize("quant", ["fp8-block", "fbgemm-fp8", "modelopt-fp8"])
+def test_is_layer_skipped_lets_a_listed_fused_name_win(make_checkpoint, quant):
+    """is_layer_skipped (0.25-0.33) honours a fused name (self_attn.qkv_proj) listed as such before judging the
+    checkpoint's q / k / v shards, which are then all skipped; one shard listed alone is vLLM's mixed-shards error."""
+    fused = "model.layers.0.self_attn.qkv_proj"
+    report = _inspect(make_checkpoint(quant=quant, data="sparse", ignore=("lm_head", fused)))
+    qkv = next(layer for layer in report.layers if layer.name == fused)
+    assert qkv.scheme == "UnquantizedLinearMethod" and not any("shards" in e for e in qkv.errors)
+    partial = _inspect(make_checkpoint(quant=quant, data="sparse",
+                                       ignore=("lm_head", "model.layers.0.self_attn.q_proj")))
+    qkv = next(layer for layer in partial.layers if layer.name == fused)
+    assert qkv.errors[0] == (f"Detected some but not all shards of {fused} are quantized. All shards of fused "
+                             "layers to have the same precision.")

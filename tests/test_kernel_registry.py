@@ -16,8 +16,9 @@ from fp8check.core.records import InspectOptions
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.core.targets.profiles import LATEST
-from fp8check.kernels import base, cpu, cuda, moe, pytorch, registry
+from fp8check.kernels import base, cpu, cuda, moe, mxfp8, pytorch, registry
 from fp8check.kernels.base import FP8, FP8_BLOCK, SCALED_MM, WEIGHT_ONLY, Kernel, RoutingContext
+from fp8check.kernels.mxfp8 import MXFP8
 from fp8check.kernels.quant_keys import (
     KernelConfig, kFp8Dynamic128Sym, kFp8DynamicTokenSym, kFp8Static128BlockSym, kFp8StaticChannelSym,
 )
@@ -53,6 +54,11 @@ OLD_LATE_KERNELS = {  # registry.LATE_KERNELS: (quantization, platform, kernel) 
     (FP8, "cpu", cpu.CPUFp8PerTensorScaledMMLinearKernel): "cpu-fp8",
     (FP8_BLOCK, "cpu", cpu.CPUFp8W8A8BlockScaledMMKernel): "cpu-fp8",
     (FP8, "cpu", cpu.CPUFp8ChannelWiseScaledMMLinearKernel): "cpu-fp8-channel",
+    # The MXFP8 table (issue 18), read from the 0.25-0.33 wheels.
+    (MXFP8, "cuda", mxfp8.B12xMxfp8LinearKernel): "b12x",
+    (MXFP8, "cuda", mxfp8.FlashInferTrtllmMxfp8LinearKernel): "mxfp8-trtllm",
+    (MXFP8, "cuda", mxfp8.TorchMxFp8LinearKernel): "mxfp8-torch",
+    (MXFP8, "xpu", mxfp8.TorchMxFp8LinearKernel): "mxfp8-torch",
 }
 OLD_KERNEL_NUMERICS = {  # numerics.KERNEL_NUMERICS
     "XPUW8A16FP8LinearKernel": W, "MarlinFP8ScaledMMLinearKernel": W, "HummingFP8ScaledMMLinearKernel": W,

@@ -140,7 +140,7 @@ HAND_WRITTEN = [
 
 
 @pytest.mark.parametrize("raw", HAND_WRITTEN + [quantization_config(Spec(quant=q)) for q in QUANTS
-                                                if QUANTS[q][0] == "compressed-tensors"])
+                                                if QUANTS[q].method == "compressed-tensors"])
 def test_hand_written_configs_agree(raw):
     try:
         theirs = ct.QuantizationConfig.model_validate(raw)
@@ -177,9 +177,13 @@ def test_native_fp8_mirrors_vllm_checks():
         parse_quant_config({"quant_method": "fp8"})
 
 
-@pytest.mark.parametrize("method", ["gptq", "awq", "modelopt", "bitsandbytes", "fbgemm_fp8"])
+@pytest.mark.parametrize("method", ["gptq", "awq", "bitsandbytes", "torchao"])
 def test_other_methods_are_recognised_not_parsed(method):
     assert parse_quant_config({"quant_method": method, "bits": 4}) == OutOfScopeConfig(method)
+
+
+def test_a_modelopt_nvfp4_config_is_out_of_scope_under_vllms_name():
+    assert parse_quant_config({"quant_method": "modelopt", "quant_algo": "NVFP4"}) == OutOfScopeConfig("modelopt_fp4")
 
 
 def test_no_quantization_config_means_unquantized():

@@ -121,3 +121,26 @@ def test_load_carries_the_same_suggestions():
     doc = json.loads(result.stdout)
     assert result.exit_code == 1 and doc["command"] == "load"
     assert inspect_json(EXAMPLE, "-p", "xpu", "--vllm", "0.27")[1]["suggestions"] == doc["suggestions"] != []
+
+
+def _front_door_suggestions(folder: str, platform: str, release: str, quantization: str | None = None):
+    ckpt = open_local(folder)
+    options = InspectOptions(parse_platform(platform), select_profile(release), quantization=quantization)
+    report = inspect_checkpoint(ckpt, options)
+    assert not report.ok and report.errors
+    return [(s.kind, s.options) for s in suggest(report, ckpt, options)], suggest(report, ckpt, options)
+
+
+def test_a_refused_quantization_method_gets_the_flags_that_pass_vllms_front_door(make_checkpoint):
+    """Each suggestion is an inspect that passes: ptpc_fp8 (removed) -> its replacement fp8_per_channel first;
+    fp8_per_channel refused by XPU's 0.31 list -> the other online methods, and the release that accepts it; a
+    deprecated fbgemm_fp8 -> --allow-deprecated-quantization."""
+    bf16 = make_checkpoint(quant=None, data="sparse")
+    kinds, found = _front_door_suggestions(bf16, "h100", "0.33", "ptpc_fp8")
+    assert kinds[0] == ("quantization", ("--quantization", "fp8_per_channel"))
+    assert "vLLM's replacement for the removed ptpc_fp8 (PR #44132)" in found[0].text
+    kinds, _ = _front_door_suggestions(bf16, "xpu", "0.31", "fp8_per_channel")
+    assert ("quantization", ("--quantization", "fp8_per_channel")) not in kinds
+    assert ("quantization", ("--quantization", "fp8_per_block")) in kinds and ("vllm", ("--vllm", "0.32")) in kinds
+    kinds, _ = _front_door_suggestions(make_checkpoint(quant="fbgemm-fp8", data="sparse"), "h100", "0.33")
+    assert kinds == [("quantization", ("--allow-deprecated-quantization",))]

@@ -23,6 +23,8 @@ def inspect(
     kernel_config: options.KernelConfigOpt = None,
     assume: options.AssumeOpt = [],  # noqa: B006 - typer needs a list
     disable_kernel: options.DisableKernelOpt = [],  # noqa: B006
+    quantization: options.QuantizationOpt = None,
+    allow_deprecated_quantization: options.AllowDeprecatedOpt = False,
     fmt: options.FormatOpt = Format.table,
     output_path: options.OutputOpt = None,
     fail_on: options.FailOnOpt = options.FailOn.error,
@@ -36,7 +38,8 @@ def inspect(
 
     with output.errors_reported(model, fmt is Format.json):
         opts = options.inspect_options(options.platform_option(platform, assume), tp, ep, vllm, linear_backend,
-                                       kernel_config, disable_kernel)
+                                       kernel_config, disable_kernel,
+                                       quantization, allow_deprecated_quantization)
         ckpt = open_checkpoint(model, revision=revision, token=token)
         report = inspect_checkpoint(ckpt, opts)
         if not report.ok:  # what would work instead, computed by routing the failing layers again

@@ -61,6 +61,8 @@ def load(
     kernel_config: options.KernelConfigOpt = None,
     assume: options.AssumeOpt = [],  # noqa: B006 - typer needs a list
     disable_kernel: options.DisableKernelOpt = [],  # noqa: B006
+    quantization: options.QuantizationOpt = None,
+    allow_deprecated_quantization: options.AllowDeprecatedOpt = False,
     fmt: options.FormatOpt = Format.table,
     output_path: options.OutputOpt = None,
     fail_on: options.FailOnOpt = options.FailOn.error,
@@ -82,7 +84,8 @@ def load(
         torch_device = resolve_device(device)
         target = (options.platform_option(platform, assume) if platform is not None
                   else options.apply_assumptions(device_platform(torch_device), assume))
-        opts = LoadOptions(options.inspect_options(target, tp, ep, vllm, linear_backend, kernel_config, disable_kernel),
+        opts = LoadOptions(options.inspect_options(target, tp, ep, vllm, linear_backend, kernel_config, disable_kernel,
+                                                   quantization, allow_deprecated_quantization),
                            torch_device, layers, tokens, seed, rank_timeout, quiet=output.quiet(fmt),
                            all_experts=all_experts)
         ckpt = open_checkpoint(model, revision=revision, token=token)
@@ -113,6 +116,8 @@ def crosscheck(
     kernel_config: options.KernelConfigOpt = None,
     assume: options.AssumeOpt = [],  # noqa: B006 - typer needs a list
     disable_kernel: options.DisableKernelOpt = [],  # noqa: B006
+    quantization: options.QuantizationOpt = None,
+    allow_deprecated_quantization: options.AllowDeprecatedOpt = False,
     fmt: options.TableOrJsonOpt = TableOrJson.table,
 ) -> None:
     """Compare fp8check's routing with the installed vLLM's own, layer by layer."""
@@ -121,7 +126,7 @@ def crosscheck(
     from fp8check.core.checkpoint.local import load_json
     from fp8check.core.checkpoint.source import open_checkpoint
     from fp8check.core.routing import crosscheck as cross
-    from fp8check.core.routing.inspect import inspect_checkpoint
+    from fp8check.core.routing.inspect import front_door_of, inspect_checkpoint
 
     with output.errors_reported(model, fmt is TableOrJson.json):  # vLLM's own import or run failing included
         if importlib.util.find_spec("vllm") is None:
@@ -132,11 +137,17 @@ def crosscheck(
             raise InputError(f"{model}: crosscheck takes a local checkpoint folder (download it first: hf "
                              "download)")
         opts = options.inspect_options(options.platform_option(platform, assume), tp, False, "installed",
-                                       linear_backend, kernel_config, disable_kernel)
-        report = inspect_checkpoint(open_checkpoint(model), opts)
+                                       linear_backend, kernel_config, disable_kernel,
+                                       quantization, allow_deprecated_quantization)
+        ckpt = open_checkpoint(model)
+        report = inspect_checkpoint(ckpt, opts)
+        door = front_door_of(ckpt, opts)
         config = load_json(os.path.join(model, "config.json"), "config.json")
-        config = config.get("text_config", config) | {"quantization_config": config.get("quantization_config")}
-        mocks, rows = cross.crosscheck(report, config, host=platform.strip().lower() == "auto")
+        config = config.get("text_config", config)
+        checkpoint = {"folder": model, "quantization": opts.quantization,
+                      "allow_deprecated": opts.allow_deprecated_quantization}
+        mocks, rows = cross.crosscheck(report, config, platform.strip().lower() == "auto", checkpoint,
+                                       door.errors[0] if door.errors else None)
     if fmt is TableOrJson.json:
         from fp8check.core.report.documents import crosscheck_document
 

@@ -124,6 +124,13 @@ OutputOpt = Annotated[Optional[str], typer.Option("--output", "-o", help="Also w
                                                   "Markdown for table) to this file.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show every rejected kernel with vLLM's reason, "
                                           "warnings, notes and assumptions.")]
+QuantizationOpt = Annotated[Optional[str], typer.Option(
+    "--quantization", "-q", help="As vLLM's --quantization. On an unquantized (bf16) checkpoint: the online method "
+    "vLLM quantizes it with at load (fp8, fp8_per_tensor, fp8_per_block, fp8_per_channel, mxfp8); on a quantized "
+    "one it must be the method vLLM detects (else vLLM's mismatch error).")]
+AllowDeprecatedOpt = Annotated[bool, typer.Option(
+    "--allow-deprecated-quantization", help="As vLLM's flag: let a deprecated method (fbgemm_fp8) past vLLM's "
+    "deprecation gate.")]
 RevisionOpt = Annotated[Optional[str], typer.Option("--revision", help="Branch, tag or commit of a Hub repo id "
                                                     "(same as org/name@REV).")]
 TokenOpt = Annotated[Optional[str], typer.Option(
@@ -132,14 +139,16 @@ TokenOpt = Annotated[Optional[str], typer.Option(
 
 
 def inspect_options(platform: Platform, tp: int, ep: bool, vllm: str, linear_backend: str, kernel_config: str | None,
-                    disable_kernel: list[str]):
+                    disable_kernel: list[str], quantization: str | None = None, allow_deprecated: bool = False):
     """The routing half every command shares (fp8check.core.routing.inspect.InspectOptions)."""
     from fp8check.core.records import InspectOptions
     from fp8check.core.targets.profiles import select_profile
 
     return InspectOptions(platform=platform, profile=select_profile(vllm), tp=tp, ep=ep,
                           backend=backend_option(linear_backend, kernel_config),
-                          disabled_kernels=disabled_option(disable_kernel))
+                          disabled_kernels=disabled_option(disable_kernel),
+                          quantization=quantization.strip().lower() if quantization else None,
+                          allow_deprecated_quantization=allow_deprecated)
 
 
 def tp_list_item(text: str) -> int:

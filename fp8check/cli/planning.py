@@ -28,6 +28,8 @@ def matrix(
     kernel_config: options.KernelConfigOpt = None,
     assume: options.AssumeOpt = [],  # noqa: B006 - typer needs a list
     disable_kernel: options.DisableKernelOpt = [],  # noqa: B006
+    quantization: options.QuantizationOpt = None,
+    allow_deprecated_quantization: options.AllowDeprecatedOpt = False,
     fmt: options.TableJsonOrMarkdownOpt = TableJsonOrMarkdown.table,
     output_path: options.OutputOpt = None,
     revision: options.RevisionOpt = None,
@@ -44,7 +46,8 @@ def matrix(
         sizes = [options.tp_list_item(t) for t in tps.split(",") if t.strip()]
         if not targets or not sizes:
             raise InputError("--platforms and --tp each need at least one value, e.g. --platforms xpu,h100 --tp 1,2")
-        opts = options.inspect_options(targets[0], 1, ep, vllm, linear_backend, kernel_config, disable_kernel)
+        opts = options.inspect_options(targets[0], 1, ep, vllm, linear_backend, kernel_config, disable_kernel,
+                                       quantization, allow_deprecated_quantization)
         result = build_matrix(open_checkpoint(model, revision=revision, token=token), opts, targets, sizes)
     _show(result, fmt, output_path, matrix_document, matrix_table, matrix_markdown)
 
@@ -60,6 +63,8 @@ def diff(
     kernel_config: options.KernelConfigOpt = None,
     assume: options.AssumeOpt = [],  # noqa: B006 - typer needs a list
     disable_kernel: options.DisableKernelOpt = [],  # noqa: B006
+    quantization: options.QuantizationOpt = None,
+    allow_deprecated_quantization: options.AllowDeprecatedOpt = False,
     fmt: options.TableJsonOrMarkdownOpt = TableJsonOrMarkdown.table,
     output_path: options.OutputOpt = None,
     revision: options.RevisionOpt = None,
@@ -74,7 +79,8 @@ def diff(
 
     with output.errors_reported(model, fmt is TableJsonOrMarkdown.json):
         opts = options.inspect_options(options.platform_option(platform, assume), tp, ep, new, linear_backend,
-                                       kernel_config, disable_kernel)
+                                       kernel_config, disable_kernel,
+                                       quantization, allow_deprecated_quantization)
         ckpt = open_checkpoint(model, revision=revision, token=token)
         result = build_diff(ckpt, opts, select_profile(old), opts.profile)
     _show(result, fmt, output_path, diff_document, diff_table, diff_markdown)

@@ -314,14 +314,19 @@ def crosscheck_table(report: InspectReport, mocks: dict, rows: list, console: Co
     layers = {layer.name: layer for layer in report.layers}
     grid = folding_table("module", "fp8check", "vLLM", "")
     for row in rows:
-        ours = layers[row.name]
         theirs = row.vllm_error or f"{row.vllm_scheme} / {row.vllm_kernel or '-'}"
-        mine = ours.errors[0] if ours.errors else f"{ours.scheme} / {ours.kernel or '-'}"
+        if row.name in layers:
+            ours = layers[row.name]
+            mine = ours.errors[0] if ours.errors else f"{ours.scheme} / {ours.kernel or '-'}"
+        else:  # the front door: the config vLLM builds, or what it raises first
+            mine = report.errors[0] if report.errors else f"{report.quant_method} / -"
+            theirs = row.vllm_error or f"{row.vllm_scheme} / -"
         grid.add_row(escape(printable(row.name)), _multiline(mine), _multiline(theirs),
                      "[green]agree[/green]" if row.agrees else f"[red]differs: {', '.join(row.differs)}[/red]")
     console.print(grid)
     for name, risk in mocks.items():
         console.print(f"[dim]mocked: {escape(name)} — {escape(str(risk))}[/dim]")
     agreed = sum(1 for row in rows if row.agrees)
-    console.print(f"{agreed} of {len(rows)} layers agree with the installed vLLM on {escape(report.platform.label)}, "
+    console.print(f"{agreed} of {len(rows)} rows (the front door, then each layer) agree with the installed vLLM on "
+                  f"{escape(report.platform.label)}, "
                   f"TP={report.tp}")

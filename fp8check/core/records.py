@@ -40,6 +40,8 @@ class InspectOptions(NamedTuple):
     backend: Backend = Backend()
     disabled_kernels: tuple[str, ...] = ()
     ep: bool = False                  # --ep: vLLM's --enable-expert-parallel
+    quantization: str | None = None   # --quantization: vLLM's flag (an online method on an unquantized checkpoint)
+    allow_deprecated_quantization: bool = False  # --allow-deprecated-quantization
 
 
 class LayerReport(NamedTuple):

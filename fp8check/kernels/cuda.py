@@ -188,13 +188,18 @@ class HummingFP8ScaledMMLinearKernel(Kernel):
 
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:
-        if ctx.kind != "cuda":
-            return "Humming only supported on CUDA"
-        if ctx.profile.has("humming-installed") and not ctx.platform.assumptions.humming:
-            return "Humming is not installed"
-        if ctx.cc is not None and ctx.cc < 75:
-            return "Humming only supported on SM75+"
-        return None
+        return humming_unsupported(ctx)
+
+
+def humming_unsupported(ctx: RoutingContext) -> str | None:
+    """Every Humming kernel's is_supported (FP8 and MXFP8 alike)."""
+    if ctx.kind != "cuda":
+        return "Humming only supported on CUDA"
+    if ctx.profile.has("humming-installed") and not ctx.platform.assumptions.humming:
+        return "Humming is not installed"
+    if ctx.cc is not None and ctx.cc < 75:
+        return "Humming only supported on SM75+"
+    return None
 
 
 class _B12x(Kernel):

@@ -40,8 +40,11 @@ kFp8Dynamic128Sym = QuantKey(False, (1, 128))
 kFp8Dynamic64Sym = QuantKey(False, (1, 64))
 kFp8Static128BlockSym = QuantKey(True, (128, 128))
 kFp8Static128BlockE8M0Sym = QuantKey(True, (128, 128), "float8_e8m0fnu")
+# MXFP8: E4M3 values, one E8M0 scale (stored as uint8) per 1 x 32 group.
+kMxfp8Static = QuantKey(True, (1, 32), "uint8")
+kMxfp8Dynamic = QuantKey(False, (1, 32), "uint8")
 
-KEY_NAMES = {key: name for name, key in list(globals().items()) if name.startswith("kFp8")}
+KEY_NAMES = {key: name for name, key in list(globals().items()) if name.startswith(("kFp8", "kMxfp8"))}
 
 
 class KernelConfig(NamedTuple):

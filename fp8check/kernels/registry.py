@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from fp8check.kernels import cpu, cuda, pytorch, rocm, triton_block, xpu
+from fp8check.kernels import cpu, cuda, mxfp8, pytorch, rocm, triton_block, xpu
 from fp8check.kernels.base import FP8, FP8_BLOCK, W8A16_FP8, Kernel, RoutingContext
+from fp8check.kernels.mxfp8 import MXFP8
 from fp8check.kernels.quant_keys import KernelConfig
 
 # vLLM 0.33.0's tables; `candidates` derives each older release's from them (each class's `added_by`).
@@ -48,6 +49,16 @@ TABLES: dict[str, dict[str, tuple[type[Kernel], ...]]] = {
         "cpu": (),
         "xpu": (xpu.XPUW8A16FP8LinearKernel,),
     },
+    # init_mxfp8_linear_kernel's _POSSIBLE_MXFP8_KERNELS: CPU has no entry (every MXFP8 layer fails there).
+    MXFP8: {
+        "cuda": (mxfp8.FlashInferCutedslMxfp8LinearKernel, mxfp8.FlashInferCutlassMxfp8LinearKernel,
+                 mxfp8.MarlinMxfp8LinearKernel, mxfp8.B12xMxfp8LinearKernel, mxfp8.EmulationMxfp8LinearKernel,
+                 mxfp8.HummingMxfp8LinearKernel, mxfp8.FlashInferTrtllmMxfp8LinearKernel,
+                 mxfp8.TorchMxFp8LinearKernel),
+        "rocm": (mxfp8.RocmDotScaledMxfp8LinearKernel, mxfp8.EmulationMxfp8LinearKernel),
+        "cpu": (),
+        "xpu": (mxfp8.XPUMxFp8LinearKernel, mxfp8.TorchMxFp8LinearKernel, mxfp8.EmulationMxfp8LinearKernel),
+    },
 }
 
 
@@ -62,7 +73,7 @@ class SideTables(NamedTuple):
 # The order `suggest` tries --linear-backend values in and lists them; a backend missing here follows these, in
 # the order the tables first name it.
 _BACKEND_ORDER = ("xpu", "xpu_woq", "torch", "triton", "marlin", "cutlass", "flashinfer_cutlass", "deep_gemm", "aiter",
-                  "humming", "b12x")
+                  "humming", "b12x", "flashinfer_cutedsl", "flashinfer_trtllm", "emulation")
 
 
 def side_tables(tables: dict[str, dict[str, tuple[type[Kernel], ...]]]) -> SideTables:
@@ -75,7 +86,14 @@ def side_tables(tables: dict[str, dict[str, tuple[type[Kernel], ...]]]) -> SideT
                       {k.name: k.slow_fallback for k in kernels if k.slow_fallback})
 
 
-BACKEND_KERNELS, KERNEL_NUMERICS, SLOW_FALLBACKS = side_tables(TABLES)
+# The FP8 tables' side tables, and MXFP8's apart (its numerics classes are fp8check.kernels.numerics.mxfp8's).
+BACKEND_KERNELS, KERNEL_NUMERICS, SLOW_FALLBACKS = side_tables({q: t for q, t in TABLES.items() if q != MXFP8})
+MXFP8_SIDE_TABLES = side_tables({MXFP8: TABLES[MXFP8]})
+
+
+def kernel_numerics(kernel: str) -> str | None:
+    """The numerics class of any kernel of the tables, FP8 or MXFP8."""
+    return KERNEL_NUMERICS.get(kernel) or MXFP8_SIDE_TABLES.numerics.get(kernel)
 
 # vllm/config/kernel.py's allowed --linear-backend values.
 LINEAR_BACKENDS = ("auto", "cutlass", "flashinfer_cutlass", "flashinfer_cutedsl", "flashinfer_trtllm",
@@ -131,24 +149,34 @@ def candidates(quantization: str, ctx: RoutingContext) -> tuple[type[Kernel], ..
             row = _move_before(row, triton_block.TritonFp8BlockScaledMMKernel, cuda.HummingFP8ScaledMMLinearKernel)
     if ctx.kind == "cuda" and ctx.profile.has("humming-priority") and ctx.cc == 90:
         # humming/priority.py prioritize_humming: Humming directly ahead of Marlin on sm90.
-        row = _move_before(row, cuda.HummingFP8ScaledMMLinearKernel, cuda.MarlinFP8ScaledMMLinearKernel)
+        if quantization == MXFP8:
+            row = _move_before(row, mxfp8.HummingMxfp8LinearKernel, mxfp8.MarlinMxfp8LinearKernel)
+        else:
+            row = _move_before(row, cuda.HummingFP8ScaledMMLinearKernel, cuda.MarlinFP8ScaledMMLinearKernel)
     return row
 
 
-def check_kernel(kernel: type[Kernel], cfg: KernelConfig, ctx: RoutingContext) -> str | None:
-    """is_supported_and_can_implement_kernel: vLLM's exact reason formats, leading space and extra '.' included."""
+def check_kernel(kernel: type[Kernel], cfg: KernelConfig, ctx: RoutingContext, quantization: str = FP8) -> str | None:
+    """is_supported_and_can_implement_kernel: vLLM's exact reason formats, leading space and extra '.' included
+    (init_mxfp8_linear_kernel writes its own: "{Name}: {reason}", " {Name} disabled by environment variable")."""
+    mx = quantization == MXFP8
     if kernel.name in ctx.disabled:
-        return f" {kernel.name} is disabled by environment variable"
+        return f" {kernel.name} {'disabled' if mx else 'is disabled'} by environment variable"
     reason = kernel.is_supported(ctx)
     if reason is None:
         reason = kernel.can_implement(cfg, ctx)
-    return None if reason is None else f"{kernel.name} {reason}."
+    if reason is None:
+        return None
+    return f"{kernel.name}: {reason}" if mx else f"{kernel.name} {reason}."
 
 
 def choose_kernel(quantization: str, cfg: KernelConfig, ctx: RoutingContext, backend: str = "auto") -> KernelChoice:
     """choose_scaled_mm_linear_kernel: filter by --linear-backend, first kernel that passes wins."""
     row = candidates(quantization, ctx)
     warnings: list[str] = []
+    error = mxfp8.backend_error(backend, row, ctx) if quantization == MXFP8 else None
+    if error:
+        return KernelChoice(quantization, None, (), error=error)
     if backend != "auto":
         filtered = tuple(k for k in row if backend in k.backends)
         if filtered:
@@ -158,13 +186,14 @@ def choose_kernel(quantization: str, cfg: KernelConfig, ctx: RoutingContext, bac
                             "using automatic selection for that layer type.")
     rejected: list[Rejection] = []
     for kernel in row:
-        reason = check_kernel(kernel, cfg, ctx)
+        reason = check_kernel(kernel, cfg, ctx, quantization)
         if reason is None:
             return KernelChoice(quantization, kernel.name, tuple(rejected), warnings=tuple(warnings),
                                 runtime_error=kernel.runtime_error(cfg, ctx))
         by_platform = kernel.name in ctx.disabled or kernel.is_supported(ctx) is not None
         rejected.append(Rejection(kernel.name, reason, kernel.verified, by_platform))
-    error = ("Failed to find a kernel that can implement the ScaledMM linear layer. Reasons: \n"
+    layer = "MXFP8" if quantization == MXFP8 else "ScaledMM"
+    error = (f"Failed to find a kernel that can implement the {layer} linear layer. Reasons: \n"
              + "\n".join(r.reason for r in rejected))
     return KernelChoice(quantization, None, tuple(rejected), error=error, warnings=tuple(warnings))
 

@@ -631,10 +631,18 @@ def _(folder):
     edit_quant(folder, lambda q: q.update(weight_block_size=[0, 0]), spec)
 
 
-@case("unknown_quant_method", 2, "out of fp8check's scope", ("evil-quant",))
+@case("unknown_quant_method", 1, "Unknown quantization method: evil-quant. Must be one of", ())
 def _(folder):
+    """vLLM's _verify_quantization refuses a method it does not know before building any layer."""
     model(folder)
     write_config(folder, quantization_config={"quant_method": "evil-quant"})
+
+
+@case("out_of_scope_quant_method", 2, "out of fp8check's scope", ("gptq",))
+def _(folder):
+    """A method vLLM knows but fp8check does not model (not FP8)."""
+    model(folder)
+    write_config(folder, quantization_config={"quant_method": "gptq", "bits": 4, "group_size": 128})
 
 
 @case("ignore_regex_invalid", 2, "invalid regular expression", ("config.json", "re:(unclosed"))

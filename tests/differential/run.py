@@ -2,6 +2,12 @@
 
     python tests/differential/run.py --releases 0.27.1,0.28.0,0.33.0 [--markdown docs/fidelity.md]
 
+Two grids. The CT / native-fp8 grid (QUANTS x PLATFORMS x TPS) as recorded since issue 16; the grid of the other
+formats and the online methods (FORMAT_QUANTS and ONLINE_METHODS on a bf16 checkpoint x FORMAT_PLATFORMS x
+FORMAT_TPS; 0.27.1 only on xpu, where its allow-list first appears). Every checkpoint goes through vLLM's own front
+door first (crosscheck.front_door: detection, allow-list, deprecation, capability and dtype gates, get_quant_config),
+compared as one "front door" row per checkpoint and TP; its four linears are compared when both sides pass it.
+
 Each release is the Python of its PyPI wheel, unzipped to $FP8CHECK_VLLM_SRC/<version> (default
 /tmp/vllm-src; `pip download vllm==X --no-deps` then unzip), with vLLM's pure-Python dependencies in
 $FP8CHECK_VLLM_DEPS (default /tmp/vllm-deps). vLLM runs in a subprocess per (release, platform)
@@ -17,11 +23,13 @@ import json
 import os
 import tempfile
 from collections import Counter, defaultdict
+from typing import NamedTuple
 
 from fp8check.core.checkpoint.local import open_local
+from fp8check.core.errors import InputError
 from fp8check.core.records import InspectOptions
 from fp8check.core.routing.crosscheck import compare, run_vllm
-from fp8check.core.routing.inspect import inspect_checkpoint
+from fp8check.core.routing.inspect import front_door_of, inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.core.targets.profiles import select_profile
 from fp8check.synth import Spec, write_checkpoint
@@ -41,16 +49,33 @@ SPECS = {
     # validate_fp8_block_shape messages) and widths DeepGEMM refuses.
     "ragged": Spec(hidden=256, intermediate=320, heads=4, kv_heads=2, head_dim=64, layers=1, data="zeros"),
 }
+FORMAT_QUANTS = ("modelopt-fp8", "modelopt-fp8-legacy", "modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc",
+                 "quark-fp8-block", "inc-fp8-block", "fbgemm-fp8", "modelopt-mxfp8", "ct-mxfp8")
+# --quantization on an unquantized (bf16) checkpoint.
+ONLINE_METHODS = ("fp8", "fp8_per_tensor", "fp8_per_block", "fp8_per_channel", "mxfp8")
+FORMAT_PLATFORMS = ("xpu", "cpu", "cuda:80", "cuda:89", "cuda:90", "cuda:100", "rocm:gfx942")
+FORMAT_TPS = (1, 2)
+FORMAT_RELEASE_PLATFORMS = {"0.27.1": ("xpu",)}  # releases run on fewer platforms than FORMAT_PLATFORMS
+DEPRECATED_QUANTS = ("fbgemm-fp8",)  # run with --allow-deprecated-quantization on both sides
 LAYERS = ("self_attn.qkv_proj", "self_attn.o_proj", "mlp.gate_up_proj", "mlp.down_proj")
 
 
-def vllm_cases(config: dict, tp: int, case_id: str) -> list[dict]:
-    """The four decoder linears as vLLM builds them for this config."""
+class Checkpoint(NamedTuple):
+    """One synthetic checkpoint as served: its folder and the flags both sides get."""
+
+    label: str                  # shape-quant (quant "bf16+METHOD" for an online method)
+    folder: str
+    quantization: str | None    # --quantization
+    allow_deprecated: bool      # --allow-deprecated-quantization
+
+
+def vllm_cases(config: dict, tp: int, case_id: str, ckpt: Checkpoint) -> list[dict]:
+    """The four decoder linears as vLLM builds them for this checkpoint, each behind vLLM's front door."""
     hidden, inter = config["hidden_size"], config["intermediate_size"]
     heads, kv = config["num_attention_heads"], config["num_key_value_heads"]
     hd = config.get("head_dim") or hidden // heads
-    quant, method = config["quantization_config"], config["quantization_config"]["quant_method"]
-    base = {"tp": tp, "method": method, "quant_config": quant}
+    base = {"tp": tp, "checkpoint": {"folder": ckpt.folder, "quantization": ckpt.quantization,
+                                     "allow_deprecated": ckpt.allow_deprecated}}
     p = "model.layers.0."
     return [
         dict(base, id=f"{case_id}|{p}self_attn.qkv_proj", prefix=p + "self_attn.qkv_proj", layer="QKVParallelLinear",
@@ -70,73 +95,144 @@ def run_release(release: str, platform: str, cases: list[dict]) -> tuple[dict, d
     return run_vllm(platform, cases, env=env, stub=True)
 
 
-def fp8check_side(folder: str, release: str, platform: str, tp: int) -> dict[str, dict]:
-    profile = select_profile(release)
-    options = InspectOptions(platform=parse_platform(platform), profile=profile, tp=tp)  # stock-install defaults
-    report = inspect_checkpoint(open_local(folder), options)
-    return {layer.name: {"scheme": layer.scheme, "kernel": layer.kernel,
-                         "error": layer.errors[0] if layer.errors else None} for layer in report.layers}
+def fp8check_side(ckpt: Checkpoint, release: str, platform: str, tp: int) -> tuple[dict, dict[str, dict]]:
+    """fp8check's front door ({"scheme": its config's method, "error"}) and its layers, for one checkpoint."""
+    options = InspectOptions(platform=parse_platform(platform), profile=select_profile(release), tp=tp,
+                             quantization=ckpt.quantization, allow_deprecated_quantization=ckpt.allow_deprecated)
+    checkpoint = open_local(ckpt.folder)
+    door = front_door_of(checkpoint, options)
+    ours = {"scheme": door.config_name, "kernel": None,
+            "error": door.errors[0] if door.errors else None}
+    if door.errors:
+        return ours, {}
+    try:
+        report = inspect_checkpoint(checkpoint, options)
+    except InputError as exc:  # a method outside fp8check's scope: its refusal stands for the front door's
+        return dict(ours, error=str(exc)), {}
+    return ours, {layer.name: {"scheme": layer.scheme, "kernel": layer.kernel,
+                               "error": layer.errors[0] if layer.errors else None} for layer in report.layers}
+
+
+def grid(release: str, platforms: list[str], shape: str, quant: str) -> list[str]:
+    """The platforms a checkpoint is compared on in `release`."""
+    if quant in QUANTS:
+        return platforms
+    allowed = FORMAT_RELEASE_PLATFORMS.get(release, FORMAT_PLATFORMS)
+    return [pl for pl in platforms if pl in allowed]
+
+
+def tps_of(quant: str) -> tuple[int, ...]:
+    return TPS if quant in QUANTS else FORMAT_TPS
+
+
+def write_checkpoints(tmp: str, quants: list[str], online: list[str]) -> dict[tuple[str, str], Checkpoint]:
+    """Every (shape, quant) checkpoint; online methods share one bf16 checkpoint per shape."""
+    out = {}
+    for shape, spec in SPECS.items():
+        for q in quants:
+            folder = write_checkpoint(os.path.join(tmp, f"{shape}-{q}"), spec, quant=q)
+            out[(shape, q)] = Checkpoint(f"{shape}-{q}", folder, None, q in DEPRECATED_QUANTS)
+        if online:
+            folder = write_checkpoint(os.path.join(tmp, f"{shape}-bf16"), spec, quant=None)
+            for method in online:
+                out[(shape, f"bf16+{method}")] = Checkpoint(f"{shape}-bf16+{method}", folder, method, False)
+    return out
+
+
+def format_of(quant: str) -> str:
+    """The table's format column: the format family of a synth quant name."""
+    if quant.startswith("bf16+"):
+        return "online"
+    if quant.endswith("mxfp8"):
+        return "mxfp8"
+    family = quant.split("-")[0]
+    return {"ct": "compressed-tensors"}.get(family, family)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--releases", default="0.27.1,0.28.0,0.33.0")
-    parser.add_argument("--platforms", default=",".join(PLATFORMS))
+    parser.add_argument("--platforms", default=",".join(dict.fromkeys(PLATFORMS + FORMAT_PLATFORMS)))
+    parser.add_argument("--quants", default=",".join(QUANTS + FORMAT_QUANTS), help="synth quant names")
+    parser.add_argument("--online", default=",".join(ONLINE_METHODS), help="--quantization values on bf16")
     parser.add_argument("--markdown", help="append the agreement table to this file")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--dump", help="write vLLM's answer for every case to this JSON file (for format owners)")
     args = parser.parse_args()
     releases, platforms = args.releases.split(","), args.platforms.split(",")
-    tmp = tempfile.mkdtemp(prefix="fp8check-diff-")
-    checkpoints = [(name, q) for name in SPECS for q in QUANTS]
-    folders = {(name, q): write_checkpoint(os.path.join(tmp, f"{name}-{q}"), SPECS[name], quant=q)
-               for name, q in checkpoints}
-    configs = {key: json.load(open(os.path.join(f, "config.json"), encoding="utf-8")) for key, f in folders.items()}
-    cases = [c for key in checkpoints for tp in TPS for c in vllm_cases(configs[key], tp, f"{key[0]}-{key[1]}|tp{tp}")]
+    quants, online = [q for q in args.quants.split(",") if q], [m for m in args.online.split(",") if m]
+    checkpoints = write_checkpoints(tempfile.mkdtemp(prefix="fp8check-diff-"), quants, online)
+    configs = {key: json.load(open(os.path.join(c.folder, "config.json"), encoding="utf-8"))
+               for key, c in checkpoints.items()}
     jobs = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         for release in releases:
             for pl in platforms:
-                jobs[(release, pl)] = pool.submit(run_release, release, pl, cases)
-    table: dict[tuple[str, str], Counter] = defaultdict(Counter)
+                keys = [key for key in checkpoints if pl in grid(release, platforms, *key)]
+                cases = [c for key in keys for tp in tps_of(key[1])
+                         for c in vllm_cases(configs[key], tp, f"{checkpoints[key].label}|tp{tp}", checkpoints[key])]
+                if cases:
+                    jobs[(release, pl)] = (keys, pool.submit(run_release, release, pl, cases))
+    table: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
     disagreements: list[str] = []
-    stubs = {}
-    for (release, pl), job in jobs.items():
+    stubs, answers = {}, {}
+    for (release, pl), (keys, job) in jobs.items():
         try:
             stubs, theirs = job.result()
+            answers[f"{release}|{pl}"] = theirs
         except RuntimeError as exc:  # vLLM could not be imported under the stubs: a harness gap, reported
             disagreements.append(f"| {release} | {pl} | - | - | - | harness | vLLM did not start: "
                                  f"{str(exc).splitlines()[-1][:150]} | |")
             continue
-        for key in checkpoints:
-            q = f"{key[0]}-{key[1]}"
-            for tp in TPS:
-                ours = fp8check_side(folders[key], release, pl, tp)
+        for key in keys:
+            ckpt = checkpoints[key]
+            counts = table[(release, pl, format_of(key[1]))]
+            for tp in tps_of(key[1]):
+                door, ours = fp8check_side(ckpt, release, pl, tp)
+                first = theirs[f"{ckpt.label}|tp{tp}|model.layers.0.{LAYERS[0]}"]
+                their_door = ({"scheme": None, "kernel": None, "error": first["error"]} if first.get("stage")
+                              else {"scheme": first.get("config"), "kernel": None, "error": None})
+                diffs = compare(door["scheme"], None, door["error"], their_door)
+                counts["front doors"] += 1
+                counts["front doors agree"] += not diffs
+                if diffs:
+                    disagreements.append(
+                        f"| {release} | {pl} | {ckpt.label} | {tp} | front door | {', '.join(diffs)} | "
+                        f"{door['scheme']} / - / {(door['error'] or '')[:160]} | "
+                        f"{their_door['scheme']} / - / {(their_door['error'] or '')[:160]} |")
+                if first.get("stage") or door["error"]:
+                    continue
                 for layer in LAYERS:
                     name = f"model.layers.0.{layer}"
-                    result = theirs[f"{q}|tp{tp}|{name}"]
+                    result = theirs[f"{ckpt.label}|tp{tp}|{name}"]
                     diffs = compare(ours[name]["scheme"], ours[name]["kernel"], ours[name]["error"], result)
-                    table[(release, pl)]["cases"] += 1
-                    table[(release, pl)]["agree"] += not diffs
+                    counts["cases"] += 1
+                    counts["agree"] += not diffs
                     if diffs == ("error",) and ours[name]["kernel"] == result["kernel"]:
                         # Same scheme and kernel, and fp8check adds the kernel's predicted post-load failure
                         # (Kernel.runtime_error), which vLLM only raises after construction: explained, listed.
-                        table[(release, pl)]["post-load"] += 1
+                        counts["post-load"] += 1
                         diffs = ("post-load prediction",)
                     if diffs:
                         disagreements.append(
-                            f"| {release} | {pl} | {q} | {tp} | {layer} | {', '.join(diffs)} | "
-                            f"{ours[name]['scheme']} / {ours[name]['kernel']} / {(ours[name]['error'] or '')[:90]} | "
-                            f"{result['scheme']} / {result['kernel']} / {(result['error'] or '')[:90]} |")
-    lines = ["| release | platform | layers | agree | post-load prediction | % agree |", "|---|---|---|---|---|---|"]
-    for (release, pl), counts in sorted(table.items()):
-        lines.append(f"| {release} | {pl} | {counts['cases']} | {counts['agree']} | {counts['post-load']} | "
-                     f"{100 * counts['agree'] / counts['cases']:.1f} |")
+                            f"| {release} | {pl} | {ckpt.label} | {tp} | {layer} | {', '.join(diffs)} | "
+                            f"{ours[name]['scheme']} / {ours[name]['kernel']} / {(ours[name]['error'] or '')[:160]} | "
+                            f"{result['scheme']} / {result['kernel']} / {(result['error'] or '')[:160]} |")
+    lines = ["| release | platform | format | front doors | agree | layers | agree | post-load prediction | % agree |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for (release, pl, fmt), counts in sorted(table.items()):
+        rows, agree = counts["front doors"] + counts["cases"], counts["front doors agree"] + counts["agree"]
+        lines.append(f"| {release} | {pl} | {fmt} | {counts['front doors']} | {counts['front doors agree']} | "
+                     f"{counts['cases']} | {counts['agree']} | {counts['post-load']} | {100 * agree / rows:.1f} |")
     out = "\n".join(lines)
     if disagreements:
         out += ("\n\n| release | platform | checkpoint | TP | layer | differs | fp8check scheme / kernel / error | "
                 "vLLM scheme / kernel / error |\n|---|---|---|---|---|---|---|---|\n" + "\n".join(disagreements))
     out += "\n\nStubs (vLLM side) and their risk:\n" + "\n".join(f"- `{k}`: {v}" for k, v in stubs.items())
     print(out)
+    if args.dump:
+        with open(args.dump, "w", encoding="utf-8") as fh:
+            json.dump(answers, fh, indent=1)
     if args.markdown:
         with open(args.markdown, "a", encoding="utf-8") as fh:
             fh.write(out + "\n")

@@ -45,6 +45,7 @@ from fp8check.core.checkpoint.local import (
 )
 from fp8check.core.checkpoint.safetensors_header import SafetensorsHeader, header_length, parse_header
 from fp8check.core.errors import CheckpointFileError, InputError, is_printable, printable
+from fp8check.core.formats.frontdoor import HF_QUANT_CONFIG
 
 DEFAULT_REVISION = "main"
 CONFIG_FILE = "config.json"
@@ -127,11 +128,14 @@ def open_remote(ref: RepoRef, token: str | None = None) -> Checkpoint:
         info = fetcher.repo_info()
         stages = info.rounds
         index_name, guessed = _files_to_read(ref, info)
-        jobs = {name: partial(fetcher.get_json, name, info.commit) for name in (CONFIG_FILE, index_name) if name}
+        hf_quant = HF_QUANT_CONFIG if HF_QUANT_CONFIG in info.files else None  # ModelOpt <= 0.29 keeps it apart
+        jobs = {name: partial(fetcher.get_json, name, info.commit) for name in (CONFIG_FILE, index_name, hf_quant)
+                if name}
         jobs.update({shard: partial(fetcher.get_header, shard, info.commit) for shard in guessed})
         results, rounds = _parallel(jobs)
         stages += rounds
-        config = parse_model_config(parse_json(_value(results, CONFIG_FILE).data, CONFIG_FILE))
+        config = parse_model_config(parse_json(_value(results, CONFIG_FILE).data, CONFIG_FILE), hf_quant_config=(
+            parse_json(_value(results, hf_quant).data, hf_quant) if hf_quant else None))
         weight_map = None
         shards = guessed
         if index_name:
@@ -551,7 +555,8 @@ def download_shards(model: str, revision: str | None = None, token: str | None =
                 raise InputError(f"{ref.display}: layers regex {printable(pattern.pattern)!r} matches no tensor")
         elif weight_map is not None:
             shards = index_shards(weight_map)
-        wanted = [CONFIG_FILE, *([index_name] if index_name else []), *shards]
+        extra = [f for f in (index_name, HF_QUANT_CONFIG) if f and f in info.files]
+        wanted = [CONFIG_FILE, *extra, *shards]
         try:
             return snapshot_download(
                 revision=commit, allow_patterns=[glob.escape(f) for f in wanted], max_workers=min(8, len(wanted)),

@@ -12,6 +12,7 @@ from typing import NamedTuple
 from fp8check.core.checkpoint.safetensors_header import SafetensorsHeader, TensorInfo, open_regular, read_header
 from fp8check.core.errors import CheckpointFileError, ConfigError, InputError, is_printable, printable, shown
 from fp8check.core.formats.base import QuantConfig
+from fp8check.core.formats.frontdoor import HF_QUANT_CONFIG
 from fp8check.core.formats.registry import parse_quant_config
 
 INDEX_FILE = "model.safetensors.index.json"
@@ -71,7 +72,9 @@ class Checkpoint:
     fetch: FetchStats | None = field(default=None, compare=False)  # how a Hub repo's metadata was read
 
 
-def parse_model_config(doc: object, where: str = "config.json") -> ModelConfig:
+def parse_model_config(doc: object, where: str = "config.json", hf_quant_config: object = None) -> ModelConfig:
+    """config.json (`doc`), with ModelOpt's legacy hf_quant_config.json standing in for its quantization_config
+    when config.json has none (vLLM's transformers_utils/config.py)."""
     if not isinstance(doc, dict):
         raise ConfigError(f"{where} must be a JSON object, got {type(doc).__name__}")
     text = doc.get("text_config")
@@ -99,6 +102,9 @@ def parse_model_config(doc: object, where: str = "config.json") -> ModelConfig:
     if dtype is not None and not isinstance(dtype, str):
         raise ConfigError(f"{where}: dtype must be a string such as 'bfloat16', got {shown(dtype)}")
     raw_quant = doc.get("quantization_config", doc.get("compression_config"))
+    quant_where = f"{where}: quantization_config"
+    if raw_quant is None and hf_quant_config is not None:
+        raw_quant, quant_where = hf_quant_config, HF_QUANT_CONFIG
     heads = opt_int("num_attention_heads")
     vision = doc.get("vision_config") if isinstance(doc.get("vision_config"), dict) else {}
     return ModelConfig(
@@ -110,7 +116,7 @@ def parse_model_config(doc: object, where: str = "config.json") -> ModelConfig:
         num_key_value_heads=opt_int("num_key_value_heads") or heads,
         head_dim=opt_int("head_dim"),
         num_hidden_layers=opt_int("num_hidden_layers"),
-        quantization_config=parse_quant_config(raw_quant, f"{where}: quantization_config"),
+        quantization_config=parse_quant_config(raw_quant, quant_where),
         raw_quantization_config=raw_quant if isinstance(raw_quant, dict) else None,
         q_lora_rank=opt_int("q_lora_rank"),
         num_nextn_predict_layers=opt_int("num_nextn_predict_layers", minimum=0) or 0,
@@ -292,8 +298,13 @@ def open_local(folder: str, allowed_root: str | None = None, source: str | None 
     if not os.path.isdir(folder):
         raise InputError(f"{folder}: not a folder")
     root = os.path.realpath(allowed_root or folder)
-    config = parse_model_config(load_json(_inside(folder, "config.json", root), "config.json"))
-    index_name, shard_names = safetensors_files(folder, os.listdir(folder))
+    listing = os.listdir(folder)
+    hf_quant = None  # ModelOpt <= 0.29 keeps its quantization config beside config.json
+    if HF_QUANT_CONFIG in listing:
+        hf_quant = load_json(_inside(folder, HF_QUANT_CONFIG, root), HF_QUANT_CONFIG)
+    config = parse_model_config(load_json(_inside(folder, "config.json", root), "config.json"),
+                                hf_quant_config=hf_quant)
+    index_name, shard_names = safetensors_files(folder, listing)
     weight_map = None
     if index_name:
         weight_map = parse_index(load_json(_inside(folder, index_name, root), index_name), index_name)

@@ -5,7 +5,9 @@ quantization/fp8.py): it parses `quantization_config` (from_config and its check
 gate (get_min_capability), decides each module's quantization (get_quant_method: ignore / target matching), the
 linear method or scheme it builds, the keys that scheme hands vLLM's kernel selector, the tensors the scheme's
 create_weights expects (for the integrity checks), and the FusedMoE method. Formats are registered in
-fp8check.core.formats.registry.FORMATS; nothing else names a format.
+fp8check.core.formats.registry.FORMATS; nothing else names a format. What every format shares before any layer is
+built (where the config comes from, override_quantization_method, the platform allow-lists, the deprecation and
+capability gates) is fp8check.core.formats.frontdoor.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, NamedTuple, Protocol
 from fp8check.core.formats.shared import QuantArgs
 
 if TYPE_CHECKING:  # annotations only
+    from fp8check.core.targets.profiles import RuleProfile
     from fp8check.kernels.base import RoutingContext
     from fp8check.kernels.quant_keys import QuantKey
 
@@ -41,6 +44,15 @@ class Module(Protocol):
     unquantized: str | None                # why vLLM builds it without a quant method, if it does
 
 
+class RankShape(Protocol):
+    """What a format's shape checks read of one module at one TP size (fp8check.core.model.tp.TPLayout)."""
+
+    tp: int
+    input_size_per_partition: int
+    output_partition_sizes: tuple[int, ...]
+    parallel: str                          # "column" | "row" | "replicated"
+
+
 class Assignment(NamedTuple):
     """The quantization vLLM gives one module: `method` None means UnquantizedLinearMethod.
 
@@ -55,6 +67,10 @@ class Assignment(NamedTuple):
     strategy: str | None = None            # weight strategy: "tensor" | "channel" | "block" | ...
     block: tuple[int, int] | None = None   # block-quantized weights: the block
     static_input: bool = False             # activations quantized with a static (checkpoint) input_scale
+    online: bool = False                   # the checkpoint stores the weight unquantized; vLLM quantizes it at load
+    # An excluded ParallelLMHead the format hands UnquantizedLinearMethod (ModelOpt) rather than no method (then
+    # vLLM builds UnquantizedEmbeddingMethod).
+    lm_head_linear_method: bool = False
     reason: str = ""                       # why unquantized (ignored, no target, lm_head)
     error: str | None = None               # vLLM raises while matching (mixed shards)
 
@@ -72,6 +88,10 @@ class WeightScale(NamedTuple):
     stray: str | None = None               # a scale suffix this format's scheme has no parameter for
     stray_note: str = ""                   # what to tell when it is there
     partial_blocks: bool = False           # warn when the weight is not a whole number of blocks
+    # The parameter's shape when it is not the strategy's usual one ([n, 1] channel, [ceil(n/bn), ceil(k/bk)]
+    # block): (n, k) -> shape, e.g. ModelOpt FP8_PB_WO's 4-D [n/128, 1, k/128, 1].
+    shape: Callable[[int, int], tuple[int, ...]] | None = None
+    dtypes: tuple[str, ...] | None = None  # the safetensors dtypes the scale may have, when not F32/BF16/F16 (+E8M0)
 
 
 class ExpectedTensors(NamedTuple):
@@ -95,17 +115,24 @@ class MoEMethod(NamedTuple):
     error: str | None = None
     note: str | None = None
     refines_block: bool = False            # vLLM 0.33 refines the block to the TP shard (refine_fp8_moe_block_shape)
+    # (backend, vLLM's error) pairs: the constructor raises when the oracle picks one of these backends (online
+    # PTPC refuses the backends that drop per-channel weight scales). moe.place() applies them to the choice.
+    backend_errors: tuple[tuple[str, str], ...] = ()
 
 
-def no_config_errors(config: QuantConfig) -> list[str]:
+def nothing(config: QuantConfig, ctx: RoutingContext) -> list[str]:
     return []
+
+
+def same_config(config: QuantConfig, profile: RuleProfile) -> QuantConfig:
+    return config
 
 
 @dataclass(frozen=True)
 class Format:
     """One vLLM quant_method. Register it in fp8check.core.formats.registry.FORMATS under `name`."""
 
-    name: str                              # quantization_config.quant_method, lower case
+    name: str                              # vLLM's get_name() of the config class (the settled quant method)
     min_capability: int                    # the config class's get_min_capability(): a model-wide gate
     parse: Callable[[dict, str], QuantConfig]                 # (raw quantization_config, where) -> typed config
     assign: Callable[[Module, QuantConfig], Assignment]       # get_quant_method for one linear module
@@ -119,6 +146,35 @@ class Format:
     expected_tensors: Callable[[Assignment], ExpectedTensors | None]  # None: nothing to check
     # (FusedMoE name, its checkpoint's gate / up / down leaf names, config, the profile's moe_rules) -> method
     moe_method: Callable[[str, tuple[str, str, str], QuantConfig, str], MoEMethod]
-    config_errors: Callable[[QuantConfig], list[str]] = no_config_errors  # model-wide refusals of the config
+    # (config, ctx) -> model-wide refusals of the config, vLLM's messages (raised before any layer is built)
+    config_errors: Callable[[QuantConfig, RoutingContext], list[str]] = nothing
+    config_warnings: Callable[[QuantConfig, RoutingContext], list[str]] = nothing  # what vLLM logs about it
     scheme_min_capability: Mapping[str, int] = field(default_factory=dict)  # per-scheme get_min_capability()
     block_mismatch_escape: bool = False    # allow_fp8_block_shape_mismatch applies (configs with weight_block_size)
+    validates_block_shape: bool = True     # block weights go through validate_fp8_block_shape (TP shard rules)
+    # The scheme's own shape checks in create_weights: (assignment, the rank's shape, ctx) -> vLLM's error or
+    # None (e.g. ModelOpt FP8_PB_WO's divisibility messages). Runs where validate_fp8_block_shape would.
+    shape_error: Callable[[Assignment, RankShape, RoutingContext], str | None] | None = None
+    # The scheme's refusal of the kernel init_fp8_linear_kernel chose: (scheme, chosen kernel's name, ctx) -> vLLM's
+    # error or None (online PTPC refuses MarlinFP8ScaledMMLinearKernel). linear.route() applies it to the choice.
+    kernel_error: Callable[[str, str, RoutingContext], str | None] | None = None
+    # override_quantization_method(raw config, the user's --quantization or None) -> this format's name when it
+    # claims the config (vLLM tries the overriding formats in frontdoor.OVERRIDE_ORDER); None: no override.
+    override: Callable[[dict, str | None], str | None] | None = None
+    # What a parse cannot know: the release. (config, profile) -> the config as that release reads it (e.g.
+    # ModelOpt's `exclude_modules` fallback arrived in 0.33).
+    for_release: Callable[[QuantConfig, RuleProfile], QuantConfig] = same_config
+    # get_min_capability() where it changed across releases (profile -> capability); else min_capability.
+    capability: Callable[[RuleProfile], int] | None = None
+    act_dtypes: tuple[str, ...] = ("bfloat16", "float16")  # get_supported_act_dtypes()
+    deprecated: bool = False               # in vLLM's DEPRECATED_QUANTIZATION_METHODS (--allow-deprecated-quantization)
+    # The --quantization values this format answers on an unquantized checkpoint (it quantizes at load); the
+    # format's parse gets {"quant_method": value}.
+    online_methods: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()          # other settled method names vLLM maps to the same config class
+    # get_name() of the config class the parsed config stands for, where one Format serves several classes
+    # (online: Fp8Config for `fp8` until 0.31); else the format's name.
+    config_name: Callable[[QuantConfig], str] | None = None
+
+    def min_capability_at(self, profile: RuleProfile) -> int:
+        return self.capability(profile) if self.capability else self.min_capability

@@ -23,9 +23,10 @@ from fp8check.core.formats.shared import (
     QuantArgs, block_weight_key, enum_value, ignored, is_int, matches, pattern_list, shard_names,
 )
 from fp8check.kernels.base import FP8, FP8_BLOCK, W8A16_FP8, RoutingContext
+from fp8check.kernels.mxfp8 import MXFP8
 from fp8check.kernels.quant_keys import (
     QuantKey, kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockSym, kFp8StaticChannelSym,
-    kFp8StaticTensorSym,
+    kFp8StaticTensorSym, kMxfp8Dynamic, kMxfp8Static,
 )
 
 NAME = "compressed-tensors"
@@ -47,10 +48,11 @@ _SCHEME_KEYS = frozenset({"targets", "weights", "input_activations", "output_act
 
 W8A8_FP8 = "CompressedTensorsW8A8Fp8"
 W8A16_FP8_SCHEME = "CompressedTensorsW8A16Fp8"
+W8A8_MXFP8 = "CompressedTensorsW8A8Mxfp8"
 SCHEME_MIN_CAPABILITY = {
     "CompressedTensorsWNA16": 75, W8A8_FP8: 89, W8A16_FP8_SCHEME: 75, "CompressedTensorsW8A8Int8": 75,
     "CompressedTensorsW4A8Fp8": 90, "CompressedTensorsW4A4Fp4": 75, "CompressedTensorsW4A4Mxfp4": 80,
-    "CompressedTensorsW8A8Mxfp8": 75,
+    W8A8_MXFP8: 75,
 }
 # Weight strategies vLLM's FP8 schemes know (STRATEGY_TO_WEIGHT_QUANT_KEY).
 FP8_WEIGHT_STRATEGIES = ("tensor", "channel", "block")
@@ -251,7 +253,7 @@ PRESETS: dict[str, tuple[QuantArgs | None, QuantArgs | None]] = {
 }
 
 
-def config_errors(config: CompressedTensorsConfig) -> list[str]:
+def config_errors(config: CompressedTensorsConfig, ctx: RoutingContext) -> list[str]:
     if config.sparsity_targets:
         return ["Sparsity support has been removed from compressed-tensors. Please use a model without "
                 "sparsity configuration."]
@@ -345,6 +347,12 @@ def is_fp8_w8a16(w: QuantArgs | None) -> bool:
             and w.strategy in FP8_WEIGHT_STRATEGIES)
 
 
+def _is_mxfp8(w: QuantArgs) -> bool:
+    """_is_mxfp8: 8-bit float, symmetric, group 32, uint8 scales (checked ahead of every FP8 row)."""
+    return (w.is_float8 and w.symmetric and w.strategy == "group" and w.group_size == 32
+            and w.scale_dtype == "torch.uint8")
+
+
 def linear_scheme(assignment: Assignment, ctx: RoutingContext, linear_backend: str) -> tuple[str | None, str | None]:
     """_get_scheme_from_parts, FP8 rows exact, other rows named: (scheme, error)."""
     w, a, fmt = assignment.weights, assignment.input_activations, assignment.format
@@ -357,8 +365,8 @@ def linear_scheme(assignment: Assignment, ctx: RoutingContext, linear_backend: s
             return "CompressedTensorsW4A4Fp4", None
         if w.strategy == "group" and w.group_size == 32:
             return "CompressedTensorsW4A4Mxfp4", None
-    if w.is_float8 and w.strategy == "group" and w.group_size == 32 and w.scale_dtype == "torch.uint8":
-        return "CompressedTensorsW8A8Mxfp8", None
+    if _is_mxfp8(w):
+        return W8A8_MXFP8, None
     if w.type == "int" and a is None and w.strategy in ("channel", "group") and fmt == "pack-quantized":
         return "CompressedTensorsWNA16", None
     if fmt in ACTIVATION_FORMATS:  # vLLM keys every FP8 scheme on is_activation_quantization_format(format)
@@ -384,8 +392,11 @@ def linear_scheme(assignment: Assignment, ctx: RoutingContext, linear_backend: s
 
 def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m0: bool
                    ) -> tuple[str, QuantKey, QuantKey] | str:
-    """The keys CompressedTensorsW8A8Fp8 / CompressedTensorsW8A16Fp8 hand the kernel selector."""
+    """The keys CompressedTensorsW8A8Fp8 / CompressedTensorsW8A16Fp8 hand the kernel selector;
+    CompressedTensorsW8A8Mxfp8 calls init_mxfp8_linear_kernel (fp8check.kernels.mxfp8)."""
     w, static_input = assignment.weights, assignment.static_input
+    if scheme == W8A8_MXFP8:
+        return MXFP8, kMxfp8Static, kMxfp8Dynamic
     if scheme == W8A8_FP8:
         if w.strategy == "block":
             if static_input:
@@ -407,7 +418,9 @@ def expected_tensors(assignment: Assignment) -> ExpectedTensors | None:
     if w is None:
         return None
     scale = None
-    if w.is_float8:
+    if _is_mxfp8(w):
+        scale = WeightScale("weight_scale", "group", group_size=32, dtypes=("U8",))
+    elif w.is_float8:
         scale = WeightScale("weight_scale", w.strategy, w.block_structure, w.group_size, stray="weight_scale_inv",
                             stray_note="compressed-tensors checkpoints store 'weight_scale'; this tensor is not what "
                                        "vLLM's compressed-tensors schemes read", partial_blocks=True)
@@ -503,7 +516,7 @@ def _fp8_moe(w: QuantArgs, inp: QuantArgs, a: Assignment) -> MoEMethod:
 
 FORMAT = Format(
     name=NAME, min_capability=70, parse=parse, assign=assign, describe=describe, linear_scheme=linear_scheme,
-    fp8_schemes=frozenset({W8A8_FP8, W8A16_FP8_SCHEME}), kernel_request=kernel_request,
+    fp8_schemes=frozenset({W8A8_FP8, W8A16_FP8_SCHEME, W8A8_MXFP8}), kernel_request=kernel_request,
     expected_tensors=expected_tensors, moe_method=moe_method, config_errors=config_errors,
     scheme_min_capability=SCHEME_MIN_CAPABILITY,
 )

@@ -14,7 +14,7 @@ from fp8check.core.errors import ConfigError, shown
 from fp8check.core.formats.base import (
     UNQUANTIZED_LM_HEAD, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, Module, MoEMethod, WeightScale,
 )
-from fp8check.core.formats.shared import block_weight_key, exact, ignored, is_int, pattern_list
+from fp8check.core.formats.shared import block_weight_key, is_int, layer_skipped, pattern_list
 from fp8check.kernels.base import FP8, FP8_BLOCK, RoutingContext
 from fp8check.kernels.cuda import cutlass_fp8_supported
 from fp8check.kernels.quant_keys import (
@@ -61,9 +61,7 @@ def assign(module: Module, config: NativeFp8Config) -> Assignment:
         return UNQUANTIZED_LM_HEAD
     if module.unquantized:
         return Assignment(None, reason=module.unquantized)
-    is_ignored, error = ignored(module, config.ignored_layers, f"Detected some but not all shards of {module.name} "
-                                "are quantized. All shards of fused layers to have the same precision.", exact,
-                                fused_name_wins=False)
+    is_ignored, error = layer_skipped(module, config.ignored_layers)
     if error:
         return Assignment(NAME, error=error)
     if is_ignored:

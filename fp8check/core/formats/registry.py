@@ -1,18 +1,26 @@
-"""The checkpoint formats fp8check routes, by vLLM quant_method, and the dispatch every stage goes through.
+"""The checkpoint formats fp8check routes, by vLLM quant config name, and the dispatch every stage goes through.
 
 A new format is one module beside compressed_tensors.py and fp8.py (a `Format`, see base.py) and one row in
-FORMATS. quantization_config objects of any other quant_method parse to OutOfScopeConfig, which inspect refuses.
+FORMATS. What a checkpoint's config resolves to, and the gates vLLM runs before any layer is built, are the
+front door's (frontdoor.py); this module applies them to FORMATS. quantization_config objects of any other
+method parse to OutOfScopeConfig, which inspect refuses.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from fp8check.core.errors import ConfigError, shown
-from fp8check.core.formats import compressed_tensors, fp8
+from fp8check.core.errors import ConfigError
+from fp8check.core.formats import compressed_tensors, fbgemm, fp8, frontdoor, inc, modelopt, mxfp8, online, quark
 from fp8check.core.formats.base import Assignment, Format, Module, QuantConfig
+from fp8check.core.formats.frontdoor import FrontDoor
 
-FORMATS: dict[str, Format] = {f.name: f for f in (compressed_tensors.FORMAT, fp8.FORMAT)}
+if TYPE_CHECKING:  # annotations only
+    from fp8check.kernels.base import RoutingContext
+
+FORMATS: dict[str, Format] = {name: f for f in (
+    compressed_tensors.FORMAT, fp8.FORMAT, modelopt.FORMAT, quark.FORMAT, inc.FORMAT, fbgemm.FORMAT, mxfp8.FORMAT,
+    online.FORMAT) if f is not None for name in (f.name, *f.aliases)}
 
 
 class OutOfScopeConfig(NamedTuple):
@@ -22,17 +30,51 @@ class OutOfScopeConfig(NamedTuple):
 
 
 def parse_quant_config(raw: object, where: str = "config.json: quantization_config") -> QuantConfig | None:
-    """Parse a `quantization_config` object; None means the model is not quantized."""
+    """Parse a checkpoint's `quantization_config` (or hf_quant_config.json) as the config class vLLM picks for it
+    when --quantization is not given; None means the model is not quantized."""
     if raw is None:
         return None
     if not isinstance(raw, dict):
         raise ConfigError(f"{where} must be an object, got {type(raw).__name__}")
-    method = raw.get("quant_method")
-    if not isinstance(method, str):
-        raise ConfigError(f"{where}.quant_method must be a string, got {shown(method)}")
-    method = method.lower()
+    cfg = frontdoor.normalize(raw, where)
+    method = frontdoor.detect(cfg, None, FORMATS)
     found = FORMATS.get(method)
-    return found.parse(raw, where) if found else OutOfScopeConfig(method=method)
+    return found.parse(cfg, where) if found else OutOfScopeConfig(method=method)
+
+
+def front_door(raw: dict | None, parsed: QuantConfig | None, ctx: RoutingContext, quantization: str | None = None,
+               allow_deprecated: bool = False, dtype: str = "bfloat16") -> FrontDoor:
+    """The quant config vLLM builds under `--quantization` (None: not given) and the release and platform in
+    `ctx`, with every model-wide error it raises before building a layer (_verify_quantization, then
+    _get_quantization_config, then the config's own refusals). `raw` / `parsed`: the checkpoint's config."""
+    if raw is None:
+        if quantization is None:
+            return FrontDoor(None)
+        method = quantization
+        claimed = next((f for f in FORMATS.values() if quantization in f.online_methods), None)
+        quant = claimed.parse({"quant_method": quantization}, "--quantization") if claimed else None
+        if quant is None and quantization in frontdoor.quantization_methods(ctx):
+            quant = OutOfScopeConfig(quantization)
+    else:
+        method = frontdoor.detect(frontdoor.normalize(raw, "quantization_config"), quantization, FORMATS)
+        quant = parsed
+        if quantization is not None and method != quantization:
+            return FrontDoor(quant, (
+                f"Quantization method specified in the model config ({method or None}) does not match the "
+                f"quantization method specified in the `quantization` argument ({quantization}).",),
+                config_name=getattr(quant, "method", None))
+    errors = frontdoor.method_errors(method, ctx, allow_deprecated, FORMATS)
+    if quant is None or isinstance(quant, OutOfScopeConfig) or errors:
+        return FrontDoor(quant, tuple(errors), config_name=getattr(quant, "method", None))
+    quant_format = FORMATS[quant.method]
+    quant = quant_format.for_release(quant, ctx.profile)
+    name = quant_format.config_name(quant) if quant_format.config_name else quant.method
+    errors = frontdoor.config_gate_errors(method, quant_format, ctx, dtype) + quant_format.config_errors(quant, ctx)
+    warnings = quant_format.config_warnings(quant, ctx)
+    if method in frontdoor.DEPRECATED:
+        warnings = [f"The quantization method {method} is deprecated and will be removed in future versions of "
+                    "vLLM."] + warnings
+    return FrontDoor(quant, tuple(errors), tuple(warnings), name)
 
 
 def assign(module: Module, quant: QuantConfig | None) -> Assignment:

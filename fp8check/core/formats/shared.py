@@ -145,9 +145,9 @@ def ignored(module, patterns: tuple[str, ...], mixed_message: str, match: Callab
             fused_name_wins: bool) -> tuple[bool, str | None]:
     """(ignored, error): whether a module is on an ignore list, its fused layer's shards judged together.
 
-    should_ignore_layer (compressed-tensors: `matches`, an exact hit on the fused name wins) and
-    is_layer_skipped (fp8: `exact` names only, fused layers judged by their shards alone). Shards must agree,
-    else vLLM raises `mixed_message`."""
+    should_ignore_layer (compressed-tensors, Quark 0.30+: `matches`) and is_layer_skipped (layer_skipped: `exact`
+    names); with `fused_name_wins` an exact hit on the fused name decides, else the shards are judged together
+    (Quark until 0.29). Shards must agree, else vLLM raises `mixed_message`."""
     fused_hit = fused_name_wins and module.name in patterns
     if module.fused and not fused_hit:
         verdicts = {any(match(s, p) for p in patterns) for s in shard_names(module)}
@@ -155,6 +155,14 @@ def ignored(module, patterns: tuple[str, ...], mixed_message: str, match: Callab
             return False, mixed_message
         return verdicts.pop(), None
     return any(match(module.name, p) for p in patterns), None
+
+
+def layer_skipped(module, patterns: tuple[str, ...]) -> tuple[bool, str | None]:
+    """is_layer_skipped (quantization/utils/quant_utils.py, the same 0.25-0.33) in its default exact mode, as
+    fp8, fbgemm_fp8 and ModelOpt call it: a fused name listed as such wins, else the fused layer's shards decide
+    together (vLLM's message when they disagree)."""
+    return ignored(module, patterns, f"Detected some but not all shards of {module.name} are quantized. All shards "
+                   "of fused layers to have the same precision.", exact, fused_name_wins=True)
 
 
 # --- kernel keys -----------------------------------------------------------------------------------------

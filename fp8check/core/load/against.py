@@ -34,6 +34,7 @@ import torch.nn.functional as F
 
 from fp8check.core.checkpoint.local import Checkpoint
 from fp8check.core.errors import InputError, printable
+from fp8check.core.load.gemm import as_matrix
 from fp8check.core.load.weights import CheckpointFiles, ShardTensors, read_shards
 from fp8check.core.model.modules import LinearModule, ModelLayout, Shard, build_layout
 from fp8check.core.model.sharding import TensorRead
@@ -382,8 +383,9 @@ def _chunk_rows(k: int, multiple: int = 1) -> int:
 
 def _expand(scale: torch.Tensor, rows: slice, n: int, k: int, total_rows: int, block: tuple[int, int] | None
             ) -> torch.Tensor:
-    """The stored scale of every element of rows [rows.start, +n): per tensor, per channel, per block, per group."""
-    s = scale.float()
+    """The stored scale of every element of rows [rows.start, +n): per tensor, per channel, per block, per group
+    (in the kernels' 2-D fp32 form, gemm.as_matrix: 1-D channel, 4-D block and E8M0 group scales included)."""
+    s = as_matrix(scale)
     if s.numel() == 1:
         return s.reshape(1, 1)
     if block is not None:

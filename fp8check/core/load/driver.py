@@ -18,12 +18,13 @@ import torch
 
 from fp8check.core.checkpoint.local import Checkpoint, activation_dtype
 from fp8check.core.errors import InputError, printable
+from fp8check.core.formats.base import QuantConfig
 from fp8check.core.load.experts import MoEJob, load_moes, moe_jobs, tensor_names
 from fp8check.core.load.linear import layer_numerics, layer_recipe, not_run, run_layer, run_layers_parallel
 from fp8check.core.load.weights import CheckpointFiles
 from fp8check.core.model.modules import LinearModule, ModelLayout, MoEModule, build_layout
 from fp8check.core.records import InspectReport, LayerRun, LoadOptions, LoadReport
-from fp8check.core.routing.inspect import inspect_checkpoint
+from fp8check.core.routing.inspect import front_door_of, inspect_checkpoint
 from fp8check.core.routing.warnings import with_load_warnings
 from fp8check.core.targets.platforms import Assumptions, Platform, _host_has_amx, parse_platform
 from fp8check.kernels.base import RoutingContext
@@ -97,11 +98,11 @@ def selected_modules(report: InspectReport, modules: dict[str, LinearModule], la
     return chosen
 
 
-def select(ckpt: Checkpoint, report: InspectReport, layout: ModelLayout, options: LoadOptions) -> Selection:
+def select(quant: QuantConfig | None, report: InspectReport, layout: ModelLayout, options: LoadOptions) -> Selection:
     chosen = selected_modules(report, {m.name: m for m in layout.linears}, options.layers)
     moes = [m for m in layout.moes if options.layers is None or re.search(options.layers, m.name)]
-    jobs, refused = moe_jobs(tuple(moes), {m.name: m for m in report.moes}, ckpt.config.quantization_config,
-                             options.inspect.profile.moe_rules, options.all_experts)
+    jobs, refused = moe_jobs(tuple(moes), {m.name: m for m in report.moes}, quant, options.inspect.profile,
+                             options.all_experts)
     return Selection(chosen, moes, jobs, refused)
 
 
@@ -120,14 +121,15 @@ def load_checkpoint(ckpt: Checkpoint, fetch: Callable[[set[str]], str], options:
     started = time.perf_counter()
     layout = build_layout(ckpt.tensors, ckpt.config)
     report = inspect_checkpoint(ckpt, options.inspect, layout)
-    selection = select(ckpt, report, layout, options)
+    quant = front_door_of(ckpt, options.inspect).quant  # the config inspect routed with
+    selection = select(quant, report, layout, options)
     if options.against is not None:  # --against BASE: a BASE that cannot be the source is refused before any run
         experts = tuple(shards for job in selection.moe_jobs for _, shards in job.experts)
         options.against.bind(ckpt, selection.linears, options.inspect.tp, experts, layout)
     folder = fetch(needed_tensors(selection))
     out_dtype = OUT_DTYPES[activation_dtype(ckpt.config)]
     notes = _numerics_notes(report, selection, options)
-    runs = run_linears(ckpt, report, selection, folder, options, out_dtype, progress)
+    runs = run_linears(quant, report, selection, folder, options, out_dtype, progress)
     moe_runs = load_moes([m.name for m in selection.moes], selection.moe_jobs, selection.moe_refused, report.errors,
                          folder, options, options.inspect.platform.kind, out_dtype)
     bytes_read = sum(run.bytes_read for run in runs) + sum(run.bytes_read for run in moe_runs)
@@ -138,12 +140,12 @@ def load_checkpoint(ckpt: Checkpoint, fetch: Callable[[set[str]], str], options:
         against=options.against.label if options.against is not None else None))
 
 
-def run_linears(ckpt: Checkpoint, report: InspectReport, selection: Selection, folder: str, options: LoadOptions,
-                out_dtype: torch.dtype, progress: ProgressCallback | None) -> list[LayerRun]:
+def run_linears(quant: QuantConfig | None, report: InspectReport, selection: Selection, folder: str,
+                options: LoadOptions, out_dtype: torch.dtype, progress: ProgressCallback | None) -> list[LayerRun]:
     """Every selected linear module: on one device, one module at a time, or on --tp ranks."""
     layers = {layer.name: layer for layer in report.layers}
     chosen = selection.linears
-    quant, platform_kind = ckpt.config.quantization_config, options.inspect.platform.kind
+    platform_kind = options.inspect.platform.kind
     ctx = RoutingContext(options.inspect.platform, options.inspect.profile, frozenset(options.inspect.disabled_kernels))
     if options.inspect.tp > 1:
         if report.errors:  # inspect's TP validation refuses before any rank starts

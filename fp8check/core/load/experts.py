@@ -22,7 +22,7 @@ expert's rows (vLLM takes it over every routed row of the batch). One expert is 
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -41,6 +41,9 @@ from fp8check.kernels.numerics import gemm as numerics
 from fp8check.kernels.quant_keys import (
     QuantKey, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8StaticChannelSym, kFp8StaticTensorSym,
 )
+
+if TYPE_CHECKING:  # annotations only
+    from fp8check.core.targets.profiles import RuleProfile
 
 # w1, w3 (gate, up) are column-parallel, w2 (down) row-parallel: how a rank narrows each, and how outputs join.
 EXPERT_STYLES = {"gate": STYLES["column"], "up": STYLES["column"], "down": STYLES["row"]}
@@ -77,10 +80,13 @@ def expert_recipe(report: MoEReport, method_strategy: str | None, static_input: 
                   report.kernel == "TritonExperts" and report.block == (128, 128), report.moe_tp, report.ep)
 
 
-def moe_jobs(moes: tuple[MoEModule, ...], reports: dict[str, MoEReport], quant, rules: str, all_experts: bool
-             ) -> tuple[list[MoEJob], dict[str, LayerRun]]:
+def moe_jobs(moes: tuple[MoEModule, ...], reports: dict[str, MoEReport], quant, profile: RuleProfile,
+             all_experts: bool) -> tuple[list[MoEJob], dict[str, LayerRun]]:
     """A job per FusedMoE vLLM would build; a `not run` LayerRun for the others, with vLLM's reason. Experts run:
-    every one with `all_experts`, else the first and the last (under --ep: on the first and the last rank)."""
+    every one with `all_experts`, else the first and the last (under --ep: on the first and the last rank). An
+    online method's experts are quantized at load as its process_weights_after_loading does (per expert: one w13
+    scale over w1 and w3, one w2 scale; the amax reduced over the MoE's TP ranks from 0.28)."""
+    rules = profile.moe_rules
     jobs, refused = [], {}
     for moe in moes:
         report = reports[moe.name]
@@ -98,6 +104,8 @@ def moe_jobs(moes: tuple[MoEModule, ...], reports: dict[str, MoEReport], quant, 
         strategy = None if method.method == "UnquantizedFusedMoEMethod" else (
             "block" if method.block else "channel" if method.weight_key == kFp8StaticChannelSym else "tensor")
         recipe = expert_recipe(report, strategy, method.activation_key == kFp8StaticTensorSym)
+        if method.assignment is not None and method.assignment.online:
+            recipe = recipe._replace(online="global" if profile.has("online-tp-amax") else "rank")
         if recipe.block and method.block and recipe.block != method.block:
             recipe = recipe._replace(refine=(method.block[0] // recipe.block[0], method.block[1] // recipe.block[1]))
         ids = sorted(shapes.experts)
@@ -154,10 +162,16 @@ def read_expert(shards: tuple[Shard, Shard, Shard], recipe: Recipe, files: Check
 
 
 def _read_scale(info, role: str, recipe: Recipe, files: CheckpointFiles, tp: int, rank: int) -> torch.Tensor:
-    """A scale as the rank's parameter holds it: per-tensor scales and a per-channel w2 scale ([hidden, 1]) whole;
-    block and channel scales narrowed like the weight (only the rank's slice is read), except under 0.33's refined
-    grid, where vLLM upsamples the whole scale first (repeat_interleave, lossless), then narrows."""
-    if len(info.shape) != 2 or tp == 1 and not recipe.refine or role == "down" and recipe.strategy == "channel":
+    """A scale as the rank's parameter holds it: per-tensor scales and a per-channel w2 scale ([hidden, 1] or
+    Quark's 1-D [hidden]) whole; block and channel scales narrowed like the weight (only the rank's slice is read),
+    except under 0.33's refined grid, where vLLM upsamples the whole scale first (repeat_interleave, lossless), then
+    narrows."""
+    per_channel_rows = len(info.shape) == 1 and info.shape[0] > 1
+    if tp == 1 and not recipe.refine or role == "down" and recipe.strategy == "channel":
+        return files.read(TensorRead(info))
+    if per_channel_rows:
+        return files.read(TensorRead(info, rows=narrow(info.shape[0], tp, rank)))
+    if len(info.shape) != 2:
         return files.read(TensorRead(info))
     dim = EXPERT_STYLES[role].dim
     if not recipe.refine:
@@ -182,11 +196,30 @@ class ExpertWeights(NamedTuple):
 
 
 def process(gate: ShardTensors, up: ShardTensors, down: ShardTensors, recipe: Recipe,
-            input_scales: tuple[torch.Tensor | None, torch.Tensor | None]) -> ExpertWeights:
+            input_scales: tuple[torch.Tensor | None, torch.Tensor | None], reduce_amax=None) -> ExpertWeights:
     """w13 = [w1 | w3] as vLLM stacks it, then process_weights_after_loading's changes to the numbers (w2 alone
-    is never requantized: MAX_SCALE keeps one shard as stored)."""
+    is never requantized: MAX_SCALE keeps one shard as stored). `reduce_amax`: an online method's amax
+    reduction over the MoE's TP ranks (amax_for_moe_weight_quant)."""
     a1, a2 = input_scales
-    return ExpertWeights(gemm.fuse((gate, up), recipe, a1, MOE_MAX_SCALE), gemm.fuse((down,), recipe, a2, MAX_SCALE))
+    # Per-channel w13 rows are whole on every rank: Fp8PtpcOnlineMoEMethod reduces only w2's amax.
+    w13_reduce = None if recipe.strategy == "channel" else reduce_amax
+    return ExpertWeights(gemm.fuse((gate, up), recipe, a1, MOE_MAX_SCALE, w13_reduce),
+                         gemm.fuse((down,), recipe, a2, MAX_SCALE, reduce_amax))
+
+
+def _moe_amax_reduction(recipe: Recipe, tp: int, group):
+    """amax_for_moe_weight_quant on a rank that holds a TP slice of an expert (0.28+, online methods): an
+    all-reduce (max) over the MoE's TP ranks; none under EP, where each rank holds whole experts."""
+    if recipe.online != "global" or tp == 1:
+        return None
+
+    def reduce(amax: torch.Tensor) -> torch.Tensor:
+        import torch.distributed as dist
+
+        dist.all_reduce(amax, op=dist.ReduceOp.MAX, group=group)
+        return amax
+
+    return reduce
 
 
 # ---------------------------------------------------------------------------------------------- numerics
@@ -404,7 +437,8 @@ def _rank_expert(rank, moe: MoEJob, expert: int, shards: tuple[Shard, Shard, Sha
         read = files.bytes_read - start
         errors = tuple(f"rank {rank.rank}: {e}" for e in value_errors(parts))
         if not errors:
-            outputs = run_expert(recipe, process(*parts, recipe, scales), x, device, moe.intermediate, cols)
+            reduce = _moe_amax_reduction(recipe, tp, rank.group)
+            outputs = run_expert(recipe, process(*parts, recipe, scales, reduce), x, device, moe.intermediate, cols)
         del parts
     joined = _join(outputs, x, moe, device, out_dtype, rank.group)
     failed = any_rank_failed(errors, device, rank.group)

@@ -32,6 +32,10 @@ class Recipe(NamedTuple):
     fused_silu_quant: bool = False     # experts: silu_and_mul_per_block_quant, the intermediate quantized from fp32
     moe_tp: int = 1                    # experts: the FusedMoE's own TP size (a linear layer's split is its RankReads)
     ep: int = 1                        # experts: the expert-parallel size
+    # Online quantization (--quantization on an unquantized checkpoint): None (the checkpoint is FP8), "rank"
+    # (vLLM <= 0.27: each TP rank quantizes its own slice) or "global" (0.28+: amax_for_tp_weight_quant reduces
+    # the amax over the ranks, so every rank's scale is the unsharded weight's).
+    online: str | None = None
 
 
 # --------------------------------------------------------------------------------------- weight processing
@@ -51,7 +55,7 @@ class Requantization(NamedTuple):
 
 
 def fuse(shards: tuple[ShardTensors, ...], recipe: Recipe, input_scale: torch.Tensor | None,
-         requantization: Requantization) -> Fused:
+         requantization: Requantization, reduce_amax: Callable[[torch.Tensor], torch.Tensor] | None = None) -> Fused:
     """Shards concatenated as vLLM's weight loaders do, then processed as its process_weights_after_loading does.
 
     Per-tensor FP8 shards go to their largest scale as `requantization` says: that can change the numbers, so the
@@ -64,10 +68,12 @@ def fuse(shards: tuple[ShardTensors, ...], recipe: Recipe, input_scale: torch.Te
     weight = _cat([s.weight for s in shards])
     if recipe.strategy is None:
         return Fused(LinearWeights(weight, None, None, None), None, (), bias)
+    if recipe.online:
+        return Fused(quantize_online(weight, recipe, reduce_amax), None, (), bias)
     if recipe.strategy != "tensor":
-        block = recipe.block if recipe.strategy == "block" else None
-        return Fused(LinearWeights(weight, _cat([s.scale.float() for s in shards]), block, input_scale), None, (),
-                     bias)
+        block = recipe.block if recipe.strategy in ("block", "group") else None
+        return Fused(LinearWeights(weight, _cat([as_matrix(s.scale) for s in shards]), block, input_scale),
+                     None, (), bias)
     scales = [s.scale.float().reshape(()) for s in shards]
     top = torch.stack(scales).max()
     redone = requantization.redo(shards, scales, top)
@@ -77,6 +83,53 @@ def fuse(shards: tuple[ShardTensors, ...], recipe: Recipe, input_scale: torch.Te
     rows = torch.cat([scale.expand(s.weight.shape[0]) for s, scale in zip(shards, scales)]).reshape(-1, 1)
     return Fused(LinearWeights(torch.cat(parts), top, None, input_scale), LinearWeights(weight, rows, None, None),
                  tuple(notes), bias)
+
+
+def quantize_online(weight: torch.Tensor, recipe: Recipe,
+                    reduce_amax: Callable[[torch.Tensor], torch.Tensor] | None = None) -> LinearWeights:
+    """vLLM's online FP8 methods at process_weights_after_loading (quantization/online/fp8.py, mxfp8.py), on the
+    weight as loaded (the fused bf16 weight, or this rank's slice of it): per tensor, scale = amax / 448 and the
+    weight divided by it (scaled_fp8_quant with that scale); per channel, one such scale per output row, clamped
+    below at 1 / (448 * 512) (_fp8_channel_scale); per block, per_block_cast_to_fp8 (128 x 128, amax clamped at
+    1e-4, no TP reduction); MXFP8, vLLM's MX quantization of each 1 x 32 group. `reduce_amax`: the TP all-reduce
+    (max) of amax_for_tp_weight_quant / amax_for_moe_weight_quant, where the weight is sharded along a dimension
+    the amax reduces over; None on one device."""
+    fp8 = torch.float8_e4m3fn
+    fmax = torch.finfo(fp8).max
+    w = weight.float()
+    if recipe.strategy == "group":  # Mxfp8OnlineLinearMethod: mxfp8_e4m3_quantize of the weight, 1 x 32 groups
+        from fp8check.kernels.numerics.mxfp8 import decode_e8m0, mx_quantize
+
+        codes, exponents = mx_quantize(w)
+        return LinearWeights(codes, decode_e8m0(exponents), recipe.block, None)
+    if recipe.strategy == "block":
+        bn, bk = recipe.block
+        n, k = w.shape
+        padded = torch.zeros(-(-n // bn) * bn, -(-k // bk) * bk, device=w.device)
+        padded[:n, :k] = w
+        view = padded.view(padded.shape[0] // bn, bn, padded.shape[1] // bk, bk)
+        scale = view.abs().amax(dim=(1, 3), keepdim=True).clamp(1e-4) / fmax
+        codes = (view * (1.0 / scale)).to(fp8).view_as(padded)[:n, :k].contiguous()
+        return LinearWeights(codes, scale.view(view.shape[0], view.shape[2]), recipe.block, None)
+    per_channel = recipe.strategy == "channel"
+    amax = w.abs().amax(dim=1, keepdim=True) if per_channel else w.abs().amax().reshape(1)
+    if reduce_amax is not None:
+        amax = reduce_amax(amax)
+    scale = amax / fmax
+    scale = scale.clamp_min(1.0 / (fmax * 512)) if per_channel else scale.reshape(())
+    return LinearWeights((w / scale).clamp(-fmax, fmax).to(fp8), scale, None, None)
+
+
+def as_matrix(scale: torch.Tensor) -> torch.Tensor:
+    """A channel, block or group scale as the fp32 2-D matrix the kernels use: ModelOpt / Quark's 1-D per-channel
+    [N] becomes [N, 1] (process_fp8_weight_channel_strategy), ModelOpt FP8_PB_WO's 4-D [N/128, 1, K/128, 1] is
+    squeezed, MXFP8's uint8 E8M0 exponents [N, K/32] become their powers of two 2**(e - 127)."""
+    scale = torch.exp2(scale.float() - 127.0) if scale.dtype == torch.uint8 else scale.float()
+    if scale.dim() == 1:
+        return scale.reshape(-1, 1)
+    if scale.dim() == 4:
+        return scale.reshape(scale.shape[0], scale.shape[2])
+    return scale
 
 
 def shards_input_scale(shards: tuple[ShardTensors, ...]) -> torch.Tensor | None:

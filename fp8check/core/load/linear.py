@@ -25,9 +25,10 @@ from fp8check.core.records import LayerReport, LayerRun, LoadOptions, RankFigure
 from fp8check.core.routing.integrity import uses_e8m0_scales
 from fp8check.core.routing.linear import UNQUANTIZED_EMBEDDING
 from fp8check.kernels.base import RoutingContext
+from fp8check.kernels.mxfp8 import MX_W8A8, MXFP8, MXFP8_BLOCK_SIZE
 from fp8check.kernels.numerics import gemm as numerics
 from fp8check.kernels.numerics.gemm import LinearWeights
-from fp8check.kernels.registry import KERNEL_NUMERICS
+from fp8check.kernels.registry import kernel_numerics
 
 _CHUNK_ROWS = 8192
 
@@ -42,10 +43,14 @@ def routed_recipe(layer: LayerReport, assignment: Assignment, ctx: RoutingContex
         return Recipe(numerics.UNQUANTIZED, None, None)
     if layer.kernel is None:
         return None
-    _, _, activation_key = FORMATS[assignment.method].kernel_request(layer.scheme, assignment, ctx, e8m0)
-    kind = KERNEL_NUMERICS[layer.kernel]
+    quantization, _, activation_key = FORMATS[assignment.method].kernel_request(layer.scheme, assignment, ctx, e8m0)
+    kind = kernel_numerics(layer.kernel)
+    online = ("global" if ctx.profile.has("online-tp-amax") else "rank") if assignment.online else None
+    if quantization == MXFP8:  # 1 x 32 groups of the weight, each with its E8M0 scale
+        return Recipe(kind, "group", (1, MXFP8_BLOCK_SIZE), activation=activation_key if kind == MX_W8A8 else None,
+                      online=online)
     return Recipe(kind, assignment.strategy, assignment.block,
-                  activation=activation_key if kind in (numerics.SCALED_MM, numerics.BLOCK) else None)
+                  activation=activation_key if kind in (numerics.SCALED_MM, numerics.BLOCK) else None, online=online)
 
 
 def layer_recipe(module: LinearModule, layer: LayerReport, quant, ctx: RoutingContext) -> Recipe | None:
@@ -53,7 +58,7 @@ def layer_recipe(module: LinearModule, layer: LayerReport, quant, ctx: RoutingCo
 
 
 def layer_numerics(layer: LayerReport) -> str | None:
-    return KERNEL_NUMERICS.get(layer.kernel) if layer.kernel else None
+    return kernel_numerics(layer.kernel) if layer.kernel else None
 
 
 def not_run(module: LinearModule, layer: LayerReport, options: LoadOptions) -> LayerRun:
@@ -84,9 +89,26 @@ class References(NamedTuple):
     unquantized: torch.Tensor          # model-dtype activations x the checkpoint's own weight
 
 
-def fuse(shards, recipe: Recipe) -> Fused:
+def fuse(shards, recipe: Recipe, reduce_amax=None) -> Fused:
     """gemm.fuse with vLLM's rules for linear layers: requantize_with_max_scale, static input scales' max."""
-    return gemm.fuse(shards, recipe, gemm.shards_input_scale(shards), MAX_SCALE)
+    return gemm.fuse(shards, recipe, gemm.shards_input_scale(shards), MAX_SCALE, reduce_amax)
+
+
+def _online_amax_reduction(recipe: Recipe, reads: RankReads, group):
+    """amax_for_tp_weight_quant on a rank: an all-reduce (max) where the rank's slice is sharded along a dimension
+    the amax reduces over (row-parallel; column-parallel too for a per-tensor amax), from vLLM 0.28 on."""
+    if recipe.online != "global" or reads.combine == "none":
+        return None
+    if recipe.strategy == "channel" and reads.combine != "all_reduce":
+        return None
+
+    def reduce(amax: torch.Tensor) -> torch.Tensor:
+        import torch.distributed as dist
+
+        dist.all_reduce(amax, op=dist.ReduceOp.MAX, group=group)
+        return amax
+
+    return reduce
 
 
 def prepare(recipe: Recipe, fused: Fused, x: torch.Tensor, device: torch.device,
@@ -268,7 +290,7 @@ def _run_module(rank: RankContext, i: int, recipe: Recipe, every: tuple[RankRead
     if errors:  # every rank must join the same collectives: a rank with bad values joins with zeros
         partial = torch.zeros(x.shape[0], reads.output_width, dtype=job.out_dtype, device=device)
     else:
-        fused = fuse(shards, recipe)
+        fused = fuse(shards, recipe, _online_amax_reduction(recipe, reads, rank.group))
         operands = prepare(recipe, fused, x[:, reads.input_cols[0]:reads.input_cols[1]], device)
         # vLLM adds a row-parallel layer's bias on rank 0 only, before the all-reduce.
         execution, ms = run_kernel(recipe, fused, operands, add_bias=reads.combine != "all_reduce" or reads.adds_bias)

@@ -19,7 +19,7 @@ from fp8check.core.model.sharding import WEIGHT_SCALES, RankReads, TensorRead
 TORCH_DTYPES = {
     "F8_E4M3": torch.float8_e4m3fn, "F8_E5M2": torch.float8_e5m2, "F8_E4M3FNUZ": torch.float8_e4m3fnuz,
     "F8_E5M2FNUZ": torch.float8_e5m2fnuz, "F8_E8M0": torch.float8_e8m0fnu, "BF16": torch.bfloat16,
-    "F16": torch.float16, "F32": torch.float32, "F64": torch.float64,
+    "F16": torch.float16, "F32": torch.float32, "F64": torch.float64, "U8": torch.uint8,
 }
 
 
@@ -147,7 +147,7 @@ def value_errors(shards: tuple[ShardTensors, ...]) -> list[str]:
 
 def scale_errors(name: str, scale: torch.Tensor) -> list[str]:
     """Scales must be finite and > 0: a zero scale zeroes its block, an infinite or NaN one poisons the output."""
-    if scale.dtype == torch.float8_e8m0fnu:  # exponent-only: 0xFF is its NaN, every other code is a power of two
+    if scale.dtype in (torch.float8_e8m0fnu, torch.uint8):  # E8M0 (MXFP8 stores it as uint8): 0xFF is NaN
         nans = _count(scale.view(torch.uint8) == 0xFF)
         return [f"{name}: {nans} of {scale.numel()} E8M0 scale bytes are 0xFF (NaN)"] if nans else []
     values = scale.float()

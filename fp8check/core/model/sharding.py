@@ -46,19 +46,26 @@ class ShardingError(Exception):
 
 
 class TensorRead(NamedTuple):
-    """The part of one checkpoint tensor a rank reads: `rows` of dim 0, `cols` of dim 1; None is all of it."""
+    """The part of one checkpoint tensor a rank reads: `rows` of dim 0, `cols` of its input dim (1, or 2 for
+    ModelOpt FP8_PB_WO's 4-D [n/128, 1, k/128, 1] block scale); None is all of it."""
 
     tensor: TensorInfo
     rows: Span | None = None
     cols: Span | None = None
 
     @property
+    def _spans(self) -> list[Span | None]:
+        spans: list[Span | None] = [None] * len(self.tensor.shape)
+        if spans:
+            spans[0] = self.rows
+        if self.cols is not None:
+            spans[_input_dim(self.tensor)] = self.cols
+        return spans
+
+    @property
     def shape(self) -> tuple[int, ...]:
-        dims = list(self.tensor.shape)
-        for dim, span in enumerate((self.rows, self.cols)):
-            if span is not None:
-                dims[dim] = span[1] - span[0]
-        return tuple(dims)
+        return tuple(size if span is None else span[1] - span[0]
+                     for size, span in zip(self.tensor.shape, self._spans))
 
     @property
     def bytes(self) -> int:
@@ -67,8 +74,12 @@ class TensorRead(NamedTuple):
     @property
     def index(self) -> tuple[slice, ...]:
         """For `get_slice(name)[index]`; empty for a 0-d tensor (read it whole)."""
-        spans = (self.rows, self.cols)[: len(self.tensor.shape)]
-        return tuple(slice(*span) if span else slice(None) for span in spans)
+        return tuple(slice(*span) if span else slice(None) for span in self._spans)
+
+
+def _input_dim(info: TensorInfo) -> int:
+    """The dimension a scale's input blocks run along: BlockQuantScaleParameter's input_dim (2 for 4-D scales)."""
+    return 2 if len(info.shape) == 4 else 1
 
 
 class ShardRead(NamedTuple):
@@ -177,14 +188,14 @@ def _row(module: LinearModule, layout: TPLayout, rank: int, block: tuple[int, in
     cols = _narrow(shard.weight, 1, rank * k_rank, k_rank)
     side, notes = {}, []
     for suffix, info in shard.side.items():
-        if _side_kind(module, suffix, info, block) == "block":
+        if _side_kind(module, shard, suffix, info, block) == "block":
             size = -(-k_rank // block[1])  # the parameter's columns: ceil(input_size_per_partition / block_k)
-            scale_cols = _narrow(info, 1, rank * size, size)
+            scale_cols = _narrow(info, _input_dim(info), rank * size, size)
             side[suffix] = TensorRead(info, cols=scale_cols)
             if cols[0] % block[1] or scale_cols[0] != cols[0] // block[1]:
                 notes.append(_misaligned(info, scale_cols, cols, block[1], rank))
         else:
-            side[suffix] = TensorRead(info)  # per-tensor, per-channel [N, 1], input_scale and bias: whole
+            side[suffix] = TensorRead(info)  # per-tensor, per-channel [N, 1] / [N], input_scale and bias: whole
     n = module.output_sizes[0]
     read = ShardRead(0, TensorRead(shard.weight, cols=cols), side, (0, n), None, notes=tuple(notes))
     return RankReads(rank, layout.tp, "all_reduce", cols, n, rank == 0, (read,))
@@ -201,11 +212,11 @@ def _column(module: LinearModule, layout: TPLayout, rank: int, block: tuple[int,
         rows = _narrow_part(part.shard.weight, part.disk_offset, part.disk_rows, part.source, part.rank_rows)
         side = {}
         for suffix, info in part.shard.side.items():
-            kind = _side_kind(module, suffix, info, block)
+            kind = _side_kind(module, part.shard, suffix, info, block)
             if kind == "block":
                 side[suffix] = _block_scale_rows(info, part, param, block[0])
             elif kind == "rows":
-                side[suffix] = TensorRead(info, rows=rows)  # per-channel [N, 1] scale, bias: the weight's rows
+                side[suffix] = TensorRead(info, rows=rows)  # per-channel [N, 1] / [N] scale, bias: the weight's rows
             else:
                 side[suffix] = TensorRead(info)  # per-tensor scales (one per part) and input_scale: whole
         cuts.append((part, rows, side))
@@ -306,7 +317,7 @@ def _lm_head(module: LinearModule, tp: int, rank: int, block: tuple[int, int] | 
     start, stop = min(rank * per, vocab), min((rank + 1) * per, vocab)
     side = {}
     for suffix, info in shard.side.items():
-        kind = _side_kind(module, suffix, info, block)
+        kind = _side_kind(module, shard, suffix, info, block)
         if kind == "block":
             # weight_loader asserts loaded_weight.shape[output_dim] == org_vocab_size before narrowing
             raise ShardingError(f"{info.name}: AssertionError (a block scale has {info.shape[0]} rows, "
@@ -335,11 +346,15 @@ def _narrow_part(info: TensorInfo, part_start: int, part_rows: int, source: int,
     return part_start + source * rows, part_start + (source + 1) * rows
 
 
-def _side_kind(module: LinearModule, suffix: str, info: TensorInfo, block: tuple[int, int] | None) -> str:
-    """Which vLLM parameter a side tensor loads into: "block" (BlockQuantScaleParameter), "rows" (a bias or a
-    ChannelQuantScaleParameter, cut like the weight's output rows) or "whole" (PerTensorScaleParameter)."""
-    if suffix in WEIGHT_SCALES and len(info.shape) == 2:
+def _side_kind(module: LinearModule, shard: Shard, suffix: str, info: TensorInfo, block: tuple[int, int] | None
+               ) -> str:
+    """Which vLLM parameter a side tensor loads into: "block" (BlockQuantScaleParameter, 2-D or ModelOpt's 4-D),
+    "rows" (a bias or a ChannelQuantScaleParameter, [N, 1] or ModelOpt / Quark's 1-D [N], cut like the weight's
+    output rows) or "whole" (PerTensorScaleParameter)."""
+    if suffix in WEIGHT_SCALES and len(info.shape) in (2, 4):
         return "block" if block else "rows"
+    if suffix in WEIGHT_SCALES and len(info.shape) == 1 and info.shape[0] == shard.weight.shape[0] > 1:
+        return "rows"
     if suffix == "bias":
         return "rows"
     if suffix in WEIGHT_SCALES or suffix == "input_scale":

@@ -36,13 +36,14 @@ def tp_layout(module: LinearModule, tp: int) -> TPLayout:
     if k == 0 or 0 in widths:
         return TPLayout(tp, k, k, sum(widths), widths, "column",
                         f"{LAYER}: a linear weight of shape {[sum(widths), k]} has an empty dimension")
-    if kind == "ParallelLMHead" and tp > 1:
-        # VocabParallelEmbedding pads the vocabulary to a multiple of 64, then divide()s the padded size.
+    if kind == "ParallelLMHead":
+        # VocabParallelEmbedding pads the vocabulary to a multiple of 64, divide()s the padded size, and hands its
+        # quant method's create_weights [num_embeddings_per_partition] (what a quantized LM head's kernel sees).
         padded = -(-widths[0] // VOCAB_PADDING) * VOCAB_PADDING
-        _, error = divide(padded, tp)
-        return TPLayout(tp, k, k, sum(widths), widths, "column",
+        per_rank, error = divide(padded, tp)
+        return TPLayout(tp, k, k, padded, widths if error else (per_rank,), "column",
                         error and f"{error} (vocabulary {widths[0]} padded to {padded}, split over {tp} ranks)")
-    if kind in ("ReplicatedLinear", "ParallelLMHead") or tp == 1:
+    if kind == "ReplicatedLinear" or tp == 1:
         return TPLayout(tp, k, k, sum(widths), widths, "replicated" if kind == "ReplicatedLinear" else "column")
     if kind == "RowParallelLinear":
         k_part, error = divide(k, tp)

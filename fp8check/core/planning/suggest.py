@@ -6,6 +6,10 @@
 - --vllm: every other rule profile is tried; the nearest in which the failing layers route is named, with the
   change that makes the difference found by ablation (fp8check.core.planning.diff.responsible), e.g. "routes from vLLM
   0.28 (PR #50787)".
+- a refusal at vLLM's front door (unknown or deprecated method, a platform's allow-list, a --quantization that
+  does not match the checkpoint): the --quantization / --allow-deprecated-quantization / --vllm choices that get
+  the whole model past it, each confirmed by inspecting again (ptpc_fp8's replacement fp8_per_channel, vLLM
+  PR #44132, is one of the online methods tried).
 - an integrity error: the tensor to re-export, as the error names it.
 Failing layers are re-routed on the checkpoint cut down to their own tensors (diff.restricted), so a suggestion
 costs a fraction of an inspect of the whole model.
@@ -21,17 +25,22 @@ from fp8check.core.checkpoint.local import Checkpoint
 from fp8check.core.planning.diff import RouteOutcome, checkpoint_prefixes, describe, outcomes, responsible, restricted
 from fp8check.core.planning.rows import collapse
 from fp8check.core.records import Backend, InspectOptions, InspectReport
-from fp8check.core.routing.inspect import inspect_checkpoint
+from fp8check.core.routing.inspect import front_door_of, inspect_checkpoint
 from fp8check.core.targets.profiles import PROFILES, RuleProfile
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.registry import BACKEND_KERNELS, FP8, FP8_BLOCK, W8A16_FP8, candidates
 
+# The online methods a refused --quantization may be swapped for, in the order they are tried, and the removed
+# methods whose replacement vLLM names (ROCm's ptpc_fp8 became fp8_per_channel, PR #44132).
+ONLINE_ALTERNATIVES = ("fp8_per_channel", "fp8_per_block", "fp8_per_tensor")
+REPLACED = {"ptpc_fp8": ("fp8_per_channel", "vLLM's replacement for the removed ptpc_fp8 (PR #44132)")}
 # A tensor name as integrity errors spell it (fp8check.core.routing.integrity, moe.integrity): what to re-export.
 TENSOR = re.compile(r"[\w.\-]+\.(?:weight_scale_inv|weight_scale|input_scale|weight)\b")
 
 
 class Suggestion(NamedTuple):
-    kind: str                         # "tp" | "ep" | "linear_backend" | "kernel_config" | "vllm" | "reexport"
+    kind: str                         # "tp" | "ep" | "linear_backend" | "kernel_config" | "vllm" | "quantization"
+    #                                   | "reexport"
     text: str
     options: tuple[str, ...] = ()     # the command-line arguments that apply it (none for a re-export)
 
@@ -49,6 +58,7 @@ def suggest(report: InspectReport, ckpt: Checkpoint, options: InspectOptions) ->
 
         out += _backends(report, options, failing, reroute)
         out += _profiles(report, failing, reroute)
+    out += _front_door(report, ckpt, options)
     return tuple(out + _reexports(report))
 
 
@@ -139,6 +149,41 @@ def _why(before: RuleProfile, fixed: RuleProfile, failing: set[str], reroute, re
     found = responsible(lambda p: reroute(profile=p), before, fixed, {n: result[n] for n in failing})
     changes = sorted({c for name in failing for c in found[name]}, key=str)
     return ", ".join(describe(c, fixed) for c in changes)
+
+
+def _front_door(report: InspectReport, ckpt: Checkpoint, options: InspectOptions) -> list[Suggestion]:
+    """When vLLM refuses the method before building a layer: the flags that get past it, each checked by a
+    whole inspect (the front door's errors are model-wide; a candidate must also leave every layer routing)."""
+    door = front_door_of(ckpt, options)
+    if not door.errors:
+        return []
+    candidates: list[tuple[str, tuple[str, ...], dict]] = []
+    if any("deprecated" in error for error in door.errors):
+        candidates.append(("--allow-deprecated-quantization lets it past vLLM's deprecation gate",
+                           ("--allow-deprecated-quantization",), {"allow_deprecated_quantization": True}))
+    if options.quantization is not None:
+        if ckpt.config.raw_quantization_config is not None:
+            candidates.append(("drop --quantization: vLLM detects the checkpoint's own method", (),
+                               {"quantization": None}))
+        else:
+            replacement, why = REPLACED.get(options.quantization, (None, ""))
+            for method in ONLINE_ALTERNATIVES:
+                if method != options.quantization:
+                    what = f"{why}: it" if method == replacement else "it"
+                    candidates.append((f"--quantization {method}: {what} quantizes this unquantized checkpoint at "
+                                       "load", ("--quantization", method), {"quantization": method}))
+    out = []
+    for text, flags, changes in candidates:
+        if inspect_checkpoint(ckpt, options._replace(**changes)).ok:
+            out.append(Suggestion("quantization", text, flags))
+    here = PROFILES.index(options.profile) if options.profile in PROFILES else 0
+    for profile in sorted(PROFILES, key=lambda p: abs(PROFILES.index(p) - here)):  # the nearest release first
+        if profile != options.profile and not front_door_of(ckpt, options._replace(profile=profile)).errors:
+            if inspect_checkpoint(ckpt, options._replace(profile=profile)).ok:
+                out.append(Suggestion("vllm", f"vLLM {profile.name} accepts the quantization method here: "
+                                      f"--vllm {profile.name}", ("--vllm", profile.name)))
+                break
+    return out
 
 
 def _reexports(report: InspectReport) -> list[Suggestion]:

@@ -13,6 +13,12 @@ if TYPE_CHECKING:  # annotations only
     from fp8check.core.planning.matrix import Matrix
 
 
+def not_judged(report: InspectReport) -> list:
+    """Layers and FusedMoE layers vLLM quantizes with a method fp8check does not model (no kernel, no error)."""
+    return [row for row in report.layers + report.moes
+            if row.ok and row.kernel is None and not row.scheme.startswith("Unquantized")]
+
+
 def inspect_verdict(report: InspectReport) -> str:
     bad = [layer for layer in report.layers if not layer.ok]
     where = f"{report.platform.label}, TP={report.tp}, vLLM {report.profile.vllm}"
@@ -25,6 +31,10 @@ def inspect_verdict(report: InspectReport) -> str:
         if report.moes:
             backends = sorted({m.kernel for m in report.moes if m.kernel})
             text += f"; {len(report.moes)} FusedMoE" + (f" via {', '.join(backends)}" if backends else "")
+        unjudged = not_judged(report)
+        if unjudged:
+            text += (f"; {len(unjudged)} not judged ({', '.join(sorted({r.scheme for r in unjudged}))}: a method "
+                     "fp8check names but does not model, see the notes)")
         warned = len(all_warnings(report))
         return text + (f"; {warned} warning(s) (--fail-on warning fails on them)" if warned else "")
     parts = []

@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib.abc
 import importlib.machinery
 import json
+import re
 import sys
 import types
 from typing import NamedTuple
@@ -133,14 +134,76 @@ def _patch_availability(kind: str, tp: int, stubbed: bool):
 
 
 def _kernel_of(obj) -> str | None:
-    for holder in (obj, getattr(obj, "scheme", None)):
-        if holder is None:
-            continue
-        for value in vars(holder).values():
-            name = type(value).__name__
-            if name.endswith("Kernel"):
-                return name
+    """The `*Kernel` object vLLM chose, held by the method or its scheme, or one level deeper (INC's wrapped
+    Fp8LinearMethod, ModelOpt's / Quark's / FBGEMM's `fp8_linear`, online methods' `kernel`)."""
+    holders = [h for h in (obj, getattr(obj, "scheme", None)) if h is not None]
+    for depth in range(2):
+        nested = []
+        for holder in holders:
+            for value in vars(holder).values():
+                name = type(value).__name__
+                if name.endswith("Kernel"):
+                    return name
+                if depth == 0 and type(value).__module__.startswith("vllm") and hasattr(value, "__dict__"):
+                    nested.append(value)
+        holders = nested
     return None
+
+
+def _hf_config(folder: str):
+    """transformers_utils/config.py's reading of a local checkpoint: config.json, with hf_quant_config.json as the
+    quantization_config when config.json has none (ModelOpt's older layout)."""
+    import os
+
+    with open(os.path.join(folder, "config.json"), encoding="utf-8") as fh:
+        raw = json.load(fh)
+    side = os.path.join(folder, "hf_quant_config.json")
+    if raw.get("quantization_config") is None and os.path.exists(side):
+        with open(side, encoding="utf-8") as fh:
+            raw["quantization_config"] = json.load(fh)
+    return types.SimpleNamespace(**raw)
+
+
+_FRONT_DOORS: dict[tuple, tuple] = {}
+
+
+def front_door(checkpoint: dict):
+    """vLLM's own path from `--quantization` and a checkpoint folder to a quant config: EngineArgs'
+    resolve_quantization_config, ModelConfig._verify_quantization (detection, overrides, allow-list, deprecation)
+    and VllmConfig._get_quantization_config (get_quant_config, capability and dtype gates), each called on a
+    namespace standing for ModelConfig. Returns (settled method, quant config), or raises vLLM's error."""
+    import copy
+
+    import torch
+    from vllm.config import LoadConfig, ModelConfig, VllmConfig
+    from vllm.config.quantization import resolve_quantization_config
+    from vllm.transformers_utils.model_arch_config_convertor import ModelArchConfigConvertorBase
+
+    hf_config = _hf_config(checkpoint["folder"])
+    # The convertor's normalization reads and writes only its argument's quantization_config.
+    normalized = ModelArchConfigConvertorBase._normalize_quantization_config(None, copy.deepcopy(hf_config))
+    heads = hf_config.num_attention_heads
+    model_config = types.SimpleNamespace(
+        model=checkpoint["folder"], revision=None, hf_overrides={}, hf_config=hf_config, dtype=torch.bfloat16,
+        quantization=checkpoint["quantization"],
+        quantization_config=resolve_quantization_config(checkpoint["quantization"], None),
+        allow_deprecated_quantization=checkpoint["allow_deprecated"],
+        model_arch_config=types.SimpleNamespace(
+            quantization_config=normalized, total_num_attention_heads=heads,
+            total_num_kv_heads=getattr(hf_config, "num_key_value_heads", heads)))
+    ModelConfig._verify_quantization(model_config)
+    quant_config = VllmConfig._get_quantization_config(model_config, LoadConfig())
+    return model_config.quantization, quant_config
+
+
+def _front_door_cached(checkpoint: dict):
+    key = (checkpoint["folder"], checkpoint["quantization"], checkpoint["allow_deprecated"])
+    if key not in _FRONT_DOORS:
+        try:
+            _FRONT_DOORS[key] = (front_door(checkpoint), None)
+        except BaseException as exc:  # noqa: BLE001 - vLLM's refusal is the answer
+            _FRONT_DOORS[key] = (None, f"{type(exc).__name__}: {exc}")
+    return _FRONT_DOORS[key]
 
 
 def run_case(case: dict) -> dict:
@@ -151,14 +214,22 @@ def run_case(case: dict) -> dict:
     from vllm.model_executor.layers.quantization import get_quantization_config
 
     _patch_availability(case["platform_kind"], case["tp"], case["stubbed"])
+    result = {"id": case["id"]}
+    if "checkpoint" in case:
+        door, door_error = _front_door_cached(case["checkpoint"])
+        if door_error is not None:
+            return dict(result, stage="front door", method=None, config=None, scheme=None, kernel=None,
+                        error=door_error)
+        method, quant_config = door
+        result.update(method=method, config=quant_config.get_name())
+    else:
+        method = case["method"]
+        quant_config = get_quantization_config(method).from_config(case["quant_config"])
     kernel_kwargs = {"linear_backend": case.get("backend", "auto")}
     config = VllmConfig(kernel_config=KernelConfig(**kernel_kwargs))
     object.__setattr__(config, "model_config", types.SimpleNamespace(
-        dtype=torch.bfloat16, hf_config=None, quantization=case["method"],
+        dtype=torch.bfloat16, hf_config=None, quantization=method,
         hf_text_config=types.SimpleNamespace(model_type=case.get("model_type", "llama"))))
-    qc_cls = get_quantization_config(case["method"])
-    quant_config = qc_cls.from_config(case["quant_config"])
-    result = {"id": case["id"]}
     torch.set_default_dtype(torch.bfloat16)
     try:
         with set_current_vllm_config(config), torch.device("meta"):
@@ -171,7 +242,8 @@ def run_case(case: dict) -> dict:
             else:
                 layer = cls(case["input"], case["output"], **kw)
         method = layer.quant_method
-        scheme = getattr(layer, "scheme", None)
+        # The scheme the layer (compressed-tensors, Quark) or its method (INC's INCLinearMethod) holds.
+        scheme = getattr(layer, "scheme", None) or getattr(method, "scheme", None)
         result["scheme"] = type(scheme).__name__ if scheme is not None else type(method).__name__
         result["kernel"] = _kernel_of(scheme if scheme is not None else method)
         result["error"] = None
@@ -183,7 +255,8 @@ def run_case(case: dict) -> dict:
 def main() -> None:
     kind, _, rest = sys.argv[1].partition(":")
     stubbed = "--stub" in sys.argv
-    cc = int(rest) if kind == "cuda" else ({"gfx942": 94, "gfx950": 95, "gfx90a": 90}.get(rest) if kind == "rocm" else None)
+    rocm_cc = {"gfx942": 94, "gfx950": 95, "gfx90a": 90}
+    cc = int(rest) if kind == "cuda" else (rocm_cc.get(rest) if kind == "rocm" else None)
     arch = rest if kind == "rocm" else None
     if stubbed:
         sys.meta_path.insert(0, _InertFinder(INERT + (PRESENT_ON_CUDA if kind == "cuda" else ())))
@@ -214,12 +287,12 @@ class LayerAgreement(NamedTuple):
     vllm_error: str | None
 
 
-def layer_case(layer, config: dict, tp: int) -> dict | None:
-    """The vLLM constructor call for one decoder linear of a report, or None for layers not built here."""
+def layer_case(layer, config: dict, tp: int, checkpoint: dict) -> dict | None:
+    """The vLLM constructor call for one decoder linear of a report, behind vLLM's own front door for
+    `checkpoint` ({"folder", "quantization", "allow_deprecated"}), or None for layers not built here."""
     hidden, heads = config["hidden_size"], config["num_attention_heads"]
     head_dim = config.get("head_dim") or hidden // heads
-    quant = config["quantization_config"]
-    base = {"id": layer.name, "prefix": layer.name, "tp": tp, "method": quant["quant_method"], "quant_config": quant,
+    base = {"id": layer.name, "prefix": layer.name, "tp": tp, "checkpoint": checkpoint,
             "model_type": config.get("model_type")}  # DeepGEMM's per-model auto-disable list reads it
     out, inp = layer.shape
     if layer.layer_type == "QKVParallelLinear":
@@ -260,31 +333,54 @@ def vllm_error(text: str | None) -> str | None:
     return text if kind == "AssertionError" else message
 
 
+_STRING_SET = re.compile(r"\{'[^{}]*'\}")
+
+
+def _sets_in_order(text: str) -> str:
+    """A message with each printed set of strings ({'mx_fp', 'int'}) in sorted order: Python prints a set of str
+    in an order that changes with PYTHONHASHSEED, so vLLM's own text differs between runs."""
+    return _STRING_SET.sub(lambda m: "{" + ", ".join(sorted(m.group(0)[1:-1].split(", "))) + "}", text)
+
+
 def compare(scheme: str, kernel: str | None, error: str | None, theirs: dict) -> tuple[str, ...]:
-    """Which of scheme / kernel / error disagree. An error's text is compared exactly, except that fp8check
-    names a bare assertion (vLLM's `assert` has no message) in its own words: there only its presence counts."""
+    """Which of scheme / kernel / error disagree. An error's text is compared exactly (printed sets of strings in
+    sorted order), except that fp8check names a bare assertion (vLLM's `assert` has no message) in its own words:
+    there only its presence counts."""
     diffs = []
     their_error = vllm_error(theirs["error"])
     if their_error is None and theirs["scheme"] != scheme:
         diffs.append("scheme")
     if (their_error is None) != (error is None):
         diffs.append("error")
-    elif their_error is not None and not their_error.startswith("AssertionError") and their_error != error:
+    elif their_error is not None and not their_error.startswith("AssertionError") and \
+            _sets_in_order(their_error) != _sets_in_order(error):
         diffs.append("error text")
     if their_error is None and theirs["kernel"] != kernel:
         diffs.append("kernel")
     return tuple(diffs)
 
 
-def crosscheck(report, config: dict, host: bool) -> tuple[dict, list[LayerAgreement]]:
-    """`fp8check crosscheck MODEL`: the installed vLLM's routing of every decoder linear in `report` (an
-    InspectReport), compared layer by layer. `config` is the checkpoint's config.json (text_config for
-    multimodal models); `host` is True when the report's platform is this host's (no platform mock)."""
-    cases = [case for layer in report.layers if layer.scheme not in ("UnquantizedLinearMethod", "UnquantizedEmbeddingMethod")
-             for case in [layer_case(layer, config, report.tp)] if case]
+FRONT_DOOR = "(front door)"
+
+
+def crosscheck(report, config: dict, host: bool, checkpoint: dict, door_error: str | None
+               ) -> tuple[dict, list[LayerAgreement]]:
+    """`fp8check crosscheck MODEL`: the installed vLLM's front door (detection, --quantization, allow-list,
+    deprecation, capability) and routing of every decoder linear in `report` (an InspectReport), compared row by
+    row. `config` is the checkpoint's config.json (text_config for multimodal models); `checkpoint` its folder
+    and the quantization flags; `door_error` fp8check's first front-door error; `host` is True when the report's
+    platform is this host's (no platform mock)."""
+    unquantized = ("UnquantizedLinearMethod", "UnquantizedEmbeddingMethod")
+    cases = [case for layer in report.layers if layer.scheme not in unquantized
+             for case in [layer_case(layer, config, report.tp, checkpoint)] if case]
     # Another platform than this host's needs the compiled parts stubbed too (they are the host's build).
     mocks, theirs = run_vllm(platform_arg(report.platform), cases, stub=not host, host=host)
-    rows = []
+    refused = next((r for r in theirs.values() if r.get("stage") == "front door"), None)
+    door = refused or {"scheme": None, "kernel": None, "error": None}
+    diffs = compare("", None, door_error, dict(door, scheme=""))
+    rows = [LayerAgreement(FRONT_DOOR, not diffs, diffs, door.get("config"), None, door["error"])]
+    if refused is not None:
+        return mocks, rows
     for layer in report.layers:
         if layer.name not in theirs:
             continue

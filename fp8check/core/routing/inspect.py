@@ -7,7 +7,8 @@ from functools import lru_cache
 from fp8check.core.checkpoint.local import Checkpoint, activation_dtype, paused_gc
 from fp8check.core.errors import InputError, printable
 from fp8check.core.formats.base import LAYER, Assignment
-from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe
+from fp8check.core.formats.frontdoor import FrontDoor
+from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe, front_door
 from fp8check.core.model.memory import fit, fits_at, weight_footprint
 from fp8check.core.model.modules import LinearModule, ModelLayout, build_layout
 from fp8check.core.model.tp import tp_layout
@@ -21,17 +22,17 @@ from fp8check.kernels.base import RoutingContext
 TP_SWEEP = tuple(range(1, 17))
 
 
-def model_errors(ckpt: Checkpoint, ctx: RoutingContext, tp: int) -> list[str]:
-    """Failures before any layer is built: vLLM's global capability gate and the attention-head split."""
-    errors = []
-    quant = ckpt.config.quantization_config
-    if quant is not None:
-        quant_format = FORMATS[quant.method]
-        minimum = quant_format.min_capability
-        if ctx.cc is not None and ctx.cc < minimum:
-            errors.append(f"The quantization method {quant.method} is not supported for the current GPU. Minimum "
-                          f"capability: {minimum}. Current capability: {ctx.cc}.")
-        errors += quant_format.config_errors(quant)
+def front_door_of(ckpt: Checkpoint, options: InspectOptions) -> FrontDoor:
+    """The quant config vLLM builds for this checkpoint under the options, and its model-wide errors."""
+    ctx = RoutingContext(options.platform, options.profile, frozenset(options.disabled_kernels))
+    return front_door(ckpt.config.raw_quantization_config, ckpt.config.quantization_config, ctx,
+                      options.quantization, options.allow_deprecated_quantization, activation_dtype(ckpt.config))
+
+
+def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int) -> list[str]:
+    """Failures before any layer is built: the front door (method, platform, deprecation, capability, dtype,
+    the config's own refusals) and the attention-head split."""
+    errors = list(door.errors)
     heads = ckpt.config.num_attention_heads
     if heads and heads % tp:
         errors.append(f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp}).")
@@ -41,12 +42,15 @@ def model_errors(ckpt: Checkpoint, ctx: RoutingContext, tp: int) -> list[str]:
 @paused_gc()  # ~100k records built, none in a cycle (see paused_gc)
 def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelLayout | None = None) -> InspectReport:
     """Every module vLLM builds, routed under `options`; `layout` when the caller (load) built it already."""
-    quant = ckpt.config.quantization_config
+    door = front_door_of(ckpt, options)
+    quant = door.quant
     if isinstance(quant, OutOfScopeConfig):
-        raise InputError(
-            f"{ckpt.source}: quantization method {quant.method!r} is out of fp8check's scope; it checks FP8 "
-            "checkpoints (quant_method 'compressed-tensors' with FP8 weights, or 'fp8')"
-        )
+        if not door.errors:
+            raise InputError(
+                f"{ckpt.source}: quantization method {quant.method!r} is out of fp8check's scope; it checks the FP8 "
+                f"formats vLLM serves: {', '.join(sorted(FORMATS))}"
+            )
+        quant = None  # vLLM refuses the method before building a layer: the report says why, layers as stored
     ctx = RoutingContext(options.platform, options.profile, frozenset(options.disabled_kernels))
     if layout is None:
         layout = build_layout(ckpt.tensors, ckpt.config)
@@ -70,7 +74,7 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         integrity_errors, warnings = check_module(module, assignment)
         layers.append(_layer_report(module, assignment, result, integrity_errors, warnings))
 
-    errors = model_errors(ckpt, ctx, options.tp)
+    errors = model_errors(ckpt, door, options.tp)
     errors += list(ckpt.integrity_errors)
     errors += [f"{printable(t.name)} ({t.file}) is a scale/side tensor with no weight {printable(t.name.rsplit('.', 1)[0])}.weight "
                "to belong to (orphan)" for t in layout.orphans]
@@ -78,7 +82,7 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
                                      options.ep, out_dtype)
     linear_ok = tuple(
         tp for tp in TP_SWEEP
-        if not model_errors(ckpt, ctx, tp)
+        if not model_errors(ckpt, door, tp)
         and not any(route_cached(a, s, tp, e).errors for a, s, e in signatures)
     )
     footprint = weight_footprint(ckpt.tensors, ckpt.config, layout)  # does it fit: a failure too, and in the TP sweep
@@ -91,10 +95,10 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
 
     return with_warnings(InspectReport(
         model=ckpt.source, platform=options.platform, profile=options.profile, tp=options.tp,
-        backend=options.backend, quant_method=quant.method if quant else None, layers=tuple(layers),
-        moes=moes, errors=tuple(errors), warnings=(), tp_sizes_ok=tp_ok, notes=layout.notes,
+        backend=options.backend, quant_method=door.config_name if quant else None, layers=tuple(layers),
+        moes=moes, errors=tuple(errors), warnings=door.warnings, tp_sizes_ok=tp_ok, notes=layout.notes,
         skipped=layout.skipped, ep=options.ep, tp_sizes_ok_ep=tp_ok_ep, memory=memory,
-    ), ckpt, options, layout)
+    ), ckpt, options, layout, quant)
 
 
 def _layer_report(module: LinearModule, assignment: Assignment, result: Route, integrity_errors: list[str],
@@ -106,7 +110,7 @@ def _layer_report(module: LinearModule, assignment: Assignment, result: Route, i
         weight_dtype="/".join(sorted({s.weight.dtype for s in module.shards})),
         shape=(sum(module.output_sizes), module.input_size), strategy=strategy, activation=activation,
         scheme=(UNQUANTIZED_EMBEDDING if module.layer_type == "ParallelLMHead" and result.scheme == UNQUANTIZED
-                else result.scheme), kernel=choice.kernel if choice else None,
+                and not assignment.lm_head_linear_method else result.scheme), kernel=choice.kernel if choice else None,
         rejected=choice.rejected if choice else (),
         errors=tuple(e.replace(LAYER, module.name) for e in result.errors) + tuple(integrity_errors),
         warnings=tuple(warnings) + (choice.warnings if choice else ()), notes=result.notes,

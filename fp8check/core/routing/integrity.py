@@ -13,7 +13,7 @@ import math
 
 from fp8check.core.checkpoint.safetensors_header import FP8_DTYPES, TensorInfo
 from fp8check.core.errors import printable
-from fp8check.core.formats.base import Assignment, ExpectedTensors
+from fp8check.core.formats.base import Assignment, ExpectedTensors, WeightScale
 from fp8check.core.formats.registry import FORMATS
 from fp8check.core.model.modules import LinearModule, Shard
 
@@ -33,6 +33,10 @@ def check_module(module: LinearModule, assignment: Assignment) -> tuple[list[str
             if weight.dtype in FP8_DTYPES and not assignment.error:
                 errors.append(f"{_t(weight)} is {weight.dtype} but vLLM treats this layer as unquantized "
                               f"({assignment.reason}): the raw FP8 values would be loaded unscaled")
+        elif assignment.online and weight.dtype in FP8_DTYPES:
+            errors.append(f"{_t(weight)} is {weight.dtype}, but online quantization (--quantization) quantizes an "
+                          "unquantized checkpoint at load: vLLM would load the raw FP8 values into a "
+                          "bfloat16/float16 parameter unscaled")
         elif expected is not None:
             _check_shard(shard, expected, errors, warnings)
     return errors, warnings
@@ -46,7 +50,7 @@ def _check_shard(shard: Shard, expected: ExpectedTensors, errors: list[str], war
     scale = expected.weight_scale
     if scale is not None:
         _fp8_weight(shard.weight, errors, warnings)
-        _scale(shard, scale.suffix, scale.strategy, scale.block, scale.group_size, errors)
+        _scale(shard, scale, errors)
         if scale.stray and scale.stray in shard.side:
             warnings.append(f"{_t(shard.side[scale.stray])}: {scale.stray_note}")
         if scale.partial_blocks and scale.strategy == "block":
@@ -66,22 +70,24 @@ def _fp8_weight(weight: TensorInfo, errors: list[str], warnings: list[str]) -> N
                         "(values beyond ±448 saturate)")
 
 
-def _scale(shard: Shard, suffix: str, strategy: str, block, group_size, errors: list[str]) -> None:
+def _scale(shard: Shard, expected: WeightScale, errors: list[str]) -> None:
+    suffix, strategy = expected.suffix, expected.strategy
     scale = shard.side.get(suffix)
     n, k = shard.weight.shape
-    want = _expected_shape(strategy, n, k, block, group_size)
+    want = expected.shape(n, k) if expected.shape else _expected_shape(strategy, n, k, expected.block,
+                                                                      expected.group_size)
     if scale is None:
         shape = "a single element" if want is None else str(list(want))
         errors.append(f"{shard.name}.{suffix} is missing: the {strategy} FP8 weight {_t(shard.weight)} needs a "
                       f"scale of shape {shape}; without it vLLM loads the layer silently and computes garbage")
         return
-    allowed = SCALE_DTYPES + ((E8M0,) if strategy == "block" else ())
+    allowed = expected.dtypes or (SCALE_DTYPES + ((E8M0,) if strategy == "block" else ()))
     if scale.dtype not in allowed:
         errors.append(f"{_t(scale)} has dtype {scale.dtype}; a {strategy} scale must be one of {', '.join(allowed)}")
     if want is None:
         if scale.numel != 1:
             errors.append(f"{_t(scale)} has shape {list(scale.shape)}, but a per-tensor scale holds one element")
-    elif scale.shape != want and not (strategy == "channel" and scale.shape == (n,)):
+    elif scale.shape != want and not (strategy == "channel" and not expected.shape and scale.shape == (n,)):
         errors.append(f"{_t(scale)} has shape {list(scale.shape)}, but a {strategy} scale for weight "
                       f"{list(shard.weight.shape)} must be {list(want)}")
 

@@ -65,8 +65,12 @@ def route(assignment: Assignment, layout: TPLayout, ctx: RoutingContext, backend
     error = _scheme_capability_error(quant_format.scheme_min_capability.get(scheme), ctx)
     if error:
         return Route(scheme=scheme, errors=(error,))
-    if assignment.block:
+    if assignment.block and quant_format.validates_block_shape:
         error = block_shape_error(layout, assignment.block, allow_mismatch_escape=quant_format.block_mismatch_escape)
+        if error:
+            return Route(scheme=scheme, errors=(error,))
+    if quant_format.shape_error is not None:
+        error = quant_format.shape_error(assignment, layout, ctx)
         if error:
             return Route(scheme=scheme, errors=(error,))
     quantization, weight_key, act_key = request
@@ -75,4 +79,7 @@ def route(assignment: Assignment, layout: TPLayout, ctx: RoutingContext, backend
                        k=layout.input_size_per_partition)
     choice = choose_kernel(quantization, cfg, ctx, backend.for_quantization(quantization))
     errors = tuple(e for e in (choice.error, choice.runtime_error) if e)
+    if choice.kernel and quant_format.kernel_error is not None:  # the scheme refuses the kernel it was given
+        refusal = quant_format.kernel_error(scheme, choice.kernel, ctx)
+        errors = (refusal,) if refusal else errors
     return Route(scheme=scheme, choice=choice, errors=errors, weight_key=weight_key.name, activation_key=act_key.name)

@@ -149,6 +149,9 @@ def place(method: MoEMethod, hidden: int, intermediate: int, num_experts: int, t
     result = empty._replace(block=block, choice=choice, weight_key=weight_key, notes=tuple(notes))
     if choice.error:
         return result._replace(errors=(choice.error,))
+    refusal = dict(method.backend_errors).get(choice.backend)
+    if refusal:  # the method's process_weights refuses the backend the oracle chose
+        return result._replace(errors=(refusal,))
     if method.block and block == method.block:
         error = block_shape_error(ispp, method.block, tp)
         if error:

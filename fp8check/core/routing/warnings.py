@@ -11,6 +11,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from fp8check.core.checkpoint.local import Checkpoint, activation_dtype
+from fp8check.core.formats.base import QuantConfig
 from fp8check.core.formats.registry import assign
 from fp8check.core.model.modules import ModelLayout
 from fp8check.core.model.tp import tp_layout
@@ -51,10 +52,11 @@ RULES = (
 )
 
 
-def with_warnings(report: InspectReport, ckpt: Checkpoint, options: InspectOptions, layout: ModelLayout
-                  ) -> InspectReport:
-    """The report with every inspect rule's warnings added to its layers, FusedMoE layers and model."""
-    alternatives = _faster_backends(report, ckpt, options, layout)
+def with_warnings(report: InspectReport, ckpt: Checkpoint, options: InspectOptions, layout: ModelLayout,
+                  quant: QuantConfig | None) -> InspectReport:
+    """The report with every inspect rule's warnings added to its layers, FusedMoE layers and model. `quant`: the
+    quant config the front door settled on."""
+    alternatives = _faster_backends(report, ckpt, options, layout, quant)
     layers = tuple(_add(layer, _slow_fallback(layer, alternatives.get(layer.name), report)
                         + _unverified(layer)) for layer in report.layers)
     moes = tuple(_add(moe, _unverified(moe)) for moe in report.moes)
@@ -110,8 +112,8 @@ def _slow_fallback(layer: LayerReport, alternative: tuple[str, str, str] | None,
             f"'{{\"linear_backend_per_quant\": {{\"{quantization}\": \"{backend}\"}}}}') routes this layer to {kernel}"]
 
 
-def _faster_backends(report: InspectReport, ckpt: Checkpoint, options: InspectOptions, model_layout: ModelLayout
-                     ) -> dict[str, tuple[str, str, str]]:
+def _faster_backends(report: InspectReport, ckpt: Checkpoint, options: InspectOptions, model_layout: ModelLayout,
+                     quant: QuantConfig | None) -> dict[str, tuple[str, str, str]]:
     """For each layer on a slow fallback: the highest-priority kernel of the platform's table that is no fallback
     and that some --linear-backend selects for this layer at this TP, with that backend. Routing is re-run only for
     those layers, so the common case costs nothing."""
@@ -139,7 +141,7 @@ def _faster_backends(report: InspectReport, ckpt: Checkpoint, options: InspectOp
     for module in model_layout.linears:
         if module.name not in slow:
             continue
-        assignment = assign(module, ckpt.config.quantization_config)
+        assignment = assign(module, quant)
         layout = tp_layout(module, options.tp if module.tp_split else 1)
         key = (assignment, layout, uses_e8m0_scales(module))
         if key not in answers:

@@ -24,6 +24,8 @@ PULL_REQUESTS: dict[int, str] = {
     49932: "BlockWiseTorchFP8ScaledMMLinearKernel (torch block-scaled mm) added",
     50787: "XPU: block-quantized weights always use CompressedTensorsW8A8Fp8 (XPUFp8BlockScaledMMKernel)",
     50826: "BlockWiseTorchFP8ScaledMMLinearKernel enabled on XPU",
+    47434: "AutoRound / INC block-wise FP8 (quant_method auto-round -> inc, INCFp8LinearScheme)",
+    49381: "ModelOpt linear layers use the generic QuantKey-driven ModelOptLinearMethod",
 }
 # ... and changes read from the release wheels whose PR was not pinned.
 WHEEL_CHANGES: dict[str, str] = {
@@ -40,6 +42,33 @@ WHEEL_CHANGES: dict[str, str] = {
                "and CPUFp8W8A8BlockScaledMMKernel (the W8A8 ones need native AMX-FP8)",
     "humming-priority": "0.32 wheel: prioritize_humming moves Humming ahead of Marlin on sm90",
     "cpu-fp8-channel": "0.33 wheel: CPUFp8ChannelWiseScaledMMLinearKernel joins the CPU FP8 table",
+    # The front door (fp8check.core.formats.frontdoor) and the formats of fp8check.core.formats.
+    "xpu-quant-allowlist": "0.27 wheel: XPU gains a supported_quantization list (quark, fbgemm_fp8, modelopt_mxfp8, "
+                           "... refused: '<method> quantization is currently not supported in xpu.')",
+    "modelopt-min-80": "0.27 wheel: ModelOptFp8Config.get_min_capability() is 80 (was 89)",
+    "rocm-inc": "0.28 wheel: ROCm's list gains inc and drops bitsandbytes; bitsandbytes leaves QuantizationMethods",
+    "xpu-moe-wna16": "0.30 wheel: XPU's list gains moe_wna16",
+    "xpu-fp8-per-channel": "0.32 wheel: XPU's list gains fp8_per_channel",
+    "quark-per-block": "0.28 wheel: Quark per-block FP8 weights (QuarkW8A8Fp8PerBlock)",
+    "pbwo-padding": "0.29 wheel: ModelOpt FP8_PB_WO pads output widths to 128 and runs the kernel's post-load",
+    "quark-fp8-keys": "0.30 wheel: Quark's _is_fp8_w8a8 returns the keys (dynamic per-tensor activations keep a "
+                      "dynamic key) and init_scheme raises RuntimeError below capability 89",
+    "online-fp8-redirect": "0.31 wheel: --quantization fp8 on an unquantized checkpoint becomes "
+                           "OnlineQuantizationConfig(fp8_per_tensor), with a deprecation warning",
+    "online-tp-amax": "0.28 wheel: online FP8 reduces each weight's amax over the TP ranks "
+                      "(amax_for_tp_weight_quant), so a shard's scale is the unsharded weight's",
+    "mxfp8-backend-fallback": "0.28 wheel: a --linear-backend with no MXFP8 kernel falls back to automatic "
+                              "selection (0.25-0.27 raise)",
+    "mxfp8-trtllm": "0.29 wheel: FlashInferTrtllmMxfp8LinearKernel joins the CUDA MXFP8 table",
+    "mxfp8-shape": "0.31 wheel: the MXFP8 FlashInfer / Marlin kernels check the weight shape; FlashInfer CUTLASS "
+                   "checks has_flashinfer()",
+    "mxfp8-torch": "0.33 wheel: TorchMxFp8LinearKernel joins the CUDA and XPU MXFP8 tables",
+    "quark-moe-exclude": "0.26 wheel: an excluded Quark RoutedExperts gets UnquantizedFusedMoEMethod, and an "
+                         "excluded child excludes its parent (check_children)",
+    "inc-mx-fp": "0.27 wheel: INCConfig accepts data_type mx_fp (its data_type error lists {'int', 'mx_fp'})",
+    "inc-bits-5-7": "0.30 wheel: INCConfig.SUPPORTED_BITS gains 5, 6 and 7",
+    "modelopt-exclude-modules": "0.33 wheel: ModelOpt's config.json branch falls back to exclude_modules when "
+                                "ignore is absent",
 }
 
 
@@ -67,18 +96,22 @@ def _release(name: str, base: RuleProfile | None, adds: tuple[int | str, ...], s
 
 
 _V025 = _release("0.25", None, (43958, 43645), "XPU W8A16 default (#43645); Marlin first in the CUDA FP8 table")
-_V026 = _release("0.26", _V025, (47516,), "before #50787: XPU block FP8 goes to W8A16 and fails to find a kernel")
-_V027 = _release("0.27", _V026, ("rocm-cdna3-wording",), "as 0.26 but for one ROCm message")
-_V028 = _release("0.28", _V027, (49664, 49932, 50787, 50826, "b12x", "humming-installed"),
+_V026 = _release("0.26", _V025, (47516, "quark-moe-exclude"),
+                 "before #50787: XPU block FP8 goes to W8A16 and fails to find a kernel")
+_V027 = _release("0.27", _V026, ("rocm-cdna3-wording", "xpu-quant-allowlist", "modelopt-min-80", "inc-mx-fp"),
+                 "as 0.26 but for one ROCm message; XPU's quantization allow-list")
+_V028 = _release("0.28", _V027, (49664, 49932, 50787, 50826, "b12x", "humming-installed", "rocm-inc",
+                                 "quark-per-block", "online-tp-amax", "mxfp8-backend-fallback"),
                  "XPU block FP8 routes to W8A8 / XPUFp8BlockScaledMMKernel; Torch kernels on XPU")
-_V029 = _release("0.29", _V028, ("marlin-late", "torch-fp8-support"),
-                 "Marlin's cc >= 89 gate removed: sm89 block FP8 routes to Marlin")
-_V030 = _release("0.30", _V029, (), "as 0.29 for FP8 linear layers")
-_V031 = _release("0.31", _V030, ("cpu-fp8", "cutlass-fp8-check"),
+_V029 = _release("0.29", _V028, ("marlin-late", "torch-fp8-support", 47434, "pbwo-padding", "mxfp8-trtllm"),
+                 "Marlin's cc >= 89 gate removed: sm89 block FP8 routes to Marlin; AutoRound block FP8")
+_V030 = _release("0.30", _V029, (49381, "xpu-moe-wna16", "quark-fp8-keys", "inc-bits-5-7"),
+                 "as 0.29 for FP8 linear layers; ModelOpt's generic method")
+_V031 = _release("0.31", _V030, ("cpu-fp8", "cutlass-fp8-check", "online-fp8-redirect", "mxfp8-shape"),
                  "CPU FP8 kernels (AMX-FP8 W8A8, per-tensor, block); Cutlass FP8 refuses below sm89")
-_V032 = _release("0.32", _V031, ("humming-priority",), "Humming ahead of Marlin on sm90")
-_V033 = _release("0.33", _V032, ("cpu-fp8-channel",), "CPU channel-wise FP8 kernel; 0.33's FusedMoE rules",
-                 moe_rules="0.33")
+_V032 = _release("0.32", _V031, ("humming-priority", "xpu-fp8-per-channel"), "Humming ahead of Marlin on sm90")
+_V033 = _release("0.33", _V032, ("cpu-fp8-channel", "modelopt-exclude-modules", "mxfp8-torch"),
+                 "CPU channel-wise FP8 kernel; 0.33's FusedMoE rules", moe_rules="0.33")
 
 PROFILES: tuple[RuleProfile, ...] = (_V033, _V032, _V031, _V030, _V029, _V028, _V027, _V026, _V025)
 LATEST = PROFILES[0]

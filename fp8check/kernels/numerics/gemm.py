@@ -22,6 +22,7 @@ import torch.nn.functional as F
 # here as numerics.BLOCK etc.
 from fp8check.kernels.base import BLOCK, SCALED_MM, UNQUANTIZED, WEIGHT_ONLY
 from fp8check.kernels.moe import MOE_EXPERTS_NUMERICS
+from fp8check.kernels.mxfp8 import MX_W8A8, MX_WEIGHT_ONLY
 from fp8check.kernels.numerics.fp8_math import dequantize_groups, per_token_group_quant_fp8, scaled_fp8_quant
 from fp8check.kernels.quant_keys import QuantKey
 
@@ -38,7 +39,7 @@ def moe_numerics(experts: str, block: tuple[int, int] | None) -> str:
 # Accumulation is fp32 in every class, so what remains is rounding: the output's (<= u per element) and, for
 # weight-only, the dequantized weight's own rounding into the activation dtype (another u). Measured on random
 # and compressed-tensors checkpoints: block / scaled-mm ~0.6 u, weight-only ~1.1 u (see README, "load").
-BOUND_IN_ROUNDOFFS = {BLOCK: 2.0, SCALED_MM: 2.0, WEIGHT_ONLY: 4.0, UNQUANTIZED: 4.0}
+BOUND_IN_ROUNDOFFS = {BLOCK: 2.0, SCALED_MM: 2.0, WEIGHT_ONLY: 4.0, UNQUANTIZED: 4.0, MX_W8A8: 2.0, MX_WEIGHT_ONLY: 4.0}
 _PRODUCT_BYTES = 64 << 20  # the batched per-K-block products of scaled_product, at most this much at a time
 _THREADS = 2  # the table lookup is memory-bound: two threads gain ~1.6x, more gain nothing on a 2-core host
 UNIT_ROUNDOFF = {torch.bfloat16: 2.0 ** -8, torch.float16: 2.0 ** -11, torch.float32: 2.0 ** -24}
@@ -108,6 +109,11 @@ def scale_codes_(codes: torch.Tensor, scale: torch.Tensor | None, block: tuple[i
 def quantize_activation(x: torch.Tensor, key: QuantKey, input_scale: torch.Tensor | None
                         ) -> tuple[torch.Tensor, torch.Tensor]:
     """Activations quantized as the scheme's activation key says (vLLM's QuantFP8 / per_token_group_quant_fp8)."""
+    if key.scale_dtype == "uint8":  # MXFP8: 1 x 32 groups, power-of-two scales (their fp32 values returned)
+        from fp8check.kernels.numerics.mxfp8 import decode_e8m0, mx_quantize
+
+        values, exponents = mx_quantize(x)
+        return values, decode_e8m0(exponents)
     if key.static:
         return scaled_fp8_quant(x, scale=input_scale)
     if key.is_per_group and key.group_shape[1] > 1:
@@ -171,7 +177,10 @@ def run(numerics: str, w: LinearWeights, x: torch.Tensor, x_q: torch.Tensor | No
     if numerics == UNQUANTIZED:
         return Execution(F.linear(x, w.weight.to(x.dtype)), f"{_name(x.dtype)} matmul", False)
     codes = to_float(w.weight) if codes is None else codes
-    if numerics == WEIGHT_ONLY:
+    if numerics == MX_W8A8:  # no device MXFP8 GEMM is run: both operands' 1 x 32 groups, products in fp32
+        out = scaled_product(x_q.float(), codes, w.scale, w.block, x_group_scale=x_s)
+        return Execution(out.to(x.dtype), "fp32 GEMM of MX-quantized operands (1 x 32 E8M0 groups)", True)
+    if numerics in (WEIGHT_ONLY, MX_WEIGHT_ONLY):
         dequantized = scale_codes_(codes.clone(), w.scale, w.block).to(x.dtype)
         return Execution(F.linear(x, dequantized), f"dequantize to {_name(x.dtype)} + {_name(x.dtype)} matmul", False)
     if numerics == SCALED_MM:
