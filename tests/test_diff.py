@@ -82,3 +82,14 @@ def test_unknown_profile_is_exit_2():
     result = runner.invoke(app, ["diff", EXAMPLE, "--from", "0.12", "-p", "xpu", "-f", "json"])
     assert result.exit_code == 2 and json.loads(result.stdout)["ok"] is False
     assert select_profile("0.27.1").name == "0.27"
+
+
+def test_a_method_refused_at_vllms_front_door_is_a_model_level_change(make_checkpoint):
+    """--quantization fp8_per_channel on XPU: refused by 0.31's allow-list, accepted from 0.32 — no layer changes,
+    the model does; going back down is a failure (exit 1)."""
+    folder = make_checkpoint(quant=None, data="sparse")
+    code, doc = diff_json(folder, "-q", "fp8_per_channel", "--from", "0.31", "--to", "0.32", "-p", "xpu")
+    assert code == 0 and doc["model_errors"] == {
+        "from": ["fp8_per_channel quantization is currently not supported in xpu."], "to": []}
+    code, doc = diff_json(folder, "-q", "fp8_per_channel", "--from", "0.32", "--to", "0.31", "-p", "xpu")
+    assert code == 1 and not doc["ok"] and doc["model_errors"]["to"]

@@ -58,6 +58,9 @@ def diff_markdown(report: diff.DiffReport) -> str:
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     before, after = (", ".join(map(str, s)) or "none" for s in report.tp_sizes_ok)
     lines += ["", f"TP sizes that load: {before} ({report.old.name}) -> {after} ({report.new.name})", ""]
+    if report.model_errors[0] != report.model_errors[1]:
+        lines += [f"- model-level errors with vLLM {profile.name}: {md_line('; '.join(errors)) if errors else 'none'}"
+                  for profile, errors in zip((report.old, report.new), report.model_errors)] + [""]
     return "\n".join(lines)
 
 
@@ -75,5 +78,9 @@ def diff_table(report: diff.DiffReport, console) -> None:
         console.print(f"[dim]{escape(entry['change'])}: {escape(entry['what'])}[/dim]")
     before, after = (", ".join(map(str, s)) or "none" for s in report.tp_sizes_ok)
     console.print(f"TP sizes 1..16 that load: {before} ({report.old.name}) -> {after} ({report.new.name})")
+    if report.model_errors[0] != report.model_errors[1]:
+        for profile, errors in zip((report.old, report.new), report.model_errors):
+            console.print(f"model-level errors with vLLM {profile.name}: "
+                          + (escape(md_line("; ".join(errors))) if errors else "none"))
     console.print(("[red]" if not report.ok else "[green]") + escape(diff_verdict(report))
                   + ("[/red]" if not report.ok else "[/green]"))

@@ -62,11 +62,14 @@ class DiffReport(NamedTuple):
     changes: tuple[LayerChange, ...]
     unchanged: int                    # modules (linear and FusedMoE) whose outcome is the same
     tp_sizes_ok: tuple[tuple[int, ...], tuple[int, ...]]  # before, after
+    # Model-wide errors (vLLM's front door: method, platform allow-list, deprecation, capability), before, after
+    model_errors: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
     @property
     def ok(self) -> bool:
-        """Exit 1 when a layer that loaded stops loading."""
-        return not any(c.stops_loading for c in self.changes)
+        """Exit 1 when a layer that loaded stops loading, or the model as a whole does."""
+        before, after = self.model_errors
+        return not any(c.stops_loading for c in self.changes) and not (after and not before)
 
 
 def outcomes(report: InspectReport) -> dict[str, RouteOutcome]:
@@ -158,7 +161,8 @@ def diff(ckpt: Checkpoint, options: InspectOptions, old: RuleProfile, new: RuleP
         rows.append(LayerChange(name, len(members), before[members[0][1]], after[members[0][1]], what,
                                 attributed[members[0][1]]))
     return DiffReport(ckpt.source, options.platform.label, options.tp, options.ep, old, new, tuple(rows),
-                      len(after) - len(changed), (before_report.tp_sizes_ok, after_report.tp_sizes_ok))
+                      len(after) - len(changed), (before_report.tp_sizes_ok, after_report.tp_sizes_ok),
+                      (before_report.errors, after_report.errors))
 
 
 def _strip(outcome: RouteOutcome, index: int | None) -> RouteOutcome:

@@ -157,6 +157,7 @@ def diff_document(report: DiffReport) -> dict:
         "ep": report.ep, "from": report.old.name, "to": report.new.name,
         "profile_changes": [change_document(c) for c in profile_changes(report.old, report.new)],
         "tp_sizes_ok": {"from": list(report.tp_sizes_ok[0]), "to": list(report.tp_sizes_ok[1])},
+        "model_errors": {"from": list(report.model_errors[0]), "to": list(report.model_errors[1])},
         "unchanged": report.unchanged,
         "layers": [{"name": c.name, "count": c.count, "what": list(c.what), "stops_loading": c.stops_loading,
                     "from": c.before._asdict() | {"loads": c.before.loads},

@@ -92,4 +92,9 @@ def diff_verdict(report: DiffReport) -> str:
     where = f"{report.platform}, TP={report.tp}" + (" --ep" if report.ep else "")
     text = (f"vLLM {report.old.name} -> {report.new.name} on {where}: {moved} module(s) change, "
             f"{report.unchanged} unchanged; {starts} start loading, {stops} stop loading")
-    return ("FAIL: " if stops else "OK: ") + text
+    before, after = report.model_errors
+    if after and not before:
+        text += f"; the model stops loading ({after[0]})"
+    elif before and not after:
+        text += "; the model starts loading"
+    return ("OK: " if report.ok else "FAIL: ") + text
