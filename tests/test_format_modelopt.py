@@ -15,6 +15,7 @@ from fp8check.core.records import InspectOptions
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.core.targets.profiles import select_profile
+from fp8check.kernels.quant_keys import kFp8StaticTensorSym
 from fp8check.synth import Spec, write_checkpoint
 
 ALGOS = {"modelopt-fp8": "FP8", "modelopt-pcpt": "FP8_PER_CHANNEL_PER_TOKEN", "modelopt-pbwo": "FP8_PB_WO"}
@@ -297,12 +298,13 @@ def test_moe_excluded(tmp_path):
     assert method.method == "UnquantizedFusedMoEMethod"
     kept = modelopt.moe_method("model.layers.1.mlp.experts", ("gate_proj", "up_proj", "down_proj"),
                                _cfg(ignore=["model.layers.0.mlp.experts.0.gate_proj"]), "0.33")
-    assert kept.method == "ModelOptFp8MoEMethod" and kept.weight_key == kept.activation_key
+    assert kept.method == "ModelOptFp8MoEMethod"
+    assert (kept.weight_key, kept.activation_key) == (kFp8StaticTensorSym, kFp8StaticTensorSym)
 
 
 def test_mxfp8_is_not_this_format(tmp_path):
     parsed = parse_quant_config({"quant_method": "modelopt", "quant_algo": "MXFP8"})
-    assert getattr(parsed, "method", None) != "modelopt"
+    assert parsed.method == "modelopt_mxfp8"
 
 
 def test_out_of_scope_nvfp4_checkpoint_is_refused(tmp_path):

@@ -1,5 +1,5 @@
 """Online FP8 (fp8check.core.formats.online): `--quantization fp8 | fp8_per_tensor | fp8_per_block |
-fp8_per_channel` on a bf16 checkpoint, routed end to end by inspect across platforms and releases, plus the
+fp8_per_channel | mxfp8` on a bf16 checkpoint, routed end to end by inspect across platforms and releases, plus the
 format's own answers (keys, MoE methods, refusals) on small records."""
 
 from __future__ import annotations
@@ -71,8 +71,9 @@ def test_online_linear_routing(bf16, method, platform, release):
             assert layer.scheme == "UnquantizedEmbeddingMethod"
             continue
         assert layer.scheme == SCHEME[method], layer.name
-        marlin_ptpc = method == "fp8_per_channel" and layer.kernel == online.MARLIN
-        if not marlin_ptpc:  # the Marlin refusal waits for linear.route() to apply Format.kernel_error
+        if method == "fp8_per_channel" and layer.kernel == online.MARLIN:  # PTPC refuses the weight-only Marlin
+            assert layer.errors == (online.PTPC_MARLIN,)
+        else:
             assert layer.errors == () and layer.kernel is not None, (layer.name, layer.errors)
         assert layer.weight_dtype == "BF16"
     warned = method == "fp8" and release in ("0.31", "0.33")
@@ -137,17 +138,17 @@ def test_kernel_request_keys(method, keys):
     assert online.kernel_request(SCHEME[method], assignment, _ctx("cuda:90"), False) == keys
 
 
-@pytest.mark.parametrize(("release", "config_class", "kv"), [
-    ("0.25", "Fp8Config", "Fp8KVCacheMethod"), ("0.30", "Fp8Config", "Fp8KVCacheMethod"),
-    ("0.31", "OnlineQuantizationConfig", None), ("0.33", "OnlineQuantizationConfig", None),
+@pytest.mark.parametrize(("release", "config_class", "name"), [
+    ("0.25", "Fp8Config", "fp8"), ("0.30", "Fp8Config", "fp8"),
+    ("0.31", "OnlineQuantizationConfig", "online"), ("0.33", "OnlineQuantizationConfig", "online"),
 ])
-def test_fp8_config_class_per_release(release, config_class, kv):
+def test_fp8_config_class_per_release(release, config_class, name):
     config = online.for_release(online.parse({"quant_method": "fp8"}, "--quantization"), select_profile(release))
-    assert (config.requested, config.shorthand, config.config_class, config.kv_cache_method) == (
-        "fp8", "fp8_per_tensor", config_class, kv)
+    assert (config.requested, config.shorthand, config.config_class) == ("fp8", "fp8_per_tensor", config_class)
+    assert online.config_name(config) == name
     shorthand = online.for_release(online.parse({"quant_method": "fp8_per_block"}, "--quantization"),
                                    select_profile(release))
-    assert (shorthand.config_class, shorthand.kv_cache_method) == ("OnlineQuantizationConfig", None)
+    assert (shorthand.config_class, online.config_name(shorthand)) == ("OnlineQuantizationConfig", "online")
 
 
 def test_checkpoint_declaring_online_is_refused():
@@ -220,7 +221,8 @@ def test_ptpc_moe_on_sm80_refuses_marlin_end_to_end(bf16_moe):
                           "implement per-output-channel weight scales.",)
 
 
-@pytest.mark.parametrize("platform, kernel", [("xpu", "XPUMxFp8LinearKernel"), ("cuda:100", None), ("cpu", None)])
+@pytest.mark.parametrize("platform, kernel", [("xpu", "XPUMxFp8LinearKernel"),
+                                              ("cuda:100", "FlashInferCutedslMxfp8LinearKernel"), ("cpu", None)])
 def test_online_mxfp8_goes_through_the_mxfp8_table(bf16, platform, kernel):
     """--quantization mxfp8 without a checkpoint config is the online Mxfp8OnlineLinearMethod (a deferred shorthand),
     whose kernel comes from init_mxfp8_linear_kernel: CPU's MXFP8 row is empty."""
@@ -233,7 +235,7 @@ def test_online_mxfp8_goes_through_the_mxfp8_table(bf16, platform, kernel):
         assert qkv.kernel is None and qkv.errors == (
             "Failed to find a kernel that can implement the MXFP8 linear layer. Reasons: \n",)
     else:
-        assert qkv.kernel and not qkv.errors and (kernel is None or qkv.kernel == kernel)
+        assert qkv.kernel == kernel and not qkv.errors
 
 
 def test_online_mxfp8_needs_whole_groups_of_32_per_rank(tmp_path):

@@ -10,6 +10,7 @@ import pytest
 from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import ConfigError
 from fp8check.core.formats import quark
+from fp8check.core.formats.shared import ExpertsProbe
 from fp8check.core.model.modules import Shard
 from fp8check.core.records import InspectOptions
 from fp8check.core.routing.inspect import inspect_checkpoint
@@ -76,7 +77,7 @@ def _parsed(release: str = "0.33", **changes) -> quark.QuarkConfig:
 
 
 def _module(name: str, shards: tuple[str, ...] = (), layer_type: str = "RowParallelLinear"):
-    return quark._ExpertsProbe(name, layer_type, tuple(Shard(s, None, {}) for s in shards), bool(shards))
+    return ExpertsProbe(name, layer_type, tuple(Shard(s, None, {}) for s in shards), bool(shards))
 
 
 QKV = ("m.layers.0.self_attn.q_proj", "m.layers.0.self_attn.k_proj", "m.layers.0.self_attn.v_proj")
@@ -105,13 +106,13 @@ def test_layer_matching_and_fused_shards():
     int8 = {"weight": {"dtype": "int8", "qscheme": "per_channel"}, "input_tensors": None}
     config = _parsed(layer_quant_config={"m.layers.0.self_attn.o_proj.extra": int8, "*down_proj": int8})
     # a key without '*' matches when the layer name is a substring of it; with '*', fnmatch
-    assert quark.assign(_module("m.layers.0.self_attn.o_proj"), config).format == quark.NON_FP8_SCHEME
-    assert quark.assign(_module("m.layers.3.mlp.down_proj"), config).format == quark.NON_FP8_SCHEME
-    assert quark.assign(_module("m.layers.0.self_attn.o_pro"), config).format == quark.NON_FP8_SCHEME
-    assert quark.assign(_module("m.layers.1.self_attn.o_proj"), config).format == quark.W8A8_FP8
+    assert quark.assign(_module("m.layers.0.self_attn.o_proj"), config).scheme == quark.NON_FP8_SCHEME
+    assert quark.assign(_module("m.layers.3.mlp.down_proj"), config).scheme == quark.NON_FP8_SCHEME
+    assert quark.assign(_module("m.layers.0.self_attn.o_pro"), config).scheme == quark.NON_FP8_SCHEME
+    assert quark.assign(_module("m.layers.1.self_attn.o_proj"), config).scheme == quark.W8A8_FP8
     # layer_type_quant_config is looked up by class object in vLLM: a class-name key never matches
     config = _parsed(layer_type_quant_config={"RowParallelLinear": int8})
-    assert quark.assign(_module("m.layers.0.self_attn.o_proj"), config).format == quark.W8A8_FP8
+    assert quark.assign(_module("m.layers.0.self_attn.o_proj"), config).scheme == quark.W8A8_FP8
     mixed = quark.assign(_module("m.layers.0.self_attn.qkv_proj", QKV, "QKVParallelLinear"),
                          _parsed(layer_quant_config={"*k_proj": int8}))
     assert mixed.error == ("Found a different quantization configuration for ['q_proj', 'k_proj', 'v_proj'] in "
@@ -149,7 +150,7 @@ def test_dynamic_per_tensor_activation_key(release, act):
     config = _parsed(release, **_global(W_TENSOR, A_DYN_TENSOR))
     a = quark.assign(_module("m.o_proj"), config)
     ctx = _ctx(release)
-    assert quark.kernel_request(a.format, a, ctx, False)[1:] == (kFp8StaticTensorSym, act)
+    assert quark.kernel_request(a.scheme, a, ctx, False)[1:] == (kFp8StaticTensorSym, act)
     assert quark.expected_tensors(a).static_input is False
 
 

@@ -399,3 +399,27 @@ def test_file_names_from_the_server_cannot_carry_terminal_escapes(fake, make_che
     result, _ = inspect_json("org/escape")
     assert result.exit_code == 2 and "control or invisible characters" in result.stderr
     assert "\x1b" not in result.output
+
+
+def test_a_legacy_modelopt_repo_is_read_with_its_hf_quant_config_json(fake, make_checkpoint):
+    """ModelOpt <= 0.29 keeps its quantization config in hf_quant_config.json: fetched in the same stage as
+    config.json, and the report equals the local folder's."""
+    folder = make_checkpoint(quant="modelopt-fp8-legacy", **SHAPE)
+    assert "hf_quant_config.json" in os.listdir(folder)
+    fake.add_repo("nvidia/legacy", folder)
+    remote, local = open_checkpoint("nvidia/legacy"), open_local(folder)
+    assert remote.config == local.config and remote.config.quantization_config.method == "modelopt"
+    assert remote.fetch.stages == 2
+    local_result, local_doc = inspect_json(folder)
+    result, doc = inspect_json("nvidia/legacy")
+    assert result.exit_code == local_result.exit_code == 0 and same_report(doc, local_doc)
+    assert doc["quant_method"] == "modelopt"
+
+
+def test_a_legacy_modelopt_download_keeps_hf_quant_config_json_for_offline_use(fake, make_checkpoint, monkeypatch):
+    folder = make_checkpoint(quant="modelopt-fp8-legacy", **SHAPE)
+    fake.add_repo("nvidia/legacy", folder)
+    snapshot = hubmod.download_shards("nvidia/legacy", quiet=True)
+    assert "hf_quant_config.json" in os.listdir(snapshot)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert open_checkpoint("nvidia/legacy").config.quantization_config.method == "modelopt"

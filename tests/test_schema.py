@@ -50,6 +50,9 @@ def test_schema_is_valid_draft_2020_12_and_printed_by_the_cli():
     (dict(quant="ct-fp8-block", **MOE), ("-p", "h100"), 0),
     (dict(quant="ct-fp8-block", **{**MOE, **TP_SHAPE}), ("-p", "h100", "--tp", "2", "--ep"), 0),
     (dict(quant="ct-fp8-block", heads=3, kv_heads=3), ("-p", "xpu", "--tp", "2"), 1),  # heads % TP
+    (dict(quant=None), ("-p", "h100", "-q", "ptpc_fp8"), 1),             # vLLM's front door; --quantization hints
+    (dict(quant="modelopt-fp8-legacy"), ("-p", "xpu"), 0),               # hf_quant_config.json
+    (dict(quant="modelopt-mxfp8"), ("-p", "cpu"), 1),                    # the MXFP8 table's CPU row is empty
 ])
 def test_inspect_reports_validate(make_checkpoint, spec, args, exit_code):
     code, doc = report("inspect", make_checkpoint(**spec), *args)

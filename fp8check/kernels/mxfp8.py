@@ -9,9 +9,8 @@ environment variable"): fp8check.kernels.registry.check_kernel applies it for MX
 
 Releases (read from every wheel 0.25.0 ... 0.33.0): B12x joined the CUDA row in 0.28, FlashInfer TRT-LLM in 0.29,
 Torch (torch._scaled_mm with MX scales) on CUDA and XPU in 0.33; the shape checks of FlashInfer CUTLASS / CuTe-DSL
-and Marlin and FlashInfer CUTLASS's `has_flashinfer()` arrived in 0.31, Humming's `has_humming()` in 0.28. The
-rule profiles have no keys of their own for the MXFP8 changes yet, so the constants below name a change of the
-same release.
+and Marlin and FlashInfer CUTLASS's `has_flashinfer()` arrived in 0.31, Humming's `has_humming()` in 0.28 (the
+constants below name each change's rule-profile key).
 """
 
 from __future__ import annotations

@@ -11,8 +11,12 @@ import types
 
 import pytest
 
+from fp8check.core.formats import frontdoor
 from fp8check.core.records import LayerReport
 from fp8check.core.routing.crosscheck import _hf_config, _kernel_of, compare, layer_case, vllm_error
+from fp8check.core.targets.platforms import parse_platform
+from fp8check.core.targets.profiles import PROFILES, select_profile
+from fp8check.kernels.base import RoutingContext
 
 sys.path.insert(0, os.path.dirname(__file__))
 from run import FORMAT_QUANTS, QUANTS, format_of, grid, tps_of  # noqa: E402
@@ -118,3 +122,27 @@ def test_printed_sets_of_strings_compare_in_any_order():
               "error": "ValueError: Unsupported data_type: fp, currently only support {'mx_fp', 'int'}."}
     assert compare("x", None, "Unsupported data_type: fp, currently only support {'int', 'mx_fp'}.", theirs) == ()
     assert compare("x", None, "Unsupported data_type: fp, currently only support {'int'}.", theirs) == ("error text",)
+
+
+WHEELS = {"0.25": "0.25.0", "0.26": "0.26.0", "0.27": "0.27.1", "0.28": "0.28.0", "0.29": "0.29.0", "0.30": "0.30.0",
+          "0.31": "0.31.0", "0.32": "0.32.0", "0.33": "0.33.0"}
+
+
+@pytest.mark.parametrize("profile", [p.name for p in PROFILES])
+def test_the_front_door_tables_are_each_releases_own(profile):
+    """QuantizationMethods and the XPU / ROCm supported_quantization lists, read from the release's wheel."""
+    import re
+
+    root = os.path.join(os.environ.get("FP8CHECK_VLLM_SRC", "/tmp/vllm-src"), WHEELS[profile], "vllm")
+    if not os.path.isdir(root):
+        pytest.skip(f"vLLM {WHEELS[profile]}'s Python is not unzipped under {root}")
+    release = select_profile(profile)
+    with open(os.path.join(root, "model_executor/layers/quantization/__init__.py"), encoding="utf-8") as fh:
+        methods = re.search(r"QuantizationMethods = Literal\[(.*?)\]", fh.read(), re.S).group(1)
+    ctx = RoutingContext(parse_platform("cpu"), release)
+    assert frontdoor.quantization_methods(ctx) == tuple(re.findall(r'"([^"]+)"', methods))
+    for platform, source in (("xpu", "xpu.py"), ("rocm:gfx942", "rocm.py")):
+        with open(os.path.join(root, "platforms", source), encoding="utf-8") as fh:
+            listed = re.search(r"supported_quantization: list\[str\] = \[(.*?)\]", fh.read(), re.S)
+        ours = frontdoor.allow_list(RoutingContext(parse_platform(platform), release))
+        assert (ours is None) if listed is None else set(ours) == set(re.findall(r'"([^"]+)"', listed.group(1)))

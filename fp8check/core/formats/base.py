@@ -13,7 +13,7 @@ capability gates) is fp8check.core.formats.frontdoor.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Mapping, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Protocol
 
 from fp8check.core.formats.shared import QuantArgs
 
@@ -57,12 +57,13 @@ class Assignment(NamedTuple):
     """The quantization vLLM gives one module: `method` None means UnquantizedLinearMethod.
 
     `strategy`, `block` and `static_input` say the same thing for every format (load's numerics read them);
-    `weights` / `input_activations` / `output_activations` / `format` are compressed-tensors' own words."""
+    `weights` / `input_activations` / `output_activations` are the format's own quantization arguments
+    (compressed-tensors' QuantArgs, Quark's tensor configs) and `format` compressed-tensors' compression format."""
 
     method: str | None                     # the format's name (quant_method), None when unquantized
-    weights: QuantArgs | None = None
-    input_activations: QuantArgs | None = None
-    output_activations: QuantArgs | None = None
+    weights: QuantArgs | Any = None
+    input_activations: QuantArgs | Any = None
+    output_activations: QuantArgs | Any = None
     format: str | None = None
     strategy: str | None = None            # weight strategy: "tensor" | "channel" | "block" | ...
     block: tuple[int, int] | None = None   # block-quantized weights: the block
@@ -71,6 +72,8 @@ class Assignment(NamedTuple):
     # An excluded ParallelLMHead the format hands UnquantizedLinearMethod (ModelOpt) rather than no method (then
     # vLLM builds UnquantizedEmbeddingMethod).
     lm_head_linear_method: bool = False
+    scheme: str | None = None              # the scheme class, where the format settles it while matching (Quark)
+    scale_suffix: str | None = None        # the weight scale's tensor name where it depends on the release (Quark)
     reason: str = ""                       # why unquantized (ignored, no target, lm_head)
     error: str | None = None               # vLLM raises while matching (mixed shards)
 
@@ -153,10 +156,12 @@ class Format:
     block_mismatch_escape: bool = False    # allow_fp8_block_shape_mismatch applies (configs with weight_block_size)
     validates_block_shape: bool = True     # block weights go through validate_fp8_block_shape (TP shard rules)
     # The scheme's own shape checks in create_weights: (assignment, the rank's shape, ctx) -> vLLM's error or
-    # None (e.g. ModelOpt FP8_PB_WO's divisibility messages). Runs where validate_fp8_block_shape would.
+    # None (e.g. ModelOpt FP8_PB_WO's divisibility messages). Runs after the block-shape check, for every
+    # quantized layer.
     shape_error: Callable[[Assignment, RankShape, RoutingContext], str | None] | None = None
-    # The scheme's refusal of the kernel init_fp8_linear_kernel chose: (scheme, chosen kernel's name, ctx) -> vLLM's
-    # error or None (online PTPC refuses MarlinFP8ScaledMMLinearKernel). linear.route() applies it to the choice.
+    # What the method does with the kernel init_fp8_linear_kernel chose, up to its process_weights_after_loading:
+    # (scheme, chosen kernel's name, ctx) -> vLLM's error or None (online PTPC refuses MarlinFP8ScaledMMLinearKernel;
+    # FBGEMM's use_marlin repack fails after loading). linear.route() applies it to the choice.
     kernel_error: Callable[[str, str, RoutingContext], str | None] | None = None
     # override_quantization_method(raw config, the user's --quantization or None) -> this format's name when it
     # claims the config (vLLM tries the overriding formats in frontdoor.OVERRIDE_ORDER); None: no override.
@@ -167,7 +172,6 @@ class Format:
     # get_min_capability() where it changed across releases (profile -> capability); else min_capability.
     capability: Callable[[RuleProfile], int] | None = None
     act_dtypes: tuple[str, ...] = ("bfloat16", "float16")  # get_supported_act_dtypes()
-    deprecated: bool = False               # in vLLM's DEPRECATED_QUANTIZATION_METHODS (--allow-deprecated-quantization)
     # The --quantization values this format answers on an unquantized checkpoint (it quantizes at load); the
     # format's parse gets {"quant_method": value}.
     online_methods: tuple[str, ...] = ()

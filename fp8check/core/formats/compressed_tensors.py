@@ -16,17 +16,17 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from fp8check.core.errors import ConfigError, printable, shown
+from fp8check.core.formats import mxfp8
 from fp8check.core.formats.base import (
     LAYER, UNQUANTIZED, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, Module, MoEMethod, WeightScale,
 )
 from fp8check.core.formats.shared import (
-    QuantArgs, block_weight_key, enum_value, ignored, is_int, matches, pattern_list, shard_names,
+    ExpertsProbe, QuantArgs, block_weight_key, enum_value, ignored, is_int, matches, pattern_list, shard_names,
 )
 from fp8check.kernels.base import FP8, FP8_BLOCK, W8A16_FP8, RoutingContext
-from fp8check.kernels.mxfp8 import MXFP8
 from fp8check.kernels.quant_keys import (
     QuantKey, kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockSym, kFp8StaticChannelSym,
-    kFp8StaticTensorSym, kMxfp8Dynamic, kMxfp8Static,
+    kFp8StaticTensorSym,
 )
 
 NAME = "compressed-tensors"
@@ -396,7 +396,7 @@ def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m
     CompressedTensorsW8A8Mxfp8 calls init_mxfp8_linear_kernel (fp8check.kernels.mxfp8)."""
     w, static_input = assignment.weights, assignment.static_input
     if scheme == W8A8_MXFP8:
-        return MXFP8, kMxfp8Static, kMxfp8Dynamic
+        return mxfp8.kernel_request(scheme, assignment, ctx, e8m0)
     if scheme == W8A8_FP8:
         if w.strategy == "block":
             if static_input:
@@ -419,7 +419,7 @@ def expected_tensors(assignment: Assignment) -> ExpectedTensors | None:
         return None
     scale = None
     if _is_mxfp8(w):
-        scale = WeightScale("weight_scale", "group", group_size=32, dtypes=("U8",))
+        scale = mxfp8.MXFP8_WEIGHT_SCALE
     elif w.is_float8:
         scale = WeightScale("weight_scale", w.strategy, w.block_structure, w.group_size, stray="weight_scale_inv",
                             stray_note="compressed-tensors checkpoints store 'weight_scale'; this tensor is not what "
@@ -428,16 +428,6 @@ def expected_tensors(assignment: Assignment) -> ExpectedTensors | None:
 
 
 # --- FusedMoE --------------------------------------------------------------------------------------------
-
-
-class _ExpertProbe(NamedTuple):
-    """The name get_moe_method matches for one expert projection (a RoutedExperts layer, never fused)."""
-
-    name: str
-    layer_type: str = "RoutedExperts"
-    shards: tuple = ()
-    fused: bool = False
-    unquantized: str | None = None
 
 
 def moe_method(name: str, leaves: tuple[str, str, str], config: CompressedTensorsConfig, rules: str) -> MoEMethod:
@@ -469,7 +459,7 @@ def moe_method(name: str, leaves: tuple[str, str, str], config: CompressedTensor
 
 
 def _expert_assignment(name: str, config: CompressedTensorsConfig) -> Assignment:
-    a = assign(_ExpertProbe(name), config)
+    a = assign(ExpertsProbe(name), config)
     if a.method is None and a.reason == "no config group targets it":
         linear = next((g for g in reversed(config.groups) if "Linear" in g.targets), None)
         if linear is not None:

@@ -128,5 +128,5 @@ def kernel_error(scheme: str, kernel: str, ctx: RoutingContext) -> str | None:
 FORMAT = Format(
     name=NAME, min_capability=80, parse=parse, assign=assign, describe=describe, linear_scheme=linear_scheme,
     fp8_schemes=frozenset({FBGEMM_METHOD}), kernel_request=kernel_request, expected_tensors=expected_tensors,
-    moe_method=moe_method, config_warnings=config_warnings, deprecated=True, kernel_error=kernel_error,
+    moe_method=moe_method, config_warnings=config_warnings, kernel_error=kernel_error,
 )

@@ -31,13 +31,15 @@ OVERRIDE_ORDER = ("auto_gptq", "gptq", "gptq_marlin", "auto_awq", "awq", "awq_ma
                   "modelopt_fp4", "modelopt_mxfp8", "mxfp8", "modelopt_mixed", "mxfp4", "gpt_oss_mxfp4",
                   "deepseek_v4_fp8", "humming")
 
-# QuantizationMethods (quantization/__init__.py) of 0.28-0.33; 0.25-0.27 also have bitsandbytes.
+# QuantizationMethods (quantization/__init__.py) of 0.28-0.33; 0.26-0.27 also have bitsandbytes, 0.25 has
+# bitsandbytes but not nvfp4_per_token.
 _METHODS_028 = ("awq", "auto_awq", "fp8", "fbgemm_fp8", "fp_quant", "modelopt", "modelopt_fp4", "modelopt_mxfp8",
                 "modelopt_mixed", "auto_gptq", "gptq", "gptq_marlin", "awq_marlin", "humming", "compressed-tensors",
                 "experts_int8", "quark", "moe_wna16", "torchao", "inc", "mxfp4", "gpt_oss_mxfp4", "deepseek_v4_fp8",
                 "online", "fp8_per_tensor", "fp8_per_block", "fp8_per_channel", "int8_per_channel_weight_only",
                 "nvfp4_per_token", "mxfp8")
-_METHODS_025 = _METHODS_028[:15] + ("bitsandbytes",) + _METHODS_028[15:]
+_METHODS_026 = _METHODS_028[:15] + ("bitsandbytes",) + _METHODS_028[15:]
+_METHODS_025 = tuple(m for m in _METHODS_026 if m != "nvfp4_per_token")
 DEPRECATED = ("fbgemm_fp8", "fp_quant")
 
 # supported_quantization of platforms/xpu.py and platforms/rocm.py (CUDA and CPU have none: everything passes).
@@ -54,7 +56,9 @@ _ROCM_028 = tuple(m for m in _ROCM_025 if m != "bitsandbytes") + ("inc",)
 
 def quantization_methods(ctx: RoutingContext) -> tuple[str, ...]:
     """QUANTIZATION_METHODS of the profile's release."""
-    return _METHODS_028 if ctx.profile.has("rocm-inc") else _METHODS_025
+    if ctx.profile.has("bitsandbytes-removed"):
+        return _METHODS_028
+    return _METHODS_026 if ctx.profile.has("nvfp4-per-token") else _METHODS_025
 
 
 def allow_list(ctx: RoutingContext) -> tuple[str, ...] | None:

@@ -32,8 +32,7 @@ AUTO_ROUND = "auto-round"
 INC_FP8 = "INCFp8LinearScheme"
 FP8_BLOCK_PACKING = "auto_round:fp8"
 FP8_BLOCK_CHANGE = 47434  # 0.29: data_type "fp", 2-D group_size, INCFp8Scheme
-# Profile keys this module needs that profiles.py lacks (requested from the lead). Until they exist, the key of
-# another change read in the same release wheel stands in.
+# Release changes of INCConfig (RuleProfile.has keys):
 INC_MXFP_CHANGE = "inc-mx-fp"             # 0.27: INCConfig accepts data_type mx_fp; its data_type error reworded
 INC_BITS_CHANGE = "inc-bits-5-7"          # 0.30: INCConfig.SUPPORTED_BITS gains 5, 6 and 7
 # The characters that make an extra_config key a regex (config_parser.py REGEX_SPECIAL_CHARS).
@@ -328,8 +327,10 @@ def assign(module: Module, config: IncConfig) -> Assignment:
         return Assignment(None, reason=reason)
     if resolved.is_fp8_block:
         return Assignment(NAME, strategy="block", block=resolved.group_size)
-    # `format` carries the non-FP8 scheme resolve_scheme picks (None: none does), `reason` the layer config.
-    return Assignment(NAME, format=_other_scheme(resolved), reason=repr(resolved))
+    scheme = _other_scheme(resolved)  # the non-FP8 scheme resolve_scheme picks; none: vLLM's NotImplementedError
+    if scheme is None:
+        return Assignment(NAME, error=f"No INC scheme found for layer config: {resolved!r}")
+    return Assignment(NAME, scheme=scheme)
 
 
 def describe(assignment: Assignment) -> tuple[str | None, str | None]:
@@ -342,9 +343,7 @@ def linear_scheme(assignment: Assignment, ctx: RoutingContext, linear_backend: s
     """resolve_scheme: INCFp8Scheme for block FP8, the other INC schemes named, else NotImplementedError."""
     if assignment.block is not None:
         return INC_FP8, None
-    if assignment.format is None:
-        return None, f"No INC scheme found for layer config: {assignment.reason}"
-    return assignment.format, None
+    return assignment.scheme, None
 
 
 def _other_scheme(resolved: LayerConfig) -> str | None:

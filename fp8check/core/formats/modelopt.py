@@ -41,7 +41,8 @@ if TYPE_CHECKING:  # annotations only
 NAME = "modelopt"
 PER_TENSOR, PER_CHANNEL_PER_TOKEN, PER_BLOCK = "FP8", "FP8_PER_CHANNEL_PER_TOKEN", "FP8_PB_WO"
 FP8_ALGOS = (PER_TENSOR, PER_CHANNEL_PER_TOKEN, PER_BLOCK)
-# QUANT_ALGOS (0.25-0.29) = [*LINEAR_ALGOS, "MIXED_PRECISION"] (0.30+): the same list, in the same order.
+# vLLM's QUANT_ALGOS: a literal list in 0.25-0.29, [*LINEAR_ALGOS, "MIXED_PRECISION"] from 0.30 (the same names in
+# the same order); printed as a list in its refusal.
 QUANT_ALGOS = [*FP8_ALGOS, "NVFP4", "W4A16_NVFP4", "MXFP8", "MIXED_PRECISION"]
 BLOCK = (128, 128)  # ModelOptFp8PbWoLinearMethod._WEIGHT_BLOCK_SIZE / KFp8Block128
 GENERIC_METHOD = "ModelOptLinearMethod"
@@ -318,7 +319,8 @@ def moe_unquantized(name: str, config: ModelOptConfig) -> MoEMethod | None:
     """Every ModelOpt config class's FusedMoE exclusion (is_layer_skipped's `experts` rule, substring, wildcard,
     the vision rule): the unquantized method, or None when the experts are quantized."""
     patterns = config.exclude_modules
-    if patterns and (any(name in p for p in patterns if "experts" in p) or excluded(name, patterns)):
+    experts_rule = "experts" in name and any(name in p for p in patterns if "experts" in p)  # is_layer_skipped
+    if patterns and (experts_rule or excluded(name, patterns)):
         return MoEMethod(UNQUANTIZED_MOE, note=EXCLUDED)
     if any(marker in name for marker in VISION_MARKERS):
         return MoEMethod(UNQUANTIZED_MOE, note=VISION)
@@ -344,7 +346,7 @@ def moe_method(name: str, leaves: tuple[str, str, str], config: ModelOptConfig, 
 
 
 FORMAT = Format(
-    name=NAME, min_capability=80, parse=parse, assign=assign, describe=describe, linear_scheme=linear_scheme,
+    name=NAME, min_capability=89, parse=parse, assign=assign, describe=describe, linear_scheme=linear_scheme,
     fp8_schemes=frozenset({GENERIC_METHOD, *METHOD_UNTIL_029.values()}), kernel_request=kernel_request,
     expected_tensors=expected_tensors, moe_method=moe_method, config_errors=config_errors,
     config_warnings=config_warnings, validates_block_shape=False, shape_error=shape_error, override=override,

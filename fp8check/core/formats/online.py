@@ -2,7 +2,7 @@
 mxfp8`.
 
 The checkpoint has no quantization_config; vLLM creates each linear weight in the model dtype and quantizes it to
-FP8 at load. One Format, named `online` (OnlineQuantizationConfig.get_name()), answers all four values: its config
+FP8 at load. One Format, named `online` (OnlineQuantizationConfig.get_name()), answers all five values: its config
 records the user's value, the shorthand it resolves to and the config class the release builds. Under 0.25-0.30
 `--quantization fp8` builds Fp8Config() (is_checkpoint_fp8_serialized=False, get_name() "fp8"), whose
 get_quant_method hands out the same online per-tensor classes plus Fp8KVCacheMethod for Attention; from 0.31 it
@@ -44,7 +44,6 @@ PER_TENSOR, PER_BLOCK, PER_CHANNEL, PER_MX_GROUP = "fp8_per_tensor", "fp8_per_bl
 ONLINE_METHODS = (LEGACY_FP8, PER_TENSOR, PER_BLOCK, PER_CHANNEL, PER_MX_GROUP)
 ONLINE_CONFIG = "OnlineQuantizationConfig"
 FP8_CONFIG = "Fp8Config"
-FP8_KV_CACHE = "Fp8KVCacheMethod"
 REDIRECT = "online-fp8-redirect"
 BLOCK = (128, 128)
 
@@ -72,7 +71,6 @@ class OnlineFp8Config(NamedTuple):
     requested: str                         # the user's --quantization value (model_config.quantization)
     shorthand: str                         # the _ONLINE_SHORTHANDS entry it resolves to
     config_class: str = ONLINE_CONFIG      # Fp8Config for `fp8` before 0.31 (see for_release)
-    kv_cache_method: str | None = None     # what the config gives Attention layers (Fp8KVCacheMethod under Fp8Config)
     method: str = NAME
 
 
@@ -88,8 +86,8 @@ def parse(raw: dict, where: str) -> OnlineFp8Config:
 def for_release(config: OnlineFp8Config, profile: RuleProfile) -> OnlineFp8Config:
     """get_quant_config: `fp8` builds Fp8Config() (which quantizes Attention's KV cache too) until 0.31."""
     if config.requested == LEGACY_FP8 and not profile.has(REDIRECT):
-        return config._replace(config_class=FP8_CONFIG, kv_cache_method=FP8_KV_CACHE)
-    return config._replace(config_class=ONLINE_CONFIG, kv_cache_method=None)
+        return config._replace(config_class=FP8_CONFIG)
+    return config._replace(config_class=ONLINE_CONFIG)
 
 
 def config_warnings(config: OnlineFp8Config, ctx: RoutingContext) -> list[str]:

@@ -13,18 +13,21 @@ from __future__ import annotations
 
 import copy
 import fnmatch
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from fp8check.core.errors import ConfigError, shown
 from fp8check.core.formats.base import (
     UNQUANTIZED_LM_HEAD, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, Module, MoEMethod, WeightScale,
 )
-from fp8check.core.formats.shared import ignored, matches, pattern_list
+from fp8check.core.formats.shared import ExpertsProbe, ignored, matches, pattern_list
 from fp8check.kernels.base import FP8, FP8_BLOCK, RoutingContext
 from fp8check.kernels.quant_keys import (
     QuantKey, kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockE8M0Sym,
     kFp8Static128BlockSym, kFp8StaticChannelSym, kFp8StaticTensorSym,
 )
+
+if TYPE_CHECKING:  # annotations only
+    from fp8check.core.targets.profiles import RuleProfile
 
 NAME = "quark"
 W8A8_FP8 = "QuarkW8A8Fp8"
@@ -134,7 +137,7 @@ def parse(raw: dict, where: str) -> QuarkConfig:
                        kv_cache_group=group, kv_cache_config=kv_cache_config)
 
 
-def for_release(config: QuarkConfig, profile) -> QuarkConfig:
+def for_release(config: QuarkConfig, profile: RuleProfile) -> QuarkConfig:
     return config._replace(per_block=profile.has("quark-per-block"), keys=profile.has("quark-fp8-keys"),
                            moe_children=profile.has("quark-moe-exclude"))
 
@@ -183,8 +186,8 @@ def _no_scheme(weight: object, inputs: object) -> str:
 
 def _fp8_keys(w: QuarkTensor | None, a: QuarkTensor | None, config: QuarkConfig) -> tuple[QuantKey, QuantKey] | None:
     """_is_fp8_w8a8: (weight key, activation key) when the pair is an FP8 W8A8 scheme of this release, else None.
-    Before 0.30 it returned a bool and the scheme derived the keys (see kernel_request); the keys returned here
-    for those releases are 0.30's, used only for the MoE pairs."""
+    Before 0.30 it returned a bool and the schemes derived their own keys (kernel_request for linear layers, the
+    qschemes in moe_method for experts): for those releases only whether this is None counts."""
     if w is None or a is None or not w.is_dict or not a.is_dict:
         return None
     if w.dtype != "fp8_e4m3" or a.dtype != "fp8_e4m3" or w.is_dynamic:
@@ -216,7 +219,7 @@ def _scheme_assignment(matched: dict, config: QuarkConfig) -> Assignment:
     raw_w, raw_a = matched.get("weight"), matched.get("input_tensors")
     if config.keys:  # one-entry lists are unwrapped; longer ones are NVFP4 or refused
         if isinstance(raw_w, list) and len(raw_w) > 1 or isinstance(raw_a, list) and len(raw_a) > 1:
-            return Assignment(NAME, format=NON_FP8_SCHEME)
+            return Assignment(NAME, scheme=NON_FP8_SCHEME)
         raw_w = raw_w[0] if isinstance(raw_w, list) else raw_w
         raw_a = raw_a[0] if isinstance(raw_a, list) else raw_a
         if isinstance(raw_w, dict) and raw_w.get("qscheme") == "per_block" and not raw_w.get("block_size"):
@@ -227,13 +230,13 @@ def _scheme_assignment(matched: dict, config: QuarkConfig) -> Assignment:
     if keys is None:
         if _is_fp8_family(w):
             return Assignment(NAME, error=_no_scheme(raw_w, raw_a))
-        return Assignment(NAME, weights=w, input_activations=a, format=NON_FP8_SCHEME)
+        return Assignment(NAME, weights=w, input_activations=a, scheme=NON_FP8_SCHEME)
     block = w.qscheme == "per_block"
     strategy = "block" if block else "channel" if w.qscheme == "per_channel" else "tensor"
-    return Assignment(NAME, weights=w, input_activations=a, format=W8A8_FP8_PER_BLOCK if block else W8A8_FP8,
+    return Assignment(NAME, weights=w, input_activations=a, scheme=W8A8_FP8_PER_BLOCK if block else W8A8_FP8,
                       strategy=strategy, block=BLOCK if block else None, static_input=not a.is_dynamic,
                       # 0.28 / 0.29 register the block scale as weight_scale_inv, 0.30+ as weight_scale
-                      reason="weight_scale" if config.keys or not block else "weight_scale_inv")
+                      scale_suffix="weight_scale" if config.keys or not block else "weight_scale_inv")
 
 
 def assign(module: Module, config: QuarkConfig) -> Assignment:
@@ -273,7 +276,7 @@ def linear_scheme(assignment: Assignment, ctx: RoutingContext, linear_backend: s
     capability at all: CPU, XPU), falls through to 'No quark compatible scheme'. From 0.30 init_scheme's
     _check_scheme_supported raises below 89 (linear.py's scheme gate, scheme_min_capability) and passes where no
     capability is reported."""
-    scheme = assignment.format
+    scheme = assignment.scheme
     if scheme in (W8A8_FP8, W8A8_FP8_PER_BLOCK) and not ctx.profile.has("quark-fp8-keys") and \
             (ctx.cc is None or ctx.cc < MIN_CAPABILITY):
         return None, _no_scheme(_dict_text(assignment.weights), _dict_text(assignment.input_activations))
@@ -311,7 +314,7 @@ def expected_tensors(assignment: Assignment) -> ExpectedTensors | None:
     if assignment.strategy is None:
         return None
     if assignment.strategy == "block":
-        suffix = assignment.reason
+        suffix = assignment.scale_suffix
         stray = "weight_scale_inv" if suffix == "weight_scale" else "weight_scale"
         scale = WeightScale(suffix, "block", assignment.block, stray=stray,
                             stray_note=f"this release's QuarkW8A8Fp8PerBlock registers {suffix}; this tensor has no "
@@ -324,18 +327,10 @@ def expected_tensors(assignment: Assignment) -> ExpectedTensors | None:
 # --- FusedMoE --------------------------------------------------------------------------------------------
 
 
-class _ExpertsProbe(NamedTuple):
-    name: str
-    layer_type: str = "RoutedExperts"
-    shards: tuple = ()
-    fused: bool = False
-    unquantized: str | None = None
-
-
 def moe_method(name: str, leaves: tuple[str, str, str], config: QuarkConfig, rules: str) -> MoEMethod:
     """get_quant_method for a RoutedExperts: exclude (a listed child ignores the parent, check_children), the
     matched config, then QuarkW8A8Fp8MoEMethod's constructor for this release."""
-    probe = _ExpertsProbe(name)
+    probe = ExpertsProbe(name)
     children = config.moe_children and any(p.startswith(name + ".") for p in config.exclude
                                            if not p.startswith("re:"))
     if children or any(matches(name, p) for p in config.exclude):

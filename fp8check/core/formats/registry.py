@@ -18,9 +18,10 @@ from fp8check.core.formats.frontdoor import FrontDoor
 if TYPE_CHECKING:  # annotations only
     from fp8check.kernels.base import RoutingContext
 
-FORMATS: dict[str, Format] = {name: f for f in (
-    compressed_tensors.FORMAT, fp8.FORMAT, modelopt.FORMAT, quark.FORMAT, inc.FORMAT, fbgemm.FORMAT, mxfp8.FORMAT,
-    online.FORMAT) if f is not None for name in (f.name, *f.aliases)}
+ALL_FORMATS: tuple[Format, ...] = (compressed_tensors.FORMAT, fp8.FORMAT, modelopt.FORMAT, quark.FORMAT, inc.FORMAT,
+                                   fbgemm.FORMAT, mxfp8.FORMAT, online.FORMAT)
+# Each format under vLLM's name for it and its aliases (the settled method names vLLM maps to the same class).
+FORMATS: dict[str, Format] = {name: f for f in ALL_FORMATS for name in (f.name, *f.aliases)}
 
 
 class OutOfScopeConfig(NamedTuple):
@@ -51,7 +52,7 @@ def front_door(raw: dict | None, parsed: QuantConfig | None, ctx: RoutingContext
         if quantization is None:
             return FrontDoor(None)
         method = quantization
-        claimed = next((f for f in FORMATS.values() if quantization in f.online_methods), None)
+        claimed = next((f for f in ALL_FORMATS if quantization in f.online_methods), None)
         quant = claimed.parse({"quant_method": quantization}, "--quantization") if claimed else None
         if quant is None and quantization in frontdoor.quantization_methods(ctx):
             quant = OutOfScopeConfig(quantization)

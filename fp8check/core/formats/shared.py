@@ -165,6 +165,16 @@ def layer_skipped(module, patterns: tuple[str, ...]) -> tuple[bool, str | None]:
                    "of fused layers to have the same precision.", exact, fused_name_wins=True)
 
 
+class ExpertsProbe(NamedTuple):
+    """A RoutedExperts layer (never fused) as get_quant_method sees it: what a format matches an expert name with."""
+
+    name: str
+    layer_type: str = "RoutedExperts"
+    shards: tuple = ()
+    fused: bool = False
+    unquantized: str | None = None
+
+
 # --- kernel keys -----------------------------------------------------------------------------------------
 
 

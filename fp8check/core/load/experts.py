@@ -105,7 +105,7 @@ def moe_jobs(moes: tuple[MoEModule, ...], reports: dict[str, MoEReport], quant, 
             "block" if method.block else "channel" if method.weight_key == kFp8StaticChannelSym else "tensor")
         recipe = expert_recipe(report, strategy, method.activation_key == kFp8StaticTensorSym)
         if method.assignment is not None and method.assignment.online:
-            recipe = recipe._replace(online="global" if profile.has("online-tp-amax") else "rank")
+            recipe = recipe._replace(online=gemm.online_mode(profile))
         if recipe.block and method.block and recipe.block != method.block:
             recipe = recipe._replace(refine=(method.block[0] // recipe.block[0], method.block[1] // recipe.block[1]))
         ids = sorted(shapes.experts)
@@ -212,14 +212,7 @@ def _moe_amax_reduction(recipe: Recipe, tp: int, group):
     all-reduce (max) over the MoE's TP ranks; none under EP, where each rank holds whole experts."""
     if recipe.online != "global" or tp == 1:
         return None
-
-    def reduce(amax: torch.Tensor) -> torch.Tensor:
-        import torch.distributed as dist
-
-        dist.all_reduce(amax, op=dist.ReduceOp.MAX, group=group)
-        return amax
-
-    return reduce
+    return gemm.max_all_reduce(group)
 
 
 # ---------------------------------------------------------------------------------------------- numerics

@@ -17,6 +17,7 @@ from fp8check.core.load.weights import ShardTensors
 from fp8check.kernels.numerics import gemm as numerics
 from fp8check.kernels.numerics.fp8_math import scaled_fp8_quant
 from fp8check.kernels.numerics.gemm import LinearWeights
+from fp8check.kernels.numerics.mxfp8 import decode_e8m0, mx_quantize
 from fp8check.kernels.quant_keys import QuantKey
 
 
@@ -98,8 +99,6 @@ def quantize_online(weight: torch.Tensor, recipe: Recipe,
     fmax = torch.finfo(fp8).max
     w = weight.float()
     if recipe.strategy == "group":  # Mxfp8OnlineLinearMethod: mxfp8_e4m3_quantize of the weight, 1 x 32 groups
-        from fp8check.kernels.numerics.mxfp8 import decode_e8m0, mx_quantize
-
         codes, exponents = mx_quantize(w)
         return LinearWeights(codes, decode_e8m0(exponents), recipe.block, None)
     if recipe.strategy == "block":
@@ -120,11 +119,27 @@ def quantize_online(weight: torch.Tensor, recipe: Recipe,
     return LinearWeights((w / scale).clamp(-fmax, fmax).to(fp8), scale, None, None)
 
 
+def online_mode(profile) -> str:
+    """Recipe.online for an online method under this rule profile: whether vLLM reduces the amax over TP ranks."""
+    return "global" if profile.has("online-tp-amax") else "rank"
+
+
+def max_all_reduce(group) -> Callable[[torch.Tensor], torch.Tensor]:
+    """amax_for_tp_weight_quant / amax_for_moe_weight_quant on one rank: the all-reduce (max) over `group`."""
+    def reduce(amax: torch.Tensor) -> torch.Tensor:
+        import torch.distributed as dist
+
+        dist.all_reduce(amax, op=dist.ReduceOp.MAX, group=group)
+        return amax
+
+    return reduce
+
+
 def as_matrix(scale: torch.Tensor) -> torch.Tensor:
     """A channel, block or group scale as the fp32 2-D matrix the kernels use: ModelOpt / Quark's 1-D per-channel
     [N] becomes [N, 1] (process_fp8_weight_channel_strategy), ModelOpt FP8_PB_WO's 4-D [N/128, 1, K/128, 1] is
     squeezed, MXFP8's uint8 E8M0 exponents [N, K/32] become their powers of two 2**(e - 127)."""
-    scale = torch.exp2(scale.float() - 127.0) if scale.dtype == torch.uint8 else scale.float()
+    scale = decode_e8m0(scale) if scale.dtype == torch.uint8 else scale.float()
     if scale.dim() == 1:
         return scale.reshape(-1, 1)
     if scale.dim() == 4:

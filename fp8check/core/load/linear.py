@@ -45,7 +45,7 @@ def routed_recipe(layer: LayerReport, assignment: Assignment, ctx: RoutingContex
         return None
     quantization, _, activation_key = FORMATS[assignment.method].kernel_request(layer.scheme, assignment, ctx, e8m0)
     kind = kernel_numerics(layer.kernel)
-    online = ("global" if ctx.profile.has("online-tp-amax") else "rank") if assignment.online else None
+    online = gemm.online_mode(ctx.profile) if assignment.online else None
     if quantization == MXFP8:  # 1 x 32 groups of the weight, each with its E8M0 scale
         return Recipe(kind, "group", (1, MXFP8_BLOCK_SIZE), activation=activation_key if kind == MX_W8A8 else None,
                       online=online)
@@ -101,14 +101,7 @@ def _online_amax_reduction(recipe: Recipe, reads: RankReads, group):
         return None
     if recipe.strategy == "channel" and reads.combine != "all_reduce":
         return None
-
-    def reduce(amax: torch.Tensor) -> torch.Tensor:
-        import torch.distributed as dist
-
-        dist.all_reduce(amax, op=dist.ReduceOp.MAX, group=group)
-        return amax
-
-    return reduce
+    return gemm.max_all_reduce(group)
 
 
 def prepare(recipe: Recipe, fused: Fused, x: torch.Tensor, device: torch.device,

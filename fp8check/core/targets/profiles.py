@@ -46,7 +46,7 @@ WHEEL_CHANGES: dict[str, str] = {
     "xpu-quant-allowlist": "0.27 wheel: XPU gains a supported_quantization list (quark, fbgemm_fp8, modelopt_mxfp8, "
                            "... refused: '<method> quantization is currently not supported in xpu.')",
     "modelopt-min-80": "0.27 wheel: ModelOptFp8Config.get_min_capability() is 80 (was 89)",
-    "rocm-inc": "0.28 wheel: ROCm's list gains inc and drops bitsandbytes; bitsandbytes leaves QuantizationMethods",
+    "rocm-inc": "0.28 wheel: ROCm's list gains inc and drops bitsandbytes",
     "xpu-moe-wna16": "0.30 wheel: XPU's list gains moe_wna16",
     "xpu-fp8-per-channel": "0.32 wheel: XPU's list gains fp8_per_channel",
     "quark-per-block": "0.28 wheel: Quark per-block FP8 weights (QuarkW8A8Fp8PerBlock)",
@@ -67,6 +67,8 @@ WHEEL_CHANGES: dict[str, str] = {
                          "excluded child excludes its parent (check_children)",
     "inc-mx-fp": "0.27 wheel: INCConfig accepts data_type mx_fp (its data_type error lists {'int', 'mx_fp'})",
     "inc-bits-5-7": "0.30 wheel: INCConfig.SUPPORTED_BITS gains 5, 6 and 7",
+    "nvfp4-per-token": "0.26 wheel: QuantizationMethods gains nvfp4_per_token (online NVFP4 experts)",
+    "bitsandbytes-removed": "0.28 wheel: bitsandbytes leaves QuantizationMethods",
     "modelopt-exclude-modules": "0.33 wheel: ModelOpt's config.json branch falls back to exclude_modules when "
                                 "ignore is absent",
 }
@@ -96,12 +98,13 @@ def _release(name: str, base: RuleProfile | None, adds: tuple[int | str, ...], s
 
 
 _V025 = _release("0.25", None, (43958, 43645), "XPU W8A16 default (#43645); Marlin first in the CUDA FP8 table")
-_V026 = _release("0.26", _V025, (47516, "quark-moe-exclude"),
+_V026 = _release("0.26", _V025, (47516, "quark-moe-exclude", "nvfp4-per-token"),
                  "before #50787: XPU block FP8 goes to W8A16 and fails to find a kernel")
 _V027 = _release("0.27", _V026, ("rocm-cdna3-wording", "xpu-quant-allowlist", "modelopt-min-80", "inc-mx-fp"),
                  "as 0.26 but for one ROCm message; XPU's quantization allow-list")
 _V028 = _release("0.28", _V027, (49664, 49932, 50787, 50826, "b12x", "humming-installed", "rocm-inc",
-                                 "quark-per-block", "online-tp-amax", "mxfp8-backend-fallback"),
+                                 "quark-per-block", "online-tp-amax", "mxfp8-backend-fallback",
+                                 "bitsandbytes-removed"),
                  "XPU block FP8 routes to W8A8 / XPUFp8BlockScaledMMKernel; Torch kernels on XPU")
 _V029 = _release("0.29", _V028, ("marlin-late", "torch-fp8-support", 47434, "pbwo-padding", "mxfp8-trtllm"),
                  "Marlin's cc >= 89 gate removed: sm89 block FP8 routes to Marlin; AutoRound block FP8")
