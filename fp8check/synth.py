@@ -92,6 +92,7 @@ class Spec:
     experts: int = 0
     moe_intermediate: int = 128
     ignore: tuple[str, ...] = ("lm_head",)
+    ignore_routers: bool = True      # MoE routers (stored BF16) added to the ignore list, as most exporters write it
     dtype: str = "bfloat16"
     shards: int = 1
     data: str = "random"             # "random" | "zeros" | "sparse"
@@ -244,6 +245,15 @@ def _ignored(spec: Spec, name: str) -> bool:
     return any(re.match(i[3:], name) if i.startswith("re:") else i == name for i in spec.ignore)
 
 
+def ignore_list(spec: Spec) -> list[str]:
+    """What the config's ignore list names: the spec's `ignore`, and every MoE router, which the checkpoint stores
+    in BF16 and exporters exclude by name (llm-compressor, Qwen's own FP8 configs, ModelOpt): vLLM builds some
+    routers with the model's quant_config (qwen3_moe.py's mlp.gate), so only the list keeps them unquantized."""
+    routers = [name for name in linear_shapes(spec) if name.endswith(ROUTER_LEAVES)] \
+        if spec.experts and spec.ignore_routers else []
+    return list(spec.ignore) + [r for r in routers if not _ignored(spec, r)]
+
+
 def quantization_config(spec: Spec) -> dict | None:
     """The quantization config the spec's Quant writes (into config.json, or hf_quant_config.json)."""
     if spec.quant is None:
@@ -255,7 +265,7 @@ def quantization_config(spec: Spec) -> dict | None:
 
 def _fp8_config(spec: Spec, quant: Quant, algo: str) -> dict:
     cfg = {"quant_method": "fp8", "activation_scheme": "dynamic" if quant.act[1] else "static",
-           "ignored_layers": list(spec.ignore)}
+           "ignored_layers": ignore_list(spec)}
     if quant.strategy == "block":
         cfg["weight_block_size"] = list(spec.block)
     return cfg
@@ -286,7 +296,7 @@ def _ct_document(spec: Spec, weights: dict, inputs: dict | None, fmt: str) -> di
     return {
         "config_groups": {"group_0": {"format": fmt, "input_activations": inputs, "output_activations": None,
                                       "targets": ["Linear"], "weights": weights}},
-        "format": fmt, "ignore": list(spec.ignore), "kv_cache_scheme": None, "quant_method": "compressed-tensors",
+        "format": fmt, "ignore": ignore_list(spec), "kv_cache_scheme": None, "quant_method": "compressed-tensors",
         "quantization_status": "compressed", "sparsity_config": {}, "transform_config": {}, "version": "0.20.1",
     }
 
@@ -297,8 +307,8 @@ def _modelopt_config(spec: Spec, quant: Quant, algo: str) -> dict:
     producer = {"name": "modelopt", "version": "0.37.0"}
     if quant.config_file == "hf_quant_config.json":
         return {"producer": producer, "quantization": {"quant_algo": algo, "kv_cache_quant_algo": None,
-                                                        "exclude_modules": list(spec.ignore)}}
-    cfg = {"quant_algo": algo, "ignore": list(spec.ignore), "producer": producer, "quant_method": "modelopt"}
+                                                        "exclude_modules": ignore_list(spec)}}
+    cfg = {"quant_algo": algo, "ignore": ignore_list(spec), "producer": producer, "quant_method": "modelopt"}
     if algo == "FP8":
         fp8 = {"dynamic": False, "num_bits": 8, "type": "float"}
         cfg["config_groups"] = {"group_0": {"input_activations": fp8, "weights": fp8, "targets": ["Linear"]}}
@@ -322,7 +332,7 @@ def _quark_config(spec: Spec, quant: Quant, algo: str) -> dict:
             "export": {"kv_cache_group": [], "pack_method": "reorder", "weight_format": "real_quantized",
                        "min_kv_scale": 0.0, "weight_merge_groups": None},
             "global_quant_config": {"weight": weight, "input_tensors": inputs, "output_tensors": None, "bias": None},
-            "layer_quant_config": {}, "layer_type_quant_config": {}, "exclude": list(spec.ignore)}
+            "layer_quant_config": {}, "layer_type_quant_config": {}, "exclude": ignore_list(spec)}
 
 
 def _auto_round_config(spec: Spec, quant: Quant, algo: str) -> dict:
@@ -330,12 +340,14 @@ def _auto_round_config(spec: Spec, quant: Quant, algo: str) -> dict:
     return {"quant_method": "auto-round", "bits": 8, "group_size": list(spec.block), "data_type": "fp",
             "sym": True, "act_bits": 8, "act_group_size": spec.block[0], "act_data_type": "fp", "act_sym": True,
             "act_dynamic": True, "packing_format": "auto_round:fp8", "autoround_version": "0.9.0",
-            "modules_to_not_convert": list(spec.ignore)}
+            "modules_to_not_convert": ignore_list(spec),
+            # INCConfig reads per-layer overrides, not modules_to_not_convert: bits 16 keeps a layer unquantized
+            "extra_config": {name: {"bits": 16} for name in ignore_list(spec) if not name.startswith("re:")}}
 
 
 def _fbgemm_config(spec: Spec, quant: Quant, algo: str) -> dict:
     """Meta's FBGEMM FP8 (Llama-3.1-405B-Instruct-FP8): per-channel weights, per-token activations."""
-    return {"quant_method": "fbgemm_fp8", "activation_scale_ub": 1200.0, "modules_to_not_convert": list(spec.ignore)}
+    return {"quant_method": "fbgemm_fp8", "activation_scale_ub": 1200.0, "modules_to_not_convert": ignore_list(spec)}
 
 
 CONFIG_WRITERS = {"fp8": _fp8_config, "ct": _ct_config, "ct-mxfp8": _ct_mxfp8_config, "modelopt": _modelopt_config,

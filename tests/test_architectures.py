@@ -8,7 +8,7 @@ from fp8check.core.checkpoint.local import open_local
 from fp8check.core.records import InspectOptions
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
-from fp8check.core.targets.profiles import LATEST
+from fp8check.core.targets.profiles import LATEST, select_profile
 
 # DeepSeek-V3's shapes scaled down, keeping what the TP 8 checks look at: 16 heads, 128-wide nope/v heads,
 # 64-wide rope, q_lora_rank and kv_lora_rank multiples of 128, MoE widths that split into 128-blocks at TP 8.
@@ -130,3 +130,43 @@ def test_xpu_ragged_shapes_fail_after_loading(make_checkpoint):
                                     intermediate=256), "xpu")
     assert layer(narrow, "model.layers.0.mlp.down_proj").errors[0].startswith(
         "XPU block-scaled FP8: N (264) yields group width 8, but oneDNN only supports multiples of 16")
+
+
+QWEN3_MOE = dict(architecture="Qwen3MoeForCausalLM", model_type="qwen3_moe", experts=4, moe_intermediate=128,
+                 hidden=256, head_dim=128, data="sparse")
+
+
+@pytest.mark.parametrize("quant", ["fp8-block", "ct-fp8-block", "modelopt-fp8"])
+@pytest.mark.parametrize("release", ["0.28", "0.33"])
+def test_qwen3_moe_builds_its_router_with_the_quant_config(make_checkpoint, quant, release):
+    """qwen3_moe.py passes quant_config to mlp.gate (ReplicatedLinear until 0.30, GateLinear from 0.31): listed in
+    the ignore list (as exporters write it) it is unquantized; not listed, vLLM gives it the FP8 method and loads
+    the BF16 router into an FP8 parameter, which fp8check names."""
+    profile = select_profile(release)
+    listed = inspect_checkpoint(open_local(make_checkpoint(quant=quant, **QWEN3_MOE)),
+                                InspectOptions(parse_platform("h100"), profile))
+    gate = layer(listed, "model.layers.0.mlp.gate")
+    assert gate.layer_type == "ReplicatedLinear" and gate.scheme == "UnquantizedLinearMethod" and gate.ok
+    assert any("listed in" in note for note in gate.notes)
+    missed = inspect_checkpoint(open_local(make_checkpoint(quant=quant, ignore_routers=False, **QWEN3_MOE)),
+                                InspectOptions(parse_platform("h100"), profile))
+    gate = layer(missed, "model.layers.0.mlp.gate")
+    assert gate.scheme != "UnquantizedLinearMethod" and gate.kernel
+    assert any(e.startswith("model.layers.0.mlp.gate.weight (model.safetensors) is BF16, but the quantization "
+                            "config makes it an FP8 layer") for e in gate.errors)
+    assert not missed.ok
+
+
+@pytest.mark.parametrize("architecture, model_type, router", [
+    ("Qwen2MoeForCausalLM", "qwen2_moe", "model.layers.0.mlp.gate"),
+    ("MixtralForCausalLM", "mixtral", "model.layers.0.block_sparse_moe.gate"),
+    ("DeepseekV3ForCausalLM", "deepseek_v3", "model.layers.0.mlp.gate"),
+])
+def test_routers_built_with_quant_config_none_stay_unquantized_whatever_the_ignore_list(
+        make_checkpoint, architecture, model_type, router):
+    moe_style = {"mixtral": "mixtral", "deepseek_v3": "deepseek"}.get(model_type, "qwen")
+    folder = make_checkpoint(quant="fp8-block", architecture=architecture, model_type=model_type, experts=4,
+                             moe_intermediate=128, hidden=256, head_dim=128, data="sparse", moe_style=moe_style,
+                             ignore_routers=False)
+    gate = layer(report(folder), router)
+    assert gate.scheme == "UnquantizedLinearMethod" and gate.ok

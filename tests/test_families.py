@@ -146,7 +146,7 @@ def test_llama4_router_outside_ignore_loads(make_checkpoint):
     # Meta's checkpoints leave the router BF16 and do not list it in `ignore`; vLLM builds it without a quant
     # config (GateLinear), so the quantization config never applies to it.
     folder = make_checkpoint(architecture="Llama4ForCausalLM", moe_style="llama4", experts=4, head_dim=128,
-                             ignore=("lm_head",), data="sparse")
+                             ignore=("lm_head",), ignore_routers=False, data="sparse")
     assert json.loads(open(f"{folder}/config.json").read())["quantization_config"]["ignore"] == ["lm_head"]
     router = next(layer for layer in inspect(folder).layers if layer.name.endswith("feed_forward.router"))
     assert router.weight_dtype == "BF16" and router.scheme == "UnquantizedLinearMethod" and router.ok

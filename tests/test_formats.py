@@ -22,7 +22,7 @@ from fp8check.core.targets.platforms import parse_platform
 from fp8check.core.targets.profiles import select_profile
 from fp8check.kernels.base import FP8
 from fp8check.kernels.quant_keys import kFp8StaticTensorSym
-from fp8check.synth import QUANTS, Spec, quantization_config
+from fp8check.synth import QUANTS, Spec, ignore_list, quantization_config
 
 TOY = "toy-fp8"
 TOY_LINEAR = "ToyFp8LinearMethod"
@@ -64,9 +64,10 @@ def _inspect(folder: str, platform: str = "h100"):
 
 
 def _toy_checkpoint(make_checkpoint, quant: str = "fp8-static", **spec) -> str:
-    """Per-tensor FP8 tensors (weight_scale, input_scale with `fp8-static`) under a toy quantization_config."""
+    """Per-tensor FP8 tensors (weight_scale, input_scale with `fp8-static`) under a toy quantization_config that
+    ignores lm_head and the MoE routers (stored BF16), as exporters list them."""
     return make_checkpoint(quant=quant, data="sparse", extra_config={
-        "quantization_config": {"quant_method": TOY, "ignore": ["lm_head"]}}, **spec)
+        "quantization_config": {"quant_method": TOY, "ignore": ignore_list(Spec(quant=quant, **spec))}}, **spec)
 
 
 @pytest.fixture

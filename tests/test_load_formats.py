@@ -118,3 +118,25 @@ def test_experts_of_stored_and_online_formats_run_and_agree(moe_folders, quant, 
     code, doc = _load(moe_folders[quant], *args)
     assert code == 0, [e for m in doc["moe"] for e in m["errors"] + (m["load"] or {}).get("errors", [])]
     assert doc["moe"] and all(m["load"]["status"] in ("ok", "warn") and m["load"]["experts"] for m in doc["moe"])
+
+
+@pytest.mark.parametrize("quant, kv_scales", [("quark-fp8", ("k_proj.output_scale", "v_proj.output_scale")),
+                                              ("modelopt-fp8", ("k_proj.k_scale", "v_proj.v_scale"))])
+def test_fp8_kv_checkpoints_load_with_their_kv_cache_scales_at_tp_2(tmp_path, quant, kv_scales):
+    """amd/*-FP8-KV and nvidia/*-FP8 store KV-cache scales beside k_proj / v_proj (Quark's output_scale, ModelOpt's
+    k_scale / v_scale): vLLM remaps them to the attention layer, so the linear's TP split never cuts them."""
+    import struct
+
+    from fp8check.synth import tensor_data, tensor_specs, write_safetensors
+
+    spec = Spec(quant=quant, **SHAPE)
+    folder = write_checkpoint(str(tmp_path / quant), spec)
+    entries = tensor_specs(spec)
+    data = tensor_data(spec, entries)
+    for i in range(spec.layers):
+        for leaf in kv_scales:
+            entries[f"model.layers.{i}.self_attn.{leaf}"] = ("F32", ())
+            data[f"model.layers.{i}.self_attn.{leaf}"] = struct.pack("<f", 0.05)
+    write_safetensors(os.path.join(folder, "model.safetensors"), dict(sorted(entries.items())), data)
+    code, doc = _load(folder, "-p", "rocm:gfx942" if quant == "quark-fp8" else "h100", "--tp", "2")
+    assert code == 0, [e for layer in doc["layers"] for e in layer["errors"] + layer["load"]["errors"]]

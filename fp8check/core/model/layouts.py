@@ -61,12 +61,18 @@ class Arch(NamedTuple):
     spec_layers: str | None = None
     towers: tuple[Tower, ...] = ()
     mla: bool = False
+    # Routers the model file builds WITH the model's quant_config (ReplicatedLinear, GateLinear from 0.31): their
+    # quantization is the format's (its ignore list), like any other ReplicatedLinear.
+    quantized_routers: tuple[str, ...] = ()
 
 
-# Routers: GateLinear(...) without quant_config (mixtral.py, qwen2_moe.py, qwen3_moe.py, deepseek_v2.py,
-# glm4_moe.py, minimax_m2.py, llama4.py, gpt_oss.py); Qwen's shared_expert_gate is
-# ReplicatedLinear(..., quant_config=None).
+# Routers built without quant_config, in every release 0.25-0.33: ReplicatedLinear(..., quant_config=None) until
+# 0.30, GateLinear(...) from 0.31 (mixtral.py, qwen2_moe.py, deepseek_v2.py, minimax_m2.py, llama4.py, gpt_oss.py;
+# glm4_moe.py's is a torch nn.Linear until 0.30); Qwen's shared_expert_gate is ReplicatedLinear(..., quant_config=None).
+# qwen3_moe.py (and qwen3_vl_moe.py, which reuses its sparse block) passes quant_config=quant_config to mlp.gate in
+# every release: that router is quantized unless the format's ignore list names it.
 _QWEN_MOE_ROUTERS = ("mlp.gate", "mlp.shared_expert_gate")
+_QWEN3_MOE_ROUTERS = dict(unquantized=("mlp.shared_expert_gate",), quantized_routers=("mlp.gate",))
 
 # pixtral.py PixtralHFVisionModel (Mistral-3's vision_tower): attention.{q,k,v}_proj -> qkv_proj
 # (QKVParallelLinear over vision heads), o_proj row, feed_forward gate/up -> gate_up_proj, down_proj row.
@@ -113,13 +119,13 @@ ARCHITECTURES: dict[str, Arch] = {
     "Qwen2ForCausalLM": Arch("vllm:qwen2.py"),
     "Qwen3ForCausalLM": Arch("vllm:qwen3.py"),
     "Qwen2MoeForCausalLM": Arch("vllm:qwen2_moe.py", unquantized=_QWEN_MOE_ROUTERS),
-    "Qwen3MoeForCausalLM": Arch("vllm:qwen3_moe.py", unquantized=_QWEN_MOE_ROUTERS),
+    "Qwen3MoeForCausalLM": Arch("vllm:qwen3_moe.py", **_QWEN3_MOE_ROUTERS),
     "Qwen2_5_VLForConditionalGeneration": Arch("vllm:qwen2.py", packed=_QWEN_VL_PACKED, towers=(_QWEN25_VISUAL,)),
     # The text models: Qwen2ForCausalLM (qwen2.py); Qwen3LLMForCausalLM (qwen3_vl.py, a Qwen3ForCausalLM);
     # Qwen3MoeLLMForCausalLM (qwen3_vl_moe.py, a Qwen3MoeForCausalLM).
     "Qwen3VLForConditionalGeneration": Arch("vllm:qwen3_vl.py", packed=_QWEN_VL_PACKED, towers=(_QWEN3_VISUAL,)),
     "Qwen3VLMoeForConditionalGeneration": Arch("vllm:qwen3_vl_moe.py", packed=_QWEN_VL_PACKED,
-                                               unquantized=_QWEN_MOE_ROUTERS, towers=(_QWEN3_VISUAL,)),
+                                               towers=(_QWEN3_VISUAL,), **_QWEN3_MOE_ROUTERS),
     "DeepseekV2ForCausalLM": _DEEPSEEK,
     "DeepseekV3ForCausalLM": _DEEPSEEK,
     "Glm4MoeForCausalLM": Arch("vllm:glm4_moe.py", unquantized=("mlp.gate",), spec_layers="num_nextn_predict_layers"),

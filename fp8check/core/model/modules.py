@@ -198,11 +198,12 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
     leaf = name.rsplit(".", 1)[-1]
     k = shards[0].weight.shape[1]
     widths = tuple(s.weight.shape[0] for s in shards)
-    router = tail_match(name, rules.unquantized) is not None
+    unquantized_router = tail_match(name, rules.unquantized) is not None
+    router = unquantized_router or (tower is None and tail_match(name, arch.quantized_routers) is not None)
     unquantized = None
     if tower is not None and not tower.quantized:
         unquantized = f"vLLM builds this tower with quant_config=None ({tower.source[5:]})"
-    elif router:
+    elif unquantized_router:
         unquantized = "vLLM builds the MoE router with quant_config=None"
     style = tail_match(name, rules.styles)
     layer_type = rules.styles[style] if style else _generic_style(leaf, fused, router)

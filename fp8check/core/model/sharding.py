@@ -359,6 +359,10 @@ def _side_kind(module: LinearModule, shard: Shard, suffix: str, info: TensorInfo
         return "rows"
     if suffix in WEIGHT_SCALES or suffix == "input_scale":
         return "whole"
+    if suffix == "output_scale" and len(info.shape) <= 1 and math.prod(info.shape) == 1:
+        # Quark's q/k/v_proj.output_scale: the KV cache's scale (QuarkConfig.get_cache_scale_mapper remaps it to
+        # attn.k_scale / v_scale / q_scale), a scalar every rank loads whole; the linear never reads it.
+        return "whole"
     raise ShardingError(f"{module.name}.{suffix}: fp8check does not model how vLLM shards this tensor")
 
 

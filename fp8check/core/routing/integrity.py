@@ -63,8 +63,13 @@ def _check_shard(shard: Shard, expected: ExpectedTensors, errors: list[str], war
 
 def _fp8_weight(weight: TensorInfo, errors: list[str], warnings: list[str]) -> None:
     if weight.dtype not in FP8_DTYPES:
+        # ReplicatedLinear / ColumnParallelLinear weight_loader: param.data.copy_(loaded_weight), no dtype check
+        # (0.32+ only logs one); create_fp8_scale_parameter fills the missing scale with finfo(float32).min.
         errors.append(f"{_t(weight)} is {weight.dtype}, but the quantization config makes it an FP8 layer: vLLM "
-                      "would cast it into a float8_e4m3fn parameter and read scales that do not belong to it")
+                      "copies it unscaled into a float8_e4m3fn parameter (values below 2^-9 flush to zero, beyond "
+                      "±448 saturate) and a scale it lacks keeps its -3.4e38 placeholder, so the layer computes "
+                      "garbage without an error; list the layer in the config's ignore list (ignored_layers, "
+                      "modules_to_not_convert, ignore or exclude)")
     elif weight.dtype != "F8_E4M3":
         warnings.append(f"{_t(weight)} is {weight.dtype}: vLLM creates float8_e4m3fn parameters and casts on load "
                         "(values beyond ±448 saturate)")
