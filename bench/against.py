@@ -12,7 +12,7 @@ the weights), compressed-tensors quantizes BASE (tests/test_against.ct_quantize)
 Then the sensitivity: codes made with a scale s, judged with s x ratio (what a swapped or transposed scale is), and
 a simulated tool that quantizes with an fp32 scale and stores it in bf16 (what the drift allowance must admit).
 
-    python bench/against.py [--hidden 1024]     # ~6 minutes on 2 cores; prints the README's tables
+    python bench/against.py [--hidden 1024]     # ~6 minutes on 2 cores; prints docs/commands.md's tables
 """
 
 from __future__ import annotations

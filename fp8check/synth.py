@@ -116,6 +116,7 @@ class Spec:
     vision_heads: int = 4
     fused_on_disk: bool = False      # Phi-3: qkv_proj and gate_up_proj stored fused
     attention_sinks: bool = False    # gpt-oss: a per-head self_attn.sinks parameter
+    tie_embeddings: bool = False     # tie_word_embeddings (Gemma): no lm_head tensor, the head is embed_tokens
 
     @property
     def hd(self) -> int:
@@ -155,8 +156,9 @@ def linear_shapes(spec: Spec) -> dict[str, tuple[int, int]]:
         if i >= spec.layers:  # DeepSeek-V3's MTP block: eh_proj and its own head (left unquantized)
             shapes[f"{p}.eh_proj"] = (spec.hidden, 2 * spec.hidden)
             shapes[f"{p}.shared_head.head"] = (spec.vocab, spec.hidden)
-    shapes["language_model.lm_head" if spec.text_prefix == "language_model.model" else "lm_head"] = (
-        spec.vocab, spec.hidden)
+    if not spec.tie_embeddings:
+        shapes["language_model.lm_head" if spec.text_prefix == "language_model.model" else "lm_head"] = (
+            spec.vocab, spec.hidden)
     if spec.vision:
         shapes.update(VISION_TOWERS[spec.vision](spec))
     return shapes
@@ -354,12 +356,24 @@ CONFIG_WRITERS = {"fp8": _fp8_config, "ct": _ct_config, "ct-mxfp8": _ct_mxfp8_co
                   "quark": _quark_config, "auto-round": _auto_round_config, "fbgemm": _fbgemm_config}
 
 
+# The routing keys each family's released configs carry (vLLM's model files read them: layouts.Router).
+ROUTER_CONFIGS = {
+    "DeepseekV3ForCausalLM": {"scoring_func": "sigmoid", "topk_method": "noaux_tc", "norm_topk_prob": True,
+                              "n_group": 1, "topk_group": 1},
+    "DeepseekV2ForCausalLM": {"scoring_func": "softmax", "topk_method": "greedy", "norm_topk_prob": False},
+    "Qwen2MoeForCausalLM": {"norm_topk_prob": False},
+    "Qwen3MoeForCausalLM": {"norm_topk_prob": True},
+    "Qwen3VLMoeForConditionalGeneration": {"norm_topk_prob": True},
+    "MiniMaxM2ForCausalLM": {"scoring_func": "sigmoid", "use_routing_bias": True},
+}
+
+
 def model_config(spec: Spec) -> dict:
     cfg = {
         "architectures": [spec.architecture], "model_type": spec.model_type, "hidden_size": spec.hidden,
         "intermediate_size": spec.intermediate, "num_hidden_layers": spec.layers,
         "num_attention_heads": spec.heads, "num_key_value_heads": spec.kv_heads, "vocab_size": spec.vocab,
-        "max_position_embeddings": 512, "tie_word_embeddings": False, "dtype": spec.dtype,
+        "max_position_embeddings": 512, "tie_word_embeddings": spec.tie_embeddings, "dtype": spec.dtype,
     }
     if spec.head_dim:
         cfg["head_dim"] = spec.head_dim
@@ -371,6 +385,8 @@ def model_config(spec: Spec) -> dict:
     if spec.mla:
         cfg.update(q_lora_rank=spec.q_lora_rank, kv_lora_rank=spec.kv_lora_rank, qk_rope_head_dim=spec.qk_rope_head_dim,
                    qk_nope_head_dim=spec.hd, v_head_dim=spec.hd)
+    if spec.experts:
+        cfg.update(ROUTER_CONFIGS.get(spec.architecture, {}))
     if spec.mtp_layers:
         cfg[spec.mtp_key] = spec.mtp_layers
     if spec.vision:

@@ -19,6 +19,8 @@ EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "tiny-qwen3-
 QWEN3_32B = Spec(quant="ct-fp8-block", architecture="Qwen3ForCausalLM", model_type="qwen3", hidden=5120,
                  intermediate=25600, layers=64, heads=64, kv_heads=8, head_dim=128, vocab=151936, shards=7,
                  data="sparse")
+# 64 attention heads, 8 KV heads: vLLM loads it at TP 32 (4 replicas of each KV head), past the 1..16 sweep.
+WIDE_ATTENTION = dict(heads=64, kv_heads=8, head_dim=128, hidden=1024, intermediate=4096, data="sparse")
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +75,7 @@ def test_json_contract_per_layer(qwen3_32b):
     layer = next(layer for layer in doc["layers"] if layer["name"] == "model.layers.0.self_attn.qkv_proj")
     assert layer["shards"] == [f"model.layers.0.self_attn.{p}_proj" for p in "qkv"]
     assert layer["strategy"] == "block [128, 128]" and layer["activation"] == "dynamic group 128"
+    assert layer["shape"] == [1024, 256]  # the table prints 1024×256 and block 128×128; the JSON keeps the lists
     assert {"name", "shards", "strategy", "scheme", "kernel", "rejected", "errors"} <= set(layer)
 
 
@@ -86,7 +89,8 @@ def test_rules_json_lists_profiles_with_prs():
 def test_verbose_table_shows_reasons_and_assumptions():
     result = run("inspect", EXAMPLE, "-p", "l40s", "-v")
     assert result.exit_code == 0
-    assert "CutlassFp8BlockScaledMMKernel The device compute capability of89 is not supported.." in result.stdout
+    assert "CutlassFp8BlockScaledMMKernel The device compute capability of89 is not supported." in result.stdout
+    assert "supported.." not in result.stdout  # vLLM's doubled period is one for people (the JSON keeps it)
     assert "deep_gemm=yes" in result.stdout  # every CUDA wheel vendors DeepGEMM (vllm/third_party/deep_gemm)
 
 
@@ -202,3 +206,86 @@ def test_rules_list_the_changes_read_from_each_wheel():
     assert "cpu-fp8-channel" in profiles["0.33"]["changes"] and "cpu-fp8-channel" not in profiles["0.32"]["changes"]
     assert set(profiles["0.33"]["changes"]) <= set(doc["wheel_changes"])
     assert "cpu-fp8-channel" in run("rules").stdout
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+def test_fail_on_warning_keeps_a_warning_a_warning_and_says_why_it_fails(fmt):
+    """Issue 20 item 2: the kv-replicated warning at TP 4 (2 KV heads) is printed once, as a warning, and the
+    verdict says --fail-on warning fails on it; the JSON still reads ok with no error."""
+    args = ["inspect", EXAMPLE, "-p", "h100", "--tp", "4", "--fail-on", "warning"]
+    result = run(*args, "-f", fmt)
+    assert result.exit_code == 1
+    assert result.stdout.count("kv-replicated:") == 1 and "error: kv-replicated" not in result.stdout
+    assert "FAIL: 1 warning (--fail-on warning); otherwise OK: 9 linear modules route" in flat(result.stdout)
+    assert "model-level error" not in result.stdout
+    doc = json.loads(run(*args, "-f", "json").stdout)
+    assert doc["ok"] is True and doc["errors"] == [] and doc["warnings"][0].startswith("kv-replicated:")
+
+
+@pytest.mark.parametrize("tp,warned", [(3, False), (4, True)])
+def test_kv_replication_is_warned_only_at_a_tp_that_loads(tp, warned):
+    """Issue 20 item 3: vLLM refuses TP 3 for 4 attention heads, so no replica count is built from it."""
+    doc = json.loads(run("inspect", EXAMPLE, "-p", "xpu", "--tp", str(tp), "-f", "json").stdout)
+    kv = [w for w in doc["warnings"] if w.startswith("kv-replicated:")]
+    assert bool(kv) is warned
+    if warned:
+        assert "replicated on 2 ranks" in kv[0] and "stored 2 times" in kv[0]
+
+
+@pytest.mark.parametrize("tp,replicas", [(8, None), (16, 2), (32, 4), (64, None)])
+def test_kv_replication_is_warned_at_every_tp_that_loads_even_past_the_sweep(make_checkpoint, tp, replicas):
+    """The warning follows the report's own verdict at this TP, not the 1..16 sweep: TP 8 replicates nothing, TP 32
+    loads with 4 replicas, and TP 64 (8 replicas) is refused, its MLP shards (4096 / 64) narrower than a block."""
+    doc = json.loads(run("inspect", make_checkpoint(**WIDE_ATTENTION), "-p", "h100", "--tp", str(tp), "-f",
+                         "json").stdout)
+    kv = [w for w in doc["warnings"] if w.startswith("kv-replicated:")]
+    assert doc["ok"] is (tp != 64) and len(kv) == (replicas is not None)
+    if replicas:
+        assert f"TP is {tp}:" in kv[0] and f"stored {replicas} times" in kv[0] and kv[0].endswith("1, 2, 4, 8")
+
+
+@pytest.mark.parametrize("command", [
+    ["inspect", EXAMPLE, "-p", "h100", "--tp", "4", "-v"],
+    ["inspect", EXAMPLE, "-p", "xpu", "--wide"],
+    ["matrix", EXAMPLE],
+    ["diff", EXAMPLE, "--from", "0.27", "-p", "xpu"],
+    ["kernels", "-p", "h100"],
+    ["rules"],
+    ["env"],
+])
+def test_no_output_line_ends_in_a_space(command):
+    """Piped, stdout is 200 columns wide: rich's padding of every message and cell to it must not reach the log."""
+    result = run(*command)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() and [line for line in result.stdout.splitlines() if line.endswith(" ")] == []
+
+
+@pytest.mark.parametrize("columns,widest", [("80", 80), ("120", 120), (None, 200), ("wide", 200)])
+def test_piped_output_honours_columns(columns, widest):
+    """$COLUMNS sets the width of piped output (rich reads it); unset or not a number, 200 columns for CI logs."""
+    result = runner.invoke(app, ["inspect", EXAMPLE, "-p", "h100", "--tp", "4", "-v"], env={"COLUMNS": columns})
+    assert result.exit_code == 0, result.output
+    lengths = [len(line) for line in result.stdout.splitlines()]
+    assert max(lengths) <= widest and max(lengths) > widest - 30  # the warning and memory lines fill the width
+
+
+def test_load_names_a_refused_layer_by_its_scheme_and_prints_a_model_refusal_once():
+    """Issue 20 items 1 and 9: `load -p xpu --vllm 0.27` says what the refused FP8 block layers are; at TP 3
+    the heads refusal is printed once, not once per module."""
+    refused = flat(run("load", EXAMPLE, "-p", "xpu", "--tp", "2", "--vllm", "0.27").stdout)
+    assert "CompressedTensorsW8A16Fp8 → not run: vLLM refuses it" in refused and "unquantized → -" not in refused
+    assert "device: cpu" not in refused and "(0.27)" not in refused
+    at_tp3 = run("load", EXAMPLE, "-p", "xpu", "--tp", "3")
+    assert at_tp3.exit_code == 1
+    assert flat(at_tp3.stdout).count("must be divisible by tensor parallel size (3)") == 1
+
+
+def test_a_missing_config_names_the_folder(tmp_path):
+    (tmp_path / "model.safetensors").write_bytes(open(os.path.join(EXAMPLE, "model.safetensors"), "rb").read())
+    result = run("inspect", str(tmp_path))
+    assert result.exit_code == 2
+    assert f"config.json: not found in the model folder {tmp_path}" in flat(result.stderr)

@@ -55,7 +55,7 @@ def test_a_kernel_change_is_attributed_to_the_wheel_change_that_made_it(make_che
                                                               "pbwo-padding", "mxfp8-trtllm"}
 
 
-@pytest.mark.parametrize("old", ["0.33", "0.33.0", "9.9"])   # a future release routes by the latest profile
+@pytest.mark.parametrize("old", ["0.33", "0.33.0", "v0.33.2"])   # a patch release is its minor's profile
 def test_two_names_of_one_profile_are_refused(old):
     code, doc = diff_json(EXAMPLE, "--from", old, "--to", "latest", "-p", "h100", "--tp", "2")
     assert code == 2 and doc["ok"] is False
@@ -78,9 +78,18 @@ def test_human_formats_name_the_pr(fmt):
     assert result.exit_code == 0 and "#50787" in result.stdout and "8 start loading" in result.stdout
 
 
-def test_unknown_profile_is_exit_2():
-    result = runner.invoke(app, ["diff", EXAMPLE, "--from", "0.12", "-p", "xpu", "-f", "json"])
-    assert result.exit_code == 2 and json.loads(result.stdout)["ok"] is False
+@pytest.mark.parametrize("flag, release, says", [
+    ("--from", "0.12", "--from 0.12: fp8check has no rule profile older than 0.25"),
+    ("--from", "9.9", "--from 9.9: newer than fp8check's newest rule profile 0.33"),
+    ("--to", "0.34", "--to 0.34: newer than fp8check's newest rule profile 0.33"),
+    ("--to", "0.3x", "--to '0.3x': expected latest or a vLLM release"),
+])
+def test_a_release_without_a_profile_is_exit_2_naming_the_known_ones(flag, release, says):
+    args = ["--from", "0.27", "--to", release] if flag == "--to" else ["--from", release]
+    result = runner.invoke(app, ["diff", EXAMPLE, *args, "-p", "xpu", "-f", "json"])
+    doc = json.loads(result.stdout)
+    assert result.exit_code == 2 and doc["ok"] is False and doc["errors"][0].startswith(says)
+    assert ", ".join(["latest", *(p.name for p in PROFILES)]) in doc["errors"][0]
     assert select_profile("0.27.1").name == "0.27"
 
 

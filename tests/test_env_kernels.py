@@ -98,9 +98,30 @@ def test_kernels_bad_options_are_exit_2_on_stderr(args):
 
 
 def test_untrusted_names_are_escaped_in_the_kernels_table():
-    result = runner.invoke(app, ["kernels", "-p", "h100", "--disable-kernel", "[red]x\x1b[2J"])
+    """VLLM_DISABLED_KERNELS is taken as vLLM takes it (it also names kernels fp8check does not model), so its
+    names reach the table: escaped."""
+    result = runner.invoke(app, ["kernels", "-p", "h100"], env={"VLLM_DISABLED_KERNELS": "[red]x\x1b[2J"})
     assert result.exit_code == 0 and "\x1b" not in result.stdout and "disabled=[red]x\\x1b[2J" in result.stdout
-    assert kernels_json("-p", "h100", "--disable-kernel", "[red]x")["disabled_kernels"] == ["[red]x"]
+    result = runner.invoke(app, ["kernels", "-p", "h100", "-f", "json"], env={"VLLM_DISABLED_KERNELS": "[red]x"})
+    assert json.loads(result.stdout)["disabled_kernels"] == ["[red]x"]
+
+
+@pytest.mark.parametrize("name, hint", [
+    ("Nope", ""),
+    ("TritonFp8BlockScaledMMKernl", " (did you mean TritonFp8BlockScaledMMKernel?)"),
+    ("[red]x\x1b[2J", ""),
+])
+def test_an_unknown_disable_kernel_is_exit_2_saying_where_the_known_ones_are(name, hint):
+    result = runner.invoke(app, ["kernels", "-p", "h100", "--disable-kernel", name])
+    assert result.exit_code == 2 and "\x1b" not in result.stderr and result.stderr.count("\n") == 1
+    assert f"not one of fp8check's linear kernels{hint} (`fp8check kernels -p PLATFORM` lists them)" in result.stderr
+
+
+def test_disable_kernel_takes_known_names_repeated_or_comma_separated():
+    doc = kernels_json("-p", "h100", "--disable-kernel", "CutlassFp8BlockScaledMMKernel,MarlinFP8ScaledMMLinearKernel",
+                       "--disable-kernel", "TritonFp8BlockScaledMMKernel")
+    assert doc["disabled_kernels"] == ["CutlassFp8BlockScaledMMKernel", "MarlinFP8ScaledMMLinearKernel",
+                                       "TritonFp8BlockScaledMMKernel"]
 
 
 # ----------------------------------------------------------------------------------------------------- env
@@ -129,6 +150,8 @@ def test_env_names_the_rule_profile_of_an_installed_vllm(monkeypatch):
     assert doc["torch"]["found"] is False and "not installed" in doc["torch"]["error"]
     versions["vllm"] = "0.20.0"                          # older than every profile: said, not raised
     assert "no rule profile older than" in envinfo.probe_vllm().error
+    versions["vllm"] = "0.34.0.dev12+g0123abc"           # newer than every profile: said too
+    assert "newer than fp8check's newest rule profile 0.33" in envinfo.probe_vllm().error
 
 
 def test_env_survives_a_broken_torch_and_an_unknown_gpu(monkeypatch):

@@ -13,9 +13,10 @@ from fp8check.core.checkpoint.local import open_local
 from fp8check.core.model.layouts import ARCHITECTURES
 from fp8check.core.model.modules import build_layout
 from fp8check.core.records import InspectOptions
+from fp8check.core.report.verdicts import inspect_verdict
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
-from fp8check.core.targets.profiles import LATEST
+from fp8check.core.targets.profiles import LATEST, select_profile
 
 QWEN_MOE = dict(experts=4, head_dim=128)
 # (id, Spec fields, TP, {layer name: (vLLM class, layout)}) — each family at a TP size it is deployed with.
@@ -212,3 +213,51 @@ def test_assumptions_only_for_the_target_platform_kind(make_checkpoint, platform
     doc = json.loads(CliRunner().invoke(app, ["inspect", folder, "-p", platform, "-f", "json"]).stdout)
     assert all(f"{key}=" in table for key in shown) and not any(f"{key}=" in table for key in hidden)
     assert set(doc["assumptions"]) >= shown and not set(doc["assumptions"]) & hidden
+
+
+# ------------------------------------------------ what only the model file decides (the whole-model comparison)
+
+@pytest.mark.parametrize("vllm,layer_type", [("0.30", "nn.Linear"), ("0.31", "ReplicatedLinear"),
+                                             ("0.33", "ReplicatedLinear")])
+def test_glm_router_class_follows_the_release(make_checkpoint, vllm, layer_type):
+    """glm4_moe.py builds mlp.gate as a torch nn.Linear until 0.30 and as GateLinear from 0.31; unquantized both."""
+    folder = make_checkpoint(architecture="Glm4MoeForCausalLM", experts=4, moe_style="deepseek", head_dim=128,
+                             data="sparse")
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm)))
+    gate = next(layer for layer in rep.layers if layer.name == "model.layers.0.mlp.gate")
+    assert (gate.layer_type, gate.scheme) == (layer_type, "UnquantizedLinearMethod") and rep.ok
+
+
+def test_expert_parallelism_on_a_model_without_experts_is_vllms_refusal(make_checkpoint):
+    rep = inspect_checkpoint(open_local(make_checkpoint(head_dim=128, data="sparse")),
+                             InspectOptions(parse_platform("h100"), LATEST, tp=2, ep=True))
+    assert rep.errors == ("Number of experts in the model must be greater than 0 when expert parallelism is "
+                          "enabled.",)
+
+
+@pytest.mark.parametrize("tp,fails", [(4, False), (8, True)])
+def test_gpt_oss_does_not_replicate_kv_heads(make_checkpoint, tp, fails):
+    """gpt_oss.py gives each rank num_key_value_heads // tp KV heads: 0 above the KV head count."""
+    folder = make_checkpoint(architecture="GptOssForCausalLM", moe_style="gpt_oss", attention_sinks=True, heads=16,
+                             kv_heads=4, head_dim=64, experts=4, data="sparse")
+    rep = inspect(folder, tp=tp)
+    assert any(e.startswith("integer modulo by zero (gpt_oss.py") for e in rep.errors) is fails
+    # Llama replicates KV heads instead: 4 KV heads at TP 8 load.
+    assert not inspect(make_checkpoint(heads=16, kv_heads=4, head_dim=64, data="sparse"), tp=tp).errors
+
+
+def test_tied_embeddings_have_no_head_to_list(make_checkpoint):
+    folder = make_checkpoint(architecture="Gemma2ForCausalLM", head_dim=128, tie_embeddings=True, data="sparse")
+    rep = inspect(folder)
+    assert rep.ok and not any(layer.name == "lm_head" for layer in rep.layers)
+
+
+def test_gpt_oss_head_is_never_quantized_and_its_experts_are_not_judged(make_checkpoint):
+    """gpt_oss.py builds ParallelLMHead without quant_config and its experts with activation swigluoai."""
+    folder = make_checkpoint(architecture="GptOssForCausalLM", moe_style="gpt_oss", attention_sinks=True,
+                             quant="modelopt-fp8", head_dim=128, experts=4, data="sparse")
+    rep = inspect(folder, tp=2)
+    head = next(layer for layer in rep.layers if layer.name == "lm_head")
+    assert head.scheme == "UnquantizedEmbeddingMethod" and not head.kernel
+    assert all(m.kernel is None and "activation swigluoai" in m.notes[0] for m in rep.moes)
+    assert "not judged" in inspect_verdict(rep)

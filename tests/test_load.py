@@ -143,7 +143,7 @@ def test_a_native_fp8_scale_is_named_as_the_checkpoint_names_it(make_checkpoint)
 def test_an_all_zero_weight_fails(make_checkpoint):
     report = load(make_checkpoint(quant="ct-fp8-block", data="zeros"), "xpu", layers="o_proj")
     run = by_name(report)["model.layers.0.self_attn.o_proj"]
-    assert run.status == "FAIL" and "all 65536 elements are zero" in run.errors[0]
+    assert run.status == "FAIL" and "all 65,536 elements are zero" in run.errors[0]
 
 
 def test_fused_per_tensor_shards_with_scales_4x_apart_are_requantized_and_named(make_checkpoint):

@@ -192,18 +192,43 @@ def test_expert_with_a_different_shape_is_named(tmp_path):
 
 
 @pytest.mark.parametrize("vllm, kernel", [("0.28", None), ("0.33", "CPUExpertsFp8")])
-def test_deepseek_routing_on_cpu(tmp_path, vllm, kernel):
-    # CPUExpertsFp8 routes Default / Renormalize / RenormalizeNaive in 0.28; 0.33 adds DeepSeekV3.
-    spec = Spec(**{**QWEN3_MOE, "moe_intermediate": 256})
-    entries = tensor_specs(spec)
-    entries["model.layers.0.mlp.gate.e_score_correction_bias"] = ("F32", (8,))
-    entries["model.layers.1.mlp.gate.e_score_correction_bias"] = ("F32", (8,))
-    (tmp_path / "config.json").write_text(json.dumps(model_config(spec)))
-    write_safetensors(os.path.join(tmp_path, "model.safetensors"), entries, None)
-    moe = inspect(str(tmp_path), "cpu", vllm=vllm).moes[0]
-    assert moe.kernel == kernel
+def test_deepseek_routing_on_cpu(make_checkpoint, vllm, kernel):
+    # CPUExpertsFp8 routes Default / Renormalize / RenormalizeNaive in 0.28; 0.33 adds DeepSeekV3, which
+    # glm4_moe.py's router is (sigmoid, a correction bias, n_group groups, norm_topk_prob).
+    folder = make_checkpoint(**{**QWEN3_MOE, "moe_intermediate": 256, "architecture": "Glm4MoeForCausalLM",
+                                "model_type": "glm4_moe"})
+    moe = inspect(folder, "cpu", vllm=vllm).moes[0]
+    assert moe.kernel == kernel and "routing method DeepSeekV3" in moe.notes[0]
     if kernel is None:
         assert any(r.reason.endswith("kernel does not support routing method 2.") for r in moe.rejected)
+
+
+@pytest.mark.parametrize("architecture,keys,routing", [
+    # deepseek_v2.py reads scoring_func (default softmax), norm_topk_prob, n_group and topk_method from the config.
+    ("DeepseekV3ForCausalLM", {}, "DeepSeekV3"),                      # synth writes V3's released keys
+    ("DeepseekV3ForCausalLM", {"scoring_func": "softmax"}, "Unspecified"),  # a bias under softmax
+    ("DeepseekV3ForCausalLM", {"topk_method": "greedy", "scoring_func": "softmax"}, "RenormalizeNaive"),
+    ("DeepseekV2ForCausalLM", {}, "Default"),                         # V2-Lite: softmax, greedy, no renormalize
+    ("Qwen3MoeForCausalLM", {"norm_topk_prob": False}, "Default"),
+    ("Qwen3MoeForCausalLM", {}, "RenormalizeNaive"),
+    ("MixtralForCausalLM", {}, "RenormalizeNaive"),
+    ("MiniMaxM2ForCausalLM", {}, "MiniMax2"),                         # sigmoid with a bias, no groups
+    ("Llama4ForCausalLM", {}, "Llama4"),                              # llama4.py's custom_routing_function
+])
+def test_routing_method_is_vllms_from_the_model_file_and_the_config(make_checkpoint, architecture, keys, routing):
+    folder = make_checkpoint(**{**QWEN3_MOE, "moe_intermediate": 256, "architecture": architecture,
+                                "extra_config": keys})
+    assert inspect(folder, "h100").moes[0].notes[0].startswith(f"routing method {routing} (")
+
+
+@pytest.mark.parametrize("vllm,routing,kernel", [("0.29", "Llama4", None), ("0.30", "Default", "CPUExpertsFp8"),
+                                                 ("0.33", "Default", "CPUExpertsFp8")])
+def test_cpu_router_drops_llama4s_custom_routing_from_030(make_checkpoint, vllm, routing, kernel):
+    """From 0.30 every CPU FusedMoE routes through CPURouter: Llama-4's top-1 sigmoid reads as Default
+    (softmax, renormalize=False), which CPUExpertsFp8 takes; before, Llama4 routing, which it refuses."""
+    folder = make_checkpoint(**{**QWEN3_MOE, "moe_intermediate": 256, "architecture": "Llama4ForCausalLM"})
+    moe = inspect(folder, "cpu", vllm=vllm).moes[0]
+    assert moe.notes[0].startswith(f"routing method {routing} (") and moe.kernel == kernel
 
 
 def test_mixtral_experts_and_json_fields(make_checkpoint):

@@ -94,8 +94,23 @@ def test_integrity_error_names_the_tensor_to_reexport(make_checkpoint):
     assert code == 1
     assert [s for s in doc["suggestions"] if s["kind"] != "reexport"] == []  # no backend re-creates a scale
     (reexport,) = [s for s in doc["suggestions"] if s["kind"] == "reexport"]
-    assert reexport["text"].startswith("re-export model.layers.1.mlp.down_proj.weight_scale (")
+    assert reexport["text"] == "re-export model.layers.1.mlp.down_proj.weight_scale"  # its error is printed above
     assert reexport["argv"] == []
+
+
+@pytest.mark.parametrize("config", [{}, {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3"}])
+def test_fp8_weights_without_quantization_config_are_one_suggestion(tmp_path, config):
+    """Every FP8 tensor under a config.json without quantization_config fails alike: the config is named once, in
+    one line that does not repeat the tensors' errors; the TP line does not read as if the model loaded."""
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    write_safetensors(str(tmp_path / "model.safetensors"), tensor_specs(Spec(quant="ct-fp8-block")), None)
+    code, doc = inspect_json(str(tmp_path), "-p", "xpu")
+    missing = "no quantization_config" if config else "neither quantization_config nor architectures"
+    assert code == 1 and [s["text"] for s in doc["suggestions"]] == [
+        f"config.json has {missing}, so vLLM would load the FP8 weights unscaled: export the checkpoint again with "
+        "its quantizer's config.json"]
+    table = runner.invoke(app, ["inspect", str(tmp_path), "-p", "xpu"]).stdout
+    assert table.count("suggestion:") == 1 and "TP sizes 1..16 that would load once the errors above are fixed" in table
 
 
 def test_passing_report_has_no_suggestions():

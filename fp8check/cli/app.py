@@ -7,24 +7,90 @@ Usage:
     fp8check crosscheck ./Qwen3-32B-FP8-block --tp 2        (with vLLM installed)
     fp8check inspect ./model --platform h100 --format json
     fp8check rules
+    fp8check --install-completion                           (bash, zsh, fish or PowerShell)
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from typing import Annotated
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
-from fp8check import __version__
 from fp8check.cli import inspect, load, output, planning, reference
+from fp8check.version import __version__
+
+# Value names in --help, by parameter; each option's help says what it takes.
+METAVARS = {"platform": "TARGET", "platforms": "TARGETS", "device": "DEVICE", "layers": "REGEX", "tokens": "N",
+            "seed": "N", "rank_timeout": "SECONDS", "tp": "N", "tps": "SIZES", "linear_backend": "BACKEND",
+            "kernel_config": "JSON", "quantization": "METHOD", "fmt": "FORMAT", "output_path": "PATH",
+            "fail_on": "WHEN", "revision": "REV", "token": "TOKEN"}
+
+
+class _Help:
+    """--help as a person reads it: a flag shows no value type (typer would print `--ep <bool>`), and an argument
+    its metavar in the usage line (MODEL, not `{model}`)."""
+
+    def get_params(self, ctx):
+        params = super().get_params(ctx)
+        for param in params:
+            if param.metavar is not None or param.param_type_name != "option":
+                continue
+            # A short value name keeps --help's columns narrow enough for every flag and its help to fit 80
+            # columns (typer would print `<int range> [1<=x<=1024]`, `<table|json|markdown|junit>`).
+            param.metavar = "" if getattr(param, "is_flag", False) else METAVARS.get(param.name, param.name.upper())
+        return params
+
+    def collect_usage_pieces(self, ctx) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name == "argument":
+                name = param.metavar or param.name.upper()
+                pieces.append(name if param.required else f"[{name}]")
+            else:
+                pieces.extend(param.get_usage_pieces(ctx))
+        return pieces
+
+
+class Command(_Help, TyperCommand):
+    """Every fp8check command."""
+
+
+class Group(_Help, TyperGroup):
+    """`fp8check` itself. A usage error (an unknown option, a value out of range) is one line on stderr and exit 2,
+    as every other bad input is, not typer's framed panel."""
+
+    def collect_usage_pieces(self, ctx) -> list[str]:
+        return [*super().collect_usage_pieces(ctx), self.subcommand_metavar]
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except typer.Abort:
+            sys.exit(1)
+        except typer.TyperException as exc:  # typer's click errors: UsageError (exit 2) and its kin
+            code = getattr(exc, "exit_code", 1)
+            ctx = getattr(exc, "ctx", None)
+            hint = f" (see {ctx.command_path} --help)" if code == 2 and ctx is not None else ""
+            message = exc.format_message()
+            if message:  # `fp8check` alone printed its help and has nothing to add
+                output.stderr().print(f"[red]error:[/red] {output.safe(message, 4000)}{hint}")
+            sys.exit(code)
+        sys.exit(code or 0)
+
 
 app = typer.Typer(
-    help="Will this FP8 checkpoint load on this hardware, through which vLLM kernel for every layer?",
-    no_args_is_help=True, add_completion=False, rich_markup_mode="rich",
+    cls=Group, help="Will this FP8 checkpoint load on this hardware, through which vLLM kernel for every layer?",
+    no_args_is_help=True, rich_markup_mode="rich",
 )
 for family in (inspect, load, planning, reference):  # the order `fp8check --help` lists them in
     family.register(app)
+for command in app.registered_commands:
+    command.cls = Command
 
 
 def _version(value: bool) -> None:
@@ -35,19 +101,55 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _main(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+    version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True,
                        help="Print the version and exit.")] = False,
 ) -> None:
     """Will this FP8 checkpoint load on this hardware, through which vLLM kernel for every layer?"""
 
 
 def main() -> None:
-    """Entry point: known errors were already turned into exit 2; anything else is a bug, shown in one line."""
+    """Entry point: known errors were already turned into exit 2; anything else is a bug, shown in one line. A
+    reader that closes stdout early (`| head`) changes nothing: the exit code stays the verdict."""
+    sys.stdout = stdout = _ReaderSafeStdout(sys.stdout)
     try:
         app(prog_name="fp8check")
     except SystemExit:
+        stdout.flush()  # now, not at interpreter exit, where a closed pipe would print a traceback-like warning
         raise
     except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
         if os.environ.get("FP8CHECK_DEBUG"):
             raise
         output.crashed(exc)
+
+
+class _ReaderSafeStdout:
+    """stdout whose reader may go away (`fp8check inspect -f json | head -c 10`). A write or flush into a closed
+    pipe raises BrokenPipeError, which typer turns into exit 1, the code for "a layer would fail". Here the rest
+    of the output goes to devnull instead (stdout's descriptor is pointed there, as
+    https://docs.python.org/3/library/signal.html#note-on-sigpipe recommends) and the command ends as it would
+    have, with its own exit code."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._to_devnull()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._to_devnull()
+            self._stream.flush()  # what was buffered, into devnull
+
+    def _to_devnull(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, self._stream.fileno())
+        os.close(devnull)
+
+    def __getattr__(self, name: str):  # isatty, fileno, encoding, ... as the real stdout
+        return getattr(self._stream, name)

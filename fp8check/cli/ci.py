@@ -22,9 +22,9 @@ def exit_code(report, fail_on: FailOn) -> int:
 
 
 def as_judged(report, fmt: Format, fail_on: FailOn):
-    """What --format renders: under --fail-on warning a warning fails its JUnit testcase and its table or Markdown
-    row, and the verdict reads FAIL, as the exit code does. The JSON keeps `ok` (no error) and the warnings apart:
-    a program reads both."""
+    """The report JUnit renders: under --fail-on warning a warning fails its testcase, as the exit code does. The
+    table and Markdown show the report as it is (a warning stays a warning; the verdict says why the exit is 1)
+    and the JSON keeps `ok` (no error) and the warnings apart: a program reads both."""
     if fmt is not Format.json and fail_on is FailOn.warning:
         from fp8check.core.routing.warnings import warnings_as_failures
 

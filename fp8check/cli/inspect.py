@@ -29,24 +29,19 @@ def inspect(
     output_path: options.OutputOpt = None,
     fail_on: options.FailOnOpt = options.FailOn.error,
     verbose: options.VerboseOpt = False,
+    wide: options.WideOpt = False,
     revision: options.RevisionOpt = None,
     token: options.TokenOpt = None,
 ) -> None:
     """Predict vLLM's scheme and kernel for every linear layer, from config.json and safetensors headers only."""
-    from fp8check.core.checkpoint.source import open_checkpoint
-    from fp8check.core.routing.inspect import inspect_checkpoint
+    from fp8check.api import inspect_with_checkpoint
 
     with output.errors_reported(model, fmt is Format.json):
-        opts = options.inspect_options(options.platform_option(platform, assume), tp, ep, vllm, linear_backend,
-                                       kernel_config, disable_kernel,
-                                       quantization, allow_deprecated_quantization)
-        ckpt = open_checkpoint(model, revision=revision, token=token)
-        report = inspect_checkpoint(ckpt, opts)
-        if not report.ok:  # what would work instead, computed by routing the failing layers again
-            from fp8check.core.planning.suggest import suggest
-
-            report = report._replace(suggestions=suggest(report, ckpt, opts))
-    output.finish_report(report, fmt, fail_on, verbose, ckpt.fetch, output_path)
+        report, ckpt = inspect_with_checkpoint(
+            model, platform=platform, tp=tp, ep=ep, vllm=vllm, linear_backend=linear_backend,
+            kernel_config=kernel_config, assume=assume, disable_kernel=disable_kernel, quantization=quantization,
+            allow_deprecated_quantization=allow_deprecated_quantization, revision=revision, token=token)
+    output.finish_report(report, fmt, fail_on, verbose, ckpt.fetch, output_path, wide=wide)
 
 
 def register(app: typer.Typer) -> None:

@@ -23,9 +23,10 @@ LOAD_EPILOG = ("Exit codes: 0 every selected layer ran and agrees with its fp32 
                "refuse it, a NaN byte, a zero or infinite scale, an output off its reference); 2 bad usage or "
                "unreadable input. Examples: fp8check load ./Qwen3-32B-FP8-block -p xpu ; "
                "fp8check load org/name --layers 'layers\\.0\\.' --device cuda --format json")
-CROSSCHECK_HELP = ("Run the installed vLLM's own scheme and kernel selection for every linear layer (real layer "
-                   "classes on the meta device: no GPU memory, no weights) and report, layer by layer, whether "
-                   "fp8check agrees. On this host's platform (--platform auto) nothing is mocked; for another "
+CROSSCHECK_HELP = ("Compare fp8check's routing with the installed vLLM's own, layer by layer.\n\n"
+                   "vLLM's real layer classes are built on the meta device (no GPU memory, no weights) with its own "
+                   "scheme and kernel selection. On this host's platform (--platform auto) nothing is mocked; for "
+                   "another "
                    "--platform the platform and vLLM's compiled parts are mocked, and every mock is listed.")
 CROSSCHECK_EPILOG = ("Exit codes: 0 every layer agrees; 1 a layer differs; 2 bad usage, vLLM not installed, or "
                      "unreadable input. Example: fp8check crosscheck ./Qwen3-32B-FP8-block --tp 2")
@@ -67,49 +68,27 @@ def load(
     output_path: options.OutputOpt = None,
     fail_on: options.FailOnOpt = options.FailOn.error,
     verbose: options.VerboseOpt = False,
+    wide: options.WideOpt = False,
     revision: options.RevisionOpt = None,
     token: options.TokenOpt = None,
 ) -> None:
     """Stream every layer, check its values, run it through the routed kernel's numerics, compare with fp32."""
-    try:
-        from fp8check.core.load.driver import device_platform, load_checkpoint, resolve_device
-        from fp8check.core.records import LoadOptions
-    except ModuleNotFoundError as exc:  # torch, safetensors or numpy: `inspect` needs none of them
-        output.fail(f"fp8check load needs {exc.name}, which is not installed: pip install 'fp8check[load]' (install "
-                    "torch first, pinned to your accelerator's build, e.g. torch==2.13.0 for the CPU)", model,
-                    fmt is Format.json)
-    from fp8check.core.checkpoint.source import open_checkpoint, weights_fetcher
+    from fp8check.api import load_with_checkpoint
 
-    with output.errors_reported(model, fmt is Format.json):
-        torch_device = resolve_device(device)
-        target = (options.platform_option(platform, assume) if platform is not None
-                  else options.apply_assumptions(device_platform(torch_device), assume))
-        opts = LoadOptions(options.inspect_options(target, tp, ep, vllm, linear_backend, kernel_config, disable_kernel,
-                                                   quantization, allow_deprecated_quantization),
-                           torch_device, layers, tokens, seed, rank_timeout, quiet=output.quiet(fmt),
-                           all_experts=all_experts)
-        ckpt = open_checkpoint(model, revision=revision, token=token)
-        fetch = weights_fetcher(model, revision=revision, token=token, quiet=opts.quiet)
-        if against is not None:
-            from fp8check.core.load.against import Base
-
-            opts = opts._replace(against=Base.open(against, token=token, quiet=opts.quiet))
-        from fp8check.core.progress import module_progress
-
-        with module_progress(opts.quiet or tp > 1) as progress:  # under --tp, rank 0 draws the bar
-            report = load_checkpoint(ckpt, fetch, opts, progress)
-        if not report.inspect.ok:  # a routing / memory / integrity failure: the same suggestions as inspect
-            from fp8check.core.planning.suggest import suggest
-
-            report = report._replace(inspect=report.inspect._replace(
-                suggestions=suggest(report.inspect, ckpt, opts.inspect)))
+    with output.errors_reported(model, fmt is Format.json):  # every argument is checked before torch is imported
+        report, ckpt = load_with_checkpoint(
+            model, platform=platform, device=device, layers=layers, tokens=tokens, seed=seed,
+            rank_timeout=rank_timeout, all_experts=all_experts, against=against, tp=tp, ep=ep, vllm=vllm,
+            linear_backend=linear_backend, kernel_config=kernel_config, assume=assume, disable_kernel=disable_kernel,
+            quantization=quantization, allow_deprecated_quantization=allow_deprecated_quantization,
+            revision=revision, token=token, progress=not output.quiet(fmt))
     if os.environ.get("RANK", "0") != "0" and "LOCAL_RANK" in os.environ:  # under torchrun: rank 0 reports
         raise typer.Exit(ci.EXIT_OK if report.ok else ci.EXIT_FAIL)
-    output.finish_report(report, fmt, fail_on, verbose, ckpt.fetch, output_path)
+    output.finish_report(report, fmt, fail_on, verbose, ckpt.fetch, output_path, wide=wide)
 
 
 def crosscheck(
-    model: options.ModelArg,
+    model: options.LocalModelArg,
     platform: options.PlatformOpt = "auto",
     tp: options.TpOpt = 1,
     linear_backend: options.LinearBackendOpt = "auto",
@@ -123,6 +102,7 @@ def crosscheck(
     """Compare fp8check's routing with the installed vLLM's own, layer by layer."""
     import importlib.util
 
+    from fp8check.api import routing_options, target
     from fp8check.core.checkpoint.local import load_json
     from fp8check.core.checkpoint.source import open_checkpoint
     from fp8check.core.routing import crosscheck as cross
@@ -136,9 +116,9 @@ def crosscheck(
         if not os.path.isdir(model):
             raise InputError(f"{model}: crosscheck takes a local checkpoint folder (download it first: hf "
                              "download)")
-        opts = options.inspect_options(options.platform_option(platform, assume), tp, False, "installed",
-                                       linear_backend, kernel_config, disable_kernel,
-                                       quantization, allow_deprecated_quantization)
+        opts = routing_options(target(platform, assume), tp=tp, vllm="installed", linear_backend=linear_backend,
+                               kernel_config=kernel_config, disable_kernel=disable_kernel, quantization=quantization,
+                               allow_deprecated_quantization=allow_deprecated_quantization)
         ckpt = open_checkpoint(model)
         report = inspect_checkpoint(ckpt, opts)
         door = front_door_of(ckpt, opts)

@@ -25,10 +25,11 @@ DEBUG_HINT = "(set FP8CHECK_DEBUG=1 for the traceback; please report it)"
 
 
 def stdout():
-    """Wide when piped or captured (CI logs), the terminal's width otherwise."""
+    """The terminal's width, or $COLUMNS where it is set; 200 columns when piped or captured (CI logs) without it."""
     from rich.console import Console
 
-    return Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+    sized = sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit()  # rich reads $COLUMNS itself
+    return Console(highlight=False, width=None if sized else 200)
 
 
 def stderr():
@@ -116,20 +117,22 @@ def show(fmt: str, output: str | None, document: Callable[[], dict], table: Call
         write_file(output, text)
 
 
-def finish_report(report, fmt: Format, fail_on: FailOn, verbose: bool, fetch, output: str | None) -> NoReturn:
+def finish_report(report, fmt: Format, fail_on: FailOn, verbose: bool, fetch, output: str | None,
+                  wide: bool = False) -> NoReturn:
     """inspect and load: the report in --format (judged under --fail-on), --output, the step summary, the exit
-    code."""
+    code. The table and Markdown show a warning as a warning and say in the verdict that --fail-on warning fails
+    on it; JUnit fails its testcase (fp8check.cli.ci.as_judged); the JSON keeps `ok` and the warnings apart."""
     from fp8check.core.report import documents, junit
 
-    judged = ci.as_judged(report, fmt, fail_on)
     is_load = isinstance(report, LoadReport)
-    show(fmt, output, document=lambda: (documents.load_document if is_load else documents.inspect_document)(judged),
-         table=lambda console: _renderer().table(judged, console, verbose, fetch),
-         markdown=lambda: _renderer().markdown(judged),
-         junit=lambda: (junit.load_junit if is_load else junit.inspect_junit)(judged))
+    failing = fail_on is FailOn.warning
+    show(fmt, output, document=lambda: (documents.load_document if is_load else documents.inspect_document)(report),
+         table=lambda console: _renderer().table(report, console, verbose, fetch, wide, failing),
+         markdown=lambda: _renderer().markdown(report, failing),
+         junit=lambda: (junit.load_junit if is_load else junit.inspect_junit)(ci.as_judged(report, fmt, fail_on)))
     _append_step_summary(report, fail_on)
     warned = ci.failing_warnings(report, fail_on)
-    if warned:
+    if warned and fmt in (Format.json, Format.junit):  # the table and Markdown verdicts say it themselves
         print(f"fp8check: failing on {warned} warning(s) (--fail-on warning)", file=sys.stderr)
     raise typer.Exit(ci.exit_code(report, fail_on))
 
@@ -147,7 +150,7 @@ def _append_step_summary(report, fail_on: FailOn) -> None:
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if not path:
         return
-    text = _renderer().markdown(ci.as_judged(report, Format.markdown, fail_on))
+    text = _renderer().markdown(report, fail_on is FailOn.warning)
     try:
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(_line_ended(text))

@@ -38,14 +38,15 @@ def kernels(
     disable_kernel: options.DisableKernelOpt = [],  # noqa: B006
     fmt: options.TableOrJsonOpt = TableOrJson.table,
 ) -> None:
-    """The linear kernel registry of a platform as a matrix: kernel x weight strategy x activation scheme, with
-    each kernel's own reason for every no."""
+    """A platform's linear kernel registry as a matrix, with each kernel's own reason for every no.
+
+    Rows are the kernel classes, columns the weight strategy x activation scheme of each quantization."""
+    from fp8check.api import routing_options, target
     from fp8check.core.planning.kernel_matrix import kernel_matrix
     from fp8check.kernels.base import RoutingContext
 
     with output.errors_reported("", fmt is TableOrJson.json):
-        opts = options.inspect_options(options.platform_option(platform, assume), 1, False, vllm, "auto", None,
-                                       disable_kernel)
+        opts = routing_options(target(platform, assume), vllm=vllm, disable_kernel=disable_kernel)
     ctx = RoutingContext(opts.platform, opts.profile, frozenset(opts.disabled_kernels))
     tables = kernel_matrix(ctx)
     if fmt is TableOrJson.json:
@@ -59,8 +60,9 @@ def kernels(
 
 
 def env(fmt: options.TableOrJsonOpt = TableOrJson.table) -> None:
-    """What this host has: torch and its devices, Triton, IPEX, vLLM and its matching rule profile, and the platform
-    --platform auto detects. Always exits 0: a missing package is part of the answer."""
+    """What this host has: torch and its devices, Triton, IPEX, vLLM, and the platform --platform auto detects.
+
+    With vLLM, the rule profile matching it. Always exits 0: a missing package is part of the answer."""
     from fp8check.core.targets.envinfo import environment
 
     probes = environment()

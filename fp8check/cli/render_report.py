@@ -1,12 +1,28 @@
 """The reports of inspect, load and crosscheck for people: rich tables and Markdown (their JSON and JUnit are
-fp8check.core.report's), and the text helpers the other renderers share."""
+fp8check.core.report's), and the text helpers the other renderers share.
+
+No name is ever split across lines: module, class and platform names sit in columns that do not wrap, every other
+column wraps at spaces, and a table whose names cannot fit the terminal is drawn as one block per row instead
+(`draw`); a shape or a block prints as '512×256', which has no space to wrap at. The default layout leads with
+the routes (scheme -> kernel, how many layers take each) so that the per-module table names each route by its
+number; `wide` names the scheme and kernel in columns of their own instead, with the rarely needed columns. No line
+ends in a space (`_print`): rich's padding to the console width stays out of logs."""
 
 from __future__ import annotations
 
+import re
+import shlex
+from typing import NamedTuple, Sequence
+
+from rich import box
 from rich.console import Console
 from rich.filesize import decimal
 from rich.markup import escape
+from rich.measure import Measurement
+from rich.padding import Padding
+from rich.segment import Segment, SegmentLines
 from rich.table import Table
+from rich.text import Text
 
 from fp8check.core.checkpoint.local import FetchStats
 from fp8check.core.errors import printable
@@ -14,51 +30,179 @@ from fp8check.core.model.memory import summary as memory_summary
 from fp8check.core.model.modules import layer_template
 from fp8check.core.planning.rows import collapse, collapse_runs, worst
 from fp8check.core.records import InspectReport, LoadReport
-from fp8check.core.report.verdicts import inspect_verdict, load_verdict
+from fp8check.core.report.verdicts import detected, inspect_verdict, load_verdict, platform_text
+from fp8check.core.routing.warnings import all_warnings
+
+# The example platforms to pass instead of `--platform auto` on a host without an accelerator.
+OTHER_TARGETS = "-p xpu, -p h100, -p mi300x"
 
 
-def table(report: InspectReport | LoadReport, console: Console, verbose: bool, fetch: FetchStats | None = None) -> None:
-    """The table of an inspect or a load report."""
-    (load_table if isinstance(report, LoadReport) else inspect_table)(report, console, verbose, fetch)
+def table(report: InspectReport | LoadReport, console: Console, verbose: bool, fetch: FetchStats | None = None,
+          wide: bool = False, fail_on_warning: bool = False) -> None:
+    """The table of an inspect or a load report; `fail_on_warning`: --fail-on warning, whose warnings fail the run
+    (shown as warnings, and the verdict says so)."""
+    (load_table if isinstance(report, LoadReport) else inspect_table)(report, console, verbose, fetch, wide,
+                                                                      fail_on_warning)
 
 
-def markdown(report: InspectReport | LoadReport) -> str:
+def markdown(report: InspectReport | LoadReport, fail_on_warning: bool = False) -> str:
     """The Markdown of an inspect or a load report: --format markdown, --output of a table, the step summary."""
-    return (load_markdown if isinstance(report, LoadReport) else inspect_markdown)(report)
+    return (load_markdown if isinstance(report, LoadReport) else inspect_markdown)(report, fail_on_warning)
 
 
-def folding_table(*columns: str) -> Table:
-    """A table with a bold header whose long cells fold rather than get cut."""
-    grid = Table(header_style="bold")
-    for column in columns:
-        grid.add_column(column, overflow="fold")
-    return grid
+# ------------------------------------------------------------------------------------------- name-safe tables
+
+class Column(NamedTuple):
+    header: str
+    name: bool = False                # module, class or platform names: never wrapped, never cut
+
+
+def draw(console: Console, columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> None:
+    """Rows of rich-markup cells as a table whose name columns keep every name on one line (the other columns
+    wrap at spaces), sized here so that rich never has to cut one; when even that does not fit the console, two
+    lines per row: its first cell, then the others (`_blocks`)."""
+    widths = _fitting_widths(console, columns, rows)
+    if widths is None:
+        _blocks(console, columns, rows)
+        return
+    spaced = any("\n" in cell or _widest(console, cell) > width for row in rows for cell, width in zip(row, widths))
+    grid = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold",
+                 show_lines=spaced)  # rows of several lines are told apart by a blank line
+    for column, width in zip(columns, widths):
+        grid.add_column(column.header, width=width, no_wrap=column.name)
+    for row in rows:
+        grid.add_row(*row)
+    _print(console, grid)
+
+
+def _widest(console: Console, cell: str) -> int:
+    return Measurement.get(console, console.options, Text.from_markup(cell)).maximum
+
+
+def _fitting_widths(console: Console, columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> list[int] | None:
+    """Each column's width: its widest line, header included, when all fit; else name columns whole, every other
+    column its longest word (its header wrapping first), and the room left to the columns nearest to their widest
+    cell first (the long prose wraps, the short figures do not); None when the names and longest words alone do
+    not fit."""
+    spans = []
+    for index, column in enumerate(columns):
+        header = Measurement.get(console, console.options, Text.from_markup(column.header))
+        least = max(1, header.maximum if column.name else header.minimum)  # a name column wraps nothing
+        most = 1
+        for cell in (row[index] for row in rows):
+            measured = Measurement.get(console, console.options, Text.from_markup(cell))
+            least = max(least, measured.maximum if column.name else measured.minimum)
+            most = max(most, measured.maximum)
+        spans.append((least, max(least, most), max(least, most, header.maximum)))
+    room = console.width - 2 * (len(columns) - 1)
+    if sum(whole for *_, whole in spans) <= room:
+        return [whole for *_, whole in spans]
+    slack = room - sum(least for least, *_ in spans)
+    if slack < 0:
+        return None
+    widths = [least for least, *_ in spans]
+    for index in sorted(range(len(spans)), key=lambda i: spans[i][1] - spans[i][0]):  # the nearest to whole first
+        grant = min(spans[index][1] - spans[index][0], slack)
+        widths[index] += grant
+        slack -= grant
+    return widths
+
+
+def _blocks(console: Console, columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> None:
+    """A table too wide for its names: the headers once, then each row as its first cell on a line of its own and
+    the other cells on the next, in the headers' order."""
+    def joined(cells: Sequence[str]) -> str:
+        return "  ·  ".join(" / ".join(cell.split("\n")) for cell in cells)
+
+    say(console, f"[bold]{escape(columns[0].header)}[/bold]")
+    headers = [escape(column.header.replace("\n", " / ") or "verdict") for column in columns[1:]]
+    say(console, f"[dim]{joined(headers)}[/dim]", 2)
+    for row in rows:
+        say(console, f"[bold]{row[0]}[/bold]")
+        say(console, joined(row[1:]), 2)
+
+
+def say(console: Console, markup: str, indent: int = 0) -> None:
+    """One message, wrapped at spaces with its continuation lines indented under its first word."""
+    _print(console, Padding(Text.from_markup(markup), (0, 0, 0, indent), expand=False))
+
+
+def _print(console: Console, renderable) -> None:
+    """A renderable with no line ending in spaces: rich pads table cells and wrapped lines to their width, which
+    a log, a diff or `grep ' $'` would see."""
+    lines = console.render_lines(renderable, console.options, pad=False)
+    console.print(SegmentLines([_rstripped(line) for line in lines], new_lines=True))
+
+
+def _rstripped(line: list[Segment]) -> list[Segment]:
+    while line and not line[-1].control and not line[-1].text.rstrip():
+        line = line[:-1]
+    if line and not line[-1].control:
+        last = line[-1]
+        line = line[:-1] + [Segment(last.text.rstrip(), last.style)]
+    return line
+
+
+def sentence(text: str) -> str:
+    """vLLM's reasons end in a period and vLLM's own join adds another ('(Sapphire Rapids or newer)..'); for
+    people, one. The JSON keeps vLLM's text as it is."""
+    return re.sub(r"(?<!\.)\.\.(?=\s|$)", ".", text)
 
 
 def _multiline(text: str) -> str:
     """vLLM's messages carry real newlines ('Reasons: \\n...'); keep them, escape everything else."""
-    return "\n    ".join(escape(printable(line, 2000)) for line in text.split("\n"))
+    return "\n  ".join(escape(sentence(printable(line, 2000))) for line in text.split("\n"))
 
 
 def md_line(text: str) -> str:
     """One Markdown line: newlines folded, control characters escaped."""
-    return " ".join(printable(line, 2000) for line in text.split("\n"))
+    return " ".join(sentence(printable(line, 2000)) for line in text.split("\n"))
 
 
 def _print_details(console: Console, details: list[tuple[str, list[str]]]) -> None:
-    """Under a table: each row's name, then its errors, warnings and notes, indented."""
+    """Under a table: the rows' errors, warnings and notes, indented; rows that carry the same lines (a refusal of
+    every shape alike) are named together and their lines printed once."""
+    grouped: dict[tuple[str, ...], list[str]] = {}
     for name, lines in details:
-        console.print(f"[bold]{escape(printable(name))}[/bold]")
+        grouped.setdefault(tuple(lines), []).append(name)
+    for lines, names in grouped.items():
+        say(console, f"[bold]{escape(', '.join(printable(name) for name in names))}[/bold]")
         for line in lines:
-            console.print(f"  {line}")
+            say(console, line, 2)
 
 
-def _status(layer) -> str:
+def _status(layer, fail_on_warning: bool = False) -> str:
     if layer.errors:
         return "[red]FAIL[/red]"
     if layer.warnings:
-        return "[yellow]warn[/yellow]"
+        return "[red]warn[/red]" if fail_on_warning else "[yellow]warn[/yellow]"
     return "[green]ok[/green]"
+
+
+def verdict_line(console: Console, ok: bool, text: str) -> None:
+    """A command's one-line verdict: green when it passes, red when it fails."""
+    colour = "green" if ok else "red"
+    say(console, f"[{colour}]{escape(text)}[/{colour}]")
+
+
+def yes_no(value) -> str:
+    """An assumption or a probed value as every table prints it: yes / no, '-' for unknown."""
+    return "yes" if value is True else "no" if value is False else "-" if value is None else str(value)
+
+
+def vllm_release(profile) -> str:
+    """'0.33', or '0.27.1 (rules 0.27)' when the release asked for is read by an older profile's rules."""
+    return profile.vllm if profile.vllm == profile.name else f"{profile.vllm} (rules {profile.name})"
+
+
+def _cpu_host(platform) -> bool:
+    """--platform auto (or load's default, its --device) on a host without an accelerator."""
+    return platform.kind == "cpu" and detected(platform) is not None
+
+
+def _assumptions(platform) -> str:
+    shown = platform.assumptions.relevant(platform.kind)  # CUDA switches mean nothing on a ROCm target
+    return ", ".join(f"{key}={yes_no(value)}" for key, value in shown.items())
 
 
 def fetch_line(fetch: FetchStats) -> str:
@@ -71,99 +215,215 @@ def fetch_line(fetch: FetchStats) -> str:
             f"of {decimal(fetch.file_bytes)} of files)")
 
 
-def inspect_table(report: InspectReport, console: Console, verbose: bool, fetch: FetchStats | None = None) -> None:
-    console.print(f"[bold]{escape(printable(report.model))}[/bold]  quant={report.quant_method or 'none'}  "
-                  f"platform={escape(report.platform.label)}  tp={report.tp}  vllm={report.profile.name} "
-                  f"({report.profile.vllm})  linear-backend={report.backend.default}"
-                  + "".join(f"  {quant}={backend}" for quant, backend in report.backend.per_quant))
-    assumptions = report.platform.assumptions
-    shown = assumptions.relevant(report.platform.kind)  # CUDA switches mean nothing on a ROCm target
-    if shown:
-        assumed = ", ".join(f"{k}={'yes' if v is True else 'no' if v is False else v}" for k, v in shown.items())
-        console.print(f"[dim]assuming {assumed} (change with --assume KEY=VALUE)[/dim]")
+def _header(console: Console, report: InspectReport, verbose: bool, fetch: FetchStats | None, extra: str = "") -> None:
+    """The model, then what it is checked for: quantization, target, TP, vLLM release, linear backend."""
+    backend = report.backend.default + "".join(f", {quant}={name}" for quant, name in report.backend.per_quant)
+    say(console, f"[bold]{escape(printable(report.model))}[/bold]")
+    say(console, f"{escape(report.quant_method or 'no quantization_config')} on "
+                 f"{escape(platform_text(report.platform))}, TP {report.tp}{' --ep' if report.ep else ''}, vLLM "
+                 f"{vllm_release(report.profile)}, linear backend {escape(backend)}{extra}", 2)
+    assumed = _assumptions(report.platform)
+    if assumed:
+        say(console, f"[dim]assuming {escape(assumed)} (change with --assume KEY=VALUE)[/dim]", 2)
+    if _cpu_host(report.platform):
+        say(console, "[yellow]auto is this host, which has no accelerator: the routes below are those of vLLM's "
+                     "CPU build[/yellow] (the targets to pass instead are named at the end)", 2)
     if verbose and fetch is not None:
-        console.print(f"[dim]{escape(printable(fetch_line(fetch), 1000))}[/dim]")
-    grid = folding_table("module", "type", "weight", "strategy", "activation", "scheme", "kernel", "")
-    details = []
+        say(console, f"[dim]{escape(printable(fetch_line(fetch), 1000))}[/dim]", 2)
+
+
+def _footer_hint(console: Console, report: InspectReport) -> None:
+    """On a CPU host: how to check the GPU meant instead, with the model as it was given."""
+    if _cpu_host(report.platform):
+        model = shlex.quote(printable(report.model, 500))
+        say(console, f"[dim]checked for this CPU host; to check the target you mean: {OTHER_TARGETS} (any other "
+                     f"target: fp8check matrix {escape(model)})[/dim]")
+
+
+# ----------------------------------------------------------------------------------------------------- inspect
+
+def _route(layer) -> str:
+    """What vLLM builds for a layer: 'scheme → kernel', the scheme alone when it has no FP8 kernel, or where it
+    refuses."""
+    if layer.scheme == "?":
+        return "refused before vLLM chooses a scheme (errors below)"
+    text = layer.scheme + (f" → {layer.kernel}" if layer.kernel else "")
+    return text + (" → refused (errors below)" if layer.errors and not layer.kernel else
+                   ", refused (errors below)" if layer.errors else "")
+
+
+class _Routes:
+    """The routes of a report, numbered in order of appearance: '[1]' in a table, the route itself above it."""
+
+    def __init__(self, header: str = "scheme → kernel") -> None:
+        self.header = header
+        self.counts: dict[str, dict[str, int]] = {}
+
+    def ref(self, route: str, kind: str, count: int) -> str:
+        per_kind = self.counts.setdefault(route, {})
+        per_kind[kind] = per_kind.get(kind, 0) + count
+        return escape(f"[{list(self.counts).index(route) + 1}]")
+
+    def draw(self, console: Console) -> None:
+        rows = [[escape(f"[{number}]"), ", ".join(f"{n} {kind}" for kind, n in kinds.items()), escape(route)]
+                for number, (route, kinds) in enumerate(self.counts.items(), 1)]
+        draw(console, [Column("route"), Column("takes", True), Column(self.header)], rows)
+
+
+def dims(values) -> str:
+    """A shape or a block with no space to wrap at: '512×256' (the JSON keeps the list)."""
+    return "×".join(map(str, values))
+
+
+def _weight(layer) -> str:
+    """'BF16 512×256': a table may wrap the dtype from the shape, never the shape itself."""
+    return f"{layer.weight_dtype} {dims(layer.shape)}"
+
+
+def _unbroken(text: str) -> str:
+    """A strategy as a table prints it: its block '[128, 128]' as '128×128', which never wraps."""
+    return re.sub(r"\[(\d+(?:, \d+)*)\]", lambda found: dims(found.group(1).split(", ")), text)
+
+
+def _quantized(layer) -> str:
+    """Strategy and activation in one cell, one a line: 'block 128×128', 'dynamic group 128'."""
+    if not layer.strategy:
+        return "-"
+    return _unbroken(layer.strategy) + "\n" + (layer.activation or "weight-only")
+
+
+def inspect_table(report: InspectReport, console: Console, verbose: bool, fetch: FetchStats | None = None,
+                  wide: bool = False, fail_on_warning: bool = False) -> None:
+    """The header, the routes, one row per collapsed module (and FusedMoE), the messages under them, the
+    memory and TP lines, the verdict and the suggestions. `wide`: the parallel type, scheme, kernel and the
+    kernel request's keys as columns, in place of the routes and their numbers."""
+    _header(console, report, verbose, fetch)
+    routes = _Routes()
+    columns = [Column("module", True), Column("weight"), Column("strategy\nactivation")]
+    if wide:
+        columns[1:1] = [Column("type", True)]
+        columns += [Column("scheme", True), Column("kernel", True), Column("weight key", True),
+                    Column("activation key", True)]
+    else:
+        columns.append(Column("route"))
+    rows, details = [], []
     for row in collapse(report.layers):
         layer = row.layer
-        weight = f"{layer.weight_dtype} {list(layer.shape)}"
-        grid.add_row(escape(printable(row.name)), layer.layer_type, weight, layer.strategy or "-",
-                     layer.activation or "-", layer.scheme, layer.kernel or "-", _status(layer))
+        cells = [escape(printable(row.name)), _weight(layer), escape(_quantized(layer))]
+        if wide:
+            cells[1:1] = [layer.layer_type]
+            cells += [escape(layer.scheme), escape(layer.kernel or "-"), layer.weight_key or "-",
+                      layer.activation_key or "-"]
+        else:
+            cells.append(routes.ref(_route(layer), "linear", row.count))
+        rows.append(cells + [_status(layer, fail_on_warning)])
         lines = [f"[red]error:[/red] {_multiline(e)}" for e in layer.errors]
-        lines += [f"[yellow]warning:[/yellow] {escape(printable(w, 2000))}" for w in layer.warnings]  # --fail-on
+        lines += [f"[yellow]warning:[/yellow] {_multiline(w)}" for w in layer.warnings]
         if verbose:
-            lines += [f"rejected {_multiline(r.reason)}" + ("" if r.verified else " [dim](fp8check inference)[/dim]")
-                      for r in layer.rejected]
+            lines += [f"rejected {_multiline(r.reason.strip())}"
+                      + ("" if r.verified else " [dim](fp8check inference)[/dim]") for r in layer.rejected]
             lines += [f"[dim]note: {escape(n)}[/dim]" for n in layer.notes]
         if lines:
             details.append((row.name, lines))
-    console.print(grid)
+    moe_rows, moe_details = _moe_rows(report, routes, verbose, wide, fail_on_warning)
+    if routes.counts:  # --wide names scheme and kernel in columns instead
+        routes.draw(console)
+        console.print()
+    draw(console, columns + [Column("")], rows)
     _print_details(console, details)
     for skipped in report.skipped:
-        console.print(f"[dim]skipped {escape(printable(skipped.prefix))}* ({len(skipped.tensors)} tensors): "
-                      f"{escape(skipped.reason)}[/dim]")
-    if report.moes:
-        _moe_table(report, console, verbose)
-    for error in report.errors:
-        console.print(f"[red]error:[/red] {_multiline(error)}")
-    for warning in report.warnings:
-        console.print(f"[yellow]warning:[/yellow] {_multiline(warning)}")
-    for note in report.notes:
-        console.print(f"[dim]note: {_multiline(note)}[/dim]")
-    if report.memory:
-        console.print(escape(memory_summary(report.memory)))
-    sizes = ", ".join(map(str, report.tp_sizes_ok)) or "none"
-    console.print(f"TP sizes 1..16 that would load: {sizes}")
-    if report.moes:
-        console.print(f"TP sizes 1..16 that would load with --ep (expert parallel): "
-                      f"{', '.join(map(str, report.tp_sizes_ok_ep)) or 'none'}")
-    console.print(("[green]" if report.ok else "[red]") + escape(inspect_verdict(report)) + ("[/green]" if report.ok else "[/red]"))
-    for suggestion in report.suggestions:
-        console.print(f"  [cyan]suggestion:[/cyan] {escape(printable(suggestion.text, 2000))}")
+        say(console, f"[dim]skipped {escape(printable(skipped.prefix))}* ({len(skipped.tensors)} tensors): "
+                     f"{escape(skipped.reason)}[/dim]")
+    if moe_rows:
+        console.print()
+        # strategy / activation: two short lines, kept whole as names are.
+        moe_columns = [Column("FusedMoE", True), Column("experts"), Column("w13"), Column("strategy\nactivation", True),
+                       Column("per rank")]
+        moe_columns += ([Column("method", True), Column("experts class", True), Column("backend", True)] if wide
+                        else [Column("route")])
+        draw(console, moe_columns + [Column("")], moe_rows)
+        _print_details(console, moe_details)
+    _model_messages(console, report)
+    _tp_lines(console, report)
+    verdict_line(console, report.ok and not (fail_on_warning and all_warnings(report)),
+                  inspect_verdict(report, fail_on_warning))
+    _suggestions(console, report)
+    _footer_hint(console, report)
 
 
-def _moe_table(report: InspectReport, console: Console, verbose: bool) -> None:
-    """One row per FusedMoE template: experts, method, the experts class the oracle picked, per-rank sizes."""
-    grid = folding_table("FusedMoE", "experts", "w13", "strategy", "method", "backend", "per rank", "")
-    details = []
+def _moe_rows(report: InspectReport, routes: _Routes, verbose: bool, wide: bool, fail_on_warning: bool):
+    """One row per FusedMoE template: experts, w13, per-rank sizes, and its route (method → experts class;
+    `wide`: the method, experts class and backend as columns)."""
+    rows, details = [], []
     for row in collapse(report.moes):
         moe = row.layer
+        # One fact per line (the column is narrow): experts, the intermediate width and the block each rank holds.
         per_rank = f"{moe.experts_per_rank} experts" + (f" (EP {moe.ep})" if moe.ep > 1 else "")
         if moe.intermediate_per_rank is not None:
-            per_rank += f", I={moe.intermediate_per_rank}" + (f" block {list(moe.block)}" if moe.block else "")
-        grid.add_row(escape(printable(row.name)), str(moe.num_experts), f"{moe.weight_dtype} {list(moe.shape)}",
-                     moe.strategy or "-", moe.scheme, moe.kernel or "-", per_rank, _status(moe))
+            per_rank += f"\nI={moe.intermediate_per_rank}" + (f"\nblock {dims(moe.block)}" if moe.block else "")
+        cells = [escape(printable(row.name)), str(moe.num_experts), _weight(moe), escape(_quantized(moe)),
+                 escape(per_rank)]
+        cells += ([escape(moe.scheme), escape(moe.kernel or "-"), escape(moe.backend or "-")] if wide
+                  else [routes.ref(_route(moe), "FusedMoE", row.count)])
+        rows.append(cells + [_status(moe, fail_on_warning)])
         lines = [f"[red]error:[/red] {_multiline(e)}" for e in moe.errors]
-        lines += [f"[dim]note: {escape(printable(n, 2000))}[/dim]" for n in moe.notes]
-        lines += [f"[yellow]warning:[/yellow] {escape(printable(w, 2000))}" for w in moe.warnings]  # --fail-on
+        lines += [f"[dim]note: {_multiline(n)}[/dim]" for n in moe.notes]
+        lines += [f"[yellow]warning:[/yellow] {_multiline(w)}" for w in moe.warnings]
         if verbose:
             lines += [f"rejected {r.kernel}: {_multiline(r.reason)}"
                       + ("" if r.verified else " [dim](fp8check inference)[/dim]") for r in moe.rejected]
         if lines:
             details.append((row.name, lines))
-    console.print(grid)
-    _print_details(console, details)
+    return rows, details
 
 
-def inspect_markdown(report: InspectReport) -> str:
+def _model_messages(console: Console, report: InspectReport) -> None:
+    for error in report.errors:
+        say(console, f"[red]error:[/red] {_multiline(error)}")
+    for warning in report.warnings:
+        say(console, f"[yellow]warning:[/yellow] {_multiline(warning)}")
+    for note in report.notes:
+        say(console, f"[dim]note: {_multiline(note)}[/dim]")
+
+
+def _tp_lines(console: Console, report: InspectReport) -> None:
+    """Memory, then the TP sizes the sweep found loading; when this TP is among them and the report still
+    fails, its errors are not about TP, and the line says they must be fixed first."""
+    if report.memory:
+        say(console, escape(memory_summary(report.memory)))
+    unless = "" if report.ok or report.tp not in report.tp_sizes_ok else " once the errors above are fixed"
+    say(console, f"TP sizes 1..16 that would load{unless}: {', '.join(map(str, report.tp_sizes_ok)) or 'none'}")
+    if report.moes:
+        say(console, f"TP sizes 1..16 that would load with --ep (expert parallel){unless}: "
+                     f"{', '.join(map(str, report.tp_sizes_ok_ep)) or 'none'}")
+
+
+def _suggestions(console: Console, report: InspectReport) -> None:
+    for suggestion in report.suggestions:
+        say(console, f"[cyan]suggestion:[/cyan] {escape(sentence(printable(suggestion.text, 2000)))}", 2)
+
+
+def inspect_markdown(report: InspectReport, fail_on_warning: bool = False) -> str:
     lines = [f"### fp8check: {md_line(report.model)}", "",
-             f"platform `{report.platform.label}`, TP {report.tp}, vLLM rules {report.profile.name} "
-             f"({report.profile.vllm}), linear backend `{report.backend.default}`", "",
+             f"`{report.quant_method or 'no quantization_config'}` on `{platform_text(report.platform)}`, "
+             f"TP {report.tp}, vLLM {vllm_release(report.profile)}, linear backend `{report.backend.default}`", "",
              "| module | type | weight | strategy | scheme | kernel | status |", "|---|---|---|---|---|---|---|"]
     for row in collapse(report.layers + report.moes):
         layer = row.layer
         status = ("FAIL: " + md_line(layer.errors[0]) if layer.errors else
                   "warn: " + md_line(layer.warnings[0]) if layer.warnings else "ok")
-        cells = [f"`{printable(row.name)}`", layer.layer_type, f"{layer.weight_dtype} {list(layer.shape)}",
+        cells = [f"`{printable(row.name)}`", layer.layer_type, _weight(layer),
                  layer.strategy or "-", layer.scheme, layer.kernel or "-", status]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    lines += [""] + [f"- error: {md_line(e)}" for e in report.errors] + [f"- warning: {md_line(w)}" for w in report.warnings]
-    lines.append(f"TP sizes that would load: {', '.join(map(str, report.tp_sizes_ok)) or 'none'}")
+    lines += [""] + [f"- error: {md_line(e)}" for e in report.errors]
+    lines += [f"- warning: {md_line(w)}" for w in report.warnings]
+    unless = "" if report.ok or report.tp not in report.tp_sizes_ok else " once the errors above are fixed"
+    lines.append(f"TP sizes that would load{unless}: {', '.join(map(str, report.tp_sizes_ok)) or 'none'}")
     if report.moes:
-        lines.append(f"TP sizes that would load with --ep: {', '.join(map(str, report.tp_sizes_ok_ep)) or 'none'}")
+        lines.append(f"TP sizes that would load with --ep{unless}: "
+                     f"{', '.join(map(str, report.tp_sizes_ok_ep)) or 'none'}")
     lines += [md_line(memory_summary(report.memory))] if report.memory else []
-    lines += ["", f"**{inspect_verdict(report)}**", ""]
+    lines += ["", f"**{inspect_verdict(report, fail_on_warning)}**", ""]
     lines += [f"- suggestion: {md_line(s.text)}" for s in report.suggestions] + ([""] if report.suggestions else [])
     return "\n".join(lines)
 
@@ -185,13 +445,22 @@ def _against_cells(report, runs) -> tuple[str, ...]:
     return (_figure(worst(c.weight_rel_error for c in compared)), _figure(worst(c.output_rel_error for c in compared)))
 
 
-def _run_status(status: str) -> str:
-    return {"ok": "[green]ok[/green]", "warn": "[yellow]warn[/yellow]", "FAIL": "[red]FAIL[/red]"}.get(
-        status, "[red]not run[/red]")
+def _run_status(status: str, fail_on_warning: bool = False) -> str:
+    warn = "[red]warn[/red]" if fail_on_warning else "[yellow]warn[/yellow]"
+    return {"ok": "[green]ok[/green]", "warn": warn, "FAIL": "[red]FAIL[/red]"}.get(status, "[red]not run[/red]")
+
+
+def _milliseconds(runs) -> str:
+    """The time the runs took; '-' for modules that were not run."""
+    ran = [r for r in runs if r.status != "not run"]
+    return _figure(sum(r.ms or 0 for r in ran), ".1f") if ran else "-"
 
 
 def _megabytes(runs) -> str:
-    """MB read, per rank under --tp ("0.13 | 0.13"): what each rank read of its own slice, measured."""
+    """MB read, per rank under --tp ("0.13 | 0.13"): what each rank read of its own slice, measured; '-' for
+    modules that were not run."""
+    if all(r.status == "not run" for r in runs):
+        return "-"
     per_rank: dict[int, int] = {}
     for run in runs:
         for figure in run.ranks:
@@ -201,75 +470,108 @@ def _megabytes(runs) -> str:
     return f"{sum(r.bytes_read for r in runs) / 1e6:.1f}"
 
 
-def load_table(report: LoadReport, console: Console, verbose: bool, fetch: FetchStats | None = None) -> None:
-    """inspect's header, then one row per collapsed module: kernel -> what ran where, errors against the bound."""
+def _run_route(run, layer) -> str:
+    """What ran: 'kernel → numerics on the device'; a layer vLLM refuses is named by its scheme, not run."""
+    scheme = layer.scheme if layer is not None else "?"
+    if run.status == "not run":
+        if layer is not None and layer.errors:
+            return ("not run: vLLM refuses it before choosing a scheme" if scheme == "?" else
+                    f"{scheme} → not run: vLLM refuses it (errors below)")
+        return f"{run.kernel or scheme} → not run"
+    return f"{run.kernel or scheme} → {run.execution or 'values not run'}"
+
+
+def load_table(report: LoadReport, console: Console, verbose: bool, fetch: FetchStats | None = None,
+               wide: bool = False, fail_on_warning: bool = False) -> None:
+    """inspect's header, the routes (kernel → what ran where), then one row per collapsed module: its errors
+    against the bound. `wide`: the scheme, kernel and numerics as columns, in place of the route."""
     inspected = report.inspect
-    console.print(f"[bold]{escape(printable(inspected.model))}[/bold]  quant={inspected.quant_method or 'none'}  "
-                  f"platform={escape(inspected.platform.label)}  tp={inspected.tp}  vllm={inspected.profile.name}  "
-                  f"device={report.device} ({escape(report.device_platform)})  tokens={report.tokens}  "
-                  f"seed={report.seed}" + (f"  against={escape(printable(report.against))}" if report.against else ""))
-    if verbose and fetch is not None:
-        console.print(f"[dim]{escape(printable(fetch_line(fetch), 1000))}[/dim]")
-    read = "MB read (rank 0 | 1 | …)" if inspected.tp > 1 else "MB read"
-    grid = folding_table("module", "kernel → numerics on device", "rel. error (bound)", "quant. error",
-                          *_AGAINST_COLUMNS[:2 if report.against else 0], "ms", read, "")
-    details = []
+    extra = (f"; arithmetic on {escape(report.device)}, {report.tokens} tokens, seed {report.seed}"
+             + (f", against {escape(printable(report.against))}" if report.against else ""))
+    _header(console, inspected, verbose, fetch, extra)
+    layers = {layer.name: layer for layer in inspected.layers + inspected.moes}
+    routes = _Routes("kernel → numerics on the device")
+    model_level = set(inspected.errors)  # printed once, under the tables
+    read = "MB read per rank" if inspected.tp > 1 else "MB read"
+    columns = [Column("module", True), Column("rel. error (bound)"), Column("quant. error"),
+               *(Column(c) for c in _AGAINST_COLUMNS[:2 if report.against else 0]), Column("ms"), Column(read)]
+    if wide:
+        columns += [Column("scheme", True), Column("kernel", True), Column("numerics on the device")]
+    else:
+        columns[1:1] = [Column("route")]
+    rows, details = [], []
     for row in collapse_runs(report.runs):
-        first = row.runs[0]
+        first, layer = row.runs[0], layers.get(row.runs[0].name)
         rel, bound = worst(r.rel_error for r in row.runs), first.bound
-        execution = first.execution or ("-" if first.status == "not run" else "values not run")
-        grid.add_row(escape(printable(row.name)), escape(f"{first.kernel or 'unquantized'} → {execution}"),
-                     "-" if rel is None else f"{rel:.2e} ({bound:.1e})", _figure(worst(r.quant_error for r in row.runs)),
-                     *_against_cells(report, row.runs),
-                     _figure(sum(r.ms or 0 for r in row.runs), ".1f"), _megabytes(row.runs), _run_status(first.status))
-        lines = [f"[red]error:[/red] {_multiline(e)}" for e in first.errors]
+        cells = [escape(printable(row.name)),
+                 "-" if rel is None else f"{rel:.2e} ({bound:.1e})", _figure(worst(r.quant_error for r in row.runs)),
+                 *_against_cells(report, row.runs),
+                 _milliseconds(row.runs), _megabytes(row.runs)]
+        if wide:
+            cells += [escape(layer.scheme if layer else "?"), escape(first.kernel or "-"),
+                      escape(first.execution or "-")]
+        else:
+            cells[1:1] = [routes.ref(_run_route(first, layer), "linear", len(row.runs))]
+        rows.append(cells + [_run_status(first.status, fail_on_warning)])
+        lines = [f"[red]error:[/red] {_multiline(e)}" for e in first.errors
+                 if e.removeprefix("not run: ") not in model_level]
         lines += [f"[yellow]warning:[/yellow] {_multiline(w)}" for w in first.warnings]
         if verbose:
-            lines += [f"[dim]note: {escape(printable(n, 2000))}[/dim]" for r in row.runs for n in r.notes]
+            lines += [f"[dim]note: {_multiline(n)}[/dim]" for r in row.runs for n in r.notes]
         if lines:
             details.append((row.name, lines))
-    console.print(grid)
+    moe_rows, moe_details = _moe_load_rows(report, routes, layers, fail_on_warning, verbose)
+    if routes.counts:  # --wide names scheme, kernel and numerics of the linear modules in columns instead
+        routes.draw(console)
+        console.print()
+    draw(console, columns + [Column("", True)], rows)
     _print_details(console, details)
-    if report.moe_runs:
-        _moe_load_table(report, console, verbose)
+    if moe_rows:
+        console.print()
+        draw(console, [Column("FusedMoE", True), Column("route"), Column("experts run"),
+                       Column("rel. error (bound)"), Column("worst expert"), Column("quant. error"),
+                       *(Column(c) for c in _AGAINST_COLUMNS[:2 if report.against else 0]), Column("ms"),
+                       Column(read), Column("", True)], moe_rows)
+        _print_details(console, moe_details)
     for error in inspected.errors:
-        console.print(f"[red]error:[/red] {_multiline(error)}")
+        say(console, f"[red]error:[/red] {_multiline(error)}")
     ran = {run.name for run in report.moe_runs}
     for moe in inspected.moes:
         for error in moe.errors if moe.name not in ran else ():
-            console.print(f"[red]error:[/red] FusedMoE {escape(printable(moe.name))}: {_multiline(error)}")
+            say(console, f"[red]error:[/red] FusedMoE {escape(printable(moe.name))}: {_multiline(error)}")
     for note in report.notes:
-        console.print(f"[dim]note: {escape(printable(note, 500))}[/dim]")
-    console.print(f"read {report.bytes_read / 1e6:.1f} MB in {report.seconds:.2f} s")
-    console.print(("[green]" if report.ok else "[red]") + escape(load_verdict(report)) + ("[/green]" if report.ok else "[/red]"))
-    for suggestion in inspected.suggestions:
-        console.print(f"  [cyan]suggestion:[/cyan] {escape(printable(suggestion.text, 2000))}")
+        say(console, f"[dim]note: {_multiline(printable(note, 500))}[/dim]")
+    say(console, f"read {report.bytes_read / 1e6:.1f} MB in {report.seconds:.2f} s")
+    verdict_line(console, report.ok and not (fail_on_warning and all_warnings(report)),
+                  load_verdict(report, fail_on_warning))
+    _suggestions(console, inspected)
+    _footer_hint(console, inspected)
 
 
-def _moe_load_table(report, console: Console, verbose: bool) -> None:
-    """One row per collapsed FusedMoE: experts class -> what ran where, experts run, the worst expert's error."""
-    read = "MB read (rank 0 | 1 | …)" if report.inspect.tp > 1 else "MB read"
-    grid = folding_table("FusedMoE", "experts class → numerics on device", "experts run", "rel. error (bound)",
-                          "worst expert", "quant. error", *_AGAINST_COLUMNS[:2 if report.against else 0], "ms", read, "")
-    details = []
+def _moe_load_rows(report: LoadReport, routes: _Routes, layers: dict, fail_on_warning: bool, verbose: bool):
+    """One row per collapsed FusedMoE: its route (experts class → what ran where), experts run, the worst
+    expert's error."""
+    rows, details = [], []
     for row in collapse_runs(report.moe_runs):
         first = row.runs[0]
         judged = [r for r in row.runs if r.rel_error is not None]
         top = max(judged, key=lambda r: r.rel_error) if judged else None
-        grid.add_row(escape(printable(row.name)), escape(f"{first.kernel or 'unquantized'} → {first.execution or '-'}"),
-                     f"{len(first.experts_run)}/{first.num_experts}" + (f" ×{len(row.runs)}" if len(row.runs) > 1 else ""),
+        rows.append([escape(printable(row.name)), routes.ref(_run_route(first, layers.get(first.name)), "FusedMoE",
+                                                              len(row.runs)),
+                     f"{len(first.experts_run)}/{first.num_experts}"
+                     + (f" ×{len(row.runs)}" if len(row.runs) > 1 else ""),
                      "-" if top is None else f"{top.rel_error:.2e} ({top.bound:.1e})",
                      "-" if top is None else _worst_expert(top, len(row.runs) > 1),
                      _figure(worst(r.quant_error for r in row.runs)), *_against_cells(report, row.runs),
-                     _figure(sum(r.ms or 0 for r in row.runs), ".1f"), _megabytes(row.runs), _run_status(first.status))
+                     _milliseconds(row.runs), _megabytes(row.runs),
+                     _run_status(first.status, fail_on_warning)])
         lines = [f"[red]error:[/red] {_multiline(e)}" for r in row.runs for e in r.errors]
         lines += [f"[yellow]warning:[/yellow] {_multiline(w)}" for w in first.warnings]
         if verbose:
-            lines += [f"[dim]note: {escape(printable(n, 2000))}[/dim]" for n in first.notes]
+            lines += [f"[dim]note: {_multiline(n)}[/dim]" for n in first.notes]
         if lines:
             details.append((row.name, lines))
-    console.print(grid)
-    _print_details(console, details)
+    return rows, details
 
 
 def _worst_expert(run, collapsed: bool) -> str:
@@ -278,10 +580,20 @@ def _worst_expert(run, collapsed: bool) -> str:
     return f"{run.worst_expert}" + (f" (layer {index})" if collapsed and index is not None else "")
 
 
-def load_markdown(report: LoadReport) -> str:
+def _md_kernel(run, layer) -> tuple[str, str]:
+    """The Markdown's kernel and numerics cells: 'unquantized' only for a layer vLLM leaves unquantized; a layer
+    it refuses is named by its scheme."""
+    if run.status == "not run" and layer is not None and layer.errors:
+        return (run.kernel or ("refused before a scheme" if layer.scheme == "?" else f"{layer.scheme}: refused"),
+                "not run")
+    return run.kernel or "unquantized", run.execution or "-"
+
+
+def load_markdown(report: LoadReport, fail_on_warning: bool = False) -> str:
     inspected = report.inspect
+    layers = {layer.name: layer for layer in inspected.layers + inspected.moes}
     lines = [f"### fp8check load: {md_line(inspected.model)}", "",
-             f"platform `{inspected.platform.label}`, TP {inspected.tp}, vLLM rules {inspected.profile.name}, "
+             f"`{platform_text(inspected.platform)}`, TP {inspected.tp}, vLLM {vllm_release(inspected.profile)}, "
              f"arithmetic on `{report.device}`, {report.tokens} tokens, seed {report.seed}", "",
              "| module | kernel | numerics on device | rel. error (bound) | quant. error | "
              + "".join(f"{c} | " for c in _AGAINST_COLUMNS[:2 if report.against else 0]) + "status |",
@@ -291,28 +603,32 @@ def load_markdown(report: LoadReport) -> str:
         rel = worst(r.rel_error for r in row.runs)
         reasons = first.errors or first.warnings
         status = f"{first.status}: {md_line(reasons[0])}" if reasons else first.status
-        cells = [f"`{printable(row.name)}`", first.kernel or "unquantized", first.execution or "-",
-                 "-" if rel is None else f"{rel:.2e} ({first.bound:.1e})", _figure(worst(r.quant_error for r in row.runs)),
+        cells = [f"`{printable(row.name)}`", *_md_kernel(first, layers.get(first.name)),
+                 "-" if rel is None else f"{rel:.2e} ({first.bound:.1e})",
+                 _figure(worst(r.quant_error for r in row.runs)),
                  *_against_cells(report, row.runs), status]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     for row in collapse_runs(report.moe_runs):  # FusedMoE: the worst expert's error, and how many experts ran
         first = row.runs[0]
         rel = worst(r.rel_error for r in row.runs)
         status = first.status if not first.errors else f"{first.status}: {md_line(first.errors[0])}"
-        cells = [f"`{printable(row.name)}`", first.kernel or "unquantized", first.execution or "-",
-                 "-" if rel is None else f"{rel:.2e} ({first.bound:.1e})", _figure(worst(r.quant_error for r in row.runs)),
+        cells = [f"`{printable(row.name)}`", *_md_kernel(first, layers.get(first.name)),
+                 "-" if rel is None else f"{rel:.2e} ({first.bound:.1e})",
+                 _figure(worst(r.quant_error for r in row.runs)),
                  *_against_cells(report, row.runs), f"{status} ({len(first.experts_run)}/{first.num_experts} experts)"]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    lines += [""] + [f"- error: {md_line(e)}" for e in inspected.errors] + [f"- warning: {md_line(w)}" for w in inspected.warnings]
-    lines += [f"**{load_verdict(report)}**", ""]
-    lines += [f"- suggestion: {md_line(s.text)}" for s in inspected.suggestions] + ([""] if inspected.suggestions else [])
+    lines += [""] + [f"- error: {md_line(e)}" for e in inspected.errors]
+    lines += [f"- warning: {md_line(w)}" for w in inspected.warnings]
+    lines += [f"**{load_verdict(report, fail_on_warning)}**", ""]
+    lines += [f"- suggestion: {md_line(s.text)}" for s in inspected.suggestions]
+    lines += [""] if inspected.suggestions else []
     return "\n".join(lines)
 
 
 def crosscheck_table(report: InspectReport, mocks: dict, rows: list, console: Console) -> None:
     """fp8check's route next to the installed vLLM's, per layer, and every mock the comparison relied on."""
     layers = {layer.name: layer for layer in report.layers}
-    grid = folding_table("module", "fp8check", "vLLM", "")
+    grid_rows = []
     for row in rows:
         theirs = row.vllm_error or f"{row.vllm_scheme} / {row.vllm_kernel or '-'}"
         if row.name in layers:
@@ -321,12 +637,11 @@ def crosscheck_table(report: InspectReport, mocks: dict, rows: list, console: Co
         else:  # the front door: the config vLLM builds, or what it raises first
             mine = report.errors[0] if report.errors else f"{report.quant_method} / -"
             theirs = row.vllm_error or f"{row.vllm_scheme} / -"
-        grid.add_row(escape(printable(row.name)), _multiline(mine), _multiline(theirs),
-                     "[green]agree[/green]" if row.agrees else f"[red]differs: {', '.join(row.differs)}[/red]")
-    console.print(grid)
+        grid_rows.append([escape(printable(row.name)), _multiline(mine), _multiline(theirs),
+                          "[green]agree[/green]" if row.agrees else f"[red]differs: {', '.join(row.differs)}[/red]"])
+    draw(console, [Column("module", True), Column("fp8check"), Column("vLLM"), Column("")], grid_rows)
     for name, risk in mocks.items():
-        console.print(f"[dim]mocked: {escape(name)} — {escape(str(risk))}[/dim]")
+        say(console, f"[dim]mocked: {escape(name)} — {escape(str(risk))}[/dim]")
     agreed = sum(1 for row in rows if row.agrees)
-    console.print(f"{agreed} of {len(rows)} rows (the front door, then each layer) agree with the installed vLLM on "
-                  f"{escape(report.platform.label)}, "
-                  f"TP={report.tp}")
+    say(console, f"{agreed} of {len(rows)} rows (the front door, then each layer) agree with the installed vLLM on "
+                 f"{escape(platform_text(report.platform))}, TP {report.tp}")

@@ -38,7 +38,6 @@ from functools import partial
 from typing import NamedTuple
 from urllib.parse import quote
 
-from fp8check import __version__
 from fp8check.core.checkpoint.local import (
     MAX_JSON_BYTES, Checkpoint, FetchStats, assemble_checkpoint, check_relative_path, index_shards, load_json,
     open_local, parse_index, parse_json, parse_model_config, safetensors_files,
@@ -46,6 +45,7 @@ from fp8check.core.checkpoint.local import (
 from fp8check.core.checkpoint.safetensors_header import SafetensorsHeader, header_length, parse_header
 from fp8check.core.errors import CheckpointFileError, InputError, is_printable, printable
 from fp8check.core.formats.frontdoor import HF_QUANT_CONFIG
+from fp8check.version import __version__
 
 DEFAULT_REVISION = "main"
 CONFIG_FILE = "config.json"
@@ -521,7 +521,7 @@ def download_shards(model: str, revision: str | None = None, token: str | None =
     try:
         pattern = re.compile(layers_regex) if layers_regex is not None else None
     except re.error as exc:
-        raise InputError(f"layers regex {printable(layers_regex)!r} is not a valid regular expression: {exc}") from None
+        raise InputError(f"layers regex '{printable(layers_regex)}' is not a valid regular expression: {exc}") from None
     if tensor_names is not None:
         pattern = _ExactNames(frozenset(tensor_names))
     if offline_mode():
@@ -552,7 +552,7 @@ def download_shards(model: str, revision: str | None = None, token: str | None =
         if pattern is not None and weight_map is not None:
             shards = sorted({shard for tensor, shard in weight_map.items() if pattern.search(tensor)})
             if not shards:
-                raise InputError(f"{ref.display}: layers regex {printable(pattern.pattern)!r} matches no tensor")
+                raise InputError(f"{ref.display}: layers regex '{printable(pattern.pattern)}' matches no tensor")
         elif weight_map is not None:
             shards = index_shards(weight_map)
         extra = [f for f in (index_name, HF_QUANT_CONFIG) if f and f in info.files]
@@ -585,7 +585,7 @@ def _cached_shards(ref: RepoRef, pattern: re.Pattern | None) -> str:
         weight_map = parse_index(load_json(os.path.join(snapshot, index_name), index_name), index_name)
         shards = sorted({s for t, s in weight_map.items() if pattern is None or pattern.search(t)})
         if not shards:
-            raise InputError(f"{ref.display}: layers regex {pattern.pattern!r} matches no tensor")
+            raise InputError(f"{ref.display}: layers regex '{printable(pattern.pattern)}' matches no tensor")
     for shard in shards:
         if not os.path.exists(os.path.join(snapshot, shard)):
             raise InputError(_partial_snapshot(ref, snapshot, shard))

@@ -19,6 +19,7 @@ INDEX_FILE = "model.safetensors.index.json"
 SINGLE_FILE = "model.safetensors"
 MAX_JSON_BYTES = 50_000_000  # config.json and the index are KBs; refuse anything absurd before parsing it
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
+ROUTER_KEYS = ("scoring_func", "norm_topk_prob", "n_group", "topk_method", "use_routing_bias")
 
 
 class ModelConfig(NamedTuple):
@@ -41,6 +42,8 @@ class ModelConfig(NamedTuple):
     first_k_dense_replace: int | None = None  # DeepSeek / GLM: layers below it are dense, the rest MoE
     vision_heads: int | None = None         # vision_config: attention heads of the vision tower
     vision_hidden_size: int | None = None   # vision_config: hidden size of the vision tower
+    # The FusedMoE routing keys model files read (ROUTER_KEYS), as stored.
+    router_keys: tuple[tuple[str, object], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         # Llama-4 / Pixtral / SigLIP call it num_attention_heads, Qwen2.5-VL / Qwen3-VL num_heads.
         vision_heads=opt_int("num_attention_heads", vision) or opt_int("num_heads", vision),
         vision_hidden_size=opt_int("hidden_size", vision),
+        router_keys=tuple((key, sizes[key]) for key in ROUTER_KEYS if isinstance(sizes.get(key), (str, bool, int))),
     )
 
 
@@ -323,7 +327,7 @@ def _inside(folder: str, rel: str, root: str) -> str:
     if os.path.commonpath([real, root]) != root:
         raise CheckpointFileError(rel, f"resolves to {printable(real)!r}, outside the model folder; refusing to read it")
     if not os.path.exists(real):
-        raise CheckpointFileError(rel, "not found in the model folder")
+        raise CheckpointFileError(rel, f"not found in the model folder {printable(folder)}")
     return real
 
 

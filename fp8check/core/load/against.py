@@ -17,12 +17,11 @@ and per FusedMoE expert that load runs (its gate, up and down as stored, its w13
   of an unforeseen arithmetic cancels in that sum, a wrong scale moves every code the same way (a scale off by a
   ratio r moves codes by 8*log2(r) steps on average: e4m3 has 8 codes per power of two).
 
-Thresholds, measured with `python bench/against.py` (README, "`fp8check load MODEL --against BASE`"): checkpoints
-written by compressed-tensors from random and heavy-tailed BASE weights, every strategy, have no far code and no
-drift at all, and weight errors of 2.2-2.7 %. The drift allowance covers the scale's own rounding: a tool that
-quantizes with an fp32 scale and stores it in bf16 (relative rounding <= 2^-9) drifts by at most
-8*log2(1 + 2^-9) = 2.25 % of codes (0.83 % at worst where the bench simulates such a tool; no real one was run).
-"""
+Thresholds, measured with `python bench/against.py` (docs/commands.md, "`fp8check load MODEL --against BASE`"):
+checkpoints written by compressed-tensors from random and heavy-tailed BASE weights, every strategy, have no far
+code and no drift at all, and weight errors of 2.2-2.7 %. The drift allowance covers the scale's own rounding: a
+tool that quantizes with an fp32 scale and stores it in bf16 (relative rounding <= 2^-9) drifts by at most
+8*log2(1 + 2^-9) = 2.25 % of codes (0.83 % at worst where the bench simulates such a tool; no real one was run). """
 
 from __future__ import annotations
 
@@ -123,9 +122,7 @@ class Base:
              experts: tuple[tuple[Shard, ...], ...] = (), layout: ModelLayout | None = None) -> None:
         """Refuse a BASE that cannot be the source of `ckpt`, then fetch what the chosen modules and the FusedMoE
         experts load runs (`experts`: each one's gate, up, down) need. `layout`: ckpt's (built here when not given)."""
-        if tp > 1:
-            raise InputError(f"--against compares on one process with whole tensors; run it without --tp {tp} (the "
-                             "TP split does not change the values: `load --tp` checks the split, --against the values)")
+        assert tp == 1, "fp8check.api refuses --against with --tp before loading"
         check_base(ckpt, self.ckpt, self.label)
         here = layout or build_layout(ckpt.tensors, ckpt.config)
         theirs = build_layout(self.ckpt.tensors, self.ckpt.config)

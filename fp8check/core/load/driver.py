@@ -26,7 +26,7 @@ from fp8check.core.model.modules import LinearModule, ModelLayout, MoEModule, bu
 from fp8check.core.records import InspectReport, LayerRun, LoadOptions, LoadReport
 from fp8check.core.routing.inspect import front_door_of, inspect_checkpoint
 from fp8check.core.routing.warnings import with_load_warnings
-from fp8check.core.targets.platforms import Assumptions, Platform, _host_has_amx, parse_platform
+from fp8check.core.targets.platforms import Assumptions, Platform, _host_has_amx, device_syntax, parse_platform
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.numerics import gemm as numerics
 
@@ -39,16 +39,14 @@ ProgressCallback = Callable[[str, int, int, int], None]   # (module name, module
 def resolve_device(text: str) -> torch.device:
     """--device: auto (xpu, then cuda, then cpu), cpu, cuda[:i], xpu[:i]; refused when torch cannot see it."""
     text = text.strip().lower()
-    if text == "auto":
+    syntax = device_syntax(text)
+    if syntax is None:
         if torch.xpu.is_available():
             return torch.device("xpu", 0)
         if torch.cuda.is_available():
             return torch.device("cuda", 0)
         return torch.device("cpu")
-    match = re.fullmatch(r"(cpu|cuda|xpu)(?::(\d+))?", text)
-    if not match:
-        raise InputError(f"--device {text!r}: expected auto, cpu, cuda[:i] or xpu[:i]")
-    kind, index = match.group(1), int(match.group(2) or 0)
+    kind, index = syntax
     if kind == "cpu":
         return torch.device("cpu")
     backend = torch.cuda if kind == "cuda" else torch.xpu
@@ -90,10 +88,10 @@ def selected_modules(report: InspectReport, modules: dict[str, LinearModule], la
     try:
         pattern = re.compile(layers)
     except re.error as exc:
-        raise InputError(f"--layers {printable(layers)!r} is not a valid regular expression: {exc}") from None
+        raise InputError(f"--layers '{printable(layers)}' is not a valid regular expression: {exc}") from None
     chosen = [modules[layer.name] for layer in report.layers if pattern.search(layer.name)]
     if not chosen and not any(pattern.search(moe.name) for moe in report.moes):
-        raise InputError(f"--layers {printable(layers)!r} matches none of the {len(report.layers)} modules vLLM builds "
+        raise InputError(f"--layers '{printable(layers)}' matches none of the {len(report.layers)} modules vLLM builds "
                          f"(e.g. {report.layers[0].name if report.layers else 'none'})")
     return chosen
 
@@ -119,7 +117,7 @@ def load_checkpoint(ckpt: Checkpoint, fetch: Callable[[set[str]], str], options:
     """inspect, then every selected module through its numerics on options.device. `fetch` maps the tensor names
     the selected modules need to the folder holding their shards (a Hub repo downloads only those)."""
     started = time.perf_counter()
-    layout = build_layout(ckpt.tensors, ckpt.config)
+    layout = build_layout(ckpt.tensors, ckpt.config, options.inspect.profile)
     report = inspect_checkpoint(ckpt, options.inspect, layout)
     quant = front_door_of(ckpt, options.inspect).quant  # the config inspect routed with
     selection = select(quant, report, layout, options)
@@ -183,7 +181,8 @@ def _numerics_notes(report: InspectReport, selection: Selection, options: LoadOp
 def _selection_notes(report: InspectReport, selection: Selection, options: LoadOptions) -> tuple[str, ...]:
     notes = ()
     if options.layers is not None:
-        notes += (f"--layers {options.layers!r}: {len(selection.linears)} of {len(report.layers)} modules run"
+        notes += (f"--layers '{printable(options.layers)}': {len(selection.linears)} of {len(report.layers)} "
+                  "modules run"
                   + (f", {len(selection.moes)} of {len(report.moes)} FusedMoE layers" if report.moes else ""),)
     if options.against is not None:
         notes += (options.against.summary(),)

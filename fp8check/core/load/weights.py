@@ -131,10 +131,10 @@ def value_errors(shards: tuple[ShardTensors, ...]) -> list[str]:
         else:
             nonfinite = _count(~torch.isfinite(weight))
             if nonfinite:
-                errors.append(f"{shard.name}.weight: {nonfinite} of {weight.numel()} values are NaN or infinite")
+                errors.append(f"{shard.name}.weight: {nonfinite:,} of {weight.numel():,} values are NaN or infinite")
             all_zero = not bool(weight.any())
         if all_zero:
-            errors.append(f"{shard.name}.weight: all {weight.numel()} elements are zero (an empty export?)")
+            errors.append(f"{shard.name}.weight: all {weight.numel():,} elements are zero (an empty export?)")
         for suffix, scale in ((shard.scale_suffix, shard.scale), ("input_scale", shard.input_scale)):
             if scale is not None:
                 errors += scale_errors(f"{shard.name}.{suffix}", scale)

@@ -51,6 +51,23 @@ class Tower(NamedTuple):
     quantized: bool = True                    # False: the model passes quant_config=None to the whole tower
 
 
+class Router(NamedTuple):
+    """How a model file builds its FusedMoE's routing: the inputs of fused_moe/config.py's
+    get_routing_method_type (scoring_func, renormalize, num_expert_group, an e_score_correction_bias), each fixed
+    or read from a config key with the model's default (transformers' config class where the file reads it bare)."""
+
+    scoring: str | tuple[str, str] = "softmax"          # fixed, or (config key, default)
+    renormalize: bool | tuple[str, bool] = True
+    groups: tuple[str, int] | None = None                 # (config key, default) of num_expert_group
+    bias: bool | tuple[str, str] = False                  # fixed, or (config key, value that creates the bias)
+    custom: str | None = None                             # a custom_routing_function's RoutingMethodType
+
+
+_SOFTMAX_RENORMALIZED = Router()
+_NORM_TOPK = Router(renormalize=("norm_topk_prob", False))  # Qwen2/3-MoE: transformers' default is False
+_LLAMA4_ROUTER = Router(renormalize=False, custom="Llama4")  # llama4.py: Llama4MoE.custom_routing_function
+
+
 class Arch(NamedTuple):
     """How one vLLM model class builds the text model's linears (see the module docstring)."""
 
@@ -64,6 +81,24 @@ class Arch(NamedTuple):
     # Routers the model file builds WITH the model's quant_config (ReplicatedLinear, GateLinear from 0.31): their
     # quantization is the format's (its ignore list), like any other ReplicatedLinear.
     quantized_routers: tuple[str, ...] = ()
+    # False: the attention divides the KV heads by TP without replicating them (gpt_oss.py's
+    # `num_key_value_heads // tp_size`), so TP above the KV head count builds 0 KV heads per rank.
+    kv_replication: bool = True
+    router: Router = _SOFTMAX_RENORMALIZED
+    head_quant_config: bool = True  # False: ParallelLMHead(...) without quant_config (gpt_oss.py): never quantized
+    # The FusedMoE activation the model file passes. Which experts classes take one other than SiLU is not modelled:
+    # such experts are named, not judged.
+    moe_activation: str = "silu"
+    # (WHEEL_CHANGES key, styles): styles the model file used until the release that brought the change.
+    styles_before: tuple[tuple[str, dict[str, str]], ...] = ()
+
+    def for_release(self, profile) -> Arch:
+        """This layout as `profile`'s release builds it (None: the newest)."""
+        styles = dict(self.styles)
+        for change, older in self.styles_before:
+            if profile is not None and not profile.has(change):
+                styles.update(older)
+        return self._replace(styles=styles)
 
 
 # Routers built without quant_config, in every release 0.25-0.33: ReplicatedLinear(..., quant_config=None) until
@@ -106,31 +141,41 @@ _SIGLIP = Tower("vllm:siglip.py", ("vision_tower.", "model.vision_tower."), visi
 
 # mixtral.py, minimax_m2.py: experts are w1/w2/w3 inside FusedMoE; only q/k/v are packed.
 _QKV_ONLY = {"qkv_proj": LLAMA_PACKED["qkv_proj"]}
-_DEEPSEEK = Arch("vllm:deepseek_v2.py", unquantized=("mlp.gate",), spec_layers="num_nextn_predict_layers", mla=True)
+# deepseek_v2.py: scoring_func=getattr(config, "scoring_func", "softmax"), renormalize=config.norm_topk_prob,
+# num_expert_group=getattr(config, "n_group", 1), a bias when config.topk_method == "noaux_tc".
+_DEEPSEEK_ROUTER = Router(("scoring_func", "softmax"), ("norm_topk_prob", False), ("n_group", 1),
+                          ("topk_method", "noaux_tc"))
+_DEEPSEEK = Arch("vllm:deepseek_v2.py", unquantized=("mlp.gate",), spec_layers="num_nextn_predict_layers", mla=True,
+                 router=_DEEPSEEK_ROUTER)
+_DEEPSEEK_V3 = _DEEPSEEK._replace(router=_DEEPSEEK_ROUTER._replace(renormalize=("norm_topk_prob", True)))
 
 ARCHITECTURES: dict[str, Arch] = {
     "LlamaForCausalLM": Arch("vllm:llama.py"),
     "MistralForCausalLM": Arch("vllm:mistral.py"),
-    "Llama4ForCausalLM": Arch("vllm:llama4.py", unquantized=("feed_forward.router",)),
+    "Llama4ForCausalLM": Arch("vllm:llama4.py", unquantized=("feed_forward.router",), router=_LLAMA4_ROUTER),
     "Llama4ForConditionalGeneration": Arch("vllm:llama4.py", unquantized=("feed_forward.router",),
+                                           router=_LLAMA4_ROUTER,
                                            towers=(_LLAMA4_VISION, _LLAMA4_PROJECTOR)),
     "MixtralForCausalLM": Arch("vllm:mixtral.py", packed=_QKV_ONLY, unquantized=("block_sparse_moe.gate",)),
     "Mistral3ForConditionalGeneration": Arch("vllm:mistral.py", towers=(_PIXTRAL, _MISTRAL3_PROJECTOR)),
     "Qwen2ForCausalLM": Arch("vllm:qwen2.py"),
     "Qwen3ForCausalLM": Arch("vllm:qwen3.py"),
-    "Qwen2MoeForCausalLM": Arch("vllm:qwen2_moe.py", unquantized=_QWEN_MOE_ROUTERS),
-    "Qwen3MoeForCausalLM": Arch("vllm:qwen3_moe.py", **_QWEN3_MOE_ROUTERS),
+    "Qwen2MoeForCausalLM": Arch("vllm:qwen2_moe.py", unquantized=_QWEN_MOE_ROUTERS, router=_NORM_TOPK),
+    "Qwen3MoeForCausalLM": Arch("vllm:qwen3_moe.py", router=_NORM_TOPK, **_QWEN3_MOE_ROUTERS),
     "Qwen2_5_VLForConditionalGeneration": Arch("vllm:qwen2.py", packed=_QWEN_VL_PACKED, towers=(_QWEN25_VISUAL,)),
     # The text models: Qwen2ForCausalLM (qwen2.py); Qwen3LLMForCausalLM (qwen3_vl.py, a Qwen3ForCausalLM);
     # Qwen3MoeLLMForCausalLM (qwen3_vl_moe.py, a Qwen3MoeForCausalLM).
     "Qwen3VLForConditionalGeneration": Arch("vllm:qwen3_vl.py", packed=_QWEN_VL_PACKED, towers=(_QWEN3_VISUAL,)),
     "Qwen3VLMoeForConditionalGeneration": Arch("vllm:qwen3_vl_moe.py", packed=_QWEN_VL_PACKED,
-                                               towers=(_QWEN3_VISUAL,), **_QWEN3_MOE_ROUTERS),
+                                               towers=(_QWEN3_VISUAL,), router=_NORM_TOPK, **_QWEN3_MOE_ROUTERS),
     "DeepseekV2ForCausalLM": _DEEPSEEK,
-    "DeepseekV3ForCausalLM": _DEEPSEEK,
-    "Glm4MoeForCausalLM": Arch("vllm:glm4_moe.py", unquantized=("mlp.gate",), spec_layers="num_nextn_predict_layers"),
+    "DeepseekV3ForCausalLM": _DEEPSEEK_V3,
+    "Glm4MoeForCausalLM": Arch("vllm:glm4_moe.py", unquantized=("mlp.gate",), spec_layers="num_nextn_predict_layers",
+                               router=Router("sigmoid", ("norm_topk_prob", True), ("n_group", 1), True),
+                               styles_before=(("glm4-moe-gate-linear", {"mlp.gate": TORCH_LINEAR}),)),
     "MiniMaxM2ForCausalLM": Arch("vllm:minimax_m2.py", packed=_QKV_ONLY, unquantized=("block_sparse_moe.gate",),
-                                 spec_layers="num_mtp_modules"),
+                                 spec_layers="num_mtp_modules",
+                                 router=Router(("scoring_func", "sigmoid"), True, None, ("use_routing_bias", True))),
     "GemmaForCausalLM": Arch("vllm:gemma.py"),
     "Gemma2ForCausalLM": Arch("vllm:gemma2.py"),
     "Gemma3ForCausalLM": Arch("vllm:gemma3.py"),
@@ -138,7 +183,8 @@ ARCHITECTURES: dict[str, Arch] = {
     # phi3.py: packed_modules_mapping maps qkv_proj -> [qkv_proj], gate_up_proj -> [gate_up_proj] (stored fused).
     "Phi3ForCausalLM": Arch("vllm:phi3.py", packed={"qkv_proj": ("qkv_proj",), "gate_up_proj": ("gate_up_proj",)}),
     # gpt_oss.py: attention sinks are a per-head nn.Parameter, not a linear; mlp.router is a GateLinear.
-    "GptOssForCausalLM": Arch("vllm:gpt_oss.py", unquantized=("mlp.router",)),
+    "GptOssForCausalLM": Arch("vllm:gpt_oss.py", unquantized=("mlp.router",), kv_replication=False,
+                              head_quant_config=False, moe_activation="swigluoai"),
 }
 
 # Architectures not in the table: the name-based rules fp8check had before the table, which cover

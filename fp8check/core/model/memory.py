@@ -205,7 +205,7 @@ def fit(footprint: WeightFootprint, platform: Platform, tp: int, ep: bool) -> Me
     memory = assumptions.device_memory
     if memory is None:
         return MemoryFit(None, utilization, weights, None, per_token, None,
-                         note=f"device memory of {platform.label} unknown: pass {DEFAULT_MEMORY_HINT}")
+                         note=f"device memory of {platform.label.removeprefix('auto: ')} unknown: pass {DEFAULT_MEMORY_HINT}")
     budget = math.ceil(memory * utilization)
     left = budget - weights
     tokens = max(left, 0) // per_token if per_token else None

@@ -84,9 +84,13 @@ class ModelLayout(NamedTuple):
     skipped: tuple[SkippedLayer, ...] = ()
 
 
-def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig) -> ModelLayout:
+def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=None) -> ModelLayout:
+    """The modules vLLM builds for this checkpoint, as `profile`'s release (a RuleProfile; None: the newest)
+    builds them."""
     notes = []
     arch = arch_for(config.architectures)
+    if arch is not None:
+        arch = arch.for_release(profile)
     if arch is None:
         arch = GENERIC_ARCH
         if config.architectures:
@@ -209,6 +213,8 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
     layer_type = rules.styles[style] if style else _generic_style(leaf, fused, router)
     if layer_type == TORCH_LINEAR:
         unquantized = f"vLLM builds it as a torch nn.Linear ({rules.source[5:]}), which has no quant method"
+    elif layer_type == "ParallelLMHead" and tower is None and not arch.head_quant_config:
+        unquantized = f"vLLM builds the LM head with quant_config=None ({arch.source[5:]})"
     heads = None
     if layer_type == "QKVParallelLinear":
         heads = _vision_heads(config, widths) if tower is not None and tower.vision_heads else _heads(config, widths)

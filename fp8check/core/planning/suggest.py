@@ -10,7 +10,8 @@
   does not match the checkpoint): the --quantization / --allow-deprecated-quantization / --vllm choices that get
   the whole model past it, each confirmed by inspecting again (ptpc_fp8's replacement fp8_per_channel, vLLM
   PR #44132, is one of the online methods tried).
-- an integrity error: the tensor to re-export, as the error names it.
+- an integrity error: the tensor to re-export, as the error names it (FP8 weights under a config.json without
+  quantization_config: the config, once).
 Failing layers are re-routed on the checkpoint cut down to their own tensors (diff.restricted), so a suggestion
 costs a fraction of an inspect of the whole model.
 """
@@ -59,7 +60,7 @@ def suggest(report: InspectReport, ckpt: Checkpoint, options: InspectOptions) ->
         out += _backends(report, options, failing, reroute)
         out += _profiles(report, failing, reroute)
     out += _front_door(report, ckpt, options)
-    return tuple(out + _reexports(report))
+    return tuple(out + _reexports(report, ckpt))
 
 
 def routing_failures(report: InspectReport) -> set[str]:
@@ -186,12 +187,19 @@ def _front_door(report: InspectReport, ckpt: Checkpoint, options: InspectOptions
     return out
 
 
-def _reexports(report: InspectReport) -> list[Suggestion]:
-    """One suggestion per tensor an integrity error names (missing, mis-shaped, wrong dtype, index mismatch)."""
-    seen: dict[str, str] = {}
-    errors = [e for layer in report.layers + report.moes for e in layer.errors] + list(report.errors)
-    for error in errors:
+def _reexports(report: InspectReport, ckpt: Checkpoint) -> list[Suggestion]:
+    """One line per tensor an integrity error names (missing, mis-shaped, wrong dtype, index mismatch), its
+    error being printed above it; FP8 weights under a config.json without quantization_config are one line for the
+    whole checkpoint, since every such tensor has the same cause."""
+    layers = report.layers + report.moes
+    if report.quant_method is None and any(layer.weight_dtype.startswith("F8") for layer in layers):
+        missing = ("no quantization_config" if ckpt.config.architectures
+                   else "neither quantization_config nor architectures")
+        return [Suggestion("reexport", f"config.json has {missing}, so vLLM would load the FP8 weights "
+                                       "unscaled: export the checkpoint again with its quantizer's config.json")]
+    seen: list[str] = []
+    for error in [e for layer in layers for e in layer.errors] + list(report.errors):
         match = TENSOR.search(error)
         if match and match.group(0) not in seen:
-            seen[match.group(0)] = error.split(";")[0]
-    return [Suggestion("reexport", f"re-export {name} ({why})") for name, why in seen.items()]
+            seen.append(match.group(0))
+    return [Suggestion("reexport", f"re-export {name}") for name in seen]

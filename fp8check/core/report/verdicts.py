@@ -19,9 +19,33 @@ def not_judged(report: InspectReport) -> list:
             if row.ok and row.kernel is None and not row.scheme.startswith("Unquantized")]
 
 
-def inspect_verdict(report: InspectReport) -> str:
+def detected(platform) -> tuple[str, str] | None:
+    """A platform detected rather than named, read from its label ('auto: cpu', 'device: cuda:0'): where it came
+    from ('auto': --platform auto, this host; 'device': load's default, its --device) and what it is; None for a
+    platform named by --platform. The one reader of those labels."""
+    source, _, kind = platform.label.partition(": ")
+    return (source, kind) if kind and source in ("auto", "device") else None
+
+
+def platform_text(platform) -> str:
+    """A platform as people read it: 'h100 (cuda:90)', or for `--platform auto` and load's default (its --device)
+    what it is and where it came from: 'cpu (this host, --platform auto)', 'cpu (from --device)'."""
+    found = detected(platform)
+    if found is None:
+        return platform.label
+    source, kind = found
+    return f"{kind} (this host, --platform auto)" if source == "auto" else f"{kind} (from --device)"
+
+
+def _warnings_fail(ok_text: str, warned: int) -> str:
+    """--fail-on warning on a report with no error: FAIL, and why."""
+    return f"FAIL: {warned} warning{'' if warned == 1 else 's'} (--fail-on warning); otherwise {ok_text}"
+
+
+def inspect_verdict(report: InspectReport, fail_on_warning: bool = False) -> str:
+    """`fail_on_warning`: --fail-on warning, under which a report with warnings and no error fails."""
     bad = [layer for layer in report.layers if not layer.ok]
-    where = f"{report.platform.label}, TP={report.tp}, vLLM {report.profile.vllm}"
+    where = f"{platform_text(report.platform)}, TP={report.tp}, vLLM {report.profile.vllm}"
     if report.ok:
         quantized = sum(1 for layer in report.layers if layer.kernel)
         kernels = sorted({layer.kernel for layer in report.layers if layer.kernel})
@@ -36,6 +60,8 @@ def inspect_verdict(report: InspectReport) -> str:
             text += (f"; {len(unjudged)} not judged ({', '.join(sorted({r.scheme for r in unjudged}))}: a method "
                      "fp8check names but does not model, see the notes)")
         warned = len(all_warnings(report))
+        if warned and fail_on_warning:
+            return _warnings_fail(text, warned)
         return text + (f"; {warned} warning(s) (--fail-on warning fails on them)" if warned else "")
     parts = []
     if bad:
@@ -56,9 +82,9 @@ def load_summary(report: LoadReport) -> dict[str, int]:
     return counts
 
 
-def load_verdict(report: LoadReport) -> str:
+def load_verdict(report: LoadReport, fail_on_warning: bool = False) -> str:
     counts = load_summary(report)
-    where = (f"{report.inspect.platform.label}, TP={report.inspect.tp}, vLLM {report.inspect.profile.vllm}, "
+    where = (f"{platform_text(report.inspect.platform)}, TP={report.inspect.tp}, vLLM {report.inspect.profile.vllm}, "
              f"arithmetic on {report.device}")
     emulated = sum(1 for run in report.runs + report.moe_runs if run.emulated)
     said = f"; {emulated} emulated" if emulated else ""
@@ -66,11 +92,14 @@ def load_verdict(report: LoadReport) -> str:
     moes = f" (of them {len(report.moe_runs)} FusedMoE layers, {experts} experts)" if report.moe_runs else ""
     if report.ok:
         warned = f", {counts['warn']} with warnings" if counts["warn"] else ""
-        return (f"OK: {counts['ok'] + counts['warn']} modules{moes} ran and agree with their fp32 reference{warned} "
+        text = (f"OK: {counts['ok'] + counts['warn']} modules{moes} ran and agree with their fp32 reference{warned} "
                 f"({where}{said})")
+        failing = len(all_warnings(report)) if fail_on_warning else 0
+        return _warnings_fail(text, failing) if failing else text
     ran = {run.name for run in report.moe_runs}
     bad_moes = sum(1 for moe in report.inspect.moes if not moe.ok and moe.name not in ran)
-    parts = [f"{counts['FAIL']} failed" if counts["FAIL"] else "", f"{counts['not run']} not run" if counts["not run"] else "",
+    parts = [f"{counts['FAIL']} failed" if counts["FAIL"] else "",
+             f"{counts['not run']} not run" if counts["not run"] else "",
              f"{len(report.inspect.errors)} model-level error(s)" if report.inspect.errors else "",
              f"{bad_moes} FusedMoE layer(s) vLLM would refuse" if bad_moes else ""]
     total = len(report.runs) + len(report.moe_runs)
@@ -78,8 +107,15 @@ def load_verdict(report: LoadReport) -> str:
 
 
 def matrix_verdict(result: Matrix) -> str:
+    """How many cells load, and where: platforms that load at the same TP sizes named together."""
     loads = [c for c in result.cells if c.ok]
-    where = ", ".join(f"{c.platform} TP {c.tp}" for c in loads)
+    sizes: dict[str, list[int]] = {}
+    for cell in loads:
+        sizes.setdefault(cell.platform, []).append(cell.tp)
+    alike: dict[tuple[int, ...], list[str]] = {}
+    for platform, tps in sizes.items():
+        alike.setdefault(tuple(tps), []).append(platform)
+    where = "; ".join(f"TP {', '.join(map(str, tps))} on {', '.join(platforms)}" for tps, platforms in alike.items())
     if loads:
         return f"OK: {len(loads)} of {len(result.cells)} platform x TP cells load (vLLM {result.vllm}): {where}"
     return f"FAIL: none of {len(result.cells)} platform x TP cells loads (vLLM {result.vllm})"

@@ -39,13 +39,16 @@ STUB_RISKS = {
     "cutlass_scaled_mm_supports_fp8(cc)": "cc >= 89 (CUDA 12.9 build, as the wheels): a build for CUDA < 12.4 differs",
     "cutlass_scaled_mm_supports_block_fp8(cc)": "cc >= 90 (csrc scaled_mm_entry: sm90 needs CUDA 12.0, sm100+ "
                                                  "CUDA 12.8; the wheels are CUDA 12.9+ builds)",
+    "cutlass_group_gemm_supported(cc)": "sm90 and the sm100 family (the CUTLASS MoE grouped-GEMM builds of a "
+                                        "CUDA 12.8+ wheel), as fp8check's CutlassExpertsFp8 assumes",
     "has_flashinfer / humming / deep_gemm": "True on CUDA (stock dependencies); a host without them differs",
     "vllm.utils.humming": "inert (0.32+ lazy facade over the humming package, used by Humming's weight code; "
                           "routing asks only has_humming())",
     "torch.cpu._is_amx_tile_supported": "True (Sapphire Rapids or newer)",
     "ops.cpu_has_amx_fp8": "False (no shipping x86 CPU has AMX-FP8 today)",
     "ops._supports_cpu_fp8_w8a16": "True (the CPU build exports the op)",
-    "ROCm arch": "torch.cuda.get_device_properties().gcnArchName returns the requested gfx name; amdsmi absent",
+    "ROCm arch": "torch.cuda.get_device_properties() returns the requested gfx name and its compute-unit count "
+                 "(MI300X 304, MI355X 256, MI250X 110); amdsmi absent",
     "tensor-parallel group": "world size = the case's TP, rank 0",
 }
 
@@ -84,7 +87,9 @@ def _install_platform(kind: str, cc: int | None, arch: str | None) -> None:
     from vllm.platforms.interface import DeviceCapability
 
     if kind == "rocm":
-        torch.cuda.get_device_properties = lambda *a, **k: types.SimpleNamespace(gcnArchName=arch, name=arch)
+        units = {"gfx942": 304, "gfx950": 256, "gfx90a": 110}.get(arch, 304)  # MI300X, MI355X, MI250X (one GCD)
+        torch.cuda.get_device_properties = lambda *a, **k: types.SimpleNamespace(gcnArchName=arch, name=arch,
+                                                                               multi_processor_count=units)
         from vllm.platforms.rocm import RocmPlatform as base
     elif kind == "cuda":
         from vllm.platforms.cuda import CudaPlatform as base
@@ -113,6 +118,7 @@ def _patch_ops():
 
     ops.cutlass_scaled_mm_supports_fp8 = lambda capability: capability >= 89
     ops.cutlass_scaled_mm_supports_block_fp8 = lambda capability: capability >= 90
+    ops.cutlass_group_gemm_supported = lambda capability: capability == 90 or capability // 10 == 10
     ops.cpu_has_amx_fp8 = lambda: False
     ops._supports_cpu_fp8_w8a16 = True
     torch.cpu._is_amx_tile_supported = lambda: True
@@ -252,9 +258,10 @@ def run_case(case: dict) -> dict:
     return result
 
 
-def main() -> None:
-    kind, _, rest = sys.argv[1].partition(":")
-    stubbed = "--stub" in sys.argv
+def prepare(platform: str, stubbed: bool, host: bool) -> dict[str, str]:
+    """Make this process's vLLM answer as on `platform` (PLATFORM argument syntax); returns every mock and stub
+    in use with its risk. Must run before anything imports vLLM."""
+    kind, _, rest = platform.partition(":")
     rocm_cc = {"gfx942": 94, "gfx950": 95, "gfx90a": 90}
     cc = int(rest) if kind == "cuda" else (rocm_cc.get(rest) if kind == "rocm" else None)
     arch = rest if kind == "rocm" else None
@@ -262,7 +269,7 @@ def main() -> None:
         sys.meta_path.insert(0, _InertFinder(INERT + (PRESENT_ON_CUDA if kind == "cuda" else ())))
     import logging
     logging.disable(logging.WARNING)
-    if "--host" not in sys.argv:
+    if not host:
         _install_platform(kind, cc, arch)
     if stubbed:
         _patch_ops()
@@ -270,10 +277,16 @@ def main() -> None:
     import vllm.model_executor.layers.quantization.compressed_tensors.compressed_tensors  # noqa: F401
     import vllm.model_executor.layers.quantization.fp8  # noqa: F401
     mocks = dict(STUB_RISKS) if stubbed else {}
-    if "--host" not in sys.argv:
-        mocks["platform"] = f"vllm.platforms.current_platform replaced by a {kind} platform ({sys.argv[1]})"
+    if not host:
+        mocks["platform"] = f"vllm.platforms.current_platform replaced by a {kind} platform ({platform})"
     mocks["tensor-parallel group"] = STUB_RISKS["tensor-parallel group"]
-    print(json.dumps({"stubs": mocks}), flush=True)
+    return mocks
+
+
+def main() -> None:
+    kind = sys.argv[1].partition(":")[0]
+    stubbed = "--stub" in sys.argv
+    print(json.dumps({"stubs": prepare(sys.argv[1], stubbed, "--host" in sys.argv)}), flush=True)
     for case in json.load(sys.stdin):
         print(json.dumps(run_case(dict(case, platform_kind=kind, stubbed=stubbed))), flush=True)
 
@@ -376,7 +389,9 @@ def crosscheck(report, config: dict, host: bool, checkpoint: dict, door_error: s
     # Another platform than this host's needs the compiled parts stubbed too (they are the host's build).
     mocks, theirs = run_vllm(platform_arg(report.platform), cases, stub=not host, host=host)
     refused = next((r for r in theirs.values() if r.get("stage") == "front door"), None)
-    door = refused or {"scheme": None, "kernel": None, "error": None}
+    # The config class vLLM's front door built (every case carries it), or its refusal.
+    door = refused or {"scheme": None, "kernel": None, "error": None,
+                       "config": next((r.get("config") for r in theirs.values()), None)}
     diffs = compare("", None, door_error, dict(door, scheme=""))
     rows = [LayerAgreement(FRONT_DOOR, not diffs, diffs, door.get("config"), None, door["error"])]
     if refused is not None:

@@ -9,6 +9,7 @@ from fp8check.core.errors import InputError, printable
 from fp8check.core.formats.base import LAYER, Assignment
 from fp8check.core.formats.frontdoor import FrontDoor
 from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe, front_door
+from fp8check.core.model.layouts import arch_for
 from fp8check.core.model.memory import fit, fits_at, weight_footprint
 from fp8check.core.model.modules import LinearModule, ModelLayout, build_layout
 from fp8check.core.model.tp import tp_layout
@@ -36,6 +37,11 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int) -> list[str]:
     heads = ckpt.config.num_attention_heads
     if heads and heads % tp:
         errors.append(f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp}).")
+    arch = arch_for(ckpt.config.architectures)
+    kv_heads = ckpt.config.num_key_value_heads
+    if arch is not None and not arch.kv_replication and kv_heads and kv_heads < tp:
+        errors.append(f"integer modulo by zero ({arch.source[5:]} gives each rank num_key_value_heads // TP = "
+                      f"{kv_heads} // {tp} = 0 KV heads: it does not replicate KV heads; use TP <= {kv_heads})")
     return errors
 
 
@@ -53,7 +59,7 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         quant = None  # vLLM refuses the method before building a layer: the report says why, layers as stored
     ctx = RoutingContext(options.platform, options.profile, frozenset(options.disabled_kernels))
     if layout is None:
-        layout = build_layout(ckpt.tensors, ckpt.config)
+        layout = build_layout(ckpt.tensors, ckpt.config, options.profile)
     out_dtype = activation_dtype(ckpt.config)
 
     @lru_cache(maxsize=None)
@@ -75,10 +81,12 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         layers.append(_layer_report(module, assignment, result, integrity_errors, warnings))
 
     errors = model_errors(ckpt, door, options.tp)
+    if options.ep and not layout.moes:  # ModelConfig._verify_with_expert_parallelism, every release
+        errors.append("Number of experts in the model must be greater than 0 when expert parallelism is enabled.")
     errors += list(ckpt.integrity_errors)
     errors += [f"{printable(t.name)} ({t.file}) is a scale/side tensor with no weight {printable(t.name.rsplit('.', 1)[0])}.weight "
                "to belong to (orphan)" for t in layout.orphans]
-    moes, moe_sweeps = inspect_moes(layout.moes, ckpt.tensors, quant, ckpt.config.model_type, ctx, options.tp,
+    moes, moe_sweeps = inspect_moes(layout.moes, ckpt.tensors, quant, ckpt.config, ctx, options.tp,
                                      options.ep, out_dtype)
     linear_ok = tuple(
         tp for tp in TP_SWEEP

@@ -15,9 +15,11 @@ import math
 from operator import itemgetter
 from typing import NamedTuple
 
+from fp8check.core.checkpoint.local import ModelConfig
 from fp8check.core.checkpoint.safetensors_header import TensorInfo
 from fp8check.core.formats.base import UNQUANTIZED_MOE, MoEMethod
 from fp8check.core.formats.registry import FORMATS
+from fp8check.core.model.layouts import GENERIC_ARCH, arch_for
 from fp8check.core.model.modules import LinearModule, MoEModule, Shard
 from fp8check.core.model.tp import expert_ranges
 from fp8check.core.records import MoEReport
@@ -28,8 +30,6 @@ from fp8check.kernels.quant_keys import QuantKey
 
 # Checkpoint leaf -> role in w13 / w2 (Mixtral's w1/w3/w2 are gate/up/down).
 LEAF_ROLES = {"gate_proj": "gate", "w1": "gate", "up_proj": "up", "w3": "up", "down_proj": "down", "w2": "down"}
-# Model types whose router is sigmoid + e_score_correction_bias + groups (get_routing_method_type -> DeepSeekV3).
-DEEPSEEK_ROUTING = frozenset({"deepseek_v3", "glm4_moe", "kimi_k2"})
 DEFAULT_LEAVES = (("gate", "gate_proj"), ("up", "up_proj"), ("down", "down_proj"))
 
 
@@ -207,15 +207,46 @@ def integrity(moe: MoEModule, shapes: ExpertShapes, method: MoEMethod) -> tuple[
     return errors, list(warnings)
 
 
-def routing_method(tensors: dict[str, TensorInfo], moe: MoEModule, model_type: str) -> tuple[str, str]:
-    """RoutingMethodType from get_routing_method_type, inferred: a router e_score_correction_bias (or a DeepSeek-V3
-    / GLM-4.5 model type) means sigmoid grouped top-k with bias (DeepSeekV3), else softmax with renormalized top-k
-    (RenormalizeNaive: Qwen3-MoE's norm_topk_prob, Mixtral). config's scoring_func / n_group are not read."""
-    parent = moe.name.rsplit(".", 1)[0]
-    if any(f"{parent}.{router}.e_score_correction_bias" in tensors for router in ("gate", "router")) or \
-            model_type in DEEPSEEK_ROUTING:
-        return "DeepSeekV3", "routing method DeepSeekV3 (inferred from e_score_correction_bias / the model type)"
-    return "RenormalizeNaive", "routing method RenormalizeNaive (inferred: softmax top-k, renormalized)"
+def routing_method(config: ModelConfig, ctx: RoutingContext) -> tuple[str, str]:
+    """RoutingMethodType as vLLM derives it (fused_moe/config.py get_routing_method_type, every release 0.28-0.33;
+    a custom_routing_function's own type, except under 0.30+'s CPURouter): from what the architecture's model file
+    passes to FusedMoE (layouts.Router), with the config's keys where the file reads them."""
+    arch = arch_for(config.architectures)
+    rule = arch.router if arch is not None else GENERIC_ARCH.router
+    source = arch.source[5:] if arch is not None else "the generic layout"
+    if rule.custom and not (ctx.platform.kind == "cpu" and ctx.profile.has("cpu-router")):
+        return rule.custom, f"routing method {rule.custom} ({source}'s custom_routing_function)"
+    keys = dict(config.router_keys)
+
+    def read(value):
+        return keys.get(value[0], value[1]) if isinstance(value, tuple) else value
+
+    scoring, renormalize = read(rule.scoring), bool(read(rule.renormalize))
+    groups = read(rule.groups) if rule.groups else None
+    bias = (keys.get(rule.bias[0]) == rule.bias[1]) if isinstance(rule.bias, tuple) else rule.bias
+    method = routing_type(scoring, renormalize, groups, bias)
+    return method, (f"routing method {method} ({source}: scoring_func {scoring}, renormalize {renormalize}, "
+                    f"num_expert_group {groups}, e_score_correction_bias {'yes' if bias else 'no'})")
+
+
+def _moe_activation(config: ModelConfig) -> str:
+    arch = arch_for(config.architectures)
+    return arch.moe_activation if arch is not None else "silu"
+
+
+def routing_type(scoring: str, renormalize: bool, groups: int | None, bias: bool) -> str:
+    """fused_moe/config.py's get_routing_method_type."""
+    if scoring == "sqrtsoftplus":
+        return "DeepseekV4" if renormalize else "Unspecified"
+    if bias:
+        if scoring != "sigmoid" or not renormalize:
+            return "Unspecified"
+        return "DeepSeekV3" if (groups or 0) > 0 else "MiniMax2"
+    if scoring == "sigmoid":
+        return "SigmoidRenorm" if renormalize else "Sigmoid"
+    if scoring == "softmax":
+        return "RenormalizeNaive" if renormalize else "Default"
+    return "Unspecified"
 
 
 class MoESweep(NamedTuple):
@@ -228,7 +259,7 @@ class MoESweep(NamedTuple):
     routing: str
 
 
-def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], quant, model_type: str,
+def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], quant, config: ModelConfig,
                  ctx: RoutingContext, tp: int, ep: bool, in_dtype: str
                  ) -> tuple[tuple[MoEReport, ...], frozenset[MoESweep]]:
     """Every FusedMoE at --tp / --ep, and the distinct signatures the TP sweep re-plans."""
@@ -245,9 +276,14 @@ def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], qu
                                           "predict their method or backend yet",), layout=moe.layout))
             continue
         method = select_method(moe, shapes, quant, ctx.profile.moe_rules)
+        activation = _moe_activation(config)
+        if activation != "silu" and method.weight_key is not None:
+            method = method._replace(weight_key=None, activation_key=None, note=(
+                f"activation {activation} ({moe.layout[5:]}): which experts classes take it is not modelled, so "
+                "the backend vLLM picks is not predicted (not judged)"))
         if same and method != twin.method:
             same, shapes = False, expert_shapes(moe)
-        routing, routing_note = routing_method(tensors, moe, model_type)
+        routing, routing_note = routing_method(config, ctx)
         sweep = MoESweep(method, shapes.hidden, shapes.intermediate, len(shapes.experts), routing)
         sweeps.add(sweep)
         result = place(method, *sweep[1:4], tp, ep, ctx, routing, in_dtype)

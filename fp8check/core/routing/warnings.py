@@ -1,8 +1,8 @@
 """Warnings: a layer that loads, but not as well as it could, or on a condition fp8check could not check.
 
 Errors decide `ok`; warnings never do. `--fail-on warning` turns any warning into exit 1, so each rule here must
-name something a person can act on. Every rule's text starts with its code (`slow-fallback: ...`), and the README's
-warning table (section "CI and planning") lists each code with when it fires and why.
+name something a person can act on. Every rule's text starts with its code (`slow-fallback: ...`), and
+docs/commands.md's warning table (section "Warnings and `--fail-on`") lists each code with when it fires and why.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ RULES = (
     Rule("slow-fallback", "a layer routes to a portable fallback kernel (" + ", ".join(SLOW_FALLBACKS) + ") while "
          "another --linear-backend would route it to a native kernel on this platform",
          "the fallback is slower; the message names the backend and the kernel it would get"),
-    Rule("kv-replicated", "TP is larger than the model's KV heads",
+    Rule("kv-replicated", "TP is larger than the model's KV heads, at a TP the model loads at",
          "vLLM's QKVParallelLinear then gives each rank one KV head, replicated TP/KV times "
          "(num_kv_head_replicas): KV weights and KV cache are duplicated across ranks"),
     Rule("unverified-kernel", "the chosen kernel has conditions fp8check inferred rather than read from vLLM's "
@@ -72,6 +72,8 @@ def kv_replicated(config, report: InspectReport) -> list[str]:
     """QKVParallelLinear (linear.py): tp_size >= total_num_kv_heads -> num_kv_head_replicas = tp / kv."""
     kv = config.num_key_value_heads or config.num_attention_heads
     if not kv or report.tp <= kv or not any(layer.layer_type == "QKVParallelLinear" for layer in report.layers):
+        return []
+    if not report.ok:  # decided by errors alone, before any warning: vLLM refuses the model here (it says why)
         return []
     without = [tp for tp in report.tp_sizes_ok if tp <= kv]
     return [f"kv-replicated: the model has {kv} KV heads and TP is {report.tp}: vLLM's QKVParallelLinear gives each "
@@ -182,7 +184,8 @@ def all_warnings(report) -> list[str]:
 def warnings_as_failures(report):
     """The report as `--fail-on warning` judges it: every warning joins the errors of its testcase (the
     model's, a module's, a load run's, which also gets its inspect layer's), so the dashboard agrees with the exit
-    code. The table, Markdown and JUnit renderings use it; the JSON keeps errors and warnings apart."""
+    code. JUnit renders it; the table and Markdown show warnings as warnings under a verdict that says --fail-on
+    warning fails on them, and the JSON keeps errors and warnings apart."""
     inspected = report.inspect if isinstance(report, LoadReport) else report
 
     def fail(entry):

@@ -111,7 +111,7 @@ def probe_platform() -> Probe:
 
 
 def environment() -> list[Probe]:
-    from fp8check import __version__
+    from fp8check.version import __version__
 
     return [Probe("fp8check", True, __version__), Probe("python", True, host.python_version(),
                                                         {"executable": sys.executable}),

@@ -241,3 +241,18 @@ def _intel_gpu() -> bool:
         except OSError:
             continue
     return False
+
+
+_DEVICE = re.compile(r"(cpu|cuda|xpu)(?::(\d+))?")
+
+
+def device_syntax(text: str) -> tuple[str, int] | None:
+    """`load --device`: auto (None), cpu, cuda[:i] or xpu[:i] as (kind, index); an InputError otherwise. Torch-free:
+    the API checks it before importing torch, the driver asks torch whether it sees that device."""
+    text = text.strip().lower()
+    if text == "auto":
+        return None
+    match = _DEVICE.fullmatch(text)
+    if match is None:
+        raise InputError(f"--device {text!r}: expected auto, cpu, cuda[:i] or xpu[:i]")
+    return match.group(1), int(match.group(2) or 0)

@@ -5,16 +5,18 @@ Each rule that changed asks `profile.has(CHANGE)`. A change is an upstream PR nu
 short name where the change was read from the release wheels (`pip download vllm==X --no-deps`, unzipped:
 vllm/model_executor/kernels/linear/__init__.py and scaled_mm/*.py) without pinning the PR. Patch releases
 (0.25.1, 0.27.1) have the same routing files as their .0 and map to their minor. Releases before 0.25 used
-other XPU kernel classes (XPUFP8ScaledMMLinearKernel) whose tables were not read, so no profile claims them.
+other XPU kernel classes (XPUFP8ScaledMMLinearKernel) whose tables were not read, so no profile claims them;
+releases after the newest profile were not read either, so none claims them (`select_profile` refuses both).
 """
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from fp8check.core.errors import InputError
 
-# What each change did, for `fp8check rules` and the README: upstream PRs ...
+# What each change did, for `fp8check rules` and docs/routing.md: upstream PRs ...
 PULL_REQUESTS: dict[int, str] = {
     43958: "XPU reports no compute capability; _check_scheme_supported returns True for it (W8A8 FP8 allowed off CUDA)",
     43645: "XPU defaults FP8 to CompressedTensorsW8A16Fp8; --linear-backend xpu|torch opts into W8A8",
@@ -29,6 +31,10 @@ PULL_REQUESTS: dict[int, str] = {
 }
 # ... and changes read from the release wheels whose PR was not pinned.
 WHEEL_CHANGES: dict[str, str] = {
+    "cpu-router": "0.30 wheel: on CPU every FusedMoE routes through CPURouter (router_factory.py), whose routing "
+                  "method is get_routing_method_type's even for a custom_routing_function (Llama-4: Default)",
+    "glm4-moe-gate-linear": "0.31 wheel: glm4_moe.py builds its router as GateLinear (a ReplicatedLinear, "
+                            "quant_config=None); a torch nn.Linear before",
     "b12x": "0.28 wheel: B12x block / tensor FP8 kernels join the CUDA tables (SM12x, the vllm[b12x] extra)",
     "rocm-cdna3-wording": "0.27 wheel: ROCmFP8ScaledMMLinearKernel's refusal reads 'requires CDNA3+ (gfx942/gfx950) "
                           "or RDNA4 (gfx12x)' (was 'requires MI3xx or gfx12x')",
@@ -108,9 +114,10 @@ _V028 = _release("0.28", _V027, (49664, 49932, 50787, 50826, "b12x", "humming-in
                  "XPU block FP8 routes to W8A8 / XPUFp8BlockScaledMMKernel; Torch kernels on XPU")
 _V029 = _release("0.29", _V028, ("marlin-late", "torch-fp8-support", 47434, "pbwo-padding", "mxfp8-trtllm"),
                  "Marlin's cc >= 89 gate removed: sm89 block FP8 routes to Marlin; AutoRound block FP8")
-_V030 = _release("0.30", _V029, (49381, "xpu-moe-wna16", "quark-fp8-keys", "inc-bits-5-7"),
+_V030 = _release("0.30", _V029, (49381, "xpu-moe-wna16", "quark-fp8-keys", "inc-bits-5-7", "cpu-router"),
                  "as 0.29 for FP8 linear layers; ModelOpt's generic method")
-_V031 = _release("0.31", _V030, ("cpu-fp8", "cutlass-fp8-check", "online-fp8-redirect", "mxfp8-shape"),
+_V031 = _release("0.31", _V030, ("cpu-fp8", "cutlass-fp8-check", "online-fp8-redirect", "mxfp8-shape",
+                                 "glm4-moe-gate-linear"),
                  "CPU FP8 kernels (AMX-FP8 W8A8, per-tensor, block); Cutlass FP8 refuses below sm89")
 _V032 = _release("0.32", _V031, ("humming-priority", "xpu-fp8-per-channel"), "Humming ahead of Marlin on sm90")
 _V033 = _release("0.33", _V032, ("cpu-fp8-channel", "modelopt-exclude-modules", "mxfp8-torch"),
@@ -130,25 +137,47 @@ def installed_vllm_version() -> str | None:
         return None
 
 
-def select_profile(version: str | None) -> RuleProfile:
+# A release as vLLM versions it: major.minor, an optional patch, then pre-release, dev, post and local parts
+# (0.27.1, v0.26, 0.33.1rc1, 0.34.0.dev12+g0123abc).
+_RELEASE = re.compile(r"v?(\d+)\.(\d+)(?:\.\d+)?(?:[._-]?(?:a|b|rc|dev|post)\d*)*(?:\+[a-z0-9._]+)?")
+LATEST_NAMES = ("latest", "newest", "main")
+
+
+def known_releases() -> str:
+    """What --vllm accepts, for error messages: latest and every profile, newest first."""
+    return ", ".join(("latest",) + tuple(p.name for p in PROFILES))
+
+
+def select_profile(version: str | None, option: str = "--vllm") -> RuleProfile:
     """`--vllm` accepts 'latest', 'installed' (the vLLM in this environment), a profile name, or a release such
-    as 0.27.1 / v0.26 (patches map to the minor)."""
-    if version is None or version.lower() in ("latest", "newest", "main"):
+    as 0.27.1 / v0.26 (patches map to the minor). A release fp8check has no profile for, older than the oldest or
+    newer than the newest, is an InputError naming the known ones: a newer vLLM may route differently. `option`:
+    the flag the errors name (diff's --from and --to)."""
+    if version is None or version.strip().lower() in LATEST_NAMES:
         return LATEST
-    if version.lower() == "installed":
+    flag = option
+    if version.strip().lower() == "installed":
         installed = installed_vllm_version()
         if installed is None:
-            raise InputError("--vllm installed: vLLM is not installed in this environment (pip show vllm); "
-                             "name a release instead, e.g. --vllm 0.33")
-        version = installed
-    text = version.lower().removeprefix("v")
-    parts = text.split(".")
-    try:
-        major, minor = int(parts[0]), int(parts[1])
-    except (ValueError, IndexError):
-        raise InputError(f"--vllm {version!r}: expected 'latest' or a version such as 0.27.1") from None
+            raise InputError(f"{option} installed: vLLM is not installed in this environment (pip show vllm); "
+                             f"name a release instead ({known_releases()})")
+        flag, version = f"{option} installed (vLLM {installed})", installed
+    match = _RELEASE.fullmatch(version.strip().lower())
+    if match is None:
+        raise InputError(f"{flag} {version!r}: expected latest or a vLLM release such as 0.27.1; fp8check knows "
+                         f"{known_releases()} (patch releases map to their minor)")
+    release, newest = (int(match[1]), int(match[2])), PROFILES[0]
+    if release > _release_of(newest):
+        raise InputError(f"{flag} {version}: newer than fp8check's newest rule profile {newest.name}, and a new "
+                         f"release may route differently; fp8check knows {known_releases()} (upgrade fp8check, or "
+                         f"pass latest to check against {newest.name}'s rules)")
     for profile in PROFILES:
-        if (major, minor) >= tuple(int(p) for p in profile.name.split(".")):
+        if release >= _release_of(profile):
             return profile
-    oldest = PROFILES[-1].name
-    raise InputError(f"--vllm {version}: fp8check has no rule profile older than {oldest} (run 'fp8check rules')")
+    raise InputError(f"{flag} {version}: fp8check has no rule profile older than {PROFILES[-1].name}; it knows "
+                     f"{known_releases()} (`fp8check rules`)")
+
+
+def _release_of(profile: RuleProfile) -> tuple[int, int]:
+    major, minor = profile.name.split(".")
+    return int(major), int(minor)

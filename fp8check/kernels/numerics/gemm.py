@@ -38,7 +38,7 @@ def moe_numerics(experts: str, block: tuple[int, int] | None) -> str:
 # quantized operands, in units of the output dtype's unit roundoff u (bf16 2^-8, fp16 2^-11, fp32 2^-24).
 # Accumulation is fp32 in every class, so what remains is rounding: the output's (<= u per element) and, for
 # weight-only, the dequantized weight's own rounding into the activation dtype (another u). Measured on random
-# and compressed-tensors checkpoints: block / scaled-mm ~0.6 u, weight-only ~1.1 u (see README, "load").
+# and compressed-tensors checkpoints: block / scaled-mm ~0.6 u, weight-only ~1.1 u (see docs/commands.md, "`fp8check load MODEL`").
 BOUND_IN_ROUNDOFFS = {BLOCK: 2.0, SCALED_MM: 2.0, WEIGHT_ONLY: 4.0, UNQUANTIZED: 4.0, MX_W8A8: 2.0, MX_WEIGHT_ONLY: 4.0}
 _PRODUCT_BYTES = 64 << 20  # the batched per-K-block products of scaled_product, at most this much at a time
 _THREADS = 2  # the table lookup is memory-bound: two threads gain ~1.6x, more gain nothing on a 2-core host

@@ -1,0 +1,484 @@
+"""vLLM's real model class for a checkpoint, built whole on the meta device, every module read back — and the
+comparison of that with fp8check's report of the same checkpoint.
+
+The vLLM side (a subprocess per release and platform, like crosscheck.py's, whose stubs it reuses):
+    python -m fp8check.core.routing.crosscheck_model PLATFORM [--stub] < cases.json
+A case is {"id", "folder", "quantization", "allow_deprecated", "tp", "ep"}. For each, the release's own
+`ModelConfig` (config.json read by transformers, vLLM's front door: detection, --quantization, allow-list,
+deprecation) and `VllmConfig` (quant config, capability and dtype gates; `enforce_eager`), then
+`model_loader.utils.initialize_model` under `torch.device("meta")` — the model file decides which layers get the
+quant config, their classes, fusions, MoE wrappers, MLA projections, towers. Answer: every module holding a quant
+method (linear, LM head, embedding, FusedMoE, attention) with its method / scheme, kernel, MoE backend and
+experts class, attention backend — or the first error the build raised, as vLLM's text.
+
+Stand-ins beyond crosscheck.STUB_RISKS are in MODEL_STUB_RISKS (the distributed groups, the model-registry
+subprocess). Never imported on the inspect path.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from enum import Enum
+from typing import NamedTuple
+
+MODEL_STUB_RISKS = {
+    "distributed groups": "TP / PP / DP / EP / DCP groups are stand-ins with world size = the case's TP (EP = TP "
+                          "with --ep, PP = DP = 1), rank 0: rank-dependent construction (PP stages, DP) is not run",
+    "torch.ops._C & co.": "each op may be named (module-level references) but calling one raises: no answer "
+                          "comes from a mock; hasattr(torch.ops._C, X) is True for every X",
+    "torch.cuda.Stream / Event": "stand-in objects: the auxiliary stream and events of shared-expert / MLA "
+                                 "overlap are created at construction and never used before loading",
+    "ExpertMapManager.get_compressed_map_string": "a fixed string: 0.28 formats its expert map for a log line "
+                                                   "while building, which the meta device cannot",
+    "triton.language placeholder": "vLLM's Triton-less placeholder answers None for every name (it lists a few): "
+                                   "kernel modules the ROCm attention selector imports name dtypes at import time",
+    "cuda (cuda-python)": "inert module: MiniMax-M2's RMS-norm workspace imports it at construction",
+    "torchvision": "inert module: imported with transformers' image processors by the vision-language model "
+                   "files; image preprocessing plays no part in building the model",
+    "executor backend": "`mp` named explicitly: its choice (a device count) plays no part in building the model",
+    "model registry inspection": "vLLM inspects a model class in a subprocess; here in-process (same answer, "
+                                 "the subprocess would not carry the stubs)",
+    "attention backend": "chosen by the release's selector on the mocked platform (stubbed flash-attn / FlashInfer "
+                         "probes) and built, read, not compared (fp8check does not model attention backends yet)",
+    "accelerator tensors": "every tensor asked for on cuda / xpu (workspaces attention backends allocate when "
+                           "imported or built) is put on the meta device by a torch function mode",
+    "torch.cuda / torch.xpu device queries": "get_device_properties / capability / count answer for the mocked "
+                                             "device (SM count of H100, B200, A100, L40S, RTX PRO 6000 for sm90 / "
+                                             "100 / 80 / 89 / 120; Max 1100's 448 EUs; 8 devices)",
+    "attention impl": "the release's impl is built; where building it needs what is stubbed (a FlashInfer "
+                      "constant, a device workspace), a stand-in takes its place, and the case lists it",
+}
+
+
+# Imported while building some models: cuda-python (MiniMax-M2's fused RMS norm workspace on CUDA); torchvision
+# (the vision-language model files import transformers' image processors, which import it), resolved only after
+# transformers has recorded it as absent, so that transformers itself takes no torchvision path.
+MODEL_INERT = ("cuda",)
+LATE_INERT = ("torchvision",)
+# torch.ops namespaces of vLLM's compiled extensions, which modules reference at import time
+# (`ROTARY_OP = torch.ops._C.rotary_embedding.default` in the compile passes).
+COMPILED_NAMESPACES = ("_C", "_moe_C", "_rocm_C", "_C_cache_ops", "_C_custom_ar", "_vllm_fa2_C", "_vllm_fa3_C",
+                       "_flashmla_C", "_flashmla_extension_C", "_qutlass_C")
+
+
+class _CompiledOp:
+    """A compiled op that may be named but never called: a call while building the model is a harness gap,
+    raised with the op's name (it would otherwise decide something from a mock)."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _CompiledOp(f"{self._name}.{attr}")
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"harness: compiled op torch.ops.{self._name} was called while building the model")
+
+
+class _Stream:
+    """torch.cuda.Stream / Event where there is no CUDA: created, never run."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: None
+
+
+class _DevicesOnMeta:
+    """A torch function mode that puts every tensor asked for on an accelerator (`device="cuda"`, `.to("xpu")`,
+    `.cuda()`) on the meta device: attention backends allocate workspaces on the device when imported or built."""
+
+    def __init__(self):
+        import torch
+        from torch.overrides import TorchFunctionMode
+
+        class Mode(TorchFunctionMode):
+            def __torch_function__(self, func, types_, args=(), kwargs=None):
+                kwargs = dict(kwargs or {})
+                device = kwargs.get("device")
+                if device is not None and _accelerator(device):
+                    kwargs["device"] = "meta"
+                name = getattr(func, "__name__", "")
+                if name in ("cuda", "xpu"):
+                    return args[0].to("meta")
+                if name == "to":
+                    args = tuple("meta" if isinstance(a, (str, torch.device)) and _accelerator(a) else a
+                                 for a in args)
+                return func(*args, **kwargs)
+
+        self.mode = Mode()
+
+
+def _accelerator(device) -> bool:
+    import torch
+
+    if isinstance(device, int):
+        return True
+    if isinstance(device, (str, torch.device)):
+        return str(device).split(":")[0] in ("cuda", "xpu", "hip")
+    return False
+
+
+# Streaming multiprocessors of the GPU each CUDA capability stands for (H100 SXM, B200, A100, L40S, RTX PRO 6000).
+SM_COUNTS = {90: 132, 100: 148, 80: 108, 89: 142, 120: 188}
+
+
+def _stub_device_queries(platform: str) -> None:
+    """torch.cuda's / torch.xpu's device queries, which attention backends ask while building, answered for the
+    mocked device."""
+    import torch
+
+    kind, _, rest = platform.partition(":")
+    if kind == "xpu":  # Intel Data Center GPU Max 1100
+        xpu = types.SimpleNamespace(max_compute_units=448, gpu_eu_count=448, name="mocked xpu",
+                                    total_memory=48 << 30)
+        torch.xpu.get_device_properties = lambda *args, **kwargs: xpu
+        torch.xpu.device_count = lambda: 8
+    if kind != "cuda":
+        return
+    cc = int(rest)
+    props = types.SimpleNamespace(major=cc // 10, minor=cc % 10, multi_processor_count=SM_COUNTS.get(cc, 132),
+                                  name=f"mocked sm{cc}", total_memory=80 << 30)
+    torch.cuda.get_device_properties = lambda *args, **kwargs: props
+    torch.cuda.get_device_capability = lambda *args, **kwargs: (cc // 10, cc % 10)
+    torch.cuda.current_device = lambda: 0
+    torch.cuda.device_count = lambda: 8
+
+
+def _absent(name: str):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return None
+
+
+def _stub_compiled_namespaces() -> None:
+    import torch
+
+    for namespace in COMPILED_NAMESPACES:
+        setattr(torch.ops, namespace, _CompiledOp(namespace))
+    # Shared-expert and MLA overlap: vLLM creates an auxiliary CUDA stream while building (utils.aux_stream()).
+    torch.cuda.Stream = torch.cuda.Event = _Stream
+    # Without Triton, vLLM's triton.language placeholder names some dtypes; kernel modules imported while the
+    # attention selector resolves a backend (ROCm) name others (tl.bfloat16) at import time.
+    from vllm.triton_utils import importing
+
+    placeholder = getattr(importing, "TritonLanguagePlaceholder", None)
+    if placeholder is not None:
+        placeholder.__getattr__ = lambda self, name: _absent(name)
+    # 0.28's ExpertMapManager formats its (meta) expert map for a log line while building.
+    try:
+        from vllm.model_executor.layers.fused_moe.expert_map_manager import ExpertMapManager
+    except ImportError:
+        return
+    ExpertMapManager.get_compressed_map_string = lambda self: "(expert map on the meta device)"
+
+
+class _StandInImpl:
+    """An attention impl that is never run, for one whose constructor needs what the harness stubs."""
+
+    dcp_world_size = pcp_world_size = 1
+    supports_quant_query_input = False
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return None
+
+
+STAND_IN_IMPLS: list[str] = []  # this case's attention impls built as _StandInImpl, with why
+
+
+def _guard_attention_impls() -> None:
+    """Backends are chosen by the release's selector and their impls built; an impl whose constructor fails on a
+    stub is replaced by _StandInImpl and named in the case's answer (attention is read, not compared)."""
+    import vllm.v1.attention.selector as selector
+
+    real = selector.get_attn_backend
+
+    def get_attn_backend(*args, **kwargs):
+        backend = real(*args, **kwargs)
+        impl_cls = backend.get_impl_cls()
+
+        def build(*impl_args, **impl_kwargs):
+            try:
+                return impl_cls(*impl_args, **impl_kwargs)
+            except Exception as exc:  # noqa: BLE001 - listed, never silent
+                STAND_IN_IMPLS.append(f"{impl_cls.__name__}: {type(exc).__name__}: {str(exc)[:120]}")
+                return _StandInImpl()
+
+        return type(backend.__name__, (backend,), {"get_impl_cls": staticmethod(lambda: build)})
+
+    selector.get_attn_backend = get_attn_backend
+    for module in list(sys.modules.values()):
+        if (getattr(module, "__name__", "") or "").startswith("vllm") and \
+                getattr(module, "get_attn_backend", None) is real:
+            module.get_attn_backend = get_attn_backend
+
+
+class _Group:
+    """A stand-in for vLLM's GroupCoordinator: sizes and rank 0, no communicator."""
+
+    def __init__(self, name: str, world: int):
+        self.unique_name, self.world_size, self.rank_in_group, self.rank, self.local_rank = name, world, 0, 0, 0
+        self.ranks = list(range(world))
+        self.device_group = self.cpu_group = types.SimpleNamespace(size=lambda: world, rank=lambda: 0)
+        self.use_device_communicator, self.device_communicator = False, None
+        self.is_first_rank, self.is_last_rank = True, world == 1
+
+
+def _install_groups(tp: int, ep: bool) -> None:
+    import vllm.distributed.parallel_state as state
+
+    sizes = {"_TP": tp, "_WORLD": tp, "_EP": tp if ep else 1, "_PP": 1, "_DP": 1, "_DCP": 1, "_PCP": 1, "_EPLB": 1}
+    for attr, world in sizes.items():
+        if hasattr(state, attr):
+            setattr(state, attr, _Group(attr.strip("_").lower(), world))
+
+
+def _no_registry_subprocess() -> None:
+    import vllm.model_executor.models.registry as registry
+
+    if hasattr(registry, "_run_in_subprocess"):
+        registry._run_in_subprocess = lambda fn: fn()
+
+
+def _vllm_error(exc: BaseException) -> str:
+    """vLLM's own exception behind pydantic's ValidationError (ModelConfig / VllmConfig are pydantic dataclasses)."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors) and type(exc).__name__ == "ValidationError":
+        try:
+            inner = exc.errors()[0].get("ctx", {}).get("error")
+        except Exception:  # noqa: BLE001 - fall back to the wrapper's text
+            inner = None
+        if isinstance(inner, BaseException):
+            return f"{type(inner).__name__}: {inner}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _mro_names(obj) -> set[str]:
+    return {cls.__name__ for cls in type(obj).__mro__}
+
+
+def module_kind(module, method) -> str:
+    names, module_names = _mro_names(method), _mro_names(module)
+    if "FusedMoEMethodBase" in names:
+        return "moe"
+    if "BaseKVCacheMethod" in names or "AttentionLayerBase" in module_names:
+        return "attention"
+    if "VocabParallelEmbedding" in module_names and "ParallelLMHead" not in module_names:
+        return "embedding"
+    return "linear"
+
+
+def _moe_parts(method) -> tuple[str | None, str | None]:
+    """(backend enum name, experts class name) the FusedMoE method chose at construction."""
+    backend = experts = None
+    for value in vars(method).values():
+        if backend is None and isinstance(value, Enum) and type(value).__name__.endswith("Backend"):
+            backend = value.name
+        if experts is None and isinstance(value, type) and "Experts" in value.__name__:
+            experts = value.__name__
+    return backend, experts
+
+
+def read_modules(model) -> dict[str, dict]:
+    """Every module that holds a quant method, and every plain torch nn.Linear (read as UnquantizedLinearMethod,
+    fp8check's label for it), by its vLLM name, with its class and base classes. A FusedMoE whose method an inner
+    module holds (0.33's MoERunner and its routed_experts) is reported once, under the outer name."""
+    import torch
+
+    from fp8check.core.routing.crosscheck import _kernel_of
+
+    out: dict[str, dict] = {}
+    seen: set[int] = set()
+    for name, module in model.named_modules():
+        types_ = [cls.__name__ for cls in type(module).__mro__]
+        if type(module) is torch.nn.Linear:  # no quant method at all: unquantized by construction
+            out[_canonical(name)] = {"kind": "linear", "type": "nn.Linear", "types": ["nn.Linear"],
+                                     "scheme": "UnquantizedLinearMethod", "kernel": None, "backend": None}
+            continue
+        method = module.__dict__.get("quant_method") or module.__dict__.get("_quant_method")
+        if method is None or id(method) in seen:
+            continue
+        seen.add(id(method))
+        kind = module_kind(module, method)
+        scheme = getattr(module, "scheme", None) or getattr(method, "scheme", None)
+        row = {"kind": kind, "type": type(module).__name__, "types": types_,
+               "scheme": type(scheme).__name__ if scheme is not None else type(method).__name__,
+               "kernel": None, "backend": None}
+        if kind == "moe":
+            row["backend"], row["kernel"] = _moe_parts(method)
+        elif kind == "attention":
+            backend = getattr(module, "attn_backend", None)
+            row["backend"] = getattr(backend, "__name__", None)
+        else:
+            row["kernel"] = _kernel_of(scheme if scheme is not None else method)
+        out[_canonical(name)] = row
+    return out
+
+
+def build_model(case: dict) -> dict:
+    """vLLM's whole model for one case: {"id", "error", "modules", "names"}; names maps fp8check's checkpoint
+    names (case["names"]) through the model class's hf_to_vllm_mapper, as vLLM's loader renames them."""
+    import torch
+    from vllm.config import LoadConfig, ModelConfig, ParallelConfig, VllmConfig, set_current_vllm_config
+    from vllm.model_executor.model_loader.utils import initialize_model
+
+    from fp8check.core.routing.crosscheck import _patch_availability
+
+    result = {"id": case["id"], "error": None, "stage": None, "modules": {}, "names": {}, "stand_in_impls": []}
+    STAND_IN_IMPLS.clear()
+    _install_groups(case["tp"], case.get("ep", False))
+    _patch_availability(case["platform_kind"], case["tp"], case["stubbed"])
+    try:
+        model_config = ModelConfig(
+            model=case["folder"], dtype="bfloat16", enforce_eager=True, max_model_len=256, skip_tokenizer_init=True,
+            quantization=case.get("quantization"), allow_deprecated_quantization=case.get("allow_deprecated", False))
+        config = VllmConfig(model_config=model_config, load_config=LoadConfig(load_format="dummy"),
+                            parallel_config=ParallelConfig(tensor_parallel_size=case["tp"],
+                                                           enable_expert_parallel=case.get("ep", False),
+                                                           distributed_executor_backend="mp"))
+    except BaseException as exc:  # noqa: BLE001 - vLLM's refusal is the answer
+        return dict(result, stage="front door", error=_vllm_error(exc))
+    torch.set_default_dtype(torch.bfloat16)
+    try:
+        with set_current_vllm_config(config), torch.device("meta"):
+            model = initialize_model(vllm_config=config)
+    except BaseException as exc:  # noqa: BLE001
+        return dict(result, stage="model", error=_vllm_error(exc), stand_in_impls=sorted(set(STAND_IN_IMPLS)))
+    result["stand_in_impls"] = sorted(set(STAND_IN_IMPLS))
+    result["tied"] = bool(getattr(model_config.hf_text_config, "tie_word_embeddings", False))
+    mapper = getattr(model, "hf_to_vllm_mapper", None)
+    for name in case.get("names", ()):
+        # The loader renames tensor names: a module's name is mapped as its weight's (lm_head.weight matches the
+        # "lm_head." prefix rules that a bare "lm_head" would not).
+        mapped = mapper._map_name(f"{name}.weight") if mapper is not None else f"{name}.weight"
+        result["names"][name] = mapped.removesuffix(".weight") if mapped else name
+    result["modules"] = read_modules(model)
+    return result
+
+
+class ModuleAgreement(NamedTuple):
+    """One module of the whole-model comparison."""
+
+    name: str                        # vLLM's module name ("(model)" for a build that failed)
+    kind: str                        # linear | moe | embedding | attention | model
+    verdict: str                     # agree | differs | post-load prediction | not compared | not judged |
+    #                                  explained (a runner's list of known differences)
+    differs: tuple[str, ...]         # scheme, kernel, backend, error, error text, only in vLLM, only in fp8check
+    ours: dict
+    theirs: dict
+    reason: str = ""                 # why a row is not compared
+
+
+MODEL = "(model)"
+
+
+def our_modules(report) -> dict[str, dict]:
+    """fp8check's InspectReport as rows keyed by module name, in read_modules' terms."""
+    rows = {layer.name: {"kind": "linear", "type": layer.layer_type, "scheme": layer.scheme, "kernel": layer.kernel,
+                         "backend": None, "error": layer.errors[0] if layer.errors else None}
+            for layer in report.layers}
+    rows.update({moe.name: {"kind": "moe", "scheme": moe.scheme, "kernel": moe.kernel, "backend": moe.backend,
+                            "error": moe.errors[0] if moe.errors else None} for moe in report.moes})
+    return rows
+
+
+def _canonical(name: str) -> str:
+    """0.33 wraps a FusedMoE's method in MoERunner and its `routed_experts` child (fused_moe/routed_experts.py)."""
+    return name[:-len(".routed_experts")] if name.endswith(".routed_experts") else name
+
+
+def compare_model(ours: dict[str, dict], errors: tuple[str, ...], theirs: dict) -> list[ModuleAgreement]:
+    """Row by row, vLLM's built model (build_model's answer) against fp8check's modules (our_modules) and its
+    model-level errors. A build vLLM refused is one row: it agrees when fp8check reports vLLM's message (fp8check
+    may add its explanation after it), on the model or on a module (vLLM stops at the first module that raises)."""
+    from fp8check.core.routing.crosscheck import _sets_in_order, compare, vllm_error
+
+    if theirs["error"] is not None:
+        text = vllm_error(theirs["error"])
+        ours_errors = [e for e in (*errors, *(row["error"] for row in ours.values())) if e]
+        found = any(_sets_in_order(e).startswith(_sets_in_order(text)) or (text.startswith("AssertionError") and e)
+                    for e in ours_errors)
+        differs = () if found else (("error text",) if ours_errors else ("error",))
+        return [ModuleAgreement(MODEL, "model", "agree" if found else "differs", differs,
+                                {"errors": ours_errors[:3]}, {"error": theirs["error"], "stage": theirs["stage"]})]
+    rows: list[ModuleAgreement] = []
+    if errors:
+        rows.append(ModuleAgreement(MODEL, "model", "differs", ("error",), {"errors": list(errors)},
+                                    {"error": None}))
+    renamed = {theirs["names"].get(name, name): name for name in ours}
+    built = theirs["modules"]
+    for name, row in built.items():
+        mine = ours.get(renamed.get(name, name))
+        if row["kind"] == "attention":
+            rows.append(ModuleAgreement(name, "attention", "not compared", (), {}, row,
+                                        "attention / KV-cache method: fp8check does not model it yet"))
+            continue
+        if mine is None:
+            unquantized = row["scheme"].startswith("Unquantized")
+            if row["kind"] == "embedding" and unquantized:
+                rows.append(ModuleAgreement(name, "embedding", "not compared", (), {}, row,
+                                            "an unquantized input embedding: fp8check lists linear layers"))
+            elif name.endswith("lm_head") and unquantized and theirs.get("tied"):
+                rows.append(ModuleAgreement(name, "linear", "not compared", (), {}, row,
+                                            "tied to embed_tokens (tie_word_embeddings): no lm_head tensor to list"))
+            else:
+                rows.append(ModuleAgreement(name, row["kind"], "differs", ("only in vLLM",), {}, row))
+            continue
+        if row["kind"] == "moe" and mine["kernel"] is None and mine["error"] is None and \
+                mine["scheme"] == row["scheme"] and not mine["scheme"].startswith("Unquantized"):
+            # fp8check names the method and says it does not judge the experts (its verdict counts them).
+            rows.append(ModuleAgreement(name, "moe", "not judged", (), mine, row,
+                                        "fp8check names the method and marks the experts not judged"))
+            continue
+        diffs = list(compare(mine["scheme"], mine["kernel"], mine["error"], dict(row, error=None)))
+        if row["kind"] == "moe" and mine["backend"] != row["backend"]:
+            diffs.append("backend")
+        if mine.get("type") and mine["type"] not in row["types"]:
+            diffs.append("class")
+        verdict = "agree" if not diffs else "differs"
+        if diffs == ["error"]:
+            # Same scheme and kernel; fp8check adds a failure vLLM meets only after construction (a kernel's
+            # runtime_error, a weight loader's refusal): listed as such.
+            verdict = "post-load prediction"
+        rows.append(ModuleAgreement(name, row["kind"], verdict, tuple(diffs), mine, row))
+    for name in ours:
+        if theirs["names"].get(name, name) not in built:
+            rows.append(ModuleAgreement(name, ours[name]["kind"], "differs", ("only in fp8check",), ours[name], {}))
+    return rows
+
+
+def main() -> None:
+    from fp8check.core.routing.crosscheck import _InertFinder, prepare
+
+    kind = sys.argv[1].partition(":")[0]
+    stubbed = "--stub" in sys.argv
+    if stubbed:
+        sys.meta_path.insert(0, _InertFinder(MODEL_INERT))
+        _DevicesOnMeta().mode.__enter__()  # before vLLM is imported: some modules allocate at import time
+    stubs = prepare(sys.argv[1], stubbed, host=False)
+    _no_registry_subprocess()
+    if stubbed:
+        sys.meta_path.insert(0, _InertFinder(LATE_INERT))
+        _stub_compiled_namespaces()
+        _stub_device_queries(sys.argv[1])
+        _guard_attention_impls()
+    stubs.update(MODEL_STUB_RISKS)
+    print(json.dumps({"stubs": stubs}), flush=True)
+    for case in json.load(sys.stdin):
+        print(json.dumps(build_model(dict(case, platform_kind=kind, stubbed=stubbed))), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,217 @@
+"""The whole-model harness's own logic (always): reading a built model's modules and comparing them with
+fp8check's report. The run against the wheels is opt-in: FP8CHECK_WHOLE_MODEL=0.28.0,0.33.0."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import types
+from enum import Enum
+
+import pytest
+import torch
+
+from fp8check.core.checkpoint.local import open_local
+from fp8check.core.model.layouts import ARCHITECTURES
+from fp8check.core.records import InspectOptions
+from fp8check.core.routing.crosscheck_model import MODEL, compare_model, our_modules, read_modules
+from fp8check.core.routing.inspect import inspect_checkpoint
+from fp8check.core.targets.platforms import parse_platform
+from fp8check.core.targets.profiles import select_profile
+
+sys.path.insert(0, os.path.dirname(__file__))
+from whole_model import FAMILIES, explained, write  # noqa: E402
+
+
+# Stand-ins named as vLLM's classes are: read_modules goes by class names, as it must across releases.
+class LinearBase(torch.nn.Module):
+    pass
+
+
+class QKVParallelLinear(LinearBase):
+    pass
+
+
+class ReplicatedLinear(LinearBase):
+    pass
+
+
+class GateLinear(ReplicatedLinear):
+    pass
+
+
+class FusedMoEMethodBase:
+    pass
+
+
+class Fp8MoEBackend(Enum):
+    TRITON = "triton"
+
+
+class TritonExperts:
+    pass
+
+
+class Fp8MoEMethod(FusedMoEMethodBase):
+    def __init__(self):
+        self.fp8_backend, self.experts_cls, self.block_quant = Fp8MoEBackend.TRITON, TritonExperts, True
+
+
+class TritonFp8BlockScaledMMKernel:
+    pass
+
+
+class Fp8LinearMethod:
+    def __init__(self):
+        self.fp8_linear = TritonFp8BlockScaledMMKernel()
+
+
+class UnquantizedLinearMethod:
+    pass
+
+
+def _module(cls, method):
+    module = cls()
+    module.quant_method = method
+    return module
+
+
+def _model():
+    model = torch.nn.Module()
+    model.qkv_proj = _module(QKVParallelLinear, Fp8LinearMethod())
+    model.gate = _module(GateLinear, UnquantizedLinearMethod())
+    model.plain = torch.nn.Linear(2, 2, device="meta")
+    runner = _module(torch.nn.Module, Fp8MoEMethod())  # 0.33: MoERunner holds the method, and so does its child
+    runner.routed_experts = torch.nn.Module()
+    runner.routed_experts.quant_method = runner.quant_method
+    model.experts = runner
+    return model
+
+
+def test_read_modules_reads_every_method_once_with_its_kernel_backend_and_classes():
+    modules = read_modules(_model())
+    assert set(modules) == {"qkv_proj", "gate", "plain", "experts"}
+    assert modules["qkv_proj"]["scheme"] == "Fp8LinearMethod"
+    assert modules["qkv_proj"]["kernel"] == "TritonFp8BlockScaledMMKernel"
+    assert "ReplicatedLinear" in modules["gate"]["types"] and modules["gate"]["type"] == "GateLinear"
+    assert modules["plain"] == {"kind": "linear", "type": "nn.Linear", "types": ["nn.Linear"],
+                                "scheme": "UnquantizedLinearMethod", "kernel": None, "backend": None}
+    assert (modules["experts"]["kind"], modules["experts"]["kernel"], modules["experts"]["backend"]) == (
+        "moe", "TritonExperts", "TRITON")
+
+
+def _theirs(modules, error=None, names=None, tied=False):
+    return {"error": error, "stage": "model" if error else None, "modules": modules, "names": names or {},
+            "tied": tied}
+
+
+LINEAR = {"kind": "linear", "type": "QKVParallelLinear", "types": ["QKVParallelLinear", "LinearBase"],
+          "scheme": "Fp8LinearMethod", "kernel": "TritonFp8BlockScaledMMKernel", "backend": None}
+OURS = {"kind": "linear", "type": "QKVParallelLinear", "scheme": "Fp8LinearMethod",
+        "kernel": "TritonFp8BlockScaledMMKernel", "backend": None, "error": None}
+
+
+@pytest.mark.parametrize("ours,theirs,verdict,differs", [
+    (OURS, LINEAR, "agree", ()),
+    (dict(OURS, kernel="CutlassFP8ScaledMMLinearKernel"), LINEAR, "differs", ("kernel",)),
+    (dict(OURS, scheme="UnquantizedLinearMethod", kernel=None), LINEAR, "differs", ("scheme", "kernel")),
+    (dict(OURS, type="RowParallelLinear"), LINEAR, "differs", ("class",)),
+    (dict(OURS, error="K (320) is not a multiple of 128"), LINEAR, "post-load prediction", ("error",)),
+])
+def test_compare_model_judges_each_module(ours, theirs, verdict, differs):
+    rows = compare_model({"m.qkv_proj": ours}, (), _theirs({"m.qkv_proj": theirs}))
+    assert [(r.name, r.verdict, r.differs) for r in rows] == [("m.qkv_proj", verdict, differs)]
+
+
+def test_compare_model_names_what_only_one_side_builds_and_why_a_row_is_not_compared():
+    attention = {"kind": "attention", "type": "Attention", "types": ["Attention"], "scheme": "Fp8KVCacheMethod",
+                 "kernel": None, "backend": "FlashAttentionBackend"}
+    embedding = {"kind": "embedding", "type": "VocabParallelEmbedding", "types": ["VocabParallelEmbedding"],
+                 "scheme": "UnquantizedEmbeddingMethod", "kernel": None, "backend": None}
+    head = dict(embedding, kind="linear", type="ParallelLMHead")
+    theirs = _theirs({"a.attn": attention, "embed_tokens": embedding, "lm_head": head, "b.qkv_proj": LINEAR},
+                     tied=True)
+    rows = {r.name: r for r in compare_model({"c.o_proj": OURS}, (), theirs)}
+    assert rows["a.attn"].verdict == rows["embed_tokens"].verdict == rows["lm_head"].verdict == "not compared"
+    assert "tie_word_embeddings" in rows["lm_head"].reason
+    assert rows["b.qkv_proj"].differs == ("only in vLLM",) and rows["c.o_proj"].differs == ("only in fp8check",)
+    untied = {r.name: r for r in compare_model({}, (), dict(theirs, tied=False))}
+    assert untied["lm_head"].differs == ("only in vLLM",)
+
+
+def test_experts_fp8check_does_not_judge_are_counted_as_such_not_as_agreement():
+    theirs = {"kind": "moe", "type": "RoutedExperts", "types": ["RoutedExperts"], "scheme": "Fp8MoEMethod",
+              "kernel": "TritonExperts", "backend": "TRITON"}
+    unjudged = {"kind": "moe", "scheme": "Fp8MoEMethod", "kernel": None, "backend": None, "error": None}
+    rows = compare_model({"m.experts": unjudged}, (), _theirs({"m.experts": theirs}))
+    assert [(r.verdict, r.differs) for r in rows] == [("not judged", ())]
+    wrong = compare_model({"m.experts": dict(unjudged, scheme="CompressedTensorsW8A8Fp8MoEMethod")}, (),
+                          _theirs({"m.experts": theirs}))
+    assert wrong[0].verdict == "differs"
+
+
+def test_compare_model_maps_checkpoint_names_as_vllms_loader_renames_them():
+    theirs = _theirs({"language_model.model.layers.0.qkv_proj": LINEAR},
+                     names={"model.language_model.layers.0.qkv_proj": "language_model.model.layers.0.qkv_proj"})
+    rows = compare_model({"model.language_model.layers.0.qkv_proj": OURS}, (), theirs)
+    assert [r.verdict for r in rows] == ["agree"]
+
+
+@pytest.mark.parametrize("ours_errors,layer_error,verdict", [
+    (("Number of experts in the model must be greater than 0 when expert parallelism is enabled.",), None, "agree"),
+    ((), "Number of experts in the model must be greater than 0 when expert parallelism is enabled. (more)", "agree"),
+    (("something else",), None, "differs"),
+    ((), None, "differs"),
+])
+def test_a_build_vllm_refuses_is_one_row_matched_against_every_error_of_fp8check(ours_errors, layer_error, verdict):
+    theirs = _theirs({}, error="ValueError: Number of experts in the model must be greater than 0 when expert "
+                               "parallelism is enabled.")
+    rows = compare_model({"x": dict(OURS, error=layer_error)}, ours_errors, theirs)
+    assert [(r.name, r.verdict) for r in rows] == [(MODEL, verdict)]
+
+
+def test_an_error_only_fp8check_reports_on_a_model_vllm_builds_is_a_difference():
+    rows = compare_model({"m.qkv_proj": OURS}, ("TP 3 splits nothing",), _theirs({"m.qkv_proj": LINEAR}))
+    assert [(r.name, r.differs) for r in rows] == [(MODEL, ("error",)), ("m.qkv_proj", ())]
+
+
+def test_every_architecture_of_the_layout_table_has_a_whole_model_family():
+    assert {fields["architecture"] for fields, _ in FAMILIES.values()} == set(ARCHITECTURES)
+
+
+MLA_IMPORT = "ImportError: cannot import name 'compile_flash_attn_varlen_func_from_specs'"
+
+
+@pytest.mark.parametrize("where,listed", [
+    (f"0.28.0|cpu|deepseek-v3|(model)|{MLA_IMPORT}", True),
+    (f"0.33.0|cpu|deepseek-v3|(model)|{MLA_IMPORT}", False),
+    ("0.33.0|rocm:gfx942|deepseek-v3|(model)|ValueError: No valid MLA prefill backend found with ...", True),
+    ("0.33.0|cuda:90|deepseek-v3|(model)|ValueError: No valid MLA prefill backend found with ...", False),
+    ("0.28.0|xpu|mistral-3|(model)|ValueError: Model architectures ['M'] failed to be inspected.", True),
+    ("0.33.0|xpu|mistral-3|(model)|ValueError: Model architectures ['M'] failed to be inspected.", False),
+])
+def test_explained_differences_match_only_their_release_and_platform(where, listed):
+    release, platform, family, name, error = where.split("|")
+    row = types.SimpleNamespace(name=name, theirs={"error": error})
+    assert (explained(release, platform, family, row) is not None) is listed
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_each_family_checkpoint_is_judged_by_fp8check_without_notes(tmp_path, family):
+    """The generated checkpoints are ones fp8check models (no 'not in fp8check's table' note) and route at TP 2;
+    the one whose ignore list leaves the BF16 routers out fails on exactly those."""
+    report = inspect_checkpoint(open_local(write(str(tmp_path), family, "ct-fp8-block")),
+                                InspectOptions(parse_platform("h100"), select_profile("0.33"), tp=2))
+    failing = {layer.name for layer in report.layers if layer.errors}
+    assert not report.notes and not report.errors and our_modules(report)
+    assert failing == ({"model.layers.0.mlp.gate", "model.layers.1.mlp.gate"}
+                       if family.endswith("router-unlisted") else set())
+
+
+@pytest.mark.skipif(not os.environ.get("FP8CHECK_WHOLE_MODEL"), reason="needs the unzipped vLLM wheels")
+def test_whole_model_agreement_with_vllm_wheels():
+    script = os.path.join(os.path.dirname(__file__), "whole_model.py")
+    proc = subprocess.run([sys.executable, script, "--releases", os.environ["FP8CHECK_WHOLE_MODEL"]],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-3000:]
