@@ -228,16 +228,21 @@ def main() -> int:
     if disagreements:
         out += ("\n\n| release | platform | checkpoint | TP | layer | differs | fp8check scheme / kernel / error | "
                 "vLLM scheme / kernel / error |\n|---|---|---|---|---|---|---|---|\n" + "\n".join(disagreements))
-    out += "\n\nStubs (vLLM side) and their risk:\n" + "\n".join(f"- `{k}`: {v}" for k, v in stubs.items())
-    print(out)
-    if args.dump:
-        with open(args.dump, "w", encoding="utf-8") as fh:
-            json.dump(answers, fh, indent=1)
-    if args.markdown:
-        with open(args.markdown, "a", encoding="utf-8") as fh:
-            fh.write(out + "\n")
+    publish(out, stubs, answers, args.dump, args.markdown)
     unexplained = [row for row in disagreements if "post-load prediction" not in row]
     return 0 if not unexplained else 1
+
+
+def publish(out: str, stubs: dict, answers, dump: str | None, markdown: str | None) -> None:
+    """Print a run's tables and the stubs it relied on; --dump writes `answers` as JSON, --markdown appends."""
+    out += "\n\nStubs (vLLM side) and their risk:\n" + "\n".join(f"- `{k}`: {v}" for k, v in stubs.items())
+    print(out)
+    if dump:
+        with open(dump, "w", encoding="utf-8") as fh:
+            json.dump(answers, fh, indent=1)
+    if markdown:
+        with open(markdown, "a", encoding="utf-8") as fh:
+            fh.write(out + "\n")
 
 
 if __name__ == "__main__":

@@ -32,8 +32,9 @@ from fp8check.core.targets.platforms import parse_platform
 from fp8check.core.targets.profiles import select_profile
 from fp8check.synth import Spec, write_checkpoint
 
-SRC = os.environ.get("FP8CHECK_VLLM_SRC", "/tmp/vllm-src")
-DEPS = os.environ.get("FP8CHECK_VLLM_DEPS", "/tmp/vllm-deps")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run import DEPS, SRC, publish  # noqa: E402  # isort: skip  (the linear-by-linear run, beside this file)
+
 
 # Real-looking widths (Qwen3-30B-A3B / GLM-4.5-Air scaled in depth, not in width): 16 heads, 4 KV heads of 128,
 # every MLP and expert shard a whole number of 128-blocks at TP 8; two decoder layers (sparse data: headers only).
@@ -269,14 +270,7 @@ def main() -> int:
     if differences:
         out += ("\n\n| release | platform | architecture | format | TP | module | differs | fp8check | vLLM |\n"
                 "|---|---|---|---|---|---|---|---|---|\n" + "\n".join(differences))
-    out += "\n\nStubs (vLLM side) and their risk:\n" + "\n".join(f"- `{k}`: {v}" for k, v in stubs.items())
-    print(out)
-    if args.dump:
-        with open(args.dump, "w", encoding="utf-8") as fh:
-            json.dump(dump, fh, indent=1)
-    if args.markdown:
-        with open(args.markdown, "a", encoding="utf-8") as fh:
-            fh.write(out + "\n")
+    publish(out, stubs, dump, args.dump, args.markdown)
     return 1 if differences else 0
 
 
