@@ -123,3 +123,10 @@ def test_moe_refused(tmp_path):
 def test_no_block_mismatch_escape():
     assert not inc.FORMAT.block_mismatch_escape and inc.FORMAT.validates_block_shape
     assert inc.FORMAT.min_capability == 60 and not inc.FORMAT.scheme_min_capability
+
+
+def test_an_unquantized_lm_head_gets_unquantized_linear_method(tmp_path):
+    """INCConfig.get_quant_method returns UnquantizedLinearMethod for a skipped LinearBase or ParallelLMHead (the
+    whole-model comparison with vLLM's built class found fp8check saying UnquantizedEmbeddingMethod)."""
+    report = _inspect(tmp_path)
+    assert next(layer for layer in report.layers if layer.name == "lm_head").scheme == "UnquantizedLinearMethod"

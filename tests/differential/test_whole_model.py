@@ -3,6 +3,7 @@ fp8check's report. The run against the wheels is opt-in: FP8CHECK_WHOLE_MODEL=0.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from fp8check.core.targets.platforms import parse_platform
 from fp8check.core.targets.profiles import select_profile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from whole_model import FAMILIES, explained, write  # noqa: E402
+from whole_model import FAMILIES, explained, served, still_open, write  # noqa: E402
 
 
 # Stand-ins named as vLLM's classes are: read_modules goes by class names, as it must across releases.
@@ -174,6 +175,26 @@ def test_a_build_vllm_refuses_is_one_row_matched_against_every_error_of_fp8check
 def test_an_error_only_fp8check_reports_on_a_model_vllm_builds_is_a_difference():
     rows = compare_model({"m.qkv_proj": OURS}, ("TP 3 splits nothing",), _theirs({"m.qkv_proj": LINEAR}))
     assert [(r.name, r.differs) for r in rows] == [(MODEL, ("error",)), ("m.qkv_proj", ())]
+
+
+@pytest.mark.parametrize("quant,flags,stored", [("bf16+fp8_per_block", ("fp8_per_block", False), False),
+                                                ("fbgemm-fp8", (None, True), True), ("ct-fp8-block", (None, False), True)])
+def test_each_format_is_served_with_its_flags_on_both_sides(tmp_path, quant, flags, stored):
+    assert served(quant) == flags
+    with open(os.path.join(write(str(tmp_path), "qwen3-moe", quant), "config.json"), encoding="utf-8") as fh:
+        assert ("quantization_config" in json.load(fh)) is stored
+
+
+@pytest.mark.parametrize("family,quant,name,listed", [
+    ("qwen3-vl-moe", "fbgemm-fp8", "language_model.model.layers.0.mlp.gate", True),
+    ("qwen2.5-vl", "quark-fp8", "language_model.lm_head", True),
+    ("qwen3-moe", "fbgemm-fp8", "model.layers.0.mlp.gate", False),       # no renaming: must agree
+    ("gpt-oss", "modelopt-pcpt", "model.layers.0.mlp.experts", True),
+    ("gpt-oss", "modelopt-fp8", "model.layers.0.mlp.experts", False),
+])
+def test_open_differences_are_listed_for_their_cases_only(family, quant, name, listed):
+    row = types.SimpleNamespace(name=name, theirs={})
+    assert (still_open("0.33.0", "cuda:90", family, quant, row) is not None) is listed
 
 
 def test_every_architecture_of_the_layout_table_has_a_whole_model_family():

@@ -27,13 +27,13 @@ from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import InputError
 from fp8check.core.records import InspectOptions
 from fp8check.core.routing.crosscheck_model import compare_model, our_modules
-from fp8check.core.routing.inspect import front_door_of, inspect_checkpoint
+from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.core.targets.profiles import select_profile
 from fp8check.synth import Spec, write_checkpoint
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import DEPS, SRC, publish  # noqa: E402  # isort: skip  (the linear-by-linear run, beside this file)
+from run import DEPRECATED_QUANTS, DEPS, SRC, publish  # noqa: E402  # isort: skip  (the linear-by-linear run, beside this file)
 
 
 # Real-looking widths (Qwen3-30B-A3B / GLM-4.5-Air scaled in depth, not in width): 16 heads, 4 KV heads of 128,
@@ -142,6 +142,10 @@ FAMILIES.update({
                                           "projector_output_dim": _V, "vision_output_dim": _V}}),
 })
 QUANTS = ("ct-fp8-block", "fp8-block", "ct-fp8-dynamic", "modelopt-fp8")
+# The other formats of the format issue: stored ones, and a bf16 checkpoint under each online --quantization.
+FORMAT_QUANTS = ("modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc", "quark-fp8-block", "inc-fp8-block",
+                 "fbgemm-fp8", "modelopt-mxfp8", "ct-mxfp8", "bf16+fp8", "bf16+fp8_per_block", "bf16+fp8_per_channel",
+                 "bf16+mxfp8")
 PLATFORMS = ("xpu", "cpu", "cuda:80", "cuda:90", "cuda:100", "rocm:gfx942")
 PARALLEL = ((1, False), (2, False), (8, False), (8, True))   # (TP, --ep)
 # Differences with a known reason, each listed in the output: a regular expression searched in
@@ -163,9 +167,33 @@ EXPLAINED = (
 )
 
 
+# Differences fp8check still has, found by this run and not fixed yet: listed (the "open" column), never hidden.
+# Matched like EXPLAINED, on "release|platform|architecture|format|module|vLLM's error".
+OPEN = (
+    (r"\|(qwen2\.5-vl|qwen3-vl|qwen3-vl-moe|gemma-3-vision|mistral-3|llama-4-vision)\|(fbgemm-fp8|quark-[a-z0-9-]+)\|",
+     "FBGEMM's modules_to_not_convert and Quark's exclude are matched against vLLM's module prefixes, which the "
+     "vision-language models rename (language_model.model.*) without mapping those lists (neither config implements "
+     "apply_vllm_mapper): a router or lm_head the checkpoint names is not excluded in vLLM; fp8check matches the "
+     "checkpoint's names"),
+    (r"\|gpt-oss\|modelopt-(pcpt|pbwo)\|.*\.experts\|",
+     "gpt-oss's ModelOpt per-channel / PB_WO experts: fp8check's expert-scale shape check raises an error on them "
+     "(their backend is not judged, activation swigluoai); whether gpt_oss.py's weight loader accepts those scales "
+     "is not yet read"),
+    (r"^0\.33\.0\|cuda:(90|100)\|[^|]*\|modelopt-pbwo\|.*\.gate\|",
+     "ModelOpt PB_WO pads a weight's N up to the block from 0.29 (pbwo-padding); fp8check does not hand the padded "
+     "N to the kernel choice, so a layer narrower than 128 (an 8-expert router left out of the ignore list) gets "
+     "Cutlass where vLLM picks FlashInfer-DeepGEMM / DeepGEMM"),
+)
+
+
 def explained(release: str, platform: str, family: str, row) -> str | None:
     where = f"{release}|{platform}|{family}|{row.name}|{row.theirs.get('error') or ''}"
     return next((why for pattern, why in EXPLAINED if re.search(pattern, where)), None)
+
+
+def still_open(release: str, platform: str, family: str, quant: str, row) -> str | None:
+    where = f"{release}|{platform}|{family}|{quant}|{row.name}|{row.theirs.get('error') or ''}"
+    return next((why for pattern, why in OPEN if re.search(pattern, where)), None)
 
 
 # Qwen-VL checkpoints ship their image preprocessing; 0.28's qwen2_5_vl.py reads it while building (vision.py).
@@ -175,9 +203,15 @@ QWEN_PREPROCESSOR = {"image_processor_type": "Qwen2VLImageProcessor", "do_rescal
                      "temporal_patch_size": 2}
 
 
+def served(quant: str) -> tuple[str | None, bool]:
+    """(--quantization, --allow-deprecated-quantization) a synth quant name is served with on both sides."""
+    return quant.partition("+")[2] or None, quant in DEPRECATED_QUANTS
+
+
 def write(tmp: str, family: str, quant: str) -> str:
     spec_fields, extra = FAMILIES[family]
-    spec = Spec(**{**BASE, **spec_fields, "quant": quant, "extra_config": extra})
+    stored = None if quant.startswith("bf16+") else quant
+    spec = Spec(**{**BASE, **spec_fields, "quant": stored, "extra_config": extra})
     folder = write_checkpoint(os.path.join(tmp, f"{family}-{quant}"), spec)
     processor = {"qwen2_5_vl": "Qwen2_5_VLProcessor", "qwen3_vl": "Qwen3VLProcessor"}.get(spec.vision or "")
     if processor:
@@ -186,13 +220,13 @@ def write(tmp: str, family: str, quant: str) -> str:
     return folder
 
 
-def fp8check_side(folder: str, release: str, platform: str, tp: int, ep: bool) -> tuple[dict, tuple[str, ...]]:
-    options = InspectOptions(platform=parse_platform(platform), profile=select_profile(release), tp=tp, ep=ep)
+def fp8check_side(folder: str, release: str, platform: str, tp: int, ep: bool, quant: str
+                  ) -> tuple[dict, tuple[str, ...]]:
+    quantization, deprecated = served(quant)
+    options = InspectOptions(platform=parse_platform(platform), profile=select_profile(release), tp=tp, ep=ep,
+                             quantization=quantization, allow_deprecated_quantization=deprecated)
     checkpoint = open_local(folder)
-    door = front_door_of(checkpoint, options)
-    if door.errors:
-        return {}, tuple(door.errors)
-    try:
+    try:  # a refused front door is in the report's errors, with the model-level ones (--ep on a dense model)
         report = inspect_checkpoint(checkpoint, options)
     except InputError as exc:
         return {}, (str(exc),)
@@ -215,7 +249,8 @@ def main() -> int:
     parser.add_argument("--releases", default="0.28.0,0.33.0")
     parser.add_argument("--platforms", default=",".join(PLATFORMS))
     parser.add_argument("--families", default=",".join(FAMILIES))
-    parser.add_argument("--quants", default=",".join(QUANTS))
+    parser.add_argument("--quants", default=",".join(QUANTS + FORMAT_QUANTS), help="synth quant names; bf16+M: "
+                        "a bf16 checkpoint under --quantization M")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--markdown", help="append the tables to this file")
     parser.add_argument("--dump", help="write every compared row to this JSON file")
@@ -232,8 +267,10 @@ def main() -> int:
                 for (family, quant), folder in folders.items():
                     for tp, ep in PARALLEL:
                         key = (release, pl, family, quant, tp, ep)
-                        ours[key] = fp8check_side(folder, release, pl, tp, ep)
+                        ours[key] = fp8check_side(folder, release, pl, tp, ep, quant)
+                        quantization, deprecated = served(quant)
                         cases.append({"id": "|".join(map(str, key)), "folder": folder, "tp": tp, "ep": ep,
+                                      "quantization": quantization, "allow_deprecated": deprecated,
                                       "names": sorted(ours[key][0])})
                 jobs[(release, pl)] = pool.submit(run_release, release, pl, cases)
     table: dict[tuple[str, str], Counter] = defaultdict(Counter)
@@ -250,6 +287,9 @@ def main() -> int:
                 why = explained(release, pl, family, row) if row.verdict == "differs" else None
                 if why:
                     row = row._replace(verdict="explained", reason=why)
+                unfixed = still_open(release, pl, family, quant, row) if row.verdict == "differs" else None
+                if unfixed:
+                    row = row._replace(verdict="open", reason=unfixed)
                 counts["modules"] += 1
                 counts[row.verdict] += 1
                 dump.append({"case": list(key), **row._asdict()})
@@ -257,16 +297,16 @@ def main() -> int:
                     differences.append(f"| {release} | {pl} | {family} | {quant} | {tp}{' EP' if ep else ''} | "
                                        f"{row.name} | {', '.join(row.differs)} | {_cell(row.ours)} | "
                                        f"{_cell(row.theirs)} |")
-    lines = ["| architecture | release | modules | agree | post-load prediction | not judged | explained "
-             "| not compared | differs | % agree |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| architecture | release | modules | agree | post-load prediction | not judged | explained | open "
+             "| not compared | differs | % agree |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for (family, release), c in sorted(table.items()):
         compared = c["modules"] - c["not compared"] - c["explained"] - c["not judged"]
         agreed = 100 * (c["agree"] + c["post-load prediction"]) / max(compared, 1)
         lines.append(f"| {family} | {release} | {c['modules']} | {c['agree']} | {c['post-load prediction']} | "
-                     f"{c['not judged']} | {c['explained']} | {c['not compared']} | {c['differs']} | {agreed:.1f} |")
-    reasons = [why for _, why in EXPLAINED]
-    out = "\n".join(lines) + "\n\nExplained differences:\n" + "\n".join(
-        f"- {why}" for why in reasons)
+                     f"{c['not judged']} | {c['explained']} | {c['open']} | {c['not compared']} | {c['differs']} | "
+                     f"{agreed:.1f} |")
+    out = ("\n".join(lines) + "\n\nExplained differences:\n" + "\n".join(f"- {why}" for _, why in EXPLAINED)
+           + "\n\nOpen differences (fp8check, listed until fixed):\n" + "\n".join(f"- {why}" for _, why in OPEN))
     if differences:
         out += ("\n\n| release | platform | architecture | format | TP | module | differs | fp8check | vLLM |\n"
                 "|---|---|---|---|---|---|---|---|---|\n" + "\n".join(differences))

@@ -446,8 +446,10 @@ def moe_method(name: str, leaves: tuple[str, str, str], config: CompressedTensor
     w, inp, fmt = a.weights, a.input_activations, a.format
     if w.type == "float" and w.num_bits in (4, 8) and w.strategy in ("group", "tensor_group") and \
             w.group_size in (16, 32):
-        return MoEMethod("(MXFP4/MXFP8/NVFP4 MoE method)", assignment=a,
-                         note="not an FP8 e4m3 scheme; fp8check routes FP8 experts only")
+        mxfp8 = w.num_bits == 8 and w.group_size == 32  # compressed_tensors_moe_w8a8_mxfp8.py (0.28, 0.33)
+        return MoEMethod("CompressedTensorsW8A8Mxfp8MoEMethod" if mxfp8 else "(MXFP4/NVFP4 MoE method)", assignment=a,
+                         note="MXFP8 experts (select_mxfp8_moe_backend) are not modelled: not judged" if mxfp8
+                         else "not an FP8 e4m3 scheme; fp8check routes FP8 experts only")
     if w.strategy in ("channel", "group") and inp is None and not w.dynamic:  # _is_wNa16_group_channel
         if fmt != "pack-quantized" or w.num_bits not in (4, 8):
             return MoEMethod("?", assignment=a, error=_wna16_format_error(w.num_bits, rules))

@@ -91,9 +91,9 @@ def expected_tensors(assignment: Assignment) -> ExpectedTensors:
 
 def moe_method(name: str, leaves: tuple[str, str, str], config: FbgemmFp8Config, rules: str) -> MoEMethod:
     """get_quant_method returns None for a FusedMoE, so vLLM builds UnquantizedFusedMoEMethod."""
-    return MoEMethod(UNQUANTIZED_MOE, note="FBGEMMFp8Config has no MoE method: vLLM builds the experts unquantized "
-                                           "(bf16 parameters); FP8 expert weights and their weight_scale have no "
-                                           "FP8 parameter to load into")
+    reason = "FBGEMMFp8Config has no MoE method: vLLM builds the experts unquantized (bf16 parameters)"
+    # The assignment makes the expert integrity check name every FP8 expert weight loaded into bf16 unscaled.
+    return MoEMethod(UNQUANTIZED_MOE, assignment=Assignment(None, reason=reason), note=reason)
 
 
 def uses_marlin(ctx: RoutingContext) -> bool:

@@ -315,16 +315,17 @@ def assign(module: Module, config: IncConfig) -> Assignment:
     extra_config or block_name_to_quantize says so)."""
     if module.unquantized:
         return Assignment(None, reason=module.unquantized)
+    head = module.layer_type == "ParallelLMHead"  # skipped: UnquantizedLinearMethod, as for a LinearBase
     if _skipped_by_extra_config(module.name, config):
-        return Assignment(None, reason="extra_config gives it bits >= 16")
+        return Assignment(None, reason="extra_config gives it bits >= 16", lm_head_linear_method=head)
     shards = shard_names(module) if module.fused else None
-    resolved = layer_config(module.name, shards, module.layer_type == "ParallelLMHead", config)
+    resolved = layer_config(module.name, shards, head, config)
     if isinstance(resolved, str):
         return Assignment(NAME, error=resolved)
     if not resolved.quantized:
-        reason = ("lm_head stays unquantized unless extra_config quantizes it" if module.layer_type == "ParallelLMHead"
+        reason = ("lm_head stays unquantized unless extra_config quantizes it" if head
                   else "outside block_name_to_quantize, or extra_config gives it bits >= 16")
-        return Assignment(None, reason=reason)
+        return Assignment(None, reason=reason, lm_head_linear_method=head)
     if resolved.is_fp8_block:
         return Assignment(NAME, strategy="block", block=resolved.group_size)
     scheme = _other_scheme(resolved)  # the non-FP8 scheme resolve_scheme picks; none: vLLM's NotImplementedError

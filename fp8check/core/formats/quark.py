@@ -78,6 +78,9 @@ class QuarkConfig(NamedTuple):
     per_block: bool = True         # QuarkW8A8Fp8PerBlock exists (0.28+)
     keys: bool = True              # _is_fp8_w8a8 returns the keys; init_scheme raises below capability 89 (0.30+)
     moe_children: bool = True      # an excluded RoutedExperts child excludes the parent (check_children, 0.26+)
+    # Before 0.30's rewrite get_quant_method gives any excluded non-LinearBase layer UnquantizedLinearMethod (an
+    # excluded lm_head too); from 0.30 none, and ParallelLMHead keeps UnquantizedEmbeddingMethod.
+    excluded_head_linear: bool = False
     method: str = NAME
 
 
@@ -139,7 +142,8 @@ def parse(raw: dict, where: str) -> QuarkConfig:
 
 def for_release(config: QuarkConfig, profile: RuleProfile) -> QuarkConfig:
     return config._replace(per_block=profile.has("quark-per-block"), keys=profile.has("quark-fp8-keys"),
-                           moe_children=profile.has("quark-moe-exclude"))
+                           moe_children=profile.has("quark-moe-exclude"),
+                           excluded_head_linear=not profile.has("quark-fp8-keys"))
 
 
 # --- assign ----------------------------------------------------------------------------------------------
@@ -242,10 +246,12 @@ def _scheme_assignment(matched: dict, config: QuarkConfig) -> Assignment:
 def assign(module: Module, config: QuarkConfig) -> Assignment:
     """get_quant_method: ParallelLMHead is not a LinearBase (get_quant_method returns None for it), exclude,
     then the matched config's scheme."""
-    if module.layer_type == "ParallelLMHead":
-        return UNQUANTIZED_LM_HEAD
     if module.unquantized:
         return Assignment(None, reason=module.unquantized)
+    if module.layer_type == "ParallelLMHead":
+        if config.excluded_head_linear and _excluded(module, config)[0]:
+            return Assignment(None, reason="listed in quantization_config.exclude", lm_head_linear_method=True)
+        return UNQUANTIZED_LM_HEAD
     is_excluded, error = _excluded(module, config)
     if error:
         return Assignment(NAME, error=error)

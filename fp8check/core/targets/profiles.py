@@ -58,7 +58,8 @@ WHEEL_CHANGES: dict[str, str] = {
     "quark-per-block": "0.28 wheel: Quark per-block FP8 weights (QuarkW8A8Fp8PerBlock)",
     "pbwo-padding": "0.29 wheel: ModelOpt FP8_PB_WO pads output widths to 128 and runs the kernel's post-load",
     "quark-fp8-keys": "0.30 wheel: Quark's _is_fp8_w8a8 returns the keys (dynamic per-tensor activations keep a "
-                      "dynamic key) and init_scheme raises RuntimeError below capability 89",
+                      "dynamic key), init_scheme raises RuntimeError below capability 89, and an excluded lm_head "
+                      "gets no method (UnquantizedEmbeddingMethod; UnquantizedLinearMethod before)",
     "online-fp8-redirect": "0.31 wheel: --quantization fp8 on an unquantized checkpoint becomes "
                            "OnlineQuantizationConfig(fp8_per_tensor), with a deprecation warning",
     "online-tp-amax": "0.28 wheel: online FP8 reduces each weight's amax over the TP ranks "
