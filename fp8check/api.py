@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from fp8check.core import records
 from fp8check.core.errors import InputError, printable
 from fp8check.core.planning import matrix as planning_matrix
+from fp8check.kernels.base import FP8, FP8_BLOCK, W8A16_FP8
 
 if TYPE_CHECKING:  # annotations only
     from fp8check.core.checkpoint.local import Checkpoint
@@ -37,8 +38,8 @@ MATRIX_TPS = (1, 2, 4, 8)
 MAX_TP = 1024
 MAX_TOKENS = 1_000_000
 MAX_SEED = 2**32 - 1
-QUANTIZATION_KEYS = ("fp8_w8a8", "fp8_block_w8a8", "w8a16_fp8", "int8_w8a8", "mixed_precision", "mxfp8", "mxfp4",
-                     "mxfp6", "nvfp4_w4a4", "nvfp4_w4a16")
+QUANTIZATION_KEYS = (FP8, FP8_BLOCK, W8A16_FP8, "int8_w8a8", "mixed_precision", "mxfp8", "mxfp4", "mxfp6", "nvfp4_w4a4",
+                     "nvfp4_w4a16")
 ROUTING_OPTIONS = ("ep", "linear_backend", "kernel_config", "assume", "disable_kernel", "quantization",
                    "allow_deprecated_quantization")
 
