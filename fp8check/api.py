@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from fp8check.core import records
 from fp8check.core.errors import InputError, printable
 from fp8check.core.planning import matrix as planning_matrix
-from fp8check.kernels.base import FP8, FP8_BLOCK, W8A16_FP8
+from fp8check.kernels.base import FP8, FP8_BLOCK, W8A16_FP8, RoutingContext
 
 if TYPE_CHECKING:  # annotations only
     from fp8check.core.checkpoint.local import Checkpoint
@@ -41,7 +41,7 @@ MAX_SEED = 2**32 - 1
 QUANTIZATION_KEYS = (FP8, FP8_BLOCK, W8A16_FP8, "int8_w8a8", "mixed_precision", "mxfp8", "mxfp4", "mxfp6", "nvfp4_w4a4",
                      "nvfp4_w4a16")
 ROUTING_OPTIONS = ("ep", "linear_backend", "kernel_config", "assume", "disable_kernel", "quantization",
-                   "allow_deprecated_quantization")
+                   "allow_deprecated_quantization", "kv_cache_dtype", "kv_cache_dtype_skip_layers", "attention_backend")
 
 
 class InspectReport(records.InspectReport):
@@ -101,7 +101,9 @@ def inspect(model: str, *, platform: str = "auto", tp: int = 1, vllm: str = "lat
     :param revision: the branch, tag or commit of a repo id.
     :param token: a Hugging Face token for gated or private repos (default: HF_TOKEN, then the saved login).
     :param options: ep, linear_backend, kernel_config, assume, disable_kernel, quantization,
-        allow_deprecated_quantization, as on the command line.
+        allow_deprecated_quantization, kv_cache_dtype (vLLM's CacheDType: auto, bfloat16, fp8, fp8_e5m2, ...),
+        kv_cache_dtype_skip_layers (layer indices, sliding_window), attention_backend (an AttentionBackendEnum
+        name, or auto), as on the command line.
     :raises InputError: an invalid argument, or a checkpoint that cannot be read.
     """
     return inspect_with_checkpoint(model, platform=platform, tp=tp, vllm=vllm, revision=revision, token=token,
@@ -237,10 +239,12 @@ def target(platform: str, assume: Iterable[str] | Mapping[str, object] = ()) -> 
 def routing_options(platform: Platform, *, tp: int = 1, ep: bool = False, vllm: str = "latest",
                     linear_backend: str = "auto", kernel_config: str | Mapping | None = None,
                     disable_kernel: str | Iterable[str] = (), quantization: str | None = None,
-                    allow_deprecated_quantization: bool = False,
+                    allow_deprecated_quantization: bool = False, kv_cache_dtype: str = "auto",
+                    kv_cache_dtype_skip_layers: str | Iterable[str] = (), attention_backend: str | None = "auto",
                     vllm_option: str = "--vllm") -> records.InspectOptions:
     """The routing options every check shares, checked, for `platform` (`target`: --platform with --assume
     applied). `vllm_option` is the flag the profile's errors name (diff's --from and --to)."""
+    from fp8check.core.formats.kv_cache import check_cache_dtype
     from fp8check.core.targets.profiles import select_profile
 
     if not isinstance(vllm, str):
@@ -248,10 +252,14 @@ def routing_options(platform: Platform, *, tp: int = 1, ep: bool = False, vllm: 
     for flag, value in (("--ep", ep), ("--allow-deprecated-quantization", allow_deprecated_quantization)):
         if not isinstance(value, bool):
             raise InputError(f"{flag} {value!r}: expected True or False")
+    profile = select_profile(vllm, vllm_option)
+    check_cache_dtype(kv_cache_dtype, profile.name)  # that release's CacheDType values, as its parser takes them
     return records.InspectOptions(
-        platform=platform, profile=select_profile(vllm, vllm_option), tp=_bounded("--tp", tp, 1, MAX_TP),
+        platform=platform, profile=profile, tp=_bounded("--tp", tp, 1, MAX_TP),
         ep=ep, backend=_backend(linear_backend, kernel_config), disabled_kernels=disabled_kernels(disable_kernel),
-        quantization=_quantization(quantization), allow_deprecated_quantization=allow_deprecated_quantization)
+        quantization=_quantization(quantization), allow_deprecated_quantization=allow_deprecated_quantization,
+        kv_cache_dtype=kv_cache_dtype, kv_cache_dtype_skip_layers=_skip_layers(kv_cache_dtype_skip_layers),
+        attention_backend=_attention_backend(attention_backend, RoutingContext(platform, profile)))
 
 
 def _backend(linear_backend: str, kernel_config: str | Mapping | None = None) -> records.Backend:
@@ -344,6 +352,31 @@ def _quantization(value: str | None) -> str | None:
         raise InputError(f"--quantization {value!r}: expected a method such as fp8 or fp8_per_block (or leave it "
                          "out to use the one the checkpoint declares)")
     return value.strip().lower()
+
+
+def _skip_layers(values: str | Iterable[str]) -> tuple[str, ...]:
+    """--kv-cache-dtype-skip-layers (repeated, comma-separated, or a list): the two things vLLM's Attention matches
+    in it, a decoder-layer index (extract_layer_index) and "sliding_window"; anything else would match nothing."""
+    given = [str(item).strip() for value in _items(values or ()) for item in str(value).split(",") if item.strip()]
+    for value in given:
+        if value != "sliding_window" and not re.fullmatch(r"[0-9]+", value):
+            raise InputError(f"--kv-cache-dtype-skip-layers {printable(value)!r}: expected decoder-layer indices "
+                             "(0, 2, ...) or sliding_window, the only values vLLM's attention layers match")
+    return tuple(dict.fromkeys(given))
+
+
+def _attention_backend(value: str | None, context: RoutingContext) -> str | None:
+    """--attention-backend: a name of the release's AttentionBackendEnum in any case, as vLLM's AttentionConfig
+    reads it (auto or None: vLLM chooses)."""
+    from fp8check.kernels.attention import normalize_backend, unknown_backend_error
+
+    if value is not None and not isinstance(value, str):
+        raise InputError(f"--attention-backend {value!r}: expected a backend name such as FLASH_ATTN, or auto")
+    name = normalize_backend(value)
+    unknown = unknown_backend_error(name, context) if name is not None else None
+    if unknown:
+        raise InputError(f"--attention-backend {printable(value)!r}: {unknown}")
+    return name
 
 
 def _assume_items(assume: Iterable[str] | Mapping[str, object]) -> list[str]:

@@ -117,6 +117,17 @@ class Spec:
     fused_on_disk: bool = False      # Phi-3: qkv_proj and gate_up_proj stored fused
     attention_sinks: bool = False    # gpt-oss: a per-head self_attn.sinks parameter
     tie_embeddings: bool = False     # tie_word_embeddings (Gemma): no lm_head tensor, the head is embed_tokens
+    # FP8 KV cache scales, under the format's names (KV_SCALE_NAMES) and config signal (compressed-tensors'
+    # kv_cache_scheme, ModelOpt's kv_cache_quant_algo / kv_cache_scheme, Quark's kv_cache_group); None writes none.
+    kv_cache: str | None = None      # "tensor" (one scalar per layer) | "attn_head" ([kv_heads, 1, 1])
+    kv_scale_fused: bool = False     # fp8 / AutoFP8: one deprecated `self_attn.kv_scale` instead of k_scale + v_scale
+    kv_missing: tuple[tuple[int, str], ...] = ()  # (layer, "k" | "v"): scales left out of the checkpoint
+    kv_scale_shape: tuple[int, ...] | None = None  # every KV scale's stored shape, instead of the strategy's
+    kv_scale: float = 0.05           # the scales' value (random data)
+    # config.json's sliding_window (None: the key is left out; transformers' config classes default some families:
+    # fp8check.core.model.layouts.HF_WINDOWS); the Qwen families also get use_sliding_window true, as their
+    # sliding-window configs write it. layer_types / max_window_layers / sliding_window_pattern go in extra_config.
+    sliding_window: int | None = None
 
     @property
     def hd(self) -> int:
@@ -298,9 +309,18 @@ def _ct_document(spec: Spec, weights: dict, inputs: dict | None, fmt: str) -> di
     return {
         "config_groups": {"group_0": {"format": fmt, "input_activations": inputs, "output_activations": None,
                                       "targets": ["Linear"], "weights": weights}},
-        "format": fmt, "ignore": ignore_list(spec), "kv_cache_scheme": None, "quant_method": "compressed-tensors",
+        "format": fmt, "ignore": ignore_list(spec), "kv_cache_scheme": _ct_kv_scheme(spec),
+        "quant_method": "compressed-tensors",
         "quantization_status": "compressed", "sparsity_config": {}, "transform_config": {}, "version": "0.20.1",
     }
+
+
+def _ct_kv_scheme(spec: Spec) -> dict | None:
+    """llm-compressor's kv_cache_scheme (an FP8 KV cache recipe)."""
+    if spec.kv_cache is None:
+        return None
+    return {"num_bits": 8, "type": "float", "symmetric": True, "dynamic": False, "strategy": spec.kv_cache,
+            "group_size": None, "block_structure": None, "observer": "minmax"}
 
 
 def _modelopt_config(spec: Spec, quant: Quant, algo: str) -> dict:
@@ -308,12 +328,15 @@ def _modelopt_config(spec: Spec, quant: Quant, algo: str) -> dict:
     quantization_config since ModelOpt 0.31, the legacy hf_quant_config.json before."""
     producer = {"name": "modelopt", "version": "0.37.0"}
     if quant.config_file == "hf_quant_config.json":
-        return {"producer": producer, "quantization": {"quant_algo": algo, "kv_cache_quant_algo": None,
+        return {"producer": producer, "quantization": {"quant_algo": algo,
+                                                        "kv_cache_quant_algo": "FP8" if spec.kv_cache else None,
                                                         "exclude_modules": ignore_list(spec)}}
     cfg = {"quant_algo": algo, "ignore": ignore_list(spec), "producer": producer, "quant_method": "modelopt"}
+    fp8 = {"dynamic": False, "num_bits": 8, "type": "float"}
     if algo == "FP8":
-        fp8 = {"dynamic": False, "num_bits": 8, "type": "float"}
         cfg["config_groups"] = {"group_0": {"input_activations": fp8, "weights": fp8, "targets": ["Linear"]}}
+    if spec.kv_cache:
+        cfg["kv_cache_scheme"] = fp8
     return cfg
 
 
@@ -330,11 +353,14 @@ def _quark_config(spec: Spec, quant: Quant, algo: str) -> dict:
         weight, inputs = fp8("per_channel", False, ch_axis=0), fp8("per_channel", True, ch_axis=1)
     else:
         weight, inputs = fp8("per_tensor", False), fp8("per_tensor", False)
+    kv_group = ["*k_proj", "*v_proj"] if spec.kv_cache else []
+    layer_config = {"weight": weight, "input_tensors": inputs, "output_tensors": fp8("per_tensor", False), "bias": None}
     return {"quant_method": "quark", "quant_mode": "eager_mode", "version": "0.9",
-            "export": {"kv_cache_group": [], "pack_method": "reorder", "weight_format": "real_quantized",
+            "export": {"kv_cache_group": kv_group, "pack_method": "reorder", "weight_format": "real_quantized",
                        "min_kv_scale": 0.0, "weight_merge_groups": None},
             "global_quant_config": {"weight": weight, "input_tensors": inputs, "output_tensors": None, "bias": None},
-            "layer_quant_config": {}, "layer_type_quant_config": {}, "exclude": ignore_list(spec)}
+            "layer_quant_config": {group: layer_config for group in kv_group}, "layer_type_quant_config": {},
+            "exclude": ignore_list(spec)}
 
 
 def _auto_round_config(spec: Spec, quant: Quant, algo: str) -> dict:
@@ -389,6 +415,10 @@ def model_config(spec: Spec) -> dict:
         cfg.update(ROUTER_CONFIGS.get(spec.architecture, {}))
     if spec.mtp_layers:
         cfg[spec.mtp_key] = spec.mtp_layers
+    if spec.sliding_window is not None:
+        cfg["sliding_window"] = spec.sliding_window
+        if spec.model_type.startswith("qwen"):
+            cfg["use_sliding_window"] = True
     if spec.vision:
         cfg["vision_config"] = {"hidden_size": spec.vision_hidden,
                                 VISION_HEADS_KEY.get(spec.vision, "num_attention_heads"): spec.vision_heads}
@@ -420,11 +450,41 @@ def tensor_specs(spec: Spec) -> dict[str, tuple[str, tuple[int, ...]]]:
         out[f"{spec.text_prefix}.layers.{i}.post_attention_layernorm.weight"] = ("BF16", (spec.hidden,))
         if spec.attention_sinks:
             out[f"{spec.text_prefix}.layers.{i}.self_attn.sinks"] = ("BF16", (spec.heads,))
+    out.update(kv_scale_specs(spec))
     for i in range(spec.layers, spec.layers + spec.mtp_layers):
         for norm in ("enorm", "hnorm", "shared_head.norm"):
             out[f"{spec.text_prefix}.layers.{i}.{norm}.weight"] = ("BF16", (spec.hidden,))
     out[f"{spec.text_prefix}.norm.weight"] = ("BF16", (spec.hidden,))
     return dict(sorted(out.items()))
+
+
+# The KV scale names each checkpoint format writes under `<...>.layers.<i>.self_attn` ({kv}: "k" or "v"):
+# llm-compressor's and AutoFP8's attention-level scales, ModelOpt's on the projections, Quark's output scales.
+KV_SCALE_NAMES = {"ct": "{kv}_scale", "modelopt": "{kv}_proj.{kv}_scale", "quark": "{kv}_proj.output_scale"}
+KV_SCALE_LEAVES = (".k_scale", ".v_scale", ".kv_scale", ".k_proj.output_scale", ".v_proj.output_scale")
+
+
+def kv_scale_specs(spec: Spec) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """The F32 KV cache scales of every decoder layer (none for MLA: its cache scales are not written here)."""
+    if spec.kv_cache is None or spec.mla:
+        return {}
+    writer = QUANTS[spec.quant].writes.partition(":")[0] if spec.quant else "fp8"
+    if spec.kv_scale_shape is not None:
+        shape = spec.kv_scale_shape
+    elif spec.kv_cache == "attn_head":
+        shape = (spec.kv_heads, 1, 1)
+    else:
+        shape = (1,) if writer == "ct" else ()
+    out = {}
+    for i in range(spec.layers):
+        p = f"{spec.text_prefix}.layers.{i}.self_attn"
+        if spec.kv_scale_fused:
+            out[f"{p}.kv_scale"] = ("F32", shape)
+            continue
+        for kv in "kv":
+            if (i, kv) not in spec.kv_missing:
+                out[f"{p}.{KV_SCALE_NAMES.get(writer, '{kv}_scale').format(kv=kv)}"] = ("F32", shape)
+    return out
 
 
 def scale_shape(layout: str, n: int, k: int, block: tuple[int, int]) -> tuple[int, ...]:
@@ -501,6 +561,8 @@ def tensor_data(spec: Spec, entries: dict[str, tuple[str, tuple[int, ...]]]) -> 
         if dtype != "F8_E4M3":
             if name.endswith("norm.weight"):
                 tensor = torch.ones(shape)
+            elif spec.kv_cache and name.endswith(KV_SCALE_LEAVES):
+                tensor = torch.full(shape, spec.kv_scale)
             elif name.rsplit(".", 1)[-1] in ("weight_scale", "weight_scale_inv", "input_scale"):
                 continue  # written with their weight below
             else:

@@ -16,6 +16,8 @@ import yaml
 from typer.testing import CliRunner
 
 from fp8check.cli.app import app
+from fp8check.core.model.modules import layer_template
+from fp8check.core.planning.rows import collapsed_name
 from fp8check.core.routing.warnings import QUANT_ERROR_THRESHOLD, RULES
 from fp8check.synth import TP2_BLOCK_SHAPE
 
@@ -86,6 +88,12 @@ def test_documented_workflow_runs(make_checkpoint, tmp_path, case, spec, exit_co
     suites = ElementTree.parse(tmp_path / "fp8check-load.xml").getroot()
     cases = suites.findall("./testsuite/testcase")
     expected = {"model"} | {layer["name"] for layer in inspected["layers"] + inspected["moe"]}
+    # one testcase per kind of attention layer, named as the table collapses them ('model.layers.{0..1}.self_attn.attn')
+    groups: dict[str, list] = {}
+    for attention in inspected["attention"]:
+        template, index = layer_template(attention["name"])
+        groups.setdefault(template, []).append((index, attention["name"]))
+    expected |= {collapsed_name(template, members) for template, members in groups.items()}
     assert {c.get("name") for c in cases} == expected and len(cases) == len(expected)
     failed = {c.get("name") for c in cases if c.find("failure") is not None}
     assert int(suites.get("failures")) == len(failed)

@@ -233,8 +233,10 @@ def test_cli_layers_subset_junit_and_markdown(make_checkpoint, tmp_path):
                                  "--format", "junit"])
     assert result.exit_code == 0, result.output
     suite = ET.fromstring(result.stdout).find("testsuite")
+    # the attention layers --layers left out keep inspect's findings as their testcase, as FusedMoE layers do
     assert [case.get("name") for case in suite] == ["model"] + [
-        f"model.layers.1.{m}" for m in ("mlp.down_proj", "mlp.gate_up_proj", "self_attn.qkv_proj", "self_attn.o_proj")]
+        f"model.layers.1.{m}" for m in ("mlp.down_proj", "mlp.gate_up_proj", "self_attn.qkv_proj", "self_attn.o_proj")
+    ] + ["model.layers.{0..1}.self_attn.attn"]
     out = tmp_path / "summary.md"
     result = runner.invoke(app, ["load", folder, "-p", "xpu", "-d", "cpu", "--layers", "lm_head", "-o", str(out)])
     assert result.exit_code == 0 and "1 of 9 modules run" in result.stdout

@@ -150,3 +150,32 @@ def test_deepseek_v3_on_8_gpus_fits_h200_not_h100(deepseek_v3, platform, fits):
     assert (8 in report.tp_sizes_ok) is fits and 4 not in report.tp_sizes_ok and 16 in report.tp_sizes_ok
     grid = matrix(deepseek_v3, InspectOptions(parse_platform(platform), LATEST), [parse_platform(platform)], [8])
     assert grid.cells[0].ok is fits and (grid.cells[0].reason is None) is fits
+
+
+def _memory(folder: str, **options):
+    platform = apply_assumptions(parse_platform("cuda:90"), ["device_memory=1GiB"])
+    return inspect_checkpoint(open_local(folder), InspectOptions(platform, LATEST, **options)).memory
+
+
+@pytest.mark.parametrize("spec, options", [
+    ({}, {"kv_cache_dtype": "fp8"}), ({}, {"kv_cache_dtype": "fp8_e4m3"}), ({"kv_cache": "tensor"}, {}),
+    ({"kv_cache": "tensor", "quant": "modelopt-fp8"}, {}),
+])
+def test_an_fp8_kv_cache_holds_twice_the_tokens(make_checkpoint, spec, options):
+    spec = {"quant": "ct-fp8", **spec}
+    bf16, fp8 = _memory(make_checkpoint(**spec), kv_cache_dtype="bfloat16"), _memory(make_checkpoint(**spec), **options)
+    assert bf16.kv_bytes_per_token == 2 * 2 * 2 * 64 * 2  # layers x (K, V) x KV heads x head_dim x bf16
+    assert fp8.kv_bytes_per_token == bf16.kv_bytes_per_token // 2
+    assert fp8.kv_tokens == fp8.kv_bytes // fp8.kv_bytes_per_token >= 2 * bf16.kv_tokens
+
+
+@pytest.mark.parametrize("tp", [1, 4])
+def test_an_fp8_mla_cache_holds_one_byte_per_latent_element(make_checkpoint, tp):
+    folder = make_checkpoint(quant="fp8-block", architecture="DeepseekV3ForCausalLM", model_type="deepseek_v3",
+                             mla=True, q_lora_rank=128, kv_lora_rank=128, qk_rope_head_dim=32, data="sparse")
+    assert _memory(folder, tp=tp, kv_cache_dtype="fp8").kv_bytes_per_token == 2 * (128 + 32)
+
+
+def test_skipped_layers_keep_their_model_dtype_bytes(make_checkpoint):
+    memory = _memory(make_checkpoint(quant="ct-fp8", kv_cache="tensor"), kv_cache_dtype_skip_layers=("0",))
+    assert memory.kv_bytes_per_token == 2 * 2 * 64 * 2 + 2 * 2 * 64 * 1  # layer 0 in bf16, layer 1 in fp8

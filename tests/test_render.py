@@ -14,7 +14,7 @@ from fp8check.core.checkpoint.source import open_checkpoint
 from fp8check.core.planning.diff import diff
 from fp8check.core.planning.kernel_matrix import kernel_matrix
 from fp8check.core.planning.matrix import matrix
-from fp8check.core.planning.rows import collapse
+from fp8check.core.planning.rows import collapse, collapse_attention, collapse_attention_runs
 from fp8check.core.planning.suggest import suggest
 from fp8check.core.records import InspectOptions
 from fp8check.core.routing.inspect import inspect_checkpoint
@@ -55,10 +55,15 @@ def inspected(folder: str, platform, tp: int = 1, vllm: str = "latest"):
     return report._replace(suggestions=suggest(report, ckpt, options)) if not report.ok else report
 
 
-def report_names(report) -> set[str]:
-    """Every name an inspect table must show whole: collapsed modules, schemes, kernels, experts classes."""
+def report_names(report, attention: bool = True) -> set[str]:
+    """Every name an inspect table must show whole: collapsed modules, schemes, kernels, experts classes and (with
+    `attention`) collapsed attention layers, their KV cache methods and attention backends."""
     names = {row.name for row in collapse(report.layers + report.moes)}
     names |= {entry.scheme for entry in report.layers + report.moes if entry.scheme != "?"}
+    if attention:
+        names |= {row.name for row in collapse_attention(report.attention)}
+        names |= {entry.kv_method for entry in report.attention if entry.kv_method}
+        names |= {entry.backend for entry in report.attention if entry.backend}
     return names | {entry.kernel for entry in report.layers + report.moes if entry.kernel}
 
 
@@ -106,7 +111,8 @@ def test_load_never_splits_a_name(width):
     fetch = weights_fetcher(EXAMPLE, quiet=True)
     report = load_checkpoint(ckpt, fetch, LoadOptions(options, torch.device("cpu")), None)
     text = rendered(lambda console: render_report.table(report, console, False), width)
-    assert_whole(text, report_names(report.inspect) - {"XPUFp8BlockScaledMMKernel"}, width)
+    kv_rows = {row.name for row in collapse_attention_runs(report.attention_runs)}  # load shows its KV round trips
+    assert_whole(text, report_names(report.inspect, attention=False) - {"XPUFp8BlockScaledMMKernel"} | kv_rows, width)
     # a layer vLLM refuses is named by its scheme, not mistaken for an unquantized one (issue 20, item 1)
     assert "CompressedTensorsW8A16Fp8 → not run: vLLM refuses it" in " ".join(text.split())
     assert "unquantized → -" not in text

@@ -10,7 +10,8 @@ from fp8check.cli.options import Format
 
 EPILOG = ("Exit codes: 0 every layer routes and checks pass; 1 some layer would fail; 2 bad usage or unreadable input. "
           "Examples: fp8check inspect ./Qwen3-32B-FP8-block -p xpu --tp 2 ; "
-          "fp8check inspect ./model -p h100 --vllm 0.27 --format json")
+          "fp8check inspect ./model -p h100 --vllm 0.27 --format json ; "
+          "fp8check inspect ./model -p a100 --kv-cache-dtype fp8 --verbose")
 
 
 def inspect(
@@ -25,6 +26,9 @@ def inspect(
     disable_kernel: options.DisableKernelOpt = [],  # noqa: B006
     quantization: options.QuantizationOpt = None,
     allow_deprecated_quantization: options.AllowDeprecatedOpt = False,
+    kv_cache_dtype: options.KvCacheDtypeOpt = "auto",
+    kv_cache_dtype_skip_layers: options.KvCacheSkipLayersOpt = [],  # noqa: B006 - typer needs a list
+    attention_backend: options.AttentionBackendOpt = "auto",
     fmt: options.FormatOpt = Format.table,
     output_path: options.OutputOpt = None,
     fail_on: options.FailOnOpt = options.FailOn.error,
@@ -33,14 +37,16 @@ def inspect(
     revision: options.RevisionOpt = None,
     token: options.TokenOpt = None,
 ) -> None:
-    """Predict vLLM's scheme and kernel for every linear layer, from config.json and safetensors headers only."""
+    """Predict vLLM's kernel for every linear layer and the KV cache and backend of every attention layer."""
     from fp8check.api import inspect_with_checkpoint
 
     with output.errors_reported(model, fmt is Format.json):
         report, ckpt = inspect_with_checkpoint(
             model, platform=platform, tp=tp, ep=ep, vllm=vllm, linear_backend=linear_backend,
             kernel_config=kernel_config, assume=assume, disable_kernel=disable_kernel, quantization=quantization,
-            allow_deprecated_quantization=allow_deprecated_quantization, revision=revision, token=token)
+            allow_deprecated_quantization=allow_deprecated_quantization, kv_cache_dtype=kv_cache_dtype,
+            kv_cache_dtype_skip_layers=kv_cache_dtype_skip_layers, attention_backend=attention_backend,
+            revision=revision, token=token)
     output.finish_report(report, fmt, fail_on, verbose, ckpt.fetch, output_path, wide=wide)
 
 

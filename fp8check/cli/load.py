@@ -64,6 +64,9 @@ def load(
     disable_kernel: options.DisableKernelOpt = [],  # noqa: B006
     quantization: options.QuantizationOpt = None,
     allow_deprecated_quantization: options.AllowDeprecatedOpt = False,
+    kv_cache_dtype: options.KvCacheDtypeOpt = "auto",
+    kv_cache_dtype_skip_layers: options.KvCacheSkipLayersOpt = [],  # noqa: B006 - typer needs a list
+    attention_backend: options.AttentionBackendOpt = "auto",
     fmt: options.FormatOpt = Format.table,
     output_path: options.OutputOpt = None,
     fail_on: options.FailOnOpt = options.FailOn.error,
@@ -81,7 +84,9 @@ def load(
             rank_timeout=rank_timeout, all_experts=all_experts, against=against, tp=tp, ep=ep, vllm=vllm,
             linear_backend=linear_backend, kernel_config=kernel_config, assume=assume, disable_kernel=disable_kernel,
             quantization=quantization, allow_deprecated_quantization=allow_deprecated_quantization,
-            revision=revision, token=token, progress=not output.quiet(fmt))
+            kv_cache_dtype=kv_cache_dtype, kv_cache_dtype_skip_layers=kv_cache_dtype_skip_layers,
+            attention_backend=attention_backend, revision=revision, token=token,
+            progress=not output.quiet(fmt))
     if os.environ.get("RANK", "0") != "0" and "LOCAL_RANK" in os.environ:  # under torchrun: rank 0 reports
         raise typer.Exit(ci.EXIT_OK if report.ok else ci.EXIT_FAIL)
     output.finish_report(report, fmt, fail_on, verbose, ckpt.fetch, output_path, wide=wide)

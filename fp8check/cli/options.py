@@ -72,9 +72,23 @@ DisableKernelOpt = Annotated[list[str], typer.Option(
     "--disable-kernel", metavar="KERNEL", help="Linear kernel class to treat as disabled (repeat it, or separate "
     "names with commas), like VLLM_DISABLED_KERNELS, which is also read from the environment; `fp8check kernels` "
     "lists the classes.")]
+KvCacheDtypeOpt = Annotated[str, typer.Option(
+    "--kv-cache-dtype", metavar="DTYPE", help="As vLLM's --kv-cache-dtype (its CacheDType values): auto (default) "
+    "is fp8_e4m3 for a compressed-tensors kv_cache_scheme or a ModelOpt kv_cache_quant_algo, else the model dtype; "
+    "bfloat16, float16; fp8 (= fp8_e4m3: float8_e4m3fn, float8_e4m3fnuz on MI300 / gfx94x); fp8_e5m2; fp8_inc, "
+    "nvfp4, ...")]
+KvCacheSkipLayersOpt = Annotated[list[str], typer.Option(
+    "--kv-cache-dtype-skip-layers", metavar="LAYERS", help="As vLLM's --kv-cache-dtype-skip-layers: attention "
+    "layers that keep the model dtype whatever --kv-cache-dtype says, by decoder-layer index (0, 2, ...) or "
+    "sliding_window (repeat it, or separate values with commas).")]
+AttentionBackendOpt = Annotated[str, typer.Option(
+    "--attention-backend", metavar="BACKEND", help="As vLLM's --attention-backend: an AttentionBackendEnum name "
+    "(FLASH_ATTN, FLASHINFER, TRITON_ATTN, FLEX_ATTENTION, ROCM_ATTN, ROCM_AITER_FA, CPU_ATTN, FLASHMLA, "
+    "CUTLASS_MLA, TRITON_MLA, ...; any case) or auto: the first valid backend of vLLM's priority list for the "
+    "platform.")]
 FormatOpt = Annotated[Format, typer.Option(
     "--format", "-f", help="table (default), json (one object, schema_version 1), markdown (a CI summary) or junit "
-    "(JUnit XML, one testcase per module).")]
+    "(JUnit XML, one testcase per module and per kind of attention layer).")]
 TableJsonOrMarkdownOpt = Annotated[TableJsonOrMarkdown, typer.Option("--format", "-f",
                                                                      help="table, json or markdown.")]
 TableOrJsonOpt = Annotated[TableOrJson, typer.Option("--format", "-f", help="table or json.")]

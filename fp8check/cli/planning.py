@@ -29,6 +29,9 @@ def matrix(
     disable_kernel: options.DisableKernelOpt = [],  # noqa: B006
     quantization: options.QuantizationOpt = None,
     allow_deprecated_quantization: options.AllowDeprecatedOpt = False,
+    kv_cache_dtype: options.KvCacheDtypeOpt = "auto",
+    kv_cache_dtype_skip_layers: options.KvCacheSkipLayersOpt = [],  # noqa: B006 - typer needs a list
+    attention_backend: options.AttentionBackendOpt = "auto",
     fmt: options.TableJsonOrMarkdownOpt = TableJsonOrMarkdown.table,
     output_path: options.OutputOpt = None,
     wide: options.WideOpt = False,
@@ -44,7 +47,8 @@ def matrix(
         result = build_matrix(model, platforms=platforms, tp=tps, ep=ep, vllm=vllm, linear_backend=linear_backend,
                               kernel_config=kernel_config, assume=assume, disable_kernel=disable_kernel,
                               quantization=quantization, allow_deprecated_quantization=allow_deprecated_quantization,
-                              revision=revision, token=token)
+                              kv_cache_dtype=kv_cache_dtype, kv_cache_dtype_skip_layers=kv_cache_dtype_skip_layers,
+                              attention_backend=attention_backend, revision=revision, token=token)
     _show(result, fmt, output_path, matrix_document, lambda result, console: matrix_table(result, console, wide),
           matrix_markdown)
 
@@ -63,6 +67,9 @@ def diff(
     disable_kernel: options.DisableKernelOpt = [],  # noqa: B006
     quantization: options.QuantizationOpt = None,
     allow_deprecated_quantization: options.AllowDeprecatedOpt = False,
+    kv_cache_dtype: options.KvCacheDtypeOpt = "auto",
+    kv_cache_dtype_skip_layers: options.KvCacheSkipLayersOpt = [],  # noqa: B006 - typer needs a list
+    attention_backend: options.AttentionBackendOpt = "auto",
     fmt: options.TableJsonOrMarkdownOpt = TableJsonOrMarkdown.table,
     output_path: options.OutputOpt = None,
     revision: options.RevisionOpt = None,
@@ -81,7 +88,9 @@ def diff(
         opts = routing_options(target(platform, assume), tp=tp, ep=ep, vllm=new, vllm_option="--to",
                                linear_backend=linear_backend, kernel_config=kernel_config,
                                disable_kernel=disable_kernel, quantization=quantization,
-                               allow_deprecated_quantization=allow_deprecated_quantization)
+                               allow_deprecated_quantization=allow_deprecated_quantization,
+                               kv_cache_dtype=kv_cache_dtype, kv_cache_dtype_skip_layers=kv_cache_dtype_skip_layers,
+                               attention_backend=attention_backend)
         ckpt = open_checkpoint(model, revision=revision, token=token)
         result = build_diff(ckpt, opts, before, opts.profile)
     _show(result, fmt, output_path, diff_document, diff_table, diff_markdown)

@@ -28,7 +28,9 @@ from fp8check.core.checkpoint.local import FetchStats
 from fp8check.core.errors import printable
 from fp8check.core.model.memory import summary as memory_summary
 from fp8check.core.model.modules import layer_template
-from fp8check.core.planning.rows import collapse, collapse_runs, worst
+from fp8check.core.planning.rows import (
+    collapse, collapse_attention, collapse_attention_runs, collapse_runs, without_index, worst,
+)
 from fp8check.core.records import InspectReport, LoadReport
 from fp8check.core.report.verdicts import detected, inspect_verdict, load_verdict, platform_text
 from fp8check.core.routing.warnings import all_warnings
@@ -326,6 +328,7 @@ def inspect_table(report: InspectReport, console: Console, verbose: bool, fetch:
         if lines:
             details.append((row.name, lines))
     moe_rows, moe_details = _moe_rows(report, routes, verbose, wide, fail_on_warning)
+    attention_rows, attention_details = _attention_rows(report, routes, verbose, wide, fail_on_warning)
     if routes.counts:  # --wide names scheme and kernel in columns instead
         routes.draw(console)
         console.print()
@@ -343,6 +346,13 @@ def inspect_table(report: InspectReport, console: Console, verbose: bool, fetch:
                         else [Column("route")])
         draw(console, moe_columns + [Column("")], moe_rows)
         _print_details(console, moe_details)
+    if attention_rows:
+        console.print()
+        attention_columns = [Column("attention", True), Column("kind"), Column("heads\nq/kv×size"),
+                             Column("KV cache\n(stored as)"), Column("scales")]
+        attention_columns += ([Column("KV method", True), Column("backend", True)] if wide else [Column("route")])
+        draw(console, attention_columns + [Column("")], attention_rows)
+        _print_details(console, attention_details)
     _model_messages(console, report)
     _tp_lines(console, report)
     verdict_line(console, report.ok and not (fail_on_warning and all_warnings(report)),
@@ -377,6 +387,49 @@ def _moe_rows(report: InspectReport, routes: _Routes, verbose: bool, wide: bool,
     return rows, details
 
 
+def kv_cache(layer) -> str:
+    """The KV cache dtype as resolved, and what the cache holds when that says more: 'fp8_e4m3 → float8_e4m3fn'."""
+    if layer.cache_dtype == layer.kv_cache_dtype:
+        return layer.kv_cache_dtype
+    return f"{layer.kv_cache_dtype} → {layer.cache_dtype}"
+
+
+def _attention_route(layer) -> str:
+    """What vLLM builds for an attention layer: 'KV cache method → backend', the backend alone without a method, or
+    where selection fails."""
+    method = f"{layer.kv_method} → " if layer.kv_method else ""
+    if layer.backend is None:
+        return method + ("refused (errors below)" if layer.errors else "no attention backend")
+    return method + layer.backend + (", refused (errors below)" if layer.errors else "")
+
+
+def _attention_rows(report: InspectReport, routes: _Routes, verbose: bool, wide: bool, fail_on_warning: bool):
+    """One row per kind of attention layer: its heads, KV cache, scales and route (KV method → backend; `wide`:
+    both as columns). Rejected backends, with vLLM's reasons, under it with --verbose, as linear kernels are."""
+    rows, details = [], []
+    for row in collapse_attention(report.attention):
+        layer = row.layer
+        cells = [escape(printable(row.name)), escape(layer.kind),
+                 f"{layer.num_heads}/{layer.num_kv_heads}×{layer.head_size}", escape(kv_cache(layer)),
+                 escape(layer.scale_strategy or "-")]
+        cells += ([escape(layer.kv_method or "-"), escape(layer.backend or "-")] if wide
+                  else [routes.ref(_attention_route(layer), "attention", row.count)])
+        rows.append(cells + [_status(layer, fail_on_warning)])
+        lines = [f"[red]error:[/red] {_multiline(e)}" for e in layer.errors]
+        lines += [f"[yellow]warning:[/yellow] {_multiline(w)}" for w in layer.warnings]
+        if verbose:
+            if layer.scales:  # a collapsed row's as templates: 'model.layers.{i}.self_attn.k_scale'
+                index = layer_template(layer.name)[1] if row.count > 1 else None
+                names = ", ".join(printable(without_index(name, index)) for name in layer.scales)
+                lines.append(f"[dim]scales: {escape(names)}[/dim]")
+            lines += [f"rejected {escape(r.kernel)}: {_multiline(r.reason.strip())}"
+                      + ("" if r.verified else " [dim](fp8check inference)[/dim]") for r in layer.rejected]
+            lines += [f"[dim]note: {_multiline(n)}[/dim]" for n in layer.notes]
+        if lines:
+            details.append((row.name, lines))
+    return rows, details
+
+
 def _model_messages(console: Console, report: InspectReport) -> None:
     for error in report.errors:
         say(console, f"[red]error:[/red] {_multiline(error)}")
@@ -386,11 +439,19 @@ def _model_messages(console: Console, report: InspectReport) -> None:
         say(console, f"[dim]note: {_multiline(note)}[/dim]")
 
 
+def memory_line(report: InspectReport) -> str:
+    """The memory fit, and the dtype the KV cache holds, which its token capacity is counted in."""
+    text = memory_summary(report.memory)
+    if report.attention and report.memory.kv_tokens is not None:
+        text += f", cached as {', '.join(dict.fromkeys(layer.cache_dtype for layer in report.attention))}"
+    return text
+
+
 def _tp_lines(console: Console, report: InspectReport) -> None:
     """Memory, then the TP sizes the sweep found loading; when this TP is among them and the report still
     fails, its errors are not about TP, and the line says they must be fixed first."""
     if report.memory:
-        say(console, escape(memory_summary(report.memory)))
+        say(console, escape(memory_line(report)))
     unless = "" if report.ok or report.tp not in report.tp_sizes_ok else " once the errors above are fixed"
     say(console, f"TP sizes 1..16 that would load{unless}: {', '.join(map(str, report.tp_sizes_ok)) or 'none'}")
     if report.moes:
@@ -414,7 +475,8 @@ def inspect_markdown(report: InspectReport, fail_on_warning: bool = False) -> st
                   "warn: " + md_line(layer.warnings[0]) if layer.warnings else "ok")
         cells = [f"`{printable(row.name)}`", layer.layer_type, _weight(layer),
                  layer.strategy or "-", layer.scheme, layer.kernel or "-", status]
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        lines.append(_md_row(cells))
+    lines += _attention_markdown(report)
     lines += [""] + [f"- error: {md_line(e)}" for e in report.errors]
     lines += [f"- warning: {md_line(w)}" for w in report.warnings]
     unless = "" if report.ok or report.tp not in report.tp_sizes_ok else " once the errors above are fixed"
@@ -422,10 +484,34 @@ def inspect_markdown(report: InspectReport, fail_on_warning: bool = False) -> st
     if report.moes:
         lines.append(f"TP sizes that would load with --ep{unless}: "
                      f"{', '.join(map(str, report.tp_sizes_ok_ep)) or 'none'}")
-    lines += [md_line(memory_summary(report.memory))] if report.memory else []
+    lines += [md_line(memory_line(report))] if report.memory else []
     lines += ["", f"**{inspect_verdict(report, fail_on_warning)}**", ""]
     lines += [f"- suggestion: {md_line(s.text)}" for s in report.suggestions] + ([""] if report.suggestions else [])
     return "\n".join(lines)
+
+
+def _md_status(entry) -> str:
+    reasons = entry.errors or entry.warnings
+    return f"{'FAIL' if entry.errors else 'warn'}: {md_line(reasons[0])}" if reasons else "ok"
+
+
+def _md_row(cells) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
+def _attention_markdown(report: InspectReport) -> list[str]:
+    """inspect's attention rows as a Markdown table of their own (none without attention layers)."""
+    if not report.attention:
+        return []
+    lines = ["", "| attention | kind | heads q/kv×size | KV cache | KV method | scales | backend | status |",
+             "|---|---|---|---|---|---|---|---|"]
+    for row in collapse_attention(report.attention):
+        layer = row.layer
+        lines.append(_md_row([f"`{printable(row.name)}`", layer.kind,
+                              f"{layer.num_heads}/{layer.num_kv_heads}×{layer.head_size}", kv_cache(layer),
+                              layer.kv_method or "-", layer.scale_strategy or "-", layer.backend or "-",
+                              _md_status(layer)]))
+    return lines
 
 
 # ----------------------------------------------------------------------------------------------------- load
@@ -533,12 +619,20 @@ def load_table(report: LoadReport, console: Console, verbose: bool, fetch: Fetch
                        *(Column(c) for c in _AGAINST_COLUMNS[:2 if report.against else 0]), Column("ms"),
                        Column(read), Column("", True)], moe_rows)
         _print_details(console, moe_details)
+    kv_rows, kv_details = _kv_rows(report, fail_on_warning, verbose)
+    if kv_rows:
+        console.print()
+        draw(console, [Column("attention", True), Column("KV cache\n(stored as)"), Column("scales\n(k, v)"),
+                       Column("K error"), Column("V error"), Column("bound"), Column("", True)], kv_rows)
+        _print_details(console, kv_details)
     for error in inspected.errors:
         say(console, f"[red]error:[/red] {_multiline(error)}")
     ran = {run.name for run in report.moe_runs}
     for moe in inspected.moes:
         for error in moe.errors if moe.name not in ran else ():
             say(console, f"[red]error:[/red] FusedMoE {escape(printable(moe.name))}: {_multiline(error)}")
+    for name, error in _refused_attention(report):
+        say(console, f"[red]error:[/red] attention {escape(printable(name))}: {_multiline(error)}")
     for note in report.notes:
         say(console, f"[dim]note: {_multiline(printable(note, 500))}[/dim]")
     say(console, f"read {report.bytes_read / 1e6:.1f} MB in {report.seconds:.2f} s")
@@ -566,6 +660,43 @@ def _moe_load_rows(report: LoadReport, routes: _Routes, layers: dict, fail_on_wa
                      _milliseconds(row.runs), _megabytes(row.runs),
                      _run_status(first.status, fail_on_warning)])
         lines = [f"[red]error:[/red] {_multiline(e)}" for r in row.runs for e in r.errors]
+        lines += [f"[yellow]warning:[/yellow] {_multiline(w)}" for w in first.warnings]
+        if verbose:
+            lines += [f"[dim]note: {_multiline(n)}[/dim]" for n in first.notes]
+        if lines:
+            details.append((row.name, lines))
+    return rows, details
+
+
+def _refused_attention(report: LoadReport) -> list[tuple[str, str]]:
+    """(collapsed row, error) of the attention layers vLLM would refuse that have no KV cache run of their own."""
+    ran = {run.name for run in report.attention_runs}
+    return [(row.name, error) for row in collapse_attention(tuple(a for a in report.inspect.attention
+                                                                   if a.name not in ran))
+            for error in row.layer.errors]
+
+
+def _scale_range(values) -> str:
+    """The scales of a collapsed row: '0.0123', or their range '0.0123..0.0456' (per head, or across layers)."""
+    if not values:
+        return "-"
+    low, high = min(values), max(values)
+    return f"{low:.3g}" if low == high else f"{low:.3g}..{high:.3g}"
+
+
+def _kv_rows(report: LoadReport, fail_on_warning: bool, verbose: bool):
+    """One row per collapsed KV cache round trip: the cache dtype, the scales vLLM uses (their range over the
+    row), the worst K and V errors against fp32 and their bound."""
+    rows, details = [], []
+    for row in collapse_attention_runs(report.attention_runs):
+        first = row.runs[0]
+        k_scales = [value for run in row.runs for value in run.k_scale]
+        v_scales = [value for run in row.runs for value in run.v_scale]
+        rows.append([escape(printable(row.name)), escape(kv_cache(first)),
+                     f"k {_scale_range(k_scales)}\nv {_scale_range(v_scales)}" if k_scales or v_scales else "-",
+                     _figure(worst(r.k_error for r in row.runs)), _figure(worst(r.v_error for r in row.runs)),
+                     _figure(first.bound, ".1e"), _run_status(first.status, fail_on_warning)])
+        lines = [f"[red]error:[/red] {_multiline(e)}" for e in first.errors]
         lines += [f"[yellow]warning:[/yellow] {_multiline(w)}" for w in first.warnings]
         if verbose:
             lines += [f"[dim]note: {_multiline(n)}[/dim]" for n in first.notes]
@@ -607,7 +738,7 @@ def load_markdown(report: LoadReport, fail_on_warning: bool = False) -> str:
                  "-" if rel is None else f"{rel:.2e} ({first.bound:.1e})",
                  _figure(worst(r.quant_error for r in row.runs)),
                  *_against_cells(report, row.runs), status]
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        lines.append(_md_row(cells))
     for row in collapse_runs(report.moe_runs):  # FusedMoE: the worst expert's error, and how many experts ran
         first = row.runs[0]
         rel = worst(r.rel_error for r in row.runs)
@@ -616,13 +747,35 @@ def load_markdown(report: LoadReport, fail_on_warning: bool = False) -> str:
                  "-" if rel is None else f"{rel:.2e} ({first.bound:.1e})",
                  _figure(worst(r.quant_error for r in row.runs)),
                  *_against_cells(report, row.runs), f"{status} ({len(first.experts_run)}/{first.num_experts} experts)"]
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        lines.append(_md_row(cells))
+    lines += _kv_markdown(report)
     lines += [""] + [f"- error: {md_line(e)}" for e in inspected.errors]
     lines += [f"- warning: {md_line(w)}" for w in inspected.warnings]
     lines += [f"**{load_verdict(report, fail_on_warning)}**", ""]
     lines += [f"- suggestion: {md_line(s.text)}" for s in inspected.suggestions]
     lines += [""] if inspected.suggestions else []
     return "\n".join(lines)
+
+
+def _kv_markdown(report: LoadReport) -> list[str]:
+    """load's KV cache round trips as a Markdown table of their own, then the attention layers vLLM would refuse
+    that did not run."""
+    refused = [f"- error: attention `{printable(name)}`: {md_line(error)}"
+               for name, error in _refused_attention(report)]
+    if not report.attention_runs:
+        return [""] + refused if refused else []
+    lines = ["", "| attention | KV cache | k scale | v scale | K error | V error | bound | status |",
+             "|---|---|---|---|---|---|---|---|"]
+    for row in collapse_attention_runs(report.attention_runs):
+        first = row.runs[0]
+        reasons = first.errors or first.warnings
+        lines.append(_md_row([f"`{printable(row.name)}`", kv_cache(first),
+                              _scale_range([v for run in row.runs for v in run.k_scale]),
+                              _scale_range([v for run in row.runs for v in run.v_scale]),
+                              _figure(worst(r.k_error for r in row.runs)), _figure(worst(r.v_error for r in row.runs)),
+                              _figure(first.bound, ".1e"),
+                              f"{first.status}: {md_line(reasons[0])}" if reasons else first.status]))
+    return lines + ([""] + refused if refused else [])
 
 
 def crosscheck_table(report: InspectReport, mocks: dict, rows: list, console: Console) -> None:

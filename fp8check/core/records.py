@@ -42,6 +42,9 @@ class InspectOptions(NamedTuple):
     ep: bool = False                  # --ep: vLLM's --enable-expert-parallel
     quantization: str | None = None   # --quantization: vLLM's flag (an online method on an unquantized checkpoint)
     allow_deprecated_quantization: bool = False  # --allow-deprecated-quantization
+    kv_cache_dtype: str = "auto"      # --kv-cache-dtype: vLLM's CacheDType value
+    attention_backend: str | None = None  # --attention-backend: an AttentionBackendEnum name
+    kv_cache_dtype_skip_layers: tuple[str, ...] = ()  # --kv-cache-dtype-skip-layers: layer indices / "sliding_window"
 
 
 class LayerReport(NamedTuple):
@@ -107,6 +110,37 @@ class MoEReport(NamedTuple):
         return layer_template(self.name)
 
 
+class AttentionReport(NamedTuple):
+    """One attention layer as vLLM builds it on the target: its KV cache (dtype, method, the checkpoint's scales)
+    and its attention backend, with every rejected backend and vLLM's errors."""
+
+    name: str                         # vLLM's module name, e.g. "model.layers.0.self_attn.attn"
+    kind: str                         # "full", "sliding window 4096", "MLA", ...: what rows collapse on
+    head_size: int
+    num_heads: int                    # per rank
+    num_kv_heads: int                 # per rank (MLA: 1, the latent)
+    kv_cache_dtype: str               # resolved CacheDType ("auto" shown as the model dtype): "bfloat16", "fp8", ...
+    cache_dtype: str                  # what the cache holds: "bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", ...
+    kv_method: str | None             # "CompressedTensorsKVCacheMethod", "Fp8KVCacheMethod", ...; None: no method
+    scale_strategy: str | None        # "tensor" | "attn_head" | None (no checkpoint k / v scale loads)
+    scales: tuple[str, ...]           # checkpoint tensors the layer's k / v (/ q / prob) scales load from
+    backend: str | None               # AttentionBackendEnum name; None when selection fails
+    rejected: tuple[Rejection, ...]
+    errors: tuple[str, ...]
+    warnings: tuple[str, ...]
+    notes: tuple[str, ...]
+    # (vLLM parameter, checkpoint tensor) for each of `scales`: "k_scale" | "v_scale" | "q_scale" | "prob_scale".
+    # A deprecated fused kv_scale loads into k_scale and v_scale duplicates it (no v_scale entry); a BaseKVCacheMethod
+    # layer with k_scale only writes V with k_scale too; on float8_e4m3fnuz BaseKVCacheMethod doubles both.
+    scale_params: tuple[tuple[str, str], ...] = ()
+    cache_bytes_per_token: int = 0    # what this layer's cache holds per token on one rank: K and V (MLA: the
+                                      # latent) of num_kv_heads x head_size elements in cache_dtype's bytes
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
 class InspectReport(NamedTuple):
     model: str
     platform: Platform
@@ -125,10 +159,12 @@ class InspectReport(NamedTuple):
     tp_sizes_ok_ep: tuple[int, ...] = ()    # with expert parallelism (only when the model has FusedMoE layers)
     memory: MemoryFit | None = None         # weights per rank against the device memory (fp8check.core.model.memory)
     suggestions: tuple = ()                 # fp8check.core.planning.suggest.Suggestion, filled in by the CLI for a failure
+    attention: tuple[AttentionReport, ...] = ()  # one per attention layer
 
     @property
     def ok(self) -> bool:
-        return not self.errors and all(layer.ok for layer in self.layers) and all(m.ok for m in self.moes)
+        return (not self.errors and all(layer.ok for layer in self.layers) and all(m.ok for m in self.moes)
+                and all(a.ok for a in self.attention))
 
 
 class LoadOptions(NamedTuple):
@@ -201,6 +237,29 @@ class ExpertRun(NamedTuple):
     against: object = None             # --against BASE: fp8check.core.load.against.Comparison of this expert
 
 
+class AttentionRun(NamedTuple):
+    """What `load` found for one attention layer's KV cache: a random K and V written through the checkpoint's
+    scales as vLLM's cache write does, read back, against fp32. `status`: ok, warn, FAIL, or "not run"."""
+
+    name: str
+    kv_cache_dtype: str
+    cache_dtype: str
+    status: str
+    k_scale: tuple[float, ...] = ()    # as vLLM uses them (one per tensor, or per head)
+    v_scale: tuple[float, ...] = ()
+    k_error: float | None = None       # relative round-trip error of K, of V
+    v_error: float | None = None
+    bound: float | None = None
+    bytes_read: int = 0
+    errors: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("ok", "warn")
+
+
 class LoadReport(NamedTuple):
     inspect: InspectReport
     device: str
@@ -214,9 +273,13 @@ class LoadReport(NamedTuple):
     notes: tuple[str, ...] = ()
     moe_runs: tuple[LayerRun, ...] = ()  # one per selected FusedMoE, with its experts
     against: str | None = None         # --against BASE: its folder or repo id
+    attention_runs: tuple[AttentionRun, ...] = ()
 
     @property
     def ok(self) -> bool:
-        """Every selected layer ran and agrees, and no model-level or FusedMoE check of inspect's failed."""
+        """Every selected layer ran and agrees, and no model-level, FusedMoE or attention check of inspect's
+        failed."""
         return (not self.inspect.errors and all(moe.ok for moe in self.inspect.moes)
-                and bool(self.runs or self.moe_runs) and all(run.ok for run in self.runs + self.moe_runs))
+                and all(a.ok for a in self.inspect.attention)
+                and bool(self.runs or self.moe_runs) and all(run.ok for run in self.runs + self.moe_runs)
+                and all(run.ok for run in self.attention_runs))

@@ -16,13 +16,18 @@ import torch
 from fp8check.core.checkpoint.local import open_local
 from fp8check.core.model.layouts import ARCHITECTURES
 from fp8check.core.records import InspectOptions
-from fp8check.core.routing.crosscheck_model import MODEL, compare_model, our_modules, read_modules
+from fp8check.core.routing.crosscheck_model import (
+    MODEL, STAND_IN_IMPLS, _guard_attention_impls, compare_model, our_modules, read_modules,
+)
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.core.targets.profiles import select_profile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from whole_model import FAMILIES, explained, served, still_open, write  # noqa: E402
+from whole_model import (  # noqa: E402
+    FAMILIES, KV_CACHE_DTYPES, KV_FAMILIES, KV_QUANTS, PARALLEL, explained, fp8check_side, grid, served, still_open,
+    write,
+)
 
 
 # Stand-ins named as vLLM's classes are: read_modules goes by class names, as it must across releases.
@@ -72,6 +77,26 @@ class UnquantizedLinearMethod:
     pass
 
 
+class AttentionLayerBase:
+    pass
+
+
+class Attention(torch.nn.Module, AttentionLayerBase):
+    def __init__(self, kv_cache_dtype, backend):
+        super().__init__()
+        self.kv_cache_dtype, self.attn_backend = kv_cache_dtype, backend
+
+
+class FlashAttentionBackend:
+    @staticmethod
+    def get_name():
+        return "FLASH_ATTN"
+
+
+class Fp8KVCacheMethod:
+    pass
+
+
 def _module(cls, method):
     module = cls()
     module.quant_method = method
@@ -102,6 +127,17 @@ def test_read_modules_reads_every_method_once_with_its_kernel_backend_and_classe
         "moe", "TritonExperts", "TRITON")
 
 
+def test_read_modules_reads_each_attention_layer_with_or_without_a_kv_cache_method():
+    model = torch.nn.Module()
+    model.quantized = Attention("fp8", FlashAttentionBackend)
+    model.quantized.quant_method = Fp8KVCacheMethod()
+    model.plain = Attention("auto", FlashAttentionBackend)
+    modules = read_modules(model)
+    assert {name: (row["kind"], row["kv_cache_dtype"], row["scheme"], row["backend"])
+            for name, row in modules.items()} == {"quantized": ("attention", "fp8", "Fp8KVCacheMethod", "FLASH_ATTN"),
+                                                  "plain": ("attention", "auto", None, "FLASH_ATTN")}
+
+
 def _theirs(modules, error=None, names=None, tied=False):
     return {"error": error, "stage": "model" if error else None, "modules": modules, "names": names or {},
             "tied": tied}
@@ -125,16 +161,88 @@ def test_compare_model_judges_each_module(ours, theirs, verdict, differs):
     assert [(r.name, r.verdict, r.differs) for r in rows] == [("m.qkv_proj", verdict, differs)]
 
 
+THEIR_ATTENTION = {"kind": "attention", "type": "Attention", "types": ["Attention", "AttentionLayerBase"],
+                   "scheme": "Fp8KVCacheMethod", "kernel": None, "kv_cache_dtype": "fp8", "backend": "FLASH_ATTN"}
+OUR_ATTENTION = {"kind": "attention", "scheme": "Fp8KVCacheMethod", "kernel": None, "backend": "FLASH_ATTN",
+                 "kv_cache_dtype": "fp8", "error": None, "errors": []}
+
+
+@pytest.mark.parametrize("ours,theirs,verdict,differs", [
+    (OUR_ATTENTION, THEIR_ATTENTION, "agree", ()),
+    # vLLM keeps "auto" on the layer; fp8check shows it as the model dtype
+    (dict(OUR_ATTENTION, kv_cache_dtype="bfloat16"), dict(THEIR_ATTENTION, kv_cache_dtype="auto"), "agree", ()),
+    (dict(OUR_ATTENTION, kv_cache_dtype="bfloat16"), THEIR_ATTENTION, "differs", ("kv cache dtype",)),
+    (dict(OUR_ATTENTION, scheme=None), THEIR_ATTENTION, "differs", ("kv method",)),
+    (dict(OUR_ATTENTION, scheme=None), dict(THEIR_ATTENTION, scheme=None), "agree", ()),
+    (dict(OUR_ATTENTION, backend="FLASHINFER"), THEIR_ATTENTION, "differs", ("backend",)),
+    (dict(OUR_ATTENTION, backend=None, error="No valid attention backend found for cuda with ..."), THEIR_ATTENTION,
+     "differs", ("backend",)),
+    (dict(OUR_ATTENTION, error="model.layers.0.self_attn.attn: no v_scale ..."), THEIR_ATTENTION,
+     "post-load prediction", ()),
+])
+def test_compare_model_judges_each_attention_layer_on_kv_dtype_method_and_backend(ours, theirs, verdict, differs):
+    rows = compare_model({"m.attn": ours}, (), _theirs({"m.attn": theirs}))
+    assert [(r.name, r.kind, r.verdict, r.differs) for r in rows] == [("m.attn", "attention", verdict, differs)]
+
+
+@pytest.mark.parametrize("errors,verdict", [
+    (["FlashAttention does not support fp8_e5m2 kv-cache on this device.",
+      "fp8_e5m2 kv-cache is not supported with fp8 checkpoints."], "agree"),
+    (["FlashAttention does not support fp8_e5m2 kv-cache on this device."], "differs"),
+])
+def test_a_refused_attention_layer_agrees_when_any_of_its_errors_is_vllms(errors, verdict):
+    theirs = _theirs({}, error="ValueError: fp8_e5m2 kv-cache is not supported with fp8 checkpoints.")
+    rows = compare_model({"m.attn": dict(OUR_ATTENTION, error=errors[0], errors=errors)}, (), theirs)
+    assert [(r.name, r.verdict) for r in rows] == [(MODEL, verdict)]
+
+
+def _fake_selector(monkeypatch, impl_cls):
+    """vllm.v1.attention.selector with a get_attn_backend answering a backend whose impl is impl_cls."""
+    backend = type("FlashAttentionBackend", (), {"get_impl_cls": staticmethod(lambda: impl_cls)})
+    selector = types.ModuleType("vllm.v1.attention.selector")
+    selector.get_attn_backend = lambda *args, **kwargs: backend
+    parents = {name: types.ModuleType(name) for name in ("vllm", "vllm.v1", "vllm.v1.attention")}
+    parents["vllm"].v1, parents["vllm.v1"].attention = parents["vllm.v1"], parents["vllm.v1.attention"]
+    parents["vllm.v1.attention"].selector = selector
+    for name, module in {**parents, "vllm.v1.attention.selector": selector}.items():
+        monkeypatch.setitem(sys.modules, name, module)
+    return selector
+
+
+class RefusingImpl:
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("FlashAttention does not support fp8_e5m2 kv-cache on this device.")
+
+
+class StubbedImpl:
+    def __init__(self, *args, **kwargs):
+        raise TypeError("'<' not supported between instances of 'int' and 'MagicMock'")
+
+
+def test_an_impl_refusing_its_configuration_raises_as_in_vllm_one_failing_on_a_stub_is_stood_in(monkeypatch):
+    STAND_IN_IMPLS.clear()
+    selector = _fake_selector(monkeypatch, RefusingImpl)
+    _guard_attention_impls()
+    with pytest.raises(NotImplementedError, match="fp8_e5m2"):
+        selector.get_attn_backend().get_impl_cls()()
+    assert STAND_IN_IMPLS == []
+    selector = _fake_selector(monkeypatch, StubbedImpl)
+    _guard_attention_impls()
+    impl = selector.get_attn_backend().get_impl_cls()()
+    assert type(impl).__name__ == "_StandInImpl"
+    assert STAND_IN_IMPLS == ["StubbedImpl: TypeError: '<' not supported between instances of 'int' and 'MagicMock'"]
+
+
 def test_compare_model_names_what_only_one_side_builds_and_why_a_row_is_not_compared():
-    attention = {"kind": "attention", "type": "Attention", "types": ["Attention"], "scheme": "Fp8KVCacheMethod",
-                 "kernel": None, "backend": "FlashAttentionBackend"}
+    attention = dict(THEIR_ATTENTION)
     embedding = {"kind": "embedding", "type": "VocabParallelEmbedding", "types": ["VocabParallelEmbedding"],
                  "scheme": "UnquantizedEmbeddingMethod", "kernel": None, "backend": None}
     head = dict(embedding, kind="linear", type="ParallelLMHead")
     theirs = _theirs({"a.attn": attention, "embed_tokens": embedding, "lm_head": head, "b.qkv_proj": LINEAR},
                      tied=True)
     rows = {r.name: r for r in compare_model({"c.o_proj": OURS}, (), theirs)}
-    assert rows["a.attn"].verdict == rows["embed_tokens"].verdict == rows["lm_head"].verdict == "not compared"
+    assert rows["embed_tokens"].verdict == rows["lm_head"].verdict == "not compared"
+    assert rows["a.attn"].differs == ("only in vLLM",)
     assert "tie_word_embeddings" in rows["lm_head"].reason
     assert rows["b.qkv_proj"].differs == ("only in vLLM",) and rows["c.o_proj"].differs == ("only in fp8check",)
     untied = {r.name: r for r in compare_model({}, (), dict(theirs, tied=False))}
@@ -236,3 +344,81 @@ def test_whole_model_agreement_with_vllm_wheels():
     proc = subprocess.run([sys.executable, script, "--releases", os.environ["FP8CHECK_WHOLE_MODEL"]],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-3000:]
+
+
+def test_the_kv_cache_axis_runs_on_its_families_only_and_auto_everywhere():
+    cells = grid(["llama", "mixtral"], ["ct-fp8-block"], list(KV_CACHE_DTYPES))
+    assert {cell[2] for cell in cells if cell[0] == "mixtral"} == {"auto"}
+    assert {cell[2] for cell in cells if cell[0] == "llama"} == set(KV_CACHE_DTYPES)
+    assert {cell[1] for cell in cells if cell[0] == "llama"} == {"ct-fp8-block", *KV_QUANTS}
+    assert {(f, tp, ep) for f, _, kv, tp, ep in cells if kv == "auto"} >= {(f, tp, ep) for f in ("llama", "mixtral")
+                                                                           for tp, ep in PARALLEL}
+    assert "deepseek-v3" in KV_FAMILIES and "gemma-2" in KV_FAMILIES
+
+
+@pytest.mark.parametrize("quant,kv_cache_dtype,dtype,method", [
+    ("ct-fp8-block:kv-tensor", "auto", "fp8", "CompressedTensorsKVCacheMethod"),   # kv_cache_scheme turns auto to fp8
+    ("ct-fp8-block", "auto", "bfloat16", "CompressedTensorsKVCacheMethod"),
+    ("fp8-block:kv-tensor", "fp8_e5m2", "fp8_e5m2", "Fp8KVCacheMethod"),
+    ("modelopt-fp8:kv-tensor", "auto", "fp8_e4m3", "ModelOptKVCacheMethod"),
+    ("quark-fp8:kv-tensor", "bfloat16", "bfloat16", "QuarkKVCacheMethod"),
+])
+def test_each_kv_checkpoint_is_written_and_inspected_with_its_kv_cache_dtype(tmp_path, quant, kv_cache_dtype, dtype,
+                                                                              method):
+    folder = write(str(tmp_path), "llama", quant)
+    scales = [n for n in open_local(folder).tensors if n.endswith(("k_scale", "v_scale", "output_scale"))
+              and ".self_attn." in n]
+    assert bool(scales) is (":kv-" in quant)
+    modules, _ = fp8check_side(folder, "0.33.0", "cuda:90", 1, False, quant, kv_cache_dtype)
+    attention = {name: (row["kv_cache_dtype"], row["scheme"]) for name, row in modules.items()
+                 if row["kind"] == "attention"}
+    assert attention == {f"model.layers.{i}.self_attn.attn": (dtype, method) for i in range(2)}
+
+
+@pytest.mark.parametrize("quant,served_as", [("ct-fp8-block:kv-tensor", (None, False)),
+                                             ("fbgemm-fp8:kv-tensor", (None, True))])
+def test_a_kv_quant_name_is_served_as_its_format(quant, served_as):
+    assert served(quant) == served_as
+
+
+@pytest.mark.parametrize("scheme", ["Fp8KVCacheMethod", None])
+def test_an_attention_layer_only_vllm_builds_is_a_difference_with_or_without_a_kv_method(scheme):
+    rows = compare_model({}, (), _theirs({"a.attn": dict(THEIR_ATTENTION, scheme=scheme)}))
+    assert [(r.name, r.verdict, r.differs) for r in rows] == [("a.attn", "differs", ("only in vLLM",))]
+
+
+GEMMA_ATTN = "language_model.model.layers.0.self_attn.attn"
+NO_VALID_MM = ("ValueError: No valid attention backend found for cuda with AttentionSelectorConfig(head_size=256, "
+               "use_mm_prefix=True, ...)")
+COMPOSITE_STUB = ("ValueError: Causal attention backend FLASHINFER does not accept the attention arguments required by "
+                  "the general backend TRITON_ATTN: '<' not supported between instances of 'int' and 'MagicMock'")
+
+
+@pytest.mark.parametrize("where,listed", [
+    # 0.28's XPU / ROCm lose the mm-prefix flag without EngineArgs (the harness); CUDA and 0.33 keep it.
+    ("0.28.0|xpu|gemma-3-vision|language_model.model.layers.0.self_attn.attn|", True),
+    ("0.28.0|xpu|gemma-3-vision-256|(model)|NotImplementedError: FlashAttention does not support fp8_e5m2 kv-cache "
+     "on this device.", True),
+    ("0.28.0|rocm:gfx942|gemma-3-vision-256|(model)|ValueError: No valid attention backend found for rocm with "
+     "AttentionSelectorConfig(head_size=256, use_mm_prefix=False, ...)", True),
+    ("0.33.0|xpu|gemma-3-vision|language_model.model.layers.0.self_attn.attn|", False),
+    ("0.28.0|cuda:90|gemma-3-vision|language_model.model.layers.0.self_attn.attn|", False),
+    ("0.28.0|xpu|gemma-3|model.layers.0.self_attn.attn|", False),      # the text model: no mm prefix, must agree
+    # The inert vllm_flash_attn's FA4 answer on sm80 / sm89 changes only the reasons of the refusal.
+    (f"0.33.0|cuda:80|gemma-3-vision-256|(model)|{NO_VALID_MM}", True),
+    (f"0.28.0|cuda:89|gemma-3-vision|(model)|{NO_VALID_MM}", True),
+    (f"0.33.0|cuda:90|gemma-3-vision-256|(model)|{NO_VALID_MM}", False),
+    # TRITON_FLASHINFER's FlashInfer impl on a stubbed constant (sm100, 0.33 only).
+    (f"0.33.0|cuda:100|gemma-3-vision-256|(model)|{COMPOSITE_STUB}", True),
+    (f"0.33.0|cuda:100|gemma-3-vision-256|{GEMMA_ATTN}|", False),
+])
+def test_the_mm_prefix_harness_limits_are_explained_for_their_cases_only(where, listed):
+    release, platform, family, name, error = where.split("|")
+    row = types.SimpleNamespace(name=name, theirs={"error": error})
+    assert (explained(release, platform, family, row) is not None) is listed
+
+
+@pytest.mark.parametrize("family", ["gemma-3-vision", "gemma-3-vision-256"])
+def test_gemma_3_vision_attention_is_no_longer_listed_open(family):
+    row = types.SimpleNamespace(name=GEMMA_ATTN, theirs={"error": ""})
+    assert still_open("0.33.0", "cuda:90", family, "ct-fp8-block", row, "fp8") is None

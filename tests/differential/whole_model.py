@@ -1,14 +1,17 @@
 """Whole-model differential check: vLLM's real model class against `fp8check inspect`, every module.
 
     python tests/differential/whole_model.py --releases 0.28.0,0.33.0 [--markdown FILE] [--families a,b]
+        [--quants q,r] [--platforms p,s] [--kv-cache-dtypes auto,fp8]
 
 For every architecture of fp8check.core.model.layouts (FAMILIES: a generated checkpoint with real-looking widths
 and a config.json as the family's exporters write it, keys transformers' config class reads), each stored format
-of QUANTS and each parallel setting of PARALLEL, the release's model class is built whole on the meta device
-(fp8check/core/routing/crosscheck_model.py, one subprocess per release and platform) and every module holding a
-quant method is compared with fp8check's report of the same checkpoint: linear method / scheme and kernel,
-FusedMoE method, experts class and backend, and what only one side builds. Exit 0 when every difference is an
-explained one (post-load predictions, attention not yet modelled). Needs the unzipped wheels like run.py.
+of QUANTS and each parallel setting of PARALLEL (--kv-cache-dtype auto), and the KV cache axis (KV_FAMILIES x
+KV_QUANTS x KV_CACHE_DTYPES x KV_PARALLEL: checkpoints with each format's KV scales), the release's model class is
+built whole on the meta device (fp8check/core/routing/crosscheck_model.py, one subprocess per release and
+platform) and every module holding a quant method is compared with fp8check's report of the same checkpoint:
+linear method / scheme and kernel, FusedMoE method, experts class and backend, each attention layer's KV cache
+dtype, KV cache method and attention backend (or vLLM's refusal), and what only one side builds. Exit 0 when every
+difference is listed (EXPLAINED, OPEN). Needs the unzipped wheels like run.py.
 """
 
 from __future__ import annotations
@@ -123,6 +126,15 @@ FAMILIES.update({
                                           "intermediate_size": 2 * _V, "num_hidden_layers": 1,
                                           "num_attention_heads": 16, "image_size": 896, "patch_size": 14},
                         "mm_tokens_per_image": 256}),
+    # The same with Gemma-3-4B / 12B's head_dim 256 (27B's is 128, as above): the head size vLLM 0.30+'s
+    # TRITON_FLASH_ATTN (sm90, XPU in 0.33) and TRITON_FLASHINFER (sm100) composites take for an mm-prefix model.
+    "gemma-3-vision-256": (dict(architecture="Gemma3ForConditionalGeneration", model_type="gemma3", vision="siglip",
+                                tie_embeddings=True, head_dim=256, **_VLM),
+                           {"text_config": _text_config("gemma3_text", tie_word_embeddings=True, head_dim=256),
+                            "vision_config": {"model_type": "siglip_vision_model", "hidden_size": _V,
+                                              "intermediate_size": 2 * _V, "num_hidden_layers": 1,
+                                              "num_attention_heads": 16, "image_size": 896, "patch_size": 14},
+                            "mm_tokens_per_image": 256}),
     "mistral-3": (dict(architecture="Mistral3ForConditionalGeneration", model_type="mistral3", vision="pixtral",
                        text_prefix="language_model.model",
                        ignore=("language_model.lm_head", "multi_modal_projector.patch_merger.merging_layer")),
@@ -146,21 +158,57 @@ QUANTS = ("ct-fp8-block", "fp8-block", "ct-fp8-dynamic", "modelopt-fp8")
 FORMAT_QUANTS = ("modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc", "quark-fp8-block", "inc-fp8-block",
                  "fbgemm-fp8", "modelopt-mxfp8", "ct-mxfp8", "bf16+fp8", "bf16+fp8_per_block", "bf16+fp8_per_channel",
                  "bf16+mxfp8")
-PLATFORMS = ("xpu", "cpu", "cuda:80", "cuda:90", "cuda:100", "rocm:gfx942")
+PLATFORMS = ("xpu", "cpu", "cuda:80", "cuda:89", "cuda:90", "cuda:100", "rocm:gfx942")
 PARALLEL = ((1, False), (2, False), (8, False), (8, True))   # (TP, --ep)
+# The KV cache axis: --kv-cache-dtype on a subset (dense, sliding-window, mm-prefix, sinks and MLA families) in
+# checkpoints with KV scales of each stored format that writes them ("QUANT:kv-STRATEGY": synth's Spec.kv_cache),
+# and the same format without (auto turns into an FP8 cache only where the config declares it). Every other case
+# is auto.
+KV_CACHE_DTYPES = ("auto", "fp8", "fp8_e5m2", "bfloat16")
+KV_FAMILIES = ("llama", "qwen3", "gemma-2", "gemma-3", "gemma-3-vision-256", "gpt-oss", "deepseek-v2-lite",
+               "deepseek-v3")
+KV_QUANTS = ("ct-fp8-block", "ct-fp8-block:kv-tensor", "ct-fp8-dynamic:kv-attn_head", "fp8-block:kv-tensor",
+             "modelopt-fp8:kv-tensor", "quark-fp8:kv-tensor")
+KV_PARALLEL = ((1, False), (8, False))
 # Differences with a known reason, each listed in the output: a regular expression searched in
-# "release|platform|architecture|module|vLLM's error" and why: vLLM's attention code (not modelled by fp8check
-# until the FP8 KV-cache issue) and one harness limit.
+# "release|platform|architecture|module|vLLM's error|kv=--kv-cache-dtype" and why: vLLM's MLA prefill code, which
+# fp8check does not model (it models the decode backend the selector picks), a 0.28 CPU config bug, and harness
+# limits.
 EXPLAINED = (
     (r"^0\.28\.0\|cpu\|.*cannot import name 'compile_flash_attn_varlen_func_from_specs'",
      "vLLM 0.28 on CPU cannot build MLA attention: mla/prefill/flash_attn.py imports a name fa_utils.py defines only "
-     "on CUDA, XPU and ROCm (an ImportError at construction, every MLA model); fp8check does not model attention"),
+     "on CUDA, XPU and ROCm (an ImportError at construction, every MLA model, its text naming the install path); "
+     "fp8check reports the decode backend CPU's selector picks and does not model MLA prefill backends"),
     (r"^[^|]*\|rocm:.*No valid MLA prefill backend found",
-     "MLA prefill on ROCm needs AITER enabled (VLLM_ROCM_USE_AITER=1) or the ROCm flash-attn package, which a plain "
-     "install lacks; fp8check does not model attention"),
+     "MLA prefill on ROCm needs AITER enabled (VLLM_ROCM_USE_AITER=1) or the ROCm flash-attn package "
+     "(platforms/rocm.py get_mla_prefill_backend_cls: ROCM_AITER_FA, FLASH_ATTN), which this host lacks; fp8check "
+     "reports the decode backend and does not model MLA prefill backends"),
     (r"^0\.28\.0\|cpu\|.*IndexError: list index out of range",
      "vLLM 0.28's CPU platform check (CpuPlatform.check_and_update_config -> ModelConfig.use_mla -> "
      "_get_transformers_backend_cls) indexes an empty architectures list for a nested (vision-language) config"),
+    (r"^0\.28\.0\|(xpu\|gemma-3-vision(-256)?\|(language_model\.model\.layers\.\d+\.self_attn\.attn\||\(model\)\|"
+     r".*FlashAttention does not support fp8_e5m2)|rocm:gfx942\|gemma-3-vision(-256)?\|\(model\)\|"
+     r".*use_mm_prefix=False)",
+     "harness: vLLM <= 0.32 keeps Gemma-3's mm-prefix flag for the language model only through the cached "
+     "ModelConfig.is_mm_prefix_lm (a cached_property, copied by VllmConfig.with_hf_config; the copy's own "
+     "hf_config is gemma3_text, not in MM_PREFIX_LM_MODELS). `vllm serve` reads it first in "
+     "EngineArgs._set_default_max_num_seqs_and_batched_tokens_args (engine/arg_utils.py, whenever "
+     "--max-num-batched-tokens is not given), CUDA again in check_and_update_config; this harness builds "
+     "ModelConfig / VllmConfig without EngineArgs, so on 0.28's XPU and ROCm (whose check_and_update_config do "
+     "not read it) the text layers ask with use_mm_prefix=False. fp8check reports the served engine: "
+     "use_mm_prefix=True (0.33's gemma3_mm.py sets text_config.is_mm_prefix_lm itself)"),
+    (r"^[^|]*\|cuda:(80|89)\|gemma-3-vision(-256)?\|\(model\)\|.*No valid attention backend found for cuda with "
+     r".*use_mm_prefix=True",
+     "harness: vllm.vllm_flash_attn is an inert module here, so is_fa_version_supported(4) answers truthy on "
+     "sm80 / sm89 and vLLM's FlashAttention omits \"partial multimodal token full attention not supported\" from "
+     "the reasons; the wheel's flash_attn_interface._is_fa4_supported refuses FA4 below compute capability 9.x, so "
+     "a real device lists it, as fp8check does (the selection is the same)"),
+    (r"^0\.33\.0\|cuda:100\|gemma-3-vision(-256)?\|\(model\)\|ValueError: Causal attention backend FLASHINFER "
+     r"does not accept the attention arguments required by the general backend TRITON_ATTN: '<' not supported "
+     r"between instances of 'int' and 'MagicMock'",
+     "harness: vLLM selected TRITON_FLASHINFER (as fp8check does) and built its CompositeAttentionImpl, whose "
+     "FlashInfer impl compares a mocked FlashInfer constant; the composite re-raises that TypeError as a "
+     "ValueError, which the impl stand-in (crosscheck_model._guard_attention_impls) does not replace"),
     (r"^0\.28\.0\|[^|]*\|mistral-3\|.*failed to be inspected",
      "harness: vLLM 0.28's pixtral.py imports transformers' PixtralRotaryEmbedding, which the transformers of this "
      "environment (5.x) no longer has (0.28 pins an older one): Mistral-3 is compared on 0.33 only"),
@@ -170,7 +218,8 @@ EXPLAINED = (
 # Differences fp8check still has, found by this run and not fixed yet: listed (the "open" column), never hidden.
 # Matched like EXPLAINED, on "release|platform|architecture|format|module|vLLM's error".
 OPEN = (
-    (r"\|(qwen2\.5-vl|qwen3-vl|qwen3-vl-moe|gemma-3-vision|mistral-3|llama-4-vision)\|(fbgemm-fp8|quark-[a-z0-9-]+)\|",
+    (r"\|(qwen2\.5-vl|qwen3-vl|qwen3-vl-moe|gemma-3-vision(-256)?|mistral-3|llama-4-vision)\|"
+     r"(fbgemm-fp8|quark-[a-z0-9-]+)\|",
      "FBGEMM's modules_to_not_convert and Quark's exclude are matched against vLLM's module prefixes, which the "
      "vision-language models rename (language_model.model.*) without mapping those lists (neither config implements "
      "apply_vllm_mapper): a router or lm_head the checkpoint names is not excluded in vLLM; fp8check matches the "
@@ -186,13 +235,14 @@ OPEN = (
 )
 
 
-def explained(release: str, platform: str, family: str, row) -> str | None:
-    where = f"{release}|{platform}|{family}|{row.name}|{row.theirs.get('error') or ''}"
+def explained(release: str, platform: str, family: str, row, kv_cache_dtype: str = "auto") -> str | None:
+    where = f"{release}|{platform}|{family}|{row.name}|{row.theirs.get('error') or ''}|kv={kv_cache_dtype}"
     return next((why for pattern, why in EXPLAINED if re.search(pattern, where)), None)
 
 
-def still_open(release: str, platform: str, family: str, quant: str, row) -> str | None:
-    where = f"{release}|{platform}|{family}|{quant}|{row.name}|{row.theirs.get('error') or ''}"
+def still_open(release: str, platform: str, family: str, quant: str, row, kv_cache_dtype: str = "auto"
+               ) -> str | None:
+    where = f"{release}|{platform}|{family}|{quant}|{row.name}|{row.theirs.get('error') or ''}|kv={kv_cache_dtype}"
     return next((why for pattern, why in OPEN if re.search(pattern, where)), None)
 
 
@@ -205,14 +255,16 @@ QWEN_PREPROCESSOR = {"image_processor_type": "Qwen2VLImageProcessor", "do_rescal
 
 def served(quant: str) -> tuple[str | None, bool]:
     """(--quantization, --allow-deprecated-quantization) a synth quant name is served with on both sides."""
-    return quant.partition("+")[2] or None, quant in DEPRECATED_QUANTS
+    return quant.partition("+")[2] or None, quant.partition(":")[0] in DEPRECATED_QUANTS
 
 
 def write(tmp: str, family: str, quant: str) -> str:
+    """The family's checkpoint in `quant` ("QUANT:kv-STRATEGY": with that format's KV cache scales)."""
     spec_fields, extra = FAMILIES[family]
-    stored = None if quant.startswith("bf16+") else quant
-    spec = Spec(**{**BASE, **spec_fields, "quant": stored, "extra_config": extra})
-    folder = write_checkpoint(os.path.join(tmp, f"{family}-{quant}"), spec)
+    stored, _, kv = quant.partition(":")
+    spec = Spec(**{**BASE, **spec_fields, "quant": None if stored.startswith("bf16+") else stored,
+                   "kv_cache": kv.removeprefix("kv-") or None, "extra_config": extra})
+    folder = write_checkpoint(os.path.join(tmp, f"{family}-{quant.replace(':', '-')}"), spec)
     processor = {"qwen2_5_vl": "Qwen2_5_VLProcessor", "qwen3_vl": "Qwen3VLProcessor"}.get(spec.vision or "")
     if processor:
         with open(os.path.join(folder, "preprocessor_config.json"), "w", encoding="utf-8") as fh:
@@ -220,11 +272,12 @@ def write(tmp: str, family: str, quant: str) -> str:
     return folder
 
 
-def fp8check_side(folder: str, release: str, platform: str, tp: int, ep: bool, quant: str
-                  ) -> tuple[dict, tuple[str, ...]]:
+def fp8check_side(folder: str, release: str, platform: str, tp: int, ep: bool, quant: str,
+                  kv_cache_dtype: str = "auto") -> tuple[dict, tuple[str, ...]]:
     quantization, deprecated = served(quant)
     options = InspectOptions(platform=parse_platform(platform), profile=select_profile(release), tp=tp, ep=ep,
-                             quantization=quantization, allow_deprecated_quantization=deprecated)
+                             quantization=quantization, allow_deprecated_quantization=deprecated,
+                             kv_cache_dtype=kv_cache_dtype)
     checkpoint = open_local(folder)
     try:  # a refused front door is in the report's errors, with the model-level ones (--ep on a dense model)
         report = inspect_checkpoint(checkpoint, options)
@@ -244,6 +297,15 @@ def run_release(release: str, platform: str, cases: list[dict]) -> tuple[dict, d
     return lines[0]["stubs"], {r["id"]: r for r in lines[1:]}
 
 
+def grid(families: list[str], quants: list[str], kv_cache_dtypes: list[str]) -> list[tuple]:
+    """(family, quant, --kv-cache-dtype, TP, --ep) of every case: PARALLEL x auto on every family and format,
+    KV_PARALLEL x each KV cache dtype on the KV axis (KV_FAMILIES x KV_QUANTS)."""
+    cases = {(f, q, "auto", tp, ep) for f in families for q in quants for tp, ep in PARALLEL}
+    cases |= {(f, q, kv, tp, ep) for f in families if f in KV_FAMILIES for q in KV_QUANTS
+              for kv in kv_cache_dtypes for tp, ep in KV_PARALLEL}
+    return sorted(cases)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--releases", default="0.28.0,0.33.0")
@@ -251,29 +313,32 @@ def main() -> int:
     parser.add_argument("--families", default=",".join(FAMILIES))
     parser.add_argument("--quants", default=",".join(QUANTS + FORMAT_QUANTS), help="synth quant names; bf16+M: "
                         "a bf16 checkpoint under --quantization M")
+    parser.add_argument("--kv-cache-dtypes", default=",".join(KV_CACHE_DTYPES),
+                        help="--kv-cache-dtype values of the KV axis (KV_FAMILIES x KV_QUANTS); others run auto")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--markdown", help="append the tables to this file")
     parser.add_argument("--dump", help="write every compared row to this JSON file")
     args = parser.parse_args()
     releases, platforms = args.releases.split(","), args.platforms.split(",")
     tmp = tempfile.mkdtemp(prefix="fp8check-whole-")
-    folders = {(f, q): write(tmp, f, q) for f in args.families.split(",") for q in args.quants.split(",")}
+    cells = grid(args.families.split(","), args.quants.split(","), args.kv_cache_dtypes.split(","))
+    folders = {(f, q): write(tmp, f, q) for f, q in {cell[:2] for cell in cells}}
     ours: dict[tuple, tuple] = {}
     jobs = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         for release in releases:
             for pl in platforms:
                 cases = []
-                for (family, quant), folder in folders.items():
-                    for tp, ep in PARALLEL:
-                        key = (release, pl, family, quant, tp, ep)
-                        ours[key] = fp8check_side(folder, release, pl, tp, ep, quant)
-                        quantization, deprecated = served(quant)
-                        cases.append({"id": "|".join(map(str, key)), "folder": folder, "tp": tp, "ep": ep,
-                                      "quantization": quantization, "allow_deprecated": deprecated,
-                                      "names": sorted(ours[key][0])})
+                for family, quant, kv, tp, ep in cells:
+                    key = (release, pl, family, quant, kv, tp, ep)
+                    ours[key] = fp8check_side(folders[(family, quant)], release, pl, tp, ep, quant, kv)
+                    quantization, deprecated = served(quant)
+                    cases.append({"id": "|".join(map(str, key)), "folder": folders[(family, quant)], "tp": tp,
+                                  "ep": ep, "quantization": quantization, "allow_deprecated": deprecated,
+                                  "kv_cache_dtype": kv, "names": sorted(ours[key][0])})
                 jobs[(release, pl)] = pool.submit(run_release, release, pl, cases)
     table: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    attention: dict[tuple[str, str, str], Counter] = defaultdict(Counter)  # (release, platform, kv) -> verdicts
     differences, dump, stubs = [], [], {}
     stand_ins: Counter = Counter()  # attention impls built as stand-ins, by the reason their constructor gave
     for (release, pl), job in jobs.items():
@@ -281,24 +346,27 @@ def main() -> int:
         for key, (modules, errors) in ours.items():
             if key[:2] != (release, pl):
                 continue
-            _, _, family, quant, tp, ep = key
+            _, _, family, quant, kv, tp, ep = key
             answer = theirs["|".join(map(str, key))]
             stand_ins.update(answer.get("stand_in_impls", ()))
             rows = compare_model(modules, errors, answer)
             counts = table[(family, release)]
             for row in rows:
-                why = explained(release, pl, family, row) if row.verdict == "differs" else None
+                why = explained(release, pl, family, row, kv) if row.verdict == "differs" else None
                 if why:
                     row = row._replace(verdict="explained", reason=why)
-                unfixed = still_open(release, pl, family, quant, row) if row.verdict == "differs" else None
+                unfixed = still_open(release, pl, family, quant, row, kv) if row.verdict == "differs" else None
                 if unfixed:
                     row = row._replace(verdict="open", reason=unfixed)
                 counts["modules"] += 1
                 counts[row.verdict] += 1
+                if row.kind == "attention" or (row.kind == "model" and _attention_error(row)):
+                    attention[(release, pl, kv)]["layers"] += 1
+                    attention[(release, pl, kv)][row.verdict] += 1
                 dump.append({"case": list(key), **row._asdict()})
                 if row.verdict == "differs":
-                    differences.append(f"| {release} | {pl} | {family} | {quant} | {tp}{' EP' if ep else ''} | "
-                                       f"{row.name} | {', '.join(row.differs)} | {_cell(row.ours)} | "
+                    differences.append(f"| {release} | {pl} | {family} | {quant} | {kv} | {tp}{' EP' if ep else ''} "
+                                       f"| {row.name} | {', '.join(row.differs)} | {_cell(row.ours)} | "
                                        f"{_cell(row.theirs)} |")
     lines = ["| architecture | release | modules | agree | post-load prediction | not judged | explained | open "
              "| not compared | differs | % agree |", "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -308,18 +376,38 @@ def main() -> int:
         lines.append(f"| {family} | {release} | {c['modules']} | {c['agree']} | {c['post-load prediction']} | "
                      f"{c['not judged']} | {c['explained']} | {c['open']} | {c['not compared']} | {c['differs']} | "
                      f"{agreed:.1f} |")
+    lines += ["", "Attention layers (KV cache dtype, KV method, backend; a build vLLM refused in attention is one "
+              "row):",
+              "", "| release | platform | --kv-cache-dtype | layers | agree | post-load prediction | explained | open "
+              "| differs |", "|---|---|---|---|---|---|---|---|---|"]
+    for (release, pl, kv), c in sorted(attention.items()):
+        lines.append(f"| {release} | {pl} | {kv} | {c['layers']} | {c['agree']} | {c['post-load prediction']} | "
+                     f"{c['explained']} | {c['open']} | {c['differs']} |")
     out = ("\n".join(lines) + "\n\nExplained differences:\n" + "\n".join(f"- {why}" for _, why in EXPLAINED)
            + "\n\nOpen differences (fp8check, listed until fixed):\n" + "\n".join(f"- {why}" for _, why in OPEN)
-           + "\n\nAttention impls built as stand-ins (read, not compared), cases by reason:\n"
+           + "\n\nAttention impls built as stand-ins (their constructor needs a stub), cases by reason:\n"
            + ("\n".join(f"- {n} cases: {why}" for why, n in stand_ins.most_common()) or "- none"))
     if differences:
-        out += ("\n\n| release | platform | architecture | format | TP | module | differs | fp8check | vLLM |\n"
-                "|---|---|---|---|---|---|---|---|---|\n" + "\n".join(differences))
+        out += ("\n\n| release | platform | architecture | format | kv | TP | module | differs | fp8check | vLLM |\n"
+                "|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(differences))
     publish(out, stubs, dump, args.dump, args.markdown)
     return 1 if differences else 0
 
 
+# vLLM's refusals raised while building an attention layer: its backend selection, the fp8_e5m2 check of
+# attention.py, an impl's constructor (the XPU / Triton / CPU messages).
+_ATTENTION_ERRORS = re.compile(r"attention backend|kv-cache|kv_cache|KV cache|Attention|MLA|fp8_e5m2|head size",
+                               re.IGNORECASE)
+
+
+def _attention_error(row) -> bool:
+    return bool(_ATTENTION_ERRORS.search(row.theirs.get("error") or ""))
+
+
 def _cell(row: dict) -> str:
+    if row.get("kind") == "attention":
+        return " / ".join(str(row.get(k) or "-") for k in ("kv_cache_dtype", "scheme", "backend")) + (
+            f" / {row['error'][:120]}" if row.get("error") else "")
     if "error" in row and row.get("error") and "scheme" not in row:
         return row["error"][:160]
     if "errors" in row:

@@ -7,7 +7,7 @@ import json
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from fp8check.core.checkpoint.safetensors_header import SafetensorsHeader, TensorInfo, open_regular, read_header
 from fp8check.core.errors import CheckpointFileError, ConfigError, InputError, is_printable, printable, shown
@@ -20,6 +20,20 @@ SINGLE_FILE = "model.safetensors"
 MAX_JSON_BYTES = 50_000_000  # config.json and the index are KBs; refuse anything absurd before parsing it
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 ROUTER_KEYS = ("scoring_func", "norm_topk_prob", "n_group", "topk_method", "use_routing_bias")
+
+
+class SlidingKeys(NamedTuple):
+    """The text config's keys that decide which attention layers use a sliding window, as config.json stores them
+    (None: absent). What transformers' config class and vLLM's model file make of them is
+    fp8check.core.model.layouts.attention_windows."""
+
+    model_type: str = ""                         # the text config's: the transformers config class vLLM reads
+    sliding_window: int | None = None
+    sliding_window_given: bool = False           # the key is in config.json (null included): no class default
+    layer_types: tuple[str, ...] | None = None   # "sliding_attention" / "full_attention" / ... per layer
+    use_sliding_window: bool | None = None       # Qwen: the window applies only when true
+    max_window_layers: int | None = None         # Qwen: the layer index where sliding starts
+    sliding_window_pattern: int | None = None    # Gemma-3: every pattern-th layer is full attention
 
 
 class ModelConfig(NamedTuple):
@@ -44,6 +58,7 @@ class ModelConfig(NamedTuple):
     vision_hidden_size: int | None = None   # vision_config: hidden size of the vision tower
     # The FusedMoE routing keys model files read (ROUTER_KEYS), as stored.
     router_keys: tuple[tuple[str, object], ...] = ()
+    sliding: SlidingKeys = SlidingKeys()
 
 
 @dataclass(frozen=True)
@@ -129,6 +144,31 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         vision_heads=opt_int("num_attention_heads", vision) or opt_int("num_heads", vision),
         vision_hidden_size=opt_int("hidden_size", vision),
         router_keys=tuple((key, sizes[key]) for key in ROUTER_KEYS if isinstance(sizes.get(key), (str, bool, int))),
+        sliding=_sliding_keys(sizes, model_type, opt_int, where),
+    )
+
+
+def _sliding_keys(sizes: dict, model_type: str, opt_int: Callable[..., int | None], where: str) -> SlidingKeys:
+    """The sliding-window keys of the text config (`sizes`), type-checked."""
+    layer_types = sizes.get("layer_types")
+    if layer_types is not None:
+        if not isinstance(layer_types, list) or not all(isinstance(t, str) and is_printable(t) for t in layer_types):
+            raise ConfigError(f"{where}: layer_types must be a list of printable strings, got {shown(layer_types)}")
+        layers = sizes.get("num_hidden_layers")
+        if isinstance(layers, int) and len(layer_types) < layers:
+            raise ConfigError(f"{where}: layer_types lists {len(layer_types)} layers, fewer than num_hidden_layers "
+                              f"({layers})")
+        layer_types = tuple(layer_types)
+    use = sizes.get("use_sliding_window")
+    if use is not None and not isinstance(use, bool):
+        raise ConfigError(f"{where}: use_sliding_window must be true or false, got {shown(use)}")
+    text_type = sizes.get("model_type")  # a multimodal config's text_config names its own config class
+    return SlidingKeys(
+        model_type=text_type if isinstance(text_type, str) else model_type,
+        sliding_window=opt_int("sliding_window", minimum=0), sliding_window_given="sliding_window" in sizes,
+        layer_types=layer_types, use_sliding_window=use,
+        max_window_layers=opt_int("max_window_layers", minimum=0),
+        sliding_window_pattern=opt_int("sliding_window_pattern"),
     )
 
 

@@ -148,13 +148,19 @@ def ignored(module, patterns: tuple[str, ...], mixed_message: str, match: Callab
     should_ignore_layer (compressed-tensors, Quark 0.30+: `matches`) and is_layer_skipped (layer_skipped: `exact`
     names); with `fused_name_wins` an exact hit on the fused name decides, else the shards are judged together
     (Quark until 0.29). Shards must agree, else vLLM raises `mixed_message`."""
+    if match is exact:  # one C-level membership test instead of a call per pattern (ignore lists run to hundreds)
+        def hit(name: str) -> bool:
+            return name in patterns
+    else:
+        def hit(name: str) -> bool:
+            return any(match(name, p) for p in patterns)
     fused_hit = fused_name_wins and module.name in patterns
     if module.fused and not fused_hit:
-        verdicts = {any(match(s, p) for p in patterns) for s in shard_names(module)}
+        verdicts = {hit(s) for s in shard_names(module)}
         if len(verdicts) > 1:
             return False, mixed_message
         return verdicts.pop(), None
-    return any(match(module.name, p) for p in patterns), None
+    return hit(module.name), None
 
 
 def layer_skipped(module, patterns: tuple[str, ...]) -> tuple[bool, str | None]:

@@ -4,8 +4,8 @@ inspect -> (per module) read its tensors -> value checks -> vLLM's weight proces
 numerics on the device -> an fp32 reference of the same processed weights and the *same* quantized activations
 (and, beside it, the checkpoint's own weights and the unquantized activations, for information) -> verdict. One
 module is held at a time. This module owns the run as a whole (the --device, the selection, the report); the
-layers run in linear.py, the FusedMoE experts in experts.py, both through gemm.py. torch is imported here, so
-only `load` imports this module.
+layers run in linear.py, the FusedMoE experts in experts.py, both through gemm.py, and each attention layer's KV
+cache in kv.py. torch is imported here, so only `load` imports this module.
 """
 
 from __future__ import annotations
@@ -20,10 +20,12 @@ from fp8check.core.checkpoint.local import Checkpoint, activation_dtype
 from fp8check.core.errors import InputError, printable
 from fp8check.core.formats.base import QuantConfig
 from fp8check.core.load.experts import MoEJob, load_moes, moe_jobs, tensor_names
+from fp8check.core.load.kv import run_attention
 from fp8check.core.load.linear import layer_numerics, layer_recipe, not_run, run_layer, run_layers_parallel
-from fp8check.core.load.weights import CheckpointFiles
+from fp8check.core.load.weights import CheckpointFiles, module_reads
 from fp8check.core.model.modules import LinearModule, ModelLayout, MoEModule, build_layout
-from fp8check.core.records import InspectReport, LayerRun, LoadOptions, LoadReport
+from fp8check.core.model.sharding import TensorRead
+from fp8check.core.records import AttentionReport, AttentionRun, InspectReport, LayerRun, LoadOptions, LoadReport
 from fp8check.core.routing.inspect import front_door_of, inspect_checkpoint
 from fp8check.core.routing.warnings import with_load_warnings
 from fp8check.core.targets.platforms import Assumptions, Platform, _host_has_amx, device_syntax, parse_platform
@@ -74,12 +76,13 @@ def device_platform(device: torch.device) -> Platform:
 # ----------------------------------------------------------------------------------------------- selection
 
 class Selection(NamedTuple):
-    """What one `load` runs: the linear modules and the FusedMoE layers --layers selects."""
+    """What one `load` runs: the linear modules, the FusedMoE layers and the attention layers --layers selects."""
 
     linears: list[LinearModule]
     moes: list[MoEModule]              # run (a job) or refused (a `not run` LayerRun with vLLM's reason)
     moe_jobs: list[MoEJob]
     moe_refused: dict[str, LayerRun]
+    attention: list[AttentionReport]   # their KV caches (fp8check.core.load.kv)
 
 
 def selected_modules(report: InspectReport, modules: dict[str, LinearModule], layers: str | None) -> list[LinearModule]:
@@ -90,7 +93,7 @@ def selected_modules(report: InspectReport, modules: dict[str, LinearModule], la
     except re.error as exc:
         raise InputError(f"--layers '{printable(layers)}' is not a valid regular expression: {exc}") from None
     chosen = [modules[layer.name] for layer in report.layers if pattern.search(layer.name)]
-    if not chosen and not any(pattern.search(moe.name) for moe in report.moes):
+    if not chosen and not any(pattern.search(other.name) for other in report.moes + report.attention):
         raise InputError(f"--layers '{printable(layers)}' matches none of the {len(report.layers)} modules vLLM builds "
                          f"(e.g. {report.layers[0].name if report.layers else 'none'})")
     return chosen
@@ -101,13 +104,15 @@ def select(quant: QuantConfig | None, report: InspectReport, layout: ModelLayout
     moes = [m for m in layout.moes if options.layers is None or re.search(options.layers, m.name)]
     jobs, refused = moe_jobs(tuple(moes), {m.name: m for m in report.moes}, quant, options.inspect.profile,
                              options.all_experts)
-    return Selection(chosen, moes, jobs, refused)
+    attention = [a for a in report.attention if options.layers is None or re.search(options.layers, a.name)]
+    return Selection(chosen, moes, jobs, refused, attention)
 
 
 def needed_tensors(selection: Selection) -> set[str]:
     """Every tensor the selection reads (a Hub repo downloads only their shards)."""
     return ({t.name for m in selection.linears for s in m.shards for t in (s.weight, *s.side.values())}
-            | {name for job in selection.moe_jobs for name in tensor_names(job)})
+            | {name for job in selection.moe_jobs for name in tensor_names(job)}
+            | {name for a in selection.attention for name in a.scales})
 
 
 # -------------------------------------------------------------------------------------------------- driver
@@ -130,12 +135,29 @@ def load_checkpoint(ckpt: Checkpoint, fetch: Callable[[set[str]], str], options:
     runs = run_linears(quant, report, selection, folder, options, out_dtype, progress)
     moe_runs = load_moes([m.name for m in selection.moes], selection.moe_jobs, selection.moe_refused, report.errors,
                          folder, options, options.inspect.platform.kind, out_dtype)
-    bytes_read = sum(run.bytes_read for run in runs) + sum(run.bytes_read for run in moe_runs)
+    attention_runs = run_attention_layers(ckpt, report, selection.attention, folder, options, out_dtype)
+    bytes_read = sum(run.bytes_read for run in (*runs, *moe_runs, *attention_runs))
     return with_load_warnings(LoadReport(
         report, str(options.device), device_platform(options.device).label, options.tokens, options.seed,
         options.layers, tuple(runs), bytes_read, time.perf_counter() - started,
         notes + _selection_notes(report, selection, options), tuple(moe_runs),
-        against=options.against.label if options.against is not None else None))
+        against=options.against.label if options.against is not None else None,
+        attention_runs=tuple(attention_runs)))
+
+
+def run_attention_layers(ckpt: Checkpoint, report: InspectReport, chosen: list[AttentionReport], folder: str,
+                         options: LoadOptions, out_dtype: torch.dtype) -> list[AttentionRun]:
+    """Every selected attention layer's KV cache written and read back through its checkpoint scales (kv.py), on
+    options.device; the scales are read whole (a scalar, or one per head), one layer at a time."""
+    files = CheckpointFiles(folder)
+    runs = []
+    for attention in chosen:
+        scales = {name: files.read(TensorRead(ckpt.tensors[name])) for name in attention.scales
+                  if name in ckpt.tensors}
+        runs.append(run_attention(attention, scales, report.platform, options.device, options.tokens, options.seed,
+                                  model_dtype=out_dtype, tp=options.inspect.tp))
+        files.release()
+    return runs
 
 
 def run_linears(quant: QuantConfig | None, report: InspectReport, selection: Selection, folder: str,
@@ -156,6 +178,8 @@ def run_linears(quant: QuantConfig | None, report: InspectReport, selection: Sel
     for done, module in enumerate(chosen):
         if progress:
             progress(module.name, done, len(chosen), files.bytes_read)
+        if done + 1 < len(chosen):  # the next module's pages fault in while this one runs
+            files.prefetch(module_reads(chosen[done + 1]))
         layer = layers[module.name]
         runs.append(run_layer(module, layer, layer_recipe(module, layer, quant, ctx), files, options, platform_kind,
                               out_dtype))
@@ -170,9 +194,7 @@ def _numerics_notes(report: InspectReport, selection: Selection, options: LoadOp
     layers = {layer.name: layer for layer in report.layers}
     if not any(layer_numerics(layers[m.name]) == numerics.BLOCK for m in selection.linears):
         return ()
-    from fp8check.kernels.numerics import triton_fp8
-
-    reason = triton_fp8.unavailable_reason(options.device)
+    reason = numerics.triton_unavailable(options.device)
     return (f"block numerics on {options.device}: "
             + ("fp8check's Triton port of vLLM's w8a8_triton_block_scaled_mm" if reason is None else
                f"fp32 emulation, because Triton cannot run here: {reason}"),)

@@ -236,10 +236,12 @@ def run_expert(recipe: Recipe, weights: ExpertWeights, x: torch.Tensor, device: 
     x = x.to(device)
     w13, w2 = gemm.on_device(weights.w13.weights, device), gemm.on_device(weights.w2.weights, device)
     start = gemm.clock(device)
-    x_q, x_s, x_ref = gemm.quantize(x, recipe, w13.input_scale)
+    x_q, x_s, _ = gemm.quantize(x, recipe, w13.input_scale)
     m = x.shape[0]
     ride = with_references and weights.w13.checkpoint is None
-    first = gemm.run(recipe, w13, x, x_q, x_s, also=torch.cat([x_ref, x.float()]) if ride else None)
+    # An fp32 emulation's unrounded output is the reference of its own operands (Execution.exact); the all-fp32
+    # expert's rows ride along: the model-dtype activations through w13, then their SiLU-and-mul through w2.
+    first = gemm.run(recipe, w13, x, x_q, x_s, also=x.float() if ride else None)
     h = first.output
     half = h.shape[1] // 2
     act = F.silu(h[:, :half].float()) * h[:, half:].float()   # silu_and_mul computes in fp32
@@ -247,11 +249,11 @@ def run_expert(recipe: Recipe, weights: ExpertWeights, x: torch.Tensor, device: 
         act = act.to(x.dtype)                                  # ... and writes the model dtype
     i_q, i_s, i_ref = gemm.quantize(act, recipe, w2.input_scale)
     rows = None
-    if first.also is not None:  # [the w13 reference | the all-fp32 w13], then the latter's SiLU-and-mul
-        exact = first.also[m:]
-        rows = torch.cat([i_ref, F.silu(exact[:, :half]) * exact[:, half:]])
+    if first.also is not None and first.exact is not None:
+        rows = F.silu(first.also[:, :half]) * first.also[:, half:]
     second = gemm.run(recipe, w2, act.to(x.dtype), i_q, i_s, also=rows)
-    references = None if second.also is None else (first.also[:m], second.also[:m], second.also[m:])
+    references = (None if second.also is None or second.exact is None else
+                  (first.exact, second.exact, second.also))
     ms = (gemm.clock(device) - start) * 1000
     a, b = gate_cols
     w13_out = torch.zeros(m, 2 * intermediate, dtype=torch.float32, device=device)

@@ -238,17 +238,17 @@ def on_device(w: LinearWeights, device: torch.device) -> LinearWeights:
 
 
 def run(recipe: Recipe, w: LinearWeights, x: torch.Tensor, x_q: torch.Tensor | None, x_s: torch.Tensor | None,
-        codes: torch.Tensor | None = None, also: torch.Tensor | None = None) -> numerics.Execution:
-    """The routed kernel's numerics (numerics.run: `codes` the fp32 weight when at hand, `also` rows that ride
-    along an fp32 emulation's pass over the weight)."""
-    return numerics.run(recipe.numerics, w, x, x_q, x_s, codes, also)
+        also: torch.Tensor | None = None) -> numerics.Execution:
+    """The routed kernel's numerics (numerics.run: `also` rows that ride along an fp32 emulation's pass over the
+    weight)."""
+    return numerics.run(recipe.numerics, w, x, x_q, x_s, also)
 
 
 def product(recipe: Recipe, x: torch.Tensor, w: LinearWeights) -> torch.Tensor:
-    """x @ (dequantized w)^T in fp32, without materializing the dequantized weight (numerics.scaled_product)."""
+    """x @ (dequantized w)^T in fp32, without materializing the dequantized weight (numerics.fp32_products)."""
     if recipe.numerics == numerics.UNQUANTIZED:
-        return x @ w.weight.float().t()
-    return numerics.scaled_product(x, numerics.to_float(w.weight), w.scale, w.block)
+        return numerics.fp32_products(x, w.weight, None, None)
+    return numerics.fp32_products(x, w.weight, w.scale, w.block)
 
 
 def sync(device: torch.device) -> None:

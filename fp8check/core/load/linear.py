@@ -30,9 +30,6 @@ from fp8check.kernels.numerics import gemm as numerics
 from fp8check.kernels.numerics.gemm import LinearWeights
 from fp8check.kernels.registry import kernel_numerics
 
-_CHUNK_ROWS = 8192
-
-
 # ------------------------------------------------------------------------------------------------- recipes
 
 def routed_recipe(layer: LayerReport, assignment: Assignment, ctx: RoutingContext, e8m0: bool) -> Recipe | None:
@@ -71,14 +68,13 @@ def not_run(module: LinearModule, layer: LayerReport, options: LoadOptions) -> L
 # ----------------------------------------------------------------------------------------------- operands
 
 class Prepared(NamedTuple):
-    """One module's operands on the device: weights, activations (quantized as the scheme says) and fp32 codes."""
+    """One module's operands on the device: weights and activations (quantized as the scheme says)."""
 
     weights: LinearWeights
     x: torch.Tensor
     x_q: torch.Tensor | None
     x_s: torch.Tensor | None
     x_ref: torch.Tensor                # fp32 activations as the kernel sees them (dequantized when quantized)
-    codes: torch.Tensor | None         # the FP8 weight in fp32 (None when unquantized)
 
 
 class References(NamedTuple):
@@ -113,18 +109,17 @@ def prepare(recipe: Recipe, fused: Fused, x: torch.Tensor, device: torch.device,
     x_q, x_s, x_ref = gemm.quantize(x, recipe, w.input_scale)
     if recipe.activation is not None and input_splits:
         x_ref = torch.cat([gemm.quantize(x[:, a:b], recipe, w.input_scale)[2] for a, b in input_splits], dim=1)
-    codes = None if recipe.numerics == numerics.UNQUANTIZED else numerics.to_float(w.weight)
-    return Prepared(w, x, x_q, x_s, x_ref, codes)
+    return Prepared(w, x, x_q, x_s, x_ref)
 
 
 def run_kernel(recipe: Recipe, fused: Fused, p: Prepared, add_bias: bool = True, with_references: bool = False
                ) -> tuple[numerics.Execution, float]:
     """The routed kernel's numerics, timed; the bias joins the output in the model dtype, as the GEMM adds it.
-    `with_references`: let an fp32 emulation carry the reference rows in its own pass (see references())."""
+    `with_references`: let an fp32 emulation carry the model-dtype activations in its own pass (see references())."""
     device = p.x.device
-    also = _reference_rows(recipe, p) if with_references and fused.checkpoint is None else None
+    also = p.x.float() if with_references and fused.checkpoint is None and recipe.activation is not None else None
     start = gemm.clock(device)
-    execution = gemm.run(recipe, p.weights, p.x, p.x_q, p.x_s, p.codes, also)
+    execution = gemm.run(recipe, p.weights, p.x, p.x_q, p.x_s, also)
     if add_bias and fused.bias is not None:
         execution = execution._replace(output=execution.output + fused.bias.to(execution.output))
     return execution, (gemm.clock(device) - start) * 1000
@@ -137,27 +132,31 @@ def _reference_rows(recipe: Recipe, p: Prepared) -> torch.Tensor:
 
 
 def references(recipe: Recipe, fused: Fused, p: Prepared, execution: numerics.Execution | None = None) -> References:
-    """The fp32 products: scaled products of the fp32 codes, the activations stacked so that one pass over each
-    weight serves every product (the weight is what costs). When the kernel's own fp32 emulation already carried
-    those rows (run_kernel(with_references=True)), they are taken from it."""
+    """The fp32 products (numerics.fp32_products: the weight converted a cache-sized chunk at a time), the
+    activations stacked so that one pass over each weight serves every product (the weight is what costs).
+
+    An fp32 emulation of the kernel (run_kernel(with_references=True)) has already computed both: its unrounded
+    output is the fp32 product of the same quantized operands, i.e. the reference, and the model-dtype rows rode
+    along in its pass. What is judged there is then the kernel's rounding into the output dtype (and that nothing
+    overflows it); on a device kernel, everything the kernel does."""
     m = p.x.shape[0]
     bias = 0.0 if fused.bias is None else fused.bias.to(p.x.device).float()
-    if p.codes is None:  # in row chunks: an fp32 copy of a whole LM head would be the run's peak memory
-        weight = p.weights.weight
-        reference = torch.cat([p.x_ref @ weight[i:i + _CHUNK_ROWS].float().t()
-                               for i in range(0, weight.shape[0], _CHUNK_ROWS)], dim=1) + bias
-        return References(reference, None, reference)
     w = p.weights
+    if recipe.numerics == numerics.UNQUANTIZED:
+        reference = numerics.fp32_products(p.x_ref, w.weight, None, None) + bias
+        return References(reference, None, reference)
     if fused.checkpoint is None:
-        shared = execution.also if execution is not None else None
-        products = (shared if shared is not None else
-                    numerics.scaled_product(_reference_rows(recipe, p), p.codes, w.scale, w.block)) + bias
+        if execution is not None and execution.exact is not None and (
+                execution.also is not None or recipe.activation is None):
+            reference = execution.exact + bias
+            unquantized = reference if execution.also is None else execution.also + bias
+            return References(reference, reference, unquantized)
+        products = numerics.fp32_products(_reference_rows(recipe, p), w.weight, w.scale, w.block) + bias
         return References(products[:m], products[:m], products[-m:])
-    reference = numerics.scaled_product(p.x_ref, p.codes, w.scale, w.block) + bias
+    reference = numerics.fp32_products(p.x_ref, w.weight, w.scale, w.block) + bias
     original = fused.checkpoint
-    products = numerics.scaled_product(torch.cat([p.x_ref, p.x.float()]),
-                                       numerics.to_float(original.weight.to(p.x.device)),
-                                       original.scale.to(p.x.device), None) + bias
+    products = numerics.fp32_products(torch.cat([p.x_ref, p.x.float()]), original.weight.to(p.x.device),
+                                      original.scale.to(p.x.device), None) + bias
     return References(reference, products[:m], products[m:])
 
 

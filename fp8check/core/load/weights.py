@@ -1,13 +1,21 @@
-"""Streaming one vLLM module's tensors out of safetensors, and checking their values (torch: `load` only).
+"""Streaming one vLLM module's tensors out of the safetensors files, and checking their values (torch: `load` only).
 
-Every tensor is read through `safe_open(...).get_slice` (memory-mapped), so a rank under `--tp` reads only its
-slice and a module costs only its own bytes; nothing is kept after the module is done. Value checks scan the raw
-bytes, because casts hide what is wrong: e4m3fn casts saturate (+inf -> 448) and fp8 has no `amax` on CPU.
+Every tensor is a view of the file's memory map (a column slice: safetensors' `get_slice`), so a rank under `--tp`
+reads only its slice and a module costs only its own bytes, read once where the numerics first touch them; the next
+module's pages are faulted in while the current one runs, and nothing is kept after a module is done. Value checks
+scan the raw bytes, because casts hide what is wrong: e4m3fn casts saturate (+inf -> 448) and fp8 has no `amax` on
+CPU.
 """
 
 from __future__ import annotations
 
+import math
+import mmap
 import os
+import sys
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from typing import NamedTuple
 
 import torch
@@ -34,23 +42,106 @@ class ShardTensors(NamedTuple):
     scale_suffix: str = "weight_scale"  # as the checkpoint names it: native fp8 stores `weight_scale_inv`
 
 
-class CheckpointFiles:
-    """Open safetensors handles of one checkpoint folder, one per shard file, for one module at a time.
+_PAGE = mmap.PAGESIZE
+_POPULATE_READ = 22           # Linux's MADV_POPULATE_READ (5.14+): fault a range of a mapping in with one call
+_PREFETCH_STEP = 1 << 20      # populate 1 MB per call: madvise holds the GIL while it runs
 
-    safetensors maps the file and hands out tensors over the mapping: the pages a module touches stay resident
-    (and count in RSS) for as long as the mapping lives. `release()` between modules drops the handles, so the
-    mapping goes with the module's last tensor and the peak stays one module, not the whole file.
+
+class _Mapping(NamedTuple):
+    map: mmap.mmap
+    data_start: int               # 8 + the header's length: where data_offsets count from
+    size: int
+
+
+class CheckpointFiles:
+    """The shard files of one checkpoint folder, each mapped once, read one module at a time.
+
+    A whole tensor, or a range of its rows, is a view of the file's mapping at the offsets fp8check's own header
+    parse found (no copy: the bytes are read where the kernels first touch them); any other slice (a TP rank's
+    columns of a row-parallel layer) goes through safetensors' get_slice. The pages a module touched stay resident,
+    and count in RSS, until `release()`, which drops them (MADV_DONTNEED: the file's clean pages are only unmapped;
+    a later read maps them again), so the peak stays one module, not the file. `prefetch()` faults the next module's
+    pages in on a background thread while the current one computes.
     """
 
     def __init__(self, folder: str):
         self.folder = folder
         self._handles: dict[str, object] = {}
+        self._maps: dict[str, _Mapping] = {}
+        self._touched: list[tuple[mmap.mmap, int, int]] = []
+        self._pending = None
         self.bytes_read = 0
 
     def release(self) -> None:
+        for mapped, offset, count in self._touched:
+            start = offset - offset % _PAGE
+            mapped.madvise(mmap.MADV_DONTNEED, start, offset + count - start)
+        self._touched.clear()
         self._handles.clear()
 
+    def prefetch(self, requests: Iterable[TensorRead]) -> None:
+        """Fault in the pages `requests` will read, on one background thread (a hint: where the kernel does not
+        have MADV_POPULATE_READ, the pages fault in when first touched, as without it)."""
+        if not _populate_works:
+            return
+        ranges = []
+        for request in requests:
+            try:
+                span = self._span(request)
+            except CheckpointFileError:  # the module's own read reports it, in its place
+                continue
+            if span is not None:
+                ranges.append(span)
+        self._pending = _prefetcher().submit(_populate, [(self._maps[f].map, offset, count)
+                                                         for f, offset, count in ranges])
+
     def read(self, request: TensorRead) -> torch.Tensor:
+        span = self._span(request)
+        tensor = self._view(request, span) if span is not None else self._read_slice(request)
+        self.bytes_read += tensor.numel() * tensor.element_size()
+        return tensor
+
+    def _span(self, request: TensorRead) -> tuple[str, int, int] | None:
+        """(file, byte offset, byte count) of a whole tensor or a row range; None for a column slice, a dtype
+        torch cannot view, or an empty range (those go through safetensors)."""
+        info = request.tensor
+        dtype = TORCH_DTYPES.get(info.dtype)
+        if dtype is None or request.cols is not None:
+            return None
+        mapping = self._mapping(info.file)
+        rows = request.rows or (0, info.shape[0] if info.shape else 1)
+        row_bytes = math.prod(info.shape[1:]) * dtype.itemsize
+        offset, count = mapping.data_start + info.start + rows[0] * row_bytes, (rows[1] - rows[0]) * row_bytes
+        if not count:
+            return None
+        if offset + count > mapping.size:
+            raise CheckpointFileError(info.file, f"tensor {printable(info.name)!r} lies past the end of the file "
+                                                 f"({mapping.size:,} bytes): truncated or rewritten since it was "
+                                                 "inspected")
+        return info.file, offset, count
+
+    def _view(self, request: TensorRead, span: tuple[str, int, int]) -> torch.Tensor:
+        file, offset, count = span
+        mapped = self._maps[file].map
+        dtype = TORCH_DTYPES[request.tensor.dtype]
+        self._touched.append((mapped, offset, count))
+        return torch.frombuffer(mapped, dtype=dtype, count=count // dtype.itemsize, offset=offset).view(request.shape)
+
+    def _mapping(self, file: str) -> _Mapping:
+        mapping = self._maps.get(file)
+        if mapping is None:
+            try:
+                with open(os.path.join(self.folder, file), "rb") as fh:
+                    head, size = fh.read(8), os.fstat(fh.fileno()).st_size
+                    mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
+            except (OSError, ValueError) as exc:
+                raise CheckpointFileError(file, f"cannot be mapped: {printable(str(exc), 300)}") from None
+            if len(head) < 8:
+                raise CheckpointFileError(file, "shorter than a safetensors header")
+            mapping = self._maps[file] = _Mapping(mapped, 8 + int.from_bytes(head, "little"), size)
+        return mapping
+
+    def _read_slice(self, request: TensorRead) -> torch.Tensor:
         from safetensors import safe_open
 
         info = request.tensor
@@ -63,14 +154,35 @@ class CheckpointFiles:
                 raise CheckpointFileError(info.file, f"cannot open with safetensors: {printable(str(exc), 300)}") from None
         try:
             if request.rows is None and request.cols is None:
-                tensor = handle.get_tensor(info.name)
-            else:
-                tensor = handle.get_slice(info.name)[request.index]
+                return handle.get_tensor(info.name)
+            return handle.get_slice(info.name)[request.index]
         except Exception as exc:
             raise CheckpointFileError(info.file, f"tensor {printable(info.name)!r} cannot be read: "
                                                  f"{printable(str(exc), 300)}") from None
-        self.bytes_read += tensor.numel() * tensor.element_size()
-        return tensor
+
+
+_populate_works = hasattr(mmap.mmap, "madvise") and sys.platform.startswith("linux")
+
+
+@lru_cache(maxsize=1)
+def _prefetcher() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(1, thread_name_prefix="fp8check-prefetch")
+
+
+def _populate(ranges: list[tuple[mmap.mmap, int, int]]) -> None:
+    global _populate_works
+    for mapped, offset, count in ranges:
+        for start in range(offset - offset % _PAGE, offset + count, _PREFETCH_STEP):
+            try:
+                mapped.madvise(_POPULATE_READ, start, min(_PREFETCH_STEP, offset + count - start))
+            except (OSError, ValueError):  # an older kernel (EINVAL), or a mapping closed under us
+                _populate_works = False
+                return
+
+
+def module_reads(module: LinearModule) -> list[TensorRead]:
+    """Every tensor read_shards reads for `module`."""
+    return [TensorRead(t) for shard in module.shards for t in (shard.weight, *shard.side.values())]
 
 
 def read_shards(module: LinearModule, files: CheckpointFiles) -> tuple[ShardTensors, ...]:
@@ -102,12 +214,26 @@ def _count(mask: torch.Tensor) -> int:
     return int(torch.count_nonzero(mask))
 
 
+def _fp8_codes_plain(weight: torch.Tensor) -> bool:
+    """True when an e4m3fn / e5m2 weight surely holds no NaN (or inf) code and is not all zero, from two maxima over
+    its bytes (~20x faster than counting): as int8, codes 0x01..0x7F are the positive ones and 0x7F (e4m3fn NaN) or
+    >= 0x7C (e5m2 NaN / inf) the largest; as uint8, 0x81..0xFF the negative ones and 0xFF / >= 0xFC the largest.
+    Only 0x00 and 0x80 are neither positive nor above 0x80."""
+    raw = weight.view(torch.uint8)
+    positive, unsigned = int(raw.view(torch.int8).amax()), int(raw.amax())
+    special = 0x7F if weight.dtype == torch.float8_e4m3fn else 0x7C
+    return positive < special and unsigned < 0x80 + special and (positive > 0 or unsigned > 0x80)
+
+
 def fp8_code_problems(weight: torch.Tensor) -> tuple[int, bool]:
     """(NaN codes, all zero) from the raw bytes: e4m3fn NaN is b & 0x7F == 0x7F, fnuz NaN is 0x80, e5m2 NaN (and
     inf, which a weight should never hold either) is b & 0x7F >= 0x7C; zero is 0x00 and 0x80 (-0)."""
     import numpy as np
 
-    raw = weight.contiguous().view(torch.uint8).numpy().reshape(-1)
+    weight = weight.contiguous()
+    if weight.dtype in (torch.float8_e4m3fn, torch.float8_e5m2) and weight.numel() and _fp8_codes_plain(weight):
+        return 0, False
+    raw = weight.view(torch.uint8).numpy().reshape(-1)
     if weight.dtype in (torch.float8_e4m3fnuz, torch.float8_e5m2fnuz):
         return int(np.count_nonzero(raw == 0x80)), not np.count_nonzero(raw)
     if weight.dtype == torch.float8_e5m2:
@@ -116,6 +242,18 @@ def fp8_code_problems(weight: torch.Tensor) -> tuple[int, bool]:
         nans = int(np.count_nonzero(raw == 0x7F) + np.count_nonzero(raw == 0xFF))
     zeros = int(np.count_nonzero(raw == 0x00) + np.count_nonzero(raw == 0x80))
     return nans, zeros == raw.size
+
+
+def float_problems(weight: torch.Tensor) -> tuple[int, bool]:
+    """(NaN or infinite values, all zero) of a float tensor. One aminmax pass answers both for a clean tensor (NaN
+    propagates into it, an infinity is its min or max, all zero is min == max == 0; ~50x faster than isfinite on
+    bf16); only a tensor it flags is counted."""
+    if not weight.numel():
+        return 0, True
+    low, high = (float(v) for v in torch.aminmax(weight))
+    if math.isfinite(low) and math.isfinite(high):
+        return 0, low == high == 0.0
+    return _count(~torch.isfinite(weight)), not bool(weight.any())
 
 
 def value_errors(shards: tuple[ShardTensors, ...]) -> list[str]:
@@ -129,10 +267,9 @@ def value_errors(shards: tuple[ShardTensors, ...]) -> list[str]:
                 errors.append(f"{shard.name}.weight: {nans} of {weight.numel()} FP8 bytes encode NaN "
                               f"({weight.dtype}); re-export this tensor")
         else:
-            nonfinite = _count(~torch.isfinite(weight))
+            nonfinite, all_zero = float_problems(weight)
             if nonfinite:
                 errors.append(f"{shard.name}.weight: {nonfinite:,} of {weight.numel():,} values are NaN or infinite")
-            all_zero = not bool(weight.any())
         if all_zero:
             errors.append(f"{shard.name}.weight: all {weight.numel():,} elements are zero (an empty export?)")
         for suffix, scale in ((shard.scale_suffix, shard.scale), ("input_scale", shard.input_scale)):

@@ -20,6 +20,10 @@ names that file as its `source`; each layer in a report carries the `source` of 
   MergedColumnParallelLinear with `disable_tp=True`) over `q_a_proj` + `kv_a_proj_with_mqa`; without it,
   `kv_a_proj_with_mqa` is a ReplicatedLinear. MLA is what vLLM uses unless VLLM_MLA_DISABLE is set
   (`ModelConfig.use_mla`, config/model.py).
+- `sliding`: which layers the model file gives a sliding window (`per_layer_sliding_window` from
+  `config.layer_types`, gpt-oss's even layers, or none, leaving CacheConfig's model-wide window), read with
+  transformers' config-class defaults (`HF_WINDOWS`) by `attention_windows`; `uniform_window_assert`: qwen2.py's
+  Qwen2Model refuses a mix of sliding and full layers.
 
 Not modelled: fused shared experts (DeepSeek's shared_experts loaded into the FusedMoE where
 `resolve_layer_fused_shared_expert` enables it, e.g. ROCm AITER; here they stay ordinary linears), vision
@@ -28,7 +32,10 @@ towers run data-parallel (`--mm-encoder-tp-mode data`), and Mistral-format check
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
+
+if TYPE_CHECKING:  # annotations only
+    from fp8check.core.checkpoint.local import ModelConfig, SlidingKeys
 
 GENERIC = "generic"
 # packed_modules_mapping of llama.py, mistral.py, qwen2/3(.py, _moe.py), gemma*.py, mixtral.py, llama4.py, ...
@@ -68,6 +75,12 @@ _NORM_TOPK = Router(renormalize=("norm_topk_prob", False))  # Qwen2/3-MoE: trans
 _LLAMA4_ROUTER = Router(renormalize=False, custom="Llama4")  # llama4.py: Llama4MoE.custom_routing_function
 
 
+# How the model file passes per_layer_sliding_window to Attention (attention_windows).
+LAYER_TYPES = "layer_types"    # config.sliding_window where config.layer_types[i] == "sliding_attention"
+EVEN_LAYERS = "even layers"    # gpt_oss.py: config.sliding_window if layer_idx % 2 == 0 else None
+MODEL_WINDOW = "model"         # not passed: CacheConfig.sliding_window for every layer
+
+
 class Arch(NamedTuple):
     """How one vLLM model class builds the text model's linears (see the module docstring)."""
 
@@ -91,6 +104,12 @@ class Arch(NamedTuple):
     moe_activation: str = "silu"
     # (WHEEL_CHANGES key, styles): styles the model file used until the release that brought the change.
     styles_before: tuple[tuple[str, dict[str, str]], ...] = ()
+    # The per_layer_sliding_window the model file hands Attention (attention_windows): LAYER_TYPES, EVEN_LAYERS or
+    # MODEL_WINDOW (none: every layer takes CacheConfig.sliding_window).
+    sliding: str = LAYER_TYPES
+    # qwen2.py Qwen2Model (also Qwen3's, Qwen2.5-VL's and Qwen3-VL's text model) asserts that a mix of layer
+    # types has max_window_layers == num_hidden_layers.
+    uniform_window_assert: bool = False
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
@@ -100,6 +119,8 @@ class Arch(NamedTuple):
                 styles.update(older)
         return self._replace(styles=styles)
 
+
+_QWEN2_MODEL = dict(sliding=MODEL_WINDOW, uniform_window_assert=True)
 
 # Routers built without quant_config, in every release 0.25-0.33: ReplicatedLinear(..., quant_config=None) until
 # 0.30, GateLinear(...) from 0.31 (mixtral.py, qwen2_moe.py, deepseek_v2.py, minimax_m2.py, llama4.py, gpt_oss.py;
@@ -146,37 +167,44 @@ _QKV_ONLY = {"qkv_proj": LLAMA_PACKED["qkv_proj"]}
 _DEEPSEEK_ROUTER = Router(("scoring_func", "softmax"), ("norm_topk_prob", False), ("n_group", 1),
                           ("topk_method", "noaux_tc"))
 _DEEPSEEK = Arch("vllm:deepseek_v2.py", unquantized=("mlp.gate",), spec_layers="num_nextn_predict_layers", mla=True,
-                 router=_DEEPSEEK_ROUTER)
+                 router=_DEEPSEEK_ROUTER, sliding=MODEL_WINDOW)
 _DEEPSEEK_V3 = _DEEPSEEK._replace(router=_DEEPSEEK_ROUTER._replace(renormalize=("norm_topk_prob", True)))
 
 ARCHITECTURES: dict[str, Arch] = {
     "LlamaForCausalLM": Arch("vllm:llama.py"),
     "MistralForCausalLM": Arch("vllm:mistral.py"),
-    "Llama4ForCausalLM": Arch("vllm:llama4.py", unquantized=("feed_forward.router",), router=_LLAMA4_ROUTER),
+    "Llama4ForCausalLM": Arch("vllm:llama4.py", unquantized=("feed_forward.router",), router=_LLAMA4_ROUTER,
+                              sliding=MODEL_WINDOW),
     "Llama4ForConditionalGeneration": Arch("vllm:llama4.py", unquantized=("feed_forward.router",),
-                                           router=_LLAMA4_ROUTER,
+                                           router=_LLAMA4_ROUTER, sliding=MODEL_WINDOW,
                                            towers=(_LLAMA4_VISION, _LLAMA4_PROJECTOR)),
-    "MixtralForCausalLM": Arch("vllm:mixtral.py", packed=_QKV_ONLY, unquantized=("block_sparse_moe.gate",)),
+    "MixtralForCausalLM": Arch("vllm:mixtral.py", packed=_QKV_ONLY, unquantized=("block_sparse_moe.gate",),
+                               sliding=MODEL_WINDOW),
     "Mistral3ForConditionalGeneration": Arch("vllm:mistral.py", towers=(_PIXTRAL, _MISTRAL3_PROJECTOR)),
-    "Qwen2ForCausalLM": Arch("vllm:qwen2.py"),
-    "Qwen3ForCausalLM": Arch("vllm:qwen3.py"),
-    "Qwen2MoeForCausalLM": Arch("vllm:qwen2_moe.py", unquantized=_QWEN_MOE_ROUTERS, router=_NORM_TOPK),
-    "Qwen3MoeForCausalLM": Arch("vllm:qwen3_moe.py", router=_NORM_TOPK, **_QWEN3_MOE_ROUTERS),
-    "Qwen2_5_VLForConditionalGeneration": Arch("vllm:qwen2.py", packed=_QWEN_VL_PACKED, towers=(_QWEN25_VISUAL,)),
+    "Qwen2ForCausalLM": Arch("vllm:qwen2.py", **_QWEN2_MODEL),
+    "Qwen3ForCausalLM": Arch("vllm:qwen3.py", **_QWEN2_MODEL),
+    "Qwen2MoeForCausalLM": Arch("vllm:qwen2_moe.py", unquantized=_QWEN_MOE_ROUTERS, router=_NORM_TOPK,
+                                sliding=MODEL_WINDOW),
+    "Qwen3MoeForCausalLM": Arch("vllm:qwen3_moe.py", router=_NORM_TOPK, sliding=MODEL_WINDOW, **_QWEN3_MOE_ROUTERS),
+    "Qwen2_5_VLForConditionalGeneration": Arch("vllm:qwen2.py", packed=_QWEN_VL_PACKED, towers=(_QWEN25_VISUAL,),
+                                               **_QWEN2_MODEL),
     # The text models: Qwen2ForCausalLM (qwen2.py); Qwen3LLMForCausalLM (qwen3_vl.py, a Qwen3ForCausalLM);
     # Qwen3MoeLLMForCausalLM (qwen3_vl_moe.py, a Qwen3MoeForCausalLM).
-    "Qwen3VLForConditionalGeneration": Arch("vllm:qwen3_vl.py", packed=_QWEN_VL_PACKED, towers=(_QWEN3_VISUAL,)),
+    "Qwen3VLForConditionalGeneration": Arch("vllm:qwen3_vl.py", packed=_QWEN_VL_PACKED, towers=(_QWEN3_VISUAL,),
+                                            **_QWEN2_MODEL),
     "Qwen3VLMoeForConditionalGeneration": Arch("vllm:qwen3_vl_moe.py", packed=_QWEN_VL_PACKED,
-                                               towers=(_QWEN3_VISUAL,), router=_NORM_TOPK, **_QWEN3_MOE_ROUTERS),
+                                               towers=(_QWEN3_VISUAL,), router=_NORM_TOPK, sliding=MODEL_WINDOW,
+                                               **_QWEN3_MOE_ROUTERS),
     "DeepseekV2ForCausalLM": _DEEPSEEK,
     "DeepseekV3ForCausalLM": _DEEPSEEK_V3,
     "Glm4MoeForCausalLM": Arch("vllm:glm4_moe.py", unquantized=("mlp.gate",), spec_layers="num_nextn_predict_layers",
                                router=Router("sigmoid", ("norm_topk_prob", True), ("n_group", 1), True),
+                               sliding=MODEL_WINDOW,
                                styles_before=(("glm4-moe-gate-linear", {"mlp.gate": TORCH_LINEAR}),)),
     "MiniMaxM2ForCausalLM": Arch("vllm:minimax_m2.py", packed=_QKV_ONLY, unquantized=("block_sparse_moe.gate",),
-                                 spec_layers="num_mtp_modules",
+                                 spec_layers="num_mtp_modules", sliding=MODEL_WINDOW,  # attn_window_size unset
                                  router=Router(("scoring_func", "sigmoid"), True, None, ("use_routing_bias", True))),
-    "GemmaForCausalLM": Arch("vllm:gemma.py"),
+    "GemmaForCausalLM": Arch("vllm:gemma.py", sliding=MODEL_WINDOW),
     "Gemma2ForCausalLM": Arch("vllm:gemma2.py"),
     "Gemma3ForCausalLM": Arch("vllm:gemma3.py"),
     "Gemma3ForConditionalGeneration": Arch("vllm:gemma3.py", towers=(_SIGLIP,)),
@@ -184,7 +212,7 @@ ARCHITECTURES: dict[str, Arch] = {
     "Phi3ForCausalLM": Arch("vllm:phi3.py", packed={"qkv_proj": ("qkv_proj",), "gate_up_proj": ("gate_up_proj",)}),
     # gpt_oss.py: attention sinks are a per-head nn.Parameter, not a linear; mlp.router is a GateLinear.
     "GptOssForCausalLM": Arch("vllm:gpt_oss.py", unquantized=("mlp.router",), kv_replication=False,
-                              head_quant_config=False, moe_activation="swigluoai"),
+                              head_quant_config=False, moe_activation="swigluoai", sliding=EVEN_LAYERS),
 }
 
 # Architectures not in the table: the name-based rules fp8check had before the table, which cover
@@ -208,3 +236,115 @@ def tail_match(name: str, tails) -> str | None:
     """The first `tails` entry that `name` ends with at a dot boundary ('mlp.gate' matches
     'model.layers.3.mlp.gate', not '...mlp.gate_proj')."""
     return next((t for t in tails if name == t or name.endswith("." + t)), None)
+
+
+# Sliding-window attention. vLLM's Attention takes `per_layer_sliding_window` when the model file passes one,
+# else CacheConfig.sliding_window (layers/attention/attention.py, 0.28.0 / 0.33.0), which EngineArgs sets to
+# hf_text_config.sliding_window only when config.layer_types is absent or all "sliding_attention" (engine/
+# arg_utils.py create_engine_config, 0.27.1-0.33.0; 0.25 / 0.26 test `not is_interleaved(...)`, one distinct layer
+# type, which this does not model); a window of 0 is read as none (config/model.py). hf_text_config is the
+# transformers config class of the text model_type, whose __post_init__ fills defaults that config.json may lack:
+# HF_WINDOWS, read from transformers 5.16.1 and 5.24, alike (vLLM 0.28 needs transformers >= 5.5.3, 0.33
+# 5.16.1-5.21).
+SLIDING_KIND = "sliding window"   # AttentionReport.kind of a sliding-window layer: "sliding window 4096"
+SLIDING = "sliding_attention"
+
+
+class HFWindow(NamedTuple):
+    """What one transformers config class makes of config.json's sliding-window keys."""
+
+    default: int | None = None          # sliding_window when config.json has no such key
+    gated: bool = False                 # `sliding_window if use_sliding_window else None` (Qwen2-MoE: else 0)
+    # How __post_init__ fills layer_types when config.json has none: (layer index, keys, window) -> sliding.
+    fills: Callable[[int, SlidingKeys, int | None], bool] | None = None
+    forced_none: bool = False           # __post_init__ sets sliding_window = None whatever config.json says
+    window_layers: int | None = None    # max_window_layers when config.json has none (Qwen)
+
+
+def _odd_positions(index: int, keys: SlidingKeys, window: int | None) -> bool:
+    """Gemma-2, gpt-oss: `"sliding_attention" if bool((i + 1) % 2)`, the even layers."""
+    return bool((index + 1) % 2)
+
+
+def _gemma3(index: int, keys: SlidingKeys, window: int | None) -> bool:
+    """Gemma-3: `bool((i + 1) % sliding_window_pattern)`, pattern 6 by default (five sliding, one full)."""
+    return bool((index + 1) % (keys.sliding_window_pattern or 6))
+
+
+def _from_max_window_layers(index: int, keys: SlidingKeys, window: int | None) -> bool:
+    """Qwen2 / Qwen3 / Qwen2.5-VL: `sliding_window is not None and i >= max_window_layers`."""
+    return window is not None and index >= keys.max_window_layers
+
+
+def _qwen2_moe(index: int, keys: SlidingKeys, window: int | None) -> bool:
+    """Qwen2-MoE: `bool((i + 1) % 2) and i < max_window_layers and use_sliding_window`."""
+    return bool((index + 1) % 2) and index < keys.max_window_layers and bool(keys.use_sliding_window)
+
+
+_QWEN_WINDOW = HFWindow(4096, gated=True, fills=_from_max_window_layers, window_layers=28)
+_QWEN25_VL_WINDOW = HFWindow(4096, gated=True, fills=_from_max_window_layers, window_layers=80)
+_GEMMA3_WINDOW = HFWindow(4096, fills=_gemma3)
+HF_WINDOWS: dict[str, HFWindow] = {
+    "mistral": HFWindow(4096),                      # MistralConfig: sliding_window = 4096, layer_types kept as given
+    "gemma2": HFWindow(4096, fills=_odd_positions),
+    "gemma3_text": _GEMMA3_WINDOW,
+    "gemma3": _GEMMA3_WINDOW,                       # a flat Gemma-3 config (no text_config)
+    "gpt_oss": HFWindow(128, fills=_odd_positions),
+    "qwen2": _QWEN_WINDOW,
+    "qwen3": _QWEN_WINDOW,
+    "qwen2_5_vl_text": _QWEN25_VL_WINDOW,
+    "qwen2_5_vl": _QWEN25_VL_WINDOW,                # a flat Qwen2.5-VL config
+    "qwen2_moe": HFWindow(4096, gated=True, fills=_qwen2_moe, window_layers=28),
+    "qwen3_moe": HFWindow(4096, gated=True),
+    "qwen3_vl_moe_text": HFWindow(forced_none=True),
+    "qwen3_vl_moe": HFWindow(forced_none=True),
+}
+# qwen2.py Qwen2Model.__init__ (0.28.0 / 0.33.0), verbatim.
+MIXED_WINDOWS = ("Sliding window for some but all layers is not supported. This model uses sliding window but "
+                 "`max_window_layers` = {} is less than `num_hidden_layers` = {}. Please open an issue to discuss "
+                 "this feature.")
+
+
+class AttentionWindows(NamedTuple):
+    windows: tuple[int | None, ...]     # per decoder layer: its sliding window, or None (full attention)
+    error: str | None = None            # vLLM's error building the model
+
+
+def hf_text_config(keys: SlidingKeys, layers: int) -> SlidingKeys:
+    """The keys as the transformers config class leaves them on hf_text_config (defaults filled, layer_types
+    computed, a window of 0 read as none as config/model.py reads it)."""
+    rule = HF_WINDOWS.get(keys.model_type, HFWindow())
+    window = keys.sliding_window if keys.sliding_window_given else rule.default
+    if rule.forced_none or (rule.gated and not keys.use_sliding_window):
+        window = None
+    if keys.max_window_layers is None:
+        keys = keys._replace(max_window_layers=rule.window_layers)
+    layer_types = keys.layer_types
+    if layer_types is None and rule.fills is not None:
+        layer_types = tuple(SLIDING if rule.fills(i, keys, window) else "full_attention" for i in range(layers))
+    return keys._replace(sliding_window=window or None, layer_types=layer_types)
+
+
+def attention_windows(config: ModelConfig, arch: Arch | None) -> AttentionWindows:
+    """Each decoder layer's sliding window, as vLLM's model file and Attention decide it (see HF_WINDOWS).
+    Unlisted architectures follow llama.py (an inference: most Llama-like model files reuse its attention)."""
+    layers = config.num_hidden_layers or 0
+    keys = hf_text_config(config.sliding, layers)
+    window, layer_types = keys.sliding_window, keys.layer_types
+    mixed = len(set(layer_types or ())) > 1
+    if arch is not None and arch.uniform_window_assert and mixed and keys.max_window_layers != layers:
+        return AttentionWindows((None,) * layers, MIXED_WINDOWS.format(keys.max_window_layers, layers))
+    if window is None:
+        return AttentionWindows((None,) * layers)
+    sliding = arch.sliding if arch is not None else LAYER_TYPES
+    model_window = window if layer_types is None or all(t == SLIDING for t in layer_types) else None
+    windows = []
+    for i in range(layers):
+        if sliding == EVEN_LAYERS:
+            per_layer = window if i % 2 == 0 else None
+        elif sliding == LAYER_TYPES and layer_types is not None:
+            per_layer = window if layer_types[i] == SLIDING else None
+        else:
+            per_layer = None
+        windows.append(per_layer if per_layer is not None else model_window)
+    return AttentionWindows(tuple(windows))

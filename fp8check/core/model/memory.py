@@ -9,16 +9,29 @@ What vLLM allocates, and where fp8check read it (vLLM 0.33.0 wheel):
   (fp8check.core.model.tp), ReplicatedLinear and norms everything, VocabParallelEmbedding / ParallelLMHead the vocabulary
   padded to 64 (pad_vocab_size, at every TP size) and divided by TP; FusedMoE experts are sliced by TP, or held
   whole by their EP rank (determine_expert_map: the first `E % ep` ranks hold one more);
-- the KV cache per token per layer is 2 x kv_heads_per_rank x head_dim x dtype bytes, with
+- the KV cache per token per layer is 2 x kv_heads_per_rank x head_dim x the cache dtype's bytes, with
   kv_heads_per_rank = max(1, kv_heads // tp) (config/model.py get_num_kv_heads); MLA caches one latent of
-  kv_lora_rank + qk_rope_head_dim per token per layer on every rank (MLAAttentionSpec, num_kv_heads 1);
+  kv_lora_rank + qk_rope_head_dim per token per layer on every rank (MLAAttentionSpec, num_kv_heads 1). The cache
+  dtype is each attention layer's resolved --kv-cache-dtype (AttentionReport.cache_bytes_per_token: one byte per
+  element for an FP8 cache, so it holds twice the tokens of a bf16 one); without attention reports, the model dtype;
+- sliding-window layers (AttentionReport.kind "sliding window N"): vLLM's hybrid KV cache manager (on by default
+  on cuda, rocm, xpu and cpu: support_hybrid_kv_cache, config/vllm.py) gives them their own KV cache groups, and
+  a request holds at most `min(window - 1 + max_in_flight_tokens, max_model_len)` of their tokens
+  (SlidingWindowSpec.max_admission_blocks_per_request, v1/kv_cache_interface.py), against all of them for the
+  full-attention layers; the capacity vLLM logs ("GPU KV cache size: N tokens") is max_model_len x the requests
+  of max_model_len that fit (get_kv_cache_capacity, v1/core/kv_cache_utils.py, 0.28.0 / 0.33.0). That depends on
+  max_model_len and the scheduler's batch sizes, which fp8check does not take: the token figure counts the sliding
+  layers at every token (what vLLM holds when max_model_len is within the window, and with
+  --disable-hybrid-kv-cache-manager), and `long_request_tokens` counts the full-attention layers alone (what
+  requests far past the window approach); the note says both;
 - "No available memory for the cache blocks" (v1/core/kv_cache_planning.py) when nothing is left.
 
 Not modelled (so the KV figure is an upper bound): the activation peak vLLM profiles and subtracts, CUDA graphs,
-non-torch allocations, kernels that repack weights after loading, hybrid / sliding-window KV layouts, and
---kv-cache-dtype (the cache is taken in the model dtype, vLLM's "auto"). Scales and biases of a split layer are
-counted in proportion to their weight's share (exact when partitions are block multiples); FusedMoE expert
-tensors are all divided by TP (the w2 per-channel scales, in fact whole, are a few KB per expert).
+non-torch allocations, kernels that repack weights after loading, the hybrid KV cache manager's padding layers
+and page-size unification. Packed uint8 caches (nvfp4, turboquant, ...) are counted at one byte per element. Scales
+and biases of a split layer are counted in proportion to their weight's share (exact when partitions are block
+multiples); FusedMoE expert tensors are all divided by TP (the w2 per-channel scales, in fact whole, are a few KB
+per expert).
 """
 
 from __future__ import annotations
@@ -82,6 +95,9 @@ class MemoryFit(NamedTuple):
     kv_tokens: int | None
     error: str | None = None
     note: str | None = None
+    # Sliding-window models: the tokens that fit when only the full-attention layers cache every token (requests
+    # far longer than the window); None without sliding layers or when every layer slides.
+    long_request_tokens: int | None = None
 
     @property
     def fits(self) -> bool | None:
@@ -187,6 +203,7 @@ def weight_bytes_per_rank(footprint: WeightFootprint, tp: int, ep: bool) -> int:
 
 
 def kv_bytes_per_token(footprint: WeightFootprint, tp: int) -> int:
+    """In the model dtype, from config.json's heads (what `auto` caches)."""
     per_rank_heads = 1 if footprint.kv_heads is None else max(1, footprint.kv_heads // tp)
     return footprint.layers * per_rank_heads * footprint.kv_bytes_per_token_layer
 
@@ -196,11 +213,35 @@ def gib(value: int) -> str:
     return f"{value / GIB:.1f} GiB" if abs(value) >= GIB else f"{value / (1 << 20):.1f} MiB"
 
 
-def fit(footprint: WeightFootprint, platform: Platform, tp: int, ep: bool) -> MemoryFit:
-    """Weights per rank against the platform's device memory x gpu_memory_utilization."""
+class SlidingShare(NamedTuple):
+    """The sliding-window attention layers' part of the KV bytes per token (per rank)."""
+
+    layers: int
+    attention_layers: int             # every attention layer, sliding or not
+    windows: tuple[int, ...]          # the distinct windows, ascending
+    bytes_per_token: int              # of the sliding layers (included in fit's kv_per_token)
+
+
+def sliding_note(sliding: SlidingShare, long_request_tokens: int | None) -> str:
+    """What the token figure means for a model with sliding-window layers."""
+    windows = "/".join(f"{w:,}" for w in sliding.windows)
+    head = (f"{sliding.layers} of {sliding.attention_layers} attention layers use a sliding window ({windows} "
+            "tokens), counted here at every token as vLLM holds them when max_model_len is within the window; past "
+            "it, vLLM's hybrid KV cache manager keeps only window - 1 + max_in_flight_tokens of their tokens per "
+            "request (SlidingWindowSpec)")
+    if long_request_tokens is None:
+        return head + ", so with every layer sliding a request's cache stops growing at its window"
+    return head + f", and requests far longer than the window approach {long_request_tokens:,} tokens"
+
+
+def fit(footprint: WeightFootprint, platform: Platform, tp: int, ep: bool,
+        kv_per_token: int | None = None, sliding: SlidingShare | None = None) -> MemoryFit:
+    """Weights per rank against the platform's device memory x gpu_memory_utilization; the KV cache left, in
+    tokens of `kv_per_token` bytes per rank (the attention layers' cache_bytes_per_token summed), else of the
+    model dtype. `sliding`: the sliding-window layers' share of kv_per_token (the note and long_request_tokens)."""
     assumptions = platform.assumptions
     weights = weight_bytes_per_rank(footprint, tp, ep)
-    per_token = kv_bytes_per_token(footprint, tp)
+    per_token = kv_bytes_per_token(footprint, tp) if kv_per_token is None else kv_per_token
     utilization = assumptions.gpu_memory_utilization
     memory = assumptions.device_memory
     if memory is None:
@@ -210,7 +251,12 @@ def fit(footprint: WeightFootprint, platform: Platform, tp: int, ep: bool) -> Me
     left = budget - weights
     tokens = max(left, 0) // per_token if per_token else None
     if left > 0:
-        return MemoryFit(memory, utilization, weights, budget, per_token, tokens)
+        if sliding is None:
+            return MemoryFit(memory, utilization, weights, budget, per_token, tokens)
+        full_per_token = per_token - sliding.bytes_per_token
+        long_tokens = left // full_per_token if full_per_token > 0 else None
+        return MemoryFit(memory, utilization, weights, budget, per_token, tokens,
+                         note=sliding_note(sliding, long_tokens), long_request_tokens=long_tokens)
     where = f"TP {tp}" + (" with --ep" if ep else "")
     error = (f"Model weights take {gib(weights)} per rank at {where}, more than the {gib(budget)} vLLM may use "
              f"({utilization:g} x {gib(memory)} of {platform.label} memory); vLLM then raises: " + NO_CACHE_MEMORY)
@@ -230,5 +276,8 @@ def summary(memory: MemoryFit) -> str:
             f"({memory.utilization:g} x {gib(memory.device_memory)})")
     if memory.error:
         return head + ": does not fit"
-    return head + f"; KV cache {gib(memory.kv_bytes)} = {memory.kv_tokens:,} tokens at most"
+    text = head + f"; KV cache {gib(memory.kv_bytes)} = {memory.kv_tokens:,} tokens at most"
+    if memory.long_request_tokens is not None:
+        text += f" (sliding-window layers at every token; up to {memory.long_request_tokens:,} past their window)"
+    return text
 

@@ -39,12 +39,13 @@ class Matrix(NamedTuple):
 
 
 def first_reason(report: InspectReport) -> str | None:
-    """Model-level gates first (heads, capability, index), then the first failing module, memory last."""
+    """Model-level gates first (heads, capability, index), then the first failing module (linear, FusedMoE,
+    attention), memory last."""
     memory_error = report.memory.error if report.memory else None
     for error in report.errors:
         if error != memory_error:
             return error
-    for layer in report.layers + report.moes:
+    for layer in report.layers + report.moes + report.attention:
         if layer.errors:
             return f"{layer.name}: {layer.errors[0]}"
     return memory_error

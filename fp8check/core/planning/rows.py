@@ -1,5 +1,5 @@
-"""Collapsed rows: identical layers (and their load runs) across decoder blocks shown once, as
-'model.layers.{0..63}.mlp.down_proj', and the worst figure of such a row.
+"""Collapsed rows: identical layers (linear, FusedMoE, attention) and their load runs across decoder blocks shown
+once, as 'model.layers.{0..63}.mlp.down_proj', and the worst figure of such a row.
 
 A planning view like the others: `diff` names its changed rows with it and `suggest` re-routes one layer per row;
 the tables, Markdown and the CLI show the same rows.
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from fp8check.core.model.modules import layer_template
-from fp8check.core.records import LayerReport
+from fp8check.core.records import AttentionReport, AttentionRun, LayerReport
 
 
 class Row(NamedTuple):
@@ -18,7 +18,7 @@ class Row(NamedTuple):
 
     name: str
     count: int
-    layer: LayerReport
+    layer: LayerReport | AttentionReport    # the first of them
 
 
 def collapse(layers: tuple[LayerReport, ...]) -> list[Row]:
@@ -28,6 +28,20 @@ def collapse(layers: tuple[LayerReport, ...]) -> list[Row]:
         key = (template, layer.layer_type, layer.weight_dtype, layer.shape, layer.strategy, layer.activation,
                layer.scheme, layer.kernel, layer.rejected, tuple(without_index(e, index)
                                                                  for e in layer.errors + layer.warnings))
+        groups.setdefault(key, []).append((index, layer))
+    return [Row(collapsed_name(template, members), len(members), members[0][1])
+            for (template, *_), members in groups.items()]
+
+
+def collapse_attention(layers: tuple[AttentionReport, ...]) -> list[Row]:
+    """Attention layers alike across decoder blocks (kind, shape, KV cache, method, scale names, backend, the same
+    messages) as one row each: 'model.layers.{0..63}.self_attn.attn'."""
+    groups: dict[tuple, list[tuple[int | None, AttentionReport]]] = {}
+    for layer in layers:
+        template, index = layer_template(layer.name)
+        key = (template, layer.kind, layer.head_size, layer.num_heads, layer.num_kv_heads, layer.kv_cache_dtype,
+               layer.cache_dtype, layer.kv_method, layer.scale_strategy, layer.backend, layer.rejected,
+               tuple(without_index(text, index) for text in layer.scales + layer.errors + layer.warnings))
         groups.setdefault(key, []).append((index, layer))
     return [Row(collapsed_name(template, members), len(members), members[0][1])
             for (template, *_), members in groups.items()]
@@ -75,6 +89,18 @@ def collapse_runs(runs) -> list[RunRow]:
     for run in runs:
         template, index = layer_template(run.name)
         key = (template, run.kernel, run.numerics, run.execution, run.status,
+               tuple(without_index(e, index) for e in run.errors + run.warnings) if index is not None else run.name)
+        groups.setdefault(key, []).append((index, run))
+    return [RunRow(collapsed_name(template, members), [run for _, run in members])
+            for (template, *_), members in groups.items()]
+
+
+def collapse_attention_runs(runs: tuple[AttentionRun, ...]) -> list[RunRow]:
+    """load's KV cache round trips of alike attention layers across decoder blocks, as one row each."""
+    groups: dict[tuple, list] = {}
+    for run in runs:
+        template, index = layer_template(run.name)
+        key = (template, run.kv_cache_dtype, run.cache_dtype, run.status,
                tuple(without_index(e, index) for e in run.errors + run.warnings) if index is not None else run.name)
         groups.setdefault(key, []).append((index, run))
     return [RunRow(collapsed_name(template, members), [run for _, run in members])

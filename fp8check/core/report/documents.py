@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from fp8check.core.planning.diff import MOE_RULES, profile_changes
 from fp8check.core.planning.kernel_matrix import REPRESENTATIVE_K, REPRESENTATIVE_N
-from fp8check.core.records import InspectReport, LayerReport, LoadReport, MoEReport
+from fp8check.core.records import AttentionReport, AttentionRun, InspectReport, LayerReport, LoadReport, MoEReport
 from fp8check.core.report.verdicts import load_summary
 from fp8check.core.targets.profiles import PROFILES, PULL_REQUESTS, WHEEL_CHANGES
 
@@ -54,6 +54,7 @@ def inspect_document(report: InspectReport) -> dict:
         "skipped": [{"prefix": s.prefix, "tensors": len(s.tensors), "weight_dtypes": sorted({t.dtype for t in s.tensors}),
                      "reason": s.reason} for s in report.skipped],
         "moe": [_moe(m) for m in report.moes],
+        "attention": [_attention(a) for a in report.attention],
         "memory": memory_document(report.memory) if report.memory else None,
         "suggestions": [{"kind": s.kind, "text": s.text, "argv": list(s.options)} for s in report.suggestions],
     }
@@ -87,6 +88,18 @@ def _moe(moe: MoEReport) -> dict:
             "intermediate_per_rank": moe.intermediate_per_rank, "block": list(moe.block) if moe.block else None}
 
 
+def _attention(layer: AttentionReport) -> dict:
+    """An attention layer: its shape per rank, KV cache (dtype, method, the checkpoint's scales) and backend."""
+    return {
+        "name": layer.name, "kind": layer.kind, "head_size": layer.head_size, "num_heads": layer.num_heads,
+        "num_kv_heads": layer.num_kv_heads, "kv_cache_dtype": layer.kv_cache_dtype, "cache_dtype": layer.cache_dtype,
+        "kv_method": layer.kv_method, "scale_strategy": layer.scale_strategy, "scales": list(layer.scales),
+        "backend": layer.backend,
+        "rejected": [{"backend": r.kernel, "reason": r.reason, "verified": r.verified} for r in layer.rejected],
+        "errors": list(layer.errors), "warnings": list(layer.warnings), "notes": list(layer.notes),
+    }
+
+
 def memory_document(memory: MemoryFit) -> dict:
     return {"device_memory": memory.device_memory, "gpu_memory_utilization": memory.utilization,
             "weight_bytes_per_rank": memory.weight_bytes, "budget_bytes": memory.budget,
@@ -109,7 +122,8 @@ def load_document(report: LoadReport) -> dict:
     doc.update(command="load", ok=report.ok, device=report.device, device_platform=report.device_platform,
                tokens=report.tokens, seed=report.seed, layers_regex=report.layers_regex,
                bytes_read=report.bytes_read, seconds=round(report.seconds, 3), load_notes=list(report.notes),
-               load_summary=load_summary(report), against=report.against)
+               load_summary=load_summary(report), against=report.against,
+               attention_runs=[_attention_run(run) for run in report.attention_runs])
     return doc
 
 
@@ -135,6 +149,16 @@ def _moe_run(run) -> dict:
                      "errors": list(e.errors), "warnings": list(e.warnings),
                      "against": None if e.against is None else e.against.as_json()} for e in run.experts],
         "against": None if run.against is None else run.against.as_json(),
+    }
+
+
+def _attention_run(run: AttentionRun) -> dict:
+    """One attention layer's KV cache round trip: the scales vLLM uses and K's and V's errors against fp32."""
+    return {
+        "name": run.name, "kv_cache_dtype": run.kv_cache_dtype, "cache_dtype": run.cache_dtype, "status": run.status,
+        "k_scale": list(run.k_scale), "v_scale": list(run.v_scale), "k_error": run.k_error, "v_error": run.v_error,
+        "bound": run.bound, "bytes_read": run.bytes_read, "errors": list(run.errors), "warnings": list(run.warnings),
+        "notes": list(run.notes),
     }
 
 

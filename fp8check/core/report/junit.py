@@ -1,5 +1,6 @@
-"""JUnit XML of `inspect` and `load --format junit`, for CI dashboards: one testcase per module, one for the
-model-level checks; a case fails with its first error as the message."""
+"""JUnit XML of `inspect` and `load --format junit`, for CI dashboards: one testcase per module, one per kind of
+attention layer (the table's collapsed row), one for the model-level checks; a case fails with its first error as
+the message."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import NamedTuple
 from xml.etree import ElementTree as ET
 
 from fp8check.core.errors import printable
+from fp8check.core.planning.rows import collapse_attention, collapse_attention_runs
 from fp8check.core.records import InspectReport, LoadReport
 
 
@@ -36,18 +38,27 @@ def junit_document(suite_name: str, classname: str, cases: list[JUnitCase]) -> s
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode")
 
 
+def attention_cases(report: InspectReport) -> list[JUnitCase]:
+    """One testcase per collapsed attention row ('model.layers.{0..63}.self_attn.attn'): its KV cache and backend."""
+    return [JUnitCase(row.name, row.layer.errors, f"{row.count} layer(s): KV cache {row.layer.kv_cache_dtype} "
+                      f"({row.layer.cache_dtype}), {row.layer.kv_method or 'no KV cache method'} -> "
+                      f"{row.layer.backend or 'no backend'}") for row in collapse_attention(report.attention)]
+
+
 def inspect_junit(report: InspectReport) -> str:
-    """One testcase per linear module and FusedMoE layer, plus one for model-level checks."""
+    """One testcase per linear module and FusedMoE layer, one per kind of attention layer, plus one for
+    model-level checks."""
     cases = [JUnitCase("model", report.errors)] + [
         JUnitCase(layer.name, layer.errors, f"{layer.scheme} -> {layer.kernel or 'no kernel'}")
-        for layer in report.layers + report.moes]
+        for layer in report.layers + report.moes] + attention_cases(report)
     return junit_document(f"fp8check inspect {report.model} on {report.platform.label}, TP={report.tp}, "
                           f"vLLM {report.profile.vllm}", report.model, cases)
 
 
 def load_junit(report: LoadReport) -> str:
     """One testcase per selected module (failures carry the reasons), one per FusedMoE layer (its run, or inspect's
-    findings when --layers left it out) and one for model-level checks."""
+    findings when --layers left it out), one per kind of attention layer (its KV cache round trips, or inspect's
+    findings when none ran) and one for model-level checks."""
     def ran(run) -> JUnitCase:
         figures = f" rel_error={run.rel_error:.3g} bound={run.bound:.3g}" if run.rel_error is not None else ""
         return JUnitCase(run.name, run.errors, f"{run.kernel or '-'} -> {run.execution or run.status}{figures}",
@@ -56,5 +67,20 @@ def load_junit(report: LoadReport) -> str:
     moe_runs = {run.name: run for run in report.moe_runs}
     cases = ([JUnitCase("model", report.inspect.errors)] + [ran(run) for run in report.runs]
              + [ran(moe_runs[moe.name]) if moe.name in moe_runs else JUnitCase(moe.name, moe.errors)
-                for moe in report.inspect.moes])
+                for moe in report.inspect.moes]
+             + (_kv_cases(report) if report.attention_runs else attention_cases(report.inspect)))
     return junit_document(f"fp8check load {report.inspect.model} on {report.device}", report.inspect.model, cases)
+
+
+def _kv_cases(report: LoadReport) -> list[JUnitCase]:
+    """One testcase per collapsed row of KV cache round trips: every run's errors, the worst K and V errors."""
+    cases = []
+    for row in collapse_attention_runs(report.attention_runs):
+        first = row.runs[0]
+        errors = tuple(dict.fromkeys(e for run in row.runs for e in run.errors))
+        judged = [run for run in row.runs if run.k_error is not None and run.v_error is not None]
+        figures = (f" k_error={max(r.k_error for r in judged):.3g} v_error={max(r.v_error for r in judged):.3g}"
+                   f" bound={first.bound:.3g}" if judged and first.bound is not None else "")
+        cases.append(JUnitCase(row.name, errors, f"{len(row.runs)} layer(s): KV cache {first.kv_cache_dtype} "
+                               f"({first.cache_dtype}) -> {first.status}{figures}"))
+    return cases

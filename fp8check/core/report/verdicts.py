@@ -55,6 +55,8 @@ def inspect_verdict(report: InspectReport, fail_on_warning: bool = False) -> str
         if report.moes:
             backends = sorted({m.kernel for m in report.moes if m.kernel})
             text += f"; {len(report.moes)} FusedMoE" + (f" via {', '.join(backends)}" if backends else "")
+        if report.attention:
+            text += f"; {attention_summary(report.attention)}"
         unjudged = not_judged(report)
         if unjudged:
             text += (f"; {len(unjudged)} not judged ({', '.join(sorted({r.scheme for r in unjudged}))}: a method "
@@ -69,9 +71,21 @@ def inspect_verdict(report: InspectReport, fail_on_warning: bool = False) -> str
     bad_moes = [m for m in report.moes if not m.ok]
     if bad_moes:
         parts.append(f"{len(bad_moes)} of {len(report.moes)} FusedMoE fail")
+    bad_attention = [a for a in report.attention if not a.ok]
+    if bad_attention:
+        parts.append(f"{len(bad_attention)} of {len(report.attention)} attention layers fail")
     if report.errors:
         parts.append(f"{len(report.errors)} model-level error(s)")
     return f"FAIL: {' and '.join(parts)} on {where}"
+
+
+def attention_summary(layers) -> str:
+    """'64 attention layers via FLASH_ATTN, KV cache fp8_e4m3 (float8_e4m3fn)': backends and cache dtypes."""
+    backends = sorted({a.backend for a in layers if a.backend})
+    caches = sorted({a.kv_cache_dtype if a.kv_cache_dtype == a.cache_dtype else f"{a.kv_cache_dtype} "
+                     f"({a.cache_dtype})" for a in layers})
+    return (f"{len(layers)} attention layer{'' if len(layers) == 1 else 's'}"
+            + (f" via {', '.join(backends)}" if backends else "") + f", KV cache {', '.join(caches)}")
 
 
 def load_summary(report: LoadReport) -> dict[str, int]:
@@ -90,10 +104,13 @@ def load_verdict(report: LoadReport, fail_on_warning: bool = False) -> str:
     said = f"; {emulated} emulated" if emulated else ""
     experts = sum(len(run.experts_run) for run in report.moe_runs)
     moes = f" (of them {len(report.moe_runs)} FusedMoE layers, {experts} experts)" if report.moe_runs else ""
+    judged = [run for run in report.attention_runs if run.k_error is not None or run.v_error is not None]
+    kv = (f"; {len(judged)} attention KV cache{'' if len(judged) == 1 else 's'} round-trip within their bound"
+          if judged else "")  # a cache in the model dtype quantizes nothing: nothing to say
     if report.ok:
         warned = f", {counts['warn']} with warnings" if counts["warn"] else ""
-        text = (f"OK: {counts['ok'] + counts['warn']} modules{moes} ran and agree with their fp32 reference{warned} "
-                f"({where}{said})")
+        text = (f"OK: {counts['ok'] + counts['warn']} modules{moes} ran and agree with their fp32 reference{warned}"
+                f"{kv} ({where}{said})")
         failing = len(all_warnings(report)) if fail_on_warning else 0
         return _warnings_fail(text, failing) if failing else text
     ran = {run.name for run in report.moe_runs}
@@ -102,8 +119,15 @@ def load_verdict(report: LoadReport, fail_on_warning: bool = False) -> str:
              f"{counts['not run']} not run" if counts["not run"] else "",
              f"{len(report.inspect.errors)} model-level error(s)" if report.inspect.errors else "",
              f"{bad_moes} FusedMoE layer(s) vLLM would refuse" if bad_moes else ""]
+    modules = ", ".join(p for p in parts if p)
     total = len(report.runs) + len(report.moe_runs)
-    return f"FAIL: {', '.join(p for p in parts if p)} of {total} modules{moes} ({where}{said})"
+    run_kv = {run.name for run in report.attention_runs}
+    kv_failed = sum(1 for run in report.attention_runs if not run.ok)
+    refused = sum(1 for layer in report.inspect.attention if not layer.ok and layer.name not in run_kv)
+    found = [f"{modules} of {total} modules{moes}" if modules else "",
+             f"{kv_failed} of {len(report.attention_runs)} attention KV caches failed" if kv_failed else "",
+             f"{refused} attention layer(s) vLLM would refuse" if refused else ""]
+    return f"FAIL: {'; '.join(p for p in found if p)} ({where}{said})"
 
 
 def matrix_verdict(result: Matrix) -> str:

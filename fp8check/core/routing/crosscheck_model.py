@@ -3,13 +3,14 @@ comparison of that with fp8check's report of the same checkpoint.
 
 The vLLM side (a subprocess per release and platform, like crosscheck.py's, whose stubs it reuses):
     python -m fp8check.core.routing.crosscheck_model PLATFORM [--stub] < cases.json
-A case is {"id", "folder", "quantization", "allow_deprecated", "tp", "ep"}. For each, the release's own
-`ModelConfig` (config.json read by transformers, vLLM's front door: detection, --quantization, allow-list,
+A case is {"id", "folder", "quantization", "allow_deprecated", "tp", "ep", "kv_cache_dtype"}. For each, the
+release's own `ModelConfig` (config.json read by transformers, vLLM's front door: detection, --quantization, allow-list,
 deprecation) and `VllmConfig` (quant config, capability and dtype gates; `enforce_eager`), then
 `model_loader.utils.initialize_model` under `torch.device("meta")` — the model file decides which layers get the
-quant config, their classes, fusions, MoE wrappers, MLA projections, towers. Answer: every module holding a quant
-method (linear, LM head, embedding, FusedMoE, attention) with its method / scheme, kernel, MoE backend and
-experts class, attention backend — or the first error the build raised, as vLLM's text.
+quant config, their classes, fusions, MoE wrappers, MLA projections, towers; the case's --kv-cache-dtype resolved as
+EngineArgs resolves it. Answer: every module holding a quant method (linear, LM head, embedding, FusedMoE) with its
+method / scheme, kernel, MoE backend and experts class, and every attention layer with its KV cache dtype, KV
+cache method and attention backend — or the first error the build raised, as vLLM's text.
 
 Stand-ins beyond crosscheck.STUB_RISKS are in MODEL_STUB_RISKS (the distributed groups, the model-registry
 subprocess). Never imported on the inspect path.
@@ -35,27 +36,39 @@ MODEL_STUB_RISKS = {
     "triton.language placeholder": "vLLM's Triton-less placeholder answers None for every name (it lists a few): "
                                    "kernel modules the ROCm attention selector imports name dtypes at import time",
     "cuda (cuda-python)": "inert module: MiniMax-M2's RMS-norm workspace imports it at construction",
+    "tokenspeed_mla": "inert module: a Requires-Dist of the wheels; TOKENSPEED_MLA's selection check imports it "
+                      "(sm100), as fp8check assumes it installed",
     "torchvision": "inert module: imported with transformers' image processors by the vision-language model "
                    "files; image preprocessing plays no part in building the model",
     "executor backend": "`mp` named explicitly: its choice (a device count) plays no part in building the model",
     "model registry inspection": "vLLM inspects a model class in a subprocess; here in-process (same answer, "
                                  "the subprocess would not carry the stubs)",
     "attention backend": "chosen by the release's selector on the mocked platform (stubbed flash-attn / FlashInfer "
-                         "probes) and built, read, not compared (fp8check does not model attention backends yet)",
+                         "probes: FlashInfer importable on CUDA, the device capability of the case) and compared "
+                         "by its AttentionBackendEnum name, with the layer's KV cache dtype and KV method",
     "accelerator tensors": "every tensor asked for on cuda / xpu (workspaces attention backends allocate when "
                            "imported or built) is put on the meta device by a torch function mode",
+    "FlashInfer feature probes": "on CUDA, NVIDIA's cubin artifactory is reachable (has_nvidia_artifactory, an "
+                                 "HTTP probe: TRT-LLM attention, FlashInfer's sink support) and FlashInfer has the "
+                                 "SM90 MLA API (has_flashinfer_sm90_nope_mla, FlashInfer >= 0.6.18), as fp8check "
+                                 "assumes; an offline host without cubins, an older FlashInfer differ",
     "torch.cuda / torch.xpu device queries": "get_device_properties / capability / count answer for the mocked "
                                              "device (SM count of H100, B200, A100, L40S, RTX PRO 6000 for sm90 / "
-                                             "100 / 80 / 89 / 120; Max 1100's 448 EUs; 8 devices)",
-    "attention impl": "the release's impl is built; where building it needs what is stubbed (a FlashInfer "
-                      "constant, a device workspace), a stand-in takes its place, and the case lists it",
+                                             "100 / 80 / 89 / 120; Max 1100's 448 EUs; 8 devices); the CUDA "
+                                             "device's name is fp8check's label of the platform (cuda:80), which "
+                                             "vLLM's messages quote where a real GPU's name would be",
+    "attention impl": "the release's impl is built; its refusals (ValueError / NotImplementedError: fp8_e5m2 on "
+                      "XPU, Triton's SM89 FP8) are the build's error; where building it needs what is stubbed "
+                      "(a FlashInfer constant, a device workspace), a stand-in takes its place, and the case "
+                      "lists it",
 }
 
 
-# Imported while building some models: cuda-python (MiniMax-M2's fused RMS norm workspace on CUDA); torchvision
-# (the vision-language model files import transformers' image processors, which import it), resolved only after
-# transformers has recorded it as absent, so that transformers itself takes no torchvision path.
-MODEL_INERT = ("cuda",)
+# Imported while building some models: cuda-python (MiniMax-M2's fused RMS norm workspace on CUDA); tokenspeed-mla
+# (a Requires-Dist of the 0.28 and 0.33 wheels: TokenspeedMLABackend.supports_combination imports it on sm100);
+# torchvision (the vision-language model files import transformers' image processors, which import it), resolved
+# only after transformers has recorded it as absent, so that transformers itself takes no torchvision path.
+MODEL_INERT = ("cuda", "tokenspeed_mla")
 LATE_INERT = ("torchvision",)
 # torch.ops namespaces of vLLM's compiled extensions, which modules reference at import time
 # (`ROTARY_OP = torch.ops._C.rotary_embedding.default` in the compile passes).
@@ -135,6 +148,8 @@ def _stub_device_queries(platform: str) -> None:
     mocked device."""
     import torch
 
+    from fp8check.core.targets.platforms import parse_platform
+
     kind, _, rest = platform.partition(":")
     if kind == "xpu":  # Intel Data Center GPU Max 1100
         xpu = types.SimpleNamespace(max_compute_units=448, gpu_eu_count=448, name="mocked xpu",
@@ -144,9 +159,14 @@ def _stub_device_queries(platform: str) -> None:
     if kind != "cuda":
         return
     cc = int(rest)
+    # The device's name is in vLLM's messages (Triton's SM89 FP8 refusal): fp8check names the platform as given.
     props = types.SimpleNamespace(major=cc // 10, minor=cc % 10, multi_processor_count=SM_COUNTS.get(cc, 132),
-                                  name=f"mocked sm{cc}", total_memory=80 << 30)
+                                  name=parse_platform(platform).label, total_memory=80 << 30)
     torch.cuda.get_device_properties = lambda *args, **kwargs: props
+    torch.cuda.get_device_name = lambda *args, **kwargs: props.name
+    import vllm.platforms as platforms  # crosscheck's mocked platform names itself "mocked smNN"
+
+    type(platforms.current_platform).get_device_name = classmethod(lambda cls, device_id=0: props.name)
     torch.cuda.get_device_capability = lambda *args, **kwargs: (cc // 10, cc % 10)
     torch.cuda.current_device = lambda: 0
     torch.cuda.device_count = lambda: 8
@@ -156,6 +176,21 @@ def _absent(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
     return None
+
+
+def _stub_flashinfer_probes(platform: str) -> None:
+    """FlashInfer's feature probes that attention selection asks (utils/flashinfer.py), answered for the FlashInfer
+    a release pins, on CUDA only, as fp8check assumes: NVIDIA's cubin artifactory reachable (has_nvidia_artifactory,
+    an HTTP probe: TRT-LLM attention, FlashInfer's sink support) and the SM90 MLA API of FlashInfer >= 0.6.18
+    (has_flashinfer_sm90_nope_mla, an inspect of BatchMLAPagedAttentionWrapper.run: FLASHINFER_MLA_SPARSE_SM90)."""
+    try:
+        import vllm.utils.flashinfer as flashinfer
+    except ImportError:
+        return
+    on_cuda = platform.startswith("cuda")
+    for name in ("has_nvidia_artifactory", "has_flashinfer_sm90_nope_mla"):
+        if hasattr(flashinfer, name):
+            setattr(flashinfer, name, lambda: on_cuda)
 
 
 def _stub_compiled_namespaces() -> None:
@@ -196,11 +231,16 @@ class _StandInImpl:
 
 
 STAND_IN_IMPLS: list[str] = []  # this case's attention impls built as _StandInImpl, with why
+# What an impl's constructor raises to refuse a configuration (FlashAttentionImpl's "does not support fp8_e5m2
+# kv-cache on this device.", Triton's SM89 FP8 message, CPU's head sizes): vLLM's answer, raised as the build's
+# error. Anything else (a TypeError on a mocked FlashInfer constant) is the stubs' doing.
+IMPL_REFUSALS = (ValueError, NotImplementedError)
 
 
 def _guard_attention_impls() -> None:
-    """Backends are chosen by the release's selector and their impls built; an impl whose constructor fails on a
-    stub is replaced by _StandInImpl and named in the case's answer (attention is read, not compared)."""
+    """Backends are chosen by the release's selector and their impls built; an impl whose constructor refuses
+    the configuration raises as in vLLM (IMPL_REFUSALS), one that fails on a stub is replaced by _StandInImpl and
+    named in the case's answer."""
     import vllm.v1.attention.selector as selector
 
     real = selector.get_attn_backend
@@ -212,6 +252,8 @@ def _guard_attention_impls() -> None:
         def build(*impl_args, **impl_kwargs):
             try:
                 return impl_cls(*impl_args, **impl_kwargs)
+            except IMPL_REFUSALS:
+                raise
             except Exception as exc:  # noqa: BLE001 - listed, never silent
                 STAND_IN_IMPLS.append(f"{impl_cls.__name__}: {type(exc).__name__}: {str(exc)[:120]}")
                 return _StandInImpl()
@@ -310,6 +352,9 @@ def read_modules(model) -> dict[str, dict]:
         # A method that is itself a torch Module (UnquantizedFusedMoEMethod is a CustomOp) sits in _modules.
         method = next((held[key] for held in (module.__dict__, module._modules)
                        for key in ("quant_method", "_quant_method") if held.get(key) is not None), None)
+        if "AttentionLayerBase" in types_ and hasattr(module, "kv_cache_dtype"):
+            out[name] = _attention_row(module, method, types_)  # with or without a KV cache method
+            continue
         if method is None or id(method) in seen:
             continue
         seen.add(id(method))
@@ -320,20 +365,27 @@ def read_modules(model) -> dict[str, dict]:
                "kernel": None, "backend": None}
         if kind == "moe":
             row["backend"], row["kernel"] = _moe_parts(method)
-        elif kind == "attention":
-            backend = getattr(module, "attn_backend", None)
-            row["backend"] = getattr(backend, "__name__", None)
         else:
             row["kernel"] = _kernel_of(scheme if scheme is not None else method)
         out[_canonical(name)] = row
     return out
 
 
+def _attention_row(module, method, types_: list[str]) -> dict:
+    """An Attention / MLAAttention layer: the KV cache dtype it resolved (`kv_cache_dtype`, "auto" kept as vLLM
+    keeps it), its KV cache method (None: the format gives it none) and the backend the release's selector chose,
+    as its AttentionBackendEnum name (`get_name()`)."""
+    backend = getattr(module, "attn_backend", None)
+    return {"kind": "attention", "type": type(module).__name__, "types": types_,
+            "scheme": type(method).__name__ if method is not None else None, "kernel": None,
+            "kv_cache_dtype": str(module.kv_cache_dtype), "backend": backend.get_name() if backend else None}
+
+
 def build_model(case: dict) -> dict:
     """vLLM's whole model for one case: {"id", "error", "modules", "names"}; names maps fp8check's checkpoint
     names (case["names"]) through the model class's hf_to_vllm_mapper, as vLLM's loader renames them."""
     import torch
-    from vllm.config import LoadConfig, ModelConfig, ParallelConfig, VllmConfig, set_current_vllm_config
+    from vllm.config import CacheConfig, LoadConfig, ModelConfig, ParallelConfig, VllmConfig, set_current_vllm_config
     from vllm.model_executor.model_loader.utils import initialize_model
 
     from fp8check.core.routing.crosscheck import _patch_availability
@@ -350,10 +402,15 @@ def build_model(case: dict) -> dict:
         pass
     try:
         model_config = ModelConfig(
-            model=case["folder"], dtype="bfloat16", enforce_eager=True, max_model_len=256, skip_tokenizer_init=True,
+            model=case["folder"], dtype=MODEL_DTYPE, enforce_eager=True, max_model_len=256, skip_tokenizer_init=True,
             quantization=case.get("quantization"), allow_deprecated_quantization=case.get("allow_deprecated", False),
             **extra)
+        # EngineArgs.create_engine_config resolves --kv-cache-dtype auto first (a ModelOpt KV algo: fp8_e4m3).
+        from vllm.utils.torch_utils import resolve_kv_cache_dtype_string
+
+        cache_dtype = resolve_kv_cache_dtype_string(case.get("kv_cache_dtype", "auto"), model_config)
         config = VllmConfig(model_config=model_config, load_config=LoadConfig(load_format="dummy"),
+                            cache_config=CacheConfig(cache_dtype=cache_dtype),
                             parallel_config=ParallelConfig(tensor_parallel_size=case["tp"],
                                                            enable_expert_parallel=case.get("ep", False),
                                                            distributed_executor_backend="mp"))
@@ -391,6 +448,7 @@ class ModuleAgreement(NamedTuple):
 
 
 MODEL = "(model)"
+MODEL_DTYPE = "bfloat16"  # every case is built in it (ModelConfig's dtype), and inspected by fp8check in it
 
 
 def our_modules(report) -> dict[str, dict]:
@@ -400,7 +458,29 @@ def our_modules(report) -> dict[str, dict]:
             for layer in report.layers}
     rows.update({moe.name: {"kind": "moe", "scheme": moe.scheme, "kernel": moe.kernel, "backend": moe.backend,
                             "error": moe.errors[0] if moe.errors else None} for moe in report.moes})
+    rows.update({attn.name: {"kind": "attention", "scheme": attn.kv_method, "kernel": None, "backend": attn.backend,
+                             "kv_cache_dtype": attn.kv_cache_dtype, "error": attn.errors[0] if attn.errors else None,
+                             "errors": list(attn.errors)}
+                 for attn in report.attention})
     return rows
+
+
+def _their_kv_dtype(row: dict) -> str:
+    """vLLM's Attention.kv_cache_dtype as fp8check reports it: "auto" is the model dtype."""
+    return MODEL_DTYPE if row["kv_cache_dtype"] == "auto" else row["kv_cache_dtype"]
+
+
+def compare_attention(mine: dict, row: dict) -> list[str]:
+    """What differs between fp8check's attention layer and vLLM's built one: the resolved KV cache dtype, the KV
+    cache method (None on both sides when the format gives none) and the backend's AttentionBackendEnum name."""
+    diffs = []
+    if mine["kv_cache_dtype"] != _their_kv_dtype(row):
+        diffs.append("kv cache dtype")
+    if mine["scheme"] != row["scheme"]:
+        diffs.append("kv method")
+    if mine["backend"] != row["backend"]:
+        diffs.append("backend")
+    return diffs
 
 
 def _canonical(name: str) -> str:
@@ -411,12 +491,18 @@ def _canonical(name: str) -> str:
 def compare_model(ours: dict[str, dict], errors: tuple[str, ...], theirs: dict) -> list[ModuleAgreement]:
     """Row by row, vLLM's built model (build_model's answer) against fp8check's modules (our_modules) and its
     model-level errors. A build vLLM refused is one row: it agrees when fp8check reports vLLM's message (fp8check
-    may add its explanation after it), on the model or on a module (vLLM stops at the first module that raises)."""
+    may add its explanation after it), on the model or on a module (vLLM stops at the first module that raises:
+    a linear, an attention layer's backend selection or its impl's constructor). An attention layer vLLM built
+    agrees when its KV cache dtype, KV method and backend do (compare_attention); fp8check's error on it with all
+    three equal is a post-load prediction (a scale vLLM's loader or process_weights_after_loading refuses)."""
     from fp8check.core.routing.crosscheck import _sets_in_order, compare, vllm_error
 
     if theirs["error"] is not None:
         text = vllm_error(theirs["error"])
-        ours_errors = [e for e in (*errors, *(row["error"] for row in ours.values())) if e]
+        # An attention layer may report several refusals (its backend's, the fp8_e5m2 one): vLLM raises the first
+        # it meets, so each is a candidate.
+        ours_errors = [e for e in (*errors, *(e for row in ours.values() for e in row.get("errors", [row["error"]])))
+                       if e]
         found = any(_sets_in_order(e).startswith(_sets_in_order(text)) or (text.startswith("AssertionError") and e)
                     for e in ours_errors)
         differs = () if found else (("error text",) if ours_errors else ("error",))
@@ -430,12 +516,13 @@ def compare_model(ours: dict[str, dict], errors: tuple[str, ...], theirs: dict) 
     built = theirs["modules"]
     for name, row in built.items():
         mine = ours.get(renamed.get(name, name))
-        if row["kind"] == "attention":
-            rows.append(ModuleAgreement(name, "attention", "not compared", (), {}, row,
-                                        "attention / KV-cache method: fp8check does not model it yet"))
+        if row["kind"] == "attention" and mine is not None:
+            diffs = compare_attention(mine, row)
+            verdict = "differs" if diffs else "post-load prediction" if mine["error"] else "agree"
+            rows.append(ModuleAgreement(name, "attention", verdict, tuple(diffs), mine, row))
             continue
         if mine is None:
-            unquantized = row["scheme"].startswith("Unquantized")
+            unquantized = (row["scheme"] or "").startswith("Unquantized")
             if row["kind"] == "embedding" and unquantized:
                 rows.append(ModuleAgreement(name, "embedding", "not compared", (), {}, row,
                                             "an unquantized input embedding: fp8check lists linear layers"))
@@ -487,6 +574,7 @@ def main() -> None:
         sys.meta_path.insert(0, _InertFinder(LATE_INERT))
         _stub_compiled_namespaces()
         _stub_device_queries(sys.argv[1])
+        _stub_flashinfer_probes(sys.argv[1])
         _guard_attention_impls()
     stubs.update(MODEL_STUB_RISKS)
     print(json.dumps({"stubs": stubs}), flush=True)

@@ -8,6 +8,7 @@ from fp8check.core.checkpoint.local import Checkpoint, activation_dtype, paused_
 from fp8check.core.errors import InputError, printable
 from fp8check.core.formats.base import LAYER, Assignment
 from fp8check.core.formats.frontdoor import FrontDoor
+from fp8check.core.formats.kv_cache import check_cache_dtype
 from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe, front_door
 from fp8check.core.model.layouts import arch_for
 from fp8check.core.model.memory import fit, fits_at, weight_footprint
@@ -15,6 +16,7 @@ from fp8check.core.model.modules import LinearModule, ModelLayout, build_layout
 from fp8check.core.model.tp import tp_layout
 from fp8check.core.records import InspectOptions, InspectReport, LayerReport
 from fp8check.core.routing.integrity import check_module, uses_e8m0_scales
+from fp8check.core.routing.kv_cache import attention_inspector, sliding_share
 from fp8check.core.routing.linear import UNQUANTIZED, UNQUANTIZED_EMBEDDING, Route, route
 from fp8check.core.routing.moe import inspect_moes, sweep_loads
 from fp8check.core.routing.warnings import with_warnings
@@ -48,6 +50,7 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int) -> list[str]:
 @paused_gc()  # ~100k records built, none in a cycle (see paused_gc)
 def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelLayout | None = None) -> InspectReport:
     """Every module vLLM builds, routed under `options`; `layout` when the caller (load) built it already."""
+    check_cache_dtype(options.kv_cache_dtype, options.profile.vllm)
     door = front_door_of(ckpt, options)
     quant = door.quant
     if isinstance(quant, OutOfScopeConfig):
@@ -88,13 +91,18 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
                "to belong to (orphan)" for t in layout.orphans]
     moes, moe_sweeps = inspect_moes(layout.moes, ckpt.tensors, quant, ckpt.config, ctx, options.tp,
                                      options.ep, out_dtype)
+    attention_at = attention_inspector(ckpt, layout, quant, options, ctx, out_dtype)
+    attention = attention_at(options.tp)
     linear_ok = tuple(
         tp for tp in TP_SWEEP
         if not model_errors(ckpt, door, tp)
         and not any(route_cached(a, s, tp, e).errors for a, s, e in signatures)
+        and not any(a.errors for a in attention_at(tp))
     )
     footprint = weight_footprint(ckpt.tensors, ckpt.config, layout)  # does it fit: a failure too, and in the TP sweep
-    memory = fit(footprint, options.platform, options.tp, options.ep)
+    kv_per_token = sum(a.cache_bytes_per_token for a in attention) if attention else None  # in the resolved KV dtype
+    memory = fit(footprint, options.platform, options.tp, options.ep, kv_per_token,
+                 sliding_share(attention) if attention else None)
     errors += [memory.error] if memory.error else []
     tp_ok = tuple(tp for tp in linear_ok if sweep_loads(moe_sweeps, ctx, tp, options.ep, out_dtype)
                   and fits_at(footprint, options.platform, tp, options.ep))
@@ -105,7 +113,7 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         model=ckpt.source, platform=options.platform, profile=options.profile, tp=options.tp,
         backend=options.backend, quant_method=door.config_name if quant else None, layers=tuple(layers),
         moes=moes, errors=tuple(errors), warnings=door.warnings, tp_sizes_ok=tp_ok, notes=layout.notes,
-        skipped=layout.skipped, ep=options.ep, tp_sizes_ok_ep=tp_ok_ep, memory=memory,
+        skipped=layout.skipped, ep=options.ep, tp_sizes_ok_ep=tp_ok_ep, memory=memory, attention=attention,
     ), ckpt, options, layout, quant)
 
 

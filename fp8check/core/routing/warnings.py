@@ -172,12 +172,12 @@ def _quant_error(run):
 
 
 def all_warnings(report) -> list[str]:
-    """Every warning of an inspect or load report: model, linear layers, FusedMoE layers and load runs."""
+    """Every warning of an inspect or load report: model, linear, FusedMoE and attention layers, and load runs."""
     inspected = report.inspect if isinstance(report, LoadReport) else report
     found = list(inspected.warnings)
-    found += [w for layer in inspected.layers + inspected.moes for w in layer.warnings]
+    found += [w for layer in inspected.layers + inspected.moes + inspected.attention for w in layer.warnings]
     if isinstance(report, LoadReport):
-        found += [w for run in report.runs + report.moe_runs for w in run.warnings]
+        found += [w for run in report.runs + report.moe_runs + report.attention_runs for w in run.warnings]
     return found
 
 
@@ -193,13 +193,15 @@ def warnings_as_failures(report):
 
     failed = inspected._replace(errors=inspected.errors + inspected.warnings,
                                 layers=tuple(fail(layer) for layer in inspected.layers),
-                                moes=tuple(fail(moe) for moe in inspected.moes))
+                                moes=tuple(fail(moe) for moe in inspected.moes),
+                                attention=tuple(fail(a) for a in inspected.attention))
     if not isinstance(report, LoadReport):
         return failed
-    found = {entry.name: entry.warnings for entry in inspected.layers + inspected.moes}
+    found = {entry.name: entry.warnings for entry in inspected.layers + inspected.moes + inspected.attention}
 
     def fail_run(run):
         return run._replace(errors=run.errors + found.get(run.name, ()) + run.warnings)
 
     return report._replace(inspect=failed, runs=tuple(fail_run(run) for run in report.runs),
-                           moe_runs=tuple(fail_run(run) for run in report.moe_runs))
+                           moe_runs=tuple(fail_run(run) for run in report.moe_runs),
+                           attention_runs=tuple(fail_run(run) for run in report.attention_runs))

@@ -24,6 +24,7 @@ from fp8check.kernels.base import BLOCK, SCALED_MM, UNQUANTIZED, WEIGHT_ONLY
 from fp8check.kernels.moe import MOE_EXPERTS_NUMERICS
 from fp8check.kernels.mxfp8 import MX_W8A8, MX_WEIGHT_ONLY
 from fp8check.kernels.numerics.fp8_math import dequantize_groups, per_token_group_quant_fp8, scaled_fp8_quant
+from fp8check.kernels.numerics.triton_reason import quick_reason
 from fp8check.kernels.quant_keys import QuantKey
 
 
@@ -59,6 +60,7 @@ class Execution(NamedTuple):
     how: str                             # what actually ran: "torch._scaled_mm rowwise", "fp32 per-K-block GEMM", ...
     emulation: bool                      # True when an fp32 emulation stood in for a device GEMM
     also: torch.Tensor | None = None     # run(also=rows): rows @ dequantized weight^T, from the same pass
+    exact: torch.Tensor | None = None    # an fp32 emulation's output before rounding (the product of its operands)
 
 
 def bound(numerics: str, out_dtype: torch.dtype) -> float:
@@ -82,6 +84,74 @@ def to_float(weight: torch.Tensor) -> torch.Tensor:
 @lru_cache(maxsize=1)
 def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(_THREADS, thread_name_prefix="fp8check-lut")
+
+
+# fp32 rows of the weight converted at a time by fp32_products: small enough to stay in the CPU's cache between the
+# conversion and the product, large enough that a chunk's few calls cost little next to its arithmetic.
+_CHUNK_BYTES = 4 << 20
+# e4m3fn's sign-extended byte shifted left by 7, with bit 14 (the sign's copy) cleared, is a float16 of the same
+# code: exponent and mantissa fields fall into place (subnormals too), and the value is 2^-8 of the code's.
+# Block scales are folded into the activation rows (a copy of the rows per bn weight rows) down to blocks this tall.
+_FOLD_MIN_ROWS = 64
+_E4M3_AS_FP16_MASK = -16385  # 0xBFFF as int16
+_E4M3_AS_FP16_FACTOR = 256.0
+
+
+def _values(codes: torch.Tensor, out: torch.Tensor) -> float:
+    """Rows of a weight (FP8 codes or float) as fp32 into `out`; returns the factor the values must be multiplied
+    by. e4m3fn on the CPU goes through float16 (two integer ops and a hardware conversion, ~4x the table's speed;
+    NaN codes land on 480 there, so value checks must not rely on this); other FP8 dtypes through the table."""
+    if codes.dtype == torch.float8_e4m3fn and codes.device.type == "cpu":
+        bits = codes.view(torch.int8).to(torch.int16)
+        bits.bitwise_left_shift_(7).bitwise_and_(_E4M3_AS_FP16_MASK)
+        out.copy_(bits.view(torch.float16))
+        return _E4M3_AS_FP16_FACTOR
+    out.copy_(to_float(codes) if codes.element_size() == 1 else codes)
+    return 1.0
+
+
+def fp32_products(rows: torch.Tensor, weight: torch.Tensor, scale: torch.Tensor | None,
+                  block: tuple[int, int] | None) -> torch.Tensor:
+    """rows [R, K] (fp32) @ (weight x scale)^T in fp32, the weight converted a cache-sized chunk of rows at a time:
+    no fp32 copy of the weight is ever made, and each FP8 byte is read and converted once for every row.
+
+    A block scale is folded into the rows (each chunk spans whole blocks of bn output rows: rows x its K blocks'
+    scales, one batched product per bn rows), a channel or tensor scale into the output columns. Exact arithmetic
+    is that of dequantize() then one GEMM; fp32 rounding differs only by reassociation."""
+    n, k = weight.shape
+    out = torch.empty(rows.shape[0], n, dtype=torch.float32, device=rows.device)
+    bn = block[0] if block is not None else 1
+    step = max(bn, _CHUNK_BYTES // (4 * max(k, 1)) // bn * bn)
+    buffer = torch.empty(min(step, n) * k, dtype=torch.float32, device=rows.device)
+    factor = 1.0
+    if block is not None:
+        blocks = scale.float().repeat_interleave(block[1], 1)[:, :k]             # [N blocks, K]
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        values = buffer[:(stop - start) * k].view(stop - start, k)
+        factor = _values(weight[start:stop], values)
+        if block is None:
+            out[:, start:stop] = rows @ values.t()
+            continue
+        if bn < _FOLD_MIN_ROWS:  # small blocks (MXFP8's 1 x 32): scaling the rows per block would cost more
+            scale_codes_(values, scale[start // bn:-(-stop // bn)], block)
+            out[:, start:stop] = (rows @ values.t()).mul_(factor)
+            continue
+        # A chunk starts on a block boundary (step is a multiple of bn): one batched product over its whole blocks
+        # of bn rows, each with the rows scaled by that block row's K-block scales; then a ragged last block.
+        whole, first = (stop - start) // bn, start // bn
+        if whole:
+            scaled = rows[None] * (blocks[first:first + whole, None, :] * factor)     # [whole, R, K]
+            part = values[:whole * bn].view(whole, bn, k).transpose(1, 2)
+            out[:, start:start + whole * bn] = torch.bmm(scaled, part).transpose(0, 1).reshape(-1, whole * bn)
+        if start + whole * bn < stop:
+            out[:, start + whole * bn:stop] = (rows * (blocks[first + whole] * factor)) @ values[whole * bn:].t()
+    if block is not None or (scale is None and factor == 1.0):
+        return out
+    if scale is None:
+        return out.mul_(factor)
+    columns = scale.float().reshape(1, -1) if scale.numel() > 1 else scale.float().reshape(())
+    return out.mul_(columns * factor)
 
 
 def dequantize(weight: torch.Tensor, scale: torch.Tensor | None, block: tuple[int, int] | None) -> torch.Tensor:
@@ -168,28 +238,25 @@ def scaled_product(x: torch.Tensor, codes: torch.Tensor, scale: torch.Tensor | N
 
 
 def run(numerics: str, w: LinearWeights, x: torch.Tensor, x_q: torch.Tensor | None, x_s: torch.Tensor | None,
-        codes: torch.Tensor | None = None, also: torch.Tensor | None = None) -> Execution:
+        also: torch.Tensor | None = None) -> Execution:
     """The routed kernel's arithmetic on x's device; output in x's dtype (vLLM's output dtype is the model's).
-    `codes` is the FP8 weight already in fp32 (to_float), when the caller has it. `also` (fp32 rows): when the
-    arithmetic is an fp32 loop over the codes anyway (block emulation), those rows ride along in the same pass
-    over the weight and come back in Execution.also, fp32 and unrounded (the reference products cost no second
-    pass); elsewhere Execution.also is None."""
+    `also` (fp32 rows): when the arithmetic is an fp32 pass over the weight anyway (block emulation), those rows
+    ride along in the same pass and come back in Execution.also, fp32 and unrounded (the reference products cost
+    no second pass); elsewhere Execution.also is None."""
     if numerics == UNQUANTIZED:
         return Execution(F.linear(x, w.weight.to(x.dtype)), f"{_name(x.dtype)} matmul", False)
-    codes = to_float(w.weight) if codes is None else codes
     if numerics == MX_W8A8:  # no device MXFP8 GEMM is run: both operands' 1 x 32 groups, products in fp32
-        out = scaled_product(x_q.float(), codes, w.scale, w.block, x_group_scale=x_s)
+        out = scaled_product(x_q.float(), to_float(w.weight), w.scale, w.block, x_group_scale=x_s)
         return Execution(out.to(x.dtype), "fp32 GEMM of MX-quantized operands (1 x 32 E8M0 groups)", True)
     if numerics in (WEIGHT_ONLY, MX_WEIGHT_ONLY):
-        dequantized = scale_codes_(codes.clone(), w.scale, w.block).to(x.dtype)
+        dequantized = dequantize(w.weight, w.scale, w.block).to(x.dtype)
         return Execution(F.linear(x, dequantized), f"dequantize to {_name(x.dtype)} + {_name(x.dtype)} matmul", False)
     if numerics == SCALED_MM:
-        return _scaled_mm(w, x_q, x_s, x.dtype, codes)
-    return _block_scaled_mm(w, x_q, x_s, x.dtype, codes, also)
+        return _scaled_mm(w, x_q, x_s, x.dtype)
+    return _block_scaled_mm(w, x_q, x_s, x.dtype, also)
 
 
-def _scaled_mm(w: LinearWeights, x_q: torch.Tensor, x_s: torch.Tensor, out_dtype: torch.dtype,
-               codes: torch.Tensor) -> Execution:
+def _scaled_mm(w: LinearWeights, x_q: torch.Tensor, x_s: torch.Tensor, out_dtype: torch.dtype) -> Execution:
     """torch._scaled_mm, tensorwise when both scales are scalars, else rowwise ([M, 1] x [1, N]), as vLLM's
     torch kernels call it; an fp32 emulation (said so) where the device refuses it."""
     m, n = x_q.shape[0], w.weight.shape[0]
@@ -201,27 +268,38 @@ def _scaled_mm(w: LinearWeights, x_q: torch.Tensor, x_s: torch.Tensor, out_dtype
         out = torch._scaled_mm(x_q, w.weight.t(), scale_a=scale_a, scale_b=scale_b, out_dtype=out_dtype)
         return Execution(out, f"torch._scaled_mm {recipe}", False)
     except (RuntimeError, NotImplementedError, ValueError) as exc:
-        out = (scaled_product(x_q.float(), codes, w.scale, None) * scale_a).to(out_dtype)
+        out = (fp32_products(x_q.float(), w.weight, w.scale, None) * scale_a).to(out_dtype)
         reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
         return Execution(out, f"fp32 scaled GEMM ({recipe}; torch._scaled_mm refused: {reason})", True)
 
 
 def _block_scaled_mm(w: LinearWeights, x_q: torch.Tensor, x_s: torch.Tensor, out_dtype: torch.dtype,
-                     codes: torch.Tensor, also: torch.Tensor | None) -> Execution:
-    """vLLM's w8a8_triton_block_scaled_mm through fp8check's Triton port where Triton runs on this device, else the
-    same loop in fp32 torch (scaled_product with the activations' group scales)."""
-    from fp8check.kernels.numerics import triton_fp8
+                     also: torch.Tensor | None) -> Execution:
+    """vLLM's w8a8_triton_block_scaled_mm through fp8check's Triton port where Triton runs on this device, else its
+    arithmetic in fp32 torch: the activations' group scales and the weight's block scales applied per K block
+    (folded into the activations), products accumulated in fp32, rounded once to the output dtype. The unrounded
+    fp32 output comes back as Execution.exact: the fp32 product of the kernel's own quantized operands."""
+    if triton_unavailable(x_q.device) is None:
+        from fp8check.kernels.numerics import triton_fp8
 
-    if triton_fp8.unavailable_reason(x_q.device) is None:
         out = triton_fp8.w8a8_block_matmul(x_q, x_s, w.weight, w.scale, w.block, out_dtype)
         interpreted = ", interpreted (TRITON_INTERPRET=1)" if triton_fp8.interpreted() else ""
         return Execution(out, f"Triton block GEMM{interpreted}, vLLM's w8a8_triton_block_scaled_mm", False)
     m = x_q.shape[0]
-    rows, groups = x_q.float(), x_s.float()
-    if also is not None:  # unit group scales: the extra rows are already dequantized
-        rows, groups = torch.cat([rows, also]), torch.cat([groups, groups.new_ones(also.shape[0], groups.shape[1])])
-    out = scaled_product(rows, codes, w.scale, w.block, x_group_scale=groups)
-    return Execution(out[:m].to(out_dtype), "fp32 per-K-block GEMM", True, out[m:] if also is not None else None)
+    rows = dequantize_activation(x_q, x_s)
+    out = fp32_products(rows if also is None else torch.cat([rows, also]), w.weight, w.scale, w.block)
+    return Execution(out[:m].to(out_dtype), "fp32 per-K-block GEMM", True, out[m:] if also is not None else None,
+                     out[:m])
+
+
+def triton_unavailable(device: torch.device) -> str | None:
+    """triton_fp8.unavailable_reason, without importing triton where the answer does not need it (triton_reason)."""
+    reason = quick_reason(device.type)
+    if reason is not None:
+        return reason
+    from fp8check.kernels.numerics import triton_fp8
+
+    return triton_fp8.unavailable_reason(device)
 
 
 def _name(dtype: torch.dtype) -> str:

@@ -21,7 +21,7 @@ try:
 except ImportError:
     triton = None
 
-INSTALL_HINT = "triton is not installed (pip install 'fp8check[triton]')"
+from fp8check.kernels.numerics.triton_reason import CPU_NEEDS_INTERPRETER, INSTALL_HINT
 
 # Triton's backend for each torch device kind (the folder names under triton/backends; Intel's XPU backend ships
 # in the pytorch-triton-xpu wheel).
@@ -123,7 +123,7 @@ def unavailable_reason(device: torch.device) -> str | None:
     if device.type == "cpu":
         if interpreted():
             return None
-        return "Triton runs on the CPU only under its interpreter (TRITON_INTERPRET=1 before triton is imported)"
+        return CPU_NEEDS_INTERPRETER
     if interpreted():
         return f"TRITON_INTERPRET=1 is set: Triton would interpret on the CPU, not run on {device}"
     kind = "rocm" if device.type == "cuda" and torch.version.hip else device.type

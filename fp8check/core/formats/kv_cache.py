@@ -1,0 +1,281 @@
+"""The KV cache as a checkpoint format declares it to vLLM: the `--kv-cache-dtype` values of each release and what
+`auto` resolves to, the KV cache method a format's quant config gives an attention layer and that method's
+checks, and the names the checkpoint stores its k / v / q / prob scales under, renamed as vLLM's loader renames
+them. Torch-free: plain strings and dicts.
+
+vLLM sources, read in 0.28.0 and 0.33.0 (identical where it matters here):
+- config/cache.py: the `CacheDType` Literal (values added per release: CACHE_DTYPES);
+- utils/torch_utils.py: get_kv_cache_quant_algo_string / resolve_kv_cache_dtype_string, which engine/arg_utils.py
+  calls: a ModelOpt `kv_cache_scheme` / `kv_cache_quant_algo` turns `auto` into fp8_e4m3 (nvfp4 for 4-bit floats,
+  a warning and `auto` for anything else); STR_DTYPE_TO_TORCH_DTYPE (every fp8 value is uint8, viewed as
+  current_platform.fp8_dtype(): float8_e4m3fnuz on gfx94x, platforms/rocm.py);
+- model_executor/layers/attention/attention.py: Attention.__init__ (a quant config's `kv_cache_scheme`, which only
+  CompressedTensorsConfig has, turns `auto` into "fp8"; `attn_head` asks for per-head scales;
+  kv_cache_dtype_skip_layers: "sliding_window" or a layer index puts the layer back on `auto`),
+  _init_kv_cache_quant (the fp8_e5m2 refusal); attention/mla_attention.py (MLAAttention: skip layers by index
+  only, no kv_cache_scheme switch);
+- quantization/*: get_quant_method for Attention / MLAAttention (KV_METHODS), CompressedTensorsKVCacheMethod
+  .validate_kv_cache_scheme, QuarkKVCacheMethod.validate_kv_cache_config, quantization/kv_cache.py
+  (BaseKVCacheMethod, KVCacheScaleParameter);
+- model_loader/weight_utils.py maybe_remap_kv_scale_name, QuarkConfig.get_cache_scale_mapper (remap).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from fp8check.core.errors import InputError
+from fp8check.core.formats.shared import matches
+
+# CacheDType in 0.33.0's order, each with the release that added it (0.25.0 has every value marked "0.25").
+CACHE_DTYPES = (
+    ("auto", "0.25"), ("float16", "0.25"), ("bfloat16", "0.25"), ("fp8", "0.25"), ("fp8_e4m3", "0.25"),
+    ("fp8_e5m2", "0.25"), ("fp8_inc", "0.25"), ("fp8_ds_mla", "0.25"), ("nvfp4_ds_mla", "0.30"),
+    ("turboquant_k8v4", "0.25"), ("turboquant_4bit_nc", "0.25"), ("turboquant_k3v4_nc", "0.25"),
+    ("turboquant_3bit_nc", "0.25"), ("octave_k3v4", "0.33"), ("octave_k3v3", "0.33"),
+    ("octave_k3v3_compact", "0.33"), ("ultraquant_4bit", "0.32"), ("int4_per_token_head", "0.25"),
+    ("int8_per_token_head", "0.25"), ("fp8_per_token_head", "0.25"), ("nvfp4", "0.25"), ("nvfp4_4over6", "0.28"),
+)
+AUTO = "auto"
+FP8_E5M2 = "fp8_e5m2"
+# What the cache tensor holds, per value (STR_DTYPE_TO_TORCH_DTYPE; fp8 / fp8_e4m3 are viewed as the platform's
+# fp8_dtype()). Values not listed are packed uint8 caches fp8check does not model numerically.
+FP8_E4M3_VALUES = ("fp8", "fp8_e4m3")
+STORED = {"float16": "float16", "bfloat16": "bfloat16", "fp8_e5m2": "float8_e5m2", "fp8_inc": "float8_e4m3fn"}
+ELEMENT_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
+
+# get_quant_method for an Attention layer / an MLAAttention layer, per format (FORMATS key). CompressedTensorsConfig,
+# Fp8Config and QuarkConfig test isinstance(layer, Attention), which MLAAttention is not; ModelOptQuantConfigBase
+# tests (Attention, MLAAttention). FBGEMM, INC and OnlineQuantizationConfig return None for attention.
+CT_METHOD, FP8_METHOD = "CompressedTensorsKVCacheMethod", "Fp8KVCacheMethod"
+MODELOPT_METHOD, QUARK_METHOD = "ModelOptKVCacheMethod", "QuarkKVCacheMethod"
+KV_METHODS = {"compressed-tensors": (CT_METHOD, None), "fp8": (FP8_METHOD, None),
+              "modelopt": (MODELOPT_METHOD, MODELOPT_METHOD), "modelopt_mxfp8": (MODELOPT_METHOD, MODELOPT_METHOD),
+              "quark": (QUARK_METHOD, None)}
+# Subclasses of BaseKVCacheMethod that keep its scale processing (CompressedTensorsKVCacheMethod overrides it).
+BASE_PROCESSING = (FP8_METHOD, MODELOPT_METHOD, QUARK_METHOD)
+
+# Messages, verbatim.
+E5M2_REFUSED = "fp8_e5m2 kv-cache is not supported with fp8 checkpoints."
+FALLBACK_ONE = ("Using KV cache scaling factor 1.0 for fp8_e4m3. If this is unintended, verify that k/v_scale "
+                "scaling factors are properly set in the checkpoint.")
+KV_SCALE_DEPRECATED = ("DEPRECATED. Found kv_scale in the checkpoint. This format is deprecated in favor of separate "
+                       "k_scale and v_scale tensors and will be removed in a future release. Functionally, we will "
+                       "remap kv_scale to k_scale and duplicate k_scale to v_scale")
+NOT_LOADED = ("Found {kind} in the checkpoint (e.g. {name}), but not found the expected name in the model "
+              "(e.g. {target}). {kind} is not loaded.")
+NOT_SCALAR = "KV-cache scale expects a scalar weight, got shape {shape}"
+NO_Q_SCALE = ("Checkpoint does not provide a q scaling factor. Setting it to k_scale. This only matters for FP8 "
+              "Attention backends (flash-attn or flashinfer).")
+MODELOPT_UNKNOWN = ("WARNING: Unknown kv_cache_quant_algo '{algo}' in model config. Supported values: "
+                    "['fp8', 'nvfp4']. Falling back to 'auto'.")
+CT_STRATEGIES = "(<QuantizationStrategy.TENSOR: 'tensor'>, <QuantizationStrategy.ATTN_HEAD: 'attn_head'>)"
+CT_KNOWN_STRATEGIES = ("tensor", "channel", "group", "block", "token", "tensor_group", "attn_head")
+
+
+class KVConfig(NamedTuple):
+    """What a checkpoint's quant config says about attention, before any layer is built."""
+
+    method: str | None                # the KV cache method get_quant_method gives an Attention layer
+    mla_method: str | None            # ... and an MLAAttention layer
+    auto: str                         # what --kv-cache-dtype auto resolves to in arg_utils ("auto": not there)
+    scheme: dict | None               # CompressedTensorsConfig.kv_cache_scheme (switches auto -> fp8 per Attention)
+    errors: tuple[str, ...] = ()      # the method's own refusals of the config (raised building every layer)
+    warnings: tuple[str, ...] = ()
+    quark_names: bool = False         # QuarkConfig.get_cache_scale_mapper renames q/k/v_proj.output_scale
+    exclude: tuple[str, ...] = ()     # Quark's `exclude`: should_ignore_layer on the attention layer's name leaves
+                                      # it without a KV method (UnquantizedLinearMethod until 0.29, None from 0.30)
+
+    def method_for(self, name: str, mla: bool) -> str | None:
+        """The KV cache method of the attention layer `name` (vLLM's module name)."""
+        if any(matches(name, pattern) for pattern in self.exclude):
+            return None
+        return self.mla_method if mla else self.method
+
+    @property
+    def strategy(self) -> str | None:
+        """The per-layer scale layout the config declares: "tensor", "attn_head", or None."""
+        return (self.scheme or {}).get("strategy") if self.scheme is not None else None
+
+
+def _after(release: str, first: str) -> bool:
+    return tuple(map(int, release.split("."))) >= tuple(map(int, first.split(".")))
+
+
+def cache_dtypes(release: str) -> tuple[str, ...]:
+    """The --kv-cache-dtype values vLLM `release` ("0.28") accepts, in its order."""
+    return tuple(value for value, first in CACHE_DTYPES if _after(release, first))
+
+
+def check_cache_dtype(value: str, release: str) -> None:
+    """An InputError (one line, exit 2) for a value the release's CacheDType does not have."""
+    values = cache_dtypes(release)
+    if value not in values:
+        raise InputError(f"--kv-cache-dtype {value!r} is not a vLLM {release} cache dtype; choose from "
+                         f"{', '.join(values)}")
+
+
+def is_quantized(kv_cache_dtype: str) -> bool:
+    """utils/torch_utils.py is_quantized_kv_cache (0.28; 0.33's get_kv_quant_mode answers the same for these)."""
+    return kv_cache_dtype.startswith(("fp8", "nvfp4")) or kv_cache_dtype.endswith("per_token_head")
+
+
+def stored_dtype(kv_cache_dtype: str, model_dtype: str, fp8_dtype: str) -> str:
+    """What the cache holds: the model dtype for auto, the platform's e4m3 for fp8 / fp8_e4m3, ..."""
+    if kv_cache_dtype == AUTO:
+        return model_dtype
+    if kv_cache_dtype in FP8_E4M3_VALUES:
+        return fp8_dtype
+    return STORED.get(kv_cache_dtype, f"uint8 ({kv_cache_dtype})")
+
+
+def element_bytes(stored: str) -> int:
+    """Bytes per cached element (a packed uint8 cache is counted at one byte: an upper bound for 4-bit ones)."""
+    return ELEMENT_BYTES.get(stored, 1)
+
+
+def _modelopt_auto(raw: dict) -> tuple[str, tuple[str, ...]]:
+    """get_kv_cache_quant_algo_string for a quant_method starting with "modelopt"."""
+    inner = raw.get("quantization", raw)
+    inner = inner if isinstance(inner, dict) else raw
+    algo = (inner.get("kv_cache_scheme") or raw.get("kv_cache_scheme") or inner.get("kv_cache_quant_algo")
+            or raw.get("kv_cache_quant_algo"))
+    if isinstance(algo, dict):
+        if algo.get("dynamic") is False and algo.get("num_bits") == 8 and algo.get("type") == "float":
+            algo = "fp8"
+        elif algo.get("num_bits") == 4 and algo.get("type") == "float":
+            algo = "nvfp4"
+        else:
+            return AUTO, (MODELOPT_UNKNOWN.format(algo=algo),)
+    if isinstance(algo, str):
+        mapped = {"fp8": "fp8_e4m3", "nvfp4": "nvfp4"}.get(algo.lower())
+        return (mapped, ()) if mapped else (AUTO, (MODELOPT_UNKNOWN.format(algo=algo),))
+    return AUTO, ()
+
+
+def ct_scheme_errors(scheme: dict | None) -> tuple[str, ...]:
+    """CompressedTensorsKVCacheMethod.validate_kv_cache_scheme, raised as each Attention layer is built."""
+    if scheme is None:
+        return ()
+    if not isinstance(scheme, dict):
+        return (f"kv_cache_scheme must be an object, got {scheme!r}",)
+    type_, num_bits = scheme.get("type"), scheme.get("num_bits")
+    if type_ != "float" or num_bits != 8:
+        return ("Currently supported kv cache quantization is num_bits=8, type=float, however received "
+                f"num_bits={num_bits}, type={type_}",)
+    strategy = scheme.get("strategy")
+    if strategy not in CT_KNOWN_STRATEGIES:  # QuantizationStrategy(value) raises before the check
+        return (f"{strategy!r} is not a valid QuantizationStrategy",)
+    if strategy not in ("tensor", "attn_head"):
+        return (f"Invalid strategy for compressed-tensors KV cache. Expected strategies: {CT_STRATEGIES}, found "
+                f"strategy: {strategy}",)
+    if not scheme.get("symmetric"):
+        return (f"Only support symmetric scaling factor for compressed-tensors KV cache. However found symmetric: "
+                f"{scheme.get('symmetric')}",)
+    return ()
+
+
+def quark_errors(kv_cache_config: dict | None) -> tuple[str, ...]:
+    """QuarkKVCacheMethod.validate_kv_cache_config."""
+    if kv_cache_config is None:
+        return ()
+    if kv_cache_config.get("dtype") != "fp8_e4m3":
+        return (f"Currently supported kv cache quantization is dtype=fp8_e4m3, however received "
+                f"{kv_cache_config.get('dtype')}",)
+    if kv_cache_config.get("qscheme") != "per_tensor":
+        return ("Only support per-tensor scaling factor for quark KV cache. Expected qscheme: per_tensor, found "
+                f"qscheme: {kv_cache_config.get('qscheme')}",)
+    return ()
+
+
+def kv_config(quant: object, raw: dict | None) -> KVConfig:
+    """The KV side of the quant config vLLM built (`quant`: a format's parsed config, None when unquantized);
+    `raw` is the checkpoint's quantization_config as stored (what arg_utils reads for `auto`)."""
+    name = getattr(quant, "method", None)
+    method, mla_method = KV_METHODS.get(name, (None, None))
+    if name == "online" and getattr(quant, "config_class", None) == "Fp8Config":
+        method = FP8_METHOD  # --quantization fp8 before 0.31 builds Fp8Config (formats.online.for_release)
+    raw = raw if isinstance(raw, dict) else {}
+    # get_kv_cache_quant_algo_string reads only ModelOpt configs; a legacy hf_quant_config.json gets its
+    # quant_method "modelopt" written in by model_arch_config_convertor._normalize_quantization_config first.
+    modelopt = str(raw.get("quant_method", "")).startswith("modelopt") or str(name).startswith("modelopt")
+    auto, warnings = _modelopt_auto(raw) if modelopt else (AUTO, ())
+    if name == "compressed-tensors":
+        scheme = raw.get("kv_cache_scheme")
+        return KVConfig(method, mla_method, auto, scheme, ct_scheme_errors(scheme), warnings)
+    if name == "quark":
+        return KVConfig(method, mla_method, auto, None, quark_errors(getattr(quant, "kv_cache_config", None)),
+                        warnings, quark_names=True, exclude=tuple(getattr(quant, "exclude", ())))
+    return KVConfig(method, mla_method, auto, None, (), warnings)
+
+
+def resolve(requested: str, config: KVConfig, mla: bool, skipped: bool) -> str:
+    """The layer's kv_cache_dtype as vLLM sets it: arg_utils' `auto` resolution, then (Attention only) CT's
+    kv_cache_scheme switch, then kv_cache_dtype_skip_layers."""
+    value = config.auto if requested == AUTO else requested
+    if not mla and config.scheme is not None and value == AUTO:
+        value = "fp8"
+    return AUTO if skipped else value
+
+
+def e5m2_refused(kv_cache_dtype: str, method: str | None, config: KVConfig) -> bool:
+    """_init_kv_cache_quant: any BaseKVCacheMethod refuses fp8_e5m2, CompressedTensorsKVCacheMethod only when the
+    checkpoint declares a kv_cache_scheme."""
+    if kv_cache_dtype != FP8_E5M2 or method is None:
+        return False
+    return method != CT_METHOD or config.scheme is not None
+
+
+class ScaleName(NamedTuple):
+    """One checkpoint tensor that vLLM's loader sends to an attention layer's scale parameter."""
+
+    tensor: str                       # the checkpoint name
+    target: str                       # the vLLM parameter name it is renamed to
+    param: str                        # "k_scale" | "v_scale" | "q_scale" | "prob_scale"
+    fused: bool = False               # the deprecated kv_scale: loads into k_scale, v duplicates it
+
+
+SCALE_SUFFIXES = (".k_scale", ".v_scale", ".q_scale", ".q.scale", ".k_cache.scale", ".v_cache.scale")
+QUARK_SUFFIXES = {".k_proj.output_scale": ".attn.k_scale", ".v_proj.output_scale": ".attn.v_scale",
+                  ".q_proj.output_scale": ".attn.q_scale", ".self_attn.prob_output_scale": ".self_attn.attn.prob_scale"}
+# maybe_remap_kv_scale_name's patterns in precedence order ({attn}: "attn", or "mla_attn.mla_attn" in MLA models);
+# zero points are CT's and never read.
+_PATTERNS = (
+    (r"\.self_attn\.([kv])_proj\.([kv])_scale$", r".self_attn.{attn}.\2_scale"),
+    (r"\.self_attn\.qkv_proj\.([kv])_scale$", r".self_attn.attn.\1_scale"),
+    (r"\.self_attn\.qkqkv_proj\.([kv])_scale$", r".self_attn.attn.\1_scale"),
+    (r"\.mixer\.[kv]_proj\.([kv])_scale$", r".mixer.attn.\1_scale"),
+    (r"\.self_attn\.q\.scale$", r".self_attn.attn.q_scale"),
+    (r"\.self_attn\.([kv])_cache\.scale$", r".self_attn.attn.\1_scale"),
+    (r"\.([qkv])_scale$", r".attn.\1_scale"),
+)
+_COMPILED = tuple((re.compile(p), r) for p, r in _PATTERNS)
+
+
+def scale_suffixes(quark_names: bool) -> tuple[str, ...]:
+    """The name endings of the tensors the KV remapping looks at (Quark's output scales only under Quark)."""
+    return SCALE_SUFFIXES + (".kv_scale",) + (tuple(QUARK_SUFFIXES) if quark_names else ())
+
+
+def remap(name: str, quark_names: bool, mla: bool, params: frozenset[str]) -> ScaleName | None:
+    """The vLLM parameter a checkpoint scale is loaded into (QuarkConfig's suffix mapper first, then
+    maybe_remap_kv_scale_name, which keeps a name already among the model's `params`); None for a name neither
+    renames."""
+    if name in params:
+        return ScaleName(name, name, name.rsplit(".", 1)[1])
+    if quark_names:
+        for suffix, new in QUARK_SUFFIXES.items():
+            if name.endswith(suffix):
+                target = name[: -len(suffix)] + new
+                return ScaleName(name, target, target.rsplit(".", 1)[1])
+    if name.endswith(".kv_scale"):
+        return ScaleName(name, name.replace(".kv_scale", ".attn.k_scale"), "k_scale", fused=True)
+    if not name.endswith(SCALE_SUFFIXES):
+        return None
+    attn = "mla_attn.mla_attn" if mla else "attn"
+    for pattern, replacement in _COMPILED:
+        if pattern.search(name):
+            target = pattern.sub(replacement.replace("{attn}", attn), name)
+            return ScaleName(name, target, target.rsplit(".", 1)[1])
+    return None

@@ -1,0 +1,333 @@
+"""Each attention layer vLLM builds, as `inspect` reports it: its KV cache dtype, the KV cache method the format
+gives it, the checkpoint scales it loads (renamed as vLLM's loader renames them, checked for presence and shape),
+and the attention backend the platform selects for it (fp8check.kernels.attention).
+
+The layers are found in the model layout: one per decoder layer's QKVParallelLinear (`<...>.self_attn.attn`) or,
+for DeepSeek MLA, per kv_a_proj_with_mqa / fused_qkv_a_proj (`<...>.self_attn.mla_attn.mla_attn`, the
+MLAAttention inside MultiHeadLatentAttentionWrapper, layers/mla.py); vision towers build MMEncoderAttention, which
+has no KV cache, and MTP layers belong to the draft model. Per rank: heads // TP query heads, max(1, kv // TP) KV
+heads (replicated beyond their number; gpt_oss.py does not replicate, which inspect's model errors already
+refuse), MLA one latent of kv_lora_rank + qk_rope_head_dim. A `self_attn.sinks` tensor (gpt-oss) makes the layer
+ask for a backend with sink support. A dense layer's sliding window is the one its model file and Attention give
+it (fp8check.core.model.layouts.attention_windows), handed to the backend selector and shown in its kind
+("sliding window 4096"); MLAAttention has none. Every Attention of an mm-prefix model (`mm_prefix_lm`) asks for
+mm-prefix support (Attention.use_mm_prefix = model_config.is_mm_prefix_lm, layers/attention/attention.py).
+
+What vLLM does with the scales (quantization/kv_cache.py BaseKVCacheMethod, compressed_tensors.py
+CompressedTensorsKVCacheMethod, 0.28.0 / 0.33.0), and what this module says about each case:
+- a scale missing everywhere: BaseKVCacheMethod keeps its -1.0 sentinels and uses 1.0 with its warning (verbatim);
+  CompressedTensorsKVCacheMethod keeps its placeholder ones silently (named here when a kv_cache_scheme is set);
+- a scale other layers have but this one lacks is named: only k_scale -> V is written with k_scale (max(k, v) of
+  the sentinel), only v_scale -> process_weights_after_loading's `assert layer.k_scale > 0.0` fails (an error);
+- shapes: KVCacheScaleParameter takes one element ("KV-cache scale expects a scalar weight, got shape ..."), CT's
+  placeholder [1] the same through default_weight_loader, CT attn_head one per KV head ([heads, 1, 1] flattened);
+- values (finite, > 0) are `load`'s to check: inspect reads headers only.
+
+kv_cache_dtype_skip_layers (layers/attention/attention.py, 0.25-0.33): Attention keeps "auto" for a layer whose
+index (extract_layer_index of its prefix) is listed, or that has a sliding window when "sliding_window" is listed;
+MLAAttention (mla_attention.py) checks the index only.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from itertools import compress, repeat
+from typing import TYPE_CHECKING, Callable, NamedTuple
+
+from fp8check.core.formats.kv_cache import (
+    AUTO, BASE_PROCESSING, CT_METHOD, E5M2_REFUSED, FALLBACK_ONE, KV_SCALE_DEPRECATED, NO_Q_SCALE, NOT_LOADED,
+    NOT_SCALAR, KVConfig, ScaleName, e5m2_refused, element_bytes, is_quantized, kv_config, remap, resolve,
+    scale_suffixes, stored_dtype,
+)
+from fp8check.core.model.layouts import FUSED_QKV_A, SLIDING_KIND, arch_for, attention_windows, tower_for
+from fp8check.core.model.memory import SlidingShare
+from fp8check.core.records import AttentionReport
+from fp8check.kernels.attention import AttentionChoice, AttentionSpec, select_attention_backend
+
+if TYPE_CHECKING:  # annotations only
+    from fp8check.core.checkpoint.local import Checkpoint
+    from fp8check.core.model.modules import ModelLayout
+    from fp8check.core.records import InspectOptions
+    from fp8check.kernels.base import RoutingContext
+
+_DENSE = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.qkv_proj$")
+_MLA = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.(?:fused_qkv_a_proj|kv_a_proj_with_mqa)$")
+_LAYER_INDEX = re.compile(r"\.layers\.\d+\.")
+KV_PARAMS = ("k_scale", "v_scale")
+# ModelArchConfigConvertorBase.is_mm_prefix_lm's MM_PREFIX_LM_MODELS (transformers_utils/
+# model_arch_config_convertor.py, 0.33.0; 0.25-0.28 also list "umm", a model fp8check has no layout for).
+MM_PREFIX_LM_MODELS = ("bagel", "gemma3", "molmo2", "moondream3", "paligemma")
+FLOAT_DTYPES = ("F32", "F16", "BF16", "F64")
+SKIP_SLIDING = "sliding_window"
+
+
+class AttentionLayer(NamedTuple):
+    """One Attention / MLAAttention module, with the totals its checkpoint gives (per-rank counts are derived)."""
+
+    name: str                         # vLLM's module name
+    prefix: str                       # the checkpoint's "<...>.layers.<i>.self_attn"
+    index: int
+    head_size: int
+    num_heads: int
+    num_kv_heads: int                 # MLA: 1 (the latent)
+    mla: bool
+    sinks: bool
+    sliding_window: int | None = None  # None: full attention (MLA: always)
+
+
+def attention_layers(ckpt: Checkpoint, layout: ModelLayout) -> tuple[AttentionLayer, ...]:
+    """Every attention layer of the main model, in layer order."""
+    arch = arch_for(ckpt.config.architectures)
+    windows = attention_windows(ckpt.config, arch).windows
+    layers = []
+    for module in layout.linears:
+        if arch is not None and tower_for(arch, module.name):
+            continue
+        dense = _DENSE.match(module.name) if module.layer_type == "QKVParallelLinear" and module.heads else None
+        mla = None if dense else _MLA.match(module.name)
+        if dense:
+            heads, kv_heads, head_dim = module.heads
+            prefix, index = dense.group(1), int(dense.group(2))
+            layers.append(AttentionLayer(f"{prefix}.attn", prefix, index, head_dim, heads, kv_heads, False,
+                                         f"{prefix}.sinks" in ckpt.tensors,
+                                         windows[index] if index < len(windows) else None))
+        elif mla:
+            latent = module.output_sizes[1] if module.layer_type == FUSED_QKV_A else module.output_sizes[0]
+            prefix, index = mla.group(1), int(mla.group(2))
+            layers.append(AttentionLayer(f"{prefix}.mla_attn.mla_attn", prefix, index, latent,
+                                         ckpt.config.num_attention_heads or 1, 1, True, False))
+    return tuple(sorted(layers, key=lambda layer: layer.index))
+
+
+def mm_prefix_lm(ckpt: Checkpoint) -> bool:
+    """ModelConfig.is_mm_prefix_lm as a default `vllm serve` decides it: the config's model_type is in
+    MM_PREFIX_LM_MODELS and the architecture takes multimodal inputs (fp8check: a layout with a vision tower; a
+    text-only class such as Gemma3ForCausalLM has is_multimodal_model False, and vLLM then passes
+    supports_multimodal=False). Not modelled: an explicit `is_mm_prefix_lm` key in config.json (ModelConfig does
+    not carry it), --language-model-only / all-zero --limit-mm-per-prompt (inspect has no such option), the
+    Gemma-4 and DeepSeek-V4 convertors' own rules (no layout)."""
+    arch = arch_for(ckpt.config.architectures)
+    return ckpt.config.model_type in MM_PREFIX_LM_MODELS and arch is not None and bool(arch.towers)
+
+
+def _params(method: str | None, name: str) -> frozenset[str]:
+    """The scale parameters the KV method registers on the layer (none without a method: set_default_quant_scales
+    registers buffers, which the loader's params_dict does not hold)."""
+    if method is None:
+        return frozenset()
+    leaves = ("k_scale", "v_scale", "q_scale") + (() if method == CT_METHOD else ("prob_scale",))
+    return frozenset(f"{name}.{leaf}" for leaf in leaves)
+
+
+def _scales_by_layer(ckpt: Checkpoint, layers: tuple[AttentionLayer, ...], kv: KVConfig) -> dict[str, list[str]]:
+    """Checkpoint scale tensors grouped by the attention prefix they sit under (one pass over the names)."""
+    prefixes = {layer.prefix for layer in layers}
+    grouped: dict[str, list[str]] = {}
+    # Only names under a `.self_attn.` are grouped; that substring test runs in C over every name (a DeepSeek-V3
+    # checkpoint has ~92,000), the suffix test over what is left.
+    names = list(ckpt.tensors)
+    names = list(compress(names, map(str.__contains__, names, repeat(".self_attn."))))
+    for name in compress(names, map(str.endswith, names, repeat(scale_suffixes(kv.quark_names)))):
+        head, sep, _ = name.partition(".self_attn.")
+        prefix = head + ".self_attn"
+        if sep and prefix in prefixes:
+            grouped.setdefault(prefix, []).append(name)
+    return grouped
+
+
+def _same_place(example: str, layer: AttentionLayer) -> str:
+    """The name `example` (another layer's tensor) would have in this layer."""
+    return _LAYER_INDEX.sub(f".layers.{layer.index}.", example, count=1)
+
+
+class _Loaded(NamedTuple):
+    scales: dict[str, ScaleName]      # param leaf -> the checkpoint tensor it loads from
+    warnings: list[str]
+    errors: list[str]
+
+
+def _load(layer: AttentionLayer, names: list[str], method: str | None, kv: KVConfig, ckpt: Checkpoint,
+          mla_model: bool) -> _Loaded:
+    """The scales this layer loads, their shape checks, and the names vLLM's loader drops."""
+    params = _params(method, layer.name)
+    loaded: dict[str, ScaleName] = {}
+    warnings: list[str] = []
+    errors: list[str] = []
+    for name in sorted(names):
+        scale = remap(name, kv.quark_names, mla_model, params)
+        if scale is None:
+            continue
+        if scale.target not in params:
+            kind = "kv_scale" if scale.fused else name.rsplit(".", 1)[1]
+            warnings.append(NOT_LOADED.format(kind=kind, name=name, target=scale.target))
+            continue
+        if scale.fused:
+            warnings.append(KV_SCALE_DEPRECATED)
+        loaded[scale.param] = scale
+        info = ckpt.tensors[name]
+        errors += _shape_errors(scale, tuple(info.shape), method, kv, layer)
+        if info.dtype not in FLOAT_DTYPES:
+            warnings.append(f"{name}: stored as {info.dtype}; vLLM copies it into a float32 scale parameter")
+    return _Loaded(loaded, warnings, errors)
+
+
+def _shape_errors(scale: ScaleName, shape: tuple[int, ...], method: str | None, kv: KVConfig,
+                  layer: AttentionLayer) -> list[str]:
+    numel = math.prod(shape)
+    if method != CT_METHOD:  # KVCacheScaleParameter.weight_loader
+        return [] if numel == 1 else [f"{scale.tensor}: " + NOT_SCALAR.format(shape=shape)]
+    if kv.strategy == "attn_head":  # _tp_aware_loader: flattened, one per KV head (q: per query head)
+        want = layer.num_heads if scale.param == "q_scale" else layer.num_kv_heads
+        if numel == want:
+            return []
+        return [f"{scale.tensor}: shape {list(shape)}: the attn_head kv_cache_scheme loads one {scale.param} per "
+                f"{'query' if scale.param == 'q_scale' else 'KV'} head ({want}, stored [{want}, 1, 1])"]
+    if numel == 1:
+        return []
+    size = ", ".join(map(str, shape))
+    return [f"{scale.tensor}: Attempted to load weight (torch.Size([{size}])) into parameter (torch.Size([1]))"]
+
+
+def _missing(layer: AttentionLayer, loaded: dict[str, ScaleName], method: str, kv_dtype: str,
+             elsewhere: dict[str, ScaleName], kv: KVConfig) -> tuple[list[str], list[str], list[str]]:
+    """(errors, warnings, notes) for the scales this layer lacks, naming the tensor other layers have."""
+    errors: list[str] = []
+    warnings: list[str] = []
+    notes: list[str] = []
+    if not is_quantized(kv_dtype):
+        if loaded:
+            notes.append("k/v scales are loaded but unused: the KV cache is not quantized (scales forced to 1.0)")
+        return errors, warnings, notes
+    if kv_dtype.endswith("per_token_head"):  # BaseKVCacheMethod: scales computed per (token, head) at cache write
+        if loaded:
+            notes.append(f"k/v scales are loaded but unused: {kv_dtype} computes its scales at cache write")
+        return errors, warnings, notes
+    absent = [p for p in KV_PARAMS if p not in loaded]
+    fused = "k_scale" in loaded and loaded["k_scale"].fused
+    named = [f"{p} ({_same_place(elsewhere[p].tensor, layer)}, which other layers have)"
+             for p in absent if p in elsewhere and not (fused and p == "v_scale")]
+    if method == CT_METHOD:
+        if named:
+            warnings.append(f"{layer.name}: no {' or '.join(named)} in the checkpoint: CompressedTensorsKVCacheMethod "
+                            "keeps its placeholder 1.0")
+        elif absent and kv.scheme is not None and not elsewhere:
+            warnings.append(f"{layer.name}: the kv_cache_scheme declares FP8 KV scales but the checkpoint has no "
+                            "k_scale / v_scale: CompressedTensorsKVCacheMethod keeps its placeholder 1.0")
+        return errors, warnings, notes
+    if "q_scale" not in loaded:
+        notes.append(NO_Q_SCALE)
+    if not absent or fused:
+        if fused:
+            notes.append(f"{loaded['k_scale'].tensor} loads into k_scale; v_scale duplicates it")
+        return errors, warnings, notes
+    if len(absent) == 2:
+        prefix = f"{layer.name}: no {' or '.join(named)} in the checkpoint: " if named else ""
+        warnings.append(prefix + FALLBACK_ONE)
+    elif absent == ["v_scale"]:
+        what = named[0] if named else "v_scale"
+        warnings.append(f"{layer.name}: no {what} in the checkpoint: {method} writes V with k_scale "
+                        "(max(k_scale, v_scale) of the unset -1.0)")
+    else:
+        what = named[0] if named else "k_scale"
+        errors.append(f"{layer.name}: no {what} in the checkpoint, only v_scale: {method}."
+                      "process_weights_after_loading fails `assert layer.k_scale > 0.0`")
+    return errors, warnings, notes
+
+
+def _skipped(layer: AttentionLayer, skip_layers: tuple[str, ...]) -> bool:
+    """kv_cache_dtype_skip_layers: the layer index (extract_layer_index of the prefix), or "sliding_window" for a
+    layer with one (Attention only: MLAAttention checks the index alone)."""
+    return str(layer.index) in skip_layers or (layer.sliding_window is not None and SKIP_SLIDING in skip_layers)
+
+
+def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, options: InspectOptions,
+                        ctx: RoutingContext, model_dtype: str) -> Callable[[int], tuple[AttentionReport, ...]]:
+    """The attention layers' reports at a TP size (inspect's TP and its sweep): what does not depend on TP (the
+    layers, their KV methods, the scales they load) is read once; identical layers share one backend selection."""
+    layers = attention_layers(ckpt, layout)
+    use_mm_prefix = mm_prefix_lm(ckpt)
+    kv = kv_config(quant, ckpt.config.raw_quantization_config)
+    mla_model = any(layer.mla for layer in layers)
+    grouped = _scales_by_layer(ckpt, layers, kv)
+    window_error = attention_windows(ckpt.config, arch_for(ckpt.config.architectures)).error
+    methods = {layer.name: kv.method_for(layer.name, layer.mla) for layer in layers}
+    loads = {layer.name: _load(layer, grouped.get(layer.prefix, []), methods[layer.name], kv, ckpt, mla_model)
+             for layer in layers}
+    elsewhere: dict[str, ScaleName] = {}
+    for load in loads.values():
+        for param, scale in load.scales.items():
+            elsewhere.setdefault(param, scale)
+    choices: dict[AttentionSpec, AttentionChoice] = {}
+
+    def reports_at(tp: int) -> tuple[AttentionReport, ...]:
+        return tuple(_report(layer, methods[layer.name], loads[layer.name], tp) for layer in layers)
+
+    def _report(layer: AttentionLayer, method: str | None, load: _Loaded, tp: int) -> AttentionReport:
+        kv_dtype = resolve(options.kv_cache_dtype, kv, layer.mla, _skipped(layer, options.kv_cache_dtype_skip_layers))
+        stored = stored_dtype(kv_dtype, model_dtype, options.platform.fp8_dtype)
+        heads = max(1, layer.num_heads // tp)
+        kv_heads = 1 if layer.mla else max(1, layer.num_kv_heads // tp)
+        spec = AttentionSpec(head_size=layer.head_size, num_heads=heads, num_kv_heads=kv_heads,
+                             kv_cache_dtype=kv_dtype, model_dtype=model_dtype, use_mla=layer.mla,
+                             has_sink=layer.sinks, sliding_window=layer.sliding_window,
+                             per_head_scales=kv.strategy == "attn_head" and method is not None,
+                             use_mm_prefix=use_mm_prefix and not layer.mla)
+        if spec not in choices:
+            choices[spec] = select_attention_backend(spec, ctx, options.attention_backend)
+        choice = choices[spec]
+        errors = ([window_error] if window_error else []) + ([choice.error] if choice.error else [])
+        warnings = list(kv.warnings) + load.warnings
+        notes = list(choice.notes)
+        quantized = is_quantized(kv_dtype)
+        if method is not None:
+            errors += list(kv.errors)
+            if e5m2_refused(kv_dtype, method, kv):
+                errors.append(E5M2_REFUSED)
+            errors += load.errors
+            more_errors, more_warnings, more_notes = _missing(layer, load.scales, method, kv_dtype, elsewhere, kv)
+            errors += more_errors
+            warnings += more_warnings
+            notes += more_notes
+            if method in BASE_PROCESSING and options.platform.fp8_fnuz and quantized and load.scales:
+                notes.append("float8_e4m3fnuz: BaseKVCacheMethod doubles the checkpoint's k/v scales")
+        elif quantized:
+            notes.append("no KV cache method for this layer: its k/v scales stay 1.0 (set_default_quant_scales)")
+        scales = sorted(load.scales.items())
+        strategy = None
+        if any(p in load.scales for p in KV_PARAMS):
+            strategy = (kv.strategy or "tensor") if method == CT_METHOD else "tensor"
+        return AttentionReport(
+            name=layer.name, kind=_kind(layer), head_size=layer.head_size, num_heads=heads, num_kv_heads=kv_heads,
+            kv_cache_dtype=model_dtype if kv_dtype == AUTO else kv_dtype, cache_dtype=stored, kv_method=method,
+            scale_strategy=strategy, scales=tuple(scale.tensor for _, scale in scales), backend=choice.backend,
+            rejected=choice.rejected, errors=tuple(dict.fromkeys(errors)), warnings=tuple(dict.fromkeys(warnings)),
+            notes=tuple(dict.fromkeys(notes)), scale_params=tuple((param, scale.tensor) for param, scale in scales),
+            cache_bytes_per_token=(1 if layer.mla else 2) * kv_heads * layer.head_size * element_bytes(stored),
+        )
+
+    return reports_at
+
+
+def window_of(report: AttentionReport) -> int | None:
+    """The sliding window `_kind` wrote into a report's kind, or None (full attention, MLA)."""
+    if not report.kind.startswith(SLIDING_KIND):
+        return None
+    return int(report.kind[len(SLIDING_KIND):].split(",", 1)[0])
+
+
+def sliding_share(reports: tuple[AttentionReport, ...]) -> SlidingShare | None:
+    """The sliding-window layers' part of the reports' KV bytes per token, for the memory fit (None: no such layer)."""
+    sliding = [(window, report) for report in reports if (window := window_of(report)) is not None]
+    if not sliding:
+        return None
+    return SlidingShare(len(sliding), len(reports), tuple(sorted({window for window, _ in sliding})),
+                        sum(report.cache_bytes_per_token for _, report in sliding))
+
+
+def _kind(layer: AttentionLayer) -> str:
+    """What rows collapse on: "MLA", "full", "sliding window 4096", with ", sinks" for gpt-oss's layers."""
+    if layer.mla:
+        return "MLA"
+    kind = "full" if layer.sliding_window is None else f"{SLIDING_KIND} {layer.sliding_window}"
+    return f"{kind}, sinks" if layer.sinks else kind

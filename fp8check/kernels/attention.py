@@ -1,0 +1,1251 @@
+"""vLLM's attention backend selection as data (vLLM 0.28.0 and 0.33.0; the releases between and around them where
+their source differs only in what `_release` switches on).
+
+Two layers, like the linear kernels: one class per vLLM attention backend, carrying the conditions of
+`AttentionBackend.validate_configuration` (vllm/v1/attention/backend.py: head size, model dtype, KV cache dtype,
+block size, mm-prefix, MLA, sinks, sparse, per-head quant scales, compute capability, sliding window, batch
+invariance, then the class's own `supports_combination`) with vLLM's reason strings (the 0.30+ composites
+TRITON_FLASH_ATTN / TRITON_FLASHINFER of backends/composite.py combine two of them); and each platform's
+`get_attn_backend_cls`
+(vllm/platforms/{cuda,rocm,xpu,cpu}.py) with its ordered priority list (`_get_backend_priorities`), its
+validation loop (`get_valid_backends`) or its direct choice (XPU, CPU), and its errors verbatim. Failures vLLM
+only hits after selection (an impl's `__init__`, the CPU metadata builder) are each class's `impl_error`.
+
+Host facts the selector reads (FlashInfer importable, AMX on CPU, AITER on ROCm, VLLM_BATCH_INVARIANT) come from
+the platform's `Assumptions`. What fp8check cannot see and assumes instead, each named where it is used:
+AVX-512 on a CPU host (`CPU_AVX512`), the model's MLA dimensions beyond the latent size (`MLA_DIMS`), a sparse
+MLA model carrying `index_topk` (DeepSeek-V3.2's 2048) and a dense one none, Python >= 3.11 (vLLM prints
+`AttentionType.DECODER` in its config repr). Everything here is torch-free.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, NamedTuple
+
+from fp8check.kernels.base import RoutingContext
+from fp8check.kernels.registry import Rejection
+
+# AttentionBackendEnum (vllm/v1/attention/backends/registry.py): what --attention-backend accepts (upper-cased;
+# "auto" means none), 0.33.0.
+_ENUM_033 = (
+    "FLASH_ATTN", "FLASH_ATTN_DIFFKV", "TRITON_ATTN", "TRITON_ATTN_DIFFKV", "TRITON_FLASH_ATTN", "ROCM_ATTN",
+    "ROCM_SEGMENTED_ATTN", "ROCM_AITER_MLA", "ROCM_AITER_TRITON_MLA", "ROCM_AITER_FA", "ROCM_AITER_MLA_SPARSE",
+    "XPU_MLA_SPARSE", "TORCH_SDPA", "FLASHINFER", "TRITON_FLASHINFER", "FLASHINFER_MLA", "TOKENSPEED_MLA",
+    "FLASHINFER_MLA_SPARSE", "FLASHINFER_MLA_SPARSE_SM120", "FLASHINFER_MLA_SPARSE_SM90", "TRITON_MLA",
+    "CUTLASS_MLA", "FLASHMLA", "FLASHMLA_SPARSE", "FLASHMLA_SPARSE_DSV4", "FLASHINFER_MLA_SPARSE_DSV4",
+    "ROCM_FLASHMLA_SPARSE_DSV4", "FLASHMLA_SPARSE_DSV41", "FLASHINFER_MLA_SPARSE_DSV41", "ROCM_FLASHMLA_SPARSE_DSV41",
+    "FLASHMLA_MEGA_ATTN_DSV41", "B12X", "FLASH_ATTN_MLA", "FLASH_ATTN_MLA_SPARSE", "FLASH_ATTN_MLA_SPARSE_FA4",
+    "MINIMAX_M3_SPARSE", "CUTLASS_MSA", "TRITON_MSA", "STEP5_DSA", "NO_ATTENTION", "FLEX_ATTENTION", "HPC_ATTN",
+    "ROCM_AITER_UNIFIED_ATTN", "CPU_ATTN", "CPU_MLA", "AMX_MLA", "TURBOQUANT", "ROCM_OCTAVE", "ULTRAQUANT", "CUSTOM",
+)
+# The release that added each member (0.25's enum holds the rest); every release keeps 0.33's order.
+_ENUM_SINCE = {"CUTLASS_MSA": (0, 27), "TRITON_MSA": (0, 27), "CPU_MLA": (0, 28), "AMX_MLA": (0, 29),
+               "TRITON_FLASH_ATTN": (0, 30), "TRITON_FLASHINFER": (0, 30), "FLASHINFER_MLA_SPARSE_SM90": (0, 30),
+               "FLASHMLA_SPARSE_DSV41": (0, 30), "FLASHINFER_MLA_SPARSE_DSV41": (0, 30), "B12X": (0, 30),
+               "FLASHMLA_MEGA_ATTN_DSV41": (0, 31), "ROCM_SEGMENTED_ATTN": (0, 32), "ULTRAQUANT": (0, 32),
+               "ROCM_FLASHMLA_SPARSE_DSV41": (0, 33), "FLASH_ATTN_MLA_SPARSE_FA4": (0, 33), "STEP5_DSA": (0, 33),
+               "ROCM_OCTAVE": (0, 33)}
+ATTENTION_BACKEND_NAMES: tuple[str, ...] = _ENUM_033
+
+# Assumed, not measured: an x86 CPU host has AVX-512 (vLLM asks torch.cpu._is_avx512_supported(); Assumptions has
+# no field for it), and an MLA model's dimensions besides the latent size are DeepSeek-V3's (FlashInfer MLA,
+# TokenSpeed MLA and FlashMLA sparse check them in supports_combination; AttentionSpec does not carry them).
+CPU_AVX512 = True
+MLA_DIMS = {"qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}
+SPARSE_INDEX_TOPK = 2048  # DeepSeek-V3.2's index_topk: what a sparse (use_sparse) MLA model carries
+
+UNQUANTIZED_KV = ("auto", "float16", "bfloat16")
+
+
+class AttentionSpec(NamedTuple):
+    """What the selector sees for one attention layer kind, per rank. MLA: head_size is kv_lora_rank +
+    qk_rope_head_dim (576 for DeepSeek-V3), num_kv_heads 1; vLLM's MLA layer passes no sinks, sliding window or
+    per-head scales to the selector, so those fields are ignored for it."""
+
+    head_size: int
+    num_heads: int
+    num_kv_heads: int
+    kv_cache_dtype: str                # resolved vLLM CacheDType string: "auto", "bfloat16", "fp8", "fp8_e5m2", ...
+    model_dtype: str = "bfloat16"
+    use_mla: bool = False
+    has_sink: bool = False
+    sliding_window: int | None = None
+    per_head_scales: bool = False      # compressed-tensors kv_cache_scheme strategy attn_head
+    use_sparse: bool = False
+    block_size: int | None = None      # None: vLLM's default (the selector sees None unless --block-size is given)
+    use_mm_prefix: bool = False        # the model is an mm-prefix LM (ModelConfig.is_mm_prefix_lm): Attention asks
+    #                                    for bidirectional attention over image tokens
+
+
+class AttentionChoice(NamedTuple):
+    """The backend vLLM selects, or its error. `rejected`: the backends vLLM found invalid that rank ahead of the
+    chosen one (all of them when none is valid), in vLLM's order; `error`: selection's error, or the chosen
+    backend's own refusal after selection; `notes`: vLLM's info / warning logs on the way."""
+
+    backend: str | None
+    rejected: tuple[Rejection, ...]
+    error: str | None
+    notes: tuple[str, ...] = ()
+
+
+def _release(ctx: RoutingContext) -> tuple[int, int]:
+    major, minor = ctx.profile.name.split(".")[:2]
+    return int(major), int(minor)
+
+
+def _exactly_read(ctx: RoutingContext) -> bool:
+    """The releases whose every backend class was read; others are 0.28's or 0.33's rules with the switches below."""
+    return _release(ctx) in ((0, 28), (0, 33))
+
+
+def _major(ctx: RoutingContext) -> int:
+    return (ctx.cc or 0) // 10
+
+
+def _quantized(kv_cache_dtype: str | None) -> bool:
+    """is_quantized_kv_cache (vllm/utils/torch_utils.py in 0.28, v1/kv_cache_interface.py in 0.33)."""
+    return kv_cache_dtype is not None and kv_cache_dtype.startswith(("fp8", "nvfp4", "int4_per", "int8_per"))
+
+
+def _batch_invariant(ctx: RoutingContext) -> bool:
+    return ctx.platform.assumptions.batch_invariant
+
+
+# --- FlashAttention's version and FP8 support (vllm/v1/attention/backends/fa_utils.py) --------------------------
+
+def _fa_supported(version: int, ctx: RoutingContext) -> bool:
+    """vllm_flash_attn/flash_attn_interface.py: FA2 needs cc >= 8.0, FA3 the sm90 family, FA4 9.x/10.x/11.x (the
+    CUDA wheels ship all three)."""
+    if version == 2:
+        return (ctx.cc or 0) >= 80
+    return _major(ctx) == 9 if version == 3 else _major(ctx) in (9, 10, 11)
+
+
+def flash_attn_version(ctx: RoutingContext, head_size: int | None = None, head_size_v: int | None = None,
+                       has_sinks: bool = False, block_size: int | None = None, fa4_hd256: bool = False,
+                       kv_cache_dtype: str | None = None, mm_prefix_lm: bool = False) -> int | None:
+    """get_flash_attn_version: 2 on XPU, None on ROCm and where no FA version runs (CUDA below sm80). 0.29+:
+    FA4's head-256 kernel falls back to FA2 for sinks, a quantized cache, a block size off 128 and an mm-prefix
+    model (`mm_prefix_lm`; _fa4_hd256_fallback_reason)."""
+    if ctx.kind == "xpu":
+        return 2
+    if ctx.kind != "cuda":
+        return None
+    major = _major(ctx)
+    version = 3 if major == 9 and _fa_supported(3, ctx) else 4 if major == 10 and _fa_supported(4, ctx) else 2
+    if version == 3 and major == 9 and _fa_supported(4, ctx) and head_size is not None and head_size > 256:
+        version = 4  # "FA3 does not support head_size={head_size} on SM90: upgrading FlashAttention 3 -> 4"
+    if _batch_invariant(ctx) and version == 4:
+        version = 2
+    if _release(ctx) >= (0, 29):
+        hd256 = head_size == 256 and head_size_v in (None, 256) and major in (10, 11)
+        if version == 4 and hd256:
+            if (not fa4_hd256 or has_sinks or _quantized(kv_cache_dtype) or (block_size or 0) % 128
+                    or mm_prefix_lm):
+                version = 2
+        tmem_fits = (head_size == 256 and head_size_v in (None, 256)) or (head_size == 192 and head_size_v == 128)
+        if version == 4 and major >= 10 and head_size is not None and head_size > 128 and not tmem_fits:
+            version = 2
+    else:
+        if version == 4 and major >= 10 and head_size == 256:
+            version = 2
+        if (version == 4 and major >= 10 and head_size is not None and head_size > 128
+                and not (head_size == 192 and head_size_v == 128)):
+            version = 2
+    return version if _fa_supported(version, ctx) else None
+
+
+def flash_attn_supports_kv_cache_dtype(kv_cache_dtype: str, ctx: RoutingContext, head_size: int | None = None,
+                                       has_sinks: bool = False, block_size: int | None = None,
+                                       fa4_hd256: bool = False) -> bool:
+    """flash_attn_supports_kv_cache_dtype: never fp8_e5m2; always on XPU; else FA3 on sm90, FA4 on sm100 (0.31+:
+    also FA4 on sm90 with head_size 512 or unknown)."""
+    if kv_cache_dtype == "fp8_e5m2":
+        return False
+    if ctx.kind == "xpu":
+        return True
+    version = flash_attn_version(ctx, head_size, head_size, has_sinks, block_size, fa4_hd256, kv_cache_dtype)
+    sm90 = version == 3 or (_release(ctx) >= (0, 31) and version == 4 and head_size in (None, 512))
+    return (sm90 and _major(ctx) == 9) or (version == 4 and _major(ctx) == 10)
+
+
+# --- the backend classes ------------------------------------------------------------------------------------------
+
+class SelectorConfig(NamedTuple):
+    """AttentionSelectorConfig (vllm/v1/attention/selector.py) as fp8check fills it: decoder attention, no KV
+    connector, no context parallelism, no adaptive verification."""
+
+    head_size: int
+    dtype: str
+    kv_cache_dtype: str
+    block_size: int | None
+    use_mla: bool
+    has_sink: bool
+    use_sparse: bool
+    use_per_head_quant_scales: bool
+    has_sliding_window: bool
+    use_batch_invariant: bool
+    use_mm_prefix: bool = False
+
+
+def selector_config(spec: AttentionSpec, ctx: RoutingContext) -> SelectorConfig:
+    """What the layer hands get_attn_backend: Attention passes sinks, per-head scales, the sliding window and
+    use_mm_prefix (layers/attention/attention.py); MLAAttention passes none of them."""
+    dense = not spec.use_mla
+    return SelectorConfig(spec.head_size, spec.model_dtype, spec.kv_cache_dtype, spec.block_size, spec.use_mla,
+                          dense and spec.has_sink, spec.use_sparse, dense and spec.per_head_scales,
+                          dense and spec.sliding_window is not None, _batch_invariant(ctx),
+                          dense and spec.use_mm_prefix)
+
+
+def config_repr(cfg: SelectorConfig, ctx: RoutingContext) -> str:
+    """AttentionSelectorConfig.__repr__ of the release (fields added: has_sliding_window and use_pcp in 0.26,
+    use_adaptive_verification 0.28, use_dcp 0.29, use_rswa 0.30)."""
+    release = _release(ctx)
+    fields = [("head_size", cfg.head_size), ("dtype", f"torch.{cfg.dtype}"), ("kv_cache_dtype", cfg.kv_cache_dtype),
+              ("block_size", cfg.block_size), ("use_mla", cfg.use_mla), ("has_sink", cfg.has_sink),
+              ("use_sparse", cfg.use_sparse), ("use_mm_prefix", cfg.use_mm_prefix),
+              ("use_per_head_quant_scales", cfg.use_per_head_quant_scales), ("attn_type", "AttentionType.DECODER")]
+    if release >= (0, 26):
+        fields.append(("has_sliding_window", cfg.has_sliding_window))
+    fields += [("use_non_causal", False), ("use_batch_invariant", cfg.use_batch_invariant),
+               ("use_kv_connector", False)]
+    if release >= (0, 28):
+        fields.append(("use_adaptive_verification", False))
+    if release >= (0, 26):
+        fields.append(("use_pcp", False))
+    if release >= (0, 29):
+        fields.append(("use_dcp", False))
+    if release >= (0, 30):
+        fields.append(("use_rswa", False))
+    return "AttentionSelectorConfig(" + ", ".join(f"{key}={value}" for key, value in fields) + ")"
+
+
+class Backend:
+    """One vLLM AttentionBackend class. `name` is its AttentionBackendEnum name, `source` the vLLM file it is read
+    from; the ClassVars are its supported_dtypes / supported_kv_cache_dtypes / get_supported_head_sizes (empty:
+    any) / get_supported_kernel_block_sizes (a block size passes when it is a multiple of one) / is_mla /
+    is_sparse / supports_sink / supports_sliding_window / supports_batch_invariance / supports_mm_prefix.
+    `library`: the module its file imports at the top, so that the class is unavailable (ImportError) without it."""
+
+    name: ClassVar[str]
+    source: ClassVar[str]
+    dtypes: ClassVar[tuple[str, ...]] = ("float16", "bfloat16")
+    kv_cache_dtypes: ClassVar[tuple[str, ...]] = UNQUANTIZED_KV
+    head_sizes: ClassVar[tuple[int, ...]] = ()
+    block_sizes: ClassVar[tuple[int, ...]] = (1,)
+    mla: ClassVar[bool] = False
+    sparse: ClassVar[bool] = False
+    sink: ClassVar[bool] = False
+    sliding_window: ClassVar[bool] = False
+    batch_invariant: ClassVar[bool] = False
+    mm_prefix: ClassVar[bool] = False
+    library: ClassVar[str | None] = None
+
+    @classmethod
+    def supported_kv_cache_dtypes(cls, ctx: RoutingContext) -> tuple[str, ...]:
+        return cls.kv_cache_dtypes
+
+    @classmethod
+    def supports_head_size(cls, head_size: int, ctx: RoutingContext) -> bool:
+        return not cls.head_sizes or head_size in cls.head_sizes
+
+    @classmethod
+    def supports_kv_cache_dtype(cls, kv_cache_dtype: str, ctx: RoutingContext) -> bool:
+        return kv_cache_dtype in cls.supported_kv_cache_dtypes(ctx)
+
+    @classmethod
+    def supports_block_size(cls, block_size: int | None, ctx: RoutingContext) -> bool:
+        return block_size is None or any(block_size % base == 0 for base in cls.block_sizes)
+
+    @classmethod
+    def supports_sink(cls, ctx: RoutingContext) -> bool:
+        return cls.sink
+
+    @classmethod
+    def supports_mm_prefix(cls, ctx: RoutingContext) -> bool:
+        return cls.mm_prefix
+
+    @classmethod
+    def supports_per_head_quant_scales(cls, ctx: RoutingContext) -> bool:
+        return False
+
+    @classmethod
+    def supports_compute_capability(cls, ctx: RoutingContext) -> bool:
+        return True
+
+    @classmethod
+    def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        return None
+
+    @classmethod
+    def unavailable(cls, ctx: RoutingContext) -> str | None:
+        """The ImportError vLLM catches while loading the class, as the release words it."""
+        if cls.library == "flashinfer" and not ctx.platform.assumptions.flashinfer:
+            return "ModuleNotFoundError: No module named 'flashinfer'" if _release(ctx) >= (0, 29) else "ImportError"
+        return None
+
+    @classmethod
+    def invalid_reasons(cls, cfg: SelectorConfig, ctx: RoutingContext) -> list[str]:
+        """validate_configuration, reason by reason in vLLM's order (the unavailable class: its ImportError)."""
+        missing = cls.unavailable(ctx)
+        if missing:
+            return [missing]
+        reasons = []
+        if not cls.supports_head_size(cfg.head_size, ctx):
+            reasons.append("head_size not supported")
+        if cfg.dtype not in cls.dtypes:
+            reasons.append("dtype not supported")
+        if not cls.supports_kv_cache_dtype(cfg.kv_cache_dtype, ctx):
+            reasons.append("kv_cache_dtype not supported")
+        if not cls.supports_block_size(cfg.block_size, ctx):
+            reasons.append("block_size not supported")
+        if cfg.use_mm_prefix and not cls.supports_mm_prefix(ctx):
+            reasons.append("partial multimodal token full attention not supported")
+        if cfg.use_mla != cls.mla:
+            reasons.append("MLA not supported" if cfg.use_mla else "non-MLA not supported")
+        if cfg.has_sink and not cls.supports_sink(ctx):
+            reasons.append("attention sinks not supported")
+        if cfg.use_sparse != cls.sparse:
+            reasons.append("sparse not supported" if cfg.use_sparse else "non-sparse not supported")
+        if cfg.use_per_head_quant_scales and not cls.supports_per_head_quant_scales(ctx):
+            reasons.append("per-head quant scales not supported")
+        if not cls.supports_compute_capability(ctx):
+            reasons.append("compute capability not supported")
+        if cfg.has_sliding_window and not cls.sliding_window and _release(ctx) >= (0, 26):
+            reasons.append("sliding window not supported")
+        if cfg.use_batch_invariant and not cls.batch_invariant:
+            reasons.append("batch invariance not supported")
+        combination = cls.supports_combination(cfg, ctx)
+        if combination is not None:
+            reasons.append(combination)
+        return reasons
+
+    @classmethod
+    def impl_error(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        """What the backend's impl (or metadata builder) raises once selected."""
+        return None
+
+
+class FlashAttention(Backend):
+    name, source = "FLASH_ATTN", "vllm/v1/attention/backends/flash_attn.py (FlashAttentionBackend)"
+    kv_cache_dtypes = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3")
+    block_sizes = (16,)
+    sliding_window = batch_invariant = True
+
+    @classmethod
+    def supports_head_size(cls, head_size: int, ctx: RoutingContext) -> bool:
+        if head_size % 8:
+            return False
+        if head_size <= 256:
+            return True
+        xpu_512 = ctx.kind == "xpu" and _release(ctx) >= (0, 33)  # "The XPU SYCL kernels support head sizes up to 512"
+        return head_size <= 512 and (xpu_512 or (ctx.kind == "cuda" and _fa_supported(4, ctx)))
+
+    @classmethod
+    def supports_kv_cache_dtype(cls, kv_cache_dtype: str, ctx: RoutingContext) -> bool:
+        """0.25 / 0.26 list no fp8 and accept fp8 / fp8_e4m3 on XPU or FA3 on sm90 here instead."""
+        if _release(ctx) < (0, 27):
+            if kv_cache_dtype in ("fp8", "fp8_e4m3"):
+                return ctx.kind == "xpu" or (flash_attn_version(ctx) == 3 and _major(ctx) == 9)
+            return kv_cache_dtype in UNQUANTIZED_KV
+        if kv_cache_dtype not in cls.kv_cache_dtypes:
+            return False
+        return not _quantized(kv_cache_dtype) or flash_attn_supports_kv_cache_dtype(kv_cache_dtype, ctx)
+
+    @classmethod
+    def supports_sink(cls, ctx: RoutingContext) -> bool:
+        return flash_attn_version(ctx) in (3, 4)
+
+    @classmethod
+    def supports_mm_prefix(cls, ctx: RoutingContext) -> bool:
+        """is_fa_version_supported(4): the CUDA wheels' FA4 (9.x, 10.x, 11.x); never on XPU or ROCm."""
+        return ctx.kind == "cuda" and _fa_supported(4, ctx)
+
+    @classmethod
+    def supports_per_head_quant_scales(cls, ctx: RoutingContext) -> bool:
+        version = flash_attn_version(ctx)
+        return version is not None and version >= 3
+
+    @classmethod
+    def supports_compute_capability(cls, ctx: RoutingContext) -> bool:
+        return (ctx.cc or 0) >= 80
+
+    @classmethod
+    def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        if cfg.has_sink and ctx.cc is not None and ctx.cc < 90:
+            return "sink not supported on compute capability < 9.0"
+        if cfg.use_mm_prefix and _quantized(cfg.kv_cache_dtype) and ctx.cc == 90 and _release(ctx) >= (0, 31):
+            return "SM90 FP8 KV with mm_prefix requires Triton"
+        if _release(ctx) >= (0, 27) and _quantized(cfg.kv_cache_dtype) and not flash_attn_supports_kv_cache_dtype(
+                cfg.kv_cache_dtype, ctx, cfg.head_size, cfg.has_sink, cfg.block_size, fa4_hd256=True):
+            if _release(ctx) >= (0, 31):
+                return "FP8 KV cache requires FA3 on SM90, FA4 with head_size=512 on SM90, or FA4 on SM100"
+            return "FP8 KV cache requires FA3 on SM90 or FA4 on SM100"
+        # get_flash_attn_version(head_size=..., has_sinks=...) (0.29+: also the block size, supports_fa4_hd256).
+        if cfg.use_mm_prefix and flash_attn_version(ctx, cfg.head_size, None, cfg.has_sink, cfg.block_size, True,
+                                                    cfg.kv_cache_dtype, mm_prefix_lm=True) != 4:
+            return ("mm_prefix (PrefixLM bidirectional attention) requires FlashAttention v4, which does not resolve "
+                    "for this head_size")
+        return None
+
+    @classmethod
+    def impl_error(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        """FlashAttentionImpl.__init__ (0.27+): on XPU this is where fp8_e5m2 fails, selection never checks it."""
+        if (_release(ctx) >= (0, 27) and _quantized(cfg.kv_cache_dtype)
+                and not flash_attn_supports_kv_cache_dtype(cfg.kv_cache_dtype, ctx, cfg.head_size, cfg.has_sink,
+                                                           fa4_hd256=True)):
+            return f"FlashAttention does not support {cfg.kv_cache_dtype} kv-cache on this device."
+        return None
+
+
+class FlashInfer(Backend):
+    name, source = "FLASHINFER", "vllm/v1/attention/backends/flashinfer.py (FlashInferBackend)"
+    kv_cache_dtypes = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "nvfp4", "nvfp4_4over6")
+    head_sizes = (64, 128, 256, 512)
+    block_sizes = (16, 32, 64)
+    sliding_window = True
+    library = "flashinfer"
+
+    @classmethod
+    def supports_kv_cache_dtype(cls, kv_cache_dtype: str, ctx: RoutingContext) -> bool:
+        if kv_cache_dtype.startswith("nvfp4"):
+            return _major(ctx) == 10 and not _batch_invariant(ctx)
+        return super().supports_kv_cache_dtype(kv_cache_dtype, ctx)
+
+    @classmethod
+    def supports_compute_capability(cls, ctx: RoutingContext) -> bool:
+        return 80 <= (ctx.cc or 0) <= 121
+
+    @classmethod
+    def supports_sink(cls, ctx: RoutingContext) -> bool:
+        """TRT-LLM attention: SM100 (prefill and decode); SM12x XQA decode; 0.30+ also sm90 XQA decode. Both off
+        under batch invariance; NVIDIA's cubin artifactory is assumed reachable."""
+        if _batch_invariant(ctx):
+            return False
+        return _major(ctx) in (10, 12) or (ctx.cc == 90 and _release(ctx) >= (0, 30))
+
+
+class TritonAttention(Backend):
+    name, source = "TRITON_ATTN", "vllm/v1/attention/backends/triton_attn.py (TritonAttentionBackend)"
+    dtypes = ("float16", "bfloat16", "float32")
+    kv_cache_dtypes = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "int4_per_token_head",
+                       "int8_per_token_head", "fp8_per_token_head")
+    block_sizes = (16,)
+    sink = sliding_window = batch_invariant = mm_prefix = True
+
+    @classmethod
+    def supports_head_size(cls, head_size: int, ctx: RoutingContext) -> bool:
+        return head_size >= 32
+
+    @classmethod
+    def impl_error(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        return triton_impl_error("Triton attention backend", cfg, ctx)
+
+
+def triton_impl_error(layer: str, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+    """TritonAttentionImpl.__init__ / TritonMLAImpl.__init__ on CUDA: Triton's fp8e4nv needs SM89, bf16 SM80."""
+    if ctx.kind != "cuda" or ctx.cc is None:
+        return None
+    cap, dev = f"{ctx.cc // 10}.{ctx.cc % 10}", ctx.platform.label
+    if cfg.kv_cache_dtype.startswith("fp8") and ctx.cc < 89:
+        suggested = "float16" if ctx.cc < 80 else "bfloat16"
+        return (f"FP8 KV cache is not supported by the {layer} on {dev} (compute capability {cap}); native FP8 "
+                f"(fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype {suggested}.")
+    if cfg.kv_cache_dtype == "bfloat16" and ctx.cc < 80:
+        by = " by the Triton MLA backend" if cfg.use_mla else ""  # TritonAttentionImpl names no backend here
+        return (f"bfloat16 KV cache is not supported{by} on {dev} (compute capability {cap}); bfloat16 requires "
+                "SM80+. Re-run with --kv-cache-dtype float16.")
+    return None
+
+
+class FlexAttention(Backend):
+    name, source = "FLEX_ATTENTION", "vllm/v1/attention/backends/flex_attention.py (FlexAttentionBackend)"
+    dtypes = ("float16", "bfloat16", "float32")
+    block_sizes = (16,)
+    sliding_window = batch_invariant = mm_prefix = True
+
+
+class CompositeBackend(Backend):
+    """create_composite_attention_backend (vllm/v1/attention/backends/composite.py, 0.30+) with
+    MMPrefixAttentionRouting: batches with an image mask run `general` (variant 0, the mm-prefix one), causal
+    batches `causal`. Head size, dtype, KV cache dtype, compute capability and sliding window must suit both;
+    supports_mm_prefix asks the general backend only; sinks, per-head scales and batch invariance are
+    AttentionBackend's defaults (no); each backend's supports_combination runs in turn (the causal one without
+    mm-prefix), its reason prefixed with that backend's name. `block_sizes` is the composite's kernel block size."""
+
+    general: ClassVar[type[Backend]] = TritonAttention
+    causal: ClassVar[type[Backend]]
+    composite_head_sizes: ClassVar[tuple[int, ...]] = (256, 512)
+    device_major: ClassVar[int | None] = None
+    mm_prefix = True
+
+    @classmethod
+    def _both(cls) -> tuple[type[Backend], type[Backend]]:
+        return cls.general, cls.causal
+
+    @classmethod
+    def supported_kv_cache_dtypes(cls, ctx: RoutingContext) -> tuple[str, ...]:
+        return tuple(d for d in cls.general.supported_kv_cache_dtypes(ctx) if cls.supports_kv_cache_dtype(d, ctx))
+
+    @classmethod
+    def supports_head_size(cls, head_size: int, ctx: RoutingContext) -> bool:
+        return head_size in cls.composite_head_sizes and all(b.supports_head_size(head_size, ctx) for b in cls._both())
+
+    @classmethod
+    def supports_kv_cache_dtype(cls, kv_cache_dtype: str, ctx: RoutingContext) -> bool:
+        return all(b.supports_kv_cache_dtype(kv_cache_dtype, ctx) for b in cls._both())
+
+    @classmethod
+    def supports_compute_capability(cls, ctx: RoutingContext) -> bool:
+        return ((cls.device_major is None or _major(ctx) == cls.device_major)
+                and all(b.supports_compute_capability(ctx) for b in cls._both()))
+
+    @classmethod
+    def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        for backend, asked in ((cls.general, cfg), (cls.causal, cfg._replace(use_mm_prefix=False))):
+            reason = backend.supports_combination(asked, ctx)
+            if reason:
+                return f"{backend.name}: {reason}"
+        return None
+
+    @classmethod
+    def unavailable(cls, ctx: RoutingContext) -> str | None:
+        return cls.general.unavailable(ctx) or cls.causal.unavailable(ctx)
+
+    @classmethod
+    def impl_error(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        """CompositeAttentionImpl.__init__ builds the general impl, then the causal one."""
+        return cls.general.impl_error(cfg, ctx) or cls.causal.impl_error(cfg, ctx)
+
+
+class _CausalFlashAttention(FlashAttention):
+    """triton_flash_attn.py's _FABackend (0.30 / 0.31: _FA4Backend): FlashAttention on Hopper (0.33: any XPU too)
+    that needs FA3 or FA4 (0.30 / 0.31: FA4)."""
+
+    @classmethod
+    def supports_compute_capability(cls, ctx: RoutingContext) -> bool:
+        if ctx.kind == "xpu" and _release(ctx) >= (0, 33):
+            return True
+        # 0.30-0.32 put the Hopper restriction in the composite's device_major=9 instead: the same outcome.
+        return _major(ctx) == 9 and super().supports_compute_capability(ctx)
+
+    @classmethod
+    def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        reason = super().supports_combination(cfg, ctx)
+        if reason is not None or (ctx.kind == "xpu" and _release(ctx) >= (0, 33)):
+            return reason
+        version = flash_attn_version(ctx, cfg.head_size, None, cfg.has_sink, cfg.block_size, True, cfg.kv_cache_dtype)
+        if _release(ctx) < (0, 32):
+            return None if version == 4 else "causal route requires FlashAttention v4"
+        return None if version in (3, 4) else "causal route requires FlashAttention v3 or v4"
+
+
+class TritonFlashAttention(CompositeBackend):
+    name = "TRITON_FLASH_ATTN"
+    source = "vllm/v1/attention/backends/triton_flash_attn.py (TritonFlashAttentionBackend)"
+    causal = _CausalFlashAttention
+    dtypes = ("float16", "bfloat16")
+    block_sizes = (16,)   # MultipleOf(16) of both
+    sliding_window = True
+
+
+class TritonFlashInfer(CompositeBackend):
+    name = "TRITON_FLASHINFER"
+    source = "vllm/v1/attention/backends/triton_flashinfer.py (TritonFlashInferBackend)"
+    causal = FlashInfer
+    dtypes = ("float16", "bfloat16")
+    block_sizes = (64,)   # kernel_block_sizes=(64,)
+    device_major = 10
+    sliding_window = True
+
+
+class TurboQuant(Backend):
+    name, source = "TURBOQUANT", "vllm/v1/attention/backends/turboquant_attn.py (TurboQuantAttentionBackend)"
+    kv_cache_dtypes = ("turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc", "turboquant_3bit_nc")
+    block_sizes = (16, 32, 64, 128)
+
+    @classmethod
+    def supports_kv_cache_dtype(cls, kv_cache_dtype: str, ctx: RoutingContext) -> bool:
+        return kv_cache_dtype.startswith("turboquant_")
+
+
+class UltraQuant(TurboQuant):
+    name, source = "ULTRAQUANT", "vllm/v1/attention/backends/ultraquant_attn.py (UltraQuantAttentionBackend)"
+    dtypes = ("bfloat16",)
+    kv_cache_dtypes = ("ultraquant_4bit",)
+
+    @classmethod
+    def supports_kv_cache_dtype(cls, kv_cache_dtype: str, ctx: RoutingContext) -> bool:
+        return kv_cache_dtype == "ultraquant_4bit"
+
+
+class RocmAttention(Backend):
+    name, source = "ROCM_ATTN", "vllm/v1/attention/backends/rocm_attn.py (RocmAttentionBackend)"
+    dtypes = ("float16", "bfloat16", "float32")
+    kv_cache_dtypes = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2")
+    head_sizes = (32, 64, 80, 96, 128, 160, 192, 224, 256)
+    block_sizes = (16,)
+    sliding_window = True
+
+    @classmethod
+    def supports_mm_prefix(cls, ctx: RoutingContext) -> bool:
+        """True until 0.31; "# Not implemented" (False) from 0.32 (also ROCM_AITER_UNIFIED_ATTN's)."""
+        return _release(ctx) < (0, 32)
+
+
+def _cdna3_or_newer(ctx: RoutingContext) -> bool:
+    """get_cdna_version() > 2 (platforms/rocm.py): gfx94x (CDNA3) and gfx95x (CDNA4)."""
+    return (ctx.platform.arch or "").startswith(("gfx94", "gfx95"))
+
+
+class RocmAiterFlashAttention(Backend):
+    name, source = "ROCM_AITER_FA", "vllm/v1/attention/backends/rocm_aiter_fa.py (AiterFlashAttentionBackend)"
+    kv_cache_dtypes = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2")
+    head_sizes = (64, 128, 256)
+    block_sizes = (16, 32)
+    sink = sliding_window = True
+
+    @classmethod
+    def supports_compute_capability(cls, ctx: RoutingContext) -> bool:
+        return _cdna3_or_newer(ctx)
+
+
+class RocmAiterUnifiedAttention(RocmAttention):
+    name = "ROCM_AITER_UNIFIED_ATTN"
+    source = "vllm/v1/attention/backends/rocm_aiter_unified_attn.py (RocmAiterUnifiedAttentionBackend)"
+    dtypes = ("float16", "bfloat16")
+    head_sizes = ()
+    sink = True
+
+    @classmethod
+    def supports_head_size(cls, head_size: int, ctx: RoutingContext) -> bool:
+        return head_size >= 32
+
+
+class RocmOctave(Backend):
+    name, source = "ROCM_OCTAVE", "vllm/v1/attention/backends/rocm_octave_attn.py (RocmOctaveAttentionBackend)"
+    kv_cache_dtypes = ("octave_k3v4", "octave_k3v3", "octave_k3v3_compact")
+    head_sizes = (256,)
+    block_sizes = (16,)
+
+    @classmethod
+    def supports_compute_capability(cls, ctx: RoutingContext) -> bool:
+        arch = ctx.platform.arch or ""
+        return arch.startswith("gfx94") or arch.startswith("gfx11")  # CDNA3 or RDNA3
+
+
+class CPUAttention(Backend):
+    name, source = "CPU_ATTN", "vllm/v1/attention/backends/cpu_attn.py (CPUAttentionBackend)"
+    dtypes = ("float16", "bfloat16", "float32")
+    kv_cache_dtypes = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2")
+    head_sizes = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512)
+    sliding_window = True
+
+    @classmethod
+    def supports_kv_cache_dtype(cls, kv_cache_dtype: str, ctx: RoutingContext) -> bool:
+        """0.33's override (the FP8 ISA requirement of _get_attn_isa); 0.28 has none."""
+        if kv_cache_dtype in UNQUANTIZED_KV:
+            return True
+        if kv_cache_dtype not in cls.kv_cache_dtypes:
+            return False
+        return _release(ctx) < (0, 33) or _cpu_fp8_isa(ctx)
+
+    @classmethod
+    def impl_error(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        """_get_attn_isa, run by the metadata builder (and 0.28's impl) once CPU_ATTN is chosen."""
+        if not _quantized(cfg.kv_cache_dtype):
+            return None
+        if cfg.head_size % 32 and cfg.head_size % 16 == 0:
+            return "FP8 KV cache requires head_size divisible by 32 on CPU."
+        if not _cpu_fp8_isa(ctx):
+            return "FP8 KV cache on CPU requires x86 with AVX-512 or AMX."
+        return None
+
+
+def _cpu_fp8_isa(ctx: RoutingContext) -> bool:
+    return ctx.platform.assumptions.cpu_amx or CPU_AVX512
+
+
+# MLA (vllm/model_executor/layers/attention/mla_attention.py MLACommonBackend and v1/attention/backends/mla/).
+
+class MLABackend(Backend):
+    """MLACommonBackend: head sizes 320 and 576 (0.30+: also 512)."""
+
+    mla = True
+
+    @classmethod
+    def supports_head_size(cls, head_size: int, ctx: RoutingContext) -> bool:
+        if cls.head_sizes:
+            return head_size in cls.head_sizes
+        return head_size in ((320, 512, 576) if _release(ctx) >= (0, 30) else (320, 576))
+
+
+def _flash_attn_supports_mla(ctx: RoutingContext) -> bool:
+    return ctx.kind == "xpu" or (ctx.kind == "cuda" and _major(ctx) == 9)
+
+
+class FlashAttnMLA(MLABackend):
+    name, source = "FLASH_ATTN_MLA", "vllm/v1/attention/backends/mla/flashattn_mla.py (FlashAttnMLABackend)"
+    block_sizes = (16,)
+    batch_invariant = True
+
+    @classmethod
+    def supports_compute_capability(cls, ctx: RoutingContext) -> bool:
+        return _major(ctx) == 9
+
+    @classmethod
+    def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        return None if _flash_attn_supports_mla(ctx) else "FlashAttention MLA not supported on this device"
+
+
+class XPUFlashAttnMLA(FlashAttnMLA):
+    """0.32+: what XPU tries first for MLA; its name stays FLASH_ATTN_MLA."""
+
+    source = "vllm/v1/attention/backends/mla/flashattn_mla.py (XPUFlashAttnMLABackend)"
+    head_sizes = (576,)
+    block_sizes = (64,)
+
+    @classmethod
+    def supports_compute_capability(cls, ctx: RoutingContext) -> bool:
+        return True
+
+
+class FlashMLA(MLABackend):
+    name, source = "FLASHMLA", "vllm/v1/attention/backends/mla/flashmla.py (FlashMLABackend)"
+    kv_cache_dtypes = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3")
+    block_sizes = (64,)
+
+    @classmethod
+    def supports_compute_capability(cls, ctx: RoutingContext) -> bool:
+        return _major(ctx) in (9, 10)
+
+    @classmethod
+    def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        """is_flashmla_dense_supported / is_flashmla_sparse_supported (v1/attention/ops/flashmla.py); the CUDA
+        wheels build vllm._flashmla_C."""
+        if cfg.use_sparse:
+            if _major(ctx) in (9, 10):
+                return None
+            return "FlashMLA Sparse is only supported on Hopper and Blackwell DC devices."
+        return None if _major(ctx) == 9 else "FlashMLA Dense is only supported on Hopper devices."
+
+
+class FlashInferMLA(MLABackend):
+    name, source = "FLASHINFER_MLA", "vllm/v1/attention/backends/mla/flashinfer_mla.py (FlashInferMLABackend)"
+    kv_cache_dtypes = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3")
+    block_sizes = (32, 64)
+    library = "flashinfer"
+
+    @classmethod
+    def supports_compute_capability(cls, ctx: RoutingContext) -> bool:
+        return _major(ctx) == 10
+
+    @classmethod
+    def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        nope = MLA_DIMS["qk_nope_head_dim"]
+        if nope not in (64, 128, 192):
+            return f"FlashInfer MLA kernel requires qk_nope_head_dim in [64, 128, 192], but got {nope}"
+        return None
+
+
+class CutlassMLA(MLABackend):
+    name, source = "CUTLASS_MLA", "vllm/v1/attention/backends/mla/cutlass_mla.py (CutlassMLABackend)"
+    kv_cache_dtypes = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3")
+    block_sizes = (128,)
+
+    @classmethod
+    def supports_compute_capability(cls, ctx: RoutingContext) -> bool:
+        return _major(ctx) == 10
+
+
+class TokenspeedMLA(MLABackend):
+    """tokenspeed-mla is a Requires-Dist of every CUDA wheel 0.28 ... 0.33, so the import check passes."""
+
+    name, source = "TOKENSPEED_MLA", "vllm/v1/attention/backends/mla/tokenspeed_mla.py (TokenspeedMLABackend)"
+    kv_cache_dtypes = ("fp8", "fp8_e4m3")
+    block_sizes = (32, 64)
+
+    @classmethod
+    def supports_compute_capability(cls, ctx: RoutingContext) -> bool:
+        return _major(ctx) == 10
+
+    @classmethod
+    def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        dims = MLA_DIMS["qk_nope_head_dim"], MLA_DIMS["qk_rope_head_dim"], MLA_DIMS["v_head_dim"]
+        if dims != (128, 64, 128):
+            return ("tokenspeed_mla requires DeepSeek R1 MLA dimensions (qk_nope_head_dim=128, qk_rope_head_dim=64, "
+                    f"v_head_dim=128), got ({dims[0]}, {dims[1]}, {dims[2]})")
+        return None
+
+
+class TritonMLA(MLABackend):
+    name, source = "TRITON_MLA", "vllm/v1/attention/backends/mla/triton_mla.py (TritonMLABackend)"
+    kv_cache_dtypes = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3")
+    block_sizes = (16,)
+    batch_invariant = True
+
+    @classmethod
+    def supports_head_size(cls, head_size: int, ctx: RoutingContext) -> bool:
+        return True
+
+    @classmethod
+    def impl_error(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        return triton_impl_error("Triton MLA backend", cfg, ctx)
+
+
+class AiterMLA(MLABackend):
+    name, source = "ROCM_AITER_MLA", "vllm/v1/attention/backends/mla/rocm_aiter_mla.py (AiterMLABackend)"
+    kv_cache_dtypes = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2")
+
+    @classmethod
+    def supports_head_size(cls, head_size: int, ctx: RoutingContext) -> bool:
+        return True
+
+
+class AiterTritonMLA(AiterMLA):
+    name, source = "ROCM_AITER_TRITON_MLA", "vllm/v1/attention/backends/mla/aiter_triton_mla.py (AiterTritonMLABackend)"
+
+
+class CPUMLA(MLABackend):
+    name, source = "CPU_MLA", "vllm/v1/attention/backends/mla/cpu_mla.py (CPUMLABackend)"
+    dtypes = ("float16", "bfloat16", "float32")
+    kv_cache_dtypes = ("auto",)
+    head_sizes = (576,)
+
+
+class AMXMLA(MLABackend):
+    name, source = "AMX_MLA", "vllm/v1/attention/backends/mla/amx_mla.py (AMXMLABackend)"
+    dtypes = ("bfloat16",)
+    head_sizes = (576,)
+
+
+# Sparse MLA (DeepSeek-V3.2-style, use_sparse): their checks read the model's index_topk, which a sparse model has.
+
+def _index_topk(cfg: SelectorConfig) -> int | None:
+    return SPARSE_INDEX_TOPK if cfg.use_sparse else None
+
+
+class FlashAttnMLASparse(Backend):
+    name = "FLASH_ATTN_MLA_SPARSE"
+    source = "vllm/v1/attention/backends/mla/flashattn_mla_sparse.py (FlashAttnMLASparseBackend)"
+    block_sizes = (64,)
+    mla = sparse = True
+
+    @classmethod
+    def supports_compute_capability(cls, ctx: RoutingContext) -> bool:
+        return _major(ctx) == 9
+
+    @classmethod
+    def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        if cfg.kv_cache_dtype not in UNQUANTIZED_KV:
+            return "FlashAttention MLA Sparse currently supports only FP16/BF16 KV cache"
+        if not _flash_attn_supports_mla(ctx):
+            return "FlashAttention MLA not supported on this device"
+        if _index_topk(cfg) is None:
+            return "FlashAttention MLA Sparse requires model with index_topk"
+        return None
+
+
+class FlashMLASparse(Backend):
+    name, source = "FLASHMLA_SPARSE", "vllm/v1/attention/backends/mla/flashmla_sparse.py (FlashMLASparseBackend)"
+    dtypes = ("bfloat16",)
+    block_sizes = (64,)
+    mla = sparse = True
+
+    @classmethod
+    def supported_kv_cache_dtypes(cls, ctx: RoutingContext) -> tuple[str, ...]:
+        listed = ("auto", "bfloat16", "fp8_ds_mla", "fp8")
+        return listed + ("nvfp4_ds_mla",) if _release(ctx) >= (0, 33) else listed
+
+    @classmethod
+    def supports_head_size(cls, head_size: int, ctx: RoutingContext) -> bool:
+        return head_size in ((576, 512) if _release(ctx) >= (0, 33) else (576,))
+
+    @classmethod
+    def supports_compute_capability(cls, ctx: RoutingContext) -> bool:
+        return _major(ctx) in (9, 10)
+
+    @classmethod
+    def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        if _release(ctx) < (0, 33):
+            return None
+        if cfg.head_size == 512:
+            if cfg.kv_cache_dtype in (*UNQUANTIZED_KV, "fp8_ds_mla") and _major(ctx) == 9:
+                if MLA_DIMS["qk_rope_head_dim"] != 0:
+                    return "FLASHMLA_SPARSE supports head_size 512 only for rope-free (NoPE) models"
+            else:
+                return ("FLASHMLA_SPARSE supports head_size 512 only with bf16 or fp8_ds_mla kv-cache on SM90 (NoPE), "
+                        f"got kv_cache_dtype={cfg.kv_cache_dtype}, "
+                        f"capability=DeviceCapability(major={_major(ctx)}, minor={(ctx.cc or 0) % 10})")
+        if cfg.kv_cache_dtype == "nvfp4_ds_mla" and _major(ctx) != 10:
+            return f"FLASHMLA_SPARSE only supports the {cfg.kv_cache_dtype} kv-cache dtype on SM100 (Blackwell)"
+        return None
+
+
+class FlashInferMLASparse(Backend):
+    name = "FLASHINFER_MLA_SPARSE"
+    source = "vllm/v1/attention/backends/mla/flashinfer_mla_sparse.py (FlashInferMLASparseTRTLLMBackend)"
+    kv_cache_dtypes = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3")
+    head_sizes = (512, 576)
+    block_sizes = (32,)
+    mla = sparse = True
+
+    @classmethod
+    def supports_compute_capability(cls, ctx: RoutingContext) -> bool:
+        return _major(ctx) == 10
+
+    @classmethod
+    def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        if cfg.kv_cache_dtype == "fp8_ds_mla":
+            return "FLASHINFER_MLA_SPARSE SM10 does not support fp8_ds_mla kv-cache dtype"
+        if MLA_DIMS["qk_nope_head_dim"] not in (128, 192):
+            return ("FlashInfer MLA Sparse kernel requires qk_nope_head_dim in [128, 192], but got "
+                    f"{MLA_DIMS['qk_nope_head_dim']}")
+        if _index_topk(cfg) is None:
+            return "FlashInfer MLA Sparse requires model with index_topk config"
+        return None
+
+
+class FlashInferMLASparseSM90(Backend):
+    """0.30+ on the sm90 MLA list; flashinfer >= 0.6.18 (0.33 pins 0.7.2.post1) has the SM90 MLA API."""
+
+    name = "FLASHINFER_MLA_SPARSE_SM90"
+    source = "vllm/v1/attention/backends/mla/flashinfer_mla_sparse_sm90.py (FlashInferMLASparseSM90Backend)"
+    dtypes = ("bfloat16",)
+    kv_cache_dtypes = ("auto", "bfloat16", "fp8", "fp8_e4m3")
+    head_sizes = (512, 576)
+    block_sizes = (64,)
+    mla = sparse = True
+
+    @classmethod
+    def supports_compute_capability(cls, ctx: RoutingContext) -> bool:
+        return _major(ctx) == 9
+
+    @classmethod
+    def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        if not ctx.platform.assumptions.flashinfer:
+            return ("FLASHINFER_MLA_SPARSE_SM90 requires FlashInfer with SM90 MLA support (ckv_scale_arr in "
+                    "BatchMLAPagedAttentionWrapper.run, FlashInfer >= 0.6.18)")
+        if not cfg.use_sparse:
+            return "FLASHINFER_MLA_SPARSE_SM90 requires sparse MLA"
+        return None
+
+
+class FlashAttnMLASparseFA4(FlashInferMLASparse):
+    """0.33: first of the sm100 sparse tail for a bf16 cache at <= 16 heads."""
+
+    name = "FLASH_ATTN_MLA_SPARSE_FA4"
+    source = "vllm/v1/attention/backends/mla/flashattn_mla_sparse.py (FlashAttnMLASparseFA4Backend)"
+    dtypes = ("bfloat16",)
+    kv_cache_dtypes = ("auto", "bfloat16")
+    head_sizes = (576,)
+    block_sizes = (64,)
+
+    @classmethod
+    def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        if not ctx.platform.assumptions.flashinfer:
+            return "FA4 sparse MLA runs its prefill batches on FlashInfer's kernel"
+        topk = _index_topk(cfg)
+        if topk is None or topk % 128:
+            return f"FA4 sparse MLA requires index_topk % 128 == 0, got {topk}"
+        return super().supports_combination(cfg, ctx)
+
+
+class FlashInferMLASparseSM120(Backend):
+    name = "FLASHINFER_MLA_SPARSE_SM120"
+    source = "vllm/v1/attention/backends/mla/flashinfer_mla_sparse.py (FlashInferMLASparseSM120Backend)"
+    dtypes = ("bfloat16",)
+    kv_cache_dtypes = ("auto", "fp8", "fp8_e4m3", "fp8_ds_mla")
+    head_sizes = (512, 576)
+    block_sizes = (64,)
+    mla = sparse = True
+
+    @classmethod
+    def supports_compute_capability(cls, ctx: RoutingContext) -> bool:
+        return _major(ctx) == 12
+
+    @classmethod
+    def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        if cfg.dtype != "bfloat16":
+            return "dtype not supported"
+        if cfg.kv_cache_dtype not in ("auto", "fp8", "fp8_e4m3", "fp8_ds_mla"):
+            return "kv_cache_dtype not supported"
+        if _index_topk(cfg) is None:
+            return "FLASHINFER_MLA_SPARSE_SM120 requires a model with index_topk config"
+        return None
+
+
+class RocmAiterMLASparse(Backend):
+    name = "ROCM_AITER_MLA_SPARSE"
+    source = "vllm/v1/attention/backends/mla/rocm_aiter_mla_sparse.py (ROCMAiterMLASparseBackend)"
+    kv_cache_dtypes = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3")
+    mla = sparse = True
+
+
+class XPUMLASparse(Backend):
+    name, source = "XPU_MLA_SPARSE", "vllm/v1/attention/backends/mla/xpu_mla_sparse.py (XPUMLASparseBackend)"
+    head_sizes = (576,)
+    mla = sparse = True
+
+
+BACKENDS: dict[str, type[Backend]] = {cls.name: cls for cls in (
+    FlashAttention, FlashInfer, TritonAttention, FlexAttention, TritonFlashAttention, TritonFlashInfer, TurboQuant,
+    UltraQuant, RocmAttention,
+    RocmAiterFlashAttention, RocmAiterUnifiedAttention, RocmOctave, CPUAttention, FlashAttnMLA, FlashMLA,
+    FlashInferMLA, CutlassMLA, TokenspeedMLA, TritonMLA, AiterMLA, AiterTritonMLA, CPUMLA, AMXMLA,
+    FlashAttnMLASparse, FlashMLASparse, FlashInferMLASparse, FlashInferMLASparseSM90, FlashAttnMLASparseFA4,
+    FlashInferMLASparseSM120, RocmAiterMLASparse, XPUMLASparse)}
+
+
+def attention_backend_names(ctx: RoutingContext) -> tuple[str, ...]:
+    """AttentionBackendEnum of the release, in its order."""
+    return tuple(name for name in _ENUM_033 if _ENUM_SINCE.get(name, (0, 25)) <= _release(ctx))
+
+
+# --- the platforms ------------------------------------------------------------------------------------------------
+
+def cuda_priorities(cfg: SelectorConfig, num_heads: int, ctx: RoutingContext) -> tuple[type[Backend], ...]:
+    """platforms/cuda.py _get_backend_priorities (no non-causal layers). 0.30+: an mm-prefix layer puts
+    TRITON_FLASHINFER first on sm10x, TRITON_FLASH_ATTN first on sm9x."""
+    release, major = _release(ctx), _major(ctx)
+    if not cfg.use_mla:
+        composite = cfg.use_mm_prefix and release >= (0, 30)
+        if major == 10:
+            return ((TritonFlashInfer,) if composite else ()) + (
+                FlashInfer, FlashAttention, TritonAttention, FlexAttention, TurboQuant)
+        return ((TritonFlashAttention,) if composite and major == 9 else ()) + (
+            FlashAttention, FlashInfer, TritonAttention, FlexAttention, TurboQuant)
+    if major == 10:
+        if _quantized(cfg.kv_cache_dtype):
+            sparse: tuple[type[Backend], ...] = (FlashInferMLASparse, FlashMLASparse)
+        elif num_heads <= 16:
+            sparse = ((FlashAttnMLASparseFA4,) if release >= (0, 33) else ()) + (FlashInferMLASparse, FlashMLASparse)
+        else:
+            sparse = (FlashMLASparse, FlashInferMLASparse)
+        return (FlashInferMLA, TokenspeedMLA, CutlassMLA, FlashAttnMLA, FlashMLA, TritonMLA) + sparse
+    if major == 12:
+        return TritonMLA, FlashInferMLASparseSM120
+    tail: tuple[type[Backend], ...] = (FlashAttnMLASparse, FlashMLASparse)
+    if release >= (0, 30):
+        tail = (FlashInferMLASparseSM90,) + tail if cfg.head_size == 512 else tail + (FlashInferMLASparseSM90,)
+    return (FlashAttnMLA, FlashMLA, FlashInferMLA, TritonMLA) + tail
+
+
+def rocm_priorities(cfg: SelectorConfig, ctx: RoutingContext) -> tuple[type[Backend], ...]:
+    """platforms/rocm.py _get_backend_priorities: AITER's classes join when it is on (assumption `aiter`)."""
+    aiter = ctx.platform.assumptions.aiter
+    if cfg.use_sparse:
+        return (RocmAiterMLASparse,)
+    if cfg.use_mla:
+        return (AiterMLA, TritonMLA, AiterTritonMLA) if aiter else (TritonMLA,)
+    row: tuple[type[Backend], ...] = (RocmAttention,)
+    if aiter:
+        row += (RocmAiterFlashAttention, RocmAiterUnifiedAttention)
+    row += (TritonAttention, TurboQuant)
+    if _release(ctx) >= (0, 33):
+        row += (RocmOctave,)
+    if _release(ctx) >= (0, 32):
+        row += (UltraQuant,)
+    return row
+
+
+def _enum(name: str) -> str:
+    """How vLLM prints an AttentionBackendEnum member with %s or in an f-string."""
+    return f"AttentionBackendEnum.{name}"
+
+
+def _rejections(invalid: dict[str, list[str]], ctx: RoutingContext) -> tuple[Rejection, ...]:
+    verified = _exactly_read(ctx)
+    return tuple(Rejection(name, ", ".join(reasons), verified) for name, reasons in invalid.items())
+
+
+def _validated(cfg: SelectorConfig, num_heads: int, ctx: RoutingContext, requested: str | None) -> AttentionChoice:
+    """CUDA and ROCm: get_attn_backend_cls, checking the requested backend alone or walking the priority list."""
+    rocm = ctx.kind == "rocm"
+    config = config_repr(cfg, ctx)
+    if requested is not None:
+        backend = BACKENDS.get(requested)
+        if backend is None:
+            return AttentionChoice(requested, (), None,
+                                   (f"fp8check does not model {requested}'s conditions; vLLM validates it here",))
+        reasons = backend.invalid_reasons(cfg, ctx)
+        if reasons:
+            # 0.29+ CUDA words an ImportError as "[ModuleNotFoundError: ...]"; 0.28 and ROCm list ['ImportError'].
+            shown = f"[{reasons[0]}]" if reasons[0].startswith("ModuleNotFoundError") else str(reasons)
+            return AttentionChoice(None, _rejections({requested: reasons}, ctx),
+                                   f"Selected backend {_enum(requested)} is not valid for this configuration. "
+                                   f"Reason: {shown}")
+        note = (f"Using {requested} backend (selected via --attention-backend)." if rocm
+                else f"Using {_enum(requested)} backend.")
+        return AttentionChoice(requested, (), backend.impl_error(cfg, ctx), (note,))
+    row = rocm_priorities(cfg, ctx) if rocm else cuda_priorities(cfg, num_heads, ctx)
+    invalid: dict[str, list[str]] = {}
+    valid: list[type[Backend]] = []
+    for backend in row:
+        reasons = backend.invalid_reasons(cfg, ctx)
+        if reasons:
+            invalid[backend.name] = reasons
+        else:
+            valid.append(backend)
+    reasons_text = "{" + ", ".join(f"{name}: [{', '.join(r)}]" for name, r in invalid.items()) + "}"
+    if not valid:
+        hint = ""
+        if rocm and _release(ctx) >= (0, 30):
+            supported = sorted({dtype for name, r in invalid.items() if any("kv_cache_dtype" in x for x in r)
+                                for dtype in BACKENDS[name].supported_kv_cache_dtypes(ctx)})
+            hint = f" Supported kv_cache_dtype values: {', '.join(supported)}." if supported else ""
+        return AttentionChoice(None, _rejections(invalid, ctx),
+                               f"No valid attention backend found for {ctx.kind} with {config}. "
+                               f"Reasons: {reasons_text}.{hint}")
+    chosen = valid[0]
+    ahead = {name: r for name, r in invalid.items() if row.index(BACKENDS[name]) < row.index(chosen)}
+    potential = "[" + ", ".join(f"'{b.name}'" for b in valid) + "]"
+    notes = []
+    if cfg.block_size is not None and not rocm:
+        excluded = [name for name, r in ahead.items() if r == ["block_size not supported"]]
+        if excluded:
+            notes.append(f"--block-size {cfg.block_size} precluded higher-priority backend(s) {', '.join(excluded)}. "
+                         f"Using {chosen.name} instead, which may result in reduced performance. Consider removing "
+                         "--block-size to auto-select the optimal block size.")
+    if rocm and invalid:
+        notes.append(f"Found incompatible backend(s) [{', '.join(invalid)}] with AttentionType.DECODER. "
+                     f"Overriding with {chosen.name} out of potential backends: {potential}.")
+    elif rocm:
+        notes.append(f"Using {chosen.name} backend out of potential backends: {potential}.")
+    else:
+        notes.append(f"Using {chosen.name} attention backend out of potential backends: {potential}.")
+    return AttentionChoice(chosen.name, _rejections(ahead, ctx), chosen.impl_error(cfg, ctx), tuple(notes))
+
+
+def _xpu(cfg: SelectorConfig, ctx: RoutingContext, requested: str | None) -> AttentionChoice:
+    """platforms/xpu.py get_attn_backend_cls: no validation loop; FLASH_ATTN unless asked otherwise."""
+    release = _release(ctx)
+    if cfg.kv_cache_dtype.startswith("turboquant_"):
+        return AttentionChoice("TURBOQUANT", (), None, ("Using TurboQuant attention backend.",))
+    if cfg.use_sparse:
+        return AttentionChoice("XPU_MLA_SPARSE", (), None, ("Using XPU MLA Sparse backend.",))
+    if cfg.use_mla:
+        if release < (0, 32) or requested == "TRITON_MLA":
+            return _xpu_triton_mla(cfg, ctx, ("Using Triton MLA backend on V1 engine.",))
+        if requested not in (None, "FLASH_ATTN_MLA"):
+            return AttentionChoice(None, (), "Invalid attention backend for xpu, with use_mla: True")
+        reasons = XPUFlashAttnMLA.invalid_reasons(cfg, ctx)
+        if not reasons:
+            return AttentionChoice("FLASH_ATTN_MLA", (), None, ("Using Flash Attention MLA backend on XPU.",))
+        rejected = _rejections({"FLASH_ATTN_MLA": reasons}, ctx)
+        if requested == "FLASH_ATTN_MLA":
+            return AttentionChoice(None, rejected,
+                                   f"FlashAttnMLA on XPU is not valid for this configuration: {reasons}")
+        fallback = (f"FlashAttnMLA on XPU is not valid for this configuration ({tuple(reasons)}); falling back to "
+                    "Triton MLA backend.")
+        return _xpu_triton_mla(cfg, ctx, (fallback,), rejected)
+    if requested == "TRITON_ATTN":
+        return AttentionChoice("TRITON_ATTN", (), None, ("Using Triton backend.",))
+    if cfg.use_batch_invariant and release >= (0, 31):
+        if requested == "FLASH_ATTN":
+            return AttentionChoice("FLASH_ATTN", (), FlashAttention.impl_error(cfg, ctx), (
+                "Using Flash Attention on XPU with batch invariance enabled because it was explicitly requested. "
+                "This backend has not been validated for batch invariance on XPU and may produce non-deterministic "
+                "results across batch sizes.",))
+        return AttentionChoice("TRITON_ATTN", (), None, (
+            "VLLM_BATCH_INVARIANT is enabled. Using Triton Attention backend on XPU, which implements "
+            "batch-invariant kernels.",))
+    if cfg.use_mm_prefix:
+        return _xpu_mm_prefix(cfg, ctx, requested)
+    if cfg.dtype == "float32":
+        return AttentionChoice("TRITON_ATTN", (), None, (
+            "Flash Attention on XPU does not support float32 dtype. Falling back to Triton Attention backend.",))
+    if requested not in (None, "FLASH_ATTN"):
+        return AttentionChoice(None, (), "Invalid attention backend for xpu, with use_mla: False")
+    return AttentionChoice("FLASH_ATTN", (), FlashAttention.impl_error(cfg, ctx), ("Using Flash Attention backend.",))
+
+
+def _xpu_mm_prefix(cfg: SelectorConfig, ctx: RoutingContext, requested: str | None) -> AttentionChoice:
+    """XPU's use_mm_prefix branch: FLASH_ATTN only when asked for (0.26+; its warning), 0.33's Triton /
+    FlashAttention composite for the head sizes it takes, else TRITON_ATTN (any other requested backend too)."""
+    release = _release(ctx)
+    if requested == "FLASH_ATTN" and release >= (0, 26):
+        return AttentionChoice("FLASH_ATTN", (), FlashAttention.impl_error(cfg, ctx), (
+            "Using Flash Attention on XPU for a multimodal prefix-LM model because it was explicitly requested. The "
+            "prefix-LM bidirectional mask cannot be applied, so image/video inputs will produce incorrect results; "
+            "only use this for text-only workloads.",))
+    if release >= (0, 33) and requested in (None, "TRITON_FLASH_ATTN") and cfg.dtype != "float32":
+        if TritonFlashAttention.supports_head_size(cfg.head_size, ctx):
+            return AttentionChoice("TRITON_FLASH_ATTN", (), TritonFlashAttention.impl_error(cfg, ctx), (
+                "Using the Triton/FlashAttention composite backend on XPU: batches with multimodal prefix masks run "
+                "Triton Attention, causal batches run Flash Attention.",))
+        if requested == "TRITON_FLASH_ATTN":
+            return AttentionChoice(None, (), f"TRITON_FLASH_ATTN on XPU supports head sizes "
+                                             f"{list(TritonFlashAttention.composite_head_sizes)}, got {cfg.head_size}.")
+    return AttentionChoice("TRITON_ATTN", (), None, (
+        "Flash Attention on XPU does not support multimodal prefix-LM attention. Falling back to Triton Attention "
+        "backend.",))
+
+
+def _xpu_triton_mla(cfg: SelectorConfig, ctx: RoutingContext, notes: tuple[str, ...],
+                    rejected: tuple[Rejection, ...] = ()) -> AttentionChoice:
+    """XPU returns TRITON_MLA without validating it: a dtype outside its list is fp8check's note, not vLLM's."""
+    if not TritonMLA.supports_kv_cache_dtype(cfg.kv_cache_dtype, ctx):
+        notes += (f"fp8check: TRITON_MLA's supported_kv_cache_dtypes has no {cfg.kv_cache_dtype}, and XPU's selector "
+                  "does not check it; what fails later was not traced",)
+    return AttentionChoice("TRITON_MLA", rejected, None, notes)
+
+
+def _cpu(cfg: SelectorConfig, ctx: RoutingContext, requested: str | None) -> AttentionChoice:
+    """platforms/cpu.py get_attn_backend_cls: CPU_ATTN, or CPU_MLA / AMX_MLA (0.29+, on an AMX host)."""
+    release = _release(ctx)
+    if cfg.use_sparse:
+        return AttentionChoice(None, (), "Sparse Attention is not supported on CPU.")
+    cannot = (f"Cannot use {_enum(requested)} backend on CPU.",) if requested else ()
+    if cfg.use_mla:
+        if release >= (0, 33) and cfg.kv_cache_dtype not in UNQUANTIZED_KV:
+            return AttentionChoice(None, (), f"--kv-cache-dtype {cfg.kv_cache_dtype} is not supported by MLA "
+                                             "attention on CPU.")
+        amx = ctx.platform.assumptions.cpu_amx and release >= (0, 29)
+        if amx and requested != "CPU_MLA":
+            return AttentionChoice("AMX_MLA", (), None, (cannot if requested != "AMX_MLA" else ())
+                                   + ("Using AMX_MLA backend.",))
+        notes = cannot if requested not in ("CPU_MLA", "AMX_MLA") else ()
+        if release >= (0, 29):
+            notes += ("Using CPU_MLA backend.",)
+        if not CPUMLA.supports_kv_cache_dtype(cfg.kv_cache_dtype, ctx):
+            notes += (f"fp8check: CPU_MLA's supported_kv_cache_dtypes is ['auto'] and this release's CPU selector "
+                      f"does not check {cfg.kv_cache_dtype}; what fails later was not traced",)
+        return AttentionChoice("CPU_MLA", (), None, notes)
+    notes = cannot if requested != "CPU_ATTN" else ()
+    if release >= (0, 33) and not CPUAttention.supports_kv_cache_dtype(cfg.kv_cache_dtype, ctx):
+        return AttentionChoice(None, (), f"--kv-cache-dtype {cfg.kv_cache_dtype} is not supported by the CPU "
+                                         "attention backend on this host.", notes)
+    return AttentionChoice("CPU_ATTN", (), CPUAttention.impl_error(cfg, ctx), notes)
+
+
+def normalize_backend(value: str | None) -> str | None:
+    """AttentionConfig.validate_backend_before: 'auto' (any case) is None, anything else upper-cased."""
+    if value is None or value.strip().lower() == "auto":
+        return None
+    return value.strip().upper()
+
+
+def unknown_backend_error(name: str, ctx: RoutingContext) -> str | None:
+    """AttentionBackendEnum[name]'s ValueError (_AttentionBackendEnumMeta.__getitem__), None for a known name."""
+    names = attention_backend_names(ctx)
+    if name in names:
+        return None
+    return f"Unknown attention backend: '{name}'. Valid options are: {', '.join(names)}"
+
+
+def select_attention_backend(spec: AttentionSpec, ctx: RoutingContext, requested: str | None = None) -> AttentionChoice:
+    """get_attn_backend for one attention layer kind: the backend vLLM picks on ctx's platform and release (or
+    --attention-backend `requested`), every rejection, vLLM's error and its logs on the way."""
+    name = normalize_backend(requested)
+    if name is not None:
+        error = unknown_backend_error(name, ctx)
+        if error:
+            return AttentionChoice(None, (), error)
+    cfg = selector_config(spec, ctx)
+    if ctx.kind == "xpu":
+        return _xpu(cfg, ctx, name)
+    if ctx.kind == "cpu":
+        return _cpu(cfg, ctx, name)
+    return _validated(cfg, spec.num_heads, ctx, name)

@@ -1,0 +1,361 @@
+"""Attention backend selection (fp8check.kernels.attention) against vLLM 0.28.0 / 0.33.0 as read from their source:
+vllm/platforms/{cuda,rocm,xpu,cpu}.py get_attn_backend_cls, vllm/v1/attention/backend.py validate_configuration,
+each backend class under vllm/v1/attention/backends/, and fa_utils.py for the FlashAttention version.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from fp8check.core.targets.platforms import apply_assumptions, parse_platform
+from fp8check.core.targets.profiles import select_profile
+from fp8check.kernels import attention
+from fp8check.kernels.attention import (
+    ATTENTION_BACKEND_NAMES, BACKENDS, AttentionSpec, flash_attn_version, select_attention_backend,
+)
+from fp8check.kernels.base import RoutingContext
+
+RELEASES = ("0.28", "0.33")
+KV_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2")
+DENSE = dict(head_size=128, num_heads=32, num_kv_heads=8)          # Llama-3-8B per rank
+MLA = dict(head_size=576, num_heads=16, num_kv_heads=1, use_mla=True)  # DeepSeek-V3: kv_lora_rank 512 + rope 64
+NO_BACKEND = "No valid attention backend found for "
+TRITON_SM89 = ("FP8 KV cache is not supported by the Triton MLA backend on {label} (compute capability {cap}); "
+               "native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype bfloat16.")
+E5M2_FA = "FlashAttention does not support fp8_e5m2 kv-cache on this device."
+
+
+def context(platform: str, release: str, *assume: str) -> RoutingContext:
+    return RoutingContext(apply_assumptions(parse_platform(platform), list(assume)), select_profile(release))
+
+
+def choose(platform: str, release: str, requested: str | None = None, *assume: str,
+           **spec) -> attention.AttentionChoice:
+    return select_attention_backend(AttentionSpec(**spec), context(platform, release, *assume), requested)
+
+
+def dense_expected(platform: str, kv: str) -> tuple[str, str | None]:
+    """The dense outcome (backend, error) the sources give; the same in 0.28 and 0.33."""
+    quantized = kv.startswith("fp8")
+    if platform == "xpu":   # no validation loop; FlashAttentionImpl.__init__ refuses e5m2
+        return "FLASH_ATTN", E5M2_FA if kv == "fp8_e5m2" else None
+    if platform == "cpu":   # AMX assumed
+        return "CPU_ATTN", None
+    if platform == "rocm:gfx942":  # ROCM_ATTN heads the list and takes every fp8 flavour
+        return "ROCM_ATTN", None
+    if platform == "cuda:100":     # FLASHINFER first on sm100
+        return "FLASHINFER", None
+    if platform == "cuda:90":      # FA3 takes fp8 / fp8_e4m3, never e5m2
+        return ("FLASHINFER" if kv == "fp8_e5m2" else "FLASH_ATTN"), None
+    return ("FLASHINFER" if quantized else "FLASH_ATTN"), None  # FA2 (sm80/86/89) refuses any FP8 cache
+
+
+def mla_expected(platform: str, kv: str, release: str) -> tuple[str | None, str | None]:
+    quantized = kv.startswith("fp8")
+    if platform == "xpu":
+        if release == "0.28":      # MLA goes straight to TRITON_MLA
+            return "TRITON_MLA", None
+        return ("TRITON_MLA" if quantized else "FLASH_ATTN_MLA"), None  # XPUFlashAttnMLABackend lists no fp8
+    if platform == "cpu":
+        if release == "0.28":
+            return "CPU_MLA", None
+        if quantized:
+            return None, f"--kv-cache-dtype {kv} is not supported by MLA attention on CPU."
+        return "AMX_MLA", None     # AMX host: AMX_MLA ahead of CPU_MLA
+    if kv == "fp8_e5m2":           # no CUDA or ROCm MLA backend lists e5m2 (ROCM_AITER_MLA needs AITER on)
+        return None, NO_BACKEND
+    if platform == "rocm:gfx942":
+        return "TRITON_MLA", None
+    if platform == "cuda:100":
+        return "FLASHINFER_MLA", None
+    if platform == "cuda:90":
+        return ("FLASHMLA" if quantized else "FLASH_ATTN_MLA"), None
+    if quantized and platform in ("cuda:80", "cuda:86"):
+        cap = f"{platform[5]}.{platform[6]}"
+        return "TRITON_MLA", TRITON_SM89.format(label=platform, cap=cap)
+    return "TRITON_MLA", None
+
+
+PLATFORMS = ("xpu", "cpu", "cuda:80", "cuda:86", "cuda:89", "cuda:90", "cuda:100", "rocm:gfx942")
+
+
+@pytest.mark.parametrize("release", RELEASES)
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("kv", KV_DTYPES)
+def test_dense_backend_per_platform_and_kv_dtype(release, platform, kv):
+    choice = choose(platform, release, kv_cache_dtype=kv, **DENSE)
+    assert (choice.backend, choice.error) == dense_expected(platform, kv)
+
+
+@pytest.mark.parametrize("release", RELEASES)
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("kv", KV_DTYPES)
+def test_mla_backend_per_platform_and_kv_dtype(release, platform, kv):
+    choice = choose(platform, release, kv_cache_dtype=kv, **MLA)
+    backend, error = mla_expected(platform, kv, release)
+    assert choice.backend == backend
+    if error == NO_BACKEND:
+        assert choice.error.startswith(NO_BACKEND + platform.split(":")[0] + " with AttentionSelectorConfig(")
+        assert all("kv_cache_dtype not supported" in r.reason for r in choice.rejected if "MLA" in r.kernel)
+    else:
+        assert choice.error == error
+
+
+def test_cuda_error_is_vllms_verbatim_with_every_rejection_in_priority_order():
+    choice = choose("cuda:90", "0.28", kv_cache_dtype="fp8_e5m2", **MLA)
+    assert choice.error == (
+        "No valid attention backend found for cuda with AttentionSelectorConfig(head_size=576, dtype=torch.bfloat16, "
+        "kv_cache_dtype=fp8_e5m2, block_size=None, use_mla=True, has_sink=False, use_sparse=False, "
+        "use_mm_prefix=False, use_per_head_quant_scales=False, attn_type=AttentionType.DECODER, "
+        "has_sliding_window=False, use_non_causal=False, use_batch_invariant=False, use_kv_connector=False, "
+        "use_adaptive_verification=False, use_pcp=False). Reasons: {FLASH_ATTN_MLA: [kv_cache_dtype not supported], "
+        "FLASHMLA: [kv_cache_dtype not supported], FLASHINFER_MLA: [kv_cache_dtype not supported, compute capability "
+        "not supported], TRITON_MLA: [kv_cache_dtype not supported], FLASH_ATTN_MLA_SPARSE: [kv_cache_dtype not "
+        "supported, non-sparse not supported, FlashAttention MLA Sparse currently supports only FP16/BF16 KV cache], "
+        "FLASHMLA_SPARSE: [kv_cache_dtype not supported, non-sparse not supported]}.")
+    assert [r.kernel for r in choice.rejected] == ["FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA",
+                                                   "FLASH_ATTN_MLA_SPARSE", "FLASHMLA_SPARSE"]
+    # 0.33 adds use_dcp / use_rswa to the repr and FLASHINFER_MLA_SPARSE_SM90 to the sm90 MLA list.
+    later = choose("cuda:90", "0.33", kv_cache_dtype="fp8_e5m2", **MLA).error
+    assert "use_pcp=False, use_dcp=False, use_rswa=False). Reasons: {" in later
+    assert later.endswith("FLASHINFER_MLA_SPARSE_SM90: [kv_cache_dtype not supported, non-sparse not supported, "
+                          "FLASHINFER_MLA_SPARSE_SM90 requires sparse MLA]}.")
+
+
+@pytest.mark.parametrize("release, hint", [
+    ("0.28", ""),
+    ("0.33", " Supported kv_cache_dtype values: auto, bfloat16, float16, fp8, fp8_e4m3."),
+])
+def test_rocm_error_appends_the_dtypes_the_rejecting_backends_accept(release, hint):
+    error = choose("mi300x", release, kv_cache_dtype="fp8_e5m2", **MLA).error
+    assert error.startswith("No valid attention backend found for rocm with AttentionSelectorConfig(head_size=576")
+    assert error.endswith("Reasons: {TRITON_MLA: [kv_cache_dtype not supported]}." + hint)
+
+
+def test_rocm_aiter_puts_its_mla_backend_first_which_takes_e5m2():
+    choice = choose("mi300x", "0.33", None, "aiter=yes", kv_cache_dtype="fp8_e5m2", **MLA)
+    assert (choice.backend, choice.error) == ("ROCM_AITER_MLA", None)
+    assert choice.notes == ("Found incompatible backend(s) [TRITON_MLA] with AttentionType.DECODER. Overriding with "
+                            "ROCM_AITER_MLA out of potential backends: ['ROCM_AITER_MLA', 'ROCM_AITER_TRITON_MLA'].",)
+
+
+@pytest.mark.parametrize("release", RELEASES)
+@pytest.mark.parametrize("platform, assume, backend, error", [
+    # Without FlashInfer the FP8 cache falls to Triton: fine on sm89, the SM89 ValueError below it.
+    ("l40s", ("flashinfer=no",), "TRITON_ATTN", None),
+    ("a100", ("flashinfer=no",), "TRITON_ATTN",
+     "FP8 KV cache is not supported by the Triton attention backend on a100 (cuda:80) (compute capability 8.0); "
+     "native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype bfloat16."),
+    ("t4", (), "TRITON_ATTN",   # FLASH_ATTN and FLASHINFER both need sm80
+     "FP8 KV cache is not supported by the Triton attention backend on t4 (cuda:75) (compute capability 7.5); "
+     "native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype float16."),
+])
+def test_without_flashinfer_fp8_falls_to_triton(release, platform, assume, backend, error):
+    choice = choose(platform, release, None, *assume, kv_cache_dtype="fp8", **DENSE)
+    assert (choice.backend, choice.error) == (backend, error)
+    assert choice.rejected[0].kernel == "FLASH_ATTN"
+
+
+@pytest.mark.parametrize("release, reason", [("0.28", "ImportError"),
+                                             ("0.33", "ModuleNotFoundError: No module named 'flashinfer'")])
+def test_an_uninstalled_backend_is_rejected_as_the_release_words_it(release, reason):
+    choice = choose("a100", release, None, "flashinfer=no", kv_cache_dtype="fp8", **DENSE)
+    assert [(r.kernel, r.reason) for r in choice.rejected][1] == ("FLASHINFER", reason)
+
+
+@pytest.mark.parametrize("release", RELEASES)
+@pytest.mark.parametrize("platform, requested, kv, backend, error", [
+    ("h100", "FLASHINFER", "fp8", "FLASHINFER", None),
+    ("h100", "flashinfer", "fp8", "FLASHINFER", None),           # vLLM upper-cases the flag
+    ("h100", "auto", "fp8", "FLASH_ATTN", None),                 # auto: no selection
+    ("a100", "FLASH_ATTN", "fp8", None,
+     "Selected backend AttentionBackendEnum.FLASH_ATTN is not valid for this configuration. Reason: "
+     "['kv_cache_dtype not supported', 'FP8 KV cache requires FA3 on SM90{fa4} or FA4 on SM100']"),
+    ("h100", "TRITON_ATTN", "fp8_e5m2", "TRITON_ATTN", None),
+    ("mi300x", "TRITON_ATTN", "fp8", "TRITON_ATTN", None),
+    ("mi300x", "FLEX_ATTENTION", "fp8", None,
+     "Selected backend AttentionBackendEnum.FLEX_ATTENTION is not valid for this configuration. Reason: "
+     "['kv_cache_dtype not supported']"),
+    ("xpu", "TRITON_ATTN", "fp8_e5m2", "TRITON_ATTN", None),     # Triton on XPU has no e5m2 guard
+    ("xpu", "FLASHINFER", "auto", None, "Invalid attention backend for xpu, with use_mla: False"),
+    ("cpu", "FLASH_ATTN", "auto", "CPU_ATTN", None),             # CPU logs and ignores it
+])
+def test_explicit_attention_backend(release, platform, requested, kv, backend, error):
+    choice = choose(platform, release, requested, kv_cache_dtype=kv, **DENSE)
+    fa4 = ", FA4 with head_size=512 on SM90," if release == "0.33" else ""
+    assert (choice.backend, choice.error) == (backend, error and error.format(fa4=fa4))
+
+
+def test_explicit_backend_notes_are_vllms_logs():
+    assert choose("h100", "0.33", "FLASHINFER", kv_cache_dtype="fp8", **DENSE).notes == (
+        "Using AttentionBackendEnum.FLASHINFER backend.",)
+    assert choose("mi300x", "0.33", "TRITON_ATTN", kv_cache_dtype="fp8", **DENSE).notes == (
+        "Using TRITON_ATTN backend (selected via --attention-backend).",)
+    assert choose("cpu", "0.33", "FLASH_ATTN", kv_cache_dtype="auto", **DENSE).notes == (
+        "Cannot use AttentionBackendEnum.FLASH_ATTN backend on CPU.",)
+
+
+def test_unknown_attention_backend_is_the_enums_error():
+    error = choose("h100", "0.33", "flash", kv_cache_dtype="auto", **DENSE).error
+    assert error.startswith("Unknown attention backend: 'FLASH'. Valid options are: FLASH_ATTN, FLASH_ATTN_DIFFKV, ")
+    assert error.endswith(", ULTRAQUANT, CUSTOM")
+    # FLASHINFER_MLA_SPARSE_SM90 joined the enum in 0.30: 0.28 refuses the name itself.
+    assert choose("h100", "0.28", "FLASHINFER_MLA_SPARSE_SM90", kv_cache_dtype="auto", **MLA).error.startswith(
+        "Unknown attention backend: 'FLASHINFER_MLA_SPARSE_SM90'. Valid options are: FLASH_ATTN, ")
+    assert choose("h100", "0.33", "FLASHINFER_MLA_SPARSE_SM90", kv_cache_dtype="auto", **MLA).error.startswith(
+        "Selected backend AttentionBackendEnum.FLASHINFER_MLA_SPARSE_SM90 is not valid for this configuration.")
+
+
+@pytest.mark.parametrize("release", RELEASES)
+@pytest.mark.parametrize("platform, requested, backend, error", [
+    ("xpu", "FLASH_ATTN_MLA", "FLASH_ATTN_MLA", None),
+    ("xpu", "TRITON_MLA", "TRITON_MLA", None),
+    ("xpu", "FLASHMLA", None, "Invalid attention backend for xpu, with use_mla: True"),
+])
+def test_explicit_backend_on_xpu_mla(release, platform, requested, backend, error):
+    choice = choose(platform, release, requested, kv_cache_dtype="auto", **MLA)
+    if release == "0.28":   # 0.28 ignores the flag for MLA: always TRITON_MLA
+        backend, error = "TRITON_MLA", None
+    assert (choice.backend, choice.error) == (backend, error)
+
+
+def test_xpu_flash_attn_mla_refuses_fp8_loudly_when_asked_and_falls_back_otherwise():
+    asked = choose("xpu", "0.33", "FLASH_ATTN_MLA", kv_cache_dtype="fp8", **MLA)
+    assert asked.error == "FlashAttnMLA on XPU is not valid for this configuration: ['kv_cache_dtype not supported']"
+    fallback = choose("xpu", "0.33", kv_cache_dtype="fp8", **MLA)
+    assert fallback.notes == ("FlashAttnMLA on XPU is not valid for this configuration (('kv_cache_dtype not "
+                              "supported',)); falling back to Triton MLA backend.",)
+
+
+@pytest.mark.parametrize("release", RELEASES)
+@pytest.mark.parametrize("platform, backend, error, refusal", [
+    ("h100", "FLASH_ATTN", None, None),                          # FA3
+    ("b200", "FLASH_ATTN", None, "per-head quant scales not supported"),  # FA4 also has them; FLASHINFER refuses
+    ("l40s", None, NO_BACKEND, "per-head quant scales not supported"),    # FA2 has none, nor has anything else
+    ("mi300x", None, NO_BACKEND, "per-head quant scales not supported"),
+])
+def test_per_head_kv_scales_need_flash_attention_3_or_later(release, platform, backend, error, refusal):
+    choice = choose(platform, release, kv_cache_dtype="fp8", per_head_scales=True, **DENSE)
+    assert choice.backend == backend
+    assert (choice.error or "").startswith(error or "")
+    if refusal:
+        assert refusal in choice.rejected[0].reason
+    if error:
+        assert "use_per_head_quant_scales=True" in choice.error
+
+
+@pytest.mark.parametrize("release", RELEASES)
+@pytest.mark.parametrize("platform, backend, fa_reason", [
+    ("a100", "TRITON_ATTN", "attention sinks not supported, sink not supported on compute capability < 9.0"),
+    ("h100", "FLASH_ATTN", None),                                # FA3 serves sinks
+    ("b200", "FLASHINFER", None),                                # TRT-LLM attention serves sinks on sm100
+    ("mi300x", "TRITON_ATTN", None),                             # ROCM_ATTN has no sinks
+])
+def test_attention_sinks(release, platform, backend, fa_reason):
+    choice = choose(platform, release, kv_cache_dtype="auto", has_sink=True, sliding_window=128, **DENSE)
+    assert (choice.backend, choice.error) == (backend, None)
+    if fa_reason:
+        assert choice.rejected[0] == attention.Rejection("FLASH_ATTN", fa_reason)
+    if platform == "mi300x":
+        assert choice.rejected[0] == attention.Rejection("ROCM_ATTN", "attention sinks not supported")
+
+
+@pytest.mark.parametrize("release, field", [("0.25", ""), ("0.28", "has_sliding_window=True, "),
+                                            ("0.33", "has_sliding_window=True, ")])
+def test_sliding_window_reaches_the_selector_of_dense_layers_only(release, field):
+    ctx = context("l40s", release)
+    dense = attention.selector_config(AttentionSpec(kv_cache_dtype="auto", sliding_window=4096, **DENSE), ctx)
+    assert f"attn_type=AttentionType.DECODER, {field}use_non_causal=False" in attention.config_repr(dense, ctx)
+    mla = attention.selector_config(AttentionSpec(kv_cache_dtype="auto", sliding_window=4096, has_sink=True,
+                                                  per_head_scales=True, **MLA), ctx)
+    assert not (mla.has_sliding_window or mla.has_sink or mla.use_per_head_quant_scales)  # MLAAttention passes none
+
+
+def test_sliding_window_refusal_is_listed():
+    choice = choose("l40s", "0.33", kv_cache_dtype="fp8_e5m2", sliding_window=4096, per_head_scales=True, **DENSE)
+    assert dict((r.kernel, r.reason) for r in choice.rejected)["TURBOQUANT"] == (
+        "kv_cache_dtype not supported, per-head quant scales not supported, sliding window not supported")
+
+
+@pytest.mark.parametrize("platform, release, head_size, kv, version", [
+    ("a100", "0.33", 128, "auto", 2),
+    ("l40s", "0.28", 128, "auto", 2),
+    ("h100", "0.28", 128, "auto", 3),
+    ("h100", "0.33", 512, "auto", 4),      # "FA3 does not support head_size=512 on SM90: upgrading ... 3 -> 4"
+    ("b200", "0.33", 128, "auto", 4),
+    ("b200", "0.28", 256, "auto", 2),      # 0.28: FA4 disabled for head 256 on Blackwell
+    ("b200", "0.33", 256, "auto", 4),      # 0.33: the hd256 kernel ...
+    ("b200", "0.33", 256, "fp8", 2),       # ... but not with a quantized cache
+    ("b200", "0.33", 192, "auto", 2),      # TMEM limit
+    ("rtx5090", "0.33", 128, "auto", 2),
+    ("t4", "0.33", 128, "auto", None),     # no FA below sm80
+    ("xpu", "0.33", 128, "auto", 2),
+    ("mi300x", "0.33", 128, "auto", None),
+])
+def test_flash_attention_version(platform, release, head_size, kv, version):
+    assert flash_attn_version(context(platform, release), head_size, head_size, fa4_hd256=True,
+                              kv_cache_dtype=kv) == version
+
+
+@pytest.mark.parametrize("release, backend", [("0.28", "FLASHINFER"), ("0.33", "FLASH_ATTN")])
+def test_fa4_on_sm90_takes_fp8_at_head_size_512_from_0_31(release, backend):
+    spec = dict(DENSE, head_size=512)
+    assert choose("h100", release, kv_cache_dtype="fp8", **spec).backend == backend
+
+
+@pytest.mark.parametrize("release, backend, error", [
+    ("0.28", "CPU_ATTN", "FP8 KV cache on CPU requires x86 with AVX-512 or AMX."),   # after selection
+    ("0.33", None, "--kv-cache-dtype fp8 is not supported by the CPU attention backend on this host."),
+])
+def test_cpu_host_without_fp8_isa(monkeypatch, release, backend, error):
+    monkeypatch.setattr(attention, "CPU_AVX512", False)
+    choice = choose("cpu", release, None, "cpu_amx=no", kv_cache_dtype="fp8", **DENSE)
+    assert (choice.backend, choice.error) == (backend, error)
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_cpu_fp8_needs_head_size_divisible_by_32(release):
+    choice = choose("cpu", release, kv_cache_dtype="fp8", head_size=80, num_heads=32, num_kv_heads=8)
+    assert (choice.backend, choice.error) == ("CPU_ATTN", "FP8 KV cache requires head_size divisible by 32 on CPU.")
+    assert choose("cpu", release, kv_cache_dtype="auto", head_size=80, num_heads=32, num_kv_heads=8).error is None
+
+
+@pytest.mark.parametrize("release", RELEASES)
+@pytest.mark.parametrize("platform, kv, backend, error", [
+    ("cpu", "auto", None, "Sparse Attention is not supported on CPU."),
+    ("xpu", "auto", "XPU_MLA_SPARSE", None),
+    ("h100", "auto", "FLASH_ATTN_MLA_SPARSE", None),
+    ("h100", "fp8", "FLASHMLA_SPARSE", None),      # fp8 is FlashMLA sparse's alias for fp8_ds_mla
+    ("b200", "fp8", "FLASHINFER_MLA_SPARSE", None),
+])
+def test_sparse_mla(release, platform, kv, backend, error):
+    choice = choose(platform, release, kv_cache_dtype=kv, use_sparse=True, **MLA)
+    assert (choice.backend, choice.error) == (backend, error)
+
+
+def test_a_release_between_the_read_ones_marks_its_rejections_unverified():
+    assert all(r.verified for r in choose("a100", "0.28", kv_cache_dtype="fp8", **DENSE).rejected)
+    assert not any(r.verified for r in choose("a100", "0.30", kv_cache_dtype="fp8", **DENSE).rejected)
+
+
+@pytest.mark.parametrize("platform, backend, fa_reason", [
+    ("h100", "FLASH_ATTN", None),
+    ("a100", "FLASHINFER", "kv_cache_dtype not supported"),   # no "FP8 KV cache requires FA3 ..." before 0.27
+])
+def test_flash_attention_fp8_in_0_25(platform, backend, fa_reason):
+    choice = choose(platform, "0.25", kv_cache_dtype="fp8", **DENSE)
+    assert choice.backend == backend
+    assert [r.reason for r in choice.rejected] == ([fa_reason] if fa_reason else [])
+
+
+def test_every_backend_class_is_an_enum_member_and_cites_its_file():
+    assert set(BACKENDS) <= set(ATTENTION_BACKEND_NAMES)
+    assert all(cls.source.startswith("vllm/") for cls in BACKENDS.values())
+
+
+def test_the_module_imports_no_torch():
+    code = "import sys, fp8check.kernels.attention; assert 'torch' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
