@@ -69,8 +69,9 @@ def bound(numerics: str, out_dtype: torch.dtype) -> float:
 
 def to_float(weight: torch.Tensor) -> torch.Tensor:
     """An FP8 tensor's values in fp32 through a 256-entry table: the same numbers as `.float()` (every code maps to
-    its value, NaN codes to NaN), ~4x faster on the CPU, where this cast dominates `load`: numpy's table lookup
-    releases the GIL, so the halves run on two threads."""
+    its value, NaN codes to NaN), ~4x faster on the CPU; numpy's table lookup releases the GIL, so the halves run
+    on two threads. For the dtypes and paths fp32_products' float16 route does not cover (fnuz, e5m2, MXFP8,
+    weight-only dequantization)."""
     if weight.device.type != "cpu" or weight.element_size() != 1:
         return weight.float()
     table = torch.arange(256, dtype=torch.uint8).view(weight.dtype).float().numpy()
