@@ -319,8 +319,7 @@ def inspect_table(report: InspectReport, console: Console, verbose: bool, fetch:
         else:
             cells.append(routes.ref(_route(layer), "linear", row.count))
         rows.append(cells + [_status(layer, fail_on_warning)])
-        lines = [f"[red]error:[/red] {_multiline(e)}" for e in layer.errors]
-        lines += [f"[yellow]warning:[/yellow] {_multiline(w)}" for w in layer.warnings]
+        lines = _message_lines(layer.errors, layer.warnings)
         if verbose:
             lines += [f"rejected {_multiline(r.reason.strip())}"
                       + ("" if r.verified else " [dim](fp8check inference)[/dim]") for r in layer.rejected]
@@ -415,8 +414,7 @@ def _attention_rows(report: InspectReport, routes: _Routes, verbose: bool, wide:
         cells += ([escape(layer.kv_method or "-"), escape(layer.backend or "-")] if wide
                   else [routes.ref(_attention_route(layer), "attention", row.count)])
         rows.append(cells + [_status(layer, fail_on_warning)])
-        lines = [f"[red]error:[/red] {_multiline(e)}" for e in layer.errors]
-        lines += [f"[yellow]warning:[/yellow] {_multiline(w)}" for w in layer.warnings]
+        lines = _message_lines(layer.errors, layer.warnings)
         if verbose:
             if layer.scales:  # a collapsed row's as templates: 'model.layers.{i}.self_attn.k_scale'
                 index = layer_template(layer.name)[1] if row.count > 1 else None
@@ -599,9 +597,8 @@ def load_table(report: LoadReport, console: Console, verbose: bool, fetch: Fetch
         else:
             cells[1:1] = [routes.ref(_run_route(first, layer), "linear", len(row.runs))]
         rows.append(cells + [_run_status(first.status, fail_on_warning)])
-        lines = [f"[red]error:[/red] {_multiline(e)}" for e in first.errors
-                 if e.removeprefix("not run: ") not in model_level]
-        lines += [f"[yellow]warning:[/yellow] {_multiline(w)}" for w in first.warnings]
+        lines = _message_lines([e for e in first.errors if e.removeprefix("not run: ") not in model_level],
+                               first.warnings)
         if verbose:
             lines += [f"[dim]note: {_multiline(n)}[/dim]" for r in row.runs for n in r.notes]
         if lines:
@@ -659,8 +656,7 @@ def _moe_load_rows(report: LoadReport, routes: _Routes, layers: dict, fail_on_wa
                      _figure(worst(r.quant_error for r in row.runs)), *_against_cells(report, row.runs),
                      _milliseconds(row.runs), _megabytes(row.runs),
                      _run_status(first.status, fail_on_warning)])
-        lines = [f"[red]error:[/red] {_multiline(e)}" for r in row.runs for e in r.errors]
-        lines += [f"[yellow]warning:[/yellow] {_multiline(w)}" for w in first.warnings]
+        lines = _message_lines([e for r in row.runs for e in r.errors], first.warnings)
         if verbose:
             lines += [f"[dim]note: {_multiline(n)}[/dim]" for n in first.notes]
         if lines:
@@ -696,13 +692,18 @@ def _kv_rows(report: LoadReport, fail_on_warning: bool, verbose: bool):
                      f"k {_scale_range(k_scales)}\nv {_scale_range(v_scales)}" if k_scales or v_scales else "-",
                      _figure(worst(r.k_error for r in row.runs)), _figure(worst(r.v_error for r in row.runs)),
                      _figure(first.bound, ".1e"), _run_status(first.status, fail_on_warning)])
-        lines = [f"[red]error:[/red] {_multiline(e)}" for e in first.errors]
-        lines += [f"[yellow]warning:[/yellow] {_multiline(w)}" for w in first.warnings]
+        lines = _message_lines(first.errors, first.warnings)
         if verbose:
             lines += [f"[dim]note: {_multiline(n)}[/dim]" for n in first.notes]
         if lines:
             details.append((row.name, lines))
     return rows, details
+
+
+def _message_lines(errors, warnings) -> list[str]:
+    """A row's detail lines: its errors, then its warnings."""
+    return ([f"[red]error:[/red] {_multiline(e)}" for e in errors]
+            + [f"[yellow]warning:[/yellow] {_multiline(w)}" for w in warnings])
 
 
 def _worst_expert(run, collapsed: bool) -> str:
