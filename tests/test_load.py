@@ -350,8 +350,9 @@ def test_e8m0_scale_byte_0xff_is_nan():
 
 @pytest.mark.parametrize("n, k, block", [(512, 1024, (128, 128)), (200, 320, (128, 128)), (256, 512, (64, 128))])
 @pytest.mark.parametrize("grouped", [False, True])
-def test_scaled_product_equals_the_dequantized_product(n, k, block, grouped):
-    """The block loop (batched or ragged) against dequantize-then-matmul, with and without activation groups."""
+def test_fp32_products_equal_the_dequantized_product(n, k, block, grouped):
+    """The block products (batched or ragged) against dequantize-then-matmul, with and without activation groups
+    (the MX and block emulations pass the rows dequantized per group)."""
     generator = torch.Generator().manual_seed(n + k)
     codes = torch.randn(n, k, generator=generator)
     scale = torch.rand(-(-n // block[0]), -(-k // block[1]), generator=generator) + 0.5
@@ -360,7 +361,7 @@ def test_scaled_product_equals_the_dequantized_product(n, k, block, grouped):
     weight = codes * scale.repeat_interleave(block[0], 0)[:n].repeat_interleave(block[1], 1)[:, :k]
     rows = x * groups.repeat_interleave(block[1], 1)[:, :k] if grouped else x
     expected = rows.double() @ weight.double().t()
-    got = numerics.scaled_product(x, codes, scale, block, x_group_scale=groups)
+    got = numerics.fp32_products(rows, codes, scale, block)
     assert float((got.double() - expected).norm() / expected.norm()) < 1e-6
 
 

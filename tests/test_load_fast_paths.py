@@ -125,8 +125,9 @@ def test_prefetch_then_read(make_checkpoint):
     ckpt = open_local(folder)
     files = CheckpointFiles(folder)
     reads = [TensorRead(info) for info in ckpt.tensors.values()]
-    files.prefetch(reads)
-    files._pending.result()
+    pending = files.prefetch(reads)
+    if pending is not None:  # None where the kernel lacks MADV_POPULATE_READ
+        pending.result()
     assert sum(files.read(r).numel() for r in reads) == sum(info.numel for info in ckpt.tensors.values())
 
 

@@ -135,6 +135,7 @@ class AttentionReport(NamedTuple):
     scale_params: tuple[tuple[str, str], ...] = ()
     cache_bytes_per_token: int = 0    # what this layer's cache holds per token on one rank: K and V (MLA: the
                                       # latent) of num_kv_heads x head_size elements in cache_dtype's bytes
+    sliding_window: int | None = None  # the layer's window (kind says it too); None: full attention, MLA
 
     @property
     def ok(self) -> bool:

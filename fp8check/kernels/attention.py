@@ -102,9 +102,14 @@ def _major(ctx: RoutingContext) -> int:
     return (ctx.cc or 0) // 10
 
 
-def _quantized(kv_cache_dtype: str | None) -> bool:
-    """is_quantized_kv_cache (vllm/utils/torch_utils.py in 0.28, v1/kv_cache_interface.py in 0.33)."""
-    return kv_cache_dtype is not None and kv_cache_dtype.startswith(("fp8", "nvfp4", "int4_per", "int8_per"))
+def is_quantized_kv_cache(kv_cache_dtype: str | None, ctx: RoutingContext) -> bool:
+    """vLLM's is_quantized_kv_cache: vllm/utils/torch_utils.py's up to 0.32 (fp8*, nvfp4*, *per_token_head), from
+    0.33 v1/kv_cache_interface.py's (get_kv_quant_mode != NONE), which also counts the turboquant_*, octave_* and
+    ultraquant_* caches. (0.28-0.32 backends import one or the other; they agree on every FP8 and bf16 cache.)"""
+    if kv_cache_dtype is None:
+        return False
+    prefixes = ("fp8", "nvfp4") + (("turboquant_", "octave_", "ultraquant_") if _release(ctx) >= (0, 33) else ())
+    return kv_cache_dtype.startswith(prefixes) or kv_cache_dtype.endswith("per_token_head")
 
 
 def _batch_invariant(ctx: RoutingContext) -> bool:
@@ -140,8 +145,8 @@ def flash_attn_version(ctx: RoutingContext, head_size: int | None = None, head_s
     if _release(ctx) >= (0, 29):
         hd256 = head_size == 256 and head_size_v in (None, 256) and major in (10, 11)
         if version == 4 and hd256:
-            if (not fa4_hd256 or has_sinks or _quantized(kv_cache_dtype) or (block_size or 0) % 128
-                    or mm_prefix_lm):
+            if (not fa4_hd256 or has_sinks or is_quantized_kv_cache(kv_cache_dtype, ctx)
+                    or (block_size or 0) % 128 or mm_prefix_lm):
                 version = 2
         tmem_fits = (head_size == 256 and head_size_v in (None, 256)) or (head_size == 192 and head_size_v == 128)
         if version == 4 and major >= 10 and head_size is not None and head_size > 128 and not tmem_fits:
@@ -351,7 +356,8 @@ class FlashAttention(Backend):
             return kv_cache_dtype in UNQUANTIZED_KV
         if kv_cache_dtype not in cls.kv_cache_dtypes:
             return False
-        return not _quantized(kv_cache_dtype) or flash_attn_supports_kv_cache_dtype(kv_cache_dtype, ctx)
+        return (not is_quantized_kv_cache(kv_cache_dtype, ctx)
+                or flash_attn_supports_kv_cache_dtype(kv_cache_dtype, ctx))
 
     @classmethod
     def supports_sink(cls, ctx: RoutingContext) -> bool:
@@ -375,9 +381,10 @@ class FlashAttention(Backend):
     def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
         if cfg.has_sink and ctx.cc is not None and ctx.cc < 90:
             return "sink not supported on compute capability < 9.0"
-        if cfg.use_mm_prefix and _quantized(cfg.kv_cache_dtype) and ctx.cc == 90 and _release(ctx) >= (0, 31):
+        quantized = is_quantized_kv_cache(cfg.kv_cache_dtype, ctx)
+        if cfg.use_mm_prefix and quantized and ctx.cc == 90 and _release(ctx) >= (0, 31):
             return "SM90 FP8 KV with mm_prefix requires Triton"
-        if _release(ctx) >= (0, 27) and _quantized(cfg.kv_cache_dtype) and not flash_attn_supports_kv_cache_dtype(
+        if _release(ctx) >= (0, 27) and quantized and not flash_attn_supports_kv_cache_dtype(
                 cfg.kv_cache_dtype, ctx, cfg.head_size, cfg.has_sink, cfg.block_size, fa4_hd256=True):
             if _release(ctx) >= (0, 31):
                 return "FP8 KV cache requires FA3 on SM90, FA4 with head_size=512 on SM90, or FA4 on SM100"
@@ -392,7 +399,7 @@ class FlashAttention(Backend):
     @classmethod
     def impl_error(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
         """FlashAttentionImpl.__init__ (0.27+): on XPU this is where fp8_e5m2 fails, selection never checks it."""
-        if (_release(ctx) >= (0, 27) and _quantized(cfg.kv_cache_dtype)
+        if (_release(ctx) >= (0, 27) and is_quantized_kv_cache(cfg.kv_cache_dtype, ctx)
                 and not flash_attn_supports_kv_cache_dtype(cfg.kv_cache_dtype, ctx, cfg.head_size, cfg.has_sink,
                                                            fa4_hd256=True)):
             return f"FlashAttention does not support {cfg.kv_cache_dtype} kv-cache on this device."
@@ -654,7 +661,7 @@ class CPUAttention(Backend):
     @classmethod
     def impl_error(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
         """_get_attn_isa, run by the metadata builder (and 0.28's impl) once CPU_ATTN is chosen."""
-        if not _quantized(cfg.kv_cache_dtype):
+        if not is_quantized_kv_cache(cfg.kv_cache_dtype, ctx):
             return None
         if cfg.head_size % 32 and cfg.head_size % 16 == 0:
             return "FP8 KV cache requires head_size divisible by 32 on CPU."
@@ -1017,7 +1024,7 @@ def cuda_priorities(cfg: SelectorConfig, num_heads: int, ctx: RoutingContext) ->
         return ((TritonFlashAttention,) if composite and major == 9 else ()) + (
             FlashAttention, FlashInfer, TritonAttention, FlexAttention, TurboQuant)
     if major == 10:
-        if _quantized(cfg.kv_cache_dtype):
+        if is_quantized_kv_cache(cfg.kv_cache_dtype, ctx):
             sparse: tuple[type[Backend], ...] = (FlashInferMLASparse, FlashMLASparse)
         elif num_heads <= 16:
             sparse = ((FlashAttnMLASparseFA4,) if release >= (0, 33) else ()) + (FlashInferMLASparse, FlashMLASparse)

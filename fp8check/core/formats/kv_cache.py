@@ -116,11 +116,6 @@ def check_cache_dtype(value: str, release: str) -> None:
                          f"{', '.join(values)}")
 
 
-def is_quantized(kv_cache_dtype: str) -> bool:
-    """utils/torch_utils.py is_quantized_kv_cache (0.28; 0.33's get_kv_quant_mode answers the same for these)."""
-    return kv_cache_dtype.startswith(("fp8", "nvfp4")) or kv_cache_dtype.endswith("per_token_head")
-
-
 def stored_dtype(kv_cache_dtype: str, model_dtype: str, fp8_dtype: str) -> str:
     """What the cache holds: the model dtype for auto, the platform's e4m3 for fp8 / fp8_e4m3, ..."""
     if kv_cache_dtype == AUTO:

@@ -47,9 +47,8 @@ from fp8check.kernels.numerics.kv_cache import FP8_CACHE_DTYPES, CacheWrite, uni
 CT_METHOD = "CompressedTensorsKVCacheMethod"
 PER_HEAD = "attn_head"
 CALIBRATION_MAX = 448.0                # torch.finfo(torch.float8_e4m3fn).max: what exporters divide amax by
+MODEL_DTYPES = ("bfloat16", "float16", "float32")  # a cache in one of these is stored as computed
 EMULATED_KV_DTYPES = ("fp8", "fp8_e4m3", "fp8_e5m2")  # vLLM's per-tensor FP8 cache (KVQuantMode.FP8_PER_TENSOR)
-# is_quantized_kv_cache (0.28 utils/torch_utils.py; 0.33 v1/kv_cache_interface.py, KVQuantMode != NONE)
-QUANTIZED_PREFIXES = ("fp8", "nvfp4", "turboquant_", "octave_", "ultraquant_")
 # Backends whose cache write reads something else than the per-head scale tensor: the CPU backend passes the
 # scalar `_k_scale_float` (CT: the max over heads); the Triton writers `tl.load` the tensor's first element.
 SCALAR_WRITERS = {"CPU_ATTN": "max", "TRITON_ATTN": "first", "ROCM_ATTN": "first"}
@@ -98,10 +97,6 @@ def scale_role(name: str) -> str | None:
     return None
 
 
-def is_quantized(kv_cache_dtype: str) -> bool:
-    return kv_cache_dtype.startswith(QUANTIZED_PREFIXES) or kv_cache_dtype.endswith("per_token_head")
-
-
 def run_attention(report: AttentionReport, scales: Mapping[str, torch.Tensor], platform: Platform,
                   device: torch.device, tokens: int, seed: int, *, model_dtype: torch.dtype = torch.bfloat16,
                   tp: int = 1) -> AttentionRun:
@@ -118,7 +113,9 @@ def run_attention(report: AttentionReport, scales: Mapping[str, torch.Tensor], p
     loaded = _loaded(report, scales)
     held = [scales[name] for name in set(report.scales) if name in scales]
     run = run._replace(bytes_read=sum(t.numel() * t.element_size() for t in held))
-    quantized = is_quantized(report.kv_cache_dtype)
+    # What the cache physically holds decides what there is to check: the model dtype (nothing to round-trip), a
+    # per-tensor FP8 cache (emulated below), or another quantized layout (not emulated).
+    quantized = report.cache_dtype not in MODEL_DTYPES
     if quantized and report.kv_cache_dtype not in EMULATED_KV_DTYPES:
         return run._replace(errors=(f"not run: fp8check does not emulate vLLM's {report.kv_cache_dtype} KV cache "
                                     f"write",))

@@ -14,7 +14,7 @@ import mmap
 import os
 import sys
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -69,7 +69,6 @@ class CheckpointFiles:
         self._handles: dict[str, object] = {}
         self._maps: dict[str, _Mapping] = {}
         self._touched: list[tuple[mmap.mmap, int, int]] = []
-        self._pending = None
         self.bytes_read = 0
 
     def release(self) -> None:
@@ -79,11 +78,11 @@ class CheckpointFiles:
         self._touched.clear()
         self._handles.clear()
 
-    def prefetch(self, requests: Iterable[TensorRead]) -> None:
+    def prefetch(self, requests: Iterable[TensorRead]) -> Future | None:
         """Fault in the pages `requests` will read, on one background thread (a hint: where the kernel does not
-        have MADV_POPULATE_READ, the pages fault in when first touched, as without it)."""
+        have MADV_POPULATE_READ, the pages fault in when first touched, as without it); the thread's future."""
         if not _populate_works:
-            return
+            return None
         ranges = []
         for request in requests:
             try:
@@ -92,8 +91,7 @@ class CheckpointFiles:
                 continue
             if span is not None:
                 ranges.append(span)
-        self._pending = _prefetcher().submit(_populate, [(self._maps[f].map, offset, count)
-                                                         for f, offset, count in ranges])
+        return _prefetcher().submit(_populate, [(self._maps[f].map, offset, count) for f, offset, count in ranges])
 
     def read(self, request: TensorRead) -> torch.Tensor:
         span = self._span(request)

@@ -37,13 +37,13 @@ from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from fp8check.core.formats.kv_cache import (
     AUTO, BASE_PROCESSING, CT_METHOD, E5M2_REFUSED, FALLBACK_ONE, KV_SCALE_DEPRECATED, NO_Q_SCALE, NOT_LOADED,
-    NOT_SCALAR, KVConfig, ScaleName, e5m2_refused, element_bytes, is_quantized, kv_config, remap, resolve,
-    scale_suffixes, stored_dtype,
+    NOT_SCALAR, KVConfig, ScaleName, e5m2_refused, element_bytes, kv_config, remap, resolve, scale_suffixes,
+    stored_dtype,
 )
 from fp8check.core.model.layouts import FUSED_QKV_A, SLIDING_KIND, arch_for, attention_windows, tower_for
 from fp8check.core.model.memory import SlidingShare
 from fp8check.core.records import AttentionReport
-from fp8check.kernels.attention import AttentionChoice, AttentionSpec, select_attention_backend
+from fp8check.kernels.attention import AttentionChoice, AttentionSpec, is_quantized_kv_cache, select_attention_backend
 
 if TYPE_CHECKING:  # annotations only
     from fp8check.core.checkpoint.local import Checkpoint
@@ -189,13 +189,13 @@ def _shape_errors(scale: ScaleName, shape: tuple[int, ...], method: str | None, 
     return [f"{scale.tensor}: Attempted to load weight (torch.Size([{size}])) into parameter (torch.Size([1]))"]
 
 
-def _missing(layer: AttentionLayer, loaded: dict[str, ScaleName], method: str, kv_dtype: str,
+def _missing(layer: AttentionLayer, loaded: dict[str, ScaleName], method: str, kv_dtype: str, quantized: bool,
              elsewhere: dict[str, ScaleName], kv: KVConfig) -> tuple[list[str], list[str], list[str]]:
     """(errors, warnings, notes) for the scales this layer lacks, naming the tensor other layers have."""
     errors: list[str] = []
     warnings: list[str] = []
     notes: list[str] = []
-    if not is_quantized(kv_dtype):
+    if not quantized:
         if loaded:
             notes.append("k/v scales are loaded but unused: the KV cache is not quantized (scales forced to 1.0)")
         return errors, warnings, notes
@@ -279,13 +279,14 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
         errors = ([window_error] if window_error else []) + ([choice.error] if choice.error else [])
         warnings = list(kv.warnings) + load.warnings
         notes = list(choice.notes)
-        quantized = is_quantized(kv_dtype)
+        quantized = is_quantized_kv_cache(kv_dtype, ctx)
         if method is not None:
             errors += list(kv.errors)
             if e5m2_refused(kv_dtype, method, kv):
                 errors.append(E5M2_REFUSED)
             errors += load.errors
-            more_errors, more_warnings, more_notes = _missing(layer, load.scales, method, kv_dtype, elsewhere, kv)
+            more_errors, more_warnings, more_notes = _missing(layer, load.scales, method, kv_dtype, quantized,
+                                                              elsewhere, kv)
             errors += more_errors
             warnings += more_warnings
             notes += more_notes
@@ -304,21 +305,15 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
             rejected=choice.rejected, errors=tuple(dict.fromkeys(errors)), warnings=tuple(dict.fromkeys(warnings)),
             notes=tuple(dict.fromkeys(notes)), scale_params=tuple((param, scale.tensor) for param, scale in scales),
             cache_bytes_per_token=(1 if layer.mla else 2) * kv_heads * layer.head_size * element_bytes(stored),
+            sliding_window=layer.sliding_window,
         )
 
     return reports_at
 
 
-def window_of(report: AttentionReport) -> int | None:
-    """The sliding window `_kind` wrote into a report's kind, or None (full attention, MLA)."""
-    if not report.kind.startswith(SLIDING_KIND):
-        return None
-    return int(report.kind[len(SLIDING_KIND):].split(",", 1)[0])
-
-
 def sliding_share(reports: tuple[AttentionReport, ...]) -> SlidingShare | None:
     """The sliding-window layers' part of the reports' KV bytes per token, for the memory fit (None: no such layer)."""
-    sliding = [(window, report) for report in reports if (window := window_of(report)) is not None]
+    sliding = [(report.sliding_window, report) for report in reports if report.sliding_window is not None]
     if not sliding:
         return None
     return SlidingShare(len(sliding), len(reports), tuple(sorted({window for window, _ in sliding})),

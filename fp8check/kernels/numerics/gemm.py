@@ -41,7 +41,6 @@ def moe_numerics(experts: str, block: tuple[int, int] | None) -> str:
 # weight-only, the dequantized weight's own rounding into the activation dtype (another u). Measured on random
 # and compressed-tensors checkpoints: block / scaled-mm ~0.6 u, weight-only ~1.1 u (see docs/commands.md, "`fp8check load MODEL`").
 BOUND_IN_ROUNDOFFS = {BLOCK: 2.0, SCALED_MM: 2.0, WEIGHT_ONLY: 4.0, UNQUANTIZED: 4.0, MX_W8A8: 2.0, MX_WEIGHT_ONLY: 4.0}
-_PRODUCT_BYTES = 64 << 20  # the batched per-K-block products of scaled_product, at most this much at a time
 _THREADS = 2  # the table lookup is memory-bound: two threads gain ~1.6x, more gain nothing on a 2-core host
 UNIT_ROUNDOFF = {torch.bfloat16: 2.0 ** -8, torch.float16: 2.0 ** -11, torch.float32: 2.0 ** -24}
 
@@ -199,45 +198,6 @@ def dequantize_activation(x_q: torch.Tensor, x_s: torch.Tensor) -> torch.Tensor:
     return dequantize_groups(x_q, x_s.reshape(rows, groups), (-(-m // rows), -(-k // groups)))
 
 
-def scaled_product(x: torch.Tensor, codes: torch.Tensor, scale: torch.Tensor | None, block: tuple[int, int] | None,
-                   x_group_scale: torch.Tensor | None = None) -> torch.Tensor:
-    """x [R, K] @ (codes x scale)^T in fp32 without materializing the dequantized weight.
-
-    Per tensor or channel the weight scale multiplies output columns. Per block it is w8a8_triton_block_scaled_mm's loop
-    (vLLM quantization/utils/fp8_utils.py): one fp32 product per K block, scaled by the block's weight scale and,
-    when `x_group_scale` [R, K blocks] is given, by the rows' token-group scale, then accumulated in fp32.
-    """
-    if scale is None:
-        return x @ codes.t()
-    if block is None:
-        columns = scale.float().reshape(1, -1) if scale.numel() > 1 else scale.float().reshape(())
-        return (x @ codes.t()).mul_(columns)
-    bn, bk = block
-    n, k = codes.shape
-    rows = x.shape[0]
-    weight_scale = scale.float().repeat_interleave(bn, 0)[:n].t()      # [K blocks, N]
-    if k % bk:  # ragged K: one product per K block (views of unequal width)
-        acc = torch.zeros(rows, n, dtype=torch.float32, device=x.device)
-        for kb in range(-(-k // bk)):
-            part = x[:, kb * bk:(kb + 1) * bk] @ codes[:, kb * bk:(kb + 1) * bk].t()
-            if x_group_scale is not None:
-                part.mul_(x_group_scale[:, kb:kb + 1].float())
-            acc.addcmul_(part, weight_scale[kb])
-        return acc
-    # Whole K blocks: batched products [K blocks, rows, N], a few blocks at a time to bound the memory.
-    blocks = k // bk
-    x3 = x.reshape(rows, blocks, bk).transpose(0, 1)                    # [K blocks, rows, bk]
-    c3 = codes.reshape(n, blocks, bk).permute(1, 2, 0)                  # [K blocks, bk, N], a view
-    step = max(1, _PRODUCT_BYTES // max(1, rows * n * 4))
-    acc = torch.zeros(rows, n, dtype=torch.float32, device=x.device)
-    for start in range(0, blocks, step):
-        part = torch.bmm(x3[start:start + step], c3[start:start + step])  # [step, rows, N]
-        if x_group_scale is not None:
-            part.mul_(x_group_scale[:, start:start + step].float().t()[:, :, None])
-        acc += (part * weight_scale[start:start + step, None, :]).sum(0)
-    return acc
-
-
 def run(numerics: str, w: LinearWeights, x: torch.Tensor, x_q: torch.Tensor | None, x_s: torch.Tensor | None,
         also: torch.Tensor | None = None) -> Execution:
     """The routed kernel's arithmetic on x's device; output in x's dtype (vLLM's output dtype is the model's).
@@ -247,7 +207,7 @@ def run(numerics: str, w: LinearWeights, x: torch.Tensor, x_q: torch.Tensor | No
     if numerics == UNQUANTIZED:
         return Execution(F.linear(x, w.weight.to(x.dtype)), f"{_name(x.dtype)} matmul", False)
     if numerics == MX_W8A8:  # no device MXFP8 GEMM is run: both operands' 1 x 32 groups, products in fp32
-        out = scaled_product(x_q.float(), to_float(w.weight), w.scale, w.block, x_group_scale=x_s)
+        out = fp32_products(dequantize_activation(x_q, x_s), w.weight, w.scale, w.block)
         return Execution(out.to(x.dtype), "fp32 GEMM of MX-quantized operands (1 x 32 E8M0 groups)", True)
     if numerics in (WEIGHT_ONLY, MX_WEIGHT_ONLY):
         dequantized = dequantize(w.weight, w.scale, w.block).to(x.dtype)
