@@ -6,7 +6,9 @@ The checkpoint is DeepSeek-V3's shape (config.json of deepseek-ai/DeepSeek-V3: 6
 index, written by the one factory (fp8check.synth) with sparse data: ~92,000 tensors, ~690 GB apparent, a few MB
 on disk. Both commands run as fresh processes, interleaved, in one run; the floor is bench/floor_app.py with
 FLOOR_READ_HEADERS=1: the same typer app, which then reads and json-parses config.json, the index and every shard
-header and does nothing else.
+header and does nothing else. It runs twice per round: as is, and ending as fp8check's console script ends
+(FLOOR_HARD_EXIT=1: atexit's handlers, then os._exit), so that the ratio against the second leaves out what
+skipping the interpreter's teardown saves.
 
     python bench/giants.py [--runs 9] [--keep DIR] [--previous CHECKOUT]
 
@@ -98,6 +100,7 @@ def main() -> None:
         floor_cmd = [sys.executable, os.path.join(HERE, "floor_app.py"), *argv]
         plain = dict(os.environ)
         floor_env = {**plain, "FLOOR_READ_HEADERS": "1"}
+        hard_env = {**floor_env, "FLOOR_HARD_EXIT": "1"}  # the floor ending as fp8check's console script ends
         for platform in ("xpu", "h100", "mi300x"):  # TP 8, as DeepSeek-V3 is served
             out = run([sys.executable, "-m", "fp8check", "inspect", folder, "-p", platform, "--tp", "8", "-f", "json"],
                       plain)[2]
@@ -105,10 +108,11 @@ def main() -> None:
         floor_out = run(floor_cmd, floor_env)[2]  # also warms the page cache and .pyc files
         previous_cmd = ([sys.executable, "-c", _RUN_FROM, os.path.abspath(args.previous), *argv] if args.previous
                         else None)
-        ours, floor, previous = [], [], []
+        ours, floor, hard, previous = [], [], [], []
         for _ in range(args.runs):
             ours.append(run(ours_cmd, plain)[:2])
             floor.append(run(floor_cmd, floor_env)[:2])
+            hard.append(run(floor_cmd, hard_env)[:2])
             if previous_cmd:
                 previous.append(run(previous_cmd, plain)[:2])
         # RUSAGE_CHILDREN's maximum is over all children so far: measure each peak in its own child process.
@@ -125,6 +129,9 @@ def main() -> None:
         print(f"{label}: wall median {wall * 1000:.0f} ms (min {min(w for w, _ in runs) * 1000:.0f}), CPU median "
               f"{cpu * 1000:.0f} ms over {args.runs} runs, peak RSS {peak / 1024:.0f} MB")
     print(f"ratio: {o / f:.2f}x wall, {o_cpu / f_cpu:.2f}x CPU  (fp8check's own work: {(o - f) * 1000:.0f} ms wall)")
+    h, h_cpu = map(statistics.median, zip(*hard))
+    print(f"floor ending as fp8check's console script does (os._exit after atexit): wall median {h * 1000:.0f} ms, "
+          f"CPU median {h_cpu * 1000:.0f} ms; ratio {o / h:.2f}x wall, {o_cpu / h_cpu:.2f}x CPU")
     if previous:
         p, p_cpu = map(statistics.median, zip(*previous))
         print(f"previous checkout ({args.previous}): wall median {p * 1000:.0f} ms, CPU median {p_cpu * 1000:.0f} ms; "

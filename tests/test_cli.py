@@ -174,6 +174,25 @@ def test_python_dash_m_entry_point():
     assert proc.returncode == 0 and proc.stdout.startswith("fp8check ")
 
 
+@pytest.mark.parametrize("argv, code", [(["inspect", EXAMPLE, "-p", "xpu", "-f", "json"], 0),
+                                        (["inspect", "/no/such/folder"], 2), (["inspect", EXAMPLE, "--tp", "0"], 2)])
+def test_the_console_entry_ends_with_mains_code_after_atexit_and_flushed_output(tmp_path, argv, code):
+    """run() skips only the interpreter's teardown: the exit code is main's, atexit's handlers run, and everything
+    written (stdout through a pipe, a report file) is there."""
+    report = tmp_path / "report.json"
+    script = ("import atexit, sys\nfrom fp8check.cli.app import run\n"
+              "atexit.register(lambda: print('ATEXIT', file=sys.stderr))\n"
+              f"sys.argv = ['fp8check', *{argv!r}, *({['-o', str(report)]!r} if {code} == 0 else [])]\nrun()\n"
+              "print('NOT REACHED', file=sys.stderr)\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == code, proc.stderr
+    assert "ATEXIT" in proc.stderr and "NOT REACHED" not in proc.stderr
+    if code == 0:
+        assert json.loads(proc.stdout)["ok"] and json.loads(report.read_text())["ok"]
+    else:
+        assert proc.stderr.startswith("error:")
+
+
 def test_junit_xml_has_one_testcase_per_module_and_fails_like_the_exit_code(tmp_path):
     from xml.etree import ElementTree as ET
 

@@ -309,6 +309,8 @@ def test_expert_grouping_matches_the_regex_on_every_name(names):
         got[("tensors", moe.name)] = {t.name for t in moe.tensors}
     assert got == {k: (len(v) if isinstance(k, str) else v) for k, v in want.items()}
     assert all(moe.tails == tuple(t.name[len(moe.name) + 1:] for t in moe.tensors) for moe in layout.moes)
+    in_moes = {t.name for moe in layout.moes for t in moe.tensors}
+    assert layout.non_expert_names == tuple(n for n in names if n not in in_moes)
     assert sorted(t.name for s in layout.skipped for t in s.tensors) == sorted(skipped)
 
 

@@ -92,6 +92,31 @@ def no_leftovers():
     assert left == [], f"processes left behind: {left}"
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_a_load_process_reuses_freed_memory_instead_of_faulting_it_in_again():
+    """The second 64 MB block, after the first is freed, comes from pages already mapped (reuse_freed_memory);
+    without it glibc maps it afresh and every page faults in again."""
+    code = textwrap.dedent("""
+        import resource, sys
+        from fp8check.core.load.ranks import reuse_freed_memory
+        if sys.argv[1] == "reuse":
+            reuse_freed_memory()
+        def touched():
+            block = bytearray(64 << 20)
+            block[::4096] = b"x" * len(block[::4096])
+            return block
+        first = touched()
+        del first
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        block = touched()
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+    """)
+    faults = {mode: int(subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True,
+                                       check=True, timeout=60).stdout) for mode in ("reuse", "default")}
+    pages = (64 << 20) // 4096
+    assert faults["default"] > pages // 2 and faults["reuse"] < pages // 10, faults
+
+
 def test_backend_from_device():
     assert [backend_for(d) for d in ("cpu", "cuda", "cuda:1", "xpu:0")] == ["gloo", "nccl", "nccl", "xccl"]
     with pytest.raises(ValueError, match="mps"):

@@ -77,6 +77,9 @@ def load(
 ) -> None:
     """Stream every layer, check its values, run it through the routed kernel's numerics, compare with fp32."""
     from fp8check.api import load_with_checkpoint
+    from fp8check.core.load.ranks import reuse_freed_memory
+
+    reuse_freed_memory()  # this process is the CLI's: its allocator is ours to tune
 
     with output.errors_reported(model, fmt is Format.json):  # every argument is checked before torch is imported
         report, ckpt = load_with_checkpoint(

@@ -122,14 +122,19 @@ def finish_report(report, fmt: Format, fail_on: FailOn, verbose: bool, fetch, ou
     """inspect and load: the report in --format (judged under --fail-on), --output, the step summary, the exit
     code. The table and Markdown show a warning as a warning and say in the verdict that --fail-on warning fails
     on it; JUnit fails its testcase (fp8check.cli.ci.as_judged); the JSON keeps `ok` and the warnings apart."""
-    from fp8check.core.report import documents, junit
+    from fp8check.core.report import documents
 
     is_load = isinstance(report, LoadReport)
     failing = fail_on is FailOn.warning
+
+    def as_junit():
+        from fp8check.core.report import junit  # xml.etree, only for --format junit
+
+        return (junit.load_junit if is_load else junit.inspect_junit)(ci.as_judged(report, fmt, fail_on))
+
     show(fmt, output, document=lambda: (documents.load_document if is_load else documents.inspect_document)(report),
          table=lambda console: _renderer().table(report, console, verbose, fetch, wide, failing),
-         markdown=lambda: _renderer().markdown(report, failing),
-         junit=lambda: (junit.load_junit if is_load else junit.inspect_junit)(ci.as_judged(report, fmt, fail_on)))
+         markdown=lambda: _renderer().markdown(report, failing), junit=as_junit)
     _append_step_summary(report, fail_on)
     warned = ci.failing_warnings(report, fail_on)
     if warned and fmt in (Format.json, Format.junit):  # the table and Markdown verdicts say it themselves

@@ -201,7 +201,12 @@ def parse_index(doc: object, name: str = INDEX_FILE) -> dict[str, str]:
     weight_map = doc["weight_map"]
     if not weight_map:
         raise CheckpointFileError(name, "weight_map is empty: the index lists no tensors")
-    shards = set(weight_map.values()) if set(map(type, weight_map.values())) == {str} else None  # JSON: no subclass
+    try:
+        shards = set(weight_map.values())
+    except TypeError:  # a list or an object: no file name
+        shards = None
+    if shards is not None and set(map(type, shards)) != {str}:  # JSON has no str subclass
+        shards = None
     for shard in shards or ():  # each distinct file once; the tensor naming it is looked up only for a message
         problem = path_problem(shard)
         if problem:
@@ -342,28 +347,33 @@ def open_local(folder: str, allowed_root: str | None = None, source: str | None 
     if not os.path.isdir(folder):
         raise InputError(f"{folder}: not a folder")
     root = os.path.realpath(allowed_root or folder)
+    real_folder = root if allowed_root is None else os.path.realpath(folder)
     listing = os.listdir(folder)
     hf_quant = None  # ModelOpt <= 0.29 keeps its quantization config beside config.json
     if HF_QUANT_CONFIG in listing:
-        hf_quant = load_json(_inside(folder, HF_QUANT_CONFIG, root), HF_QUANT_CONFIG)
-    config = parse_model_config(load_json(_inside(folder, "config.json", root), "config.json"),
+        hf_quant = load_json(_inside(folder, HF_QUANT_CONFIG, root, real_folder), HF_QUANT_CONFIG)
+    config = parse_model_config(load_json(_inside(folder, "config.json", root, real_folder), "config.json"),
                                 hf_quant_config=hf_quant)
     index_name, shard_names = safetensors_files(folder, listing)
     weight_map = None
     if index_name:
-        weight_map = parse_index(load_json(_inside(folder, index_name, root), index_name), index_name)
+        weight_map = parse_index(load_json(_inside(folder, index_name, root, real_folder), index_name), index_name)
         shard_names = index_shards(weight_map)
-    headers = [read_header(_inside(folder, name, root), name) for name in shard_names]
+    headers = [read_header(_inside(folder, name, root, real_folder), name) for name in shard_names]
     if not any(h.tensors for h in headers):  # else the report would read "OK: 0 linear modules"
         raise CheckpointFileError(", ".join(shard_names), "holds no tensors at all")
     return assemble_checkpoint(source or folder, config, headers, weight_map, index_name)
 
 
-def _inside(folder: str, rel: str, root: str) -> str:
-    """Resolve `rel` under `folder`, refusing paths (or symlinks) that land outside `root`."""
+def _inside(folder: str, rel: str, root: str, real_folder: str) -> str:
+    """Resolve `rel` under `folder` (whose realpath is `real_folder`), refusing paths (or symlinks) that land
+    outside `root`. A plain file name that is no symlink resolves with one lstat (a giant checkpoint has ~160)."""
     check_relative_path(rel, rel, "path")
     path = os.path.join(folder, rel)
-    real = os.path.realpath(path)
+    if "/" not in rel and rel not in ("", ".") and not os.path.islink(path):
+        real = os.path.join(real_folder, rel)
+    else:
+        real = os.path.realpath(path)
     if os.path.commonpath([real, root]) != root:
         raise CheckpointFileError(rel, f"resolves to {printable(real)!r}, outside the model folder; refusing to read it")
     if not os.path.exists(real):

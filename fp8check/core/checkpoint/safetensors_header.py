@@ -137,11 +137,12 @@ class _NotPlain(Exception):
 # One plain entry as serde_json writes it: a name without escapes or control characters, then dtype, shape (positive
 # dimensions) and data_offsets, in that order, compact; numbers as JSON writes them (no '-', '+', leading zero,
 # fraction or exponent). Splitting a header on it leaves only the text between entries, which must be "," but
-# for the opening (with __metadata__ first, as serde writes it) and the closing (padded with spaces).
+# for the opening (with __metadata__ first, as serde writes it) and the closing (padded with spaces). Groups: the
+# name, the dtype and shape as one text (a checkpoint has a few dozen distinct ones), the two offsets.
 _INT = r"(0|[1-9][0-9]*)"
-_PLAIN_ENTRY = re.compile(r'"([^"\\\x00-\x1f\x7f]*)":\{"dtype":"([A-Z0-9_]+)",'
-                          r'"shape":\[((?:[1-9][0-9]*(?:,[1-9][0-9]*)*)?)\],'
+_PLAIN_ENTRY = re.compile(r'"([^"\\\x00-\x1f\x7f]*)":\{"dtype":"([A-Z0-9_]+","shape":\[(?:[1-9][0-9]*(?:,[1-9][0-9]*)*)?)\],'
                           r'"data_offsets":\[' + _INT + "," + _INT + r"\]\}")
+_KIND_SEPARATOR = '","shape":['  # between the dtype and the dimensions in a kind's text
 _PLAIN_OPENING = re.compile(r'\{(?:"__metadata__":(null|\{[^{}]*\}),)?')
 _PLAIN_CLOSING = re.compile(r"\} *")
 
@@ -152,36 +153,42 @@ def _parse_plain(text: str, header_len: int, file: str, data_len: int | None) ->
     One regex split (in C, faster than json.loads here) proves the text is exactly `{`, optional string-to-string
     __metadata__, then plain entries separated by ",", then `}`: that text is a JSON object whose values are
     what the groups say, with no bool, float, '-0', escape or control character anywhere but in the metadata
-    (parsed on its own). Then, column by column: no name twice, each distinct (dtype, shape) known and under
-    2^64 bits, every tensor's bits equal to 8 x its byte span, and the tiling of the data region.
+    (parsed on its own). Then, column by column: no name twice, each distinct dtype and shape ("kind") known and
+    under 2^64 bits in whole bytes, every tensor's byte span that of its kind, and the tiling of the data region.
     """
     parts = _PLAIN_ENTRY.split(text)
-    between = parts[0::6]
+    between = parts[0::5]
     opening = _PLAIN_OPENING.fullmatch(between[0])
     if opening is None or _PLAIN_CLOSING.fullmatch(between[-1]) is None \
             or between.count(",") != len(between) - 2:
         return None
-    names, dtypes, shapes = parts[1::6], parts[2::6], parts[3::6]
+    names, kinds = parts[1::5], parts[2::5]
     try:
         metadata = _plain_metadata(opening[1])
     except _NotPlain:
         return None
     if "__metadata__" in names or not (text.isascii() or all(map(str.isprintable, names))):
         return None  # an ASCII name here is printable: the regex admits no control character
-    dims_of = {shape: tuple(map(int, shape.split(","))) if shape else () for shape in set(shapes)}
-    try:  # KeyError: an unknown dtype
-        numel = {shape: math.prod(dims) for shape, dims in dims_of.items() if len(dims) <= MAX_RANK}
-        bits = list(map(operator.mul, map(numel.__getitem__, shapes), map(DTYPE_BITS.__getitem__, dtypes)))
-    except KeyError:
-        return None
-    starts, ends = list(map(int, parts[4::6])), list(map(int, parts[5::6]))
-    # bits == 8 x bytes also says the bits are whole bytes
-    if max(bits) > U64_MAX or bits != list(map(operator.mul, map(operator.sub, ends, starts), itertools.repeat(8))) \
+    dtype_of, dims_of, bytes_of = {}, {}, {}
+    for kind in set(kinds):
+        dtype, _, dims_text = kind.partition(_KIND_SEPARATOR)
+        dims = tuple(map(int, dims_text.split(","))) if dims_text else ()
+        bits = math.prod(dims) * DTYPE_BITS.get(dtype, U64_MAX + 1) if len(dims) <= MAX_RANK else U64_MAX + 1
+        if bits > U64_MAX or bits % 8:
+            return None  # an unknown dtype, too many dimensions, 2^64 bits or more, or bits that are not bytes
+        dtype_of[kind], dims_of[kind], bytes_of[kind] = dtype, dims, bits // 8
+    starts_text, ends_text = parts[3::5], parts[4::5]
+    ends = list(map(int, ends_text))
+    if starts_text[0] == "0" and starts_text[1:] == ends_text[:-1]:  # in offset order, each where the last ended
+        starts = [0, *ends[:-1]]  # (numbers compare as their text: the regex admits one spelling per number)
+    else:
+        starts = list(map(int, starts_text))
+    if list(map(bytes_of.__getitem__, kinds)) != list(map(operator.sub, ends, starts)) \
             or not _plain_tiling(starts, ends, data_len):
         return None
-    dims = map(dims_of.__getitem__, shapes)  # one tuple per distinct shape
     tensors = dict(zip(names, map(tuple.__new__, itertools.repeat(TensorInfo),
-                                  zip(names, dtypes, dims, starts, ends, itertools.repeat(file)))))
+                                  zip(names, map(dtype_of.__getitem__, kinds), map(dims_of.__getitem__, kinds),
+                                      starts, ends, itertools.repeat(file)))))
     if len(tensors) != len(names):
         return None
     return SafetensorsHeader(file=file, header_len=header_len, metadata=metadata, tensors=tensors)

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import math
 from itertools import compress, repeat
-from operator import itemgetter
 from typing import NamedTuple
 
 from fp8check.core.checkpoint.local import ModelConfig
@@ -160,9 +159,10 @@ def weight_footprint(tensors: dict[str, TensorInfo], config: ModelConfig, layout
         else:  # stored fused ([E, ...] tensors): split evenly
             total = sum(stored_bytes(t, model_bytes) for t in moe.tensors)
             experts.append(ExpertBytes(moe.num_experts, -(-total // max(moe.num_experts, 1)), total))
-    claimed.update(*(map(itemgetter(0), moe.tensors) for moe in layout.moes))  # names, in C
     vocab, replicated = [], 0
-    for name in tensors.keys() - claimed:  # set difference in C: a giant MoE has ~90k expert tensors
+    for name in layout.non_expert_names:  # a giant MoE's ~90k expert tensors are all in layout.moes
+        if name in claimed:
+            continue
         info = tensors[name]
         if _is_vocab(name, info):
             vocab.append((info.shape[0], stored_bytes(info, model_bytes) // max(info.shape[0], 1)))

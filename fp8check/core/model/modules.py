@@ -80,6 +80,7 @@ class ModelLayout(NamedTuple):
     linears: tuple[LinearModule, ...]
     moes: tuple[MoEModule, ...]
     orphans: tuple[TensorInfo, ...]     # side tensors (scales) with no weight to belong to
+    non_expert_names: tuple[str, ...]   # every tensor name outside `moes`, in checkpoint order
     notes: tuple[str, ...] = ()
     skipped: tuple[SkippedLayer, ...] = ()
 
@@ -105,6 +106,7 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
     expert_ids: dict[str, str] = {}  # what follows '.experts.' -> its expert id, "" when not an expert's
     weights: dict[str, Shard] = {}
     side: list[TensorInfo] = []
+    others: list[str] = []
     for name, info in tensors.items():
         head, experts_dot, tail = name.rpartition(".experts.")
         if experts_dot:
@@ -119,6 +121,7 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
                     group[0].append(info)
                     group[1].append(tail)
                     continue
+        others.append(name)
         if skip_prefixes and name.startswith(skip_prefixes):
             spec = next(p for p in skip_prefixes if name.startswith(p))
             skipped.setdefault(spec, []).append(info)
@@ -141,9 +144,9 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
                   tails=tuple(tails), layout=arch.source)
         for name, (infos, tails) in sorted(experts.items(), key=lambda item: _natural_key(item[0]))
     )
-    return ModelLayout(linears=linears, moes=moes, orphans=tuple(orphans), notes=tuple(notes),
-                       skipped=tuple(SkippedLayer(p, tuple(infos), _skip_reason(arch, config))
-                                     for p, infos in skipped.items()))
+    return ModelLayout(linears=linears, moes=moes, orphans=tuple(orphans), non_expert_names=tuple(others),
+                       notes=tuple(notes), skipped=tuple(SkippedLayer(p, tuple(infos), _skip_reason(arch, config))
+                                                         for p, infos in skipped.items()))
 
 
 def _skip_reason(arch: Arch, config: ModelConfig) -> str:

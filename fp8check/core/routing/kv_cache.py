@@ -120,13 +120,13 @@ def _params(method: str | None, name: str) -> frozenset[str]:
     return frozenset(f"{name}.{leaf}" for leaf in leaves)
 
 
-def _scales_by_layer(ckpt: Checkpoint, layers: tuple[AttentionLayer, ...], kv: KVConfig) -> dict[str, list[str]]:
-    """Checkpoint scale tensors grouped by the attention prefix they sit under (one pass over the names)."""
+def _scales_by_layer(layout: ModelLayout, layers: tuple[AttentionLayer, ...], kv: KVConfig) -> dict[str, list[str]]:
+    """Checkpoint scale tensors grouped by the attention prefix they sit under (one pass over the names outside
+    the FusedMoE experts: a DeepSeek-V3 checkpoint's ~89,000 expert tensors are no attention layer's)."""
     prefixes = {layer.prefix for layer in layers}
     grouped: dict[str, list[str]] = {}
-    # Only names under a `.self_attn.` are grouped; that substring test runs in C over every name (a DeepSeek-V3
-    # checkpoint has ~92,000), the suffix test over what is left.
-    names = list(ckpt.tensors)
+    # Only names under a `.self_attn.` are grouped; that substring test runs in C, the suffix test over what is left.
+    names = layout.non_expert_names
     names = list(compress(names, map(str.__contains__, names, repeat(".self_attn."))))
     for name in compress(names, map(str.endswith, names, repeat(scale_suffixes(kv.quark_names)))):
         head, sep, _ = name.partition(".self_attn.")
@@ -249,7 +249,7 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
     use_mm_prefix = mm_prefix_lm(ckpt)
     kv = kv_config(quant, ckpt.config.raw_quantization_config)
     mla_model = any(layer.mla for layer in layers)
-    grouped = _scales_by_layer(ckpt, layers, kv)
+    grouped = _scales_by_layer(layout, layers, kv)
     window_error = attention_windows(ckpt.config, arch_for(ckpt.config.architectures)).error
     methods = {layer.name: kv.method_for(layer.name, layer.mla) for layer in layers}
     loads = {layer.name: _load(layer, grouped.get(layer.prefix, []), methods[layer.name], kv, ckpt, mla_model)

@@ -97,39 +97,50 @@ _E4M3_AS_FP16_MASK = -16385  # 0xBFFF as int16
 _E4M3_AS_FP16_FACTOR = 256.0
 
 
-def _values(codes: torch.Tensor, out: torch.Tensor) -> float:
-    """Rows of a weight (FP8 codes or float) as fp32 into `out`; returns the factor the values must be multiplied
-    by. e4m3fn on the CPU goes through float16 (two integer ops and a hardware conversion, ~4x the table's speed;
-    NaN codes land on 480 there, so value checks must not rely on this); other FP8 dtypes through the table."""
-    if codes.dtype == torch.float8_e4m3fn and codes.device.type == "cpu":
-        bits = codes.view(torch.int8).to(torch.int16)
+def _values(codes: torch.Tensor, out: torch.Tensor, bits: torch.Tensor | None) -> None:
+    """Rows of a weight (FP8 codes or float) as fp32 into `out`. With `bits` (int16 scratch, at least out's size):
+    e4m3fn on the CPU through float16 (two integer ops and a hardware conversion, ~4x the table's speed), values
+    2^-8 of the codes' (_E4M3_AS_FP16_FACTOR); NaN codes land on 480 there, so value checks must not rely on this.
+    Other FP8 dtypes go through the table."""
+    if bits is not None:
+        bits = bits[:codes.numel()].view(codes.shape)
+        bits.copy_(codes.view(torch.int8))  # sign-extended
         bits.bitwise_left_shift_(7).bitwise_and_(_E4M3_AS_FP16_MASK)
         out.copy_(bits.view(torch.float16))
-        return _E4M3_AS_FP16_FACTOR
-    out.copy_(to_float(codes) if codes.element_size() == 1 else codes)
-    return 1.0
+    else:
+        out.copy_(to_float(codes) if codes.element_size() == 1 else codes)
 
 
 def fp32_products(rows: torch.Tensor, weight: torch.Tensor, scale: torch.Tensor | None,
                   block: tuple[int, int] | None) -> torch.Tensor:
     """rows [R, K] (fp32) @ (weight x scale)^T in fp32, the weight converted a cache-sized chunk of rows at a time:
-    no fp32 copy of the weight is ever made, and each FP8 byte is read and converted once for every row.
+    no fp32 copy of the weight is ever made, and each FP8 byte is read and converted once for every row. The
+    chunk's scratch tensors are allocated once per call, not per chunk (a fresh block of a few MB is mapped and
+    page-faulted anew by the allocator every time).
 
     A block scale is folded into the rows (each chunk spans whole blocks of bn output rows: rows x its K blocks'
     scales, one batched product per bn rows), a channel or tensor scale into the output columns. Exact arithmetic
     is that of dequantize() then one GEMM; fp32 rounding differs only by reassociation."""
     n, k = weight.shape
-    out = torch.empty(rows.shape[0], n, dtype=torch.float32, device=rows.device)
+    r = rows.shape[0]
+    out = torch.empty(r, n, dtype=torch.float32, device=rows.device)
     bn = block[0] if block is not None else 1
     step = max(bn, _CHUNK_BYTES // (4 * max(k, 1)) // bn * bn)
     buffer = torch.empty(min(step, n) * k, dtype=torch.float32, device=rows.device)
-    factor = 1.0
+    bits = (torch.empty(buffer.numel(), dtype=torch.int16) if weight.dtype == torch.float8_e4m3fn
+            and weight.device.type == "cpu" else None)
+    factor = 1.0 if bits is None else _E4M3_AS_FP16_FACTOR  # what the converted values must be multiplied by
+    folded = product = None
     if block is not None:
-        blocks = scale.float().repeat_interleave(block[1], 1)[:, :k]             # [N blocks, K]
+        blocks = scale.float().repeat_interleave(block[1], 1)[:, :k] * factor    # [N blocks, K]
+        if bn >= _FOLD_MIN_ROWS:
+            whole_max = min(step, n) // bn
+            folded = torch.empty(whole_max, r, k, dtype=torch.float32, device=rows.device)
+            product = torch.empty(whole_max, r, bn, dtype=torch.float32, device=rows.device)
     for start in range(0, n, step):
         stop = min(n, start + step)
         values = buffer[:(stop - start) * k].view(stop - start, k)
-        factor = _values(weight[start:stop], values)
+        _values(weight[start:stop], values, bits)
         if block is None:
             out[:, start:stop] = rows @ values.t()
             continue
@@ -141,11 +152,12 @@ def fp32_products(rows: torch.Tensor, weight: torch.Tensor, scale: torch.Tensor 
         # of bn rows, each with the rows scaled by that block row's K-block scales; then a ragged last block.
         whole, first = (stop - start) // bn, start // bn
         if whole:
-            scaled = rows[None] * (blocks[first:first + whole, None, :] * factor)     # [whole, R, K]
+            scaled = torch.mul(rows[None], blocks[first:first + whole, None, :], out=folded[:whole])
             part = values[:whole * bn].view(whole, bn, k).transpose(1, 2)
-            out[:, start:start + whole * bn] = torch.bmm(scaled, part).transpose(0, 1).reshape(-1, whole * bn)
+            torch.bmm(scaled, part, out=product[:whole])
+            out[:, start:start + whole * bn].view(r, whole, bn).copy_(product[:whole].transpose(0, 1))
         if start + whole * bn < stop:
-            out[:, start + whole * bn:stop] = (rows * (blocks[first + whole] * factor)) @ values[whole * bn:].t()
+            out[:, start + whole * bn:stop] = (rows * blocks[first + whole]) @ values[whole * bn:].t()
     if block is not None or (scale is None and factor == 1.0):
         return out
     if scale is None:
