@@ -64,13 +64,13 @@ def rules(fmt: Annotated[str, typer.Option("--format", "-f")] = "table") -> None
 
 
 if __name__ == "__main__":
-    if os.environ.get("FLOOR_HARD_EXIT") == "1":
-        import atexit
+    if os.environ.get("FLOOR_HARD_EXIT") != "1":
+        app()
+    import atexit
 
-        try:
-            app()
-        except SystemExit as exc:
-            atexit._run_exitfuncs()
-            sys.stdout.flush()
-            os._exit(exc.code or 0)
-    app()
+    try:
+        app()
+    except SystemExit as exc:  # typer's standalone mode always ends in sys.exit
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        os._exit(exc.code or 0)

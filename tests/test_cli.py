@@ -180,9 +180,10 @@ def test_the_console_entry_ends_with_mains_code_after_atexit_and_flushed_output(
     """run() skips only the interpreter's teardown: the exit code is main's, atexit's handlers run, and everything
     written (stdout through a pipe, a report file) is there."""
     report = tmp_path / "report.json"
+    args = argv + (["-o", str(report)] if code == 0 else [])
     script = ("import atexit, sys\nfrom fp8check.cli.app import run\n"
               "atexit.register(lambda: print('ATEXIT', file=sys.stderr))\n"
-              f"sys.argv = ['fp8check', *{argv!r}, *({['-o', str(report)]!r} if {code} == 0 else [])]\nrun()\n"
+              f"sys.argv = ['fp8check', *{args!r}]\nrun()\n"
               "print('NOT REACHED', file=sys.stderr)\n")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == code, proc.stderr

@@ -173,9 +173,11 @@ def _parse_plain(text: str, header_len: int, file: str, data_len: int | None) ->
     for kind in set(kinds):
         dtype, _, dims_text = kind.partition(_KIND_SEPARATOR)
         dims = tuple(map(int, dims_text.split(","))) if dims_text else ()
-        bits = math.prod(dims) * DTYPE_BITS.get(dtype, U64_MAX + 1) if len(dims) <= MAX_RANK else U64_MAX + 1
+        if dtype not in DTYPE_BITS or len(dims) > MAX_RANK:
+            return None
+        bits = math.prod(dims) * DTYPE_BITS[dtype]
         if bits > U64_MAX or bits % 8:
-            return None  # an unknown dtype, too many dimensions, 2^64 bits or more, or bits that are not bytes
+            return None
         dtype_of[kind], dims_of[kind], bytes_of[kind] = dtype, dims, bits // 8
     starts_text, ends_text = parts[3::5], parts[4::5]
     ends = list(map(int, ends_text))
