@@ -1,4 +1,4 @@
-"""`python -m fp8check`: the console script's entry point (fp8check.cli.app.run), run safely from any folder."""
+"""`python -m fp8check`: the console script's entry point (fp8check.cli.entry.run), run safely from any folder."""
 
 import os
 import sys
@@ -8,6 +8,6 @@ import sys
 if sys.path and sys.path[0] in ("", os.getcwd()):
     sys.path.pop(0)
 
-from fp8check.cli.app import run  # noqa: E402
+from fp8check.cli.entry import run  # noqa: E402
 
 run()

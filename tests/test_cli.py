@@ -181,7 +181,7 @@ def test_the_console_entry_ends_with_mains_code_after_atexit_and_flushed_output(
     written (stdout through a pipe, a report file) is there."""
     report = tmp_path / "report.json"
     args = argv + (["-o", str(report)] if code == 0 else [])
-    script = ("import atexit, sys\nfrom fp8check.cli.app import run\n"
+    script = ("import atexit, sys\nfrom fp8check.cli.entry import run\n"
               "atexit.register(lambda: print('ATEXIT', file=sys.stderr))\n"
               f"sys.argv = ['fp8check', *{args!r}]\nrun()\n"
               "print('NOT REACHED', file=sys.stderr)\n")
@@ -192,6 +192,50 @@ def test_the_console_entry_ends_with_mains_code_after_atexit_and_flushed_output(
         assert json.loads(proc.stdout)["ok"] and json.loads(report.read_text())["ok"]
     else:
         assert proc.stderr.startswith("error:")
+
+
+def test_each_family_registers_the_commands_the_app_expects_of_it():
+    """app_for picks a family by the names in FAMILIES without importing the others: they must be what each
+    module's register() adds, and all of them together the full app, in --help's order."""
+    from fp8check.cli.app import FAMILIES, build_app
+
+    def names(app):
+        return [command.name or command.callback.__name__.replace("_", "-") for command in app.registered_commands]
+
+    for family, commands in FAMILIES.items():
+        assert names(build_app((family,))) == list(commands), family
+    assert names(app) == [name for commands in FAMILIES.values() for name in commands]
+
+
+@pytest.mark.parametrize("argv, imported", [
+    (["inspect", EXAMPLE, "-p", "xpu", "-f", "json"], ["fp8check.cli.inspect"]),
+    (["kernels", "-p", "h100", "-f", "json"], ["fp8check.cli.reference"]),
+    (["--version"], ["fp8check.cli.inspect", "fp8check.cli.load", "fp8check.cli.planning", "fp8check.cli.reference"]),
+])
+def test_a_command_line_builds_only_its_commands_family(argv, imported):
+    code = ("import sys\nfrom fp8check.cli.app import main\n"
+            f"sys.argv = ['fp8check', *{argv!r}]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print('FAMILIES', sorted(m for m in sys.modules if m in ('fp8check.cli.inspect', 'fp8check.cli.load', "
+            "'fp8check.cli.planning', 'fp8check.cli.reference')), file=sys.stderr)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert f"FAMILIES {imported}" in proc.stderr, proc.stderr
+
+
+def test_the_entry_pauses_the_collector_until_the_command_starts_and_freezes_what_startup_built():
+    """Startup runs without the cycle collector; the command's work with it, and without startup's objects to walk.
+    Importing the app (as tests and the API do) leaves the interpreter's collector alone."""
+    code = ("import gc, sys\nimport fp8check.cli.app\nassert gc.isenabled() and gc.get_freeze_count() == 0\n"
+            "import fp8check.cli.entry\nstartup = gc.isenabled()\n"
+            "import fp8check.api\nseen = []\ninspect = fp8check.api.inspect_with_checkpoint\n"
+            "def spy(*args, **kwargs):\n    seen.append((gc.isenabled(), gc.get_freeze_count() > 10000))\n"
+            "    return inspect(*args, **kwargs)\n"
+            "fp8check.api.inspect_with_checkpoint = spy\n"
+            "import atexit\natexit.register(lambda: print('GC', startup, seen, file=sys.stderr))\n"
+            f"sys.argv = ['fp8check', 'inspect', {EXAMPLE!r}, '-p', 'xpu', '-f', 'json']\n"
+            "fp8check.cli.entry.run()\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "GC False [(True, True)]" in proc.stderr, proc.stderr
 
 
 def test_junit_xml_has_one_testcase_per_module_and_fails_like_the_exit_code(tmp_path):

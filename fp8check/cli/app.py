@@ -1,5 +1,8 @@
-"""fp8check's command line: builds the typer app and registers every command family's commands; `run` is the
-console script (pyproject.toml: fp8check.cli.app:run) and `python -m fp8check`, `main` the command line itself.
+"""fp8check's command line: builds the typer app from the command families (one module of fp8check.cli each, which
+registers its commands); `run` is the process (fp8check.cli.entry: the console script and `python -m
+fp8check`), `main` the command line itself. A command line that names a command builds only that command's family
+(`app_for`): the other families' modules are not imported and their options not built. `app`, every family, is
+built when first asked for (tests, documentation).
 
 Usage:
     fp8check inspect ./Qwen3-32B-FP8-block --platform xpu --tp 2
@@ -13,6 +16,8 @@ Usage:
 from __future__ import annotations
 
 import atexit
+import gc
+import importlib
 import os
 import sys
 from typing import Annotated, NoReturn
@@ -20,7 +25,7 @@ from typing import Annotated, NoReturn
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from fp8check.cli import inspect, load, output, planning, reference
+from fp8check.cli import output
 from fp8check.version import __version__
 
 # Value names in --help, by parameter; each option's help says what it takes.
@@ -56,7 +61,18 @@ class _Help:
 
 
 class Command(_Help, TyperCommand):
-    """Every fp8check command."""
+    """Every fp8check command. Its work starts with the cycle collector running (see fp8check.cli.entry)."""
+
+    def invoke(self, ctx):
+        if _startup["collector_paused"]:
+            _startup["collector_paused"] = False
+            gc.freeze()  # the modules and objects startup built: no later collection walks them
+            gc.enable()
+        return super().invoke(ctx)
+
+
+# Set by run(collector_paused=True): the entry paused the cycle collector, and the command's invoke resumes it.
+_startup = {"collector_paused": False}
 
 
 class Group(_Help, TyperGroup):
@@ -84,14 +100,42 @@ class Group(_Help, TyperGroup):
         sys.exit(code or 0)
 
 
-app = typer.Typer(
-    cls=Group, help="Will this FP8 checkpoint load on this hardware, through which vLLM kernel for every layer?",
-    no_args_is_help=True, rich_markup_mode="rich",
-)
-for family in (inspect, load, planning, reference):  # the order `fp8check --help` lists them in
-    family.register(app)
-for command in app.registered_commands:
-    command.cls = Command
+# Each command family's module (fp8check.cli.<family>) and the commands its register() adds, in the order
+# `fp8check --help` lists them (tests/test_cli.py checks the names against what each module registers).
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "inspect": ("inspect",),
+    "load": ("load", "crosscheck"),
+    "planning": ("matrix", "diff"),
+    "reference": ("rules", "schema", "kernels", "env"),
+}
+
+
+def build_app(families: tuple[str, ...] = tuple(FAMILIES)) -> typer.Typer:
+    """The typer app with these families' commands (importing their modules) under fp8check's group."""
+    app = typer.Typer(
+        cls=Group, help="Will this FP8 checkpoint load on this hardware, through which vLLM kernel for every layer?",
+        no_args_is_help=True, rich_markup_mode="rich",
+    )
+    app.callback()(_main)
+    for family in families:
+        importlib.import_module(f"fp8check.cli.{family}").register(app)
+    for command in app.registered_commands:
+        command.cls = Command
+    return app
+
+
+def app_for(args: list[str]) -> typer.Typer:
+    """The app a command line needs: only the family of the command it starts with; every family for anything else
+    (`--help`, `--version`, no command, a typo, shell completion)."""
+    family = next((f for f, commands in FAMILIES.items() if args and args[0] in commands), None)
+    return build_app((family,) if family else tuple(FAMILIES))
+
+
+def __getattr__(name: str):
+    if name == "app":  # every family, built once when first asked for
+        app = globals()["app"] = build_app()
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _version(value: bool) -> None:
@@ -100,7 +144,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _main(
     version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True,
                        help="Print the version and exit.")] = False,
@@ -113,7 +156,7 @@ def main() -> None:
     reader that closes stdout early (`| head`) changes nothing: the exit code stays the verdict."""
     sys.stdout = stdout = _ReaderSafeStdout(sys.stdout)
     try:
-        app(prog_name="fp8check")
+        app_for(sys.argv[1:])(prog_name="fp8check")
     except SystemExit:
         stdout.flush()  # now, not at interpreter exit, where a closed pipe would print a traceback-like warning
         raise
@@ -123,11 +166,13 @@ def main() -> None:
         output.crashed(exc)
 
 
-def run() -> NoReturn:
-    """The console script and `python -m fp8check`: `main`, then the process ends at once, with main's exit code,
-    once atexit's handlers have run and the output is flushed. What os._exit skips is only the interpreter's own
+def run(collector_paused: bool = False) -> NoReturn:
+    """The process (fp8check.cli.entry): `main`, then the process ends at once, with main's exit code, once
+    atexit's handlers have run and the output is flushed. What os._exit skips is only the interpreter's own
     teardown, which changes nothing a run wrote: after `load` it takes ~0.5 s (torch's modules and objects, freed
-    one by one), after a giant checkpoint's `inspect` tens of ms (its ~100k header records)."""
+    one by one), after a giant checkpoint's `inspect` tens of ms (its ~100k header records). `collector_paused`:
+    the entry paused the cycle collector; the command resumes it as its work starts."""
+    _startup["collector_paused"] = collector_paused
     try:
         main()
         code = 0
