@@ -219,15 +219,29 @@ def test_a_command_line_builds_only_its_commands_family(argv, imported):
             "print('FAMILIES', sorted(m for m in sys.modules if m in ('fp8check.cli.inspect', 'fp8check.cli.load', "
             "'fp8check.cli.planning', 'fp8check.cli.reference')), file=sys.stderr)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert f"FAMILIES {imported}" in proc.stderr, proc.stderr
+    assert proc.returncode == 0 and f"FAMILIES {imported}" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("argv", [["inspect", "--help"], ["inspect", "/no/such/folder"], ["inspect", EXAMPLE, "--tp", "0"],
+                                  ["load", "--help"], ["load", EXAMPLE, "--tokens", "0"], ["matrix", "--help"],
+                                  ["diff", EXAMPLE], ["kernels", "--help"], ["rules", "extra"]])
+def test_a_familys_own_app_answers_as_the_full_app(argv):
+    """What users run (app_for: one family) and what the other tests run (app: every family) print the same help,
+    the same errors and exit the same way."""
+    from fp8check.cli.app import app_for
+
+    alone, full = runner.invoke(app_for(argv), argv), runner.invoke(app, argv)
+    assert (alone.exit_code, alone.stdout, alone.stderr) == (full.exit_code, full.stdout, full.stderr)
 
 
 def test_the_entry_pauses_the_collector_until_the_command_starts_and_freezes_what_startup_built():
     """Startup runs without the cycle collector; the command's work with it, and without startup's objects to walk.
     Importing the app (as tests and the API do) leaves the interpreter's collector alone."""
-    code = ("import gc, sys\nimport fp8check.cli.app\nassert gc.isenabled() and gc.get_freeze_count() == 0\n"
-            "import fp8check.cli.entry\nstartup = gc.isenabled()\n"
-            "import fp8check.api\nseen = []\ninspect = fp8check.api.inspect_with_checkpoint\n"
+    code = ("import gc, sys\nimport fp8check, fp8check.api, fp8check.cli.app, fp8check.cli.entry\n"
+            "assert gc.isenabled() and gc.get_freeze_count() == 0\n"
+            "startup = []\nimport fp8check.cli.app as app\nbuild = app.build_app\n"
+            "app.build_app = lambda *args: startup.append(gc.isenabled()) or build(*args)\n"
+            "seen = []\ninspect = fp8check.api.inspect_with_checkpoint\n"
             "def spy(*args, **kwargs):\n    seen.append((gc.isenabled(), gc.get_freeze_count() > 10000))\n"
             "    return inspect(*args, **kwargs)\n"
             "fp8check.api.inspect_with_checkpoint = spy\n"
@@ -235,7 +249,20 @@ def test_the_entry_pauses_the_collector_until_the_command_starts_and_freezes_wha
             f"sys.argv = ['fp8check', 'inspect', {EXAMPLE!r}, '-p', 'xpu', '-f', 'json']\n"
             "fp8check.cli.entry.run()\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0 and "GC False [(True, True)]" in proc.stderr, proc.stderr
+    assert proc.returncode == 0 and "GC [False] [(True, True)]" in proc.stderr, proc.stderr
+
+
+def test_a_process_that_re_runs_the_console_script_keeps_its_collector(tmp_path):
+    """multiprocessing's spawn re-runs the parent's script (pip's console script imports the entry at its top) in
+    every child, as `load --tp` starts its ranks: importing the entry must not pause the child's collector."""
+    script = tmp_path / "fp8check-script.py"
+    script.write_text("import gc, multiprocessing, sys\nfrom fp8check.cli.entry import run\n\n"
+                      "def child(queue):\n    queue.put(gc.isenabled())\n\n"
+                      "if __name__ == '__main__':\n    context = multiprocessing.get_context('spawn')\n"
+                      "    queue = context.Queue()\n    process = context.Process(target=child, args=(queue,))\n"
+                      "    process.start()\n    print('CHILD', queue.get(timeout=60))\n    process.join()\n")
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert "CHILD True" in proc.stdout, proc.stdout + proc.stderr
 
 
 def test_junit_xml_has_one_testcase_per_module_and_fails_like_the_exit_code(tmp_path):

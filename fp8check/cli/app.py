@@ -138,6 +138,10 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    return sorted({*globals(), "app"})
+
+
 def _version(value: bool) -> None:
     if value:
         print(f"fp8check {__version__}")

@@ -1,20 +1,19 @@
 """The process entry: the console script (pyproject.toml: fp8check.cli.entry:run) and `python -m fp8check`.
 
-Importing this module pauses Python's cycle collector, before anything else of the command line is imported:
-startup (typer, pydantic, fp8check's modules, the options of the command) builds some 200k objects and no
-garbage cycles, yet a plain start collects ~70 times over them (15-20 ms of a giant checkpoint's 0.5 s inspect).
-The collector resumes as the command starts its work (fp8check.cli.app.Command.invoke), with everything startup
-built frozen out of every later collection. Only this module does it: importing fp8check or fp8check.cli.app
-changes nothing of the interpreter's state.
+`run` pauses Python's cycle collector before anything of the command line is imported: startup (typer, pydantic,
+fp8check's modules, the options of the command) builds some 200k objects and no garbage cycles, yet a plain start
+collects ~70 times over them (15-20 ms of a giant checkpoint's 0.5 s inspect). The collector resumes as the
+command starts its work (fp8check.cli.app.Command.invoke), with everything startup built frozen out of every later
+collection. Importing this module does nothing: the console script imports it in every process that re-runs the
+script (multiprocessing's spawn does, for `load --tp`'s ranks), and those must keep their collector.
 """
 
 import gc
 
-gc.disable()
-
 
 def run():
-    """fp8check.cli.app.run, told that the collector waits for the command."""
+    """fp8check.cli.app.run, with the collector paused until the command starts."""
+    gc.disable()
     from fp8check.cli.app import run as run_app
 
     run_app(collector_paused=True)
