@@ -243,8 +243,8 @@ def tensor_parallel(runs: int) -> dict[int, dict]:
 
 # What a cProfile'd function's own time is spent on, first match wins (--profile).
 PHASES = (
-    ("FP8 -> fp32 conversion (float16 route)", r"bitwise_|\bto\b|copy_|_values"),
-    ("GEMMs (reference, emulated kernel, model-dtype rows)", r"bmm|matmul|_nn\.linear|fp32_products"),
+    ("FP8 -> fp32 conversion and block scales (float16 route)", r"bitwise_|\bto\b|copy_|_values|mul_|scale_codes_"),
+    ("GEMMs (reference, emulated kernel, model-dtype rows)", r"\bmm\b|bmm|matmul|_nn\.linear|fp32_products"),
     ("value checks (maxima over the bytes, aminmax)", r"amax|aminmax|fp8_code_problems|float_problems"),
     ("fusing shards (torch.cat of q/k/v, gate/up)", r"\bcat\b"),
     ("reading (safetensors maps, handles)", r"safe_open|get_tensor|get_slice|storage|clear"),

@@ -1,5 +1,5 @@
 """load's fast paths give the answers of the plain computations they replace: the chunked fp32 products (no fp32
-copy of the weight, e4m3fn through float16, block scales folded into the rows), the value checks' maxima, the
+copy of the weight, e4m3fn through float16, each chunk dequantized in the cache), the value checks' maxima, the
 mapped reads of CheckpointFiles, and the Triton reason known without importing triton."""
 
 from __future__ import annotations
@@ -43,6 +43,21 @@ def test_fp32_products_match_a_dequantized_gemm(monkeypatch, dtype, n, k, block,
     got = numerics.fp32_products(rows, w, scale, block)
     assert got.dtype == torch.float32 and got.shape == (9, n)
     assert float((got.double() - expected).norm() / expected.norm()) < 1e-6
+
+
+@pytest.mark.parametrize("chunk", [1 << 12, 1 << 22])
+def test_fp32_products_ignore_scale_blocks_past_the_weight(monkeypatch, chunk):
+    """An MoE's w2 scales upsampled to 64 x 64 blocks keep the padded intermediate's last block column (K 192: 3
+    blocks used of 4): the extra scales are not the weight's and must not be applied (nor refuse the product)."""
+    monkeypatch.setattr(numerics, "_CHUNK_BYTES", chunk)
+    w = _weights((512, 192), torch.float8_e4m3fn)
+    scale = torch.rand(8, 4, generator=torch.Generator().manual_seed(4)) + 0.5
+    rows = torch.randn(6, 192, generator=torch.Generator().manual_seed(5))
+    spread = scale.repeat_interleave(64, 0).repeat_interleave(64, 1)[:, :192]
+    expected = rows.double() @ (w.double() * spread.double()).t()
+    got = numerics.fp32_products(rows, w, scale, (64, 64))
+    assert float((got.double() - expected).norm() / expected.norm()) < 1e-6
+    assert torch.equal(numerics.dequantize(w, scale, (64, 64)), w.float() * spread)
 
 
 @pytest.mark.parametrize("dtype", (*FP8, torch.bfloat16, torch.float16))

@@ -91,8 +91,6 @@ def _pool() -> ThreadPoolExecutor:
 _CHUNK_BYTES = 4 << 20
 # e4m3fn's sign-extended byte shifted left by 7, with bit 14 (the sign's copy) cleared, is a float16 of the same
 # code: exponent and mantissa fields fall into place (subnormals too), and the value is 2^-8 of the code's.
-# Block scales are folded into the activation rows (a copy of the rows per bn weight rows) down to blocks this tall.
-_FOLD_MIN_ROWS = 64
 _E4M3_AS_FP16_MASK = -16385  # 0xBFFF as int16
 _E4M3_AS_FP16_FACTOR = 256.0
 
@@ -118,52 +116,34 @@ def fp32_products(rows: torch.Tensor, weight: torch.Tensor, scale: torch.Tensor 
     chunk's scratch tensors are allocated once per call, not per chunk (a fresh block of a few MB is mapped and
     page-faulted anew by the allocator every time).
 
-    A block scale is folded into the rows (each chunk spans whole blocks of bn output rows: rows x its K blocks'
-    scales, one batched product per bn rows), a channel or tensor scale into the output columns. Exact arithmetic
-    is that of dequantize() then one GEMM; fp32 rounding differs only by reassociation."""
+    A block scale dequantizes the chunk where it lies in the cache (code x scale, the fp32 values dequantize()
+    gives); a channel or tensor scale multiplies the products. Each chunk's product is taken as chunk @ rows^T, the
+    weight as the tall operand: the CPU's GEMM runs these few-row products ~1.5x faster that way round than as
+    rows @ chunk^T into a column slice. Exact arithmetic is that of dequantize() then one GEMM; fp32 rounding
+    differs only by reassociation."""
     n, k = weight.shape
-    r = rows.shape[0]
-    out = torch.empty(r, n, dtype=torch.float32, device=rows.device)
+    products = torch.empty(n, rows.shape[0], dtype=torch.float32, device=rows.device)  # transposed: [N, R]
     bn = block[0] if block is not None else 1
-    step = max(bn, _CHUNK_BYTES // (4 * max(k, 1)) // bn * bn)
+    step = max(bn, _CHUNK_BYTES // (4 * max(k, 1)) // bn * bn)  # a chunk starts on a block row's boundary
     buffer = torch.empty(min(step, n) * k, dtype=torch.float32, device=rows.device)
     bits = (torch.empty(buffer.numel(), dtype=torch.int16) if weight.dtype == torch.float8_e4m3fn
             and weight.device.type == "cpu" else None)
     factor = 1.0 if bits is None else _E4M3_AS_FP16_FACTOR  # what the converted values must be multiplied by
-    folded = product = None
-    if block is not None:
-        blocks = scale.float().repeat_interleave(block[1], 1)[:, :k] * factor    # [N blocks, K]
-        if bn >= _FOLD_MIN_ROWS:
-            whole_max = min(step, n) // bn
-            folded = torch.empty(whole_max, r, k, dtype=torch.float32, device=rows.device)
-            product = torch.empty(whole_max, r, bn, dtype=torch.float32, device=rows.device)
+    if block is not None:  # the float16 route's 2^-8 undone with the scales (a power of two: exact)
+        scale = scale.float() * factor
+    columns = rows.t()
     for start in range(0, n, step):
         stop = min(n, start + step)
         values = buffer[:(stop - start) * k].view(stop - start, k)
         _values(weight[start:stop], values, bits)
-        if block is None:
-            out[:, start:stop] = rows @ values.t()
-            continue
-        if bn < _FOLD_MIN_ROWS:  # small blocks (MXFP8's 1 x 32): scaling the rows per block would cost more
+        if block is not None:
             scale_codes_(values, scale[start // bn:-(-stop // bn)], block)
-            out[:, start:stop] = (rows @ values.t()).mul_(factor)
-            continue
-        # A chunk starts on a block boundary (step is a multiple of bn): one batched product over its whole blocks
-        # of bn rows, each with the rows scaled by that block row's K-block scales; then a ragged last block.
-        whole, first = (stop - start) // bn, start // bn
-        if whole:
-            scaled = torch.mul(rows[None], blocks[first:first + whole, None, :], out=folded[:whole])
-            part = values[:whole * bn].view(whole, bn, k).transpose(1, 2)
-            torch.bmm(scaled, part, out=product[:whole])
-            out[:, start:start + whole * bn].view(r, whole, bn).copy_(product[:whole].transpose(0, 1))
-        if start + whole * bn < stop:
-            out[:, start + whole * bn:stop] = (rows * blocks[first + whole]) @ values[whole * bn:].t()
-    if block is not None or (scale is None and factor == 1.0):
-        return out
-    if scale is None:
-        return out.mul_(factor)
-    columns = scale.float().reshape(1, -1) if scale.numel() > 1 else scale.float().reshape(())
-    return out.mul_(columns * factor)
+        torch.mm(values, columns, out=products[start:stop])
+    if block is None and scale is not None:
+        products.mul_((scale.float().reshape(-1, 1) if scale.numel() > 1 else scale.float().reshape(())) * factor)
+    elif block is None and factor != 1.0:
+        products.mul_(factor)
+    return products.t().contiguous()
 
 
 def dequantize(weight: torch.Tensor, scale: torch.Tensor | None, block: tuple[int, int] | None) -> torch.Tensor:
@@ -173,13 +153,15 @@ def dequantize(weight: torch.Tensor, scale: torch.Tensor | None, block: tuple[in
 
 
 def scale_codes_(codes: torch.Tensor, scale: torch.Tensor | None, block: tuple[int, int] | None) -> torch.Tensor:
-    """Multiply fp32 codes by their scales in place (one fp32 copy of the weight at most, ragged blocks too)."""
+    """Multiply fp32 codes by their scales in place (one fp32 copy of the weight at most, ragged blocks too). A
+    block scale may cover more than the weight (an MoE's scales upsampled to a smaller block): the rest is unused."""
     if scale is None:
         return codes
     if block is None:
         return codes.mul_(scale.float().reshape(-1, 1) if scale.numel() > 1 else scale.float().reshape(()))
     bn, bk = block
     n, k = codes.shape
+    scale = scale[:-(-n // bn), :-(-k // bk)]
     if n % bn == 0 and k % bk == 0:  # one broadcast multiply over [N/bn, bn, K/bk, bk]
         codes.view(n // bn, bn, k // bk, bk).mul_(scale.float()[:, None, :, None])
         return codes
@@ -249,8 +231,8 @@ def _scaled_mm(w: LinearWeights, x_q: torch.Tensor, x_s: torch.Tensor, out_dtype
 def _block_scaled_mm(w: LinearWeights, x_q: torch.Tensor, x_s: torch.Tensor, out_dtype: torch.dtype,
                      also: torch.Tensor | None) -> Execution:
     """vLLM's w8a8_triton_block_scaled_mm through fp8check's Triton port where Triton runs on this device, else its
-    arithmetic in fp32 torch: the activations' group scales and the weight's block scales applied per K block
-    (folded into the activations), products accumulated in fp32, rounded once to the output dtype. The unrounded
+    arithmetic in fp32 torch: the activations dequantized with their group scales, the weight with its block scales
+    (a cache-sized chunk at a time), products accumulated in fp32, rounded once to the output dtype. The unrounded
     fp32 output comes back as Execution.exact: the fp32 product of the kernel's own quantized operands."""
     if triton_unavailable(x_q.device) is None:
         from fp8check.kernels.numerics import triton_fp8
