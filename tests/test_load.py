@@ -17,6 +17,7 @@ torch = pytest.importorskip("torch")
 from fp8check.cli.app import app  # noqa: E402
 from fp8check.core.checkpoint.local import open_local  # noqa: E402
 from fp8check.core.checkpoint.safetensors_header import read_header  # noqa: E402
+from fp8check.core.load import gemm as load_gemm  # noqa: E402
 from fp8check.core.load.driver import load_checkpoint
 from fp8check.core.records import InspectOptions, LoadOptions
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform  # noqa: E402
@@ -379,3 +380,19 @@ def test_a_moe_layer_vllm_refuses_fails_load_and_is_named(make_checkpoint):
                                 "lm_head", "-f", "junit"])
     failed = [case.get("name") for case in ET.fromstring(junit.stdout).iter("testcase") if case.find("failure") is not None]
     assert failed == ["model.layers.0.mlp.experts", "model.layers.1.mlp.experts"]
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_judge_counts_outputs_that_are_not_finite(bad):
+    """The verdict's finiteness check (one aminmax pass, a count only when it flags) counts every NaN and infinity."""
+    recipe = load_gemm.Recipe(numerics.BLOCK, "block", (128, 128))
+    reference = torch.randn(4, 300, generator=torch.Generator().manual_seed(6))
+    output = reference.to(torch.bfloat16)
+    clean = load_gemm.judge("m", recipe, torch.bfloat16, output, (("", output, reference),), None,
+                            load_gemm.MAX_SCALE, 0.0)
+    assert clean.status == "ok" and not clean.errors
+    output[0, 0], output[3, 299], output[2, 7] = bad, bad, float("nan")
+    verdict = load_gemm.judge("m", recipe, torch.bfloat16, output, (("", output, reference),), None,
+                              load_gemm.MAX_SCALE, 0.0)
+    assert verdict.status == "FAIL"
+    assert "m: 3 of 1200 outputs are NaN or infinite" in verdict.errors

@@ -13,7 +13,7 @@ from typing import Callable, NamedTuple
 
 import torch
 
-from fp8check.core.load.weights import ShardTensors
+from fp8check.core.load.weights import ShardTensors, float_problems
 from fp8check.kernels.numerics import gemm as numerics
 from fp8check.kernels.numerics.fp8_math import scaled_fp8_quant
 from fp8check.kernels.numerics.gemm import LinearWeights
@@ -307,7 +307,7 @@ def judge(name: str, recipe: Recipe, out_dtype: torch.dtype, output: torch.Tenso
     """`output` must be finite; each of `gemms` ((label, output, fp32 reference); label "" for a layer's only
     GEMM) within the numerics' bound; a `processing` error above the bound is a warning."""
     errors, warnings = [], []
-    nonfinite = int((~torch.isfinite(output)).sum())
+    nonfinite = float_problems(output)[0]
     if nonfinite:
         errors.append(f"{name}: {nonfinite} of {output.numel()} outputs are NaN or infinite")
     limit = numerics.bound(recipe.numerics, out_dtype)
