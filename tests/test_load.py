@@ -352,7 +352,7 @@ def test_e8m0_scale_byte_0xff_is_nan():
 @pytest.mark.parametrize("n, k, block", [(512, 1024, (128, 128)), (200, 320, (128, 128)), (256, 512, (64, 128))])
 @pytest.mark.parametrize("grouped", [False, True])
 def test_fp32_products_equal_the_dequantized_product(n, k, block, grouped):
-    """The block products (batched or ragged) against dequantize-then-matmul, with and without activation groups
+    """The block products (whole or ragged blocks) against dequantize-then-matmul, with and without activation groups
     (the MX and block emulations pass the rows dequantized per group)."""
     generator = torch.Generator().manual_seed(n + k)
     codes = torch.randn(n, k, generator=generator)

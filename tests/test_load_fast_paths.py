@@ -60,6 +60,21 @@ def test_fp32_products_ignore_scale_blocks_past_the_weight(monkeypatch, chunk):
     assert torch.equal(numerics.dequantize(w, scale, (64, 64)), w.float() * spread)
 
 
+@pytest.mark.parametrize("block", [(1, 32), (128, 128)])
+def test_fp32_products_take_the_largest_e8m0_scales(block):
+    """E8M0 scales up to 2^127 are valid (only 0xFF is NaN): the float16 route's factor of 256 must not meet them
+    before the product (2^127 x 256 is inf in fp32, and a zero code times inf is NaN)."""
+    w = torch.zeros(128, 128, dtype=torch.float8_e4m3fn)
+    w[0, 0], w[1, 1], w[2, 40] = 1.0, 0.5, -0.25
+    scale = torch.full((128 // block[0], 128 // block[1]), 2.0 ** 127)
+    rows = torch.zeros(2, 128)
+    rows[0, 0], rows[0, 1], rows[1, 40] = 2.0 ** -120, 2.0 ** -121, 2.0 ** -122
+    got = numerics.fp32_products(rows, w, scale, block)
+    expected = rows.double() @ numerics.dequantize(w, scale, block).double().t()
+    assert torch.isfinite(got).all()
+    assert torch.equal(got.double(), expected)
+
+
 @pytest.mark.parametrize("dtype", (*FP8, torch.bfloat16, torch.float16))
 def test_fp32_products_per_tensor_and_unscaled(dtype):
     w = _weights((257, 130), dtype)

@@ -117,10 +117,10 @@ def fp32_products(rows: torch.Tensor, weight: torch.Tensor, scale: torch.Tensor 
     page-faulted anew by the allocator every time).
 
     A block scale dequantizes the chunk where it lies in the cache (code x scale, the fp32 values dequantize()
-    gives); a channel or tensor scale multiplies the products. Each chunk's product is taken as chunk @ rows^T, the
-    weight as the tall operand: the CPU's GEMM runs these few-row products ~2x faster that way round than as
-    rows @ chunk^T into a column slice. Exact arithmetic is that of dequantize() then one GEMM; fp32 rounding
-    differs only by reassociation."""
+    gives, 2^-8 of them on the float16 route); a channel or tensor scale multiplies the products. Each chunk's
+    product is taken as chunk @ rows^T, the weight as the tall operand: the CPU's GEMM runs these few-row products
+    ~2x faster that way round than as rows @ chunk^T into a column slice. Exact arithmetic is that of dequantize()
+    then one GEMM; fp32 rounding differs only by reassociation."""
     n, k = weight.shape
     products = torch.empty(n, rows.shape[0], dtype=torch.float32, device=rows.device)  # transposed: [N, R]
     bn = block[0] if block is not None else 1
@@ -129,8 +129,6 @@ def fp32_products(rows: torch.Tensor, weight: torch.Tensor, scale: torch.Tensor 
     bits = (torch.empty(buffer.numel(), dtype=torch.int16) if weight.dtype == torch.float8_e4m3fn
             and weight.device.type == "cpu" else None)
     factor = 1.0 if bits is None else _E4M3_AS_FP16_FACTOR  # what the converted values must be multiplied by
-    if block is not None:  # the float16 route's 2^-8 undone with the scales (a power of two: exact)
-        scale = scale.float() * factor
     columns = rows.t()
     for start in range(0, n, step):
         stop = min(n, start + step)
@@ -139,10 +137,10 @@ def fp32_products(rows: torch.Tensor, weight: torch.Tensor, scale: torch.Tensor 
         if block is not None:
             scale_codes_(values, scale[start // bn:-(-stop // bn)], block)
         torch.mm(values, columns, out=products[start:stop])
+    if factor != 1.0:  # the float16 route's 2^-8 undone on the products, not on the scales (an E8M0 scale of 2^120
+        products.mul_(factor)  # or more times 256 overflows fp32)
     if block is None and scale is not None:
-        products.mul_((scale.float().reshape(-1, 1) if scale.numel() > 1 else scale.float().reshape(())) * factor)
-    elif block is None and factor != 1.0:
-        products.mul_(factor)
+        products.mul_(scale.float().reshape(-1, 1) if scale.numel() > 1 else scale.float().reshape(()))
     return products.t().contiguous()
 
 
