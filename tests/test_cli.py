@@ -222,8 +222,8 @@ def test_a_command_line_builds_only_its_commands_family(argv, imported):
     assert proc.returncode == 0 and f"FAMILIES {imported}" in proc.stderr, proc.stderr
 
 
-@pytest.mark.parametrize("argv", [["inspect", "--help"], ["inspect", "/no/such/folder"], ["inspect", EXAMPLE, "--tp", "0"],
-                                  ["load", "--help"], ["load", EXAMPLE, "--tokens", "0"], ["matrix", "--help"],
+@pytest.mark.parametrize("argv", [["inspect", "--help"], ["inspect", "/no/such/folder"],
+                                  ["inspect", EXAMPLE, "--tp", "0"], ["load", "--help"], ["load", EXAMPLE, "--tokens", "0"], ["matrix", "--help"],
                                   ["diff", EXAMPLE], ["kernels", "--help"], ["rules", "extra"]])
 def test_a_familys_own_app_answers_as_the_full_app(argv):
     """What users run (app_for: one family) and what the other tests run (app: every family) print the same help,

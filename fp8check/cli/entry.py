@@ -5,8 +5,9 @@ fp8check's modules, the options of the command) builds ~50k objects the collecto
 alive until the process ends, yet a plain start collects ~70 times over them (15-20 ms of a giant checkpoint's
 0.5 s inspect). The collector resumes as the command starts its work (fp8check.cli.app.Command.invoke), with
 everything startup built frozen out of every later collection: the few hundred objects startup leaves in garbage
-cycles (~300 for inspect) stay frozen too, tens of KB, where freeing them would walk all 50k. Importing this module does nothing: the console script imports it in every process that re-runs the
-script (multiprocessing's spawn does, for `load --tp`'s ranks), and those must keep their collector.
+cycles (~300 for inspect) stay frozen too, tens of KB, where freeing them would walk all 50k. Importing this
+module does nothing: the console script imports it in every process that re-runs the script (multiprocessing's
+spawn does, for `load --tp`'s ranks), and those must keep their collector.
 """
 
 import gc

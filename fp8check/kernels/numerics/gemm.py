@@ -139,8 +139,8 @@ def fp32_products(rows: torch.Tensor, weight: torch.Tensor, scale: torch.Tensor 
         torch.mm(values, columns, out=products[start:stop])
     if factor != 1.0:  # the float16 route's 2^-8 undone on the products, not on the scales (an E8M0 scale of 2^120
         products.mul_(factor)  # or more times 256 overflows fp32)
-    if block is None and scale is not None:
-        products.mul_(scale.float().reshape(-1, 1) if scale.numel() > 1 else scale.float().reshape(()))
+    if block is None:  # a channel or tensor scale: one per weight row, the products' rows
+        scale_codes_(products, scale, None)
     return products.t().contiguous()
 
 
