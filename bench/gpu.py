@@ -1,13 +1,23 @@
-"""Benchmark: every numerics class of `fp8check load` on a GPU, against the fp32 reference and torch._scaled_mm.
+"""Benchmark on a GPU: every numerics class of `load` against fp32 and torch._scaled_mm; `load` against the disk.
 
 For Llama-3-70B's four linear layers (TP=1) at a decode-sized and a prefill-sized M, each row runs one numerics
 class of fp8check.kernels.numerics.gemm on synthetic weights quantized as checkpoints store them, compares it with the
 fp32 reference `load` judges it by (same quantized activations, fully dequantized weight) and times the GEMM
 alone (activations are quantized beforehand). Next to them, torch._scaled_mm on the same operands: tensorwise,
 rowwise and blockwise (1x128 x 128x128, torch.nn.functional.scaled_mm) where the device accepts them.
-Prints one Markdown table; exits 0 with a note when there is no CUDA/XPU device.
 
-    python bench/gpu.py [--tokens 16 2048] [--layers qkv_proj o_proj ...] [--iters 20]
+Then `fp8check load --device <gpu>` of bench/load.py's checkpoints (its 0.75 GB peer checkpoint and its 0.63 /
+2.45 GB scaling pair, written by bench/load.py's build()), each a fresh process: cold (the files' pages dropped
+from the page cache first, posix_fadvise DONTNEED, and how much stayed resident said, from mincore) and warm
+(median of --runs). Beside them the disk's own cold read speed of the same files (16 MB reads): load's GB/s is
+bytes read over load's own seconds (the report's `seconds`: inspect and every module, not Python's start or
+torch's import), and the pair's fit projects Qwen3-32B-FP8-block (34.4 GB) on this host.
+
+Prints two Markdown tables; exits 0 with a note when there is no CUDA/XPU device. `--load-device cpu --load-platform
+xpu` dry-runs the load table on the CPU (the figures are then the CPU's: `load`'s numerics emulated there).
+
+    python bench/gpu.py [--tokens 16 2048] [--layers qkv_proj o_proj ...] [--iters 20] [--runs 3]
+                        [--part numerics|load|all] [--load-device cuda] [--load-platform P]
 """
 
 from __future__ import annotations
@@ -20,6 +30,13 @@ if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(
     sys.path.pop(0)
 
 import argparse
+import ctypes
+import ctypes.util
+import importlib.util
+import json
+import mmap
+import statistics
+import subprocess
 import time
 
 # Llama-3-70B: hidden 8192, intermediate 28672, 64 heads and 8 KV heads of 128. name -> (N, K)
@@ -185,17 +202,156 @@ def markdown(rows: list[tuple], device_name: str) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tokens", type=int, nargs="+", default=[16, 2048])
-    parser.add_argument("--layers", nargs="+", default=list(LLAMA_70B), choices=list(LLAMA_70B))
-    parser.add_argument("--iters", type=int, default=20)
-    args = parser.parse_args(argv)
+# ------------------------------------------------------------------------------ load --device <gpu> on checkpoints
 
-    device = gpu_device()
-    if device is None:
-        print("no CUDA/XPU device: nothing to measure (bench/gpu.py needs a GPU; tests/gpu holds the checks)")
-        return 0
+READ_CHUNK = 16 << 20
+_PAGE = mmap.PAGESIZE
+
+
+def bench_load_module():
+    """bench/load.py (its checkpoints, their builder and its fresh-process timer), loaded by path: bench/ is not a
+    package, and it must not be put on sys.path (bench/inspect.py shadows the stdlib's)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "load.py")
+    spec = importlib.util.spec_from_file_location("bench_load", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def shard_files(folder: str) -> list[str]:
+    return sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".safetensors"))
+
+
+def evict(path: str) -> None:
+    """Drop a file's clean pages from the page cache (no root needed; pages another process maps stay)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+def resident_fraction(path: str) -> float:
+    """The share of a file's pages in the page cache (mincore over a private map of it; nothing is read)."""
+    size = os.path.getsize(path)
+    if size == 0:
+        return 1.0
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    pages = -(-size // _PAGE)
+    vector = (ctypes.c_ubyte * pages)()
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), size, access=mmap.ACCESS_COPY) as mapped:
+        anchor = ctypes.c_char.from_buffer(mapped)  # a private map is writable, so ctypes can take its address
+        try:
+            if libc.mincore(ctypes.c_void_p(ctypes.addressof(anchor)), ctypes.c_size_t(size), vector) != 0:
+                raise OSError(ctypes.get_errno(), f"mincore({path})")
+        finally:
+            del anchor
+    return sum(b & 1 for b in vector) / pages
+
+
+def cold_read_gbps(files: list[str]) -> tuple[float, float]:
+    """(GB/s of reading the files from disk, the share of their pages still cached when the read began)."""
+    for path in files:
+        evict(path)
+    cached = sum(resident_fraction(p) * os.path.getsize(p) for p in files) / sum(os.path.getsize(p) for p in files)
+    buffer = bytearray(READ_CHUNK)
+    total, start = 0, time.perf_counter()
+    for path in files:
+        with open(path, "rb", buffering=0) as fh:
+            while (got := fh.readinto(buffer)):
+                total += got
+    return total / (time.perf_counter() - start) / 1e9, cached
+
+
+def load_run(folder: str, device: str, platform: str | None, cold: bool) -> dict:
+    """One fresh `fp8check load FOLDER --device DEVICE` (--platform: the device's own unless given): wall, load's
+    own seconds, bytes read, its verdict (exit 1, a layer that fails, is a figure too); cold: the files dropped from
+    the page cache first."""
+    files = shard_files(folder)
+    if cold:
+        for path in files:
+            evict(path)
+    cached = sum(resident_fraction(p) * os.path.getsize(p) for p in files) / sum(os.path.getsize(p) for p in files)
+    cmd = [sys.executable, "-m", "fp8check", "load", folder, "--device", device, "--format", "json",
+           *(["--platform", platform] if platform else [])]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()[-2000:]}")
+    report = json.loads(proc.stdout)
+    return dict(wall=wall, seconds=report["seconds"], bytes=report["bytes_read"], ok=report["ok"],
+                summary=report["load_summary"], cached=cached, execution=_executions(report))
+
+
+def _executions(report: dict) -> str:
+    """What ran, most common first: the rows' `execution` labels."""
+    counts: dict[str, int] = {}
+    for layer in report["layers"]:
+        label = (layer.get("load") or {}).get("execution")
+        if label:
+            counts[label] = counts.get(label, 0) + 1
+    return "; ".join(f"{n} x {label}" for label, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def load_figures(folders: dict[str, str], device: str, platform: str | None, runs: int) -> list[dict]:
+    """Per checkpoint: its size, the disk's cold read speed, load cold once and warm (median of `runs`)."""
+    rows = []
+    for label, folder in folders.items():
+        files = shard_files(folder)
+        disk, disk_cached = cold_read_gbps(files)
+        cold = load_run(folder, device, platform, cold=True)
+        warm = [load_run(folder, device, platform, cold=False) for _ in range(runs)]
+        rows.append(dict(label=label, gb=sum(os.path.getsize(p) for p in files) / 1e9, disk=disk,
+                         disk_cached=disk_cached, cold=cold,
+                         warm_wall=statistics.median(r["wall"] for r in warm),
+                         warm_seconds=statistics.median(r["seconds"] for r in warm),
+                         warm_ok=all(r["ok"] for r in warm)))
+    return rows
+
+
+def projection(rows: list[dict], scaling: tuple[str, str], gb: float) -> tuple[float, float] | None:
+    """(fixed s, s per GB) of load's own cold seconds fitted over the scaling pair, or None without both."""
+    pair = [r for r in rows if r["label"] in scaling]
+    if len(pair) != 2 or pair[0]["gb"] == pair[1]["gb"]:
+        return None
+    (g0, s0), (g1, s1) = ((r["gb"], r["cold"]["seconds"]) for r in pair)
+    per_gb = (s1 - s0) / (g1 - g0)
+    return s0 - per_gb * g0, per_gb
+
+
+def load_markdown(rows: list[dict], device: str, fit: tuple[float, float] | None, target_gb: float) -> str:
+    lines = [f"`fp8check load --device {device}` (fresh processes; GB/s: bytes read / load's own seconds)", "",
+             "| checkpoint | GB | disk, cold | load cold: wall, own | GB/s | cached at start | load warm: wall, own "
+             "| GB/s | verdict |", "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        cold = r["cold"]
+        verdict = "ok" if cold["ok"] and r["warm_ok"] else "**FAIL** " + json.dumps(cold["summary"])
+        lines.append(f"| {r['label']} | {r['gb']:.2f} | {r['disk']:.2f} GB/s ({r['disk_cached']:.0%} cached) | "
+                     f"{cold['wall']:.2f} s, {cold['seconds']:.2f} s | {cold['bytes'] / cold['seconds'] / 1e9:.2f} | "
+                     f"{cold['cached']:.0%} | {r['warm_wall']:.2f} s, {r['warm_seconds']:.2f} s | "
+                     f"{cold['bytes'] / r['warm_seconds'] / 1e9:.2f} | {verdict} |")
+    lines += ["", "What ran: " + (rows[0]["cold"]["execution"] if rows else "nothing")]
+    if fit is not None:
+        fixed, per_gb = fit
+        lines.append(f"Fit over the scaling pair (cold): {fixed:.2f} s + {per_gb:.2f} s per GB; Qwen3-32B-FP8-block "
+                     f"({target_gb} GB) on this host: ~{fixed + per_gb * target_gb:.0f} s of load's own time, plus "
+                     f"Python's start and torch's import")
+    return "\n".join(lines)
+
+
+def run_load_part(device: str, platform: str | None, runs: int) -> tuple[str, bool]:
+    bench = bench_load_module()
+    bench.build()
+    folders = {"(1) the peers' checkpoint": bench.OUT,
+               **{f"scaling, {n} layers": folder for n, folder in bench.SCALING.items()}}
+    rows = load_figures(folders, device, platform, runs)
+    fit = projection(rows, tuple(f"scaling, {n} layers" for n in bench.SCALING), bench.QWEN3_32B_GB)
+    ok = all(r["cold"]["ok"] and r["warm_ok"] for r in rows)
+    return load_markdown(rows, device + (f" --platform {platform}" if platform else ""), fit, bench.QWEN3_32B_GB), ok
+
+
+def numerics_part(device, args) -> bool:
     import torch
 
     from fp8check.kernels.numerics import triton_fp8
@@ -208,8 +364,39 @@ def main(argv: list[str] | None = None) -> int:
         n, k = LLAMA_70B[name]
         rows += bench_layer(name, n, k, args.tokens, device, args.iters)
         torch.get_device_module(device).empty_cache()
-    print(markdown(rows, f"{props.name} (torch {torch.__version__}; {triton_note})"))
-    return 0 if all(r[4] is None or r[4] <= r[5] for r in rows) else 1
+    print(markdown(rows, f"{props.name} (torch {torch.__version__}; {triton_note})") + "\n")
+    return all(r[4] is None or r[4] <= r[5] for r in rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tokens", type=int, nargs="+", default=[16, 2048])
+    parser.add_argument("--layers", nargs="+", default=list(LLAMA_70B), choices=list(LLAMA_70B))
+    parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--part", choices=["numerics", "load", "all"], default="all")
+    parser.add_argument("--runs", type=int, default=3, help="warm `load` runs per checkpoint (their median)")
+    parser.add_argument("--load-device", help="the load table's --device (default: the GPU; cpu: a dry run)")
+    parser.add_argument("--load-platform", help="the load table's --platform (default: the device's own; a dry run "
+                        "on a CPU vLLM cannot serve FP8 block on needs one, e.g. xpu)")
+    args = parser.parse_args(argv)
+
+    device = gpu_device()
+    if device is None and args.load_device != "cpu":
+        print("no CUDA/XPU device: nothing to measure (bench/gpu.py needs a GPU; tests/gpu holds the checks; "
+              "--part load --load-device cpu --load-platform xpu dry-runs the load table)")
+        return 0
+    ok = True
+    if args.part in ("numerics", "all"):
+        if device is None:
+            print("numerics table: no CUDA/XPU device, not run\n")
+        else:
+            ok = numerics_part(device, args)
+    if args.part in ("load", "all"):
+        table, load_ok = run_load_part(args.load_device or f"{device.type}:{device.index or 0}",
+                                        args.load_platform, args.runs)
+        print(table)
+        ok = ok and load_ok
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
