@@ -249,11 +249,16 @@ def resident_fraction(path: str) -> float:
     return sum(b & 1 for b in vector) / pages
 
 
+def cached_share(files: list[str]) -> float:
+    """The share of the files' bytes in the page cache."""
+    return sum(resident_fraction(p) * os.path.getsize(p) for p in files) / sum(os.path.getsize(p) for p in files)
+
+
 def cold_read_gbps(files: list[str]) -> tuple[float, float]:
     """(GB/s of reading the files from disk, the share of their pages still cached when the read began)."""
     for path in files:
         evict(path)
-    cached = sum(resident_fraction(p) * os.path.getsize(p) for p in files) / sum(os.path.getsize(p) for p in files)
+    cached = cached_share(files)
     buffer = bytearray(READ_CHUNK)
     total, start = 0, time.perf_counter()
     for path in files:
@@ -271,7 +276,7 @@ def load_run(folder: str, device: str, platform: str | None, cold: bool) -> dict
     if cold:
         for path in files:
             evict(path)
-    cached = sum(resident_fraction(p) * os.path.getsize(p) for p in files) / sum(os.path.getsize(p) for p in files)
+    cached = cached_share(files)
     cmd = [sys.executable, "-m", "fp8check", "load", folder, "--device", device, "--format", "json",
            *(["--platform", platform] if platform else [])]
     start = time.perf_counter()
