@@ -209,8 +209,8 @@ _PAGE = mmap.PAGESIZE
 
 
 def bench_load_module():
-    """bench/load.py (its checkpoints, their builder and its fresh-process timer), loaded by path: bench/ is not a
-    package, and it must not be put on sys.path (bench/inspect.py shadows the stdlib's)."""
+    """bench/load.py (its checkpoints and their builder), loaded by path: bench/ is not a package, and it must not
+    be put on sys.path (bench/inspect.py shadows the stdlib's)."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "load.py")
     spec = importlib.util.spec_from_file_location("bench_load", path)
     module = importlib.util.module_from_spec(spec)
@@ -381,8 +381,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--part", choices=["numerics", "load", "all"], default="all")
     parser.add_argument("--runs", type=int, default=3, help="warm `load` runs per checkpoint (their median)")
     parser.add_argument("--load-device", help="the load table's --device (default: the GPU; cpu: a dry run)")
-    parser.add_argument("--load-platform", help="the load table's --platform (default: the device's own; a dry run "
-                        "on a CPU vLLM cannot serve FP8 block on needs one, e.g. xpu)")
+    parser.add_argument("--load-platform", help="the load table's --platform (default: the device's own; a CPU dry "
+                        "run needs one whose FP8 block kernel exists, e.g. xpu: vLLM's CPU one needs AMX)")
     args = parser.parse_args(argv)
 
     device = gpu_device()
