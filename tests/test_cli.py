@@ -83,13 +83,13 @@ def test_rules_json_lists_profiles_with_prs():
     doc = json.loads(run("rules", "--format", "json").stdout)
     names = {p["name"]: p for p in doc["profiles"]}
     assert 50787 in names["0.28"]["includes"] and 50787 not in names["0.26"]["includes"]
-    assert 43645 in names["0.26"]["includes"] and names["0.33"]["latest"] is True  # one profile per release
+    assert 43645 in names["0.26"]["includes"] and names["0.34"]["latest"] is True  # one profile per release
 
 
 def test_verbose_table_shows_reasons_and_assumptions():
     result = run("inspect", EXAMPLE, "-p", "l40s", "-v")
     assert result.exit_code == 0
-    assert "CutlassFp8BlockScaledMMKernel The device compute capability of89 is not supported." in result.stdout
+    assert "CutlassFp8BlockScaledMMKernel The device compute capability of 89 is not supported." in result.stdout
     assert "supported.." not in result.stdout  # vLLM's doubled period is one for people (the JSON keeps it)
     assert "deep_gemm=yes" in result.stdout  # every CUDA wheel vendors DeepGEMM (vllm/third_party/deep_gemm)
 

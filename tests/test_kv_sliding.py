@@ -139,7 +139,7 @@ def memory_of(folder: str, report, memory: str = "80GiB"):
     footprint = weight_footprint(ckpt.tensors, ckpt.config, build_layout(ckpt.tensors, ckpt.config))
     platform = apply_assumptions(parse_platform("cuda:9.0"), [f"device_memory={memory}"])
     per_token = sum(a.cache_bytes_per_token for a in report.attention)
-    return fit(footprint, platform, 1, False, per_token, routing_kv.sliding_share(report.attention))
+    return fit(footprint, platform, report.profile, 1, False, per_token, routing_kv.sliding_share(report.attention))
 
 
 @pytest.mark.parametrize("spec, sliding_layers, long_factor", [

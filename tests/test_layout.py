@@ -16,7 +16,7 @@ from fp8check.core.planning.rows import collapse, ranges
 from fp8check.core.records import InspectOptions
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
-from fp8check.core.targets.profiles import LATEST
+from fp8check.core.targets.profiles import LATEST, select_profile
 from fp8check.synth import write_safetensors
 
 
@@ -138,3 +138,30 @@ def test_sharded_checkpoint_with_index(make_checkpoint):
     assert os.path.exists(os.path.join(folder, "model.safetensors.index.json"))
     ckpt = open_local(folder)
     assert len(ckpt.files) == 3 and ckpt.integrity_errors == ()
+
+
+@pytest.mark.parametrize("vllm, source", [("0.33", "vllm:gemma.py"), ("0.34", "vllm:transformers/causal.py")])
+def test_gemma_moves_to_the_transformers_backend_in_034(make_checkpoint, vllm, source):
+    ckpt = open_local(make_checkpoint(architecture="GemmaForCausalLM", model_type="gemma"))
+    layout = build_layout(ckpt.tensors, ckpt.config, select_profile(vllm))
+    qkv = next(m for m in layout.linears if m.name.endswith("self_attn.qkv_proj"))
+    assert qkv.layout == source and qkv.layer_type == "QKVParallelLinear"  # the backend's QKVFuser fuses the same
+
+
+@pytest.mark.parametrize("vllm, architectures, error", [
+    ("0.34", ["KeyeForConditionalGeneration"], "Model architecture KeyeForConditionalGeneration was supported in "
+     "vLLM until v0.33.0, and is not supported anymore. Please use an older version of vLLM if you want to use this "
+     "model architecture."),
+    ("0.33", ["KeyeForConditionalGeneration"], None),
+    ("0.34", ["KeyeVL1_5ForConditionalGeneration", "LlamaForCausalLM"], None),  # one listed architecture is served
+])
+def test_an_architecture_the_release_retired_is_refused(make_checkpoint, vllm, architectures, error):
+    folder = make_checkpoint()
+    config_path = os.path.join(folder, "config.json")
+    with open(config_path, encoding="utf-8") as fh:
+        config = json.load(fh)
+    with open(config_path, "w", encoding="utf-8") as fh:
+        json.dump(dict(config, architectures=architectures), fh)
+    report = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm)))
+    assert (error in report.errors and not report.ok) if error else not any("not supported anymore" in e
+                                                                           for e in report.errors)

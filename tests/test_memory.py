@@ -14,13 +14,14 @@ from typer.testing import CliRunner
 from fp8check.cli.app import app
 from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import InputError
-from fp8check.core.model.memory import kv_bytes_per_token, weight_bytes_per_rank, weight_footprint
+from fp8check.core.model.memory import (kv_bytes_per_token, no_cache_memory, utilization_of, weight_bytes_per_rank,
+                                       weight_footprint)
 from fp8check.core.model.modules import build_layout
 from fp8check.core.planning.matrix import matrix
 from fp8check.core.records import InspectOptions
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
-from fp8check.core.targets.profiles import LATEST
+from fp8check.core.targets.profiles import LATEST, select_profile
 from fp8check.synth import Spec, write_checkpoint
 
 runner = CliRunner()
@@ -93,22 +94,54 @@ def test_bad_memory_assumptions_are_input_errors(item):
         apply_assumptions(parse_platform("h100"), [item])
 
 
-def test_alias_memory_and_default_utilization():
+def test_alias_memory():
     h100, a100_40 = parse_platform("h100").assumptions, parse_platform("a100-40gb").assumptions
     assert (h100.device_memory, a100_40.device_memory) == (80 * GIB, 40 * GIB)
     assert parse_platform("cuda:90").assumptions.device_memory is None
-    assert h100.gpu_memory_utilization == 0.92  # vLLM 0.25-0.33 config/cache.py: Field(default=0.92)
+    assert h100.gpu_memory_utilization is None  # vLLM's default, which depends on the release and platform
 
 
-def test_not_fitting_is_a_failure_with_the_numbers(make_checkpoint):
+@pytest.mark.parametrize("platform, vllm, utilization", [
+    ("h100", "0.33", 0.92), ("mi300x", "0.33", 0.92),       # config/cache.py: Field(default=0.92), 0.25-0.33
+    ("h100", "0.34", 1.0), ("mi300x", "0.34", 1.0),         # 0.34: the extensible KV cache, on CUDA and ROCm
+    ("xpu", "0.34", 0.92), ("cpu", "0.34", 0.92),           # ... only there ("only supported on CUDA and ROCm")
+])
+def test_default_utilization_per_release_and_platform(platform, vllm, utilization):
+    assert utilization_of(parse_platform(platform), select_profile(vllm)) == utilization
+    given = apply_assumptions(parse_platform(platform), ["gpu_memory_utilization=0.5"])
+    assert utilization_of(given, select_profile(vllm)) == 0.5  # --assume always wins
+
+
+@pytest.mark.parametrize("platform, vllm, assume, hint", [
+    ("h100", "0.33", [], "Try increasing `gpu_memory_utilization` when initializing the engine (this flag also "
+                         "controls CPU memory reservation on the CPU backend, despite its name)."),
+    ("xpu", "0.34", [], "Try increasing `gpu_memory_utilization`"),
+    ("h100", "0.34", [], "The extensible KV cache already takes all device memory left after the model and its "
+                         "activations; decrease `max_model_len` or `max_num_seqs`, or the model needs a device "
+                         "with more memory."),
+    ("h100", "0.34", ["gpu_memory_utilization=0.9"],
+     "The KV cache gets what is left after the model and its activations within `gpu_memory_utilization`=0.9; "
+     "increase it (with the extensible KV cache it defaults to 1.0) or decrease `max_model_len` or `max_num_seqs`."),
+])
+def test_no_cache_memory_hint_is_the_releases(platform, vllm, assume, hint):
+    text = no_cache_memory(apply_assumptions(parse_platform(platform), assume), select_profile(vllm))
+    assert text.startswith("No available memory for the cache blocks. " + hint)
+    assert text.endswith(" See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.")
+
+
+@pytest.mark.parametrize("vllm, utilization", [("0.33", 0.92), ("0.34", 1.0)])
+def test_not_fitting_is_a_failure_with_the_numbers(make_checkpoint, vllm, utilization):
     folder = make_checkpoint()
-    result = runner.invoke(app, ["inspect", folder, "-p", "h100", "--assume", "device_memory=1MiB", "-f", "json"])
+    result = runner.invoke(app, ["inspect", folder, "-p", "h100", "--assume", "device_memory=1MiB", "-f", "json",
+                                 "--vllm", vllm])
     doc = json.loads(result.stdout)
     assert result.exit_code == 1 and doc["ok"] is False
     memory = doc["memory"]
     assert memory["fits"] is False and memory["device_memory"] == 1 << 20
-    assert memory["budget_bytes"] == math.ceil((1 << 20) * 0.92) < memory["weight_bytes_per_rank"]
-    assert any("No available memory for the cache blocks" in e and "0.92 x 1.0 MiB" in e for e in doc["errors"])
+    assert memory["gpu_memory_utilization"] == utilization
+    assert memory["budget_bytes"] == math.ceil((1 << 20) * utilization) < memory["weight_bytes_per_rank"]
+    assert any("No available memory for the cache blocks" in e and f"{utilization:g} x 1.0 MiB" in e
+               for e in doc["errors"])
     assert doc["tp_sizes_ok"] == []  # no TP size fits in 1 MiB either
 
 
@@ -143,13 +176,21 @@ def deepseek_v3(tmp_path_factory):
 
 @pytest.mark.parametrize("platform, fits", [("h100", False), ("h200", True)])
 def test_deepseek_v3_on_8_gpus_fits_h200_not_h100(deepseek_v3, platform, fits):
-    report = inspect_checkpoint(deepseek_v3, InspectOptions(parse_platform(platform), LATEST, tp=8))
+    v033 = select_profile("0.33")  # utilization 0.92 (0.34 gives the extensible KV cache all 80 GiB, below)
+    report = inspect_checkpoint(deepseek_v3, InspectOptions(parse_platform(platform), v033, tp=8))
     # 671B parameters, ~1 byte each, over 8 ranks: between 80 x 0.92 and 141 x 0.92 GiB per rank.
     assert 74 * GIB < report.memory.weight_bytes < 129 * GIB
     assert report.memory.fits is fits and report.ok is fits
     assert (8 in report.tp_sizes_ok) is fits and 4 not in report.tp_sizes_ok and 16 in report.tp_sizes_ok
-    grid = matrix(deepseek_v3, InspectOptions(parse_platform(platform), LATEST), [parse_platform(platform)], [8])
+    grid = matrix(deepseek_v3, InspectOptions(parse_platform(platform), v033), [parse_platform(platform)], [8])
     assert grid.cells[0].ok is fits and (grid.cells[0].reason is None) is fits
+
+
+def test_deepseek_v3_on_8_h100_with_034s_extensible_kv_cache(deepseek_v3):
+    """0.34's default budget is the whole 80 GiB on an H100: the weights (~79.3 GiB per rank) leave under 1 GiB."""
+    report = inspect_checkpoint(deepseek_v3, InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=8))
+    assert report.memory.budget == 80 * GIB and report.memory.utilization == 1.0
+    assert 0 < report.memory.kv_bytes < GIB
 
 
 def _memory(folder: str, **options):

@@ -138,11 +138,12 @@ def test_routing_table(make_checkpoint, quant, platform, vllm, backend, assume, 
     assert lm_head.scheme == "UnquantizedEmbeddingMethod" and lm_head.kernel is None  # a VocabParallelEmbedding
 
 
-def test_rejections_are_vllms_strings_in_order(make_checkpoint):
-    report = inspect(make_checkpoint(quant="ct-fp8-block", head_dim=128), "l40s")
+@pytest.mark.parametrize("vllm,of_89", [("0.33", "of89"), ("0.34", "of 89")])  # 0.34 mends the missing space
+def test_rejections_are_vllms_strings_in_order(make_checkpoint, vllm, of_89):
+    report = inspect(make_checkpoint(quant="ct-fp8-block", head_dim=128), "l40s", vllm)
     reasons = [r.reason for r in down_proj(report).rejected]
     assert reasons[1] == "DeepGemmFp8BlockScaledMMKernel Currently, only Hopper and Blackwell GPUs are supported.."
-    assert reasons[2] == "CutlassFp8BlockScaledMMKernel The device compute capability of89 is not supported.."
+    assert reasons[2] == f"CutlassFp8BlockScaledMMKernel The device compute capability {of_89} is not supported.."
     assert [r.kernel for r in down_proj(report).rejected] == [
         "FlashInferFp8DeepGEMMDynamicBlockScaledKernel", "DeepGemmFp8BlockScaledMMKernel",
         "CutlassFp8BlockScaledMMKernel", "B12xFp8BlockScaledMMKernel"]
@@ -315,3 +316,14 @@ def test_flashinfer_block_gemm_is_sm90_only(make_checkpoint, assume, expected):
     assert b200.kernel == "DeepGemmFp8BlockScaledMMKernel"
     assert b200.rejected[0].reason == ("FlashInferFp8DeepGEMMDynamicBlockScaledKernel base is not supported due to "
                                        "FlashInfer block-scale FP8 GEMM is not available..")
+
+
+@pytest.mark.parametrize("vllm, assume, error", [
+    ("0.34", ("triton_cpu=no",), "vLLM on x86 CPUs requires Triton (triton-cpu)."),  # platforms/cpu.py, 0.34
+    ("0.33", ("triton_cpu=no",), None),   # 0.33 only warned ("triton-cpu is expected on x86 CPUs")
+    ("0.34", (), None),                   # a stock x86 CPU install brings triton-cpu
+])
+def test_x86_cpu_without_triton_is_refused_from_034(make_checkpoint, vllm, assume, error):
+    report = inspect(make_checkpoint(quant="ct-fp8-block"), "cpu", vllm, assume=assume)
+    assert (error in report.errors) if error else not any("Triton" in e for e in report.errors)
+    assert (report.tp_sizes_ok == ()) is (error is not None) and report.ok is (error is None)

@@ -59,8 +59,10 @@ class CutlassFp8BlockScaledMMKernel(BlockScaledKernel):
 
     @classmethod
     def is_supported(cls, ctx: RoutingContext) -> str | None:
+        """cutlass.py: 0.25-0.33 word the refusal without a space before the capability; 0.34 adds it."""
         if ctx.kind != "cuda" or not _cutlass_block_fp8_supported(ctx):
-            return f"The device compute capability of{ctx.cc} is not supported."
+            space = " " if ctx.profile.has("cutlass-block-wording") else ""
+            return f"The device compute capability of{space}{ctx.cc} is not supported."
         return None
 
     @classmethod

@@ -104,6 +104,9 @@ class Arch(NamedTuple):
     moe_activation: str = "silu"
     # (WHEEL_CHANGES key, styles): styles the model file used until the release that brought the change.
     styles_before: tuple[tuple[str, dict[str, str]], ...] = ()
+    # (WHEEL_CHANGES key, source): the release that moved the architecture to another implementation, and that
+    # implementation (the Transformers backend, whose fx fusers build the same qkv_proj / gate_up_proj).
+    moved: tuple[str, str] | None = None
     # The per_layer_sliding_window the model file hands Attention (attention_windows): LAYER_TYPES, EVEN_LAYERS or
     # MODEL_WINDOW (none: every layer takes CacheConfig.sliding_window).
     sliding: str = LAYER_TYPES
@@ -117,7 +120,8 @@ class Arch(NamedTuple):
         for change, older in self.styles_before:
             if profile is not None and not profile.has(change):
                 styles.update(older)
-        return self._replace(styles=styles)
+        moved = self.moved is not None and (profile is None or profile.has(self.moved[0]))
+        return self._replace(styles=styles, source=self.moved[1] if moved else self.source)
 
 
 _QWEN2_MODEL = dict(sliding=MODEL_WINDOW, uniform_window_assert=True)
@@ -204,7 +208,10 @@ ARCHITECTURES: dict[str, Arch] = {
     "MiniMaxM2ForCausalLM": Arch("vllm:minimax_m2.py", packed=_QKV_ONLY, unquantized=("block_sparse_moe.gate",),
                                  spec_layers="num_mtp_modules", sliding=MODEL_WINDOW,  # attn_window_size unset
                                  router=Router(("scoring_func", "sigmoid"), True, None, ("use_routing_bias", True))),
-    "GemmaForCausalLM": Arch("vllm:gemma.py", sliding=MODEL_WINDOW),
+    # 0.34 serves Gemma-1 through the Transformers backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS; gemma.py is
+    # deleted), whose QKVFuser / GLUFuser fuse q/k/v and gate/up under the same names.
+    "GemmaForCausalLM": Arch("vllm:gemma.py", sliding=MODEL_WINDOW,
+                             moved=("transformers-backend-034", "vllm:transformers/causal.py")),
     "Gemma2ForCausalLM": Arch("vllm:gemma2.py"),
     "Gemma3ForCausalLM": Arch("vllm:gemma3.py"),
     "Gemma3ForConditionalGeneration": Arch("vllm:gemma3.py", towers=(_SIGLIP,)),
@@ -221,6 +228,25 @@ ARCHITECTURES: dict[str, Arch] = {
 GENERIC_ARCH = Arch(GENERIC, unquantized=("mlp.gate", "block_sparse_moe.gate", "mlp.shared_expert_gate",
                                           "feed_forward.router", "mlp.router"),
                     spec_layers="num_nextn_predict_layers")
+
+
+# registry.py _PREVIOUSLY_SUPPORTED_MODELS entries that a release with a profile added: architecture -> (the last
+# vLLM release that served it, the change that retired it). Entries retired before 0.25 are not listed.
+RETIRED: dict[str, tuple[str, str]] = {
+    "KeyeForConditionalGeneration": ("0.33.0", "transformers-backend-034"),
+    "KeyeVL1_5ForConditionalGeneration": ("0.33.0", "transformers-backend-034"),
+}
+# registry.py _ModelRegistry._raise_for_unsupported, verbatim.
+RETIRED_ERROR = ("Model architecture {arch} was supported in vLLM until v{until}, and is not supported anymore. "
+                 "Please use an older version of vLLM if you want to use this model architecture.")
+
+
+def retired_error(architectures: tuple[str, ...], profile) -> str | None:
+    """vLLM's refusal of a checkpoint whose every listed architecture its registry has retired (None: served)."""
+    retired = [a for a in architectures if a in RETIRED and profile.has(RETIRED[a][1])]
+    if not retired or len(retired) < len(architectures):
+        return None
+    return RETIRED_ERROR.format(arch=retired[0], until=RETIRED[retired[0]][0])
 
 
 def arch_for(architectures: tuple[str, ...]) -> Arch | None:

@@ -3,7 +3,10 @@ device's memory x gpu_memory_utilization, and the KV cache left in tokens.
 
 What vLLM allocates, and where fp8check read it (vLLM 0.33.0 wheel):
 - the budget is `ceil(total_memory * gpu_memory_utilization)` (v1/worker/utils.py request_memory); the default
-  utilization is 0.92 in every release 0.25-0.33 (config/cache.py `Field(default=0.92)`);
+  utilization is 0.92 in every release 0.25-0.33 (config/cache.py `Field(default=0.92)`); from 0.34 it is
+  CacheConfig.resolved_gpu_memory_utilization: 1.0 where the extensible KV cache is on (by default on CUDA and
+  ROCm: config/vllm.py _resolve_extensible_kv_cache, unless kv_cache_memory_bytes, num_gpu_blocks_override,
+  elastic EP or a KV connector that cannot use driver-mapped memory, none of which fp8check takes), else 0.92;
 - parameters are created per rank in the model dtype, FP8 weights in one byte, scales in float32 (fp8_utils.py
   create_fp8_scale_parameter; e8m0 scales stay one byte); column/row-parallel layers hold their partition
   (fp8check.core.model.tp), ReplicatedLinear and norms everything, VocabParallelEmbedding / ParallelLMHead the vocabulary
@@ -24,7 +27,8 @@ What vLLM allocates, and where fp8check read it (vLLM 0.33.0 wheel):
   layers at every token (what vLLM holds when max_model_len is within the window, and with
   --disable-hybrid-kv-cache-manager), and `long_request_tokens` counts the full-attention layers alone (what
   requests far past the window approach); the note says both;
-- "No available memory for the cache blocks" (v1/core/kv_cache_planning.py) when nothing is left.
+- "No available memory for the cache blocks" (v1/core/kv_cache_planning.py) when nothing is left, with 0.34's hint
+  for the extensible KV cache (_more_kv_cache_memory_hint).
 
 Not modelled (so the KV figure is an upper bound): the activation peak vLLM profiles and subtracts, CUDA graphs,
 non-torch allocations, kernels that repack weights after loading, the hybrid KV cache manager's padding layers
@@ -45,15 +49,24 @@ from fp8check.core.checkpoint.safetensors_header import FP8_DTYPES, TensorInfo
 from fp8check.core.model.modules import EMBEDDINGS, ModelLayout
 from fp8check.core.model.tp import VOCAB_PADDING, tp_layout
 from fp8check.core.targets.platforms import Platform
+from fp8check.core.targets.profiles import RuleProfile
 
 GIB = 1 << 30
 # Scales vLLM creates as float32 parameters whatever the checkpoint stores (create_fp8_scale_parameter).
 FLOAT32_SUFFIXES = ("weight_scale", "weight_scale_inv", "input_scale", "weight_global_scale", "input_global_scale")
-# v1/core/kv_cache_planning.py (_check_enough_kv_cache_memory), vLLM 0.33.0, verbatim.
-NO_CACHE_MEMORY = ("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
-                   "initializing the engine (this flag also controls CPU memory reservation on the CPU backend, "
-                   "despite its name). See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more "
-                   "details.")
+# config/cache.py CacheConfig: DEFAULT_GPU_MEMORY_UTILIZATION (the Field default before 0.34).
+DEFAULT_UTILIZATION = 0.92
+# v1/core/kv_cache_planning.py (_check_enough_kv_cache_memory and 0.34's _more_kv_cache_memory_hint), verbatim.
+NO_CACHE_MEMORY = "No available memory for the cache blocks. {hint} See " \
+                  "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+UTILIZATION_HINT = ("Try increasing `gpu_memory_utilization` when initializing the engine (this flag also controls "
+                    "CPU memory reservation on the CPU backend, despite its name).")
+EXTENSIBLE_PART_HINT = ("The KV cache gets what is left after the model and its activations within "
+                        "`gpu_memory_utilization`={utilization}; increase it (with the extensible KV cache it "
+                        "defaults to 1.0) or decrease `max_model_len` or `max_num_seqs`.")
+EXTENSIBLE_ALL_HINT = ("The extensible KV cache already takes all device memory left after the model and its "
+                       "activations; decrease `max_model_len` or `max_num_seqs`, or the model needs a device with "
+                       "more memory.")
 DEFAULT_MEMORY_HINT = "--assume device_memory=80GiB"
 
 
@@ -234,16 +247,40 @@ def sliding_note(sliding: SlidingShare, long_request_tokens: int | None) -> str:
     return head + f", and requests far longer than the window approach {long_request_tokens:,} tokens"
 
 
-def fit(footprint: WeightFootprint, platform: Platform, tp: int, ep: bool,
+def extensible_kv_cache(platform: Platform, profile: RuleProfile) -> bool:
+    """Whether vLLM turns the extensible KV cache on: from 0.34, by default on CUDA and ROCm."""
+    return profile.has("extensible-kv-cache") and platform.kind in ("cuda", "rocm")
+
+
+def utilization_of(platform: Platform, profile: RuleProfile) -> float:
+    """CacheConfig.resolved_gpu_memory_utilization: --assume gpu_memory_utilization, else 1.0 with the
+    extensible KV cache, else 0.92."""
+    given = platform.assumptions.gpu_memory_utilization
+    if given is not None:
+        return given
+    return 1.0 if extensible_kv_cache(platform, profile) else DEFAULT_UTILIZATION
+
+
+def no_cache_memory(platform: Platform, profile: RuleProfile) -> str:
+    """vLLM's error when the weights leave no room for one cache block, with the hint its release gives."""
+    if not extensible_kv_cache(platform, profile):
+        hint = UTILIZATION_HINT
+    else:
+        utilization = utilization_of(platform, profile)
+        hint = EXTENSIBLE_PART_HINT.format(utilization=utilization) if utilization < 1.0 else EXTENSIBLE_ALL_HINT
+    return NO_CACHE_MEMORY.format(hint=hint)
+
+
+def fit(footprint: WeightFootprint, platform: Platform, profile: RuleProfile, tp: int, ep: bool,
         kv_per_token: int | None = None, sliding: SlidingShare | None = None) -> MemoryFit:
-    """Weights per rank against the platform's device memory x gpu_memory_utilization; the KV cache left, in
-    tokens of `kv_per_token` bytes per rank (the attention layers' cache_bytes_per_token summed), else of the
-    model dtype. `sliding`: the sliding-window layers' share of kv_per_token (the note and long_request_tokens)."""
-    assumptions = platform.assumptions
+    """Weights per rank against the platform's device memory x the release's gpu_memory_utilization; the KV cache
+    left, in tokens of `kv_per_token` bytes per rank (the attention layers' cache_bytes_per_token summed), else of
+    the model dtype. `sliding`: the sliding-window layers' share of kv_per_token (the note and
+    long_request_tokens)."""
     weights = weight_bytes_per_rank(footprint, tp, ep)
     per_token = kv_bytes_per_token(footprint, tp) if kv_per_token is None else kv_per_token
-    utilization = assumptions.gpu_memory_utilization
-    memory = assumptions.device_memory
+    utilization = utilization_of(platform, profile)
+    memory = platform.assumptions.device_memory
     if memory is None:
         return MemoryFit(None, utilization, weights, None, per_token, None,
                          note=f"device memory of {platform.label.removeprefix('auto: ')} unknown: pass {DEFAULT_MEMORY_HINT}")
@@ -259,13 +296,13 @@ def fit(footprint: WeightFootprint, platform: Platform, tp: int, ep: bool,
                          note=sliding_note(sliding, long_tokens), long_request_tokens=long_tokens)
     where = f"TP {tp}" + (" with --ep" if ep else "")
     error = (f"Model weights take {gib(weights)} per rank at {where}, more than the {gib(budget)} vLLM may use "
-             f"({utilization:g} x {gib(memory)} of {platform.label} memory); vLLM then raises: " + NO_CACHE_MEMORY)
+             f"({utilization:g} x {gib(memory)} of {platform.label} memory); vLLM then raises: " + no_cache_memory(platform, profile))
     return MemoryFit(memory, utilization, weights, budget, per_token, 0, error=error)
 
 
-def fits_at(footprint: WeightFootprint, platform: Platform, tp: int, ep: bool) -> bool:
+def fits_at(footprint: WeightFootprint, platform: Platform, profile: RuleProfile, tp: int, ep: bool) -> bool:
     """For the TP sweep: unknown memory never excludes a TP size."""
-    return fit(footprint, platform, tp, ep).fits is not False
+    return fit(footprint, platform, profile, tp, ep).fits is not False
 
 
 def summary(memory: MemoryFit) -> str:

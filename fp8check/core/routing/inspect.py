@@ -10,7 +10,7 @@ from fp8check.core.formats.base import LAYER, Assignment
 from fp8check.core.formats.frontdoor import FrontDoor
 from fp8check.core.formats.kv_cache import check_cache_dtype
 from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe, front_door
-from fp8check.core.model.layouts import arch_for
+from fp8check.core.model.layouts import arch_for, retired_error
 from fp8check.core.model.memory import fit, fits_at, weight_footprint
 from fp8check.core.model.modules import LinearModule, ModelLayout, build_layout
 from fp8check.core.model.tp import tp_layout
@@ -32,10 +32,17 @@ def front_door_of(ckpt: Checkpoint, options: InspectOptions) -> FrontDoor:
                       options.quantization, options.allow_deprecated_quantization, activation_dtype(ckpt.config))
 
 
-def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int) -> list[str]:
-    """Failures before any layer is built: the front door (method, platform, deprecation, capability, dtype,
-    the config's own refusals) and the attention-head split."""
-    errors = list(door.errors)
+# platforms/cpu.py CpuPlatform.check_and_update_config, 0.34 (a warning before), verbatim.
+CPU_NEEDS_TRITON = "vLLM on x86 CPUs requires Triton (triton-cpu)."
+
+
+def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext) -> list[str]:
+    """Failures before any layer is built: the platform's own start-up check, the front door (method, platform,
+    deprecation, capability, dtype, the config's own refusals) and the attention-head split."""
+    needs_triton = ctx.kind == "cpu" and ctx.profile.has("cpu-requires-triton")
+    errors = [CPU_NEEDS_TRITON] if needs_triton and not ctx.platform.assumptions.triton_cpu else []
+    retired = retired_error(ckpt.config.architectures, ctx.profile)
+    errors += ([retired] if retired else []) + list(door.errors)
     heads = ckpt.config.num_attention_heads
     if heads and heads % tp:
         errors.append(f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp}).")
@@ -83,7 +90,7 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         integrity_errors, warnings = check_module(module, assignment)
         layers.append(_layer_report(module, assignment, result, integrity_errors, warnings))
 
-    errors = model_errors(ckpt, door, options.tp)
+    errors = model_errors(ckpt, door, options.tp, ctx)
     if options.ep and not layout.moes:  # ModelConfig._verify_with_expert_parallelism, every release
         errors.append("Number of experts in the model must be greater than 0 when expert parallelism is enabled.")
     errors += list(ckpt.integrity_errors)
@@ -95,19 +102,19 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
     attention = attention_at(options.tp)
     linear_ok = tuple(
         tp for tp in TP_SWEEP
-        if not model_errors(ckpt, door, tp)
+        if not model_errors(ckpt, door, tp, ctx)
         and not any(route_cached(a, s, tp, e).errors for a, s, e in signatures)
         and not any(a.errors for a in attention_at(tp))
     )
     footprint = weight_footprint(ckpt.tensors, ckpt.config, layout)  # does it fit: a failure too, and in the TP sweep
     kv_per_token = sum(a.cache_bytes_per_token for a in attention) if attention else None  # in the resolved KV dtype
-    memory = fit(footprint, options.platform, options.tp, options.ep, kv_per_token,
+    memory = fit(footprint, options.platform, options.profile, options.tp, options.ep, kv_per_token,
                  sliding_share(attention) if attention else None)
     errors += [memory.error] if memory.error else []
     tp_ok = tuple(tp for tp in linear_ok if sweep_loads(moe_sweeps, ctx, tp, options.ep, out_dtype)
-                  and fits_at(footprint, options.platform, tp, options.ep))
+                  and fits_at(footprint, options.platform, options.profile, tp, options.ep))
     tp_ok_ep = tuple(tp for tp in linear_ok if sweep_loads(moe_sweeps, ctx, tp, True, out_dtype)
-                     and fits_at(footprint, options.platform, tp, True)) if moes else ()
+                     and fits_at(footprint, options.platform, options.profile, tp, True)) if moes else ()
 
     return with_warnings(InspectReport(
         model=ckpt.source, platform=options.platform, profile=options.profile, tp=options.tp,

@@ -63,9 +63,11 @@ class Assumptions(NamedTuple):
     rocm_hip_w8a8: bool = False     # VLLM_ROCM_USE_HIP_W8A8
     cpu_amx: bool = True            # AMX tiles (Sapphire Rapids or newer) for vLLM's CPU FP8 kernels
     cpu_amx_fp8: bool = False       # native AMX-FP8 (ops.cpu_has_amx_fp8()): 0.33's CPU W8A8 kernels need it
+    triton_cpu: bool = True         # triton-cpu in vLLM's x86 CPU install: 0.34 refuses to start without it
     batch_invariant: bool = False   # VLLM_BATCH_INVARIANT
     device_memory: int | None = None  # bytes per device (from the alias, fp8check.core.model.memory); None: unknown
-    gpu_memory_utilization: float = 0.92  # config/cache.py CacheConfig default in every wheel 0.25-0.33
+    # None: vLLM's default for the release and platform (0.92; 1.0 on CUDA/ROCm from 0.34), core.model.memory
+    gpu_memory_utilization: float | None = None
 
     def relevant(self, kind: str) -> dict[str, str | bool]:
         """The assumptions that can change routing on this kind of platform: the only ones shown (table, JSON),
@@ -76,7 +78,7 @@ class Assumptions(NamedTuple):
 RELEVANT = {
     "cuda": ("cuda_version", "flashinfer", "deep_gemm", "humming", "b12x", "batch_invariant"),
     "rocm": ("aiter", "rocm_skinny_gemm", "rocm_hip_w8a8"),
-    "cpu": ("cpu_amx", "cpu_amx_fp8"),
+    "cpu": ("cpu_amx", "cpu_amx_fp8", "triton_cpu"),
     "xpu": (),
 }
 
