@@ -88,7 +88,7 @@ class Matrix(planning_matrix.Matrix):
 
 # ----------------------------------------------------------------------------------------------- the checks
 
-def inspect(model: str, *, platform: str = "auto", tp: int = 1, vllm: str = "latest", revision: str | None = None,
+def inspect(model: str, *, platform: str = "auto", tp: int = 1, vllm: str = "auto", revision: str | None = None,
             token: str | None = None, **options) -> InspectReport:
     """Predict vLLM's scheme and kernel for every linear layer of `model`, from config.json and the safetensors
     headers only (no torch, no weights). A report that fails (`not report.ok`) carries `suggestions`: what would
@@ -97,7 +97,8 @@ def inspect(model: str, *, platform: str = "auto", tp: int = 1, vllm: str = "lat
     :param model: a checkpoint folder (config.json + *.safetensors) or a Hub repo id `org/name[@revision]`.
     :param platform: xpu, cpu, cuda:<cc>, rocm:<gfx>, an alias (h100, mi300x, ...) or auto (this host).
     :param tp: the tensor-parallel size, 1 to 1024.
-    :param vllm: the rule profile: latest or a release fp8check knows (0.25 ... 0.33; 0.27.1 maps to 0.27).
+    :param vllm: the rules: auto (the vLLM installed here, else latest), installed, latest, or a release fp8check
+        knows (0.25 ... 0.34; 0.27.1 maps to 0.27). An installed vLLM newer than every profile is a NewerRelease error.
     :param revision: the branch, tag or commit of a repo id.
     :param token: a Hugging Face token for gated or private repos (default: HF_TOKEN, then the saved login).
     :param options: ep, linear_backend, kernel_config, assume, disable_kernel, quantization,
@@ -110,7 +111,7 @@ def inspect(model: str, *, platform: str = "auto", tp: int = 1, vllm: str = "lat
                                    **options)[0]
 
 
-def inspect_with_checkpoint(model: str, *, platform: str = "auto", tp: int = 1, vllm: str = "latest",
+def inspect_with_checkpoint(model: str, *, platform: str = "auto", tp: int = 1, vllm: str = "auto",
                             revision: str | None = None, token: str | None = None,
                             **options) -> tuple[InspectReport, Checkpoint]:
     """`inspect`, and the Checkpoint it read (the command line shows how a Hub repo's metadata was fetched)."""
@@ -124,7 +125,7 @@ def inspect_with_checkpoint(model: str, *, platform: str = "auto", tp: int = 1, 
 
 def load(model: str, *, platform: str | None = None, device: str = "auto", layers: str | None = None,
          tokens: int = 16, seed: int = 0, rank_timeout: float = 600.0, all_experts: bool = False,
-         against: str | None = None, tp: int = 1, vllm: str = "latest", revision: str | None = None,
+         against: str | None = None, tp: int = 1, vllm: str = "auto", revision: str | None = None,
          token: str | None = None, progress: bool = False, **options) -> LoadReport:
     """`inspect`, then every selected layer read from safetensors, its values checked, processed as vLLM
     processes it and run through its kernel's numerics on `device`, against an fp32 product of the same quantized
@@ -149,7 +150,7 @@ def load(model: str, *, platform: str | None = None, device: str = "auto", layer
 
 def load_with_checkpoint(model: str, *, platform: str | None = None, device: str = "auto", layers: str | None = None,
                          tokens: int = 16, seed: int = 0, rank_timeout: float = 600.0, all_experts: bool = False,
-                         against: str | None = None, tp: int = 1, vllm: str = "latest", revision: str | None = None,
+                         against: str | None = None, tp: int = 1, vllm: str = "auto", revision: str | None = None,
                          token: str | None = None, progress: bool = False,
                          **options) -> tuple[LoadReport, Checkpoint]:
     """`load`, and the Checkpoint it read."""
@@ -202,7 +203,7 @@ def load_with_checkpoint(model: str, *, platform: str | None = None, device: str
 
 
 def matrix(model: str, *, platforms: str | Iterable[str] = MATRIX_PLATFORMS, tp: int | str | Iterable[int] = MATRIX_TPS,
-           vllm: str = "latest", revision: str | None = None, token: str | None = None, platform=None,
+           vllm: str = "auto", revision: str | None = None, token: str | None = None, platform=None,
            **options) -> Matrix:
     """Where can `model` be served? inspect's routing for every platform x TP size, from one read of the headers.
 
@@ -236,7 +237,7 @@ def target(platform: str, assume: Iterable[str] | Mapping[str, object] = ()) -> 
     return apply_assumptions(chosen, _assume_items(assume))
 
 
-def routing_options(platform: Platform, *, tp: int = 1, ep: bool = False, vllm: str = "latest",
+def routing_options(platform: Platform, *, tp: int = 1, ep: bool = False, vllm: str = "auto",
                     linear_backend: str = "auto", kernel_config: str | Mapping | None = None,
                     disable_kernel: str | Iterable[str] = (), quantization: str | None = None,
                     allow_deprecated_quantization: bool = False, kv_cache_dtype: str = "auto",

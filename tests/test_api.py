@@ -86,7 +86,7 @@ def test_load_runs_the_cli_driver():
 @pytest.mark.parametrize("call, message", [
     (lambda: fp8check.inspect("/no/such/folder"), "no such folder"),
     (lambda: fp8check.inspect(EXAMPLE, platform="tpu"), "--platform 'tpu'"),
-    (lambda: fp8check.inspect(EXAMPLE, platform="xpu", vllm="0.34"), "newer than fp8check's newest rule profile"),
+    (lambda: fp8check.inspect(EXAMPLE, platform="xpu", vllm="0.35"), "newer than fp8check's newest rule profile"),
     (lambda: fp8check.inspect(EXAMPLE, platform="xpu", tp=0), "--tp 0: expected a whole number from 1 to 1024"),
     (lambda: fp8check.inspect(EXAMPLE, platform="xpu", quantization=""), "--quantization ''"),
     (lambda: fp8check.inspect(EXAMPLE, platform="xpu", disable_kernel=["Nope"]), "--disable-kernel 'Nope'"),

@@ -36,7 +36,7 @@ def test_qwen3_32b_fp8_block_on_xpu_tp2_routes_to_w8a8(qwen3_32b):
     result = run("inspect", qwen3_32b, "--platform", "xpu", "--tp", "2", "--format", "json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert doc["ok"] is True and doc["tp"] == 2 and doc["platform"] == "xpu" and doc["vllm"] == "0.33"
+    assert doc["ok"] is True and doc["tp"] == 2 and doc["platform"] == "xpu" and doc["vllm"] == "0.34"
     quantized = [layer for layer in doc["layers"] if layer["kernel"]]
     assert len(doc["layers"]) == 1 + 64 * 4 and len(quantized) == 64 * 4
     assert {(layer["scheme"], layer["kernel"]) for layer in quantized} == {

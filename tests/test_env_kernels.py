@@ -150,8 +150,8 @@ def test_env_names_the_rule_profile_of_an_installed_vllm(monkeypatch):
     assert doc["torch"]["found"] is False and "not installed" in doc["torch"]["error"]
     versions["vllm"] = "0.20.0"                          # older than every profile: said, not raised
     assert "no rule profile older than" in envinfo.probe_vllm().error
-    versions["vllm"] = "0.34.0.dev12+g0123abc"           # newer than every profile: said too
-    assert "newer than fp8check's newest rule profile 0.33" in envinfo.probe_vllm().error
+    versions["vllm"] = "0.35.0.dev12+g0123abc"           # newer than every profile: said too
+    assert "newer than fp8check's newest rule profile 0.34" in envinfo.probe_vllm().error
 
 
 def test_env_survives_a_broken_torch_and_an_unknown_gpu(monkeypatch):

@@ -423,3 +423,13 @@ def test_a_legacy_modelopt_download_keeps_hf_quant_config_json_for_offline_use(f
     assert "hf_quant_config.json" in os.listdir(snapshot)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert open_checkpoint("nvidia/legacy").config.quantization_config.method == "modelopt"
+
+
+def test_download_json_fetches_the_json_files_and_no_weight(repos, fake):
+    """crosscheck on a repo id: vLLM's config code reads config.json (and the index, hf_quant_config.json) only."""
+    snapshot = hubmod.download_json("org/sharded", quiet=True)
+    fetched = {r.path.rsplit("/", 1)[1] for r in fake.log if r.method == "GET" and "/resolve/" in r.path}
+    assert fetched == {"config.json", INDEX_FILE}
+    assert sorted(os.listdir(snapshot)) == sorted(fetched)
+    with pytest.raises(InputError, match="not a Hugging Face repo id"):
+        hubmod.download_json("no/such/thing")

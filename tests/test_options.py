@@ -75,7 +75,7 @@ def test_matrix_takes_platform_like_the_other_commands(spelling):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["inspect", EXAMPLE, "--vllm", "0.34"], "--vllm 0.34: newer than fp8check's newest rule profile 0.33"),
+    (["inspect", EXAMPLE, "--vllm", "0.35"], "--vllm 0.35: newer than fp8check's newest rule profile 0.34"),
     (["inspect", EXAMPLE, "--vllm", "9.9"], "fp8check knows latest, 0.33, 0.32"),
     (["kernels", "--vllm", "0.34.1"], "--vllm 0.34.1: newer than"),
     (["inspect", EXAMPLE, "--quantization", ""], "--quantization '': expected a method such as fp8"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from fp8check.cli import options, output
+from fp8check.cli import ci, options, output
 from fp8check.cli.options import Format
 
 EPILOG = ("Exit codes: 0 every layer routes and checks pass; 1 some layer would fail; 2 bad usage or unreadable input. "
@@ -19,7 +19,7 @@ def inspect(
     platform: options.PlatformOpt = "auto",
     tp: options.TpOpt = 1,
     ep: options.EpOpt = False,
-    vllm: options.VllmOpt = "latest",
+    vllm: options.VllmOpt = "auto",
     linear_backend: options.LinearBackendOpt = "auto",
     kernel_config: options.KernelConfigOpt = None,
     assume: options.AssumeOpt = [],  # noqa: B006 - typer needs a list
@@ -39,14 +39,29 @@ def inspect(
 ) -> None:
     """Predict vLLM's kernel for every linear layer and the KV cache and backend of every attention layer."""
     from fp8check.api import inspect_with_checkpoint
+    from fp8check.core.targets.profiles import NewerRelease
 
-    with output.errors_reported(model, fmt is Format.json):
-        report, ckpt = inspect_with_checkpoint(
-            model, platform=platform, tp=tp, ep=ep, vllm=vllm, linear_backend=linear_backend,
-            kernel_config=kernel_config, assume=assume, disable_kernel=disable_kernel, quantization=quantization,
-            allow_deprecated_quantization=allow_deprecated_quantization, kv_cache_dtype=kv_cache_dtype,
-            kv_cache_dtype_skip_layers=kv_cache_dtype_skip_layers, attention_backend=attention_backend,
-            revision=revision, token=token)
+    as_json, newer = fmt is Format.json, None
+    with output.errors_reported(model, as_json):
+        try:
+            report, ckpt = inspect_with_checkpoint(
+                model, platform=platform, tp=tp, ep=ep, vllm=vllm, linear_backend=linear_backend,
+                kernel_config=kernel_config, assume=assume, disable_kernel=disable_kernel, quantization=quantization,
+                allow_deprecated_quantization=allow_deprecated_quantization, kv_cache_dtype=kv_cache_dtype,
+                kv_cache_dtype_skip_layers=kv_cache_dtype_skip_layers, attention_backend=attention_backend,
+                revision=revision, token=token)
+        except NewerRelease as exc:  # the installed vLLM is newer than every profile: its own code answers
+            newer = exc
+    if newer is not None:
+        from fp8check.cli.load import installed_vllm_answer, show_crosscheck
+
+        with output.errors_reported(model, as_json):
+            result = installed_vllm_answer(
+                newer, model, as_json, platform=platform or "auto", tp=tp, linear_backend=linear_backend,
+                kernel_config=kernel_config, assume=assume, disable_kernel=disable_kernel, quantization=quantization,
+                allow_deprecated_quantization=allow_deprecated_quantization, revision=revision, token=token)
+        show_crosscheck(model, result, as_json)
+        raise typer.Exit(ci.EXIT_FAIL if any(row.vllm_error for row in result.rows) else ci.EXIT_OK)
     output.finish_report(report, fmt, fail_on, verbose, ckpt.fetch, output_path, wide=wide)
 
 

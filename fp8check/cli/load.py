@@ -4,7 +4,7 @@ crosscheck` (fp8check's routing against the installed vLLM's own). torch and vLL
 from __future__ import annotations
 
 import os
-from typing import Annotated, Optional
+from typing import Annotated, NamedTuple, Optional
 
 import typer
 
@@ -26,10 +26,13 @@ LOAD_EPILOG = ("Exit codes: 0 every selected layer ran and agrees with its fp32 
 CROSSCHECK_HELP = ("Compare fp8check's routing with the installed vLLM's own, layer by layer.\n\n"
                    "vLLM's real layer classes are built on the meta device (no GPU memory, no weights) with its own "
                    "scheme and kernel selection. On this host's platform (--platform auto) nothing is mocked; for "
-                   "another "
-                   "--platform the platform and vLLM's compiled parts are mocked, and every mock is listed.")
+                   "another --platform the platform and vLLM's compiled parts are mocked, and every mock is listed. "
+                   "A Hub repo id downloads only its *.json files (vLLM's config code reads nothing else); an "
+                   "installed vLLM newer than every fp8check profile is compared with the newest profile's rules, "
+                   "and said so.")
 CROSSCHECK_EPILOG = ("Exit codes: 0 every layer agrees; 1 a layer differs; 2 bad usage, vLLM not installed, or "
-                     "unreadable input. Example: fp8check crosscheck ./Qwen3-32B-FP8-block --tp 2")
+                     "unreadable input. Examples: fp8check crosscheck ./Qwen3-32B-FP8-block --tp 2 ; "
+                     "fp8check crosscheck org/name -p h100 --format json")
 
 
 def load(
@@ -57,7 +60,7 @@ def load(
                        "scales must give back the stored FP8 codes. Not with --tp.")] = None,
     tp: options.TpOpt = 1,
     ep: options.EpOpt = False,
-    vllm: options.VllmOpt = "latest",
+    vllm: options.VllmOpt = "auto",
     linear_backend: options.LinearBackendOpt = "auto",
     kernel_config: options.KernelConfigOpt = None,
     assume: options.AssumeOpt = [],  # noqa: B006 - typer needs a list
@@ -96,7 +99,7 @@ def load(
 
 
 def crosscheck(
-    model: options.LocalModelArg,
+    model: options.ModelArg,
     platform: options.PlatformOpt = "auto",
     tp: options.TpOpt = 1,
     linear_backend: options.LinearBackendOpt = "auto",
@@ -106,8 +109,32 @@ def crosscheck(
     quantization: options.QuantizationOpt = None,
     allow_deprecated_quantization: options.AllowDeprecatedOpt = False,
     fmt: options.TableOrJsonOpt = TableOrJson.table,
+    revision: options.RevisionOpt = None,
+    token: options.TokenOpt = None,
 ) -> None:
     """Compare fp8check's routing with the installed vLLM's own, layer by layer."""
+    as_json = fmt is TableOrJson.json
+    with output.errors_reported(model, as_json):  # vLLM's own import or run failing included
+        result = run_crosscheck(model, platform, tp=tp, linear_backend=linear_backend, kernel_config=kernel_config,
+                                assume=assume, disable_kernel=disable_kernel, quantization=quantization,
+                                allow_deprecated_quantization=allow_deprecated_quantization, revision=revision,
+                                token=token, quiet=as_json)
+    show_crosscheck(model, result, as_json)
+    raise typer.Exit(ci.EXIT_OK if all(row.agrees for row in result.rows) else ci.EXIT_FAIL)
+
+
+class CrosscheckResult(NamedTuple):
+    report: object        # fp8check's InspectReport
+    mocks: dict           # what the vLLM side stood in for, with its risk
+    rows: list            # crosscheck.LayerAgreement: the front door, then each layer
+    stand_in: str | None  # the installed vLLM release no profile speaks for (newest profile's rules on our side)
+
+
+def run_crosscheck(model: str, platform: str, *, revision: str | None = None, token: str | None = None,
+                   quiet: bool = False, **routing) -> CrosscheckResult:
+    """The installed vLLM's own selection for every linear layer of MODEL (a folder, or a Hub repo id: only its
+    *.json files are downloaded for vLLM and its headers read for fp8check), beside fp8check's with the installed
+    release's profile, or the newest profile standing in for a newer vLLM."""
     import importlib.util
 
     from fp8check.api import routing_options, target
@@ -115,36 +142,56 @@ def crosscheck(
     from fp8check.core.checkpoint.source import open_checkpoint
     from fp8check.core.routing import crosscheck as cross
     from fp8check.core.routing.inspect import front_door_of, inspect_checkpoint
+    from fp8check.core.targets.profiles import NewerRelease
 
-    with output.errors_reported(model, fmt is TableOrJson.json):  # vLLM's own import or run failing included
-        if importlib.util.find_spec("vllm") is None:
-            raise InputError("crosscheck runs the installed vLLM's own routing code, and vLLM is not installed "
-                             "in this environment: pip install vllm==<version> (fp8check's rules: --vllm on "
-                             "inspect)")
-        if not os.path.isdir(model):
-            raise InputError(f"{model}: crosscheck takes a local checkpoint folder (download it first: hf "
-                             "download)")
-        opts = routing_options(target(platform, assume), tp=tp, vllm="installed", linear_backend=linear_backend,
-                               kernel_config=kernel_config, disable_kernel=disable_kernel, quantization=quantization,
-                               allow_deprecated_quantization=allow_deprecated_quantization)
-        ckpt = open_checkpoint(model)
-        report = inspect_checkpoint(ckpt, opts)
-        door = front_door_of(ckpt, opts)
-        config = load_json(os.path.join(model, "config.json"), "config.json")
-        config = config.get("text_config", config)
-        checkpoint = {"folder": model, "quantization": opts.quantization,
-                      "allow_deprecated": opts.allow_deprecated_quantization}
-        mocks, rows = cross.crosscheck(report, config, platform.strip().lower() == "auto", checkpoint,
-                                       door.errors[0] if door.errors else None)
-    if fmt is TableOrJson.json:
+    if importlib.util.find_spec("vllm") is None:
+        raise InputError("crosscheck runs the installed vLLM's own routing code, and vLLM is not installed "
+                         "in this environment: pip install vllm==<version> (fp8check's rules: --vllm on "
+                         "inspect)")
+    chosen = target(platform, routing.pop("assume"))
+    try:
+        opts, stand_in = routing_options(chosen, vllm="installed", **routing), None
+    except NewerRelease as exc:
+        opts, stand_in = routing_options(chosen, vllm="latest", **routing), exc.version
+    ckpt = open_checkpoint(model, revision, token)
+    if os.path.isdir(model):
+        folder = model
+    else:
+        from fp8check.core.checkpoint.hub import download_json
+
+        folder = download_json(model, revision, token, quiet)
+    report = inspect_checkpoint(ckpt, opts)
+    door = front_door_of(ckpt, opts)
+    config = load_json(os.path.join(folder, "config.json"), "config.json")
+    config = config.get("text_config", config)
+    checkpoint = {"folder": folder, "quantization": opts.quantization,
+                  "allow_deprecated": opts.allow_deprecated_quantization}
+    mocks, rows = cross.crosscheck(report, config, platform.strip().lower() == "auto", checkpoint,
+                                   door.errors[0] if door.errors else None)
+    return CrosscheckResult(report, mocks, rows, stand_in)
+
+
+def show_crosscheck(model: str, result: CrosscheckResult, as_json: bool) -> None:
+    if as_json:
         from fp8check.core.report.documents import crosscheck_document
 
-        output.print_document(crosscheck_document(model, report, mocks, rows))
+        output.print_document(crosscheck_document(model, *result))
     else:
         from fp8check.cli.render_report import crosscheck_table
 
-        crosscheck_table(report, mocks, rows, output.stdout())
-    raise typer.Exit(ci.EXIT_OK if all(row.agrees for row in rows) else ci.EXIT_FAIL)
+        crosscheck_table(*result, output.stdout())
+
+
+def installed_vllm_answer(exc: InputError, model: str, as_json: bool, **crosscheck_options) -> CrosscheckResult:
+    """`inspect` when the installed vLLM is newer than every rule profile (exc, a NewerRelease): vLLM's own code
+    answers (crosscheck), said in one line. Where vLLM cannot be imported, the one-line refusal (exc)."""
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is None:
+        raise exc
+    output.stderr().print(f"note: {output.safe(str(exc))}; answering with vLLM {exc.version}'s own routing code "
+                          "(fp8check crosscheck: linear layers only)")
+    return run_crosscheck(model, quiet=as_json, **crosscheck_options)
 
 
 def register(app: typer.Typer) -> None:

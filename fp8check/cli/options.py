@@ -42,9 +42,6 @@ class FailOn(str, Enum):
 ModelArg = Annotated[str, typer.Argument(
     metavar="MODEL", show_default=False, help="Checkpoint folder (config.json + *.safetensors), or a Hugging Face "
     "repo id org/name\\[@revision] (HF_HUB_OFFLINE=1 reads the local cache).")]
-LocalModelArg = Annotated[str, typer.Argument(
-    metavar="MODEL", show_default=False, help="Checkpoint folder (config.json + *.safetensors): vLLM builds its "
-    "layers from it, so a Hub repo is downloaded first (hf download org/name).")]
 PlatformOpt = Annotated[Optional[str], typer.Option(
     "--platform", "-p", help="Target: xpu, cpu, cuda:<cc> (cuda:90), rocm:<gfx> (rocm:gfx942), an alias (h100, a100, "
     "l40s, b200, mi300x, arc-b580, ...) or auto (this host, detected without torch).")]
@@ -56,9 +53,11 @@ TpSizesOpt = Annotated[str, typer.Option("--tp", metavar="SIZES", help="Comma-se
                                          "each from 1 to 1024.")]
 EpOpt = Annotated[bool, typer.Option("--ep", help="As vLLM's --enable-expert-parallel: FusedMoE experts are split "
                                      "whole across the TP ranks instead of sliced.")]
-VllmOpt = Annotated[str, typer.Option("--vllm", metavar="RELEASE", help="vLLM rule profile: latest, or a release "
-                                      "fp8check has a profile for (`fp8check rules` lists them; a patch such as "
-                                      "0.27.1 maps to its minor, an unknown release is refused).")]
+VllmOpt = Annotated[str, typer.Option("--vllm", metavar="RELEASE", help="vLLM release whose rules apply: auto (the "
+                                      "vLLM installed here, else latest), installed, latest, or a release fp8check "
+                                      "has a profile for (`fp8check rules` lists them; a patch such as 0.27.1 maps "
+                                      "to its minor, an unknown release is refused). An installed vLLM newer than "
+                                      "every profile answers inspect with its own code (crosscheck).")]
 LinearBackendOpt = Annotated[str, typer.Option("--linear-backend", help="As vLLM's --linear-backend: auto, xpu, "
                                                "torch, cutlass, marlin, triton, deep_gemm, ...")]
 KernelConfigOpt = Annotated[Optional[str], typer.Option(

@@ -22,7 +22,7 @@ def matrix(
     platforms: options.PlatformsOpt = ",".join(MATRIX_PLATFORMS),
     tps: options.TpSizesOpt = ",".join(map(str, MATRIX_TPS)),
     ep: options.EpOpt = False,
-    vllm: options.VllmOpt = "latest",
+    vllm: options.VllmOpt = "auto",
     linear_backend: options.LinearBackendOpt = "auto",
     kernel_config: options.KernelConfigOpt = None,
     assume: options.AssumeOpt = [],  # noqa: B006 - typer needs a list

@@ -193,8 +193,8 @@ def yes_no(value) -> str:
 
 
 def vllm_release(profile) -> str:
-    """'0.33', or '0.27.1 (rules 0.27)' when the release asked for is read by an older profile's rules."""
-    return profile.vllm if profile.vllm == profile.name else f"{profile.vllm} (rules {profile.name})"
+    """'0.33', or '0.34.1 installed (rules 0.34)' for the vLLM installed here (--vllm auto or installed)."""
+    return profile.vllm if profile.vllm == profile.name else f"{profile.vllm} installed (rules {profile.name})"
 
 
 def _cpu_host(platform) -> bool:
@@ -779,8 +779,9 @@ def _kv_markdown(report: LoadReport) -> list[str]:
     return lines + ([""] + refused if refused else [])
 
 
-def crosscheck_table(report: InspectReport, mocks: dict, rows: list, console: Console) -> None:
-    """fp8check's route next to the installed vLLM's, per layer, and every mock the comparison relied on."""
+def crosscheck_table(report: InspectReport, mocks: dict, rows: list, stand_in: str | None, console: Console) -> None:
+    """fp8check's route next to the installed vLLM's, per layer, and every mock the comparison relied on.
+    `stand_in`: the installed release no profile speaks for (the newest profile's rules are fp8check's column)."""
     layers = {layer.name: layer for layer in report.layers}
     grid_rows = []
     for row in rows:
@@ -797,5 +798,8 @@ def crosscheck_table(report: InspectReport, mocks: dict, rows: list, console: Co
     for name, risk in mocks.items():
         say(console, f"[dim]mocked: {escape(name)} — {escape(str(risk))}[/dim]")
     agreed = sum(1 for row in rows if row.agrees)
+    if stand_in:
+        say(console, f"the vLLM column is vLLM {escape(stand_in)}'s own answer; fp8check's column is "
+                     f"{report.profile.name}'s rules standing in (vLLM {escape(stand_in)} is newer than every profile)")
     say(console, f"{agreed} of {len(rows)} rows (the front door, then each layer) agree with the installed vLLM on "
                  f"{escape(platform_text(report.platform))}, TP {report.tp}")

@@ -566,6 +566,31 @@ def download_shards(model: str, revision: str | None = None, token: str | None =
             stop_progress()
 
 
+def download_json(model: str, revision: str | None = None, token: str | None = None, quiet: bool = False) -> str:
+    """Download only the repo's `*.json` files (config.json, the index, hf_quant_config.json, ...) into the Hugging
+    Face cache and return the snapshot folder: what vLLM's own config code reads (crosscheck), no weight at all."""
+    ref = parse_repo_ref(model, revision)
+    if ref is None:
+        raise InputError(f"{printable(model)}: not a Hugging Face repo id (org/name or org/name@revision)")
+    if offline_mode():
+        return _require_snapshot(ref, hub_cache_dir())
+    from huggingface_hub import snapshot_download
+
+    from fp8check.core.progress import rich_tqdm_class, stop_progress
+
+    fetcher = _Fetcher(ref, token)
+    with _hub_errors(fetcher):
+        info = fetcher.repo_info()
+        _files_to_read(ref, info)  # a repo without config.json is refused here, as inspect refuses it
+        try:
+            return snapshot_download(
+                repo_id=ref.repo_id, revision=info.commit, allow_patterns=["*.json"], cache_dir=hub_cache_dir(),
+                endpoint=fetcher.endpoint, token=token, library_name="fp8check", library_version=__version__,
+                tqdm_class=rich_tqdm_class(quiet))
+        finally:
+            stop_progress()
+
+
 class _ExactNames(NamedTuple):
     """A stand-in for a compiled regex that matches exactly these tensor names."""
 

@@ -228,7 +228,9 @@ def rules_document() -> dict:
         "wheel_changes": WHEEL_CHANGES}
 
 
-def crosscheck_document(model: str, report: InspectReport, mocks: dict, rows: list) -> dict:
-    """fp8check's routing next to the installed vLLM's (fp8check.core.routing.crosscheck), layer by layer."""
-    return {"ok": all(row.agrees for row in rows), "model": model, "platform": report.platform.label,
-            "tp": report.tp, "mocks": mocks, "layers": [row._asdict() for row in rows]}
+def crosscheck_document(model: str, report: InspectReport, mocks: dict, rows: list, stand_in: str | None) -> dict:
+    """fp8check's routing next to the installed vLLM's (fp8check.core.routing.crosscheck), layer by layer.
+    `vllm_ok`: vLLM's own answer (no layer refused); `stand_in`: the installed release no profile speaks for."""
+    return {"ok": all(row.agrees for row in rows), "vllm_ok": not any(row.vllm_error for row in rows),
+            "model": model, "platform": report.platform.label, "tp": report.tp, "rules": report.profile.name,
+            "stand_in": stand_in, "mocks": mocks, "layers": [row._asdict() for row in rows]}
