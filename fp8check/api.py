@@ -254,7 +254,7 @@ def routing_options(platform: Platform, *, tp: int = 1, ep: bool = False, vllm: 
         if not isinstance(value, bool):
             raise InputError(f"{flag} {value!r}: expected True or False")
     profile = select_profile(vllm, vllm_option)
-    check_cache_dtype(kv_cache_dtype, profile.name)  # that release's CacheDType values, as its parser takes them
+    check_cache_dtype(kv_cache_dtype, profile)  # that release's CacheDType values, as its parser takes them
     return records.InspectOptions(
         platform=platform, profile=profile, tp=_bounded("--tp", tp, 1, MAX_TP),
         ep=ep, backend=_backend(linear_backend, kernel_config), disabled_kernels=disabled_kernels(disable_kernel),

@@ -15,7 +15,8 @@ import struct
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-ITEMSIZE = {"F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1, "BF16": 2, "F16": 2, "F32": 4, "I32": 4, "I64": 8, "U8": 1}
+ITEMSIZE = {"F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1, "BF16": 2, "F16": 2, "F32": 4, "I32": 4, "I64": 8, "U8": 1,
+            "I8": 1}
 
 class Quant(NamedTuple):
     """One way a checkpoint stores FP8 linears: the config it writes and the tensors beside each FP8 weight.
@@ -24,7 +25,9 @@ class Quant(NamedTuple):
     key of CONFIG_WRITERS); `scale` the weight scale's suffix; `scale_dtype` its dtype; `scale_layout` how its
     shape follows from the weight's [n, k]: "scalar" [], "one" [1], "rows" [n, 1], "vector" [n], "blocks"
     [ceil(n/bn), ceil(k/bk)], "blocks4d" [ceil(n/bn), 1, ceil(k/bk), 1] (ModelOpt FP8_PB_WO), "mx" [n, k/32]
-    uint8 E8M0 exponents; `input_layout` the static input scale's shape ("scalar" or "one")."""
+    uint8 E8M0 exponents; `input_layout` the static input scale's shape ("scalar" or "one"); `experts` how routed
+    experts are stored when not like the other linears: "int4" (w4afp8: signed INT4 in groups of 128 along K, two
+    nibbles an int8 byte [n, k/2], the low nibble first, with a BF16 `weight_scale_inv` [n, k/128])."""
 
     method: str
     strategy: str                    # weight strategy: "tensor" | "channel" | "block" | "group" (MXFP8, 1 x 32)
@@ -35,6 +38,7 @@ class Quant(NamedTuple):
     scale_layout: str = "one"
     input_layout: str = "one"
     config_file: str = "config.json"  # "hf_quant_config.json": ModelOpt <= 0.29 keeps its config beside it
+    experts: str | None = None
 
 
 _CT = dict(writes="ct")
@@ -48,6 +52,9 @@ QUANTS = {
     "ct-w8a16-fp8-block": Quant("compressed-tensors", "block", None, **_CT, scale_layout="blocks"),
     "ct-mxfp8": Quant("compressed-tensors", "group", ("group", True), writes="ct-mxfp8", scale_dtype="U8",
                       scale_layout="mx"),
+    # The same with the config's scale_dtype written "uint8" (compressed-tensors reads it as torch.uint8).
+    "ct-mxfp8-uint8": Quant("compressed-tensors", "group", ("group", True), writes="ct-mxfp8:uint8", scale_dtype="U8",
+                            scale_layout="mx"),
     "fp8-block": Quant("fp8", "block", ("group", True), "fp8", "weight_scale_inv", "F32", "blocks"),
     "fp8-static": Quant("fp8", "tensor", ("tensor", False), "fp8", **_F32),
     "fp8-dynamic": Quant("fp8", "tensor", ("tensor", True), "fp8", **_F32),
@@ -66,7 +73,12 @@ QUANTS = {
     "quark-fp8-block": Quant("quark", "block", ("group", True), "quark", scale_dtype="F32", scale_layout="blocks"),
     "inc-fp8-block": Quant("inc", "block", ("group", True), "auto-round", "weight_scale_inv", "F32", "blocks"),
     "fbgemm-fp8": Quant("fbgemm_fp8", "channel", ("token", True), "fbgemm", scale_dtype="F32", scale_layout="rows"),
+    # vLLM 0.34's w4afp8: dense layers FP8 block like fp8-block, routed experts INT4 group 128.
+    "w4afp8": Quant("w4afp8", "block", ("group", True), "w4afp8", "weight_scale_inv", "F32", "blocks", experts="int4"),
 }
+# Routed-expert projections (vLLM's w4afp8.py _EXPERT): what Quant.experts applies to.
+ROUTED_EXPERT = re.compile(r"\.experts\.\d+\.(?:gate_proj|up_proj|down_proj|w1|w2|w3)$")
+INT4_GROUP = 128
 
 
 # The smallest Llama/Qwen3 shapes every TP 2 check accepts with 128 x 128 blocks: head_dim 128 (a rank's K/V rows
@@ -299,9 +311,10 @@ def _ct_config(spec: Spec, quant: Quant, algo: str) -> dict:
 
 
 def _ct_mxfp8_config(spec: Spec, quant: Quant, algo: str) -> dict:
-    """compressed-tensors' MXFP8 preset: 1 x 32 groups, uint8 (E8M0) scales, dynamic MX activations."""
+    """compressed-tensors' MXFP8 preset: 1 x 32 groups, uint8 (E8M0) scales, dynamic MX activations; `algo` is the
+    scale_dtype spelling when not compressed-tensors' own "torch.uint8"."""
     mx = {"num_bits": 8, "type": "float", "symmetric": True, "strategy": "group", "group_size": 32,
-          "scale_dtype": "torch.uint8"}
+          "scale_dtype": algo or "torch.uint8"}
     return _ct_document(spec, dict(mx, dynamic=False), dict(mx, dynamic=True), "mxfp8-quantized")
 
 
@@ -378,8 +391,16 @@ def _fbgemm_config(spec: Spec, quant: Quant, algo: str) -> dict:
     return {"quant_method": "fbgemm_fp8", "activation_scale_ub": 1200.0, "modules_to_not_convert": ignore_list(spec)}
 
 
+def _w4afp8_config(spec: Spec, quant: Quant, algo: str) -> dict:
+    """What vLLM's W4AFP8Config.from_config reads: the experts' group size, the dense block, the ignored layers
+    (it never reads activation_scheme: always dynamic)."""
+    return {"quant_method": "w4afp8", "group_size": INT4_GROUP, "weight_block_size": list(spec.block),
+            "ignored_layers": ignore_list(spec)}
+
+
 CONFIG_WRITERS = {"fp8": _fp8_config, "ct": _ct_config, "ct-mxfp8": _ct_mxfp8_config, "modelopt": _modelopt_config,
-                  "quark": _quark_config, "auto-round": _auto_round_config, "fbgemm": _fbgemm_config}
+                  "quark": _quark_config, "auto-round": _auto_round_config, "fbgemm": _fbgemm_config,
+                  "w4afp8": _w4afp8_config}
 
 
 # The routing keys each family's released configs carry (vLLM's model files read them: layouts.Router).
@@ -440,6 +461,10 @@ def tensor_specs(spec: Spec) -> dict[str, tuple[str, tuple[int, ...]]]:
         ignored = _ignored(spec, name) or name.endswith(ROUTER_LEAVES) or mtp_bf16 or bf16_tower or quant is None
         if ignored:
             out[f"{name}.weight"] = ("BF16", (n, k))
+            continue
+        if quant.experts == "int4" and ROUTED_EXPERT.search(name):
+            out[f"{name}.weight"] = ("I8", (n, math.ceil(k / 2)))
+            out[f"{name}.weight_scale_inv"] = ("BF16", (n, math.ceil(k / INT4_GROUP)))
             continue
         out[f"{name}.weight"] = ("F8_E4M3", (n, k))
         out[f"{name}.{quant.scale}"] = (quant.scale_dtype, scale_shape(quant.scale_layout, n, k, spec.block))
@@ -558,6 +583,12 @@ def tensor_data(spec: Spec, entries: dict[str, tuple[str, tuple[int, ...]]]) -> 
               "U8": torch.uint8}
     out: dict[str, bytes] = {}
     for name, (dtype, shape) in entries.items():
+        if dtype == "I8":  # INT4 experts: the weight and its group scales
+            scale_name = f"{name[: -len('.weight')]}.weight_scale_inv"
+            packed, scale = quantize_int4(random_weights((shape[0], 2 * shape[1]), gen, spec.distribution))
+            out[name] = _bytes(packed)
+            out[scale_name] = _bytes(scale.to(dtypes[entries[scale_name][0]]))
+            continue
         if dtype != "F8_E4M3":
             if name.endswith("norm.weight"):
                 tensor = torch.ones(shape)
@@ -611,6 +642,24 @@ def quantize_mxfp8(weight):
     scale = torch.exp2(exponent).repeat_interleave(32, 1)[:, :k]
     q = (weight / scale).clamp(-fmax, fmax).to(torch.float8_e4m3fn)
     return q, (exponent + 127).to(torch.uint8)
+
+
+def quantize_int4(weight, group: int = INT4_GROUP):
+    """Symmetric signed INT4 in 1 x `group` groups along K (scale amax / 7, values in [-8, 7]), packed two a byte
+    with the even column in the low nibble: the int8 layout vLLM's w4afp8 loader repacks (XOR 0x88 -> uint4b8, read
+    as int32). K is zero-padded to whole groups for the scales."""
+    import torch  # noqa: PLC0415
+
+    n, k = weight.shape
+    groups = math.ceil(k / group)
+    padded = torch.zeros(n, groups * group)
+    padded[:, :k] = weight
+    scale = padded.reshape(n, groups, group).abs().amax(dim=2).clamp(min=1e-12) / 7
+    q = torch.round(weight / scale.repeat_interleave(group, 1)[:, :k]).clamp(-8, 7).to(torch.int16)
+    if k % 2:
+        q = torch.cat([q, torch.zeros(n, 1, dtype=torch.int16)], dim=1)
+    packed = (q[:, 0::2] & 0xF) | ((q[:, 1::2] & 0xF) << 4)
+    return packed.to(torch.uint8).view(torch.int8), scale
 
 
 def quantize_fp8(weight, scale_shape: tuple[int, ...], block: tuple[int, int]):

@@ -1,4 +1,5 @@
-"""Attention backend selection (fp8check.kernels.attention) against vLLM 0.28.0 / 0.33.0 as read from their source:
+"""Attention backend selection (fp8check.kernels.attention) against vLLM 0.28.0 / 0.33.0 / 0.34.0 as read from their
+source (and the releases between for the profile change that moved a rule):
 vllm/platforms/{cuda,rocm,xpu,cpu}.py get_attn_backend_cls, vllm/v1/attention/backend.py validate_configuration,
 each backend class under vllm/v1/attention/backends/, and fa_utils.py for the FlashAttention version.
 """
@@ -18,7 +19,7 @@ from fp8check.kernels.attention import (
 )
 from fp8check.kernels.base import RoutingContext
 
-RELEASES = ("0.28", "0.33")
+RELEASES = ("0.28", "0.33", "0.34")
 KV_DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2")
 DENSE = dict(head_size=128, num_heads=32, num_kv_heads=8)          # Llama-3-8B per rank
 MLA = dict(head_size=576, num_heads=16, num_kv_heads=1, use_mla=True)  # DeepSeek-V3: kv_lora_rank 512 + rope 64
@@ -26,6 +27,11 @@ NO_BACKEND = "No valid attention backend found for "
 TRITON_SM89 = ("FP8 KV cache is not supported by the Triton MLA backend on {label} (compute capability {cap}); "
                "native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype bfloat16.")
 E5M2_FA = "FlashAttention does not support fp8_e5m2 kv-cache on this device."
+# FlashAttentionBackend.supports_combination's FP8-KV refusal, per release (flash_attn.py).
+_FA_D512 = "FP8 KV cache requires FA3 on SM90, FA4 with head_size=512 on SM90, or FA4 on SM100"  # fa4-sm90-d512-fp8-kv
+FA_FP8_KV = {"0.27": "FP8 KV cache requires FA3 on SM90 or FA4 on SM100",
+             "0.28": "FP8 KV cache requires FA3 on SM90 or FA4 on SM100", "0.31": _FA_D512, "0.33": _FA_D512,
+             "0.34": "FP8 KV requires FA3 (SM90), equal-d512 FA4 (SM90), or FA4 (SM100)."}  # fa-fp8-kv-wording
 
 
 def context(platform: str, release: str, *assume: str) -> RoutingContext:
@@ -173,7 +179,7 @@ def test_an_uninstalled_backend_is_rejected_as_the_release_words_it(release, rea
     ("h100", "auto", "fp8", "FLASH_ATTN", None),                 # auto: no selection
     ("a100", "FLASH_ATTN", "fp8", None,
      "Selected backend AttentionBackendEnum.FLASH_ATTN is not valid for this configuration. Reason: "
-     "['kv_cache_dtype not supported', 'FP8 KV cache requires FA3 on SM90{fa4} or FA4 on SM100']"),
+     "['kv_cache_dtype not supported', '{fa_fp8}']"),
     ("h100", "TRITON_ATTN", "fp8_e5m2", "TRITON_ATTN", None),
     ("mi300x", "TRITON_ATTN", "fp8", "TRITON_ATTN", None),
     ("mi300x", "FLEX_ATTENTION", "fp8", None,
@@ -185,8 +191,7 @@ def test_an_uninstalled_backend_is_rejected_as_the_release_words_it(release, rea
 ])
 def test_explicit_attention_backend(release, platform, requested, kv, backend, error):
     choice = choose(platform, release, requested, kv_cache_dtype=kv, **DENSE)
-    fa4 = ", FA4 with head_size=512 on SM90," if release == "0.33" else ""
-    assert (choice.backend, choice.error) == (backend, error and error.format(fa4=fa4))
+    assert (choice.backend, choice.error) == (backend, error and error.format(fa_fp8=FA_FP8_KV[release]))
 
 
 def test_explicit_backend_notes_are_vllms_logs():
@@ -264,14 +269,16 @@ def test_attention_sinks(release, platform, backend, fa_reason):
 
 
 @pytest.mark.parametrize("release, field", [("0.25", ""), ("0.28", "has_sliding_window=True, "),
-                                            ("0.33", "has_sliding_window=True, ")])
-def test_sliding_window_reaches_the_selector_of_dense_layers_only(release, field):
+                                            ("0.33", "has_sliding_window=True, "),
+                                            ("0.34", "has_sliding_window=True, ")])
+def test_sliding_window_reaches_the_selector_of_dense_layers_and_from_034_of_mla(release, field):
     ctx = context("l40s", release)
     dense = attention.selector_config(AttentionSpec(kv_cache_dtype="auto", sliding_window=4096, **DENSE), ctx)
     assert f"attn_type=AttentionType.DECODER, {field}use_non_causal=False" in attention.config_repr(dense, ctx)
     mla = attention.selector_config(AttentionSpec(kv_cache_dtype="auto", sliding_window=4096, has_sink=True,
                                                   per_head_scales=True, **MLA), ctx)
-    assert not (mla.has_sliding_window or mla.has_sink or mla.use_per_head_quant_scales)  # MLAAttention passes none
+    assert not (mla.has_sink or mla.use_per_head_quant_scales)  # MLAAttention passes neither
+    assert mla.has_sliding_window is (release == "0.34")         # mla-sliding-window-kv
 
 
 def test_sliding_window_refusal_is_listed():
@@ -354,6 +361,182 @@ def test_flash_attention_fp8_in_0_25(platform, backend, fa_reason):
 def test_every_backend_class_is_an_enum_member_and_cites_its_file():
     assert set(BACKENDS) <= set(ATTENTION_BACKEND_NAMES)
     assert all(cls.source.startswith("vllm/") for cls in BACKENDS.values())
+
+
+# ----------------------------------------------------------------- what each release changed (profile changes)
+
+def reasons_of(choice: attention.AttentionChoice) -> dict[str, str]:
+    return {r.kernel: r.reason for r in choice.rejected}
+
+
+@pytest.mark.parametrize("release", sorted(FA_FP8_KV))
+def test_flash_attention_fp8_kv_refusal_in_each_releases_words(release):
+    # a100: FA2 takes no FP8 cache. FLASH_ATTN is refused in its release's words, then FLASHINFER takes the layer.
+    choice = choose("a100", release, kv_cache_dtype="fp8", **DENSE)
+    assert choice.backend == "FLASHINFER"
+    assert reasons_of(choice)["FLASH_ATTN"] == f"kv_cache_dtype not supported, {FA_FP8_KV[release]}"
+
+
+def test_flash_attention_fp8_kv_refusal_reaches_inspect(make_checkpoint):
+    from fp8check.core.checkpoint.local import open_local
+    from fp8check.core.records import InspectOptions
+    from fp8check.core.routing.inspect import inspect_checkpoint
+
+    folder = make_checkpoint(quant="fp8-block", data="sparse")
+    for release in ("0.33", "0.34"):
+        options = InspectOptions(parse_platform("a100"), select_profile(release), kv_cache_dtype="fp8",
+                                 attention_backend="FLASH_ATTN")
+        layers = inspect_checkpoint(open_local(folder), options).attention
+        assert layers and all(layer.errors[0].endswith(f"'{FA_FP8_KV[release]}']") for layer in layers)
+
+
+@pytest.mark.parametrize("release", ["0.33", "0.34"])
+def test_sm90_head_512_fp8_kv_refusals_from_034(release):
+    """fa-fp8-kv-wording: on SM90 an FP8 cache at head_size 512 (FA4's dequantizing path) refuses a block size not
+    divisible by 64 and block sparsity (flash_attn.py supports_combination, before every other check)."""
+    new = release == "0.34"
+    d512 = dict(DENSE, head_size=512)
+    paged = choose("h100", release, "FLASH_ATTN", kv_cache_dtype="fp8", block_size=16, **d512)
+    # (vLLM's get_supported_kernel_block_sizes also asks for 64 here, "block_size not supported": not modelled.)
+    assert ("SM90 d512 FP8 KV requires a block size divisible by 64" in (paged.error or "")) is new
+    assert choose("h100", release, "FLASH_ATTN", kv_cache_dtype="fp8", block_size=64, **d512).error is None
+    assert choose("h100", release, "FLASH_ATTN", kv_cache_dtype="auto", block_size=16, **d512).error is None
+    sparse = choose("h100", release, "FLASH_ATTN", kv_cache_dtype="fp8", use_sparse=True, **dict(MLA, head_size=512))
+    assert sparse.error == ("Selected backend AttentionBackendEnum.FLASH_ATTN is not valid for this configuration. "
+                            "Reason: ['MLA not supported', 'sparse not supported'"
+                            + (", 'SM90 d512 FP8 KV does not support block sparsity']" if new else "]"))
+
+
+@pytest.mark.parametrize("release", ["0.33", "0.34"])
+def test_the_034_backends_are_in_the_enum_of_034_only(release):
+    names = attention.attention_backend_names(context("b200", release))
+    new = ("FLASHINFER_TS", "KIMI_K3_KV_BALANCED_MLA")
+    assert all((name in names) is (release == "0.34") for name in new)
+    error = choose("b200", release, "nope", kv_cache_dtype="auto", **DENSE).error
+    assert error == f"Unknown attention backend: 'NOPE'. Valid options are: {', '.join(names)}"
+    if release == "0.34":   # registry.py's order: after FLASHINFER, after STEP5_DSA
+        assert "FLASHINFER, FLASHINFER_TS, TRITON_FLASHINFER" in error and len(names) == 52
+        assert "STEP5_DSA, KIMI_K3_KV_BALANCED_MLA, NO_ATTENTION" in error
+    else:
+        assert len(names) == 50
+        assert choose("b200", release, "FLASHINFER_TS", kv_cache_dtype="auto", **DENSE).error.startswith(
+            "Unknown attention backend: 'FLASHINFER_TS'. Valid options are: FLASH_ATTN, ")
+
+
+NOT_VALID = "Selected backend AttentionBackendEnum.{} is not valid for this configuration. Reason: {}"
+
+
+@pytest.mark.parametrize("platform, assume, spec, backend, error", [
+    ("b200", (), DENSE, "FLASHINFER_TS", None),
+    ("b200", (), dict(DENSE, kv_cache_dtype="fp8"), "FLASHINFER_TS", None),
+    ("b200", (), dict(DENSE, has_sink=True), None,
+     NOT_VALID.format("FLASHINFER_TS", "['attention sinks not supported', 'FLASHINFER_TS does not support attention "
+                                       "sinks']")),
+    ("b200", (), dict(MLA), None,
+     NOT_VALID.format("FLASHINFER_TS", "['head_size not supported', 'MLA not supported', 'FLASHINFER_TS supports "
+                                       "dense non-MLA attention only']")),
+    ("b200", (), dict(DENSE, block_size=8), None, NOT_VALID.format("FLASHINFER_TS", "['block_size not supported']")),
+    ("h100", (), DENSE, None, NOT_VALID.format("FLASHINFER_TS", "['compute capability not supported']")),
+    ("mi300x", (), DENSE, None, NOT_VALID.format("FLASHINFER_TS", "['compute capability not supported']")),
+    ("b200", ("flashinfer=no",), DENSE, "FLASHINFER_TS",   # imported when the builder plans its first batch
+     "FLASHINFER_TS needs flashinfer-python>=0.7.1 (flashinfer.attention.prims_ts is missing)."),
+    ("xpu", (), DENSE, None, "Invalid attention backend for xpu, with use_mla: False"),
+    ("cpu", (), DENSE, "CPU_ATTN", None),
+])
+def test_flashinfer_ts_when_forced(platform, assume, spec, backend, error):
+    spec = {"kv_cache_dtype": "auto", **spec}
+    choice = choose(platform, "0.34", "FLASHINFER_TS", *assume, **spec)
+    assert (choice.backend, choice.error) == (backend, error)
+    if platform == "b200" and backend:
+        assert choice.notes == ("Using AttentionBackendEnum.FLASHINFER_TS backend.", attention.FlashInferTS.caveat)
+
+
+KIMI = "KIMI_K3_KV_BALANCED_MLA"
+
+
+@pytest.mark.parametrize("platform, spec, backend, error", [
+    ("b200", dict(MLA, kv_cache_dtype="fp8"), KIMI, None),
+    ("b200", dict(MLA, kv_cache_dtype="fp8_e4m3", block_size=64), KIMI, None),
+    ("b200", dict(MLA, kv_cache_dtype="auto"), None, NOT_VALID.format(KIMI, "['kv_cache_dtype not supported']")),
+    ("b200", dict(MLA, kv_cache_dtype="fp8", block_size=16), None,
+     NOT_VALID.format(KIMI, "['block_size not supported']")),
+    ("h100", dict(MLA, kv_cache_dtype="fp8"), None, NOT_VALID.format(KIMI, "['compute capability not supported']")),
+    ("b200", dict(MLA, kv_cache_dtype="fp8", head_size=512), None, NOT_VALID.format(
+        KIMI, "['needs MLA dimensions (qk_nope_head_dim, qk_rope_head_dim, v_head_dim, kv_lora_rank) = "
+              "(128, 64, 128, 512), got (128, 64, 128, 448)']")),
+    ("b200", dict(DENSE, kv_cache_dtype="fp8"), None, NOT_VALID.format(
+        KIMI, "['head_size not supported', 'non-MLA not supported', 'needs MLA dimensions (qk_nope_head_dim, "
+              "qk_rope_head_dim, v_head_dim, kv_lora_rank) = (128, 64, 128, 512), got (128, 64, 128, 64)']")),
+    ("xpu", dict(MLA, kv_cache_dtype="fp8"), None, "Invalid attention backend for xpu, with use_mla: True"),
+])
+def test_kimi_k3_kv_balanced_mla_when_forced(platform, spec, backend, error):
+    choice = choose(platform, "0.34", KIMI, **spec)
+    assert (choice.backend, choice.error) == (backend, error)
+    if backend:
+        assert choice.notes == (f"Using AttentionBackendEnum.{KIMI} backend.",)
+
+
+@pytest.mark.parametrize("release", ["0.33", "0.34"])
+@pytest.mark.parametrize("platform, kv", [("h100", "fp8_ds_mla"), ("b200", "nvfp4_ds_mla"), ("h100", "auto")])
+def test_a_sliding_window_mla_layer_from_034(release, platform, kv):
+    """mla-sliding-window-kv: MLAAttention refuses the DS-MLA caches with a sliding window before it asks for a
+    backend, and otherwise hands the window to the selector, where only TRITON_MLA takes it."""
+    choice = choose(platform, release, kv_cache_dtype=kv, sliding_window=4096, **MLA)
+    if release == "0.33":   # the window never reaches the selector: as without one
+        assert choice == choose(platform, release, kv_cache_dtype=kv, **MLA)
+    elif kv != "auto":
+        assert choice == attention.AttentionChoice(
+            None, (), f"Sliding-window MLA does not support kv_cache_dtype={kv}.")
+    else:
+        assert choice.backend == "TRITON_MLA"
+        assert reasons_of(choice) == {
+            "FLASH_ATTN_MLA": "sliding window not supported", "FLASHMLA": "sliding window not supported",
+            "FLASHINFER_MLA": "compute capability not supported, sliding window not supported"}
+
+
+# The releases between the ones read whole: each change where its wheel has it.
+
+@pytest.mark.parametrize("release, backend, reason", [
+    ("0.30", None, "causal route requires FlashAttention v4"),   # _FA4Backend
+    ("0.31", "TRITON_FLASH_ATTN", None),                         # triton-flash-attn-fa3: _FABackend
+])
+def test_the_composites_causal_route_takes_fa3_from_031(release, backend, reason):
+    choice = choose("h100", release, "TRITON_FLASH_ATTN", kv_cache_dtype="auto", use_mm_prefix=True,
+                    **dict(DENSE, head_size=256))
+    assert choice.backend == backend
+    assert (reason in choice.error) if reason else choice.error is None
+
+
+@pytest.mark.parametrize("release, head_size, kv, reason", [
+    ("0.29", 576, "nvfp4_ds_mla", "kv_cache_dtype not supported"),
+    ("0.30", 576, "nvfp4_ds_mla", "FLASHMLA_SPARSE only supports the nvfp4_ds_mla kv-cache dtype on SM100 "
+                                  "(Blackwell)"),                                     # nvfp4-ds-mla
+    ("0.30", 512, "fp8_ds_mla", "head_size not supported"),
+    ("0.31", 512, "fp8_ds_mla", "FLASHMLA_SPARSE supports head_size 512 only with bf16 kv-cache on SM90 (NoPE), "
+                                "got kv_cache_dtype=fp8_ds_mla, capability=DeviceCapability(major=9, minor=0)"),
+    ("0.32", 512, "fp8_ds_mla", "FLASHMLA_SPARSE supports head_size 512 only for rope-free (NoPE) models"),
+    ("0.32", 512, "fp8", "FLASHMLA_SPARSE supports head_size 512 only with bf16 or fp8_ds_mla kv-cache on SM90 "
+                         "(NoPE), got kv_cache_dtype=fp8, capability=DeviceCapability(major=9, minor=0)"),
+])
+def test_flashmla_sparse_gained_nvfp4_in_030_and_head_512_in_031(release, head_size, kv, reason):
+    choice = choose("h100", release, "FLASHMLA_SPARSE", kv_cache_dtype=kv, use_sparse=True,
+                    **dict(MLA, head_size=head_size))
+    assert reason in choice.error.split("Reason: ")[1]
+
+
+@pytest.mark.parametrize("release, requested, backend, error, notes", [
+    ("0.27", None, None, "MLA is not supported on CPU.", ()),
+    ("0.27", "FLASHMLA", None, "MLA is not supported on CPU.", ("Cannot use AttentionBackendEnum.FLASHMLA backend on "
+                                                                "CPU.",)),
+    ("0.28", None, "CPU_MLA", None, ()),                         # cpu-mla
+    ("0.29", None, "AMX_MLA", None, ("Using AMX_MLA backend.",)),  # cpu-amx-mla (AMX assumed)
+])
+def test_cpu_serves_mla_from_028(release, requested, backend, error, notes):
+    choice = choose("cpu", release, requested, kv_cache_dtype="auto", **MLA)
+    assert (choice.backend, choice.error, choice.notes) == (backend, error, notes)
+    sparse = choose("cpu", release, kv_cache_dtype="auto", use_sparse=True, **MLA).error
+    assert sparse == ("MLA is not supported on CPU." if release == "0.27" else "Sparse Attention is not supported "
+                                                                                "on CPU.")
 
 
 def test_the_module_imports_no_torch():

@@ -87,7 +87,7 @@ def test_every_checking_command_takes_the_kv_options_with_vllms_defaults(command
 
 @pytest.mark.parametrize("command", KV_COMMANDS)
 @pytest.mark.parametrize("options, message", [
-    (("--kv-cache-dtype", "fp9"), "--kv-cache-dtype 'fp9' is not a vLLM 0.33 cache dtype; choose from auto, "),
+    (("--kv-cache-dtype", "fp9"), "--kv-cache-dtype 'fp9' is not a vLLM 0.34 cache dtype; choose from auto, "),
     (("--kv-cache-dtype", "FP8"), "--kv-cache-dtype 'FP8' is not a vLLM"),           # vLLM's choices are exact
     (("--kv-cache-dtype", "octave_k3v4", "--vllm", "0.28"), "is not a vLLM 0.28 cache dtype"),  # added in 0.33
     (("--attention-backend", "flash_attention"), "Unknown attention backend: 'FLASH_ATTENTION'. Valid options are: "),
@@ -107,7 +107,7 @@ def test_the_attention_backend_is_read_as_vllm_reads_it_in_any_case(given, taken
 
 
 @pytest.mark.parametrize("keywords, message", [
-    (dict(kv_cache_dtype="fp9"), "--kv-cache-dtype 'fp9' is not a vLLM 0.33 cache dtype"),
+    (dict(kv_cache_dtype="fp9"), "--kv-cache-dtype 'fp9' is not a vLLM 0.34 cache dtype"),
     (dict(kv_cache_dtype=8), "--kv-cache-dtype 8 is not a vLLM"),
     (dict(attention_backend="nope"), "Unknown attention backend: 'NOPE'"),
     (dict(attention_backend=3), "--attention-backend 3: expected a backend name such as FLASH_ATTN, or auto"),
@@ -169,7 +169,7 @@ def test_errors_and_warnings_are_listed_under_their_rows_and_counted_in_the_verd
     assert f"model.layers.3.self_attn.attn warning: {MISSING_V}" in flat
     assert lines_starting(text, "model.layers.3.self_attn.attn")[0].split()[-1] == "warn"
     assert "refused (errors below)" in flat
-    assert flat.endswith("FAIL: 1 of 4 attention layers fail on a100 (cuda:80), TP=1, vLLM 0.33")
+    assert flat.endswith("FAIL: 1 of 4 attention layers fail on a100 (cuda:80), TP=1, vLLM 0.34")
     assert not report.ok
 
 
@@ -309,7 +309,7 @@ def test_load_shows_one_row_per_kind_of_kv_round_trip_with_the_worst_errors_and_
     assert failed[0].split()[-4:] == ["2.40e-02", "-", "6.2e-02", "FAIL"]
     flat = " ".join(text.split())
     assert f"model.layers.3.self_attn.attn error: {ZERO_V}" in flat
-    assert flat.endswith("FAIL: 1 of 4 attention KV caches failed (a100 (cuda:80), TP=1, vLLM 0.33, arithmetic on "
+    assert flat.endswith("FAIL: 1 of 4 attention KV caches failed (a100 (cuda:80), TP=1, vLLM 0.34, arithmetic on "
                          "cpu)")
     assert max(len(line) for line in text.splitlines()) <= 100
 
@@ -319,7 +319,7 @@ def test_a_load_that_passes_says_its_kv_caches_round_trip():
     assert report.ok
     assert " ".join(table_of(report).split()).endswith(
         "ran and agree with their fp32 reference; 2 attention KV caches round-trip within their bound (a100 "
-        "(cuda:80), TP=1, vLLM 0.33, arithmetic on cpu)")
+        "(cuda:80), TP=1, vLLM 0.34, arithmetic on cpu)")
 
 
 def test_load_names_an_attention_layer_vllm_refuses_when_none_of_it_ran():
@@ -327,7 +327,7 @@ def test_load_names_an_attention_layer_vllm_refuses_when_none_of_it_ran():
     report = loaded([kv_run(0)], layers=[attention(0), refused])
     flat = " ".join(table_of(report).split())
     assert f"error: attention model.layers.1.self_attn.attn: {E5M2}" in flat
-    assert flat.endswith("FAIL: 1 attention layer(s) vLLM would refuse (a100 (cuda:80), TP=1, vLLM 0.33, "
+    assert flat.endswith("FAIL: 1 attention layer(s) vLLM would refuse (a100 (cuda:80), TP=1, vLLM 0.34, "
                          "arithmetic on cpu)")
 
 
@@ -360,7 +360,7 @@ def test_a_kv_cache_in_the_model_dtype_claims_no_round_trip():
     assert lines_starting(text, "model.layers.0.self_attn.attn")[0].split()[1:] == ["bfloat16", "-", "-", "-", "-",
                                                                                     "ok"]
     assert " ".join(text.split()).endswith("ran and agree with their fp32 reference (a100 (cuda:80), TP=1, vLLM "
-                                           "0.33, arithmetic on cpu)")
+                                           "0.34, arithmetic on cpu)")
 
 # ------------------------------------------------------------------------------------ end to end, synthetic
 

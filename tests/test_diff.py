@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fp8check.cli.app import app
-from fp8check.core.planning.diff import MOE_RULES, profile_changes, toggled
+from fp8check.core.planning.diff import profile_changes, toggled
 from fp8check.core.targets.profiles import PROFILES, select_profile
 
 runner = CliRunner()
@@ -23,7 +23,7 @@ def diff_json(*args):
 
 def test_seed_case_upgrade_names_pr_50787():
     code, doc = diff_json(EXAMPLE, "--from", "0.27", "--to", "latest", "-p", "xpu", "--tp", "2")
-    assert code == 0 and doc["ok"] is True and (doc["from"], doc["to"]) == ("0.27", "0.33")
+    assert code == 0 and doc["ok"] is True and (doc["from"], doc["to"]) == ("0.27", "0.34")
     assert sum(row["count"] for row in doc["layers"]) == 8 and doc["unchanged"] == 1  # lm_head stays unquantized
     for row in doc["layers"]:
         assert row["what"] == ["scheme", "kernel", "verdict"] and not row["stops_loading"]
@@ -52,14 +52,17 @@ def test_a_kernel_change_is_attributed_to_the_wheel_change_that_made_it(make_che
                                                                 "MarlinFP8ScaledMMLinearKernel")
         assert [r["change"] for r in row["responsible"]] == ["marlin-late"]
     assert {c["change"] for c in doc["profile_changes"]} == {"marlin-late", "torch-fp8-support", "#47434",
-                                                              "pbwo-padding", "mxfp8-trtllm"}
+                                                              "pbwo-padding", "mxfp8-trtllm", "fa4-hd256",
+                                                              "attn-selector-dcp", "attn-import-error-text",
+                                                              "cpu-amx-mla", "moe-block-refine",
+                                                              "ct-wna16-moe-wording"}
 
 
-@pytest.mark.parametrize("old", ["0.33", "0.33.0", "v0.33.2"])   # a patch release is its minor's profile
+@pytest.mark.parametrize("old", ["0.34", "0.34.0", "v0.34.2"])   # a patch release is its minor's profile
 def test_two_names_of_one_profile_are_refused(old):
     code, doc = diff_json(EXAMPLE, "--from", old, "--to", "latest", "-p", "h100", "--tp", "2")
     assert code == 2 and doc["ok"] is False
-    assert doc["errors"] == ["--from and --to both select the rule profile 0.33 (vLLM 0.33): nothing to compare; "
+    assert doc["errors"] == ["--from and --to both select the rule profile 0.34 (vLLM 0.34): nothing to compare; "
                              "`fp8check rules` lists the profiles"]
 
 
@@ -67,9 +70,8 @@ def test_two_names_of_one_profile_are_refused(old):
 def test_toggling_every_change_turns_one_profile_into_the_other(old, new):
     ablated = new
     for change in profile_changes(old, new):
-        ablated = toggled(ablated, change, old)
-    assert (ablated.includes, ablated.changes, ablated.moe_rules) == (old.includes, old.changes, old.moe_rules)
-    assert (MOE_RULES in profile_changes(old, new)) == (old.moe_rules != new.moe_rules)
+        ablated = toggled(ablated, change)
+    assert (ablated.includes, ablated.changes) == (old.includes, old.changes)
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown"])
@@ -80,8 +82,8 @@ def test_human_formats_name_the_pr(fmt):
 
 @pytest.mark.parametrize("flag, release, says", [
     ("--from", "0.12", "--from 0.12: fp8check has no rule profile older than 0.25"),
-    ("--from", "9.9", "--from 9.9: newer than fp8check's newest rule profile 0.33"),
-    ("--to", "0.34", "--to 0.34: newer than fp8check's newest rule profile 0.33"),
+    ("--from", "9.9", "--from 9.9: newer than fp8check's newest rule profile 0.34"),
+    ("--to", "0.35", "--to 0.35: newer than fp8check's newest rule profile 0.34"),
     ("--to", "0.3x", "--to '0.3x': expected latest or a vLLM release"),
 ])
 def test_a_release_without_a_profile_is_exit_2_naming_the_known_ones(flag, release, says):

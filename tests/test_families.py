@@ -47,7 +47,7 @@ FAMILIES = [
                         mtp_key="num_mtp_modules", **QWEN_MOE), 2,
      {"model.layers.1.block_sparse_moe.gate": ("ReplicatedLinear", "vllm:minimax_m2.py")}),
     ("gemma", dict(architecture="GemmaForCausalLM", head_dim=128), 2,
-     {"model.layers.0.mlp.down_proj": ("RowParallelLinear", "vllm:gemma.py")}),
+     {"model.layers.0.mlp.down_proj": ("RowParallelLinear", "vllm:transformers/causal.py")}),  # 0.34: the backend
     ("gemma-2", dict(architecture="Gemma2ForCausalLM", head_dim=128), 2,
      {"model.layers.0.mlp.down_proj": ("RowParallelLinear", "vllm:gemma2.py")}),
     ("gemma-3", dict(architecture="Gemma3ForCausalLM", head_dim=128), 2,

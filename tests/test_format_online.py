@@ -23,7 +23,7 @@ from fp8check.synth import Spec, write_checkpoint
 
 METHODS = ("fp8", "fp8_per_tensor", "fp8_per_block", "fp8_per_channel")
 PLATFORMS = ("xpu", "cpu", "cuda:80", "cuda:89", "cuda:90", "cuda:100", "rocm:gfx942")
-RELEASES = ("0.28", "0.30", "0.31", "0.33")
+RELEASES = ("0.28", "0.30", "0.31", "0.33", "0.34")
 SCHEME = {"fp8": "Fp8PerTensorOnlineLinearMethod", "fp8_per_tensor": "Fp8PerTensorOnlineLinearMethod",
           "fp8_per_block": "Fp8PerBlockOnlineLinearMethod", "fp8_per_channel": "Fp8PtpcOnlineLinearMethod"}
 MOE_SCHEME = {"fp8": "Fp8PerTensorOnlineMoEMethod", "fp8_per_tensor": "Fp8PerTensorOnlineMoEMethod",
@@ -72,21 +72,45 @@ def test_online_linear_routing(bf16, method, platform, release):
             continue
         assert layer.scheme == SCHEME[method], layer.name
         if method == "fp8_per_channel" and layer.kernel == online.MARLIN:  # PTPC refuses the weight-only Marlin
-            assert layer.errors == (online.PTPC_MARLIN,)
+            assert layer.errors == (online.kernel_error(SCHEME[method], layer.kernel, _ctx(platform, release)),)
         else:
             assert layer.errors == () and layer.kernel is not None, (layer.name, layer.errors)
         assert layer.weight_dtype == "BF16"
-    warned = method == "fp8" and release in ("0.31", "0.33")
+    warned = method == "fp8" and release in ("0.31", "0.33", "0.34")
     assert (online.FP8_DEPRECATED in report.warnings) is warned
 
 
 @pytest.mark.parametrize("release", RELEASES)
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_per_tensor_activation_is_per_token_only_where_cutlass_fp8_runs(bf16, platform, release):
+    """... and, from 0.34 (`or current_platform.is_xpu()`), on XPU."""
     layer = next(l for l in _inspect(bf16, platform, release, "fp8_per_tensor").layers if "qkv" in l.name)
     cutlass = platform in ("cuda:89", "cuda:90", "cuda:100")
-    assert layer.activation_key == ("kFp8DynamicTokenSym" if cutlass else "kFp8DynamicTensorSym")
+    per_token = cutlass or (platform == "xpu" and select_profile(release).has("xpu-fp8-per-token"))
+    assert layer.activation_key == ("kFp8DynamicTokenSym" if per_token else "kFp8DynamicTensorSym")
     assert layer.weight_key == "kFp8StaticTensorSym"
+
+
+@pytest.mark.parametrize("method", ("fp8_per_tensor", "fp8"))
+@pytest.mark.parametrize(("backend", "kernel_033", "kernel_034"), [
+    ("auto", "XPUW8A16FP8LinearKernel", "XPUW8A16FP8LinearKernel"),  # first in XPU's FP8 row, any activation key
+    ("xpu", "XPUW8A8FP8LinearKernel", "XPUW8A8FP8LinearKernel"),     # takes per-tensor and per-token activations
+    ("torch", "PerTensorTorchFP8ScaledMMLinearKernel", "ChannelWiseTorchFP8ScaledMMLinearKernel"),
+])
+def test_xpu_per_token_activations_from_0_34_and_the_kernel_they_get(bf16, method, backend, kernel_033, kernel_034):
+    """Fp8PerTensorOnlineLinearMethod.activation_quant_key on XPU: per tensor in 0.33, per token in 0.34. Under
+    --linear-backend torch the per-tensor torch kernel then refuses ("requires per tensor activation and weight
+    scales.") and the channel-wise one takes the layer."""
+    from fp8check import api
+
+    for release, kernel, key in (("0.33", kernel_033, "kFp8DynamicTensorSym"),
+                                 ("0.34", kernel_034, "kFp8DynamicTokenSym")):
+        report = api.inspect(bf16.source, platform="xpu", vllm=release, quantization=method, linear_backend=backend)
+        qkv = next(layer for layer in report.layers if "qkv" in layer.name)
+        assert (qkv.kernel, qkv.activation_key, qkv.errors) == (kernel, key, ()), release
+    if kernel_033 != kernel_034:
+        assert any(r.kernel == kernel_033 and "requires per tensor activation and weight scales" in r.reason
+                   for r in qkv.rejected)
 
 
 @pytest.mark.parametrize(("platform", "kernel"), [
@@ -113,6 +137,43 @@ def test_per_channel_on_sm80_refuses_marlin_end_to_end(bf16):
     layer = next(l for l in _inspect(bf16, "cuda:80", "0.33", "fp8_per_channel").layers if "qkv" in l.name)
     assert layer.kernel == online.MARLIN
     assert layer.errors == (online.PTPC_MARLIN,)
+
+
+def test_per_channel_refusal_names_the_kernel_class_from_0_34():
+    """0.34: `{type(self.fp8_linear).__name__} is W8A16 weight-only`, for Marlin and Humming alike."""
+    ctx = _ctx("cuda:80", "0.34")
+    for kernel in (online.MARLIN, online.HUMMING):
+        assert online.kernel_error("Fp8PtpcOnlineLinearMethod", kernel, ctx) == (
+            f"FP8 PTPC online quant requires a kernel that honors per-token activation quantization; {kernel} is "
+            "W8A16 weight-only. Requires SM89+ for Cutlass FP8 or ROCm MI3xx for rowwise scaled_mm.")
+        assert online.kernel_error("Fp8PerTensorOnlineLinearMethod", kernel, ctx) is None
+    assert online.kernel_error("Fp8PtpcOnlineLinearMethod", "CutlassFP8ScaledMMLinearKernel", ctx) is None
+    assert online.kernel_error("Fp8PtpcOnlineLinearMethod", "XPUW8A16FP8LinearKernel", _ctx("xpu", "0.34")) is None
+    assert online.kernel_error("Fp8PtpcOnlineLinearMethod", online.HUMMING, _ctx("cuda:80", "0.33")) is None
+
+
+@pytest.mark.parametrize("release", ("0.33", "0.34"))
+def test_per_channel_on_sm80_end_to_end_per_release(bf16, release):
+    layer = next(l for l in _inspect(bf16, "cuda:80", release, "fp8_per_channel").layers if "qkv" in l.name)
+    assert layer.kernel == online.MARLIN
+    assert layer.errors == (online.kernel_error("Fp8PtpcOnlineLinearMethod", online.MARLIN, _ctx("cuda:80", release)),)
+    assert ("MarlinFP8ScaledMMLinearKernel is W8A16" in layer.errors[0]) is (release == "0.34")
+
+
+def test_per_channel_on_humming_loads_weight_only_in_0_33_and_is_refused_in_0_34(bf16):
+    """With Humming installed and asked for (--linear-backend humming), 0.33 builds a silently weight-only PTPC
+    model; 0.34 raises, naming HummingFP8ScaledMMLinearKernel."""
+    from fp8check import api
+
+    def qkv(release):
+        report = api.inspect(bf16.source, platform="cuda:80", vllm=release, quantization="fp8_per_channel",
+                             linear_backend="humming", assume=("humming=yes",))
+        return next(layer for layer in report.layers if "qkv" in layer.name)
+
+    old, new = qkv("0.33"), qkv("0.34")
+    assert old.kernel == new.kernel == online.HUMMING
+    assert old.errors == ()
+    assert new.errors == (online.PTPC_W8A16.format(kernel=online.HUMMING),)
 
 
 def test_per_block_skips_the_tp_block_shape_validation(bf16):

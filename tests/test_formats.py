@@ -5,13 +5,14 @@ the real formats answer the same questions uniformly (the strategy and block loa
 
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
 import pytest
 
 from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import InputError
-from fp8check.core.formats import compressed_tensors, fp8
+from fp8check.core.formats import compressed_tensors, fp8, frontdoor
 from fp8check.core.formats.base import Assignment, ExpectedTensors, Format, MoEMethod, WeightScale
 from fp8check.core.formats.registry import FORMATS, assign, parse_quant_config
 from fp8check.core.formats.shared import pattern_list
@@ -19,8 +20,8 @@ from fp8check.core.model.modules import build_layout
 from fp8check.core.records import InspectOptions
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
-from fp8check.core.targets.profiles import select_profile
-from fp8check.kernels.base import FP8
+from fp8check.core.targets.profiles import PROFILES, WHEEL_CHANGES, select_profile
+from fp8check.kernels.base import FP8, RoutingContext
 from fp8check.kernels.quant_keys import kFp8StaticTensorSym
 from fp8check.synth import QUANTS, Spec, ignore_list, quantization_config
 
@@ -59,8 +60,9 @@ TOY_FORMAT = Format(
 )
 
 
-def _inspect(folder: str, platform: str = "h100"):
-    return inspect_checkpoint(open_local(folder), InspectOptions(parse_platform(platform), select_profile("0.33")))
+def _inspect(folder: str, platform: str = "h100", release: str = "0.33", **options):
+    return inspect_checkpoint(open_local(folder), InspectOptions(parse_platform(platform), select_profile(release),
+                                                                 **options))
 
 
 def _toy_checkpoint(make_checkpoint, quant: str = "fp8-static", **spec) -> str:
@@ -130,9 +132,16 @@ def test_real_formats_assign_strategy_and_block_uniformly(make_checkpoint, quant
     assignments = [assign(module, config) for module in layout.linears if module.layer_type != "ParallelLMHead"]
     assert assignments and {a.method for a in assignments} == {method}
     assert {(a.strategy, a.block) for a in assignments} == {(strategy, (128, 128) if strategy == "block" else None)}
-    report = _inspect(folder)
+    report = _inspect(folder, release=_first_release_with(method))
     assert {layer.scheme for layer in report.layers if layer.layer_type != "ParallelLMHead"} <= \
         FORMATS[method].fp8_schemes
+
+
+def _first_release_with(method: str) -> str:
+    """0.33, or the oldest profile whose vLLM has the method (w4afp8: 0.34)."""
+    if FORMATS[method].known_at(select_profile("0.33")):
+        return "0.33"
+    return next(p.name for p in reversed(PROFILES) if FORMATS[method].known_at(p))
 
 
 @pytest.mark.parametrize("quant", ["fp8-block", "fbgemm-fp8", "modelopt-fp8"])
@@ -148,3 +157,95 @@ def test_is_layer_skipped_lets_a_listed_fused_name_win(make_checkpoint, quant):
     qkv = next(layer for layer in partial.layers if layer.name == fused)
     assert qkv.errors[0] == (f"Detected some but not all shards of {fused} are quantized. All shards of fused "
                              "layers to have the same precision.")
+
+
+# --- a method a release adds (Format.added_by) ------------------------------------------------------------------
+
+
+def test_a_format_a_release_adds_is_vllms_unknown_method_before_it(make_checkpoint, monkeypatch):
+    """Before the change that adds it, vLLM has no such config class: the unknown-method error, and no layer built
+    with it (the layers as stored); from that release on it routes."""
+    monkeypatch.setitem(FORMATS, TOY, dataclasses.replace(TOY_FORMAT, added_by="w4afp8"))
+    folder = _toy_checkpoint(make_checkpoint)
+    before = _inspect(folder, release="0.33")
+    assert before.errors[0].startswith("Unknown quantization method: toy-fp8. Must be one of ['awq', 'auto_awq', ")
+    assert before.quant_method is None and not any(layer.scheme == TOY_LINEAR for layer in before.layers)
+    after = _inspect(folder, release="0.34")
+    assert after.ok and after.quant_method == TOY and any(layer.scheme == TOY_LINEAR for layer in after.layers)
+
+
+# --- 0.34: native fp8 on XPU quantizes dynamic activations per token ---------------------------------------------
+
+
+@pytest.mark.parametrize(("backend", "kernel_033", "kernel_034"), [
+    ("auto", "XPUW8A16FP8LinearKernel", "XPUW8A16FP8LinearKernel"),
+    ("xpu", "XPUW8A8FP8LinearKernel", "XPUW8A8FP8LinearKernel"),
+    ("torch", "PerTensorTorchFP8ScaledMMLinearKernel", "ChannelWiseTorchFP8ScaledMMLinearKernel"),
+])
+def test_native_fp8_dynamic_activations_are_per_token_on_xpu_from_0_34(make_checkpoint, backend, kernel_033,
+                                                                        kernel_034):
+    """Fp8LinearMethod.__init__: `elif cutlass_fp8_supported() or current_platform.is_xpu()` (0.34)."""
+    from fp8check.core.records import Backend
+
+    assert "xpu-fp8-per-token" in WHEEL_CHANGES and fp8.XPU_PER_TOKEN == "xpu-fp8-per-token"
+    folder = make_checkpoint(quant="fp8-dynamic", data="sparse")
+    for release, kernel, key in (("0.33", kernel_033, "kFp8DynamicTensorSym"),
+                                 ("0.34", kernel_034, "kFp8DynamicTokenSym")):
+        report = _inspect(folder, "xpu", release, backend=Backend(backend))
+        quantized = [layer for layer in report.layers if layer.scheme == "Fp8LinearMethod"]
+        assert quantized and {(layer.kernel, layer.weight_key, layer.activation_key, layer.errors)
+                              for layer in quantized} == {(kernel, "kFp8StaticTensorSym", key, ())}, release
+
+
+@pytest.mark.parametrize("quant", ["fp8-static", "fp8-block"])
+@pytest.mark.parametrize("platform", ["xpu", "cpu", "cuda:80", "rocm:gfx942"])
+def test_static_and_block_activation_keys_do_not_change_in_0_34(make_checkpoint, quant, platform):
+    folder = make_checkpoint(quant=quant, data="sparse")
+    keys = [{(layer.scheme, layer.kernel, layer.weight_key, layer.activation_key) for layer in
+             _inspect(folder, platform, release).layers} for release in ("0.33", "0.34")]
+    assert keys[0] == keys[1]
+
+
+@pytest.mark.parametrize("platform", ["cpu", "cuda:80", "rocm:gfx942"])
+def test_dynamic_per_tensor_stays_per_tensor_off_cutlass_and_xpu(make_checkpoint, platform):
+    folder = make_checkpoint(quant="fp8-dynamic", data="sparse")
+    report = _inspect(folder, platform, "0.34")
+    assert {layer.activation_key for layer in report.layers if layer.scheme == "Fp8LinearMethod"} == {
+        "kFp8DynamicTensorSym"}
+
+
+# --- 0.34's front door: QuantizationMethods, DEPRECATED, the ROCm list -------------------------------------------
+
+
+def _ctx(platform: str, release: str) -> RoutingContext:
+    return RoutingContext(parse_platform(platform), select_profile(release))
+
+
+def test_0_34_quantization_methods_and_deprecated():
+    old, new = (frontdoor.quantization_methods(_ctx("cpu", r)) for r in ("0.33", "0.34"))
+    assert "fp_quant" in old and "fp_quant" not in new
+    assert new[-2:] == ("lut_b_moe", "mxfp4_hadamard32") and len(new) == len(old) + 2
+    assert [m for m in new if m not in ("w4afp8", "lut_b_moe", "mxfp4_hadamard32")] == \
+        [m for m in old if m != "fp_quant"]  # nothing else moved
+    assert frontdoor.deprecated(_ctx("cpu", "0.33")) == ("fbgemm_fp8", "fp_quant")
+    assert frontdoor.deprecated(_ctx("cpu", "0.34")) == ("fbgemm_fp8",)
+
+
+def test_0_34_rocm_allow_list_gains_mxfp4_hadamard32_only():
+    old, new = (set(frontdoor.allow_list(_ctx("rocm:gfx942", r))) for r in ("0.33", "0.34"))
+    assert new - old == {"mxfp4_hadamard32"} and old <= new
+    assert frontdoor.allow_list(_ctx("xpu", "0.34")) == frontdoor.allow_list(_ctx("xpu", "0.33"))
+
+
+def test_fp_quant_is_deprecated_until_0_33_and_unknown_in_0_34(make_checkpoint):
+    folder = make_checkpoint(quant="fp8-static", data="sparse", extra_config={
+        "quantization_config": {"quant_method": "fp_quant", "forward_dtype": "mxfp4"}})
+    deprecated = _inspect(folder, release="0.33")
+    assert deprecated.errors[0] == str(("The quantization method %s is deprecated and will be removed in future "
+                                        "versions of vLLM. To bypass, set `--allow-deprecated-quantization`.",
+                                        "fp_quant"))
+    with pytest.raises(InputError, match="quantization method 'fp_quant' is out of fp8check's scope"):
+        _inspect(folder, release="0.33", allow_deprecated_quantization=True)
+    unknown = _inspect(folder, release="0.34", allow_deprecated_quantization=True)
+    methods = frontdoor.quantization_methods(_ctx("h100", "0.34"))
+    assert unknown.errors[0] == f"Unknown quantization method: fp_quant. Must be one of {list(methods)}."

@@ -15,7 +15,7 @@ from fp8check.core.checkpoint.local import open_local
 from fp8check.core.records import InspectOptions
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
-from fp8check.core.targets.profiles import LATEST
+from fp8check.core.targets.profiles import LATEST, select_profile
 from fp8check.kernels import base, cpu, cuda, moe, mxfp8, pytorch, registry
 from fp8check.kernels.base import FP8, FP8_BLOCK, SCALED_MM, WEIGHT_ONLY, Kernel, RoutingContext
 from fp8check.kernels.mxfp8 import MXFP8
@@ -92,7 +92,10 @@ OLD_MOE_EXPERTS_NUMERICS = {  # numerics.MOE_EXPERTS_NUMERICS
 }
 _ORDER_028 = ("AITER", "FLASHINFER_TRTLLM", "FLASHINFER_CUTLASS", "DEEPGEMM", "VLLM_CUTLASS", "TRITON", "MARLIN",
               "HUMMING", "BATCHED_DEEPGEMM", "BATCHED_VLLM_CUTLASS", "BATCHED_TRITON", "XPU", "CPU", "HPC")
-OLD_MOE_ORDER = {"0.28": _ORDER_028, "0.33": _ORDER_028[:12] + ("CPU_W8A8", "CPU", "HPC")}  # moe.ORDER
+_ORDER_031 = _ORDER_028[:12] + ("CPU_W8A8", "CPU", "HPC")
+OLD_MOE_ORDER = {"0.28": _ORDER_028, "0.30": _ORDER_028, "0.31": _ORDER_031, "0.33": _ORDER_031}  # cpu-moe-w8a8
+OLD_AITER = {"0.28": ("AiterExperts",), "0.32": ("AiterExperts",),  # aiter-moe-split
+             "0.33": ("AiterFp8BlockExperts", "AiterFp8TensorExperts", "AiterFp8ChannelExperts")}
 
 
 def table_memberships(tables):
@@ -116,7 +119,10 @@ def test_derived_linear_tables_equal_the_hand_written_ones():
 
 def test_derived_moe_tables_equal_the_hand_written_ones():
     assert moe.MOE_EXPERTS_NUMERICS == OLD_MOE_EXPERTS_NUMERICS
-    assert {rules: tuple(table) for rules, table in moe.BACKENDS.items()} == OLD_MOE_ORDER
+    at = {release: moe.backends_at(RoutingContext(parse_platform("cpu"), select_profile(release)))
+          for release in {*OLD_MOE_ORDER, *OLD_AITER}}
+    assert {release: tuple(at[release]) for release in OLD_MOE_ORDER} == OLD_MOE_ORDER
+    assert {release: tuple(e.name for e in at[release]["AITER"]) for release in OLD_AITER} == OLD_AITER
 
 
 def test_numerics_names_are_the_old_strings_where_load_reads_them():
@@ -187,29 +193,31 @@ def test_recipe_add_a_kernel_side_tables(throwaway_kernel):
 # ---------------------------------------------------------------------------------- recipe: add an MoE backend
 
 class ThrowawayExperts(moe.Experts):
-    """An experts class no vLLM has: block FP8 anywhere, weight-only."""
+    """An experts class no vLLM has: block FP8 anywhere, weight-only, brought by a 0.33 change."""
 
     name = "ThrowawayExperts"
     numerics = WEIGHT_ONLY
+    added_by = "aiter-moe-split"
 
     @classmethod
-    def quant(cls, w, a, ctx, rules):
+    def quant(cls, w, a, ctx):
         return (w, a) == (kFp8Static128BlockSym, kFp8Dynamic128Sym)
 
 
 @pytest.fixture
 def throwaway_backend(monkeypatch):
-    """The one registration: a backend at the head of 0.33's list."""
-    monkeypatch.setitem(moe.BACKENDS, "0.33", {"THROWAWAY": (ThrowawayExperts,), **moe.BACKENDS["0.33"]})
+    """The one registration: a backend at the head of the list."""
+    monkeypatch.setattr(moe, "BACKENDS", {"THROWAWAY": (ThrowawayExperts,), **moe.BACKENDS})
 
 
 def test_recipe_add_an_moe_backend(throwaway_backend, tmp_path):
     ctx = RoutingContext(parse_platform("b200"), LATEST)
     cfg = moe.MoEConfig(num_experts=8, hidden=1024, intermediate=768, tp=1, ep=1)
-    choice = moe.select_backend(cfg, kFp8Static128BlockSym, kFp8Dynamic128Sym, ctx, "0.33", allow_vllm_cutlass=False)
+    choice = moe.select_backend(cfg, kFp8Static128BlockSym, kFp8Dynamic128Sym, ctx, allow_vllm_cutlass=False)
     assert (choice.backend, choice.kernel, choice.rejected) == ("THROWAWAY", "ThrowawayExperts", ())
-    before = moe.select_backend(cfg, kFp8Static128BlockSym, kFp8Dynamic128Sym, ctx, "0.28", allow_vllm_cutlass=False)
-    assert before.kernel == "TrtLlmFp8ExpertsMonolithic"  # 0.28's list does not have it
+    before = moe.select_backend(cfg, kFp8Static128BlockSym, kFp8Dynamic128Sym, ctx._replace(profile=select_profile(
+        "0.28")), allow_vllm_cutlass=False)
+    assert before.kernel == "TrtLlmFp8ExpertsMonolithic"  # 0.28 has not its added_by
     assert moe.experts_numerics(moe.BACKENDS) == {**OLD_MOE_EXPERTS_NUMERICS, "ThrowawayExperts": WEIGHT_ONLY}
 
     folder = write_checkpoint(str(tmp_path / "ckpt"), quant="fp8-block", architecture="Qwen3MoeForCausalLM",

@@ -49,15 +49,35 @@ def edit_quant_config(folder: str, edit) -> str:
 @pytest.mark.parametrize("release, value, valid", [
     ("0.33", "fp8_e4m3", True), ("0.28", "nvfp4_4over6", True), ("0.28", "octave_k3v4", False),
     ("0.33", "octave_k3v4", True), ("0.33", "fp8_e4m4", False), ("0.28", "float32", False),
+    ("0.34", "octave_k3v3_compact", True), ("0.34", "float32", False),
 ])
 def test_kv_cache_dtype_values_are_the_releases(release, value, valid):
-    assert (value in cache_dtypes(release)) is valid
+    assert (value in cache_dtypes(PROFILE[release])) is valid
     if valid:
-        check_cache_dtype(value, release)
+        check_cache_dtype(value, PROFILE[release])
         return
     with pytest.raises(InputError) as err:
-        check_cache_dtype(value, release)
+        check_cache_dtype(value, PROFILE[release])
     assert "\n" not in str(err.value) and "fp8_e5m2" in str(err.value) and repr(value) in str(err.value)
+    assert f"is not a vLLM {release} cache dtype" in str(err.value)
+
+
+# config/cache.py's CacheDType Literal, read from each wheel (0.26 / 0.27 are 0.25's, 0.29 is 0.28's, 0.31 is
+# 0.30's); 0.34.0 keeps 0.33.0's 22 values.
+_CACHE_025 = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla", "turboquant_k8v4",
+              "turboquant_4bit_nc", "turboquant_k3v4_nc", "turboquant_3bit_nc", "int4_per_token_head",
+              "int8_per_token_head", "fp8_per_token_head", "nvfp4")
+_CACHE_030 = _CACHE_025[:8] + ("nvfp4_ds_mla",) + _CACHE_025[8:] + ("nvfp4_4over6",)
+_CACHE_032 = _CACHE_030[:13] + ("ultraquant_4bit",) + _CACHE_030[13:]
+_CACHE_033 = _CACHE_032[:13] + ("octave_k3v4", "octave_k3v3", "octave_k3v3_compact") + _CACHE_032[13:]
+
+
+@pytest.mark.parametrize("release, values", [
+    ("0.25", _CACHE_025), ("0.27", _CACHE_025), ("0.28", _CACHE_025 + ("nvfp4_4over6",)), ("0.30", _CACHE_030),
+    ("0.31", _CACHE_030), ("0.32", _CACHE_032), ("0.33", _CACHE_033), ("0.34", _CACHE_033),
+])
+def test_cache_dtypes_are_each_wheels_cache_dtype_literal(release, values):
+    assert cache_dtypes(PROFILE[release]) == values
 
 
 def test_inspect_refuses_an_unknown_kv_cache_dtype_before_reading_layers(make_checkpoint):

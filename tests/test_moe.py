@@ -1,7 +1,8 @@
 """FusedMoE: the MoE quant method, the FP8 expert backend per platform, TP/EP sizes, block checks, expert integrity.
 
-Expected values come from reading vLLM 0.28.0 / 0.33.0 (fused_moe/oracle/fp8.py _get_priority_backends and each
-experts class's _supports_*), cited next to each case; the checkpoints are written by fp8check.synth.
+Expected values come from reading vLLM 0.28.0 / 0.33.0 / 0.34.0 (fused_moe/oracle/fp8.py _get_priority_backends and
+each experts class's _supports_*; the releases between for the profile change that moved a rule), cited next to each
+case; the checkpoints are written by fp8check.synth.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def moe_rows(rep):
     return collapse(rep.moes)
 
 
-@pytest.mark.parametrize("vllm", ["0.28", "0.33"])
+@pytest.mark.parametrize("vllm", ["0.28", "0.33", "0.34"])
 @pytest.mark.parametrize("platform, assume, kernel, backend", [
     ("h100", (), "TritonExperts", "TRITON"),                    # sm90 block FP8 under TP moves TRITON first
     ("h100", ("deep_gemm=yes",), "TritonExperts", "TRITON"),    # ... ahead of DEEPGEMM too
@@ -67,6 +68,24 @@ def test_native_block_fp8_backend_per_platform(make_checkpoint, vllm, platform, 
     assert moe.ok and rep.ok
     assert all("does not support the deployment configuration since kernel does not support" in r.reason
                for r in moe.rejected)
+
+
+@pytest.mark.parametrize("vllm, refusal", [
+    ("0.33", "FP8 MoE backend AITER does not support the deployment configuration since kernel does not support "),
+    # moe-oracle-wording: MoEKernelOracle.make_log_unsupported (oracle/base.py), also for the backend vLLM must take.
+    ("0.34", "Fp8 MoE backend 'AITER' does not support the deployment configuration since kernel does not support "),
+])
+def test_a_refused_backend_in_the_releases_wording(make_checkpoint, vllm, refusal):
+    # AITER forced on (VLLM_ROCM_USE_AITER): the refined [32, 32] block of a 768-wide expert at TP 8 is no key of
+    # AITER's, so vLLM raises the last class's refusal instead of trying another backend.
+    moe = inspect(make_checkpoint(**QWEN3_MOE), "mi300x", tp=8, vllm=vllm, assume=("aiter=yes",)).moes[0]
+    assert [r.kernel for r in moe.rejected] == ["AiterFp8BlockExperts", "AiterFp8TensorExperts",
+                                                "AiterFp8ChannelExperts"]
+    assert all(r.reason.startswith(refusal) for r in moe.rejected)
+    assert moe.errors == (moe.rejected[-1].reason,) and "GroupShape(row=32, col=32)" in moe.errors[0]
+    # The rejections logged on the way to a backend that takes the layer are worded alike.
+    logged = inspect(make_checkpoint(**{**QWEN3_MOE, "moe_intermediate": 256}), "a100", vllm=vllm).moes[0].rejected
+    assert logged and all(r.reason.startswith(refusal.split("AITER")[0]) for r in logged)
 
 
 @pytest.mark.parametrize("vllm, kernel", [("0.28", "AiterExperts"), ("0.33", "AiterFp8BlockExperts")])
@@ -111,6 +130,47 @@ def test_033_refines_the_block_and_only_triton_takes_it(make_checkpoint, platfor
     assert 8 in rep.tp_sizes_ok
 
 
+@pytest.mark.parametrize("vllm", ["0.28", "0.29", "0.32", "0.34"])
+def test_the_block_refinement_arrived_in_029(make_checkpoint, vllm):
+    # moe-block-refine: refine_fp8_moe_block_shape and TritonExperts' refined keys are in 0.29.0's wheel already.
+    moe = inspect(make_checkpoint(**QWEN3_MOE), "h100", tp=8, vllm=vllm).moes[0]
+    if vllm == "0.28":
+        assert moe.errors == (BLOCK_MSG,) and moe.weight_key == "kFp8Static128BlockSym"
+        return
+    assert moe.ok and moe.kernel == "TritonExperts" and moe.block == (32, 32)
+    assert any(n.startswith(f"vLLM {vllm} refines the block scales from [128, 128] to [32, 32]") for n in moe.notes)
+
+
+@pytest.mark.parametrize("vllm, kernel", [("0.29", None), ("0.30", "CPUExpertsFp8"), ("0.34", "CPUExpertsFp8")])
+def test_cpu_experts_route_deepseek_from_030(vllm, kernel):
+    # cpu-moe-deepseek-routing: CPUExpertsFp8._supports_routing_method gains DeepSeekV3 / DeepseekV4 in 0.30.
+    ctx = RoutingContext(parse_platform("cpu"), select_profile(vllm))
+    choice = select_backend(MoEConfig(16, 1024, 256, 1, 1, routing="DeepSeekV3"), kFp8Static128BlockSym,
+                            kFp8Dynamic128Sym, ctx, allow_vllm_cutlass=False)
+    assert choice.kernel == kernel
+    cpu = [r.reason for r in choice.rejected if r.kernel == "CPUExpertsFp8"]
+    assert cpu == ([] if kernel else ["FP8 MoE backend CPU does not support the deployment configuration since "
+                                      "kernel does not support routing method 2."])
+
+
+@pytest.mark.parametrize("vllm, error", [
+    ("0.31", None),     # asks for gate_proj / up_proj / down_proj: none is ignored, one scheme
+    ("0.32", "All MoE projections need to have same quantization scheme but found multiple"),
+])
+def test_compressed_tensors_asks_for_the_checkpoints_expert_names_from_032(make_checkpoint, vllm, error):
+    # ct-moe-ckpt-leaves: get_moe_method names expert 0's projections as the checkpoint does (Mixtral's w1 / w3 /
+    # w2); a config that ignores w2 alone gives them two schemes from 0.32 only.
+    folder = make_checkpoint(**MIXTRAL)
+    path = os.path.join(folder, "config.json")
+    with open(path) as fh:
+        config = json.load(fh)
+    config["quantization_config"]["ignore"].append("re:.*experts\\.\\d+\\.w2$")
+    with open(path, "w") as fh:
+        json.dump(config, fh)
+    moe = inspect(folder, "h100", vllm=vllm).moes[0]
+    assert (moe.errors[0] if moe.errors else None) == error
+
+
 def test_033_refined_block_on_cpu_finds_no_backend(make_checkpoint):
     moe = inspect(make_checkpoint(**QWEN3_MOE), "cpu", tp=8, vllm="0.33").moes[0]
     assert moe.kernel is None and moe.errors[0].startswith("AssertionError: assert self.experts_cls is not None")
@@ -151,6 +211,8 @@ def test_per_channel_fp8_experts_off_cuda(make_checkpoint, platform, kernel):
 @pytest.mark.parametrize("quant, vllm, message", [
     ("ct-w8a16-fp8", "0.28", "('For Fused MoE layers, only format: ', 'pack-quantized ', ' and bits: [4, 8] is "
                              "supported ', 'but got format: pack-quantized  and bits: 8')"),
+    ("ct-w8a16-fp8", "0.29", "For Fused MoE layers, only format: pack-quantized and bits: [4, 8] is supported but "
+                             "got format: pack-quantized and bits: 8"),  # ct-wna16-moe-wording
     ("ct-w8a16-fp8", "0.33", "For Fused MoE layers, only format: pack-quantized and bits: [4, 8] is supported but "
                              "got format: pack-quantized and bits: 8"),
     ("ct-w8a16-fp8-tensor", "0.28", "Unsupported FusedMoe scheme: num_bits=8 type='float'"),
@@ -279,19 +341,19 @@ def test_refine_block(block, ispp, moe_tp, hidden, want):
     assert refine_block(block, ispp, moe_tp, hidden) == want
 
 
-@pytest.mark.parametrize("rules, kernel", [("0.28", "MarlinExperts"), ("0.33", "TrtLlmFp8ExpertsMonolithic")])
-def test_trtllm_expert_limit_only_in_028(rules, kernel):
-    # 0.28's TrtLlmFp8ExpertsBase.is_supported_config refuses more than 2048 experts (0.33 dropped the check); on
-    # B200, FlashInfer CUTLASS takes 128x128 blocks on sm90 only and Triton refuses 1024+ padded experts, so 0.28
-    # ends on Marlin (W8A16, any FP8 weight key on sm75+).
+@pytest.mark.parametrize("release", ["0.28", "0.31", "0.33", "0.34"])
+def test_trtllm_refuses_more_than_2048_experts_in_every_release(release):
+    # TrtLlmFp8ExpertsBase.is_supported_config refuses more than 2048 experts in every wheel 0.28 ... 0.34
+    # (experts/trtllm_fp8_moe.py); on B200, FlashInfer CUTLASS takes 128x128 blocks on sm90 only and Triton refuses
+    # 1024+ padded experts, so the oracle ends on Marlin (W8A16, any FP8 weight key on sm75+).
     # deep_gemm=no: stock wheels vendor DeepGEMM (TritonOrDeepGemmExperts would win); this test is about TRT-LLM.
-    ctx = RoutingContext(apply_assumptions(parse_platform("b200"), ["deep_gemm=no"]), select_profile(rules))
-    choice = select_backend(MoEConfig(4096, 1024, 512, 1, 1), kFp8Static128BlockSym, kFp8Dynamic128Sym, ctx, rules,
+    ctx = RoutingContext(apply_assumptions(parse_platform("b200"), ["deep_gemm=no"]), select_profile(release))
+    choice = select_backend(MoEConfig(4096, 1024, 512, 1, 1), kFp8Static128BlockSym, kFp8Dynamic128Sym, ctx,
                             allow_vllm_cutlass=False)
-    assert choice.kernel == kernel
+    assert choice.kernel == "MarlinExperts"
     reasons = [r.reason for r in choice.rejected]
-    assert any(r.endswith("supports at most 2048 experts, but got 4096.") for r in reasons) == (rules == "0.28")
-    assert any(r.endswith("requires fewer than 1024 padded experts.") for r in reasons) == (rules == "0.28")
+    assert any(r.endswith("supports at most 2048 experts, but got 4096.") for r in reasons)
+    assert any(r.endswith("requires fewer than 1024 padded experts.") for r in reasons)
 
 
 @pytest.mark.parametrize("flags, code", [((), 1), (("--ep",), 0)])

@@ -123,3 +123,73 @@ def test_modelopt_mxfp8_refused_on_xpu_from_027_while_minimax_mxfp8_is_accepted(
     second = inspect_checkpoint(open_local(minimax), options)
     assert second.errors == () and second.quant_method == "modelopt_mxfp8"
     assert all(layer.kernel == "XPUMxFp8LinearKernel" for layer in second.layers if layer.weight_key)
+
+
+# --- compressed-tensors MXFP8 with `"scale_dtype": "uint8"` ------------------------------------------------------
+# compressed-tensors' TorchDtype (utils/type.py; 0.17.0, which every vLLM release 0.25-0.34 pins, parses it as 0.20
+# does) strips a "torch." prefix and looks the rest up on torch, so "uint8" is torch.uint8 and vLLM's _is_mxfp8
+# (`quant_args.scale_dtype == torch.uint8`, every release) accepts it: the same scheme and kernel as "torch.uint8".
+
+
+@pytest.mark.parametrize("platform", ["xpu", "cpu", "cuda:80", "cuda:90", "cuda:100", "rocm:gfx942", "rocm:gfx950"])
+@pytest.mark.parametrize("release", ["0.25", "0.28", "0.33", "0.34"])
+def test_ct_mxfp8_scale_dtype_uint8_routes_as_torch_uint8(platform, release, tmp_path):
+    options = InspectOptions(parse_platform(platform), select_profile(release))
+    reports = [inspect_checkpoint(open_local(write_checkpoint(str(tmp_path / quant), quant=quant, data="sparse")),
+                                  options) for quant in ("ct-mxfp8", "ct-mxfp8-uint8")]
+    rows = [[(layer.name, layer.scheme, layer.kernel, layer.weight_key, layer.activation_key, layer.errors,
+              layer.warnings) for layer in report.layers] for report in reports]
+    assert rows[0] == rows[1]
+    assert reports[0].errors == reports[1].errors and reports[0].ok == reports[1].ok
+    assert {layer.scheme for layer in reports[1].layers if layer.layer_type != "ParallelLMHead"} == {
+        "CompressedTensorsW8A8Mxfp8"}
+
+
+def test_the_synth_config_really_spells_it_uint8():
+    from fp8check.synth import Spec, quantization_config
+
+    groups = quantization_config(Spec(quant="ct-mxfp8-uint8"))["config_groups"]["group_0"]
+    assert groups["weights"]["scale_dtype"] == groups["input_activations"]["scale_dtype"] == "uint8"
+
+
+@pytest.mark.parametrize("spelling", ["uint8", "torch.uint8", "float8_e8m0fnu", "torch.float8_e8m0fnu", "half",
+                                      "float", "torch.bfloat16", "UINT8", "torch.UINT8", " torch.uint8", "e8m0",
+                                      "torch.", 8])
+def test_scale_dtype_parses_as_compressed_tensors_does(spelling):
+    """The dtype fp8check reads is the one compressed-tensors validates to (shown as str(dtype)), and what it
+    refuses fp8check refuses (one line)."""
+    ct = pytest.importorskip("compressed_tensors.quantization")
+    from fp8check.core.errors import ConfigError
+    from fp8check.core.formats.registry import parse_quant_config
+
+    args = {"num_bits": 8, "type": "float", "symmetric": True, "strategy": "group", "group_size": 32,
+            "scale_dtype": spelling}
+    try:
+        theirs = str(ct.QuantizationArgs.model_validate(args).scale_dtype)
+    except Exception:  # noqa: BLE001 - pydantic's ValidationError
+        theirs = None
+    raw = {"quant_method": "compressed-tensors", "format": "mxfp8-quantized",
+           "config_groups": {"group_0": {"targets": ["Linear"], "weights": args}}}
+    try:
+        ours = parse_quant_config(raw).groups[0].weights.scale_dtype
+    except ConfigError as exc:
+        assert "\n" not in str(exc)
+        ours = None
+    assert ours == theirs
+
+
+def test_an_mx_checkpoint_with_e8m0_scale_dtype_is_not_mxfp8_in_vllm(tmp_path):
+    """Only uint8 makes _is_mxfp8 true: torch.float8_e8m0fnu (the scales' real type) leaves the layer without a
+    scheme, and vLLM's error prints the dtype as compressed-tensors parsed it."""
+    from fp8check.synth import Spec, quantization_config
+
+    config = quantization_config(Spec(quant="ct-mxfp8"))
+    for args in ("weights", "input_activations"):
+        config["config_groups"]["group_0"][args]["scale_dtype"] = "float8_e8m0fnu"
+    folder = write_checkpoint(str(tmp_path / "e8m0"), quant="ct-mxfp8", data="sparse",
+                              extra_config={"quantization_config": config})
+    report = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("cuda:100"), select_profile("0.34")))
+    q = next(layer for layer in report.layers if layer.name == "model.layers.0.self_attn.qkv_proj")
+    assert q.errors[0].startswith("No compressed-tensors compatible scheme was found for layer_name="
+                                  "model.layers.0.self_attn.qkv_proj")
+    assert "scale_dtype=torch.float8_e8m0fnu" in q.errors[0]

@@ -76,8 +76,8 @@ def test_matrix_takes_platform_like_the_other_commands(spelling):
 
 @pytest.mark.parametrize("args, message", [
     (["inspect", EXAMPLE, "--vllm", "0.35"], "--vllm 0.35: newer than fp8check's newest rule profile 0.34"),
-    (["inspect", EXAMPLE, "--vllm", "9.9"], "fp8check knows latest, 0.33, 0.32"),
-    (["kernels", "--vllm", "0.34.1"], "--vllm 0.34.1: newer than"),
+    (["inspect", EXAMPLE, "--vllm", "9.9"], "fp8check knows latest, 0.34, 0.33"),
+    (["kernels", "--vllm", "0.35.1"], "--vllm 0.35.1: newer than"),
     (["inspect", EXAMPLE, "--quantization", ""], "--quantization '': expected a method such as fp8"),
     (["inspect", EXAMPLE, "--disable-kernel", "Nope"], "--disable-kernel 'Nope': not one of fp8check's linear"),
     (["matrix", EXAMPLE, "-p", ","], "--platform and --tp each need at least one value"),
@@ -96,7 +96,7 @@ def test_bad_values_are_exit_2_with_one_line(args, message):
     (["/no/such/folder"], "no such folder"),
     ([EXAMPLE, "--device", "tpu"], "--device 'tpu': expected auto, cpu, cuda[:i] or xpu[:i]"),
     ([EXAMPLE, "--layers", "("], "--layers '(' is not a valid regular expression"),
-    ([EXAMPLE, "--vllm", "0.34"], "--vllm 0.34: newer than"),
+    ([EXAMPLE, "--vllm", "0.35"], "--vllm 0.35: newer than"),
 ])
 def test_load_refuses_bad_arguments_before_importing_torch(args, message):
     code = ("import sys\nfrom fp8check.cli.app import main\n"

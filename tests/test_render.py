@@ -148,7 +148,7 @@ def test_matrix_verdict_names_each_tp_list_once():
     grid = matrix(ckpt, options, [parse_platform(p) for p in ("xpu", "h100", "mi300x")], [1, 2, 4, 8])
     from fp8check.core.report.verdicts import matrix_verdict
 
-    assert matrix_verdict(grid) == ("OK: 9 of 12 platform x TP cells load (vLLM 0.33): TP 1, 2, 4 on xpu, "
+    assert matrix_verdict(grid) == ("OK: 9 of 12 platform x TP cells load (vLLM 0.34): TP 1, 2, 4 on xpu, "
                                     "h100 (cuda:90), mi300x (rocm:gfx942)")
 
 
@@ -251,7 +251,8 @@ def test_matrix_says_once_how_to_give_an_unknown_device_memory():
     grid = matrix(ckpt, options, [parse_platform(p) for p in ("xpu", "a100", "h100")], [1, 2])
     for text in (" ".join(rendered(lambda console: render_planning.matrix_table(grid, console), 100).split()),
                  render_planning.matrix_markdown(grid)):
-        assert text.count("1.0 MiB / ?") == 2 and "1.0 MiB / 73.6 GiB" in text  # xpu and a100 at TP 2; h100 known
+        assert text.count("1.0 MiB / ?") == 2 and "1.0 MiB / 80.0 GiB" in text  # xpu and a100 at TP 2; h100 known
+        # (the whole 80 GiB: 0.34's extensible KV cache takes gpu_memory_utilization 1.0 on CUDA)
         assert text.count("--assume device_memory=80GiB") == 1
         assert "? : the device memory of xpu, a100 (cuda:80) is unknown" in text
 

@@ -5,6 +5,7 @@ one table row each."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -115,6 +116,76 @@ def test_stages_import_only_upstream():
             if not d.startswith("fp8check.kernels")} <= {"fp8check.core.targets.platforms", "fp8check.core.targets.profiles"}
 
 
+# ------------------------------------------------------------------- one way to say that releases differ
+
+# profiles.py defines the releases: its rows, and select_profile mapping a --vllm value to one of them. Every other
+# module says a release difference one way, `profile.has(change)` (docs/architecture.md, "Add a vLLM release").
+RELEASE_DEFINITIONS = PACKAGE / "core" / "targets" / "profiles.py"
+
+
+def _release_literal(node: ast.AST) -> bool:
+    """A vLLM release as a rule would write it: the tuple (0, 33) or a profile's name "0.33" (a full version such as
+    "0.33.0" is what messages quote, and other packages' versions look alike)."""
+    if isinstance(node, ast.Tuple) and len(node.elts) == 2 and all(
+            isinstance(e, ast.Constant) and type(e.value) is int for e in node.elts):
+        return node.elts[0].value == 0 and 20 <= node.elts[1].value < 100
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+        re.fullmatch(r"0\.[2-9]\d", node.value) is not None
+
+
+def release_comparisons(source: str) -> list[tuple[int, str]]:
+    """Where `source` tells releases apart by number: a release literal anywhere in its code (a comparison such as
+    `_release(ctx) >= (0, 33)` or `rules == "0.28"`, a table keyed or valued by releases, a "first release" column),
+    or a profile's release parsed into numbers (`profile.name.split(".")`, `.vllm.split`). Docstrings are prose."""
+    tree = ast.parse(source)
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    found = []
+    for node in ast.walk(tree):
+        if _release_literal(node) and id(node) not in docstrings:
+            found.append((node.lineno, ast.unparse(node)))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "split" \
+                and isinstance(node.func.value, ast.Attribute) and node.func.value.attr in ("name", "vllm"):
+            found.append((node.lineno, ast.unparse(node)))
+    return sorted(found)
+
+
+def test_no_rule_compares_release_numbers():
+    """Every rule that differs between releases asks `profile.has(change)`; none compares release numbers."""
+    found = {str(path.relative_to(PACKAGE.parent)): hits for path in sorted(PACKAGE.rglob("*.py"))
+             if path != RELEASE_DEFINITIONS and (hits := release_comparisons(path.read_text()))}
+    assert found == {}
+
+
+OLD_WAYS = '''
+def _release(ctx):
+    major, minor = ctx.profile.name.split(".")[:2]
+    return int(major), int(minor)
+if _release(ctx) >= (0, 33): pass
+if rules == "0.28": pass
+if release in ((0, 28), (0, 33)): pass
+BACKENDS = {"0.28": (), "0.33": ()}
+CACHE_DTYPES = (("nvfp4_ds_mla", "0.30"),)
+SINCE = {"CPU_MLA": (0, 28)}
+moe_rules: str = "0.28"
+'''
+ONE_WAY = '''
+"""Docstrings may say 0.33: (0, 33) "0.28"."""
+if ctx.profile.has("moe-block-refine") and amax(dim=(0, 2)).clamp(0, 254) and shape == (0, 0): pass
+have = tuple(int(p) for p in ctx.platform.assumptions.cuda_version.split("."))
+notes.append(f"vLLM {ctx.profile.name} refines the block scales"); version = "0.20.1"
+RETIRED = {"KeyeForConditionalGeneration": ("0.33.0", "transformers-backend-034")}
+'''
+
+
+def test_the_release_comparison_finder_finds_the_old_ways():
+    """The check above can fail: each way fp8check used to say a release difference is found, and the one way is
+    not (nor tuples and version strings that are no vLLM release)."""
+    assert [line for line, _ in release_comparisons(OLD_WAYS)] == [3, 5, 6, 7, 7, 8, 8, 9, 10, 11]
+    assert release_comparisons(ONE_WAY) == []
+
+
 def test_no_folder_over_fifteen_modules():
     folders: dict[Path, int] = {}
     for path in MODULES.values():
@@ -166,11 +237,11 @@ def test_recipe_add_a_model_family(tmp_path, monkeypatch):
 
 
 def test_recipe_add_a_vllm_release(monkeypatch):
-    """One `_release(...)` row at the head of PROFILES: `--vllm 0.34` selects it, with 0.33's changes and its own."""
-    with pytest.raises(InputError, match="newer than"):  # today 0.34 is unknown: a newer vLLM may route differently
-        profiles.select_profile("0.34")
-    v034 = profiles._release("0.34", profiles.PROFILES[0], ("new-change",), "a test release")
-    monkeypatch.setattr(profiles, "PROFILES", (v034,) + profiles.PROFILES)
-    chosen = profiles.select_profile("0.34.1")
-    assert chosen.name == "0.34" and chosen.has("new-change") and chosen.has(50787)
-    assert not profiles.select_profile("0.33").has("new-change")
+    """One `_release(...)` row at the head of PROFILES: `--vllm 0.35` selects it, with 0.34's changes and its own."""
+    with pytest.raises(InputError, match="newer than"):  # today 0.35 is unknown: a newer vLLM may route differently
+        profiles.select_profile("0.35")
+    v035 = profiles._release("0.35", profiles.PROFILES[0], ("new-change",), "a test release")
+    monkeypatch.setattr(profiles, "PROFILES", (v035,) + profiles.PROFILES)
+    chosen = profiles.select_profile("0.35.1")
+    assert chosen.name == "0.35" and chosen.has("new-change") and chosen.has(50787) and chosen.has("w4afp8")
+    assert not profiles.select_profile("0.34").has("new-change")

@@ -80,7 +80,7 @@ def diff_markdown(report: diff.DiffReport) -> str:
              "|---|---|---|---|---|"]
     for c in report.changes:
         cells = [f"`{printable(c.name)}`", ", ".join(c.what), md_line(c.before.text()), md_line(c.after.text()),
-                 ", ".join(diff.describe(x, report.new) for x in c.changes)]
+                 ", ".join(diff.describe(x) for x in c.changes)]
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     before, after = (", ".join(map(str, s)) or "none" for s in report.tp_sizes_ok)
     lines += ["", f"TP sizes that load: {before} ({report.old.name}) -> {after} ({report.new.name})", ""]
@@ -99,7 +99,7 @@ def diff_table(report: diff.DiffReport, console) -> None:
     groups: dict[tuple, list] = {}
     for c in report.changes:
         key = (c.what, c.before.text(), c.after.text(), c.stops_loading,
-               ", ".join(diff.describe(x, report.new) for x in c.changes))
+               ", ".join(diff.describe(x) for x in c.changes))
         groups.setdefault(key, []).append(c)
     for (what, before, after, stops, responsible), changes in groups.items():
         count = sum(c.count for c in changes)

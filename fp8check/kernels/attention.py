@@ -1,10 +1,10 @@
-"""vLLM's attention backend selection as data (vLLM 0.28.0 and 0.33.0; the releases between and around them where
-their source differs only in what `_release` switches on).
+"""vLLM's attention backend selection as data (every backend class read in vLLM 0.28.0, 0.33.0 and 0.34.0; what
+changed between releases is a profile change, `ctx.profile.has(...)`, each read from the release wheels).
 
 Two layers, like the linear kernels: one class per vLLM attention backend, carrying the conditions of
 `AttentionBackend.validate_configuration` (vllm/v1/attention/backend.py: head size, model dtype, KV cache dtype,
 block size, mm-prefix, MLA, sinks, sparse, per-head quant scales, compute capability, sliding window, batch
-invariance, then the class's own `supports_combination`) with vLLM's reason strings (the 0.30+ composites
+invariance, then the class's own `supports_combination`) with vLLM's reason strings (attn-composite's composites
 TRITON_FLASH_ATTN / TRITON_FLASHINFER of backends/composite.py combine two of them); and each platform's
 `get_attn_backend_cls`
 (vllm/platforms/{cuda,rocm,xpu,cpu}.py) with its ordered priority list (`_get_backend_priorities`), its
@@ -22,30 +22,37 @@ from __future__ import annotations
 
 from typing import ClassVar, NamedTuple
 
+from fp8check.core.targets.profiles import ATTENTION_READ
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.registry import Rejection
 
 # AttentionBackendEnum (vllm/v1/attention/backends/registry.py): what --attention-backend accepts (upper-cased;
-# "auto" means none), 0.33.0.
-_ENUM_033 = (
+# "auto" means none), 0.34.0.
+_ENUM = (
     "FLASH_ATTN", "FLASH_ATTN_DIFFKV", "TRITON_ATTN", "TRITON_ATTN_DIFFKV", "TRITON_FLASH_ATTN", "ROCM_ATTN",
     "ROCM_SEGMENTED_ATTN", "ROCM_AITER_MLA", "ROCM_AITER_TRITON_MLA", "ROCM_AITER_FA", "ROCM_AITER_MLA_SPARSE",
-    "XPU_MLA_SPARSE", "TORCH_SDPA", "FLASHINFER", "TRITON_FLASHINFER", "FLASHINFER_MLA", "TOKENSPEED_MLA",
-    "FLASHINFER_MLA_SPARSE", "FLASHINFER_MLA_SPARSE_SM120", "FLASHINFER_MLA_SPARSE_SM90", "TRITON_MLA",
-    "CUTLASS_MLA", "FLASHMLA", "FLASHMLA_SPARSE", "FLASHMLA_SPARSE_DSV4", "FLASHINFER_MLA_SPARSE_DSV4",
+    "XPU_MLA_SPARSE", "TORCH_SDPA", "FLASHINFER", "FLASHINFER_TS", "TRITON_FLASHINFER", "FLASHINFER_MLA",
+    "TOKENSPEED_MLA", "FLASHINFER_MLA_SPARSE", "FLASHINFER_MLA_SPARSE_SM120", "FLASHINFER_MLA_SPARSE_SM90",
+    "TRITON_MLA", "CUTLASS_MLA", "FLASHMLA", "FLASHMLA_SPARSE", "FLASHMLA_SPARSE_DSV4", "FLASHINFER_MLA_SPARSE_DSV4",
     "ROCM_FLASHMLA_SPARSE_DSV4", "FLASHMLA_SPARSE_DSV41", "FLASHINFER_MLA_SPARSE_DSV41", "ROCM_FLASHMLA_SPARSE_DSV41",
     "FLASHMLA_MEGA_ATTN_DSV41", "B12X", "FLASH_ATTN_MLA", "FLASH_ATTN_MLA_SPARSE", "FLASH_ATTN_MLA_SPARSE_FA4",
-    "MINIMAX_M3_SPARSE", "CUTLASS_MSA", "TRITON_MSA", "STEP5_DSA", "NO_ATTENTION", "FLEX_ATTENTION", "HPC_ATTN",
-    "ROCM_AITER_UNIFIED_ATTN", "CPU_ATTN", "CPU_MLA", "AMX_MLA", "TURBOQUANT", "ROCM_OCTAVE", "ULTRAQUANT", "CUSTOM",
+    "MINIMAX_M3_SPARSE", "CUTLASS_MSA", "TRITON_MSA", "STEP5_DSA", "KIMI_K3_KV_BALANCED_MLA", "NO_ATTENTION",
+    "FLEX_ATTENTION", "HPC_ATTN", "ROCM_AITER_UNIFIED_ATTN", "CPU_ATTN", "CPU_MLA", "AMX_MLA", "TURBOQUANT",
+    "ROCM_OCTAVE", "ULTRAQUANT", "CUSTOM",
 )
-# The release that added each member (0.25's enum holds the rest); every release keeps 0.33's order.
-_ENUM_SINCE = {"CUTLASS_MSA": (0, 27), "TRITON_MSA": (0, 27), "CPU_MLA": (0, 28), "AMX_MLA": (0, 29),
-               "TRITON_FLASH_ATTN": (0, 30), "TRITON_FLASHINFER": (0, 30), "FLASHINFER_MLA_SPARSE_SM90": (0, 30),
-               "FLASHMLA_SPARSE_DSV41": (0, 30), "FLASHINFER_MLA_SPARSE_DSV41": (0, 30), "B12X": (0, 30),
-               "FLASHMLA_MEGA_ATTN_DSV41": (0, 31), "ROCM_SEGMENTED_ATTN": (0, 32), "ULTRAQUANT": (0, 32),
-               "ROCM_FLASHMLA_SPARSE_DSV41": (0, 33), "FLASH_ATTN_MLA_SPARSE_FA4": (0, 33), "STEP5_DSA": (0, 33),
-               "ROCM_OCTAVE": (0, 33)}
-ATTENTION_BACKEND_NAMES: tuple[str, ...] = _ENUM_033
+# The profile change that added each member (0.25's enum holds the rest); every release keeps this order.
+_ENUM_ADDED_BY = {
+    "CUTLASS_MSA": "attention-backends-027", "TRITON_MSA": "attention-backends-027", "CPU_MLA": "cpu-mla",
+    "AMX_MLA": "cpu-amx-mla", "TRITON_FLASH_ATTN": "attn-composite", "TRITON_FLASHINFER": "attn-composite",
+    "FLASHINFER_MLA_SPARSE_SM90": "flashinfer-mla-sparse-sm90", "FLASHMLA_SPARSE_DSV41": "attention-backends-030",
+    "FLASHINFER_MLA_SPARSE_DSV41": "attention-backends-030", "B12X": "attention-backends-030",
+    "FLASHMLA_MEGA_ATTN_DSV41": "attention-backends-031", "ROCM_SEGMENTED_ATTN": "attention-backends-032",
+    "ULTRAQUANT": "ultraquant", "ROCM_FLASHMLA_SPARSE_DSV41": "attention-backends-033",
+    "FLASH_ATTN_MLA_SPARSE_FA4": "flash-attn-mla-sparse-fa4", "STEP5_DSA": "attention-backends-033",
+    "ROCM_OCTAVE": "rocm-octave", "FLASHINFER_TS": "attention-backends-034",
+    "KIMI_K3_KV_BALANCED_MLA": "attention-backends-034",
+}
+ATTENTION_BACKEND_NAMES: tuple[str, ...] = _ENUM
 
 # Assumed, not measured: an x86 CPU host has AVX-512 (vLLM asks torch.cpu._is_avx512_supported(); Assumptions has
 # no field for it), and an MLA model's dimensions besides the latent size are DeepSeek-V3's (FlashInfer MLA,
@@ -59,8 +66,8 @@ UNQUANTIZED_KV = ("auto", "float16", "bfloat16")
 
 class AttentionSpec(NamedTuple):
     """What the selector sees for one attention layer kind, per rank. MLA: head_size is kv_lora_rank +
-    qk_rope_head_dim (576 for DeepSeek-V3), num_kv_heads 1; vLLM's MLA layer passes no sinks, sliding window or
-    per-head scales to the selector, so those fields are ignored for it."""
+    qk_rope_head_dim (576 for DeepSeek-V3), num_kv_heads 1; vLLM's MLA layer passes no sinks or per-head scales to
+    the selector, and its sliding window only with mla-sliding-window-kv, so those fields are ignored for it."""
 
     head_size: int
     num_heads: int
@@ -88,14 +95,9 @@ class AttentionChoice(NamedTuple):
     notes: tuple[str, ...] = ()
 
 
-def _release(ctx: RoutingContext) -> tuple[int, int]:
-    major, minor = ctx.profile.name.split(".")[:2]
-    return int(major), int(minor)
-
-
 def _exactly_read(ctx: RoutingContext) -> bool:
-    """The releases whose every backend class was read; others are 0.28's or 0.33's rules with the switches below."""
-    return _release(ctx) in ((0, 28), (0, 33))
+    """The releases whose every backend class was read; the others follow them through their profile changes."""
+    return ctx.profile.name in ATTENTION_READ
 
 
 def _major(ctx: RoutingContext) -> int:
@@ -103,12 +105,14 @@ def _major(ctx: RoutingContext) -> int:
 
 
 def is_quantized_kv_cache(kv_cache_dtype: str | None, ctx: RoutingContext) -> bool:
-    """vLLM's is_quantized_kv_cache: vllm/utils/torch_utils.py's up to 0.32 (fp8*, nvfp4*, *per_token_head), from
-    0.33 v1/kv_cache_interface.py's (get_kv_quant_mode != NONE), which also counts the turboquant_*, octave_* and
-    ultraquant_* caches. (0.28-0.32 backends import one or the other; they agree on every FP8 and bf16 cache.)"""
+    """vLLM's is_quantized_kv_cache: vllm/utils/torch_utils.py's (fp8*, nvfp4*, *per_token_head), or with
+    kv-quant-mode v1/kv_cache_interface.py's (get_kv_quant_mode != NONE), which also counts the turboquant_*,
+    octave_* and ultraquant_* caches. (0.28-0.32 backends import one or the other; they agree on every FP8 and
+    bf16 cache.)"""
     if kv_cache_dtype is None:
         return False
-    prefixes = ("fp8", "nvfp4") + (("turboquant_", "octave_", "ultraquant_") if _release(ctx) >= (0, 33) else ())
+    prefixes = ("fp8", "nvfp4") + (("turboquant_", "octave_", "ultraquant_") if ctx.profile.has("kv-quant-mode")
+                                   else ())
     return kv_cache_dtype.startswith(prefixes) or kv_cache_dtype.endswith("per_token_head")
 
 
@@ -129,9 +133,9 @@ def _fa_supported(version: int, ctx: RoutingContext) -> bool:
 def flash_attn_version(ctx: RoutingContext, head_size: int | None = None, head_size_v: int | None = None,
                        has_sinks: bool = False, block_size: int | None = None, fa4_hd256: bool = False,
                        kv_cache_dtype: str | None = None, mm_prefix_lm: bool = False) -> int | None:
-    """get_flash_attn_version: 2 on XPU, None on ROCm and where no FA version runs (CUDA below sm80). 0.29+:
-    FA4's head-256 kernel falls back to FA2 for sinks, a quantized cache, a block size off 128 and an mm-prefix
-    model (`mm_prefix_lm`; _fa4_hd256_fallback_reason)."""
+    """get_flash_attn_version: 2 on XPU, None on ROCm and where no FA version runs (CUDA below sm80). With
+    fa4-hd256, FA4's head-256 kernel falls back to FA2 for sinks, a quantized cache, a block size off 128 and an
+    mm-prefix model (`mm_prefix_lm`; _fa4_hd256_fallback_reason)."""
     if ctx.kind == "xpu":
         return 2
     if ctx.kind != "cuda":
@@ -142,7 +146,7 @@ def flash_attn_version(ctx: RoutingContext, head_size: int | None = None, head_s
         version = 4  # "FA3 does not support head_size={head_size} on SM90: upgrading FlashAttention 3 -> 4"
     if _batch_invariant(ctx) and version == 4:
         version = 2
-    if _release(ctx) >= (0, 29):
+    if ctx.profile.has("fa4-hd256"):
         hd256 = head_size == 256 and head_size_v in (None, 256) and major in (10, 11)
         if version == 4 and hd256:
             if (not fa4_hd256 or has_sinks or is_quantized_kv_cache(kv_cache_dtype, ctx)
@@ -163,14 +167,15 @@ def flash_attn_version(ctx: RoutingContext, head_size: int | None = None, head_s
 def flash_attn_supports_kv_cache_dtype(kv_cache_dtype: str, ctx: RoutingContext, head_size: int | None = None,
                                        has_sinks: bool = False, block_size: int | None = None,
                                        fa4_hd256: bool = False) -> bool:
-    """flash_attn_supports_kv_cache_dtype: never fp8_e5m2; always on XPU; else FA3 on sm90, FA4 on sm100 (0.31+:
-    also FA4 on sm90 with head_size 512 or unknown)."""
+    """flash_attn_supports_kv_cache_dtype: never fp8_e5m2; always on XPU; else FA3 on sm90, FA4 on sm100
+    (fa4-sm90-d512-fp8-kv: also FA4 on sm90 with head_size 512 or unknown; 0.34 asks the same of head_size_v,
+    which is head_size here)."""
     if kv_cache_dtype == "fp8_e5m2":
         return False
     if ctx.kind == "xpu":
         return True
     version = flash_attn_version(ctx, head_size, head_size, has_sinks, block_size, fa4_hd256, kv_cache_dtype)
-    sm90 = version == 3 or (_release(ctx) >= (0, 31) and version == 4 and head_size in (None, 512))
+    sm90 = version == 3 or (ctx.profile.has("fa4-sm90-d512-fp8-kv") and version == 4 and head_size in (None, 512))
     return (sm90 and _major(ctx) == 9) or (version == 4 and _major(ctx) == 10)
 
 
@@ -195,33 +200,34 @@ class SelectorConfig(NamedTuple):
 
 def selector_config(spec: AttentionSpec, ctx: RoutingContext) -> SelectorConfig:
     """What the layer hands get_attn_backend: Attention passes sinks, per-head scales, the sliding window and
-    use_mm_prefix (layers/attention/attention.py); MLAAttention passes none of them."""
+    use_mm_prefix (layers/attention/attention.py); MLAAttention (mla_attention.py) passes none of them, but for its
+    sliding window from mla-sliding-window-kv."""
     dense = not spec.use_mla
+    window = dense or ctx.profile.has("mla-sliding-window-kv")
     return SelectorConfig(spec.head_size, spec.model_dtype, spec.kv_cache_dtype, spec.block_size, spec.use_mla,
                           dense and spec.has_sink, spec.use_sparse, dense and spec.per_head_scales,
-                          dense and spec.sliding_window is not None, _batch_invariant(ctx),
+                          window and spec.sliding_window is not None, _batch_invariant(ctx),
                           dense and spec.use_mm_prefix)
 
 
 def config_repr(cfg: SelectorConfig, ctx: RoutingContext) -> str:
-    """AttentionSelectorConfig.__repr__ of the release (fields added: has_sliding_window and use_pcp in 0.26,
-    use_adaptive_verification 0.28, use_dcp 0.29, use_rswa 0.30)."""
-    release = _release(ctx)
+    """AttentionSelectorConfig.__repr__ of the release (each field after 0.25's with the change that added it)."""
+    has = ctx.profile.has
     fields = [("head_size", cfg.head_size), ("dtype", f"torch.{cfg.dtype}"), ("kv_cache_dtype", cfg.kv_cache_dtype),
               ("block_size", cfg.block_size), ("use_mla", cfg.use_mla), ("has_sink", cfg.has_sink),
               ("use_sparse", cfg.use_sparse), ("use_mm_prefix", cfg.use_mm_prefix),
               ("use_per_head_quant_scales", cfg.use_per_head_quant_scales), ("attn_type", "AttentionType.DECODER")]
-    if release >= (0, 26):
+    if has("attn-sliding-window"):
         fields.append(("has_sliding_window", cfg.has_sliding_window))
     fields += [("use_non_causal", False), ("use_batch_invariant", cfg.use_batch_invariant),
                ("use_kv_connector", False)]
-    if release >= (0, 28):
+    if has("attn-adaptive-verification"):
         fields.append(("use_adaptive_verification", False))
-    if release >= (0, 26):
+    if has("attn-selector-pcp"):
         fields.append(("use_pcp", False))
-    if release >= (0, 29):
+    if has("attn-selector-dcp"):
         fields.append(("use_dcp", False))
-    if release >= (0, 30):
+    if has("attn-selector-rswa"):
         fields.append(("use_rswa", False))
     return "AttentionSelectorConfig(" + ", ".join(f"{key}={value}" for key, value in fields) + ")"
 
@@ -231,7 +237,9 @@ class Backend:
     from; the ClassVars are its supported_dtypes / supported_kv_cache_dtypes / get_supported_head_sizes (empty:
     any) / get_supported_kernel_block_sizes (a block size passes when it is a multiple of one) / is_mla /
     is_sparse / supports_sink / supports_sliding_window / supports_batch_invariance / supports_mm_prefix.
-    `library`: the module its file imports at the top, so that the class is unavailable (ImportError) without it."""
+    `library`: the module its file imports at the top, so that the class is unavailable (ImportError) without it.
+    `caveat`: fp8check's note, when --attention-backend forces the backend, on what it does that selection does not
+    say."""
 
     name: ClassVar[str]
     source: ClassVar[str]
@@ -246,6 +254,7 @@ class Backend:
     batch_invariant: ClassVar[bool] = False
     mm_prefix: ClassVar[bool] = False
     library: ClassVar[str | None] = None
+    caveat: ClassVar[str | None] = None
 
     @classmethod
     def supported_kv_cache_dtypes(cls, ctx: RoutingContext) -> tuple[str, ...]:
@@ -268,6 +277,10 @@ class Backend:
         return cls.sink
 
     @classmethod
+    def supports_sliding_window(cls, ctx: RoutingContext) -> bool:
+        return cls.sliding_window
+
+    @classmethod
     def supports_mm_prefix(cls, ctx: RoutingContext) -> bool:
         return cls.mm_prefix
 
@@ -287,7 +300,9 @@ class Backend:
     def unavailable(cls, ctx: RoutingContext) -> str | None:
         """The ImportError vLLM catches while loading the class, as the release words it."""
         if cls.library == "flashinfer" and not ctx.platform.assumptions.flashinfer:
-            return "ModuleNotFoundError: No module named 'flashinfer'" if _release(ctx) >= (0, 29) else "ImportError"
+            if ctx.profile.has("attn-import-error-text"):
+                return "ModuleNotFoundError: No module named 'flashinfer'"
+            return "ImportError"
         return None
 
     @classmethod
@@ -317,7 +332,7 @@ class Backend:
             reasons.append("per-head quant scales not supported")
         if not cls.supports_compute_capability(ctx):
             reasons.append("compute capability not supported")
-        if cfg.has_sliding_window and not cls.sliding_window and _release(ctx) >= (0, 26):
+        if cfg.has_sliding_window and not cls.supports_sliding_window(ctx) and ctx.profile.has("attn-sliding-window"):
             reasons.append("sliding window not supported")
         if cfg.use_batch_invariant and not cls.batch_invariant:
             reasons.append("batch invariance not supported")
@@ -344,13 +359,14 @@ class FlashAttention(Backend):
             return False
         if head_size <= 256:
             return True
-        xpu_512 = ctx.kind == "xpu" and _release(ctx) >= (0, 33)  # "The XPU SYCL kernels support head sizes up to 512"
+        # "The XPU SYCL kernels support head sizes up to 512"
+        xpu_512 = ctx.kind == "xpu" and ctx.profile.has("xpu-fa-d512")
         return head_size <= 512 and (xpu_512 or (ctx.kind == "cuda" and _fa_supported(4, ctx)))
 
     @classmethod
     def supports_kv_cache_dtype(cls, kv_cache_dtype: str, ctx: RoutingContext) -> bool:
-        """0.25 / 0.26 list no fp8 and accept fp8 / fp8_e4m3 on XPU or FA3 on sm90 here instead."""
-        if _release(ctx) < (0, 27):
+        """Before fa-fp8-kv: no fp8 listed, fp8 / fp8_e4m3 accepted on XPU or FA3 on sm90 here instead."""
+        if not ctx.profile.has("fa-fp8-kv"):
             if kv_cache_dtype in ("fp8", "fp8_e4m3"):
                 return ctx.kind == "xpu" or (flash_attn_version(ctx) == 3 and _major(ctx) == 9)
             return kv_cache_dtype in UNQUANTIZED_KV
@@ -379,14 +395,21 @@ class FlashAttention(Backend):
 
     @classmethod
     def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        quantized = is_quantized_kv_cache(cfg.kv_cache_dtype, ctx)
+        if ctx.profile.has("fa-fp8-kv-wording") and ctx.cc == 90 and quantized and cfg.head_size == 512:
+            if cfg.block_size is not None and cfg.block_size % 64:
+                return "SM90 d512 FP8 KV requires a block size divisible by 64"
+            if cfg.use_sparse:
+                return "SM90 d512 FP8 KV does not support block sparsity"
         if cfg.has_sink and ctx.cc is not None and ctx.cc < 90:
             return "sink not supported on compute capability < 9.0"
-        quantized = is_quantized_kv_cache(cfg.kv_cache_dtype, ctx)
-        if cfg.use_mm_prefix and quantized and ctx.cc == 90 and _release(ctx) >= (0, 31):
+        if cfg.use_mm_prefix and quantized and ctx.cc == 90 and ctx.profile.has("sm90-fp8-kv-mm-prefix"):
             return "SM90 FP8 KV with mm_prefix requires Triton"
-        if _release(ctx) >= (0, 27) and quantized and not flash_attn_supports_kv_cache_dtype(
+        if ctx.profile.has("fa-fp8-kv") and quantized and not flash_attn_supports_kv_cache_dtype(
                 cfg.kv_cache_dtype, ctx, cfg.head_size, cfg.has_sink, cfg.block_size, fa4_hd256=True):
-            if _release(ctx) >= (0, 31):
+            if ctx.profile.has("fa-fp8-kv-wording"):
+                return "FP8 KV requires FA3 (SM90), equal-d512 FA4 (SM90), or FA4 (SM100)."
+            if ctx.profile.has("fa4-sm90-d512-fp8-kv"):
                 return "FP8 KV cache requires FA3 on SM90, FA4 with head_size=512 on SM90, or FA4 on SM100"
             return "FP8 KV cache requires FA3 on SM90 or FA4 on SM100"
         # get_flash_attn_version(head_size=..., has_sinks=...) (0.29+: also the block size, supports_fa4_hd256).
@@ -398,8 +421,8 @@ class FlashAttention(Backend):
 
     @classmethod
     def impl_error(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
-        """FlashAttentionImpl.__init__ (0.27+): on XPU this is where fp8_e5m2 fails, selection never checks it."""
-        if (_release(ctx) >= (0, 27) and is_quantized_kv_cache(cfg.kv_cache_dtype, ctx)
+        """FlashAttentionImpl.__init__ (fa-fp8-kv): on XPU this is where fp8_e5m2 fails, selection never checks it."""
+        if (ctx.profile.has("fa-fp8-kv") and is_quantized_kv_cache(cfg.kv_cache_dtype, ctx)
                 and not flash_attn_supports_kv_cache_dtype(cfg.kv_cache_dtype, ctx, cfg.head_size, cfg.has_sink,
                                                            fa4_hd256=True)):
             return f"FlashAttention does not support {cfg.kv_cache_dtype} kv-cache on this device."
@@ -426,11 +449,45 @@ class FlashInfer(Backend):
 
     @classmethod
     def supports_sink(cls, ctx: RoutingContext) -> bool:
-        """TRT-LLM attention: SM100 (prefill and decode); SM12x XQA decode; 0.30+ also sm90 XQA decode. Both off
-        under batch invariance; NVIDIA's cubin artifactory is assumed reachable."""
+        """TRT-LLM attention: SM100 (prefill and decode); SM12x XQA decode; flashinfer-sm90-sinks: also sm90 XQA
+        decode. Both off under batch invariance; NVIDIA's cubin artifactory is assumed reachable."""
         if _batch_invariant(ctx):
             return False
-        return _major(ctx) in (10, 12) or (ctx.cc == 90 and _release(ctx) >= (0, 30))
+        return _major(ctx) in (10, 12) or (ctx.cc == 90 and ctx.profile.has("flashinfer-sm90-sinks"))
+
+
+class FlashInferTS(Backend):
+    """attention-backends-034: FlashInfer's task-scheduled (prims_ts) paged decode, written for DFlash / DSpark
+    drafters; in no priority list, so only --attention-backend picks it. flashinfer is imported when the builder
+    plans its first batch, not when the class loads."""
+
+    name, source = "FLASHINFER_TS", "vllm/v1/attention/backends/flashinfer_ts.py (FlashInferTSBackend)"
+    kv_cache_dtypes = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3")
+    head_sizes = (64, 128, 256)
+    block_sizes = (16, 32, 64, 128)
+    sliding_window = True
+    caveat = ("fp8check: FLASHINFER_TS plans uniform decode blocks of at most max_decode_query_len tokens; a wider "
+              "batch (every prefill) gets no plan and the layer's output is left unwritten (FlashInferTSMetadataBuilder"
+              ".build)")
+
+    @classmethod
+    def supports_compute_capability(cls, ctx: RoutingContext) -> bool:
+        return ctx.cc in (100, 103, 107)  # _TS_CAPABILITIES
+
+    @classmethod
+    def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        if cfg.use_mla or cfg.use_sparse or cfg.use_mm_prefix:
+            return "FLASHINFER_TS supports dense non-MLA attention only"
+        if cfg.has_sink:
+            return "FLASHINFER_TS does not support attention sinks"
+        return None
+
+    @classmethod
+    def impl_error(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        """_require_prims_ts's RuntimeError, raised when the metadata builder plans a batch."""
+        if not ctx.platform.assumptions.flashinfer:
+            return "FLASHINFER_TS needs flashinfer-python>=0.7.1 (flashinfer.attention.prims_ts is missing)."
+        return None
 
 
 class TritonAttention(Backend):
@@ -527,12 +584,12 @@ class CompositeBackend(Backend):
 
 
 class _CausalFlashAttention(FlashAttention):
-    """triton_flash_attn.py's _FABackend (0.30 / 0.31: _FA4Backend): FlashAttention on Hopper (0.33: any XPU too)
-    that needs FA3 or FA4 (0.30 / 0.31: FA4)."""
+    """triton_flash_attn.py's _FABackend (before triton-flash-attn-fa3: _FA4Backend): FlashAttention on Hopper
+    (xpu-triton-flash-attn: any XPU too) that needs FA3 or FA4 (FA4 before triton-flash-attn-fa3)."""
 
     @classmethod
     def supports_compute_capability(cls, ctx: RoutingContext) -> bool:
-        if ctx.kind == "xpu" and _release(ctx) >= (0, 33):
+        if ctx.kind == "xpu" and ctx.profile.has("xpu-triton-flash-attn"):
             return True
         # 0.30-0.32 put the Hopper restriction in the composite's device_major=9 instead: the same outcome.
         return _major(ctx) == 9 and super().supports_compute_capability(ctx)
@@ -540,10 +597,10 @@ class _CausalFlashAttention(FlashAttention):
     @classmethod
     def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
         reason = super().supports_combination(cfg, ctx)
-        if reason is not None or (ctx.kind == "xpu" and _release(ctx) >= (0, 33)):
+        if reason is not None or (ctx.kind == "xpu" and ctx.profile.has("xpu-triton-flash-attn")):
             return reason
         version = flash_attn_version(ctx, cfg.head_size, None, cfg.has_sink, cfg.block_size, True, cfg.kv_cache_dtype)
-        if _release(ctx) < (0, 32):
+        if not ctx.profile.has("triton-flash-attn-fa3"):
             return None if version == 4 else "causal route requires FlashAttention v4"
         return None if version in (3, 4) else "causal route requires FlashAttention v3 or v4"
 
@@ -597,8 +654,8 @@ class RocmAttention(Backend):
 
     @classmethod
     def supports_mm_prefix(cls, ctx: RoutingContext) -> bool:
-        """True until 0.31; "# Not implemented" (False) from 0.32 (also ROCM_AITER_UNIFIED_ATTN's)."""
-        return _release(ctx) < (0, 32)
+        """True until rocm-attn-no-mm-prefix: "# Not implemented" (also ROCM_AITER_UNIFIED_ATTN's)."""
+        return not ctx.profile.has("rocm-attn-no-mm-prefix")
 
 
 def _cdna3_or_newer(ctx: RoutingContext) -> bool:
@@ -651,12 +708,12 @@ class CPUAttention(Backend):
 
     @classmethod
     def supports_kv_cache_dtype(cls, kv_cache_dtype: str, ctx: RoutingContext) -> bool:
-        """0.33's override (the FP8 ISA requirement of _get_attn_isa); 0.28 has none."""
+        """cpu-attn-kv-check's override (the FP8 ISA requirement of _get_attn_isa); none before."""
         if kv_cache_dtype in UNQUANTIZED_KV:
             return True
         if kv_cache_dtype not in cls.kv_cache_dtypes:
             return False
-        return _release(ctx) < (0, 33) or _cpu_fp8_isa(ctx)
+        return not ctx.profile.has("cpu-attn-kv-check") or _cpu_fp8_isa(ctx)
 
     @classmethod
     def impl_error(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
@@ -677,7 +734,7 @@ def _cpu_fp8_isa(ctx: RoutingContext) -> bool:
 # MLA (vllm/model_executor/layers/attention/mla_attention.py MLACommonBackend and v1/attention/backends/mla/).
 
 class MLABackend(Backend):
-    """MLACommonBackend: head sizes 320 and 576 (0.30+: also 512)."""
+    """MLACommonBackend: head sizes 320 and 576 (mla-d512: also 512)."""
 
     mla = True
 
@@ -685,7 +742,7 @@ class MLABackend(Backend):
     def supports_head_size(cls, head_size: int, ctx: RoutingContext) -> bool:
         if cls.head_sizes:
             return head_size in cls.head_sizes
-        return head_size in ((320, 512, 576) if _release(ctx) >= (0, 30) else (320, 576))
+        return head_size in ((320, 512, 576) if ctx.profile.has("mla-d512") else (320, 576))
 
 
 def _flash_attn_supports_mla(ctx: RoutingContext) -> bool:
@@ -707,7 +764,7 @@ class FlashAttnMLA(MLABackend):
 
 
 class XPUFlashAttnMLA(FlashAttnMLA):
-    """0.32+: what XPU tries first for MLA; its name stays FLASH_ATTN_MLA."""
+    """xpu-flash-attn-mla: what XPU tries first for MLA; its name stays FLASH_ATTN_MLA."""
 
     source = "vllm/v1/attention/backends/mla/flashattn_mla.py (XPUFlashAttnMLABackend)"
     head_sizes = (576,)
@@ -767,7 +824,7 @@ class CutlassMLA(MLABackend):
 
 
 class TokenspeedMLA(MLABackend):
-    """tokenspeed-mla is a Requires-Dist of every CUDA wheel 0.28 ... 0.33, so the import check passes."""
+    """tokenspeed-mla is a Requires-Dist of every CUDA wheel 0.28 ... 0.34, so the import check passes."""
 
     name, source = "TOKENSPEED_MLA", "vllm/v1/attention/backends/mla/tokenspeed_mla.py (TokenspeedMLABackend)"
     kv_cache_dtypes = ("fp8", "fp8_e4m3")
@@ -795,6 +852,11 @@ class TritonMLA(MLABackend):
     @classmethod
     def supports_head_size(cls, head_size: int, ctx: RoutingContext) -> bool:
         return True
+
+    @classmethod
+    def supports_sliding_window(cls, ctx: RoutingContext) -> bool:
+        """mla-sliding-window-kv: "Decode only (windowed DSpark drafts); prefill raises"."""
+        return ctx.profile.has("mla-sliding-window-kv")
 
     @classmethod
     def impl_error(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
@@ -825,6 +887,30 @@ class AMXMLA(MLABackend):
     name, source = "AMX_MLA", "vllm/v1/attention/backends/mla/amx_mla.py (AMXMLABackend)"
     dtypes = ("bfloat16",)
     head_sizes = (576,)
+
+
+class KimiK3KvBalancedMLA(MLABackend):
+    """attention-backends-034: FP8 MLA decode on the KV-balanced kernel (TokenSpeed MLA's), in no priority list.
+    Its dimension check reads the model's kv_lora_rank, here head_size - qk_rope_head_dim."""
+
+    name = "KIMI_K3_KV_BALANCED_MLA"
+    source = "vllm/models/kimi_k3/nvidia/kv_balanced_mla/backend.py (KimiK3KvBalancedMLABackend)"
+    dtypes = ("bfloat16",)
+    kv_cache_dtypes = ("fp8", "fp8_e4m3")
+    block_sizes = (32, 64)
+
+    @classmethod
+    def supports_compute_capability(cls, ctx: RoutingContext) -> bool:
+        return _major(ctx) == 10
+
+    @classmethod
+    def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
+        rope = MLA_DIMS["qk_rope_head_dim"]
+        dims = (MLA_DIMS["qk_nope_head_dim"], rope, MLA_DIMS["v_head_dim"], cfg.head_size - rope)
+        if dims != (128, 64, 128, 512):
+            return ("needs MLA dimensions (qk_nope_head_dim, qk_rope_head_dim, v_head_dim, kv_lora_rank) = "
+                    f"(128, 64, 128, 512), got {dims}")
+        return None
 
 
 # Sparse MLA (DeepSeek-V3.2-style, use_sparse): their checks read the model's index_topk, which a sparse model has.
@@ -863,11 +949,11 @@ class FlashMLASparse(Backend):
     @classmethod
     def supported_kv_cache_dtypes(cls, ctx: RoutingContext) -> tuple[str, ...]:
         listed = ("auto", "bfloat16", "fp8_ds_mla", "fp8")
-        return listed + ("nvfp4_ds_mla",) if _release(ctx) >= (0, 33) else listed
+        return listed + ("nvfp4_ds_mla",) if ctx.profile.has("nvfp4-ds-mla") else listed
 
     @classmethod
     def supports_head_size(cls, head_size: int, ctx: RoutingContext) -> bool:
-        return head_size in ((576, 512) if _release(ctx) >= (0, 33) else (576,))
+        return head_size in ((576, 512) if ctx.profile.has("flashmla-sparse-d512") else (576,))
 
     @classmethod
     def supports_compute_capability(cls, ctx: RoutingContext) -> bool:
@@ -875,17 +961,17 @@ class FlashMLASparse(Backend):
 
     @classmethod
     def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
-        if _release(ctx) < (0, 33):
-            return None
-        if cfg.head_size == 512:
-            if cfg.kv_cache_dtype in (*UNQUANTIZED_KV, "fp8_ds_mla") and _major(ctx) == 9:
+        if cfg.head_size == 512 and ctx.profile.has("flashmla-sparse-d512"):
+            fp8_ds_mla = ctx.profile.has("flashmla-sparse-d512-fp8")
+            if cfg.kv_cache_dtype in UNQUANTIZED_KV + (("fp8_ds_mla",) if fp8_ds_mla else ()) and _major(ctx) == 9:
                 if MLA_DIMS["qk_rope_head_dim"] != 0:
                     return "FLASHMLA_SPARSE supports head_size 512 only for rope-free (NoPE) models"
             else:
-                return ("FLASHMLA_SPARSE supports head_size 512 only with bf16 or fp8_ds_mla kv-cache on SM90 (NoPE), "
+                caches = "bf16 or fp8_ds_mla" if fp8_ds_mla else "bf16"
+                return (f"FLASHMLA_SPARSE supports head_size 512 only with {caches} kv-cache on SM90 (NoPE), "
                         f"got kv_cache_dtype={cfg.kv_cache_dtype}, "
                         f"capability=DeviceCapability(major={_major(ctx)}, minor={(ctx.cc or 0) % 10})")
-        if cfg.kv_cache_dtype == "nvfp4_ds_mla" and _major(ctx) != 10:
+        if cfg.kv_cache_dtype == "nvfp4_ds_mla" and _major(ctx) != 10 and ctx.profile.has("nvfp4-ds-mla"):
             return f"FLASHMLA_SPARSE only supports the {cfg.kv_cache_dtype} kv-cache dtype on SM100 (Blackwell)"
         return None
 
@@ -915,7 +1001,8 @@ class FlashInferMLASparse(Backend):
 
 
 class FlashInferMLASparseSM90(Backend):
-    """0.30+ on the sm90 MLA list; flashinfer >= 0.6.18 (0.33 pins 0.7.2.post1) has the SM90 MLA API."""
+    """flashinfer-mla-sparse-sm90: on the sm90 MLA list; flashinfer >= 0.6.18 (0.33 pins 0.7.2.post1) has the SM90
+    MLA API."""
 
     name = "FLASHINFER_MLA_SPARSE_SM90"
     source = "vllm/v1/attention/backends/mla/flashinfer_mla_sparse_sm90.py (FlashInferMLASparseSM90Backend)"
@@ -940,7 +1027,7 @@ class FlashInferMLASparseSM90(Backend):
 
 
 class FlashAttnMLASparseFA4(FlashInferMLASparse):
-    """0.33: first of the sm100 sparse tail for a bf16 cache at <= 16 heads."""
+    """flash-attn-mla-sparse-fa4: first of the sm100 sparse tail for a bf16 cache at <= 16 heads."""
 
     name = "FLASH_ATTN_MLA_SPARSE_FA4"
     source = "vllm/v1/attention/backends/mla/flashattn_mla_sparse.py (FlashAttnMLASparseFA4Backend)"
@@ -997,27 +1084,26 @@ class XPUMLASparse(Backend):
 
 
 BACKENDS: dict[str, type[Backend]] = {cls.name: cls for cls in (
-    FlashAttention, FlashInfer, TritonAttention, FlexAttention, TritonFlashAttention, TritonFlashInfer, TurboQuant,
-    UltraQuant, RocmAttention,
-    RocmAiterFlashAttention, RocmAiterUnifiedAttention, RocmOctave, CPUAttention, FlashAttnMLA, FlashMLA,
-    FlashInferMLA, CutlassMLA, TokenspeedMLA, TritonMLA, AiterMLA, AiterTritonMLA, CPUMLA, AMXMLA,
-    FlashAttnMLASparse, FlashMLASparse, FlashInferMLASparse, FlashInferMLASparseSM90, FlashAttnMLASparseFA4,
-    FlashInferMLASparseSM120, RocmAiterMLASparse, XPUMLASparse)}
+    FlashAttention, FlashInfer, FlashInferTS, TritonAttention, FlexAttention, TritonFlashAttention, TritonFlashInfer,
+    TurboQuant, UltraQuant, RocmAttention, RocmAiterFlashAttention, RocmAiterUnifiedAttention, RocmOctave,
+    CPUAttention, FlashAttnMLA, FlashMLA, FlashInferMLA, CutlassMLA, TokenspeedMLA, TritonMLA, AiterMLA,
+    AiterTritonMLA, CPUMLA, AMXMLA, KimiK3KvBalancedMLA, FlashAttnMLASparse, FlashMLASparse, FlashInferMLASparse,
+    FlashInferMLASparseSM90, FlashAttnMLASparseFA4, FlashInferMLASparseSM120, RocmAiterMLASparse, XPUMLASparse)}
 
 
 def attention_backend_names(ctx: RoutingContext) -> tuple[str, ...]:
     """AttentionBackendEnum of the release, in its order."""
-    return tuple(name for name in _ENUM_033 if _ENUM_SINCE.get(name, (0, 25)) <= _release(ctx))
+    return tuple(name for name in _ENUM if name not in _ENUM_ADDED_BY or ctx.profile.has(_ENUM_ADDED_BY[name]))
 
 
 # --- the platforms ------------------------------------------------------------------------------------------------
 
 def cuda_priorities(cfg: SelectorConfig, num_heads: int, ctx: RoutingContext) -> tuple[type[Backend], ...]:
-    """platforms/cuda.py _get_backend_priorities (no non-causal layers). 0.30+: an mm-prefix layer puts
+    """platforms/cuda.py _get_backend_priorities (no non-causal layers). attn-composite: an mm-prefix layer puts
     TRITON_FLASHINFER first on sm10x, TRITON_FLASH_ATTN first on sm9x."""
-    release, major = _release(ctx), _major(ctx)
+    has, major = ctx.profile.has, _major(ctx)
     if not cfg.use_mla:
-        composite = cfg.use_mm_prefix and release >= (0, 30)
+        composite = cfg.use_mm_prefix and has("attn-composite")
         if major == 10:
             return ((TritonFlashInfer,) if composite else ()) + (
                 FlashInfer, FlashAttention, TritonAttention, FlexAttention, TurboQuant)
@@ -1027,14 +1113,15 @@ def cuda_priorities(cfg: SelectorConfig, num_heads: int, ctx: RoutingContext) ->
         if is_quantized_kv_cache(cfg.kv_cache_dtype, ctx):
             sparse: tuple[type[Backend], ...] = (FlashInferMLASparse, FlashMLASparse)
         elif num_heads <= 16:
-            sparse = ((FlashAttnMLASparseFA4,) if release >= (0, 33) else ()) + (FlashInferMLASparse, FlashMLASparse)
+            sparse = ((FlashAttnMLASparseFA4,) if has("flash-attn-mla-sparse-fa4") else ()) + (FlashInferMLASparse,
+                                                                                             FlashMLASparse)
         else:
             sparse = (FlashMLASparse, FlashInferMLASparse)
         return (FlashInferMLA, TokenspeedMLA, CutlassMLA, FlashAttnMLA, FlashMLA, TritonMLA) + sparse
     if major == 12:
         return TritonMLA, FlashInferMLASparseSM120
     tail: tuple[type[Backend], ...] = (FlashAttnMLASparse, FlashMLASparse)
-    if release >= (0, 30):
+    if has("flashinfer-mla-sparse-sm90"):
         tail = (FlashInferMLASparseSM90,) + tail if cfg.head_size == 512 else tail + (FlashInferMLASparseSM90,)
     return (FlashAttnMLA, FlashMLA, FlashInferMLA, TritonMLA) + tail
 
@@ -1050,9 +1137,9 @@ def rocm_priorities(cfg: SelectorConfig, ctx: RoutingContext) -> tuple[type[Back
     if aiter:
         row += (RocmAiterFlashAttention, RocmAiterUnifiedAttention)
     row += (TritonAttention, TurboQuant)
-    if _release(ctx) >= (0, 33):
+    if ctx.profile.has("rocm-octave"):
         row += (RocmOctave,)
-    if _release(ctx) >= (0, 32):
+    if ctx.profile.has("ultraquant"):
         row += (UltraQuant,)
     return row
 
@@ -1078,14 +1165,15 @@ def _validated(cfg: SelectorConfig, num_heads: int, ctx: RoutingContext, request
                                    (f"fp8check does not model {requested}'s conditions; vLLM validates it here",))
         reasons = backend.invalid_reasons(cfg, ctx)
         if reasons:
-            # 0.29+ CUDA words an ImportError as "[ModuleNotFoundError: ...]"; 0.28 and ROCm list ['ImportError'].
+            # attn-import-error-text words an ImportError "[ModuleNotFoundError: ...]"; before it: ['ImportError'].
             shown = f"[{reasons[0]}]" if reasons[0].startswith("ModuleNotFoundError") else str(reasons)
             return AttentionChoice(None, _rejections({requested: reasons}, ctx),
                                    f"Selected backend {_enum(requested)} is not valid for this configuration. "
                                    f"Reason: {shown}")
         note = (f"Using {requested} backend (selected via --attention-backend)." if rocm
                 else f"Using {_enum(requested)} backend.")
-        return AttentionChoice(requested, (), backend.impl_error(cfg, ctx), (note,))
+        return AttentionChoice(requested, (), backend.impl_error(cfg, ctx),
+                               (note,) + ((backend.caveat,) if backend.caveat else ()))
     row = rocm_priorities(cfg, ctx) if rocm else cuda_priorities(cfg, num_heads, ctx)
     invalid: dict[str, list[str]] = {}
     valid: list[type[Backend]] = []
@@ -1098,7 +1186,7 @@ def _validated(cfg: SelectorConfig, num_heads: int, ctx: RoutingContext, request
     reasons_text = "{" + ", ".join(f"{name}: [{', '.join(r)}]" for name, r in invalid.items()) + "}"
     if not valid:
         hint = ""
-        if rocm and _release(ctx) >= (0, 30):
+        if rocm and ctx.profile.has("rocm-kv-dtype-hint"):
             supported = sorted({dtype for name, r in invalid.items() if any("kv_cache_dtype" in x for x in r)
                                 for dtype in BACKENDS[name].supported_kv_cache_dtypes(ctx)})
             hint = f" Supported kv_cache_dtype values: {', '.join(supported)}." if supported else ""
@@ -1127,13 +1215,12 @@ def _validated(cfg: SelectorConfig, num_heads: int, ctx: RoutingContext, request
 
 def _xpu(cfg: SelectorConfig, ctx: RoutingContext, requested: str | None) -> AttentionChoice:
     """platforms/xpu.py get_attn_backend_cls: no validation loop; FLASH_ATTN unless asked otherwise."""
-    release = _release(ctx)
     if cfg.kv_cache_dtype.startswith("turboquant_"):
         return AttentionChoice("TURBOQUANT", (), None, ("Using TurboQuant attention backend.",))
     if cfg.use_sparse:
         return AttentionChoice("XPU_MLA_SPARSE", (), None, ("Using XPU MLA Sparse backend.",))
     if cfg.use_mla:
-        if release < (0, 32) or requested == "TRITON_MLA":
+        if not ctx.profile.has("xpu-flash-attn-mla") or requested == "TRITON_MLA":
             return _xpu_triton_mla(cfg, ctx, ("Using Triton MLA backend on V1 engine.",))
         if requested not in (None, "FLASH_ATTN_MLA"):
             return AttentionChoice(None, (), "Invalid attention backend for xpu, with use_mla: True")
@@ -1149,7 +1236,7 @@ def _xpu(cfg: SelectorConfig, ctx: RoutingContext, requested: str | None) -> Att
         return _xpu_triton_mla(cfg, ctx, (fallback,), rejected)
     if requested == "TRITON_ATTN":
         return AttentionChoice("TRITON_ATTN", (), None, ("Using Triton backend.",))
-    if cfg.use_batch_invariant and release >= (0, 31):
+    if cfg.use_batch_invariant and ctx.profile.has("xpu-batch-invariant"):
         if requested == "FLASH_ATTN":
             return AttentionChoice("FLASH_ATTN", (), FlashAttention.impl_error(cfg, ctx), (
                 "Using Flash Attention on XPU with batch invariance enabled because it was explicitly requested. "
@@ -1169,15 +1256,15 @@ def _xpu(cfg: SelectorConfig, ctx: RoutingContext, requested: str | None) -> Att
 
 
 def _xpu_mm_prefix(cfg: SelectorConfig, ctx: RoutingContext, requested: str | None) -> AttentionChoice:
-    """XPU's use_mm_prefix branch: FLASH_ATTN only when asked for (0.26+; its warning), 0.33's Triton /
-    FlashAttention composite for the head sizes it takes, else TRITON_ATTN (any other requested backend too)."""
-    release = _release(ctx)
-    if requested == "FLASH_ATTN" and release >= (0, 26):
+    """XPU's use_mm_prefix branch: FLASH_ATTN only when asked for (xpu-mm-prefix-flash-attn; its warning), the
+    Triton / FlashAttention composite for the head sizes it takes (xpu-triton-flash-attn), else TRITON_ATTN (any
+    other requested backend too)."""
+    if requested == "FLASH_ATTN" and ctx.profile.has("xpu-mm-prefix-flash-attn"):
         return AttentionChoice("FLASH_ATTN", (), FlashAttention.impl_error(cfg, ctx), (
             "Using Flash Attention on XPU for a multimodal prefix-LM model because it was explicitly requested. The "
             "prefix-LM bidirectional mask cannot be applied, so image/video inputs will produce incorrect results; "
             "only use this for text-only workloads.",))
-    if release >= (0, 33) and requested in (None, "TRITON_FLASH_ATTN") and cfg.dtype != "float32":
+    if ctx.profile.has("xpu-triton-flash-attn") and requested in (None, "TRITON_FLASH_ATTN") and cfg.dtype != "float32":
         if TritonFlashAttention.supports_head_size(cfg.head_size, ctx):
             return AttentionChoice("TRITON_FLASH_ATTN", (), TritonFlashAttention.impl_error(cfg, ctx), (
                 "Using the Triton/FlashAttention composite backend on XPU: batches with multimodal prefix masks run "
@@ -1200,28 +1287,31 @@ def _xpu_triton_mla(cfg: SelectorConfig, ctx: RoutingContext, notes: tuple[str, 
 
 
 def _cpu(cfg: SelectorConfig, ctx: RoutingContext, requested: str | None) -> AttentionChoice:
-    """platforms/cpu.py get_attn_backend_cls: CPU_ATTN, or CPU_MLA / AMX_MLA (0.29+, on an AMX host)."""
-    release = _release(ctx)
+    """platforms/cpu.py get_attn_backend_cls: CPU_ATTN, or CPU_MLA (cpu-mla) / AMX_MLA (cpu-amx-mla, on an AMX
+    host)."""
+    has = ctx.profile.has
+    cannot = (f"Cannot use {_enum(requested)} backend on CPU.",) if requested else ()
+    if cfg.use_mla and not has("cpu-mla"):  # logged for any backend but CPU_ATTN, then refused (sparse is MLA too)
+        return AttentionChoice(None, (), "MLA is not supported on CPU.", cannot if requested != "CPU_ATTN" else ())
     if cfg.use_sparse:
         return AttentionChoice(None, (), "Sparse Attention is not supported on CPU.")
-    cannot = (f"Cannot use {_enum(requested)} backend on CPU.",) if requested else ()
     if cfg.use_mla:
-        if release >= (0, 33) and cfg.kv_cache_dtype not in UNQUANTIZED_KV:
+        if has("cpu-attn-kv-check") and cfg.kv_cache_dtype not in UNQUANTIZED_KV:
             return AttentionChoice(None, (), f"--kv-cache-dtype {cfg.kv_cache_dtype} is not supported by MLA "
                                              "attention on CPU.")
-        amx = ctx.platform.assumptions.cpu_amx and release >= (0, 29)
+        amx = ctx.platform.assumptions.cpu_amx and has("cpu-amx-mla")
         if amx and requested != "CPU_MLA":
             return AttentionChoice("AMX_MLA", (), None, (cannot if requested != "AMX_MLA" else ())
                                    + ("Using AMX_MLA backend.",))
         notes = cannot if requested not in ("CPU_MLA", "AMX_MLA") else ()
-        if release >= (0, 29):
+        if has("cpu-amx-mla"):
             notes += ("Using CPU_MLA backend.",)
         if not CPUMLA.supports_kv_cache_dtype(cfg.kv_cache_dtype, ctx):
             notes += (f"fp8check: CPU_MLA's supported_kv_cache_dtypes is ['auto'] and this release's CPU selector "
                       f"does not check {cfg.kv_cache_dtype}; what fails later was not traced",)
         return AttentionChoice("CPU_MLA", (), None, notes)
     notes = cannot if requested != "CPU_ATTN" else ()
-    if release >= (0, 33) and not CPUAttention.supports_kv_cache_dtype(cfg.kv_cache_dtype, ctx):
+    if has("cpu-attn-kv-check") and not CPUAttention.supports_kv_cache_dtype(cfg.kv_cache_dtype, ctx):
         return AttentionChoice(None, (), f"--kv-cache-dtype {cfg.kv_cache_dtype} is not supported by the CPU "
                                          "attention backend on this host.", notes)
     return AttentionChoice("CPU_ATTN", (), CPUAttention.impl_error(cfg, ctx), notes)
@@ -1250,6 +1340,9 @@ def select_attention_backend(spec: AttentionSpec, ctx: RoutingContext, requested
         error = unknown_backend_error(name, ctx)
         if error:
             return AttentionChoice(None, (), error)
+    if (spec.use_mla and spec.sliding_window is not None and spec.kv_cache_dtype in ("fp8_ds_mla", "nvfp4_ds_mla")
+            and ctx.profile.has("mla-sliding-window-kv")):  # MLAAttention.__init__, before it asks for a backend
+        return AttentionChoice(None, (), f"Sliding-window MLA does not support kv_cache_dtype={spec.kv_cache_dtype}.")
     cfg = selector_config(spec, ctx)
     if ctx.kind == "xpu":
         return _xpu(cfg, ctx, name)

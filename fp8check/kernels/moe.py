@@ -1,4 +1,5 @@
-"""FP8 fused-MoE expert backends and vLLM's selection oracle, as data (vLLM 0.28.0 and 0.33.0).
+"""FP8 fused-MoE expert backends and vLLM's selection oracle, as data (vLLM 0.28.0, 0.33.0 and 0.34.0; what changed
+between releases is a profile change, `ctx.profile.has(...)`, each read from the release wheels).
 
 Two layers, like the linear registry: one class per vLLM experts class with the checks of
 `FusedMoEExperts.is_supported_config` (vllm/model_executor/layers/fused_moe/modular_kernel.py: current device,
@@ -6,10 +7,12 @@ quant scheme, routing method, router logits dtype, activation format, then the c
 `select_fp8_moe_backend` (fused_moe/oracle/fp8.py) walking the ordered backend list. Checks that cannot fail for
 the configurations fp8check builds (gated SiLU experts, TP/EP without DP all-to-all, no LoRA, no EPLB, no batch
 invariance) are not modelled. vLLM logs a rejection as "FP8 MoE backend X does not support the deployment
-configuration since kernel does not support ..."; that text is each rejection's reason here.
+configuration since kernel does not support ..." (moe-oracle-wording: "Fp8 MoE backend 'X' does not support ...",
+MoEKernelOracle.make_log_unsupported in oracle/base.py); that text is each rejection's reason here.
 
 An experts class carries its checks and its numerics; BACKENDS registers it under its Fp8MoeBackend, in vLLM's
-order. MOE_EXPERTS_NUMERICS is derived from the registered classes.
+order, and the class names the profile change that added it (`added_by`) or retired it (`removed_by`) where a
+release did. MOE_EXPERTS_NUMERICS is derived from the registered classes.
 """
 
 from __future__ import annotations
@@ -89,24 +92,33 @@ class Experts:
     """One vLLM FusedMoEExperts class. `verified` is False where fp8check infers a condition. `numerics` is how
     it treats activations: MOE_W8A8 classes quantize them (fused_moe/utils.py moe_kernel_quantize_input) and run
     BLOCK or SCALED_MM by the weights' strategy; WEIGHT_ONLY classes take the model-dtype hidden states.
-    `parts` are the classes a FallbackExperts runs between (none for a single kernel)."""
+    `parts` are the classes a FallbackExperts runs between (none for a single kernel). `added_by` / `removed_by`:
+    the profile changes that brought the class into its backend's list and took it out (None: every release)."""
 
     name: ClassVar[str]
     verified: ClassVar[bool] = True
     fmt: ClassVar[str] = STANDARD
     numerics: ClassVar[str]
     parts: ClassVar[tuple[type[Experts], ...]] = ()
+    added_by: ClassVar[str | None] = None
+    removed_by: ClassVar[str | None] = None
+
+    @classmethod
+    def listed(cls, ctx: RoutingContext) -> bool:
+        """Whether the release's backend_to_kernel_cls lists the class."""
+        return ((cls.added_by is None or ctx.profile.has(cls.added_by))
+                and (cls.removed_by is None or not ctx.profile.has(cls.removed_by)))
 
     @classmethod
     def device(cls, ctx: RoutingContext) -> bool:
         return True
 
     @classmethod
-    def quant(cls, w: QuantKey, a: QuantKey | None, ctx: RoutingContext, rules: str) -> bool:
+    def quant(cls, w: QuantKey, a: QuantKey | None, ctx: RoutingContext) -> bool:
         return False
 
     @classmethod
-    def routing(cls, cfg: MoEConfig, w: QuantKey, a: QuantKey | None, rules: str) -> bool:
+    def routing(cls, cfg: MoEConfig, w: QuantKey, a: QuantKey | None, ctx: RoutingContext) -> bool:
         return True
 
     @classmethod
@@ -114,29 +126,28 @@ class Experts:
         return True
 
     @classmethod
-    def extra(cls, cfg: MoEConfig, ctx: RoutingContext, rules: str) -> str | None:
+    def extra(cls, cfg: MoEConfig, ctx: RoutingContext) -> str | None:
         return None
 
     @classmethod
-    def unsupported(cls, cfg: MoEConfig, w: QuantKey, a: QuantKey | None, ctx: RoutingContext,
-                    rules: str) -> str | None:
+    def unsupported(cls, cfg: MoEConfig, w: QuantKey, a: QuantKey | None, ctx: RoutingContext) -> str | None:
         """FusedMoEExperts.is_supported_config: None, or vLLM's 'kernel does not support ...' reason."""
         if not cls.device(ctx):
             return f"kernel does not support current device {ctx.kind}"
-        if not cls.quant(w, a, ctx, rules):
+        if not cls.quant(w, a, ctx):
             return f"kernel does not support quantization scheme {key_text(w, ctx)}x{key_text(a, ctx)}"
-        if not cls.routing(cfg, w, a, rules):
+        if not cls.routing(cfg, w, a, ctx):
             return f"kernel does not support routing method {ROUTING[cfg.routing]}"
         if not cls.router_dtype(cfg):
             return f"kernel does not support router logits dtype torch.{cfg.in_dtype}"
         if cls.fmt != STANDARD:
             return f"kernel does not support {STANDARD} activation format"
-        return cls.extra(cfg, ctx, rules)
+        return cls.extra(cfg, ctx)
 
 
 class TritonExperts(Experts):
-    """experts/triton_moe.py. 0.33 also takes any static float32 block ≥ 2x2 with 1x128 activations (refined
-    blocks); on CUDA/ROCm moe_align_block_size needs fewer than 1024 padded experts."""
+    """experts/triton_moe.py. With moe-block-refine it also takes any static float32 block ≥ 2x2 with 1x128
+    activations (refined blocks); on CUDA/ROCm moe_align_block_size needs fewer than 1024 padded experts."""
 
     name = "TritonExperts"
     numerics = MOE_W8A8
@@ -146,16 +157,16 @@ class TritonExperts(Experts):
         return ctx.kind in ("cuda", "rocm", "xpu")
 
     @classmethod
-    def quant(cls, w, a, ctx, rules):
+    def quant(cls, w, a, ctx):
         if not supports_fp8(ctx):
             return False
-        if rules == "0.33" and a == kFp8Dynamic128Sym and w.static and w.scale_dtype == "float32" \
-                and w.group_shape[0] > 1 and w.group_shape[1] > 1:
+        if ctx.profile.has("moe-block-refine") and a == kFp8Dynamic128Sym and w.static \
+                and w.scale_dtype == "float32" and w.group_shape[0] > 1 and w.group_shape[1] > 1:
             return True
         return (w, a) in TRITON_W_A
 
     @classmethod
-    def extra(cls, cfg, ctx, rules):
+    def extra(cls, cfg, ctx):
         if ctx.kind in ("cuda", "rocm") and (cfg.num_experts + 31) // 32 * 32 >= 1024:
             return "kernel's moe_align_block_size requires fewer than 1024 padded experts"
         return None
@@ -172,7 +183,7 @@ class DeepGemmExperts(Experts):
         return deep_gemm_supported(ctx)
 
     @classmethod
-    def quant(cls, w, a, ctx, rules):
+    def quant(cls, w, a, ctx):
         return (w, a) == (kFp8Static128BlockSym, kFp8Dynamic128Sym)
 
 
@@ -185,8 +196,8 @@ class _FallbackExperts(Experts):
         return all(part.device(ctx) for part in cls.parts)
 
     @classmethod
-    def quant(cls, w, a, ctx, rules):
-        return all(part.quant(w, a, ctx, rules) for part in cls.parts)
+    def quant(cls, w, a, ctx):
+        return all(part.quant(w, a, ctx) for part in cls.parts)
 
 
 class TritonOrDeepGemmExperts(_FallbackExperts):
@@ -210,7 +221,7 @@ class CutlassExpertsFp8(Experts):
         return _cuda_at(ctx, 90) or _family(ctx, 10)
 
     @classmethod
-    def quant(cls, w, a, ctx, rules):
+    def quant(cls, w, a, ctx):
         return (w, a) in ((kFp8StaticChannelSym, kFp8DynamicTokenSym), (kFp8StaticTensorSym, kFp8DynamicTensorSym),
                           (kFp8StaticTensorSym, kFp8StaticTensorSym))
 
@@ -242,7 +253,7 @@ class FlashInferExperts(Experts):
         return ctx.platform.assumptions.flashinfer and (_cuda_at(ctx, 90) or _family(ctx, 10) or _family(ctx, 12))
 
     @classmethod
-    def quant(cls, w, a, ctx, rules):
+    def quant(cls, w, a, ctx):
         if (w, a) == (kFp8StaticTensorSym, kFp8StaticTensorSym):
             return _cuda_min(ctx, 90)
         return (w, a) == (kFp8Static128BlockSym, kFp8Dynamic128Sym) and _cuda_at(ctx, 90)
@@ -250,7 +261,8 @@ class FlashInferExperts(Experts):
 
 class TrtLlmFp8ExpertsMonolithic(Experts):
     """experts/trtllm_fp8_moe.py: Blackwell (sm100 family) with FlashInfer's TRT-LLM MoE; at most 2048 experts
-    in 0.28 (0.33 dropped that check); router logits in bfloat16 or float32."""
+    (TrtLlmFp8ExpertsBase.is_supported_config, every release 0.28 ... 0.34); router logits in bfloat16 or
+    float32."""
 
     name = "TrtLlmFp8ExpertsMonolithic"
     numerics = MOE_W8A8
@@ -261,11 +273,11 @@ class TrtLlmFp8ExpertsMonolithic(Experts):
         return ctx.platform.assumptions.flashinfer and _family(ctx, 10)
 
     @classmethod
-    def quant(cls, w, a, ctx, rules):
+    def quant(cls, w, a, ctx):
         return (w, a) in cls.schemes
 
     @classmethod
-    def routing(cls, cfg, w, a, rules):
+    def routing(cls, cfg, w, a, ctx):
         allowed = {"DeepSeekV3", "Renormalize", "RenormalizeNaive", "SigmoidRenorm", "Sigmoid", "MiniMax2"}
         if w == kFp8StaticTensorSym:
             allowed.add("Llama4")
@@ -276,8 +288,8 @@ class TrtLlmFp8ExpertsMonolithic(Experts):
         return cfg.in_dtype in ("bfloat16", "float32")
 
     @classmethod
-    def extra(cls, cfg, ctx, rules):
-        if rules == "0.28" and cfg.num_experts > 2048:
+    def extra(cls, cfg, ctx):
+        if cfg.num_experts > 2048:
             return f"FlashInfer TRTLLM routing supports at most 2048 experts, but got {cfg.num_experts}"
         return None
 
@@ -287,7 +299,7 @@ class TrtLlmFp8ExpertsModular(TrtLlmFp8ExpertsMonolithic):
     schemes = ((kFp8Static128BlockSym, kFp8Dynamic128Sym),)
 
     @classmethod
-    def routing(cls, cfg, w, a, rules):
+    def routing(cls, cfg, w, a, ctx):
         return True
 
     @classmethod
@@ -306,7 +318,7 @@ class MarlinExperts(Experts):
         return _cuda_min(ctx, 75)
 
     @classmethod
-    def quant(cls, w, a, ctx, rules):
+    def quant(cls, w, a, ctx):
         return w in (kFp8Static128BlockSym, kFp8StaticChannelSym, kFp8StaticTensorSym)
 
 
@@ -323,7 +335,7 @@ class HummingExperts(Experts):
         return ctx.platform.assumptions.humming and _cuda_min(ctx, 75)
 
     @classmethod
-    def quant(cls, w, a, ctx, rules):
+    def quant(cls, w, a, ctx):
         return w in (kFp8Static128BlockSym, kFp8StaticChannelSym, kFp8StaticTensorSym)
 
 
@@ -353,7 +365,7 @@ class BatchedTritonExperts(Experts):
         return ctx.kind in ("cuda", "rocm", "xpu")
 
     @classmethod
-    def quant(cls, w, a, ctx, rules):
+    def quant(cls, w, a, ctx):
         arch = ctx.platform.arch or ""
         fp8 = _cuda_min(ctx, 89) or (ctx.kind == "rocm" and arch.startswith(("gfx94", "gfx95", "gfx12")))
         return fp8 and (w, a) in TRITON_W_A
@@ -361,10 +373,11 @@ class BatchedTritonExperts(Experts):
 
 class AiterExperts(Experts):
     """experts/rocm_aiter_moe.py: runs only when AITER fused MoE is enabled (VLLM_ROCM_USE_AITER=1); its
-    is_supported_config appends how to enable it to every rejection."""
+    is_supported_config appends how to enable it to every rejection. aiter-moe-split splits it in three."""
 
     name = "AiterExperts"
     numerics = MOE_W8A8
+    removed_by = "aiter-moe-split"
     schemes: ClassVar[tuple] = ((kFp8Static128BlockSym, kFp8Dynamic128Sym), (kFp8StaticTensorSym, kFp8StaticTensorSym),
                                 (kFp8StaticTensorSym, kFp8DynamicTensorSym), (kFp8StaticChannelSym, kFp8DynamicTokenSym))
 
@@ -373,12 +386,12 @@ class AiterExperts(Experts):
         return ctx.kind == "rocm" and ctx.platform.assumptions.aiter
 
     @classmethod
-    def quant(cls, w, a, ctx, rules):
+    def quant(cls, w, a, ctx):
         return (w, a) in cls.schemes
 
     @classmethod
-    def unsupported(cls, cfg, w, a, ctx, rules):
-        reason = super().unsupported(cfg, w, a, ctx, rules)
+    def unsupported(cls, cfg, w, a, ctx):
+        reason = super().unsupported(cfg, w, a, ctx)
         if reason and not ctx.platform.assumptions.aiter:
             reason += (". AITER MoE is not enabled — set VLLM_ROCM_USE_AITER=1 and VLLM_ROCM_USE_AITER_MOE=1 "
                        "to enable it")
@@ -388,16 +401,19 @@ class AiterExperts(Experts):
 class AiterFp8BlockExperts(AiterExperts):
     name = "AiterFp8BlockExperts"
     schemes = ((kFp8Static128BlockSym, kFp8Dynamic128Sym),)
+    added_by, removed_by = "aiter-moe-split", None
 
 
 class AiterFp8TensorExperts(AiterExperts):
     name = "AiterFp8TensorExperts"
     schemes = ((kFp8StaticTensorSym, kFp8StaticTensorSym), (kFp8StaticTensorSym, kFp8DynamicTensorSym))
+    added_by, removed_by = "aiter-moe-split", None
 
 
 class AiterFp8ChannelExperts(AiterExperts):
     name = "AiterFp8ChannelExperts"
     schemes = ((kFp8StaticChannelSym, kFp8DynamicTokenSym),)
+    added_by, removed_by = "aiter-moe-split", None
 
 
 class XPUExpertsFp8(Experts):
@@ -413,7 +429,7 @@ class XPUExpertsFp8(Experts):
         return ctx.kind == "xpu"
 
     @classmethod
-    def quant(cls, w, a, ctx, rules):
+    def quant(cls, w, a, ctx):
         return (w, a) in ((kFp8StaticTensorSym, None), (kFp8StaticTensorSym, kFp8DynamicTensorSym))
 
 
@@ -423,7 +439,7 @@ class XPUExpertsMxFp8(XPUExpertsFp8):
     name = "XPUExpertsMxFp8"
 
     @classmethod
-    def quant(cls, w, a, ctx, rules):
+    def quant(cls, w, a, ctx):
         return False
 
 
@@ -431,39 +447,41 @@ class XPUExpertsBlockFp8(XPUExpertsFp8):
     name = "XPUExpertsBlockFp8"
 
     @classmethod
-    def quant(cls, w, a, ctx, rules):
+    def quant(cls, w, a, ctx):
         return (w, a) == (kFp8Static128BlockSym, kFp8Dynamic128Sym)
 
 
 class CPUExpertsFp8(Experts):
     """experts/cpu_moe.py: W8A16 ("CPU FP8 W8A16 block-quantized") with 128x128 blocks on x86 with AMX tiles;
-    0.28 routes Default / Renormalize / RenormalizeNaive only, 0.33 adds DeepSeekV3 / DeepseekV4."""
+    routes Default / Renormalize / RenormalizeNaive, and DeepSeekV3 / DeepseekV4 from cpu-moe-deepseek-routing."""
 
     name = "CPUExpertsFp8"
     numerics = WEIGHT_ONLY
-    routes_033: ClassVar[frozenset] = frozenset({"Default", "Renormalize", "RenormalizeNaive", "DeepSeekV3",
-                                                 "DeepseekV4"})
+    routes: ClassVar[frozenset] = frozenset({"Default", "Renormalize", "RenormalizeNaive"})
+    deepseek_routes: ClassVar[frozenset] = frozenset({"DeepSeekV3", "DeepseekV4"})
 
     @classmethod
     def device(cls, ctx):
         return ctx.kind == "cpu" and ctx.platform.assumptions.cpu_amx
 
     @classmethod
-    def quant(cls, w, a, ctx, rules):
+    def quant(cls, w, a, ctx):
         return (w, a) == (kFp8Static128BlockSym, kFp8Dynamic128Sym)
 
     @classmethod
-    def routing(cls, cfg, w, a, rules):
-        return cfg.routing in (cls.routes_033 if rules == "0.33" else {"Default", "Renormalize", "RenormalizeNaive"})
+    def routing(cls, cfg, w, a, ctx):
+        return cfg.routing in cls.routes or (cfg.routing in cls.deepseek_routes
+                                             and ctx.profile.has("cpu-moe-deepseek-routing"))
 
 
 class CPUExpertsFp8W8A8(CPUExpertsFp8):
-    """0.33: W8A8 on CPUs with AMX-FP8 (cpu_has_amx_fp8). fp8check has no AMX-FP8 assumption and takes it as
-    absent (an inference: AMX tiles, which `cpu_amx` describes, do not imply the FP8 extension)."""
+    """cpu-moe-w8a8: W8A8 on CPUs with AMX-FP8 (cpu_has_amx_fp8). fp8check has no AMX-FP8 assumption and takes it
+    as absent (an inference: AMX tiles, which `cpu_amx` describes, do not imply the FP8 extension)."""
 
     name = "CPUExpertsFp8W8A8"
     verified = False
     numerics = MOE_W8A8
+    added_by = "cpu-moe-w8a8"
 
     @classmethod
     def device(cls, ctx):
@@ -481,10 +499,11 @@ class HPCExperts(Experts):
         return False
 
 
-# Fp8MoeBackend -> backend_to_kernel_cls, per rule set, in _AVAILABLE_BACKENDS' order before platform reordering.
-# 0.33 splits AITER, inserts CPU_W8A8 before CPU and then calls prioritize_humming, which fp8check does not model
-# (humming is off by default). _SHARED: the backends both rule sets list alike, between AITER and CPU.
-_SHARED = {
+# Fp8MoeBackend -> backend_to_kernel_cls, in _AVAILABLE_BACKENDS' order before platform reordering: every class any
+# release lists (Experts.listed says which a release does). From 0.32 the list also goes through
+# prioritize_humming, which fp8check does not model (humming is off by default).
+BACKENDS: dict[str, tuple[type[Experts], ...]] = {
+    "AITER": (AiterExperts, AiterFp8BlockExperts, AiterFp8TensorExperts, AiterFp8ChannelExperts),
     "FLASHINFER_TRTLLM": (TrtLlmFp8ExpertsMonolithic, TrtLlmFp8ExpertsModular),
     "FLASHINFER_CUTLASS": (FlashInferExperts,),
     "DEEPGEMM": (TritonOrDeepGemmExperts,),
@@ -496,17 +515,21 @@ _SHARED = {
     "BATCHED_VLLM_CUTLASS": (CutlassBatchedExpertsFp8,),
     "BATCHED_TRITON": (BatchedTritonExperts,),
     "XPU": (XPUExpertsFp8, XPUExpertsMxFp8, XPUExpertsBlockFp8),
-}
-BACKENDS: dict[str, dict[str, tuple[type[Experts], ...]]] = {
-    "0.28": {"AITER": (AiterExperts,), **_SHARED, "CPU": (CPUExpertsFp8,), "HPC": (HPCExperts,)},
-    "0.33": {"AITER": (AiterFp8BlockExperts, AiterFp8TensorExperts, AiterFp8ChannelExperts), **_SHARED,
-             "CPU_W8A8": (CPUExpertsFp8W8A8,), "CPU": (CPUExpertsFp8,), "HPC": (HPCExperts,)},
+    "CPU_W8A8": (CPUExpertsFp8W8A8,),
+    "CPU": (CPUExpertsFp8,),
+    "HPC": (HPCExperts,),
 }
 
 
-def experts_numerics(backends: dict[str, dict[str, tuple[type[Experts], ...]]]) -> dict[str, str]:
+def backends_at(ctx: RoutingContext) -> dict[str, tuple[type[Experts], ...]]:
+    """The release's Fp8MoeBackend list: each backend with the classes it lists, the backends with none left out."""
+    listed = {backend: tuple(e for e in row if e.listed(ctx)) for backend, row in BACKENDS.items()}
+    return {backend: row for backend, row in listed.items() if row}
+
+
+def experts_numerics(backends: dict[str, tuple[type[Experts], ...]]) -> dict[str, str]:
     """Every experts class the backends register, and the parts a fallback class runs, by name -> numerics."""
-    return {cls.name: cls.numerics for table in backends.values() for row in table.values() for experts in row
+    return {cls.name: cls.numerics for row in backends.values() for experts in row
             for cls in (experts, *experts.parts)}
 
 
@@ -520,10 +543,11 @@ class MoEChoice(NamedTuple):
     error: str | None = None
 
 
-def priority(cfg: MoEConfig, w: QuantKey, a: QuantKey | None, ctx: RoutingContext, rules: str) -> list[str]:
+def priority(cfg: MoEConfig, w: QuantKey, a: QuantKey | None, ctx: RoutingContext) -> list[str]:
     """_get_priority_backends: Hopper block FP8 prefers Triton under TP and FlashInfer CUTLASS under EP; XPU and
-    CPU move their own backend first (0.33: CPU_W8A8 ahead of CPU). The DeepEP-v2 rule needs DP, never here."""
-    order = list(BACKENDS[rules])
+    CPU move their own backend first (cpu-moe-w8a8: CPU_W8A8 ahead of CPU). The DeepEP-v2 rule needs DP, never
+    here."""
+    order = list(backends_at(ctx))
 
     def front(name: str) -> None:
         order.insert(0, order.pop(order.index(name)))
@@ -534,28 +558,35 @@ def priority(cfg: MoEConfig, w: QuantKey, a: QuantKey | None, ctx: RoutingContex
         front("XPU")
     if ctx.kind == "cpu":
         front("CPU")
-        if rules == "0.33":
+        if "CPU_W8A8" in order:
             front("CPU_W8A8")
     return order
 
 
-def select_backend(cfg: MoEConfig, w: QuantKey, a: QuantKey | None, ctx: RoutingContext, rules: str,
+def rejection(backend: str, reason: str, ctx: RoutingContext) -> str:
+    """How the oracle words a backend it refuses (the message it logs, or raises for a backend it must take)."""
+    if ctx.profile.has("moe-oracle-wording"):
+        return f"Fp8 MoE backend '{backend}' does not support the deployment configuration since {reason}."
+    return f"FP8 MoE backend {backend} does not support the deployment configuration since {reason}."
+
+
+def select_backend(cfg: MoEConfig, w: QuantKey, a: QuantKey | None, ctx: RoutingContext,
                    allow_vllm_cutlass: bool) -> MoEChoice:
     """select_fp8_moe_backend with moe_backend='auto' and no VLLM_* override except VLLM_ROCM_USE_AITER, which
     `--assume aiter=yes` stands for: vLLM then takes AITER or raises, without trying the others."""
-    order = priority(cfg, w, a, ctx, rules)
+    listed = backends_at(ctx)
+    order = priority(cfg, w, a, ctx)
     if ctx.kind == "rocm" and ctx.platform.assumptions.aiter:
         order = ["AITER"]
     if not allow_vllm_cutlass:
         order = [b for b in order if b not in ("VLLM_CUTLASS", "BATCHED_VLLM_CUTLASS")]
     rejected: list[Rejection] = []
     for backend in order:
-        for experts in BACKENDS[rules][backend]:
-            reason = experts.unsupported(cfg, w, a, ctx, rules)
+        for experts in listed[backend]:
+            reason = experts.unsupported(cfg, w, a, ctx)
             if reason is None:
                 return MoEChoice(backend, experts.name, tuple(rejected))
-            rejected.append(Rejection(experts.name, f"FP8 MoE backend {backend} does not support the deployment "
-                                                    f"configuration since {reason}.", experts.verified))
+            rejected.append(Rejection(experts.name, rejection(backend, reason, ctx), experts.verified))
         if order == ["AITER"]:
             return MoEChoice(None, None, tuple(rejected), rejected[-1].reason)
     if ctx.kind in ("cuda", "rocm"):
@@ -566,12 +597,12 @@ def select_backend(cfg: MoEConfig, w: QuantKey, a: QuantKey | None, ctx: Routing
                      f"select_fp8_moe_backend returned Fp8MoeBackend.NONE on {ctx.kind})")
 
 
-def refined_block_accepted(block: tuple[int, int], ctx: RoutingContext, rules: str) -> tuple[str, ...]:
+def refined_block_accepted(block: tuple[int, int], ctx: RoutingContext) -> tuple[str, ...]:
     """Experts classes whose _supports_quant_scheme takes the refined block key (only Triton-based ones)."""
     key = QuantKey(True, block)
     names = []
-    for row in BACKENDS[rules].values():
+    for row in backends_at(ctx).values():
         for experts in row:
-            if experts.quant(key, kFp8Dynamic128Sym, ctx, rules) and experts.name not in names:
+            if experts.quant(key, kFp8Dynamic128Sym, ctx) and experts.name not in names:
                 names.append(experts.name)
     return tuple(names)

@@ -117,7 +117,7 @@ class MoEMethod(NamedTuple):
     assignment: Assignment | None = None
     error: str | None = None
     note: str | None = None
-    refines_block: bool = False            # vLLM 0.33 refines the block to the TP shard (refine_fp8_moe_block_shape)
+    refines_block: bool = False            # vLLM 0.29+ refines the block to the TP shard (refine_fp8_moe_block_shape)
     # (backend, vLLM's error) pairs: the constructor raises when the oracle picks one of these backends (online
     # PTPC refuses the backends that drop per-channel weight scales). moe.place() applies them to the choice.
     backend_errors: tuple[tuple[str, str], ...] = ()
@@ -147,8 +147,8 @@ class Format:
     # selector, or the error the scheme's constructor raises
     kernel_request: Callable[[str, Assignment, RoutingContext, bool], tuple[str, QuantKey, QuantKey] | str]
     expected_tensors: Callable[[Assignment], ExpectedTensors | None]  # None: nothing to check
-    # (FusedMoE name, its checkpoint's gate / up / down leaf names, config, the profile's moe_rules) -> method
-    moe_method: Callable[[str, tuple[str, str, str], QuantConfig, str], MoEMethod]
+    # (FusedMoE name, its checkpoint's gate / up / down leaf names, config, the rule profile) -> method
+    moe_method: Callable[[str, tuple[str, str, str], QuantConfig, RuleProfile], MoEMethod]
     # (config, ctx) -> model-wide refusals of the config, vLLM's messages (raised before any layer is built)
     config_errors: Callable[[QuantConfig, RoutingContext], list[str]] = nothing
     config_warnings: Callable[[QuantConfig, RoutingContext], list[str]] = nothing  # what vLLM logs about it
@@ -179,6 +179,13 @@ class Format:
     # get_name() of the config class the parsed config stands for, where one Format serves several classes
     # (online: Fp8Config for `fp8` until 0.31); else the format's name.
     config_name: Callable[[QuantConfig], str] | None = None
+    # The profile change that added the method to vLLM (QuantizationMethods); before it, vLLM refuses the name as an
+    # unknown method and builds nothing. None: in every release fp8check has a profile for.
+    added_by: str | None = None
 
     def min_capability_at(self, profile: RuleProfile) -> int:
         return self.capability(profile) if self.capability else self.min_capability
+
+    def known_at(self, profile: RuleProfile) -> bool:
+        """Whether the release has this config class at all."""
+        return self.added_by is None or profile.has(self.added_by)

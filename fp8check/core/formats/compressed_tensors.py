@@ -13,7 +13,7 @@ CompressedTensorsW8A8Fp8MoEMethod).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from fp8check.core.errors import ConfigError, printable, shown
 from fp8check.core.formats import mxfp8
@@ -22,12 +22,16 @@ from fp8check.core.formats.base import (
 )
 from fp8check.core.formats.shared import (
     ExpertsProbe, QuantArgs, block_weight_key, enum_value, ignored, is_int, matches, pattern_list, shard_names,
+    torch_dtype,
 )
 from fp8check.kernels.base import FP8, FP8_BLOCK, W8A16_FP8, RoutingContext
 from fp8check.kernels.quant_keys import (
     QuantKey, kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockSym, kFp8StaticChannelSym,
     kFp8StaticTensorSym,
 )
+
+if TYPE_CHECKING:  # annotations only
+    from fp8check.core.targets.profiles import RuleProfile
 
 NAME = "compressed-tensors"
 STRATEGIES = ("tensor", "channel", "group", "block", "token", "tensor_group", "attn_head")
@@ -110,9 +114,7 @@ def parse_quant_args(raw: object, where: str) -> QuantArgs:
     elif not isinstance(dynamic, bool):
         raise ConfigError(f"{where}.dynamic must be true, false or 'local', got {shown(dynamic)}")
     actorder = _actorder(raw.get("actorder"), f"{where}.actorder")
-    scale_dtype = raw.get("scale_dtype")
-    if scale_dtype is not None and not isinstance(scale_dtype, str):
-        raise ConfigError(f"{where}.scale_dtype must be a dtype name, got {shown(scale_dtype)}")
+    scale_dtype = torch_dtype(raw.get("scale_dtype"), f"{where}.scale_dtype")  # "uint8" is "torch.uint8"
 
     if strategy is None:
         if group_size is None:
@@ -430,11 +432,12 @@ def expected_tensors(assignment: Assignment) -> ExpectedTensors | None:
 # --- FusedMoE --------------------------------------------------------------------------------------------
 
 
-def moe_method(name: str, leaves: tuple[str, str, str], config: CompressedTensorsConfig, rules: str) -> MoEMethod:
-    """get_moe_method: expert 0's gate/up/down must share one scheme (0.28 asks for the names gate_proj / up_proj
-    / down_proj whatever the checkpoint calls them; 0.33 asks for the checkpoint's names). A 'Linear' target also
+def moe_method(name: str, leaves: tuple[str, str, str], config: CompressedTensorsConfig,
+               profile: RuleProfile) -> MoEMethod:
+    """get_moe_method: expert 0's gate/up/down must share one scheme (0.25-0.31 ask for the names gate_proj /
+    up_proj / down_proj whatever the checkpoint calls them; 0.32 on ask for the checkpoint's names). A 'Linear' target also
     targets RoutedExperts (_add_fused_moe_to_target_scheme_map)."""
-    projections = VLLM_028_EXPERT_LEAVES if rules == "0.28" else leaves
+    projections = leaves if profile.has("ct-moe-ckpt-leaves") else VLLM_028_EXPERT_LEAVES
     assignments = {_expert_assignment(f"{name}.0.{leaf}", config) for leaf in projections}
     if len(assignments) > 1:
         return MoEMethod("?", error="All MoE projections need to have same quantization scheme but found multiple")
@@ -452,7 +455,7 @@ def moe_method(name: str, leaves: tuple[str, str, str], config: CompressedTensor
                          else "not an FP8 e4m3 scheme; fp8check routes FP8 experts only")
     if w.strategy in ("channel", "group") and inp is None and not w.dynamic:  # _is_wNa16_group_channel
         if fmt != "pack-quantized" or w.num_bits not in (4, 8):
-            return MoEMethod("?", assignment=a, error=_wna16_format_error(w.num_bits, rules))
+            return MoEMethod("?", assignment=a, error=_wna16_format_error(w.num_bits, profile))
         return MoEMethod("CompressedTensorsWNA16MoEMethod", assignment=a, note="not an FP8 scheme")
     if is_fp8_w8a8(w, inp):
         return _fp8_moe(w, inp, a)
@@ -469,9 +472,10 @@ def _expert_assignment(name: str, config: CompressedTensorsConfig) -> Assignment
     return a
 
 
-def _wna16_format_error(bits: int, rules: str) -> str:
-    """vLLM 0.28 passes the message pieces as separate ValueError arguments (a tuple prints); 0.33 joins them."""
-    if rules == "0.28":
+def _wna16_format_error(bits: int, profile: RuleProfile) -> str:
+    """vLLM 0.28 passes the message pieces as separate ValueError arguments (a tuple prints); ct-wna16-moe-wording
+    joins them."""
+    if not profile.has("ct-wna16-moe-wording"):
         return str(("For Fused MoE layers, only format: ", "pack-quantized ", " and bits: [4, 8] is supported ",
                     f"but got format: pack-quantized  and bits: {bits}"))
     return f"For Fused MoE layers, only format: pack-quantized and bits: [4, 8] is supported but got format: " \

@@ -16,7 +16,7 @@ the warning config_warnings reports) before the chosen kernel's own process_weig
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from fp8check.core.errors import ConfigError, shown
 from fp8check.core.formats.base import (
@@ -25,6 +25,9 @@ from fp8check.core.formats.base import (
 from fp8check.core.formats.shared import layer_skipped, pattern_list
 from fp8check.kernels.base import FP8, RoutingContext
 from fp8check.kernels.quant_keys import QuantKey, kFp8DynamicTokenSym, kFp8StaticTokenSym
+
+if TYPE_CHECKING:  # annotations only
+    from fp8check.core.targets.profiles import RuleProfile
 
 NAME = "fbgemm_fp8"
 FBGEMM_METHOD = "FBGEMMFp8LinearMethod"
@@ -89,7 +92,7 @@ def expected_tensors(assignment: Assignment) -> ExpectedTensors:
                                                   "vLLM parameter"), static_input=False)
 
 
-def moe_method(name: str, leaves: tuple[str, str, str], config: FbgemmFp8Config, rules: str) -> MoEMethod:
+def moe_method(name: str, leaves: tuple[str, str, str], config: FbgemmFp8Config, profile: RuleProfile) -> MoEMethod:
     """get_quant_method returns None for a FusedMoE, so vLLM builds UnquantizedFusedMoEMethod."""
     reason = "FBGEMMFp8Config has no MoE method: vLLM builds the experts unquantized (bf16 parameters)"
     # The assignment makes the expert integrity check name every FP8 expert weight loaded into bf16 unscaled.

@@ -8,7 +8,7 @@ MoE oracle is handed).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from fp8check.core.errors import ConfigError, shown
 from fp8check.core.formats.base import (
@@ -21,9 +21,13 @@ from fp8check.kernels.quant_keys import (
     QuantKey, kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockSym, kFp8StaticTensorSym,
 )
 
+if TYPE_CHECKING:  # annotations only
+    from fp8check.core.targets.profiles import RuleProfile
+
 NAME = "fp8"
 FP8_METHOD = "Fp8LinearMethod"
 FP8_MOE = "Fp8MoEMethod"
+XPU_PER_TOKEN = "xpu-fp8-per-token"  # 0.34: dynamic activations per token on XPU too
 
 
 class NativeFp8Config(NamedTuple):
@@ -63,15 +67,17 @@ def assign(module: Module, config: NativeFp8Config) -> Assignment:
         return Assignment(None, reason=module.unquantized)
     is_ignored, error = layer_skipped(module, config.ignored_layers)
     if error:
-        return Assignment(NAME, error=error)
+        return Assignment(config.method, error=error)
     if is_ignored:
         return Assignment(None, reason="listed in ignored_layers / modules_to_not_convert")
     return _quantized(config)
 
 
 def _quantized(config: NativeFp8Config) -> Assignment:
+    """Fp8LinearMethod's assignment, under the config's own method name (an Fp8Config subclass such as w4afp8's
+    W4AFP8Config keeps its name: the registry routes the assignment back to that format)."""
     block = config.weight_block_size
-    return Assignment(NAME, strategy="block" if block else "tensor", block=block,
+    return Assignment(config.method, strategy="block" if block else "tensor", block=block,
                       static_input=config.activation_scheme == "static")
 
 
@@ -92,17 +98,26 @@ def linear_scheme(assignment: Assignment, ctx: RoutingContext, linear_backend: s
 def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m0: bool
                    ) -> tuple[str, QuantKey, QuantKey]:
     """Fp8LinearMethod: 1 x block[0] activation groups for block weights; dynamic activations per token where
-    CUTLASS FP8 runs (cutlass_fp8_supported), else per tensor."""
+    CUTLASS FP8 runs (cutlass_fp8_supported) and, from 0.34, on XPU (`or current_platform.is_xpu()`), else per
+    tensor."""
     block = assignment.block
     if block:
         return FP8_BLOCK, block_weight_key(block, e8m0), QuantKey(False, (1, block[0]))
     if assignment.static_input:
         act = kFp8StaticTensorSym
-    elif ctx.kind == "cuda" and cutlass_fp8_supported(ctx):
+    elif dynamic_per_token(ctx):
         act = kFp8DynamicTokenSym
     else:
         act = kFp8DynamicTensorSym
     return FP8, kFp8StaticTensorSym, act
+
+
+def dynamic_per_token(ctx: RoutingContext) -> bool:
+    """`cutlass_fp8_supported()` (CUDA only), `or current_platform.is_xpu()` from 0.34 (profile XPU_PER_TOKEN): where
+    Fp8LinearMethod and Fp8PerTensorOnlineLinearMethod quantize dynamic activations per token."""
+    if ctx.kind == "xpu":
+        return ctx.profile.has(XPU_PER_TOKEN)
+    return ctx.kind == "cuda" and cutlass_fp8_supported(ctx)
 
 
 def expected_tensors(assignment: Assignment) -> ExpectedTensors:
@@ -114,16 +129,17 @@ def expected_tensors(assignment: Assignment) -> ExpectedTensors:
     return ExpectedTensors(scale, assignment.static_input)
 
 
-def moe_method(name: str, leaves: tuple[str, str, str], config: NativeFp8Config, rules: str) -> MoEMethod:
-    """Fp8Config.get_quant_method for a FusedMoE, then Fp8MoEMethod.__init__: 0.28 hands the oracle the 128x128
-    key whatever weight_block_size says; 0.33 builds the key from the (possibly refined) block, see moe.place()."""
+def moe_method(name: str, leaves: tuple[str, str, str], config: NativeFp8Config,
+               profile: RuleProfile) -> MoEMethod:
+    """Fp8Config.get_quant_method for a FusedMoE, then Fp8MoEMethod.__init__: 0.25-0.28 hand the oracle the
+    128x128 key whatever weight_block_size says; 0.29 on build it from the (possibly refined) block, see moe.place()."""
     if name in config.ignored_layers:
         return MoEMethod(UNQUANTIZED_MOE, note="listed in ignored_layers / modules_to_not_convert")
     assignment = _quantized(config)
     static = assignment.static_input
     if config.weight_block_size:
         block = tuple(config.weight_block_size)
-        weight = kFp8Static128BlockSym if rules == "0.28" else QuantKey(True, block)
+        weight = QuantKey(True, block) if profile.has("moe-block-refine") else kFp8Static128BlockSym
         error = None
         if static:  # create_weights: `assert not self.block_quant` under static activations
             error = "AssertionError in Fp8MoEMethod.create_weights: static activation scales with block weights"

@@ -40,7 +40,14 @@ _METHODS_028 = ("awq", "auto_awq", "fp8", "fbgemm_fp8", "fp_quant", "modelopt", 
                 "nvfp4_per_token", "mxfp8")
 _METHODS_026 = _METHODS_028[:15] + ("bitsandbytes",) + _METHODS_028[15:]
 _METHODS_025 = tuple(m for m in _METHODS_026 if m != "nvfp4_per_token")
+# 0.34: w4afp8 right after fp8 (profile "w4afp8"); fp_quant leaves, lut_b_moe and mxfp4_hadamard32 are appended
+# (profile "fp-quant-removed").
+W4AFP8 = "w4afp8"
+FP_QUANT_REMOVED = "fp-quant-removed"
+_ADDED_034 = ("lut_b_moe", "mxfp4_hadamard32")
+# DEPRECATED_QUANTIZATION_METHODS: 0.25-0.33, then 0.34 (fp_quant removed).
 DEPRECATED = ("fbgemm_fp8", "fp_quant")
+_DEPRECATED_034 = ("fbgemm_fp8",)
 
 # supported_quantization of platforms/xpu.py and platforms/rocm.py (CUDA and CPU have none: everything passes).
 _XPU_027 = ("awq", "gptq", "auto_awq", "auto_gptq", "inc", "fp8", "deepseek_v4_fp8", "mxfp4", "mxfp8", "fp8_per_tensor",
@@ -52,13 +59,26 @@ _ROCM_025 = ("awq", "auto_awq", "awq_marlin", "gptq", "auto_gptq", "fp8", "deeps
              "modelopt_mxfp8", "modelopt_mixed", "fp8_per_tensor", "fp8_per_block", "fp8_per_channel", "online",
              "gpt_oss_mxfp4")
 _ROCM_028 = tuple(m for m in _ROCM_025 if m != "bitsandbytes") + ("inc",)
+_ROCM_034 = _ROCM_028 + ("mxfp4_hadamard32",)  # a set: vLLM lists it before "online"
 
 
 def quantization_methods(ctx: RoutingContext) -> tuple[str, ...]:
-    """QUANTIZATION_METHODS of the profile's release."""
+    """QUANTIZATION_METHODS of the profile's release, in vLLM's order (the unknown-method error prints it)."""
     if ctx.profile.has("bitsandbytes-removed"):
-        return _METHODS_028
-    return _METHODS_026 if ctx.profile.has("nvfp4-per-token") else _METHODS_025
+        methods = _METHODS_028
+    else:
+        methods = _METHODS_026 if ctx.profile.has("nvfp4-per-token") else _METHODS_025
+    if ctx.profile.has(W4AFP8):
+        at = methods.index("fp8") + 1
+        methods = methods[:at] + (W4AFP8,) + methods[at:]
+    if ctx.profile.has(FP_QUANT_REMOVED):
+        methods = tuple(m for m in methods if m != "fp_quant") + _ADDED_034
+    return methods
+
+
+def deprecated(ctx: RoutingContext) -> tuple[str, ...]:
+    """DEPRECATED_QUANTIZATION_METHODS of the profile's release."""
+    return _DEPRECATED_034 if ctx.profile.has(FP_QUANT_REMOVED) else DEPRECATED
 
 
 def allow_list(ctx: RoutingContext) -> tuple[str, ...] | None:
@@ -70,6 +90,8 @@ def allow_list(ctx: RoutingContext) -> tuple[str, ...] | None:
             return _XPU_032
         return _XPU_030 if ctx.profile.has("xpu-moe-wna16") else _XPU_027
     if ctx.kind == "rocm":
+        if ctx.profile.has(FP_QUANT_REMOVED):
+            return _ROCM_034
         return _ROCM_028 if ctx.profile.has("rocm-inc") else _ROCM_025
     return None
 
@@ -127,14 +149,16 @@ class FrontDoor(NamedTuple):
 def method_errors(method: str, ctx: RoutingContext, allow_deprecated: bool, registered: Mapping[str, Format]
                   ) -> list[str]:
     """_verify_quantization for a settled method: unknown name, platform allow-list, then the deprecation gate.
-    A format registered with fp8check counts as known (vLLM registers custom ones the same way)."""
+    A format registered with fp8check counts as known (vLLM registers custom ones the same way) in the releases
+    that have it (Format.added_by)."""
     known = quantization_methods(ctx)
-    if method not in known and method not in registered:
+    found = registered.get(method)
+    if method not in known and (found is None or not found.known_at(ctx.profile)):
         return [f"Unknown quantization method: {method}. Must be one of {list(known)}."]
     allowed = allow_list(ctx)
     if allowed is not None and method not in allowed:
         return [f"{method} quantization is currently not supported in {ctx.kind}."]
-    if method in DEPRECATED and not allow_deprecated:
+    if method in deprecated(ctx) and not allow_deprecated:
         return [str(("The quantization method %s is deprecated and will be removed in future versions of vLLM. "
                      "To bypass, set `--allow-deprecated-quantization`.", method))]
     return []

@@ -18,7 +18,7 @@ ColumnParallelLinear's allow_fp8_block_shape_mismatch escape never applies; vali
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from fp8check.core.errors import ConfigError, shown
 from fp8check.core.formats import fp8
@@ -26,6 +26,9 @@ from fp8check.core.formats.base import UNQUANTIZED_MOE, Assignment, ExpectedTens
 from fp8check.core.formats.shared import pattern_list, shard_names
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.quant_keys import QuantKey
+
+if TYPE_CHECKING:  # annotations only
+    from fp8check.core.targets.profiles import RuleProfile
 
 NAME = "inc"
 AUTO_ROUND = "auto-round"
@@ -370,7 +373,7 @@ def expected_tensors(assignment: Assignment) -> ExpectedTensors | None:
     return fp8.expected_tensors(assignment) if assignment.block is not None else None
 
 
-def moe_method(name: str, leaves: tuple[str, str, str], config: IncConfig, rules: str) -> MoEMethod:
+def moe_method(name: str, leaves: tuple[str, str, str], config: IncConfig, profile: RuleProfile) -> MoEMethod:
     """get_quant_method for RoutedExperts: unquantized when extra_config / block_name_to_quantize leave it at 16
     bits, else the scheme's get_moe_method, which INCFp8Scheme does not override (NotImplementedError)."""
     if _skipped_by_extra_config(name, config):

@@ -4,7 +4,8 @@ checks, and the names the checkpoint stores its k / v / q / prob scales under, r
 them. Torch-free: plain strings and dicts.
 
 vLLM sources, read in 0.28.0 and 0.33.0 (identical where it matters here):
-- config/cache.py: the `CacheDType` Literal (values added per release: CACHE_DTYPES);
+- config/cache.py: the `CacheDType` Literal (each value with the profile change that added it: CACHE_DTYPES; 0.34.0's
+  is 0.33.0's);
 - utils/torch_utils.py: get_kv_cache_quant_algo_string / resolve_kv_cache_dtype_string, which engine/arg_utils.py
   calls: a ModelOpt `kv_cache_scheme` / `kv_cache_quant_algo` turns `auto` into fp8_e4m3 (nvfp4 for 4-bit floats,
   a warning and `auto` for anything else); STR_DTYPE_TO_TORCH_DTYPE (every fp8 value is uint8, viewed as
@@ -23,19 +24,22 @@ vLLM sources, read in 0.28.0 and 0.33.0 (identical where it matters here):
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from fp8check.core.errors import InputError
 from fp8check.core.formats.shared import matches
 
-# CacheDType in 0.33.0's order, each with the release that added it (0.25.0 has every value marked "0.25").
-CACHE_DTYPES = (
-    ("auto", "0.25"), ("float16", "0.25"), ("bfloat16", "0.25"), ("fp8", "0.25"), ("fp8_e4m3", "0.25"),
-    ("fp8_e5m2", "0.25"), ("fp8_inc", "0.25"), ("fp8_ds_mla", "0.25"), ("nvfp4_ds_mla", "0.30"),
-    ("turboquant_k8v4", "0.25"), ("turboquant_4bit_nc", "0.25"), ("turboquant_k3v4_nc", "0.25"),
-    ("turboquant_3bit_nc", "0.25"), ("octave_k3v4", "0.33"), ("octave_k3v3", "0.33"),
-    ("octave_k3v3_compact", "0.33"), ("ultraquant_4bit", "0.32"), ("int4_per_token_head", "0.25"),
-    ("int8_per_token_head", "0.25"), ("fp8_per_token_head", "0.25"), ("nvfp4", "0.25"), ("nvfp4_4over6", "0.28"),
+if TYPE_CHECKING:
+    from fp8check.core.targets.profiles import RuleProfile
+
+# CacheDType in 0.33.0's (and 0.34.0's) order, each with the profile change that added it (None: 0.25.0 has it).
+CACHE_DTYPES: tuple[tuple[str, str | None], ...] = (
+    ("auto", None), ("float16", None), ("bfloat16", None), ("fp8", None), ("fp8_e4m3", None), ("fp8_e5m2", None),
+    ("fp8_inc", None), ("fp8_ds_mla", None), ("nvfp4_ds_mla", "nvfp4-ds-mla"), ("turboquant_k8v4", None),
+    ("turboquant_4bit_nc", None), ("turboquant_k3v4_nc", None), ("turboquant_3bit_nc", None),
+    ("octave_k3v4", "rocm-octave"), ("octave_k3v3", "rocm-octave"), ("octave_k3v3_compact", "rocm-octave"),
+    ("ultraquant_4bit", "ultraquant"), ("int4_per_token_head", None), ("int8_per_token_head", None),
+    ("fp8_per_token_head", None), ("nvfp4", None), ("nvfp4_4over6", "nvfp4-4over6-kv"),
 )
 AUTO = "auto"
 FP8_E5M2 = "fp8_e5m2"
@@ -50,7 +54,7 @@ ELEMENT_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 # tests (Attention, MLAAttention). FBGEMM, INC and OnlineQuantizationConfig return None for attention.
 CT_METHOD, FP8_METHOD = "CompressedTensorsKVCacheMethod", "Fp8KVCacheMethod"
 MODELOPT_METHOD, QUARK_METHOD = "ModelOptKVCacheMethod", "QuarkKVCacheMethod"
-KV_METHODS = {"compressed-tensors": (CT_METHOD, None), "fp8": (FP8_METHOD, None),
+KV_METHODS = {"compressed-tensors": (CT_METHOD, None), "fp8": (FP8_METHOD, None), "w4afp8": (FP8_METHOD, None),
               "modelopt": (MODELOPT_METHOD, MODELOPT_METHOD), "modelopt_mxfp8": (MODELOPT_METHOD, MODELOPT_METHOD),
               "quark": (QUARK_METHOD, None)}
 # Subclasses of BaseKVCacheMethod that keep its scale processing (CompressedTensorsKVCacheMethod overrides it).
@@ -99,20 +103,16 @@ class KVConfig(NamedTuple):
         return (self.scheme or {}).get("strategy") if self.scheme is not None else None
 
 
-def _after(release: str, first: str) -> bool:
-    return tuple(map(int, release.split("."))) >= tuple(map(int, first.split(".")))
+def cache_dtypes(profile: RuleProfile) -> tuple[str, ...]:
+    """The --kv-cache-dtype values the profile's release accepts, in its order."""
+    return tuple(value for value, added_by in CACHE_DTYPES if added_by is None or profile.has(added_by))
 
 
-def cache_dtypes(release: str) -> tuple[str, ...]:
-    """The --kv-cache-dtype values vLLM `release` ("0.28") accepts, in its order."""
-    return tuple(value for value, first in CACHE_DTYPES if _after(release, first))
-
-
-def check_cache_dtype(value: str, release: str) -> None:
+def check_cache_dtype(value: str, profile: RuleProfile) -> None:
     """An InputError (one line, exit 2) for a value the release's CacheDType does not have."""
-    values = cache_dtypes(release)
+    values = cache_dtypes(profile)
     if value not in values:
-        raise InputError(f"--kv-cache-dtype {value!r} is not a vLLM {release} cache dtype; choose from "
+        raise InputError(f"--kv-cache-dtype {value!r} is not a vLLM {profile.vllm} cache dtype; choose from "
                          f"{', '.join(values)}")
 
 

@@ -327,7 +327,7 @@ def moe_unquantized(name: str, config: ModelOptConfig) -> MoEMethod | None:
     return None
 
 
-def moe_method(name: str, leaves: tuple[str, str, str], config: ModelOptConfig, rules: str) -> MoEMethod:
+def moe_method(name: str, leaves: tuple[str, str, str], config: ModelOptConfig, profile: RuleProfile) -> MoEMethod:
     """get_quant_method for a FusedMoE: excluded (is_layer_skipped's `experts` rule, substring, wildcard) -> no
     method; else ModelOptFp8MoEMethod whatever the algo, handing the oracle static per-tensor keys and registering
     per-tensor w13/w2 weight and input scales."""

@@ -26,6 +26,7 @@ from fp8check.kernels.quant_keys import KernelConfig, QuantKey, kMxfp8Dynamic, k
 from fp8check.kernels.registry import choose_kernel
 
 if TYPE_CHECKING:  # annotations only
+    from fp8check.core.targets.profiles import RuleProfile
     from fp8check.core.formats.base import RankShape
 
 NAME = "modelopt_mxfp8"
@@ -122,7 +123,7 @@ def expected_tensors(assignment: Assignment) -> ExpectedTensors:
 # --- FusedMoE --------------------------------------------------------------------------------------------
 
 
-def moe_method(name: str, leaves: tuple[str, str, str], config: modelopt.ModelOptConfig, rules: str) -> MoEMethod:
+def moe_method(name: str, leaves: tuple[str, str, str], config: modelopt.ModelOptConfig, profile: RuleProfile) -> MoEMethod:
     """get_quant_method for RoutedExperts: ModelOptMxFp8FusedMoE (select_mxfp8_moe_backend), unless excluded."""
     skipped = modelopt.moe_unquantized(name, config)
     if skipped:

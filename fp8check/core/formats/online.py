@@ -25,10 +25,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from fp8check.core.errors import ConfigError
-from fp8check.core.formats import mxfp8
+from fp8check.core.formats import fp8, mxfp8
 from fp8check.core.formats.base import UNQUANTIZED_LM_HEAD, Assignment, ExpectedTensors, Format, Module, MoEMethod
 from fp8check.kernels.base import FP8, FP8_BLOCK, RoutingContext
-from fp8check.kernels.cuda import cutlass_fp8_supported
 from fp8check.kernels.quant_keys import (
     QuantKey, kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockSym, kFp8StaticChannelSym,
     kFp8StaticTensorSym,
@@ -58,8 +57,13 @@ FROM_CHECKPOINT = ("OnlineQuantizationConfig does not support loading from a che
                    "quantization_config or quantization='fp8_per_tensor'/'fp8_per_block' instead.")
 FP8_DEPRECATED = "--quantization fp8 is deprecated for online quantization; use --quantization fp8_per_tensor instead."
 MARLIN = "MarlinFP8ScaledMMLinearKernel"
+HUMMING = "HummingFP8ScaledMMLinearKernel"
 PTPC_MARLIN = ("FP8 PTPC online quant requires a kernel that honors per-token activation quantization; MarlinFP8 is "
                "W8A16 weight-only. Requires SM89+ for Cutlass FP8 or ROCm MI3xx for rowwise scaled_mm.")
+# 0.34 (profile PTPC_W8A16_REFUSED): Marlin and Humming refused, the message naming type(self.fp8_linear).__name__.
+PTPC_W8A16_REFUSED = "ptpc-w8a16-refused"
+PTPC_W8A16 = ("FP8 PTPC online quant requires a kernel that honors per-token activation quantization; {kernel} is "
+              "W8A16 weight-only. Requires SM89+ for Cutlass FP8 or ROCm MI3xx for rowwise scaled_mm.")
 # Fp8PtpcOnlineMoEMethod.__init__: backends whose quant config drops per-token / per-channel scales (CPU_W8A8 joined
 # the list with the backend itself, 0.31).
 PTPC_MOE_REFUSED = ("MARLIN", "CPU", "CPU_W8A8", "FLASHINFER_CUTLASS", "FLASHINFER_TRTLLM")
@@ -117,7 +121,8 @@ def describe(assignment: Assignment) -> tuple[str, str]:
         return mxfp8.describe(assignment)
     if strategy == "block":
         return f"block {list(assignment.block)}", f"dynamic group {assignment.block[0]}"
-    # Per-tensor activation granularity is vLLM's choice (per token where CUTLASS FP8 runs, see kernel_request).
+    # Per-tensor activation granularity is vLLM's choice (per token where CUTLASS FP8 runs and, from 0.34, on XPU:
+    # see kernel_request).
     return strategy, "dynamic token" if strategy == "channel" else "dynamic"
 
 
@@ -137,16 +142,20 @@ def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m
         return FP8_BLOCK, kFp8Static128BlockSym, kFp8Dynamic128Sym
     if strategy == "channel":
         return FP8, kFp8StaticChannelSym, kFp8DynamicTokenSym
-    act = kFp8DynamicTokenSym if ctx.kind == "cuda" and cutlass_fp8_supported(ctx) else kFp8DynamicTensorSym
+    # Fp8PerTensorOnlineLinearMethod.activation_quant_key: Fp8LinearMethod's rule (per token on XPU from 0.34).
+    act = kFp8DynamicTokenSym if fp8.dynamic_per_token(ctx) else kFp8DynamicTensorSym
     return FP8, kFp8StaticTensorSym, act
 
 
 def kernel_error(scheme: str, kernel: str, ctx: RoutingContext) -> str | None:
-    """Fp8PtpcOnlineLinearMethod.create_weights refuses the weight-only Marlin kernel (XPU's weight-only
-    XPUW8A16FP8LinearKernel is not checked: PTPC silently runs W8A16 there)."""
-    if scheme == LINEAR_METHOD["channel"] and kernel == MARLIN:
-        return PTPC_MARLIN
-    return None
+    """Fp8PtpcOnlineLinearMethod.create_weights refuses the weight-only Marlin kernel; from 0.34 the weight-only
+    Humming kernel too, naming the class it got (XPU's weight-only XPUW8A16FP8LinearKernel is not checked in any
+    release: PTPC silently runs W8A16 there)."""
+    if scheme != LINEAR_METHOD["channel"]:
+        return None
+    if ctx.profile.has(PTPC_W8A16_REFUSED):
+        return PTPC_W8A16.format(kernel=kernel) if kernel in (MARLIN, HUMMING) else None
+    return PTPC_MARLIN if kernel == MARLIN else None
 
 
 def shape_error(assignment: Assignment, layout: RankShape, ctx: RoutingContext) -> str | None:
@@ -162,7 +171,7 @@ def expected_tensors(assignment: Assignment) -> ExpectedTensors:
     return ExpectedTensors(None, static_input=False)
 
 
-def moe_method(name: str, leaves: tuple[str, str, str], config: OnlineFp8Config, rules: str) -> MoEMethod:
+def moe_method(name: str, leaves: tuple[str, str, str], config: OnlineFp8Config, profile: RuleProfile) -> MoEMethod:
     """get_quant_method for RoutedExperts (Fp8Config() gives the same per-tensor method), then the method's
     constructor: the keys it hands select_fp8_moe_backend. Per-block rounds hidden and intermediate sizes up to
     128 (maybe_roundup_sizes) instead of checking the shard, so no block is handed to the create_weights check."""

@@ -333,7 +333,7 @@ def expected_tensors(assignment: Assignment) -> ExpectedTensors | None:
 # --- FusedMoE --------------------------------------------------------------------------------------------
 
 
-def moe_method(name: str, leaves: tuple[str, str, str], config: QuarkConfig, rules: str) -> MoEMethod:
+def moe_method(name: str, leaves: tuple[str, str, str], config: QuarkConfig, profile: RuleProfile) -> MoEMethod:
     """get_quant_method for a RoutedExperts: exclude (a listed child ignores the parent, check_children), the
     matched config, then QuarkW8A8Fp8MoEMethod's constructor for this release."""
     probe = ExpertsProbe(name)

@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from fp8check.core.errors import ConfigError
-from fp8check.core.formats import compressed_tensors, fbgemm, fp8, frontdoor, inc, modelopt, mxfp8, online, quark
+from fp8check.core.formats import (
+    compressed_tensors, fbgemm, fp8, frontdoor, inc, modelopt, mxfp8, online, quark, w4afp8,
+)
 from fp8check.core.formats.base import Assignment, Format, Module, QuantConfig
 from fp8check.core.formats.frontdoor import FrontDoor
 
@@ -19,7 +21,7 @@ if TYPE_CHECKING:  # annotations only
     from fp8check.kernels.base import RoutingContext
 
 ALL_FORMATS: tuple[Format, ...] = (compressed_tensors.FORMAT, fp8.FORMAT, modelopt.FORMAT, quark.FORMAT, inc.FORMAT,
-                                   fbgemm.FORMAT, mxfp8.FORMAT, online.FORMAT)
+                                   fbgemm.FORMAT, mxfp8.FORMAT, online.FORMAT, w4afp8.FORMAT)
 # Each format under vLLM's name for it and its aliases (the settled method names vLLM maps to the same class).
 FORMATS: dict[str, Format] = {name: f for f in ALL_FORMATS for name in (f.name, *f.aliases)}
 
@@ -65,6 +67,8 @@ def front_door(raw: dict | None, parsed: QuantConfig | None, ctx: RoutingContext
                 f"quantization method specified in the `quantization` argument ({quantization}).",),
                 config_name=getattr(quant, "method", None))
     errors = frontdoor.method_errors(method, ctx, allow_deprecated, FORMATS)
+    if not (quant is None or isinstance(quant, OutOfScopeConfig) or FORMATS[quant.method].known_at(ctx.profile)):
+        quant = OutOfScopeConfig(quant.method)  # a release without the config class builds no layer with it
     if quant is None or isinstance(quant, OutOfScopeConfig) or errors:
         return FrontDoor(quant, tuple(errors), config_name=getattr(quant, "method", None))
     quant_format = FORMATS[quant.method]
@@ -72,7 +76,7 @@ def front_door(raw: dict | None, parsed: QuantConfig | None, ctx: RoutingContext
     name = quant_format.config_name(quant) if quant_format.config_name else quant.method
     errors = frontdoor.config_gate_errors(method, quant_format, ctx, dtype) + quant_format.config_errors(quant, ctx)
     warnings = quant_format.config_warnings(quant, ctx)
-    if method in frontdoor.DEPRECATED:
+    if method in frontdoor.deprecated(ctx):
         warnings = [f"The quantization method {method} is deprecated and will be removed in future versions of "
                     "vLLM."] + warnings
     return FrontDoor(quant, tuple(errors), tuple(warnings), name)

@@ -59,6 +59,33 @@ def enum_value(value: object, allowed: tuple[str, ...], where: str) -> str:
     return value.lower()
 
 
+# torch's dtypes by attribute name (torch 2.13): the canonical name each is printed with (str(dtype)), for the
+# aliases whose name differs.
+TORCH_DTYPES = ("bfloat16", "bits16", "bits1x8", "bits2x4", "bits4x2", "bits8", "bool", "complex128", "complex32",
+                "complex64", "float16", "float32", "float4_e2m1fn_x2", "float64", "float8_e4m3fn", "float8_e4m3fnuz",
+                "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "int1", "int16", "int2", "int3", "int32", "int4",
+                "int5", "int6", "int64", "int7", "int8", "qint32", "qint8", "quint2x4", "quint4x2", "quint8", "uint1",
+                "uint16", "uint2", "uint3", "uint32", "uint4", "uint5", "uint6", "uint64", "uint7", "uint8")
+TORCH_DTYPE_ALIASES = {"bit": "uint1", "cdouble": "complex128", "cfloat": "complex64", "chalf": "complex32",
+                       "double": "float64", "float": "float32", "half": "float16", "int": "int32", "long": "int64",
+                       "short": "int16"}
+
+
+def torch_dtype(value: object, where: str) -> str | None:
+    """compressed-tensors' TorchDtype (utils/type.py, the same in 0.17.0, which every vLLM release 0.25-0.34 pins,
+    and 0.20): a string naming a torch dtype with or without the "torch." prefix (`name.removeprefix("torch.")`,
+    then getattr(torch, name)), so "uint8" is torch.uint8 as "torch.uint8" is. Returned as str(dtype), the one
+    spelling fp8check compares: "torch.uint8"."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ConfigError(f"{where} must be a dtype name, got {shown(value)}")
+    name = value.removeprefix("torch.")
+    if name not in TORCH_DTYPES and name not in TORCH_DTYPE_ALIASES:
+        raise ConfigError(f"{where}: No such torch dtype `torch.{printable(name, 80)}`")
+    return f"torch.{TORCH_DTYPE_ALIASES.get(name, name)}"
+
+
 def _str_list(value: object, where: str, required: bool = False) -> tuple[str, ...]:
     if value is None and not required:
         return ()

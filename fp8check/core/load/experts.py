@@ -8,7 +8,7 @@ of the w1 and w3 scales, both parts requantized to it by process_fp8_weight_tens
 in float16 with per_tensor_dequantize; static input scales: one max over every expert, amax_for_moe_activation_quant);
 fused_moe/routed_experts.py _load_w13 / _load_w2 (a TP rank narrows w1/w3 rows and w2 columns at
 rank * (size // tp), scales the same way, per-channel w2 scales and per-tensor scales whole) and the upsampling of
-block scales to 0.33's refined grid before narrowing; fused_moe/utils.py moe_kernel_quantize_input (activations:
+block scales to the refined grid before narrowing; fused_moe/utils.py moe_kernel_quantize_input (activations:
 1 x block_k token groups for block weights, per token for per-channel weights, else per tensor, static or dynamic;
 the same for the intermediate before w2); experts/triton_moe.py (SiLU-and-mul fused with the 1x128 group
 quantization for [128, 128] blocks: the intermediate is quantized without a bf16 rounding in between; for every
@@ -86,7 +86,6 @@ def moe_jobs(moes: tuple[MoEModule, ...], reports: dict[str, MoEReport], quant, 
     every one with `all_experts`, else the first and the last (under --ep: on the first and the last rank). An
     online method's experts are quantized at load as its process_weights_after_loading does (per expert: one w13
     scale over w1 and w3, one w2 scale; the amax reduced over the MoE's TP ranks from 0.28)."""
-    rules = profile.moe_rules
     jobs, refused = [], {}
     for moe in moes:
         report = reports[moe.name]
@@ -100,7 +99,7 @@ def moe_jobs(moes: tuple[MoEModule, ...], reports: dict[str, MoEReport], quant, 
             refused[moe.name] = base._replace(errors=(f"not run: fp8check does not run {report.scheme} experts "
                                                       f"({'stored fused' if shapes.fused else 'not FP8 e4m3'})",))
             continue
-        method = select_method(moe, shapes, quant, rules)
+        method = select_method(moe, shapes, quant, profile)
         strategy = None if method.method == "UnquantizedFusedMoEMethod" else (
             "block" if method.block else "channel" if method.weight_key == kFp8StaticChannelSym else "tensor")
         recipe = expert_recipe(report, strategy, method.activation_key == kFp8StaticTensorSym)
@@ -164,8 +163,8 @@ def read_expert(shards: tuple[Shard, Shard, Shard], recipe: Recipe, files: Check
 def _read_scale(info, role: str, recipe: Recipe, files: CheckpointFiles, tp: int, rank: int) -> torch.Tensor:
     """A scale as the rank's parameter holds it: per-tensor scales and a per-channel w2 scale ([hidden, 1] or
     Quark's 1-D [hidden]) whole; block and channel scales narrowed like the weight (only the rank's slice is read),
-    except under 0.33's refined grid, where vLLM upsamples the whole scale first (repeat_interleave, lossless), then
-    narrows."""
+    except under a refined grid (moe-block-refine), where vLLM upsamples the whole scale first (repeat_interleave,
+    lossless), then narrows."""
     per_channel_rows = len(info.shape) == 1 and info.shape[0] > 1
     if tp == 1 and not recipe.refine or role == "down" and recipe.strategy == "channel":
         return files.read(TensorRead(info))
@@ -314,7 +313,7 @@ def summarize(job: MoEJob, experts: list[ExpertRun], execution: numerics.Executi
         f"{len(experts)} of {job.num_experts} experts (the first and the last; --all-experts runs every one)"
     notes = (f"ran {selection}, each on the same {tokens} activation rows (routing is not modelled)",)
     if job.recipe.refine:
-        notes += (f"block scales upsampled to vLLM 0.33's refined {list(job.recipe.block)} grid; activations "
+        notes += (f"block scales upsampled to vLLM's refined {list(job.recipe.block)} grid; activations "
                   f"quantized in 1x{job.recipe.block[1]} groups",)
     notes += tuple(n for e in experts for n in e.notes)
     compared = [e.against for e in experts if e.against is not None]

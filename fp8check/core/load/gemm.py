@@ -27,7 +27,7 @@ class Recipe(NamedTuple):
 
     numerics: str                      # numerics.BLOCK | SCALED_MM | WEIGHT_ONLY | UNQUANTIZED
     strategy: str | None               # weight strategy: "tensor" | "channel" | "block" | None (unquantized)
-    block: tuple[int, int] | None      # the block the kernel sees (0.33 may refine an expert's checkpoint block)
+    block: tuple[int, int] | None      # the block the kernel sees (0.29+ may refine an expert's checkpoint block)
     refine: tuple[int, int] | None = None  # experts: checkpoint block // refined block (how far vLLM upsamples)
     activation: QuantKey | None = None     # None: activations stay in the model dtype (weight-only, unquantized)
     fused_silu_quant: bool = False     # experts: silu_and_mul_per_block_quant, the intermediate quantized from fp32

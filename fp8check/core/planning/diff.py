@@ -1,10 +1,10 @@
 """`fp8check diff`: which layers change scheme, kernel or verdict between two vLLM rule profiles, and why.
 
-Each profile is a set of changes (upstream PRs, changes read from the wheels, the FusedMoE rule set:
-fp8check.core.targets.profiles). The changes responsible for a layer's new outcome are found by ablation, not looked up:
-the layers that changed are routed again under the newer profile with one change at a time put back as the older
-profile has it; a change is responsible when that alone gives the layer a different outcome. When no single change
-does (two changes needed together), every change between the profiles is named.
+Each profile is a set of changes (upstream PRs and changes read from the wheels: fp8check.core.targets.profiles).
+The changes responsible for a layer's new outcome are found by ablation, not looked up: the layers that changed are
+routed again under the newer profile with one change at a time put back as the older profile has it; a change is
+responsible when that alone gives the layer a different outcome. When no single change does (two changes needed
+together), every change between the profiles is named.
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ from fp8check.core.planning.rows import collapsed_name, without_index
 from fp8check.core.records import InspectOptions, InspectReport
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.profiles import WHEEL_CHANGES, RuleProfile
-
-MOE_RULES = "moe_rules"  # the FusedMoE rule set (0.28 -> 0.33) counts as one change
 
 
 class RouteOutcome(NamedTuple):
@@ -45,7 +43,7 @@ class LayerChange(NamedTuple):
     before: RouteOutcome
     after: RouteOutcome
     what: tuple[str, ...]             # "scheme", "kernel", "verdict"
-    changes: tuple[int | str, ...]    # the profile changes responsible (PR numbers, wheel-change names, moe_rules)
+    changes: tuple[int | str, ...]    # the profile changes responsible (PR numbers, wheel-change names)
 
     @property
     def stops_loading(self) -> bool:
@@ -81,22 +79,18 @@ def profile_changes(old: RuleProfile, new: RuleProfile) -> tuple[int | str, ...]
     """Every change on which the two profiles differ, in either direction."""
     prs = sorted(old.includes ^ new.includes)
     wheel = sorted(old.changes ^ new.changes)
-    return tuple(prs) + tuple(wheel) + ((MOE_RULES,) if old.moe_rules != new.moe_rules else ())
+    return tuple(prs) + tuple(wheel)
 
 
-def toggled(profile: RuleProfile, change: int | str, like: RuleProfile) -> RuleProfile:
-    """`profile` with one change set as `like` has it."""
-    if change == MOE_RULES:
-        return profile._replace(moe_rules=like.moe_rules)
+def toggled(profile: RuleProfile, change: int | str) -> RuleProfile:
+    """`profile` with one change put back the other way (as the profile it is compared with has it)."""
     if isinstance(change, int):
         return profile._replace(includes=profile.includes ^ {change})
     return profile._replace(changes=profile.changes ^ {change})
 
 
-def describe(change: int | str, profile: RuleProfile | None = None) -> str:
-    """'#50787' / 'b12x (0.28 wheel)' / '0.33 FusedMoE rules'."""
-    if change == MOE_RULES:
-        return f"{profile.moe_rules if profile else 'new'} FusedMoE rules"
+def describe(change: int | str) -> str:
+    """'PR #50787' / 'b12x (0.28 wheel)'."""
     if isinstance(change, int):
         return f"PR #{change}"
     return f"{change} ({WHEEL_CHANGES[change].split(':', 1)[0]})"
@@ -126,7 +120,7 @@ def responsible(run: Callable[[RuleProfile], dict[str, RouteOutcome]], old: Rule
     after = run(new)
     found: dict[str, list[int | str]] = {name: [] for name in names}
     for change in candidates:
-        ablated = run(toggled(new, change, old))
+        ablated = run(toggled(new, change))
         for name in names:
             if ablated.get(name) != after.get(name):
                 found[name].append(change)

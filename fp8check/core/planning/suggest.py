@@ -149,7 +149,7 @@ def _why(before: RuleProfile, fixed: RuleProfile, failing: set[str], reroute, re
     """The changes between the last failing profile and the first routing one that make the difference."""
     found = responsible(lambda p: reroute(profile=p), before, fixed, {n: result[n] for n in failing})
     changes = sorted({c for name in failing for c in found[name]}, key=str)
-    return ", ".join(describe(c, fixed) for c in changes)
+    return ", ".join(describe(c) for c in changes)
 
 
 def _front_door(report: InspectReport, ckpt: Checkpoint, options: InspectOptions) -> list[Suggestion]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fp8check.core.planning.diff import MOE_RULES, profile_changes
+from fp8check.core.planning.diff import profile_changes
 from fp8check.core.planning.kernel_matrix import REPRESENTATIVE_K, REPRESENTATIVE_N
 from fp8check.core.records import AttentionReport, AttentionRun, InspectReport, LayerReport, LoadReport, MoEReport
 from fp8check.core.report.verdicts import load_summary
@@ -191,9 +191,7 @@ def diff_document(report: DiffReport) -> dict:
 
 
 def change_document(change: int | str) -> dict:
-    """One profile change (a PR number, a change read from the wheels, the FusedMoE rule set) and what it is."""
-    if change == MOE_RULES:
-        return {"change": MOE_RULES, "pr": None, "what": "FusedMoE rule set (fp8check.kernels.moe)"}
+    """One profile change (a PR number or a change read from the wheels) and what it is."""
     if isinstance(change, int):
         return {"change": f"#{change}", "pr": change, "what": PULL_REQUESTS[change]}
     return {"change": change, "pr": None, "what": WHEEL_CHANGES[change]}

@@ -57,7 +57,7 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
 @paused_gc()  # ~100k records built, none in a cycle (see paused_gc)
 def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelLayout | None = None) -> InspectReport:
     """Every module vLLM builds, routed under `options`; `layout` when the caller (load) built it already."""
-    check_cache_dtype(options.kv_cache_dtype, options.profile.vllm)
+    check_cache_dtype(options.kv_cache_dtype, options.profile)
     door = front_door_of(ckpt, options)
     quant = door.quant
     if isinstance(quant, OutOfScopeConfig):

@@ -1,10 +1,11 @@
 """FusedMoE layers: the MoE quant method vLLM picks, TP/EP sizes, expert block-shape checks and expert integrity.
 
 Order is vLLM's (fused_moe/layer.py make_fused_moe -> quant method __init__ -> create_weights): the MoE parallel
-config and FusedMoEConfig's `intermediate_size % tp_size` assert, then the method's constructor (0.33 native fp8
-first refines the block, then selects the expert backend), then create_weights' block-shape validation. vLLM stops
+config and FusedMoEConfig's `intermediate_size % tp_size` assert, then the method's constructor (native fp8 first
+refines the block from moe-block-refine, then selects the expert backend), then create_weights' block-shape
+validation. vLLM stops
 at the first error, so a layer reports at most one. The method and its constructor's keys are the format's
-(fp8check.core.formats: Fp8MoEMethod, CompressedTensorsW8A8Fp8MoEMethod). Sources: vLLM 0.28.0 and 0.33.0
+(fp8check.core.formats: Fp8MoEMethod, CompressedTensorsW8A8Fp8MoEMethod). Sources: vLLM 0.28.0 ... 0.34.0
 (fused_moe/oracle/fp8.py, fused_moe/config.py, fused_moe/expert_map_manager.py determine_expert_map,
 quantization/utils/fp8_utils.py).
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import math
 from operator import itemgetter
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from fp8check.core.checkpoint.local import ModelConfig
 from fp8check.core.checkpoint.safetensors_header import TensorInfo
@@ -27,6 +28,9 @@ from fp8check.core.routing.integrity import check_module
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.moe import MoEChoice, MoEConfig, key_text, refined_block_accepted, select_backend
 from fp8check.kernels.quant_keys import QuantKey
+
+if TYPE_CHECKING:
+    from fp8check.core.targets.profiles import RuleProfile
 
 # Checkpoint leaf -> role in w13 / w2 (Mixtral's w1/w3/w2 are gate/up/down).
 LEAF_ROLES = {"gate_proj": "gate", "w1": "gate", "up_proj": "up", "w3": "up", "down_proj": "down", "w2": "down"}
@@ -51,7 +55,7 @@ class MoEPlacement(NamedTuple):
     ep: int                           # expert-parallel size
     experts_per_rank: str             # "32" or "11-12"
     intermediate_per_rank: int | None
-    block: tuple[int, int] | None     # block the kernels see (refined under 0.33, else the checkpoint's)
+    block: tuple[int, int] | None     # block the kernels see (refined by moe-block-refine, else the checkpoint's)
     choice: MoEChoice | None
     errors: tuple[str, ...]
     notes: tuple[str, ...]
@@ -94,13 +98,13 @@ def expert_shapes(moe: MoEModule) -> ExpertShapes:
     return ExpertShapes(shards, leaves, hidden, intermediate, tuple(errors))
 
 
-def select_method(moe: MoEModule, shapes: ExpertShapes, quant, rules: str) -> MoEMethod:
+def select_method(moe: MoEModule, shapes: ExpertShapes, quant, profile: RuleProfile) -> MoEMethod:
     """The FusedMoE quant method: the format's get_quant_method for a FusedMoE, asked with the checkpoint's names
-    of expert 0's gate / up / down projections."""
+    of expert 0's gate / up / down projections, as the profile's release asks."""
     if quant is None:
         return MoEMethod(UNQUANTIZED_MOE, note="the model has no quantization_config")
     leaves = tuple(shapes.leaves.get(role, default) for role, default in DEFAULT_LEAVES)
-    return FORMATS[quant.method].moe_method(moe.name, leaves, quant, rules)
+    return FORMATS[quant.method].moe_method(moe.name, leaves, quant, profile)
 
 
 def experts_per_rank(num_experts: int, ep: int) -> str:
@@ -112,7 +116,6 @@ def experts_per_rank(num_experts: int, ep: int) -> str:
 def place(method: MoEMethod, hidden: int, intermediate: int, num_experts: int, tp: int, use_ep: bool,
          ctx: RoutingContext, routing: str, in_dtype: str) -> MoEPlacement:
     """One FusedMoE at one TP size, as FusedMoEParallelConfig.make / FusedMoEConfig / the method compute it."""
-    rules = ctx.profile.moe_rules
     ep_on = use_ep and tp > 1
     moe_tp, ep = (1, tp) if ep_on else (tp, 1)
     notes: list[str] = []
@@ -135,17 +138,17 @@ def place(method: MoEMethod, hidden: int, intermediate: int, num_experts: int, t
         return empty
     cfg = MoEConfig(num_experts, hidden, intermediate, moe_tp, ep, routing, in_dtype)
     weight_key, block = method.weight_key, method.block
-    if block and rules == "0.33" and method.refines_block:
+    if block and ctx.profile.has("moe-block-refine") and method.refines_block:
         refined = refine_block(block, ispp, moe_tp, hidden)
         if refined:
             weight_key = QuantKey(True, refined)
-            takers = refined_block_accepted(refined, ctx, rules)
-            notes.append(f"vLLM 0.33 refines the block scales from {list(block)} to {list(refined)} to fit the "
-                         f"TP-sharded intermediate size {ispp} (refine_fp8_moe_block_shape: gcd of block, shard and "
-                         f"hidden {hidden} is >= 32); only kernels that take {key_text(weight_key, ctx)} "
+            takers = refined_block_accepted(refined, ctx)
+            notes.append(f"vLLM {ctx.profile.name} refines the block scales from {list(block)} to {list(refined)} to "
+                         f"fit the TP-sharded intermediate size {ispp} (refine_fp8_moe_block_shape: gcd of block, "
+                         f"shard and hidden {hidden} is >= 32); only kernels that take {key_text(weight_key, ctx)} "
                          f"accept it: {', '.join(takers) or 'none'}")
             block = refined
-    choice = select_backend(cfg, weight_key, method.activation_key, ctx, rules, method.allow_vllm_cutlass)
+    choice = select_backend(cfg, weight_key, method.activation_key, ctx, method.allow_vllm_cutlass)
     result = empty._replace(block=block, choice=choice, weight_key=weight_key, notes=tuple(notes))
     if choice.error:
         return result._replace(errors=(choice.error,))
@@ -160,7 +163,7 @@ def place(method: MoEMethod, hidden: int, intermediate: int, num_experts: int, t
 
 
 def refine_block(block: tuple[int, int], ispp: int, moe_tp: int, hidden: int) -> tuple[int, int] | None:
-    """refine_fp8_moe_block_shape (0.33): a finer square block dividing the checkpoint's, or None."""
+    """refine_fp8_moe_block_shape (moe-block-refine): a finer square block dividing the checkpoint's, or None."""
     block_n, block_k = block
     if ispp % block_n == 0 and (moe_tp == 1 or ispp % block_k == 0):
         return None
@@ -169,7 +172,7 @@ def refine_block(block: tuple[int, int], ispp: int, moe_tp: int, hidden: int) ->
 
 
 def block_shape_error(ispp: int, block: tuple[int, int], tp_world: int) -> str | None:
-    """0.28's create_weights check, moved verbatim into validate_fp8_block_shape_moe in 0.33. Its tp_size is the
+    """0.28's create_weights check, moved verbatim into validate_fp8_block_shape_moe (0.30). Its tp_size is the
     global TP world size, not the MoE's: under EP the shard is whole but the block_k rule still runs."""
     block_n, block_k = block
     if ispp % block_n:
@@ -275,7 +278,7 @@ def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], qu
                                      (), ("experts are stored fused (not one tensor set per expert): fp8check does not "
                                           "predict their method or backend yet",), layout=moe.layout))
             continue
-        method = select_method(moe, shapes, quant, ctx.profile.moe_rules)
+        method = select_method(moe, shapes, quant, ctx.profile)
         activation = _moe_activation(config)
         if activation != "silu" and method.weight_key is not None:
             method = method._replace(weight_key=None, activation_key=None, note=(

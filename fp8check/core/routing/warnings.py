@@ -87,7 +87,7 @@ def _kernel_verified() -> dict[str, bool]:
     """Every linear and FusedMoE kernel class by vLLM name -> whether fp8check read its conditions from vLLM."""
 
     flags = {k.name: k.verified for table in TABLES.values() for row in table.values() for k in row}
-    flags.update((e.name, e.verified) for rules in BACKENDS.values() for row in rules.values() for e in row)
+    flags.update((e.name, e.verified) for row in BACKENDS.values() for e in row)
     return flags
 
 

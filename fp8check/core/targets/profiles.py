@@ -1,12 +1,13 @@
-"""Rule profiles: one per vLLM minor release 0.25 ... 0.33, each the set of routing changes it contains.
+"""Rule profiles: one per vLLM minor release 0.25 ... 0.34, each the set of routing changes it contains.
 
-Each rule that changed asks `profile.has(CHANGE)`. A change is an upstream PR number where the PR is known
+Each rule that changed asks `profile.has(CHANGE)`, the one way fp8check says that releases differ (no rule compares
+release numbers: tests/test_structure.py checks it). A change is an upstream PR number where the PR is known
 (#43958 -> v0.24.0, #43645 -> v0.25.0, #47516 -> v0.26.0, #49664 / #49932 / #50787 / #50826 -> v0.28.0), or a
-short name where the change was read from the release wheels (`pip download vllm==X --no-deps`, unzipped:
-vllm/model_executor/kernels/linear/__init__.py and scaled_mm/*.py) without pinning the PR. Patch releases
-(0.25.1, 0.27.1) have the same routing files as their .0 and map to their minor. Releases before 0.25 used
-other XPU kernel classes (XPUFP8ScaledMMLinearKernel) whose tables were not read, so no profile claims them;
-releases after the newest profile were not read either, so none claims them (`select_profile` refuses both).
+short name where the change was read from the release wheels (`pip download vllm==X --no-deps`, unzipped, diffed
+with the previous release's) without pinning the PR. Patch releases (0.25.1, 0.27.1) have the same routing files as
+their .0 and map to their minor. Releases before 0.25 used other XPU kernel classes (XPUFP8ScaledMMLinearKernel)
+whose tables were not read, so no profile claims them; releases after the newest profile were not read either, so
+none claims them (`select_profile` refuses both).
 """
 
 from __future__ import annotations
@@ -78,6 +79,129 @@ WHEEL_CHANGES: dict[str, str] = {
     "bitsandbytes-removed": "0.28 wheel: bitsandbytes leaves QuantizationMethods",
     "modelopt-exclude-modules": "0.33 wheel: ModelOpt's config.json branch falls back to exclude_modules when "
                                 "ignore is absent",
+    # Attention backends and the KV cache (fp8check.kernels.attention, fp8check.core.formats.kv_cache): read from
+    # vllm/v1/attention/, platforms/*.py get_attn_backend_cls and config/cache.py's CacheDType.
+    "attn-sliding-window": "0.26 wheel: AttentionSelectorConfig gains has_sliding_window (Attention passes its "
+                           "window); validate_configuration refuses a backend without supports_sliding_window "
+                           "('sliding window not supported')",
+    "attn-selector-pcp": "0.26 wheel: AttentionSelectorConfig gains use_pcp (shown in the selector's errors)",
+    "xpu-mm-prefix-flash-attn": "0.26 wheel: XPU gives an mm-prefix model FLASH_ATTN when --attention-backend asks for "
+                                "it, warning that the prefix-LM mask cannot be applied (TRITON_ATTN otherwise)",
+    "fa-fp8-kv": "0.27 wheel: FLASH_ATTN lists fp8 / fp8_e4m3 and refuses them in supports_combination unless FA3 on "
+                 "SM90 or FA4 on SM100 ('FP8 KV cache requires FA3 on SM90 or FA4 on SM100'); FlashAttentionImpl "
+                 "raises 'FlashAttention does not support {dtype} kv-cache on this device.' (before, "
+                 "supports_kv_cache_dtype took them on XPU and FA3 on SM90 only)",
+    "attention-backends-027": "0.27 wheel: AttentionBackendEnum gains CUTLASS_MSA and TRITON_MSA",
+    "cpu-mla": "0.28 wheel: CPU serves MLA with CPU_MLA (AttentionBackendEnum gains it), refusing sparse attention "
+               "first; before, 'MLA is not supported on CPU.' after any requested backend's 'Cannot use ...' log",
+    "attn-adaptive-verification": "0.28 wheel: AttentionSelectorConfig gains use_adaptive_verification",
+    "nvfp4-4over6-kv": "0.28 wheel: CacheDType gains nvfp4_4over6",
+    "fa4-hd256": "0.29 wheel: get_flash_attn_version keeps FA4's SM10x/SM11x head-256 kernel (supports_fa4_hd256) "
+                 "except for sinks, a quantized KV cache, a block size not a multiple of 128 or an mm-prefix model "
+                 "(FA2 then); before, head_size 256 on SM10x always fell back to FA2",
+    "attn-selector-dcp": "0.29 wheel: AttentionSelectorConfig gains use_dcp",
+    "attn-import-error-text": "0.29 wheel: the CUDA selector words a backend its ImportError rules out as "
+                              "'{type}: {message}' (\"ModuleNotFoundError: No module named 'flashinfer'\"; "
+                              "'ImportError' before)",
+    "cpu-amx-mla": "0.29 wheel: CPU picks AMX_MLA (AttentionBackendEnum gains it) for MLA on an AMX host unless "
+                   "CPU_MLA is asked for, and logs 'Using CPU_MLA backend.' / 'Using AMX_MLA backend.'",
+    "attn-selector-rswa": "0.30 wheel: AttentionSelectorConfig gains use_rswa",
+    "attn-composite": "0.30 wheel: the TRITON_FLASH_ATTN and TRITON_FLASHINFER composites (backends/composite.py; "
+                      "AttentionBackendEnum gains them) head CUDA's list for an mm-prefix layer on SM9x / SM10x",
+    "flashinfer-mla-sparse-sm90": "0.30 wheel: FLASHINFER_MLA_SPARSE_SM90 (AttentionBackendEnum) joins SM90's MLA "
+                                  "list: ahead of the sparse tail for head_size 512, after it otherwise",
+    "mla-d512": "0.30 wheel: MLACommonBackend's head sizes gain 512 (320, 512, 576)",
+    "flashinfer-sm90-sinks": "0.30 wheel: FLASHINFER supports attention sinks on SM90 (TRT-LLM XQA decode)",
+    "nvfp4-ds-mla": "0.30 wheel: CacheDType gains nvfp4_ds_mla; FLASHMLA_SPARSE lists it on SM100 only "
+                    "('FLASHMLA_SPARSE only supports the nvfp4_ds_mla kv-cache dtype on SM100 (Blackwell)')",
+    "rocm-kv-dtype-hint": "0.30 wheel: ROCm's 'No valid attention backend found' ends with ' Supported "
+                          "kv_cache_dtype values: ...' when a backend refused the KV cache dtype",
+    "attention-backends-030": "0.30 wheel: AttentionBackendEnum gains FLASHMLA_SPARSE_DSV41, "
+                              "FLASHINFER_MLA_SPARSE_DSV41 and B12X",
+    "fa4-sm90-d512-fp8-kv": "0.31 wheel: flash_attn_supports_kv_cache_dtype takes FA4 on SM90 with head_size 512 "
+                            "(or none given); FLASH_ATTN's refusal reads 'FP8 KV cache requires FA3 on SM90, FA4 with "
+                            "head_size=512 on SM90, or FA4 on SM100'",
+    "sm90-fp8-kv-mm-prefix": "0.31 wheel: FLASH_ATTN refuses an FP8 KV cache with mm_prefix on SM90 ('SM90 FP8 KV "
+                             "with mm_prefix requires Triton')",
+    "xpu-batch-invariant": "0.31 wheel: under VLLM_BATCH_INVARIANT XPU picks TRITON_ATTN (FLASH_ATTN only when asked "
+                           "for, with a warning)",
+    "triton-flash-attn-fa3": "0.31 wheel: TRITON_FLASH_ATTN's causal route (_FABackend) takes FA3 or FA4 ('causal "
+                             "route requires FlashAttention v3 or v4'; FA4 only before)",
+    "flashmla-sparse-d512": "0.31 wheel: FLASHMLA_SPARSE takes head_size 512 (rope-free GLM5Next) with a bf16 cache "
+                            "on SM90 ('FLASHMLA_SPARSE supports head_size 512 only with bf16 kv-cache on SM90 (NoPE), "
+                            "...')",
+    "attention-backends-031": "0.31 wheel: AttentionBackendEnum gains FLASHMLA_MEGA_ATTN_DSV41",
+    "xpu-flash-attn-mla": "0.32 wheel: XPU tries FLASH_ATTN_MLA (XPUFlashAttnMLABackend) for MLA, falling back to "
+                          "TRITON_MLA (TRITON_MLA always before)",
+    "rocm-attn-no-mm-prefix": "0.32 wheel: ROCM_ATTN and ROCM_AITER_UNIFIED_ATTN stop supporting mm_prefix "
+                              "('# Not implemented')",
+    "ultraquant": "0.32 wheel: the ULTRAQUANT backend: CacheDType gains ultraquant_4bit, AttentionBackendEnum "
+                  "ULTRAQUANT, last in ROCm's list",
+    "flashmla-sparse-d512-fp8": "0.32 wheel: FLASHMLA_SPARSE's head_size 512 takes fp8_ds_mla too ('... only with "
+                                "bf16 or fp8_ds_mla kv-cache on SM90 (NoPE), ...')",
+    "attention-backends-032": "0.32 wheel: AttentionBackendEnum gains ROCM_SEGMENTED_ATTN",
+    "kv-quant-mode": "0.33 wheel: every backend's is_quantized_kv_cache is v1/kv_cache_interface.py's "
+                     "(get_kv_quant_mode), which also counts turboquant_*, octave_* and ultraquant_* caches "
+                     "(utils/torch_utils.py's before: fp8*, nvfp4*, *per_token_head)",
+    "xpu-fa-d512": "0.33 wheel: FLASH_ATTN on XPU takes head sizes up to 512 ('The XPU SYCL kernels support head "
+                   "sizes up to 512')",
+    "xpu-triton-flash-attn": "0.33 wheel: XPU's mm-prefix branch picks the TRITON_FLASH_ATTN composite for the head "
+                             "sizes it takes; its FlashAttention route runs on any XPU",
+    "cpu-attn-kv-check": "0.33 wheel: CPU's selector refuses a quantized KV cache for MLA ('--kv-cache-dtype X is "
+                         "not supported by MLA attention on CPU.') and one CPU_ATTN cannot take ('... by the CPU "
+                         "attention backend on this host.'); CPU_ATTN's FP8 caches need AVX-512 or AMX",
+    "rocm-octave": "0.33 wheel: the ROCM_OCTAVE backend: CacheDType gains octave_k3v4, octave_k3v3 and "
+                   "octave_k3v3_compact, AttentionBackendEnum ROCM_OCTAVE, in ROCm's list after TURBOQUANT",
+    "flash-attn-mla-sparse-fa4": "0.33 wheel: FLASH_ATTN_MLA_SPARSE_FA4 (AttentionBackendEnum) heads SM100's sparse "
+                                 "MLA tail for a bf16 cache at <= 16 heads",
+    "attention-backends-033": "0.33 wheel: AttentionBackendEnum gains ROCM_FLASHMLA_SPARSE_DSV41 and STEP5_DSA",
+    # FusedMoE (fp8check.kernels.moe, fp8check.core.routing.moe and the formats' moe_method): read from
+    # fused_moe/oracle/fp8.py, experts/*.py and the quant configs' MoE methods.
+    "moe-block-refine": "0.29 wheel: refine_fp8_moe_block_shape refines a weight block the TP shard does not divide "
+                        "to gcd(block, shard, hidden) >= 32; Fp8MoEMethod hands the oracle its block's own key "
+                        "(kFp8Static128BlockSym before, whatever weight_block_size said), and TritonExperts takes any "
+                        "static float32 block with 1x128 activations",
+    "ct-wna16-moe-wording": "0.29 wheel: compressed-tensors' WNA16 MoE format error is one string ('For Fused MoE "
+                            "layers, only format: pack-quantized and bits: [4, 8] is supported but got ...'; the "
+                            "ValueError printed a tuple of pieces before)",
+    "cpu-moe-deepseek-routing": "0.30 wheel: CPUExpertsFp8 also routes DeepSeekV3 and DeepseekV4",
+    "cpu-moe-w8a8": "0.31 wheel: Fp8MoeBackend.CPU_W8A8 (CPUExpertsFp8W8A8, native AMX-FP8) goes ahead of CPU on "
+                    "CPU hosts",
+    "ct-moe-ckpt-leaves": "0.32 wheel: compressed-tensors' get_moe_method asks for expert 0's projections by the "
+                          "checkpoint's names (ckpt_gate/up/down_proj_name; gate_proj / up_proj / down_proj before)",
+    "aiter-moe-split": "0.33 wheel: the AITER backend's AiterExperts splits into AiterFp8BlockExperts, "
+                       "AiterFp8TensorExperts and AiterFp8ChannelExperts",
+    # 0.34.0 (../docs/fidelity.md, "vLLM 0.34"): read from the wheel against 0.33.0's.
+    "xpu-fp8-per-token": "0.34 wheel: Fp8LinearMethod and Fp8PerTensorOnlineLinearMethod quantize dynamic "
+                         "activations per token on XPU (`cutlass_fp8_supported() or current_platform.is_xpu()`; "
+                         "per tensor before)",
+    "w4afp8": "0.34 wheel: quant_method w4afp8 (W4AFP8Config(Fp8Config), w4afp8.py): FP8 block-128 dense layers on "
+              "Fp8LinearMethod, INT4 group-128 routed experts on CompressedTensorsW4A8Fp8MoEMethod; "
+              "QuantizationMethods gains w4afp8 after fp8 (not on the XPU or ROCm lists)",
+    "fp-quant-removed": "0.34 wheel: fp_quant leaves QuantizationMethods and DEPRECATED_QUANTIZATION_METHODS; "
+                        "lut_b_moe and mxfp4_hadamard32 join QuantizationMethods (mxfp4_hadamard32 ROCm's list too)",
+    "ptpc-w8a16-refused": "0.34 wheel: online FP8 PTPC refuses every W8A16 kernel it is given (Marlin and Humming), "
+                          "naming its class ('{type(self.fp8_linear).__name__} is W8A16 weight-only')",
+    "cutlass-block-wording": "0.34 wheel: CutlassFp8BlockScaledMMKernel's capability refusal gains its missing space "
+                             "('compute capability of 89 is not supported.')",
+    "fa-fp8-kv-wording": "0.34 wheel: FlashAttention's FP8-KV refusal reads 'FP8 KV requires FA3 (SM90), equal-d512 "
+                         "FA4 (SM90), or FA4 (SM100).'; on SM90 an FP8 KV cache at head_size 512 refuses a block "
+                         "size not divisible by 64 and block sparsity",
+    "attention-backends-034": "0.34 wheel: AttentionBackendEnum gains FLASHINFER_TS (FlashInfer's task-scheduled "
+                              "decode, SM100/103/107) and KIMI_K3_KV_BALANCED_MLA (FP8 MLA decode, SM10x), in no "
+                              "automatic priority list",
+    "mla-sliding-window-kv": "0.34 wheel: MLAAttention refuses fp8_ds_mla and nvfp4_ds_mla with a sliding window "
+                             "('Sliding-window MLA does not support kv_cache_dtype=...') and hands the selector "
+                             "has_sliding_window; TRITON_MLA supports a sliding window (mla_attention.py)",
+    "moe-oracle-wording": "0.34 wheel: MoEKernelOracle.make_log_unsupported words a refused backend \"Fp8 MoE backend "
+                          "'X' does not support the deployment configuration since ...\" (oracle/base.py)",
+    "cpu-requires-triton": "0.34 wheel: CpuPlatform.check_and_update_config raises 'vLLM on x86 CPUs requires Triton "
+                           "(triton-cpu).' (a warning before; fp8check assumes triton_cpu=yes)",
+    "extensible-kv-cache": "0.34 wheel: gpu_memory_utilization defaults to 1.0 on CUDA and ROCm (the extensible KV "
+                           "cache), 0.92 elsewhere; 'No available memory for the cache blocks.' gains a hint per case",
+    "transformers-backend-034": "0.34 wheel: GemmaForCausalLM, OlmoeForCausalLM, StableLmForCausalLM and "
+                                "AriaForConditionalGeneration move to the Transformers backend (their model files "
+                                "are deleted); Keye and KeyeVL1_5 leave the registry",
 }
 
 
@@ -86,46 +210,65 @@ class RuleProfile(NamedTuple):
     vllm: str
     includes: frozenset[int]          # PULL_REQUESTS keys
     summary: str
-    # Which release's fused-MoE FP8 rules (fp8check.kernels.moe) apply: "0.28" (0.28.0's oracle, create_weights
-    # block check) or "0.33" (0.33.0's block refinement, split AITER classes, CPU_W8A8). The PR that brought the
-    # refinement between 0.28 and 0.33 was not pinned, so the change is a rule set rather than a PR number.
-    moe_rules: str = "0.28"
     changes: frozenset[str] = frozenset()  # WHEEL_CHANGES keys
 
     def has(self, change: int | str) -> bool:
         return change in (self.changes if isinstance(change, str) else self.includes)
 
 
-def _release(name: str, base: RuleProfile | None, adds: tuple[int | str, ...], summary: str,
-             moe_rules: str = "0.28") -> RuleProfile:
+def _release(name: str, base: RuleProfile | None, adds: tuple[int | str, ...], summary: str) -> RuleProfile:
     """A profile is its predecessor plus what the release added."""
     prs = (base.includes if base else frozenset()) | {c for c in adds if isinstance(c, int)}
     changes = (base.changes if base else frozenset()) | {c for c in adds if isinstance(c, str)}
-    return RuleProfile(name, name, prs, summary, moe_rules, changes)
+    return RuleProfile(name, name, prs, summary, changes)
 
 
 _V025 = _release("0.25", None, (43958, 43645), "XPU W8A16 default (#43645); Marlin first in the CUDA FP8 table")
-_V026 = _release("0.26", _V025, (47516, "quark-moe-exclude", "nvfp4-per-token"),
+_V026 = _release("0.26", _V025, (47516, "quark-moe-exclude", "nvfp4-per-token", "attn-sliding-window",
+                                 "attn-selector-pcp", "xpu-mm-prefix-flash-attn"),
                  "before #50787: XPU block FP8 goes to W8A16 and fails to find a kernel")
-_V027 = _release("0.27", _V026, ("rocm-cdna3-wording", "xpu-quant-allowlist", "modelopt-min-80", "inc-mx-fp"),
-                 "as 0.26 but for one ROCm message; XPU's quantization allow-list")
+_V027 = _release("0.27", _V026, ("rocm-cdna3-wording", "xpu-quant-allowlist", "modelopt-min-80", "inc-mx-fp",
+                                 "fa-fp8-kv", "attention-backends-027"),
+                 "as 0.26 but for one ROCm message; XPU's quantization allow-list; FlashAttention's FP8 KV checks")
 _V028 = _release("0.28", _V027, (49664, 49932, 50787, 50826, "b12x", "humming-installed", "rocm-inc",
                                  "quark-per-block", "online-tp-amax", "mxfp8-backend-fallback",
-                                 "bitsandbytes-removed"),
+                                 "bitsandbytes-removed", "cpu-mla", "attn-adaptive-verification", "nvfp4-4over6-kv"),
                  "XPU block FP8 routes to W8A8 / XPUFp8BlockScaledMMKernel; Torch kernels on XPU")
-_V029 = _release("0.29", _V028, ("marlin-late", "torch-fp8-support", 47434, "pbwo-padding", "mxfp8-trtllm"),
-                 "Marlin's cc >= 89 gate removed: sm89 block FP8 routes to Marlin; AutoRound block FP8")
-_V030 = _release("0.30", _V029, (49381, "xpu-moe-wna16", "quark-fp8-keys", "inc-bits-5-7", "cpu-router"),
-                 "as 0.29 for FP8 linear layers; ModelOpt's generic method")
+_V029 = _release("0.29", _V028, ("marlin-late", "torch-fp8-support", 47434, "pbwo-padding", "mxfp8-trtllm",
+                                 "fa4-hd256", "attn-selector-dcp", "attn-import-error-text", "cpu-amx-mla",
+                                 "moe-block-refine", "ct-wna16-moe-wording"),
+                 "Marlin's cc >= 89 gate removed: sm89 block FP8 routes to Marlin; AutoRound block FP8; FusedMoE "
+                 "block refinement")
+_V030 = _release("0.30", _V029, (49381, "xpu-moe-wna16", "quark-fp8-keys", "inc-bits-5-7", "cpu-router",
+                                 "attn-selector-rswa", "attn-composite", "flashinfer-mla-sparse-sm90", "mla-d512",
+                                 "flashinfer-sm90-sinks", "nvfp4-ds-mla", "rocm-kv-dtype-hint",
+                                 "attention-backends-030", "cpu-moe-deepseek-routing"),
+                 "as 0.29 for FP8 linear layers; ModelOpt's generic method; the mm-prefix composite backends")
 _V031 = _release("0.31", _V030, ("cpu-fp8", "cutlass-fp8-check", "online-fp8-redirect", "mxfp8-shape",
-                                 "glm4-moe-gate-linear"),
+                                 "glm4-moe-gate-linear", "fa4-sm90-d512-fp8-kv", "sm90-fp8-kv-mm-prefix",
+                                 "xpu-batch-invariant", "triton-flash-attn-fa3", "flashmla-sparse-d512",
+                                 "attention-backends-031", "cpu-moe-w8a8"),
                  "CPU FP8 kernels (AMX-FP8 W8A8, per-tensor, block); Cutlass FP8 refuses below sm89")
-_V032 = _release("0.32", _V031, ("humming-priority", "xpu-fp8-per-channel"), "Humming ahead of Marlin on sm90")
-_V033 = _release("0.33", _V032, ("cpu-fp8-channel", "modelopt-exclude-modules", "mxfp8-torch"),
-                 "CPU channel-wise FP8 kernel; 0.33's FusedMoE rules", moe_rules="0.33")
+_V032 = _release("0.32", _V031, ("humming-priority", "xpu-fp8-per-channel", "xpu-flash-attn-mla",
+                                 "rocm-attn-no-mm-prefix", "ultraquant", "flashmla-sparse-d512-fp8",
+                                 "attention-backends-032", "ct-moe-ckpt-leaves"),
+                 "Humming ahead of Marlin on sm90")
+_V033 = _release("0.33", _V032, ("cpu-fp8-channel", "modelopt-exclude-modules", "mxfp8-torch", "kv-quant-mode",
+                                 "xpu-fa-d512", "xpu-triton-flash-attn", "cpu-attn-kv-check", "rocm-octave",
+                                 "flash-attn-mla-sparse-fa4", "attention-backends-033", "aiter-moe-split"),
+                 "CPU channel-wise FP8 kernel; AITER's FusedMoE classes split")
 
-PROFILES: tuple[RuleProfile, ...] = (_V033, _V032, _V031, _V030, _V029, _V028, _V027, _V026, _V025)
+_V034 = _release("0.34", _V033, ("xpu-fp8-per-token", "w4afp8", "fp-quant-removed", "ptpc-w8a16-refused",
+                                 "cutlass-block-wording", "fa-fp8-kv-wording", "attention-backends-034",
+                                 "mla-sliding-window-kv", "moe-oracle-wording", "cpu-requires-triton",
+                                 "extensible-kv-cache", "transformers-backend-034"),
+                 "XPU per-token FP8 activations; w4afp8; the extensible KV cache (utilization 1.0 on CUDA/ROCm); "
+                 "x86 CPUs require triton-cpu")
+PROFILES: tuple[RuleProfile, ...] = (_V034, _V033, _V032, _V031, _V030, _V029, _V028, _V027, _V026, _V025)
 LATEST = PROFILES[0]
+# The profiles whose every attention backend class was read (fp8check.kernels.attention); the others follow them
+# through the changes above, and their attention rejections are marked as fp8check's inference.
+ATTENTION_READ = frozenset({"0.28", "0.33", "0.34"})
 
 
 def installed_vllm_version() -> str | None:
@@ -142,6 +285,17 @@ def installed_vllm_version() -> str | None:
 # (0.27.1, v0.26, 0.33.1rc1, 0.34.0.dev12+g0123abc).
 _RELEASE = re.compile(r"v?(\d+)\.(\d+)(?:\.\d+)?(?:[._-]?(?:a|b|rc|dev|post)\d*)*(?:\+[a-z0-9._]+)?")
 LATEST_NAMES = ("latest", "newest", "main")
+AUTO = "auto"            # --vllm's default: the installed vLLM where there is one, else latest
+INSTALLED = "installed"
+
+
+class NewerRelease(InputError):
+    """The installed vLLM is newer than every profile: no rule profile can speak for it. The CLI answers with
+    vLLM's own code instead (`crosscheck`) where vLLM is importable, and shows this one line where it is not."""
+
+    def __init__(self, message: str, version: str):
+        super().__init__(message)
+        self.version = version
 
 
 def known_releases() -> str:
@@ -150,31 +304,39 @@ def known_releases() -> str:
 
 
 def select_profile(version: str | None, option: str = "--vllm") -> RuleProfile:
-    """`--vllm` accepts 'latest', 'installed' (the vLLM in this environment), a profile name, or a release such
-    as 0.27.1 / v0.26 (patches map to the minor). A release fp8check has no profile for, older than the oldest or
-    newer than the newest, is an InputError naming the known ones: a newer vLLM may route differently. `option`:
-    the flag the errors name (diff's --from and --to)."""
-    if version is None or version.strip().lower() in LATEST_NAMES:
+    """`--vllm` accepts 'latest', 'installed' (the vLLM in this environment), 'auto' (installed where vLLM is,
+    else latest; the default), a profile name, or a release such as 0.27.1 / v0.26 (patches map to the minor).
+    The installed release is kept in the profile's `vllm` ("0.34.1") so every header says which one answered.
+    A release fp8check has no profile for, older than the oldest or newer than the newest, is an InputError naming
+    the known ones (a NewerRelease for an installed vLLM newer than the newest). `option`: the flag the errors name
+    (diff's --from and --to)."""
+    asked = AUTO if version is None else version.strip().lower()
+    if asked in LATEST_NAMES:
         return LATEST
     flag = option
-    if version.strip().lower() == "installed":
+    if asked in (AUTO, INSTALLED):
         installed = installed_vllm_version()
         if installed is None:
+            if asked == AUTO:
+                return LATEST
             raise InputError(f"{option} installed: vLLM is not installed in this environment (pip show vllm); "
                              f"name a release instead ({known_releases()})")
-        flag, version = f"{option} installed (vLLM {installed})", installed
+        flag, version = f"{option} {asked} (vLLM {installed} is installed)", installed
     match = _RELEASE.fullmatch(version.strip().lower())
     if match is None:
         raise InputError(f"{flag} {version!r}: expected latest or a vLLM release such as 0.27.1; fp8check knows "
                          f"{known_releases()} (patch releases map to their minor)")
     release, newest = (int(match[1]), int(match[2])), PROFILES[0]
     if release > _release_of(newest):
+        if flag != option:
+            raise NewerRelease(f"{flag}: newer than fp8check's newest rule profile {newest.name}; pass --vllm "
+                               f"{newest.name} to check with {newest.name}'s rules, or upgrade fp8check", version)
         raise InputError(f"{flag} {version}: newer than fp8check's newest rule profile {newest.name}, and a new "
                          f"release may route differently; fp8check knows {known_releases()} (upgrade fp8check, or "
                          f"pass latest to check against {newest.name}'s rules)")
     for profile in PROFILES:
         if release >= _release_of(profile):
-            return profile
+            return profile._replace(vllm=version.strip().lstrip("v")) if flag != option else profile
     raise InputError(f"{flag} {version}: fp8check has no rule profile older than {PROFILES[-1].name}; it knows "
                      f"{known_releases()} (`fp8check rules`)")
 
