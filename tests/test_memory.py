@@ -140,7 +140,7 @@ def test_not_fitting_is_a_failure_with_the_numbers(make_checkpoint, vllm, utiliz
     assert memory["fits"] is False and memory["device_memory"] == 1 << 20
     assert memory["gpu_memory_utilization"] == utilization
     assert memory["budget_bytes"] == math.ceil((1 << 20) * utilization) < memory["weight_bytes_per_rank"]
-    assert any("No available memory for the cache blocks" in e and f"{utilization:g} x 1.0 MiB" in e
+    assert any("No available memory for the cache blocks" in e and f"{utilization} x 1.0 MiB" in e
                for e in doc["errors"])
     assert doc["tp_sizes_ok"] == []  # no TP size fits in 1 MiB either
 

@@ -221,6 +221,11 @@ def kv_bytes_per_token(footprint: WeightFootprint, tp: int) -> int:
     return footprint.layers * per_rank_heads * footprint.kv_bytes_per_token_layer
 
 
+def fraction(utilization: float) -> str:
+    """0.92, 0.5, 1.0: a utilization as the memory line shows it."""
+    return f"{utilization:g}" if utilization % 1 else f"{utilization:.1f}"
+
+
 def gib(value: int) -> str:
     """GiB as vLLM prints memory (MiB below one GiB, so a tiny model does not read 0.0)."""
     return f"{value / GIB:.1f} GiB" if abs(value) >= GIB else f"{value / (1 << 20):.1f} MiB"
@@ -296,7 +301,8 @@ def fit(footprint: WeightFootprint, platform: Platform, profile: RuleProfile, tp
                          note=sliding_note(sliding, long_tokens), long_request_tokens=long_tokens)
     where = f"TP {tp}" + (" with --ep" if ep else "")
     error = (f"Model weights take {gib(weights)} per rank at {where}, more than the {gib(budget)} vLLM may use "
-             f"({utilization:g} x {gib(memory)} of {platform.label} memory); vLLM then raises: " + no_cache_memory(platform, profile))
+             f"({fraction(utilization)} x {gib(memory)} of {platform.label} memory); vLLM then raises: "
+             + no_cache_memory(platform, profile))
     return MemoryFit(memory, utilization, weights, budget, per_token, 0, error=error)
 
 
@@ -310,7 +316,7 @@ def summary(memory: MemoryFit) -> str:
     if memory.budget is None:
         return f"memory: {gib(memory.weight_bytes)} of weights per rank; {memory.note}"
     head = (f"memory: {gib(memory.weight_bytes)} of weights per rank of {gib(memory.budget)} "
-            f"({memory.utilization:g} x {gib(memory.device_memory)})")
+            f"({fraction(memory.utilization)} x {gib(memory.device_memory)})")
     if memory.error:
         return head + ": does not fit"
     text = head + f"; KV cache {gib(memory.kv_bytes)} = {memory.kv_tokens:,} tokens at most"
