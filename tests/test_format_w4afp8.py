@@ -274,3 +274,48 @@ def test_attention_gets_fp8configs_kv_cache_method(checkpoints, kv_cache_dtype):
            [(a.kv_method, a.kv_cache_dtype, a.backend, a.errors) for a in native]
     assert any("fp8_e5m2 kv-cache is not supported" in e for a in ours for e in a.errors) is \
            (kv_cache_dtype == "fp8_e5m2")
+
+
+# --- select_w4a8_moe_backend and create_weights (fused_moe/oracle/w4a8.py, compressed_tensors_moe_w4a8_fp8.py) ----
+
+NO_W4A8_BACKEND = ("No W4A8 MoE backend supports the deployment configuration: CutlassExpertsW4A8Fp8: kernel does not "
+                   "support current device {d}; BatchedHummingGroupedExperts: kernel does not support current device "
+                   "{d}; HummingGroupedExperts: kernel does not support current device {d}; HummingIndexedExperts: "
+                   "kernel does not support current device {d}")
+
+
+@pytest.mark.parametrize("platform, assume, error, chosen", [
+    ("h100", (), None, "CutlassExpertsW4A8Fp8 (sm90)"),           # is_device_capability(90): CUTLASS W4A8
+    ("b200", (), None, "HummingGroupedExperts or HummingIndexedExperts"),
+    ("cuda:80", (), None, "HummingGroupedExperts or HummingIndexedExperts"),
+    ("cuda:80", ("humming=no",), NO_W4A8_BACKEND.format(d="cuda"), None),
+    ("cpu", (), NO_W4A8_BACKEND.format(d="cpu"), None),           # no W4A8 experts class runs on a CPU
+])
+def test_the_w4a8_experts_oracle(checkpoints, platform, assume, error, chosen):
+    report = _inspect(checkpoints["w4afp8"], platform, assume=list(assume))
+    assert report.moes
+    for moe in report.moes:
+        assert moe.errors == ((error,) if error else ())
+        picked = [note for note in moe.notes if note.startswith("vLLM's W4A8 experts: ")]
+        assert (picked[0].startswith(f"vLLM's W4A8 experts: {chosen}") and len(picked) == 1) if chosen else not picked
+    assert report.ok is (error is None)
+
+
+@pytest.mark.parametrize("tp, error", [
+    (1, None),                                                            # intermediate 256 per rank
+    (2, "intermediate_size_per_partition=128 must be divisible by 256"),  # create_weights' CUTLASS reorder assert
+])
+def test_create_weights_needs_256_aligned_shards(checkpoints, tp, error):
+    report = _inspect(checkpoints["w4afp8"], "h100", tp=tp)
+    errors = [e for moe in report.moes for e in moe.errors]
+    assert (error is None and not errors) or (errors and all(error in e and e.startswith("AssertionError in")
+                                                             for e in errors))
+
+
+def test_the_hidden_size_is_read_through_the_int4_packing(make_checkpoint):
+    """Expert weights store two INT4 per int8 byte: the FusedMoE's hidden size is twice the stored width, and
+    create_weights asserts it is a multiple of 256 (hidden 384 is not)."""
+    ok = _inspect(make_checkpoint(quant="w4afp8", data="sparse", **MOE), "h100")
+    assert not [e for moe in ok.moes for e in moe.errors]
+    bad = _inspect(make_checkpoint(quant="w4afp8", data="sparse", **dict(MOE, hidden=384)), "h100")
+    assert all(any("hidden_size=384 must be divisible by 256" in e for e in moe.errors) for moe in bad.moes)

@@ -121,6 +121,10 @@ class MoEMethod(NamedTuple):
     # (backend, vLLM's error) pairs: the constructor raises when the oracle picks one of these backends (online
     # PTPC refuses the backends that drop per-channel weight scales). moe.place() applies them to the choice.
     backend_errors: tuple[tuple[str, str], ...] = ()
+    # A method with its own experts oracle and create_weights checks (W4A8): (hidden, intermediate per rank, ctx,
+    # model dtype) -> (vLLM's error or None, a note naming the experts class it picks). moe.place() runs it.
+    own_checks: Callable[[int, int, RoutingContext, str], tuple[str | None, str | None]] | None = None
+    packed: int = 1                        # checkpoint values per stored element along K (W4A8: two int4 per int8)
 
 
 def nothing(config: QuantConfig, ctx: RoutingContext) -> list[str]:

@@ -16,10 +16,12 @@ dynamic (from_config passes activation_scheme="dynamic" whatever the config says
 to [128, 128] (an explicit null keeps per-tensor weights). Routed experts (`.experts.N.gate_proj|up_proj|down_proj|
 w1|w2|w3`) are INT4 symmetric groups on CompressedTensorsW4A8Fp8MoEMethod: the checkpoint's int8 tensors (two
 signed nibbles a byte) are renamed `weight_packed`, `weight_scale_inv` becomes `weight_scale`, expert input scales
-are dropped, and the bytes are repacked to uint4b8 in int32. fp8check names that method and does not judge it (its
-backend oracle, create_weights' `hidden_size % 256` / `intermediate_size_per_partition % 256` asserts and the INT4
-kernels are not modelled), as it does MXFP8 experts. Before 0.34 the name is vLLM's unknown quantization method
-(Format.added_by).
+are dropped, and the bytes are repacked to uint4b8 in int32. fp8check names that method, runs what decides whether
+vLLM builds it (select_w4a8_moe_backend's device checks: CutlassExpertsW4A8Fp8 on sm90 alone, the Humming experts on
+CUDA sm75+ with humming installed, nothing on CPU; create_weights' `hidden_size % 256` /
+`intermediate_size_per_partition % 256` asserts), and does not judge the INT4 numerics, nor which Humming class
+takes the layer (their GEMM-type checks are not modelled), as it does MXFP8 experts. Before 0.34 the name is vLLM's
+unknown quantization method (Format.added_by).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from fp8check.core.errors import ConfigError, shown
 from fp8check.core.formats import fp8
 from fp8check.core.formats.base import UNQUANTIZED_MOE, Assignment, Format, Module, MoEMethod
 from fp8check.core.formats.shared import is_int
+from fp8check.kernels.base import RoutingContext
 
 if TYPE_CHECKING:  # annotations only
     from fp8check.core.targets.profiles import RuleProfile
@@ -39,8 +42,34 @@ ADDED_BY = "w4afp8"                    # the 0.34 profile change
 DEFAULT_BLOCK = [128, 128]             # from_config: config.get("weight_block_size", [128, 128])
 GROUP_SIZE = 128                       # the only group size CompressedTensorsW4A8Fp8MoEMethod accepts
 W4A8_MOE = "CompressedTensorsW4A8Fp8MoEMethod"
-NOT_JUDGED = ("INT4 W4A8 experts (select_w4a8_moe_backend: CUTLASS, then Humming) are not modelled: not judged; "
-              "create_weights also asserts hidden_size % 256 == 0 and intermediate_size_per_partition % 256 == 0")
+NOT_JUDGED = "INT4 W4A8 experts: their numerics are not modelled, so they are named, not judged"
+# fused_moe/oracle/w4a8.py select_w4a8_moe_backend: CUTLASS, then HUMMING's three classes, in this order.
+CUTLASS_W4A8 = "CutlassExpertsW4A8Fp8"
+HUMMING_W4A8 = ("BatchedHummingGroupedExperts", "HummingGroupedExperts", "HummingIndexedExperts")
+NO_BACKEND = "No W4A8 MoE backend supports the deployment configuration: "
+
+
+def w4a8_experts(hidden: int, ispp: int, ctx: RoutingContext, in_dtype: str) -> tuple[str | None, str | None]:
+    """CompressedTensorsW4A8Fp8MoEMethod past its group-size assert: select_w4a8_moe_backend (each class's
+    is_supported_config, which tests the device first: `kernel does not support current device cuda`), then
+    create_weights' CUTLASS reorder asserts. Returns (vLLM's error, the experts class it picks)."""
+    device = ctx.kind  # current_platform.device_name: cuda / cpu (ROCm and XPU stop at their allow-lists)
+    reasons = []
+    if ctx.kind != "cuda" or ctx.cc != 90:  # _supports_current_device: is_device_capability(90) and grouped GEMM
+        reasons.append(f"{CUTLASS_W4A8}: kernel does not support current device {device}")
+    elif in_dtype != "bfloat16":
+        reasons.append(f"{CUTLASS_W4A8}: kernel does not support {in_dtype} input/output dtype")
+    chosen = None if reasons else f"{CUTLASS_W4A8} (sm90)"
+    humming = ctx.kind == "cuda" and ctx.platform.assumptions.humming and (ctx.cc or 0) >= 75
+    if chosen is None and not humming:
+        reasons += [f"{name}: kernel does not support current device {device}" for name in HUMMING_W4A8]
+        return NO_BACKEND + "; ".join(reasons), None
+    if chosen is None:  # BatchedHummingGroupedExperts refuses the standard activation format of TP / EP
+        chosen = "HummingGroupedExperts or HummingIndexedExperts (which one: their GEMM-type checks, not modelled)"
+    for name, size in (("hidden_size", hidden), ("intermediate_size_per_partition", ispp)):
+        if size % 256:
+            return f"AssertionError in {W4A8_MOE}.create_weights: {name}={size} must be divisible by 256", None
+    return None, f"vLLM's W4A8 experts: {chosen}"
 
 
 class W4AFp8Config(NamedTuple):
@@ -75,7 +104,7 @@ def moe_method(name: str, leaves: tuple[str, str, str], config: W4AFp8Config, pr
     if config.group_size != GROUP_SIZE:
         error = f"AssertionError in {W4A8_MOE}.__init__: Only group size 128 supported for W4A8 MoE"
     return MoEMethod(W4A8_MOE, strategy=f"int4 group {config.group_size}", activation="dynamic token",
-                     error=error, note=NOT_JUDGED)
+                     error=error, note=NOT_JUDGED, own_checks=w4a8_experts, packed=2)
 
 
 def assign(module: Module, config: W4AFp8Config) -> Assignment:

@@ -134,6 +134,11 @@ def place(method: MoEMethod, hidden: int, intermediate: int, num_experts: int, t
                                       f"(FusedMoEConfig: moe_intermediate_size {intermediate}, TP {moe_tp})",))
     ispp = intermediate // moe_tp
     empty = empty._replace(intermediate_per_rank=ispp)
+    if method.own_checks is not None:
+        error, note = method.own_checks(hidden, ispp, ctx, in_dtype)
+        empty = empty._replace(notes=empty.notes + ((note,) if note else ()))
+        if error:
+            return empty._replace(errors=(error,))
     if method.weight_key is None:
         return empty
     cfg = MoEConfig(num_experts, hidden, intermediate, moe_tp, ep, routing, in_dtype)
@@ -287,7 +292,7 @@ def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], qu
         if same and method != twin.method:
             same, shapes = False, expert_shapes(moe)
         routing, routing_note = routing_method(config, ctx)
-        sweep = MoESweep(method, shapes.hidden, shapes.intermediate, len(shapes.experts), routing)
+        sweep = MoESweep(method, shapes.hidden * method.packed, shapes.intermediate, len(shapes.experts), routing)
         sweeps.add(sweep)
         result = place(method, *sweep[1:4], tp, ep, ctx, routing, in_dtype)
         integrity_errors, warnings = ([], []) if same else integrity(moe, shapes, method)
