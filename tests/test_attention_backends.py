@@ -141,11 +141,15 @@ def test_rocm_error_appends_the_dtypes_the_rejecting_backends_accept(release, hi
     assert error.endswith("Reasons: {TRITON_MLA: [kv_cache_dtype not supported]}." + hint)
 
 
-def test_rocm_aiter_puts_its_mla_backend_first_which_takes_e5m2():
-    choice = choose("mi300x", "0.33", None, "aiter=yes", kv_cache_dtype="fp8_e5m2", **MLA)
+@pytest.mark.parametrize("release, decoder", [("0.33", "AttentionType.DECODER"), ("0.34", "decoder")])
+def test_rocm_aiter_puts_its_mla_backend_first_which_takes_e5m2(release, decoder):
+    """0.34's AttentionType is a StrEnum: its messages print the member's value (attention-type-strenum)."""
+    choice = choose("mi300x", release, None, "aiter=yes", kv_cache_dtype="fp8_e5m2", **MLA)
     assert (choice.backend, choice.error) == ("ROCM_AITER_MLA", None)
-    assert choice.notes == ("Found incompatible backend(s) [TRITON_MLA] with AttentionType.DECODER. Overriding with "
+    assert choice.notes == (f"Found incompatible backend(s) [TRITON_MLA] with {decoder}. Overriding with "
                             "ROCM_AITER_MLA out of potential backends: ['ROCM_AITER_MLA', 'ROCM_AITER_TRITON_MLA'].",)
+    error = choose("cuda:90", release, kv_cache_dtype="fp8_e5m2", **MLA).error
+    assert f"use_per_head_quant_scales=False, attn_type={decoder}, has_sliding_window=False" in error
 
 
 @pytest.mark.parametrize("release", RELEASES)
@@ -274,7 +278,8 @@ def test_attention_sinks(release, platform, backend, fa_reason):
 def test_sliding_window_reaches_the_selector_of_dense_layers_and_from_034_of_mla(release, field):
     ctx = context("l40s", release)
     dense = attention.selector_config(AttentionSpec(kv_cache_dtype="auto", sliding_window=4096, **DENSE), ctx)
-    assert f"attn_type=AttentionType.DECODER, {field}use_non_causal=False" in attention.config_repr(dense, ctx)
+    decoder = "decoder" if release == "0.34" else "AttentionType.DECODER"  # 0.34's StrEnum (attention-type-strenum)
+    assert f"attn_type={decoder}, {field}use_non_causal=False" in attention.config_repr(dense, ctx)
     mla = attention.selector_config(AttentionSpec(kv_cache_dtype="auto", sliding_window=4096, has_sink=True,
                                                   per_head_scales=True, **MLA), ctx)
     assert not (mla.has_sink or mla.use_per_head_quant_scales)  # MLAAttention passes neither

@@ -14,8 +14,9 @@ only hits after selection (an impl's `__init__`, the CPU metadata builder) are e
 Host facts the selector reads (FlashInfer importable, AMX on CPU, AITER on ROCm, VLLM_BATCH_INVARIANT) come from
 the platform's `Assumptions`. What fp8check cannot see and assumes instead, each named where it is used:
 AVX-512 on a CPU host (`CPU_AVX512`), the model's MLA dimensions beyond the latent size (`MLA_DIMS`), a sparse
-MLA model carrying `index_topk` (DeepSeek-V3.2's 2048) and a dense one none, Python >= 3.11 (vLLM prints
-`AttentionType.DECODER` in its config repr). Everything here is torch-free.
+MLA model carrying `index_topk` (DeepSeek-V3.2's 2048) and a dense one none, Python >= 3.11 (vLLM <= 0.33 prints
+`AttentionType.DECODER` in its config repr, a `(str, Enum)` member; 0.34's StrEnum prints `decoder`). Everything here
+is torch-free.
 """
 
 from __future__ import annotations
@@ -210,13 +211,19 @@ def selector_config(spec: AttentionSpec, ctx: RoutingContext) -> SelectorConfig:
                           dense and spec.use_mm_prefix)
 
 
+def decoder_type(ctx: RoutingContext) -> str:
+    """AttentionType.DECODER as vLLM's messages format it: a `(str, Enum)` member until 0.33, a StrEnum's value from
+    0.34 (v1/attention/backend.py)."""
+    return "decoder" if ctx.profile.has("attention-type-strenum") else "AttentionType.DECODER"
+
+
 def config_repr(cfg: SelectorConfig, ctx: RoutingContext) -> str:
     """AttentionSelectorConfig.__repr__ of the release (each field after 0.25's with the change that added it)."""
     has = ctx.profile.has
     fields = [("head_size", cfg.head_size), ("dtype", f"torch.{cfg.dtype}"), ("kv_cache_dtype", cfg.kv_cache_dtype),
               ("block_size", cfg.block_size), ("use_mla", cfg.use_mla), ("has_sink", cfg.has_sink),
               ("use_sparse", cfg.use_sparse), ("use_mm_prefix", cfg.use_mm_prefix),
-              ("use_per_head_quant_scales", cfg.use_per_head_quant_scales), ("attn_type", "AttentionType.DECODER")]
+              ("use_per_head_quant_scales", cfg.use_per_head_quant_scales), ("attn_type", decoder_type(ctx))]
     if has("attn-sliding-window"):
         fields.append(("has_sliding_window", cfg.has_sliding_window))
     fields += [("use_non_causal", False), ("use_batch_invariant", cfg.use_batch_invariant),
@@ -1204,7 +1211,7 @@ def _validated(cfg: SelectorConfig, num_heads: int, ctx: RoutingContext, request
                          f"Using {chosen.name} instead, which may result in reduced performance. Consider removing "
                          "--block-size to auto-select the optimal block size.")
     if rocm and invalid:
-        notes.append(f"Found incompatible backend(s) [{', '.join(invalid)}] with AttentionType.DECODER. "
+        notes.append(f"Found incompatible backend(s) [{', '.join(invalid)}] with {decoder_type(ctx)}. "
                      f"Overriding with {chosen.name} out of potential backends: {potential}.")
     elif rocm:
         notes.append(f"Using {chosen.name} backend out of potential backends: {potential}.")

@@ -187,6 +187,8 @@ WHEEL_CHANGES: dict[str, str] = {
     "fa-fp8-kv-wording": "0.34 wheel: FlashAttention's FP8-KV refusal reads 'FP8 KV requires FA3 (SM90), equal-d512 "
                          "FA4 (SM90), or FA4 (SM100).'; on SM90 an FP8 KV cache at head_size 512 refuses a block "
                          "size not divisible by 64 and block sparsity",
+    "attention-type-strenum": "0.34 wheel: AttentionType is a StrEnum, so vLLM's messages print AttentionType.DECODER "
+                              "as 'decoder' (AttentionSelectorConfig's repr, ROCm's 'Found incompatible backend(s)')",
     "attention-backends-034": "0.34 wheel: AttentionBackendEnum gains FLASHINFER_TS (FlashInfer's task-scheduled "
                               "decode, SM100/103/107) and KIMI_K3_KV_BALANCED_MLA (FP8 MLA decode, SM10x), in no "
                               "automatic priority list",
@@ -260,8 +262,8 @@ _V033 = _release("0.33", _V032, ("cpu-fp8-channel", "modelopt-exclude-modules", 
 
 _V034 = _release("0.34", _V033, ("xpu-fp8-per-token", "w4afp8", "fp-quant-removed", "ptpc-w8a16-refused",
                                  "cutlass-block-wording", "fa-fp8-kv-wording", "attention-backends-034",
-                                 "mla-sliding-window-kv", "moe-oracle-wording", "cpu-requires-triton",
-                                 "extensible-kv-cache", "transformers-backend-034"),
+                                 "attention-type-strenum", "mla-sliding-window-kv", "moe-oracle-wording",
+                                 "cpu-requires-triton", "extensible-kv-cache", "transformers-backend-034"),
                  "XPU per-token FP8 activations; w4afp8; the extensible KV cache (utilization 1.0 on CUDA/ROCm); "
                  "x86 CPUs require triton-cpu")
 PROFILES: tuple[RuleProfile, ...] = (_V034, _V033, _V032, _V031, _V030, _V029, _V028, _V027, _V026, _V025)
