@@ -1,6 +1,7 @@
 """Differential check: fp8check's prediction vs vLLM's own routing code, per release, per layer.
 
     python tests/differential/run.py --releases 0.27.1,0.28.0,0.33.0 [--markdown docs/fidelity.md]
+        [--stand-in PROFILE]   (fp8check's rules for a release newer than its newest profile, e.g. latest)
 
 Two grids. The CT / native-fp8 grid (QUANTS x PLATFORMS x TPS) as recorded since issue 16; the grid of the other
 formats and the online methods (FORMAT_QUANTS and ONLINE_METHODS on a bf16 checkpoint x FORMAT_PLATFORMS x
@@ -13,6 +14,7 @@ Each release is the Python of its PyPI wheel, unzipped to $FP8CHECK_VLLM_SRC/<ve
 $FP8CHECK_VLLM_DEPS (default /tmp/vllm-deps). vLLM runs in a subprocess per (release, platform)
 (fp8check/core/routing/crosscheck.py --stub, which documents every stub); fp8check runs here on the same synthetic
 checkpoints (fp8check.synth.write_checkpoint). Not part of the default pytest run: it needs the wheels.
+linear_suite() is the run as a function (new_release.py runs it on a new release); main() prints it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import argparse
 import concurrent.futures
 import json
 import os
+import re
 import tempfile
 from collections import Counter, defaultdict
 from typing import NamedTuple
@@ -28,7 +31,7 @@ from typing import NamedTuple
 from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import InputError
 from fp8check.core.records import InspectOptions
-from fp8check.core.routing.crosscheck import compare, run_vllm
+from fp8check.core.routing.crosscheck import compare, run_vllm, vllm_error
 from fp8check.core.routing.inspect import front_door_of, inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.core.targets.profiles import select_profile
@@ -50,7 +53,8 @@ SPECS = {
     "ragged": Spec(hidden=256, intermediate=320, heads=4, kv_heads=2, head_dim=64, layers=1, data="zeros"),
 }
 FORMAT_QUANTS = ("modelopt-fp8", "modelopt-fp8-legacy", "modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc",
-                 "quark-fp8-block", "inc-fp8-block", "fbgemm-fp8", "modelopt-mxfp8", "ct-mxfp8")
+                 "quark-fp8-block", "inc-fp8-block", "fbgemm-fp8", "modelopt-mxfp8", "ct-mxfp8",
+                 "w4afp8")  # 0.34's method (before 0.34: the unknown-method refusal on both sides)
 # --quantization on an unquantized (bf16) checkpoint.
 ONLINE_METHODS = ("fp8", "fp8_per_tensor", "fp8_per_block", "fp8_per_channel", "mxfp8")
 FORMAT_PLATFORMS = ("xpu", "cpu", "cuda:80", "cuda:89", "cuda:90", "cuda:100", "rocm:gfx942")
@@ -89,15 +93,31 @@ def vllm_cases(config: dict, tp: int, case_id: str, ckpt: Checkpoint) -> list[di
     ]
 
 
-def run_release(release: str, platform: str, cases: list[dict]) -> tuple[dict, dict[str, dict]]:
+def release_env(release: str) -> dict[str, str]:
+    """The environment of a vLLM-side subprocess: the release's unzipped wheel, then vLLM's pure-Python deps."""
     env = dict(os.environ, PYTHONPATH=f"{SRC}/{release}:{DEPS}", VLLM_LOGGING_LEVEL="ERROR")
     env.pop("VLLM_DISABLED_KERNELS", None)
-    return run_vllm(platform, cases, env=env, stub=True)
+    return env
 
 
-def fp8check_side(ckpt: Checkpoint, release: str, platform: str, tp: int) -> tuple[dict, dict[str, dict]]:
+def run_release(release: str, platform: str, cases: list[dict]) -> tuple[dict, dict[str, dict]]:
+    return run_vllm(platform, cases, env=release_env(release), stub=True)
+
+
+def profile_for(release: str, stand_in: str | None = None):
+    """fp8check's rule profile for `release`; for a release it has no profile for (newer than its newest), the
+    profile `stand_in` names, when given (--stand-in: a new release checked with the newest rules)."""
+    try:
+        return select_profile(release)
+    except InputError:
+        if stand_in is None:
+            raise
+        return select_profile(stand_in)
+
+
+def fp8check_side(ckpt: Checkpoint, profile, platform: str, tp: int) -> tuple[dict, dict[str, dict]]:
     """fp8check's front door ({"scheme": its config's method, "error"}) and its layers, for one checkpoint."""
-    options = InspectOptions(platform=parse_platform(platform), profile=select_profile(release), tp=tp,
+    options = InspectOptions(platform=parse_platform(platform), profile=profile, tp=tp,
                              quantization=ckpt.quantization, allow_deprecated_quantization=ckpt.allow_deprecated)
     checkpoint = open_local(ckpt.folder)
     door = front_door_of(checkpoint, options)
@@ -149,6 +169,140 @@ def format_of(quant: str) -> str:
     return {"ct": "compressed-tensors"}.get(family, family)
 
 
+class Difference(NamedTuple):
+    """One compared row that is not agreement, of either suite (run.py's linears, whole_model.py's modules)."""
+
+    suite: str                  # "linear" or "whole model"
+    release: str
+    platform: str
+    case: str                   # the checkpoint and how it is served (TP, format, --kv-cache-dtype)
+    module: str                 # a layer or module name, FRONT_DOOR_ROW, "(model)", or HARNESS_ROW
+    kind: str                   # what the module is: front door, linear, moe, attention, embedding, model, harness
+    differs: tuple[str, ...]    # scheme, kernel, error, error text, backend, class, only in vLLM, ...
+    ours: str                   # fp8check's answer, as the tables print it
+    theirs: str                 # vLLM's
+    verdict: str = "differs"    # or a known difference: "post-load prediction", "explained", "open"
+    detail: str = ""            # for an error text both sides give in other words: where they part (divergence)
+
+
+class Suite(NamedTuple):
+    """A suite's run: its Markdown tables, every row that is not agreement, and whether it passes."""
+
+    tables: str
+    differences: list[Difference]
+    stubs: dict
+    dump: object                # what --dump writes
+    passed: bool
+
+
+FRONT_DOOR_ROW = "front door"
+HARNESS_ROW = "-"  # vLLM did not start under the stubs
+
+
+def divergence(ours: str, theirs: str) -> str:
+    """Where two texts part: the word just before, and each side's text between their common start and their
+    common end (the cells of the tables show only the start of a long message)."""
+    start = len(os.path.commonprefix([ours, theirs]))
+    end = len(os.path.commonprefix([ours[start:][::-1], theirs[start:][::-1]]))
+    word = re.split(r"[\s,(\[{]", ours[:start])[-1][-30:]
+    return (f"after `{word}`: fp8check `{ours[start:len(ours) - end][:100]}`, "
+            f"vLLM `{theirs[start:len(theirs) - end][:100]}`")
+
+
+def _error_detail(diffs: tuple[str, ...], ours: dict, theirs: dict) -> str:
+    return divergence(ours["error"], vllm_error(theirs["error"])) if "error text" in diffs else ""
+
+
+def did_not_start(suite: str, release: str, platform: str, exc: RuntimeError) -> Difference:
+    """The row of a vLLM-side subprocess that answered nothing (an import under the stubs failed)."""
+    return Difference(suite, release, platform, "-", HARNESS_ROW, "harness", ("harness",), "-",
+                      f"vLLM did not start: {str(exc).splitlines()[-1][:150]}")
+
+
+def linear_suite(releases: list[str], platforms: list[str], quants: list[str], online: list[str], jobs: int = 2,
+                 stand_in: str | None = None) -> Suite:
+    """Both grids on every release and platform; passes when every row agrees or is a post-load prediction."""
+    checkpoints = write_checkpoints(tempfile.mkdtemp(prefix="fp8check-diff-"), quants, online)
+    configs = {key: json.load(open(os.path.join(c.folder, "config.json"), encoding="utf-8"))
+               for key, c in checkpoints.items()}
+    jobs_ = {}
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        for release in releases:
+            for pl in platforms:
+                keys = [key for key in checkpoints if pl in grid(release, platforms, *key)]
+                cases = [c for key in keys for tp in tps_of(key[1])
+                         for c in vllm_cases(configs[key], tp, f"{checkpoints[key].label}|tp{tp}", checkpoints[key])]
+                if cases:
+                    jobs_[(release, pl)] = (keys, pool.submit(run_release, release, pl, cases))
+    table: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
+    differences: list[Difference] = []
+    stubs, answers = {}, {}
+    for (release, pl), (keys, job) in jobs_.items():
+        profile = profile_for(release, stand_in)
+        try:
+            stubs, theirs = job.result()
+            answers[f"{release}|{pl}"] = theirs
+        except RuntimeError as exc:  # vLLM could not be imported under the stubs: a harness gap, reported
+            differences.append(did_not_start("linear", release, pl, exc))
+            continue
+        for key in keys:
+            ckpt = checkpoints[key]
+            counts = table[(release, pl, format_of(key[1]))]
+            for tp in tps_of(key[1]):
+                door, ours = fp8check_side(ckpt, profile, pl, tp)
+                first = theirs[f"{ckpt.label}|tp{tp}|model.layers.0.{LAYERS[0]}"]
+                their_door = ({"scheme": None, "kernel": None, "error": first["error"]} if first.get("stage")
+                              else {"scheme": first.get("config"), "kernel": None, "error": None})
+                diffs = compare(door["scheme"], None, door["error"], their_door)
+                counts["front doors"] += 1
+                counts["front doors agree"] += not diffs
+                if diffs:
+                    differences.append(Difference("linear", release, pl, f"{ckpt.label} TP{tp}", FRONT_DOOR_ROW,
+                                                  FRONT_DOOR_ROW, diffs, _answer(door), _answer(their_door),
+                                                  detail=_error_detail(diffs, door, their_door)))
+                if first.get("stage") or door["error"]:
+                    continue
+                for layer in LAYERS:
+                    name = f"model.layers.0.{layer}"
+                    result = theirs[f"{ckpt.label}|tp{tp}|{name}"]
+                    diffs = compare(ours[name]["scheme"], ours[name]["kernel"], ours[name]["error"], result)
+                    counts["cases"] += 1
+                    counts["agree"] += not diffs
+                    verdict = "differs"
+                    if diffs == ("error",) and ours[name]["kernel"] == result["kernel"]:
+                        # Same scheme and kernel, and fp8check adds the kernel's predicted post-load failure
+                        # (Kernel.runtime_error), which vLLM only raises after construction: explained, listed.
+                        counts["post-load"] += 1
+                        diffs, verdict = ("post-load prediction",), "post-load prediction"
+                    if diffs:
+                        differences.append(Difference("linear", release, pl, f"{ckpt.label} TP{tp}", layer, "linear",
+                                                      diffs, _answer(ours[name]), _answer(result), verdict,
+                                                      _error_detail(diffs, ours[name], result)))
+    lines = ["| release | platform | format | front doors | agree | layers | agree | post-load prediction | % agree |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for (release, pl, fmt), counts in sorted(table.items()):
+        rows, agree = counts["front doors"] + counts["cases"], counts["front doors agree"] + counts["agree"]
+        lines.append(f"| {release} | {pl} | {fmt} | {counts['front doors']} | {counts['front doors agree']} | "
+                     f"{counts['cases']} | {counts['agree']} | {counts['post-load']} | {100 * agree / rows:.1f} |")
+    out = "\n".join(lines) + difference_table(differences, "scheme / kernel / error")
+    return Suite(out, differences, stubs, answers, all(d.verdict != "differs" for d in differences))
+
+
+def difference_table(differences: list[Difference], answer: str) -> str:
+    """The rows that are not agreement, one per line ("" when there are none); `answer` names the answer cells."""
+    if not differences:
+        return ""
+    return (f"\n\n| release | platform | case | module | differs | fp8check {answer} | vLLM {answer} | "
+            "where the error texts part |\n|---|---|---|---|---|---|---|---|\n"
+            + "\n".join(f"| {d.release} | {d.platform} | {d.case} | {d.module} | {', '.join(d.differs)} | "
+                        f"{d.ours} | {d.theirs} | {d.detail} |" for d in differences))
+
+
+def _answer(side: dict) -> str:
+    """A scheme / kernel / error cell of the tables."""
+    return f"{side['scheme']} / {side['kernel'] or '-'} / {(side['error'] or '')[:160]}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--releases", default="0.27.1,0.28.0,0.33.0")
@@ -158,79 +312,18 @@ def main() -> int:
     parser.add_argument("--markdown", help="append the agreement table to this file")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--dump", help="write vLLM's answer for every case to this JSON file (for format owners)")
+    add_stand_in(parser)
     args = parser.parse_args()
-    releases, platforms = args.releases.split(","), args.platforms.split(",")
-    quants, online = [q for q in args.quants.split(",") if q], [m for m in args.online.split(",") if m]
-    checkpoints = write_checkpoints(tempfile.mkdtemp(prefix="fp8check-diff-"), quants, online)
-    configs = {key: json.load(open(os.path.join(c.folder, "config.json"), encoding="utf-8"))
-               for key, c in checkpoints.items()}
-    jobs = {}
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        for release in releases:
-            for pl in platforms:
-                keys = [key for key in checkpoints if pl in grid(release, platforms, *key)]
-                cases = [c for key in keys for tp in tps_of(key[1])
-                         for c in vllm_cases(configs[key], tp, f"{checkpoints[key].label}|tp{tp}", checkpoints[key])]
-                if cases:
-                    jobs[(release, pl)] = (keys, pool.submit(run_release, release, pl, cases))
-    table: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
-    disagreements: list[str] = []
-    stubs, answers = {}, {}
-    for (release, pl), (keys, job) in jobs.items():
-        try:
-            stubs, theirs = job.result()
-            answers[f"{release}|{pl}"] = theirs
-        except RuntimeError as exc:  # vLLM could not be imported under the stubs: a harness gap, reported
-            disagreements.append(f"| {release} | {pl} | - | - | - | harness | vLLM did not start: "
-                                 f"{str(exc).splitlines()[-1][:150]} | |")
-            continue
-        for key in keys:
-            ckpt = checkpoints[key]
-            counts = table[(release, pl, format_of(key[1]))]
-            for tp in tps_of(key[1]):
-                door, ours = fp8check_side(ckpt, release, pl, tp)
-                first = theirs[f"{ckpt.label}|tp{tp}|model.layers.0.{LAYERS[0]}"]
-                their_door = ({"scheme": None, "kernel": None, "error": first["error"]} if first.get("stage")
-                              else {"scheme": first.get("config"), "kernel": None, "error": None})
-                diffs = compare(door["scheme"], None, door["error"], their_door)
-                counts["front doors"] += 1
-                counts["front doors agree"] += not diffs
-                if diffs:
-                    disagreements.append(
-                        f"| {release} | {pl} | {ckpt.label} | {tp} | front door | {', '.join(diffs)} | "
-                        f"{door['scheme']} / - / {(door['error'] or '')[:160]} | "
-                        f"{their_door['scheme']} / - / {(their_door['error'] or '')[:160]} |")
-                if first.get("stage") or door["error"]:
-                    continue
-                for layer in LAYERS:
-                    name = f"model.layers.0.{layer}"
-                    result = theirs[f"{ckpt.label}|tp{tp}|{name}"]
-                    diffs = compare(ours[name]["scheme"], ours[name]["kernel"], ours[name]["error"], result)
-                    counts["cases"] += 1
-                    counts["agree"] += not diffs
-                    if diffs == ("error",) and ours[name]["kernel"] == result["kernel"]:
-                        # Same scheme and kernel, and fp8check adds the kernel's predicted post-load failure
-                        # (Kernel.runtime_error), which vLLM only raises after construction: explained, listed.
-                        counts["post-load"] += 1
-                        diffs = ("post-load prediction",)
-                    if diffs:
-                        disagreements.append(
-                            f"| {release} | {pl} | {ckpt.label} | {tp} | {layer} | {', '.join(diffs)} | "
-                            f"{ours[name]['scheme']} / {ours[name]['kernel']} / {(ours[name]['error'] or '')[:160]} | "
-                            f"{result['scheme']} / {result['kernel']} / {(result['error'] or '')[:160]} |")
-    lines = ["| release | platform | format | front doors | agree | layers | agree | post-load prediction | % agree |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for (release, pl, fmt), counts in sorted(table.items()):
-        rows, agree = counts["front doors"] + counts["cases"], counts["front doors agree"] + counts["agree"]
-        lines.append(f"| {release} | {pl} | {fmt} | {counts['front doors']} | {counts['front doors agree']} | "
-                     f"{counts['cases']} | {counts['agree']} | {counts['post-load']} | {100 * agree / rows:.1f} |")
-    out = "\n".join(lines)
-    if disagreements:
-        out += ("\n\n| release | platform | checkpoint | TP | layer | differs | fp8check scheme / kernel / error | "
-                "vLLM scheme / kernel / error |\n|---|---|---|---|---|---|---|---|\n" + "\n".join(disagreements))
-    publish(out, stubs, answers, args.dump, args.markdown)
-    unexplained = [row for row in disagreements if "post-load prediction" not in row]
-    return 0 if not unexplained else 1
+    suite = linear_suite(args.releases.split(","), args.platforms.split(","), [q for q in args.quants.split(",") if q],
+                         [m for m in args.online.split(",") if m], args.jobs, args.stand_in)
+    publish(suite.tables, suite.stubs, suite.dump, args.dump, args.markdown)
+    return 0 if suite.passed else 1
+
+
+def add_stand_in(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--stand-in", metavar="PROFILE",
+                        help="fp8check's rule profile for a release it has no profile for (newer than its newest), "
+                             "e.g. latest: a new release checked with the newest rules")
 
 
 def publish(out: str, stubs: dict, answers, dump: str | None, markdown: str | None) -> None:

@@ -125,12 +125,13 @@ def test_printed_sets_of_strings_compare_in_any_order():
 
 
 WHEELS = {"0.25": "0.25.0", "0.26": "0.26.0", "0.27": "0.27.1", "0.28": "0.28.0", "0.29": "0.29.0", "0.30": "0.30.0",
-          "0.31": "0.31.0", "0.32": "0.32.0", "0.33": "0.33.0"}
+          "0.31": "0.31.0", "0.32": "0.32.0", "0.33": "0.33.0", "0.34": "0.34.0"}
 
 
 @pytest.mark.parametrize("profile", [p.name for p in PROFILES])
 def test_the_front_door_tables_are_each_releases_own(profile):
-    """QuantizationMethods and the XPU / ROCm supported_quantization lists, read from the release's wheel."""
+    """QuantizationMethods (in order: the unknown-method error prints it), DEPRECATED_QUANTIZATION_METHODS and the
+    XPU / ROCm supported_quantization lists, read from the release's wheel."""
     import re
 
     root = os.path.join(os.environ.get("FP8CHECK_VLLM_SRC", "/tmp/vllm-src"), WHEELS[profile], "vllm")
@@ -138,9 +139,12 @@ def test_the_front_door_tables_are_each_releases_own(profile):
         pytest.skip(f"vLLM {WHEELS[profile]}'s Python is not unzipped under {root}")
     release = select_profile(profile)
     with open(os.path.join(root, "model_executor/layers/quantization/__init__.py"), encoding="utf-8") as fh:
-        methods = re.search(r"QuantizationMethods = Literal\[(.*?)\]", fh.read(), re.S).group(1)
+        source = fh.read()
+    methods = re.search(r"QuantizationMethods = Literal\[(.*?)\]", source, re.S).group(1)
+    deprecated = re.search(r"DEPRECATED_QUANTIZATION_METHODS = \[(.*?)\]", source, re.S).group(1)
     ctx = RoutingContext(parse_platform("cpu"), release)
     assert frontdoor.quantization_methods(ctx) == tuple(re.findall(r'"([^"]+)"', methods))
+    assert frontdoor.deprecated(ctx) == tuple(re.findall(r'"([^"]+)"', deprecated))
     for platform, source in (("xpu", "xpu.py"), ("rocm:gfx942", "rocm.py")):
         with open(os.path.join(root, "platforms", source), encoding="utf-8") as fh:
             listed = re.search(r"supported_quantization: list\[str\] = \[(.*?)\]", fh.read(), re.S)

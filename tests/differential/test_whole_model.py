@@ -305,6 +305,13 @@ def test_open_differences_are_listed_for_their_cases_only(family, quant, name, l
     assert (still_open("0.33.0", "cuda:90", family, quant, row) is not None) is listed
 
 
+@pytest.mark.parametrize("release,listed", [("0.28.0", False), ("0.33.0", True), ("0.34.0", True), ("0.41.2", True),
+                                            ("0.3.0", False)])
+def test_a_difference_found_on_0_33_stays_listed_for_the_releases_after_it(release, listed):
+    row = types.SimpleNamespace(name="model.layers.0.mlp.gate", theirs={})
+    assert (still_open(release, "cuda:90", "qwen3-moe-router-unlisted", "modelopt-pbwo", row) is not None) is listed
+
+
 def test_every_architecture_of_the_layout_table_has_a_whole_model_family():
     assert {fields["architecture"] for fields, _ in FAMILIES.values()} == set(ARCHITECTURES)
 
@@ -369,7 +376,7 @@ def test_each_kv_checkpoint_is_written_and_inspected_with_its_kv_cache_dtype(tmp
     scales = [n for n in open_local(folder).tensors if n.endswith(("k_scale", "v_scale", "output_scale"))
               and ".self_attn." in n]
     assert bool(scales) is (":kv-" in quant)
-    modules, _ = fp8check_side(folder, "0.33.0", "cuda:90", 1, False, quant, kv_cache_dtype)
+    modules, _ = fp8check_side(folder, select_profile("0.33.0"), "cuda:90", 1, False, quant, kv_cache_dtype)
     attention = {name: (row["kv_cache_dtype"], row["scheme"]) for name, row in modules.items()
                  if row["kind"] == "attention"}
     assert attention == {f"model.layers.{i}.self_attn.attn": (dtype, method) for i in range(2)}
@@ -410,6 +417,8 @@ COMPOSITE_STUB = ("ValueError: Causal attention backend FLASHINFER does not acce
     (f"0.33.0|cuda:90|gemma-3-vision-256|(model)|{NO_VALID_MM}", False),
     # TRITON_FLASHINFER's FlashInfer impl on a stubbed constant (sm100, 0.33 only).
     (f"0.33.0|cuda:100|gemma-3-vision-256|(model)|{COMPOSITE_STUB}", True),
+    (f"0.34.0|cuda:100|gemma-3-vision|(model)|{COMPOSITE_STUB}", True),
+    (f"0.28.0|cuda:100|gemma-3-vision|(model)|{COMPOSITE_STUB}", False),
     (f"0.33.0|cuda:100|gemma-3-vision-256|{GEMMA_ATTN}|", False),
 ])
 def test_the_mm_prefix_harness_limits_are_explained_for_their_cases_only(where, listed):

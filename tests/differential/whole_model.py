@@ -1,7 +1,7 @@
 """Whole-model differential check: vLLM's real model class against `fp8check inspect`, every module.
 
     python tests/differential/whole_model.py --releases 0.28.0,0.33.0 [--markdown FILE] [--families a,b]
-        [--quants q,r] [--platforms p,s] [--kv-cache-dtypes auto,fp8]
+        [--quants q,r] [--platforms p,s] [--kv-cache-dtypes auto,fp8] [--stand-in PROFILE]
 
 For every architecture of fp8check.core.model.layouts (FAMILIES: a generated checkpoint with real-looking widths
 and a config.json as the family's exporters write it, keys transformers' config class reads), each stored format
@@ -11,7 +11,8 @@ built whole on the meta device (fp8check/core/routing/crosscheck_model.py, one s
 platform) and every module holding a quant method is compared with fp8check's report of the same checkpoint:
 linear method / scheme and kernel, FusedMoE method, experts class and backend, each attention layer's KV cache
 dtype, KV cache method and attention backend (or vLLM's refusal), and what only one side builds. Exit 0 when every
-difference is listed (EXPLAINED, OPEN). Needs the unzipped wheels like run.py.
+difference is listed (EXPLAINED, OPEN). Needs the unzipped wheels like run.py. whole_model_suite() is the run as a
+function (new_release.py runs it on a new release); --stand-in as in run.py.
 """
 
 from __future__ import annotations
@@ -29,14 +30,17 @@ from collections import Counter, defaultdict
 from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import InputError
 from fp8check.core.records import InspectOptions
+from fp8check.core.routing.crosscheck import vllm_error
 from fp8check.core.routing.crosscheck_model import compare_model, our_modules
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
-from fp8check.core.targets.profiles import select_profile
 from fp8check.synth import Spec, write_checkpoint
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import DEPRECATED_QUANTS, DEPS, SRC, publish  # noqa: E402  # isort: skip  (the linear-by-linear run, beside this file)
+from run import (  # noqa: E402  # isort: skip  (the linear-by-linear run, beside this file)
+    DEPRECATED_QUANTS, Difference, Suite, add_stand_in, did_not_start, difference_table, divergence, profile_for,
+    publish, release_env,
+)
 
 
 # Real-looking widths (Qwen3-30B-A3B / GLM-4.5-Air scaled in depth, not in width): 16 heads, 4 KV heads of 128,
@@ -156,8 +160,8 @@ FAMILIES.update({
 QUANTS = ("ct-fp8-block", "fp8-block", "ct-fp8-dynamic", "modelopt-fp8")
 # The other formats of the format issue: stored ones, and a bf16 checkpoint under each online --quantization.
 FORMAT_QUANTS = ("modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc", "quark-fp8-block", "inc-fp8-block",
-                 "fbgemm-fp8", "modelopt-mxfp8", "ct-mxfp8", "bf16+fp8", "bf16+fp8_per_block", "bf16+fp8_per_channel",
-                 "bf16+mxfp8")
+                 "fbgemm-fp8", "modelopt-mxfp8", "ct-mxfp8", "w4afp8", "bf16+fp8", "bf16+fp8_per_block",
+                 "bf16+fp8_per_channel", "bf16+mxfp8")
 PLATFORMS = ("xpu", "cpu", "cuda:80", "cuda:89", "cuda:90", "cuda:100", "rocm:gfx942")
 PARALLEL = ((1, False), (2, False), (8, False), (8, True))   # (TP, --ep)
 # The KV cache axis: --kv-cache-dtype on a subset (dense, sliding-window, mm-prefix, sinks and MLA families) in
@@ -170,6 +174,9 @@ KV_FAMILIES = ("llama", "qwen3", "gemma-2", "gemma-3", "gemma-3-vision-256", "gp
 KV_QUANTS = ("ct-fp8-block", "ct-fp8-block:kv-tensor", "ct-fp8-dynamic:kv-attn_head", "fp8-block:kv-tensor",
              "modelopt-fp8:kv-tensor", "quark-fp8:kv-tensor")
 KV_PARALLEL = ((1, False), (8, False))
+# A release from 0.33.0 on: a difference found on 0.33 holds for the releases after it until their code (or
+# fp8check) changes, and a new release is run against the same lists.
+SINCE_033 = r"0\.(3[3-9]|[4-9]\d)\.\d+"
 # Differences with a known reason, each listed in the output: a regular expression searched in
 # "release|platform|architecture|module|vLLM's error|kv=--kv-cache-dtype" and why: vLLM's MLA prefill code, which
 # fp8check does not model (it models the decode backend the selector picks), a 0.28 CPU config bug, and harness
@@ -203,7 +210,7 @@ EXPLAINED = (
      "sm80 / sm89 and vLLM's FlashAttention omits \"partial multimodal token full attention not supported\" from "
      "the reasons; the wheel's flash_attn_interface._is_fa4_supported refuses FA4 below compute capability 9.x, so "
      "a real device lists it, as fp8check does (the selection is the same)"),
-    (r"^0\.33\.0\|cuda:100\|gemma-3-vision(-256)?\|\(model\)\|ValueError: Causal attention backend FLASHINFER "
+    (rf"^{SINCE_033}\|cuda:100\|gemma-3-vision(-256)?\|\(model\)\|ValueError: Causal attention backend FLASHINFER "
      r"does not accept the attention arguments required by the general backend TRITON_ATTN: '<' not supported "
      r"between instances of 'int' and 'MagicMock'",
      "harness: vLLM selected TRITON_FLASHINFER (as fp8check does) and built its CompositeAttentionImpl, whose "
@@ -228,7 +235,7 @@ OPEN = (
      "gpt-oss's ModelOpt per-channel / PB_WO experts: fp8check's expert-scale shape check raises an error on them "
      "(their backend is not judged, activation swigluoai); whether gpt_oss.py's weight loader accepts those scales "
      "is not yet read"),
-    (r"^0\.33\.0\|cuda:(90|100)\|[^|]*\|modelopt-pbwo\|.*\.gate\|",
+    (rf"^{SINCE_033}\|cuda:(90|100)\|[^|]*\|modelopt-pbwo\|.*\.gate\|",
      "ModelOpt PB_WO pads a weight's N up to the block from 0.29 (pbwo-padding); fp8check does not hand the padded "
      "N to the kernel choice, so a layer narrower than 128 (an 8-expert router left out of the ignore list) gets "
      "Cutlass where vLLM picks FlashInfer-DeepGEMM / DeepGEMM"),
@@ -272,10 +279,10 @@ def write(tmp: str, family: str, quant: str) -> str:
     return folder
 
 
-def fp8check_side(folder: str, release: str, platform: str, tp: int, ep: bool, quant: str,
+def fp8check_side(folder: str, profile, platform: str, tp: int, ep: bool, quant: str,
                   kv_cache_dtype: str = "auto") -> tuple[dict, tuple[str, ...]]:
     quantization, deprecated = served(quant)
-    options = InspectOptions(platform=parse_platform(platform), profile=select_profile(release), tp=tp, ep=ep,
+    options = InspectOptions(platform=parse_platform(platform), profile=profile, tp=tp, ep=ep,
                              quantization=quantization, allow_deprecated_quantization=deprecated,
                              kv_cache_dtype=kv_cache_dtype)
     checkpoint = open_local(folder)
@@ -287,10 +294,9 @@ def fp8check_side(folder: str, release: str, platform: str, tp: int, ep: bool, q
 
 
 def run_release(release: str, platform: str, cases: list[dict]) -> tuple[dict, dict[str, dict]]:
-    env = dict(os.environ, PYTHONPATH=f"{SRC}/{release}:{DEPS}", VLLM_LOGGING_LEVEL="ERROR")
-    env.pop("VLLM_DISABLED_KERNELS", None)
     argv = [sys.executable, "-m", "fp8check.core.routing.crosscheck_model", platform, "--stub"]
-    proc = subprocess.run(argv, input=json.dumps(cases), capture_output=True, text=True, env=env, timeout=3600)
+    proc = subprocess.run(argv, input=json.dumps(cases), capture_output=True, text=True, env=release_env(release),
+                          timeout=3600)
     lines = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     if not lines:
         raise RuntimeError(f"vLLM {release} on {platform} produced no result:\n{proc.stderr[-3000:]}")
@@ -306,43 +312,39 @@ def grid(families: list[str], quants: list[str], kv_cache_dtypes: list[str]) -> 
     return sorted(cases)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--releases", default="0.28.0,0.33.0")
-    parser.add_argument("--platforms", default=",".join(PLATFORMS))
-    parser.add_argument("--families", default=",".join(FAMILIES))
-    parser.add_argument("--quants", default=",".join(QUANTS + FORMAT_QUANTS), help="synth quant names; bf16+M: "
-                        "a bf16 checkpoint under --quantization M")
-    parser.add_argument("--kv-cache-dtypes", default=",".join(KV_CACHE_DTYPES),
-                        help="--kv-cache-dtype values of the KV axis (KV_FAMILIES x KV_QUANTS); others run auto")
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--markdown", help="append the tables to this file")
-    parser.add_argument("--dump", help="write every compared row to this JSON file")
-    args = parser.parse_args()
-    releases, platforms = args.releases.split(","), args.platforms.split(",")
+def whole_model_suite(releases: list[str], platforms: list[str], families: list[str], quants: list[str],
+                      kv_cache_dtypes: list[str], jobs: int = 2, stand_in: str | None = None) -> Suite:
+    """Every case of the grid on every release and platform; passes when every difference is listed (EXPLAINED,
+    OPEN) or a known one (post-load prediction, not judged, not compared)."""
     tmp = tempfile.mkdtemp(prefix="fp8check-whole-")
-    cells = grid(args.families.split(","), args.quants.split(","), args.kv_cache_dtypes.split(","))
+    cells = grid(families, quants, kv_cache_dtypes)
     folders = {(f, q): write(tmp, f, q) for f, q in {cell[:2] for cell in cells}}
     ours: dict[tuple, tuple] = {}
-    jobs = {}
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+    jobs_ = {}
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         for release in releases:
+            profile = profile_for(release, stand_in)
             for pl in platforms:
                 cases = []
                 for family, quant, kv, tp, ep in cells:
                     key = (release, pl, family, quant, kv, tp, ep)
-                    ours[key] = fp8check_side(folders[(family, quant)], release, pl, tp, ep, quant, kv)
+                    ours[key] = fp8check_side(folders[(family, quant)], profile, pl, tp, ep, quant, kv)
                     quantization, deprecated = served(quant)
                     cases.append({"id": "|".join(map(str, key)), "folder": folders[(family, quant)], "tp": tp,
                                   "ep": ep, "quantization": quantization, "allow_deprecated": deprecated,
                                   "kv_cache_dtype": kv, "names": sorted(ours[key][0])})
-                jobs[(release, pl)] = pool.submit(run_release, release, pl, cases)
+                jobs_[(release, pl)] = pool.submit(run_release, release, pl, cases)
     table: dict[tuple[str, str], Counter] = defaultdict(Counter)
     attention: dict[tuple[str, str, str], Counter] = defaultdict(Counter)  # (release, platform, kv) -> verdicts
-    differences, dump, stubs = [], [], {}
+    differences: list[Difference] = []
+    dump, stubs = [], {}
     stand_ins: Counter = Counter()  # attention impls built as stand-ins, by the reason their constructor gave
-    for (release, pl), job in jobs.items():
-        stubs, theirs = job.result()
+    for (release, pl), job in jobs_.items():
+        try:
+            stubs, theirs = job.result()
+        except RuntimeError as exc:
+            differences.append(did_not_start("whole model", release, pl, exc))
+            continue
         for key, (modules, errors) in ours.items():
             if key[:2] != (release, pl):
                 continue
@@ -365,9 +367,10 @@ def main() -> int:
                     attention[(release, pl, kv)][row.verdict] += 1
                 dump.append({"case": list(key), **row._asdict()})
                 if row.verdict == "differs":
-                    differences.append(f"| {release} | {pl} | {family} | {quant} | {kv} | {tp}{' EP' if ep else ''} "
-                                       f"| {row.name} | {', '.join(row.differs)} | {_cell(row.ours)} | "
-                                       f"{_cell(row.theirs)} |")
+                    differences.append(Difference("whole model", release, pl,
+                                                  f"{family} {quant} kv={kv} TP{tp}{' EP' if ep else ''}", row.name,
+                                                  row.kind, row.differs, _cell(row.ours), _cell(row.theirs),
+                                                  detail=_error_detail(row)))
     lines = ["| architecture | release | modules | agree | post-load prediction | not judged | explained | open "
              "| not compared | differs | % agree |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for (family, release), c in sorted(table.items()):
@@ -386,12 +389,29 @@ def main() -> int:
     out = ("\n".join(lines) + "\n\nExplained differences:\n" + "\n".join(f"- {why}" for _, why in EXPLAINED)
            + "\n\nOpen differences (fp8check, listed until fixed):\n" + "\n".join(f"- {why}" for _, why in OPEN)
            + "\n\nAttention impls built as stand-ins (their constructor needs a stub), cases by reason:\n"
-           + ("\n".join(f"- {n} cases: {why}" for why, n in stand_ins.most_common()) or "- none"))
-    if differences:
-        out += ("\n\n| release | platform | architecture | format | kv | TP | module | differs | fp8check | vLLM |\n"
-                "|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(differences))
-    publish(out, stubs, dump, args.dump, args.markdown)
-    return 1 if differences else 0
+           + ("\n".join(f"- {n} cases: {why}" for why, n in stand_ins.most_common()) or "- none")
+           + difference_table(differences, "scheme / kernel / backend"))
+    return Suite(out, differences, stubs, dump, not differences)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--releases", default="0.28.0,0.33.0")
+    parser.add_argument("--platforms", default=",".join(PLATFORMS))
+    parser.add_argument("--families", default=",".join(FAMILIES))
+    parser.add_argument("--quants", default=",".join(QUANTS + FORMAT_QUANTS), help="synth quant names; bf16+M: "
+                        "a bf16 checkpoint under --quantization M")
+    parser.add_argument("--kv-cache-dtypes", default=",".join(KV_CACHE_DTYPES),
+                        help="--kv-cache-dtype values of the KV axis (KV_FAMILIES x KV_QUANTS); others run auto")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--markdown", help="append the tables to this file")
+    parser.add_argument("--dump", help="write every compared row to this JSON file")
+    add_stand_in(parser)
+    args = parser.parse_args()
+    suite = whole_model_suite(args.releases.split(","), args.platforms.split(","), args.families.split(","),
+                              args.quants.split(","), args.kv_cache_dtypes.split(","), args.jobs, args.stand_in)
+    publish(suite.tables, suite.stubs, suite.dump, args.dump, args.markdown)
+    return 0 if suite.passed else 1
 
 
 # vLLM's refusals raised while building an attention layer: its backend selection, the fp8_e5m2 check of
@@ -402,6 +422,14 @@ _ATTENTION_ERRORS = re.compile(r"attention backend|kv-cache|kv_cache|KV cache|At
 
 def _attention_error(row) -> bool:
     return bool(_ATTENTION_ERRORS.search(row.theirs.get("error") or ""))
+
+
+def _error_detail(row) -> str:
+    """For a model both sides refuse in other words: where fp8check's closest error parts from vLLM's."""
+    if "error text" not in row.differs:
+        return ""
+    theirs = vllm_error(row.theirs["error"])
+    return divergence(max(row.ours["errors"], key=lambda e: len(os.path.commonprefix([e, theirs]))), theirs)
 
 
 def _cell(row: dict) -> str:

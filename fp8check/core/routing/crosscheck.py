@@ -21,6 +21,7 @@ import json
 import re
 import sys
 import types
+from enum import Enum
 from typing import NamedTuple
 from unittest import mock
 
@@ -43,10 +44,16 @@ STUB_RISKS = {
                                         "CUDA 12.8+ wheel), as fp8check's CutlassExpertsFp8 assumes",
     "has_flashinfer / humming / deep_gemm": "True on CUDA (stock dependencies); a host without them differs",
     "vllm.utils.humming": "inert (0.32+ lazy facade over the humming package, used by Humming's weight code; "
-                          "routing asks only has_humming())",
+                          "routing asks has_humming()) but for GemmType, humming-kernels' own enum: which Humming "
+                          "MoE experts class fits the preferred GEMM type compares its values (0.34's W4A8 oracle)",
     "torch.cpu._is_amx_tile_supported": "True (Sapphire Rapids or newer)",
-    "ops.cpu_has_amx_fp8": "False (no shipping x86 CPU has AMX-FP8 today)",
-    "ops._supports_cpu_fp8_w8a16": "True (the CPU build exports the op)",
+    "ops.cpu_has_amx_fp8": "False (no shipping x86 CPU has AMX-FP8 today); on vllm._custom_ops and, from 0.34, "
+                           "vllm._cpu_ops, where the CPU kernels read it",
+    "ops._supports_cpu_fp8_w8a16": "True (the CPU build exports the op); on both modules, like cpu_has_amx_fp8",
+    "HAS_TRITON (CPU platform check)": "True while CpuPlatform.check_and_update_config runs (a CPU install has "
+                                       "triton-cpu): 0.34 raises 'vLLM on x86 CPUs requires Triton (triton-cpu).' "
+                                       "without it, 0.33 and older only warn; an x86 host without triton-cpu "
+                                       "fails every 0.34 model at startup, which this hides",
     "ROCm arch": "torch.cuda.get_device_properties() returns the requested gfx name and its compute-unit count "
                  "(MI300X 304, MI355X 256, MI250X 110); amdsmi absent",
     "tensor-parallel group": "world size = the case's TP, rank 0",
@@ -80,6 +87,15 @@ class _InertFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass
 
 
+class HummingGemmType(Enum):
+    """humming.config.GemmType of humming-kernels 0.1.19 (the pin of vLLM 0.34), on the inert vllm.utils.humming."""
+
+    DENSE = "dense"
+    INDEXED = "indexed"
+    GROUPED_CONTIGUOUS = "grouped_contiguous"
+    GROUPED_MASKED = "grouped_masked"
+
+
 def _install_platform(kind: str, cc: int | None, arch: str | None) -> None:
     """Before any vLLM module binds `current_platform`: one platform per process."""
     import torch
@@ -99,6 +115,15 @@ def _install_platform(kind: str, cc: int | None, arch: str | None) -> None:
         from vllm.platforms.cpu import CpuPlatform as base
 
     class Mocked(base):
+        if kind == "cpu":
+            @classmethod
+            def check_and_update_config(cls, vllm_config):
+                """Triton answers present for this check only (STUB_RISKS: HAS_TRITON)."""
+                import vllm.triton_utils as triton_utils
+
+                with mock.patch.object(triton_utils, "HAS_TRITON", True):
+                    return super().check_and_update_config(vllm_config)
+
         if kind == "cuda":
             @classmethod
             def get_device_capability(cls, device_id=0):
@@ -112,15 +137,24 @@ def _install_platform(kind: str, cc: int | None, arch: str | None) -> None:
 
 
 def _patch_ops():
-    """Before anything else imports vllm._custom_ops: some modules evaluate these at import time."""
+    """Before anything else imports vllm._custom_ops (or vllm._cpu_ops): some modules evaluate these at import
+    time. The CPU probes live on vllm._custom_ops up to 0.33 and on vllm._cpu_ops from 0.34 (its CPU kernels read
+    them there): both are patched wherever the module exists."""
+    import importlib
+    import importlib.util
+
     import torch
     import vllm._custom_ops as ops
 
     ops.cutlass_scaled_mm_supports_fp8 = lambda capability: capability >= 89
     ops.cutlass_scaled_mm_supports_block_fp8 = lambda capability: capability >= 90
     ops.cutlass_group_gemm_supported = lambda capability: capability == 90 or capability // 10 == 10
-    ops.cpu_has_amx_fp8 = lambda: False
-    ops._supports_cpu_fp8_w8a16 = True
+    cpu_modules = [ops]
+    if importlib.util.find_spec("vllm._cpu_ops") is not None:  # 0.34+
+        cpu_modules.append(importlib.import_module("vllm._cpu_ops"))
+    for module in cpu_modules:
+        module.cpu_has_amx_fp8 = lambda: False
+        module._supports_cpu_fp8_w8a16 = True
     torch.cpu._is_amx_tile_supported = lambda: True
 
 
@@ -273,6 +307,9 @@ def prepare(platform: str, stubbed: bool, host: bool) -> dict[str, str]:
         _install_platform(kind, cc, arch)
     if stubbed:
         _patch_ops()
+        import vllm.utils.humming  # an inert module (INERT)
+
+        vllm.utils.humming.GemmType = HummingGemmType
     import vllm.model_executor.kernels.linear  # noqa: F401
     import vllm.model_executor.layers.quantization.compressed_tensors.compressed_tensors  # noqa: F401
     import vllm.model_executor.layers.quantization.fp8  # noqa: F401

@@ -57,6 +57,9 @@ MODEL_STUB_RISKS = {
                                              "100 / 80 / 89 / 120; Max 1100's 448 EUs; 8 devices); the CUDA "
                                              "device's name is fp8check's label of the platform (cuda:80), which "
                                              "vLLM's messages quote where a real GPU's name would be",
+    "GateLinear SM90 router warmup": "0.34+: _register_sm90_bf16x3_warmup is a no-op (it registers a CuTe-DSL JIT "
+                                     "warmup of the router GEMM on sm90 and imports nvidia-cutlass-dsl, absent "
+                                     "here); no routing effect: the router's method and class are read as built",
     "attention impl": "the release's impl is built; its refusals (ValueError / NotImplementedError: fp8_e5m2 on "
                       "XPU, Triton's SM89 FP8) are the build's error; where building it needs what is stubbed "
                       "(a FlashInfer constant, a device workspace), a stand-in takes its place, and the case "
@@ -213,6 +216,17 @@ def _stub_compiled_namespaces() -> None:
     except ImportError:
         return
     ExpertMapManager.get_compressed_map_string = lambda self: "(expert map on the meta device)"
+
+
+def _no_router_warmup() -> None:
+    """0.34's GateLinear registers a CuTe-DSL JIT warmup of its SM90 router GEMM while building (MODEL_STUB_RISKS):
+    a no-op where the release has it."""
+    try:
+        from vllm.model_executor.layers.fused_moe.router.gate_linear import GateLinear
+    except ImportError:  # before 0.31: no GateLinear
+        return
+    if hasattr(GateLinear, "_register_sm90_bf16x3_warmup"):
+        GateLinear._register_sm90_bf16x3_warmup = lambda self: None
 
 
 class _StandInImpl:
@@ -573,6 +587,7 @@ def main() -> None:
     if stubbed:
         sys.meta_path.insert(0, _InertFinder(LATE_INERT))
         _stub_compiled_namespaces()
+        _no_router_warmup()
         _stub_device_queries(sys.argv[1])
         _stub_flashinfer_probes(sys.argv[1])
         _guard_attention_impls()
