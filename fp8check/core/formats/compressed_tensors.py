@@ -435,8 +435,8 @@ def expected_tensors(assignment: Assignment) -> ExpectedTensors | None:
 def moe_method(name: str, leaves: tuple[str, str, str], config: CompressedTensorsConfig,
                profile: RuleProfile) -> MoEMethod:
     """get_moe_method: expert 0's gate/up/down must share one scheme (0.25-0.31 ask for the names gate_proj /
-    up_proj / down_proj whatever the checkpoint calls them; 0.32 on ask for the checkpoint's names). A 'Linear' target also
-    targets RoutedExperts (_add_fused_moe_to_target_scheme_map)."""
+    up_proj / down_proj whatever the checkpoint calls them; 0.32 on ask for the checkpoint's names). A 'Linear'
+    target also targets RoutedExperts (_add_fused_moe_to_target_scheme_map)."""
     projections = leaves if profile.has("ct-moe-ckpt-leaves") else VLLM_028_EXPERT_LEAVES
     assignments = {_expert_assignment(f"{name}.0.{leaf}", config) for leaf in projections}
     if len(assignments) > 1:

@@ -123,7 +123,8 @@ def expected_tensors(assignment: Assignment) -> ExpectedTensors:
 # --- FusedMoE --------------------------------------------------------------------------------------------
 
 
-def moe_method(name: str, leaves: tuple[str, str, str], config: modelopt.ModelOptConfig, profile: RuleProfile) -> MoEMethod:
+def moe_method(name: str, leaves: tuple[str, str, str], config: modelopt.ModelOptConfig,
+               profile: RuleProfile) -> MoEMethod:
     """get_quant_method for RoutedExperts: ModelOptMxFp8FusedMoE (select_mxfp8_moe_backend), unless excluded."""
     skipped = modelopt.moe_unquantized(name, config)
     if skipped:
