@@ -65,8 +65,8 @@ KernelConfigOpt = Annotated[Optional[str], typer.Option(
     "'{\"linear_backend_per_quant\": {\"fp8_block_w8a8\": \"triton\"}}'.")]
 AssumeOpt = Annotated[list[str], typer.Option(
     "--assume", metavar="KEY=VALUE", help="Override an assumption about the serving environment: deep_gemm=yes, "
-    "flashinfer=no, humming=yes, aiter=yes, cpu_amx=no, cuda_version=12.8, ... (shown with --verbose); "
-    "device_memory=80GiB, gpu_memory_utilization=0.9 (the memory fit).")]
+    "flashinfer=no, humming=yes, aiter=yes, cpu_amx=no, triton_cpu=no, cuda_version=12.8, ... (shown with "
+    "--verbose); device_memory=80GiB, gpu_memory_utilization=0.9 (the memory fit).")]
 DisableKernelOpt = Annotated[list[str], typer.Option(
     "--disable-kernel", metavar="KERNEL", help="Linear kernel class to treat as disabled (repeat it, or separate "
     "names with commas), like VLLM_DISABLED_KERNELS, which is also read from the environment; `fp8check kernels` "
