@@ -140,6 +140,12 @@ class Spec:
     # fp8check.core.model.layouts.HF_WINDOWS); the Qwen families also get use_sliding_window true, as their
     # sliding-window configs write it. layer_types / max_window_layers / sliding_window_pattern go in extra_config.
     sliding_window: int | None = None
+    # Names and shapes from transformers' own model class of `architecture`, built on the meta device from
+    # model_config(spec) and reverted to the names save_pretrained writes (per-expert tensors, not transformers 5's
+    # fused in-memory experts): every family transformers knows, named as its exporters save it. The fields above
+    # that shape a layer (moe_style, mla, vision, ...) are then unused; extra_config carries the family's keys.
+    transformers: bool = False
+    extra_tensors: dict = field(default_factory=dict)  # name -> shape, BF16 (2-D ".weight": a linear, quantized)
 
     @property
     def hd(self) -> int:
@@ -162,6 +168,9 @@ BF16_TOWERS = {"llama4": ("vision_model.", "multi_modal_projector.")}
 
 def linear_shapes(spec: Spec) -> dict[str, tuple[int, int]]:
     """Checkpoint linear names -> [out, in], in the order HF models save them."""
+    if spec.transformers:
+        return {name[: -len(".weight")]: shape for name, shape in transformers_tensors(spec).items()
+                if _is_linear_weight(name, shape)}
     shapes: dict[str, tuple[int, int]] = {}
     for i in range(spec.layers + spec.mtp_layers):
         p = f"{spec.text_prefix}.layers.{i}"
@@ -185,6 +194,38 @@ def linear_shapes(spec: Spec) -> dict[str, tuple[int, int]]:
     if spec.vision:
         shapes.update(VISION_TOWERS[spec.vision](spec))
     return shapes
+
+
+def _is_linear_weight(name: str, shape: tuple[int, ...]) -> bool:
+    return name.endswith(".weight") and len(shape) == 2 and not name.endswith(EMBEDDING_WEIGHTS)
+
+
+# transformers' embedding tables among 2-D weights (nn.Embedding modules of the families written).
+EMBEDDING_WEIGHTS = ("embed_tokens.weight", "embed.weight", "wte.weight", "embeddings.weight",
+                     "position_embedding.weight", "pos_embed.weight", "per_layer_embed_tokens.weight")
+_TRANSFORMERS_CACHE: dict[str, dict[str, tuple[int, ...]]] = {}
+
+
+def transformers_tensors(spec: Spec) -> dict[str, tuple[int, ...]]:
+    """Every tensor name -> shape of the family's transformers model class (Spec.transformers), plus
+    spec.extra_tensors (MTP layers and the like, which transformers' classes do not build). Tied weights are
+    written once, as save_pretrained writes them."""
+    config = model_config(spec, with_quant=False)
+    key = json.dumps([spec.architecture, config], sort_keys=True)
+    if key not in _TRANSFORMERS_CACHE:
+        import torch  # noqa: PLC0415 - only transformers families need torch and transformers
+        import transformers  # noqa: PLC0415
+        from transformers.core_model_loading import revert_weight_conversion  # noqa: PLC0415
+
+        fields = {k: v for k, v in config.items() if k not in ("architectures", "model_type")}
+        hf_config = transformers.AutoConfig.for_model(spec.model_type, **fields)
+        with torch.device("meta"):
+            model = getattr(transformers, spec.architecture)._from_config(hf_config)
+        state = revert_weight_conversion(model, model.state_dict())
+        tied = set(getattr(model, "all_tied_weights_keys", None) or {}) if hf_config.get_text_config(
+            decoder=True).tie_word_embeddings else set()
+        _TRANSFORMERS_CACHE[key] = {name: tuple(t.shape) for name, t in state.items() if name not in tied}
+    return {**_TRANSFORMERS_CACHE[key], **{n: tuple(s) for n, s in spec.extra_tensors.items()}}
 
 
 def _attention_shapes(spec: Spec, p: str) -> dict[str, tuple[int, int]]:
@@ -415,7 +456,7 @@ ROUTER_CONFIGS = {
 }
 
 
-def model_config(spec: Spec) -> dict:
+def model_config(spec: Spec, with_quant: bool = True) -> dict:
     cfg = {
         "architectures": [spec.architecture], "model_type": spec.model_type, "hidden_size": spec.hidden,
         "intermediate_size": spec.intermediate, "num_hidden_layers": spec.layers,
@@ -443,7 +484,7 @@ def model_config(spec: Spec) -> dict:
     if spec.vision:
         cfg["vision_config"] = {"hidden_size": spec.vision_hidden,
                                 VISION_HEADS_KEY.get(spec.vision, "num_attention_heads"): spec.vision_heads}
-    quant = quantization_config(spec)
+    quant = quantization_config(spec) if with_quant else None
     if quant and QUANTS[spec.quant].config_file == "config.json":
         cfg["quantization_config"] = quant
     cfg.update(spec.extra_config)
@@ -455,6 +496,9 @@ def tensor_specs(spec: Spec) -> dict[str, tuple[str, tuple[int, ...]]]:
     quant = QUANTS[spec.quant] if spec.quant else None
     out: dict[str, tuple[str, tuple[int, ...]]] = {
         f"{spec.text_prefix}.embed_tokens.weight": ("BF16", (spec.vocab, spec.hidden))}
+    if spec.transformers:
+        out = {name: ("BF16", shape) for name, shape in transformers_tensors(spec).items()
+               if not _is_linear_weight(name, shape)}
     for name, (n, k) in linear_shapes(spec).items():
         mtp_bf16 = name.endswith((".eh_proj", ".shared_head.head"))
         bf16_tower = name.startswith(BF16_TOWERS.get(spec.vision or "", ()))
@@ -470,6 +514,8 @@ def tensor_specs(spec: Spec) -> dict[str, tuple[str, tuple[int, ...]]]:
         out[f"{name}.{quant.scale}"] = (quant.scale_dtype, scale_shape(quant.scale_layout, n, k, spec.block))
         if quant.act and not quant.act[1]:
             out[f"{name}.input_scale"] = (quant.scale_dtype, scale_shape(quant.input_layout, n, k, spec.block))
+    if spec.transformers:
+        return dict(sorted(out.items()))
     for i in range(spec.layers + spec.mtp_layers):
         out[f"{spec.text_prefix}.layers.{i}.input_layernorm.weight"] = ("BF16", (spec.hidden,))
         out[f"{spec.text_prefix}.layers.{i}.post_attention_layernorm.weight"] = ("BF16", (spec.hidden,))

@@ -15,10 +15,19 @@ from fp8check.core.model.modules import build_layout
 from fp8check.core.records import InspectOptions
 from fp8check.core.report.verdicts import inspect_verdict
 from fp8check.core.routing.inspect import inspect_checkpoint
-from fp8check.core.targets.platforms import parse_platform
+from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import LATEST, select_profile
+from fp8check.synth import Spec, tensor_specs, write_safetensors
 
 QWEN_MOE = dict(experts=4, head_dim=128)
+# Qwen3-Next / Qwen3.5, written by transformers' own classes: one gated-delta-net layer, one full-attention layer;
+# in_proj_b / in_proj_a (4 rows) left out as Qwen's FP8 exports leave them (no 128-block fits).
+GDN = dict(linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=128, linear_value_head_dim=128,
+           layer_types=["linear_attention", "full_attention"])
+GDN_MOE = dict(GDN, num_experts=4, moe_intermediate_size=256, shared_expert_intermediate_size=256,
+               num_experts_per_tok=2)
+HF = dict(transformers=True, head_dim=128, ignore=("lm_head", "re:.*in_proj_(b|a|ba)$"))
+VISION = dict(depth=1, hidden_size=256, intermediate_size=512, num_heads=2, out_hidden_size=256)
 # (id, Spec fields, TP, {layer name: (vLLM class, layout)}) — each family at a TP size it is deployed with.
 FAMILIES = [
     ("llama-2-mha", dict(architecture="LlamaForCausalLM", kv_heads=4, head_dim=128), 4,
@@ -103,6 +112,35 @@ FAMILIES = [
                          first_k_dense=1, mtp_layers=1), 2,
      {"model.layers.0.self_attn.fused_qkv_a_proj": ("DeepSeekV2FusedQkvAProjLinear", "vllm:deepseek_v2.py"),
       "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:deepseek_v2.py")}),
+    ("qwen3-next", dict(architecture="Qwen3NextForCausalLM", model_type="qwen3_next", extra_config=GDN_MOE, **HF), 2,
+     {"model.layers.0.linear_attn.in_proj_qkvz": ("MergedColumnParallelLinear", "vllm:qwen3_next.py"),
+      "model.layers.0.linear_attn.conv1d": ("ColumnParallelLinear", "vllm:qwen3_next.py"),
+      "model.layers.0.linear_attn.out_proj": ("RowParallelLinear", "vllm:qwen3_next.py"),
+      "model.layers.1.mlp.shared_expert_gate": ("ReplicatedLinear", "vllm:qwen3_next.py")}),
+    ("qwen3.5", dict(architecture="Qwen3_5ForCausalLM", model_type="qwen3_5_text", extra_config=GDN, **HF), 2,
+     {"model.layers.0.linear_attn.in_proj_qkvz": ("MergedColumnParallelLinear", "vllm:qwen3_5.py"),
+      "model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen3_5.py"),
+      "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:qwen3_5.py")}),
+    ("qwen3.5-moe", dict(architecture="Qwen3_5MoeForCausalLM", model_type="qwen3_5_moe_text", extra_config=GDN_MOE,
+                         **HF), 2,
+     {"model.layers.0.linear_attn.in_proj_qkvz": ("MergedColumnParallelLinear", "vllm:qwen3_5.py"),
+      "model.layers.0.mlp.gate": ("ReplicatedLinear", "vllm:qwen3_5.py")}),
+    ("qwen3.5-vl", dict(architecture="Qwen3_5ForConditionalGeneration", model_type="qwen3_5",
+                        extra_config={"text_config": dict(GDN, model_type="qwen3_5_text", hidden_size=256,
+                                                          intermediate_size=512, num_hidden_layers=2,
+                                                          num_attention_heads=4, num_key_value_heads=2, head_dim=128,
+                                                          vocab_size=1000),
+                                      "vision_config": VISION}, **HF), 2,
+     {"model.language_model.layers.0.linear_attn.in_proj_qkvz": ("MergedColumnParallelLinear", "vllm:qwen3_5.py"),
+      "model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen3_vl.py"),
+      "model.visual.merger.linear_fc2": ("RowParallelLinear", "vllm:qwen3_vl.py")}),
+    ("qwen3.5-moe-vl", dict(architecture="Qwen3_5MoeForConditionalGeneration", model_type="qwen3_5_moe",
+                            extra_config={"text_config": dict(GDN_MOE, model_type="qwen3_5_moe_text", hidden_size=256,
+                                                              num_hidden_layers=2, num_attention_heads=4,
+                                                              num_key_value_heads=2, head_dim=128, vocab_size=1000),
+                                          "vision_config": VISION}, **HF), 2,
+     {"model.language_model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen3_5.py"),
+      "model.visual.blocks.0.mlp.linear_fc1": ("ColumnParallelLinear", "vllm:qwen3_vl.py")}),
 ]
 
 
@@ -261,3 +299,57 @@ def test_gpt_oss_head_is_never_quantized_and_its_experts_are_not_judged(make_che
     assert head.scheme == "UnquantizedEmbeddingMethod" and not head.kernel
     assert all(m.kernel is None and "activation swigluoai" in m.notes[0] for m in rep.moes)
     assert "not judged" in inspect_verdict(rep)
+
+
+def test_qwen35_gated_query_keeps_the_configured_head_size_and_its_mtp_block_is_skipped(make_checkpoint):
+    # q_proj holds q and the output gate (2 x heads x head_dim rows): the attention has 4 heads of 128, not 256.
+    folder = make_checkpoint(architecture="Qwen3_5MoeForCausalLM", model_type="qwen3_5_moe_text", data="sparse",
+                             extra_config=GDN_MOE, extra_tensors={"mtp.fc.weight": (256, 512),
+                                                                  "mtp.layers.0.mlp.gate.weight": (4, 256)}, **HF)
+    rep = inspect(folder, tp=2)
+    assert [(a.name, a.head_size, a.num_heads) for a in rep.attention] == [("model.layers.1.self_attn.attn", 128, 2)]
+    assert [s.prefix for s in rep.skipped] == ["mtp."] and "hf_to_vllm_mapper maps 'mtp.'" in rep.skipped[0].reason
+    assert not any(layer.name.startswith("mtp.") for layer in rep.layers)
+    conv = next(layer for layer in rep.layers if layer.name.endswith("conv1d"))
+    assert conv.scheme.startswith("Unquantized") and rep.ok
+
+
+@pytest.mark.parametrize("vllm,platform,linear_refused,moe_backend_refused", [
+    ("0.34", "b200", True, True), ("0.33", "b200", True, True), ("0.32", "b200", True, False),
+    ("0.34", "h100", False, None)])  # Hopper: Triton heads the block-FP8 MoE list, DEEPGEMM is never asked
+def test_deep_gemm_is_off_for_qwen35_on_blackwell(make_checkpoint, vllm, platform, linear_refused,
+                                                  moe_backend_refused):
+    """utils/deep_gemm.py should_auto_disable_deep_gemm: the DeepGEMM linear kernel refuses Qwen3.5 on SM100 / SM120
+    in every release; the MoE oracle drops DEEPGEMM for it from 0.33."""
+    folder = make_checkpoint(architecture="Qwen3_5MoeForCausalLM", model_type="qwen3_5_moe_text", data="sparse",
+                             quant="fp8-block", extra_config=GDN_MOE, **HF)
+    target = apply_assumptions(parse_platform(platform), ["flashinfer=no"])  # the MoE reaches DEEPGEMM's turn
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(target, select_profile(vllm)))
+    reasons = {r.reason for layer in rep.layers for r in layer.rejected}
+    assert any("Should not use deepgemm for model qwen3_5_moe_text" in r for r in reasons) is linear_refused
+    assert "DeepGemmFp8BlockScaledMMKernel" not in {layer.kernel for layer in rep.layers} or not linear_refused
+    offered = {r.kernel for moe in rep.moes for r in moe.rejected} | {moe.kernel for moe in rep.moes}
+    if moe_backend_refused is not None:
+        assert ("TritonOrDeepGemmExperts" not in offered) is moe_backend_refused
+
+
+def test_weights_that_are_no_linear_are_never_fp8_layers_or_orphans(make_checkpoint):
+    """A norm's or convolution's bias belongs to its own weight (vision LayerNorms, Mamba conv1d.bias, an indexer's
+    k_norm.bias); DeepSeek-V4 names its token embedding `embed`."""
+    folder = make_checkpoint(data="sparse")
+    entries = tensor_specs(Spec(quant="ct-fp8-block"))
+    entries.update({"model.layers.0.self_attn.indexer.k_norm.weight": ("BF16", (128,)),
+                    "model.layers.0.self_attn.indexer.k_norm.bias": ("BF16", (128,)),
+                    "model.layers.0.mixer.conv1d.weight": ("BF16", (512, 1, 4)),
+                    "model.layers.0.mixer.conv1d.bias": ("BF16", (512,)),
+                    "embed.weight": ("BF16", (1000, 256))})
+    write_safetensors(f"{folder}/model.safetensors", entries, None)
+    rep = inspect(folder)
+    assert rep.ok, list(rep.errors)
+    assert "embed" not in {layer.name for layer in rep.layers}
+
+
+def test_a_head_dim_of_zero_reads_as_none(make_checkpoint):
+    """GLM-5-Next's MLA config writes head_dim 0: transformers and vLLM take it as unset."""
+    rep = inspect(make_checkpoint(data="sparse", extra_config={"head_dim": 0}))
+    assert rep.ok and rep.attention[0].head_size == 64

@@ -36,6 +36,12 @@ class RoutingContext(NamedTuple):
     platform: Platform
     profile: RuleProfile
     disabled: frozenset[str] = frozenset()
+    model_type: str = ""   # hf_text_config.model_type (a vision-language config's text_config's): per-model switches
+
+    @classmethod
+    def of(cls, options, model_type: str = "") -> RoutingContext:
+        """The context of an InspectOptions (its platform, profile and --disable-kernel) for a model_type."""
+        return cls(options.platform, options.profile, frozenset(options.disabled_kernels), model_type)
 
     @property
     def kind(self) -> str:
@@ -48,6 +54,18 @@ class RoutingContext(NamedTuple):
     def cuda_at_least(self, version: str) -> bool:
         have = tuple(int(p) for p in self.platform.assumptions.cuda_version.split("."))
         return have >= tuple(int(p) for p in version.split("."))
+
+
+# utils/deep_gemm.py _DEEPGEMM_BLACKWELL_EXCLUDED_MODEL_TYPES (every release 0.25 ... 0.34): hf_text_config.model_type
+# -> the capability families on which vLLM turns DeepGEMM off (accuracy). 0.33 adds kolibri1 on 120 (latency).
+DEEPGEMM_EXCLUDED = {"qwen3_5_text": (100, 120), "qwen3_5_moe_text": (100, 120)}
+DEEPGEMM_EXCLUDED_033 = {"kolibri1": (120,)}
+
+
+def deep_gemm_auto_disabled(ctx: RoutingContext) -> bool:
+    """should_auto_disable_deep_gemm: the model type is excluded on this CUDA capability family."""
+    excluded = {**DEEPGEMM_EXCLUDED, **(DEEPGEMM_EXCLUDED_033 if ctx.profile.has("deepgemm-moe-exclusion") else {})}
+    return ctx.kind == "cuda" and (ctx.cc or 0) // 10 * 10 in excluded.get(ctx.model_type, ())  # 103 is family 100
 
 
 class Kernel:

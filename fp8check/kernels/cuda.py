@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from fp8check.kernels.base import (
-    BLOCK, FP8, FP8_BLOCK, SCALED_MM, WEIGHT_ONLY, BlockScaledKernel, Kernel, RoutingContext, needs_1x128,
+    BLOCK, FP8, FP8_BLOCK, SCALED_MM, WEIGHT_ONLY, BlockScaledKernel, Kernel, RoutingContext, deep_gemm_auto_disabled,
+    needs_1x128,
     needs_per_tensor,
 )
 from fp8check.kernels.quant_keys import KernelConfig
@@ -107,8 +108,10 @@ class DeepGemmFp8BlockScaledMMKernel(BlockScaledKernel):
     def can_implement_block(cls, cfg: KernelConfig, ctx: RoutingContext) -> str | None:
         if cfg.out_dtype != "bfloat16":
             return "Supports only output dtype of bfloat16"
-        # The model-type auto-disable list (should_auto_disable_deep_gemm) is not modelled.
-        return needs_1x128(cfg) or _deep_gemm_shape(cfg)
+        wrong = needs_1x128(cfg)
+        if wrong is None and deep_gemm_auto_disabled(ctx):
+            return f"Should not use deepgemm for model {ctx.model_type}"
+        return wrong or _deep_gemm_shape(cfg)
 
 
 class FlashInferFp8BlockScaledMMKernel(BlockScaledKernel):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import ClassVar, NamedTuple
 
-from fp8check.kernels.base import MOE_W8A8, WEIGHT_ONLY, RoutingContext
+from fp8check.kernels.base import MOE_W8A8, WEIGHT_ONLY, RoutingContext, deep_gemm_auto_disabled
 from fp8check.kernels.quant_keys import (
     PER_CHANNEL, PER_TENSOR, PER_TOKEN, QuantKey, kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym,
     kFp8Static128BlockSym, kFp8StaticChannelSym, kFp8StaticTensorSym,
@@ -580,6 +580,8 @@ def select_backend(cfg: MoEConfig, w: QuantKey, a: QuantKey | None, ctx: Routing
         order = ["AITER"]
     if not allow_vllm_cutlass:
         order = [b for b in order if b not in ("VLLM_CUTLASS", "BATCHED_VLLM_CUTLASS")]
+    if ctx.profile.has("deepgemm-moe-exclusion") and deep_gemm_auto_disabled(ctx):
+        order = [b for b in order if b not in ("DEEPGEMM", "BATCHED_DEEPGEMM")]
     rejected: list[Rejection] = []
     for backend in order:
         for experts in listed[backend]:

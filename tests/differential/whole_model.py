@@ -157,6 +157,41 @@ FAMILIES.update({
                                           "pixel_shuffle_ratio": 0.5, "projector_input_dim": 4 * _V,
                                           "projector_output_dim": _V, "vision_output_dim": _V}}),
 })
+# Families written by transformers' own model class (synth's Spec.transformers): the names its exporters save.
+_GDN = dict(linear_num_key_heads=8, linear_num_value_heads=16, linear_key_head_dim=128, linear_value_head_dim=128,
+            linear_conv_kernel_dim=4, layer_types=["linear_attention", "full_attention"] * 2)
+_QWEN35_MOE = dict(num_experts=8, moe_intermediate_size=1024, shared_expert_intermediate_size=1024,
+                   num_experts_per_tok=2, **_GDN)
+_HF = dict(transformers=True, layers=4)
+
+
+def _gdn_ignore(root: str, leaves: tuple[str, ...] = ("in_proj_b", "in_proj_a"), head: str = "lm_head") -> dict:
+    """Qwen's FP8 exports leave the gated-delta-net's b / a projections (num_v_heads rows, no 128-block fits) and
+    the head unquantized: the ignore list of layers 0 and 2 (the linear-attention ones)."""
+    return dict(ignore=(head, *(f"{root}.layers.{i}.linear_attn.{leaf}" for i in (0, 2) for leaf in leaves)))
+
+
+
+_QWEN35_VISION = {"depth": 1, "hidden_size": _V, "intermediate_size": 2 * _V, "num_heads": 16,
+                  "out_hidden_size": BASE["hidden"]}
+FAMILIES.update({
+    "qwen3.5": (dict(architecture="Qwen3_5ForCausalLM", model_type="qwen3_5_text", **_HF, **_gdn_ignore("model")),
+                _GDN),
+    "qwen3.5-moe": (dict(architecture="Qwen3_5MoeForCausalLM", model_type="qwen3_5_moe_text", **_HF,
+                         **_gdn_ignore("model")), _QWEN35_MOE),
+    "qwen3-next": (dict(architecture="Qwen3NextForCausalLM", model_type="qwen3_next", **_HF,
+                        **_gdn_ignore("model", ("in_proj_ba",))),
+                   dict(_QWEN35_MOE, decoder_sparse_step=1, mlp_only_layers=[])),
+    # The official Qwen3.5 releases: vision-language, text under model.language_model, a Qwen3-VL tower.
+    "qwen3.5-vl": (dict(architecture="Qwen3_5ForConditionalGeneration", model_type="qwen3_5", **_HF,
+                        **_gdn_ignore("model.language_model")),
+                   {"text_config": _text_config("qwen3_5_text", num_hidden_layers=4, **_GDN),
+                    "vision_config": _QWEN35_VISION}),
+    "qwen3.5-moe-vl": (dict(architecture="Qwen3_5MoeForConditionalGeneration", model_type="qwen3_5_moe", **_HF,
+                            **_gdn_ignore("model.language_model")),
+                       {"text_config": _text_config("qwen3_5_moe_text", num_hidden_layers=4, **_QWEN35_MOE),
+                        "vision_config": _QWEN35_VISION}),
+})
 QUANTS = ("ct-fp8-block", "fp8-block", "ct-fp8-dynamic", "modelopt-fp8")
 # The other formats of the format issue: stored ones, and a bf16 checkpoint under each online --quantization.
 FORMAT_QUANTS = ("modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc", "quark-fp8-block", "inc-fp8-block",

@@ -132,7 +132,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         hidden_size=opt_int("hidden_size"),
         num_attention_heads=heads,
         num_key_value_heads=opt_int("num_key_value_heads") or heads,
-        head_dim=opt_int("head_dim"),
+        head_dim=opt_int("head_dim", minimum=0) or None,  # 0: none given (GLM-5-Next's MLA config writes it)
         num_hidden_layers=opt_int("num_hidden_layers"),
         quantization_config=parse_quant_config(raw_quant, quant_where),
         raw_quantization_config=raw_quant if isinstance(raw_quant, dict) else None,

@@ -113,6 +113,15 @@ class Arch(NamedTuple):
     # qwen2.py Qwen2Model (also Qwen3's, Qwen2.5-VL's and Qwen3-VL's text model) asserts that a mix of layer
     # types has max_window_layers == num_hidden_layers.
     uniform_window_assert: bool = False
+    # A checkpoint prefix the model's hf_to_vllm_mapper maps to None ("mtp.": Qwen3-Next / Qwen3.5's MTP block):
+    # the main model never loads those tensors; they are listed as skipped.
+    spec_prefix: str | None = None
+    # True: q_proj also holds each head's output gate (attn_output_gate: QKVParallelLinear over 2 x num_heads query
+    # heads, Qwen3-Next / Qwen3.5), so the head size comes from config.json's head_dim, not q's width.
+    q_gate: bool = False
+    # Tails of causal convolutions (a 3-D [channels, 1, kernel] weight) the model builds as a ColumnParallelLinear
+    # with quant_config=None (the Mamba / gated-delta-net mixers' conv1d): listed as unquantized linears.
+    conv_linears: tuple[str, ...] = ()
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
@@ -221,6 +230,27 @@ ARCHITECTURES: dict[str, Arch] = {
     "GptOssForCausalLM": Arch("vllm:gpt_oss.py", unquantized=("mlp.router",), kv_replication=False,
                               head_quant_config=False, moe_activation="swigluoai", sliding=EVEN_LAYERS),
 }
+
+# Qwen3-Next (qwen3_next.py) and Qwen3.5 (qwen3_5.py; 0.34 on CUDA vllm/models/qwen3_5/nvidia/model.py, the same
+# modules): gated-delta-net layers (linear_attn: in_proj_qkvz and in_proj_ba MergedColumnParallelLinear, conv1d an
+# unquantized ColumnParallelLinear, out_proj row) between full-attention layers whose q_proj carries the output gate;
+# routers (GateLinear) and shared_expert_gate built with quant_config=None; `mtp.` dropped by hf_to_vllm_mapper.
+# Qwen3-Next stores in_proj_qkvz / in_proj_ba fused (one output shard each, GQA-interleaved); Qwen3.5 stores
+# in_proj_qkv + in_proj_z and in_proj_b + in_proj_a (output sizes [Kd, Kd, Vd, Vd] and [nv, nv]).
+_QWEN3_NEXT_PACKED = {**LLAMA_PACKED, "in_proj_qkvz": ("in_proj_qkvz",), "in_proj_ba": ("in_proj_ba",)}
+_QWEN35_PACKED = {**LLAMA_PACKED, "in_proj_qkvz": ("in_proj_qkv", "in_proj_z"), "in_proj_ba": ("in_proj_b", "in_proj_a")}
+_GDN = dict(spec_prefix="mtp.", q_gate=True, conv_linears=("linear_attn.conv1d",), sliding=MODEL_WINDOW,
+            unquantized=_QWEN_MOE_ROUTERS, router=Router(renormalize=("norm_topk_prob", True)))
+ARCHITECTURES.update({
+    "Qwen3NextForCausalLM": Arch("vllm:qwen3_next.py", packed=_QWEN3_NEXT_PACKED, head_quant_config=False,
+                                 **_GDN),
+    "Qwen3_5ForCausalLM": Arch("vllm:qwen3_5.py", packed=_QWEN35_PACKED, **_GDN),
+    "Qwen3_5MoeForCausalLM": Arch("vllm:qwen3_5.py", packed=_QWEN35_PACKED, **_GDN),
+    "Qwen3_5ForConditionalGeneration": Arch("vllm:qwen3_5.py", packed={**_QWEN_VL_PACKED, **_QWEN35_PACKED},
+                                            towers=(_QWEN3_VISUAL,), **_GDN),
+    "Qwen3_5MoeForConditionalGeneration": Arch("vllm:qwen3_5.py", packed={**_QWEN_VL_PACKED, **_QWEN35_PACKED},
+                                               towers=(_QWEN3_VISUAL,), **_GDN),
+})
 
 # Architectures not in the table: the name-based rules fp8check had before the table, which cover
 # Llama-like decoders and the router names of the MoE families above. MTP layers declared in the config

@@ -19,7 +19,9 @@ from fp8check.core.model.layouts import (
 
 # Leaf names the generic rules build as RowParallelLinear (input split across ranks, all-reduce after).
 ROW_PARALLEL = frozenset({"o_proj", "down_proj", "out_proj", "dense_4h_to_h", "fc2", "wo", "w2", "c_proj", "proj"})
-EMBEDDINGS = ("embed_tokens", "wte", "word_embeddings", "tok_embeddings", "embed_in", "embeddings")
+EMBEDDINGS = ("embed_tokens", "wte", "word_embeddings", "tok_embeddings", "embed_in", "embeddings", "embed",
+              "pos_embed")  # Qwen3-VL / Qwen3.5 vision towers: a learned position table
+EMBEDDING_SET = frozenset(EMBEDDINGS)
 # Tensors that belong to a linear module besides its weight.
 SIDE_TENSORS = ("weight_scale", "weight_scale_inv", "input_scale", "weight_zero_point", "input_zero_point",
                 "weight_global_scale", "input_global_scale", "output_scale", "weight_g_idx", "bias")
@@ -105,6 +107,7 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
     groups: dict[str, tuple[list[TensorInfo], list[str]] | tuple[()]] = {}
     expert_ids: dict[str, str] = {}  # what follows '.experts.' -> its expert id, "" when not an expert's
     weights: dict[str, Shard] = {}
+    other_weights: set[str] = set()  # prefixes of weights that are no linear's (norms, convolutions, embeddings)
     side: list[TensorInfo] = []
     others: list[str] = []
     for name, info in tensors.items():
@@ -125,8 +128,11 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
         if skip_prefixes and name.startswith(skip_prefixes):
             spec = next(p for p in skip_prefixes if name.startswith(p))
             skipped.setdefault(spec, []).append(info)
-        elif name.endswith(".weight") and len(info.shape) == 2 and not _is_embedding(name):
+        elif name.endswith(".weight") and (len(info.shape) == 2 and not _is_embedding(name) or len(info.shape) == 3
+                                           and tail_match(name[: -len(".weight")], arch.conv_linears)):
             weights[name[: -len(".weight")]] = Shard(name=name[: -len(".weight")], weight=info, side={})
+        elif name.endswith(".weight"):
+            other_weights.add(name[: -len(".weight")])
         elif name.rsplit(".", 1)[-1] in SIDE_TENSORS:
             side.append(info)
     experts = {f"{head}.experts": group for head, group in groups.items() if group and group[0]}
@@ -135,7 +141,8 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
         prefix, _, suffix = info.name.rpartition(".")  # a bare "weight_scale" belongs to no weight: an orphan
         shard = weights.get(prefix)
         if shard is None:
-            orphans.append(info)
+            if not (suffix == "bias" and prefix in other_weights):  # a norm's or a convolution's bias is its own
+                orphans.append(info)
         else:
             shard.side[suffix] = info
     linears = _fuse(weights, config, arch)
@@ -145,11 +152,14 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
         for name, (infos, tails) in sorted(experts.items(), key=lambda item: _natural_key(item[0]))
     )
     return ModelLayout(linears=linears, moes=moes, orphans=tuple(orphans), non_expert_names=tuple(others),
-                       notes=tuple(notes), skipped=tuple(SkippedLayer(p, tuple(infos), _skip_reason(arch, config))
+                       notes=tuple(notes), skipped=tuple(SkippedLayer(p, tuple(infos), _skip_reason(arch, config, p))
                                                          for p, infos in skipped.items()))
 
 
-def _skip_reason(arch: Arch, config: ModelConfig) -> str:
+def _skip_reason(arch: Arch, config: ModelConfig, prefix: str) -> str:
+    if prefix == arch.spec_prefix:
+        return (f"MTP block: {arch.source[5:]}'s hf_to_vllm_mapper maps '{prefix}' to None, so vLLM's main model never "
+                "loads it; it loads only as the speculative-decoding draft model")
     reason = (f"MTP layer ({arch.spec_layers} = {getattr(config, arch.spec_layers)}): vLLM's main model skips it "
               "(get_spec_layer_idx_from_weight_name); it loads only as the speculative-decoding draft model")
     return reason + ("; inferred: the architecture is not in fp8check's table" if arch is GENERIC_ARCH else "")
@@ -160,10 +170,11 @@ def _spec_layer_prefixes(arch: Arch, config: ModelConfig) -> tuple[str, ...]:
     namings it accepts (MiniMax-M2 maps 'layers.{i}.' below 'model.' to None: the same tensors)."""
     count = getattr(config, arch.spec_layers) if arch.spec_layers else 0
     base = config.num_hidden_layers
+    prefixes = (arch.spec_prefix,) if arch.spec_prefix else ()
     if not count or base is None:
-        return ()
-    return tuple(f"{root}layers.{base + i}." for i in range(count)
-                 for root in ("model.", "", "model.language_model."))
+        return prefixes
+    return prefixes + tuple(f"{root}layers.{base + i}." for i in range(count)
+                            for root in ("model.", "", "model.language_model."))
 
 
 def _packed(arch: Arch, tower: Tower | None, config: ModelConfig) -> dict[str, tuple[str, ...]]:
@@ -203,7 +214,7 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
             fused: bool) -> LinearModule:
     rules = tower or arch
     leaf = name.rsplit(".", 1)[-1]
-    k = shards[0].weight.shape[1]
+    k = shards[0].weight.shape[-1]  # a conv1d's [channels, 1, kernel]: the kernel is its input size
     widths = tuple(s.weight.shape[0] for s in shards)
     unquantized_router = tail_match(name, rules.unquantized) is not None
     router = unquantized_router or (tower is None and tail_match(name, arch.quantized_routers) is not None)
@@ -216,15 +227,21 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
     layer_type = rules.styles[style] if style else _generic_style(leaf, fused, router)
     if layer_type == TORCH_LINEAR:
         unquantized = f"vLLM builds it as a torch nn.Linear ({rules.source[5:]}), which has no quant method"
+    elif tower is None and tail_match(name, arch.conv_linears):
+        layer_type = COLUMN
+        unquantized = (f"vLLM builds the causal convolution as a ColumnParallelLinear with quant_config=None "
+                       f"({arch.source[5:]})")
     elif layer_type == "ParallelLMHead" and tower is None and not arch.head_quant_config:
         unquantized = f"vLLM builds the LM head with quant_config=None ({arch.source[5:]})"
     heads = None
     if layer_type == "QKVParallelLinear":
-        heads = _vision_heads(config, widths) if tower is not None and tower.vision_heads else _heads(config, widths)
+        heads = (_vision_heads(config, widths) if tower is not None and tower.vision_heads
+                 else _heads(config, widths, gated=arch.q_gate))
         if len(shards) == 1 and heads:  # stored already fused (Phi-3 qkv_proj, Qwen-VL visual attn.qkv)
             num_heads, num_kv, head_dim = heads
             widths = (num_heads * head_dim, num_kv * head_dim, num_kv * head_dim)
-    elif layer_type == "MergedColumnParallelLinear" and len(shards) == 1 and widths[0] % 2 == 0:
+    elif layer_type == "MergedColumnParallelLinear" and len(shards) == 1 and leaf == "gate_up_proj" \
+            and widths[0] % 2 == 0:  # gate and up stored fused (Phi-3); other single-shard merges keep one width
         widths = (widths[0] // 2, widths[0] // 2)
     return LinearModule(name, layer_type, shards, k, widths, heads, layout=(tower or arch).source, fused=fused,
                         unquantized=unquantized, tp_split=layer_type not in (FUSED_QKV_A, TORCH_LINEAR))
@@ -240,6 +257,8 @@ def _generic_style(leaf: str, fused: bool, router: bool) -> str:
         return "MergedColumnParallelLinear"
     if fused and leaf == MLA_FUSED[0]:
         return FUSED_QKV_A
+    if fused:  # any other packed_modules_mapping key: in_proj_qkvz, in_proj_ba, ...
+        return "MergedColumnParallelLinear"
     if router or leaf in REPLICATED_LEAVES:
         return REPLICATED
     return ROW if leaf in ROW_PARALLEL else COLUMN
@@ -254,11 +273,14 @@ def _vision_heads(config: ModelConfig, widths: tuple[int, ...]) -> tuple[int, in
     return heads, heads, q_width // heads
 
 
-def _heads(config: ModelConfig, widths: tuple[int, ...]) -> tuple[int, int, int] | None:
-    """(heads, kv_heads, head_dim) from config.json, head_dim checked against the q shard's rows."""
+def _heads(config: ModelConfig, widths: tuple[int, ...], gated: bool = False) -> tuple[int, int, int] | None:
+    """(heads, kv_heads, head_dim) from config.json, head_dim checked against the q shard's rows. `gated`: q_proj
+    also holds the output gate, and vLLM's QKVParallelLinear counts 2 x num_heads query heads."""
     heads, kv = config.num_attention_heads, config.num_key_value_heads
     if not heads or not kv:
         return None
+    if gated:
+        heads *= 2
     head_dim = config.head_dim
     if len(widths) == 3:
         if widths[0] % heads:
@@ -272,7 +294,8 @@ def _heads(config: ModelConfig, widths: tuple[int, ...]) -> tuple[int, int, int]
 
 
 def _is_embedding(name: str) -> bool:
-    return any(f"{e}." in f"{name}" for e in EMBEDDINGS)
+    """A module named as an embedding table at any depth ('model.embed_tokens.weight', DeepSeek-V4's 'embed.weight')."""
+    return not EMBEDDING_SET.isdisjoint(name.split(".")[:-1])
 
 
 def _expert_group(head: str, skip_prefixes: tuple[str, ...]) -> tuple[list[TensorInfo], list[str]] | tuple[()]:

@@ -35,6 +35,8 @@ MODEL_STUB_RISKS = {
                                                    "while building, which the meta device cannot",
     "triton.language placeholder": "vLLM's Triton-less placeholder answers None for every name (it lists a few): "
                                    "kernel modules the ROCm attention selector imports name dtypes at import time",
+    "triton.Config": "a record of its arguments in vLLM's Triton placeholder (MODEL_STUB_RISKS): Mamba / GDN "
+                     "kernel modules read num_stages / num_warps off their autotune configs at import time",
     "cuda (cuda-python)": "inert module: MiniMax-M2's RMS-norm workspace imports it at construction",
     "tokenspeed_mla": "inert module: a Requires-Dist of the wheels; TOKENSPEED_MLA's selection check imports it "
                       "(sm100), as fp8check assumes it installed",
@@ -159,6 +161,9 @@ def _stub_device_queries(platform: str) -> None:
                                     total_memory=48 << 30)
         torch.xpu.get_device_properties = lambda *args, **kwargs: xpu
         torch.xpu.device_count = lambda: 8
+        torch.xpu.current_device = lambda: 0  # the GDN mixer's gated norm is built on current_device()
+    if kind == "rocm":
+        torch.cuda.current_device = lambda: 0
     if kind != "cuda":
         return
     cc = int(rest)
@@ -196,11 +201,30 @@ def _stub_flashinfer_probes(platform: str) -> None:
             setattr(flashinfer, name, lambda: on_cuda)
 
 
+class _TritonConfig:
+    """triton.Config as a record: 0.34's Mamba SSD kernels filter their autotune configs on sm90 at import time
+    (ssd_chunk_scan.py _drop_racy_wgmma_configs), which the placeholder's Config (a decorator) cannot answer."""
+
+    def __init__(self, kwargs=None, num_warps=4, num_stages=3, **extra):
+        self.kwargs, self.num_warps, self.num_stages = dict(kwargs or {}), num_warps, num_stages
+
+
 def _stub_compiled_namespaces() -> None:
     import torch
 
     for namespace in COMPILED_NAMESPACES:
         setattr(torch.ops, namespace, _CompiledOp(namespace))
+    # hasattr(torch.ops._rocm_C, X) is True here, so kernel modules register fake impls of compiled ops that do not
+    # exist (0.34's hip_gdn_chunk.py): registering one for a stand-in namespace is a no-op.
+    real_register_fake = torch.library.register_fake
+
+    def register_fake(op, *args, **kwargs):
+        name = op if isinstance(op, str) else ""
+        if name.partition("::")[0] in COMPILED_NAMESPACES:
+            return lambda fn=None: fn
+        return real_register_fake(op, *args, **kwargs)
+
+    torch.library.register_fake = register_fake
     # Shared-expert and MLA overlap: vLLM creates an auxiliary CUDA stream while building (utils.aux_stream()).
     torch.cuda.Stream = torch.cuda.Event = _Stream
     # Without Triton, vLLM's triton.language placeholder names some dtypes; kernel modules imported while the
@@ -210,6 +234,10 @@ def _stub_compiled_namespaces() -> None:
     placeholder = getattr(importing, "TritonLanguagePlaceholder", None)
     if placeholder is not None:
         placeholder.__getattr__ = lambda self, name: _absent(name)
+    import vllm.triton_utils
+
+    if isinstance(vllm.triton_utils.triton, getattr(importing, "TritonPlaceholder", ())):
+        vllm.triton_utils.triton.Config = _TritonConfig
     # 0.28's ExpertMapManager formats its (meta) expert map for a log line while building.
     try:
         from vllm.model_executor.layers.fused_moe.expert_map_manager import ExpertMapManager

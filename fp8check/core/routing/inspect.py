@@ -27,7 +27,7 @@ TP_SWEEP = tuple(range(1, 17))
 
 def front_door_of(ckpt: Checkpoint, options: InspectOptions) -> FrontDoor:
     """The quant config vLLM builds for this checkpoint under the options, and its model-wide errors."""
-    ctx = RoutingContext(options.platform, options.profile, frozenset(options.disabled_kernels))
+    ctx = RoutingContext.of(options, ckpt.config.sliding.model_type)
     return front_door(ckpt.config.raw_quantization_config, ckpt.config.quantization_config, ctx,
                       options.quantization, options.allow_deprecated_quantization, activation_dtype(ckpt.config))
 
@@ -67,7 +67,7 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
                 f"formats vLLM serves: {', '.join(sorted(FORMATS))}"
             )
         quant = None  # vLLM refuses the method before building a layer: the report says why, layers as stored
-    ctx = RoutingContext(options.platform, options.profile, frozenset(options.disabled_kernels))
+    ctx = RoutingContext.of(options, ckpt.config.sliding.model_type)
     if layout is None:
         layout = build_layout(ckpt.tensors, ckpt.config, options.profile)
     out_dtype = activation_dtype(ckpt.config)

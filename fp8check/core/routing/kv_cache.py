@@ -88,6 +88,8 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout) -> tuple[AttentionLa
         mla = None if dense else _MLA.match(module.name)
         if dense:
             heads, kv_heads, head_dim = module.heads
+            if arch is not None and arch.q_gate:  # the QKV's query heads include the output gate's
+                heads //= 2
             prefix, index = dense.group(1), int(dense.group(2))
             layers.append(AttentionLayer(f"{prefix}.attn", prefix, index, head_dim, heads, kv_heads, False,
                                          f"{prefix}.sinks" in ckpt.tensors,

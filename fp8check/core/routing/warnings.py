@@ -122,7 +122,7 @@ def _faster_backends(report: InspectReport, ckpt: Checkpoint, options: InspectOp
     slow = {layer.name for layer in report.layers if layer.kernel in SLOW_FALLBACKS and not layer.errors}
     if not slow:
         return {}
-    ctx = RoutingContext(options.platform, options.profile, frozenset(options.disabled_kernels))
+    ctx = RoutingContext.of(options, ckpt.config.sliding.model_type)
     out_dtype = activation_dtype(ckpt.config)
     owner = {kernel: backend for backend, kernels in BACKEND_KERNELS.items() for kernel in kernels}
 

@@ -169,6 +169,9 @@ WHEEL_CHANGES: dict[str, str] = {
                     "CPU hosts",
     "ct-moe-ckpt-leaves": "0.32 wheel: compressed-tensors' get_moe_method asks for expert 0's projections by the "
                           "checkpoint's names (ckpt_gate/up/down_proj_name; gate_proj / up_proj / down_proj before)",
+    "deepgemm-moe-exclusion": "0.33 wheel: the FP8 MoE oracle drops DEEPGEMM and BATCHED_DEEPGEMM for a model type "
+                              "should_auto_disable_deep_gemm names (Qwen3.5 on SM100 / SM120; the linear kernel refused "
+                              "DeepGEMM for them since 0.25), whose table gains kolibri1 on SM120",
     "aiter-moe-split": "0.33 wheel: the AITER backend's AiterExperts splits into AiterFp8BlockExperts, "
                        "AiterFp8TensorExperts and AiterFp8ChannelExperts",
     # 0.34.0 (../docs/fidelity.md, "vLLM 0.34"): read from the wheel against 0.33.0's.
@@ -257,7 +260,8 @@ _V032 = _release("0.32", _V031, ("humming-priority", "xpu-fp8-per-channel", "xpu
                  "Humming ahead of Marlin on sm90")
 _V033 = _release("0.33", _V032, ("cpu-fp8-channel", "modelopt-exclude-modules", "mxfp8-torch", "kv-quant-mode",
                                  "xpu-fa-d512", "xpu-triton-flash-attn", "cpu-attn-kv-check", "rocm-octave",
-                                 "flash-attn-mla-sparse-fa4", "attention-backends-033", "aiter-moe-split"),
+                                 "flash-attn-mla-sparse-fa4", "attention-backends-033", "aiter-moe-split",
+                                 "deepgemm-moe-exclusion"),
                  "CPU channel-wise FP8 kernel; AITER's FusedMoE classes split")
 
 _V034 = _release("0.34", _V033, ("xpu-fp8-per-token", "w4afp8", "fp-quant-removed", "ptpc-w8a16-refused",
