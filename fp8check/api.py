@@ -399,7 +399,7 @@ def _routing_only(options: dict) -> dict:
 
 
 def _with_suggestions(report: records.InspectReport, ckpt: Checkpoint,
-                      options: records.InspectOptions) -> records.InspectReport:
+                 options: records.InspectOptions) -> records.InspectReport:
     """A failing report with what would work instead, computed by routing the failing layers again."""
     if report.ok:
         return report

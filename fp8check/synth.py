@@ -161,7 +161,8 @@ MOE_STYLES = {
     "gpt_oss": ("mlp", "router", ("gate_proj", "up_proj", "down_proj"), None),
 }
 # Layer names vLLM builds without a quant config: real checkpoints store them in BF16.
-ROUTER_LEAVES = (".mlp.gate", ".block_sparse_moe.gate", ".feed_forward.router", ".mlp.router", ".shared_expert_gate")
+ROUTER_LEAVES = (".mlp.gate", ".block_sparse_moe.gate", ".feed_forward.router", ".mlp.router", ".shared_expert_gate",
+                 ".mixer.gate", ".router.proj")  # Nemotron-H, Gemma-4
 # Towers vLLM builds with quant_config=None (mllama4.py): Meta's FP8 checkpoints keep them in BF16.
 BF16_TOWERS = {"llama4": ("vision_model.", "multi_modal_projector.")}
 
@@ -316,7 +317,7 @@ def ignore_list(spec: Spec) -> list[str]:
     in BF16 and exporters exclude by name (llm-compressor, Qwen's own FP8 configs, ModelOpt): vLLM builds some
     routers with the model's quant_config (qwen3_moe.py's mlp.gate), so only the list keeps them unquantized."""
     routers = [name for name in linear_shapes(spec) if name.endswith(ROUTER_LEAVES)] \
-        if spec.experts and spec.ignore_routers else []
+        if (spec.experts or spec.transformers) and spec.ignore_routers else []
     return list(spec.ignore) + [r for r in routers if not _ignored(spec, r)]
 
 

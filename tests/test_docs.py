@@ -61,6 +61,7 @@ DOC_CHECKPOINTS = {
     "./Llama-tiny-FP8-dynamic": dict(quant="ct-fp8-dynamic"),
     "./Llama-tiny-FBGEMM": dict(quant="fbgemm-fp8"),
     "./Llama-tiny-FP8-KV": dict(quant="ct-fp8", kv_cache="tensor"),  # llm-compressor's FP8 KV cache recipe
+    "./NewArch-FP8": dict(quant="ct-fp8-block", architecture="NewArchForCausalLM", model_type="new_arch"),  # unmodelled
     "./not-a-checkpoint": None,                  # a path that does not exist
 }
 # Hub repo ids the docs show -> {revision: the checkpoint served there}; "3f2a9c..." stands for main's commit.

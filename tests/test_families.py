@@ -27,6 +27,22 @@ GDN = dict(linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim
 GDN_MOE = dict(GDN, num_experts=4, moe_intermediate_size=256, shared_expert_intermediate_size=256,
                num_experts_per_tok=2)
 HF = dict(transformers=True, head_dim=128, ignore=("lm_head", "re:.*in_proj_(b|a|ba)$"))
+# DeepSeek-V3.2 / GLM-5: MLA + MoE + the sparse-attention indexer (weights_proj BF16 as released).
+DSA = dict(num_hidden_layers=2, hidden_size=512, intermediate_size=1024, moe_intermediate_size=256,
+           first_k_dense_replace=1, num_attention_heads=4, num_key_value_heads=4, q_lora_rank=256, kv_lora_rank=512,
+           qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, n_routed_experts=4, n_shared_experts=1,
+           num_experts_per_tok=2, n_group=1, topk_group=1, norm_topk_prob=True, scoring_func="sigmoid",
+           topk_method="noaux_tc", index_topk=2048, index_n_heads=4, index_head_dim=128, vocab_size=1000)
+DSA_SPEC = dict(transformers=True, hidden=512, quant="fp8-block", ignore=(
+    "lm_head", "model.layers.0.self_attn.indexer.weights_proj", "model.layers.1.self_attn.indexer.weights_proj"))
+# Nemotron-H: one mixer a layer (Mamba2, attention, relu2 MLP, MoE), per-channel FP8 as NVIDIA's exports.
+NEMOTRON_H = dict(hybrid_override_pattern="M*-E", mamba_num_heads=8, mamba_head_dim=64, n_groups=2,
+                  ssm_state_size=128, conv_kernel=4, expand=1, use_conv_bias=True, mlp_hidden_act="relu2",
+                  n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=256,
+                  moe_shared_expert_intermediate_size=256, n_shared_experts=1, n_group=1, topk_group=1,
+                  norm_topk_prob=True, num_hidden_layers=4)
+ERNIE_MOE = dict(use_bias=False, moe_intermediate_size=256, moe_k=2, moe_num_experts=4, moe_num_shared_experts=1,
+                 moe_layer_start_index=1, moe_layer_end_index=-1, moe_layer_interval=1)
 VISION = dict(depth=1, hidden_size=256, intermediate_size=512, num_heads=2, out_hidden_size=256)
 # (id, Spec fields, TP, {layer name: (vLLM class, layout)}) — each family at a TP size it is deployed with.
 FAMILIES = [
@@ -112,6 +128,29 @@ FAMILIES = [
                          first_k_dense=1, mtp_layers=1), 2,
      {"model.layers.0.self_attn.fused_qkv_a_proj": ("DeepSeekV2FusedQkvAProjLinear", "vllm:deepseek_v2.py"),
       "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:deepseek_v2.py")}),
+    ("deepseek-v3.2", dict(architecture="DeepseekV32ForCausalLM", model_type="deepseek_v32", extra_config=DSA,
+                           **DSA_SPEC), 2,
+     {"model.layers.0.self_attn.indexer.wq_b": ("ReplicatedLinear", "vllm:models/deepseek_v32"),
+      "model.layers.0.self_attn.indexer.wk_weights_proj": ("MergedColumnParallelLinear", "vllm:models/deepseek_v32"),
+      "model.layers.0.self_attn.fused_qkv_a_proj": ("DeepSeekV2FusedQkvAProjLinear", "vllm:models/deepseek_v32")}),
+    ("glm-5", dict(architecture="GlmMoeDsaForCausalLM", model_type="glm_moe_dsa", extra_config=DSA, **DSA_SPEC), 2,
+     {"model.layers.1.self_attn.indexer.wq_b": ("ReplicatedLinear", "vllm:models/deepseek_v32"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:models/deepseek_v32")}),
+    ("nemotron-h", dict(architecture="NemotronHForCausalLM", model_type="nemotron_h", quant="ct-fp8-dynamic",
+                        extra_config=NEMOTRON_H, **HF), 2,
+     {"backbone.layers.0.mixer.in_proj": ("MergedColumnParallelLinear", "vllm:nemotron_h.py"),
+      "backbone.layers.0.mixer.conv1d": ("ColumnParallelLinear", "vllm:nemotron_h.py"),
+      "backbone.layers.1.mixer.qkv_proj": ("QKVParallelLinear", "vllm:nemotron_h.py"),
+      "backbone.layers.2.mixer.up_proj": ("ColumnParallelLinear", "vllm:nemotron_h.py"),
+      "backbone.layers.3.mixer.gate": ("ReplicatedLinear", "vllm:nemotron_h.py")}),
+    ("ernie-4.5", dict(architecture="Ernie4_5ForCausalLM", model_type="ernie4_5", extra_config={"use_bias": False},
+                       **HF), 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:ernie45.py")}),
+    ("ernie-4.5-moe", dict(architecture="Ernie4_5_MoeForCausalLM", model_type="ernie4_5_moe", extra_config=ERNIE_MOE,
+                           extra_tensors={"model.mtp_linear_proj.0.weight": (256, 512)}, **HF), 2,
+     {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:ernie45_moe.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:ernie45_moe.py"),
+      "model.layers.1.mlp.shared_experts.gate_up_proj": ("MergedColumnParallelLinear", "vllm:ernie45_moe.py")}),
     ("qwen3-next", dict(architecture="Qwen3NextForCausalLM", model_type="qwen3_next", extra_config=GDN_MOE, **HF), 2,
      {"model.layers.0.linear_attn.in_proj_qkvz": ("MergedColumnParallelLinear", "vllm:qwen3_next.py"),
       "model.layers.0.linear_attn.conv1d": ("ColumnParallelLinear", "vllm:qwen3_next.py"),
@@ -308,7 +347,7 @@ def test_qwen35_gated_query_keeps_the_configured_head_size_and_its_mtp_block_is_
                                                                   "mtp.layers.0.mlp.gate.weight": (4, 256)}, **HF)
     rep = inspect(folder, tp=2)
     assert [(a.name, a.head_size, a.num_heads) for a in rep.attention] == [("model.layers.1.self_attn.attn", 128, 2)]
-    assert [s.prefix for s in rep.skipped] == ["mtp."] and "hf_to_vllm_mapper maps 'mtp.'" in rep.skipped[0].reason
+    assert [s.prefix for s in rep.skipped] == ["mtp."] and "hf_to_vllm_mapper drops 'mtp....'" in rep.skipped[0].reason
     assert not any(layer.name.startswith("mtp.") for layer in rep.layers)
     conv = next(layer for layer in rep.layers if layer.name.endswith("conv1d"))
     assert conv.scheme.startswith("Unquantized") and rep.ok
@@ -353,3 +392,47 @@ def test_a_head_dim_of_zero_reads_as_none(make_checkpoint):
     """GLM-5-Next's MLA config writes head_dim 0: transformers and vLLM take it as unset."""
     rep = inspect(make_checkpoint(data="sparse", extra_config={"head_dim": 0}))
     assert rep.ok and rep.attention[0].head_size == 64
+
+
+@pytest.mark.parametrize("platform,backend,kv,error", [
+    ("h100", "FLASH_ATTN_MLA_SPARSE", "bfloat16", None), ("b200", "FLASHINFER_MLA_SPARSE", "fp8_e4m3", None),
+    ("mi300x", "ROCM_AITER_MLA_SPARSE", "bfloat16", None),
+    ("cpu", None, "bfloat16", "Sparse Attention is not supported on CPU.")])
+def test_dsa_attention_is_sparse_mla_and_the_indexer_is_laid_out(make_checkpoint, platform, backend, kv, error):
+    """GLM-5 (GlmMoeDsa): every MLA layer asks for a sparse backend (CPU refuses it, vLLM's NotImplementedError);
+    the CUDA / ROCm model class's attention is self_attn itself; SM10x turns --kv-cache-dtype auto into fp8_e4m3
+    (GlmMoeDsaForCausalLM.verify_and_update_config); the indexer's wk_weights_proj is an unquantized, replicated
+    fusion whose FP8 wk vLLM dequantizes, so the FP8 wk is no error."""
+    folder = make_checkpoint(architecture="GlmMoeDsaForCausalLM", model_type="glm_moe_dsa", data="sparse",
+                             extra_config=DSA, **DSA_SPEC)
+    rep = inspect(folder, platform)
+    attention = rep.attention[0]
+    assert (attention.backend, attention.kv_cache_dtype, attention.errors[:1]) == (backend, kv, (error,) if error else ())
+    assert attention.name == ("model.layers.0.self_attn" if platform in ("h100", "b200", "mi300x")
+                              else "model.layers.0.self_attn.mla_attn.mla_attn")
+    wk = next(layer for layer in rep.layers if layer.name.endswith("indexer.wk_weights_proj"))
+    assert wk.scheme.startswith("Unquantized") and wk.weight_dtype == "BF16/F8_E4M3" and wk.ok
+    assert "dequantized to BF16 at load" in " ".join(wk.notes)
+
+
+@pytest.mark.parametrize("platform,error", [("h100", None), ("cpu", "NotImplementedError: is_act_and_mul=False")])
+def test_nemotron_h_experts_are_non_gated_and_its_attention_is_the_mixers(make_checkpoint, platform, error):
+    """Experts with up / down only (relu2_no_mul): a one-shard w13, named and not judged (which experts classes
+    take the activation is not modelled); CPU refuses non-gated experts (FusedMoEConfig). The attention layer is
+    `mixer.attn`; in_proj splits [I, I, GN, GN, H] as MambaMixer2 builds it."""
+    rep = inspect(make_checkpoint(architecture="NemotronHForCausalLM", model_type="nemotron_h", quant="ct-fp8-dynamic",
+                                  data="sparse", extra_config=NEMOTRON_H, **HF), platform)
+    moe = rep.moes[0]
+    assert moe.shape == (4, 256, 256) and moe.kernel is None and "relu2_no_mul" in " ".join(moe.notes)
+    assert moe.errors[:1] == ((error + " is supported only for CUDA, XPU and ROCm for now",) if error else ())
+    assert [a.name for a in rep.attention] == ["backbone.layers.1.mixer.attn"]
+    in_proj = next(layer for layer in rep.layers if layer.name.endswith("in_proj"))
+    assert in_proj.shape == (512 + 512 + 256 + 256 + 8, 256)
+
+
+def test_nemotron_h_mamba_heads_must_split_under_tp(make_checkpoint):
+    rep = inspect(make_checkpoint(architecture="NemotronHForCausalLM", model_type="nemotron_h", quant="ct-fp8-dynamic",
+                                  data="sparse", extra_config=dict(NEMOTRON_H, mamba_num_heads=6, n_groups=3), **HF),
+                  tp=4)
+    assert "AssertionError: Tensor parallel world size must divide num heads." in rep.errors
+    assert any("num_groups must equal 1" in e for e in rep.errors)

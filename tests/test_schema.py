@@ -53,6 +53,8 @@ def test_schema_is_valid_draft_2020_12_and_printed_by_the_cli():
     (dict(quant=None), ("-p", "h100", "-q", "ptpc_fp8"), 1),             # vLLM's front door; --quantization hints
     (dict(quant="modelopt-fp8-legacy"), ("-p", "xpu"), 0),               # hf_quant_config.json
     (dict(quant="modelopt-mxfp8"), ("-p", "cpu"), 1),                    # the MXFP8 table's CPU row is empty
+    (dict(quant="ct-fp8-block", architecture="FooForCausalLM", model_type="foo"), ("-p", "xpu"), 0),  # not judged
+    (dict(quant="w4afp8", moe_intermediate=256, hidden=256, **MOE), ("-p", "h100"), 0),  # experts not modelled
 ])
 def test_inspect_reports_validate(make_checkpoint, spec, args, exit_code):
     code, doc = report("inspect", make_checkpoint(**spec), *args)
@@ -87,6 +89,8 @@ def _mutations(doc: dict):
     yield "missing layer field", lambda d: d["layers"][1].pop("kernel")
     yield "missing top-level field", lambda d: d.pop("tp_sizes_ok")
     yield "wrong type", lambda d: d.update(tp="2")
+    yield "judged with a reason", lambda d: d["layers"][1].update(judged=True, not_judged="a guess")
+    yield "not judged without one", lambda d: d["layers"][1].update(judged=False, not_judged=None)
     yield "unknown rejection field", lambda d: d["layers"][1]["rejected"].append(
         {"kernel": "K", "reason": "r", "verified": True, "extra": 0})
     if doc["moe"]:

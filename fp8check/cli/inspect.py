@@ -8,7 +8,8 @@ import typer
 from fp8check.cli import ci, options, output
 from fp8check.cli.options import Format
 
-EPILOG = ("Exit codes: 0 every layer routes and checks pass; 1 some layer would fail; 2 bad usage or unreadable input. "
+EPILOG = ("Exit codes: 0 every layer routes and checks pass; 1 some layer would fail (or, under --fail-on, a module "
+          "not judged or a warning); 2 bad usage or unreadable input. "
           "Examples: fp8check inspect ./Qwen3-32B-FP8-block -p xpu --tp 2 ; "
           "fp8check inspect ./model -p h100 --vllm 0.27 --format json ; "
           "fp8check inspect ./model -p a100 --kv-cache-dtype fp8 --verbose")

@@ -20,7 +20,8 @@ LOAD_HELP = ("Stream every layer, check its values, run it through the routed ke
              "kernel it routes to (weight-only, scaled-mm, block, unquantized). It passes when it agrees with an fp32 "
              "product of the same quantized operands within the bound of its numerics and output dtype.")
 LOAD_EPILOG = ("Exit codes: 0 every selected layer ran and agrees with its fp32 reference; 1 a layer fails (vLLM would "
-               "refuse it, a NaN byte, a zero or infinite scale, an output off its reference); 2 bad usage or "
+               "refuse it, a NaN byte, a zero or infinite scale, an output off its reference; or, under --fail-on, a "
+               "module not judged or a warning); 2 bad usage or "
                "unreadable input. Examples: fp8check load ./Qwen3-32B-FP8-block -p xpu ; "
                "fp8check load org/name --layers 'layers\\.0\\.' --device cuda --format json")
 CROSSCHECK_HELP = ("Compare fp8check's routing with the installed vLLM's own, layer by layer.\n\n"

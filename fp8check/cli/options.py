@@ -35,7 +35,10 @@ class TableOrJson(str, Enum):
 
 
 class FailOn(str, Enum):
+    """--fail-on, each value stricter than the one before (fp8check.core.report.verdicts.FAIL_ON)."""
+
     error = "error"
+    not_judged = "not-judged"
     warning = "warning"
 
 
@@ -92,10 +95,12 @@ TableJsonOrMarkdownOpt = Annotated[TableJsonOrMarkdown, typer.Option("--format",
                                                                      help="table, json or markdown.")]
 TableOrJsonOpt = Annotated[TableOrJson, typer.Option("--format", "-f", help="table or json.")]
 FailOnOpt = Annotated[FailOn, typer.Option(
-    "--fail-on", help="Exit 1 on errors only (error), or on any warning too (warning). Each warning starts with "
-    "its code: slow-fallback (a portable fallback kernel where another --linear-backend has a native one), "
-    "kv-replicated (TP above the KV heads), unverified-kernel (a kernel condition fp8check inferred), "
-    "quant-error (load: static input scales that clip or waste the FP8 range).")]
+    "--fail-on", help="Exit 1 on errors only (error); also on any module not judged (not-judged: laid out by "
+    "guess for an architecture not in fp8check's table, or a method fp8check names but does not model); also on any "
+    "warning (warning, the strictest). Each warning starts with its code: slow-fallback (a portable fallback "
+    "kernel where another --linear-backend has a native one), kv-replicated (TP above the KV heads), "
+    "unverified-kernel (a kernel condition fp8check inferred), quant-error (load: static input scales that clip or "
+    "waste the FP8 range).")]
 OutputOpt = Annotated[Optional[str], typer.Option("--output", "-o", help="Also write the report (in --format; "
                                                   "Markdown for table) to this file.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show every rejected kernel with vLLM's reason, "

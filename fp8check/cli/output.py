@@ -120,12 +120,12 @@ def show(fmt: str, output: str | None, document: Callable[[], dict], table: Call
 def finish_report(report, fmt: Format, fail_on: FailOn, verbose: bool, fetch, output: str | None,
                   wide: bool = False) -> NoReturn:
     """inspect and load: the report in --format (judged under --fail-on), --output, the step summary, the exit
-    code. The table and Markdown show a warning as a warning and say in the verdict that --fail-on warning fails
-    on it; JUnit fails its testcase (fp8check.cli.ci.as_judged); the JSON keeps `ok` and the warnings apart."""
+    code. The table and Markdown show a warning as a warning and a module not judged as it routes, and say in the
+    verdict when --fail-on fails on them; JUnit fails their testcases (fp8check.cli.ci.as_judged); the JSON keeps
+    `ok`, the warnings and each module's `judged` apart."""
     from fp8check.core.report import documents
 
     is_load = isinstance(report, LoadReport)
-    failing = fail_on is FailOn.warning
 
     def as_junit():
         from fp8check.core.report import junit  # xml.etree, only for --format junit
@@ -133,12 +133,14 @@ def finish_report(report, fmt: Format, fail_on: FailOn, verbose: bool, fetch, ou
         return (junit.load_junit if is_load else junit.inspect_junit)(ci.as_judged(report, fmt, fail_on))
 
     show(fmt, output, document=lambda: (documents.load_document if is_load else documents.inspect_document)(report),
-         table=lambda console: _renderer().table(report, console, verbose, fetch, wide, failing),
-         markdown=lambda: _renderer().markdown(report, failing), junit=as_junit)
+         table=lambda console: _renderer().table(report, console, verbose, fetch, wide, fail_on.value),
+         markdown=lambda: _renderer().markdown(report, fail_on.value), junit=as_junit)
     _append_step_summary(report, fail_on)
-    warned = ci.failing_warnings(report, fail_on)
-    if warned and fmt in (Format.json, Format.junit):  # the table and Markdown verdicts say it themselves
-        print(f"fp8check: failing on {warned} warning(s) (--fail-on warning)", file=sys.stderr)
+    failing = ci.failing(report, fail_on)
+    if any(failing) and fmt in (Format.json, Format.junit):  # the table and Markdown verdicts say it themselves
+        from fp8check.core.report.verdicts import failing_text
+
+        print(f"fp8check: failing on {failing_text(*failing)} (--fail-on {fail_on.value})", file=sys.stderr)
     raise typer.Exit(ci.exit_code(report, fail_on))
 
 
@@ -155,7 +157,7 @@ def _append_step_summary(report, fail_on: FailOn) -> None:
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if not path:
         return
-    text = _renderer().markdown(report, fail_on is FailOn.warning)
+    text = _renderer().markdown(report, fail_on.value)
     try:
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(_line_ended(text))

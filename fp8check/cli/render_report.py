@@ -32,24 +32,22 @@ from fp8check.core.planning.rows import (
     collapse, collapse_attention, collapse_attention_runs, collapse_runs, without_index, worst,
 )
 from fp8check.core.records import InspectReport, LoadReport
-from fp8check.core.report.verdicts import detected, inspect_verdict, load_verdict, platform_text
-from fp8check.core.routing.warnings import all_warnings
+from fp8check.core.report.verdicts import detected, failing, inspect_verdict, load_verdict, not_judged, platform_text
 
 # The example platforms to pass instead of `--platform auto` on a host without an accelerator.
 OTHER_TARGETS = "-p xpu, -p h100, -p mi300x"
 
 
 def table(report: InspectReport | LoadReport, console: Console, verbose: bool, fetch: FetchStats | None = None,
-          wide: bool = False, fail_on_warning: bool = False) -> None:
-    """The table of an inspect or a load report; `fail_on_warning`: --fail-on warning, whose warnings fail the run
-    (shown as warnings, and the verdict says so)."""
-    (load_table if isinstance(report, LoadReport) else inspect_table)(report, console, verbose, fetch, wide,
-                                                                      fail_on_warning)
+          wide: bool = False, fail_on: str = "error") -> None:
+    """The table of an inspect or a load report; `fail_on`: --fail-on, whose warnings and modules not judged fail
+    the run under warning / not-judged (shown as they are, and the verdict says so)."""
+    (load_table if isinstance(report, LoadReport) else inspect_table)(report, console, verbose, fetch, wide, fail_on)
 
 
-def markdown(report: InspectReport | LoadReport, fail_on_warning: bool = False) -> str:
+def markdown(report: InspectReport | LoadReport, fail_on: str = "error") -> str:
     """The Markdown of an inspect or a load report: --format markdown, --output of a table, the step summary."""
-    return (load_markdown if isinstance(report, LoadReport) else inspect_markdown)(report, fail_on_warning)
+    return (load_markdown if isinstance(report, LoadReport) else inspect_markdown)(report, fail_on)
 
 
 # ------------------------------------------------------------------------------------------- name-safe tables
@@ -181,9 +179,10 @@ def _status(layer, fail_on_warning: bool = False) -> str:
     return "[green]ok[/green]"
 
 
-def verdict_line(console: Console, ok: bool, text: str) -> None:
-    """A command's one-line verdict: green when it passes, red when it fails."""
-    colour = "green" if ok else "red"
+def verdict_line(console: Console, ok: bool, text: str, judged: bool = True) -> None:
+    """A command's one-line verdict: green when it passes, yellow when it passes with modules not judged, red when
+    it fails."""
+    colour = "red" if not ok else "green" if judged else "yellow"
     say(console, f"[{colour}]{escape(text)}[/{colour}]")
 
 
@@ -295,10 +294,11 @@ def _quantized(layer) -> str:
 
 
 def inspect_table(report: InspectReport, console: Console, verbose: bool, fetch: FetchStats | None = None,
-                  wide: bool = False, fail_on_warning: bool = False) -> None:
+                  wide: bool = False, fail_on: str = "error") -> None:
     """The header, the routes, one row per collapsed module (and FusedMoE), the messages under them, the
     memory and TP lines, the verdict and the suggestions. `wide`: the parallel type, scheme, kernel and the
     kernel request's keys as columns, in place of the routes and their numbers."""
+    fail_on_warning = fail_on == "warning"
     _header(console, report, verbose, fetch)
     routes = _Routes()
     columns = [Column("module", True), Column("weight"), Column("strategy\nactivation")]
@@ -354,8 +354,8 @@ def inspect_table(report: InspectReport, console: Console, verbose: bool, fetch:
         _print_details(console, attention_details)
     _model_messages(console, report)
     _tp_lines(console, report)
-    verdict_line(console, report.ok and not (fail_on_warning and all_warnings(report)),
-                  inspect_verdict(report, fail_on_warning))
+    verdict_line(console, report.ok and not any(failing(report, fail_on)), inspect_verdict(report, fail_on),
+                 not not_judged(report))
     _suggestions(console, report)
     _footer_hint(console, report)
 
@@ -462,7 +462,7 @@ def _suggestions(console: Console, report: InspectReport) -> None:
         say(console, f"[cyan]suggestion:[/cyan] {escape(sentence(printable(suggestion.text, 2000)))}", 2)
 
 
-def inspect_markdown(report: InspectReport, fail_on_warning: bool = False) -> str:
+def inspect_markdown(report: InspectReport, fail_on: str = "error") -> str:
     lines = [f"### fp8check: {md_line(report.model)}", "",
              f"`{report.quant_method or 'no quantization_config'}` on `{platform_text(report.platform)}`, "
              f"TP {report.tp}, vLLM {vllm_release(report.profile)}, linear backend `{report.backend.default}`", "",
@@ -483,7 +483,7 @@ def inspect_markdown(report: InspectReport, fail_on_warning: bool = False) -> st
         lines.append(f"TP sizes that would load with --ep{unless}: "
                      f"{', '.join(map(str, report.tp_sizes_ok_ep)) or 'none'}")
     lines += [md_line(memory_line(report))] if report.memory else []
-    lines += ["", f"**{inspect_verdict(report, fail_on_warning)}**", ""]
+    lines += ["", f"**{inspect_verdict(report, fail_on)}**", ""]
     lines += [f"- suggestion: {md_line(s.text)}" for s in report.suggestions] + ([""] if report.suggestions else [])
     return "\n".join(lines)
 
@@ -566,9 +566,10 @@ def _run_route(run, layer) -> str:
 
 
 def load_table(report: LoadReport, console: Console, verbose: bool, fetch: FetchStats | None = None,
-               wide: bool = False, fail_on_warning: bool = False) -> None:
+               wide: bool = False, fail_on: str = "error") -> None:
     """inspect's header, the routes (kernel → what ran where), then one row per collapsed module: its errors
     against the bound. `wide`: the scheme, kernel and numerics as columns, in place of the route."""
+    fail_on_warning = fail_on == "warning"
     inspected = report.inspect
     extra = (f"; arithmetic on {escape(report.device)}, {report.tokens} tokens, seed {report.seed}"
              + (f", against {escape(printable(report.against))}" if report.against else ""))
@@ -633,8 +634,8 @@ def load_table(report: LoadReport, console: Console, verbose: bool, fetch: Fetch
     for note in report.notes:
         say(console, f"[dim]note: {_multiline(printable(note, 500))}[/dim]")
     say(console, f"read {report.bytes_read / 1e6:.1f} MB in {report.seconds:.2f} s")
-    verdict_line(console, report.ok and not (fail_on_warning and all_warnings(report)),
-                  load_verdict(report, fail_on_warning))
+    verdict_line(console, report.ok and not any(failing(report, fail_on)), load_verdict(report, fail_on),
+                 not not_judged(inspected))
     _suggestions(console, inspected)
     _footer_hint(console, inspected)
 
@@ -721,7 +722,7 @@ def _md_kernel(run, layer) -> tuple[str, str]:
     return run.kernel or "unquantized", run.execution or "-"
 
 
-def load_markdown(report: LoadReport, fail_on_warning: bool = False) -> str:
+def load_markdown(report: LoadReport, fail_on: str = "error") -> str:
     inspected = report.inspect
     layers = {layer.name: layer for layer in inspected.layers + inspected.moes}
     lines = [f"### fp8check load: {md_line(inspected.model)}", "",
@@ -752,7 +753,7 @@ def load_markdown(report: LoadReport, fail_on_warning: bool = False) -> str:
     lines += _kv_markdown(report)
     lines += [""] + [f"- error: {md_line(e)}" for e in inspected.errors]
     lines += [f"- warning: {md_line(w)}" for w in inspected.warnings]
-    lines += [f"**{load_verdict(report, fail_on_warning)}**", ""]
+    lines += [f"**{load_verdict(report, fail_on)}**", ""]
     lines += [f"- suggestion: {md_line(s.text)}" for s in inspected.suggestions]
     lines += [""] if inspected.suggestions else []
     return "\n".join(lines)

@@ -161,6 +161,7 @@ class InspectReport(NamedTuple):
     memory: MemoryFit | None = None         # weights per rank against the device memory (fp8check.core.model.memory)
     suggestions: tuple = ()                 # fp8check.core.planning.suggest.Suggestion, filled in by the CLI for a failure
     attention: tuple[AttentionReport, ...] = ()  # one per attention layer
+    architectures: tuple[str, ...] = ()     # config.json's: what a module laid out by guess names (report.verdicts)
 
     @property
     def ok(self) -> bool:

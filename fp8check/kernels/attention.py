@@ -83,6 +83,7 @@ class AttentionSpec(NamedTuple):
     block_size: int | None = None      # None: vLLM's default (the selector sees None unless --block-size is given)
     use_mm_prefix: bool = False        # the model is an mm-prefix LM (ModelConfig.is_mm_prefix_lm): Attention asks
     #                                    for bidirectional attention over image tokens
+    index_topk: int | None = None      # a sparse model's config.json index_topk (None: DeepSeek-V3.2's 2048)
 
 
 class AttentionChoice(NamedTuple):
@@ -197,6 +198,7 @@ class SelectorConfig(NamedTuple):
     has_sliding_window: bool
     use_batch_invariant: bool
     use_mm_prefix: bool = False
+    index_topk: int | None = None      # not the selector's: the sparse backends read it from hf_text_config
 
 
 def selector_config(spec: AttentionSpec, ctx: RoutingContext) -> SelectorConfig:
@@ -208,7 +210,7 @@ def selector_config(spec: AttentionSpec, ctx: RoutingContext) -> SelectorConfig:
     return SelectorConfig(spec.head_size, spec.model_dtype, spec.kv_cache_dtype, spec.block_size, spec.use_mla,
                           dense and spec.has_sink, spec.use_sparse, dense and spec.per_head_scales,
                           window and spec.sliding_window is not None, _batch_invariant(ctx),
-                          dense and spec.use_mm_prefix)
+                          dense and spec.use_mm_prefix, spec.index_topk)
 
 
 def decoder_type(ctx: RoutingContext) -> str:
@@ -923,7 +925,9 @@ class KimiK3KvBalancedMLA(MLABackend):
 # Sparse MLA (DeepSeek-V3.2-style, use_sparse): their checks read the model's index_topk, which a sparse model has.
 
 def _index_topk(cfg: SelectorConfig) -> int | None:
-    return SPARSE_INDEX_TOPK if cfg.use_sparse else None
+    if not cfg.use_sparse:
+        return None
+    return SPARSE_INDEX_TOPK if cfg.index_topk is None else cfg.index_topk
 
 
 class FlashAttnMLASparse(Backend):

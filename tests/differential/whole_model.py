@@ -163,6 +163,15 @@ _GDN = dict(linear_num_key_heads=8, linear_num_value_heads=16, linear_key_head_d
 _QWEN35_MOE = dict(num_experts=8, moe_intermediate_size=1024, shared_expert_intermediate_size=1024,
                    num_experts_per_tok=2, **_GDN)
 _HF = dict(transformers=True, layers=4)
+# DeepSeek-V3.2 / GLM-5: DeepSeek-V3's MLA and MoE with the sparse-attention indexer (index_topk as released).
+_DSA = dict(num_hidden_layers=2, moe_intermediate_size=1024, first_k_dense_replace=1, moe_layer_freq=1,
+            num_key_value_heads=16, q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64,
+            v_head_dim=128, n_routed_experts=8, n_shared_experts=1, num_experts_per_tok=2, n_group=1, topk_group=1,
+            norm_topk_prob=True, scoring_func="sigmoid", topk_method="noaux_tc", index_topk=2048, index_n_heads=16,
+            index_head_dim=128, num_nextn_predict_layers=1)
+# The indexer's weights_proj stays BF16 in the released checkpoints; wk is FP8 (vLLM dequantizes it at load).
+_DSA_IGNORE = dict(ignore=("lm_head", "model.layers.0.self_attn.indexer.weights_proj",
+                           "model.layers.1.self_attn.indexer.weights_proj"))
 
 
 def _gdn_ignore(root: str, leaves: tuple[str, ...] = ("in_proj_b", "in_proj_a"), head: str = "lm_head") -> dict:
@@ -182,6 +191,20 @@ FAMILIES.update({
     "qwen3-next": (dict(architecture="Qwen3NextForCausalLM", model_type="qwen3_next", **_HF,
                         **_gdn_ignore("model", ("in_proj_ba",))),
                    dict(_QWEN35_MOE, decoder_sparse_step=1, mlp_only_layers=[])),
+    "deepseek-v3.2": (dict(architecture="DeepseekV32ForCausalLM", model_type="deepseek_v32", **_HF, **_DSA_IGNORE),
+                      _DSA),
+    "glm-5": (dict(architecture="GlmMoeDsaForCausalLM", model_type="glm_moe_dsa", **_HF, **_DSA_IGNORE), _DSA),
+    "nemotron-h": (dict(architecture="NemotronHForCausalLM", model_type="nemotron_h", **_HF),
+                   dict(hybrid_override_pattern="M*-E", mamba_num_heads=32, mamba_head_dim=64, n_groups=8,
+                        ssm_state_size=128, conv_kernel=4, expand=1, use_conv_bias=True, mlp_hidden_act="relu2",
+                        n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=1024,
+                        moe_shared_expert_intermediate_size=1024, n_shared_experts=1, n_group=1, topk_group=1,
+                        norm_topk_prob=True, num_hidden_layers=4)),
+    "ernie-4.5": (dict(architecture="Ernie4_5ForCausalLM", model_type="ernie4_5", **_HF), {"use_bias": False}),
+    "ernie-4.5-moe": (dict(architecture="Ernie4_5_MoeForCausalLM", model_type="ernie4_5_moe", **_HF),
+                      dict(use_bias=False, num_hidden_layers=3, moe_intermediate_size=1024, moe_k=2,
+                           moe_num_experts=8, moe_num_shared_experts=1, moe_layer_start_index=1,
+                           moe_layer_end_index=-1, moe_layer_interval=1)),
     # The official Qwen3.5 releases: vision-language, text under model.language_model, a Qwen3-VL tower.
     "qwen3.5-vl": (dict(architecture="Qwen3_5ForConditionalGeneration", model_type="qwen3_5", **_HF,
                         **_gdn_ignore("model.language_model")),
@@ -251,6 +274,10 @@ EXPLAINED = (
      "harness: vLLM selected TRITON_FLASHINFER (as fp8check does) and built its CompositeAttentionImpl, whose "
      "FlashInfer impl compares a mocked FlashInfer constant; the composite re-raises that TypeError as a "
      "ValueError, which the impl stand-in (crosscheck_model._guard_attention_impls) does not replace"),
+    (r"^0\.34\.0\|cuda:100\|(deepseek-v3\.2|glm-5)\|\(model\)\|RuntimeError: Cannot access accelerator device",
+     "harness: 0.34's sparse MLA on SM100 under TP > 1 allocates its context-parallel query buffers in symmetric "
+     "device memory while building (v1/attention/ops/shardq.py allocate_shardq_buffers), which the meta device "
+     "cannot; TP 1 on SM100 and TP > 1 elsewhere are compared"),
     (r"^0\.28\.0\|[^|]*\|mistral-3\|.*failed to be inspected",
      "harness: vLLM 0.28's pixtral.py imports transformers' PixtralRotaryEmbedding, which the transformers of this "
      "environment (5.x) no longer has (0.28 pins an older one): Mistral-3 is compared on 0.33 only"),

@@ -54,6 +54,9 @@ class ModelConfig(NamedTuple):
     num_nextn_predict_layers: int = 0       # DeepSeek / GLM MTP layers appended after num_hidden_layers
     num_mtp_modules: int = 0                # MiniMax-M2's name for the same
     first_k_dense_replace: int | None = None  # DeepSeek / GLM: layers below it are dense, the rest MoE
+    index_topk: int | None = None      # DeepSeek sparse attention: the indexer's top-k (sparse backends check it)
+    # Mamba2 mixers (Nemotron-H): (mamba_num_heads, mamba_head_dim, n_groups, ssm_state_size), None when absent
+    mamba: tuple[int, int, int, int] | None = None
     vision_heads: int | None = None         # vision_config: attention heads of the vision tower
     vision_hidden_size: int | None = None   # vision_config: hidden size of the vision tower
     # The FusedMoE routing keys model files read (ROUTER_KEYS), as stored.
@@ -140,12 +143,20 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         num_nextn_predict_layers=opt_int("num_nextn_predict_layers", minimum=0) or 0,
         num_mtp_modules=opt_int("num_mtp_modules", minimum=0) or 0,
         first_k_dense_replace=opt_int("first_k_dense_replace", minimum=0),
+        index_topk=opt_int("index_topk"),
+        mamba=_mamba_sizes(opt_int),
         # Llama-4 / Pixtral / SigLIP call it num_attention_heads, Qwen2.5-VL / Qwen3-VL num_heads.
         vision_heads=opt_int("num_attention_heads", vision) or opt_int("num_heads", vision),
         vision_hidden_size=opt_int("hidden_size", vision),
         router_keys=tuple((key, sizes[key]) for key in ROUTER_KEYS if isinstance(sizes.get(key), (str, bool, int))),
         sliding=_sliding_keys(sizes, model_type, opt_int, where),
     )
+
+
+def _mamba_sizes(opt_int: Callable[..., int | None]) -> tuple[int, int, int, int] | None:
+    """MambaMixer2's sizes from the text config, or None when it has no Mamba heads."""
+    sizes = tuple(opt_int(key) for key in ("mamba_num_heads", "mamba_head_dim", "n_groups", "ssm_state_size"))
+    return sizes if all(sizes) else None  # type: ignore[return-value]
 
 
 def _sliding_keys(sizes: dict, model_type: str, opt_int: Callable[..., int | None], where: str) -> SlidingKeys:

@@ -122,6 +122,21 @@ class Arch(NamedTuple):
     # Tails of causal convolutions (a 3-D [channels, 1, kernel] weight) the model builds as a ColumnParallelLinear
     # with quant_config=None (the Mamba / gated-delta-net mixers' conv1d): listed as unquantized linears.
     conv_linears: tuple[str, ...] = ()
+    # Tails of linears built with disable_tp=True (replicated on every rank, whatever their class).
+    disable_tp: tuple[str, ...] = ()
+    # Tails of checkpoint shards of unquantized linears that the loader dequantizes to BF16 when stored in FP8
+    # (DeepSeek-V3.2's indexer wk: _try_load_fp8_indexer_wk): an FP8 weight there is no error.
+    dequantized: tuple[str, ...] = ()
+    # DeepSeek sparse attention (DSA): every MLA layer has an indexer and asks the selector for a sparse backend.
+    sparse_mla: bool = False
+    # Platform kinds on which the MLA attention module is `<...>.self_attn` itself (the model class registry.py
+    # resolves there is another file: deepseek_v32's nvidia / amd model, whose attention *is* the MLAAttention).
+    mla_self_attention: frozenset[str] = frozenset()
+    # False: the experts have up and down projections only (FusedMoE is_act_and_mul=False, a one-shard w13).
+    gated_experts: bool = True
+    # The tail of a Mamba2 mixer's in_proj: one checkpoint tensor vLLM builds as a MergedColumnParallelLinear over
+    # [I, I, G*N, G*N, H] (mamba_mixer2.py; I = heads x head_dim, G = n_groups, N = ssm_state_size, H = heads).
+    mamba_in_proj: str | None = None
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
@@ -250,6 +265,69 @@ ARCHITECTURES.update({
                                             towers=(_QWEN3_VISUAL,), **_GDN),
     "Qwen3_5MoeForConditionalGeneration": Arch("vllm:qwen3_5.py", packed={**_QWEN_VL_PACKED, **_QWEN35_PACKED},
                                                towers=(_QWEN3_VISUAL,), **_GDN),
+})
+
+# DeepSeek-V3.2 and GLM-5 (GlmMoeDsa): vllm.models.deepseek_v32 (0.33 and 0.34) resolves the class per platform:
+# nvidia/model.py on CUDA, amd/model.py on ROCm (its attention module is self_attn, the MLAAttention itself),
+# deepseek_v2.py's DeepseekV3ForCausalLM / GlmMoeDsaForCausalLM on XPU and CPU; the same linears everywhere.
+# DeepSeek-V3's MLA and MoE plus the indexer: wq_b a quantized ReplicatedLinear; wk + weights_proj fused into
+# wk_weights_proj (MergedColumnParallelLinear, disable_tp, quant_config=None; an FP8 wk is dequantized at load).
+# Not modelled: 0.34's indexer_types / index_topk_freq layers without an indexer (every layer has one by default).
+_DSA = _DEEPSEEK_V3._replace(
+    source="vllm:models/deepseek_v32", packed={**LLAMA_PACKED, "wk_weights_proj": ("wk", "weights_proj")},
+    styles={"indexer.wq_b": REPLICATED, "indexer.wk_weights_proj": "MergedColumnParallelLinear"},
+    unquantized=("mlp.gate", "indexer.wk_weights_proj"), disable_tp=("indexer.wk_weights_proj",),
+    dequantized=("indexer.wk",), sparse_mla=True, mla_self_attention=frozenset({"cuda", "rocm"}))
+ARCHITECTURES.update({"DeepseekV32ForCausalLM": _DSA, "GlmMoeDsaForCausalLM": _DSA})
+
+
+
+class CacheDTypeRule(NamedTuple):
+    """One line of a model's verify_and_update_config (model_executor/models/config.py MODELS_CONFIG_MAP) that
+    rewrites --kv-cache-dtype before any layer is built."""
+
+    given: str                        # the --kv-cache-dtype it rewrites
+    becomes: str
+    cuda_family: int | None = None    # only on this CUDA capability family (100: SM10x)
+    change: str | None = None         # the WHEEL_CHANGES key of the release that brought it
+
+
+# DeepseekV32ForCausalLM: bfloat16 -> auto (every release 0.25-0.34); GlmMoeDsaForCausalLM: auto -> fp8_e4m3 on SM10x
+# ("Using fp8 kv-cache for GlmMoeDsaForCausalLM on SM10x", from 0.32).
+MODEL_CACHE_DTYPE: dict[str, tuple[CacheDTypeRule, ...]] = {
+    "DeepseekV32ForCausalLM": (CacheDTypeRule("bfloat16", "auto"),),
+    "GlmMoeDsaForCausalLM": (CacheDTypeRule("auto", "fp8_e4m3", 100, "glm5-sm100-fp8-kv"),),
+}
+
+
+def model_cache_dtype(architectures: tuple[str, ...], requested: str, ctx) -> str:
+    """--kv-cache-dtype after the model's verify_and_update_config (ModelConfig / VllmConfig read the first listed
+    architecture of MODELS_CONFIG_MAP)."""
+    for rule in MODEL_CACHE_DTYPE.get(architectures[0] if architectures else "", ()):
+        family = rule.cuda_family is None or (ctx.kind == "cuda" and (ctx.cc or 0) // 10 * 10 == rule.cuda_family)
+        if rule.given == requested and family and (rule.change is None or ctx.profile.has(rule.change)):
+            return rule.becomes
+    return requested
+
+
+# Nemotron-H (nemotron_h.py, 0.25-0.34): one mixer per layer by hybrid_override_pattern — Mamba2 (in_proj merged
+# over [I, I, GN, GN, H], conv1d unquantized, out_proj row), attention (mixer.q/k/v_proj -> qkv_proj, its
+# Attention `mixer.attn`), a non-gated relu2 MLP (up_proj column, down_proj row) or a MoE (router mixer.gate a
+# GateLinear without quant_config, sigmoid + e_score_correction_bias grouped routing, experts up / down only with
+# relu2_no_mul, shared_experts, latent projections replicated); `mtp.` dropped by hf_to_vllm_mapper.
+ARCHITECTURES["NemotronHForCausalLM"] = Arch(
+    "vllm:nemotron_h.py", packed=_QKV_ONLY, spec_prefix="mtp.", conv_linears=("mixer.conv1d",),
+    unquantized=("mixer.gate",), styles={"mixer.fc1_latent_proj": REPLICATED, "mixer.fc2_latent_proj": REPLICATED},
+    router=Router("sigmoid", ("norm_topk_prob", True), ("n_group", 1), True), moe_activation="relu2_no_mul",
+    gated_experts=False, mamba_in_proj="mixer.in_proj", sliding=MODEL_WINDOW)
+
+# ERNIE-4.5 (ernie45.py: llama.py's LlamaForCausalLM) and ERNIE-4.5-MoE (ernie45_moe.py): the router mlp.gate a
+# GateLinear without quant_config, softmax routing with the e_score_correction_bias (mlp.moe_statics), shared
+# experts; hf_to_vllm_mapper drops every name holding "mtp" (model.mtp_block.N, mtp_emb_norm, mtp_linear_proj).
+ARCHITECTURES.update({
+    "Ernie4_5ForCausalLM": Arch("vllm:ernie45.py"),
+    "Ernie4_5_MoeForCausalLM": Arch("vllm:ernie45_moe.py", unquantized=("mlp.gate",), spec_prefix="model.mtp_",
+                                    router=Router(renormalize=True, bias=True), sliding=MODEL_WINDOW),
 })
 
 # Architectures not in the table: the name-based rules fp8check had before the table, which cover

@@ -54,6 +54,7 @@ class LinearModule(NamedTuple):
     fused: bool = False       # the name is a packed_modules_mapping key: ignore/targets also ask its shards
     unquantized: str | None = None  # why vLLM builds it without a quant method (router, tower), if it does
     tp_split: bool = True     # False: built with disable_tp (DeepSeek's fused_qkv_a_proj), or a torch nn.Linear
+    dequantized: tuple[str, ...] = ()  # shards vLLM's loader dequantizes to BF16 when stored in FP8
 
     @property
     def leaf(self) -> str:
@@ -68,6 +69,7 @@ class MoEModule(NamedTuple):
     tensors: tuple[TensorInfo, ...]
     tails: tuple[str, ...]    # each tensor's name after '<name>.' ('113.down_proj.weight'), cut once here
     layout: str = "generic"
+    gated: bool = True        # False: up and down projections only (is_act_and_mul=False)
 
 
 class SkippedLayer(NamedTuple):
@@ -148,7 +150,7 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
     linears = _fuse(weights, config, arch)
     moes = tuple(  # experts counted over distinct tails: ~1,500 per FusedMoE, not one set.add per tensor
         MoEModule(name=name, num_experts=len(set(map(expert_ids.__getitem__, set(tails)))), tensors=tuple(infos),
-                  tails=tuple(tails), layout=arch.source)
+                  tails=tuple(tails), layout=arch.source, gated=arch.gated_experts)
         for name, (infos, tails) in sorted(experts.items(), key=lambda item: _natural_key(item[0]))
     )
     return ModelLayout(linears=linears, moes=moes, orphans=tuple(orphans), non_expert_names=tuple(others),
@@ -158,7 +160,7 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
 
 def _skip_reason(arch: Arch, config: ModelConfig, prefix: str) -> str:
     if prefix == arch.spec_prefix:
-        return (f"MTP block: {arch.source[5:]}'s hf_to_vllm_mapper maps '{prefix}' to None, so vLLM's main model never "
+        return (f"MTP block: {arch.source[5:]}'s hf_to_vllm_mapper drops '{prefix}...', so vLLM's main model never "
                 "loads it; it loads only as the speculative-decoding draft model")
     reason = (f"MTP layer ({arch.spec_layers} = {getattr(config, arch.spec_layers)}): vLLM's main model skips it "
               "(get_spec_layer_idx_from_weight_name); it loads only as the speculative-decoding draft model")
@@ -223,8 +225,18 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
         unquantized = f"vLLM builds this tower with quant_config=None ({tower.source[5:]})"
     elif unquantized_router:
         unquantized = "vLLM builds the MoE router with quant_config=None"
+    dequantized = tuple(s.name for s in shards if tower is None and tail_match(s.name, arch.dequantized))
+    if dequantized:
+        unquantized = (f"vLLM builds it with quant_config=None ({arch.source[5:]}); an FP8 "
+                       f"{dequantized[0].rsplit('.', 1)[-1]} is dequantized to BF16 at load")
     style = tail_match(name, rules.styles)
     layer_type = rules.styles[style] if style else _generic_style(leaf, fused, router)
+    mamba = config.mamba if tower is None and tail_match(name, (arch.mamba_in_proj or "",)) else None
+    if mamba:
+        heads, head_dim, groups, state = mamba
+        sizes = (heads * head_dim, heads * head_dim, groups * state, groups * state, heads)
+        if sum(sizes) == widths[0]:
+            layer_type, widths = "MergedColumnParallelLinear", sizes
     if layer_type == TORCH_LINEAR:
         unquantized = f"vLLM builds it as a torch nn.Linear ({rules.source[5:]}), which has no quant method"
     elif tower is None and tail_match(name, arch.conv_linears):
@@ -243,8 +255,10 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
     elif layer_type == "MergedColumnParallelLinear" and len(shards) == 1 and leaf == "gate_up_proj" \
             and widths[0] % 2 == 0:  # gate and up stored fused (Phi-3); other single-shard merges keep one width
         widths = (widths[0] // 2, widths[0] // 2)
+    replicated = tower is None and tail_match(name, arch.disable_tp) is not None
     return LinearModule(name, layer_type, shards, k, widths, heads, layout=(tower or arch).source, fused=fused,
-                        unquantized=unquantized, tp_split=layer_type not in (FUSED_QKV_A, TORCH_LINEAR))
+                        unquantized=unquantized, tp_split=layer_type not in (FUSED_QKV_A, TORCH_LINEAR) and not replicated,
+                        dequantized=dequantized)
 
 
 def _generic_style(leaf: str, fused: bool, router: bool) -> str:

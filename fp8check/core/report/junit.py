@@ -1,6 +1,7 @@
 """JUnit XML of `inspect` and `load --format junit`, for CI dashboards: one testcase per module, one per kind of
 attention layer (the table's collapsed row), one for the model-level checks; a case fails with its first error as
-the message."""
+the message. A module fp8check does not judge (verdicts.not_judged_reason) is skipped with the reason, unless
+--fail-on not-judged made the reason its failure (fp8check.cli.ci.as_judged)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from xml.etree import ElementTree as ET
 from fp8check.core.errors import printable
 from fp8check.core.planning.rows import collapse_attention, collapse_attention_runs
 from fp8check.core.records import InspectReport, LoadReport
+from fp8check.core.report.verdicts import not_judged_reason
 
 
 class JUnitCase(NamedTuple):
@@ -17,6 +19,7 @@ class JUnitCase(NamedTuple):
     errors: tuple[str, ...]
     output: str | None = None          # system-out: what routed or ran
     seconds: float | None = None
+    skipped: str | None = None         # why fp8check does not judge it; shown only when it has no error
 
 
 def junit_document(suite_name: str, classname: str, cases: list[JUnitCase]) -> str:
@@ -24,12 +27,16 @@ def junit_document(suite_name: str, classname: str, cases: list[JUnitCase]) -> s
         return "\n".join(printable(line, 4000) for line in text.split("\n"))
 
     failures = str(sum(1 for case in cases if case.errors))
-    suites = ET.Element("testsuites", name="fp8check", tests=str(len(cases)), failures=failures)
-    suite = ET.SubElement(suites, "testsuite", name=clean(suite_name), tests=str(len(cases)), failures=failures)
+    skipped = str(sum(1 for case in cases if case.skipped and not case.errors))
+    suites = ET.Element("testsuites", name="fp8check", tests=str(len(cases)), failures=failures, skipped=skipped)
+    suite = ET.SubElement(suites, "testsuite", name=clean(suite_name), tests=str(len(cases)), failures=failures,
+                          skipped=skipped)
     for case in cases:
         element = ET.SubElement(suite, "testcase", classname=clean(classname), name=clean(case.name))
         if case.seconds is not None:
             element.set("time", f"{case.seconds:.4f}")
+        if case.skipped and not case.errors:
+            ET.SubElement(element, "skipped", message=clean(f"not judged: {case.skipped}"))
         if case.output is not None:
             ET.SubElement(element, "system-out").text = clean(case.output)
         if case.errors:
@@ -49,7 +56,8 @@ def inspect_junit(report: InspectReport) -> str:
     """One testcase per linear module and FusedMoE layer, one per kind of attention layer, plus one for
     model-level checks."""
     cases = [JUnitCase("model", report.errors)] + [
-        JUnitCase(layer.name, layer.errors, f"{layer.scheme} -> {layer.kernel or 'no kernel'}")
+        JUnitCase(layer.name, layer.errors, f"{layer.scheme} -> {layer.kernel or 'no kernel'}",
+                  skipped=not_judged_reason(layer, report.architectures))
         for layer in report.layers + report.moes] + attention_cases(report)
     return junit_document(f"fp8check inspect {report.model} on {report.platform.label}, TP={report.tp}, "
                           f"vLLM {report.profile.vllm}", report.model, cases)
@@ -59,15 +67,18 @@ def load_junit(report: LoadReport) -> str:
     """One testcase per selected module (failures carry the reasons), one per FusedMoE layer (its run, or inspect's
     findings when --layers left it out), one per kind of attention layer (its KV cache round trips, or inspect's
     findings when none ran) and one for model-level checks."""
+    inspected = report.inspect
+    reasons = {row.name: not_judged_reason(row, inspected.architectures) for row in inspected.layers + inspected.moes}
+
     def ran(run) -> JUnitCase:
         figures = f" rel_error={run.rel_error:.3g} bound={run.bound:.3g}" if run.rel_error is not None else ""
         return JUnitCase(run.name, run.errors, f"{run.kernel or '-'} -> {run.execution or run.status}{figures}",
-                         (run.ms or 0) / 1000)
+                         (run.ms or 0) / 1000, reasons.get(run.name))
 
     moe_runs = {run.name: run for run in report.moe_runs}
-    cases = ([JUnitCase("model", report.inspect.errors)] + [ran(run) for run in report.runs]
-             + [ran(moe_runs[moe.name]) if moe.name in moe_runs else JUnitCase(moe.name, moe.errors)
-                for moe in report.inspect.moes]
+    cases = ([JUnitCase("model", inspected.errors)] + [ran(run) for run in report.runs]
+             + [ran(moe_runs[moe.name]) if moe.name in moe_runs
+                else JUnitCase(moe.name, moe.errors, skipped=reasons[moe.name]) for moe in inspected.moes]
              + (_kv_cases(report) if report.attention_runs else attention_cases(report.inspect)))
     return junit_document(f"fp8check load {report.inspect.model} on {report.device}", report.inspect.model, cases)
 

@@ -1,10 +1,13 @@
 """The one-line answer of every command that judges a checkpoint: inspect, load (with its status counts), matrix
-and diff. Tables, Markdown and the JSON documents all print these same lines."""
+and diff. Tables, Markdown and the JSON documents all print these same lines. Also here, in one place: which
+modules fp8check does not judge and why (not_judged_reason: laid out by guess, or a method named but not
+modelled), and what --fail-on fails a report with no error on (failing)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from fp8check.core.model.layouts import GENERIC
 from fp8check.core.records import InspectReport, LoadReport
 from fp8check.core.routing.warnings import all_warnings
 
@@ -12,11 +15,74 @@ if TYPE_CHECKING:  # annotations only
     from fp8check.core.planning.diff import DiffReport
     from fp8check.core.planning.matrix import Matrix
 
+# --fail-on's values, each stricter than the one before: errors; also modules not judged; also any warning.
+FAIL_ON = ("error", "not-judged", "warning")
+
+
+def not_judged_reason(row, architectures: tuple[str, ...]) -> str | None:
+    """Why fp8check does not judge a linear module or FusedMoE (None: it does). Its layout was guessed by the
+    generic name rules (`architectures`, config.json's, are not in fp8check.core.model.layouts' table), or vLLM
+    quantizes it with a method fp8check names but does not model (no kernel, no error)."""
+    if row.layout == GENERIC:
+        return (f"laid out by guess: architecture {'/'.join(architectures)} is not in fp8check's table"
+                if architectures else "laid out by guess: config.json names no architecture of fp8check's table")
+    if row.ok and row.kernel is None and not row.scheme.startswith("Unquantized"):
+        return f"method {row.scheme} is named, not modelled"
+    return None
+
 
 def not_judged(report: InspectReport) -> list:
-    """Layers and FusedMoE layers vLLM quantizes with a method fp8check does not model (no kernel, no error)."""
-    return [row for row in report.layers + report.moes
-            if row.ok and row.kernel is None and not row.scheme.startswith("Unquantized")]
+    """Linear modules and FusedMoE layers fp8check does not judge (not_judged_reason)."""
+    return [row for row in report.layers + report.moes if not_judged_reason(row, report.architectures)]
+
+
+def not_judged_text(report: InspectReport) -> str:
+    """The verdict's clauses on modules not judged ('' when every module is judged): how many were laid out by
+    guess and why, how many have a method fp8check names but does not model."""
+    rows = not_judged(report)
+    guessed = [row for row in rows if row.layout == GENERIC]
+    named = [row for row in rows if row.layout != GENERIC]
+    text = (f"; {len(guessed)} of {len(report.layers) + len(report.moes)} modules not judged "
+            f"({not_judged_reason(guessed[0], report.architectures)})" if guessed else "")
+    if named:
+        text += (f"; {len(named)} not judged ({', '.join(sorted({r.scheme for r in named}))}: a method "
+                 "fp8check names but does not model, see the notes)")
+    return text
+
+
+def not_judged_as_failures(report):
+    """The report as `--fail-on not-judged` judges it: each module not judged (and its load run) gets an error,
+    'not judged: <why>', so that JUnit's testcases agree with the exit code."""
+    inspected = report.inspect if isinstance(report, LoadReport) else report
+    reasons = {row.name: not_judged_reason(row, inspected.architectures) for row in not_judged(inspected)}
+
+    def fail(entry):
+        reason = reasons.get(entry.name)
+        return entry._replace(errors=entry.errors + (f"not judged: {reason}",)) if reason else entry
+
+    failed = inspected._replace(layers=tuple(map(fail, inspected.layers)), moes=tuple(map(fail, inspected.moes)))
+    if not isinstance(report, LoadReport):
+        return failed
+    return report._replace(inspect=failed, runs=tuple(map(fail, report.runs)),
+                           moe_runs=tuple(map(fail, report.moe_runs)))
+
+
+def failing(report, fail_on: str = "error") -> tuple[int, int]:
+    """(warnings, modules not judged) that fail a report with no error under --fail-on `fail_on` (one of FAIL_ON),
+    each 0 where it does not fail on them; (0, 0) for a report with an error, which fails anyway."""
+    if not report.ok:
+        return 0, 0
+    strictness = FAIL_ON.index(fail_on)
+    inspected = report.inspect if isinstance(report, LoadReport) else report
+    return (len(all_warnings(report)) if strictness >= FAIL_ON.index("warning") else 0,
+            len(not_judged(inspected)) if strictness >= FAIL_ON.index("not-judged") else 0)
+
+
+def failing_text(warned: int, unjudged: int) -> str:
+    """'1 warning and 8 modules not judged': what `failing` counted."""
+    parts = [f"{warned} warning{'' if warned == 1 else 's'}" if warned else "",
+             f"{unjudged} module{'' if unjudged == 1 else 's'} not judged" if unjudged else ""]
+    return " and ".join(part for part in parts if part)
 
 
 def detected(platform) -> tuple[str, str] | None:
@@ -37,13 +103,15 @@ def platform_text(platform) -> str:
     return f"{kind} (this host, --platform auto)" if source == "auto" else f"{kind} (from --device)"
 
 
-def _warnings_fail(ok_text: str, warned: int) -> str:
-    """--fail-on warning on a report with no error: FAIL, and why."""
-    return f"FAIL: {warned} warning{'' if warned == 1 else 's'} (--fail-on warning); otherwise {ok_text}"
+def _judged(report, ok_text: str, fail_on: str) -> str:
+    """A report with no error as --fail-on `fail_on` judges it: its OK line, or FAIL and why."""
+    counts = failing(report, fail_on)
+    return f"FAIL: {failing_text(*counts)} (--fail-on {fail_on}); otherwise {ok_text}" if any(counts) else ok_text
 
 
-def inspect_verdict(report: InspectReport, fail_on_warning: bool = False) -> str:
-    """`fail_on_warning`: --fail-on warning, under which a report with warnings and no error fails."""
+def inspect_verdict(report: InspectReport, fail_on: str = "error") -> str:
+    """`fail_on`: --fail-on (FAIL_ON), under which a report with no error fails on modules not judged (not-judged)
+    and also on warnings (warning)."""
     bad = [layer for layer in report.layers if not layer.ok]
     where = f"{platform_text(report.platform)}, TP={report.tp}, vLLM {report.profile.vllm}"
     if report.ok:
@@ -57,14 +125,10 @@ def inspect_verdict(report: InspectReport, fail_on_warning: bool = False) -> str
             text += f"; {len(report.moes)} FusedMoE" + (f" via {', '.join(backends)}" if backends else "")
         if report.attention:
             text += f"; {attention_summary(report.attention)}"
-        unjudged = not_judged(report)
-        if unjudged:
-            text += (f"; {len(unjudged)} not judged ({', '.join(sorted({r.scheme for r in unjudged}))}: a method "
-                     "fp8check names but does not model, see the notes)")
+        text += not_judged_text(report)
         warned = len(all_warnings(report))
-        if warned and fail_on_warning:
-            return _warnings_fail(text, warned)
-        return text + (f"; {warned} warning(s) (--fail-on warning fails on them)" if warned else "")
+        return _judged(report, text + (f"; {warned} warning(s) (--fail-on warning fails on them)"
+                                       if warned and fail_on != "warning" else ""), fail_on)
     parts = []
     if bad:
         parts.append(f"{len(bad)} of {len(report.layers)} linear modules fail")
@@ -76,7 +140,7 @@ def inspect_verdict(report: InspectReport, fail_on_warning: bool = False) -> str
         parts.append(f"{len(bad_attention)} of {len(report.attention)} attention layers fail")
     if report.errors:
         parts.append(f"{len(report.errors)} model-level error(s)")
-    return f"FAIL: {' and '.join(parts)} on {where}"
+    return f"FAIL: {' and '.join(parts)} on {where}{not_judged_text(report)}"
 
 
 def attention_summary(layers) -> str:
@@ -96,7 +160,8 @@ def load_summary(report: LoadReport) -> dict[str, int]:
     return counts
 
 
-def load_verdict(report: LoadReport, fail_on_warning: bool = False) -> str:
+def load_verdict(report: LoadReport, fail_on: str = "error") -> str:
+    """`fail_on` as inspect_verdict's. Modules laid out by guess still run; the verdict says how many there are."""
     counts = load_summary(report)
     where = (f"{platform_text(report.inspect.platform)}, TP={report.inspect.tp}, vLLM {report.inspect.profile.vllm}, "
              f"arithmetic on {report.device}")
@@ -110,9 +175,8 @@ def load_verdict(report: LoadReport, fail_on_warning: bool = False) -> str:
     if report.ok:
         warned = f", {counts['warn']} with warnings" if counts["warn"] else ""
         text = (f"OK: {counts['ok'] + counts['warn']} modules{moes} ran and agree with their fp32 reference{warned}"
-                f"{kv} ({where}{said})")
-        failing = len(all_warnings(report)) if fail_on_warning else 0
-        return _warnings_fail(text, failing) if failing else text
+                f"{kv} ({where}{said}){not_judged_text(report.inspect)}")
+        return _judged(report, text, fail_on)
     ran = {run.name for run in report.moe_runs}
     bad_moes = sum(1 for moe in report.inspect.moes if not moe.ok and moe.name not in ran)
     parts = [f"{counts['FAIL']} failed" if counts["FAIL"] else "",
@@ -127,7 +191,7 @@ def load_verdict(report: LoadReport, fail_on_warning: bool = False) -> str:
     found = [f"{modules} of {total} modules{moes}" if modules else "",
              f"{kv_failed} of {len(report.attention_runs)} attention KV caches failed" if kv_failed else "",
              f"{refused} attention layer(s) vLLM would refuse" if refused else ""]
-    return f"FAIL: {'; '.join(p for p in found if p)} ({where}{said})"
+    return f"FAIL: {'; '.join(p for p in found if p)} ({where}{said}){not_judged_text(report.inspect)}"
 
 
 def matrix_verdict(result: Matrix) -> str:

@@ -29,6 +29,8 @@ MODEL_STUB_RISKS = {
                           "with --ep, PP = DP = 1), rank 0: rank-dependent construction (PP stages, DP) is not run",
     "torch.ops._C & co.": "each op may be named (module-level references) but calling one raises: no answer "
                           "comes from a mock; hasattr(torch.ops._C, X) is True for every X",
+    "in_the_same_node_as": "every rank on one node (a collective over the CPU group, which the stand-in groups "
+                           "cannot run): what 0.34's sparse-MLA context-parallel buffers ask while building",
     "torch.cuda.Stream / Event": "stand-in objects: the auxiliary stream and events of shared-expert / MLA "
                                  "overlap are created at construction and never used before loading",
     "ExpertMapManager.get_compressed_map_string": "a fixed string: 0.28 formats its expert map for a log line "
@@ -327,6 +329,12 @@ def _install_groups(tp: int, ep: bool) -> None:
     for attr, world in sizes.items():
         if hasattr(state, attr):
             setattr(state, attr, _Group(attr.strip("_").lower(), world))
+    # A collective over the CPU group (0.34's sparse-MLA context-parallel buffers ask it while building): one node.
+    real, same_node = getattr(state, "in_the_same_node_as", None), lambda pg, source_rank=0: [True] * tp
+    for module in list(sys.modules.values()):
+        if (getattr(module, "__name__", "") or "").startswith("vllm") and \
+                getattr(module, "in_the_same_node_as", None) is real is not None:
+            module.in_the_same_node_as = same_node
 
 
 def _no_registry_subprocess() -> None:

@@ -47,6 +47,12 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
     if heads and heads % tp:
         errors.append(f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp}).")
     arch = arch_for(ckpt.config.architectures)
+    mamba = ckpt.config.mamba if arch is not None and arch.mamba_in_proj else None
+    if mamba and mamba[0] % tp:  # MambaMixer2.__init__ (layers/mamba/mamba_mixer2.py), verbatim
+        errors.append("AssertionError: Tensor parallel world size must divide num heads.")
+    if mamba and mamba[2] % tp and mamba[2] != 1:
+        errors.append("AssertionError: If tensor parallel world size does not divide num_groups, then num_groups "
+                      "must equal 1.")
     kv_heads = ckpt.config.num_key_value_heads
     if arch is not None and not arch.kv_replication and kv_heads and kv_heads < tp:
         errors.append(f"integer modulo by zero ({arch.source[5:]} gives each rank num_key_value_heads // TP = "
@@ -121,6 +127,7 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         backend=options.backend, quant_method=door.config_name if quant else None, layers=tuple(layers),
         moes=moes, errors=tuple(errors), warnings=door.warnings, tp_sizes_ok=tp_ok, notes=layout.notes,
         skipped=layout.skipped, ep=options.ep, tp_sizes_ok_ep=tp_ok_ep, memory=memory, attention=attention,
+        architectures=ckpt.config.architectures,
     ), ckpt, options, layout, quant)
 
 

@@ -30,7 +30,7 @@ def check_module(module: LinearModule, assignment: Assignment) -> tuple[list[str
     for shard in module.shards:
         weight = shard.weight
         if not quantized:
-            if weight.dtype in FP8_DTYPES and not assignment.error:
+            if weight.dtype in FP8_DTYPES and not assignment.error and shard.name not in module.dequantized:
                 errors.append(f"{_t(weight)} is {weight.dtype} but vLLM treats this layer as unquantized "
                               f"({assignment.reason}): the raw FP8 values would be loaded unscaled")
         elif assignment.online and weight.dtype in FP8_DTYPES:

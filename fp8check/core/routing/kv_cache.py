@@ -40,7 +40,9 @@ from fp8check.core.formats.kv_cache import (
     NOT_SCALAR, KVConfig, ScaleName, e5m2_refused, element_bytes, kv_config, remap, resolve, scale_suffixes,
     stored_dtype,
 )
-from fp8check.core.model.layouts import FUSED_QKV_A, SLIDING_KIND, arch_for, attention_windows, tower_for
+from fp8check.core.model.layouts import (
+    FUSED_QKV_A, SLIDING_KIND, arch_for, attention_windows, model_cache_dtype, tower_for,
+)
 from fp8check.core.model.memory import SlidingShare
 from fp8check.core.records import AttentionReport
 from fp8check.kernels.attention import AttentionChoice, AttentionSpec, is_quantized_kv_cache, select_attention_backend
@@ -51,7 +53,7 @@ if TYPE_CHECKING:  # annotations only
     from fp8check.core.records import InspectOptions
     from fp8check.kernels.base import RoutingContext
 
-_DENSE = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.qkv_proj$")
+_DENSE = re.compile(r"^(.*\.layers\.(\d+)\.(?:self_attn|mixer))\.qkv_proj$")  # Nemotron-H: mixer.qkv_proj
 _MLA = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.(?:fused_qkv_a_proj|kv_a_proj_with_mqa)$")
 _LAYER_INDEX = re.compile(r"\.layers\.\d+\.")
 KV_PARAMS = ("k_scale", "v_scale")
@@ -74,10 +76,12 @@ class AttentionLayer(NamedTuple):
     mla: bool
     sinks: bool
     sliding_window: int | None = None  # None: full attention (MLA: always)
+    sparse: bool = False              # DeepSeek sparse attention: an MLA layer with an indexer
 
 
-def attention_layers(ckpt: Checkpoint, layout: ModelLayout) -> tuple[AttentionLayer, ...]:
-    """Every attention layer of the main model, in layer order."""
+def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str = "") -> tuple[AttentionLayer, ...]:
+    """Every attention layer of the main model, in layer order, named as the model class vLLM resolves on
+    `platform_kind` names it."""
     arch = arch_for(ckpt.config.architectures)
     windows = attention_windows(ckpt.config, arch).windows
     layers = []
@@ -97,8 +101,10 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout) -> tuple[AttentionLa
         elif mla:
             latent = module.output_sizes[1] if module.layer_type == FUSED_QKV_A else module.output_sizes[0]
             prefix, index = mla.group(1), int(mla.group(2))
-            layers.append(AttentionLayer(f"{prefix}.mla_attn.mla_attn", prefix, index, latent,
-                                         ckpt.config.num_attention_heads or 1, 1, True, False))
+            itself = arch is not None and platform_kind in arch.mla_self_attention
+            layers.append(AttentionLayer(prefix if itself else f"{prefix}.mla_attn.mla_attn", prefix, index, latent,
+                                         ckpt.config.num_attention_heads or 1, 1, True, False,
+                                         sparse=arch is not None and arch.sparse_mla))
     return tuple(sorted(layers, key=lambda layer: layer.index))
 
 
@@ -247,7 +253,7 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
                         ctx: RoutingContext, model_dtype: str) -> Callable[[int], tuple[AttentionReport, ...]]:
     """The attention layers' reports at a TP size (inspect's TP and its sweep): what does not depend on TP (the
     layers, their KV methods, the scales they load) is read once; identical layers share one backend selection."""
-    layers = attention_layers(ckpt, layout)
+    layers = attention_layers(ckpt, layout, ctx.kind)
     use_mm_prefix = mm_prefix_lm(ckpt)
     kv = kv_config(quant, ckpt.config.raw_quantization_config)
     mla_model = any(layer.mla for layer in layers)
@@ -265,8 +271,10 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
     def reports_at(tp: int) -> tuple[AttentionReport, ...]:
         return tuple(_report(layer, methods[layer.name], loads[layer.name], tp) for layer in layers)
 
+    requested = model_cache_dtype(ckpt.config.architectures, options.kv_cache_dtype, ctx)
+
     def _report(layer: AttentionLayer, method: str | None, load: _Loaded, tp: int) -> AttentionReport:
-        kv_dtype = resolve(options.kv_cache_dtype, kv, layer.mla, _skipped(layer, options.kv_cache_dtype_skip_layers))
+        kv_dtype = resolve(requested, kv, layer.mla, _skipped(layer, options.kv_cache_dtype_skip_layers))
         stored = stored_dtype(kv_dtype, model_dtype, options.platform.fp8_dtype)
         heads = max(1, layer.num_heads // tp)
         kv_heads = 1 if layer.mla else max(1, layer.num_kv_heads // tp)
@@ -274,7 +282,8 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
                              kv_cache_dtype=kv_dtype, model_dtype=model_dtype, use_mla=layer.mla,
                              has_sink=layer.sinks, sliding_window=layer.sliding_window,
                              per_head_scales=kv.strategy == "attn_head" and method is not None,
-                             use_mm_prefix=use_mm_prefix and not layer.mla)
+                             use_mm_prefix=use_mm_prefix and not layer.mla, use_sparse=layer.sparse,
+                             index_topk=ckpt.config.index_topk if layer.sparse else None)
         if spec not in choices:
             choices[spec] = select_attention_backend(spec, ctx, options.attention_backend)
         choice = choices[spec]

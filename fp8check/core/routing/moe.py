@@ -62,8 +62,13 @@ class MoEPlacement(NamedTuple):
     weight_key: QuantKey | None = None
 
 
+# FusedMoEConfig (fused_moe/config.py, every release 0.25-0.34), verbatim: non-gated experts off CUDA / ROCm / XPU.
+NON_GATED_REFUSED = "NotImplementedError: is_act_and_mul=False is supported only for CUDA, XPU and ROCm for now"
+
+
 def expert_shapes(moe: MoEModule) -> ExpertShapes:
-    """Group the expert tensors and check every expert has gate, up and down with expert 0's shapes."""
+    """Group the expert tensors and check every expert has gate (unless the model's experts have none), up and down
+    with expert 0's shapes."""
     experts: dict[int, dict[str, dict[str, TensorInfo]]] = {}
     leaves: dict[str, str] = {}
     skip = len(moe.name) + 1
@@ -74,13 +79,14 @@ def expert_shapes(moe: MoEModule) -> ExpertShapes:
         e, leaf, suffix = parts
         leaves.setdefault(LEAF_ROLES[leaf], leaf)
         experts.setdefault(int(e), {}).setdefault(leaf, {})[suffix] = info
-    names = tuple(leaves.get(role, default) for role, default in DEFAULT_LEAVES)
+    roles = DEFAULT_LEAVES if moe.gated else DEFAULT_LEAVES[1:]
+    names = tuple(leaves.get(role, default) for role, default in roles)
     errors: list[str] = []
     shards: dict[int, dict[str, Shard]] = {}
     reference: dict[str, tuple[int, ...]] = {}
     for e in sorted(experts):
         shards[e] = {}
-        for (role, _), leaf in zip(DEFAULT_LEAVES, names):
+        for (role, _), leaf in zip(roles, names):
             side = experts[e].get(leaf, {})
             weight = side.pop("weight", None)
             name = f"{moe.name}.{e}.{leaf}"
@@ -93,7 +99,7 @@ def expert_shapes(moe: MoEModule) -> ExpertShapes:
                 errors.append(f"{weight.name} ({weight.file}) has shape {list(weight.shape)}, but the other experts' "
                               f"{leaf} weights are {list(want)}: FusedMoE stacks experts into one parameter")
             shards[e][leaf] = Shard(name, weight, side)
-    gate = reference.get(names[0])
+    gate = reference.get(names[0])  # the up projection of non-gated experts: [intermediate, hidden] alike
     hidden, intermediate = (gate[1], gate[0]) if gate and len(gate) == 2 else (0, 0)
     return ExpertShapes(shards, leaves, hidden, intermediate, tuple(errors))
 
@@ -304,11 +310,14 @@ def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], qu
             notes.append(f"with --enable-expert-parallel (fp8check --ep) this layer loads at TP {tp}: each rank "
                          f"holds {experts_per_rank(sweep.num_experts, tp)} of the {sweep.num_experts} experts whole "
                          f"instead of 1/{tp} of every expert")
+        if not moe.gated and ctx.kind not in ("cuda", "rocm", "xpu"):
+            errors.insert(0, NON_GATED_REFUSED)
         choice = result.choice
         leaves = next(iter(shapes.experts.values()), {})
         reports.append(MoEReport(
             name=moe.name, num_experts=sweep.num_experts, shards=tuple(leaves), weight_dtype=dtypes,
-            shape=(sweep.num_experts, 2 * shapes.intermediate, shapes.hidden), strategy=method.strategy,
+            shape=(sweep.num_experts, (2 if moe.gated else 1) * shapes.intermediate, shapes.hidden),
+            strategy=method.strategy,
             activation=method.activation, scheme=method.method, kernel=choice.kernel if choice else None,
             backend=choice.backend if choice else None, rejected=choice.rejected if choice else (),
             errors=tuple(errors + integrity_errors), warnings=tuple(warnings), notes=tuple(notes),

@@ -167,6 +167,8 @@ WHEEL_CHANGES: dict[str, str] = {
     "cpu-moe-deepseek-routing": "0.30 wheel: CPUExpertsFp8 also routes DeepSeekV3 and DeepseekV4",
     "cpu-moe-w8a8": "0.31 wheel: Fp8MoeBackend.CPU_W8A8 (CPUExpertsFp8W8A8, native AMX-FP8) goes ahead of CPU on "
                     "CPU hosts",
+    "glm5-sm100-fp8-kv": "0.32 wheel: GlmMoeDsaForCausalLM.verify_and_update_config turns --kv-cache-dtype auto into "
+                         "fp8_e4m3 on SM10x (model_executor/models/config.py)",
     "ct-moe-ckpt-leaves": "0.32 wheel: compressed-tensors' get_moe_method asks for expert 0's projections by the "
                           "checkpoint's names (ckpt_gate/up/down_proj_name; gate_proj / up_proj / down_proj before)",
     "deepgemm-moe-exclusion": "0.33 wheel: the FP8 MoE oracle drops DEEPGEMM and BATCHED_DEEPGEMM for a model type "
@@ -256,7 +258,7 @@ _V031 = _release("0.31", _V030, ("cpu-fp8", "cutlass-fp8-check", "online-fp8-red
                  "CPU FP8 kernels (AMX-FP8 W8A8, per-tensor, block); Cutlass FP8 refuses below sm89")
 _V032 = _release("0.32", _V031, ("humming-priority", "xpu-fp8-per-channel", "xpu-flash-attn-mla",
                                  "rocm-attn-no-mm-prefix", "ultraquant", "flashmla-sparse-d512-fp8",
-                                 "attention-backends-032", "ct-moe-ckpt-leaves"),
+                                 "attention-backends-032", "ct-moe-ckpt-leaves", "glm5-sm100-fp8-kv"),
                  "Humming ahead of Marlin on sm90")
 _V033 = _release("0.33", _V032, ("cpu-fp8-channel", "modelopt-exclude-modules", "mxfp8-torch", "kv-quant-mode",
                                  "xpu-fa-d512", "xpu-triton-flash-attn", "cpu-attn-kv-check", "rocm-octave",
