@@ -225,8 +225,25 @@ def transformers_tensors(spec: Spec) -> dict[str, tuple[int, ...]]:
         state = revert_weight_conversion(model, model.state_dict())
         tied = set(getattr(model, "all_tied_weights_keys", None) or {}) if hf_config.get_text_config(
             decoder=True).tie_word_embeddings else set()
-        _TRANSFORMERS_CACHE[key] = {name: tuple(t.shape) for name, t in state.items() if name not in tied}
+        _TRANSFORMERS_CACHE[key] = _per_expert({name: tuple(t.shape) for name, t in state.items() if name not in tied})
     return {**_TRANSFORMERS_CACHE[key], **{n: tuple(s) for n, s in spec.extra_tensors.items()}}
+
+
+def _per_expert(shapes: dict[str, tuple[int, ...]]) -> dict[str, tuple[int, ...]]:
+    """Experts a transformers class keeps as 3-D parameters with no conversion to revert (Gemma-4's
+    `experts.gate_up_proj` [E, 2I, H], `experts.down_proj` [E, H, I]) written per expert, as llm-compressor and the
+    FP8 exporters save them."""
+    out: dict[str, tuple[int, ...]] = {}
+    for name, shape in shapes.items():
+        head, _, leaf = name.rpartition(".experts.")
+        if not head or len(shape) != 3 or leaf not in ("gate_up_proj", "down_proj"):
+            out[name] = shape
+            continue
+        experts, rows, cols = shape
+        parts = {"gate_proj": rows // 2, "up_proj": rows // 2} if leaf == "gate_up_proj" else {"down_proj": rows}
+        for e in range(experts):
+            out.update({f"{head}.experts.{e}.{part}.weight": (n, cols) for part, n in parts.items()})
+    return out
 
 
 def _attention_shapes(spec: Spec, p: str) -> dict[str, tuple[int, int]]:

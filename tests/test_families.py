@@ -43,6 +43,10 @@ NEMOTRON_H = dict(hybrid_override_pattern="M*-E", mamba_num_heads=8, mamba_head_
                   norm_topk_prob=True, num_hidden_layers=4)
 ERNIE_MOE = dict(use_bias=False, moe_intermediate_size=256, moe_k=2, moe_num_experts=4, moe_num_shared_experts=1,
                  moe_layer_start_index=1, moe_layer_end_index=-1, moe_layer_interval=1)
+GEMMA4 = dict(num_hidden_layers=4, global_head_dim=256, num_global_key_value_heads=1, attention_k_eq_v=True,
+              layer_types=["sliding_attention", "full_attention"] * 2, sliding_window=512, hidden_size_per_layer_input=0,
+              num_kv_shared_layers=0, enable_moe_block=True, num_experts=4, top_k_experts=2, moe_intermediate_size=256,
+              head_dim=128, tie_word_embeddings=True)
 VISION = dict(depth=1, hidden_size=256, intermediate_size=512, num_heads=2, out_hidden_size=256)
 # (id, Spec fields, TP, {layer name: (vLLM class, layout)}) — each family at a TP size it is deployed with.
 FAMILIES = [
@@ -151,6 +155,22 @@ FAMILIES = [
      {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:ernie45_moe.py"),
       "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:ernie45_moe.py"),
       "model.layers.1.mlp.shared_experts.gate_up_proj": ("MergedColumnParallelLinear", "vllm:ernie45_moe.py")}),
+    ("gemma-4", dict(architecture="Gemma4ForCausalLM", model_type="gemma4_text", tie_embeddings=True,
+                     extra_config=GEMMA4, **HF), 2,
+     {"model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:gemma4.py"),
+      "model.layers.0.router.proj": ("ReplicatedLinear", "vllm:gemma4.py")}),
+    ("gemma-4-vl", dict(architecture="Gemma4ForConditionalGeneration", model_type="gemma4", tie_embeddings=True,
+                        extra_config={"text_config": dict(GEMMA4, model_type="gemma4_text", hidden_size=256,
+                                                          intermediate_size=512, num_attention_heads=4,
+                                                          num_key_value_heads=2, vocab_size=1000),
+                                      "vision_config": {"model_type": "gemma4_vision", "hidden_size": 256,
+                                                        "intermediate_size": 512, "num_hidden_layers": 1,
+                                                        "num_attention_heads": 2, "num_key_value_heads": 2,
+                                                        "head_dim": 128, "patch_size": 16},
+                                      "audio_config": None}, **HF), 2,
+     {"model.vision_tower.encoder.layers.0.self_attn.q_proj.linear": ("ReplicatedLinear", "vllm:gemma4_mm.py"),
+      "model.embed_vision.embedding_projection": ("ReplicatedLinear", "vllm:gemma4_mm.py"),
+      "model.language_model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:gemma4.py")}),
     ("qwen3-next", dict(architecture="Qwen3NextForCausalLM", model_type="qwen3_next", extra_config=GDN_MOE, **HF), 2,
      {"model.layers.0.linear_attn.in_proj_qkvz": ("MergedColumnParallelLinear", "vllm:qwen3_next.py"),
       "model.layers.0.linear_attn.conv1d": ("ColumnParallelLinear", "vllm:qwen3_next.py"),
@@ -415,7 +435,7 @@ def test_dsa_attention_is_sparse_mla_and_the_indexer_is_laid_out(make_checkpoint
     assert "dequantized to BF16 at load" in " ".join(wk.notes)
 
 
-@pytest.mark.parametrize("platform,error", [("h100", None), ("cpu", "NotImplementedError: is_act_and_mul=False")])
+@pytest.mark.parametrize("platform,error", [("h100", None), ("cpu", "is_act_and_mul=False")])
 def test_nemotron_h_experts_are_non_gated_and_its_attention_is_the_mixers(make_checkpoint, platform, error):
     """Experts with up / down only (relu2_no_mul): a one-shard w13, named and not judged (which experts classes
     take the activation is not modelled); CPU refuses non-gated experts (FusedMoEConfig). The attention layer is
@@ -436,3 +456,36 @@ def test_nemotron_h_mamba_heads_must_split_under_tp(make_checkpoint):
                   tp=4)
     assert "AssertionError: Tensor parallel world size must divide num heads." in rep.errors
     assert any("num_groups must equal 1" in e for e in rep.errors)
+
+
+def test_gemma4_full_layers_read_v_from_k_with_their_own_geometry(make_checkpoint):
+    """attention_k_eq_v: the full-attention layers store q_proj and k_proj only; vLLM's QKVParallelLinear loads q, k, k
+    with global_head_dim and num_global_key_value_heads (here 256 and 1), the sliding layers keep 128 and 2."""
+    rep = inspect(make_checkpoint(architecture="Gemma4ForCausalLM", model_type="gemma4_text", tie_embeddings=True,
+                                  data="sparse", extra_config=GEMMA4, **HF))
+    qkv = {layer.name: layer for layer in rep.layers if layer.name.endswith("qkv_proj")}
+    assert qkv["model.layers.1.self_attn.qkv_proj"].shards == ("model.layers.1.self_attn.q_proj",
+                                                               "model.layers.1.self_attn.k_proj")
+    assert [(a.kind, a.head_size, a.num_kv_heads) for a in rep.attention] == [
+        ("sliding window 512", 128, 2), ("full", 256, 1), ("sliding window 512", 128, 2), ("full", 256, 1)]
+    assert all("gelu_tanh" in " ".join(moe.notes) and moe.kernel is None for moe in rep.moes)
+
+
+@pytest.mark.parametrize("quant,hidden,quantized", [("fp8-block", 256, True), ("fp8-block", 200, False),
+                                                    ("ct-fp8-dynamic", 200, True)])
+def test_gemma4_vision_tower_is_quantized_only_at_sizes_its_kernels_take(make_checkpoint, quant, hidden, quantized):
+    """gemma4_mm.py _get_tower_quant_config: compressed-tensors quantizes the tower at any size, fp8 only when its
+    hidden and intermediate sizes are multiples of 64 — an FP8 tower of other sizes is loaded unscaled (an error)."""
+    vision = {"model_type": "gemma4_vision", "hidden_size": hidden, "intermediate_size": 512, "num_hidden_layers": 1,
+              "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 100, "patch_size": 16}
+    text = dict(GEMMA4, model_type="gemma4_text", hidden_size=256, intermediate_size=512, num_attention_heads=4,
+                num_key_value_heads=2, vocab_size=1000)
+    folder = make_checkpoint(architecture="Gemma4ForConditionalGeneration", model_type="gemma4", data="sparse",
+                             quant=quant, tie_embeddings=True, transformers=True, head_dim=128,
+                             extra_config={"text_config": text, "vision_config": vision, "audio_config": None})
+    rep = inspect(folder)
+    tower = [layer for layer in rep.layers if "vision_tower.encoder" in layer.name]
+    assert tower and all(layer.scheme.startswith("Unquantized") != quantized for layer in tower)
+    assert all(layer.ok for layer in tower) is quantized
+    if not quantized:
+        assert all("not all multiples of 64" in layer.errors[0] for layer in tower)

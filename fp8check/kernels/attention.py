@@ -199,6 +199,7 @@ class SelectorConfig(NamedTuple):
     use_batch_invariant: bool
     use_mm_prefix: bool = False
     index_topk: int | None = None      # not the selector's: the sparse backends read it from hf_text_config
+    num_heads: int | None = None       # not the selector's: query heads per rank (model_config, FA4 sparse MLA)
 
 
 def selector_config(spec: AttentionSpec, ctx: RoutingContext) -> SelectorConfig:
@@ -210,7 +211,7 @@ def selector_config(spec: AttentionSpec, ctx: RoutingContext) -> SelectorConfig:
     return SelectorConfig(spec.head_size, spec.model_dtype, spec.kv_cache_dtype, spec.block_size, spec.use_mla,
                           dense and spec.has_sink, spec.use_sparse, dense and spec.per_head_scales,
                           window and spec.sliding_window is not None, _batch_invariant(ctx),
-                          dense and spec.use_mm_prefix, spec.index_topk)
+                          dense and spec.use_mm_prefix, spec.index_topk, spec.num_heads)
 
 
 def decoder_type(ctx: RoutingContext) -> str:
@@ -1054,6 +1055,9 @@ class FlashAttnMLASparseFA4(FlashInferMLASparse):
         topk = _index_topk(cfg)
         if topk is None or topk % 128:
             return f"FA4 sparse MLA requires index_topk % 128 == 0, got {topk}"
+        heads = (8, 16, 32, 64, 128)  # without decode context parallelism (dcp_size 1)
+        if cfg.num_heads is not None and cfg.num_heads not in heads:
+            return f"FA4 sparse MLA requires {heads} gathered query heads, got num_heads={cfg.num_heads} * dcp_size=1"
         return super().supports_combination(cfg, ctx)
 
 

@@ -336,13 +336,17 @@ def test_explained_differences_match_only_their_release_and_platform(where, list
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_each_family_checkpoint_is_judged_by_fp8check_without_notes(tmp_path, family):
     """The generated checkpoints are ones fp8check models (no 'not in fp8check's table' note) and route at TP 2;
-    the one whose ignore list leaves the BF16 routers out fails on exactly those."""
+    the one whose ignore list leaves the BF16 routers out fails on exactly those, Nemotron-H's block-FP8 in_proj on
+    vLLM's block check."""
     report = inspect_checkpoint(open_local(write(str(tmp_path), family, "ct-fp8-block")),
                                 InspectOptions(parse_platform("h100"), select_profile("0.33"), tp=2))
     failing = {layer.name for layer in report.layers if layer.errors}
     assert not report.notes and not report.errors and our_modules(report)
-    assert failing == ({"model.layers.0.mlp.gate", "model.layers.1.mlp.gate"}
-                       if family.endswith("router-unlisted") else set())
+    expected = {"qwen3-moe-router-unlisted": {"model.layers.0.mlp.gate", "model.layers.1.mlp.gate"},
+                # MambaMixer2's in_proj ends in one column per Mamba head (32 / TP 2 = 16): no 128-block fits it
+                # (validate_fp8_block_shape, vLLM's own error; NVIDIA's FP8 exports are per tensor).
+                "nemotron-h": {"backbone.layers.0.mixer.in_proj"}}
+    assert failing == expected.get(family, set())
 
 
 @pytest.mark.skipif(not os.environ.get("FP8CHECK_WHOLE_MODEL"), reason="needs the unzipped vLLM wheels")

@@ -163,6 +163,12 @@ _GDN = dict(linear_num_key_heads=8, linear_num_value_heads=16, linear_key_head_d
 _QWEN35_MOE = dict(num_experts=8, moe_intermediate_size=1024, shared_expert_intermediate_size=1024,
                    num_experts_per_tok=2, **_GDN)
 _HF = dict(transformers=True, layers=4)
+# Gemma-4: sliding / full layers alternating (full: global_head_dim 256, 2 KV heads, V read from K), a MoE of 8
+# gelu_tanh experts beside every dense MLP, no per-layer embeddings.
+_GEMMA4 = dict(num_hidden_layers=4, global_head_dim=256, num_global_key_value_heads=2, attention_k_eq_v=True,
+               layer_types=["sliding_attention", "full_attention"] * 2, sliding_window=512,
+               hidden_size_per_layer_input=0, num_kv_shared_layers=0, enable_moe_block=True, num_experts=8,
+               top_k_experts=2, moe_intermediate_size=1024, tie_word_embeddings=True)
 # DeepSeek-V3.2 / GLM-5: DeepSeek-V3's MLA and MoE with the sparse-attention indexer (index_topk as released).
 _DSA = dict(num_hidden_layers=2, moe_intermediate_size=1024, first_k_dense_replace=1, moe_layer_freq=1,
             num_key_value_heads=16, q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64,
@@ -205,6 +211,15 @@ FAMILIES.update({
                       dict(use_bias=False, num_hidden_layers=3, moe_intermediate_size=1024, moe_k=2,
                            moe_num_experts=8, moe_num_shared_experts=1, moe_layer_start_index=1,
                            moe_layer_end_index=-1, moe_layer_interval=1)),
+    "gemma-4": (dict(architecture="Gemma4ForCausalLM", model_type="gemma4_text", tie_embeddings=True, **_HF),
+                _GEMMA4),
+    "gemma-4-vl": (dict(architecture="Gemma4ForConditionalGeneration", model_type="gemma4", tie_embeddings=True,
+                        **_HF),
+                   {"text_config": _text_config("gemma4_text", **_GEMMA4),
+                    "vision_config": {"model_type": "gemma4_vision", "hidden_size": _V, "intermediate_size": 2 * _V,
+                                      "num_hidden_layers": 1, "num_attention_heads": 16, "num_key_value_heads": 16,
+                                      "head_dim": 64, "patch_size": 16, "pooling_kernel_size": 3},
+                    "audio_config": None}),
     # The official Qwen3.5 releases: vision-language, text under model.language_model, a Qwen3-VL tower.
     "qwen3.5-vl": (dict(architecture="Qwen3_5ForConditionalGeneration", model_type="qwen3_5", **_HF,
                         **_gdn_ignore("model.language_model")),
@@ -278,6 +293,10 @@ EXPLAINED = (
      "harness: 0.34's sparse MLA on SM100 under TP > 1 allocates its context-parallel query buffers in symmetric "
      "device memory while building (v1/attention/ops/shardq.py allocate_shardq_buffers), which the meta device "
      "cannot; TP 1 on SM100 and TP > 1 elsewhere are compared"),
+    (r"^[^|]*\|rocm:[^|]*\|(deepseek-v3\.2|glm-5)\|\(model\)\|AssertionError: WorkspaceManager not initialized",
+     "harness: the ROCm sparse-MLA model class (models/deepseek_v32/amd) reserves its workspace on the device while "
+     "building (init_workspace_manager is called by the GPU worker, which this harness does not start); fp8check "
+     "reports ROCm's sparse backend, ROCM_AITER_MLA_SPARSE"),
     (r"^0\.28\.0\|[^|]*\|mistral-3\|.*failed to be inspected",
      "harness: vLLM 0.28's pixtral.py imports transformers' PixtralRotaryEmbedding, which the transformers of this "
      "environment (5.x) no longer has (0.28 pins an older one): Mistral-3 is compared on 0.33 only"),

@@ -59,6 +59,8 @@ class ModelConfig(NamedTuple):
     mamba: tuple[int, int, int, int] | None = None
     vision_heads: int | None = None         # vision_config: attention heads of the vision tower
     vision_hidden_size: int | None = None   # vision_config: hidden size of the vision tower
+    vision_intermediate_size: int | None = None
+    audio_hidden_size: int | None = None    # audio_config (Gemma-4)
     # The FusedMoE routing keys model files read (ROUTER_KEYS), as stored.
     router_keys: tuple[tuple[str, object], ...] = ()
     sliding: SlidingKeys = SlidingKeys()
@@ -128,6 +130,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         raw_quant, quant_where = hf_quant_config, HF_QUANT_CONFIG
     heads = opt_int("num_attention_heads")
     vision = doc.get("vision_config") if isinstance(doc.get("vision_config"), dict) else {}
+    audio = doc.get("audio_config") if isinstance(doc.get("audio_config"), dict) else {}
     return ModelConfig(
         architectures=tuple(archs),
         model_type=model_type,
@@ -148,6 +151,8 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         # Llama-4 / Pixtral / SigLIP call it num_attention_heads, Qwen2.5-VL / Qwen3-VL num_heads.
         vision_heads=opt_int("num_attention_heads", vision) or opt_int("num_heads", vision),
         vision_hidden_size=opt_int("hidden_size", vision),
+        vision_intermediate_size=opt_int("intermediate_size", vision),
+        audio_hidden_size=opt_int("hidden_size", audio),
         router_keys=tuple((key, sizes[key]) for key in ROUTER_KEYS if isinstance(sizes.get(key), (str, bool, int))),
         sliding=_sliding_keys(sizes, model_type, opt_int, where),
     )

@@ -56,6 +56,9 @@ class Tower(NamedTuple):
     unquantized: tuple[str, ...] = ()
     vision_heads: bool = False                # its QKV splits by vision_config's heads, not the text model's
     quantized: bool = True                    # False: the model passes quant_config=None to the whole tower
+    # gemma4_mm.py _get_tower_quant_config: the tower keeps the quant config for bitsandbytes / torchao /
+    # compressed-tensors, and for any other method only when its sizes are multiples of 64 ("vision" / "audio").
+    quant_needs_64: str | None = None
 
 
 class Router(NamedTuple):
@@ -137,6 +140,12 @@ class Arch(NamedTuple):
     # The tail of a Mamba2 mixer's in_proj: one checkpoint tensor vLLM builds as a MergedColumnParallelLinear over
     # [I, I, G*N, G*N, H] (mamba_mixer2.py; I = heads x head_dim, G = n_groups, N = ssm_state_size, H = heads).
     mamba_in_proj: str | None = None
+    # True: a layer with q_proj and k_proj but no v_proj reads V from K (Gemma-4's attention_k_eq_v full-attention
+    # layers): QKVParallelLinear loads the shards q, k, k.
+    k_eq_v: bool = False
+    # True: each attention layer's head size and KV heads are its own (Gemma-4's full-attention layers take
+    # global_head_dim and num_global_key_value_heads): read from the layer's q / k widths.
+    layer_geometry: bool = False
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
@@ -330,6 +339,34 @@ ARCHITECTURES.update({
                                     router=Router(renormalize=True, bias=True), sliding=MODEL_WINDOW),
 })
 
+# Gemma-4 (gemma4.py, 0.33 and 0.34): per-layer attention geometry (full-attention layers use global_head_dim and
+# num_global_key_value_heads, read here from the q / k widths), attention_k_eq_v layers with q / k only (q, k, k),
+# a MoE beside the dense MLP on every MoE layer: router.proj a GateLinear without quant_config, Custom routing
+# (softmax, top-k, per-expert scale), gelu_tanh experts at layers.N.experts; per-layer-embedding projections
+# ReplicatedLinear, per_layer_model_projection a ColumnParallelLinear. Not modelled: KV-shared layers (q_proj
+# alone, their k / v dropped by the model's mapper; E-models' num_kv_shared_layers) and the vision / audio towers.
+ARCHITECTURES["Gemma4ForCausalLM"] = Arch(
+    "vllm:gemma4.py", unquantized=("router.proj",), k_eq_v=True, layer_geometry=True, moe_activation="gelu_tanh",
+    router=Router(custom="Custom"),
+    styles={"router.proj": REPLICATED, "per_layer_input_gate": REPLICATED, "per_layer_projection": REPLICATED,
+            "per_layer_model_projection": COLUMN})
+
+# gemma4_mm.py Gemma4ForConditionalGeneration: the text model as Gemma4ForCausalLM (under model.language_model); the
+# vision and audio towers are transformers modules whose every nn.Linear becomes a ReplicatedLinear (no fusion;
+# Gemma4ClippableLinear's `.linear`), embed_vision / embed_audio's embedding_projection too.
+_GEMMA4_TOWERS = (
+    Tower("vllm:gemma4_mm.py", ("model.vision_tower.", "vision_tower.", "model.embed_vision.", "embed_vision."),
+          packed={}, styles={"linear": REPLICATED, "input_proj": REPLICATED, "embedding_projection": REPLICATED},
+          quant_needs_64="vision"),
+    Tower("vllm:gemma4_mm.py", ("model.audio_tower.", "audio_tower.", "model.embed_audio.", "embed_audio."),
+          packed={}, styles={"linear": REPLICATED, "input_proj": REPLICATED, "embedding_projection": REPLICATED},
+          quant_needs_64="audio"),
+)
+ARCHITECTURES["Gemma4ForConditionalGeneration"] = ARCHITECTURES["Gemma4ForCausalLM"]._replace(
+    source="vllm:gemma4.py", towers=_GEMMA4_TOWERS)
+# Methods whose tower layers gemma4_mm.py always quantizes (they handle sizes that are not multiples of 64).
+ANY_SIZE_TOWER_METHODS = ("bitsandbytes", "torchao", "compressed-tensors")
+
 # Architectures not in the table: the name-based rules fp8check had before the table, which cover
 # Llama-like decoders and the router names of the MoE families above. MTP layers declared in the config
 # are skipped as every vLLM loader above skips them (an inference for an unknown model).
@@ -393,6 +430,7 @@ class HFWindow(NamedTuple):
     fills: Callable[[int, SlidingKeys, int | None], bool] | None = None
     forced_none: bool = False           # __post_init__ sets sliding_window = None whatever config.json says
     window_layers: int | None = None    # max_window_layers when config.json has none (Qwen)
+    last_full: bool = False             # __post_init__ makes the last layer full attention (Gemma-4)
 
 
 def _odd_positions(index: int, keys: SlidingKeys, window: int | None) -> bool:
@@ -418,11 +456,15 @@ def _qwen2_moe(index: int, keys: SlidingKeys, window: int | None) -> bool:
 _QWEN_WINDOW = HFWindow(4096, gated=True, fills=_from_max_window_layers, window_layers=28)
 _QWEN25_VL_WINDOW = HFWindow(4096, gated=True, fills=_from_max_window_layers, window_layers=80)
 _GEMMA3_WINDOW = HFWindow(4096, fills=_gemma3)
+# Gemma4TextConfig.__post_init__: sliding but every sixth layer, and the last layer full whatever config.json says.
+_GEMMA4_WINDOW = HFWindow(512, fills=lambda index, keys, window: bool((index + 1) % 6), last_full=True)
 HF_WINDOWS: dict[str, HFWindow] = {
     "mistral": HFWindow(4096),                      # MistralConfig: sliding_window = 4096, layer_types kept as given
     "gemma2": HFWindow(4096, fills=_odd_positions),
     "gemma3_text": _GEMMA3_WINDOW,
     "gemma3": _GEMMA3_WINDOW,                       # a flat Gemma-3 config (no text_config)
+    "gemma4_text": _GEMMA4_WINDOW,
+    "gemma4": _GEMMA4_WINDOW,
     "gpt_oss": HFWindow(128, fills=_odd_positions),
     "qwen2": _QWEN_WINDOW,
     "qwen3": _QWEN_WINDOW,
@@ -456,6 +498,8 @@ def hf_text_config(keys: SlidingKeys, layers: int) -> SlidingKeys:
     layer_types = keys.layer_types
     if layer_types is None and rule.fills is not None:
         layer_types = tuple(SLIDING if rule.fills(i, keys, window) else "full_attention" for i in range(layers))
+    if rule.last_full and layer_types:
+        layer_types = (*layer_types[:layers - 1], "full_attention", *layer_types[layers:])
     return keys._replace(sliding_window=window or None, layer_types=layer_types)
 
 

@@ -14,7 +14,8 @@ from typing import NamedTuple
 from fp8check.core.checkpoint.local import ModelConfig
 from fp8check.core.checkpoint.safetensors_header import TensorInfo
 from fp8check.core.model.layouts import (
-    COLUMN, FUSED_QKV_A, GENERIC_ARCH, REPLICATED, ROW, TORCH_LINEAR, Arch, Tower, arch_for, tail_match, tower_for,
+    ANY_SIZE_TOWER_METHODS, COLUMN, FUSED_QKV_A, GENERIC_ARCH, LLAMA_PACKED, REPLICATED, ROW, TORCH_LINEAR, Arch, Tower, arch_for, tail_match,
+    tower_for,
 )
 
 # Leaf names the generic rules build as RowParallelLinear (input split across ranks, all-reduce after).
@@ -29,6 +30,7 @@ SIDE_TENSORS = ("weight_scale", "weight_scale_inv", "input_scale", "weight_zero_
 REPLICATED_LEAVES = frozenset({"q_a_proj", "kv_a_proj_with_mqa"})
 # deepseek_v2.py DeepseekV2ForCausalLM: packed_modules_mapping gains this entry when q_lora_rank is set.
 MLA_FUSED = ("fused_qkv_a_proj", ("q_a_proj", "kv_a_proj_with_mqa"))
+LLAMA_QKV = LLAMA_PACKED["qkv_proj"]
 _EXPERT_TAIL = re.compile(r"(?:\d+\.)?[^.]+(?:\.[^.]+)?")  # what follows '<FusedMoE name>.' in an expert tensor's name
 _LAYER_INDEX = re.compile(r"\.(\d+)\.")
 
@@ -200,6 +202,8 @@ def _fuse(weights: dict[str, Shard], config: ModelConfig, arch: Arch) -> tuple[L
         if fused:
             fused_leaf, parts = fused
             names = [f"{parent}.{p}" if parent else p for p in parts]
+            if arch.k_eq_v and tower is None and parts == LLAMA_QKV and names[2] not in weights:
+                names = names[:2]  # V read from K: the QKV's shards are q, k, k
             if all(n in weights for n in names):
                 used.update(names)
                 shards = tuple(weights[n] for n in names)
@@ -223,6 +227,8 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
     unquantized = None
     if tower is not None and not tower.quantized:
         unquantized = f"vLLM builds this tower with quant_config=None ({tower.source[5:]})"
+    elif tower is not None and tower.quant_needs_64:
+        unquantized = _tower_sizes_refused(tower, config)
     elif unquantized_router:
         unquantized = "vLLM builds the MoE router with quant_config=None"
     dequantized = tuple(s.name for s in shards if tower is None and tail_match(s.name, arch.dequantized))
@@ -246,9 +252,11 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
     elif layer_type == "ParallelLMHead" and tower is None and not arch.head_quant_config:
         unquantized = f"vLLM builds the LM head with quant_config=None ({arch.source[5:]})"
     heads = None
+    if layer_type == "QKVParallelLinear" and len(shards) == 2:  # k_eq_v: V loads from K
+        widths = (*widths, widths[1])
     if layer_type == "QKVParallelLinear":
         heads = (_vision_heads(config, widths) if tower is not None and tower.vision_heads
-                 else _heads(config, widths, gated=arch.q_gate))
+                 else _heads(config, widths, gated=arch.q_gate, per_layer=arch.layer_geometry))
         if len(shards) == 1 and heads:  # stored already fused (Phi-3 qkv_proj, Qwen-VL visual attn.qkv)
             num_heads, num_kv, head_dim = heads
             widths = (num_heads * head_dim, num_kv * head_dim, num_kv * head_dim)
@@ -259,6 +267,20 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
     return LinearModule(name, layer_type, shards, k, widths, heads, layout=(tower or arch).source, fused=fused,
                         unquantized=unquantized, tp_split=layer_type not in (FUSED_QKV_A, TORCH_LINEAR) and not replicated,
                         dequantized=dequantized)
+
+
+def _tower_sizes_refused(tower: Tower, config: ModelConfig) -> str | None:
+    """Why a size-gated tower (Tower.quant_needs_64) is built without the quant config, or None."""
+    method = config.quantization_config.method if config.quantization_config is not None else None
+    if method is None or method in ANY_SIZE_TOWER_METHODS:
+        return None
+    sizes = ((config.vision_hidden_size, config.vision_intermediate_size) if tower.quant_needs_64 == "vision"
+             else (config.audio_hidden_size,))
+    if all(size is None or size % 64 == 0 for size in sizes):
+        return None
+    return (f"vLLM builds the {tower.quant_needs_64} tower with quant_config=None: its sizes "
+            f"{', '.join(str(s) for s in sizes if s is not None)} are not all multiples of 64 ({tower.source[5:]} "
+            "_get_tower_quant_config)")
 
 
 def _generic_style(leaf: str, fused: bool, router: bool) -> str:
@@ -287,9 +309,11 @@ def _vision_heads(config: ModelConfig, widths: tuple[int, ...]) -> tuple[int, in
     return heads, heads, q_width // heads
 
 
-def _heads(config: ModelConfig, widths: tuple[int, ...], gated: bool = False) -> tuple[int, int, int] | None:
+def _heads(config: ModelConfig, widths: tuple[int, ...], gated: bool = False,
+           per_layer: bool = False) -> tuple[int, int, int] | None:
     """(heads, kv_heads, head_dim) from config.json, head_dim checked against the q shard's rows. `gated`: q_proj
-    also holds the output gate, and vLLM's QKVParallelLinear counts 2 x num_heads query heads."""
+    also holds the output gate, and vLLM's QKVParallelLinear counts 2 x num_heads query heads. `per_layer`: the
+    layer's KV heads are its k width over its head size (a model with per-layer geometry)."""
     heads, kv = config.num_attention_heads, config.num_key_value_heads
     if not heads or not kv:
         return None
@@ -304,6 +328,8 @@ def _heads(config: ModelConfig, widths: tuple[int, ...], gated: bool = False) ->
         head_dim = config.hidden_size // heads
     if not head_dim:
         return None
+    if per_layer and len(widths) == 3 and widths[1] % head_dim == 0:
+        kv = widths[1] // head_dim
     return heads, kv, head_dim
 
 

@@ -63,7 +63,7 @@ class MoEPlacement(NamedTuple):
 
 
 # FusedMoEConfig (fused_moe/config.py, every release 0.25-0.34), verbatim: non-gated experts off CUDA / ROCm / XPU.
-NON_GATED_REFUSED = "NotImplementedError: is_act_and_mul=False is supported only for CUDA, XPU and ROCm for now"
+NON_GATED_REFUSED = "is_act_and_mul=False is supported only for CUDA, XPU and ROCm for now"
 
 
 def expert_shapes(moe: MoEModule) -> ExpertShapes:

@@ -1,0 +1,298 @@
+"""fp8check's hand-kept layout table checked against the model classes of each vLLM release (issue 33).
+
+    python tests/differential/packed_check.py [--releases 0.33.0,0.34.0] [--platforms cuda:90,rocm:gfx942,cpu]
+
+For every architecture of fp8check.core.model.layouts (ARCHITECTURES, and RETIRED), the release's registry resolves
+the class on each platform (fp8check/core/routing/crosscheck_layouts.py, one subprocess per release and platform,
+the unzipped wheels of run.py) and the class is compared with `ARCHITECTURES[a].for_release(profile)`:
+- `packed`: every fused name and its shards against the class's `packed_modules_mapping` (and each tower's entries
+  that the text model's do not already cover), in both directions;
+- `spec_prefix`: against every name dropped by the `hf_to_vllm_mapper` of the class or of another class its file
+  defines (mapped to None), in both directions;
+- `source`: the class's file, a base class's, or the module the registry names; a class vLLM resolves in another
+  file per platform is a note, never a failure;
+- the registry: an architecture it no longer has is a difference unless RETIRED retires it in this release (and
+  one RETIRED retires must be gone, last supported in the release RETIRED names).
+A difference with a known reason is listed in EXPECTED and shown as such; any other one exits 1. A Markdown table
+per release: architecture | vLLM class (file) | packed agrees? | differences. Needs the unzipped wheels like run.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+from typing import NamedTuple
+
+from fp8check.core.model.layouts import ARCHITECTURES, RETIRED, Arch
+from fp8check.core.targets.profiles import select_profile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run import release_env  # noqa: E402  # isort: skip  (the linear-by-linear run, beside this file)
+
+PLATFORMS = ("cuda:90", "rocm:gfx942", "cpu")
+_DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM")
+_DSA = ("DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM")
+_TEXT_MODEL_FILE = ("fp8check's source names the file of the text model the class builds, where the layout of its "
+                    "linears was read: ")
+# Known differences, each with its reason: (architecture, what) -> why; `what` as Finding.what.
+EXPECTED: dict[tuple[str, str], str] = {
+    **{(a, "packed:qkv_proj"): "deepseek_v2.py's __init__ adds qkv_proj only when use_mha (DeepSeek-V1's MHA: "
+                               "model_type deepseek, or no qk_nope / qk_rope head dims); fp8check keeps "
+                               "LLAMA_PACKED's entry, which an MLA checkpoint (no k_proj / v_proj) never meets"
+       for a in _DEEPSEEK},
+    **{(a, "packed:fused_qkv_a_proj"): "deepseek_v2.py's __init__ adds fused_qkv_a_proj (q_a_proj + "
+                                       "kv_a_proj_with_mqa) when config.q_lora_rank is set; fp8check builds it from "
+                                       "Arch.mla"
+       for a in _DEEPSEEK},
+    **{(a, "packed:wk_weights_proj"): "the DSA indexer's wk + weights_proj are fused by load_weights' "
+                                      "stacked_params_mapping (deepseek_v2.py), without a packed_modules_mapping "
+                                      "entry"
+       for a in _DSA},
+    ("Qwen2MoeForCausalLM", "packed:gate_up_proj"): "qwen2_moe.py's __init__ adds gate_up_proj when mlp_only_layers "
+                                                    "or shared_expert_intermediate_size > 0 (a shared expert: every "
+                                                    "released Qwen2-MoE)",
+    ("Qwen3MoeForCausalLM", "packed:gate_up_proj"): "qwen3_moe.py's __init__ adds gate_up_proj when mlp_only_layers "
+                                                    "(dense layers); without them every MLP is a FusedMoE and no "
+                                                    "gate_proj / up_proj linear exists to fuse",
+    ("Qwen3VLMoeForConditionalGeneration", "packed:gate_up_proj"): "qwen3_vl_moe.py's __init__ merges the language "
+                                                                   "model's mapping (Qwen3MoeForCausalLM: gate_up_proj "
+                                                                   "when mlp_only_layers)",
+    **{("GemmaForCausalLM", f"packed:{name}"): "0.34 serves Gemma through the Transformers backend, whose __init__ "
+                                               "fills packed_modules_mapping from its fusers (transformers/base.py: "
+                                               "QKVFuser qkv_proj, GLUFuser gate_up_proj); the class attribute is "
+                                               "empty"
+       for name in ("qkv_proj", "gate_up_proj")},
+    ("Qwen2_5_VLForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "qwen2_5_vl.py builds Qwen2ForCausalLM "
+                                                                         "(qwen2.py)",
+    ("Mistral3ForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "mistral3.py builds text_config's "
+                                                                       "architecture (MistralForCausalLM, mistral.py)",
+    ("Gemma3ForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "gemma3_mm.py builds Gemma3ForCausalLM "
+                                                                     "(gemma3.py)",
+    ("Llama4ForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "mllama4.py builds Llama4ForCausalLM "
+                                                                     "(llama4.py)",
+}
+
+
+class Finding(NamedTuple):
+    """One way fp8check's entry and vLLM's class disagree."""
+
+    what: str                           # registry | load | packed:NAME | tower packed:NAME | dropped:KIND:PATTERN
+    #                                     | source
+    text: str
+    platforms: tuple[str, ...] = ()     # the platforms it was seen on; (): every platform read
+    listed: str | None = None           # EXPECTED's reason
+    note: bool = False                  # reported, never a failure (a class resolved per platform)
+
+    @property
+    def fails(self) -> bool:
+        return self.listed is None and not self.note
+
+
+def _shards(shards) -> str:
+    return "(" + ", ".join(shards) + ")"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _init_hint(name: str, init: dict) -> str:
+    """What vLLM's __init__ does to the entry that its class attribute lacks, read from the source."""
+    added = init.get("added", {}).get(name)
+    if added:
+        when = f"when `{_one_line(added['when'])}`" if added["when"] else "always"
+        return f"; {added['owner']}.__init__ adds `{name}` = {_shards(added['shards'])} {when}"
+    return "".join(f"; {r['owner']}.__init__ reassigns the mapping: `{_one_line(r['expr'])}`"
+                   for r in init.get("reassigned", ()))
+
+
+def packed_findings(ours: Arch, facts: dict) -> list[tuple[str, str]]:
+    """fp8check's fused names (the text model's, then each tower's not already covered) against the class's
+    packed_modules_mapping."""
+    theirs = {name: tuple(shards) for name, shards in (facts["packed"] or {}).items()}
+    init = facts.get("init", {})
+    out = []
+    for name in sorted(set(ours.packed) | set(theirs)):
+        mine, their = ours.packed.get(name), theirs.get(name)
+        if mine == their:
+            continue
+        if their is None:
+            text = f"`{name}` = {_shards(mine)} only in fp8check{_init_hint(name, init)}"
+        elif mine is None:
+            text = f"`{name}` = {_shards(their)} only in vLLM's class"
+        else:
+            text = f"`{name}`: fp8check {_shards(mine)}, vLLM {_shards(their)}"
+        out.append((f"packed:{name}", text))
+    for tower in ours.towers:
+        for name, shards in tower.packed.items():
+            if ours.packed.get(name) != shards and theirs.get(name) != shards:
+                their = _shards(theirs[name]) if name in theirs else "no entry"
+                out.append((f"tower packed:{name}", f"tower {tower.source}: `{name}` = {_shards(shards)}; vLLM's "
+                                                    f"class: {their}{_init_hint(name, init)}"))
+    return out
+
+
+def dropped_findings(ours: Arch, facts: dict) -> list[tuple[str, str]]:
+    """fp8check's spec_prefix against every name vLLM's mappers drop."""
+    theirs: dict[tuple[str, str], list[str]] = {}
+    for kind, pattern, owner in facts["dropped"]:
+        theirs.setdefault((kind, pattern), []).append(owner)
+    mine = {("prefix", ours.spec_prefix)} if ours.spec_prefix else set()
+    out = [(f"dropped:{kind}:{pattern}", f"vLLM drops {kind} `{pattern}` ({', '.join(sorted(set(owners)))} "
+                                         f"hf_to_vllm_mapper); fp8check's spec_prefix: {ours.spec_prefix!r}")
+           for (kind, pattern), owners in sorted(theirs.items()) if (kind, pattern) not in mine]
+    out += [(f"dropped:{kind}:{pattern}", f"fp8check's spec_prefix `{pattern}`: no hf_to_vllm_mapper of the class's "
+                                          "file drops it")
+            for kind, pattern in sorted(mine - set(theirs))]
+    return out
+
+
+def platform_findings(ours: Arch | None, retired: tuple[str, str] | None, facts: dict) -> list[tuple[str, str]]:
+    """(what, text) of one platform's class: its registry entry, then packed and dropped names."""
+    last = facts.get("previously_supported")
+    if not facts["registered"]:
+        if retired is not None and last == retired[0]:
+            return []
+        if retired is not None:
+            return [("registry", f"RETIRED says served until {retired[0]}; vLLM's registry: "
+                                 f"{'until ' + last if last else 'never listed as supported'}")]
+        return [("registry", "not in vLLM's registry" + (f" (retired: last supported in {last})" if last else ""))]
+    if retired is not None:
+        return [("registry", f"RETIRED says served until {retired[0]}; this release's registry still has it")]
+    if facts["error"]:
+        return [("load", f"vLLM could not load the class: {facts['error'][:200]}")]
+    if ours is None:  # RETIRED in a later release: served here, laid out by fp8check's generic rules
+        return []
+    return packed_findings(ours, facts) + dropped_findings(ours, facts)
+
+
+def source_findings(ours: Arch, theirs: dict[str, dict]) -> list[Finding]:
+    """fp8check's `source` against the class's file (or a base's, or the registry's module) on every platform."""
+    mine = ours.source.removeprefix("vllm:")
+    loaded = {pl: f for pl, f in theirs.items() if f["registered"] and not f["error"]}
+    if not loaded or all(mine in (f["source"], f["registry_source"], *f["bases"]) for f in loaded.values()):
+        return []
+    files = {pl: f["source"] for pl, f in loaded.items()}
+    if len(set(files.values())) > 1:
+        per = "; ".join(f"{pl}: {file}" for pl, file in files.items())
+        return [Finding("source", f"vLLM resolves the class per platform ({per}); fp8check names {mine}", note=True)]
+    return [Finding("source", f"fp8check names {mine}; vLLM's class is in {next(iter(files.values()))}")]
+
+
+def compare(architecture: str, ours: Arch | None, retired: tuple[str, str] | None,
+            theirs: dict[str, dict]) -> list[Finding]:
+    """Every difference between fp8check's entry for `architecture` (None: not in ARCHITECTURES) and vLLM's class
+    facts per platform (crosscheck_layouts.class_facts); `retired`: the RETIRED entry when it applies to this
+    release. A difference seen on some platforms only names them; EXPECTED's reason is attached where listed."""
+    seen: dict[tuple[str, str], list[str]] = {}
+    for platform, facts in theirs.items():
+        for key in platform_findings(ours, retired, facts):
+            seen.setdefault(key, []).append(platform)
+    findings = [Finding(what, text, () if len(pls) == len(theirs) else tuple(pls))
+                for (what, text), pls in seen.items()]
+    if ours is not None:
+        findings += source_findings(ours, theirs)
+    return [f._replace(listed=EXPECTED.get((architecture, f.what))) for f in findings]
+
+
+def read_release(release: str, platform: str, architectures: list[str]) -> dict[str, dict]:
+    """crosscheck_layouts' facts of every architecture, from the release's wheel on `platform`."""
+    argv = [sys.executable, "-m", "fp8check.core.routing.crosscheck_layouts", platform, "--stub"]
+    proc = subprocess.run(argv, input=json.dumps(architectures), capture_output=True, text=True,
+                          env=release_env(release), timeout=1800)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if not lines:
+        raise RuntimeError(f"vLLM {release} on {platform} produced no result:\n{proc.stderr[-3000:]}")
+    return json.loads(lines[-1])
+
+
+def _class_cell(theirs: dict[str, dict]) -> str:
+    cells: dict[str, list[str]] = {}
+    for pl, f in theirs.items():
+        if not f["registered"]:
+            cell = "not registered" + (f" (last {f['previously_supported']})" if f.get("previously_supported") else "")
+        else:
+            cell = f"{f.get('cls', '?')} ({f.get('source') or f['registry_source']})"
+        cells.setdefault(cell, []).append(pl)
+    if len(cells) == 1:
+        return next(iter(cells))
+    return "; ".join(f"{', '.join(pls)}: {cell}" for cell, pls in cells.items())
+
+
+def _packed_cell(ours: Arch | None, findings: list[Finding]) -> str:
+    packed = [f for f in findings if "packed:" in f.what]
+    if ours is None or any(f.what in ("registry", "load") for f in findings):
+        return "-"
+    if any(f.fails for f in packed):
+        return "no"
+    return "yes (listed)" if packed else "yes"
+
+
+def _finding_cell(f: Finding) -> str:
+    label = "note" if f.note else "listed" if f.listed else "**differs**"
+    where = f" [{', '.join(f.platforms)}]" if f.platforms else ""
+    return f"{label}: {f.text}{where}".replace("|", "\\|")
+
+
+def release_table(release: str, results: dict[str, tuple[Arch | None, list[Finding], dict]]) -> str:
+    """The Markdown table of one release, then the EXPECTED entries it met and those it did not."""
+    lines = [f"### vLLM {release}", "", "| architecture | vLLM class (file) | packed agrees? | differences |",
+             "|---|---|---|---|"]
+    met = set()
+    for arch, (ours, findings, theirs) in sorted(results.items()):
+        met |= {(arch, f.what) for f in findings if f.listed}
+        lines.append(f"| {arch} | {_class_cell(theirs)} | {_packed_cell(ours, findings)} | "
+                     f"{'<br>'.join(_finding_cell(f) for f in findings) or '-'} |")
+    lines += ["", "Listed differences met (EXPECTED):"]
+    lines += [f"- {arch} `{what}`: {EXPECTED[(arch, what)]}" for arch, what in sorted(met)] or ["- none"]
+    unmet = sorted(key for key in EXPECTED if key not in met and key[0] in results)
+    lines += ["", "EXPECTED entries this release does not meet (fp8check carries no such entry, or it agrees):"]
+    lines += [f"- {arch} `{what}`" for arch, what in unmet] or ["- none"]
+    return "\n".join(lines)
+
+
+def check(releases: list[str], platforms: list[str], jobs: int = 3) -> tuple[str, bool]:
+    """The tables of every release, and whether every difference is listed."""
+    architectures = sorted({*ARCHITECTURES, *RETIRED})
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        futures = {(r, pl): pool.submit(read_release, r, pl, architectures) for r in releases for pl in platforms}
+    out, passed = [], True
+    for release in releases:
+        profile = select_profile(release)
+        facts: dict[str, dict[str, dict]] = {a: {} for a in architectures}
+        try:
+            for pl in platforms:
+                for arch, one in futures[(release, pl)].result().items():
+                    facts[arch][pl] = one
+        except RuntimeError as exc:  # vLLM could not be imported under the stubs: a harness gap, a failure
+            out.append(f"### vLLM {release}\n\nharness: {exc}")
+            passed = False
+            continue
+        results = {}
+        for arch in architectures:
+            ours = ARCHITECTURES[arch].for_release(profile) if arch in ARCHITECTURES else None
+            retired = RETIRED[arch] if arch in RETIRED and profile.has(RETIRED[arch][1]) else None
+            findings = compare(arch, ours, retired, facts[arch])
+            passed &= not any(f.fails for f in findings)
+            results[arch] = (ours, findings, facts[arch])
+        out.append(release_table(release, results))
+    return "\n\n".join(out), passed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--releases", default="0.33.0,0.34.0")
+    parser.add_argument("--platforms", default=",".join(PLATFORMS))
+    parser.add_argument("--jobs", type=int, default=3)
+    args = parser.parse_args()
+    tables, passed = check(args.releases.split(","), args.platforms.split(","), args.jobs)
+    print(tables)
+    return 0 if passed else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
