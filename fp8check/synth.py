@@ -162,7 +162,7 @@ MOE_STYLES = {
 }
 # Layer names vLLM builds without a quant config: real checkpoints store them in BF16.
 ROUTER_LEAVES = (".mlp.gate", ".block_sparse_moe.gate", ".feed_forward.router", ".mlp.router", ".shared_expert_gate",
-                 ".mixer.gate", ".router.proj")  # Nemotron-H, Gemma-4
+                 ".mixer.gate", ".router.proj", ".mlp.gate.wg")  # Nemotron-H, Gemma-4, Hunyuan
 # Towers vLLM builds with quant_config=None (mllama4.py): Meta's FP8 checkpoints keep them in BF16.
 BF16_TOWERS = {"llama4": ("vision_model.", "multi_modal_projector.")}
 

@@ -47,6 +47,10 @@ GEMMA4 = dict(num_hidden_layers=4, global_head_dim=256, num_global_key_value_hea
               layer_types=["sliding_attention", "full_attention"] * 2, sliding_window=512, hidden_size_per_layer_input=0,
               num_kv_shared_layers=0, enable_moe_block=True, num_experts=4, top_k_experts=2, moe_intermediate_size=256,
               head_dim=128, tie_word_embeddings=True)
+LAGUNA = dict(num_hidden_layers=3, num_attention_heads_per_layer=[4, 8, 4], head_dim=128,
+              layer_types=["full_attention", "sliding_attention", "full_attention"], sliding_window=512,
+              mlp_layer_types=["dense", "sparse", "sparse"], gating=True, num_experts=4, num_experts_per_tok=2,
+              moe_intermediate_size=256, shared_expert_intermediate_size=256)
 VISION = dict(depth=1, hidden_size=256, intermediate_size=512, num_heads=2, out_hidden_size=256)
 # (id, Spec fields, TP, {layer name: (vLLM class, layout)}) — each family at a TP size it is deployed with.
 FAMILIES = [
@@ -170,7 +174,21 @@ FAMILIES = [
                                       "audio_config": None}, **HF), 2,
      {"model.vision_tower.encoder.layers.0.self_attn.q_proj.linear": ("ReplicatedLinear", "vllm:gemma4_mm.py"),
       "model.embed_vision.embedding_projection": ("ReplicatedLinear", "vllm:gemma4_mm.py"),
-      "model.language_model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:gemma4.py")}),
+      "model.language_model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:gemma4_mm.py")}),
+    ("laguna", dict(architecture="LagunaForCausalLM", model_type="laguna", extra_config=LAGUNA,
+                    **dict(HF, ignore=("lm_head", "re:.*g_proj$"))), 2,  # per-head gates: a row per head
+     {"model.layers.0.mlp.gate_proj": ("ColumnParallelLinear", "vllm:laguna.py"),
+      "model.layers.1.mlp.shared_expert.up_proj": ("ColumnParallelLinear", "vllm:laguna.py"),
+      "model.layers.1.self_attn.g_proj": ("ColumnParallelLinear", "vllm:laguna.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:laguna.py")}),
+    ("hunyuan-dense", dict(architecture="HunYuanDenseV1ForCausalLM", model_type="hunyuan_v1_dense", head_dim=128,
+                           transformers=True), 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:transformers/causal.py")}),
+    ("hunyuan-moe", dict(architecture="HunYuanMoEV1ForCausalLM", model_type="hunyuan_v1_moe", head_dim=128,
+                         transformers=True, extra_config=dict(num_experts=4, moe_topk=2, moe_intermediate_size=256,
+                                                              num_shared_expert=1)), 2,
+     {"model.layers.0.mlp.gate.wg": ("ReplicatedLinear", "vllm:transformers/moe.py"),
+      "model.layers.0.mlp.shared_mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:transformers/moe.py")}),
     ("qwen3-next", dict(architecture="Qwen3NextForCausalLM", model_type="qwen3_next", extra_config=GDN_MOE, **HF), 2,
      {"model.layers.0.linear_attn.in_proj_qkvz": ("MergedColumnParallelLinear", "vllm:qwen3_next.py"),
       "model.layers.0.linear_attn.conv1d": ("ColumnParallelLinear", "vllm:qwen3_next.py"),
@@ -489,3 +507,22 @@ def test_gemma4_vision_tower_is_quantized_only_at_sizes_its_kernels_take(make_ch
     assert all(layer.ok for layer in tower) is quantized
     if not quantized:
         assert all("not all multiples of 64" in layer.errors[0] for layer in tower)
+
+
+def test_laguna_heads_per_layer_and_the_router_bias_under_experts(make_checkpoint):
+    """num_attention_heads_per_layer gives layer 1 eight heads; experts.e_score_correction_bias is the router's, so
+    the FusedMoE is read expert by expert (not as fused experts)."""
+    rep = inspect(make_checkpoint(architecture="LagunaForCausalLM", model_type="laguna", data="sparse",
+                                  extra_config=LAGUNA, **HF))
+    assert [a.num_heads for a in rep.attention] == [4, 8, 4]
+    assert [(m.num_experts, m.scheme) for m in rep.moes] == [(4, "CompressedTensorsW8A8Fp8MoEMethod")] * 2
+
+
+def test_dsa_indexer_needs_deep_gemm_on_cuda(make_checkpoint):
+    """SparseAttnIndexer.__init__ refuses a CUDA host without DeepGEMM (--assume deep_gemm=no): vLLM's RuntimeError."""
+    folder = make_checkpoint(architecture="DeepseekV32ForCausalLM", model_type="deepseek_v32", data="sparse",
+                             extra_config=DSA, **DSA_SPEC)
+    without = apply_assumptions(parse_platform("h100"), ["deep_gemm=no"])
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(without, LATEST))
+    assert "Sparse Attention Indexer CUDA op requires DeepGEMM support in the current vLLM environment." in rep.errors
+    assert inspect(folder, "h100").ok

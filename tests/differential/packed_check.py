@@ -36,6 +36,7 @@ from run import release_env  # noqa: E402  # isort: skip  (the linear-by-linear 
 PLATFORMS = ("cuda:90", "rocm:gfx942", "cpu")
 _DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM")
 _DSA = ("DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM")
+_TRANSFORMERS_BACKEND = ("GemmaForCausalLM", "HunYuanDenseV1ForCausalLM", "HunYuanMoEV1ForCausalLM")
 _TEXT_MODEL_FILE = ("fp8check's source names the file of the text model the class builds, where the layout of its "
                     "linears was read: ")
 # Known differences, each with its reason: (architecture, what) -> why; `what` as Finding.what.
@@ -61,11 +62,10 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("Qwen3VLMoeForConditionalGeneration", "packed:gate_up_proj"): "qwen3_vl_moe.py's __init__ merges the language "
                                                                    "model's mapping (Qwen3MoeForCausalLM: gate_up_proj "
                                                                    "when mlp_only_layers)",
-    **{("GemmaForCausalLM", f"packed:{name}"): "0.34 serves Gemma through the Transformers backend, whose __init__ "
-                                               "fills packed_modules_mapping from its fusers (transformers/base.py: "
-                                               "QKVFuser qkv_proj, GLUFuser gate_up_proj); the class attribute is "
-                                               "empty"
-       for name in ("qkv_proj", "gate_up_proj")},
+    **{(a, f"packed:{name}"): "served through the Transformers backend (Gemma from 0.34), whose __init__ fills "
+                              "packed_modules_mapping from its fusers (transformers/base.py: QKVFuser qkv_proj, "
+                              "GLUFuser gate_up_proj); the class attribute is empty"
+       for a in _TRANSFORMERS_BACKEND for name in ("qkv_proj", "gate_up_proj")},
     ("Qwen2_5_VLForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "qwen2_5_vl.py builds Qwen2ForCausalLM "
                                                                          "(qwen2.py)",
     ("Mistral3ForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "mistral3.py builds text_config's "
@@ -137,11 +137,12 @@ def packed_findings(ours: Arch, facts: dict) -> list[tuple[str, str]]:
 
 
 def dropped_findings(ours: Arch, facts: dict) -> list[tuple[str, str]]:
-    """fp8check's spec_prefix against every name vLLM's mappers drop."""
+    """fp8check's spec_prefix and spec_substrings against every name vLLM's mappers drop."""
     theirs: dict[tuple[str, str], list[str]] = {}
     for kind, pattern, owner in facts["dropped"]:
         theirs.setdefault((kind, pattern), []).append(owner)
     mine = {("prefix", ours.spec_prefix)} if ours.spec_prefix else set()
+    mine |= {("substr", dropped) for dropped in ours.spec_substrings}
     out = [(f"dropped:{kind}:{pattern}", f"vLLM drops {kind} `{pattern}` ({', '.join(sorted(set(owners)))} "
                                          f"hf_to_vllm_mapper); fp8check's spec_prefix: {ours.spec_prefix!r}")
            for (kind, pattern), owners in sorted(theirs.items()) if (kind, pattern) not in mine]
@@ -158,8 +159,8 @@ def platform_findings(ours: Arch | None, retired: tuple[str, str] | None, facts:
         if retired is not None and last == retired[0]:
             return []
         if retired is not None:
-            return [("registry", f"RETIRED says served until {retired[0]}; vLLM's registry: "
-                                 f"{'until ' + last if last else 'never listed as supported'}")]
+            said = f"last supported in {last}" if last else "absent, not in _PREVIOUSLY_SUPPORTED_MODELS"
+            return [("registry", f"RETIRED says served until {retired[0]}; vLLM's registry: {said}")]
         return [("registry", "not in vLLM's registry" + (f" (retired: last supported in {last})" if last else ""))]
     if retired is not None:
         return [("registry", f"RETIRED says served until {retired[0]}; this release's registry still has it")]
@@ -216,7 +217,7 @@ def _class_cell(theirs: dict[str, dict]) -> str:
         if not f["registered"]:
             cell = "not registered" + (f" (last {f['previously_supported']})" if f.get("previously_supported") else "")
         else:
-            cell = f"{f.get('cls', '?')} ({f.get('source') or f['registry_source']})"
+            cell = f"{f['cls']} ({f.get('source') or f['registry_source']})"
         cells.setdefault(cell, []).append(pl)
     if len(cells) == 1:
         return next(iter(cells))

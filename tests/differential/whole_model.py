@@ -220,6 +220,15 @@ FAMILIES.update({
                                       "num_hidden_layers": 1, "num_attention_heads": 16, "num_key_value_heads": 16,
                                       "head_dim": 64, "patch_size": 16, "pooling_kernel_size": 3},
                     "audio_config": None}),
+    "laguna": (dict(architecture="LagunaForCausalLM", model_type="laguna", **_HF,  # per-head gates: one row a head
+                    ignore=("lm_head", *(f"model.layers.{i}.self_attn.g_proj" for i in range(3)))),
+               dict(num_hidden_layers=3, num_attention_heads_per_layer=[16, 32, 16],
+                    layer_types=["full_attention", "sliding_attention", "full_attention"], sliding_window=512,
+                    mlp_layer_types=["dense", "sparse", "sparse"], gating=True, num_experts=8, num_experts_per_tok=2,
+                    moe_intermediate_size=1024, shared_expert_intermediate_size=1024)),
+    "hunyuan-dense": (dict(architecture="HunYuanDenseV1ForCausalLM", model_type="hunyuan_v1_dense", **_HF), {}),
+    "hunyuan-moe": (dict(architecture="HunYuanMoEV1ForCausalLM", model_type="hunyuan_v1_moe", **_HF),
+                    dict(num_experts=8, moe_topk=2, moe_intermediate_size=1024, num_shared_expert=1)),
     # The official Qwen3.5 releases: vision-language, text under model.language_model, a Qwen3-VL tower.
     "qwen3.5-vl": (dict(architecture="Qwen3_5ForConditionalGeneration", model_type="qwen3_5", **_HF,
                         **_gdn_ignore("model.language_model")),

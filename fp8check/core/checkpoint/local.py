@@ -57,6 +57,7 @@ class ModelConfig(NamedTuple):
     index_topk: int | None = None      # DeepSeek sparse attention: the indexer's top-k (sparse backends check it)
     # Mamba2 mixers (Nemotron-H): (mamba_num_heads, mamba_head_dim, n_groups, ssm_state_size), None when absent
     mamba: tuple[int, int, int, int] | None = None
+    heads_per_layer: tuple[int, ...] | None = None  # Laguna: num_attention_heads_per_layer
     vision_heads: int | None = None         # vision_config: attention heads of the vision tower
     vision_hidden_size: int | None = None   # vision_config: hidden size of the vision tower
     vision_intermediate_size: int | None = None
@@ -148,6 +149,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         first_k_dense_replace=opt_int("first_k_dense_replace", minimum=0),
         index_topk=opt_int("index_topk"),
         mamba=_mamba_sizes(opt_int),
+        heads_per_layer=_int_list(sizes, "num_attention_heads_per_layer", where),
         # Llama-4 / Pixtral / SigLIP call it num_attention_heads, Qwen2.5-VL / Qwen3-VL num_heads.
         vision_heads=opt_int("num_attention_heads", vision) or opt_int("num_heads", vision),
         vision_hidden_size=opt_int("hidden_size", vision),
@@ -156,6 +158,16 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         router_keys=tuple((key, sizes[key]) for key in ROUTER_KEYS if isinstance(sizes.get(key), (str, bool, int))),
         sliding=_sliding_keys(sizes, model_type, opt_int, where),
     )
+
+
+def _int_list(sizes: dict, key: str, where: str) -> tuple[int, ...] | None:
+    """A list of positive integers from the text config, or None when absent."""
+    value = sizes.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value):
+        raise ConfigError(f"{where}: {key} must be a list of positive integers, got {shown(value)}")
+    return tuple(value)
 
 
 def _mamba_sizes(opt_int: Callable[..., int | None]) -> tuple[int, int, int, int] | None:

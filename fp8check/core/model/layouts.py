@@ -1,7 +1,8 @@
 """How vLLM builds each model family's linear layers, as data read from its model files.
 
-Every entry below was read from `vllm/model_executor/models/<file>` of vLLM 0.33.0 (the wheel on PyPI) and
-names that file as its `source`; each layer in a report carries the `source` of the entry that built it
+Every entry below was read from `vllm/model_executor/models/<file>` (or `vllm/models/<package>`) of vLLM 0.33.0 and,
+for the families added with 0.34, 0.34.0 (the wheels on PyPI), checked module by module against both by
+tests/differential/whole_model.py, and names that file as its `source`; each layer in a report carries the `source` of the entry that built it
 (`layout: "vllm:deepseek_v2.py"`), or `"generic"` for an architecture not in this table. What an entry says:
 
 - `packed`: the class's `packed_modules_mapping` (fused name -> checkpoint shards), which both decides the
@@ -119,6 +120,8 @@ class Arch(NamedTuple):
     # A checkpoint prefix the model's hf_to_vllm_mapper maps to None ("mtp.": Qwen3-Next / Qwen3.5's MTP block):
     # the main model never loads those tensors; they are listed as skipped.
     spec_prefix: str | None = None
+    # Substrings of checkpoint names the mapper maps to None (ERNIE-4.5-MoE's "mtp", a Gemma-4 text model's towers).
+    spec_substrings: tuple[str, ...] = ()
     # True: q_proj also holds each head's output gate (attn_output_gate: QKVParallelLinear over 2 x num_heads query
     # heads, Qwen3-Next / Qwen3.5), so the head size comes from config.json's head_dim, not q's width.
     q_gate: bool = False
@@ -146,6 +149,10 @@ class Arch(NamedTuple):
     # True: each attention layer's head size and KV heads are its own (Gemma-4's full-attention layers take
     # global_head_dim and num_global_key_value_heads): read from the layer's q / k widths.
     layer_geometry: bool = False
+    # (checkpoint name part, vLLM's module name part): modules the model class names otherwise than the checkpoint
+    # (the Transformers backend's wrapped shared expert); fp8check reports checkpoint names, the differential suite
+    # compares under vLLM's.
+    vllm_names: tuple[tuple[str, str], ...] = ()
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
@@ -229,8 +236,10 @@ ARCHITECTURES: dict[str, Arch] = {
     # Qwen3MoeLLMForCausalLM (qwen3_vl_moe.py, a Qwen3MoeForCausalLM).
     "Qwen3VLForConditionalGeneration": Arch("vllm:qwen3_vl.py", packed=_QWEN_VL_PACKED, towers=(_QWEN3_VISUAL,),
                                             **_QWEN2_MODEL),
-    "Qwen3VLMoeForConditionalGeneration": Arch("vllm:qwen3_vl_moe.py", packed=_QWEN_VL_PACKED,
-                                               towers=(_QWEN3_VISUAL,), router=_NORM_TOPK, sliding=MODEL_WINDOW,
+    # Qwen3VLMoeForConditionalGeneration.__init__ replaces its packed_modules_mapping by Qwen3-VL's text and MoE
+    # ones: no "qkv" entry (the tower's attn.qkv is matched by its own name, the same answer).
+    "Qwen3VLMoeForConditionalGeneration": Arch("vllm:qwen3_vl_moe.py",
+                                               towers=(_QWEN3_VISUAL._replace(packed=LLAMA_PACKED),), router=_NORM_TOPK, sliding=MODEL_WINDOW,
                                                **_QWEN3_MOE_ROUTERS),
     "DeepseekV2ForCausalLM": _DEEPSEEK,
     "DeepseekV3ForCausalLM": _DEEPSEEK_V3,
@@ -251,7 +260,7 @@ ARCHITECTURES: dict[str, Arch] = {
     # phi3.py: packed_modules_mapping maps qkv_proj -> [qkv_proj], gate_up_proj -> [gate_up_proj] (stored fused).
     "Phi3ForCausalLM": Arch("vllm:phi3.py", packed={"qkv_proj": ("qkv_proj",), "gate_up_proj": ("gate_up_proj",)}),
     # gpt_oss.py: attention sinks are a per-head nn.Parameter, not a linear; mlp.router is a GateLinear.
-    "GptOssForCausalLM": Arch("vllm:gpt_oss.py", unquantized=("mlp.router",), kv_replication=False,
+    "GptOssForCausalLM": Arch("vllm:gpt_oss.py", packed=_QKV_ONLY, unquantized=("mlp.router",), kv_replication=False,
                               head_quant_config=False, moe_activation="swigluoai", sliding=EVEN_LAYERS),
 }
 
@@ -325,7 +334,7 @@ def model_cache_dtype(architectures: tuple[str, ...], requested: str, ctx) -> st
 # GateLinear without quant_config, sigmoid + e_score_correction_bias grouped routing, experts up / down only with
 # relu2_no_mul, shared_experts, latent projections replicated); `mtp.` dropped by hf_to_vllm_mapper.
 ARCHITECTURES["NemotronHForCausalLM"] = Arch(
-    "vllm:nemotron_h.py", packed=_QKV_ONLY, spec_prefix="mtp.", conv_linears=("mixer.conv1d",),
+    "vllm:nemotron_h.py", packed=_QKV_ONLY, spec_prefix="mtp", conv_linears=("mixer.conv1d",),
     unquantized=("mixer.gate",), styles={"mixer.fc1_latent_proj": REPLICATED, "mixer.fc2_latent_proj": REPLICATED},
     router=Router("sigmoid", ("norm_topk_prob", True), ("n_group", 1), True), moe_activation="relu2_no_mul",
     gated_experts=False, mamba_in_proj="mixer.in_proj", sliding=MODEL_WINDOW)
@@ -335,7 +344,7 @@ ARCHITECTURES["NemotronHForCausalLM"] = Arch(
 # experts; hf_to_vllm_mapper drops every name holding "mtp" (model.mtp_block.N, mtp_emb_norm, mtp_linear_proj).
 ARCHITECTURES.update({
     "Ernie4_5ForCausalLM": Arch("vllm:ernie45.py"),
-    "Ernie4_5_MoeForCausalLM": Arch("vllm:ernie45_moe.py", unquantized=("mlp.gate",), spec_prefix="model.mtp_",
+    "Ernie4_5_MoeForCausalLM": Arch("vllm:ernie45_moe.py", unquantized=("mlp.gate",), spec_substrings=("mtp",),
                                     router=Router(renormalize=True, bias=True), sliding=MODEL_WINDOW),
 })
 
@@ -346,7 +355,8 @@ ARCHITECTURES.update({
 # ReplicatedLinear, per_layer_model_projection a ColumnParallelLinear. Not modelled: KV-shared layers (q_proj
 # alone, their k / v dropped by the model's mapper; E-models' num_kv_shared_layers) and the vision / audio towers.
 ARCHITECTURES["Gemma4ForCausalLM"] = Arch(
-    "vllm:gemma4.py", unquantized=("router.proj",), k_eq_v=True, layer_geometry=True, moe_activation="gelu_tanh",
+    "vllm:gemma4.py", spec_substrings=("audio_tower.", "embed_audio.", "embed_vision.", "vision_tower."),
+    unquantized=("router.proj",), k_eq_v=True, layer_geometry=True, moe_activation="gelu_tanh",
     router=Router(custom="Custom"),
     styles={"router.proj": REPLICATED, "per_layer_input_gate": REPLICATED, "per_layer_projection": REPLICATED,
             "per_layer_model_projection": COLUMN})
@@ -363,9 +373,28 @@ _GEMMA4_TOWERS = (
           quant_needs_64="audio"),
 )
 ARCHITECTURES["Gemma4ForConditionalGeneration"] = ARCHITECTURES["Gemma4ForCausalLM"]._replace(
-    source="vllm:gemma4.py", towers=_GEMMA4_TOWERS)
+    source="vllm:gemma4_mm.py", towers=_GEMMA4_TOWERS, spec_substrings=())
 # Methods whose tower layers gemma4_mm.py always quantizes (they handle sizes that are not multiples of 64).
 ANY_SIZE_TOWER_METHODS = ("bitsandbytes", "torchao", "compressed-tensors")
+
+# Laguna (laguna.py, 0.33 and 0.34): only q / k / v are packed (gate_proj and up_proj stay two ColumnParallelLinear,
+# dense MLP and shared expert alike), g_proj a ColumnParallelLinear, a head count per layer
+# (num_attention_heads_per_layer), the router mlp.gate a GateLinear without quant_config, sigmoid routing with the
+# e_score_correction_bias (stored under mlp.experts), the shared expert separate.
+ARCHITECTURES["LagunaForCausalLM"] = Arch("vllm:laguna.py", packed=_QKV_ONLY, unquantized=("mlp.gate",),
+                                          router=Router("sigmoid", True, None, True))
+
+# Hunyuan (HunYuanDenseV1 / HunYuanMoEV1): registry.py serves both through the Transformers backend
+# (transformers/causal.py, moe.py), which builds each nn.Linear from the HF model's tp_plan (q / k / v fused by its
+# QKVFuser, gate / up by its GLUFuser, o / down row) and every Linear the plan does not name as a ReplicatedLinear
+# with the model's quant config: the router mlp.gate.wg. The backend moves the shared expert under
+# mlp.experts._shared_experts._layer.shared_experts; fp8check lists it under its checkpoint name, mlp.shared_mlp.
+_HUNYUAN = dict(styles={"mlp.gate.wg": REPLICATED}, quantized_routers=("mlp.gate.wg",), sliding=MODEL_WINDOW,
+                vllm_names=((".mlp.shared_mlp.", ".mlp.experts._shared_experts._layer.shared_experts."),))
+ARCHITECTURES.update({
+    "HunYuanDenseV1ForCausalLM": Arch("vllm:transformers/causal.py", **_HUNYUAN),
+    "HunYuanMoEV1ForCausalLM": Arch("vllm:transformers/moe.py", **_HUNYUAN),
+})
 
 # Architectures not in the table: the name-based rules fp8check had before the table, which cover
 # Llama-like decoders and the router names of the MoE families above. MTP layers declared in the config

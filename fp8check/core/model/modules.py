@@ -31,6 +31,8 @@ REPLICATED_LEAVES = frozenset({"q_a_proj", "kv_a_proj_with_mqa"})
 # deepseek_v2.py DeepseekV2ForCausalLM: packed_modules_mapping gains this entry when q_lora_rank is set.
 MLA_FUSED = ("fused_qkv_a_proj", ("q_a_proj", "kv_a_proj_with_mqa"))
 LLAMA_QKV = LLAMA_PACKED["qkv_proj"]
+# Router tensors some exporters store under '.experts.' (Laguna's experts.e_score_correction_bias): no expert's.
+ROUTER_SIDE = frozenset({"e_score_correction_bias"})
 _EXPERT_TAIL = re.compile(r"(?:\d+\.)?[^.]+(?:\.[^.]+)?")  # what follows '<FusedMoE name>.' in an expert tensor's name
 _LAYER_INDEX = re.compile(r"\.(\d+)\.")
 
@@ -119,7 +121,7 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
         if experts_dot:
             group = groups.get(head)
             if group is None:
-                group = groups[head] = _expert_group(head, skip_prefixes)
+                group = groups[head] = _expert_group(head, skip_prefixes, arch.spec_substrings)
             if group:
                 expert = expert_ids.get(tail)
                 if expert is None:
@@ -129,9 +131,12 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
                     group[1].append(tail)
                     continue
         others.append(name)
+        dropped = next((d for d in arch.spec_substrings if d in name), None)
         if skip_prefixes and name.startswith(skip_prefixes):
             spec = next(p for p in skip_prefixes if name.startswith(p))
             skipped.setdefault(spec, []).append(info)
+        elif dropped:
+            skipped.setdefault(dropped, []).append(info)
         elif name.endswith(".weight") and (len(info.shape) == 2 and not _is_embedding(name) or len(info.shape) == 3
                                            and tail_match(name[: -len(".weight")], arch.conv_linears)):
             weights[name[: -len(".weight")]] = Shard(name=name[: -len(".weight")], weight=info, side={})
@@ -161,6 +166,9 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
 
 
 def _skip_reason(arch: Arch, config: ModelConfig, prefix: str) -> str:
+    if prefix in arch.spec_substrings:
+        return (f"{arch.source[5:]}'s hf_to_vllm_mapper drops every name holding '{prefix}' (an MTP block or a tower "
+                "this model class does not build): vLLM's main model never loads it")
     if prefix == arch.spec_prefix:
         return (f"MTP block: {arch.source[5:]}'s hf_to_vllm_mapper drops '{prefix}...', so vLLM's main model never "
                 "loads it; it loads only as the speculative-decoding draft model")
@@ -256,7 +264,7 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
         widths = (*widths, widths[1])
     if layer_type == "QKVParallelLinear":
         heads = (_vision_heads(config, widths) if tower is not None and tower.vision_heads
-                 else _heads(config, widths, gated=arch.q_gate, per_layer=arch.layer_geometry))
+                 else _heads(_layer_config(config, name), widths, gated=arch.q_gate, per_layer=arch.layer_geometry))
         if len(shards) == 1 and heads:  # stored already fused (Phi-3 qkv_proj, Qwen-VL visual attn.qkv)
             num_heads, num_kv, head_dim = heads
             widths = (num_heads * head_dim, num_kv * head_dim, num_kv * head_dim)
@@ -300,6 +308,14 @@ def _generic_style(leaf: str, fused: bool, router: bool) -> str:
     return ROW if leaf in ROW_PARALLEL else COLUMN
 
 
+def _layer_config(config: ModelConfig, name: str) -> ModelConfig:
+    """The config as one decoder layer sees it: its own head count where the model lists one per layer."""
+    index = layer_template(name)[1]
+    if config.heads_per_layer is None or index is None or index >= len(config.heads_per_layer):
+        return config
+    return config._replace(num_attention_heads=config.heads_per_layer[index])
+
+
 def _vision_heads(config: ModelConfig, widths: tuple[int, ...]) -> tuple[int, int, int] | None:
     """Vision attention: every head is a KV head (total_num_kv_heads = num_heads), head_dim from the weight."""
     heads = config.vision_heads
@@ -338,11 +354,13 @@ def _is_embedding(name: str) -> bool:
     return not EMBEDDING_SET.isdisjoint(name.split(".")[:-1])
 
 
-def _expert_group(head: str, skip_prefixes: tuple[str, ...]) -> tuple[list[TensorInfo], list[str]] | tuple[()]:
+def _expert_group(head: str, skip_prefixes: tuple[str, ...],
+                  dropped: tuple[str, ...] = ()) -> tuple[list[TensorInfo], list[str]] | tuple[()]:
     """A new FusedMoE group for names '<head>.experts.<tail>', or () when they are not experts': skipped (an MTP
     prefix is a prefix of every such name exactly when it is one of '<head>.experts.', as no prefix holds
-    'experts'), or a head the regex in _expert_id cannot match (empty, or holding a newline)."""
-    if not head or "\n" in head or f"{head}.experts.".startswith(skip_prefixes):
+    'experts'; a `dropped` substring in the head), or a head the regex in _expert_id cannot match (empty, or holding a
+    newline)."""
+    if not head or "\n" in head or f"{head}.experts.".startswith(skip_prefixes) or any(d in head for d in dropped):
         return ()
     return [], []
 
@@ -355,7 +373,7 @@ def _expert_id(tail: str) -> str | None:
     r'^(?P<moe>.+\.experts)\.(?:\d+\.)?[^.]+(?:\.[^.]+)?$' (the regex is greedy, so its `moe` group ends at the
     last '.experts.'; an earlier one leaves a longer tail, which never matches when the last one's does not).
     """
-    if _EXPERT_TAIL.fullmatch(tail) is None:
+    if _EXPERT_TAIL.fullmatch(tail) is None or tail in ROUTER_SIDE:
         return None
     head = tail.split(".", 1)[0]
     return head if head.isdigit() else "fused"

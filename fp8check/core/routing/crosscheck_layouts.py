@@ -19,7 +19,7 @@ inspect path.
 from __future__ import annotations
 
 import ast
-import importlib
+import importlib.util
 import inspect
 import json
 import os
@@ -52,7 +52,8 @@ def source_of(module_name: str) -> str:
     "transformers/causal.py"), else to vllm/ ("models/deepseek_v32"); a package by its folder."""
     import vllm
 
-    path = importlib.import_module(module_name).__file__ or module_name
+    spec = importlib.util.find_spec(module_name)  # located, not imported (importing may fail: the class's error)
+    path = spec.origin if spec is not None and spec.origin else module_name
     if os.path.basename(path) == "__init__.py":
         path = os.path.dirname(path)
     root = os.path.dirname(vllm.__file__)
@@ -78,7 +79,8 @@ def class_facts(architecture: str) -> dict:
     if entry is None:
         return {"registered": False,
                 "previously_supported": getattr(registry, "_PREVIOUSLY_SUPPORTED_MODELS", {}).get(architecture)}
-    facts = {"registered": True, "registry_source": source_of(entry.module_name), "error": None}
+    facts = {"registered": True, "registry_source": source_of(entry.module_name), "cls": entry.class_name,
+             "error": None}
     try:  # the platform's verify_model_arch may refuse the architecture
         cls = registry.ModelRegistry._try_load_model_cls(architecture)
         if cls is None:  # the registry logged why: load again for the text

@@ -24,6 +24,8 @@ import types
 from enum import Enum
 from typing import NamedTuple
 
+from fp8check.core.model.layouts import arch_for
+
 MODEL_STUB_RISKS = {
     "distributed groups": "TP / PP / DP / EP / DCP groups are stand-ins with world size = the case's TP (EP = TP "
                           "with --ep, PP = DP = 1), rank 0: rank-dependent construction (PP stages, DP) is not run",
@@ -502,7 +504,8 @@ MODEL_DTYPE = "bfloat16"  # every case is built in it (ModelConfig's dtype), and
 
 
 def our_modules(report) -> dict[str, dict]:
-    """fp8check's InspectReport as rows keyed by module name, in read_modules' terms."""
+    """fp8check's InspectReport as rows keyed by module name (vLLM's, where the model class renames one), in
+    read_modules' terms."""
     rows = {layer.name: {"kind": "linear", "type": layer.layer_type, "scheme": layer.scheme, "kernel": layer.kernel,
                          "backend": None, "error": layer.errors[0] if layer.errors else None}
             for layer in report.layers}
@@ -512,7 +515,16 @@ def our_modules(report) -> dict[str, dict]:
                              "kv_cache_dtype": attn.kv_cache_dtype, "error": attn.errors[0] if attn.errors else None,
                              "errors": list(attn.errors)}
                  for attn in report.attention})
-    return rows
+    arch = arch_for(report.architectures)
+    renames = arch.vllm_names if arch is not None else ()
+    return {_vllm_name(name, renames): row for name, row in rows.items()}
+
+
+def _vllm_name(name: str, renames: tuple[tuple[str, str], ...]) -> str:
+    """A checkpoint-named module under the name vLLM's model class gives it (layouts.Arch.vllm_names)."""
+    for ours, theirs in renames:
+        name = name.replace(ours, theirs)
+    return name
 
 
 def _their_kv_dtype(row: dict) -> str:

@@ -32,6 +32,10 @@ def front_door_of(ckpt: Checkpoint, options: InspectOptions) -> FrontDoor:
                       options.quantization, options.allow_deprecated_quantization, activation_dtype(ckpt.config))
 
 
+# layers/sparse_attn_indexer.py SparseAttnIndexer.__init__ (every release 0.25-0.34), verbatim: DeepSeek sparse
+# attention's indexer on CUDA without DeepGEMM (has_deep_gemm(): installed, or the wheel's vendored copy).
+SPARSE_INDEXER_NEEDS_DEEP_GEMM = ("Sparse Attention Indexer CUDA op requires DeepGEMM support in the current vLLM "
+                                  "environment.")
 # platforms/cpu.py CpuPlatform.check_and_update_config, 0.34 (a warning before), verbatim.
 CPU_NEEDS_TRITON = "vLLM on x86 CPUs requires Triton (triton-cpu)."
 
@@ -47,6 +51,8 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
     if heads and heads % tp:
         errors.append(f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp}).")
     arch = arch_for(ckpt.config.architectures)
+    if arch is not None and arch.sparse_mla and ctx.kind == "cuda" and not ctx.platform.assumptions.deep_gemm:
+        errors.append(SPARSE_INDEXER_NEEDS_DEEP_GEMM)
     mamba = ckpt.config.mamba if arch is not None and arch.mamba_in_proj else None
     if mamba and mamba[0] % tp:  # MambaMixer2.__init__ (layers/mamba/mamba_mixer2.py), verbatim
         errors.append("AssertionError: Tensor parallel world size must divide num heads.")
