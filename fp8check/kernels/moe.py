@@ -28,7 +28,7 @@ from fp8check.kernels.registry import Rejection
 
 # RoutingMethodType (fused_moe/config.py) is an IntEnum: vLLM prints it as its number.
 ROUTING = {"Default": 0, "Renormalize": 1, "DeepSeekV3": 2, "Llama4": 3, "RenormalizeNaive": 4, "TopK": 5,
-           "SigmoidRenorm": 6, "MiniMax2": 7, "Sigmoid": 8, "Unspecified": 9, "DeepseekV4": 100}
+           "SigmoidRenorm": 6, "MiniMax2": 7, "Sigmoid": 8, "Unspecified": 9, "DeepseekV4": 100, "Custom": 101}
 STANDARD = "('standard',)"            # FusedMoEActivationFormat.Standard.value, as vLLM formats it
 BATCHED = "('batched_experts',)"
 NO_BACKEND = "No FP8 MoE backend supports the deployment configuration."

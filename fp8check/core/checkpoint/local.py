@@ -55,6 +55,7 @@ class ModelConfig(NamedTuple):
     num_mtp_modules: int = 0                # MiniMax-M2's name for the same
     first_k_dense_replace: int | None = None  # DeepSeek / GLM: layers below it are dense, the rest MoE
     index_topk: int | None = None      # DeepSeek sparse attention: the indexer's top-k (sparse backends check it)
+    vocab_size: int | None = None
     # Mamba2 mixers (Nemotron-H): (mamba_num_heads, mamba_head_dim, n_groups, ssm_state_size), None when absent
     mamba: tuple[int, int, int, int] | None = None
     heads_per_layer: tuple[int, ...] | None = None  # Laguna: num_attention_heads_per_layer
@@ -148,6 +149,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         num_mtp_modules=opt_int("num_mtp_modules", minimum=0) or 0,
         first_k_dense_replace=opt_int("first_k_dense_replace", minimum=0),
         index_topk=opt_int("index_topk"),
+        vocab_size=opt_int("vocab_size"),
         mamba=_mamba_sizes(opt_int),
         heads_per_layer=_int_list(sizes, "num_attention_heads_per_layer", where),
         # Llama-4 / Pixtral / SigLIP call it num_attention_heads, Qwen2.5-VL / Qwen3-VL num_heads.

@@ -393,7 +393,9 @@ _HUNYUAN = dict(styles={"mlp.gate.wg": REPLICATED}, quantized_routers=("mlp.gate
                 vllm_names=((".mlp.shared_mlp.", ".mlp.experts._shared_experts._layer.shared_experts."),))
 ARCHITECTURES.update({
     "HunYuanDenseV1ForCausalLM": Arch("vllm:transformers/causal.py", **_HUNYUAN),
-    "HunYuanMoEV1ForCausalLM": Arch("vllm:transformers/moe.py", **_HUNYUAN),
+    # The backend's MoEBlockFuser routes Hunyuan's MoE externally: the HF router's top-k as a
+    # custom_routing_function (RoutingMethodType Custom).
+    "HunYuanMoEV1ForCausalLM": Arch("vllm:transformers/moe.py", router=Router(custom="Custom"), **_HUNYUAN),
 })
 
 # Architectures not in the table: the name-based rules fp8check had before the table, which cover

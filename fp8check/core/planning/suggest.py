@@ -37,6 +37,8 @@ ONLINE_ALTERNATIVES = ("fp8_per_channel", "fp8_per_block", "fp8_per_tensor")
 REPLACED = {"ptpc_fp8": ("fp8_per_channel", "vLLM's replacement for the removed ptpc_fp8 (PR #44132)")}
 # A tensor name as integrity errors spell it (fp8check.core.routing.integrity, moe.integrity): what to re-export.
 TENSOR = re.compile(r"[\w.\-]+\.(?:weight_scale_inv|weight_scale|input_scale|weight)\b")
+# The config.json key a shape error names (fp8check.core.model.shapes): "... from config.json's hidden_size".
+CONFIG_KEY = re.compile(r"config\.json's (\w+)")
 
 
 class Suggestion(NamedTuple):
@@ -198,8 +200,15 @@ def _reexports(report: InspectReport, ckpt: Checkpoint) -> list[Suggestion]:
         return [Suggestion("reexport", f"config.json has {missing}, so vLLM would load the FP8 weights "
                                        "unscaled: export the checkpoint again with its quantizer's config.json")]
     seen: list[str] = []
+    keys: dict[str, list[str]] = {}  # config.json key -> tensors whose shape disagrees with it (fp8check...shapes)
     for error in [e for layer in layers for e in layer.errors] + list(report.errors):
         match = TENSOR.search(error)
-        if match and match.group(0) not in seen:
+        disagrees = CONFIG_KEY.findall(error) if "but vLLM creates" in error else []
+        for key in disagrees:
+            keys.setdefault(key, []).append(match.group(0) if match else "")
+        if match and match.group(0) not in seen and not disagrees:
             seen.append(match.group(0))
-    return [Suggestion("reexport", f"re-export {name}") for name in seen]
+    out = [Suggestion("reexport", f"config.json's {key} disagrees with {len(names)} tensor(s) (first: {names[0]}): "
+                                  "make config.json the exported model's, or export the checkpoint again")
+           for key, names in keys.items()]
+    return out + [Suggestion("reexport", f"re-export {name}") for name in seen]

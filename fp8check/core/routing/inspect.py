@@ -13,6 +13,7 @@ from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, de
 from fp8check.core.model.layouts import arch_for, retired_error
 from fp8check.core.model.memory import fit, fits_at, weight_footprint
 from fp8check.core.model.modules import LinearModule, ModelLayout, build_layout
+from fp8check.core.model.shapes import embedding_errors, shape_errors
 from fp8check.core.model.tp import tp_layout
 from fp8check.core.records import InspectOptions, InspectReport, LayerReport
 from fp8check.core.routing.integrity import check_module, uses_e8m0_scales
@@ -89,6 +90,8 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         module = shape_to_module[module_shape]
         return route(assignment, tp_layout(module, tp if module.tp_split else 1), ctx, options.backend, out_dtype, e8m0)
 
+    arch = arch_for(ckpt.config.architectures)
+    wrong_shapes = shape_errors(layout, ckpt.config, arch)
     shape_to_module: dict[tuple, LinearModule] = {}
     layers = []
     signatures = set()
@@ -100,16 +103,19 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         signatures.add((assignment, module_shape, e8m0))
         result = route_cached(assignment, module_shape, options.tp, e8m0)
         integrity_errors, warnings = check_module(module, assignment)
+        integrity_errors = wrong_shapes.get(module.name, []) + integrity_errors  # the loader fails first
         layers.append(_layer_report(module, assignment, result, integrity_errors, warnings))
 
     errors = model_errors(ckpt, door, options.tp, ctx)
     if options.ep and not layout.moes:  # ModelConfig._verify_with_expert_parallelism, every release
         errors.append("Number of experts in the model must be greater than 0 when expert parallelism is enabled.")
-    errors += list(ckpt.integrity_errors)
+    errors += list(ckpt.integrity_errors) + embedding_errors(ckpt.tensors, ckpt.config, arch)
     errors += [f"{printable(t.name)} ({t.file}) is a scale/side tensor with no weight {printable(t.name.rsplit('.', 1)[0])}.weight "
                "to belong to (orphan)" for t in layout.orphans]
     moes, moe_sweeps = inspect_moes(layout.moes, ckpt.tensors, quant, ckpt.config, ctx, options.tp,
                                      options.ep, out_dtype)
+    moes = tuple(moe._replace(errors=tuple(wrong_shapes[moe.name]) + moe.errors) if moe.name in wrong_shapes else moe
+                 for moe in moes)
     attention_at = attention_inspector(ckpt, layout, quant, options, ctx, out_dtype)
     attention = attention_at(options.tp)
     linear_ok = tuple(

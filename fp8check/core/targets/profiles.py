@@ -352,3 +352,21 @@ def select_profile(version: str | None, option: str = "--vllm") -> RuleProfile:
 def _release_of(profile: RuleProfile) -> tuple[int, int]:
     major, minor = profile.name.split(".")
     return int(major), int(minor)
+
+
+_VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def in_range(profile: RuleProfile, introduced: str | None, fixed: str | None) -> bool:
+    """Whether the release `profile` speaks for has a failure that `introduced` (its first release, such as
+    "0.29.0"; None: before every profile) brought and `fixed` (the first release with the fix; None: none yet)
+    removed: introduced <= release < fixed. The release is the profile's `vllm` (an installed "0.29.1", or the
+    profile's name, read as its .0). fp8check.core.planning.known_issues states its ranges this way."""
+    def release(version: str) -> tuple[int, int, int]:
+        match = _VERSION.match(version.strip())
+        if match is None:
+            raise ValueError(f"not a vLLM release: {version!r}")
+        return int(match[1]), int(match[2]), int(match[3] or 0)
+
+    have = release(profile.vllm)
+    return (introduced is None or have >= release(introduced)) and (fixed is None or have < release(fixed))

@@ -1,0 +1,129 @@
+"""The weight shapes vLLM's model creates from config.json, against the checkpoint's.
+
+vLLM builds every parameter from config.json's dimensions, then its weight loaders copy the checkpoint tensor in
+(`assert param_data.shape == loaded_weight.shape`, layers/linear.py and vocab_parallel_embedding.py): a checkpoint
+whose tensors do not have those shapes fails to load, whatever kernel was chosen. This module checks the dimensions
+every laid-out family shares, on the text model of an architecture fp8check lays out (layouts.ARCHITECTURES; a
+generic layout is not judged anyway):
+
+- `hidden_size`: the input of every projection a decoder block starts with (q / k / v, gate / up, MLA's q_a /
+  kv_a, the gated-delta-net's and Mamba's in_proj), the output of the ones it ends with (o_proj, down_proj,
+  out_proj), and both embeddings' width;
+- `num_attention_heads` x head size: q_proj's rows; `num_key_value_heads` x head size: k_proj's and v_proj's (the
+  head size is `head_dim`, or hidden_size / num_attention_heads), where the family has one geometry for every layer;
+- `vocab_size`: the token embedding's and the LM head's rows;
+- gated experts: gate / up take hidden_size, down gives it.
+
+Not checked here: intermediate sizes (families size their MLPs from different keys per layer kind), MLA's ranks,
+vision towers, and layers a family lays out by its own rules (per-layer geometry, a gated query).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from fp8check.core.checkpoint.local import ModelConfig
+from fp8check.core.model.layouts import Arch, tower_for
+from fp8check.core.model.modules import EMBEDDING_SET, LinearModule, ModelLayout, MoEModule
+
+# Leaves whose input is the residual stream (hidden_size) and leaves whose output is.
+TAKES_HIDDEN = frozenset({"q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "w1", "w3", "q_a_proj",
+                          "kv_a_proj_with_mqa", "in_proj", "in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a",
+                          "in_proj_qkvz", "in_proj_ba"})
+GIVES_HIDDEN = frozenset({"o_proj", "down_proj", "w2", "out_proj"})
+# The loader's check (layers/linear.py weight_loader / weight_loader_v2, vocab_parallel_embedding.py), verbatim.
+LOADER_ASSERT = "assert param_data.shape == loaded_weight.shape"
+
+
+class Expected(NamedTuple):
+    dim: int                          # 0: rows (output), 1: columns (input)
+    size: int
+    key: str                          # the config.json key (or product) it comes from
+
+
+def shape_errors(layout: ModelLayout, config: ModelConfig, arch: Arch | None) -> dict[str, list[str]]:
+    """Module name -> vLLM's load failure for each checkpoint tensor whose shape is not the one the model creates
+    from config.json (empty when every checked dimension agrees)."""
+    if arch is None or not config.hidden_size:
+        return {}
+    errors: dict[str, list[str]] = {}
+    for module in layout.linears:
+        if tower_for(arch, module.name) is None:
+            for shard in module.shards:
+                errors.setdefault(module.name, []).extend(_check(shard.weight, _expected(shard.name, module, config,
+                                                                                          arch)))
+    for moe in layout.moes:
+        if arch.gated_experts:
+            errors.setdefault(moe.name, []).extend(_experts(moe, config))
+    return {name: found for name, found in errors.items() if found}
+
+
+def embedding_errors(tensors: dict, config: ModelConfig, arch: Arch | None) -> list[str]:
+    """The token embedding's shape against vocab_size x hidden_size (VocabParallelEmbedding's loader)."""
+    if arch is None or not config.hidden_size:
+        return []
+    found = []
+    for name, info in tensors.items():
+        parts = name.split(".")
+        if (len(info.shape) == 2 and parts[-1] == "weight" and parts[-2] in EMBEDDING_SET
+                and tower_for(arch, name) is None and not name.startswith(("mtp.", "model.mtp"))):
+            wanted = [Expected(1, config.hidden_size, "hidden_size")]
+            if config.vocab_size:
+                wanted.append(Expected(0, config.vocab_size, "vocab_size"))
+            found += _check(info, wanted)
+    return found
+
+
+def _expected(shard: str, module: LinearModule, config: ModelConfig, arch: Arch) -> list[Expected]:
+    leaf = shard.rsplit(".", 1)[-1]
+    hidden = config.hidden_size
+    wanted = []
+    if leaf == "lm_head":
+        wanted.append(Expected(1, hidden, "hidden_size"))
+        if config.vocab_size:
+            wanted.append(Expected(0, config.vocab_size, "vocab_size"))
+        return wanted
+    if leaf in TAKES_HIDDEN:
+        wanted.append(Expected(1, hidden, "hidden_size"))
+    if leaf in GIVES_HIDDEN:
+        wanted.append(Expected(0, hidden, "hidden_size"))
+    heads, kv = config.num_attention_heads, config.num_key_value_heads
+    uniform = not (arch.mla or arch.q_gate or arch.layer_geometry or config.heads_per_layer)
+    if uniform and heads and kv and leaf in ("q_proj", "k_proj", "v_proj", "o_proj"):
+        head_dim = config.head_dim or hidden // heads
+        across = (f"num_attention_heads x head_dim = {heads} x {head_dim}" if config.head_dim
+                  else f"num_attention_heads x (hidden_size / num_attention_heads) = {heads} x {head_dim}")
+        if leaf == "q_proj":
+            wanted.append(Expected(0, heads * head_dim, across))
+        elif leaf == "o_proj":
+            wanted.append(Expected(1, heads * head_dim, across))
+        else:
+            wanted.append(Expected(0, kv * head_dim, f"num_key_value_heads x head_dim = {kv} x {head_dim}"))
+    return wanted
+
+
+def _experts(moe: MoEModule, config: ModelConfig) -> list[str]:
+    """Every expert's gate / up takes hidden_size and its down gives it; one message per projection."""
+    found: dict[str, str] = {}
+    for info, tail in zip(moe.tensors, moe.tails):
+        parts = tail.split(".")
+        if len(parts) != 3 or parts[2] != "weight" or len(info.shape) != 2 or parts[1] in found:
+            continue
+        leaf = parts[1]
+        wanted = ([Expected(1, config.hidden_size, "hidden_size")] if leaf in ("gate_proj", "up_proj", "w1", "w3")
+                  else [Expected(0, config.hidden_size, "hidden_size")] if leaf in ("down_proj", "w2") else [])
+        errors = _check(info, wanted)
+        if errors:
+            found[leaf] = errors[0]
+    return list(found.values())
+
+
+def _check(info, wanted: list[Expected]) -> list[str]:
+    shape = list(info.shape)
+    bad = [w for w in wanted if len(shape) == 2 and shape[w.dim] != w.size]
+    if not bad:
+        return []
+    sizes = " and ".join(f"{w.size} {'rows' if w.dim == 0 else 'columns'} from config.json's {w.key}" for w in bad)
+    transposed = all(shape[::-1][w.dim] == w.size for w in wanted)
+    return [f"{info.name} ({info.file}) has shape {shape}, but vLLM creates it with {sizes}: its weight loader fails "
+            f"({LOADER_ASSERT})" + (" (the tensor looks transposed)" if transposed else "")]
