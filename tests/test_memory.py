@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from fp8check.cli.app import app
 from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import InputError
-from fp8check.core.model.memory import (kv_bytes_per_token, no_cache_memory, utilization_of, weight_bytes_per_rank,
-                                       weight_footprint)
+from fp8check.core.model.memory import (kv_bytes_per_token, no_cache_memory, summary, utilization_of,
+                                       weight_bytes_per_rank, weight_footprint)
 from fp8check.core.model.modules import build_layout
 from fp8check.core.planning.matrix import matrix
 from fp8check.core.records import InspectOptions
@@ -220,3 +220,19 @@ def test_an_fp8_mla_cache_holds_one_byte_per_latent_element(make_checkpoint, tp)
 def test_skipped_layers_keep_their_model_dtype_bytes(make_checkpoint):
     memory = _memory(make_checkpoint(quant="ct-fp8", kv_cache="tensor"), kv_cache_dtype_skip_layers=("0",))
     assert memory.kv_bytes_per_token == 2 * 2 * 64 * 2 + 2 * 2 * 64 * 1  # layer 0 in bf16, layer 1 in fp8
+
+
+def test_online_quantization_counts_the_fp8_weights_vllm_holds(make_checkpoint):
+    """A bf16 Llama-3-70B-shaped checkpoint: 131 GiB in bf16 does not fit one H100, but under --quantization
+    fp8_per_tensor vLLM quantizes each layer as it loads (layerwise online processing) and holds ~66 GiB of FP8
+    weights; the figures say so, with the load-time peak of one bf16 layer."""
+    folder = make_checkpoint(quant=None, hidden=8192, intermediate=28672, heads=64, kv_heads=8, head_dim=128,
+                             layers=80, vocab=128256, data="sparse")
+    options = InspectOptions(parse_platform("h100"), LATEST)
+    stored = inspect_checkpoint(open_local(folder), options).memory
+    online = inspect_checkpoint(open_local(folder), options._replace(quantization="fp8_per_tensor")).memory
+    assert stored.error is not None and stored.weight_bytes > 130 * GIB
+    assert online.error is None and 64 * GIB < online.weight_bytes < 68 * GIB
+    assert online.online_peak == 2 * 28672 * 8192 * 2  # the gate_up_proj of one layer, in bf16
+    assert "loading adds at most 896.0 MiB, one bf16 layer" in summary(online)
+    assert not stored.online_peak

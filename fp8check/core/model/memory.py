@@ -27,6 +27,10 @@ What vLLM allocates, and where fp8check read it (vLLM 0.33.0 wheel):
   layers at every token (what vLLM holds when max_model_len is within the window, and with
   --disable-hybrid-kv-cache-manager), and `long_request_tokens` counts the full-attention layers alone (what
   requests far past the window approach); the note says both;
+- online --quantization (fp8_per_tensor, fp8_per_block, ...): the online methods create their weights on the meta
+  device and quantize each layer as it loads (layers/quantization/online, model_loader/reload/layerwise.py, every
+  release 0.25-0.34), so vLLM holds FP8 weights (plus scales) once loaded, and the load-time peak adds one layer's
+  bf16 weights (a module's shards, or a FusedMoE's experts);
 - "No available memory for the cache blocks" (v1/core/kv_cache_planning.py) when nothing is left, with 0.34's hint
   for the extensible KV cache (_more_kv_cache_memory_hint).
 
@@ -96,6 +100,9 @@ class WeightFootprint(NamedTuple):
     kv_bytes_per_token_layer: int     # at TP 1; MLA: the latent, not divided by TP
     kv_heads: int | None              # None for MLA (one latent per rank)
     layers: int
+    # Online --quantization: the bf16 bytes of the largest layer quantized at load (0: none), what the load-time
+    # peak adds to the FP8 weights (layerwise online processing quantizes each layer before the next loads).
+    online_peak: int = 0
 
 
 class MemoryFit(NamedTuple):
@@ -110,6 +117,7 @@ class MemoryFit(NamedTuple):
     # Sliding-window models: the tokens that fit when only the full-attention layers cache every token (requests
     # far longer than the window); None without sliding layers or when every layer slides.
     long_request_tokens: int | None = None
+    online_peak: int = 0              # WeightFootprint.online_peak: what loading adds for online --quantization
 
     @property
     def fits(self) -> bool | None:
@@ -142,9 +150,25 @@ def _is_vocab(name: str, info: TensorInfo) -> bool:
     return len(info.shape) == 2 and (any(f"{e}." in name for e in EMBEDDINGS) or leaf_path.endswith("lm_head"))
 
 
-def weight_footprint(tensors: dict[str, TensorInfo], config: ModelConfig, layout: ModelLayout) -> WeightFootprint:
-    """Sort every loaded tensor into how vLLM splits it; MTP layers (skipped by the main model) are left out."""
+def online_bytes(info: TensorInfo) -> int:
+    """A bf16 / fp16 weight as an online FP8 method holds it after loading: one byte an element and at most one
+    float32 scale per output row (per-tensor and per-block scales are fewer)."""
+    return math.prod(info.shape) + 4 * (info.shape[0] if info.shape else 1)
+
+
+def weight_footprint(tensors: dict[str, TensorInfo], config: ModelConfig, layout: ModelLayout,
+                     online: frozenset[str] = frozenset()) -> WeightFootprint:
+    """Sort every loaded tensor into how vLLM splits it; MTP layers (skipped by the main model) are left out.
+    `online`: the modules (linear and FusedMoE names) an online --quantization quantizes at load, whose weights
+    vLLM holds in FP8 once loaded."""
     model_bytes = _dtype_bytes(config)
+    peak = 0
+
+    def held(info: TensorInfo, quantized_online: bool) -> int:
+        if quantized_online and info.name.endswith(".weight") and len(info.shape) >= 2:
+            return online_bytes(info)
+        return stored_bytes(info, model_bytes)
+
     skipped = {t.name for s in layout.skipped for t in s.tensors}
     claimed = set(skipped)
     groups: dict[tuple, list] = {}
@@ -153,24 +177,30 @@ def weight_footprint(tensors: dict[str, TensorInfo], config: ModelConfig, layout
             continue  # counted with the embeddings below: a VocabParallelEmbedding
         infos = [info for shard in module.shards for info in (shard.weight, *shard.side.values())]
         claimed.update(info.name for info in infos)
-        key = (module.layer_type, module.input_size, module.output_sizes, module.heads, module.tp_split)
+        quantized_online = module.name in online
+        if quantized_online:  # a module loads all its shards in bf16, then quantizes them
+            peak = max(peak, sum(stored_bytes(shard.weight, model_bytes) for shard in module.shards))
+        key = (module.layer_type, module.input_size, module.output_sizes, module.heads, module.tp_split,
+               quantized_online)
         if key not in groups:
             row = module.layer_type == "RowParallelLinear"
             split = [i for i in infos if i.numel > 1 and (not row or (len(i.shape) == 2 and i.shape[1] > 1))]
             whole = [i for i in infos if i not in split]
-            groups[key] = [module, 0, sum(stored_bytes(i, model_bytes) for i in split),
-                           sum(stored_bytes(i, model_bytes) for i in whole)]
+            groups[key] = [module, 0, sum(held(i, quantized_online) for i in split),
+                           sum(held(i, quantized_online) for i in whole)]
         groups[key][1] += 1
     experts = []
     for moe in layout.moes:
         # FusedMoE stacks experts of one shape (moe.expert_shapes refuses others): expert 0 stands for all. Its
         # tensors are picked in C: a giant MoE has ~1,500 tensors per FusedMoE.
         expert_0 = compress(moe.tensors, map(str.startswith, moe.tails, repeat("0.")))
-        one = sum(stored_bytes(t, model_bytes) for t in expert_0)
+        one = sum(held(t, moe.name in online) for t in expert_0)
+        if moe.name in online:  # the FusedMoE loads all its experts in bf16, then quantizes them
+            peak = max(peak, sum(stored_bytes(t, model_bytes) for t in moe.tensors))
         if one:
             experts.append(ExpertBytes(moe.num_experts, one, one * moe.num_experts))
         else:  # stored fused ([E, ...] tensors): split evenly
-            total = sum(stored_bytes(t, model_bytes) for t in moe.tensors)
+            total = sum(held(t, moe.name in online) for t in moe.tensors)
             experts.append(ExpertBytes(moe.num_experts, -(-total // max(moe.num_experts, 1)), total))
     vocab, replicated = [], 0
     for name in layout.non_expert_names:  # a giant MoE's ~90k expert tensors are all in layout.moes
@@ -187,11 +217,13 @@ def weight_footprint(tensors: dict[str, TensorInfo], config: ModelConfig, layout
     latent = next((shard.weight.shape[0] for module in layout.linears for shard in module.shards
                    if shard.name.endswith("kv_a_proj_with_mqa")), None)
     if latent is not None:
-        return WeightFootprint(replicated, tuple(vocab), modules, tuple(experts), latent * model_bytes, None, layers)
+        return WeightFootprint(replicated, tuple(vocab), modules, tuple(experts), latent * model_bytes, None, layers,
+                               peak)
     heads = config.num_attention_heads or 1
     head_dim = config.head_dim or (config.hidden_size or 0) // heads
     kv_heads = config.num_key_value_heads or heads
-    return WeightFootprint(replicated, tuple(vocab), modules, tuple(experts), 2 * head_dim * model_bytes, kv_heads, layers)
+    return WeightFootprint(replicated, tuple(vocab), modules, tuple(experts), 2 * head_dim * model_bytes, kv_heads, layers,
+                           peak)
 
 
 def weight_bytes_per_rank(footprint: WeightFootprint, tp: int, ep: bool) -> int:
@@ -291,19 +323,32 @@ def fit(footprint: WeightFootprint, platform: Platform, profile: RuleProfile, tp
                          note=f"device memory of {platform.label.removeprefix('auto: ')} unknown: pass {DEFAULT_MEMORY_HINT}")
     budget = math.ceil(memory * utilization)
     left = budget - weights
+    peak = footprint.online_peak
     tokens = max(left, 0) // per_token if per_token else None
+    online = online_note(footprint)
     if left > 0:
         if sliding is None:
-            return MemoryFit(memory, utilization, weights, budget, per_token, tokens)
+            return MemoryFit(memory, utilization, weights, budget, per_token, tokens, note=online, online_peak=peak)
         full_per_token = per_token - sliding.bytes_per_token
         long_tokens = left // full_per_token if full_per_token > 0 else None
-        return MemoryFit(memory, utilization, weights, budget, per_token, tokens,
-                         note=sliding_note(sliding, long_tokens), long_request_tokens=long_tokens)
+        note = "; ".join(n for n in (sliding_note(sliding, long_tokens), online) if n)
+        return MemoryFit(memory, utilization, weights, budget, per_token, tokens, note=note,
+                         long_request_tokens=long_tokens, online_peak=peak)
     where = f"TP {tp}" + (" with --ep" if ep else "")
     error = (f"Model weights take {gib(weights)} per rank at {where}, more than the {gib(budget)} vLLM may use "
              f"({fraction(utilization)} x {gib(memory)} of {platform.label} memory); vLLM then raises: "
              + no_cache_memory(platform, profile))
-    return MemoryFit(memory, utilization, weights, budget, per_token, 0, error=error)
+    return MemoryFit(memory, utilization, weights, budget, per_token, 0, error=error, note=online, online_peak=peak)
+
+
+def online_note(footprint: WeightFootprint) -> str | None:
+    """What an online --quantization changes in the figures, or None."""
+    if not footprint.online_peak:
+        return None
+    return ("online quantization: weights counted as vLLM holds them once loaded (FP8, one float32 scale per output "
+            "row at most); it loads each layer in bf16 and quantizes it before the next (layerwise online "
+            f"processing), so the load-time peak adds at most {gib(footprint.online_peak)} (the largest layer in "
+            "bf16, before TP)")
 
 
 def fits_at(footprint: WeightFootprint, platform: Platform, profile: RuleProfile, tp: int, ep: bool) -> bool:
@@ -322,5 +367,8 @@ def summary(memory: MemoryFit) -> str:
     text = head + f"; KV cache {gib(memory.kv_bytes)} = {memory.kv_tokens:,} tokens at most"
     if memory.long_request_tokens is not None:
         text += f" (sliding-window layers at every token; up to {memory.long_request_tokens:,} past their window)"
+    if memory.online_peak:
+        text += (f"; weights in FP8 as held once quantized online (loading adds at most "
+                 f"{gib(memory.online_peak)}, one bf16 layer)")
     return text
 

@@ -19,6 +19,7 @@ from fp8check.core.records import InspectOptions, InspectReport, LayerReport
 from fp8check.core.routing.integrity import check_module, uses_e8m0_scales
 from fp8check.core.routing.kv_cache import attention_inspector, sliding_share
 from fp8check.core.routing.linear import UNQUANTIZED, UNQUANTIZED_EMBEDDING, Route, route
+from fp8check.core.formats.base import UNQUANTIZED_MOE
 from fp8check.core.routing.moe import inspect_moes, sweep_loads
 from fp8check.core.routing.warnings import with_warnings
 from fp8check.kernels.base import RoutingContext
@@ -93,6 +94,7 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
     arch = arch_for(ckpt.config.architectures)
     wrong_shapes = shape_errors(layout, ckpt.config, arch)
     shape_to_module: dict[tuple, LinearModule] = {}
+    online_modules: list[str] = []  # quantized at load by an online --quantization
     layers = []
     signatures = set()
     for module in layout.linears:
@@ -104,6 +106,8 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         result = route_cached(assignment, module_shape, options.tp, e8m0)
         integrity_errors, warnings = check_module(module, assignment)
         integrity_errors = wrong_shapes.get(module.name, []) + integrity_errors  # the loader fails first
+        if assignment.online and assignment.method is not None and not assignment.error:
+            online_modules.append(module.name)
         layers.append(_layer_report(module, assignment, result, integrity_errors, warnings))
 
     errors = model_errors(ckpt, door, options.tp, ctx)
@@ -124,7 +128,9 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         and not any(route_cached(a, s, tp, e).errors for a, s, e in signatures)
         and not any(a.errors for a in attention_at(tp))
     )
-    footprint = weight_footprint(ckpt.tensors, ckpt.config, layout)  # does it fit: a failure too, and in the TP sweep
+    online = frozenset(online_modules) | frozenset(m.name for m in moes
+                                                   if online_modules and m.scheme != UNQUANTIZED_MOE)
+    footprint = weight_footprint(ckpt.tensors, ckpt.config, layout, online)  # does it fit: a failure too, and in the TP sweep
     kv_per_token = sum(a.cache_bytes_per_token for a in attention) if attention else None  # in the resolved KV dtype
     memory = fit(footprint, options.platform, options.profile, options.tp, options.ep, kv_per_token,
                  sliding_share(attention) if attention else None)
