@@ -526,3 +526,14 @@ def test_dsa_indexer_needs_deep_gemm_on_cuda(make_checkpoint):
     rep = inspect_checkpoint(open_local(folder), InspectOptions(without, LATEST))
     assert "Sparse Attention Indexer CUDA op requires DeepGEMM support in the current vLLM environment." in rep.errors
     assert inspect(folder, "h100").ok
+
+
+@pytest.mark.parametrize("platform,vllm,refused", [("xpu", "0.34", True), ("xpu", "0.29", False),
+                                                   ("h100", "0.34", False)])
+def test_glm5_next_package_refuses_xpu_on_import(make_checkpoint, platform, vllm, refused):
+    """vllm/models/glm5next/__init__.py raises on XPU; the registry turns it into its 'failed to be inspected'."""
+    folder = make_checkpoint(architecture="Glm5NextForCausalLM", model_type="glm5_next", data="sparse")
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform(platform), select_profile(vllm)))
+    expected = ("Model architectures ['Glm5NextForCausalLM'] failed to be inspected. Please check the logs for more "
+                "details. (logged before it: NotImplementedError: GLM-5.3-Flash does not currently support XPU.)")
+    assert (expected in rep.errors) is refused

@@ -406,6 +406,26 @@ GENERIC_ARCH = Arch(GENERIC, unquantized=("mlp.gate", "block_sparse_moe.gate", "
                     spec_layers="num_nextn_predict_layers")
 
 
+# Model packages that refuse a platform when vLLM's registry imports them (vllm/models/<package>/__init__.py):
+# architecture -> (platform kind, the logged exception, the change that brought the package).
+IMPORT_REFUSALS: dict[str, tuple[str, str, str]] = {
+    "Glm5NextForCausalLM": ("xpu", "NotImplementedError: GLM-5.3-Flash does not currently support XPU.", "glm5next"),
+    "Glm5NextForConditionalGeneration": ("xpu", "NotImplementedError: GLM-5.3-Flash does not currently support XPU.",
+                                         "glm5next"),
+}
+# registry.py _ModelRegistry.inspect_model_cls / _raise_for_unsupported: what the import failure becomes, verbatim.
+INSPECT_FAILED = "Model architectures {archs} failed to be inspected. Please check the logs for more details."
+
+
+def import_refusal(architectures: tuple[str, ...], ctx) -> str | None:
+    """vLLM's refusal of a model whose package raises on this platform when imported (None: it imports)."""
+    for arch in architectures:
+        refusal = IMPORT_REFUSALS.get(arch)
+        if refusal and refusal[0] == ctx.kind and ctx.profile.has(refusal[2]):
+            return f"{INSPECT_FAILED.format(archs=list(architectures))} (logged before it: {refusal[1]})"
+    return None
+
+
 # registry.py _PREVIOUSLY_SUPPORTED_MODELS entries that a release with a profile added: architecture -> (the last
 # vLLM release that served it, the change that retired it). Entries retired before 0.25 are not listed.
 RETIRED: dict[str, tuple[str, str]] = {

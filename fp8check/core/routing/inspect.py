@@ -10,7 +10,7 @@ from fp8check.core.formats.base import LAYER, Assignment
 from fp8check.core.formats.frontdoor import FrontDoor
 from fp8check.core.formats.kv_cache import check_cache_dtype
 from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe, front_door
-from fp8check.core.model.layouts import arch_for, retired_error
+from fp8check.core.model.layouts import arch_for, import_refusal, retired_error
 from fp8check.core.model.memory import fit, fits_at, weight_footprint
 from fp8check.core.model.modules import LinearModule, ModelLayout, build_layout
 from fp8check.core.model.shapes import embedding_errors, shape_errors
@@ -48,7 +48,8 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
     needs_triton = ctx.kind == "cpu" and ctx.profile.has("cpu-requires-triton")
     errors = [CPU_NEEDS_TRITON] if needs_triton and not ctx.platform.assumptions.triton_cpu else []
     retired = retired_error(ckpt.config.architectures, ctx.profile)
-    errors += ([retired] if retired else []) + list(door.errors)
+    refused = import_refusal(ckpt.config.architectures, ctx)
+    errors += ([retired] if retired else []) + ([refused] if refused else []) + list(door.errors)
     heads = ckpt.config.num_attention_heads
     if heads and heads % tp:
         errors.append(f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp}).")

@@ -164,6 +164,8 @@ WHEEL_CHANGES: dict[str, str] = {
     "ct-wna16-moe-wording": "0.29 wheel: compressed-tensors' WNA16 MoE format error is one string ('For Fused MoE "
                             "layers, only format: pack-quantized and bits: [4, 8] is supported but got ...'; the "
                             "ValueError printed a tuple of pieces before)",
+    "glm5next": "0.30 wheel: vllm.models.glm5next serves Glm5NextForCausalLM / ForConditionalGeneration; importing it "
+                "on XPU raises 'GLM-5.3-Flash does not currently support XPU.'",
     "cpu-moe-deepseek-routing": "0.30 wheel: CPUExpertsFp8 also routes DeepSeekV3 and DeepseekV4",
     "cpu-moe-w8a8": "0.31 wheel: Fp8MoeBackend.CPU_W8A8 (CPUExpertsFp8W8A8, native AMX-FP8) goes ahead of CPU on "
                     "CPU hosts",
@@ -249,7 +251,7 @@ _V029 = _release("0.29", _V028, ("marlin-late", "torch-fp8-support", 47434, "pbw
 _V030 = _release("0.30", _V029, (49381, "xpu-moe-wna16", "quark-fp8-keys", "inc-bits-5-7", "cpu-router",
                                  "attn-selector-rswa", "attn-composite", "flashinfer-mla-sparse-sm90", "mla-d512",
                                  "flashinfer-sm90-sinks", "nvfp4-ds-mla", "rocm-kv-dtype-hint",
-                                 "attention-backends-030", "cpu-moe-deepseek-routing"),
+                                 "attention-backends-030", "cpu-moe-deepseek-routing", "glm5next"),
                  "as 0.29 for FP8 linear layers; ModelOpt's generic method; the mm-prefix composite backends")
 _V031 = _release("0.31", _V030, ("cpu-fp8", "cutlass-fp8-check", "online-fp8-redirect", "mxfp8-shape",
                                  "glm4-moe-gate-linear", "fa4-sm90-d512-fp8-kv", "sm90-fp8-kv-mm-prefix",
