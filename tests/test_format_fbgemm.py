@@ -44,7 +44,10 @@ def test_front_door(tmp_path, platform, release, allow):
     elif not allow:
         assert report.errors == (DEPRECATED,)
     else:
-        assert report.errors == ()
+        # Below SM89, 0.29 and 0.30 route to Cutlass, whose SM80 dispatch crashes: a known vLLM failure.
+        known = platform == "cuda:80" and release in ("0.29", "0.30")
+        expected = ["known vLLM failure cutlass-fp8-sm80"] if known else []
+        assert [e.partition(":")[0] for e in report.errors] == expected
         assert report.warnings[0] == ("The quantization method fbgemm_fp8 is deprecated and will be removed in "
                                       "future versions of vLLM.")
         assert (fbgemm.MARLIN_WARNING in report.warnings) == (platform in ("xpu", "cpu", "cuda:80"))

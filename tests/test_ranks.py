@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import psutil
@@ -22,7 +23,7 @@ from fp8check.core.load.ranks import STOP_GRACE_S, RankFailure, backend_for, run
 TESTS = os.path.dirname(os.path.abspath(__file__))
 
 
-# ------------------------------------------------------------- rank targets (module level: spawn imports them)
+# ------------------------------------------------------------ rank targets (module level: a rank imports them)
 
 def _collectives(ctx, payload):
     total = torch.tensor([float(ctx.rank + 1)])
@@ -62,6 +63,18 @@ def _exit_on_rank_1(ctx, _):
     return ctx.rank
 
 
+def _whoami(ctx, _):
+    main = sys.modules["__main__"]
+    return main.__spec__.name, os.getsid(0), ctx.rank
+
+
+def _sigint_rank_1(ctx, _):
+    if ctx.rank == 1:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(30)
+    return ctx.rank
+
+
 def _hang_everywhere(ctx, marker):
     with open(f"{marker}.{ctx.rank}", "w") as fh:
         fh.write(str(os.getpid()))
@@ -70,22 +83,13 @@ def _hang_everywhere(ctx, marker):
 
 # ---------------------------------------------------------------------------------------------------- tests
 
-def _is_resource_tracker(proc: psutil.Process) -> bool:
-    """multiprocessing's own helper: one per interpreter, started by the first spawn, shared by every later one,
-    and gone when the interpreter exits (it reads a pipe from us). Not a rank."""
-    try:
-        return "multiprocessing.resource_tracker" in " ".join(proc.cmdline())
-    except psutil.Error:
-        return False
-
-
 @pytest.fixture
 def no_leftovers():
     """Every process run_ranks starts is gone by the time it returns or raises."""
     me = psutil.Process()
     before = {p.pid for p in me.children(recursive=True)}
     yield
-    left = [p for p in me.children(recursive=True) if p.pid not in before and not _is_resource_tracker(p)]
+    left = [p for p in me.children(recursive=True) if p.pid not in before]
     for proc in left:  # never leak into the next test, even when this one fails
         proc.kill()
         proc.wait(5)
@@ -126,6 +130,12 @@ def test_backend_from_device():
 def test_refused_before_any_process_starts(no_leftovers):
     with pytest.raises(ValueError, match="module-level function"):
         run_ranks(2, lambda ctx, payload: None, None)
+    in_main = lambda ctx, payload: None  # noqa: E731 - stands for a function a script defines
+    in_main.__qualname__, in_main.__module__ = "job", "__main__"
+    with pytest.raises(ValueError, match="not of __main__"):
+        run_ranks(2, in_main, None)
+    with pytest.raises(TypeError, match="pickle"):
+        run_ranks(2, _collectives, threading.Lock())  # a payload that does not pickle
     if not torch.cuda.is_available():
         with pytest.raises(InputError, match=r"--device cuda:0: 2 ranks need cuda:0..cuda:1, this machine has 0"):
             run_ranks(2, _collectives, None, device="cuda:0")
@@ -171,6 +181,20 @@ def test_a_rank_killed_mid_run_is_reported(no_leftovers):
         run_ranks(2, _sigkill_rank_1_mid_run, None, timeout_s=30)
     assert failure.value.rank == 1
     assert time.monotonic() - start < 30
+
+
+def test_ranks_are_fresh_interpreters_of_fp8checks_entry_point_in_a_session_of_their_own(no_leftovers):
+    """Never the caller's main module (here pytest's); a session of their own, so a terminal's Ctrl-C reaches only
+    the parent."""
+    results = run_ranks(2, _whoami, None, timeout_s=60)
+    assert [(main, rank) for main, _, rank in results] == [("fp8check.core.load.ranks", r) for r in (0, 1)]
+    assert all(sid != os.getsid(0) for _, sid, _ in results)
+
+
+def test_a_rank_sent_sigint_dies_quietly_and_is_reported(no_leftovers, capfd):
+    with pytest.raises(RankFailure, match="rank 1: killed by SIGINT before returning a result"):
+        run_ranks(2, _sigint_rank_1, None, timeout_s=60)
+    assert "Traceback" not in capfd.readouterr().err
 
 
 def test_a_rank_that_exits_is_reported(no_leftovers):

@@ -40,7 +40,8 @@ def test_config_that_is_not_the_weights_model_fails_naming_the_key(make_checkpoi
     assert not report.ok
     down = next(e for e in errors_of(report) if e.startswith("model.layers.0.mlp.down_proj.weight "))
     assert down == ("model.layers.0.mlp.down_proj.weight (model.safetensors) has shape [256, 512], but vLLM creates "
-                    f"it with 384 rows from config.json's hidden_size: {LOADER}")
+                    "it with 384 rows from config.json's hidden_size and 1024 columns from config.json's "
+                    f"intermediate_size: {LOADER}")
     assert any(e.startswith("model.embed_tokens.weight") and "hidden_size" in e for e in report.errors)
     result = CliRunner().invoke(app, ["inspect", folder, "-p", "h100"])
     assert result.exit_code == 1 and "config.json's hidden_size disagrees with" in result.output
@@ -79,3 +80,11 @@ def test_an_expert_with_another_hidden_size_fails(tmp_path):
 
 def test_a_model_as_exported_has_no_shape_error(make_checkpoint):
     assert inspect(make_checkpoint(data="sparse")).ok
+
+
+def test_a_config_intermediate_size_the_mlp_does_not_have_fails(make_checkpoint):
+    folder = make_checkpoint(data="sparse", extra_config={"intermediate_size": 1024})  # the weights stay 512
+    errors = errors_of(inspect(folder))
+    assert ("model.layers.0.mlp.gate_proj.weight (model.safetensors) has shape [512, 256], but vLLM creates it with "
+            f"1024 rows from config.json's intermediate_size: {LOADER}") in errors
+    assert any(e.startswith("model.layers.1.mlp.down_proj.weight") and "1024 columns" in e for e in errors)

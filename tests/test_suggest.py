@@ -159,3 +159,24 @@ def test_a_refused_quantization_method_gets_the_flags_that_pass_vllms_front_door
     assert ("quantization", ("--quantization", "fp8_per_block")) in kinds and ("vllm", ("--vllm", "0.32")) in kinds
     kinds, _ = _front_door_suggestions(make_checkpoint(quant="fbgemm-fp8", data="sparse"), "h100", "0.33")
     assert kinds == [("quantization", ("--allow-deprecated-quantization",))]
+
+
+def test_a_tensor_named_inside_vllms_quoted_message_is_not_reexported(make_checkpoint):
+    """FBGEMM on A100: vLLM's `assert layer.weight.shape == ...` names its own variable, not a checkpoint tensor."""
+    folder = make_checkpoint(quant="fbgemm-fp8", data="sparse")
+    code, doc = inspect_json(folder, "-p", "a100")
+    assert code == 1 and any("layer.weight.shape" in e for layer in doc["layers"] for e in layer["errors"])
+    assert [s for s in doc["suggestions"] if s["kind"] == "reexport"] == []
+
+
+@pytest.mark.parametrize("platform", ["xpu", "h100"])
+def test_a_refused_kv_cache_dtype_gets_the_values_that_route(make_checkpoint, platform):
+    """vLLM's fp8 method refuses an fp8_e5m2 cache (and XPU's FlashAttention too): fp8 and auto route, in that order
+    (an FP8 cache, as asked, first); each applied loads."""
+    args = [make_checkpoint(quant="fp8-block"), "-p", platform, "--kv-cache-dtype", "fp8_e5m2"]
+    code, doc = inspect_json(*args)
+    assert code == 1 and any(a["errors"] for a in doc["attention"])
+    kv = [s["argv"] for s in doc["suggestions"] if s["kind"] == "kv_cache_dtype"]
+    assert kv == [["--kv-cache-dtype", "fp8"], ["--kv-cache-dtype", "auto"]]
+    for argv in kv:
+        assert inspect_json(*applied(args, argv))[0] == 0, argv

@@ -10,6 +10,7 @@ Usage:
     fp8check crosscheck ./Qwen3-32B-FP8-block --tp 2        (with vLLM installed)
     fp8check inspect ./model --platform h100 --format json
     fp8check rules
+    fp8check known-issues --format json
     fp8check --install-completion                           (bash, zsh, fish or PowerShell)
 """
 
@@ -87,13 +88,19 @@ class Group(_Help, TyperGroup):
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except typer.Abort:
+        except KeyboardInterrupt:  # Ctrl-C: one line, the shell's 128 + SIGINT, no traceback
+            output.stderr().print("fp8check: interrupted")
+            sys.exit(130)
+        except typer.Abort as exc:
+            if isinstance(exc.__context__, KeyboardInterrupt):
+                output.stderr().print("fp8check: interrupted")
+                sys.exit(130)
             sys.exit(1)
         except typer.TyperException as exc:  # typer's click errors: UsageError (exit 2) and its kin
             code = getattr(exc, "exit_code", 1)
             ctx = getattr(exc, "ctx", None)
             hint = f" (see {ctx.command_path} --help)" if code == 2 and ctx is not None else ""
-            message = exc.format_message()
+            message = output.usage_message(exc)
             if message:  # `fp8check` alone printed its help and has nothing to add
                 output.stderr().print(f"[red]error:[/red] {output.safe(message, 4000)}{hint}")
             sys.exit(code)
@@ -107,6 +114,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "load": ("load", "crosscheck"),
     "planning": ("matrix", "diff"),
     "reference": ("rules", "schema", "kernels", "env"),
+    "known_issues": ("known-issues",),
 }
 
 

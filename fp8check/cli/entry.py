@@ -6,8 +6,8 @@ alive until the process ends, yet a plain start collects ~70 times over them (15
 0.5 s inspect). The collector resumes as the command starts its work (fp8check.cli.app.Command.invoke), with
 everything startup built frozen out of every later collection: the few hundred objects startup leaves in garbage
 cycles (~300 for inspect) stay frozen too, tens of KB, where freeing them would walk all 50k. Importing this
-module does nothing: the console script imports it in every process that re-runs the script (multiprocessing's
-spawn does, for `load --tp`'s ranks), and those must keep their collector.
+module does nothing, so a process that imports it without running a command keeps its collector (`load --tp`'s
+ranks are fresh interpreters of fp8check.core.load.ranks and never import it).
 """
 
 import gc

@@ -63,6 +63,7 @@ def inspect(
                 allow_deprecated_quantization=allow_deprecated_quantization, revision=revision, token=token)
         show_crosscheck(model, result, as_json)
         raise typer.Exit(ci.EXIT_FAIL if any(row.vllm_error for row in result.rows) else ci.EXIT_OK)
+    output.unmatched_skip_layers(report, kv_cache_dtype_skip_layers)
     output.finish_report(report, fmt, fail_on, verbose, ckpt.fetch, output_path, wide=wide)
 
 

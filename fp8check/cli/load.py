@@ -96,6 +96,7 @@ def load(
             progress=not output.quiet(fmt))
     if os.environ.get("RANK", "0") != "0" and "LOCAL_RANK" in os.environ:  # under torchrun: rank 0 reports
         raise typer.Exit(ci.EXIT_OK if report.ok else ci.EXIT_FAIL)
+    output.unmatched_skip_layers(report, kv_cache_dtype_skip_layers)
     output.finish_report(report, fmt, fail_on, verbose, ckpt.fetch, output_path, wide=wide)
 
 

@@ -42,25 +42,64 @@ class FailOn(str, Enum):
     warning = "warning"
 
 
+def _starting(values, incomplete: str) -> list[str]:
+    return [value for value in dict.fromkeys(values) if value.startswith(incomplete)]
+
+
+def complete_platform(incomplete: str) -> list[str]:
+    """Shell completion of --platform: auto, xpu, cpu, the cuda:<cc> / rocm:<gfx> targets and the aliases of
+    fp8check's platform table. A comma-separated list (matrix) completes its last item."""
+    from fp8check.core.targets.platforms import ALIASES, ROCM_CAPABILITY
+
+    done, _, last = incomplete.rpartition(",")
+    targets = ("auto", "xpu", "cpu", *sorted({t for t in ALIASES.values() if ":" in t}),
+               *(f"rocm:{gfx}" for gfx in ROCM_CAPABILITY), *sorted(ALIASES))
+    return [done + "," * bool(done) + target for target in _starting(targets, last)]
+
+
+def complete_vllm(incomplete: str) -> list[str]:
+    """--vllm: auto, installed, latest and every rule profile (`fp8check rules`)."""
+    from fp8check.core.targets.profiles import PROFILES
+
+    return _starting(("auto", "installed", "latest", *(profile.name for profile in PROFILES)), incomplete)
+
+
+def complete_kv_cache_dtype(incomplete: str) -> list[str]:
+    """--kv-cache-dtype: the CacheDType values of every release fp8check has a profile for."""
+    from fp8check.core.formats.kv_cache import CACHE_DTYPES
+
+    return _starting((value for value, _ in CACHE_DTYPES), incomplete)
+
+
+def complete_quantization(incomplete: str) -> list[str]:
+    """--quantization: the online methods, then the methods of the checkpoint formats fp8check routes."""
+    from fp8check.core.formats.online import ONLINE_METHODS
+    from fp8check.core.formats.registry import FORMATS
+
+    return _starting((*ONLINE_METHODS, *FORMATS), incomplete)
+
+
 ModelArg = Annotated[str, typer.Argument(
     metavar="MODEL", show_default=False, help="Checkpoint folder (config.json + *.safetensors), or a Hugging Face "
     "repo id org/name\\[@revision] (HF_HUB_OFFLINE=1 reads the local cache).")]
 PlatformOpt = Annotated[Optional[str], typer.Option(
-    "--platform", "-p", help="Target: xpu, cpu, cuda:<cc> (cuda:90), rocm:<gfx> (rocm:gfx942), an alias (h100, a100, "
-    "l40s, b200, mi300x, arc-b580, ...) or auto (this host, detected without torch).")]
+    "--platform", "-p", autocompletion=complete_platform, help="Target: xpu, cpu, cuda:<cc> (cuda:90), rocm:<gfx> "
+    "(rocm:gfx942), an alias (h100, a100, l40s, b200, mi300x, arc-b580, ...) or auto (this host, detected without "
+    "torch).")]
 PlatformsOpt = Annotated[str, typer.Option(
-    "--platform", "--platforms", "-p", metavar="TARGETS", help="Comma-separated targets, each as inspect's "
-    "--platform takes it (aliases, cuda:<cc>, rocm:<gfx>, xpu, cpu).")]
+    "--platform", "--platforms", "-p", metavar="TARGETS", autocompletion=complete_platform,
+    help="Comma-separated targets, each as inspect's --platform takes it (aliases, cuda:<cc>, rocm:<gfx>, xpu, "
+    "cpu).")]
 TpOpt = Annotated[int, typer.Option("--tp", min=1, max=1024, help="Tensor-parallel size to check.")]
 TpSizesOpt = Annotated[str, typer.Option("--tp", metavar="SIZES", help="Comma-separated tensor-parallel sizes, "
                                          "each from 1 to 1024.")]
 EpOpt = Annotated[bool, typer.Option("--ep", help="As vLLM's --enable-expert-parallel: FusedMoE experts are split "
                                      "whole across the TP ranks instead of sliced.")]
-VllmOpt = Annotated[str, typer.Option("--vllm", metavar="RELEASE", help="vLLM release whose rules apply: auto (the "
-                                      "vLLM installed here, else latest), installed, latest, or a release fp8check "
-                                      "has a profile for (`fp8check rules` lists them; a patch such as 0.27.1 maps "
-                                      "to its minor, an unknown release is refused). An installed vLLM newer than "
-                                      "every profile answers inspect with its own code (crosscheck).")]
+VllmOpt = Annotated[str, typer.Option(
+    "--vllm", metavar="RELEASE", autocompletion=complete_vllm, help="vLLM release whose rules apply: auto (the vLLM "
+    "installed here, else latest), installed, latest, or a release fp8check has a profile for (`fp8check rules` "
+    "lists them; a patch such as 0.27.1 maps to its minor, an unknown release is refused). An installed vLLM newer "
+    "than every profile answers inspect with its own code (crosscheck).")]
 LinearBackendOpt = Annotated[str, typer.Option("--linear-backend", help="As vLLM's --linear-backend: auto, xpu, "
                                                "torch, cutlass, marlin, triton, deep_gemm, ...")]
 KernelConfigOpt = Annotated[Optional[str], typer.Option(
@@ -75,10 +114,10 @@ DisableKernelOpt = Annotated[list[str], typer.Option(
     "names with commas), like VLLM_DISABLED_KERNELS, which is also read from the environment; `fp8check kernels` "
     "lists the classes.")]
 KvCacheDtypeOpt = Annotated[str, typer.Option(
-    "--kv-cache-dtype", metavar="DTYPE", help="As vLLM's --kv-cache-dtype (its CacheDType values): auto (default) "
-    "is fp8_e4m3 for a compressed-tensors kv_cache_scheme or a ModelOpt kv_cache_quant_algo, else the model dtype; "
-    "bfloat16, float16; fp8 (= fp8_e4m3: float8_e4m3fn, float8_e4m3fnuz on MI300 / gfx94x); fp8_e5m2; fp8_inc, "
-    "nvfp4, ...")]
+    "--kv-cache-dtype", metavar="DTYPE", autocompletion=complete_kv_cache_dtype, help="As vLLM's --kv-cache-dtype "
+    "(its CacheDType values): auto (default) is fp8_e4m3 for a compressed-tensors kv_cache_scheme or a ModelOpt "
+    "kv_cache_quant_algo, else the model dtype; bfloat16, float16; fp8 (= fp8_e4m3: float8_e4m3fn, float8_e4m3fnuz "
+    "on MI300 / gfx94x); fp8_e5m2; fp8_inc, nvfp4, ...")]
 KvCacheSkipLayersOpt = Annotated[list[str], typer.Option(
     "--kv-cache-dtype-skip-layers", metavar="LAYERS", help="As vLLM's --kv-cache-dtype-skip-layers: attention "
     "layers that keep the model dtype whatever --kv-cache-dtype says, by decoder-layer index (0, 2, ...) or "
@@ -108,9 +147,10 @@ VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show every re
 WideOpt = Annotated[bool, typer.Option("--wide", help="Show every column (parallel type, activation key); the "
                                        "default fits 100 columns.")]
 QuantizationOpt = Annotated[Optional[str], typer.Option(
-    "--quantization", "-q", help="As vLLM's --quantization. On an unquantized (bf16) checkpoint: the online method "
-    "vLLM quantizes it with at load (fp8, fp8_per_tensor, fp8_per_block, fp8_per_channel, mxfp8); on a quantized "
-    "one it must be the method vLLM detects (else vLLM's mismatch error).")]
+    "--quantization", "-q", autocompletion=complete_quantization, help="As vLLM's --quantization. On an "
+    "unquantized (bf16) checkpoint: the online method vLLM quantizes it with at load (fp8, fp8_per_tensor, "
+    "fp8_per_block, fp8_per_channel, mxfp8); on a quantized one it must be the method vLLM detects (else vLLM's "
+    "mismatch error).")]
 AllowDeprecatedOpt = Annotated[bool, typer.Option(
     "--allow-deprecated-quantization", help="As vLLM's flag: let a deprecated method (fbgemm_fp8) past vLLM's "
     "deprecation gate.")]

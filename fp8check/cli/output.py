@@ -22,20 +22,73 @@ from fp8check.core.errors import InputError, printable
 from fp8check.core.records import LoadReport
 
 DEBUG_HINT = "(set FP8CHECK_DEBUG=1 for the traceback; please report it)"
+# How alike an unknown option must be to a real one to be offered (--bogus / --verbose: 0.5; --platfrom: 0.88).
+NEAR = 0.75
 
 
 def stdout():
-    """The terminal's width, or $COLUMNS where it is set; 200 columns when piped or captured (CI logs) without it."""
+    """The terminal's width, or $COLUMNS where it is set. Piped or redirected (`| head`, `| less`, `> out.txt`): the
+    width of the terminal the user watches (stderr's, else the controlling terminal's); 200 columns with no
+    terminal at all (CI logs), and for a stdout in memory (a Python caller capturing it: no terminal shows it)."""
     from rich.console import Console
 
-    sized = sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit()  # rich reads $COLUMNS itself
-    return Console(highlight=False, width=None if sized else 200)
+    if sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit():  # rich reads $COLUMNS itself
+        return Console(highlight=False)
+    try:
+        sys.stdout.fileno()
+    except (OSError, ValueError, AttributeError):
+        return Console(highlight=False, width=200)
+    return Console(highlight=False, width=terminal_width() or 200)
+
+
+def terminal_width() -> int | None:
+    """The columns of stderr's terminal, else of the controlling terminal (/dev/tty); None without either."""
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns or None
+    except (OSError, ValueError, AttributeError):  # not a terminal, a closed or an in-memory stream
+        pass
+    try:
+        tty = os.open("/dev/tty", os.O_RDONLY | getattr(os, "O_NOCTTY", 0))
+    except OSError:  # no controlling terminal (CI, a daemon) or no /dev/tty (Windows)
+        return None
+    try:
+        return os.get_terminal_size(tty).columns or None
+    except OSError:
+        return None
+    finally:
+        os.close(tty)
 
 
 def stderr():
     from rich.console import Console
 
     return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def usage_message(exc) -> str:
+    """A usage error (typer's click exceptions) in one line. An unknown long option names the real options it
+    abbreviates, else the one nearest in spelling when it is near (--platfrom: --platform), else none: click's
+    own pick compares whole names, dashes included, and offers --verbose for --bogus."""
+    typed = getattr(exc, "option_name", "") if hasattr(exc, "possibilities") else ""  # NoSuchOption (typer's click)
+    if getattr(exc, "ctx", None) is None or not typed.startswith("--"):
+        return exc.format_message()
+    names = [name for param in exc.ctx.command.params for name in param.opts + param.secondary_opts]
+    close = nearest_options(typed, names)
+    return exc.message + (f" (did you mean {' or '.join(close)}?)" if close else "")
+
+
+def nearest_options(typed: str, names: list[str]) -> list[str]:
+    """The long options `typed` abbreviates (3 letters at least), else the one nearest in spelling whose names
+    without dashes are 75% alike (difflib's ratio), else none."""
+    from difflib import SequenceMatcher
+
+    stem = typed.lstrip("-")
+    longs = [name for name in dict.fromkeys(names) if name.startswith("--")]
+    prefixed = [name for name in longs if len(stem) >= 3 and name[2:].startswith(stem)]
+    if prefixed:
+        return prefixed
+    ratio, best = max(((SequenceMatcher(None, stem, name[2:]).ratio(), name) for name in longs), default=(0, ""))
+    return [best] if ratio >= NEAR else []
 
 
 def safe(text: str, limit: int = 200) -> str:
@@ -115,6 +168,30 @@ def show(fmt: str, output: str | None, document: Callable[[], dict], table: Call
         print(text)
     if output:
         write_file(output, text)
+
+
+def unmatched_skip_layers(report, given: list[str]) -> None:
+    """--kv-cache-dtype-skip-layers values that name no attention layer of this model (vLLM matches nothing with
+    them, silently): one warning line on stderr each, whatever --format prints. `report`: inspect's or load's."""
+    from fp8check.core.model.modules import layer_template
+
+    attention = getattr(report, "inspect", report).attention
+    indices = sorted({index for layer in attention for index in [layer_template(layer.name)[1]] if index is not None})
+    if not indices:
+        have = "it has no numbered attention layer"
+    elif indices == list(range(indices[0], indices[-1] + 1)):
+        have = f"its attention layers are {indices[0]}..{indices[-1]}"
+    else:
+        have = f"its attention layers are {', '.join(map(str, indices))}"
+    for value in dict.fromkeys(v.strip() for item in given for v in item.split(",") if v.strip()):
+        if value == "sliding_window" and not any(layer.sliding_window for layer in attention):
+            why = "this model has no sliding-window attention layer"
+        elif value.isdigit() and int(value) not in indices:
+            why = have
+        else:
+            continue
+        print(f"warning: --kv-cache-dtype-skip-layers {value} names no layer of this model ({why}): it changes "
+              "nothing", file=sys.stderr)
 
 
 def finish_report(report, fmt: Format, fail_on: FailOn, verbose: bool, fetch, output: str | None,

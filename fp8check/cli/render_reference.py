@@ -64,13 +64,24 @@ def _value(value) -> str:
 
 
 def rules_table(console: Console) -> None:
-    """Each profile with the PRs it reflects and the changes read from its wheel whose PR was not pinned."""
-    rows = [[p.name + (" (latest)" if p is PROFILES[0] else ""), p.vllm,
-             " ".join(f"#{pr}" for pr in PULL_REQUESTS if p.has(pr)),
-             " ".join(c for c in WHEEL_CHANGES if p.has(c)), escape(p.summary)] for p in PROFILES]
-    draw(console, [Column("profile", True), Column("vLLM", True), Column("upstream PRs reflected"),
-                   Column("changes read from the wheels"), Column("summary")], rows)
+    """Each profile with what its release added to the one before it (a profile is its predecessor plus these):
+    the upstream PRs it reflects and the changes read from its wheel whose PR was not pinned. `--format json`
+    lists each profile's whole set."""
+    rows = []
+    for index, profile in enumerate(PROFILES):
+        before = PROFILES[index + 1] if index + 1 < len(PROFILES) else None
+        rows.append([profile.name + (" (latest)" if index == 0 else ""), profile.vllm,
+                     " ".join(f"#{pr}" for pr in _added(profile, before, PULL_REQUESTS)) or "-",
+                     " ".join(_added(profile, before, WHEEL_CHANGES)) or "-", escape(profile.summary)])
+    draw(console, [Column("profile", True), Column("vLLM", True), Column("upstream PRs added"),
+                   Column("changes added (read from the wheels)"), Column("summary")], rows)
+    say(console, "[dim]each release has every PR and change of the releases below it, plus those it added[/dim]")
     for pr, text in PULL_REQUESTS.items():
         say(console, f"[dim]#{pr}: {escape(text)}[/dim]")
     for change, text in WHEEL_CHANGES.items():
         say(console, f"[dim]{escape(change)}: {escape(text)}[/dim]")
+
+
+def _added(profile, before, changes) -> list:
+    """The changes `profile` has that the release before it (None: none before) did not."""
+    return [change for change in changes if profile.has(change) and not (before and before.has(change))]

@@ -26,6 +26,7 @@ from rich.text import Text
 
 from fp8check.core.checkpoint.local import FetchStats
 from fp8check.core.errors import printable
+from fp8check.core.formats.frontdoor import readable
 from fp8check.core.model.memory import summary as memory_summary
 from fp8check.core.model.modules import layer_template
 from fp8check.core.planning.rows import (
@@ -34,6 +35,8 @@ from fp8check.core.planning.rows import (
 from fp8check.core.records import InspectReport, LoadReport
 from fp8check.core.report.verdicts import detected, failing, inspect_verdict, load_verdict, not_judged, platform_text
 
+# How a rejection fp8check did not read from vLLM's source is tagged (some reasons carry it themselves).
+INFERENCE = "fp8check inference"
 # The example platforms to pass instead of `--platform auto` on a host without an accelerator.
 OTHER_TARGETS = "-p xpu, -p h100, -p mi300x"
 
@@ -150,13 +153,23 @@ def sentence(text: str) -> str:
 
 
 def _multiline(text: str) -> str:
-    """vLLM's messages carry real newlines ('Reasons: \\n...'); keep them, escape everything else."""
-    return "\n  ".join(escape(sentence(printable(line, 2000))) for line in text.split("\n"))
+    """vLLM's messages carry real newlines ('Reasons: \\n...'); keep them, escape everything else (a printed tuple
+    is read out: frontdoor.readable)."""
+    return "\n  ".join(escape(sentence(printable(line, 2000))) for line in readable(text).split("\n"))
+
+
+def _rejected(rejection, named: bool = True) -> str:
+    """A rejected kernel's --verbose line: its reason with runs of spaces folded (vLLM's source continues some
+    strings across lines: 'ROCm platform                 with aiter'), tagged once as fp8check's inference
+    where fp8check did not read it from vLLM (some reasons say so themselves)."""
+    reason = re.sub(r"[ \t]{2,}", " ", rejection.reason.strip())
+    tag = "" if rejection.verified or INFERENCE in reason else f" [dim]({INFERENCE})[/dim]"
+    return "rejected " + (f"{escape(rejection.kernel)}: " if named else "") + _multiline(reason) + tag
 
 
 def md_line(text: str) -> str:
-    """One Markdown line: newlines folded, control characters escaped."""
-    return " ".join(sentence(printable(line, 2000)) for line in text.split("\n"))
+    """One Markdown line: newlines folded, control characters escaped, a printed tuple read out."""
+    return " ".join(sentence(printable(line, 2000)) for line in readable(text).split("\n"))
 
 
 def _print_details(console: Console, details: list[tuple[str, list[str]]]) -> None:
@@ -321,8 +334,7 @@ def inspect_table(report: InspectReport, console: Console, verbose: bool, fetch:
         rows.append(cells + [_status(layer, fail_on_warning)])
         lines = _message_lines(layer.errors, layer.warnings)
         if verbose:
-            lines += [f"rejected {_multiline(r.reason.strip())}"
-                      + ("" if r.verified else " [dim](fp8check inference)[/dim]") for r in layer.rejected]
+            lines += [_rejected(r, named=False) for r in layer.rejected]  # vLLM's reason names the kernel
             lines += [f"[dim]note: {escape(n)}[/dim]" for n in layer.notes]
         if lines:
             details.append((row.name, lines))
@@ -379,8 +391,7 @@ def _moe_rows(report: InspectReport, routes: _Routes, verbose: bool, wide: bool,
         lines += [f"[dim]note: {_multiline(n)}[/dim]" for n in moe.notes]
         lines += [f"[yellow]warning:[/yellow] {_multiline(w)}" for w in moe.warnings]
         if verbose:
-            lines += [f"rejected {r.kernel}: {_multiline(r.reason)}"
-                      + ("" if r.verified else " [dim](fp8check inference)[/dim]") for r in moe.rejected]
+            lines += [_rejected(r) for r in moe.rejected]
         if lines:
             details.append((row.name, lines))
     return rows, details
@@ -420,8 +431,7 @@ def _attention_rows(report: InspectReport, routes: _Routes, verbose: bool, wide:
                 index = layer_template(layer.name)[1] if row.count > 1 else None
                 names = ", ".join(printable(without_index(name, index)) for name in layer.scales)
                 lines.append(f"[dim]scales: {escape(names)}[/dim]")
-            lines += [f"rejected {escape(r.kernel)}: {_multiline(r.reason.strip())}"
-                      + ("" if r.verified else " [dim](fp8check inference)[/dim]") for r in layer.rejected]
+            lines += [_rejected(r) for r in layer.rejected]
             lines += [f"[dim]note: {_multiline(n)}[/dim]" for n in layer.notes]
         if lines:
             details.append((row.name, lines))
@@ -535,9 +545,15 @@ def _run_status(status: str, fail_on_warning: bool = False) -> str:
 
 
 def _milliseconds(runs) -> str:
-    """The time the runs took; '-' for modules that were not run."""
+    """The time the runs took; '-' for modules that were not run. Under --tp the ranks run in step, so a run took
+    its slowest rank's time (rank 0 alone may have had no part: an expert another rank owns under --ep)."""
     ran = [r for r in runs if r.status != "not run"]
-    return _figure(sum(r.ms or 0 for r in ran), ".1f") if ran else "-"
+    return _figure(sum(_run_ms(r) for r in ran), ".1f") if ran else "-"
+
+
+def _run_ms(run) -> float:
+    timed = [figure.ms for figure in run.ranks if figure.ms is not None]
+    return max(timed) if timed else run.ms or 0
 
 
 def _megabytes(runs) -> str:

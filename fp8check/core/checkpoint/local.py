@@ -56,6 +56,7 @@ class ModelConfig(NamedTuple):
     first_k_dense_replace: int | None = None  # DeepSeek / GLM: layers below it are dense, the rest MoE
     index_topk: int | None = None      # DeepSeek sparse attention: the indexer's top-k (sparse backends check it)
     vocab_size: int | None = None
+    intermediate_size: int | None = None  # the dense MLP's width (None when absent or per layer, a list)
     # Mamba2 mixers (Nemotron-H): (mamba_num_heads, mamba_head_dim, n_groups, ssm_state_size), None when absent
     mamba: tuple[int, int, int, int] | None = None
     heads_per_layer: tuple[int, ...] | None = None  # Laguna: num_attention_heads_per_layer
@@ -150,6 +151,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         first_k_dense_replace=opt_int("first_k_dense_replace", minimum=0),
         index_topk=opt_int("index_topk"),
         vocab_size=opt_int("vocab_size"),
+        intermediate_size=sizes.get("intermediate_size") if _positive_int(sizes.get("intermediate_size")) else None,
         mamba=_mamba_sizes(opt_int),
         heads_per_layer=_int_list(sizes, "num_attention_heads_per_layer", where),
         # Llama-4 / Pixtral / SigLIP call it num_attention_heads, Qwen2.5-VL / Qwen3-VL num_heads.
@@ -160,6 +162,10 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         router_keys=tuple((key, sizes[key]) for key in ROUTER_KEYS if isinstance(sizes.get(key), (str, bool, int))),
         sliding=_sliding_keys(sizes, model_type, opt_int, where),
     )
+
+
+def _positive_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
 def _int_list(sizes: dict, key: str, where: str) -> tuple[int, ...] | None:

@@ -16,6 +16,8 @@ vLLM sources (read in 0.25 / 0.28 / 0.33 unless a release is named):
 
 from __future__ import annotations
 
+import ast
+import re
 from typing import TYPE_CHECKING, Mapping, NamedTuple
 
 from fp8check.core.errors import ConfigError, shown
@@ -25,6 +27,8 @@ if TYPE_CHECKING:  # annotations only
     from fp8check.kernels.base import RoutingContext
 
 HF_QUANT_CONFIG = "hf_quant_config.json"
+# A message vLLM raises with a (format, args...) tuple, as Python prints it, after an optional "ValueError: ".
+PRINTED_TUPLE = re.compile(r"(?:\w+: )?(\('.*\))", re.DOTALL)
 
 # _verify_quantization's `overrides`, in vLLM 0.33's order (0.25 and 0.28 are the same list less names they lack).
 OVERRIDE_ORDER = ("auto_gptq", "gptq", "gptq_marlin", "auto_awq", "awq", "awq_marlin", "inc", "moe_wna16", "modelopt",
@@ -162,6 +166,21 @@ def method_errors(method: str, ctx: RoutingContext, allow_deprecated: bool, regi
         return [str(("The quantization method %s is deprecated and will be removed in future versions of vLLM. "
                      "To bypass, set `--allow-deprecated-quantization`.", method))]
     return []
+
+
+def readable(message: str) -> str:
+    """A message as fp8check shows it to people: one vLLM raises with a (format, args) tuple (its deprecation gate:
+    `raise ValueError("... %s ...", method)`) is printed as the tuple, so the sentence it reads is added beside it.
+    Reports keep vLLM's text as it is (crosscheck compares it with the installed vLLM's)."""
+    found = PRINTED_TUPLE.fullmatch(message)
+    try:
+        value = ast.literal_eval(found.group(1)) if found else None
+        if not (isinstance(value, tuple) and len(value) > 1 and isinstance(value[0], str)):
+            return message
+        text = value[0] % value[1:]
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return message
+    return f"{message} (vLLM prints this tuple; it reads: {text})"
 
 
 def config_gate_errors(method: str, quant_format: Format, ctx: RoutingContext, dtype: str) -> list[str]:

@@ -210,7 +210,7 @@ def run_layer(module: LinearModule, layer: LayerReport, recipe: Recipe | None, f
 # ---------------------------------------------------------------------------------------------- --tp ranks
 
 class RankJob(NamedTuple):
-    """What every rank gets (pickled once per rank by spawn)."""
+    """What every rank gets (pickled once, sent to each rank's fresh interpreter: fp8check.core.load.ranks)."""
 
     folder: str
     modules: tuple[LinearModule, ...]

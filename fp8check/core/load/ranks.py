@@ -1,12 +1,18 @@
 """Run N tensor-parallel ranks as real torch.distributed processes, and never leave one behind.
 
 Two ways in, one API (`run_ranks`):
-- spawned by fp8check: N processes from multiprocessing's `spawn` context. The parent holds the rendezvous
-  store itself (a TCPStore bound to 127.0.0.1 port 0, so the free port is the kernel's choice and cannot be
-  taken between choosing and binding); each rank joins it as a client. Each child asks Linux to SIGKILL it when
-  the parent dies (PR_SET_PDEATHSIG), so a killed fp8check cannot leave ranks behind.
-  Results come back over a pipe per rank (tensors as shared memory: a rank waits for the parent's
-  acknowledgement before it exits).
+- started by fp8check: N fresh interpreters running fp8check's own entry point (`python -m
+  fp8check.core.load.ranks FD PARENT_PID`, the end of this module), as torchrun starts its workers. None
+  re-imports the caller's main module, so a script without `if __name__ == "__main__":`, `python - <<EOF`, a
+  notebook and the CLI start ranks alike. Each rank talks to the parent over its own socket pair, inherited as a
+  file descriptor that only these two processes hold: the set-up (rank, device, the store's port, the parent's
+  sys.path) as JSON, then the target and payload pickled, and back its report, pickled by value. The parent
+  holds the rendezvous store itself (a TCPStore bound to 127.0.0.1 port 0, so the free port is the kernel's
+  choice and cannot be taken between choosing and binding); each rank joins it as a client. Each rank asks Linux
+  to SIGKILL it when the parent dies (PR_SET_PDEATHSIG), so a killed fp8check cannot leave ranks behind. Ranks
+  run in a session of their own: a terminal's Ctrl-C reaches only the parent, which stops them (SIGTERM, quiet)
+  and lets its KeyboardInterrupt go on; a SIGINT sent to a rank itself ends it quietly too (the default action,
+  no KeyboardInterrupt traceback), and the parent names it as the rank killed by SIGINT.
 - under torchrun (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT set): this process is one rank; it joins
   torchrun's store (a fresh prefix per run), posts how it ended there, and, when every rank succeeded, every
   rank gets every rank's result over the process group.
@@ -23,11 +29,14 @@ from __future__ import annotations
 
 import ctypes
 import datetime
-import gc
 import itertools
 import json
 import os
+import pickle
 import signal
+import site
+import socket
+import subprocess
 import sys
 import time
 import traceback
@@ -42,7 +51,7 @@ BACKENDS = {"cpu": "gloo", "cuda": "nccl", "xpu": "xccl"}
 TORCHRUN_ENV = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
 STOP_GRACE_S = 2.0      # SIGTERM, then this long before SIGKILL
 SETTLE_S = 0.5          # after a first failure, how long to collect the others' reports to find the root cause
-ACK_WAIT_S = 60.0       # a rank stays alive until the parent has its result (tensors travel as shared memory)
+RANK_MODULE = "fp8check.core.load.ranks"
 _PR_SET_PDEATHSIG = 1   # linux/prctl.h
 _TORCHRUN_CALLS = itertools.count()
 
@@ -84,15 +93,17 @@ def run_ranks(world_size: int, target: Callable[[RankContext, Any], T], payload:
               init_timeout_s: float = 60.0) -> list[T]:
     """Run `target(ctx, payload)` on `world_size` ranks and return their results in rank order.
 
-    `target` must be a module-level function (spawn pickles it by reference); payload and results must pickle.
+    `target` must be a module-level function of an importable module (it is pickled by reference, and a rank
+    never imports the caller's `__main__`); payload and results must pickle.
     Ranks on an accelerator get one device each: rank r of "cuda:i" (or "cuda") runs on cuda:i+r.
-    Timeouts: `init_timeout_s` from spawning to the last rank joining the process group, `timeout_s` from then
-    to the last result, `collective_timeout_s` (default `timeout_s`) for any one collective inside the target.
+    Timeouts: `init_timeout_s` from starting the ranks to the last one joining the process group, `timeout_s` from
+    then to the last result, `collective_timeout_s` (default `timeout_s`) for any one collective inside the target.
     """
     if world_size < 1:
         raise ValueError(f"world_size must be at least 1, got {world_size}")
-    if "<" in getattr(target, "__qualname__", "<"):
-        raise ValueError(f"run_ranks: {target!r} must be a module-level function (spawn pickles it by reference)")
+    if "<" in getattr(target, "__qualname__", "<") or getattr(target, "__module__", "__main__") == "__main__":
+        raise ValueError(f"run_ranks: {target!r} must be a module-level function of an importable module, not of "
+                         f"__main__ (a rank imports it by name, and never the caller's main module)")
     backend = backend_for(device)
     collective_timeout_s = collective_timeout_s or timeout_s
     if under_torchrun():
@@ -104,26 +115,27 @@ def run_ranks(world_size: int, target: Callable[[RankContext, Any], T], payload:
 
 def _spawn(world_size: int, target: Callable, payload: Any, device: str, backend: str, timeout_s: float,
            collective_timeout_s: float, init_timeout_s: float) -> list:
-    import multiprocessing
-
     import torch.distributed as dist
 
     _check_devices(device, world_size)
+    work = pickle.dumps((target, payload), protocol=pickle.HIGHEST_PROTOCOL)  # refused here, before any rank starts
     store = dist.TCPStore("127.0.0.1", 0, None, True, datetime.timedelta(seconds=init_timeout_s),
                           wait_for_workers=False)
-    spawn = multiprocessing.get_context("spawn")
+    setup = {"world_size": world_size, "backend": backend, "port": store.port, "init_timeout_s": init_timeout_s,
+             "collective_timeout_s": collective_timeout_s,
+             "sys_path": [entry for entry in sys.path if isinstance(entry, str)]}
     procs, conns = [], []
     try:
-        for rank in range(world_size):
-            mine, theirs = spawn.Pipe()
-            proc = spawn.Process(
-                target=_child_main, name=f"fp8check-rank{rank}", daemon=True,
-                args=(rank, world_size, _rank_device(device, rank), backend, store.port, init_timeout_s,
-                      collective_timeout_s, target, payload, theirs, os.getpid()))
-            proc.start()
-            theirs.close()  # the child holds the only other end: its death reads as EOF here
+        for _ in range(world_size):
+            proc, conn = _start_rank()
             procs.append(proc)
-            conns.append(mine)
+            conns.append(conn)
+        for rank, conn in enumerate(conns):  # every rank is starting up meanwhile, and reads its work first
+            try:
+                conn.send_bytes(json.dumps({**setup, "rank": rank, "device": _rank_device(device, rank)}).encode())
+                conn.send_bytes(work)
+            except OSError:
+                pass  # the rank died before reading its work: _collect reports how it ended
         return _collect(procs, conns, timeout_s, init_timeout_s)
     finally:
         _stop(procs)
@@ -131,11 +143,31 @@ def _spawn(world_size: int, target: Callable, payload: Any, device: str, backend
             conn.close()
 
 
+def _start_rank() -> tuple[subprocess.Popen, connection.Connection]:
+    """A fresh interpreter running RANK_MODULE in a session of its own, and the parent's end of its socket pair."""
+    mine, theirs = socket.socketpair()
+    with mine, theirs:  # the parent's copy of the rank's end closes here: the rank's death reads as EOF
+        proc = subprocess.Popen([sys.executable, "-m", RANK_MODULE, str(theirs.fileno()), str(os.getpid())],
+                                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, start_new_session=True,
+                                env=_rank_env())
+        return proc, connection.Connection(mine.detach())
+
+
+def _rank_env() -> dict[str, str]:
+    """The parent's environment; when fp8check was imported from outside the interpreter's site directories (a
+    source tree on sys.path), PYTHONPATH leads to it, so that `-m` finds the same fp8check."""
+    root = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))  # holds fp8check/
+    env = dict(os.environ)
+    if root not in {os.path.realpath(p) for p in (*site.getsitepackages(), site.getusersitepackages())}:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (root, env.get("PYTHONPATH"))))
+    return env
+
+
 def _collect(procs: list, conns: list, timeout_s: float, init_timeout_s: float) -> list:
     """Wait for every rank's report; on the first failure gather what else arrives, stop everyone, raise.
 
-    Start-up (spawn, importing torch, the rendezvous) is bounded by `init_timeout_s`; the run by `timeout_s`,
-    counted from the moment the last rank joined the process group."""
+    Start-up (a fresh interpreter, importing torch, the rendezvous) is bounded by `init_timeout_s`; the run by
+    `timeout_s`, counted from the moment the last rank joined the process group."""
     results: dict[int, Any] = {}
     failures: list[tuple[int, float, int, str, str]] = []   # (priority, time, rank, message, details)
     pending, joined = set(range(len(procs))), set()
@@ -146,7 +178,7 @@ def _collect(procs: list, conns: list, timeout_s: float, init_timeout_s: float) 
         until = min(deadline, settle_until) if settle_until else deadline
         if now >= until:
             break
-        connection.wait([conns[r] for r in pending] + [procs[r].sentinel for r in pending], timeout=until - now)
+        connection.wait([conns[r] for r in pending], timeout=until - now)  # a report, or EOF: the rank is gone
         for rank in sorted(pending):
             for kind, value in _reports(rank, procs[rank], conns[rank]):
                 if kind == "joined":
@@ -175,12 +207,12 @@ def _collect(procs: list, conns: list, timeout_s: float, init_timeout_s: float) 
     return [results[rank] for rank in range(len(procs))]
 
 
-def _reports(rank: int, proc, conn) -> list[tuple[str, Any]]:
+def _reports(rank: int, proc: subprocess.Popen, conn) -> list[tuple[str, Any]]:
     """What a rank has said since we last looked: ("joined", None), ("ok", result), ("failed", failure)."""
     out: list[tuple[str, Any]] = []
     while conn.poll():
         try:
-            kind, *rest = conn.recv()
+            kind, *rest = pickle.loads(conn.recv_bytes())
         except (EOFError, OSError):
             break  # the rank's end closed: it is gone
         except Exception as exc:  # noqa: BLE001 - a result that cannot be rebuilt here is that rank's failure
@@ -188,23 +220,17 @@ def _reports(rank: int, proc, conn) -> list[tuple[str, Any]]:
         if kind == "joined":
             out.append(("joined", None))
             continue
-        _acknowledge(conn)
         if kind == "ok":
             return [*out, ("ok", rest[0])]
         message, details, when = rest
         return [*out, ("failed", (1, when, rank, message, details))]
     else:
-        if proc.is_alive():
-            return out
-    proc.join(STOP_GRACE_S)
-    return [*out, ("failed", (0, time.monotonic(), rank, _death(proc.exitcode), ""))]
-
-
-def _acknowledge(conn) -> None:
+        return out
     try:
-        conn.send(None)
-    except OSError:
-        pass  # the rank is already gone; it needed the acknowledgement only to keep its shared memory alive
+        message = _death(proc.wait(STOP_GRACE_S))
+    except subprocess.TimeoutExpired:
+        message = "closed its channel to fp8check before returning a result"
+    return [*out, ("failed", (0, time.monotonic(), rank, message, ""))]
 
 
 def _death(exitcode: int | None) -> str:
@@ -217,18 +243,18 @@ def _death(exitcode: int | None) -> str:
     return f"exited with code {exitcode} before returning a result"
 
 
-def _stop(procs: list) -> None:
-    """Terminate every live rank, give them STOP_GRACE_S, kill the rest, and join them all."""
+def _stop(procs: list[subprocess.Popen]) -> None:
+    """Terminate every live rank, give them STOP_GRACE_S, kill the rest, and reap them all."""
     for proc in procs:
-        if proc.is_alive():
+        if proc.poll() is None:
             proc.terminate()
     deadline = time.monotonic() + STOP_GRACE_S
     for proc in procs:
-        proc.join(max(0.0, deadline - time.monotonic()))
-    for proc in procs:
-        if proc.is_alive():
+        try:
+            proc.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
             proc.kill()
-        proc.join()
+            proc.wait()
 
 
 def _check_devices(device: str, world_size: int) -> None:
@@ -272,35 +298,44 @@ def reuse_freed_memory() -> None:
     mallopt(_M_TRIM_THRESHOLD, _REUSE_BELOW)
 
 
-def _child_main(rank: int, world_size: int, device: str, backend: str, port: int, init_timeout_s: float,
-                collective_timeout_s: float, target: Callable, payload: Any, conn, parent_pid: int) -> None:
-    """A spawned rank: die with the parent, join the parent's store, run the target, report, leave."""
+def rank_main(fd: int, parent_pid: int) -> None:
+    """A rank's process (RANK_MODULE): die with the parent, read the work from socket `fd`, join the parent's store,
+    run the target, report, and leave at once (os._exit: nothing left to collect or flush but stdio)."""
     _die_with_parent(parent_pid)
+    os.set_inheritable(fd, False)  # whatever this rank starts must not hold the parent's EOF open
+    conn = connection.Connection(fd)
+    try:
+        setup = json.loads(conn.recv_bytes())
+    except (EOFError, OSError):
+        os._exit(1)  # the parent stopped before handing out the work
+    sys.path[:] = setup["sys_path"]  # the target's module is found as the parent found it
     reuse_freed_memory()
     try:
         import torch.distributed as dist
 
-        store = dist.TCPStore("127.0.0.1", port, None, False, datetime.timedelta(seconds=init_timeout_s))
-        ctx = _join_group(rank, world_size, device, backend, collective_timeout_s, {"store": store})
+        target, payload = pickle.loads(conn.recv_bytes())  # the parent's own bytes, from the parent's own socket
+        store = dist.TCPStore("127.0.0.1", setup["port"], None, False,
+                              datetime.timedelta(seconds=setup["init_timeout_s"]))
+        ctx = _join_group(setup["rank"], setup["world_size"], setup["device"], setup["backend"],
+                          setup["collective_timeout_s"], {"store": store})
         try:
-            conn.send(("joined",))
+            conn.send_bytes(pickle.dumps(("joined",)))
             outcome = _call(target, ctx, payload)
         finally:
             dist.destroy_process_group()
-    except BaseException as exc:  # noqa: BLE001 - every failure, KeyboardInterrupt included, goes to the parent
+    except BaseException as exc:  # noqa: BLE001 - every failure, SystemExit included, goes to the parent
         outcome = _error(exc)
     try:
         try:
-            conn.send(outcome)
+            report = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:  # noqa: BLE001 - e.g. a result that does not pickle
-            conn.send(_error(exc))
-        # Tensors in the result are shared memory handed over through this process: stay until the parent
-        # has rebuilt them (its acknowledgement, or EOF when it stops listening).
-        conn.poll(ACK_WAIT_S)
+            report = pickle.dumps(_error(exc))
+        conn.send_bytes(report)
     except OSError:
         pass  # the parent has gone or stopped listening; nothing left to tell
-    conn.close()
-    gc.freeze()  # the rank ends here: its exit then skips the full collections of torch's objects (~0.5 s)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _join_group(rank: int, world_size: int, device: str, backend: str, collective_timeout_s: float,
@@ -387,3 +422,10 @@ def _run_in_torchrun(world_size: int, target: Callable, payload: Any, device: st
         return results
     finally:
         dist.destroy_process_group()
+
+
+if __name__ == "__main__":  # a rank's process, as _start_rank starts it
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    from fp8check.core.load.ranks import rank_main  # this file again, as the module the targets import
+
+    rank_main(int(sys.argv[1]), int(sys.argv[2]))

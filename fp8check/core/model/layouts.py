@@ -2,7 +2,8 @@
 
 Every entry below was read from `vllm/model_executor/models/<file>` (or `vllm/models/<package>`) of vLLM 0.33.0 and,
 for the families added with 0.34, 0.34.0 (the wheels on PyPI), checked module by module against both by
-tests/differential/whole_model.py, and names that file as its `source`; each layer in a report carries the `source` of the entry that built it
+tests/differential/whole_model.py, and names that file as its `source`; each layer in a report carries the `source`
+of the entry that built it
 (`layout: "vllm:deepseek_v2.py"`), or `"generic"` for an architecture not in this table. What an entry says:
 
 - `packed`: the class's `packed_modules_mapping` (fused name -> checkpoint shards), which both decides the
@@ -239,7 +240,8 @@ ARCHITECTURES: dict[str, Arch] = {
     # Qwen3VLMoeForConditionalGeneration.__init__ replaces its packed_modules_mapping by Qwen3-VL's text and MoE
     # ones: no "qkv" entry (the tower's attn.qkv is matched by its own name, the same answer).
     "Qwen3VLMoeForConditionalGeneration": Arch("vllm:qwen3_vl_moe.py",
-                                               towers=(_QWEN3_VISUAL._replace(packed=LLAMA_PACKED),), router=_NORM_TOPK, sliding=MODEL_WINDOW,
+                                               towers=(_QWEN3_VISUAL._replace(packed=LLAMA_PACKED),),
+                                               router=_NORM_TOPK, sliding=MODEL_WINDOW,
                                                **_QWEN3_MOE_ROUTERS),
     "DeepseekV2ForCausalLM": _DEEPSEEK,
     "DeepseekV3ForCausalLM": _DEEPSEEK_V3,
@@ -271,7 +273,8 @@ ARCHITECTURES: dict[str, Arch] = {
 # Qwen3-Next stores in_proj_qkvz / in_proj_ba fused (one output shard each, GQA-interleaved); Qwen3.5 stores
 # in_proj_qkv + in_proj_z and in_proj_b + in_proj_a (output sizes [Kd, Kd, Vd, Vd] and [nv, nv]).
 _QWEN3_NEXT_PACKED = {**LLAMA_PACKED, "in_proj_qkvz": ("in_proj_qkvz",), "in_proj_ba": ("in_proj_ba",)}
-_QWEN35_PACKED = {**LLAMA_PACKED, "in_proj_qkvz": ("in_proj_qkv", "in_proj_z"), "in_proj_ba": ("in_proj_b", "in_proj_a")}
+_QWEN35_PACKED = {**LLAMA_PACKED, "in_proj_qkvz": ("in_proj_qkv", "in_proj_z"),
+                  "in_proj_ba": ("in_proj_b", "in_proj_a")}
 _GDN = dict(spec_prefix="mtp.", q_gate=True, conv_linears=("linear_attn.conv1d",), sliding=MODEL_WINDOW,
             unquantized=_QWEN_MOE_ROUTERS, router=Router(renormalize=("norm_topk_prob", True)))
 ARCHITECTURES.update({

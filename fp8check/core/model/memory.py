@@ -45,6 +45,7 @@ per expert).
 from __future__ import annotations
 
 import math
+import os
 from itertools import compress, repeat
 from typing import NamedTuple
 
@@ -72,6 +73,9 @@ EXTENSIBLE_ALL_HINT = ("The extensible KV cache already takes all device memory 
                        "activations; decrease `max_model_len` or `max_num_seqs`, or the model needs a device with "
                        "more memory.")
 DEFAULT_MEMORY_HINT = "--assume device_memory=80GiB"
+# Aliases sold in several memory sizes (platforms.DEVICE_MEMORY_GIB leaves them out): the sizes, nominal GiB from
+# the vendors' datasheets, that the hint offers.
+SOLD_IN_GIB = {"v100": (16, 32), "a100": (40, 80), "gh200": (96, 144)}
 
 
 class ModuleBytes(NamedTuple):
@@ -222,8 +226,8 @@ def weight_footprint(tensors: dict[str, TensorInfo], config: ModelConfig, layout
     heads = config.num_attention_heads or 1
     head_dim = config.head_dim or (config.hidden_size or 0) // heads
     kv_heads = config.num_key_value_heads or heads
-    return WeightFootprint(replicated, tuple(vocab), modules, tuple(experts), 2 * head_dim * model_bytes, kv_heads, layers,
-                           peak)
+    return WeightFootprint(replicated, tuple(vocab), modules, tuple(experts), 2 * head_dim * model_bytes, kv_heads,
+                           layers, peak)
 
 
 def weight_bytes_per_rank(footprint: WeightFootprint, tp: int, ep: bool) -> int:
@@ -308,6 +312,27 @@ def no_cache_memory(platform: Platform, profile: RuleProfile) -> str:
     return NO_CACHE_MEMORY.format(hint=hint)
 
 
+def memory_hint(platform: Platform) -> str:
+    """The --assume to pass where the platform's device memory is unknown, in a size the platform comes in: this
+    host's RAM for a CPU, each size of an alias sold in several, else DEFAULT_MEMORY_HINT."""
+    alias = platform.label.removeprefix("auto: ").split(" ")[0]
+    if platform.kind == "cpu":
+        ram = host_memory_gib()
+        return (f"--assume device_memory={ram}GiB (this host's RAM; the serving host's if it is another)" if ram
+                else "--assume device_memory=<the serving host's RAM, e.g. 256GiB>")
+    if alias in SOLD_IN_GIB:
+        return "--assume device_memory=" + " or ".join(f"{size}GiB" for size in SOLD_IN_GIB[alias])
+    return DEFAULT_MEMORY_HINT
+
+
+def host_memory_gib() -> int | None:
+    """This host's physical memory in whole GiB; None where the OS does not say (no sysconf: Windows)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") >> 30 or None
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
 def fit(footprint: WeightFootprint, platform: Platform, profile: RuleProfile, tp: int, ep: bool,
         kv_per_token: int | None = None, sliding: SlidingShare | None = None) -> MemoryFit:
     """Weights per rank against the platform's device memory x the release's gpu_memory_utilization; the KV cache
@@ -320,7 +345,8 @@ def fit(footprint: WeightFootprint, platform: Platform, profile: RuleProfile, tp
     memory = platform.assumptions.device_memory
     if memory is None:
         return MemoryFit(None, utilization, weights, None, per_token, None,
-                         note=f"device memory of {platform.label.removeprefix('auto: ')} unknown: pass {DEFAULT_MEMORY_HINT}")
+                         note=f"device memory of {platform.label.removeprefix('auto: ')} unknown: pass "
+                              f"{memory_hint(platform)}")
     budget = math.ceil(memory * utilization)
     left = budget - weights
     peak = footprint.online_peak

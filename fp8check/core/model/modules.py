@@ -14,8 +14,8 @@ from typing import NamedTuple
 from fp8check.core.checkpoint.local import ModelConfig
 from fp8check.core.checkpoint.safetensors_header import TensorInfo
 from fp8check.core.model.layouts import (
-    ANY_SIZE_TOWER_METHODS, COLUMN, FUSED_QKV_A, GENERIC_ARCH, LLAMA_PACKED, REPLICATED, ROW, TORCH_LINEAR, Arch, Tower, arch_for, tail_match,
-    tower_for,
+    ANY_SIZE_TOWER_METHODS, COLUMN, FUSED_QKV_A, GENERIC_ARCH, LLAMA_PACKED, REPLICATED, ROW, TORCH_LINEAR, Arch,
+    Tower, arch_for, tail_match, tower_for,
 )
 
 # Leaf names the generic rules build as RowParallelLinear (input split across ranks, all-reduce after).
@@ -273,7 +273,8 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
         widths = (widths[0] // 2, widths[0] // 2)
     replicated = tower is None and tail_match(name, arch.disable_tp) is not None
     return LinearModule(name, layer_type, shards, k, widths, heads, layout=(tower or arch).source, fused=fused,
-                        unquantized=unquantized, tp_split=layer_type not in (FUSED_QKV_A, TORCH_LINEAR) and not replicated,
+                        unquantized=unquantized,
+                        tp_split=layer_type not in (FUSED_QKV_A, TORCH_LINEAR) and not replicated,
                         dequantized=dequantized)
 
 

@@ -14,8 +14,11 @@ generic layout is not judged anyway):
 - `vocab_size`: the token embedding's and the LM head's rows;
 - gated experts: gate / up take hidden_size, down gives it.
 
-Not checked here: intermediate sizes (families size their MLPs from different keys per layer kind), MLA's ranks,
-vision towers, and layers a family lays out by its own rules (per-layer geometry, a gated query).
+- `intermediate_size`: the dense MLP's `mlp.gate_proj` / `mlp.up_proj` rows and `mlp.down_proj` columns (Llama's
+  naming; a family with per-layer geometry excepted).
+
+Not checked here: the experts' and shared experts' intermediate sizes (families size them from different keys),
+MLA's ranks, vision towers, and layers a family lays out by its own rules (per-layer geometry, a gated query).
 """
 
 from __future__ import annotations
@@ -87,6 +90,12 @@ def _expected(shard: str, module: LinearModule, config: ModelConfig, arch: Arch)
         wanted.append(Expected(1, hidden, "hidden_size"))
     if leaf in GIVES_HIDDEN:
         wanted.append(Expected(0, hidden, "hidden_size"))
+    mlp = shard.rsplit(".", 2)[-2] == "mlp" if shard.count(".") >= 2 else False
+    if mlp and config.intermediate_size and not arch.layer_geometry:
+        if leaf in ("gate_proj", "up_proj"):
+            wanted.append(Expected(0, config.intermediate_size, "intermediate_size"))
+        elif leaf == "down_proj":
+            wanted.append(Expected(1, config.intermediate_size, "intermediate_size"))
     heads, kv = config.num_attention_heads, config.num_key_value_heads
     uniform = not (arch.mla or arch.q_gate or arch.layer_geometry or config.heads_per_layer)
     if uniform and heads and kv and leaf in ("q_proj", "k_proj", "v_proj", "o_proj"):
@@ -118,8 +127,14 @@ def _experts(moe: MoEModule, config: ModelConfig) -> list[str]:
     return list(found.values())
 
 
+# Integer weights pack several values a byte or word (w4afp8's INT4 experts: [n, k / 2] int8): not element shapes.
+PACKED_DTYPES = ("I8", "U8", "I32", "I64")
+
+
 def _check(info, wanted: list[Expected]) -> list[str]:
     shape = list(info.shape)
+    if info.dtype in PACKED_DTYPES:
+        return []
     bad = [w for w in wanted if len(shape) == 2 and shape[w.dim] != w.size]
     if not bad:
         return []

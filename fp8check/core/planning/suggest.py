@@ -10,8 +10,11 @@
   does not match the checkpoint): the --quantization / --allow-deprecated-quantization / --vllm choices that get
   the whole model past it, each confirmed by inspecting again (ptpc_fp8's replacement fp8_per_channel, vLLM
   PR #44132, is one of the online methods tried).
+- an attention layer that fails (a --kv-cache-dtype the checkpoint or the platform's backends refuse): the
+  --kv-cache-dtype values (fp8, fp8_e5m2, auto) with which every attention layer routes, each by inspecting again.
 - an integrity error: the tensor to re-export, as the error names it (FP8 weights under a config.json without
-  quantization_config: the config, once).
+  quantization_config: the config, once). Only a tensor of the checkpoint, or a missing one of a module it has,
+  is re-exported: `layer.weight` in vLLM's quoted `assert layer.weight.shape == ...` is neither.
 Failing layers are re-routed on the checkpoint cut down to their own tensors (diff.restricted), so a suggestion
 costs a fraction of an inspect of the whole model.
 """
@@ -23,10 +26,12 @@ import re
 from typing import NamedTuple
 
 from fp8check.core.checkpoint.local import Checkpoint
+from fp8check.core.formats.kv_cache import AUTO, FP8_E4M3_VALUES, FP8_E5M2
 from fp8check.core.planning.diff import RouteOutcome, checkpoint_prefixes, describe, outcomes, responsible, restricted
 from fp8check.core.planning.rows import collapse
 from fp8check.core.records import Backend, InspectOptions, InspectReport
 from fp8check.core.routing.inspect import front_door_of, inspect_checkpoint
+from fp8check.core.routing.known_issues import matching
 from fp8check.core.targets.profiles import PROFILES, RuleProfile
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.registry import BACKEND_KERNELS, FP8, FP8_BLOCK, W8A16_FP8, candidates
@@ -35,15 +40,19 @@ from fp8check.kernels.registry import BACKEND_KERNELS, FP8, FP8_BLOCK, W8A16_FP8
 # methods whose replacement vLLM names (ROCm's ptpc_fp8 became fp8_per_channel, PR #44132).
 ONLINE_ALTERNATIVES = ("fp8_per_channel", "fp8_per_block", "fp8_per_tensor")
 REPLACED = {"ptpc_fp8": ("fp8_per_channel", "vLLM's replacement for the removed ptpc_fp8 (PR #44132)")}
-# A tensor name as integrity errors spell it (fp8check.core.routing.integrity, moe.integrity): what to re-export.
+# A tensor name as integrity errors spell it (fp8check.core.routing.integrity, moe.integrity): what to re-export,
+# when the checkpoint has it or its module (a missing scale) -- not a name inside vLLM's quoted message.
 TENSOR = re.compile(r"[\w.\-]+\.(?:weight_scale_inv|weight_scale|input_scale|weight)\b")
+# The --kv-cache-dtype values tried when an attention layer fails, in the order they are suggested: an FP8 cache
+# (what a failing fp8_* asked for) before the model dtype.
+KV_CACHE_ALTERNATIVES = (FP8_E4M3_VALUES[0], FP8_E5M2, AUTO)
 # The config.json key a shape error names (fp8check.core.model.shapes): "... from config.json's hidden_size".
 CONFIG_KEY = re.compile(r"config\.json's (\w+)")
 
 
 class Suggestion(NamedTuple):
     kind: str                         # "tp" | "ep" | "linear_backend" | "kernel_config" | "vllm" | "quantization"
-    #                                   | "reexport"
+    #                                   | "kv_cache_dtype" | "known_issue" | "reexport"
     text: str
     options: tuple[str, ...] = ()     # the command-line arguments that apply it (none for a re-export)
 
@@ -52,7 +61,7 @@ def suggest(report: InspectReport, ckpt: Checkpoint, options: InspectOptions) ->
     if report.ok:
         return ()
     out = _tp(report)
-    failing = routing_failures(report)
+    failing = routing_failures(report, ckpt)
     if failing:
         subset = restricted(ckpt, checkpoint_prefixes(report, failing))
 
@@ -62,14 +71,32 @@ def suggest(report: InspectReport, ckpt: Checkpoint, options: InspectOptions) ->
         out += _backends(report, options, failing, reroute)
         out += _profiles(report, failing, reroute)
     out += _front_door(report, ckpt, options)
+    out += _kv_cache(report, ckpt, options)
+    out += [Suggestion("known_issue", f"{issue.id}: {issue.suggestion}" + (f" (fixed by {issue.fix_pr})"
+                                                                            if issue.fix_pr else ""))
+            for issue, _ in matching(report) if issue.severity == "fail"]
     return tuple(out + _reexports(report, ckpt))
 
 
-def routing_failures(report: InspectReport) -> set[str]:
+def routing_failures(report: InspectReport, ckpt: Checkpoint) -> set[str]:
     """Modules with an error other than a tensor to re-export (what another backend, TP or release might fix),
     one per collapsed row: its siblings across decoder blocks have the same shapes and route the same way."""
+    named = tensor_namer(ckpt)
     return {row.layer.name for row in collapse(report.layers + report.moes)
-            if any(not TENSOR.search(error) for error in row.layer.errors)}
+            if any(named(error) is None for error in row.layer.errors)}
+
+
+def tensor_namer(ckpt: Checkpoint):
+    """error -> the checkpoint tensor it names for re-export, or None: the first TENSOR in it that the checkpoint
+    holds, or that a module of the checkpoint lacks (a missing scale). vLLM's messages quoted in an error name
+    their own variables (`layer.weight`), never the checkpoint's tensors."""
+    modules = {name.rpartition(".")[0] for name in ckpt.tensors}
+
+    def named(error: str) -> str | None:
+        return next((name for name in TENSOR.findall(error)
+                     if name in ckpt.tensors or name.rpartition(".")[0] in modules), None)
+
+    return named
 
 
 def _fixed(result: dict[str, RouteOutcome], failing: set[str]) -> bool:
@@ -189,6 +216,24 @@ def _front_door(report: InspectReport, ckpt: Checkpoint, options: InspectOptions
     return out
 
 
+def _kv_cache(report: InspectReport, ckpt: Checkpoint, options: InspectOptions) -> list[Suggestion]:
+    """When an attention layer fails: each --kv-cache-dtype of KV_CACHE_ALTERNATIVES (not the one given, nor its
+    alias) with which every attention layer routes and no model-level error is added, checked by a whole inspect."""
+    if all(layer.ok for layer in report.attention):
+        return []
+    given = FP8_E4M3_VALUES[0] if options.kv_cache_dtype in FP8_E4M3_VALUES else options.kv_cache_dtype
+    out = []
+    for value in KV_CACHE_ALTERNATIVES:
+        if value == given:
+            continue
+        again = inspect_checkpoint(ckpt, options._replace(kv_cache_dtype=value))
+        if all(layer.ok for layer in again.attention) and set(again.errors) <= set(report.errors):
+            cached = ", ".join(sorted({layer.cache_dtype for layer in again.attention}))
+            out.append(Suggestion("kv_cache_dtype", f"--kv-cache-dtype {value} routes every attention layer (cached "
+                                  f"as {cached})", ("--kv-cache-dtype", value)))
+    return out
+
+
 def _reexports(report: InspectReport, ckpt: Checkpoint) -> list[Suggestion]:
     """One line per tensor an integrity error names (missing, mis-shaped, wrong dtype, index mismatch), its
     error being printed above it; FP8 weights under a config.json without quantization_config are one line for the
@@ -201,13 +246,14 @@ def _reexports(report: InspectReport, ckpt: Checkpoint) -> list[Suggestion]:
                                        "unscaled: export the checkpoint again with its quantizer's config.json")]
     seen: list[str] = []
     keys: dict[str, list[str]] = {}  # config.json key -> tensors whose shape disagrees with it (fp8check...shapes)
+    named = tensor_namer(ckpt)
     for error in [e for layer in layers for e in layer.errors] + list(report.errors):
-        match = TENSOR.search(error)
+        name = named(error)
         disagrees = CONFIG_KEY.findall(error) if "but vLLM creates" in error else []
         for key in disagrees:
-            keys.setdefault(key, []).append(match.group(0) if match else "")
-        if match and match.group(0) not in seen and not disagrees:
-            seen.append(match.group(0))
+            keys.setdefault(key, []).append(name or "")
+        if name and name not in seen and not disagrees:
+            seen.append(name)
     out = [Suggestion("reexport", f"config.json's {key} disagrees with {len(names)} tensor(s) (first: {names[0]}): "
                                   "make config.json the exported model's, or export the checkpoint again")
            for key, names in keys.items()]

@@ -9,6 +9,7 @@ from typing import NamedTuple
 from xml.etree import ElementTree as ET
 
 from fp8check.core.errors import printable
+from fp8check.core.formats.frontdoor import readable
 from fp8check.core.planning.rows import collapse_attention, collapse_attention_runs
 from fp8check.core.records import InspectReport, LoadReport
 from fp8check.core.report.verdicts import not_judged_reason
@@ -39,9 +40,10 @@ def junit_document(suite_name: str, classname: str, cases: list[JUnitCase]) -> s
             ET.SubElement(element, "skipped", message=clean(f"not judged: {case.skipped}"))
         if case.output is not None:
             ET.SubElement(element, "system-out").text = clean(case.output)
-        if case.errors:
-            ET.SubElement(element, "failure", message=clean(case.errors[0].replace("\n", " "))).text = clean(
-                "\n".join(case.errors))
+        if case.errors:  # a printed tuple read out (frontdoor.readable), as the table and Markdown show it
+            errors = [readable(error) for error in case.errors]
+            ET.SubElement(element, "failure", message=clean(errors[0].replace("\n", " "))).text = clean(
+                "\n".join(errors))
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode")
 
 
@@ -56,11 +58,22 @@ def inspect_junit(report: InspectReport) -> str:
     """One testcase per linear module and FusedMoE layer, one per kind of attention layer, plus one for
     model-level checks."""
     cases = [JUnitCase("model", report.errors)] + [
-        JUnitCase(layer.name, layer.errors, f"{layer.scheme} -> {layer.kernel or 'no kernel'}",
-                  skipped=not_judged_reason(layer, report.architectures))
+        JUnitCase(layer.name, layer.errors, _route(layer), skipped=not_judged_reason(layer, report.architectures))
         for layer in report.layers + report.moes] + attention_cases(report)
-    return junit_document(f"fp8check inspect {report.model} on {report.platform.label}, TP={report.tp}, "
-                          f"vLLM {report.profile.vllm}", report.model, cases)
+    return junit_document(f"fp8check inspect {_target(report)}", report.model, cases)
+
+
+def _target(report: InspectReport) -> str:
+    return f"{report.model} on {report.platform.label}, TP={report.tp}, vLLM {report.profile.vllm}"
+
+
+def _route(layer) -> str:
+    """'scheme -> kernel'; a layer vLLM leaves unquantized has no FP8 kernel to choose, which is not a failure."""
+    if layer.kernel:
+        return f"{layer.scheme} -> {layer.kernel}"
+    if layer.errors:
+        return f"{layer.scheme} -> no kernel"
+    return layer.scheme + (" (unquantized: no FP8 kernel)" if layer.scheme.startswith("Unquantized") else "")
 
 
 def load_junit(report: LoadReport) -> str:
@@ -72,7 +85,8 @@ def load_junit(report: LoadReport) -> str:
 
     def ran(run) -> JUnitCase:
         figures = f" rel_error={run.rel_error:.3g} bound={run.bound:.3g}" if run.rel_error is not None else ""
-        return JUnitCase(run.name, run.errors, f"{run.kernel or '-'} -> {run.execution or run.status}{figures}",
+        kernel = f"{run.kernel} -> " if run.kernel else ""  # an unquantized layer: what ran says it
+        return JUnitCase(run.name, run.errors, f"{kernel}{run.execution or run.status}{figures}",
                          (run.ms or 0) / 1000, reasons.get(run.name))
 
     moe_runs = {run.name: run for run in report.moe_runs}
@@ -80,7 +94,7 @@ def load_junit(report: LoadReport) -> str:
              + [ran(moe_runs[moe.name]) if moe.name in moe_runs
                 else JUnitCase(moe.name, moe.errors, skipped=reasons[moe.name]) for moe in inspected.moes]
              + (_kv_cases(report) if report.attention_runs else attention_cases(report.inspect)))
-    return junit_document(f"fp8check load {report.inspect.model} on {report.device}", report.inspect.model, cases)
+    return junit_document(f"fp8check load {_target(inspected)}, run on {report.device}", inspected.model, cases)
 
 
 def _kv_cases(report: LoadReport) -> list[JUnitCase]:

@@ -20,6 +20,7 @@ from fp8check.core.routing.integrity import check_module, uses_e8m0_scales
 from fp8check.core.routing.kv_cache import attention_inspector, sliding_share
 from fp8check.core.routing.linear import UNQUANTIZED, UNQUANTIZED_EMBEDDING, Route, route
 from fp8check.core.formats.base import UNQUANTIZED_MOE
+from fp8check.core.routing.known_issues import matching, message
 from fp8check.core.routing.moe import inspect_moes, sweep_loads
 from fp8check.core.routing.warnings import with_warnings
 from fp8check.kernels.base import RoutingContext
@@ -131,7 +132,8 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
     )
     online = frozenset(online_modules) | frozenset(m.name for m in moes
                                                    if online_modules and m.scheme != UNQUANTIZED_MOE)
-    footprint = weight_footprint(ckpt.tensors, ckpt.config, layout, online)  # does it fit: a failure too, and in the TP sweep
+    # does it fit: a failure too, and in the TP sweep
+    footprint = weight_footprint(ckpt.tensors, ckpt.config, layout, online)
     kv_per_token = sum(a.cache_bytes_per_token for a in attention) if attention else None  # in the resolved KV dtype
     memory = fit(footprint, options.platform, options.profile, options.tp, options.ep, kv_per_token,
                  sliding_share(attention) if attention else None)
@@ -141,13 +143,24 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
     tp_ok_ep = tuple(tp for tp in linear_ok if sweep_loads(moe_sweeps, ctx, tp, True, out_dtype)
                      and fits_at(footprint, options.platform, options.profile, tp, True)) if moes else ()
 
-    return with_warnings(InspectReport(
+    report = with_known_issues(InspectReport(
         model=ckpt.source, platform=options.platform, profile=options.profile, tp=options.tp,
         backend=options.backend, quant_method=door.config_name if quant else None, layers=tuple(layers),
         moes=moes, errors=tuple(errors), warnings=door.warnings, tp_sizes_ok=tp_ok, notes=layout.notes,
         skipped=layout.skipped, ep=options.ep, tp_sizes_ok_ep=tp_ok_ep, memory=memory, attention=attention,
         architectures=ckpt.config.architectures,
-    ), ckpt, options, layout, quant)
+    ))
+    return with_warnings(report, ckpt, options, layout, quant)
+
+
+def with_known_issues(report: InspectReport) -> InspectReport:
+    """The report with every known vLLM failure its routes meet (fp8check.core.routing.known_issues): an error, or a
+    warning where the reports say it happens on some hosts only. A model vLLM refuses before building (a model-level
+    error) never reaches those kernels: nothing is added."""
+    found = matching(report) if not report.errors else []
+    errors = tuple(message(issue, names) for issue, names in found if issue.severity == "fail")
+    warnings = tuple(message(issue, names) for issue, names in found if issue.severity != "fail")
+    return report._replace(errors=report.errors + errors, warnings=report.warnings + warnings) if found else report
 
 
 def _layer_report(module: LinearModule, assignment: Assignment, result: Route, integrity_errors: list[str],

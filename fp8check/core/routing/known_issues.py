@@ -32,7 +32,7 @@ class KnownIssue(NamedTuple):
     introduced: str | None                # first vLLM release with the failure; None: every profile (0.25 on)
     fixed: str | None                     # first release with the fix; None: no release fp8check knows has it
     platform: str                         # Platform.kind
-    capability: tuple[int, int]           # [low, high) on Platform.capability (major * 10 + minor)
+    capability: tuple[int, int]           # [low, high) on Platform.capability (major * 10 + minor; 30 the lowest)
     capability_text: str                  # the same, as people say it
     applies_to: tuple[str, ...]           # LINEAR / MOE (the experts class) / ATTENTION (the backend)
     kernels: tuple[str, ...]              # the routed class (or attention backend) names it concerns
@@ -73,7 +73,7 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         id="cutlass-fp8-sm80",
         title="CutlassFP8ScaledMMLinearKernel chosen below SM89 (A100) crashes: the SM80 dispatch is INT8-only",
         introduced="0.29.0", fixed="0.31.0",
-        platform="cuda", capability=(0, 89), capability_text="below sm89 (A100, A10, RTX 30xx)",
+        platform="cuda", capability=(30, 89), capability_text="below sm89 (A100, A10, RTX 30xx)",
         applies_to=(LINEAR,), kernels=("CutlassFP8ScaledMMLinearKernel",),
         condition="a per-tensor / per-channel FP8 W8A8 linear layer (ModelOpt FP8, whose minimum capability is 80) "
                   "routed to CUTLASS: 0.29 moved Marlin behind it and Cutlass checked only for CUDA",
@@ -92,7 +92,7 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         id="triton-fp8e4nv-pre-ada",
         title="Triton FP8 block / MoE kernels below SM89: Triton has no fp8e4nv on Ampere",
         introduced=None, fixed=None,
-        platform="cuda", capability=(0, 89), capability_text="below sm89 (A100, A6000, RTX 30xx)",
+        platform="cuda", capability=(30, 89), capability_text="below sm89 (A100, A6000, RTX 30xx)",
         applies_to=(LINEAR, MOE),
         kernels=("TritonFp8BlockScaledMMKernel", "TritonExperts", "TritonOrDeepGemmExperts", "TritonOrCutlassExperts",
                  "BatchedTritonExperts"),

@@ -363,7 +363,7 @@ def in_range(profile: RuleProfile, introduced: str | None, fixed: str | None) ->
     """Whether the release `profile` speaks for has a failure that `introduced` (its first release, such as
     "0.29.0"; None: before every profile) brought and `fixed` (the first release with the fix; None: none yet)
     removed: introduced <= release < fixed. The release is the profile's `vllm` (an installed "0.29.1", or the
-    profile's name, read as its .0). fp8check.core.planning.known_issues states its ranges this way."""
+    profile's name, read as its .0). fp8check.core.routing.known_issues states its ranges this way."""
     def release(version: str) -> tuple[int, int, int]:
         match = _VERSION.match(version.strip())
         if match is None:
