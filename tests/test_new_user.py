@@ -150,6 +150,16 @@ def test_a_runs_time_is_its_slowest_ranks():
     assert render_report._milliseconds([alone]) == "1.5"
 
 
+def test_a_merged_runs_json_time_is_its_slowest_ranks():
+    """The JSON's `ms` of a --tp run (the FusedMoE's under --ep was 0): the slowest rank's, as the table shows."""
+    from fp8check.core.load.parallel import RankResult, merged
+
+    run = SimpleNamespace(status="ok", errors=(), ms=0.0,
+                          _replace=lambda **changes: SimpleNamespace(**{"status": "ok", "errors": (), **changes}))
+    result = merged([RankResult(RankFigures(0, 10, None), (), run), RankResult(RankFigures(1, 10, 5.25), (), None)])
+    assert result.ms == 5.25 and result.bytes_read == 20
+
+
 # ------------------------------------------------------------------------------------------ JUnit
 
 def test_junit_names_the_target_and_an_unquantized_layer_reads_as_a_pass():

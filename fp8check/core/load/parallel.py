@@ -49,12 +49,15 @@ def run_parallel(target: Callable, job, options: LoadOptions) -> list:
 
 
 def merged(per_rank: list[RankResult]) -> LayerRun:
-    """Rank 0's run, with every other rank's own errors, every rank's figures and bytes."""
+    """Rank 0's run, with every other rank's own errors, every rank's figures and bytes, and the slowest rank's time
+    (the layer's, as the ranks run together; a FusedMoE's rank 0 may hold no expert under --ep)."""
     run = per_rank[0].run
     rank_errors = tuple(e for r in per_rank[1:] for e in r.errors if e not in run.errors)
     figures = tuple(r.figures for r in per_rank)
+    timed = [f.ms for f in figures if f.ms is not None]
     return run._replace(status="FAIL" if rank_errors else run.status, errors=run.errors + rank_errors,
-                        ranks=figures, bytes_read=sum(f.bytes_read for f in figures))
+                        ranks=figures, bytes_read=sum(f.bytes_read for f in figures),
+                        ms=max(timed) if timed else run.ms)
 
 
 def narrow(size: int, tp: int, rank: int) -> tuple[int, int]:
