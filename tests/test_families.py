@@ -537,3 +537,24 @@ def test_glm5_next_package_refuses_xpu_on_import(make_checkpoint, platform, vllm
     expected = ("Model architectures ['Glm5NextForCausalLM'] failed to be inspected. Please check the logs for more "
                 "details. (logged before it: NotImplementedError: GLM-5.3-Flash does not currently support XPU.)")
     assert (expected in rep.errors) is refused
+
+
+def test_gemma4_kv_shared_layers_reuse_a_cache_and_drop_their_k_v(make_checkpoint):
+    """num_kv_shared_layers 2 (the E-models): layers 2 and 3 have q_proj alone (a ColumnParallelLinear), k / v
+    shipped for them are dropped as gemma4.py's mapper drops them, and their attention layers read layers 0 / 1's
+    caches (their geometry, no cache of their own)."""
+    config = dict(GEMMA4, num_kv_shared_layers=2)
+    folder = make_checkpoint(architecture="Gemma4ForCausalLM", model_type="gemma4_text", tie_embeddings=True,
+                             data="sparse", extra_config=config, **HF,
+                             extra_tensors={"model.layers.3.self_attn.k_proj.weight": (256, 256),
+                                            "model.layers.3.self_attn.v_proj.weight": (256, 256)})
+    rep = inspect(folder)
+    assert rep.ok, list(rep.errors)
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert by_name["model.layers.3.self_attn.q_proj"].layer_type == "ColumnParallelLinear"
+    assert "model.layers.3.self_attn.qkv_proj" not in by_name
+    assert {s.prefix for s in rep.skipped} == {"model.layers.3.self_attn.k_proj.", "model.layers.3.self_attn.v_proj."}
+    shared = {a.name: a for a in rep.attention}
+    assert [(a.kind, a.head_size, a.num_kv_heads, a.cache_bytes_per_token)
+            for a in (shared["model.layers.2.self_attn.attn"], shared["model.layers.3.self_attn.attn"])] == [
+        ("sliding window 512", 128, 2, 0), ("full", 256, 1, 0)]

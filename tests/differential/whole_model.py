@@ -213,6 +213,8 @@ FAMILIES.update({
                            moe_layer_end_index=-1, moe_layer_interval=1)),
     "gemma-4": (dict(architecture="Gemma4ForCausalLM", model_type="gemma4_text", tie_embeddings=True, **_HF),
                 _GEMMA4),
+    "gemma-4-kv-shared": (dict(architecture="Gemma4ForCausalLM", model_type="gemma4_text", tie_embeddings=True,
+                               **_HF), dict(_GEMMA4, num_kv_shared_layers=2)),
     "gemma-4-vl": (dict(architecture="Gemma4ForConditionalGeneration", model_type="gemma4", tie_embeddings=True,
                         **_HF),
                    {"text_config": _text_config("gemma4_text", **_GEMMA4),

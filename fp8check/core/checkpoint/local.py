@@ -56,6 +56,7 @@ class ModelConfig(NamedTuple):
     first_k_dense_replace: int | None = None  # DeepSeek / GLM: layers below it are dense, the rest MoE
     index_topk: int | None = None      # DeepSeek sparse attention: the indexer's top-k (sparse backends check it)
     vocab_size: int | None = None
+    num_kv_shared_layers: int = 0      # Gemma-4: the last N layers reuse an earlier layer's KV cache
     intermediate_size: int | None = None  # the dense MLP's width (None when absent or per layer, a list)
     # Mamba2 mixers (Nemotron-H): (mamba_num_heads, mamba_head_dim, n_groups, ssm_state_size), None when absent
     mamba: tuple[int, int, int, int] | None = None
@@ -151,6 +152,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         first_k_dense_replace=opt_int("first_k_dense_replace", minimum=0),
         index_topk=opt_int("index_topk"),
         vocab_size=opt_int("vocab_size"),
+        num_kv_shared_layers=opt_int("num_kv_shared_layers", minimum=0) or 0,
         intermediate_size=sizes.get("intermediate_size") if _positive_int(sizes.get("intermediate_size")) else None,
         mamba=_mamba_sizes(opt_int),
         heads_per_layer=_int_list(sizes, "num_attention_heads_per_layer", where),

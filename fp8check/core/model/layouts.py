@@ -150,6 +150,10 @@ class Arch(NamedTuple):
     # True: each attention layer's head size and KV heads are its own (Gemma-4's full-attention layers take
     # global_head_dim and num_global_key_value_heads): read from the layer's q / k widths.
     layer_geometry: bool = False
+    # True: the last num_kv_shared_layers decoder layers reuse an earlier layer's KV cache (Gemma-4's E-models): their
+    # q_proj is a ColumnParallelLinear of its own, their k_proj / v_proj / k_norm are dropped by the model's mapper,
+    # and their Attention holds no cache (kv_sharing_target_layer_name).
+    kv_shared_layers: bool = False
     # (checkpoint name part, vLLM's module name part): modules the model class names otherwise than the checkpoint
     # (the Transformers backend's wrapped shared expert); fp8check reports checkpoint names, the differential suite
     # compares under vLLM's.
@@ -355,11 +359,11 @@ ARCHITECTURES.update({
 # num_global_key_value_heads, read here from the q / k widths), attention_k_eq_v layers with q / k only (q, k, k),
 # a MoE beside the dense MLP on every MoE layer: router.proj a GateLinear without quant_config, Custom routing
 # (softmax, top-k, per-expert scale), gelu_tanh experts at layers.N.experts; per-layer-embedding projections
-# ReplicatedLinear, per_layer_model_projection a ColumnParallelLinear. Not modelled: KV-shared layers (q_proj
-# alone, their k / v dropped by the model's mapper; E-models' num_kv_shared_layers) and the vision / audio towers.
+# ReplicatedLinear, per_layer_model_projection a ColumnParallelLinear; the E-models' KV-shared layers
+# (num_kv_shared_layers: q_proj alone, their k / v / k_norm dropped by the model's mapper).
 ARCHITECTURES["Gemma4ForCausalLM"] = Arch(
     "vllm:gemma4.py", spec_substrings=("audio_tower.", "embed_audio.", "embed_vision.", "vision_tower."),
-    unquantized=("router.proj",), k_eq_v=True, layer_geometry=True, moe_activation="gelu_tanh",
+    unquantized=("router.proj",), k_eq_v=True, layer_geometry=True, kv_shared_layers=True, moe_activation="gelu_tanh",
     router=Router(custom="Custom"),
     styles={"router.proj": REPLICATED, "per_layer_input_gate": REPLICATED, "per_layer_projection": REPLICATED,
             "per_layer_model_projection": COLUMN})

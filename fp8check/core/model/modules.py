@@ -106,7 +106,7 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
             notes.append(f"architecture {'/'.join(config.architectures)} is not in fp8check's table; parallel "
                          "styles are inferred from layer names (q/k/v -> QKV, gate/up -> merged, o/down/out -> row); "
                          "each layer's layout reads 'generic'")
-    skip_prefixes = _spec_layer_prefixes(arch, config)
+    skip_prefixes = _spec_layer_prefixes(arch, config) + _kv_shared_drops(arch, config)
     skipped: dict[str, list[TensorInfo]] = {}
     # The part of a name before its last '.experts.' -> that FusedMoE's (tensors, their tails), or () when names
     # under it are not experts' (skipped as MTP, or not what _expert_id's regex matches); decided once per part.
@@ -166,6 +166,10 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
 
 
 def _skip_reason(arch: Arch, config: ModelConfig, prefix: str) -> str:
+    if prefix in _kv_shared_drops(arch, config):
+        return (f"a KV-shared layer's {prefix.rstrip('.').rsplit('.', 1)[-1]} (num_kv_shared_layers = "
+                f"{config.num_kv_shared_layers}): the layer reuses an earlier layer's KV cache and {arch.source[5:]} "
+                "drops it")
     if prefix in arch.spec_substrings:
         return (f"{arch.source[5:]}'s hf_to_vllm_mapper drops every name holding '{prefix}' (an MTP block or a tower "
                 "this model class does not build): vLLM's main model never loads it")
@@ -175,6 +179,16 @@ def _skip_reason(arch: Arch, config: ModelConfig, prefix: str) -> str:
     reason = (f"MTP layer ({arch.spec_layers} = {getattr(config, arch.spec_layers)}): vLLM's main model skips it "
               "(get_spec_layer_idx_from_weight_name); it loads only as the speculative-decoding draft model")
     return reason + ("; inferred: the architecture is not in fp8check's table" if arch is GENERIC_ARCH else "")
+
+
+def _kv_shared_drops(arch: Arch, config: ModelConfig) -> tuple[str, ...]:
+    """The k / v projections and k_norm of the layers that share an earlier layer's KV cache (Arch.kv_shared_layers):
+    gemma4.py's weights mapper maps them to None, whether or not the checkpoint ships them."""
+    layers = config.num_hidden_layers or 0
+    if not (arch.kv_shared_layers and config.num_kv_shared_layers and layers):
+        return ()
+    return tuple(f"{root}layers.{i}.self_attn.{leaf}." for i in range(layers - config.num_kv_shared_layers, layers)
+                 for root in ("model.", "model.language_model.") for leaf in ("k_proj", "v_proj", "k_norm"))
 
 
 def _spec_layer_prefixes(arch: Arch, config: ModelConfig) -> tuple[str, ...]:

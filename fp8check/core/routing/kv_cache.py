@@ -54,6 +54,7 @@ if TYPE_CHECKING:  # annotations only
     from fp8check.kernels.base import RoutingContext
 
 _DENSE = re.compile(r"^(.*\.layers\.(\d+)\.(?:self_attn|mixer))\.qkv_proj$")  # Nemotron-H: mixer.qkv_proj
+_Q_ONLY = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.q_proj$")  # a KV-shared layer's query projection
 _MLA = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.(?:fused_qkv_a_proj|kv_a_proj_with_mqa)$")
 _LAYER_INDEX = re.compile(r"\.layers\.\d+\.")
 KV_PARAMS = ("k_scale", "v_scale")
@@ -77,6 +78,7 @@ class AttentionLayer(NamedTuple):
     sinks: bool
     sliding_window: int | None = None  # None: full attention (MLA: always)
     sparse: bool = False              # DeepSeek sparse attention: an MLA layer with an indexer
+    shared: bool = False              # reuses an earlier layer's KV cache (Gemma-4's KV-shared layers): no cache
 
 
 def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str = "") -> tuple[AttentionLayer, ...]:
@@ -105,7 +107,29 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
             layers.append(AttentionLayer(prefix if itself else f"{prefix}.mla_attn.mla_attn", prefix, index, latent,
                                          ckpt.config.num_attention_heads or 1, 1, True, False,
                                          sparse=arch is not None and arch.sparse_mla))
+    if arch is not None and arch.kv_shared_layers and ckpt.config.num_kv_shared_layers:
+        layers += _kv_shared(layout, layers, windows, ckpt.config.num_hidden_layers or 0,
+                             ckpt.config.num_kv_shared_layers)
     return tuple(sorted(layers, key=lambda layer: layer.index))
+
+
+def _kv_shared(layout: ModelLayout, layers: list[AttentionLayer], windows: tuple, total: int,
+               shared: int) -> list[AttentionLayer]:
+    """Gemma-4's KV-shared layers (gemma4.py: the last num_kv_shared_layers): each reads the cache of the last
+    earlier layer of its kind (sliding or full), so it has that layer's geometry and no cache of its own."""
+    out = []
+    for module in layout.linears:
+        match = _Q_ONLY.match(module.name)
+        index = int(match.group(2)) if match else -1
+        if index < total - shared:
+            continue
+        window = windows[index] if index < len(windows) else None
+        target = next((layer for layer in reversed(layers)
+                       if layer.index < total - shared and layer.sliding_window == window), None)
+        if target is not None:
+            out.append(target._replace(name=f"{match.group(1)}.attn", prefix=match.group(1), index=index,
+                                       shared=True))
+    return out
 
 
 def mm_prefix_lm(ckpt: Checkpoint) -> bool:
@@ -315,7 +339,8 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
             scale_strategy=strategy, scales=tuple(scale.tensor for _, scale in scales), backend=choice.backend,
             rejected=choice.rejected, errors=tuple(dict.fromkeys(errors)), warnings=tuple(dict.fromkeys(warnings)),
             notes=tuple(dict.fromkeys(notes)), scale_params=tuple((param, scale.tensor) for param, scale in scales),
-            cache_bytes_per_token=(1 if layer.mla else 2) * kv_heads * layer.head_size * element_bytes(stored),
+            cache_bytes_per_token=0 if layer.shared else
+            (1 if layer.mla else 2) * kv_heads * layer.head_size * element_bytes(stored),
             sliding_window=layer.sliding_window,
         )
 
