@@ -15,6 +15,8 @@ import struct
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
+from fp8check.core.model.modules import is_embedding  # the embedding tables exporters keep unquantized
+
 ITEMSIZE = {"F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1, "BF16": 2, "F16": 2, "F32": 4, "I32": 4, "I64": 8, "U8": 1,
             "I8": 1}
 
@@ -198,12 +200,9 @@ def linear_shapes(spec: Spec) -> dict[str, tuple[int, int]]:
 
 
 def _is_linear_weight(name: str, shape: tuple[int, ...]) -> bool:
-    return name.endswith(".weight") and len(shape) == 2 and not name.endswith(EMBEDDING_WEIGHTS)
+    return name.endswith(".weight") and len(shape) == 2 and not is_embedding(name)
 
 
-# transformers' embedding tables among 2-D weights (nn.Embedding modules of the families written).
-EMBEDDING_WEIGHTS = ("embed_tokens.weight", "embed.weight", "wte.weight", "embeddings.weight",
-                     "position_embedding.weight", "pos_embed.weight", "per_layer_embed_tokens.weight")
 _TRANSFORMERS_CACHE: dict[str, dict[str, tuple[int, ...]]] = {}
 
 

@@ -65,17 +65,24 @@ def test_a_transposed_tensor_is_named_as_the_model_sees_it(tmp_path, transposed)
     assert next(layer for layer in report.layers if layer.name == "model.layers.1.mlp.down_proj").ok
 
 
-def test_an_expert_with_another_hidden_size_fails(tmp_path):
+@pytest.mark.parametrize("wrong", [(0, 1, 2, 3), (2,)])
+def test_an_expert_with_another_hidden_size_fails(tmp_path, wrong):
+    """Every expert's up_proj wider than hidden_size: the shape check names expert 0 (it stands for all); one expert
+    alone: expert_shapes names it against expert 0's shape. Either way the FusedMoE fails."""
     spec = Spec(quant="ct-fp8-block", data="sparse", architecture="Qwen3MoeForCausalLM", model_type="qwen3_moe",
                 experts=4, moe_intermediate=256, head_dim=128)
     entries = tensor_specs(spec)
-    name = "model.layers.1.mlp.experts.2.up_proj.weight"
-    entries[name] = (entries[name][0], (256, 384))
+    for expert in wrong:
+        name = f"model.layers.1.mlp.experts.{expert}.up_proj.weight"
+        entries[name] = (entries[name][0], (256, 384))
     folder = write_checkpoint(str(tmp_path / "ckpt"), spec)
     write_safetensors(f"{folder}/model.safetensors", entries, None)
     moe = next(m for m in inspect(folder).moes if m.name == "model.layers.1.mlp.experts")
-    assert any(e.startswith(f"{name} (model.safetensors) has shape [256, 384], but vLLM creates it with 256 columns")
-               for e in moe.errors)
+    name = f"model.layers.1.mlp.experts.{wrong[0]}.up_proj.weight"
+    expected = (f"{name} (model.safetensors) has shape [256, 384], but vLLM creates it with 256 columns" if wrong[0] == 0
+                else f"{name} (model.safetensors) has shape [256, 384], but the other experts' up_proj weights are "
+                     "[256, 256]")
+    assert any(e.startswith(expected) for e in moe.errors), moe.errors
 
 
 def test_a_model_as_exported_has_no_shape_error(make_checkpoint):

@@ -47,7 +47,7 @@ def kernels(
 
     with output.errors_reported("", fmt is TableOrJson.json):
         opts = routing_options(target(platform, assume), vllm=vllm, disable_kernel=disable_kernel)
-    ctx = RoutingContext(opts.platform, opts.profile, frozenset(opts.disabled_kernels))
+    ctx = RoutingContext.of(opts)
     tables = kernel_matrix(ctx)
     if fmt is TableOrJson.json:
         from fp8check.core.report.documents import kernels_document

@@ -166,7 +166,7 @@ def run_linears(quant: QuantConfig | None, report: InspectReport, selection: Sel
     layers = {layer.name: layer for layer in report.layers}
     chosen = selection.linears
     platform_kind = options.inspect.platform.kind
-    ctx = RoutingContext(options.inspect.platform, options.inspect.profile, frozenset(options.inspect.disabled_kernels))
+    ctx = RoutingContext.of(options.inspect)
     if options.inspect.tp > 1:
         if report.errors:  # inspect's TP validation refuses before any rank starts
             return [not_run(m, layers[m.name], options)._replace(errors=tuple(f"not run: {e}" for e in report.errors))

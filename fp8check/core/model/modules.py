@@ -21,7 +21,8 @@ from fp8check.core.model.layouts import (
 # Leaf names the generic rules build as RowParallelLinear (input split across ranks, all-reduce after).
 ROW_PARALLEL = frozenset({"o_proj", "down_proj", "out_proj", "dense_4h_to_h", "fc2", "wo", "w2", "c_proj", "proj"})
 EMBEDDINGS = ("embed_tokens", "wte", "word_embeddings", "tok_embeddings", "embed_in", "embeddings", "embed",
-              "pos_embed")  # Qwen3-VL / Qwen3.5 vision towers: a learned position table
+              "pos_embed",                # Qwen3-VL / Qwen3.5 vision towers: a learned position table
+              "embed_tokens_per_layer")   # Gemma-4's per-layer embeddings (VocabParallelEmbedding)
 EMBEDDING_SET = frozenset(EMBEDDINGS)
 # Tensors that belong to a linear module besides its weight.
 SIDE_TENSORS = ("weight_scale", "weight_scale_inv", "input_scale", "weight_zero_point", "input_zero_point",
@@ -137,7 +138,7 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
             skipped.setdefault(spec, []).append(info)
         elif dropped:
             skipped.setdefault(dropped, []).append(info)
-        elif name.endswith(".weight") and (len(info.shape) == 2 and not _is_embedding(name) or len(info.shape) == 3
+        elif name.endswith(".weight") and (len(info.shape) == 2 and not is_embedding(name) or len(info.shape) == 3
                                            and tail_match(name[: -len(".weight")], arch.conv_linears)):
             weights[name[: -len(".weight")]] = Shard(name=name[: -len(".weight")], weight=info, side={})
         elif name.endswith(".weight"):
@@ -259,7 +260,7 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
                        f"{dequantized[0].rsplit('.', 1)[-1]} is dequantized to BF16 at load")
     style = tail_match(name, rules.styles)
     layer_type = rules.styles[style] if style else _generic_style(leaf, fused, router)
-    mamba = config.mamba if tower is None and tail_match(name, (arch.mamba_in_proj or "",)) else None
+    mamba = config.mamba if tower is None and arch.mamba_in_proj and tail_match(name, (arch.mamba_in_proj,)) else None
     if mamba:
         heads, head_dim, groups, state = mamba
         sizes = (heads * head_dim, heads * head_dim, groups * state, groups * state, heads)
@@ -364,7 +365,7 @@ def _heads(config: ModelConfig, widths: tuple[int, ...], gated: bool = False,
     return heads, kv, head_dim
 
 
-def _is_embedding(name: str) -> bool:
+def is_embedding(name: str) -> bool:
     """A module named as an embedding table at any depth ('model.embed_tokens.weight', DeepSeek-V4's 'embed.weight')."""
     return not EMBEDDING_SET.isdisjoint(name.split(".")[:-1])
 

@@ -61,12 +61,14 @@ def shape_errors(layout: ModelLayout, config: ModelConfig, arch: Arch | None) ->
     return {name: found for name, found in errors.items() if found}
 
 
-def embedding_errors(tensors: dict, config: ModelConfig, arch: Arch | None) -> list[str]:
-    """The token embedding's shape against vocab_size x hidden_size (VocabParallelEmbedding's loader)."""
+def embedding_errors(tensors: dict, layout: ModelLayout, config: ModelConfig, arch: Arch | None) -> list[str]:
+    """The token embedding's shape against vocab_size x hidden_size (VocabParallelEmbedding's loader); expert tensors
+    (layout.moes) are never embeddings, so only the others are read."""
     if arch is None or not config.hidden_size:
         return []
     found = []
-    for name, info in tensors.items():
+    for name in layout.non_expert_names:
+        info = tensors[name]
         parts = name.split(".")
         if (len(info.shape) == 2 and parts[-1] == "weight" and parts[-2] in EMBEDDING_SET
                 and tower_for(arch, name) is None and not name.startswith(("mtp.", "model.mtp"))):
@@ -112,11 +114,12 @@ def _expected(shard: str, module: LinearModule, config: ModelConfig, arch: Arch)
 
 
 def _experts(moe: MoEModule, config: ModelConfig) -> list[str]:
-    """Every expert's gate / up takes hidden_size and its down gives it; one message per projection."""
+    """Expert 0's gate / up takes hidden_size and its down gives it (routing.moe.expert_shapes holds every other
+    expert to expert 0's shapes); one message per projection."""
     found: dict[str, str] = {}
     for info, tail in zip(moe.tensors, moe.tails):
         parts = tail.split(".")
-        if len(parts) != 3 or parts[2] != "weight" or len(info.shape) != 2 or parts[1] in found:
+        if len(parts) != 3 or parts[0] != "0" or parts[2] != "weight" or len(info.shape) != 2:
             continue
         leaf = parts[1]
         wanted = ([Expected(1, config.hidden_size, "hidden_size")] if leaf in ("gate_proj", "up_proj", "w1", "w3")

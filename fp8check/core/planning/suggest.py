@@ -120,7 +120,7 @@ def platform_backends(options: InspectOptions,
                       quantizations: tuple[str, ...] = (FP8, FP8_BLOCK, W8A16_FP8)) -> list[str]:
     """--linear-backend values that name at least one kernel of this platform's tables under this profile; any
     other value falls back to automatic selection and routes as 'auto'."""
-    ctx = RoutingContext(options.platform, options.profile, frozenset(options.disabled_kernels))
+    ctx = RoutingContext.of(options)
     kernels = {k.name for q in quantizations for k in candidates(q, ctx)}
     return [name for name, named in BACKEND_KERNELS.items() if named & kernels]
 

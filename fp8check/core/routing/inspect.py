@@ -115,7 +115,7 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
     errors = model_errors(ckpt, door, options.tp, ctx)
     if options.ep and not layout.moes:  # ModelConfig._verify_with_expert_parallelism, every release
         errors.append("Number of experts in the model must be greater than 0 when expert parallelism is enabled.")
-    errors += list(ckpt.integrity_errors) + embedding_errors(ckpt.tensors, ckpt.config, arch)
+    errors += list(ckpt.integrity_errors) + embedding_errors(ckpt.tensors, layout, ckpt.config, arch)
     errors += [f"{printable(t.name)} ({t.file}) is a scale/side tensor with no weight {printable(t.name.rsplit('.', 1)[0])}.weight "
                "to belong to (orphan)" for t in layout.orphans]
     moes, moe_sweeps = inspect_moes(layout.moes, ckpt.tensors, quant, ckpt.config, ctx, options.tp,
