@@ -28,6 +28,7 @@ import tempfile
 from collections import Counter, defaultdict
 from typing import NamedTuple
 
+import fp8check
 from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import InputError
 from fp8check.core.records import InspectOptions
@@ -95,7 +96,9 @@ def vllm_cases(config: dict, tp: int, case_id: str, ckpt: Checkpoint) -> list[di
 
 def release_env(release: str) -> dict[str, str]:
     """The environment of a vLLM-side subprocess: the release's unzipped wheel, then vLLM's pure-Python deps."""
-    env = dict(os.environ, PYTHONPATH=f"{SRC}/{release}:{DEPS}", VLLM_LOGGING_LEVEL="ERROR")
+    # fp8check's side of it is this process's fp8check (a worktree's, when run from one), not the installed one.
+    here = os.path.dirname(os.path.dirname(os.path.abspath(fp8check.__file__)))
+    env = dict(os.environ, PYTHONPATH=f"{SRC}/{release}:{DEPS}:{here}", VLLM_LOGGING_LEVEL="ERROR")
     env.pop("VLLM_DISABLED_KERNELS", None)
     return env
 
