@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from fp8check.cli.app import app
 from fp8check.core.checkpoint.local import open_local
-from fp8check.core.model.layouts import ARCHITECTURES
+from fp8check.core.model.layouts import ARCHITECTURES, TP_PLANS
 from fp8check.core.model.modules import build_layout
 from fp8check.core.records import InspectOptions
 from fp8check.core.report.verdicts import inspect_verdict
@@ -52,6 +52,9 @@ LAGUNA = dict(num_hidden_layers=3, num_attention_heads_per_layer=[4, 8, 4], head
               mlp_layer_types=["dense", "sparse", "sparse"], gating=True, num_experts=4, num_experts_per_tok=2,
               moe_intermediate_size=256, shared_expert_intermediate_size=256)
 VISION = dict(depth=1, hidden_size=256, intermediate_size=512, num_heads=2, out_hidden_size=256)
+# The Transformers backend's architectures, written by transformers' classes (token ids inside the tiny vocabulary).
+TF = dict(transformers=True, head_dim=128, extra_config=dict(pad_token_id=0, bos_token_id=1, eos_token_id=2))
+OLMOE = dict(TF, extra_config=dict(TF["extra_config"], num_experts=4, num_experts_per_tok=2, intermediate_size=256))
 # (id, Spec fields, TP, {layer name: (vLLM class, layout)}) — each family at a TP size it is deployed with.
 FAMILIES = [
     ("llama-2-mha", dict(architecture="LlamaForCausalLM", kv_heads=4, head_dim=128), 4,
@@ -81,6 +84,32 @@ FAMILIES = [
      {"model.layers.1.block_sparse_moe.gate": ("ReplicatedLinear", "vllm:minimax_m2.py")}),
     ("gemma", dict(architecture="GemmaForCausalLM", head_dim=128), 2,
      {"model.layers.0.mlp.down_proj": ("RowParallelLinear", "vllm:transformers/causal.py")}),  # 0.34: the backend
+    *((family, dict(architecture=arch, model_type=model_type, **{**TF, **fields}), 2,
+       {f"model.layers.0.{name}": (cls, "vllm:transformers/causal.py") for name, cls in expected.items()})
+      for family, arch, model_type, fields, expected in (
+          ("arcee", "ArceeForCausalLM", "arcee", {}, {"mlp.up_proj": "ColumnParallelLinear"}),
+          ("cwm", "CwmForCausalLM", "cwm", {}, {"self_attn.qkv_proj": "QKVParallelLinear"}),
+          ("glm-4", "GlmForCausalLM", "glm", {}, {"mlp.gate_up_proj": "ColumnParallelLinear"}),  # colwise_gather_output
+          ("jais-2", "Jais2ForCausalLM", "jais2", {}, {"mlp.down_proj": "RowParallelLinear"}),
+          ("olmo", "OlmoForCausalLM", "olmo", {}, {"self_attn.o_proj": "RowParallelLinear"}),
+          ("olmo-2", "Olmo2ForCausalLM", "olmo2", {}, {"self_attn.qkv_proj": "QKVParallelLinear"}),
+          ("olmo-3", "Olmo3ForCausalLM", "olmo3", {}, {"mlp.down_proj": "RowParallelLinear"}),
+          ("phi-2", "PhiForCausalLM", "phi", {}, {"self_attn.dense": "RowParallelLinear",
+                                               "mlp.fc1": "ColumnParallelLinear"}),
+          ("seed-oss", "SeedOssForCausalLM", "seed_oss", {}, {"self_attn.qkv_proj": "QKVParallelLinear"}),
+          ("smollm-3", "SmolLM3ForCausalLM", "smollm3", {}, {"mlp.gate_up_proj": "MergedColumnParallelLinear"}),
+          ("stablelm", "StableLmForCausalLM", "stablelm", dict(hidden=512, head_dim=None),  # no head_dim key,
+           {"self_attn.o_proj": "RowParallelLinear"}),                                 # no tp_plan
+          ("starcoder-2", "Starcoder2ForCausalLM", "starcoder2", {}, {"mlp.c_fc": "ColumnParallelLinear",
+                                                                  "mlp.c_proj": "RowParallelLinear"}),
+          ("vaultgemma", "VaultGemmaForCausalLM", "vaultgemma", {},
+           {"mlp.gate_up_proj": "MergedColumnParallelLinear"}),
+      )),
+    *((family, dict(architecture=arch, model_type=model_type, **OLMOE), 2,
+       {"model.layers.0.mlp.gate": ("ReplicatedLinear", "vllm:transformers/moe.py"),
+        "model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:transformers/moe.py")})
+      for family, arch, model_type in (("olmoe", "OlmoeForCausalLM", "olmoe"),
+                                       ("flex-olmo", "FlexOlmoForCausalLM", "flex_olmo"))),
     ("gemma-2", dict(architecture="Gemma2ForCausalLM", head_dim=128), 2,
      {"model.layers.0.mlp.down_proj": ("RowParallelLinear", "vllm:gemma2.py")}),
     ("gemma-3", dict(architecture="Gemma3ForCausalLM", head_dim=128), 2,
@@ -233,7 +262,7 @@ def test_family_layout(make_checkpoint, spec, tp, expected):
     by_name = {layer.name: layer for layer in rep.layers}
     assert {name: (by_name[name].layer_type, by_name[name].layout) for name in expected} == expected
     assert "generic" not in {layer.layout for layer in rep.layers} and not rep.notes
-    assert all(m.layout == ARCHITECTURES[spec["architecture"]].source for m in rep.moes)
+    assert all(m.layout == ARCHITECTURES[spec["architecture"]].for_release(LATEST).source for m in rep.moes)
     assert rep.ok, [e for layer in rep.layers for e in layer.errors] + list(rep.errors)
     assert tp in rep.tp_sizes_ok
 
@@ -558,3 +587,53 @@ def test_gemma4_kv_shared_layers_reuse_a_cache_and_drop_their_k_v(make_checkpoin
     assert [(a.kind, a.head_size, a.num_kv_heads, a.cache_bytes_per_token)
             for a in (shared["model.layers.2.self_attn.attn"], shared["model.layers.3.self_attn.attn"])] == [
         ("sliding window 512", 128, 2, 0), ("full", 256, 1, 0)]
+
+
+def test_transformers_backend_plans_are_transformers_own():
+    """layouts.TP_PLANS is a copy of each config class's base_model_tp_plan (its nn.Linear entries)."""
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    model_type = {arch: mt for mt, arch in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.items()}
+    for arch, plan in TP_PLANS.items():
+        theirs = transformers.CONFIG_MAPPING[model_type[arch]].base_model_tp_plan or {}
+        linears = {key.removeprefix("layers.*."): style for key, style in theirs.items()
+                   if key.startswith("layers.*.") and "experts" not in key and not key.endswith("_norm")}
+        assert plan == linears, arch
+
+
+@pytest.mark.parametrize("vllm,source", [("0.25", "vllm:phi.py"),                   # phi.py until 0.32 moved it
+                                         ("0.33", "vllm:transformers/causal.py")])
+def test_an_architecture_moved_to_the_transformers_backend_follows_the_release(make_checkpoint, vllm, source):
+    # Both build Phi's attention output `dense` as a RowParallelLinear (phi.py; the backend: Phi's tp_plan).
+    folder = make_checkpoint(architecture="PhiForCausalLM", model_type="phi", layers=1, **TF)
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm), tp=2))
+    dense = next(layer for layer in rep.layers if layer.name == "model.layers.0.self_attn.dense")
+    assert (dense.layout, dense.layer_type) == (source, "RowParallelLinear") and rep.ok
+
+
+@pytest.mark.parametrize("vllm,layout", [("0.28", "generic"), ("0.29", "vllm:transformers/moe.py")])
+def test_flex_olmo_is_judged_only_where_the_backend_builds_it(make_checkpoint, vllm, layout):
+    # flex_olmo.py (0.25-0.28) builds its FusedMoE with quant_config=None, which fp8check does not model.
+    folder = make_checkpoint(architecture="FlexOlmoForCausalLM", model_type="flex_olmo", layers=1, **OLMOE)
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm)))
+    assert {m.layout for m in rep.moes} == {layout}
+    assert bool(rep.notes) is (layout == "generic")
+
+
+def test_olmoe_router_outside_the_ignore_list_stays_unquantized_through_the_backend(make_checkpoint):
+    # The backend's MoE fuser rebuilds transformers' gate as a GateLinear (no quant_config), as olmoe.py did.
+    folder = make_checkpoint(architecture="OlmoeForCausalLM", model_type="olmoe", layers=1, ignore_routers=False,
+                             **OLMOE)
+    rep = inspect(folder)
+    router = next(layer for layer in rep.layers if layer.name == "model.layers.0.mlp.gate")
+    assert router.scheme == "UnquantizedLinearMethod" and router.layout == "vllm:transformers/moe.py" and rep.ok
+
+
+def test_qwen35_in_proj_qkvz_splits_into_q_k_v_z_under_tp(make_checkpoint):
+    # create_qkvz_proj: output sizes [key_dim, key_dim, value_dim, value_dim]. At TP 4 q and k (2 x 128 = 256) give
+    # 64 rows a rank: no 128-block fits, though the stored in_proj_qkv (1024 / 4 = 256) would split.
+    folder = make_checkpoint(architecture="Qwen3_5ForCausalLM", model_type="qwen3_5_text", extra_config=GDN, **HF)
+    rep = inspect(folder, tp=4)
+    qkvz = next(layer for layer in rep.layers if layer.name == "model.layers.0.linear_attn.in_proj_qkvz")
+    assert qkvz.errors and "output_partition_size = 64" in qkvz.errors[0]
+    assert inspect(folder, tp=2).ok

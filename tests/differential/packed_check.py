@@ -36,7 +36,9 @@ from run import release_env  # noqa: E402  # isort: skip  (the linear-by-linear 
 PLATFORMS = ("cuda:90", "rocm:gfx942", "cpu")
 _DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM")
 _DSA = ("DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM")
-_TRANSFORMERS_BACKEND = ("GemmaForCausalLM", "HunYuanDenseV1ForCausalLM", "HunYuanMoEV1ForCausalLM")
+# The entries served through the Transformers backend in the newest release (older ones may build their own file).
+_TRANSFORMERS_BACKEND = tuple(a for a, arch in ARCHITECTURES.items()
+                              if arch.for_release(None).source.startswith("vllm:transformers/"))
 _TEXT_MODEL_FILE = ("fp8check's source names the file of the text model the class builds, where the layout of its "
                     "linears was read: ")
 # Known differences, each with its reason: (architecture, what) -> why; `what` as Finding.what.
@@ -62,9 +64,9 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("Qwen3VLMoeForConditionalGeneration", "packed:gate_up_proj"): "qwen3_vl_moe.py's __init__ merges the language "
                                                                    "model's mapping (Qwen3MoeForCausalLM: gate_up_proj "
                                                                    "when mlp_only_layers)",
-    **{(a, f"packed:{name}"): "served through the Transformers backend (Gemma from 0.34), whose __init__ fills "
-                              "packed_modules_mapping from its fusers (transformers/base.py: QKVFuser qkv_proj, "
-                              "GLUFuser gate_up_proj); the class attribute is empty"
+    **{(a, f"packed:{name}"): "served through the Transformers backend (layouts.TP_PLANS' architectures, Hunyuan), "
+                              "whose __init__ fills packed_modules_mapping from its fusers (transformers/base.py: "
+                              "QKVFuser qkv_proj, GLUFuser gate_up_proj); the class attribute is empty"
        for a in _TRANSFORMERS_BACKEND for name in ("qkv_proj", "gate_up_proj")},
     ("Qwen2_5_VLForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "qwen2_5_vl.py builds Qwen2ForCausalLM "
                                                                          "(qwen2.py)",

@@ -241,6 +241,33 @@ FAMILIES.update({
                        {"text_config": _text_config("qwen3_5_moe_text", num_hidden_layers=4, **_QWEN35_MOE),
                         "vision_config": _QWEN35_VISION}),
 })
+# The Transformers backend's architectures (layouts.TP_PLANS; their own model files in older releases), written by
+# transformers' classes with token ids inside the small vocabulary.
+_TOKENS = dict(pad_token_id=0, bos_token_id=1, eos_token_id=2)
+_OLMOE = dict(_TOKENS, num_experts=8, num_experts_per_tok=2, intermediate_size=1024)
+FAMILIES.update({
+    family: (dict(architecture=arch, model_type=model_type, transformers=True, layers=2, **fields),
+             dict(_TOKENS, **extra))
+    for family, arch, model_type, fields, extra in (
+        ("arcee", "ArceeForCausalLM", "arcee", {}, {}),
+        ("cwm", "CwmForCausalLM", "cwm", {}, {}),
+        ("glm-4", "GlmForCausalLM", "glm", {}, {}),
+        ("jais-2", "Jais2ForCausalLM", "jais2", {}, {}),
+        ("olmo", "OlmoForCausalLM", "olmo", {}, {}),
+        ("olmo-2", "Olmo2ForCausalLM", "olmo2", {}, {}),
+        ("olmo-3", "Olmo3ForCausalLM", "olmo3", {}, {}),
+        ("phi-2", "PhiForCausalLM", "phi", {}, {}),
+        ("seed-oss", "SeedOssForCausalLM", "seed_oss", {}, {}),
+        ("smollm-3", "SmolLM3ForCausalLM", "smollm3", {}, {}),
+        ("stablelm", "StableLmForCausalLM", "stablelm", {}, {}),
+        ("starcoder-2", "Starcoder2ForCausalLM", "starcoder2", {}, {}),
+        ("vaultgemma", "VaultGemmaForCausalLM", "vaultgemma", {}, {}),
+        ("olmoe", "OlmoeForCausalLM", "olmoe", {}, _OLMOE),
+        # The router outside the ignore list: the backend's MoE fuser still builds it without quant_config.
+        ("olmoe-router-unlisted", "OlmoeForCausalLM", "olmoe", {"ignore_routers": False}, _OLMOE),
+        ("flex-olmo", "FlexOlmoForCausalLM", "flex_olmo", {}, _OLMOE),
+    )
+})
 QUANTS = ("ct-fp8-block", "fp8-block", "ct-fp8-dynamic", "modelopt-fp8")
 # The other formats of the format issue: stored ones, and a bf16 checkpoint under each online --quantization.
 FORMAT_QUANTS = ("modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc", "quark-fp8-block", "inc-fp8-block",

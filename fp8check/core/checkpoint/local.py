@@ -60,6 +60,9 @@ class ModelConfig(NamedTuple):
     intermediate_size: int | None = None  # the dense MLP's width (None when absent or per layer, a list)
     # Mamba2 mixers (Nemotron-H): (mamba_num_heads, mamba_head_dim, n_groups, ssm_state_size), None when absent
     mamba: tuple[int, int, int, int] | None = None
+    # Gated-delta-net mixers (Qwen3-Next / Qwen3.5): (key_dim, value_dim) = linear_num_key_heads x
+    # linear_key_head_dim, linear_num_value_heads x linear_value_head_dim; None when absent
+    gated_delta_net: tuple[int, int] | None = None
     heads_per_layer: tuple[int, ...] | None = None  # Laguna: num_attention_heads_per_layer
     vision_heads: int | None = None         # vision_config: attention heads of the vision tower
     vision_hidden_size: int | None = None   # vision_config: hidden size of the vision tower
@@ -155,6 +158,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         num_kv_shared_layers=opt_int("num_kv_shared_layers", minimum=0) or 0,
         intermediate_size=sizes.get("intermediate_size") if _positive_int(sizes.get("intermediate_size")) else None,
         mamba=_mamba_sizes(opt_int),
+        gated_delta_net=_gated_delta_net_sizes(opt_int),
         heads_per_layer=_int_list(sizes, "num_attention_heads_per_layer", where),
         # Llama-4 / Pixtral / SigLIP call it num_attention_heads, Qwen2.5-VL / Qwen3-VL num_heads.
         vision_heads=opt_int("num_attention_heads", vision) or opt_int("num_heads", vision),
@@ -184,6 +188,16 @@ def _mamba_sizes(opt_int: Callable[..., int | None]) -> tuple[int, int, int, int
     """MambaMixer2's sizes from the text config, or None when it has no Mamba heads."""
     sizes = tuple(opt_int(key) for key in ("mamba_num_heads", "mamba_head_dim", "n_groups", "ssm_state_size"))
     return sizes if all(sizes) else None  # type: ignore[return-value]
+
+
+def _gated_delta_net_sizes(opt_int: Callable[..., int | None]) -> tuple[int, int] | None:
+    """The gated-delta-net's key and value widths from the text config, or None when it has none."""
+    sizes = [opt_int(key) for key in ("linear_num_key_heads", "linear_key_head_dim", "linear_num_value_heads",
+                                      "linear_value_head_dim")]
+    if not all(sizes):
+        return None
+    k_heads, k_dim, v_heads, v_dim = sizes
+    return k_heads * k_dim, v_heads * v_dim  # type: ignore[operator]
 
 
 def _sliding_keys(sizes: dict, model_type: str, opt_int: Callable[..., int | None], where: str) -> SlidingKeys:

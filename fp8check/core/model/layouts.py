@@ -109,9 +109,9 @@ class Arch(NamedTuple):
     moe_activation: str = "silu"
     # (WHEEL_CHANGES key, styles): styles the model file used until the release that brought the change.
     styles_before: tuple[tuple[str, dict[str, str]], ...] = ()
-    # (WHEEL_CHANGES key, source): the release that moved the architecture to another implementation, and that
-    # implementation (the Transformers backend, whose fx fusers build the same qkv_proj / gate_up_proj).
-    moved: tuple[str, str] | None = None
+    # (WHEEL_CHANGES key, layout): the release that moved the architecture to another implementation (the
+    # Transformers backend), and the layout that implementation builds from then on.
+    moved: tuple[str, Arch] | None = None
     # The per_layer_sliding_window the model file hands Attention (attention_windows): LAYER_TYPES, EVEN_LAYERS or
     # MODEL_WINDOW (none: every layer takes CacheConfig.sliding_window).
     sliding: str = LAYER_TYPES
@@ -158,15 +158,19 @@ class Arch(NamedTuple):
     # (the Transformers backend's wrapped shared expert); fp8check reports checkpoint names, the differential suite
     # compares under vLLM's.
     vllm_names: tuple[tuple[str, str], ...] = ()
+    # The class of a linear that neither `styles` nor a fusion names (None: the leaf-name rules): the Transformers
+    # backend builds every nn.Linear its tp_plan does not name as a ReplicatedLinear.
+    unplanned: str | None = None
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
+        if self.moved is not None and (profile is None or profile.has(self.moved[0])):
+            return self.moved[1].for_release(profile)
         styles = dict(self.styles)
         for change, older in self.styles_before:
             if profile is not None and not profile.has(change):
                 styles.update(older)
-        moved = self.moved is not None and (profile is None or profile.has(self.moved[0]))
-        return self._replace(styles=styles, source=self.moved[1] if moved else self.source)
+        return self._replace(styles=styles)
 
 
 _QWEN2_MODEL = dict(sliding=MODEL_WINDOW, uniform_window_assert=True)
@@ -256,10 +260,6 @@ ARCHITECTURES: dict[str, Arch] = {
     "MiniMaxM2ForCausalLM": Arch("vllm:minimax_m2.py", packed=_QKV_ONLY, unquantized=("block_sparse_moe.gate",),
                                  spec_layers="num_mtp_modules", sliding=MODEL_WINDOW,  # attn_window_size unset
                                  router=Router(("scoring_func", "sigmoid"), True, None, ("use_routing_bias", True))),
-    # 0.34 serves Gemma-1 through the Transformers backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS; gemma.py is
-    # deleted), whose QKVFuser / GLUFuser fuse q/k/v and gate/up under the same names.
-    "GemmaForCausalLM": Arch("vllm:gemma.py", sliding=MODEL_WINDOW,
-                             moved=("transformers-backend-034", "vllm:transformers/causal.py")),
     "Gemma2ForCausalLM": Arch("vllm:gemma2.py"),
     "Gemma3ForCausalLM": Arch("vllm:gemma3.py"),
     "Gemma3ForConditionalGeneration": Arch("vllm:gemma3.py", towers=(_SIGLIP,)),
@@ -403,6 +403,98 @@ ARCHITECTURES.update({
     # The backend's MoEBlockFuser routes Hunyuan's MoE externally: the HF router's top-k as a
     # custom_routing_function (RoutingMethodType Custom).
     "HunYuanMoEV1ForCausalLM": Arch("vllm:transformers/moe.py", router=Router(custom="Custom"), **_HUNYUAN),
+})
+
+# vLLM's Transformers modelling backend (transformers/base.py recursive_replace, utils.py replace_linear_class)
+# serves the architectures registry.py lists in _TRANSFORMERS_SUPPORTED_MODELS: each nn.Linear of transformers'
+# model becomes the class its config's base_model_tp_plan names (colwise / colwise_gather_output:
+# ColumnParallelLinear; rowwise / rowwise_split_input: RowParallelLinear), any Linear the plan does not name a
+# ReplicatedLinear, all with the model's quant config; the QKVFuser / GLUFuser fuse q/k/v and gate/up into qkv_proj /
+# gate_up_proj and build the projection after them as rowwise, whatever the plan says (fusers/qkv.py, fusers/glu.py:
+# StableLM's config has no plan); TransformersMoEForCausalLM (moe.py) builds the experts as a FusedMoE. The plans
+# are transformers 5.24's (tests/test_families.py checks the copy against the installed transformers). `moved`: the
+# release whose registry moved the architecture from its own model file, which builds the same modules before it.
+_FUSED_OUTPUTS = {"self_attn.o_proj": ROW, "mlp.down_proj": ROW}
+_PLAN_CLASS = {"colwise": COLUMN, "colwise_gather_output": COLUMN, "rowwise": ROW, "rowwise_split_input": ROW}
+_LLAMA_PLAN = {"self_attn.q_proj": "colwise", "self_attn.k_proj": "colwise", "self_attn.v_proj": "colwise",
+               "self_attn.o_proj": "rowwise", "mlp.gate_proj": "colwise", "mlp.up_proj": "colwise",
+               "mlp.down_proj": "rowwise"}
+_GATHERED_ATTENTION = {"self_attn.q_proj": "colwise_gather_output", "self_attn.k_proj": "colwise_gather_output",
+                       "self_attn.v_proj": "colwise_gather_output", "self_attn.o_proj": "rowwise_split_input"}
+TP_PLANS: dict[str, dict[str, str]] = {
+    "ArceeForCausalLM": {k: v for k, v in _LLAMA_PLAN.items() if k != "mlp.gate_proj"},  # relu2 up / down
+    "CwmForCausalLM": _LLAMA_PLAN,
+    "GlmForCausalLM": {**{k: v for k, v in _LLAMA_PLAN.items() if not k.startswith("mlp.")},
+                       "mlp.gate_up_proj": "colwise_gather_output", "mlp.down_proj": "rowwise_split_input"},
+    "Jais2ForCausalLM": {k: v for k, v in _LLAMA_PLAN.items() if k != "mlp.gate_proj"},
+    "OlmoForCausalLM": _LLAMA_PLAN,
+    "Olmo2ForCausalLM": {**_LLAMA_PLAN, **_GATHERED_ATTENTION},
+    "Olmo3ForCausalLM": {**_LLAMA_PLAN, **_GATHERED_ATTENTION},
+    "PhiForCausalLM": {"self_attn.q_proj": "colwise", "self_attn.k_proj": "colwise", "self_attn.v_proj": "colwise",
+                       "self_attn.dense": "rowwise", "mlp.fc1": "colwise", "mlp.fc2": "rowwise"},
+    "SeedOssForCausalLM": _LLAMA_PLAN,
+    "GemmaForCausalLM": _LLAMA_PLAN,
+    "SmolLM3ForCausalLM": _LLAMA_PLAN,
+    "StableLmForCausalLM": {},
+    "Starcoder2ForCausalLM": {**{k: v for k, v in _LLAMA_PLAN.items() if not k.startswith("mlp.")},
+                              "mlp.c_fc": "colwise", "mlp.c_proj": "rowwise"},
+    "VaultGemmaForCausalLM": _LLAMA_PLAN,
+    "FlexOlmoForCausalLM": _GATHERED_ATTENTION,
+    "OlmoeForCausalLM": _GATHERED_ATTENTION,
+}
+
+
+def _transformers_backend(arch: str, native: Arch | None = None, moved: str | None = None, **moe) -> Arch:
+    """The Transformers backend's layout of `arch` (`moe`: the router fields of a TransformersMoEForCausalLM);
+    with `native`, the layout of the releases before `moved`."""
+    styles = {**_FUSED_OUTPUTS,
+              **{tail: _PLAN_CLASS.get(style, REPLICATED) for tail, style in TP_PLANS[arch].items()}}
+    backend = Arch("vllm:transformers/moe.py" if moe else "vllm:transformers/causal.py", styles=styles,
+                   unplanned=REPLICATED, sliding=MODEL_WINDOW, **moe)
+    return native._replace(moved=(moved, backend)) if native else backend
+
+
+# OLMoE / FlexOlmo: a softmax router without renormalization, built without quant_config: olmoe.py / flex_olmo.py's
+# GateLinear before the move; after it the backend's MoE fuser matches transformers' gate as a top-k router and
+# rebuilds it as a GateLinear routed inside FusedMoE (transformers/fusers/moe.py MoEFuser.gate, every release
+# 0.29-0.34). A router it cannot match (Hunyuan's mlp.gate.wg) stays transformers' module: external routing.
+_OLMOE_ROUTER = dict(unquantized=("mlp.gate",), router=Router(renormalize=False))
+
+
+_MOVED_032 = "transformers-backend-032"
+# glm.py: Llama's model, whose MergedColumnParallelLinear loads GLM's stored gate_up_proj as it is (as Phi-3's).
+_GLM_NATIVE = Arch("vllm:glm.py", packed={**_QKV_ONLY, "gate_up_proj": ("gate_up_proj",)})
+_PHI_NATIVE = Arch("vllm:phi.py", styles={"self_attn.dense": ROW})  # phi.py PhiAttention.dense: RowParallelLinear
+ARCHITECTURES.update({
+    "ArceeForCausalLM": _transformers_backend("ArceeForCausalLM", native=Arch("vllm:arcee.py"), moved=_MOVED_032),
+    "CwmForCausalLM": _transformers_backend("CwmForCausalLM", native=Arch("vllm:llama.py"), moved=_MOVED_032),
+    "GlmForCausalLM": _transformers_backend("GlmForCausalLM", native=_GLM_NATIVE, moved=_MOVED_032),
+    "Jais2ForCausalLM": _transformers_backend("Jais2ForCausalLM", native=Arch("vllm:jais2.py"), moved=_MOVED_032),
+    "PhiForCausalLM": _transformers_backend("PhiForCausalLM", native=_PHI_NATIVE, moved=_MOVED_032),
+    "SeedOssForCausalLM": _transformers_backend("SeedOssForCausalLM", native=Arch("vllm:seed_oss.py"),
+                                                moved=_MOVED_032),
+    "OlmoForCausalLM": _transformers_backend("OlmoForCausalLM", native=Arch("vllm:olmo.py"),
+                                             moved="transformers-backend-026"),
+    "Olmo2ForCausalLM": _transformers_backend("Olmo2ForCausalLM", native=Arch("vllm:olmo2.py"),
+                                              moved="transformers-backend-026"),
+    # olmo3.py (0.26-0.28; 0.25 maps it to olmo2.py's class)
+    "Olmo3ForCausalLM": _transformers_backend("Olmo3ForCausalLM", native=Arch("vllm:olmo3.py"),
+                                              moved="transformers-backend-029"),
+    # flex_olmo.py (0.25-0.28) builds its FusedMoE with quant_config=None, which fp8check does not model: generic.
+    "FlexOlmoForCausalLM": _transformers_backend("FlexOlmoForCausalLM", **_OLMOE_ROUTER,
+                                                 native=Arch(GENERIC),
+                                                 moved="transformers-backend-029"),
+    # gemma.py, stablelm.py and olmoe.py until 0.34 deletes them.
+    "GemmaForCausalLM": _transformers_backend("GemmaForCausalLM", native=Arch("vllm:gemma.py", sliding=MODEL_WINDOW),
+                                              moved="transformers-backend-034"),
+    "StableLmForCausalLM": _transformers_backend("StableLmForCausalLM", native=Arch("vllm:stablelm.py"),
+                                                 moved="transformers-backend-034"),
+    "OlmoeForCausalLM": _transformers_backend("OlmoeForCausalLM", **_OLMOE_ROUTER,
+                                              native=Arch("vllm:olmoe.py", **_OLMOE_ROUTER),
+                                              moved="transformers-backend-034"),
+    "SmolLM3ForCausalLM": _transformers_backend("SmolLM3ForCausalLM"),
+    "Starcoder2ForCausalLM": _transformers_backend("Starcoder2ForCausalLM"),
+    "VaultGemmaForCausalLM": _transformers_backend("VaultGemmaForCausalLM"),
 })
 
 # Architectures not in the table: the name-based rules fp8check had before the table, which cover

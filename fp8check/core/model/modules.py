@@ -14,8 +14,8 @@ from typing import NamedTuple
 from fp8check.core.checkpoint.local import ModelConfig
 from fp8check.core.checkpoint.safetensors_header import TensorInfo
 from fp8check.core.model.layouts import (
-    ANY_SIZE_TOWER_METHODS, COLUMN, FUSED_QKV_A, GENERIC_ARCH, LLAMA_PACKED, REPLICATED, ROW, TORCH_LINEAR, Arch,
-    Tower, arch_for, tail_match, tower_for,
+    ANY_SIZE_TOWER_METHODS, COLUMN, FUSED_QKV_A, GENERIC, GENERIC_ARCH, LLAMA_PACKED, REPLICATED, ROW, TORCH_LINEAR,
+    Arch, Tower, arch_for, tail_match, tower_for,
 )
 
 # Leaf names the generic rules build as RowParallelLinear (input split across ranks, all-reduce after).
@@ -101,7 +101,7 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
     arch = arch_for(config.architectures)
     if arch is not None:
         arch = arch.for_release(profile)
-    if arch is None:
+    if arch is None or arch.source == GENERIC:  # GENERIC: a release whose model file the table does not lay out
         arch = GENERIC_ARCH
         if config.architectures:
             notes.append(f"architecture {'/'.join(config.architectures)} is not in fp8check's table; parallel "
@@ -259,13 +259,22 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
         unquantized = (f"vLLM builds it with quant_config=None ({arch.source[5:]}); an FP8 "
                        f"{dequantized[0].rsplit('.', 1)[-1]} is dequantized to BF16 at load")
     style = tail_match(name, rules.styles)
-    layer_type = rules.styles[style] if style else _generic_style(leaf, fused, router)
+    if style:
+        layer_type = rules.styles[style]
+    elif tower is None and arch.unplanned and not fused and leaf != "lm_head":
+        layer_type = arch.unplanned
+    else:
+        layer_type = _generic_style(leaf, fused, router)
     mamba = config.mamba if tower is None and arch.mamba_in_proj and tail_match(name, (arch.mamba_in_proj,)) else None
     if mamba:
         heads, head_dim, groups, state = mamba
         sizes = (heads * head_dim, heads * head_dim, groups * state, groups * state, heads)
         if sum(sizes) == widths[0]:
             layer_type, widths = "MergedColumnParallelLinear", sizes
+    if tower is None and leaf == "in_proj_qkvz" and len(shards) == 2 and config.gated_delta_net:
+        key_dim, value_dim = config.gated_delta_net  # Qwen3.5: output sizes [Kd, Kd, Vd, Vd] (create_qkvz_proj)
+        if widths[0] == 2 * key_dim + value_dim:
+            widths = (key_dim, key_dim, value_dim, widths[1])
     if layer_type == TORCH_LINEAR:
         unquantized = f"vLLM builds it as a torch nn.Linear ({rules.source[5:]}), which has no quant method"
     elif tower is None and tail_match(name, arch.conv_linears):

@@ -208,6 +208,10 @@ WHEEL_CHANGES: dict[str, str] = {
                            "(triton-cpu).' (a warning before; fp8check assumes triton_cpu=yes)",
     "extensible-kv-cache": "0.34 wheel: gpu_memory_utilization defaults to 1.0 on CUDA and ROCm (the extensible KV "
                            "cache), 0.92 elsewhere; 'No available memory for the cache blocks.' gains a hint per case",
+    "transformers-backend-026": "0.26 wheel: OlmoForCausalLM and Olmo2ForCausalLM move to the Transformers backend",
+    "transformers-backend-029": "0.29 wheel: Olmo3ForCausalLM and FlexOlmoForCausalLM move to the Transformers backend",
+    "transformers-backend-032": "0.32 wheel: Arcee, Cwm, Glm, GPTNeoX, Jais2, Mellum, Phi and SeedOss (...ForCausalLM) "
+                                "move to the Transformers backend",
     "transformers-backend-034": "0.34 wheel: GemmaForCausalLM, OlmoeForCausalLM, StableLmForCausalLM and "
                                 "AriaForConditionalGeneration move to the Transformers backend (their model files "
                                 "are deleted); Keye and KeyeVL1_5 leave the registry",
@@ -234,7 +238,8 @@ def _release(name: str, base: RuleProfile | None, adds: tuple[int | str, ...], s
 
 _V025 = _release("0.25", None, (43958, 43645), "XPU W8A16 default (#43645); Marlin first in the CUDA FP8 table")
 _V026 = _release("0.26", _V025, (47516, "quark-moe-exclude", "nvfp4-per-token", "attn-sliding-window",
-                                 "attn-selector-pcp", "xpu-mm-prefix-flash-attn"),
+                                 "attn-selector-pcp", "xpu-mm-prefix-flash-attn",
+                                 "transformers-backend-026"),
                  "before #50787: XPU block FP8 goes to W8A16 and fails to find a kernel")
 _V027 = _release("0.27", _V026, ("rocm-cdna3-wording", "xpu-quant-allowlist", "modelopt-min-80", "inc-mx-fp",
                                  "fa-fp8-kv", "attention-backends-027"),
@@ -245,7 +250,7 @@ _V028 = _release("0.28", _V027, (49664, 49932, 50787, 50826, "b12x", "humming-in
                  "XPU block FP8 routes to W8A8 / XPUFp8BlockScaledMMKernel; Torch kernels on XPU")
 _V029 = _release("0.29", _V028, ("marlin-late", "torch-fp8-support", 47434, "pbwo-padding", "mxfp8-trtllm",
                                  "fa4-hd256", "attn-selector-dcp", "attn-import-error-text", "cpu-amx-mla",
-                                 "moe-block-refine", "ct-wna16-moe-wording"),
+                                 "moe-block-refine", "ct-wna16-moe-wording", "transformers-backend-029"),
                  "Marlin's cc >= 89 gate removed: sm89 block FP8 routes to Marlin; AutoRound block FP8; FusedMoE "
                  "block refinement")
 _V030 = _release("0.30", _V029, (49381, "xpu-moe-wna16", "quark-fp8-keys", "inc-bits-5-7", "cpu-router",
@@ -260,7 +265,8 @@ _V031 = _release("0.31", _V030, ("cpu-fp8", "cutlass-fp8-check", "online-fp8-red
                  "CPU FP8 kernels (AMX-FP8 W8A8, per-tensor, block); Cutlass FP8 refuses below sm89")
 _V032 = _release("0.32", _V031, ("humming-priority", "xpu-fp8-per-channel", "xpu-flash-attn-mla",
                                  "rocm-attn-no-mm-prefix", "ultraquant", "flashmla-sparse-d512-fp8",
-                                 "attention-backends-032", "ct-moe-ckpt-leaves", "glm5-sm100-fp8-kv"),
+                                 "attention-backends-032", "ct-moe-ckpt-leaves", "glm5-sm100-fp8-kv",
+                                 "transformers-backend-032"),
                  "Humming ahead of Marlin on sm90")
 _V033 = _release("0.33", _V032, ("cpu-fp8-channel", "modelopt-exclude-modules", "mxfp8-torch", "kv-quant-mode",
                                  "xpu-fa-d512", "xpu-triton-flash-attn", "cpu-attn-kv-check", "rocm-octave",
