@@ -164,7 +164,8 @@ MOE_STYLES = {
 }
 # Layer names vLLM builds without a quant config: real checkpoints store them in BF16.
 ROUTER_LEAVES = (".mlp.gate", ".block_sparse_moe.gate", ".feed_forward.router", ".mlp.router", ".shared_expert_gate",
-                 ".mixer.gate", ".router.proj", ".mlp.gate.wg")  # Nemotron-H, Gemma-4, Hunyuan
+                 ".mixer.gate", ".router.proj", ".mlp.gate.wg",
+                 ".moe.gate")  # Nemotron-H, Gemma-4, Hunyuan, Step-3.5
 # Towers vLLM builds with quant_config=None (mllama4.py): Meta's FP8 checkpoints keep them in BF16.
 BF16_TOWERS = {"llama4": ("vision_model.", "multi_modal_projector.")}
 
@@ -206,6 +207,21 @@ def _is_linear_weight(name: str, shape: tuple[int, ...]) -> bool:
 _TRANSFORMERS_CACHE: dict[str, dict[str, tuple[int, ...]]] = {}
 
 
+class TransformersHost(NamedTuple):
+    """A transformers class that holds a family's text model (transformers has no class of its own for it): built
+    with the family's config under config_key, its other parts (the names under `drop`) left out."""
+
+    architecture: str
+    model_type: str
+    config_key: str
+    drop: tuple[str, ...]
+
+
+# Step-3.5 (model_type step3p5) is Step3p7ForConditionalGeneration's text model, saved under the same names.
+TRANSFORMERS_HOSTS = {"Step3p5ForCausalLM": TransformersHost("Step3p7ForConditionalGeneration", "step3p7",
+                                                             "text_config", ("vision_model.", "vit_large_projector."))}
+
+
 def transformers_tensors(spec: Spec) -> dict[str, tuple[int, ...]]:
     """Every tensor name -> shape of the family's transformers model class (Spec.transformers), plus
     spec.extra_tensors (MTP layers and the like, which transformers' classes do not build). Tied weights are
@@ -218,22 +234,30 @@ def transformers_tensors(spec: Spec) -> dict[str, tuple[int, ...]]:
         from transformers.core_model_loading import revert_weight_conversion  # noqa: PLC0415
 
         fields = {k: v for k, v in config.items() if k not in ("architectures", "model_type")}
-        hf_config = transformers.AutoConfig.for_model(spec.model_type, **fields)
+        host = TRANSFORMERS_HOSTS.get(spec.architecture)
+        hf_config = (transformers.AutoConfig.for_model(host.model_type, **{host.config_key: fields}) if host else
+                     transformers.AutoConfig.for_model(spec.model_type, **fields))
         with torch.device("meta"):
-            model = getattr(transformers, spec.architecture)._from_config(hf_config)
+            model = getattr(transformers, host.architecture if host else spec.architecture)._from_config(hf_config)
         state = revert_weight_conversion(model, model.state_dict())
         tied = set(getattr(model, "all_tied_weights_keys", None) or {}) if hf_config.get_text_config(
             decoder=True).tie_word_embeddings else set()
-        _TRANSFORMERS_CACHE[key] = _per_expert({name: tuple(t.shape) for name, t in state.items() if name not in tied})
+        _TRANSFORMERS_CACHE[key] = _per_expert({name: tuple(t.shape) for name, t in state.items()
+                                                if name not in tied and not name.startswith(host.drop if host else ())})
     return {**_TRANSFORMERS_CACHE[key], **{n: tuple(s) for n, s in spec.extra_tensors.items()}}
 
 
 def _per_expert(shapes: dict[str, tuple[int, ...]]) -> dict[str, tuple[int, ...]]:
     """Experts a transformers class keeps as 3-D parameters with no conversion to revert (Gemma-4's
-    `experts.gate_up_proj` [E, 2I, H], `experts.down_proj` [E, H, I]) written per expert, as llm-compressor and the
-    FP8 exporters save them."""
+    `experts.gate_up_proj` [E, 2I, H], `experts.down_proj` [E, H, I]) or saves stacked (Step-3.5's
+    `moe.{gate,up,down}_proj.weight` [E, out, in]) written per expert, as llm-compressor and the FP8 exporters save
+    them (step3p5.py loads `moe.experts.{E}.{gate,up,down}_proj` as "the new format from LLM Compressor")."""
     out: dict[str, tuple[int, ...]] = {}
     for name, shape in shapes.items():
+        stacked = re.fullmatch(r"(.+)\.(gate_proj|up_proj|down_proj)\.weight", name)
+        if stacked and len(shape) == 3:
+            out.update({f"{stacked[1]}.experts.{e}.{stacked[2]}.weight": shape[1:] for e in range(shape[0])})
+            continue
         head, _, leaf = name.rpartition(".experts.")
         if not head or len(shape) != 3 or leaf not in ("gate_up_proj", "down_proj"):
             out[name] = shape

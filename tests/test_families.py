@@ -51,6 +51,12 @@ LAGUNA = dict(num_hidden_layers=3, num_attention_heads_per_layer=[4, 8, 4], head
               layer_types=["full_attention", "sliding_attention", "full_attention"], sliding_window=512,
               mlp_layer_types=["dense", "sparse", "sparse"], gating=True, num_experts=4, num_experts_per_tok=2,
               moe_intermediate_size=256, shared_expert_intermediate_size=256)
+# Step-3.5: a sliding layer with its own head count; layer 0 dense, 1-2 MoE (layer 2's experts swiglustep).
+STEP35 = dict(num_hidden_layers=3, head_dim=128, layer_types=["full_attention", "sliding_attention", "full_attention"],
+              sliding_window=512, num_sliding_attention_heads=8, mlp_layer_types=["dense", "sparse", "sparse"],
+              moe_num_experts=4, moe_top_k=2, moe_intermediate_size=256, share_expert_dim=256,
+              use_moe_router_bias=True, need_fp32_gate=True, norm_expert_weight=True, moe_router_activation="sigmoid",
+              swiglu_limits=[0, 0, 7], swiglu_limits_shared=[0, 0, 0], use_head_wise_attn_gate=True)
 VISION = dict(depth=1, hidden_size=256, intermediate_size=512, num_heads=2, out_hidden_size=256)
 # The Transformers backend's architectures, written by transformers' classes (token ids inside the tiny vocabulary).
 TF = dict(transformers=True, head_dim=128, extra_config=dict(pad_token_id=0, bos_token_id=1, eos_token_id=2))
@@ -210,6 +216,12 @@ FAMILIES = [
       "model.layers.1.mlp.shared_expert.up_proj": ("ColumnParallelLinear", "vllm:laguna.py"),
       "model.layers.1.self_attn.g_proj": ("ColumnParallelLinear", "vllm:laguna.py"),
       "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:laguna.py")}),
+    ("step-3.5", dict(architecture="Step3p5ForCausalLM", model_type="step3p5", extra_config=STEP35,
+                      **dict(HF, ignore=("lm_head", "re:.*g_proj$"))), 2,  # per-head gates: a row per head
+     {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:step3p5.py"),
+      "model.layers.1.share_expert.gate_up_proj": ("MergedColumnParallelLinear", "vllm:step3p5.py"),
+      "model.layers.1.self_attn.g_proj": ("ColumnParallelLinear", "vllm:step3p5.py"),
+      "model.layers.1.moe.gate": ("ReplicatedLinear", "vllm:step3p5.py")}),
     ("hunyuan-dense", dict(architecture="HunYuanDenseV1ForCausalLM", model_type="hunyuan_v1_dense", head_dim=128,
                            transformers=True), 2,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:transformers/causal.py")}),
@@ -637,3 +649,60 @@ def test_qwen35_in_proj_qkvz_splits_into_q_k_v_z_under_tp(make_checkpoint):
     qkvz = next(layer for layer in rep.layers if layer.name == "model.layers.0.linear_attn.in_proj_qkvz")
     assert qkvz.errors and "output_partition_size = 64" in qkvz.errors[0]
     assert inspect(folder, tp=2).ok
+
+
+def test_step35_sliding_heads_router_and_swiglustep_experts(make_checkpoint):
+    """step3p5.py: sliding layers take num_sliding_attention_heads; moe.gate is a GateLinear without quant_config;
+    experts saved stacked (moe.gate_proj [E, I, H]) are read per expert as llm-compressor writes them; the FusedMoE
+    whose swiglu_limits entry is set runs swiglustep (named, not judged), the other silu (judged, MiniMax2 routing:
+    sigmoid with router_bias, renormalized)."""
+    rep = inspect(make_checkpoint(architecture="Step3p5ForCausalLM", model_type="step3p5", data="sparse",
+                                  extra_config=STEP35, **dict(HF, ignore=("lm_head", "re:.*g_proj$"))))
+    assert rep.ok, list(rep.errors)
+    assert [(a.num_heads, a.num_kv_heads, a.kind) for a in rep.attention] == [
+        (4, 2, "full"), (8, 2, "sliding window 512"), (4, 2, "full")]
+    router = next(layer for layer in rep.layers if layer.name == "model.layers.1.moe.gate")
+    assert router.scheme == "UnquantizedLinearMethod"
+    silu, limited = rep.moes
+    assert (silu.name, silu.num_experts, silu.kernel is not None) == ("model.layers.1.moe.experts", 4, True)
+    assert any("MiniMax2" in note for note in silu.notes)
+    assert limited.kernel is None and "activation swiglustep" in limited.notes[0]
+
+
+def test_step35_remote_code_config_names_kv_heads_and_sliding_heads_its_own_way(make_checkpoint):
+    """Step's own config.json (remote code) names the KV heads num_attention_groups and gives the sliding layers'
+    heads in attention_other_setting, both of which step3p5.py reads."""
+    folder = make_checkpoint(architecture="Step3p5ForCausalLM", model_type="step3p5", data="sparse", kv_heads=2,
+                             extra_config=STEP35, **dict(HF, ignore=("lm_head", "re:.*g_proj$")))
+    with open(f"{folder}/config.json") as fh:
+        doc = json.load(fh)
+    doc["num_attention_groups"] = doc.pop("num_key_value_heads")
+    doc["attention_other_setting"] = {"attention_type": "sliding_attention",
+                                      "num_attention_heads": doc.pop("num_sliding_attention_heads")}
+    with open(f"{folder}/config.json", "w") as fh:
+        json.dump(doc, fh)
+    assert [(a.num_heads, a.num_kv_heads) for a in inspect(folder).attention] == [(4, 2), (8, 2), (4, 2)]
+
+
+def test_step35_stacked_experts_read_as_the_per_expert_ones(make_checkpoint, tmp_path):
+    """step3p5.py also loads its original stacked experts (moe.gate_proj.weight [E, I, H], ModelOpt's weight_scale /
+    input_scale [E]) by slicing loaded_weight[expert_id]: the same FusedMoE as the per-expert checkpoint."""
+    gates = tuple(f"model.layers.{i}.self_attn.g_proj" for i in range(3))
+    spec = dict(architecture="Step3p5ForCausalLM", model_type="step3p5", data="sparse", quant="modelopt-fp8",
+                extra_config=STEP35, **dict(HF, ignore=("lm_head", *gates)))
+    per_expert = make_checkpoint(**spec)
+    stacked = make_checkpoint(**spec)
+    entries: dict[str, tuple[str, tuple[int, ...]]] = {}
+    for name, (dtype, shape) in tensor_specs(Spec(**{**spec, "data": "sparse"})).items():
+        head, experts, tail = name.partition(".moe.experts.")
+        expert, _, rest = tail.partition(".")
+        if not experts:
+            entries[name] = (dtype, shape)
+        elif expert == "0":
+            entries[f"{head}.moe.{rest}"] = (dtype, (4, *shape))
+    write_safetensors(f"{stacked}/model.safetensors", entries, None)
+    assert "model.layers.1.moe.gate_proj.weight" in entries
+    ours, theirs = inspect(stacked, tp=2), inspect(per_expert, tp=2)
+    assert ours.ok, list(ours.errors)
+    assert [(m.name, m.num_experts, m.scheme, m.kernel, m.shape) for m in ours.moes] == [
+        (m.name, m.num_experts, m.scheme, m.kernel, m.shape) for m in theirs.moes]

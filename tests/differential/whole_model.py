@@ -228,6 +228,16 @@ FAMILIES.update({
                     layer_types=["full_attention", "sliding_attention", "full_attention"], sliding_window=512,
                     mlp_layer_types=["dense", "sparse", "sparse"], gating=True, num_experts=8, num_experts_per_tok=2,
                     moe_intermediate_size=1024, shared_expert_intermediate_size=1024)),
+    # Step-3.5: a sliding layer with its own head count, dense layer 0, MoE layers 1-2 (layer 2 swiglustep experts);
+    # per-head gates (one row a head) left BF16, as Laguna's.
+    "step-3.5": (dict(architecture="Step3p5ForCausalLM", model_type="step3p5", **_HF,
+                      ignore=("lm_head", *(f"model.layers.{i}.self_attn.g_proj" for i in range(3)))),
+                 dict(num_hidden_layers=3, layer_types=["full_attention", "sliding_attention", "full_attention"],
+                      sliding_window=512, num_sliding_attention_heads=32, mlp_layer_types=["dense", "sparse", "sparse"],
+                      moe_num_experts=8, moe_top_k=2, moe_intermediate_size=1024, share_expert_dim=1024,
+                      use_moe_router_bias=True, need_fp32_gate=True, norm_expert_weight=True,
+                      moe_router_activation="sigmoid", moe_router_scaling_factor=1.0, swiglu_limits=[0, 0, 7],
+                      swiglu_limits_shared=[0, 0, 0], use_head_wise_attn_gate=True)),
     "hunyuan-dense": (dict(architecture="HunYuanDenseV1ForCausalLM", model_type="hunyuan_v1_dense", **_HF), {}),
     "hunyuan-moe": (dict(architecture="HunYuanMoEV1ForCausalLM", model_type="hunyuan_v1_moe", **_HF),
                     dict(num_experts=8, moe_topk=2, moe_intermediate_size=1024, num_shared_expert=1)),

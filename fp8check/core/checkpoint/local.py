@@ -19,7 +19,8 @@ INDEX_FILE = "model.safetensors.index.json"
 SINGLE_FILE = "model.safetensors"
 MAX_JSON_BYTES = 50_000_000  # config.json and the index are KBs; refuse anything absurd before parsing it
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
-ROUTER_KEYS = ("scoring_func", "norm_topk_prob", "n_group", "topk_method", "use_routing_bias")
+ROUTER_KEYS = ("scoring_func", "norm_topk_prob", "n_group", "topk_method", "use_routing_bias",
+               "moe_router_activation", "norm_expert_weight")  # the last two: Step-3.5's
 
 
 class SlidingKeys(NamedTuple):
@@ -63,7 +64,9 @@ class ModelConfig(NamedTuple):
     # Gated-delta-net mixers (Qwen3-Next / Qwen3.5): (key_dim, value_dim) = linear_num_key_heads x
     # linear_key_head_dim, linear_num_value_heads x linear_value_head_dim; None when absent
     gated_delta_net: tuple[int, int] | None = None
-    heads_per_layer: tuple[int, ...] | None = None  # Laguna: num_attention_heads_per_layer
+    heads_per_layer: tuple[int, ...] | None = None  # Laguna: num_attention_heads_per_layer; Step-3.5's sliding layers
+    # Step-3.5: the MoE layers whose swiglu_limits entry is set (step3p5.py FusedMoEBlock: activation "swiglustep")
+    limited_moe_layers: tuple[int, ...] = ()
     vision_heads: int | None = None         # vision_config: attention heads of the vision tower
     vision_hidden_size: int | None = None   # vision_config: hidden size of the vision tower
     vision_intermediate_size: int | None = None
@@ -144,7 +147,8 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         dtype=dtype,
         hidden_size=opt_int("hidden_size"),
         num_attention_heads=heads,
-        num_key_value_heads=opt_int("num_key_value_heads") or heads,
+        # Step-3 / Step-3.5 name the KV heads num_attention_groups (step3_text.py, step3p5.py read that key).
+        num_key_value_heads=opt_int("num_key_value_heads") or opt_int("num_attention_groups") or heads,
         head_dim=opt_int("head_dim", minimum=0) or None,  # 0: none given (GLM-5-Next's MLA config writes it)
         num_hidden_layers=opt_int("num_hidden_layers"),
         quantization_config=parse_quant_config(raw_quant, quant_where),
@@ -159,7 +163,8 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         intermediate_size=sizes.get("intermediate_size") if _positive_int(sizes.get("intermediate_size")) else None,
         mamba=_mamba_sizes(opt_int),
         gated_delta_net=_gated_delta_net_sizes(opt_int),
-        heads_per_layer=_int_list(sizes, "num_attention_heads_per_layer", where),
+        heads_per_layer=_int_list(sizes, "num_attention_heads_per_layer", where) or _sliding_heads(sizes, heads),
+        limited_moe_layers=tuple(i for i, limit in enumerate(sizes.get("swiglu_limits") or ()) if limit),
         # Llama-4 / Pixtral / SigLIP call it num_attention_heads, Qwen2.5-VL / Qwen3-VL num_heads.
         vision_heads=opt_int("num_attention_heads", vision) or opt_int("num_heads", vision),
         vision_hidden_size=opt_int("hidden_size", vision),
@@ -182,6 +187,19 @@ def _int_list(sizes: dict, key: str, where: str) -> tuple[int, ...] | None:
     if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value):
         raise ConfigError(f"{where}: {key} must be a list of positive integers, got {shown(value)}")
     return tuple(value)
+
+
+def _sliding_heads(sizes: dict, heads: int | None) -> tuple[int, ...] | None:
+    """Step-3.5's heads per layer: num_sliding_attention_heads (remote-code configs: attention_other_setting's
+    num_attention_heads) on its sliding_attention layers, num_attention_heads on the others (step3p5.py
+    _get_num_attention_heads, transformers' Step3p7TextConfig); None without either key."""
+    other = sizes.get("attention_other_setting")
+    legacy = other.get("num_attention_heads") if isinstance(other, dict) and \
+        other.get("attention_type") == "sliding_attention" else None
+    sliding_heads, layer_types = sizes.get("num_sliding_attention_heads") or legacy, sizes.get("layer_types")
+    if not _positive_int(sliding_heads) or not heads or not isinstance(layer_types, list):
+        return None
+    return tuple(sliding_heads if kind == "sliding_attention" else heads for kind in layer_types)
 
 
 def _mamba_sizes(opt_int: Callable[..., int | None]) -> tuple[int, int, int, int] | None:

@@ -107,6 +107,12 @@ class Arch(NamedTuple):
     # The FusedMoE activation the model file passes. Which experts classes take one other than SiLU is not modelled:
     # such experts are named, not judged.
     moe_activation: str = "silu"
+    # The activation of the FusedMoE on layers whose config sets a limit (ModelConfig.limited_moe_layers: Step-3.5's
+    # swiglu_limits, "swiglustep"); the others take moe_activation.
+    limited_moe_activation: str | None = None
+    # The MoE block whose experts a checkpoint may store stacked ([E, out, in] gate_proj / up_proj / down_proj under
+    # it, Step-3.5's original format): read per expert, as `<block>.experts.<e>.<leaf>` (vLLM's FusedMoE name).
+    stacked_experts: str | None = None
     # (WHEEL_CHANGES key, styles): styles the model file used until the release that brought the change.
     styles_before: tuple[tuple[str, dict[str, str]], ...] = ()
     # (WHEEL_CHANGES key, layout): the release that moved the architecture to another implementation (the
@@ -390,6 +396,20 @@ ANY_SIZE_TOWER_METHODS = ("bitsandbytes", "torchao", "compressed-tensors")
 # e_score_correction_bias (stored under mlp.experts), the shared expert separate.
 ARCHITECTURES["LagunaForCausalLM"] = Arch("vllm:laguna.py", packed=_QKV_ONLY, unquantized=("mlp.gate",),
                                           router=Router("sigmoid", True, None, True))
+
+# Step-3.5 (step3p5.py, registered 0.25-0.34; 0.33's rewrite reads transformers' Step3p7TextConfig and the remote-code
+# keys, unchanged in 0.34; step3p5_mtp.py, the draft, changed): q / k / v -> qkv_proj (a head count per layer:
+# num_sliding_attention_heads on sliding layers, KV heads num_attention_groups), g_proj a ColumnParallelLinear (one row
+# a head), o_proj row; dense mlp and the shared expert gate / up -> gate_up_proj; the MoE block `moe`: the router
+# moe.gate a GateLinear without quant_config (fp32), sigmoid routing (moe_router_activation) with router_bias,
+# renormalized by norm_expert_weight; experts silu, or "swiglustep" on the layers whose swiglu_limits entry is set.
+# hf_to_vllm_mapper moves the layer-level share_expert under moe; the loader skips MTP layers (>= num_hidden_layers).
+# Experts load per expert (moe.experts.E.*, llm-compressor's) or stacked (moe.gate_proj.weight [E, out, in] and its
+# scales: load_weights' expert_params_mapping slices loaded_weight[expert_id]).
+ARCHITECTURES["Step3p5ForCausalLM"] = Arch(
+    "vllm:step3p5.py", unquantized=("moe.gate",), spec_layers="num_nextn_predict_layers",
+    router=Router(("moe_router_activation", "sigmoid"), ("norm_expert_weight", False), None, True),
+    limited_moe_activation="swiglustep", stacked_experts="moe")
 
 # Hunyuan (HunYuanDenseV1 / HunYuanMoEV1): registry.py serves both through the Transformers backend
 # (transformers/causal.py, moe.py), which builds each nn.Linear from the HF model's tp_plan (q / k / v fused by its

@@ -108,6 +108,8 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
                          "styles are inferred from layer names (q/k/v -> QKV, gate/up -> merged, o/down/out -> row); "
                          "each layer's layout reads 'generic'")
     skip_prefixes = _spec_layer_prefixes(arch, config) + _kv_shared_drops(arch, config)
+    if arch.stacked_experts:
+        tensors = _unstack_experts(tensors, arch.stacked_experts)
     skipped: dict[str, list[TensorInfo]] = {}
     # The part of a name before its last '.experts.' -> that FusedMoE's (tensors, their tails), or () when names
     # under it are not experts' (skipped as MTP, or not what _expert_id's regex matches); decided once per part.
@@ -377,6 +379,34 @@ def _heads(config: ModelConfig, widths: tuple[int, ...], gated: bool = False,
 def is_embedding(name: str) -> bool:
     """A module named as an embedding table at any depth ('model.embed_tokens.weight', DeepSeek-V4's 'embed.weight')."""
     return not EMBEDDING_SET.isdisjoint(name.split(".")[:-1])
+
+
+def _unstack_experts(tensors: dict[str, TensorInfo], block: str) -> dict[str, TensorInfo]:
+    """Experts stored stacked, `<...>.<block>.{gate,up,down}_proj.weight` [E, out, in] with their scales (step3p5.py's
+    "old packed 3D format"), as the per-expert tensors its loader slices them into (loaded_weight[expert_id]; a
+    scale of one entry serves every expert): `<...>.<block>.experts.<e>.<leaf>.<suffix>`, each expert's bytes its
+    slice of the stacked tensor's."""
+    stacked = re.compile(rf"(.+\.{re.escape(block)})\.(gate_proj|up_proj|down_proj)\.([^.]+)")
+    experts = {match.group(1, 2): info.shape[0] for name, info in tensors.items()
+               if (match := stacked.fullmatch(name)) and match[3] == "weight" and len(info.shape) == 3}
+    if not experts:
+        return tensors
+    out: dict[str, TensorInfo] = {}
+    for name, info in tensors.items():
+        match = stacked.fullmatch(name)
+        count = experts.get(match.group(1, 2)) if match else None
+        if count is None:
+            out[name] = info
+            continue
+        head, leaf, suffix = match.groups()
+        sliced = bool(info.shape) and info.shape[0] == count
+        step = (info.end - info.start) // count if sliced else 0
+        shape = info.shape[1:] if sliced or info.shape[:1] == (1,) else info.shape
+        for e in range(count):
+            out[f"{head}.experts.{e}.{leaf}.{suffix}"] = info._replace(
+                name=f"{head}.experts.{e}.{leaf}.{suffix}", shape=shape, start=info.start + e * step,
+                end=info.start + (e + 1) * step if sliced else info.end)
+    return out
 
 
 def _expert_group(head: str, skip_prefixes: tuple[str, ...],

@@ -21,7 +21,7 @@ from fp8check.core.checkpoint.safetensors_header import TensorInfo
 from fp8check.core.formats.base import UNQUANTIZED_MOE, MoEMethod
 from fp8check.core.formats.registry import FORMATS
 from fp8check.core.model.layouts import GENERIC_ARCH, arch_for
-from fp8check.core.model.modules import LinearModule, MoEModule, Shard
+from fp8check.core.model.modules import LinearModule, MoEModule, Shard, layer_template
 from fp8check.core.model.tp import expert_ranges
 from fp8check.core.records import MoEReport
 from fp8check.core.routing.integrity import check_module
@@ -243,9 +243,15 @@ def routing_method(config: ModelConfig, ctx: RoutingContext) -> tuple[str, str]:
                     f"num_expert_group {groups}, e_score_correction_bias {'yes' if bias else 'no'})")
 
 
-def _moe_activation(config: ModelConfig) -> str:
+def _moe_activation(config: ModelConfig, name: str) -> str:
+    """The activation the model file hands this FusedMoE: the layout's, or its limited one on the layers the
+    config gives a limit (Step-3.5's swiglu_limits)."""
     arch = arch_for(config.architectures)
-    return arch.moe_activation if arch is not None else "silu"
+    if arch is None:
+        return "silu"
+    if arch.limited_moe_activation and layer_template(name)[1] in config.limited_moe_layers:
+        return arch.limited_moe_activation
+    return arch.moe_activation
 
 
 def routing_type(scoring: str, renormalize: bool, groups: int | None, bias: bool) -> str:
@@ -290,7 +296,7 @@ def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], qu
                                           "predict their method or backend yet",), layout=moe.layout))
             continue
         method = select_method(moe, shapes, quant, ctx.profile)
-        activation = _moe_activation(config)
+        activation = _moe_activation(config, moe.name)
         if activation != "silu" and method.weight_key is not None:
             method = method._replace(weight_key=None, activation_key=None, note=(
                 f"activation {activation} ({moe.layout[5:]}): which experts classes take it is not modelled, so "
