@@ -62,6 +62,20 @@ VISION = dict(depth=1, hidden_size=256, intermediate_size=512, num_heads=2, out_
 TF = dict(transformers=True, head_dim=128, extra_config=dict(pad_token_id=0, bos_token_id=1, eos_token_id=2))
 OLMOE = dict(TF, extra_config=dict(TF["extra_config"], num_experts=4, num_experts_per_tok=2, intermediate_size=256))
 # (id, Spec fields, TP, {layer name: (vLLM class, layout)}) — each family at a TP size it is deployed with.
+# MiniMax-M3 as the Hub's config.json writes it: layer 0 dense with full attention, layer 1 MoE with sparse attention
+# (the indexer's 2 heads, as many as the KV heads, which MinimaxM3QKVParallelLinearWithIndexer asserts).
+MINIMAX_M3 = {
+    "text_config": dict(model_type="minimax_m3_vl_text", hidden_size=256, intermediate_size=256,
+                        dense_intermediate_size=512, shared_intermediate_size=256, num_hidden_layers=2,
+                        num_attention_heads=4, num_key_value_heads=2, head_dim=128, vocab_size=1000,
+                        num_local_experts=4, num_experts_per_tok=2, hidden_act="swigluoai", moe_layer_freq=[0, 1],
+                        sparse_attention_config={"sparse_index_dim": 128, "sparse_num_index_heads": 2,
+                                                 "sparse_topk_blocks": 16, "sparse_block_size": 128,
+                                                 "sparse_attention_freq": [0, 1]}),
+    "vision_config": dict(hidden_size=256, intermediate_size=512, num_hidden_layers=1, num_attention_heads=4,
+                          patch_size=14, num_channels=3, layer_norm_eps=1e-5,
+                          img_token_compression_config={"spatial_merge_size": 2, "temporal_patch_size": 2}),
+    "projector_hidden_size": 256}
 FAMILIES = [
     ("llama-2-mha", dict(architecture="LlamaForCausalLM", kv_heads=4, head_dim=128), 4,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:llama.py")}),
@@ -259,6 +273,18 @@ FAMILIES = [
                                           "vision_config": VISION}, **HF), 2,
      {"model.language_model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen3_5.py"),
       "model.visual.blocks.0.mlp.linear_fc1": ("ColumnParallelLinear", "vllm:qwen3_vl.py")}),
+    ("minimax-m3-text", dict(architecture="MiniMaxM3SparseForCausalLM", model_type="minimax_m3_vl_text",
+                             moe_style="mixtral", experts=4, head_dim=128), 2,
+     {"model.layers.0.block_sparse_moe.gate": ("ReplicatedLinear", "vllm:models/minimax_m3"),
+      "model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:models/minimax_m3")}),
+    ("minimax-m3", dict(architecture="MiniMaxM3SparseForConditionalGeneration", model_type="minimax_m3_vl",
+                        extra_config=MINIMAX_M3, **dict(HF, ignore=("language_model.lm_head",))), 2,
+     {"language_model.model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:models/minimax_m3"),
+      "language_model.model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:models/minimax_m3"),
+      "language_model.model.layers.1.block_sparse_moe.gate": ("ReplicatedLinear", "vllm:models/minimax_m3"),
+      "vision_tower.vision_model.encoder.layers.0.self_attn.qkv_proj": ("QKVParallelLinear",
+                                                                       "vllm:models/minimax_m3"),
+      "patch_merge_mlp.linear_2": ("RowParallelLinear", "vllm:models/minimax_m3")}),
 ]
 
 
@@ -706,3 +732,18 @@ def test_step35_stacked_experts_read_as_the_per_expert_ones(make_checkpoint, tmp
     assert ours.ok, list(ours.errors)
     assert [(m.name, m.num_experts, m.scheme, m.kernel, m.shape) for m in ours.moes] == [
         (m.name, m.num_experts, m.scheme, m.kernel, m.shape) for m in theirs.moes]
+
+
+def test_minimax_m3_sparse_layers_fold_the_indexer_into_qkv_and_are_their_own_attention(make_checkpoint):
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", model_type="minimax_m3_vl",
+                                  architecture="MiniMaxM3SparseForConditionalGeneration", extra_config=MINIMAX_M3,
+                                  **dict(HF, ignore=("language_model.lm_head",))), tp=2)
+    qkv = {layer.name: layer for layer in rep.layers}["language_model.model.layers.1.self_attn.qkv_proj"]
+    assert [s.rsplit(".", 1)[1] for s in qkv.shards] == ["q_proj", "k_proj", "v_proj", "index_q_proj", "index_k_proj"]
+    attention = {a.name: a for a in rep.attention}
+    sparse = attention["language_model.model.layers.1.self_attn"]
+    assert sparse.backend == "MINIMAX_M3_SPARSE" and sparse.kv_method is None
+    assert "language_model.model.layers.0.self_attn.attn" in attention
+    assert not any(name.startswith("vision_tower.") for name in attention)
+    assert all(moe.scheme and moe.backend is None for moe in rep.moes)  # SwiGLU-OAI experts: not judged
+    assert rep.ok, [e for layer in rep.layers for e in layer.errors] + list(rep.errors)

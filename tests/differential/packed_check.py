@@ -42,6 +42,7 @@ _TRANSFORMERS_BACKEND = tuple(a for a, arch in ARCHITECTURES.items()
 _TEXT_MODEL_FILE = ("fp8check's source names the file of the text model the class builds, where the layout of its "
                     "linears was read: ")
 # Known differences, each with its reason: (architecture, what) -> why; `what` as Finding.what.
+_MINIMAX_M3 = ("MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration")
 EXPECTED: dict[tuple[str, str], str] = {
     **{(a, "packed:qkv_proj"): "deepseek_v2.py's __init__ adds qkv_proj only when use_mha (DeepSeek-V1's MHA: "
                                "model_type deepseek, or no qk_nope / qk_rope head dims); fp8check keeps "
@@ -76,6 +77,14 @@ EXPECTED: dict[tuple[str, str], str] = {
                                                                      "(gemma3.py)",
     ("Llama4ForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "mllama4.py builds Llama4ForCausalLM "
                                                                      "(llama4.py)",
+    **{(a, "dropped:substr:mtp."): "models/minimax_m3 (nvidia/model.py, amd/model.py) MiniMaxM3Model.load_weights "
+                                   "skips every name holding \"mtp.\" itself (`if \"mtp.\" in name: continue`), "
+                                   "no hf_to_vllm_mapper"
+       for a in _MINIMAX_M3},
+    **{(a, "load"): "harness: 0.34's models/minimax_m3/nvidia/model.py imports ops that import the CuTe DSL package "
+                    "`cutlass` at module level (nvidia-cutlass-dsl, a requirement of the CUDA wheel), absent here; "
+                    "the CPU and ROCm classes of the same release are read"
+       for a in _MINIMAX_M3},
 }
 
 

@@ -278,6 +278,32 @@ FAMILIES.update({
         ("flex-olmo", "FlexOlmoForCausalLM", "flex_olmo", {}, _OLMOE),
     )
 })
+# MiniMax-M3 as the Hub's config.json writes it (vLLM 0.33's own config class reads these keys, 0.34's transformers
+# MiniMaxM3VLTextConfig turns them into layer_types / mlp_layer_types): layer 0 dense, layers 1-3 MoE; layers 1 and
+# 3 sparse attention with the indexer (4 index heads, as many as the KV heads); one vision block.
+_MINIMAX_M3_TEXT = dict(
+    model_type="minimax_m3_vl_text", hidden_size=2048, intermediate_size=1024, dense_intermediate_size=4096,
+    shared_intermediate_size=1024, num_hidden_layers=4, num_attention_heads=16, num_key_value_heads=4, head_dim=128,
+    vocab_size=4096, max_position_embeddings=4096, num_local_experts=8, num_experts_per_tok=2,
+    hidden_act="swigluoai", rotary_dim=64, partial_rotary_factor=0.5, rope_theta=5000000, scoring_func="sigmoid",
+    use_routing_bias=True, n_shared_experts=1, num_mtp_modules=1, moe_layer_freq=[0, 1, 1, 1],
+    sparse_attention_config={"use_sparse_attention": True, "sparse_index_dim": 128, "sparse_num_index_heads": 4,
+                             "sparse_topk_blocks": 16, "sparse_block_size": 128,
+                             "sparse_disable_index_value": [0, 1, 1, 1], "sparse_score_type": "max",
+                             "sparse_init_block": 0, "sparse_local_block": 1, "sparse_attention_freq": [0, 1, 0, 1]})
+FAMILIES["minimax-m3"] = (
+    dict(architecture="MiniMaxM3SparseForConditionalGeneration", model_type="minimax_m3_vl", **_HF,
+         text_prefix="language_model.model", ignore=("language_model.lm_head",)),
+    {"hidden_size": 2048, "text_config": _MINIMAX_M3_TEXT, "projector_hidden_size": 2048,
+     "vision_config": {"hidden_size": _V, "intermediate_size": 2 * _V, "num_hidden_layers": 1,
+                       "num_attention_heads": 16, "patch_size": 14, "num_channels": 3, "layer_norm_eps": 1e-5,
+                       "img_token_compression_config": {"spatial_merge_size": 2, "temporal_patch_size": 2}}})
+# A standalone text checkpoint (the released ones are the VL architecture), written by hand: transformers has no
+# class of that name.
+FAMILIES["minimax-m3-text"] = (
+    dict(architecture="MiniMaxM3SparseForCausalLM", model_type="minimax_m3_vl_text", moe_style="mixtral", **_MOE),
+    {"num_local_experts": 8, "intermediate_size": 1024, "num_experts_per_tok": 2, "hidden_act": "swigluoai",
+     "rotary_dim": 64, "scoring_func": "sigmoid", "use_routing_bias": True})
 QUANTS = ("ct-fp8-block", "fp8-block", "ct-fp8-dynamic", "modelopt-fp8")
 # The other formats of the format issue: stored ones, and a bf16 checkpoint under each online --quantization.
 FORMAT_QUANTS = ("modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc", "quark-fp8-block", "inc-fp8-block",
@@ -345,6 +371,17 @@ EXPLAINED = (
      "harness: the ROCm sparse-MLA model class (models/deepseek_v32/amd) reserves its workspace on the device while "
      "building (init_workspace_manager is called by the GPU worker, which this harness does not start); fp8check "
      "reports ROCm's sparse backend, ROCM_AITER_MLA_SPARSE"),
+    (r"^0\.34\.0\|cuda:[^|]*\|minimax-m3(-text)?\|\(model\)\|(ModuleNotFoundError: No module named 'cutlass'|"
+     r"ValueError: Model architectures \['MiniMaxM3Sparse\w+'\] failed to be inspected)",
+     "harness: 0.34's MiniMaxM3MLP.__init__ (models/minimax_m3/nvidia/model.py) imports nvidia/ops, whose __init__ "
+     "imports the CuTe DSL package `cutlass` (index_decode_score.py); the CUDA wheel requires it "
+     "(nvidia-cutlass-dsl), this environment lacks it, so 0.34 cannot build MiniMax-M3 on CUDA here (0.33, the same "
+     "modules, is compared)"),
+    (r"^0\.33\.0\|cuda:100\|minimax-m3(-text)?\|\(model\)\|ModuleNotFoundError: No module named 'cutlass'",
+     "harness: on SM100 MiniMax-M3's sparse layers take the MSA attend (common/sparse_attention.py "
+     "select_main_backend_and_impl_cls), whose nvidia/sparse_attention_msa.py imports the CuTe DSL package `cutlass` "
+     "(nvidia-cutlass-dsl, required by the CUDA wheel, absent here); MiniMaxM3SparseMSABackend keeps the name "
+     "MINIMAX_M3_SPARSE, which fp8check reports"),
     (r"^0\.28\.0\|[^|]*\|mistral-3\|.*failed to be inspected",
      "harness: vLLM 0.28's pixtral.py imports transformers' PixtralRotaryEmbedding, which the transformers of this "
      "environment (5.x) no longer has (0.28 pins an older one): Mistral-3 is compared on 0.33 only"),
@@ -354,6 +391,24 @@ EXPLAINED = (
 # Differences fp8check still has, found by this run and not fixed yet: listed (the "open" column), never hidden.
 # Matched like EXPLAINED, on "release|platform|architecture|format|module|vLLM's error".
 OPEN = (
+    (r"\|minimax-m3\|modelopt-fp8\|vision_tower\.(multi_modal_projector|patch_merge_mlp)\.",
+     "ModelOpt's hard-coded vision exclusion is matched against vLLM's module names, where MiniMax-M3's "
+     "hf_to_vllm_mapper has moved multi_modal_projector. / patch_merge_mlp. under vision_tower.: vLLM leaves the "
+     "projectors unquantized; fp8check matches the checkpoint's names and quantizes them"),
+    (r"^0\.34\.0\|rocm:[^|]*\|minimax-m3-text\|[^|]*\|[^|]*block_sparse_moe\.shared_experts\.",
+     "the hand-written text checkpoint has no shared expert (synth's mixtral style) and 0.34 builds "
+     "block_sparse_moe.shared_experts unconditionally (0.33: when n_shared_experts); fp8check lists what the "
+     "checkpoint holds and does not report the missing weights"),
+    (r"^0\.33\.0\|[^|]*\|minimax-m3-text\|[^|]*\|\(model\)\|AttributeError: 'MiniMaxM3VLTextConfig' object has "
+     r"no attribute 'rope_theta'",
+     "a standalone MiniMaxM3SparseForCausalLM checkpoint on 0.33: vLLM registers config classes for minimax_m3_vl "
+     "and minimax_m3_mtp only (transformers_utils/config.py), so its text model_type is read by transformers' "
+     "MiniMaxM3VLTextConfig, which nvidia/model.py (written for 0.33's own MiniMaxM3TextConfig) fails on; fp8check "
+     "does not model config-class refusals (the released checkpoints are the VL architecture, which agrees)"),
+    (r"^0\.34\.0\|(xpu|cpu)\|minimax-m3(-text)?\|[^|]*\|\(model\)\|ModuleNotFoundError: No module named 'cutlass'",
+     "0.34's MiniMaxM3MLP.__init__ imports models/minimax_m3/nvidia/ops (its __init__ imports the CuTe DSL package "
+     "`cutlass`) on every platform but ROCm; whether vLLM's XPU / CPU installs carry nvidia-cutlass-dsl (a "
+     "requirement of the CUDA wheel) is not read, so fp8check predicts the build vLLM 0.33 makes there"),
     (r"\|(qwen2\.5-vl|qwen3-vl|qwen3-vl-moe|gemma-3-vision(-256)?|mistral-3|llama-4-vision)\|"
      r"(fbgemm-fp8|quark-[a-z0-9-]+)\|",
      "FBGEMM's modules_to_not_convert and Quark's exclude are matched against vLLM's module prefixes, which the "

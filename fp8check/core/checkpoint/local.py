@@ -139,6 +139,8 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
     if raw_quant is None and hf_quant_config is not None:
         raw_quant, quant_where = hf_quant_config, HF_QUANT_CONFIG
     heads = opt_int("num_attention_heads")
+    # MiniMax-M3 names its dense MLP's width dense_intermediate_size (intermediate_size is the experts').
+    dense = "dense_intermediate_size" if "dense_intermediate_size" in sizes else "intermediate_size"
     vision = doc.get("vision_config") if isinstance(doc.get("vision_config"), dict) else {}
     audio = doc.get("audio_config") if isinstance(doc.get("audio_config"), dict) else {}
     return ModelConfig(
@@ -160,7 +162,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         index_topk=opt_int("index_topk"),
         vocab_size=opt_int("vocab_size"),
         num_kv_shared_layers=opt_int("num_kv_shared_layers", minimum=0) or 0,
-        intermediate_size=sizes.get("intermediate_size") if _positive_int(sizes.get("intermediate_size")) else None,
+        intermediate_size=sizes.get(dense) if _positive_int(sizes.get(dense)) else None,
         mamba=_mamba_sizes(opt_int),
         gated_delta_net=_gated_delta_net_sizes(opt_int),
         heads_per_layer=_int_list(sizes, "num_attention_heads_per_layer", where) or _sliding_heads(sizes, heads),

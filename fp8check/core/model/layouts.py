@@ -167,6 +167,15 @@ class Arch(NamedTuple):
     # The class of a linear that neither `styles` nor a fusion names (None: the leaf-name rules): the Transformers
     # backend builds every nn.Linear its tp_plan does not name as a ReplicatedLinear.
     unplanned: str | None = None
+    # Checkpoint shards the loader's stacked_params_mapping folds into a layer's qkv_proj after q / k / v where the
+    # layer has them, outside packed_modules_mapping: MiniMax-M3's sparse-attention layers build
+    # MinimaxM3QKVParallelLinearWithIndexer (linear.py) over [q, k, v, index_q, index_k], index_q sharded like the
+    # KV heads and index_k one head replicated on every rank.
+    indexer_shards: tuple[str, ...] = ()
+    # The backend name of an attention layer whose qkv_proj holds indexer_shards: the layer is `<...>.self_attn`
+    # itself (MiniMax-M3's MiniMaxM3SparseAttention, an AttentionLayerBase with its own backend and no KV cache
+    # method).
+    indexer_backend: str | None = None
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
@@ -311,6 +320,28 @@ _DSA = _DEEPSEEK_V3._replace(
     dequantized=("indexer.wk",), sparse_mla=True, mla_self_attention=frozenset({"cuda", "rocm"}))
 ARCHITECTURES.update({"DeepseekV32ForCausalLM": _DSA, "GlmMoeDsaForCausalLM": _DSA})
 
+
+# MiniMax-M3 (vllm/models/minimax_m3, 0.30-0.34: nvidia/model.py on CUDA, XPU and CPU, amd/model.py on ROCm, the same
+# modules): Gemma-norm attention whose sparse layers (text_config.sparse_attention_config.sparse_attention_freq; 0.34
+# reads the same as layer_types "minimax_m3_sparse" from transformers' MiniMaxM3VLTextConfig) fold the lightning
+# indexer's index_q_proj / index_k_proj into qkv_proj (MinimaxM3QKVParallelLinearWithIndexer) and are attention
+# layers themselves (MiniMaxM3SparseAttention at `self_attn`: backend MINIMAX_M3_SPARSE, common/sparse_attention.py
+# MiniMaxM3SparseBackend, which select_main_backend_and_impl_cls returns on every platform, its SM100 MSA subclass
+# keeping the name; no quant method); the other layers a plain Attention. Dense layers (moe_layer_freq 0) keep
+# mlp.gate_up_proj / down_proj; MoE layers: block_sparse_moe.gate a GateLinear without quant_config, sigmoid routing
+# with the e_score_correction_bias, shared_experts merged gate_up_proj, experts w1 / w3 / w2 with SwiGLU-OAI
+# (activation "swigluoai_uninterleave": named, not judged). load_weights skips every name holding "mtp." (the MTP
+# block loads as MiniMaxM3MTP). The vision tower (common/vision_tower.py MiniMaxVLVisionModel, built with the quant
+# config): q/k/v -> qkv_proj over vision heads, out_proj / fc2 / linear_2 row, fc1 / linear_1 column;
+# hf_to_vllm_mapper moves multi_modal_projector. and patch_merge_mlp. under vision_tower. and mlp.fc1 / fc2 up a level.
+_MINIMAX_M3 = Arch("vllm:models/minimax_m3", unquantized=("block_sparse_moe.gate",), spec_substrings=("mtp.",),
+                   router=Router("sigmoid", True, None, True), moe_activation="swigluoai_uninterleave",
+                   sliding=MODEL_WINDOW, indexer_shards=("index_q_proj", "index_k_proj"),
+                   indexer_backend="MINIMAX_M3_SPARSE")
+_MINIMAX_M3_VISION = Tower("vllm:models/minimax_m3", ("vision_tower.", "multi_modal_projector.", "patch_merge_mlp."),
+                           styles={"linear_2": ROW}, vision_heads=True)
+ARCHITECTURES.update({"MiniMaxM3SparseForCausalLM": _MINIMAX_M3,
+                      "MiniMaxM3SparseForConditionalGeneration": _MINIMAX_M3._replace(towers=(_MINIMAX_M3_VISION,))})
 
 
 class CacheDTypeRule(NamedTuple):

@@ -216,7 +216,10 @@ def _packed(arch: Arch, tower: Tower | None, config: ModelConfig) -> dict[str, t
 
 def _fuse(weights: dict[str, Shard], config: ModelConfig, arch: Arch) -> tuple[LinearModule, ...]:
     modules: list[LinearModule] = []
-    used: set[str] = set()
+    # Indexer projections beside a whole q / k / v (Arch.indexer_shards) are shards of that layer's qkv_proj.
+    used: set[str] = {prefix for prefix in weights if tower_for(arch, prefix) is None and
+                      prefix.rpartition(".")[2] in arch.indexer_shards and
+                      all(f"{prefix.rpartition('.')[0]}.{p}" in weights for p in LLAMA_QKV)}
     for prefix in sorted(weights, key=_natural_key):
         if prefix in used:
             continue
@@ -229,6 +232,9 @@ def _fuse(weights: dict[str, Shard], config: ModelConfig, arch: Arch) -> tuple[L
             names = [f"{parent}.{p}" if parent else p for p in parts]
             if arch.k_eq_v and tower is None and parts == LLAMA_QKV and names[2] not in weights:
                 names = names[:2]  # V read from K: the QKV's shards are q, k, k
+            if tower is None and parts == LLAMA_QKV and all(n in weights for n in names):
+                # MiniMax-M3's sparse layers: the indexer's projections load into the same qkv_proj
+                names += [n for n in (f"{parent}.{p}" if parent else p for p in arch.indexer_shards) if n in weights]
             if all(n in weights for n in names):
                 used.update(names)
                 shards = tuple(weights[n] for n in names)
@@ -290,7 +296,8 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
         widths = (*widths, widths[1])
     if layer_type == "QKVParallelLinear":
         heads = (_vision_heads(config, widths) if tower is not None and tower.vision_heads
-                 else _heads(_layer_config(config, name), widths, gated=arch.q_gate, per_layer=arch.layer_geometry))
+                 else _heads(_layer_config(config, name), widths[:3], gated=arch.q_gate,
+                             per_layer=arch.layer_geometry))
         if len(shards) == 1 and heads:  # stored already fused (Phi-3 qkv_proj, Qwen-VL visual attn.qkv)
             num_heads, num_kv, head_dim = heads
             widths = (num_heads * head_dim, num_kv * head_dim, num_kv * head_dim)

@@ -60,6 +60,8 @@ def tp_layout(module: LinearModule, tp: int) -> TPLayout:
         if error:
             return TPLayout(tp, k, k, sum(widths), widths, "column", error)
         parts = (heads * head_dim, kv * head_dim, kv * (widths[2] // kv_total if kv_total else head_dim))
+        if len(widths) == 5:  # MinimaxM3QKVParallelLinearWithIndexer: index_q as the KV heads, index_k replicated
+            parts += (kv * (widths[3] // kv_total), widths[4])
         # QKVParallelLinear's output_size is (heads + 2 * kv) * head_dim * tp with the per-rank (replicated) KV
         # heads, so output_size // sum(parts) == tp and validate_fp8_block_shape checks every partition.
         return TPLayout(tp, k, k, sum(parts) * tp, parts, "column")

@@ -79,6 +79,9 @@ class AttentionLayer(NamedTuple):
     sliding_window: int | None = None  # None: full attention (MLA: always)
     sparse: bool = False              # DeepSeek sparse attention: an MLA layer with an indexer
     shared: bool = False              # reuses an earlier layer's KV cache (Gemma-4's KV-shared layers): no cache
+    # The backend of a layer that is its own attention (layouts.Arch.indexer_backend: MiniMax-M3's sparse layers),
+    # with no KV cache method; None: the platform's selector picks one.
+    own_backend: str | None = None
 
 
 def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str = "") -> tuple[AttentionLayer, ...]:
@@ -97,9 +100,11 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
             if arch is not None and arch.q_gate:  # the QKV's query heads include the output gate's
                 heads //= 2
             prefix, index = dense.group(1), int(dense.group(2))
-            layers.append(AttentionLayer(f"{prefix}.attn", prefix, index, head_dim, heads, kv_heads, False,
-                                         f"{prefix}.sinks" in ckpt.tensors,
-                                         windows[index] if index < len(windows) else None))
+            indexed = arch is not None and arch.indexer_backend is not None and len(module.shards) > 3
+            layers.append(AttentionLayer(prefix if indexed else f"{prefix}.attn", prefix, index, head_dim, heads,
+                                         kv_heads, False, f"{prefix}.sinks" in ckpt.tensors,
+                                         windows[index] if index < len(windows) else None,
+                                         own_backend=arch.indexer_backend if indexed else None))
         elif mla:
             latent = module.output_sizes[1] if module.layer_type == FUSED_QKV_A else module.output_sizes[0]
             prefix, index = mla.group(1), int(mla.group(2))
@@ -283,7 +288,7 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
     mla_model = any(layer.mla for layer in layers)
     grouped = _scales_by_layer(layout, layers, kv)
     window_error = attention_windows(ckpt.config, arch_for(ckpt.config.architectures)).error
-    methods = {layer.name: kv.method_for(layer.name, layer.mla) for layer in layers}
+    methods = {layer.name: None if layer.own_backend else kv.method_for(layer.name, layer.mla) for layer in layers}
     loads = {layer.name: _load(layer, grouped.get(layer.prefix, []), methods[layer.name], kv, ckpt, mla_model)
              for layer in layers}
     elsewhere: dict[str, ScaleName] = {}
@@ -308,9 +313,12 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
                              per_head_scales=kv.strategy == "attn_head" and method is not None,
                              use_mm_prefix=use_mm_prefix and not layer.mla, use_sparse=layer.sparse,
                              index_topk=ckpt.config.index_topk if layer.sparse else None)
-        if spec not in choices:
-            choices[spec] = select_attention_backend(spec, ctx, options.attention_backend)
-        choice = choices[spec]
+        if layer.own_backend:
+            choice = AttentionChoice(layer.own_backend, (), None)
+        else:
+            if spec not in choices:
+                choices[spec] = select_attention_backend(spec, ctx, options.attention_backend)
+            choice = choices[spec]
         errors = ([window_error] if window_error else []) + ([choice.error] if choice.error else [])
         warnings = list(kv.warnings) + load.warnings
         notes = list(choice.notes)
