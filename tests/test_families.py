@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from fp8check.cli.app import app
 from fp8check.core.checkpoint.local import open_local
+from fp8check.core.errors import InputError
 from fp8check.core.model.layouts import ARCHITECTURES, TP_PLANS
 from fp8check.core.model.modules import build_layout
 from fp8check.core.records import InspectOptions
@@ -83,6 +84,8 @@ FAMILIES = [
      {"model.layers.1.mlp.down_proj": ("RowParallelLinear", "vllm:llama.py")}),
     ("mistral", dict(architecture="MistralForCausalLM", head_dim=128), 2,
      {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:mistral.py")}),
+    ("ministral-3", dict(architecture="Ministral3ForCausalLM", model_type="ministral3", **HF), 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:mistral.py")}),
     ("mixtral", dict(architecture="MixtralForCausalLM", moe_style="mixtral", experts=4, head_dim=128), 2,
      {"model.layers.0.block_sparse_moe.gate": ("ReplicatedLinear", "vllm:mixtral.py")}),
     ("qwen2", dict(architecture="Qwen2ForCausalLM", head_dim=128), 2,
@@ -185,6 +188,12 @@ FAMILIES = [
                          first_k_dense=1, mtp_layers=1), 2,
      {"model.layers.0.self_attn.fused_qkv_a_proj": ("DeepSeekV2FusedQkvAProjLinear", "vllm:deepseek_v2.py"),
       "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:deepseek_v2.py")}),
+    # Mistral-Large-3 under vLLM's Mistral-format name: DeepSeek-V3's modules (mistral_large_3.py).
+    ("mistral-large-3", dict(architecture="MistralLarge3ForCausalLM", model_type="deepseek_v3", quant="fp8-block",
+                             mla=True, head_dim=128, qk_rope_head_dim=64, q_lora_rank=256, moe_style="deepseek",
+                             experts=4, shared_experts=1, first_k_dense=1, mtp_layers=1), 2,
+     {"model.layers.0.self_attn.fused_qkv_a_proj": ("DeepSeekV2FusedQkvAProjLinear", "vllm:mistral_large_3.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:mistral_large_3.py")}),
     ("deepseek-v3.2", dict(architecture="DeepseekV32ForCausalLM", model_type="deepseek_v32", extra_config=DSA,
                            **DSA_SPEC), 2,
      {"model.layers.0.self_attn.indexer.wq_b": ("ReplicatedLinear", "vllm:models/deepseek_v32"),
@@ -747,3 +756,44 @@ def test_minimax_m3_sparse_layers_fold_the_indexer_into_qkv_and_are_their_own_at
     assert not any(name.startswith("vision_tower.") for name in attention)
     assert all(moe.scheme and moe.backend is None for moe in rep.moes)  # SwiGLU-OAI experts: not judged
     assert rep.ok, [e for layer in rep.layers for e in layer.errors] + list(rep.errors)
+
+
+PIXTRAL = {"model_type": "pixtral", "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 1,
+           "num_attention_heads": 2, "head_dim": 128, "patch_size": 14, "image_size": 1540}
+DEEPSEEK_V3_TEXT = dict(model_type="deepseek_v3", hidden_size=512, intermediate_size=512, num_hidden_layers=2,
+                        num_attention_heads=4, num_key_value_heads=4, q_lora_rank=256, kv_lora_rank=128,
+                        qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, n_routed_experts=4,
+                        n_shared_experts=1, moe_intermediate_size=256, num_experts_per_tok=2, first_k_dense_replace=1,
+                        n_group=1, topk_group=1, vocab_size=1000)
+MINISTRAL3_TEXT = dict(model_type="ministral3", hidden_size=512, intermediate_size=512, num_hidden_layers=2,
+                       num_attention_heads=4, num_key_value_heads=2, head_dim=128, vocab_size=1000)
+
+
+@pytest.mark.parametrize("text,expected", [
+    (DEEPSEEK_V3_TEXT, {"language_model.model.layers.0.self_attn.fused_qkv_a_proj":
+                        ("DeepSeekV2FusedQkvAProjLinear", "vllm:deepseek_v2.py"),
+                        "language_model.model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:deepseek_v2.py")}),
+    (MINISTRAL3_TEXT, {"language_model.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:mistral.py")}),
+], ids=["mistral-large-3-hf", "ministral-3-vl"])
+def test_mistral3_builds_the_text_model_its_text_config_names(make_checkpoint, text, expected):
+    """mistral3.py builds its language model with init_vllm_registered_model(hf_config=config.text_config): a
+    deepseek_v3 text_config (Mistral-Large-3 in HF format) is DeepSeek-V3's MLA + MoE, a ministral3 one mistral.py's."""
+    folder = make_checkpoint(architecture="Mistral3ForConditionalGeneration", model_type="mistral3", quant="fp8-block",
+                             data="sparse", transformers=True,
+                             ignore=("language_model.lm_head", "multi_modal_projector.patch_merger.merging_layer"),
+                             extra_config={"text_config": text, "vision_config": PIXTRAL, "spatial_merge_size": 2,
+                                           "multimodal_projector_bias": False, "vision_feature_layer": -1})
+    rep = inspect(folder, tp=2)
+    assert rep.ok, [e for layer in rep.layers for e in layer.errors] + list(rep.errors)
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert {name: (by_name[name].layer_type, by_name[name].layout) for name in expected} == expected
+    assert by_name["vision_tower.transformer.layers.0.attention.qkv_proj"].layout == "vllm:pixtral.py"
+
+
+def test_a_mistral_format_checkpoint_is_refused_by_name(tmp_path):
+    """params.json + consolidated.safetensors (vLLM's --config-format mistral): not read as a config.json checkpoint."""
+    (tmp_path / "params.json").write_text('{"dim": 512}')
+    header = b'{"layers.0.attention.wq.weight":{"dtype":"BF16","shape":[2,2],"data_offsets":[0,8]}}'
+    (tmp_path / "consolidated.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + bytes(8))
+    with pytest.raises(InputError, match="a Mistral-format checkpoint .*--config-format mistral"):
+        open_local(str(tmp_path))

@@ -433,3 +433,14 @@ def test_download_json_fetches_the_json_files_and_no_weight(repos, fake):
     assert sorted(os.listdir(snapshot)) == sorted(fetched)
     with pytest.raises(InputError, match="not a Hugging Face repo id"):
         hubmod.download_json("no/such/thing")
+
+
+def test_a_mistral_format_repo_is_refused_by_name(fake, make_checkpoint):
+    """params.json + consolidated.safetensors and no config.json (vLLM's --config-format mistral): refused before
+    any shard is read, saying what the repo is."""
+    folder = make_checkpoint(**SHAPE)
+    os.rename(os.path.join(folder, "model.safetensors"), os.path.join(folder, "consolidated.safetensors"))
+    os.rename(os.path.join(folder, "config.json"), os.path.join(folder, "params.json"))
+    fake.add_repo("mistralai/large", folder)
+    with pytest.raises(InputError, match="a Mistral-format checkpoint .*--config-format mistral"):
+        open_checkpoint("mistralai/large")

@@ -34,7 +34,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run import release_env  # noqa: E402  # isort: skip  (the linear-by-linear run, beside this file)
 
 PLATFORMS = ("cuda:90", "rocm:gfx942", "cpu")
-_DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM")
+# MistralLarge3ForCausalLM is DeepseekV3ForCausalLM (mistral_large_3.py): the same __init__.
+_DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM",
+             "MistralLarge3ForCausalLM")
 _DSA = ("DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM")
 # The entries served through the Transformers backend in the newest release (older ones may build their own file).
 _TRANSFORMERS_BACKEND = tuple(a for a, arch in ARCHITECTURES.items()

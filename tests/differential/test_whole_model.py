@@ -25,8 +25,8 @@ from fp8check.core.targets.profiles import select_profile
 
 sys.path.insert(0, os.path.dirname(__file__))
 from whole_model import (  # noqa: E402
-    FAMILIES, KV_CACHE_DTYPES, KV_FAMILIES, KV_QUANTS, PARALLEL, explained, fp8check_side, grid, served, still_open,
-    write,
+    FAMILIES, KV_CACHE_DTYPES, KV_FAMILIES, KV_QUANTS, NOT_LAID_OUT, PARALLEL, explained, fp8check_side, grid, served,
+    still_open, write,
 )
 
 
@@ -313,7 +313,9 @@ def test_a_difference_found_on_0_33_stays_listed_for_the_releases_after_it(relea
 
 
 def test_every_architecture_of_the_layout_table_has_a_whole_model_family():
-    assert {fields["architecture"] for fields, _ in FAMILIES.values()} == set(ARCHITECTURES)
+    laid_out = {family: fields for family, (fields, _) in FAMILIES.items() if family not in NOT_LAID_OUT}
+    assert {fields["architecture"] for fields in laid_out.values()} == set(ARCHITECTURES)
+    assert not {FAMILIES[family][0]["architecture"] for family in NOT_LAID_OUT} & set(ARCHITECTURES)
 
 
 MLA_IMPORT = "ImportError: cannot import name 'compile_flash_attn_varlen_func_from_specs'"
@@ -333,7 +335,7 @@ def test_explained_differences_match_only_their_release_and_platform(where, list
     assert (explained(release, platform, family, row) is not None) is listed
 
 
-@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("family", sorted(set(FAMILIES) - set(NOT_LAID_OUT)))
 def test_each_family_checkpoint_is_judged_by_fp8check_without_notes(tmp_path, family):
     """The generated checkpoints are ones fp8check models (no 'not in fp8check's table' note) and route at TP 2;
     the one whose ignore list leaves the BF16 routers out fails on exactly those, Nemotron-H's block-FP8 in_proj on
@@ -347,6 +349,14 @@ def test_each_family_checkpoint_is_judged_by_fp8check_without_notes(tmp_path, fa
                 # (validate_fp8_block_shape, vLLM's own error; NVIDIA's FP8 exports are per tensor).
                 "nemotron-h": {"backbone.layers.0.mixer.in_proj"}}
     assert failing == expected.get(family, set())
+
+
+@pytest.mark.parametrize("family", NOT_LAID_OUT)
+def test_a_family_not_laid_out_is_said_so_and_judges_no_module(tmp_path, family):
+    report = inspect_checkpoint(open_local(write(str(tmp_path), family, "ct-fp8-block")),
+                                InspectOptions(parse_platform("h100"), select_profile("0.34")))
+    assert "is not in fp8check's table" in report.notes[0]
+    assert report.layers and {layer.layout for layer in report.layers} == {"generic"}
 
 
 @pytest.mark.skipif(not os.environ.get("FP8CHECK_WHOLE_MODEL"), reason="needs the unzipped vLLM wheels")

@@ -187,6 +187,15 @@ def _gdn_ignore(root: str, leaves: tuple[str, ...] = ("in_proj_b", "in_proj_a"),
 
 
 
+# Mistral3ForConditionalGeneration's Pixtral tower and projector (as "mistral-3"), transformers' legacy names.
+_PIXTRAL_VLM = {k: v for k, v in FAMILIES["mistral-3"][1].items() if k != "text_config"}
+_MISTRAL3_IGNORE = dict(ignore=("language_model.lm_head", "multi_modal_projector.patch_merger.merging_layer"))
+_DEEPSEEK_V3_TEXT = {k: v for k, v in _DSA.items() if not k.startswith(("index_", "num_nextn"))}
+_MISTRAL_LARGE4_TEXT = dict(num_hidden_layers=4, moe_intermediate_size=1024, first_k_dense_replace=1,
+                            num_key_value_heads=16, kv_lora_rank=512, qk_nope_head_dim=64, qk_rope_head_dim=64,
+                            v_head_dim=128, n_routed_experts=8, n_shared_experts=1, num_experts_per_tok=2,
+                            index_topk=64, index_head_dim=128, index_n_heads=16, kv_source_layers=[0, 1, 1, 3],
+                            indexer_types=["full", "full", "shared", "full"])
 _QWEN35_VISION = {"depth": 1, "hidden_size": _V, "intermediate_size": 2 * _V, "num_heads": 16,
                   "out_hidden_size": BASE["hidden"]}
 FAMILIES.update({
@@ -241,6 +250,24 @@ FAMILIES.update({
     "hunyuan-dense": (dict(architecture="HunYuanDenseV1ForCausalLM", model_type="hunyuan_v1_dense", **_HF), {}),
     "hunyuan-moe": (dict(architecture="HunYuanMoEV1ForCausalLM", model_type="hunyuan_v1_moe", **_HF),
                     dict(num_experts=8, moe_topk=2, moe_intermediate_size=1024, num_shared_expert=1)),
+    # Ministral-3's text model (registry.py: mistral.py's MistralForCausalLM) and Mistral-Large-3 under vLLM's
+    # Mistral-format name (mistral_large_3.py: DeepSeek-V3's model) with DeepSeek-V3's HF names.
+    "ministral-3": (dict(architecture="Ministral3ForCausalLM", model_type="ministral3", **_HF), {}),
+    "mistral-large-3": (dict(FAMILIES["deepseek-v3"][0], architecture="MistralLarge3ForCausalLM"),
+                        FAMILIES["deepseek-v3"][1]),
+    # Mistral3ForConditionalGeneration (mistral3.py) builds the text model text_config names: Ministral-3 (ministral3)
+    # and Mistral-Large-3 in HF format (deepseek_v3: MLA + MoE under language_model.model).
+    "ministral-3-vl": (dict(architecture="Mistral3ForConditionalGeneration", model_type="mistral3", **_HF,
+                            **_MISTRAL3_IGNORE), {"text_config": _text_config("ministral3"), **_PIXTRAL_VLM}),
+    "mistral-large-3-hf": (dict(architecture="Mistral3ForConditionalGeneration", model_type="mistral3", **_HF,
+                                **_MISTRAL3_IGNORE),
+                           {"text_config": _text_config("deepseek_v3", **_DEEPSEEK_V3_TEXT), **_PIXTRAL_VLM}),
+    # Mistral-Large-4 in transformers' HF format (mistral_large4: MLA without q-LoRA, KV-sharing and NoPE layers, a
+    # DSA indexer on "full" layers, MoE; saved under Mistral's names): no release registers its class (OPEN).
+    "mistral-large-4-hf": (dict(architecture="MistralLarge4ForConditionalGeneration", model_type="mistral_large4",
+                                **_HF, ignore=("output", "patch_merger.merging_layer")),
+                           {"text_config": _text_config("mistral_large4_text", **_MISTRAL_LARGE4_TEXT),
+                            **_PIXTRAL_VLM}),
     # The official Qwen3.5 releases: vision-language, text under model.language_model, a Qwen3-VL tower.
     "qwen3.5-vl": (dict(architecture="Qwen3_5ForConditionalGeneration", model_type="qwen3_5", **_HF,
                         **_gdn_ignore("model.language_model")),
@@ -304,6 +331,8 @@ FAMILIES["minimax-m3-text"] = (
     dict(architecture="MiniMaxM3SparseForCausalLM", model_type="minimax_m3_vl_text", moe_style="mixtral", **_MOE),
     {"num_local_experts": 8, "intermediate_size": 1024, "num_experts_per_tok": 2, "hidden_act": "swigluoai",
      "rotary_dim": 64, "scoring_func": "sigmoid", "use_routing_bias": True})
+# Families of architectures fp8check does not lay out (not judged): run to show what vLLM does with them.
+NOT_LAID_OUT = ("mistral-large-4-hf",)
 QUANTS = ("ct-fp8-block", "fp8-block", "ct-fp8-dynamic", "modelopt-fp8")
 # The other formats of the format issue: stored ones, and a bf16 checkpoint under each online --quantization.
 FORMAT_QUANTS = ("modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc", "quark-fp8-block", "inc-fp8-block",
@@ -382,7 +411,7 @@ EXPLAINED = (
      "select_main_backend_and_impl_cls), whose nvidia/sparse_attention_msa.py imports the CuTe DSL package `cutlass` "
      "(nvidia-cutlass-dsl, required by the CUDA wheel, absent here); MiniMaxM3SparseMSABackend keeps the name "
      "MINIMAX_M3_SPARSE, which fp8check reports"),
-    (r"^0\.28\.0\|[^|]*\|mistral-3\|.*failed to be inspected",
+    (r"^0\.28\.0\|[^|]*\|(mistral-3|ministral-3-vl|mistral-large-3-hf)\|.*failed to be inspected",
      "harness: vLLM 0.28's pixtral.py imports transformers' PixtralRotaryEmbedding, which the transformers of this "
      "environment (5.x) no longer has (0.28 pins an older one): Mistral-3 is compared on 0.33 only"),
 )
@@ -409,7 +438,15 @@ OPEN = (
      "0.34's MiniMaxM3MLP.__init__ imports models/minimax_m3/nvidia/ops (its __init__ imports the CuTe DSL package "
      "`cutlass`) on every platform but ROCm; whether vLLM's XPU / CPU installs carry nvidia-cutlass-dsl (a "
      "requirement of the CUDA wheel) is not read, so fp8check predicts the build vLLM 0.33 makes there"),
-    (r"\|(qwen2\.5-vl|qwen3-vl|qwen3-vl-moe|gemma-3-vision(-256)?|mistral-3|llama-4-vision)\|"
+    (r"\|mistral-large-4-hf\|",
+     "Mistral-Large-4 in HF format (transformers' mistral_large4, which 5.22.2 has and 5.21.0 lacks; tensors under "
+     "Mistral's names): no release registers MistralLarge4ForConditionalGeneration (0.34's MistralLarge4ForCausalLM "
+     "is built from the Mistral-format params.json only). vLLM refuses the config when its transformers does not "
+     "know the model type (the harness's 5.20.2; always on 0.31-0.33, whose pins end below 5.21) and with 5.22 "
+     "resolves it to the Transformers backend (registry.py _try_resolve_transformers); fp8check models neither and "
+     "lays the checkpoint out by guess (not judged)"),
+    (r"\|(qwen2\.5-vl|qwen3-vl|qwen3-vl-moe|gemma-3-vision(-256)?|mistral-3|ministral-3-vl|mistral-large-3-hf|"
+     r"llama-4-vision)\|"
      r"(fbgemm-fp8|quark-[a-z0-9-]+)\|",
      "FBGEMM's modules_to_not_convert and Quark's exclude are matched against vLLM's module prefixes, which the "
      "vision-language models rename (language_model.model.*) without mapping those lists (neither config implements "

@@ -40,7 +40,7 @@ from urllib.parse import quote
 
 from fp8check.core.checkpoint.local import (
     MAX_JSON_BYTES, Checkpoint, FetchStats, assemble_checkpoint, check_relative_path, index_shards, load_json,
-    open_local, parse_index, parse_json, parse_model_config, safetensors_files,
+    mistral_format_error, open_local, parse_index, parse_json, parse_model_config, safetensors_files,
 )
 from fp8check.core.checkpoint.safetensors_header import SafetensorsHeader, header_length, parse_header
 from fp8check.core.errors import CheckpointFileError, InputError, is_printable, printable
@@ -353,6 +353,8 @@ def _content_range(text: str | None) -> tuple[int | None, int | None, int | None
 def _files_to_read(ref: RepoRef, info: _RepoInfo) -> tuple[str | None, list[str]]:
     """(index file or None, shards to read in stage 2) from the listing, as open_local chooses from a folder."""
     top = sorted(f for f in info.files if "/" not in f)
+    if refusal := mistral_format_error(ref.display, top):
+        raise refusal
     index_name, shards = safetensors_files(ref.display, top)  # refuses .bin-only and safetensors-less repos
     if CONFIG_FILE not in info.files:
         raise InputError(f"{ref.display}: no config.json at commit {info.commit[:12]}; fp8check reads "

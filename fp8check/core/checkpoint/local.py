@@ -74,6 +74,10 @@ class ModelConfig(NamedTuple):
     # The FusedMoE routing keys model files read (ROUTER_KEYS), as stored.
     router_keys: tuple[tuple[str, object], ...] = ()
     sliding: SlidingKeys = SlidingKeys()
+    # A vision-language config's text_config: its own architectures, else its model_type (what vLLM resolves the
+    # language model's class from, config/vllm.py VllmConfig.with_hf_config); () without a text_config.
+    text_architectures: tuple[str, ...] = ()
+    text_model_type: str = ""
 
 
 @dataclass(frozen=True)
@@ -174,7 +178,20 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         audio_hidden_size=opt_int("hidden_size", audio),
         router_keys=tuple((key, sizes[key]) for key in ROUTER_KEYS if isinstance(sizes.get(key), (str, bool, int))),
         sliding=_sliding_keys(sizes, model_type, opt_int, where),
+        **_text_model(text if isinstance(text, dict) else None, where),
     )
+
+
+def _text_model(text: dict | None, where: str) -> dict:
+    """text_config's architectures and model_type (ModelConfig.text_architectures / text_model_type), checked."""
+    if text is None:
+        return {}
+    archs, model_type = text.get("architectures") or [], text.get("model_type", "")
+    if not isinstance(archs, list) or not all(isinstance(a, str) and is_printable(a) for a in archs):
+        raise ConfigError(f"{where}: text_config.architectures must be a list of printable strings, got {shown(archs)}")
+    if not isinstance(model_type, str) or not is_printable(model_type):
+        raise ConfigError(f"{where}: text_config.model_type must be a printable string, got {shown(model_type)}")
+    return dict(text_architectures=tuple(archs), text_model_type=model_type)
 
 
 def _positive_int(value: object) -> bool:
@@ -352,6 +369,20 @@ def merge_headers(headers: list[SafetensorsHeader]) -> dict[str, TensorInfo]:
     return tensors
 
 
+MISTRAL_PARAMS = "params.json"
+
+
+def mistral_format_error(where: str, listing) -> InputError | None:
+    """The refusal of a Mistral-format checkpoint (params.json, consolidated*.safetensors, no config.json), which
+    vLLM reads with --config-format mistral --load-format mistral (transformers_utils/configs/mistral.py writes the
+    config, e.g. MistralLarge3ForCausalLM / MistralLarge4ForCausalLM); None when the listing is not one."""
+    if "config.json" in listing or MISTRAL_PARAMS not in listing:
+        return None
+    return InputError(f"{where}: a Mistral-format checkpoint ({MISTRAL_PARAMS}, no config.json), which vLLM reads "
+                      "with --config-format mistral --load-format mistral; fp8check reads Hugging Face-format "
+                      "checkpoints (config.json + *.safetensors) only: point it at an HF-format copy")
+
+
 def safetensors_files(folder: str, listing: list[str]) -> tuple[str | None, list[str]]:
     """Choose which files to read from a folder listing: (index file or None, shard files)."""
     names = set(listing)
@@ -421,6 +452,8 @@ def open_local(folder: str, allowed_root: str | None = None, source: str | None 
     root = os.path.realpath(allowed_root or folder)
     real_folder = root if allowed_root is None else os.path.realpath(folder)
     listing = os.listdir(folder)
+    if refusal := mistral_format_error(folder, listing):
+        raise refusal
     hf_quant = None  # ModelOpt <= 0.29 keeps its quantization config beside config.json
     if HF_QUANT_CONFIG in listing:
         hf_quant = load_json(_inside(folder, HF_QUANT_CONFIG, root, real_folder), HF_QUANT_CONFIG)

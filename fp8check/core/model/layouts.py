@@ -29,7 +29,8 @@ of the entry that built it
 
 Not modelled: fused shared experts (DeepSeek's shared_experts loaded into the FusedMoE where
 `resolve_layer_fused_shared_expert` enables it, e.g. ROCm AITER; here they stay ordinary linears), vision
-towers run data-parallel (`--mm-encoder-tp-mode data`), and Mistral-format checkpoints (consolidated.*).
+towers run data-parallel (`--mm-encoder-tp-mode data`), and Mistral-format checkpoints (params.json +
+consolidated.*, refused by name: vLLM builds MistralLarge4ForCausalLM from those only).
 """
 
 from __future__ import annotations
@@ -176,6 +177,10 @@ class Arch(NamedTuple):
     # itself (MiniMax-M3's MiniMaxM3SparseAttention, an AttentionLayerBase with its own backend and no KV cache
     # method).
     indexer_backend: str | None = None
+    # True: the language model is init_vllm_registered_model(hf_config=config.text_config) (mistral3.py): vLLM builds
+    # the text model of the class text_config resolves to (text_model_architecture); where the table has it, its
+    # layout is the text model's, under this entry's towers.
+    registered_text_model: bool = False
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
@@ -248,7 +253,10 @@ ARCHITECTURES: dict[str, Arch] = {
                                            towers=(_LLAMA4_VISION, _LLAMA4_PROJECTOR)),
     "MixtralForCausalLM": Arch("vllm:mixtral.py", packed=_QKV_ONLY, unquantized=("block_sparse_moe.gate",),
                                sliding=MODEL_WINDOW),
-    "Mistral3ForConditionalGeneration": Arch("vllm:mistral.py", towers=(_PIXTRAL, _MISTRAL3_PROJECTOR)),
+    # mistral3.py: Pixtral tower and projector, the text model of text_config's class (Mistral-Small-3.x: mistral,
+    # Ministral-3: ministral3, Mistral-Large-3 in HF format: deepseek_v3).
+    "Mistral3ForConditionalGeneration": Arch("vllm:mistral.py", towers=(_PIXTRAL, _MISTRAL3_PROJECTOR),
+                                             registered_text_model=True),
     "Qwen2ForCausalLM": Arch("vllm:qwen2.py", **_QWEN2_MODEL),
     "Qwen3ForCausalLM": Arch("vllm:qwen3.py", **_QWEN2_MODEL),
     "Qwen2MoeForCausalLM": Arch("vllm:qwen2_moe.py", unquantized=_QWEN_MOE_ROUTERS, router=_NORM_TOPK,
@@ -319,6 +327,17 @@ _DSA = _DEEPSEEK_V3._replace(
     unquantized=("mlp.gate", "indexer.wk_weights_proj"), disable_tp=("indexer.wk_weights_proj",),
     dequantized=("indexer.wk",), sparse_mla=True, mla_self_attention=frozenset({"cuda", "rocm"}))
 ARCHITECTURES.update({"DeepseekV32ForCausalLM": _DSA, "GlmMoeDsaForCausalLM": _DSA})
+
+# Mistral's own names for the Mistral-3 text models (registry.py, every release 0.25-0.34): Ministral3ForCausalLM is
+# mistral.py's MistralForCausalLM; MistralLarge3ForCausalLM (mistral_large_3.py) is deepseek_v2.py's
+# DeepseekV3ForCausalLM with an hf_to_vllm_mapper from the Mistral-format names (layers.N.attention.wq_a, ...,
+# .qscale_weight) to DeepSeek's, which leaves HF-format names as they are: DeepSeek-V3's modules, MTP layers skipped
+# by DeepseekV2Model.load_weights. vLLM's Mistral-format reader (transformers_utils/configs/mistral.py) writes both
+# names from params.json; fp8check reads config.json checkpoints only.
+ARCHITECTURES.update({
+    "Ministral3ForCausalLM": ARCHITECTURES["MistralForCausalLM"],
+    "MistralLarge3ForCausalLM": _DEEPSEEK_V3._replace(source="vllm:mistral_large_3.py"),
+})
 
 
 # MiniMax-M3 (vllm/models/minimax_m3, 0.30-0.34: nvidia/model.py on CUDA, XPU and CPU, amd/model.py on ROCm, the same
@@ -598,6 +617,29 @@ def retired_error(architectures: tuple[str, ...], profile) -> str | None:
 def arch_for(architectures: tuple[str, ...]) -> Arch | None:
     """The table entry of the first listed architecture vLLM would pick, or None (generic rules)."""
     return next((ARCHITECTURES[a] for a in architectures if a in ARCHITECTURES), None)
+
+
+# transformers' MODEL_FOR_CAUSAL_LM_MAPPING_NAMES (5.24) for the text model types of registered_text_model entries.
+CAUSAL_LM_CLASSES = {"mistral": "MistralForCausalLM", "ministral3": "Ministral3ForCausalLM",
+                     "deepseek_v3": "DeepseekV3ForCausalLM"}
+
+
+def text_model_architecture(config: ModelConfig) -> str | None:
+    """The class vLLM builds a vision-language config's text model with (config/vllm.py VllmConfig.with_hf_config):
+    text_config.architectures when given, else transformers' causal-LM class of text_config.model_type."""
+    if config.text_architectures:
+        return config.text_architectures[0]
+    return CAUSAL_LM_CLASSES.get(config.text_model_type)
+
+
+def model_arch(config: ModelConfig) -> Arch | None:
+    """arch_for(config.architectures), with a registered_text_model entry's text model laid out as the table entry
+    of its own class (its towers kept); an unlisted text class keeps the entry's own layout."""
+    arch = arch_for(config.architectures)
+    if arch is None or not arch.registered_text_model:
+        return arch
+    text = ARCHITECTURES.get(text_model_architecture(config) or "")
+    return text._replace(towers=arch.towers) if text is not None else arch
 
 
 def tower_for(arch: Arch, name: str) -> Tower | None:

@@ -15,7 +15,7 @@ from fp8check.core.checkpoint.local import ModelConfig
 from fp8check.core.checkpoint.safetensors_header import TensorInfo
 from fp8check.core.model.layouts import (
     ANY_SIZE_TOWER_METHODS, COLUMN, FUSED_QKV_A, GENERIC, GENERIC_ARCH, LLAMA_PACKED, REPLICATED, ROW, TORCH_LINEAR,
-    Arch, Tower, arch_for, tail_match, tower_for,
+    Arch, Tower, model_arch, tail_match, tower_for,
 )
 
 # Leaf names the generic rules build as RowParallelLinear (input split across ranks, all-reduce after).
@@ -98,7 +98,7 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
     """The modules vLLM builds for this checkpoint, as `profile`'s release (a RuleProfile; None: the newest)
     builds them."""
     notes = []
-    arch = arch_for(config.architectures)
+    arch = model_arch(config)
     if arch is not None:
         arch = arch.for_release(profile)
     if arch is None or arch.source == GENERIC:  # GENERIC: a release whose model file the table does not lay out

@@ -10,7 +10,7 @@ from fp8check.core.formats.base import LAYER, Assignment
 from fp8check.core.formats.frontdoor import FrontDoor
 from fp8check.core.formats.kv_cache import check_cache_dtype
 from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe, front_door
-from fp8check.core.model.layouts import arch_for, import_refusal, retired_error
+from fp8check.core.model.layouts import import_refusal, model_arch, retired_error
 from fp8check.core.model.memory import fit, fits_at, weight_footprint
 from fp8check.core.model.modules import LinearModule, ModelLayout, build_layout
 from fp8check.core.model.shapes import embedding_errors, shape_errors
@@ -54,7 +54,7 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
     heads = ckpt.config.num_attention_heads
     if heads and heads % tp:
         errors.append(f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp}).")
-    arch = arch_for(ckpt.config.architectures)
+    arch = model_arch(ckpt.config)
     if arch is not None and arch.sparse_mla and ctx.kind == "cuda" and not ctx.platform.assumptions.deep_gemm:
         errors.append(SPARSE_INDEXER_NEEDS_DEEP_GEMM)
     mamba = ckpt.config.mamba if arch is not None and arch.mamba_in_proj else None
@@ -93,7 +93,7 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         module = shape_to_module[module_shape]
         return route(assignment, tp_layout(module, tp if module.tp_split else 1), ctx, options.backend, out_dtype, e8m0)
 
-    arch = arch_for(ckpt.config.architectures)
+    arch = model_arch(ckpt.config)
     wrong_shapes = shape_errors(layout, ckpt.config, arch)
     shape_to_module: dict[tuple, LinearModule] = {}
     online_modules: list[str] = []  # quantized at load by an online --quantization

@@ -41,7 +41,7 @@ from fp8check.core.formats.kv_cache import (
     stored_dtype,
 )
 from fp8check.core.model.layouts import (
-    FUSED_QKV_A, SLIDING_KIND, arch_for, attention_windows, model_cache_dtype, tower_for,
+    FUSED_QKV_A, SLIDING_KIND, attention_windows, model_arch, model_cache_dtype, tower_for,
 )
 from fp8check.core.model.memory import SlidingShare
 from fp8check.core.records import AttentionReport
@@ -87,7 +87,7 @@ class AttentionLayer(NamedTuple):
 def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str = "") -> tuple[AttentionLayer, ...]:
     """Every attention layer of the main model, in layer order, named as the model class vLLM resolves on
     `platform_kind` names it."""
-    arch = arch_for(ckpt.config.architectures)
+    arch = model_arch(ckpt.config)
     windows = attention_windows(ckpt.config, arch).windows
     layers = []
     for module in layout.linears:
@@ -144,7 +144,7 @@ def mm_prefix_lm(ckpt: Checkpoint) -> bool:
     supports_multimodal=False). Not modelled: an explicit `is_mm_prefix_lm` key in config.json (ModelConfig does
     not carry it), --language-model-only / all-zero --limit-mm-per-prompt (inspect has no such option), the
     Gemma-4 and DeepSeek-V4 convertors' own rules (no layout)."""
-    arch = arch_for(ckpt.config.architectures)
+    arch = model_arch(ckpt.config)
     return ckpt.config.model_type in MM_PREFIX_LM_MODELS and arch is not None and bool(arch.towers)
 
 
@@ -287,7 +287,7 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
     kv = kv_config(quant, ckpt.config.raw_quantization_config)
     mla_model = any(layer.mla for layer in layers)
     grouped = _scales_by_layer(layout, layers, kv)
-    window_error = attention_windows(ckpt.config, arch_for(ckpt.config.architectures)).error
+    window_error = attention_windows(ckpt.config, model_arch(ckpt.config)).error
     methods = {layer.name: None if layer.own_backend else kv.method_for(layer.name, layer.mla) for layer in layers}
     loads = {layer.name: _load(layer, grouped.get(layer.prefix, []), methods[layer.name], kv, ckpt, mla_model)
              for layer in layers}

@@ -20,7 +20,7 @@ from fp8check.core.checkpoint.local import ModelConfig
 from fp8check.core.checkpoint.safetensors_header import TensorInfo
 from fp8check.core.formats.base import UNQUANTIZED_MOE, MoEMethod
 from fp8check.core.formats.registry import FORMATS
-from fp8check.core.model.layouts import GENERIC_ARCH, arch_for
+from fp8check.core.model.layouts import GENERIC_ARCH, model_arch
 from fp8check.core.model.modules import LinearModule, MoEModule, Shard, layer_template
 from fp8check.core.model.tp import expert_ranges
 from fp8check.core.records import MoEReport
@@ -225,7 +225,7 @@ def routing_method(config: ModelConfig, ctx: RoutingContext) -> tuple[str, str]:
     """RoutingMethodType as vLLM derives it (fused_moe/config.py get_routing_method_type, every release 0.28-0.33;
     a custom_routing_function's own type, except under 0.30+'s CPURouter): from what the architecture's model file
     passes to FusedMoE (layouts.Router), with the config's keys where the file reads them."""
-    arch = arch_for(config.architectures)
+    arch = model_arch(config)
     rule = arch.router if arch is not None else GENERIC_ARCH.router
     source = arch.source[5:] if arch is not None else "the generic layout"
     if rule.custom and not (ctx.platform.kind == "cpu" and ctx.profile.has("cpu-router")):
@@ -246,7 +246,7 @@ def routing_method(config: ModelConfig, ctx: RoutingContext) -> tuple[str, str]:
 def _moe_activation(config: ModelConfig, name: str) -> str:
     """The activation the model file hands this FusedMoE: the layout's, or its limited one on the layers the
     config gives a limit (Step-3.5's swiglu_limits)."""
-    arch = arch_for(config.architectures)
+    arch = model_arch(config)
     if arch is None:
         return "silu"
     if arch.limited_moe_activation and layer_template(name)[1] in config.limited_moe_layers:
