@@ -205,21 +205,23 @@ def _is_linear_weight(name: str, shape: tuple[int, ...]) -> bool:
 
 
 _TRANSFORMERS_CACHE: dict[str, dict[str, tuple[int, ...]]] = {}
-
-
 class TransformersHost(NamedTuple):
     """A transformers class that holds a family's text model (transformers has no class of its own for it): built
-    with the family's config under config_key, its other parts (the names under `drop`) left out."""
+    with the family's config as its text_config; the names matching `drop` (its other parts) left out, and its text
+    model's `text_root` (when it saves it under one) written as `model.`."""
 
     architecture: str
-    model_type: str
-    config_key: str
-    drop: tuple[str, ...]
+    drop: str
+    text_root: str | None = None
 
 
-# Step-3.5 (model_type step3p5) is Step3p7ForConditionalGeneration's text model, saved under the same names.
-TRANSFORMERS_HOSTS = {"Step3p5ForCausalLM": TransformersHost("Step3p7ForConditionalGeneration", "step3p7",
-                                                             "text_config", ("vision_model.", "vit_large_projector."))}
+TRANSFORMERS_HOSTS = {
+    # Step-3.5 (model_type step3p5) is Step3p7ForConditionalGeneration's text model, saved under the same names.
+    "Step3p5ForCausalLM": TransformersHost("Step3p7ForConditionalGeneration", r"(vision_model|vit_large_projector)\."),
+    # GLM-5-Next's text model is Glm5NextForConditionalGeneration's model.language_model, its tower model.visual.
+    "Glm5NextForCausalLM": TransformersHost("Glm5NextForConditionalGeneration", r"model\.(?!language_model\.)",
+                                            r"model\.language_model\."),
+}
 
 
 def transformers_tensors(spec: Spec) -> dict[str, tuple[int, ...]]:
@@ -235,15 +237,19 @@ def transformers_tensors(spec: Spec) -> dict[str, tuple[int, ...]]:
 
         fields = {k: v for k, v in config.items() if k not in ("architectures", "model_type")}
         host = TRANSFORMERS_HOSTS.get(spec.architecture)
-        hf_config = (transformers.AutoConfig.for_model(host.model_type, **{host.config_key: fields}) if host else
-                     transformers.AutoConfig.for_model(spec.model_type, **fields))
+        model_class = getattr(transformers, host.architecture if host else spec.architecture)
+        hf_config = (model_class.config_class(text_config=fields) if host
+                     else transformers.AutoConfig.for_model(spec.model_type, **fields))
         with torch.device("meta"):
-            model = getattr(transformers, host.architecture if host else spec.architecture)._from_config(hf_config)
+            model = model_class._from_config(hf_config)
         state = revert_weight_conversion(model, model.state_dict())
+        if host:
+            state = {re.sub(f"^{host.text_root}", "model.", name) if host.text_root else name: t
+                     for name, t in state.items() if not re.match(host.drop, name)}
         tied = set(getattr(model, "all_tied_weights_keys", None) or {}) if hf_config.get_text_config(
             decoder=True).tie_word_embeddings else set()
         _TRANSFORMERS_CACHE[key] = _per_expert({name: tuple(t.shape) for name, t in state.items()
-                                                if name not in tied and not name.startswith(host.drop if host else ())})
+                                                if name not in tied})
     return {**_TRANSFORMERS_CACHE[key], **{n: tuple(s) for n, s in spec.extra_tensors.items()}}
 
 

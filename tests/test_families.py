@@ -62,6 +62,23 @@ VISION = dict(depth=1, hidden_size=256, intermediate_size=512, num_heads=2, out_
 # The Transformers backend's architectures, written by transformers' classes (token ids inside the tiny vocabulary).
 TF = dict(transformers=True, head_dim=128, extra_config=dict(pad_token_id=0, bos_token_id=1, eos_token_id=2))
 OLMOE = dict(TF, extra_config=dict(TF["extra_config"], num_experts=4, num_experts_per_tok=2, intermediate_size=256))
+# GLM-5-Next (GLM-5.3-Flash): a KDA layer and a sparse-MLA layer (NoPE, 256-wide heads), dense then MoE, one MTP
+# layer; the KDA projections, kv_b_proj and the indexer's wq_b / weights_proj stored BF16 as the FP8 release does.
+GLM5_NEXT = dict(num_hidden_layers=2, hidden_size=512, intermediate_size=1024, moe_intermediate_size=256,
+                 num_attention_heads=4, num_key_value_heads=4, q_lora_rank=256, kv_lora_rank=512,
+                 qk_nope_head_dim=256, qk_rope_head_dim=0, v_head_dim=256, head_dim=0, n_routed_experts=4,
+                 n_shared_experts=1, num_experts_per_tok=2, n_group=1, topk_group=1, norm_topk_prob=True,
+                 scoring_func="sigmoid", topk_method="noaux_tc", index_topk=2048, index_n_heads=4, index_head_dim=128,
+                 linear_num_heads=4, linear_head_dim=128, layer_types=["linear_attention", "indexed_attention"],
+                 mlp_layer_types=["dense", "sparse"], mla_use_nope=True, num_nextn_predict_layers=1, vocab_size=1000,
+                 pad_token_id=0)
+GLM5_NEXT_BF16 = ("lm_head", "re:.*self_attn\\.(q|k|v|b|f_a|f_b|g_a|g_b)_proj$", "re:.*kv_b_proj$",
+                  "re:.*indexer\\.(wq_b|weights_proj)$")
+GLM5_NEXT_SPEC = dict(architecture="Glm5NextForCausalLM", model_type="glm5_next_text", transformers=True,
+                      hidden=512, quant="fp8-block",
+                      extra_config=GLM5_NEXT, ignore=GLM5_NEXT_BF16,
+                      extra_tensors={"model.layers.2.eh_proj.weight": (512, 1024),
+                                     "model.layers.2.self_attn.q_a_proj.weight": (256, 512)})
 # (id, Spec fields, TP, {layer name: (vLLM class, layout)}) — each family at a TP size it is deployed with.
 # MiniMax-M3 as the Hub's config.json writes it: layer 0 dense with full attention, layer 1 MoE with sparse attention
 # (the indexer's 2 heads, as many as the KV heads, which MinimaxM3QKVParallelLinearWithIndexer asserts).
@@ -294,6 +311,22 @@ FAMILIES = [
       "vision_tower.vision_model.encoder.layers.0.self_attn.qkv_proj": ("QKVParallelLinear",
                                                                        "vllm:models/minimax_m3"),
       "patch_merge_mlp.linear_2": ("RowParallelLinear", "vllm:models/minimax_m3")}),
+    ("glm-5-next", GLM5_NEXT_SPEC, 2,
+     {"model.layers.0.self_attn.in_proj_qkvbfg_a": ("MergedColumnParallelLinear", "vllm:models/glm5next"),
+      "model.layers.0.self_attn.conv1d": ("ColumnParallelLinear", "vllm:models/glm5next"),
+      "model.layers.0.self_attn.o_proj": ("RowParallelLinear", "vllm:models/glm5next"),
+      "model.layers.1.self_attn.fused_qkv_a_proj": ("DeepSeekV2FusedQkvAProjLinear", "vllm:models/glm5next"),
+      "model.layers.1.self_attn.indexer.wk_weights_proj": ("MergedColumnParallelLinear", "vllm:models/glm5next"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:models/glm5next")}),
+    ("glm-5-next-vl", dict(GLM5_NEXT_SPEC, architecture="Glm5NextForConditionalGeneration", model_type="glm5_next",
+                           ignore=(*GLM5_NEXT_BF16, "re:^model\\.visual\\."),
+                           extra_tensors={"model.language_model.layers.2.eh_proj.weight": (512, 1024)},
+                           extra_config={"text_config": dict(GLM5_NEXT, model_type="glm5_next_text"),
+                                         "vision_config": dict(VISION, projection_intermediate_size=512)}), 2,
+     {"model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:models/glm5next"),
+      "model.visual.merger.proj": ("ColumnParallelLinear", "vllm:models/glm5next"),
+      "model.language_model.layers.0.self_attn.in_proj_qkvbfg_a": ("MergedColumnParallelLinear",
+                                                                   "vllm:models/glm5next")}),
 ]
 
 
@@ -613,6 +646,51 @@ def test_glm5_next_package_refuses_xpu_on_import(make_checkpoint, platform, vllm
     expected = ("Model architectures ['Glm5NextForCausalLM'] failed to be inspected. Please check the logs for more "
                 "details. (logged before it: NotImplementedError: GLM-5.3-Flash does not currently support XPU.)")
     assert (expected in rep.errors) is refused
+
+
+def _glm5_next(make_checkpoint, **overrides):
+    return make_checkpoint(**{**GLM5_NEXT_SPEC, "data": "sparse", **overrides})
+
+
+def test_glm5_next_mla_and_kda_are_bf16_but_for_what_the_loader_dequantizes(make_checkpoint):
+    """models/glm5next builds the MLA, the indexer and KDA with quant_config=None: an FP8 q_a / kv_a / q_b / o_proj
+    or indexer wk is dequantized at load (_try_load_fp8_attn_proj, _try_load_fp8_indexer_wk); any other FP8 weight
+    there (a KDA q_proj, kv_b_proj) fails vLLM's load, as fp8check says."""
+    rep = inspect(_glm5_next(make_checkpoint, ignore=("lm_head",)))
+    by_name = {layer.name: layer for layer in rep.layers}
+    attention = [layer for name, layer in by_name.items() if ".self_attn." in name]
+    assert attention and all(layer.scheme == "UnquantizedLinearMethod" for layer in attention)
+    dequantized = ("model.layers.1.self_attn.fused_qkv_a_proj", "model.layers.1.self_attn.q_b_proj",
+                   "model.layers.1.self_attn.o_proj", "model.layers.0.self_attn.o_proj")
+    assert all(by_name[name].ok for name in dequantized)
+    refused = {name for name, layer in by_name.items() if not layer.ok}
+    assert refused == {"model.layers.0.self_attn.in_proj_qkvbfg_a", "model.layers.0.self_attn.f_b_proj",
+                       "model.layers.0.self_attn.g_b_proj", "model.layers.1.self_attn.kv_b_proj",
+                       "model.layers.1.self_attn.indexer.wq_b", "model.layers.1.self_attn.indexer.wk_weights_proj"}
+    assert by_name["model.layers.0.mlp.gate_up_proj"].scheme == "Fp8LinearMethod"
+
+
+@pytest.mark.parametrize("vllm,convs", [("0.34", ["conv1d"]), ("0.33", ["q_conv1d", "k_conv1d", "v_conv1d"])])
+def test_glm5_next_kda_convolutions_fuse_from_034(make_checkpoint, vllm, convs):
+    """0.34's kda.py loads q / k / v_conv1d into one conv1d (_fused_qkv_conv1d); 0.33 builds three."""
+    folder = _glm5_next(make_checkpoint)
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm)))
+    names = [layer.name.rsplit(".", 1)[1] for layer in rep.layers if "conv1d" in layer.name]
+    assert sorted(names) == sorted(convs) and rep.ok
+
+
+@pytest.mark.parametrize("vllm,cache,backend", [("0.34", "fp8", "FLASHINFER_MLA_SPARSE"),
+                                                ("0.32", "bfloat16", "FLASHINFER_MLA_SPARSE")])
+def test_glm5_next_on_blackwell_takes_an_fp8_cache_and_flashinfer_nope_sparse_mla(make_checkpoint, vllm, cache,
+                                                                                   backend):
+    """Glm5NextModelConfig turns --kv-cache-dtype auto into fp8 on SM10x from 0.33; FLASHINFER_MLA_SPARSE takes its
+    NoPE shape (qk_nope_head_dim 256, kv_lora_rank 512) from 0.30. The KDA layer has no attention; the MTP layer
+    is skipped."""
+    folder = _glm5_next(make_checkpoint)
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("b200"), select_profile(vllm)))
+    assert [(a.name, a.kv_cache_dtype, a.backend) for a in rep.attention] == [
+        ("model.layers.1.self_attn.mla_attn.mla_attn", cache, backend)]
+    assert [s.prefix for s in rep.skipped] == ["model.layers.2."] and rep.ok
 
 
 def test_gemma4_kv_shared_layers_reuse_a_cache_and_drop_their_k_v(make_checkpoint):

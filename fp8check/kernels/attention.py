@@ -13,10 +13,10 @@ only hits after selection (an impl's `__init__`, the CPU metadata builder) are e
 
 Host facts the selector reads (FlashInfer importable, AMX on CPU, AITER on ROCm, VLLM_BATCH_INVARIANT) come from
 the platform's `Assumptions`. What fp8check cannot see and assumes instead, each named where it is used:
-AVX-512 on a CPU host (`CPU_AVX512`), the model's MLA dimensions beyond the latent size (`MLA_DIMS`), a sparse
-MLA model carrying `index_topk` (DeepSeek-V3.2's 2048) and a dense one none, Python >= 3.11 (vLLM <= 0.33 prints
-`AttentionType.DECODER` in its config repr, a `(str, Enum)` member; 0.34's StrEnum prints `decoder`). Everything here
-is torch-free.
+AVX-512 on a CPU host (`CPU_AVX512`), the model's MLA dimensions beyond the latent size where config.json lacks
+them (`MLA_DIMS`), a sparse MLA model carrying `index_topk` (DeepSeek-V3.2's 2048) and a dense one none, Python >=
+3.11 (vLLM <= 0.33 prints `AttentionType.DECODER` in its config repr, a `(str, Enum)` member; 0.34's StrEnum prints
+`decoder`). Everything here is torch-free.
 """
 
 from __future__ import annotations
@@ -56,8 +56,9 @@ _ENUM_ADDED_BY = {
 ATTENTION_BACKEND_NAMES: tuple[str, ...] = _ENUM
 
 # Assumed, not measured: an x86 CPU host has AVX-512 (vLLM asks torch.cpu._is_avx512_supported(); Assumptions has
-# no field for it), and an MLA model's dimensions besides the latent size are DeepSeek-V3's (FlashInfer MLA,
-# TokenSpeed MLA and FlashMLA sparse check them in supports_combination; AttentionSpec does not carry them).
+# no field for it), and an MLA model's dimensions besides the latent size are DeepSeek-V3's where config.json does not
+# give all three (FlashInfer MLA, TokenSpeed MLA and FlashMLA sparse check them in supports_combination; otherwise
+# AttentionSpec.mla_dims carries config.json's).
 CPU_AVX512 = True
 MLA_DIMS = {"qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}
 SPARSE_INDEX_TOPK = 2048  # DeepSeek-V3.2's index_topk: what a sparse (use_sparse) MLA model carries
@@ -84,6 +85,12 @@ class AttentionSpec(NamedTuple):
     use_mm_prefix: bool = False        # the model is an mm-prefix LM (ModelConfig.is_mm_prefix_lm): Attention asks
     #                                    for bidirectional attention over image tokens
     index_topk: int | None = None      # a sparse model's config.json index_topk (None: DeepSeek-V3.2's 2048)
+    mla_dims: tuple[int, int, int] | None = None  # MLA (qk_nope, qk_rope, v head dims) of config.json (None: MLA_DIMS)
+
+
+def _mla_dims(cfg: SelectorConfig) -> dict[str, int]:
+    """The model's MLA head dimensions: config.json's, else DeepSeek-V3's (MLA_DIMS, assumed)."""
+    return MLA_DIMS if cfg.mla_dims is None else dict(zip(MLA_DIMS, cfg.mla_dims))
 
 
 class AttentionChoice(NamedTuple):
@@ -200,6 +207,7 @@ class SelectorConfig(NamedTuple):
     use_mm_prefix: bool = False
     index_topk: int | None = None      # not the selector's: the sparse backends read it from hf_text_config
     num_heads: int | None = None       # not the selector's: query heads per rank (model_config, FA4 sparse MLA)
+    mla_dims: tuple[int, int, int] | None = None  # not the selector's: the MLA backends read them from hf_text_config
 
 
 def selector_config(spec: AttentionSpec, ctx: RoutingContext) -> SelectorConfig:
@@ -211,7 +219,7 @@ def selector_config(spec: AttentionSpec, ctx: RoutingContext) -> SelectorConfig:
     return SelectorConfig(spec.head_size, spec.model_dtype, spec.kv_cache_dtype, spec.block_size, spec.use_mla,
                           dense and spec.has_sink, spec.use_sparse, dense and spec.per_head_scales,
                           window and spec.sliding_window is not None, _batch_invariant(ctx),
-                          dense and spec.use_mm_prefix, spec.index_topk, spec.num_heads)
+                          dense and spec.use_mm_prefix, spec.index_topk, spec.num_heads, spec.mla_dims)
 
 
 def decoder_type(ctx: RoutingContext) -> str:
@@ -817,7 +825,7 @@ class FlashInferMLA(MLABackend):
 
     @classmethod
     def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
-        nope = MLA_DIMS["qk_nope_head_dim"]
+        nope = _mla_dims(cfg)["qk_nope_head_dim"]
         if nope not in (64, 128, 192):
             return f"FlashInfer MLA kernel requires qk_nope_head_dim in [64, 128, 192], but got {nope}"
         return None
@@ -846,7 +854,7 @@ class TokenspeedMLA(MLABackend):
 
     @classmethod
     def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
-        dims = MLA_DIMS["qk_nope_head_dim"], MLA_DIMS["qk_rope_head_dim"], MLA_DIMS["v_head_dim"]
+        dims = tuple(_mla_dims(cfg).values())
         if dims != (128, 64, 128):
             return ("tokenspeed_mla requires DeepSeek R1 MLA dimensions (qk_nope_head_dim=128, qk_rope_head_dim=64, "
                     f"v_head_dim=128), got ({dims[0]}, {dims[1]}, {dims[2]})")
@@ -915,8 +923,8 @@ class KimiK3KvBalancedMLA(MLABackend):
 
     @classmethod
     def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
-        rope = MLA_DIMS["qk_rope_head_dim"]
-        dims = (MLA_DIMS["qk_nope_head_dim"], rope, MLA_DIMS["v_head_dim"], cfg.head_size - rope)
+        nope, rope, v = _mla_dims(cfg).values()
+        dims = (nope, rope, v, cfg.head_size - rope)
         if dims != (128, 64, 128, 512):
             return ("needs MLA dimensions (qk_nope_head_dim, qk_rope_head_dim, v_head_dim, kv_lora_rank) = "
                     f"(128, 64, 128, 512), got {dims}")
@@ -976,7 +984,7 @@ class FlashMLASparse(Backend):
         if cfg.head_size == 512 and ctx.profile.has("flashmla-sparse-d512"):
             fp8_ds_mla = ctx.profile.has("flashmla-sparse-d512-fp8")
             if cfg.kv_cache_dtype in UNQUANTIZED_KV + (("fp8_ds_mla",) if fp8_ds_mla else ()) and _major(ctx) == 9:
-                if MLA_DIMS["qk_rope_head_dim"] != 0:
+                if _mla_dims(cfg)["qk_rope_head_dim"] != 0:
                     return "FLASHMLA_SPARSE supports head_size 512 only for rope-free (NoPE) models"
             else:
                 caches = "bf16 or fp8_ds_mla" if fp8_ds_mla else "bf16"
@@ -1004,9 +1012,14 @@ class FlashInferMLASparse(Backend):
     def supports_combination(cls, cfg: SelectorConfig, ctx: RoutingContext) -> str | None:
         if cfg.kv_cache_dtype == "fp8_ds_mla":
             return "FLASHINFER_MLA_SPARSE SM10 does not support fp8_ds_mla kv-cache dtype"
-        if MLA_DIMS["qk_nope_head_dim"] not in (128, 192):
-            return ("FlashInfer MLA Sparse kernel requires qk_nope_head_dim in [128, 192], but got "
-                    f"{MLA_DIMS['qk_nope_head_dim']}")
+        nope, rope, _ = _mla_dims(cfg).values()
+        if rope == 0 and ctx.profile.has("flashinfer-mla-sparse-nope"):
+            latent = cfg.head_size  # kv_lora_rank + a rope of 0
+            if nope != 256 or latent != 512:
+                return ("FlashInfer native no-rope MLA requires qk_nope_head_dim=256 and kv_lora_rank=512, but got "
+                        f"qk_nope_head_dim={nope}, kv_lora_rank={latent}")
+        elif nope not in (128, 192):
+            return f"FlashInfer MLA Sparse kernel requires qk_nope_head_dim in [128, 192], but got {nope}"
         if _index_topk(cfg) is None:
             return "FlashInfer MLA Sparse requires model with index_topk config"
         return None

@@ -71,6 +71,15 @@ EXPECTED: dict[tuple[str, str], str] = {
                               "whose __init__ fills packed_modules_mapping from its fusers (transformers/base.py: "
                               "QKVFuser qkv_proj, GLUFuser gate_up_proj); the class attribute is empty"
        for a in _TRANSFORMERS_BACKEND for name in ("qkv_proj", "gate_up_proj")},
+    **{(a, f"packed:{name}"): "models/glm5next/common/model.py fuses it in load_weights' stacked_params_mapping "
+                              "(KDA's in_proj_qkvbfg_a and, from 0.34, conv1d; the indexer's wk_weights_proj) "
+                              "without a packed_modules_mapping entry; Glm5NextForCausalLM declares none at all "
+                              "(ForConditionalGeneration only gate_up_proj)"
+       for a in ("Glm5NextForCausalLM", "Glm5NextForConditionalGeneration")
+       for name in ("in_proj_qkvbfg_a", "wk_weights_proj", "conv1d")},
+    ("Glm5NextForCausalLM", "packed:gate_up_proj"): "models/glm5next/common/model.py fuses gate_proj / up_proj in "
+                                                    "load_weights' stacked_params_mapping; the class declares no "
+                                                    "packed_modules_mapping",
     ("Qwen2_5_VLForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "qwen2_5_vl.py builds Qwen2ForCausalLM "
                                                                          "(qwen2.py)",
     ("Mistral3ForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "mistral3.py builds text_config's "

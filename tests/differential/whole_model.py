@@ -186,6 +186,32 @@ def _gdn_ignore(root: str, leaves: tuple[str, ...] = ("in_proj_b", "in_proj_a"),
     return dict(ignore=(head, *(f"{root}.layers.{i}.linear_attn.{leaf}" for i in (0, 2) for leaf in leaves)))
 
 
+# GLM-5-Next (GLM-5.3-Flash): KDA and sparse-MLA layers alternating (real widths: NoPE MLA of 256-wide heads, a
+# 512 latent, the kpool indexer), dense then MoE MLPs, one MTP layer (get_spec_layer_idx_from_weight_name skips it).
+# The FP8 release quantizes the MLPs and experts (and the MLA's q_a / kv_a / q_b / o and the indexer's wk, which
+# vLLM dequantizes at load); KDA projections, kv_b_proj, the indexer's wq_b / weights_proj, the vision tower and the
+# head stay BF16, as its loader expects (models/glm5next/common/kda.py: "fp8 checkpoints omit their scales").
+_GLM5_NEXT = dict(num_hidden_layers=4, moe_intermediate_size=1024, num_key_value_heads=16, q_lora_rank=1536,
+                  kv_lora_rank=512, qk_nope_head_dim=256, qk_rope_head_dim=0, v_head_dim=256, head_dim=0,
+                  n_routed_experts=8, n_shared_experts=1, num_experts_per_tok=2, n_group=1, topk_group=1,
+                  norm_topk_prob=True, scoring_func="sigmoid", topk_method="noaux_tc", index_topk=2048,
+                  index_n_heads=16, index_head_dim=128, index_kpool=16, linear_num_heads=16, linear_head_dim=128,
+                  layer_types=["linear_attention", "indexed_attention"] * 2,
+                  mlp_layer_types=["dense", "sparse", "sparse", "sparse"], mla_use_nope=True, mhc=True, hc_mult=4,
+                  indexer_rope_interleave=False, num_nextn_predict_layers=1, pad_token_id=0)
+_GLM5_NEXT_BF16 = ("re:.*self_attn\\.(q|k|v|b|f_a|f_b|g_a|g_b|o)_proj$", "re:.*kv_b_proj$",
+                   "re:.*indexer\\.(wq_b|weights_proj)$")
+
+
+def _glm5_next_mtp(root: str) -> dict:
+    """The MTP layer after the 4 decoder layers (transformers' class builds none): a few of its tensors."""
+    layer = f"{root}.layers.4."
+    return {f"{layer}eh_proj.weight": (BASE["hidden"], 2 * BASE["hidden"]),
+            f"{layer}self_attn.q_a_proj.weight": (1536, BASE["hidden"]),
+            **{f"{layer}mlp.experts.0.{leaf}.weight": (1024, BASE["hidden"]) for leaf in ("gate_proj", "up_proj")},
+            f"{layer}mlp.experts.0.down_proj.weight": (BASE["hidden"], 1024)}
+
+
 
 # Mistral3ForConditionalGeneration's Pixtral tower and projector (as "mistral-3"), transformers' legacy names.
 _PIXTRAL_VLM = {k: v for k, v in FAMILIES["mistral-3"][1].items() if k != "text_config"}
@@ -273,6 +299,15 @@ FAMILIES.update({
                         **_gdn_ignore("model.language_model")),
                    {"text_config": _text_config("qwen3_5_text", num_hidden_layers=4, **_GDN),
                     "vision_config": _QWEN35_VISION}),
+    "glm-5-next": (dict(architecture="Glm5NextForCausalLM", model_type="glm5_next_text", **_HF,
+                        ignore=("lm_head", *_GLM5_NEXT_BF16),
+                        extra_tensors=_glm5_next_mtp("model")), _GLM5_NEXT),
+    "glm-5-next-vl": (dict(architecture="Glm5NextForConditionalGeneration", model_type="glm5_next", **_HF,
+                           ignore=("lm_head", *_GLM5_NEXT_BF16, "re:^model\\.visual\\."),
+                           extra_tensors=_glm5_next_mtp("model.language_model")),
+                      {"text_config": _text_config("glm5_next_text", **_GLM5_NEXT),
+                       "vision_config": {"depth": 1, "hidden_size": _V, "intermediate_size": 2 * _V, "num_heads": 16,
+                                         "out_hidden_size": BASE["hidden"], "projection_intermediate_size": 4096}}),
     "qwen3.5-moe-vl": (dict(architecture="Qwen3_5MoeForConditionalGeneration", model_type="qwen3_5_moe", **_HF,
                             **_gdn_ignore("model.language_model")),
                        {"text_config": _text_config("qwen3_5_moe_text", num_hidden_layers=4, **_QWEN35_MOE),
@@ -392,7 +427,8 @@ EXPLAINED = (
      "harness: vLLM selected TRITON_FLASHINFER (as fp8check does) and built its CompositeAttentionImpl, whose "
      "FlashInfer impl compares a mocked FlashInfer constant; the composite re-raises that TypeError as a "
      "ValueError, which the impl stand-in (crosscheck_model._guard_attention_impls) does not replace"),
-    (r"^0\.34\.0\|cuda:100\|(deepseek-v3\.2|glm-5)\|\(model\)\|RuntimeError: Cannot access accelerator device",
+    (r"^0\.34\.0\|cuda:100\|(deepseek-v3\.2|glm-5|glm-5-next(-vl)?)\|\(model\)\|RuntimeError: Cannot access "
+     r"accelerator device",
      "harness: 0.34's sparse MLA on SM100 under TP > 1 allocates its context-parallel query buffers in symmetric "
      "device memory while building (v1/attention/ops/shardq.py allocate_shardq_buffers), which the meta device "
      "cannot; TP 1 on SM100 and TP > 1 elsewhere are compared"),

@@ -56,6 +56,8 @@ class ModelConfig(NamedTuple):
     num_mtp_modules: int = 0                # MiniMax-M2's name for the same
     first_k_dense_replace: int | None = None  # DeepSeek / GLM: layers below it are dense, the rest MoE
     index_topk: int | None = None      # DeepSeek sparse attention: the indexer's top-k (sparse backends check it)
+    # MLA (qk_nope_head_dim, qk_rope_head_dim, v_head_dim) when config.json gives all three (MLA backends check them)
+    mla_dims: tuple[int, int, int] | None = None
     vocab_size: int | None = None
     num_kv_shared_layers: int = 0      # Gemma-4: the last N layers reuse an earlier layer's KV cache
     intermediate_size: int | None = None  # the dense MLP's width (None when absent or per layer, a list)
@@ -164,6 +166,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         num_mtp_modules=opt_int("num_mtp_modules", minimum=0) or 0,
         first_k_dense_replace=opt_int("first_k_dense_replace", minimum=0),
         index_topk=opt_int("index_topk"),
+        mla_dims=_mla_dims(opt_int),
         vocab_size=opt_int("vocab_size"),
         num_kv_shared_layers=opt_int("num_kv_shared_layers", minimum=0) or 0,
         intermediate_size=sizes.get(dense) if _positive_int(sizes.get(dense)) else None,
@@ -192,6 +195,12 @@ def _text_model(text: dict | None, where: str) -> dict:
     if not isinstance(model_type, str) or not is_printable(model_type):
         raise ConfigError(f"{where}: text_config.model_type must be a printable string, got {shown(model_type)}")
     return dict(text_architectures=tuple(archs), text_model_type=model_type)
+
+
+def _mla_dims(opt_int) -> tuple[int, int, int] | None:
+    """(qk_nope_head_dim, qk_rope_head_dim, v_head_dim), or None unless all three are given (a rope of 0: NoPE)."""
+    nope, rope, v = opt_int("qk_nope_head_dim"), opt_int("qk_rope_head_dim", minimum=0), opt_int("v_head_dim")
+    return None if nope is None or rope is None or v is None else (nope, rope, v)
 
 
 def _positive_int(value: object) -> bool:

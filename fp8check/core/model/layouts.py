@@ -116,6 +116,8 @@ class Arch(NamedTuple):
     stacked_experts: str | None = None
     # (WHEEL_CHANGES key, styles): styles the model file used until the release that brought the change.
     styles_before: tuple[tuple[str, dict[str, str]], ...] = ()
+    # (WHEEL_CHANGES key, packed): the packed entries the model file fused until the release that brought the change.
+    packed_before: tuple[tuple[str, dict[str, tuple[str, ...]]], ...] = ()
     # (WHEEL_CHANGES key, layout): the release that moved the architecture to another implementation (the
     # Transformers backend), and the layout that implementation builds from then on.
     moved: tuple[str, Arch] | None = None
@@ -136,6 +138,9 @@ class Arch(NamedTuple):
     # Tails of causal convolutions (a 3-D [channels, 1, kernel] weight) the model builds as a ColumnParallelLinear
     # with quant_config=None (the Mamba / gated-delta-net mixers' conv1d): listed as unquantized linears.
     conv_linears: tuple[str, ...] = ()
+    # Tails of layers other than routers that the model file builds with quant_config=None (GLM-5-Next's MLA, indexer
+    # and KDA projections): vLLM holds them in BF16; an FP8 weight there fails the load unless `dequantized` names it.
+    unquantized_layers: tuple[str, ...] = ()
     # Tails of linears built with disable_tp=True (replicated on every rank, whatever their class).
     disable_tp: tuple[str, ...] = ()
     # Tails of checkpoint shards of unquantized linears that the loader dequantizes to BF16 when stored in FP8
@@ -186,11 +191,14 @@ class Arch(NamedTuple):
         """This layout as `profile`'s release builds it (None: the newest)."""
         if self.moved is not None and (profile is None or profile.has(self.moved[0])):
             return self.moved[1].for_release(profile)
-        styles = dict(self.styles)
+        styles, packed = dict(self.styles), self.packed
         for change, older in self.styles_before:
             if profile is not None and not profile.has(change):
                 styles.update(older)
-        return self._replace(styles=styles)
+        for change, older_packed in self.packed_before:
+            if profile is not None and not profile.has(change):
+                packed = older_packed
+        return self._replace(styles=styles, packed=packed)
 
 
 _QWEN2_MODEL = dict(sliding=MODEL_WINDOW, uniform_window_assert=True)
@@ -363,6 +371,45 @@ ARCHITECTURES.update({"MiniMaxM3SparseForCausalLM": _MINIMAX_M3,
                       "MiniMaxM3SparseForConditionalGeneration": _MINIMAX_M3._replace(towers=(_MINIMAX_M3_VISION,))})
 
 
+# GLM-5-Next / GLM-5.3-Flash (vllm/models/glm5next, 0.30-0.34; common/model.py from 0.31, nvidia/model.py in 0.30; the
+# same classes on CUDA, ROCm and CPU, XPU refused on import: IMPORT_REFUSALS). Decoder layers by config.layer_types:
+# KDA linear attention (common/kda.py Glm5NextLinearAttention, built with vllm_config.quant_config set to None: q, k,
+# v, b, f_a, g_a fused into in_proj_qkvbfg_a by load_weights' stacked_params_mapping, f_b_proj / g_b_proj columns,
+# o_proj row, the q / k / v short convolutions unquantized ColumnParallelLinears, fused into one conv1d from 0.34) or
+# GLM-5's sparse MLA (common/attention.py Glm5NextMLAAttention, quant_config=None: fused_qkv_a_proj, q_b_proj,
+# kv_b_proj, o_proj and the indexer's wq_b / wk_weights_proj all BF16; load_weights dequantizes an FP8 q_a_proj,
+# kv_a_proj_with_mqa, q_b_proj, o_proj (_try_load_fp8_attn_proj, KDA's o_proj too) and indexer.wk
+# (_try_load_fp8_indexer_wk)); its MLAAttention is self_attn.mla_attn.mla_attn on every platform. The MLP and the
+# MoE (GateLinear router without quant_config, DeepSeek-V3 grouped sigmoid routing, shared experts) carry the
+# quant config; MTP layers past num_hidden_layers are skipped (get_spec_layer_idx_from_weight_name). The
+# ForConditionalGeneration class builds the vision tower with quant_config=None (common/multimodal.py).
+# Not modelled: 0.34's MegaMoE (--moe-backend in NATIVE_MEGA_MOE_BACKENDS, expert parallel at TP 1) and ROCm
+# gfx950's fused shared experts (TP 4 / 8).
+_KDA_SHARDS = ("q_proj", "k_proj", "v_proj", "b_proj", "f_a_proj", "g_a_proj")
+_KDA_CONVS = ("self_attn.q_conv1d", "self_attn.k_conv1d", "self_attn.v_conv1d")
+_GLM5_NEXT_PACKED = {"gate_up_proj": LLAMA_PACKED["gate_up_proj"], "wk_weights_proj": ("wk", "weights_proj"),
+                     "in_proj_qkvbfg_a": _KDA_SHARDS}
+_GLM5_NEXT = _DSA._replace(
+    source="vllm:models/glm5next", packed={**_GLM5_NEXT_PACKED, "conv1d": ("q_conv1d", "k_conv1d", "v_conv1d")},
+    packed_before=(("glm5next-fused-conv", _GLM5_NEXT_PACKED),), mla_self_attention=frozenset(),
+    conv_linears=("self_attn.conv1d", *_KDA_CONVS),
+    unquantized_layers=("self_attn.in_proj_qkvbfg_a", "self_attn.f_b_proj", "self_attn.g_b_proj", "self_attn.o_proj",
+                        "self_attn.fused_qkv_a_proj", "self_attn.kv_a_proj_with_mqa", "self_attn.q_proj",
+                        "self_attn.q_b_proj", "self_attn.kv_b_proj", "indexer.wq_b"),
+    dequantized=("indexer.wk", "self_attn.q_a_proj", "self_attn.kv_a_proj_with_mqa", "self_attn.q_b_proj",
+                 "self_attn.o_proj"))
+# multimodal.py Glm5NextVisionTransformer (quant_config=None): blocks.N.attn.qkv a QKVParallelLinear over the
+# vision heads, attn.proj row, mlp gate / up -> gate_up_proj, down_proj row; merger.proj a ColumnParallelLinear,
+# merger gate / up -> gate_up_proj, down_proj row.
+_GLM5_NEXT_VISUAL = Tower("vllm:models/glm5next", ("model.visual.", "visual."),
+                          packed={"gate_up_proj": LLAMA_PACKED["gate_up_proj"]},
+                          vision_heads=True, quantized=False,
+                          styles={"attn.qkv": "QKVParallelLinear", "attn.proj": ROW, "merger.proj": COLUMN})
+ARCHITECTURES.update({"Glm5NextForCausalLM": _GLM5_NEXT,
+                      "Glm5NextForConditionalGeneration": _GLM5_NEXT._replace(towers=(_GLM5_NEXT_VISUAL,))})
+
+
+
 class CacheDTypeRule(NamedTuple):
     """One line of a model's verify_and_update_config (model_executor/models/config.py MODELS_CONFIG_MAP) that
     rewrites --kv-cache-dtype before any layer is built."""
@@ -374,10 +421,15 @@ class CacheDTypeRule(NamedTuple):
 
 
 # DeepseekV32ForCausalLM: bfloat16 -> auto (every release 0.25-0.34); GlmMoeDsaForCausalLM: auto -> fp8_e4m3 on SM10x
-# ("Using fp8 kv-cache for GlmMoeDsaForCausalLM on SM10x", from 0.32).
+# ("Using fp8 kv-cache for GlmMoeDsaForCausalLM on SM10x", from 0.32); Glm5NextForCausalLM / ForConditionalGeneration
+# (Glm5NextModelConfig): auto -> fp8 on SM10x where index_topk is set ("Using fp8 KV cache for GLM-5.3-Flash", from
+# 0.33; transformers' Glm5NextTextConfig sets index_topk 2048 unless config.json gives another).
+_GLM5_NEXT_CACHE = (CacheDTypeRule("auto", "fp8", 100, "glm5next-sm100-fp8-kv"),)
 MODEL_CACHE_DTYPE: dict[str, tuple[CacheDTypeRule, ...]] = {
     "DeepseekV32ForCausalLM": (CacheDTypeRule("bfloat16", "auto"),),
     "GlmMoeDsaForCausalLM": (CacheDTypeRule("auto", "fp8_e4m3", 100, "glm5-sm100-fp8-kv"),),
+    "Glm5NextForCausalLM": _GLM5_NEXT_CACHE,
+    "Glm5NextForConditionalGeneration": _GLM5_NEXT_CACHE,
 }
 
 

@@ -262,6 +262,8 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
         unquantized = _tower_sizes_refused(tower, config)
     elif unquantized_router:
         unquantized = "vLLM builds the MoE router with quant_config=None"
+    elif tower is None and tail_match(name, arch.unquantized_layers):
+        unquantized = f"vLLM builds it with quant_config=None ({arch.source[5:]})"
     dequantized = tuple(s.name for s in shards if tower is None and tail_match(s.name, arch.dequantized))
     if dequantized:
         unquantized = (f"vLLM builds it with quant_config=None ({arch.source[5:]}); an FP8 "

@@ -42,6 +42,9 @@ MODEL_STUB_RISKS = {
     "triton.Config": "a record of its arguments in vLLM's Triton placeholder (MODEL_STUB_RISKS): Mamba / GDN "
                      "kernel modules read num_stages / num_warps off their autotune configs at import time",
     "cuda (cuda-python)": "inert module: MiniMax-M2's RMS-norm workspace imports it at construction",
+    "vllm._flashkda_C": "inert module, and torch.ops._flashkda_C.get_workspace_size answers 0: the FlashKDA "
+                        "extension (0.34's GLM-5-Next / Kimi-K3 KDA prefill on sm90 / 100 / 120) sizes its "
+                        "workspace buffer at construction; a buffer size plays no part in any layer's method",
     "tokenspeed_mla": "inert module: a Requires-Dist of the wheels; TOKENSPEED_MLA's selection check imports it "
                       "(sm100), as fp8check assumes it installed",
     "torchvision": "inert module: imported with transformers' image processors by the vision-language model "
@@ -77,7 +80,7 @@ MODEL_STUB_RISKS = {
 # (a Requires-Dist of the 0.28 and 0.33 wheels: TokenspeedMLABackend.supports_combination imports it on sm100);
 # torchvision (the vision-language model files import transformers' image processors, which import it), resolved
 # only after transformers has recorded it as absent, so that transformers itself takes no torchvision path.
-MODEL_INERT = ("cuda", "tokenspeed_mla")
+MODEL_INERT = ("cuda", "tokenspeed_mla", "vllm._flashkda_C")
 LATE_INERT = ("torchvision",)
 # torch.ops namespaces of vLLM's compiled extensions, which modules reference at import time
 # (`ROTARY_OP = torch.ops._C.rotary_embedding.default` in the compile passes).
@@ -99,6 +102,13 @@ class _CompiledOp:
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(f"harness: compiled op torch.ops.{self._name} was called while building the model")
+
+
+class _FlashKDAOps(_CompiledOp):
+    """torch.ops._flashkda_C: its workspace size (a buffer's length, MODEL_STUB_RISKS) answers 0; other ops raise."""
+
+    def get_workspace_size(self, *args) -> int:
+        return 0
 
 
 class _Stream:
@@ -218,6 +228,7 @@ def _stub_compiled_namespaces() -> None:
 
     for namespace in COMPILED_NAMESPACES:
         setattr(torch.ops, namespace, _CompiledOp(namespace))
+    torch.ops._flashkda_C = _FlashKDAOps("_flashkda_C")
     # hasattr(torch.ops._rocm_C, X) is True here, so kernel modules register fake impls of compiled ops that do not
     # exist (0.34's hip_gdn_chunk.py): registering one for a stand-in namespace is a no-op.
     real_register_fake = torch.library.register_fake

@@ -312,7 +312,8 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
                              has_sink=layer.sinks, sliding_window=layer.sliding_window,
                              per_head_scales=kv.strategy == "attn_head" and method is not None,
                              use_mm_prefix=use_mm_prefix and not layer.mla, use_sparse=layer.sparse,
-                             index_topk=ckpt.config.index_topk if layer.sparse else None)
+                             index_topk=ckpt.config.index_topk if layer.sparse else None,
+                             mla_dims=ckpt.config.mla_dims if layer.mla else None)
         if layer.own_backend:
             choice = AttentionChoice(layer.own_backend, (), None)
         else:

@@ -110,6 +110,9 @@ WHEEL_CHANGES: dict[str, str] = {
                       "AttentionBackendEnum gains them) head CUDA's list for an mm-prefix layer on SM9x / SM10x",
     "flashinfer-mla-sparse-sm90": "0.30 wheel: FLASHINFER_MLA_SPARSE_SM90 (AttentionBackendEnum) joins SM90's MLA "
                                   "list: ahead of the sparse tail for head_size 512, after it otherwise",
+    "flashinfer-mla-sparse-nope": "0.30 wheel: FLASHINFER_MLA_SPARSE takes a no-rope MLA (qk_rope_head_dim 0) of "
+                                  "qk_nope_head_dim 256 and kv_lora_rank 512 (FlashInfer's one NoPE shape), not the "
+                                  "[128, 192] check",
     "mla-d512": "0.30 wheel: MLACommonBackend's head sizes gain 512 (320, 512, 576)",
     "flashinfer-sm90-sinks": "0.30 wheel: FLASHINFER supports attention sinks on SM90 (TRT-LLM XQA decode)",
     "nvfp4-ds-mla": "0.30 wheel: CacheDType gains nvfp4_ds_mla; FLASHMLA_SPARSE lists it on SM100 only "
@@ -171,6 +174,11 @@ WHEEL_CHANGES: dict[str, str] = {
                     "CPU hosts",
     "glm5-sm100-fp8-kv": "0.32 wheel: GlmMoeDsaForCausalLM.verify_and_update_config turns --kv-cache-dtype auto into "
                          "fp8_e4m3 on SM10x (model_executor/models/config.py)",
+    "glm5next-sm100-fp8-kv": "0.33 wheel: Glm5NextModelConfig.verify_and_update_config turns --kv-cache-dtype auto "
+                             "into fp8 on SM10x for a sparse-indexer config (index_topk set; model_executor/models/"
+                             "config.py)",
+    "glm5next-fused-conv": "0.34 wheel: GLM-5-Next's KDA loads q_conv1d / k_conv1d / v_conv1d into one conv1d "
+                           "ColumnParallelLinear (models/glm5next/common/kda.py _fused_qkv_conv1d; three before)",
     "ct-moe-ckpt-leaves": "0.32 wheel: compressed-tensors' get_moe_method asks for expert 0's projections by the "
                           "checkpoint's names (ckpt_gate/up/down_proj_name; gate_proj / up_proj / down_proj before)",
     "deepgemm-moe-exclusion": "0.33 wheel: the FP8 MoE oracle drops DEEPGEMM and BATCHED_DEEPGEMM for a model type "
@@ -255,6 +263,7 @@ _V029 = _release("0.29", _V028, ("marlin-late", "torch-fp8-support", 47434, "pbw
                  "block refinement")
 _V030 = _release("0.30", _V029, (49381, "xpu-moe-wna16", "quark-fp8-keys", "inc-bits-5-7", "cpu-router",
                                  "attn-selector-rswa", "attn-composite", "flashinfer-mla-sparse-sm90", "mla-d512",
+                                 "flashinfer-mla-sparse-nope",
                                  "flashinfer-sm90-sinks", "nvfp4-ds-mla", "rocm-kv-dtype-hint",
                                  "attention-backends-030", "cpu-moe-deepseek-routing", "glm5next"),
                  "as 0.29 for FP8 linear layers; ModelOpt's generic method; the mm-prefix composite backends")
@@ -271,13 +280,14 @@ _V032 = _release("0.32", _V031, ("humming-priority", "xpu-fp8-per-channel", "xpu
 _V033 = _release("0.33", _V032, ("cpu-fp8-channel", "modelopt-exclude-modules", "mxfp8-torch", "kv-quant-mode",
                                  "xpu-fa-d512", "xpu-triton-flash-attn", "cpu-attn-kv-check", "rocm-octave",
                                  "flash-attn-mla-sparse-fa4", "attention-backends-033", "aiter-moe-split",
-                                 "deepgemm-moe-exclusion"),
+                                 "deepgemm-moe-exclusion", "glm5next-sm100-fp8-kv"),
                  "CPU channel-wise FP8 kernel; AITER's FusedMoE classes split")
 
 _V034 = _release("0.34", _V033, ("xpu-fp8-per-token", "w4afp8", "fp-quant-removed", "ptpc-w8a16-refused",
                                  "cutlass-block-wording", "fa-fp8-kv-wording", "attention-backends-034",
                                  "attention-type-strenum", "mla-sliding-window-kv", "moe-oracle-wording",
-                                 "cpu-requires-triton", "extensible-kv-cache", "transformers-backend-034"),
+                                 "cpu-requires-triton", "extensible-kv-cache", "transformers-backend-034",
+                                 "glm5next-fused-conv"),
                  "XPU per-token FP8 activations; w4afp8; the extensible KV cache (utilization 1.0 on CUDA/ROCm); "
                  "x86 CPUs require triton-cpu")
 PROFILES: tuple[RuleProfile, ...] = (_V034, _V033, _V032, _V031, _V030, _V029, _V028, _V027, _V026, _V025)
