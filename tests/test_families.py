@@ -36,6 +36,16 @@ DSA = dict(num_hidden_layers=2, hidden_size=512, intermediate_size=1024, moe_int
            topk_method="noaux_tc", index_topk=2048, index_n_heads=4, index_head_dim=128, vocab_size=1000)
 DSA_SPEC = dict(transformers=True, hidden=512, quant="fp8-block", ignore=(
     "lm_head", "model.layers.0.self_attn.indexer.weights_proj", "model.layers.1.self_attn.indexer.weights_proj"))
+# DeepSeek-V4 (DeepSeek's own tensor names, FP8 experts): a sliding, a compressed-sparse (indexer) and a heavily
+# compressed layer, hash-routed then top-k MoE; the head, routers, indexer weights_proj and compressors BF16.
+DSV4 = dict(num_hidden_layers=3, hidden_size=512, moe_intermediate_size=256, num_attention_heads=4,
+            num_key_value_heads=1, head_dim=512, q_lora_rank=256, o_groups=2, o_lora_rank=256, index_n_heads=4,
+            index_head_dim=128, index_topk=64, n_routed_experts=4, n_shared_experts=1, num_experts_per_tok=2,
+            topk_method="noaux_tc", sliding_window=128, num_nextn_predict_layers=1, expert_dtype="fp8",
+            layer_types=["sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention"],
+            mlp_layer_types=["hash_moe", "moe", "moe"], vocab_size=1000)
+DSV4_SPEC = dict(transformers=True, hidden=512, ignore=("head", r"re:.*\.ffn\.gate$", r"re:.*\.indexer\.weights_proj$",
+                                                         r"re:.*\.compressor\.w(kv|gate)$"))
 # Nemotron-H: one mixer a layer (Mamba2, attention, relu2 MLP, MoE), per-channel FP8 as NVIDIA's exports.
 NEMOTRON_H = dict(hybrid_override_pattern="M*-E", mamba_num_heads=8, mamba_head_dim=64, n_groups=2,
                   ssm_state_size=128, conv_kernel=4, expand=1, use_conv_bias=True, mlp_hidden_act="relu2",
@@ -219,6 +229,13 @@ FAMILIES = [
     ("glm-5", dict(architecture="GlmMoeDsaForCausalLM", model_type="glm_moe_dsa", extra_config=DSA, **DSA_SPEC), 2,
      {"model.layers.1.self_attn.indexer.wq_b": ("ReplicatedLinear", "vllm:models/deepseek_v32"),
       "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:models/deepseek_v32")}),
+    ("deepseek-v4", dict(architecture="DeepseekV4ForCausalLM", model_type="deepseek_v4", quant="fp8-block",
+                         extra_config=DSV4, **DSV4_SPEC), 2,
+     {"model.layers.1.attn.fused_wqa_wkv": ("MergedColumnParallelLinear", "vllm:models/deepseek_v4"),
+      "model.layers.1.attn.wo_b": ("RowParallelLinear", "vllm:models/deepseek_v4"),
+      "model.layers.1.attn.indexer.wq_b": ("ReplicatedLinear", "vllm:models/deepseek_v4"),
+      "model.layers.1.attn.compressor.fused_wkv_wgate": ("MergedColumnParallelLinear", "vllm:models/deepseek_v4"),
+      "model.layers.1.ffn.shared_experts.gate_up_proj": ("MergedColumnParallelLinear", "vllm:models/deepseek_v4")}),
     ("nemotron-h", dict(architecture="NemotronHForCausalLM", model_type="nemotron_h", quant="ct-fp8-dynamic",
                         extra_config=NEMOTRON_H, **HF), 2,
      {"backbone.layers.0.mixer.in_proj": ("MergedColumnParallelLinear", "vllm:nemotron_h.py"),
@@ -560,6 +577,77 @@ def test_dsa_attention_is_sparse_mla_and_the_indexer_is_laid_out(make_checkpoint
     wk = next(layer for layer in rep.layers if layer.name.endswith("indexer.wk_weights_proj"))
     assert wk.scheme.startswith("Unquantized") and wk.weight_dtype == "BF16/F8_E4M3" and wk.ok
     assert "dequantized to BF16 at load" in " ".join(wk.notes)
+
+
+@pytest.mark.parametrize("platform,backend", [("h100", "FLASHMLA_SPARSE_DSV4"), ("b200", "FLASHMLA_SPARSE_DSV4"),
+                                              ("mi300x", "ROCM_FLASHMLA_SPARSE_DSV4"), ("cpu", "CPU_V4_MLA_SPARSE")])
+def test_deepseek_v4_fusions_unquantized_layers_and_own_attention(make_checkpoint, platform, backend):
+    """DeepSeek-V4 (models/deepseek_v4): wq_a + wkv fused into a replicated fused_wqa_wkv, each compressor's wkv +
+    wgate into an unquantized, replicated fused_wkv_wgate (the same wkv name, another fusion), wo_b a row-parallel
+    linear; the routers, the indexer's weights_proj and the head built without the quant config; `embed` is the
+    embedding, no linear. Each layer's `attn` is the model's own attention layer: its platform class's backend (no
+    selector) and DeepSeek's fp8_ds_mla KV cache, whose layout refuses a BF16 cache."""
+    folder = make_checkpoint(architecture="DeepseekV4ForCausalLM", model_type="deepseek_v4", data="sparse",
+                             quant="fp8-block", extra_config=DSV4, **DSV4_SPEC)
+    rep = inspect(folder, platform, tp=2)
+    layers = {layer.name: layer for layer in rep.layers}
+    assert not {name.rsplit(".", 1)[-1] for name in layers} & {"wq_a", "wkv", "wgate", "w1", "w3", "embed_tokens"}
+    ckpt = open_local(folder)
+    split = {m.name: m.tp_split for m in build_layout(ckpt.tensors, ckpt.config).linears}
+    assert [split[f"model.layers.1.attn.{leaf}"] for leaf in ("fused_wqa_wkv", "compressor.fused_wkv_wgate",
+                                                               "wq_b")] == [False, False, True]
+    unquantized = {name for name, layer in layers.items() if layer.scheme.startswith("Unquantized")}
+    assert unquantized == {"head", "model.layers.1.attn.indexer.weights_proj",
+                           *(f"model.layers.{i}.ffn.gate" for i in range(3)),
+                           *(f"model.layers.{i}.attn.compressor.fused_wkv_wgate" for i in (1, 2)),
+                           "model.layers.1.attn.indexer.compressor.fused_wkv_wgate"}
+    assert rep.ok, [e for layer in rep.layers for e in layer.errors] + list(rep.errors)
+    assert [(a.name, a.backend, a.kv_cache_dtype, a.kv_method) for a in rep.attention] == [
+        (f"model.layers.{i}.attn", backend, "fp8_ds_mla", None) for i in range(3)]
+    refused = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform(platform), LATEST,
+                                                                    kv_cache_dtype="bfloat16"))
+    assert "fp8_ds_mla layout only supports fp8 kv-cache, got bfloat16" in refused.attention[0].errors[0]
+
+
+@pytest.mark.parametrize("release,scheme", [("0.33", "CompressedTensorsW8A8Fp8"), ("0.34", "UnquantizedLinearMethod")])
+def test_deepseek_v4_grouped_wo_a_escapes_a_compressed_tensors_linear_target(make_checkpoint, release, scheme):
+    """0.34 builds wo_a as DeepseekV4GroupedWoA, whose class name holds no "Linear": compressed-tensors' "Linear"
+    target (find_matched_target's class-name match) misses it, so vLLM builds it unquantized and its FP8 weight
+    would load unscaled; 0.33's plain ColumnParallelLinear is matched."""
+    folder = make_checkpoint(architecture="DeepseekV4ForCausalLM", model_type="deepseek_v4", data="sparse",
+                             quant="ct-fp8-block", extra_config=DSV4, **DSV4_SPEC)
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(release)))
+    wo_a = next(layer for layer in rep.layers if layer.name == "model.layers.0.attn.wo_a")
+    assert wo_a.scheme == scheme and bool(wo_a.errors) == (release == "0.34")
+
+
+@pytest.mark.parametrize("expert_dtype,scheme", [("fp8", "Fp8MoEMethod"), (None, "Mxfp4MoEMethod"),
+                                                 ("fp4", "Mxfp4MoEMethod")])
+def test_deepseek_v4_fp8_config_makes_mxfp4_experts_unless_expert_dtype_is_fp8(make_checkpoint, expert_dtype, scheme):
+    """DeepseekV4FP8Config (an "fp8" quantization_config of a deepseek_v4 model): the experts are Mxfp4MoEMethod
+    unless config.json's expert_dtype is "fp8", so FP8-stored experts would not load."""
+    config = {k: v for k, v in DSV4.items() if k != "expert_dtype"} | ({"expert_dtype": expert_dtype} if expert_dtype
+                                                                         else {})
+    rep = inspect(make_checkpoint(architecture="DeepseekV4ForCausalLM", model_type="deepseek_v4", data="sparse",
+                                  quant="fp8-block", extra_config=config, **DSV4_SPEC))
+    assert {m.scheme for m in rep.moes} == {scheme}
+    errors = [e for m in rep.moes for e in m.errors]
+    assert bool(errors) == (scheme != "Fp8MoEMethod") and all('"expert_dtype": "fp8"' in e for e in errors)
+
+
+def test_deepseek_v4_mtp_block_is_skipped_by_the_mapper():
+    """_make_deepseek_v4_weights_mapper maps "mtp." to None: the main model never loads the MTP block."""
+    from fp8check.core.checkpoint.local import parse_model_config
+    from fp8check.core.checkpoint.safetensors_header import TensorInfo
+
+    names = {"layers.0.attn.wo_b.weight": (512, 512), "mtp.0.attn.wo_b.weight": (512, 512),
+             "mtp.0.ffn.experts.0.w1.weight": (256, 512)}
+    tensors = {name: TensorInfo(name, "BF16", shape, 0, 0, "model.safetensors") for name, shape in names.items()}
+    config = parse_model_config({"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4",
+                                    "num_hidden_layers": 1, "num_nextn_predict_layers": 1})
+    layout = build_layout(tensors, config)
+    assert [m.name for m in layout.linears] == ["layers.0.attn.wo_b"] and not layout.moes
+    assert [s.prefix for s in layout.skipped] == ["mtp."] and "hf_to_vllm_mapper" in layout.skipped[0].reason
 
 
 @pytest.mark.parametrize("platform,error", [("h100", None), ("cpu", "is_act_and_mul=False")])

@@ -58,6 +58,11 @@ EXPECTED: dict[tuple[str, str], str] = {
                                       "stacked_params_mapping (deepseek_v2.py), without a packed_modules_mapping "
                                       "entry"
        for a in _DSA},
+    ("DeepseekV4ForCausalLM", "packed:fused_wkv_wgate"): "models/deepseek_v4's amd / cpu model classes leave "
+                                                         "fused_wkv_wgate out of packed_modules_mapping (nvidia / "
+                                                         "xpu list it); compressor.py builds it with "
+                                                         "quant_config=None everywhere, so no ignore list is matched "
+                                                         "against it",
     ("Qwen2MoeForCausalLM", "packed:gate_up_proj"): "qwen2_moe.py's __init__ adds gate_up_proj when mlp_only_layers "
                                                     "or shared_expert_intermediate_size > 0 (a shared expert: every "
                                                     "released Qwen2-MoE)",

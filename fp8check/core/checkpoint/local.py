@@ -80,6 +80,7 @@ class ModelConfig(NamedTuple):
     # language model's class from, config/vllm.py VllmConfig.with_hf_config); () without a text_config.
     text_architectures: tuple[str, ...] = ()
     text_model_type: str = ""
+    expert_dtype: str | None = None   # DeepSeek-V4: "fp8" or "fp4" (the default vLLM reads when absent)
 
 
 @dataclass(frozen=True)
@@ -182,6 +183,8 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         router_keys=tuple((key, sizes[key]) for key in ROUTER_KEYS if isinstance(sizes.get(key), (str, bool, int))),
         sliding=_sliding_keys(sizes, model_type, opt_int, where),
         **_text_model(text if isinstance(text, dict) else None, where),
+        expert_dtype=sizes["expert_dtype"] if isinstance(sizes.get("expert_dtype"), str)
+        and is_printable(sizes["expert_dtype"]) else None,
     )
 
 

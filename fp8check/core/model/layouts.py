@@ -186,6 +186,13 @@ class Arch(NamedTuple):
     # the text model of the class text_config resolves to (text_model_architecture); where the table has it, its
     # layout is the text model's, under this entry's towers.
     registered_text_model: bool = False
+    # Platform kind ("cuda:120": a CUDA capability family) -> the backend of a model whose decoder layers' `attn` is
+    # the model file's own AttentionLayerBase (DeepSeek-V4), whose platform class names its backend itself
+    # (backend_cls): vLLM's attention selector is never asked. Empty: vLLM's Attention / MLAAttention.
+    own_attention: dict[str, str] = {}
+    # True: an "fp8" quantization_config becomes the model's own FP8 config whose FusedMoE method is MXFP4 unless
+    # config.json's expert_dtype is "fp8" (DeepSeek-V4: quant_config.py DeepseekV4FP8Config, the default "fp4").
+    fp4_experts_by_default: bool = False
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
@@ -407,6 +414,40 @@ _GLM5_NEXT_VISUAL = Tower("vllm:models/glm5next", ("model.visual.", "visual."),
                           styles={"attn.qkv": "QKVParallelLinear", "attn.proj": ROW, "merger.proj": COLUMN})
 ARCHITECTURES.update({"Glm5NextForCausalLM": _GLM5_NEXT,
                       "Glm5NextForConditionalGeneration": _GLM5_NEXT._replace(towers=(_GLM5_NEXT_VISUAL,))})
+
+
+# DeepSeek-V4 (vllm.models.deepseek_v4, 0.30-0.34; the class resolved per platform: nvidia/, amd/, xpu/, cpu/
+# model.py, the same linears; 0.33 -> 0.34 changed loading and ROCm kernels, not the modules). Checkpoints keep
+# DeepSeek's own names (layers.N.attn.wq_a, ffn.experts.E.w1, embed, head; hf_to_vllm_mapper adds "model." and maps
+# every name holding "mtp." to None). attention.py DeepseekV4Attention: wq_a + wkv fused into fused_wqa_wkv
+# (MergedColumnParallelLinear, disable_tp), wq_b column, wo_b RowParallelLinear; DeepseekV4Indexer (compress-ratio-4
+# layers): wq_b a quantized ReplicatedLinear, weights_proj a ReplicatedLinear with quant_config=None; compressor.py
+# DeepseekCompressor (attn.compressor and attn.indexer.compressor): wkv + wgate fused into fused_wkv_wgate
+# (quant_config=None, disable_tp; an FP8 shard's scale has no parameter to load into). nvidia/model.py
+# DeepseekV4MoE: gate a GateLinear (no quant_config), shared_experts w1 + w3 -> gate_up_proj, w2 -> down_proj;
+# DeepseekV4ForCausalLM: ParallelLMHead without quant_config. Routing: FusedMoE's scoring_func (default
+# sqrtsoftplus), renormalize=norm_topk_prob, a bias when topk_method == "noaux_tc", no expert groups.
+# wo_a: a ColumnParallelLinear until 0.33, DeepseekV4GroupedWoA (its subclass, common/grouped_wo_a.py) from 0.34,
+# which compressed-tensors' class-name target "Linear" no longer matches (find_matched_target): under a "Linear"
+# target an FP8 wo_a is then built unquantized.
+DSV4_GROUPED_WO_A = "DeepseekV4GroupedWoA"
+_DSV4_PACKED = {"gate_up_proj": ("w1", "w3"), "fused_wqa_wkv": ("wq_a", "wkv"), "fused_wkv_wgate": ("wkv", "wgate")}
+_DSV4 = Arch("vllm:models/deepseek_v4", packed=_DSV4_PACKED,
+             styles={"attn.wo_a": DSV4_GROUPED_WO_A, "attn.wo_b": ROW, "indexer.wq_b": REPLICATED,
+                     "indexer.weights_proj": REPLICATED, "head": "ParallelLMHead"},
+             styles_before=(("dsv4-grouped-wo-a", {"attn.wo_a": COLUMN}),),
+             unquantized=("ffn.gate", "indexer.weights_proj", "compressor.fused_wkv_wgate"),
+             disable_tp=("attn.fused_wqa_wkv", "compressor.fused_wkv_wgate"), head_quant_config=False,
+             spec_substrings=("mtp.",), sliding=MODEL_WINDOW, fp4_experts_by_default=True,
+             router=Router(("scoring_func", "sqrtsoftplus"), ("norm_topk_prob", True), None,
+                           ("topk_method", "noaux_tc")),
+             # The attention class per platform and its backend_cls.get_name(), 0.30-0.34: nvidia/model.py
+             # _select_dsv4_attn_cls (no --attention-backend: FlashMLA, FlashInfer's SM120 class on SM12x),
+             # amd/rocm.py, cpu/cpu_sparse.py, xpu/xpu_sparse.py.
+             own_attention={"cuda": "FLASHMLA_SPARSE_DSV4", "cuda:120": "FLASHINFER_MLA_SPARSE_DSV4",
+                            "rocm": "ROCM_FLASHMLA_SPARSE_DSV4", "cpu": "CPU_V4_MLA_SPARSE",
+                            "xpu": "XPU_V4_MLA_SPARSE"})
+ARCHITECTURES["DeepseekV4ForCausalLM"] = _DSV4
 
 
 

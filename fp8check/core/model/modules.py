@@ -226,25 +226,34 @@ def _fuse(weights: dict[str, Shard], config: ModelConfig, arch: Arch) -> tuple[L
         parent, _, leaf = prefix.rpartition(".")
         tower = tower_for(arch, prefix)
         packed = _packed(arch, tower, config)
-        fused = next(((f, parts) for f, parts in packed.items() if leaf in parts), None)
+        # A shard may belong to several packed entries (DeepSeek-V4's wkv: fused_wqa_wkv beside wq_a,
+        # fused_wkv_wgate beside wgate): the first whose shards the same parent holds.
+        fused = next(((f, names) for f, parts in packed.items() if leaf in parts
+                      for names in [_shard_names(parent, parts, weights, arch, tower)]
+                      if all(n in weights for n in names)), None)
         if fused:
-            fused_leaf, parts = fused
-            names = [f"{parent}.{p}" if parent else p for p in parts]
-            if arch.k_eq_v and tower is None and parts == LLAMA_QKV and names[2] not in weights:
-                names = names[:2]  # V read from K: the QKV's shards are q, k, k
-            if tower is None and parts == LLAMA_QKV and all(n in weights for n in names):
-                # MiniMax-M3's sparse layers: the indexer's projections load into the same qkv_proj
-                names += [n for n in (f"{parent}.{p}" if parent else p for p in arch.indexer_shards) if n in weights]
-            if all(n in weights for n in names):
-                used.update(names)
-                shards = tuple(weights[n] for n in names)
-                name = f"{parent}.{fused_leaf}" if parent else fused_leaf
-                modules.append(_module(name, shards, config, arch, tower, fused=True))
-                continue
+            fused_leaf, names = fused
+            used.update(names)
+            shards = tuple(weights[n] for n in names)
+            name = f"{parent}.{fused_leaf}" if parent else fused_leaf
+            modules.append(_module(name, shards, config, arch, tower, fused=True))
+            continue
         used.add(prefix)
         # A layer stored fused on disk (Phi-3's qkv_proj) is still a packed_modules_mapping key.
         modules.append(_module(prefix, (weights[prefix],), config, arch, tower, fused=leaf in packed))
     return tuple(modules)
+
+
+def _shard_names(parent: str, parts: tuple[str, ...], weights: dict[str, Shard], arch: Arch,
+                 tower: Tower | None) -> list[str]:
+    """The checkpoint names of a packed entry's shards under `parent`."""
+    names = [f"{parent}.{p}" if parent else p for p in parts]
+    if arch.k_eq_v and tower is None and parts == LLAMA_QKV and names[2] not in weights:
+        names = names[:2]  # V read from K: the QKV's shards are q, k, k
+    if tower is None and parts == LLAMA_QKV and all(n in weights for n in names):
+        # MiniMax-M3's sparse layers: the indexer's projections load into the same qkv_proj
+        names += [n for n in (f"{parent}.{p}" if parent else p for p in arch.indexer_shards) if n in weights]
+    return names
 
 
 def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arch, tower: Tower | None,

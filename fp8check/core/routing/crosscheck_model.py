@@ -33,7 +33,7 @@ MODEL_STUB_RISKS = {
                           "comes from a mock; hasattr(torch.ops._C, X) is True for every X",
     "in_the_same_node_as": "every rank on one node (a collective over the CPU group, which the stand-in groups "
                            "cannot run): what 0.34's sparse-MLA context-parallel buffers ask while building",
-    "torch.cuda.Stream / Event": "stand-in objects: the auxiliary stream and events of shared-expert / MLA "
+    "torch.cuda / torch.xpu Stream / Event": "stand-in objects: the auxiliary stream and events of shared-expert / MLA "
                                  "overlap are created at construction and never used before loading",
     "ExpertMapManager.get_compressed_map_string": "a fixed string: 0.28 formats its expert map for a log line "
                                                    "while building, which the meta device cannot",
@@ -242,6 +242,9 @@ def _stub_compiled_namespaces() -> None:
     torch.library.register_fake = register_fake
     # Shared-expert and MLA overlap: vLLM creates an auxiliary CUDA stream while building (utils.aux_stream()).
     torch.cuda.Stream = torch.cuda.Event = _Stream
+    # DeepSeek-V4's XPU attention (models/deepseek_v4/xpu/xpu_sparse.py) swaps torch.cuda.Event for
+    # torch.xpu.Event while building, whose real class raises without a device.
+    torch.xpu.Stream = torch.xpu.Event = _Stream
     # Without Triton, vLLM's triton.language placeholder names some dtypes; kernel modules imported while the
     # attention selector resolves a backend (ROCm) name others (tl.bfloat16) at import time.
     from vllm.triton_utils import importing
@@ -438,7 +441,8 @@ def _attention_row(module, method, types_: list[str]) -> dict:
     """An Attention / MLAAttention layer: the KV cache dtype it resolved (`kv_cache_dtype`, "auto" kept as vLLM
     keeps it), its KV cache method (None: the format gives it none) and the backend the release's selector chose,
     as its AttentionBackendEnum name (`get_name()`)."""
-    backend = getattr(module, "attn_backend", None)
+    # DeepSeek-V4's attention layer (models/deepseek_v4/attention.py) holds its backend as backend_cls.
+    backend = getattr(module, "attn_backend", None) or getattr(module, "backend_cls", None)
     return {"kind": "attention", "type": type(module).__name__, "types": types_,
             "scheme": type(method).__name__ if method is not None else None, "kernel": None,
             "kv_cache_dtype": str(module.kv_cache_dtype), "backend": backend.get_name() if backend else None}

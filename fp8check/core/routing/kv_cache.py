@@ -56,6 +56,13 @@ if TYPE_CHECKING:  # annotations only
 _DENSE = re.compile(r"^(.*\.layers\.(\d+)\.(?:self_attn|mixer))\.qkv_proj$")  # Nemotron-H: mixer.qkv_proj
 _Q_ONLY = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.q_proj$")  # a KV-shared layer's query projection
 _MLA = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.(?:fused_qkv_a_proj|kv_a_proj_with_mqa)$")
+# DeepSeek-V4's attention (models/deepseek_v4/attention.py DeepseekV4Attention): the parent of its fused_wqa_wkv, whose
+# second shard (wkv) is the head; its checkpoint names have no "model." root.
+_OWN = re.compile(r"^((?:.*\.)?layers\.(\d+)\.attn)\.fused_wqa_wkv$")
+# DeepseekV4Attention's KV cache (_resolve_dsv4_kv_cache_dtype, 0.30-0.34): DeepSeek's fp8_ds_mla block format, a
+# 576-byte slot per token (attention.py), for "auto" and any FP8 --kv-cache-dtype; anything else is refused.
+FP8_DS_MLA = "fp8_ds_mla"
+FP8_DS_MLA_BYTES = 576
 _LAYER_INDEX = re.compile(r"\.layers\.\d+\.")
 KV_PARAMS = ("k_scale", "v_scale")
 # ModelArchConfigConvertorBase.is_mm_prefix_lm's MM_PREFIX_LM_MODELS (transformers_utils/
@@ -78,20 +85,37 @@ class AttentionLayer(NamedTuple):
     sinks: bool
     sliding_window: int | None = None  # None: full attention (MLA: always)
     sparse: bool = False              # DeepSeek sparse attention: an MLA layer with an indexer
+    own_backend: str | None = None    # the backend of the model's own attention layer (Arch.own_attention)
     shared: bool = False              # reuses an earlier layer's KV cache (Gemma-4's KV-shared layers): no cache
     # The backend of a layer that is its own attention (layouts.Arch.indexer_backend: MiniMax-M3's sparse layers),
     # with no KV cache method; None: the platform's selector picks one.
     own_backend: str | None = None
 
 
-def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str = "") -> tuple[AttentionLayer, ...]:
+def own_attention_backend(arch, platform_kind: str, cc: int | None) -> str | None:
+    """The backend of the model's own attention layer on this platform (Arch.own_attention), or None."""
+    if arch is None or not arch.own_attention:
+        return None
+    family = f"{platform_kind}:{(cc or 0) // 10 * 10}"
+    return arch.own_attention.get(family, arch.own_attention.get(platform_kind))
+
+
+def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str = "",
+                     cc: int | None = None) -> tuple[AttentionLayer, ...]:
     """Every attention layer of the main model, in layer order, named as the model class vLLM resolves on
-    `platform_kind` names it."""
+    `platform_kind` (CUDA capability `cc`) names it."""
     arch = model_arch(ckpt.config)
     windows = attention_windows(ckpt.config, arch).windows
     layers = []
+    own_backend = own_attention_backend(arch, platform_kind, cc)
     for module in layout.linears:
         if arch is not None and tower_for(arch, module.name):
+            continue
+        own = _OWN.match(module.name) if own_backend else None
+        if own:
+            layers.append(AttentionLayer(own.group(1), own.group(1), int(own.group(2)), module.output_sizes[1],
+                                         ckpt.config.num_attention_heads or 1, 1, True, False, sparse=True,
+                                         own_backend=own_backend))
             continue
         dense = _DENSE.match(module.name) if module.layer_type == "QKVParallelLinear" and module.heads else None
         mla = None if dense else _MLA.match(module.name)
@@ -282,12 +306,13 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
                         ctx: RoutingContext, model_dtype: str) -> Callable[[int], tuple[AttentionReport, ...]]:
     """The attention layers' reports at a TP size (inspect's TP and its sweep): what does not depend on TP (the
     layers, their KV methods, the scales they load) is read once; identical layers share one backend selection."""
-    layers = attention_layers(ckpt, layout, ctx.kind)
+    layers = attention_layers(ckpt, layout, ctx.kind, ctx.cc)
     use_mm_prefix = mm_prefix_lm(ckpt)
     kv = kv_config(quant, ckpt.config.raw_quantization_config)
     mla_model = any(layer.mla for layer in layers)
     grouped = _scales_by_layer(layout, layers, kv)
     window_error = attention_windows(ckpt.config, model_arch(ckpt.config)).error
+    # The model's own attention layer asks the quant config for no KV cache method.
     methods = {layer.name: None if layer.own_backend else kv.method_for(layer.name, layer.mla) for layer in layers}
     loads = {layer.name: _load(layer, grouped.get(layer.prefix, []), methods[layer.name], kv, ckpt, mla_model)
              for layer in layers}
@@ -303,6 +328,8 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
     requested = model_cache_dtype(ckpt.config.architectures, options.kv_cache_dtype, ctx)
 
     def _report(layer: AttentionLayer, method: str | None, load: _Loaded, tp: int) -> AttentionReport:
+        if layer.own_backend:
+            return _own_report(layer, requested, tp)
         kv_dtype = resolve(requested, kv, layer.mla, _skipped(layer, options.kv_cache_dtype_skip_layers))
         stored = stored_dtype(kv_dtype, model_dtype, options.platform.fp8_dtype)
         heads = max(1, layer.num_heads // tp)
@@ -354,6 +381,22 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
         )
 
     return reports_at
+
+
+def _own_report(layer: AttentionLayer, requested: str, tp: int) -> AttentionReport:
+    """A DeepseekV4Attention layer: its platform class's backend, its fp8_ds_mla KV cache (or vLLM's refusal)."""
+    errors = ()
+    if requested != AUTO and not requested.startswith("fp8"):
+        errors = (f"ValueError: DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got {requested}. Please "
+                  "set `--kv-cache-dtype fp8` or select a backend that supports bfloat16 KV cache.",)
+    notes = (f"the model's own attention layer ({layer.own_backend}, chosen by its model file, not vLLM's attention "
+             "selector), with its sliding-window, compressor and indexer caches; only the main fp8_ds_mla cache is "
+             "counted",)
+    return AttentionReport(
+        name=layer.name, kind="MLA", head_size=layer.head_size, num_heads=max(1, layer.num_heads // tp),
+        num_kv_heads=1, kv_cache_dtype=requested if errors else FP8_DS_MLA, cache_dtype="uint8", kv_method=None,
+        scale_strategy=None, scales=(), backend=layer.own_backend, rejected=(), errors=errors, warnings=(),
+        notes=notes, cache_bytes_per_token=FP8_DS_MLA_BYTES)
 
 
 def sliding_share(reports: tuple[AttentionReport, ...]) -> SlidingShare | None:

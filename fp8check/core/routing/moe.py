@@ -64,6 +64,7 @@ class MoEPlacement(NamedTuple):
 
 # FusedMoEConfig (fused_moe/config.py, every release 0.25-0.34), verbatim: non-gated experts off CUDA / ROCm / XPU.
 NON_GATED_REFUSED = "is_act_and_mul=False is supported only for CUDA, XPU and ROCm for now"
+MXFP4_MOE = "Mxfp4MoEMethod"
 
 
 def expert_shapes(moe: MoEModule) -> ExpertShapes:
@@ -111,6 +112,24 @@ def select_method(moe: MoEModule, shapes: ExpertShapes, quant, profile: RuleProf
         return MoEMethod(UNQUANTIZED_MOE, note="the model has no quantization_config")
     leaves = tuple(shapes.leaves.get(role, default) for role, default in DEFAULT_LEAVES)
     return FORMATS[quant.method].moe_method(moe.name, leaves, quant, profile)
+
+
+def _expert_dtype(method: MoEMethod, config: ModelConfig, quant, dtypes: str) -> MoEMethod:
+    """DeepseekV4FP8Config.get_quant_method (models/deepseek_v4/quant_config.py, 0.30-0.34): with an "fp8"
+    quantization_config, experts are Mxfp4MoEMethod unless config.json's expert_dtype is "fp8" (FP8 block experts,
+    Fp8Config's method); FP8-stored experts then do not load."""
+    arch = model_arch(config)
+    if arch is None or not arch.fp4_experts_by_default or quant is None or quant.method != "fp8" \
+            or method.method == UNQUANTIZED_MOE or config.expert_dtype == "fp8":
+        return method
+    why = f"expert_dtype {config.expert_dtype!r}" if config.expert_dtype else "no expert_dtype (vLLM reads 'fp4')"
+    error = None
+    if "F8_E4M3" in dtypes:
+        error = (f"vLLM builds these experts as MXFP4 (Mxfp4MoEMethod: DeepseekV4FP8Config, config.json has {why}) "
+                 "but the checkpoint stores them in F8_E4M3: add \"expert_dtype\": \"fp8\" to config.json")
+    return MoEMethod(MXFP4_MOE, error=error, note=(
+        f"DeepseekV4FP8Config: config.json has {why}, so the experts are MXFP4 (Mxfp4MoEMethod); which MXFP4 "
+        "backend vLLM picks is not predicted (not judged)"))
 
 
 def experts_per_rank(num_experts: int, ep: int) -> str:
@@ -295,7 +314,7 @@ def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], qu
                                      (), ("experts are stored fused (not one tensor set per expert): fp8check does not "
                                           "predict their method or backend yet",), layout=moe.layout))
             continue
-        method = select_method(moe, shapes, quant, ctx.profile)
+        method = _expert_dtype(select_method(moe, shapes, quant, ctx.profile), config, quant, dtypes)
         activation = _moe_activation(config, moe.name)
         if activation != "silu" and method.weight_key is not None:
             method = method._replace(weight_key=None, activation_key=None, note=(

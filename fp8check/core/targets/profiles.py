@@ -223,6 +223,9 @@ WHEEL_CHANGES: dict[str, str] = {
     "transformers-backend-034": "0.34 wheel: GemmaForCausalLM, OlmoeForCausalLM, StableLmForCausalLM and "
                                 "AriaForConditionalGeneration move to the Transformers backend (their model files "
                                 "are deleted); Keye and KeyeVL1_5 leave the registry",
+    "dsv4-grouped-wo-a": "0.34 wheel: DeepSeek-V4's attention builds wo_a as DeepseekV4GroupedWoA (a "
+                         "ColumnParallelLinear, models/deepseek_v4/common/grouped_wo_a.py), whose class name a "
+                         "compressed-tensors 'Linear' target does not match",
 }
 
 
@@ -287,7 +290,7 @@ _V034 = _release("0.34", _V033, ("xpu-fp8-per-token", "w4afp8", "fp-quant-remove
                                  "cutlass-block-wording", "fa-fp8-kv-wording", "attention-backends-034",
                                  "attention-type-strenum", "mla-sliding-window-kv", "moe-oracle-wording",
                                  "cpu-requires-triton", "extensible-kv-cache", "transformers-backend-034",
-                                 "glm5next-fused-conv"),
+                                 "glm5next-fused-conv", "dsv4-grouped-wo-a"),
                  "XPU per-token FP8 activations; w4afp8; the extensible KV cache (utilization 1.0 on CUDA/ROCm); "
                  "x86 CPUs require triton-cpu")
 PROFILES: tuple[RuleProfile, ...] = (_V034, _V033, _V032, _V031, _V030, _V029, _V028, _V027, _V026, _V025)
