@@ -963,3 +963,16 @@ def test_a_mistral_format_checkpoint_is_refused_by_name(tmp_path):
     (tmp_path / "consolidated.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + bytes(8))
     with pytest.raises(InputError, match="a Mistral-format checkpoint .*--config-format mistral"):
         open_local(str(tmp_path))
+
+
+@pytest.mark.parametrize("vllm,platform,error", [
+    ("0.34", "h100", "AssertionError: 4 is not divisible by 8"),           # DeepseekV4GroupedWoA: divide()
+    ("0.33", "cpu", "integer division or modulo by zero"),                  # cpu_sparse.py divides while building
+    ("0.33", "h100", None),                                                 # builds with 0 groups a rank
+])
+def test_deepseek_v4_output_groups_split_over_tp(make_checkpoint, vllm, platform, error):
+    folder = make_checkpoint(architecture="DeepseekV4ForCausalLM", model_type="deepseek_v4", quant="fp8-block",
+                             extra_config=dict(DSV4, o_groups=4), **DSV4_SPEC)
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform(platform), select_profile(vllm), tp=8))
+    raised = [e for e in rep.errors if "output groups" in e or "is not divisible by 8" in e]
+    assert [e[:len(error)] for e in raised] == ([error] if error else [])

@@ -497,10 +497,6 @@ OPEN = (
      "know the model type (the harness's 5.20.2; always on 0.31-0.33, whose pins end below 5.21) and with 5.22 "
      "resolves it to the Transformers backend (registry.py _try_resolve_transformers); fp8check models neither and "
      "lays the checkpoint out by guess (not judged)"),
-    (r"\|deepseek-v4\|[^|]*\|\(model\)\|(AssertionError: \d+ is not divisible by \d+|ZeroDivisionError)",
-     "DeepSeek-V4's attention splits its o_groups output groups over TP (attention.py n_local_groups; 0.34's "
-     "DeepseekV4GroupedWoA divide() asserts, 0.33 divides by zero later): TP above o_groups is refused, which "
-     "fp8check does not model yet"),
     (r"\|(qwen2\.5-vl|qwen3-vl|qwen3-vl-moe|gemma-3-vision(-256)?|mistral-3|ministral-3-vl|mistral-large-3-hf|"
      r"llama-4-vision)\|"
      r"(fbgemm-fp8|quark-[a-z0-9-]+)\|",

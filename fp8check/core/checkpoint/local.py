@@ -56,6 +56,7 @@ class ModelConfig(NamedTuple):
     num_mtp_modules: int = 0                # MiniMax-M2's name for the same
     first_k_dense_replace: int | None = None  # DeepSeek / GLM: layers below it are dense, the rest MoE
     index_topk: int | None = None      # DeepSeek sparse attention: the indexer's top-k (sparse backends check it)
+    o_groups: int | None = None        # DeepSeek-V4: the attention output's groups, split over TP
     # MLA (qk_nope_head_dim, qk_rope_head_dim, v_head_dim) when config.json gives all three (MLA backends check them)
     mla_dims: tuple[int, int, int] | None = None
     vocab_size: int | None = None
@@ -167,6 +168,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         num_mtp_modules=opt_int("num_mtp_modules", minimum=0) or 0,
         first_k_dense_replace=opt_int("first_k_dense_replace", minimum=0),
         index_topk=opt_int("index_topk"),
+        o_groups=opt_int("o_groups"),
         mla_dims=_mla_dims(opt_int),
         vocab_size=opt_int("vocab_size"),
         num_kv_shared_layers=opt_int("num_kv_shared_layers", minimum=0) or 0,

@@ -63,6 +63,14 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
     if mamba and mamba[2] % tp and mamba[2] != 1:
         errors.append("AssertionError: If tensor parallel world size does not divide num_groups, then num_groups "
                       "must equal 1.")
+    groups = ckpt.config.o_groups if arch is not None and arch.own_attention else None
+    if groups and ctx.profile.has("dsv4-grouped-wo-a") and groups % tp:  # DeepseekV4GroupedWoA: divide()
+        errors.append(f"AssertionError: {groups} is not divisible by {tp}")
+    elif groups and groups < tp and ctx.kind == "cpu":
+        # attention.py n_local_groups = o_groups // tp_size, which the CPU sparse attention divides by while building
+        # (cpu_sparse.py); the other platforms build with 0 groups a rank (what follows is not predicted).
+        errors.append(f"integer division or modulo by zero ({arch.source[5:]} gives each rank o_groups // TP = "
+                      f"{groups} // {tp} = 0 output groups; use TP <= {groups})")
     kv_heads = ckpt.config.num_key_value_heads
     if arch is not None and not arch.kv_replication and kv_heads and kv_heads < tp:
         errors.append(f"integer modulo by zero ({arch.source[5:]} gives each rank num_key_value_heads // TP = "
