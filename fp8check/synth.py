@@ -223,6 +223,35 @@ TRANSFORMERS_HOSTS = {
                                             r"model\.language_model\."),
 }
 
+# transformers' class of a config.json architecture it spells otherwise (Moonshot's checkpoints name the class
+# KimiK25ForConditionalGeneration, transformers 5.24 Kimi_K25ForConditionalGeneration).
+TRANSFORMERS_CLASSES = {"KimiK25ForConditionalGeneration": "Kimi_K25ForConditionalGeneration"}
+# Names transformers 5.24's revert_weight_conversion leaves wrong, as (regex, replacement) per model_type: kimi_k25's
+# conversion renames "blocks" -> "layers" unanchored, so its reversal turns the text model's layers into blocks, and
+# two of its in-memory names are not reverted; Moonshot's checkpoints hold language_model.model.layers.N,
+# mm_projector.pre_norm and vision_tower.patch_embed.proj (vLLM's kimi_k25.py loads those).
+SAVED_NAMES: dict[str, tuple[tuple[str, str], ...]] = {
+    "kimi_k25": ((r"^language_model\.model\.blocks\.", "language_model.model.layers."),
+                 (r"^model\.mm_projector\.", "mm_projector."),
+                 (r"^vision_tower\.encoder\.patch_embed\.", "vision_tower.patch_embed.")),
+    # kimi_linear's conversion renames every .block_sparse_moe. to .mlp.: reverted, the dense layers' MLP lands under
+    # block_sparse_moe, where Moonshot's checkpoints (and vLLM's KimiDecoderLayer) hold it under mlp.
+    "kimi_linear": ((r"\.block_sparse_moe\.(gate_proj|up_proj|down_proj)\.", r".mlp.\1."),),
+}
+
+
+def _saved_names(model_type: str, state: dict) -> dict:
+    """`state` under the names the family's checkpoints hold (SAVED_NAMES)."""
+    renames = SAVED_NAMES.get(model_type, ())
+    if not renames:
+        return state
+    out = {}
+    for name, tensor in state.items():
+        for pattern, replacement in renames:
+            name = re.sub(pattern, replacement, name)
+        out[name] = tensor
+    return out
+
 
 def transformers_tensors(spec: Spec) -> dict[str, tuple[int, ...]]:
     """Every tensor name -> shape of the family's transformers model class (Spec.transformers), plus
@@ -237,12 +266,13 @@ def transformers_tensors(spec: Spec) -> dict[str, tuple[int, ...]]:
 
         fields = {k: v for k, v in config.items() if k not in ("architectures", "model_type")}
         host = TRANSFORMERS_HOSTS.get(spec.architecture)
-        model_class = getattr(transformers, host.architecture if host else spec.architecture)
+        model_class = getattr(transformers, host.architecture if host else
+                              TRANSFORMERS_CLASSES.get(spec.architecture, spec.architecture))
         hf_config = (model_class.config_class(text_config=fields) if host
                      else transformers.AutoConfig.for_model(spec.model_type, **fields))
         with torch.device("meta"):
             model = model_class._from_config(hf_config)
-        state = revert_weight_conversion(model, model.state_dict())
+        state = _saved_names(spec.model_type, revert_weight_conversion(model, model.state_dict()))
         if host:
             state = {re.sub(f"^{host.text_root}", "model.", name) if host.text_root else name: t
                      for name, t in state.items() if not re.match(host.drop, name)}

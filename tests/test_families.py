@@ -89,6 +89,23 @@ GLM5_NEXT_SPEC = dict(architecture="Glm5NextForCausalLM", model_type="glm5_next_
                       extra_config=GLM5_NEXT, ignore=GLM5_NEXT_BF16,
                       extra_tensors={"model.layers.2.eh_proj.weight": (512, 1024),
                                      "model.layers.2.self_attn.q_a_proj.weight": (256, 512)})
+# Kimi-K2.5: a DeepSeek-V3 text model (MLA with q-LoRA, dense layer 0, sigmoid-routed MoE) and a MoonViT tower.
+KIMI_K2_TEXT = dict(model_type="deepseek_v3", num_hidden_layers=2, hidden_size=512, intermediate_size=1024,
+                    moe_intermediate_size=256, first_k_dense_replace=1, num_attention_heads=4, num_key_value_heads=4,
+                    q_lora_rank=256, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128,
+                    n_routed_experts=4, n_shared_experts=1, num_experts_per_tok=2, n_group=1, topk_group=1,
+                    norm_topk_prob=True, scoring_func="sigmoid", topk_method="noaux_tc", vocab_size=1000)
+KIMI_K25 = dict(architecture="KimiK25ForConditionalGeneration", model_type="kimi_k25", transformers=True, hidden=512,
+                extra_config={"text_config": KIMI_K2_TEXT, "projection_hidden_size": 256,
+                              "vision_config": {"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 1,
+                                                "num_attention_heads": 2}})
+# Kimi-Linear: KDA layers 1 and 2, NoPE MLA layer 3 (1-based, as the checkpoints list them), MoE from layer 1.
+KIMI_LINEAR = dict(num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=4, kv_lora_rank=512,
+                   qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, mla_use_nope=True, num_experts=4,
+                   num_experts_per_token=2, num_shared_experts=1, moe_intermediate_size=256, first_k_dense_replace=1,
+                   pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                   linear_attn_config={"kda_layers": [1, 2], "full_attn_layers": [3], "head_dim": 128,
+                                       "num_heads": 4, "short_conv_kernel_size": 4})
 # (id, Spec fields, TP, {layer name: (vLLM class, layout)}) — each family at a TP size it is deployed with.
 # MiniMax-M3 as the Hub's config.json writes it: layer 0 dense with full attention, layer 1 MoE with sparse attention
 # (the indexer's 2 heads, as many as the KV heads, which MinimaxM3QKVParallelLinearWithIndexer asserts).
@@ -344,6 +361,24 @@ FAMILIES = [
       "model.visual.merger.proj": ("ColumnParallelLinear", "vllm:models/glm5next"),
       "model.language_model.layers.0.self_attn.in_proj_qkvbfg_a": ("MergedColumnParallelLinear",
                                                                    "vllm:models/glm5next")}),
+    # Stored as Moonshot's INT4 releases keep it: the tower and projector BF16 (vLLM builds them with
+    # quant_config=None under compressed-tensors).
+    ("kimi-k2.5", dict(KIMI_K25, ignore=("language_model.lm_head", "re:vision_tower.*", "re:mm_projector.*")), 2,
+     {"language_model.model.layers.0.self_attn.fused_qkv_a_proj": ("DeepSeekV2FusedQkvAProjLinear",
+                                                                   "vllm:kimi_k25.py"),
+      "language_model.model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:kimi_k25.py"),
+      "vision_tower.encoder.blocks.0.wqkv": ("QKVParallelLinear", "vllm:kimi_k25_vit.py"),
+      "mm_projector.proj.0": ("ReplicatedLinear", "vllm:kimi_k25_vit.py")}),
+    # The KDA layers' fused in_proj left BF16: its b_proj shard (num_heads rows) fits no 128-block.
+    ("kimi-linear", dict(architecture="KimiLinearForCausalLM", model_type="kimi_linear", hidden=512, vocab=1000,
+                         transformers=True, extra_config=KIMI_LINEAR,
+                         ignore=("lm_head", r"re:.*layers\.[01]\.self_attn\.(q|k|v|b|f_a)_proj$")), 2,
+     {"model.layers.0.self_attn.in_proj_qkvgfab": ("MergedColumnParallelLinear", "vllm:models/kimi_k3"),
+      "model.layers.0.self_attn.conv1d": ("ColumnParallelLinear", "vllm:models/kimi_k3"),
+      "model.layers.0.self_attn.g_a_proj": ("ReplicatedLinear", "vllm:models/kimi_k3"),
+      "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:models/kimi_k3"),
+      "model.layers.1.block_sparse_moe.gate": ("ReplicatedLinear", "vllm:models/kimi_k3"),
+      "model.layers.2.self_attn.kv_a_proj_with_mqa": ("ReplicatedLinear", "vllm:models/kimi_k3")}),
 ]
 
 
@@ -976,3 +1011,44 @@ def test_deepseek_v4_output_groups_split_over_tp(make_checkpoint, vllm, platform
     rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform(platform), select_profile(vllm), tp=8))
     raised = [e for e in rep.errors if "output groups" in e or "is not divisible by 8" in e]
     assert [e[:len(error)] for e in raised] == ([error] if error else [])
+
+
+@pytest.mark.parametrize("quant,quantized", [("fp8-block", True), ("ct-fp8-block", False)])
+def test_kimi_k25_tower_takes_the_quant_config_unless_compressed_tensors(make_checkpoint, quant, quantized):
+    """kimi_k25.py _maybe_ignore_quant_config: the MoonViT tower and projector are built with the model's quant config,
+    but with None for a compressed-tensors one — an FP8 tower there would load unscaled (an error)."""
+    rep = inspect(make_checkpoint(**dict(KIMI_K25, quant=quant, data="sparse", moe_intermediate=256)))
+    tower = [layer for layer in rep.layers if layer.name.startswith(("vision_tower.", "mm_projector."))]
+    assert len(tower) == 6 and all(layer.scheme.startswith("Unquantized") != quantized for layer in tower)
+    assert all(layer.ok for layer in tower) is quantized
+    if not quantized:
+        assert all("quant_config=None for a compressed-tensors checkpoint" in layer.errors[0] for layer in tower)
+
+
+@pytest.mark.parametrize("platform,attention", [("h100", "model.layers.2.self_attn"),
+                                                ("mi300x", "model.layers.2.self_attn.mla_attn.mla_attn")])
+def test_kimi_linear_kda_projections_fuse_and_the_mla_layer_is_its_attention(make_checkpoint, platform, attention):
+    """Kimi-Linear's KDA layers: q / k / v / b / f_a_proj load into one in_proj_qkvgfab and q / k / v_conv1d into an
+    unquantized conv1d; its MLA layer is the attention module itself on CUDA (nvidia/model.py), amd/linear.py's
+    wrapper holds it on ROCm."""
+    rep = inspect(make_checkpoint(architecture="KimiLinearForCausalLM", model_type="kimi_linear", hidden=512,
+                                  vocab=1000, transformers=True, extra_config=KIMI_LINEAR, quant="fp8-block",
+                                  data="sparse", moe_intermediate=256), platform=platform)
+    layers = {layer.name: layer for layer in rep.layers}
+    in_proj = layers["model.layers.0.self_attn.in_proj_qkvgfab"]
+    assert [s.rsplit(".", 1)[-1] for s in in_proj.shards] == ["q_proj", "k_proj", "v_proj", "b_proj", "f_a_proj"]
+    conv = layers["model.layers.1.self_attn.conv1d"]
+    assert conv.scheme.startswith("Unquantized") and len(conv.shards) == 3
+    assert [a.name for a in rep.attention] == [attention]
+
+
+def test_kimi_k25_mtp_layer_under_language_model_is_skipped(make_checkpoint):
+    """The text model's MTP layer (text_config.num_nextn_predict_layers) is named language_model.model.layers.N;
+    kimi_k25.py's loader hands it to DeepseekV2ForCausalLM as model.layers.N, which skips it."""
+    text = dict(KIMI_K2_TEXT, num_nextn_predict_layers=1)
+    spec = dict(KIMI_K25, extra_config={**KIMI_K25["extra_config"], "text_config": text},
+                extra_tensors={"language_model.model.layers.2.eh_proj.weight": (512, 1024)})
+    rep = inspect(make_checkpoint(**dict(spec, quant="fp8-block", data="sparse", moe_intermediate=256)))
+    assert not any(layer.name.startswith("language_model.model.layers.2.") for layer in rep.layers)
+    assert [s.prefix for s in rep.skipped] == ["language_model.model.layers.2."]
+

@@ -85,6 +85,20 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("Glm5NextForCausalLM", "packed:gate_up_proj"): "models/glm5next/common/model.py fuses gate_proj / up_proj in "
                                                     "load_weights' stacked_params_mapping; the class declares no "
                                                     "packed_modules_mapping",
+    **{("KimiK25ForConditionalGeneration", f"packed:{name}"): (
+        "kimi_k25.py's class (SupportsQuant) has no packed_modules_mapping, and its language model "
+        "(deepseek_v2.py's DeepseekV2ForCausalLM, not SupportsQuant, built by init_vllm_registered_model) never hands "
+        "its own to the quant config: the shards load fused (load_weights' stacked_params_mapping), but vLLM's "
+        "ignore-list matching does not expand a fused name into its shards; fp8check expands it (not modelled: an "
+        "ignore list naming only gate_proj / up_proj differs)") for name in ("gate_up_proj", "qkv_proj")},
+    ("KimiK25ForConditionalGeneration", "tower packed:wqkv"): "MoonViT's wqkv is stored fused under the name vLLM "
+                                                               "builds (kimi_k25_vit.py QKVParallelLinear): matched "
+                                                               "by its own name, the same answer",
+    **{("KimiLinearForCausalLM", f"packed:{name}"): (
+        "the mapping is on the inner KimiLinearModel (models/kimi_k3/nvidia/model.py, SupportsQuant: its __new__ "
+        "adds it to the quant config on CUDA and CPU), not on KimiLinearForCausalLM; ROCm / XPU's amd/linear.py "
+        "carries none, so there vLLM's ignore-list matching does not expand a fused name into its shards "
+        "(not modelled)") for name in ("conv1d", "gate_up_proj", "in_proj_qkvgfab")},
     ("Qwen2_5_VLForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "qwen2_5_vl.py builds Qwen2ForCausalLM "
                                                                          "(qwen2.py)",
     ("Mistral3ForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "mistral3.py builds text_config's "

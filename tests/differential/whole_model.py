@@ -384,6 +384,32 @@ FAMILIES["minimax-m3-text"] = (
      "rotary_dim": 64, "scoring_func": "sigmoid", "use_routing_bias": True})
 # Families of architectures fp8check does not lay out (not judged): run to show what vLLM does with them.
 NOT_LAID_OUT = ("mistral-large-4-hf",)
+# Kimi-K2.5: a DeepSeek-V3 text model (Kimi-K2's routing: sigmoid, noaux_tc, one shared expert, dense layer 0) under
+# language_model.model, a one-block MoonViT tower and its projector (projection_hidden_size: the tower's width).
+_KIMI_K2_TEXT = dict(num_hidden_layers=2, num_key_value_heads=16, moe_intermediate_size=1024, first_k_dense_replace=1,
+                     moe_layer_freq=1, q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64,
+                     v_head_dim=128, n_routed_experts=8, n_shared_experts=1, num_experts_per_tok=2, n_group=1,
+                     topk_group=1, norm_topk_prob=True, scoring_func="sigmoid", topk_method="noaux_tc",
+                     routed_scaling_factor=2.827, num_nextn_predict_layers=0)
+FAMILIES["kimi-k2.5"] = (
+    dict(architecture="KimiK25ForConditionalGeneration", model_type="kimi_k25", **_HF,
+         ignore=("language_model.lm_head",)),
+    {"text_config": _text_config("deepseek_v3", **_KIMI_K2_TEXT),
+     "vision_config": {"hidden_size": _V, "intermediate_size": 2 * _V, "num_hidden_layers": 1,
+                       "num_attention_heads": 16, "patch_size": 14, "merge_kernel_size": [2, 2]},
+     "projection_hidden_size": _V})
+# Kimi-Linear: KDA layers 1-3, a NoPE MLA layer 4 (linear_attn_config's 1-based lists, as the checkpoints write them),
+# a dense layer 0, then sigmoid-routed MoE with a shared expert.
+_KIMI_LINEAR = dict(num_hidden_layers=4, num_key_value_heads=16, kv_lora_rank=512, qk_nope_head_dim=128,
+                    qk_rope_head_dim=64, v_head_dim=128, mla_use_nope=True, num_experts=8, num_experts_per_token=2,
+                    num_shared_experts=1, moe_intermediate_size=1024, first_k_dense_replace=1,
+                    moe_router_activation_func="sigmoid", moe_renormalize=True, use_grouped_topk=True,
+                    num_expert_group=1, topk_group=1, routed_scaling_factor=2.446, pad_token_id=0, bos_token_id=1,
+                    eos_token_id=2,
+                    linear_attn_config={"kda_layers": [1, 2, 3], "full_attn_layers": [4], "head_dim": 128,
+                                        "num_heads": 16, "short_conv_kernel_size": 4})
+FAMILIES["kimi-linear"] = (dict(architecture="KimiLinearForCausalLM", model_type="kimi_linear", **_HF),
+                           _KIMI_LINEAR)
 QUANTS = ("ct-fp8-block", "fp8-block", "ct-fp8-dynamic", "modelopt-fp8")
 # The other formats of the format issue: stored ones, and a bf16 checkpoint under each online --quantization.
 FORMAT_QUANTS = ("modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc", "quark-fp8-block", "inc-fp8-block",
@@ -472,6 +498,20 @@ EXPLAINED = (
 # Differences fp8check still has, found by this run and not fixed yet: listed (the "open" column), never hidden.
 # Matched like EXPLAINED, on "release|platform|architecture|format|module|vLLM's error".
 OPEN = (
+    (r"\|kimi-linear\|modelopt-[a-z0-9]+\|model\.layers\.\d+\.self_attn\|",
+     "Kimi-Linear's MLA layers on CUDA / CPU are nvidia/mla.py's MultiHeadLatentAttention itself (an "
+     "AttentionLayerBase that is neither Attention nor MLAAttention), which ModelOpt's get_quant_method gives no KV "
+     "cache method; fp8check gives it ModelOpt's"),
+    (r"^[^|]*\|(rocm|xpu)[^|]*\|kimi-linear\|[^|]*\|\(model\)\|AttributeError: 'MoERunner' object has no attribute "
+     r"'w13_weight_packed'",
+     "vLLM's ROCm / XPU Kimi-Linear class (models/kimi_k3/amd/linear.py) fails building its MoE at TP 8 reading "
+     "w13_weight_packed off the MoE runner; fp8check does not model that refusal"),
+    (r"\|kimi-linear\|modelopt-pbwo\|[^|]*in_proj_qkvgfab\|",
+     "ModelOpt PB_WO pads N up to the block (pbwo-padding): in_proj_qkvgfab's b_proj shard (one row a head) is padded "
+     "in vLLM, which then picks FlashInfer-DeepGEMM / DeepGEMM; fp8check hands the unpadded N to the kernel choice"),
+    (r"^0\.34\.0\|cuda:[^|]*\|kimi-linear\|w4afp8\|[^|]*block_sparse_moe\.experts\|",
+     "W4AFP8 experts at TP 8 (128 intermediate columns a rank): fp8check raises CompressedTensorsW4A8Fp8MoEMethod's "
+     "divisible-by-256 assertion, which 0.34 builds past (its Humming / Cutlass W4A8 experts); not yet read"),
     (r"\|minimax-m3\|modelopt-fp8\|vision_tower\.(multi_modal_projector|patch_merge_mlp)\.",
      "ModelOpt's hard-coded vision exclusion is matched against vLLM's module names, where MiniMax-M3's "
      "hf_to_vllm_mapper has moved multi_modal_projector. / patch_merge_mlp. under vision_tower.: vLLM leaves the "

@@ -62,6 +62,9 @@ class Tower(NamedTuple):
     # gemma4_mm.py _get_tower_quant_config: the tower keeps the quant config for bitsandbytes / torchao /
     # compressed-tensors, and for any other method only when its sizes are multiples of 64 ("vision" / "audio").
     quant_needs_64: str | None = None
+    # Quantization methods for which the model passes quant_config=None to the tower (kimi_k25.py
+    # _maybe_ignore_quant_config: compressed-tensors); any other method quantizes it.
+    unquantized_methods: tuple[str, ...] = ()
 
 
 class Router(NamedTuple):
@@ -449,6 +452,42 @@ _DSV4 = Arch("vllm:models/deepseek_v4", packed=_DSV4_PACKED,
                             "xpu": "XPU_V4_MLA_SPARSE"})
 ARCHITECTURES["DeepseekV4ForCausalLM"] = _DSV4
 
+
+# Kimi-K2.5 (kimi_k25.py, kimi_k25_vit.py; 0.30-0.34, the layers alike): the text model is deepseek_v2.py's
+# DeepseekV2ForCausalLM over text_config (DeepSeek-V3's config class: norm_topk_prob true by default) under
+# language_model; MoonViT3dPretrainedModel (vision_tower.encoder.blocks.N: wqkv a QKVParallelLinear over the vision
+# heads, stored fused, wo row, mlp.fc0 column / fc1 row) and KimiK25MultiModalProjector (linear_1 / linear_2
+# ReplicatedLinear, the checkpoint's mm_projector.proj.0 / proj.2 by hf_to_vllm_mapper) get the model's quant_config,
+# or None when it is a CompressedTensorsConfig (_maybe_ignore_quant_config).
+_MOONVIT = Tower("vllm:kimi_k25_vit.py", ("vision_tower.",), packed={"wqkv": ("wqkv",)}, vision_heads=True,
+                 styles={"wqkv": "QKVParallelLinear", "wo": ROW, "mlp.fc0": COLUMN, "mlp.fc1": ROW},
+                 unquantized_methods=("compressed-tensors",))
+_KIMI_K25_PROJECTOR = Tower("vllm:kimi_k25_vit.py", ("mm_projector.",), packed={},
+                            styles={"proj.0": REPLICATED, "proj.2": REPLICATED},
+                            unquantized_methods=("compressed-tensors",))
+ARCHITECTURES["KimiK25ForConditionalGeneration"] = _DEEPSEEK_V3._replace(
+    source="vllm:kimi_k25.py", towers=(_MOONVIT, _KIMI_K25_PROJECTOR),
+    vllm_names=(("mm_projector.proj.0", "mm_projector.linear_1"), ("mm_projector.proj.2", "mm_projector.linear_2")))
+
+
+# Kimi-Linear (vllm.models.kimi_k3, 0.27-0.34 alike; 0.25 / 0.26's kimi_linear.py is not compared: nvidia/model.py
+# KimiLinearModel on CUDA and CPU, amd/linear.py on ROCm and XPU; the same linears): KDA layers
+# (linear_attn_config.kda_layers, 1-based; kimi_gdn_linear_attn.py KimiGatedDeltaNetAttention) fuse q / k / v /
+# b_proj / f_a_proj into in_proj_qkvgfab (a MergedColumnParallelLinear whose f_a shard is replicated), q / k /
+# v_conv1d into conv1d (quant_config=None), f_b_proj and g_b_proj column, g_a_proj replicated, o_proj row; the
+# other layers are NoPE MLA (q_proj column, kv_a_proj_with_mqa replicated, kv_b_proj column, o_proj row; on CUDA and
+# CPU nvidia/mla.py's MultiHeadLatentAttention is the attention module itself); MoE layers under block_sparse_moe:
+# the router a GateLinear without quant_config, sigmoid (moe_router_activation_func) grouped routing with the
+# e_score_correction_bias, experts w1 / w2 / w3.
+_KIMI_LINEAR_PACKED = {"gate_up_proj": ("gate_proj", "up_proj"),
+                       "in_proj_qkvgfab": ("q_proj", "k_proj", "v_proj", "b_proj", "f_a_proj"),
+                       "conv1d": ("q_conv1d", "k_conv1d", "v_conv1d")}
+ARCHITECTURES["KimiLinearForCausalLM"] = Arch(
+    "vllm:models/kimi_k3", packed=_KIMI_LINEAR_PACKED, unquantized=("block_sparse_moe.gate",),
+    conv_linears=("self_attn.conv1d", "self_attn.q_conv1d", "self_attn.k_conv1d", "self_attn.v_conv1d"), mla=True,
+    sliding=MODEL_WINDOW, mla_self_attention=frozenset({"cuda", "cpu"}),
+    styles={"g_a_proj": REPLICATED, "kv_a_proj_with_mqa": REPLICATED},
+    router=Router(("moe_router_activation_func", "sigmoid"), ("moe_renormalize", True), ("num_expert_group", 1), True))
 
 
 class CacheDTypeRule(NamedTuple):

@@ -196,14 +196,16 @@ def _kv_shared_drops(arch: Arch, config: ModelConfig) -> tuple[str, ...]:
 
 def _spec_layer_prefixes(arch: Arch, config: ModelConfig) -> tuple[str, ...]:
     """utils.py get_spec_layer_idx_from_weight_name: layers num_hidden_layers .. + n - 1, in the three
-    namings it accepts (MiniMax-M2 maps 'layers.{i}.' below 'model.' to None: the same tensors)."""
+    namings it accepts (MiniMax-M2 maps 'layers.{i}.' below 'model.' to None: the same tensors), and under
+    'language_model.model.', whose 'language_model.' the wrapping model's AutoWeightsLoader strips before its text
+    model's loader asks (kimi_k25.py: DeepseekV2ForCausalLM under language_model)."""
     count = getattr(config, arch.spec_layers) if arch.spec_layers else 0
     base = config.num_hidden_layers
     prefixes = (arch.spec_prefix,) if arch.spec_prefix else ()
     if not count or base is None:
         return prefixes
     return prefixes + tuple(f"{root}layers.{base + i}." for i in range(count)
-                            for root in ("model.", "", "model.language_model."))
+                            for root in ("model.", "", "model.language_model.", "language_model.model."))
 
 
 def _packed(arch: Arch, tower: Tower | None, config: ModelConfig) -> dict[str, tuple[str, ...]]:
@@ -265,8 +267,10 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
     unquantized_router = tail_match(name, rules.unquantized) is not None
     router = unquantized_router or (tower is None and tail_match(name, arch.quantized_routers) is not None)
     unquantized = None
-    if tower is not None and not tower.quantized:
-        unquantized = f"vLLM builds this tower with quant_config=None ({tower.source[5:]})"
+    method = config.quantization_config.method if config.quantization_config is not None else None
+    if tower is not None and (not tower.quantized or method in tower.unquantized_methods):
+        unquantized = (f"vLLM builds this tower with quant_config=None"
+                       + (f" for a {method} checkpoint" if tower.quantized else "") + f" ({tower.source[5:]})")
     elif tower is not None and tower.quant_needs_64:
         unquantized = _tower_sizes_refused(tower, config)
     elif unquantized_router:

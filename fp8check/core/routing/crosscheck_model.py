@@ -47,6 +47,9 @@ MODEL_STUB_RISKS = {
                         "workspace buffer at construction; a buffer size plays no part in any layer's method",
     "tokenspeed_mla": "inert module: a Requires-Dist of the wheels; TOKENSPEED_MLA's selection check imports it "
                       "(sm100), as fp8check assumes it installed",
+    "cutlass (nvidia-cutlass-dsl)": "inert module: a Requires-Dist of the 0.33 / 0.34 wheels; Kimi-K3 / Kimi-Linear's "
+                                    "CuTe-DSL kernels (vllm.models.kimi_k3) import it with the model class; no "
+                                    "kernel is compiled or run while building",
     "torchvision": "inert module: imported with transformers' image processors by the vision-language model "
                    "files; image preprocessing plays no part in building the model",
     "executor backend": "`mp` named explicitly: its choice (a device count) plays no part in building the model",
@@ -56,7 +59,8 @@ MODEL_STUB_RISKS = {
                          "probes: FlashInfer importable on CUDA, the device capability of the case) and compared "
                          "by its AttentionBackendEnum name, with the layer's KV cache dtype and KV method",
     "accelerator tensors": "every tensor asked for on cuda / xpu (workspaces attention backends allocate when "
-                           "imported or built) is put on the meta device by a torch function mode",
+                           "imported or built) is put on the meta device by a torch function mode, and so is "
+                           "a meta tensor moved to the CPU (kimi_k25.py moves its built tower to current_device())",
     "FlashInfer feature probes": "on CUDA, NVIDIA's cubin artifactory is reachable (has_nvidia_artifactory, an "
                                  "HTTP probe: TRT-LLM attention, FlashInfer's sink support) and FlashInfer has the "
                                  "SM90 MLA API (has_flashinfer_sm90_nope_mla, FlashInfer >= 0.6.18), as fp8check "
@@ -80,7 +84,7 @@ MODEL_STUB_RISKS = {
 # (a Requires-Dist of the 0.28 and 0.33 wheels: TokenspeedMLABackend.supports_combination imports it on sm100);
 # torchvision (the vision-language model files import transformers' image processors, which import it), resolved
 # only after transformers has recorded it as absent, so that transformers itself takes no torchvision path.
-MODEL_INERT = ("cuda", "tokenspeed_mla", "vllm._flashkda_C")
+MODEL_INERT = ("cuda", "tokenspeed_mla", "vllm._flashkda_C", "cutlass")
 LATE_INERT = ("torchvision",)
 # torch.ops namespaces of vLLM's compiled extensions, which modules reference at import time
 # (`ROTARY_OP = torch.ops._C.rotary_embedding.default` in the compile passes).
@@ -141,8 +145,11 @@ class _DevicesOnMeta:
                 if name in ("cuda", "xpu"):
                     return args[0].to("meta")
                 if name == "to":
-                    args = tuple("meta" if isinstance(a, (str, torch.device)) and _accelerator(a) else a
-                                 for a in args)
+                    # A meta tensor moved to the CPU (kimi_k25.py moves its built tower to current_device(), the
+                    # CPU platform's "cpu") stays on the meta device: a real CPU build moves real weights.
+                    from_meta = bool(args) and isinstance(args[0], torch.Tensor) and args[0].is_meta
+                    args = tuple("meta" if isinstance(a, (str, torch.device)) and (
+                        _accelerator(a) or from_meta and str(a) == "cpu") else a for a in args)
                 return func(*args, **kwargs)
 
         self.mode = Mode()
