@@ -953,6 +953,8 @@ def test_minimax_m3_sparse_layers_fold_the_indexer_into_qkv_and_are_their_own_at
     attention = {a.name: a for a in rep.attention}
     sparse = attention["language_model.model.layers.1.self_attn"]
     assert sparse.backend == "MINIMAX_M3_SPARSE" and sparse.kv_method is None
+    # the model's cache, as the plain layers' (DeepSeek-V4's fp8_ds_mla is its own attention's only)
+    assert sparse.kv_cache_dtype == attention["language_model.model.layers.0.self_attn.attn"].kv_cache_dtype
     assert "language_model.model.layers.0.self_attn.attn" in attention
     assert not any(name.startswith("vision_tower.") for name in attention)
     assert all(moe.scheme and moe.backend is None for moe in rep.moes)  # SwiGLU-OAI experts: not judged
@@ -1052,3 +1054,13 @@ def test_kimi_k25_mtp_layer_under_language_model_is_skipped(make_checkpoint):
     assert not any(layer.name.startswith("language_model.model.layers.2.") for layer in rep.layers)
     assert [s.prefix for s in rep.skipped] == ["language_model.model.layers.2."]
 
+
+
+def test_a_moved_architecture_routes_its_experts_as_the_releases_layout(make_checkpoint):
+    # FlexOlmo from 0.29: the backend's MoE fuser routes OLMoE's softmax top-k without renormalizing (Default), so
+    # TRT-LLM's monolithic experts refuse it on SM100; before 0.29 FlexOlmo is not laid out (generic routing).
+    folder = make_checkpoint(architecture="FlexOlmoForCausalLM", model_type="flex_olmo", layers=1, **OLMOE)
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("b200"), select_profile("0.34")))
+    (moe,) = rep.moes
+    assert "routing method Default (transformers/moe.py" in moe.notes[0]
+    assert moe.kernel == "TrtLlmFp8ExpertsModular"

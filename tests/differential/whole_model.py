@@ -478,13 +478,13 @@ EXPLAINED = (
      "harness: the ROCm sparse-MLA model class (models/deepseek_v32/amd) reserves its workspace on the device while "
      "building (init_workspace_manager is called by the GPU worker, which this harness does not start); fp8check "
      "reports ROCm's sparse backend, ROCM_AITER_MLA_SPARSE"),
-    (r"^0\.34\.0\|cuda:[^|]*\|minimax-m3(-text)?\|\(model\)\|(ModuleNotFoundError: No module named 'cutlass'|"
+    (r"^0\.34\.0\|cuda:[^|]*\|minimax-m3(-text)?\|\(model\)\|(ModuleNotFoundError: No module named '(cutlass|quack)'|"
      r"ValueError: Model architectures \['MiniMaxM3Sparse\w+'\] failed to be inspected)",
-     "harness: 0.34's MiniMaxM3MLP.__init__ (models/minimax_m3/nvidia/model.py) imports nvidia/ops, whose __init__ "
-     "imports the CuTe DSL package `cutlass` (index_decode_score.py); the CUDA wheel requires it "
-     "(nvidia-cutlass-dsl), this environment lacks it, so 0.34 cannot build MiniMax-M3 on CUDA here (0.33, the same "
-     "modules, is compared)"),
-    (r"^0\.33\.0\|cuda:100\|minimax-m3(-text)?\|\(model\)\|ModuleNotFoundError: No module named 'cutlass'",
+     "harness: 0.34's MiniMaxM3MLP.__init__ (models/minimax_m3/nvidia/model.py) imports nvidia/ops, whose "
+     "index_decode_score.py imports the CuTe DSL packages `cutlass` and `quack`; the CUDA wheel requires them "
+     "(nvidia-cutlass-dsl, quack-kernels), this environment lacks them (`cutlass` is an inert stand-in, `quack` "
+     "absent), so 0.34 cannot build MiniMax-M3 on CUDA here (0.33, the same modules, is compared)"),
+    (r"^0\.33\.0\|cuda:100\|minimax-m3(-text)?\|\(model\)\|ModuleNotFoundError: No module named '(cutlass|quack)'",
      "harness: on SM100 MiniMax-M3's sparse layers take the MSA attend (common/sparse_attention.py "
      "select_main_backend_and_impl_cls), whose nvidia/sparse_attention_msa.py imports the CuTe DSL package `cutlass` "
      "(nvidia-cutlass-dsl, required by the CUDA wheel, absent here); MiniMaxM3SparseMSABackend keeps the name "
@@ -498,6 +498,13 @@ EXPLAINED = (
 # Differences fp8check still has, found by this run and not fixed yet: listed (the "open" column), never hidden.
 # Matched like EXPLAINED, on "release|platform|architecture|format|module|vLLM's error".
 OPEN = (
+    (r"\|glm-5-next(-vl)?\|modelopt-[a-z0-9]+\|[^|]*\.self_attn\.mla_attn\.mla_attn\|",
+     "GLM-5-Next builds its MLA attention with quant_config=None (common/attention.py Glm5NextMLAAttention), so "
+     "ModelOpt gives its MLAAttention no KV cache method; fp8check gives it ModelOpt's (the cache dtype agrees)"),
+    (r"\|cuda:100\|glm-5-next(-vl)?\|modelopt-[a-z0-9]+\|[^|]*mlp\.experts\|",
+     "GLM-5-Next's ModelOpt per-tensor experts on SM100: vLLM picks FlashInfer's CUTLASS experts where fp8check picks "
+     "TRT-LLM's monolithic ones (as vLLM does for DeepSeek-V3 and GLM-5 with the same routing); what GLM-5-Next's "
+     "MoE hands FusedMoE differently is not yet read"),
     (r"\|kimi-linear\|modelopt-[a-z0-9]+\|model\.layers\.\d+\.self_attn\|",
      "Kimi-Linear's MLA layers on CUDA / CPU are nvidia/mla.py's MultiHeadLatentAttention itself (an "
      "AttentionLayerBase that is neither Attention nor MLAAttention), which ModelOpt's get_quant_method gives no KV "
@@ -526,10 +533,12 @@ OPEN = (
      "and minimax_m3_mtp only (transformers_utils/config.py), so its text model_type is read by transformers' "
      "MiniMaxM3VLTextConfig, which nvidia/model.py (written for 0.33's own MiniMaxM3TextConfig) fails on; fp8check "
      "does not model config-class refusals (the released checkpoints are the VL architecture, which agrees)"),
-    (r"^0\.34\.0\|(xpu|cpu)\|minimax-m3(-text)?\|[^|]*\|\(model\)\|ModuleNotFoundError: No module named 'cutlass'",
-     "0.34's MiniMaxM3MLP.__init__ imports models/minimax_m3/nvidia/ops (its __init__ imports the CuTe DSL package "
-     "`cutlass`) on every platform but ROCm; whether vLLM's XPU / CPU installs carry nvidia-cutlass-dsl (a "
-     "requirement of the CUDA wheel) is not read, so fp8check predicts the build vLLM 0.33 makes there"),
+    (r"^0\.34\.0\|(xpu|cpu)\|minimax-m3(-text)?\|[^|]*\|\(model\)\|ModuleNotFoundError: No module named "
+     r"'(cutlass|quack)'",
+     "0.34's MiniMaxM3MLP.__init__ imports models/minimax_m3/nvidia/ops (which imports the CuTe DSL packages "
+     "`cutlass` and `quack`) on every platform but ROCm; whether vLLM's XPU / CPU installs carry nvidia-cutlass-dsl "
+     "and quack-kernels (requirements of the CUDA wheel) is not read, so fp8check predicts the build vLLM 0.33 "
+     "makes there"),
     (r"\|mistral-large-4-hf\|",
      "Mistral-Large-4 in HF format (transformers' mistral_large4, which 5.22.2 has and 5.21.0 lacks; tensors under "
      "Mistral's names): no release registers MistralLarge4ForConditionalGeneration (0.34's MistralLarge4ForCausalLM "

@@ -764,14 +764,15 @@ def text_model_architecture(config: ModelConfig) -> str | None:
     return CAUSAL_LM_CLASSES.get(config.text_model_type)
 
 
-def model_arch(config: ModelConfig) -> Arch | None:
-    """arch_for(config.architectures), with a registered_text_model entry's text model laid out as the table entry
-    of its own class (its towers kept); an unlisted text class keeps the entry's own layout."""
+def model_arch(config: ModelConfig, profile) -> Arch | None:
+    """arch_for(config.architectures) as `profile`'s release builds it (Arch.for_release; None: the newest), with a
+    registered_text_model entry's text model laid out as the table entry of its own class (its towers kept); an
+    unlisted text class keeps the entry's own layout."""
     arch = arch_for(config.architectures)
-    if arch is None or not arch.registered_text_model:
-        return arch
-    text = ARCHITECTURES.get(text_model_architecture(config) or "")
-    return text._replace(towers=arch.towers) if text is not None else arch
+    if arch is not None and arch.registered_text_model:
+        text = ARCHITECTURES.get(text_model_architecture(config) or "")
+        arch = text._replace(towers=arch.towers) if text is not None else arch
+    return arch.for_release(profile) if arch is not None else None
 
 
 def tower_for(arch: Arch, name: str) -> Tower | None:

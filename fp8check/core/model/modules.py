@@ -98,9 +98,7 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
     """The modules vLLM builds for this checkpoint, as `profile`'s release (a RuleProfile; None: the newest)
     builds them."""
     notes = []
-    arch = model_arch(config)
-    if arch is not None:
-        arch = arch.for_release(profile)
+    arch = model_arch(config, profile)
     if arch is None or arch.source == GENERIC:  # GENERIC: a release whose model file the table does not lay out
         arch = GENERIC_ARCH
         if config.architectures:

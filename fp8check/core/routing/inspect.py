@@ -54,7 +54,7 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
     heads = ckpt.config.num_attention_heads
     if heads and heads % tp:
         errors.append(f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp}).")
-    arch = model_arch(ckpt.config)
+    arch = model_arch(ckpt.config, ctx.profile)
     if arch is not None and arch.sparse_mla and ctx.kind == "cuda" and not ctx.platform.assumptions.deep_gemm:
         errors.append(SPARSE_INDEXER_NEEDS_DEEP_GEMM)
     mamba = ckpt.config.mamba if arch is not None and arch.mamba_in_proj else None
@@ -101,7 +101,7 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         module = shape_to_module[module_shape]
         return route(assignment, tp_layout(module, tp if module.tp_split else 1), ctx, options.backend, out_dtype, e8m0)
 
-    arch = model_arch(ckpt.config)
+    arch = model_arch(ckpt.config, ctx.profile)
     wrong_shapes = shape_errors(layout, ckpt.config, arch)
     shape_to_module: dict[tuple, LinearModule] = {}
     online_modules: list[str] = []  # quantized at load by an online --quantization

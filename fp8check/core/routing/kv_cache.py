@@ -85,11 +85,11 @@ class AttentionLayer(NamedTuple):
     sinks: bool
     sliding_window: int | None = None  # None: full attention (MLA: always)
     sparse: bool = False              # DeepSeek sparse attention: an MLA layer with an indexer
-    own_backend: str | None = None    # the backend of the model's own attention layer (Arch.own_attention)
     shared: bool = False              # reuses an earlier layer's KV cache (Gemma-4's KV-shared layers): no cache
-    # The backend of a layer that is its own attention (layouts.Arch.indexer_backend: MiniMax-M3's sparse layers),
-    # with no KV cache method; None: the platform's selector picks one.
+    # The backend of a layer that is the model file's own attention (Arch.own_attention: DeepSeek-V4's;
+    # Arch.indexer_backend: MiniMax-M3's sparse layers), with no KV cache method; None: the platform's selector picks.
     own_backend: str | None = None
+    ds_mla_cache: bool = False        # DeepSeek-V4's own attention: DeepSeek's fp8_ds_mla cache (_ds_mla_report)
 
 
 def own_attention_backend(arch, platform_kind: str, cc: int | None) -> str | None:
@@ -101,10 +101,10 @@ def own_attention_backend(arch, platform_kind: str, cc: int | None) -> str | Non
 
 
 def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str = "",
-                     cc: int | None = None) -> tuple[AttentionLayer, ...]:
+                     cc: int | None = None, profile=None) -> tuple[AttentionLayer, ...]:
     """Every attention layer of the main model, in layer order, named as the model class vLLM resolves on
     `platform_kind` (CUDA capability `cc`) names it."""
-    arch = model_arch(ckpt.config)
+    arch = model_arch(ckpt.config, profile)
     windows = attention_windows(ckpt.config, arch).windows
     layers = []
     own_backend = own_attention_backend(arch, platform_kind, cc)
@@ -115,7 +115,7 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
         if own:
             layers.append(AttentionLayer(own.group(1), own.group(1), int(own.group(2)), module.output_sizes[1],
                                          ckpt.config.num_attention_heads or 1, 1, True, False, sparse=True,
-                                         own_backend=own_backend))
+                                         own_backend=own_backend, ds_mla_cache=True))
             continue
         dense = _DENSE.match(module.name) if module.layer_type == "QKVParallelLinear" and module.heads else None
         mla = None if dense else _MLA.match(module.name)
@@ -168,7 +168,7 @@ def mm_prefix_lm(ckpt: Checkpoint) -> bool:
     supports_multimodal=False). Not modelled: an explicit `is_mm_prefix_lm` key in config.json (ModelConfig does
     not carry it), --language-model-only / all-zero --limit-mm-per-prompt (inspect has no such option), the
     Gemma-4 and DeepSeek-V4 convertors' own rules (no layout)."""
-    arch = model_arch(ckpt.config)
+    arch = model_arch(ckpt.config, None)  # towers: the same in every release
     return ckpt.config.model_type in MM_PREFIX_LM_MODELS and arch is not None and bool(arch.towers)
 
 
@@ -306,13 +306,13 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
                         ctx: RoutingContext, model_dtype: str) -> Callable[[int], tuple[AttentionReport, ...]]:
     """The attention layers' reports at a TP size (inspect's TP and its sweep): what does not depend on TP (the
     layers, their KV methods, the scales they load) is read once; identical layers share one backend selection."""
-    layers = attention_layers(ckpt, layout, ctx.kind, ctx.cc)
+    layers = attention_layers(ckpt, layout, ctx.kind, ctx.cc, ctx.profile)
     use_mm_prefix = mm_prefix_lm(ckpt)
     kv = kv_config(quant, ckpt.config.raw_quantization_config)
     mla_model = any(layer.mla for layer in layers)
     grouped = _scales_by_layer(layout, layers, kv)
-    window_error = attention_windows(ckpt.config, model_arch(ckpt.config)).error
-    # The model's own attention layer asks the quant config for no KV cache method.
+    window_error = attention_windows(ckpt.config, model_arch(ckpt.config, ctx.profile)).error
+    # A layer that is the model's own attention asks the quant config for no KV cache method.
     methods = {layer.name: None if layer.own_backend else kv.method_for(layer.name, layer.mla) for layer in layers}
     loads = {layer.name: _load(layer, grouped.get(layer.prefix, []), methods[layer.name], kv, ckpt, mla_model)
              for layer in layers}
@@ -328,8 +328,8 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
     requested = model_cache_dtype(ckpt.config.architectures, options.kv_cache_dtype, ctx)
 
     def _report(layer: AttentionLayer, method: str | None, load: _Loaded, tp: int) -> AttentionReport:
-        if layer.own_backend:
-            return _own_report(layer, requested, tp)
+        if layer.ds_mla_cache:
+            return _ds_mla_report(layer, requested, tp)
         kv_dtype = resolve(requested, kv, layer.mla, _skipped(layer, options.kv_cache_dtype_skip_layers))
         stored = stored_dtype(kv_dtype, model_dtype, options.platform.fp8_dtype)
         heads = max(1, layer.num_heads // tp)
@@ -383,7 +383,7 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
     return reports_at
 
 
-def _own_report(layer: AttentionLayer, requested: str, tp: int) -> AttentionReport:
+def _ds_mla_report(layer: AttentionLayer, requested: str, tp: int) -> AttentionReport:
     """A DeepseekV4Attention layer: its platform class's backend, its fp8_ds_mla KV cache (or vLLM's refusal)."""
     errors = ()
     if requested != AUTO and not requested.startswith("fp8"):

@@ -114,11 +114,11 @@ def select_method(moe: MoEModule, shapes: ExpertShapes, quant, profile: RuleProf
     return FORMATS[quant.method].moe_method(moe.name, leaves, quant, profile)
 
 
-def _expert_dtype(method: MoEMethod, config: ModelConfig, quant, dtypes: str) -> MoEMethod:
+def _expert_dtype(method: MoEMethod, config: ModelConfig, quant, dtypes: str, profile) -> MoEMethod:
     """DeepseekV4FP8Config.get_quant_method (models/deepseek_v4/quant_config.py, 0.30-0.34): with an "fp8"
     quantization_config, experts are Mxfp4MoEMethod unless config.json's expert_dtype is "fp8" (FP8 block experts,
     Fp8Config's method); FP8-stored experts then do not load."""
-    arch = model_arch(config)
+    arch = model_arch(config, profile)
     if arch is None or not arch.fp4_experts_by_default or quant is None or quant.method != "fp8" \
             or method.method == UNQUANTIZED_MOE or config.expert_dtype == "fp8":
         return method
@@ -244,7 +244,7 @@ def routing_method(config: ModelConfig, ctx: RoutingContext) -> tuple[str, str]:
     """RoutingMethodType as vLLM derives it (fused_moe/config.py get_routing_method_type, every release 0.28-0.33;
     a custom_routing_function's own type, except under 0.30+'s CPURouter): from what the architecture's model file
     passes to FusedMoE (layouts.Router), with the config's keys where the file reads them."""
-    arch = model_arch(config)
+    arch = model_arch(config, ctx.profile)
     rule = arch.router if arch is not None else GENERIC_ARCH.router
     source = arch.source[5:] if arch is not None else "the generic layout"
     if rule.custom and not (ctx.platform.kind == "cpu" and ctx.profile.has("cpu-router")):
@@ -262,10 +262,10 @@ def routing_method(config: ModelConfig, ctx: RoutingContext) -> tuple[str, str]:
                     f"num_expert_group {groups}, e_score_correction_bias {'yes' if bias else 'no'})")
 
 
-def _moe_activation(config: ModelConfig, name: str) -> str:
+def _moe_activation(config: ModelConfig, name: str, profile) -> str:
     """The activation the model file hands this FusedMoE: the layout's, or its limited one on the layers the
     config gives a limit (Step-3.5's swiglu_limits)."""
-    arch = model_arch(config)
+    arch = model_arch(config, profile)
     if arch is None:
         return "silu"
     if arch.limited_moe_activation and layer_template(name)[1] in config.limited_moe_layers:
@@ -314,8 +314,8 @@ def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], qu
                                      (), ("experts are stored fused (not one tensor set per expert): fp8check does not "
                                           "predict their method or backend yet",), layout=moe.layout))
             continue
-        method = _expert_dtype(select_method(moe, shapes, quant, ctx.profile), config, quant, dtypes)
-        activation = _moe_activation(config, moe.name)
+        method = _expert_dtype(select_method(moe, shapes, quant, ctx.profile), config, quant, dtypes, ctx.profile)
+        activation = _moe_activation(config, moe.name, ctx.profile)
         if activation != "silu" and method.weight_key is not None:
             method = method._replace(weight_key=None, activation_key=None, note=(
                 f"activation {activation} ({moe.layout[5:]}): which experts classes take it is not modelled, so "
