@@ -1064,3 +1064,12 @@ def test_a_moved_architecture_routes_its_experts_as_the_releases_layout(make_che
     (moe,) = rep.moes
     assert "routing method Default (transformers/moe.py" in moe.notes[0]
     assert moe.kernel == "TrtLlmFp8ExpertsModular"
+
+
+def test_glm5_next_attention_built_without_quant_config_has_no_kv_method(make_checkpoint):
+    # common/attention.py builds Glm5NextMLAAttention with quant_config=None: ModelOpt's FP8 KV cache config gives its
+    # MLAAttention no KV cache method (a Llama's attention gets ModelOpt's).
+    rep = inspect(make_checkpoint(**dict(GLM5_NEXT_SPEC, quant="modelopt-fp8", data="sparse")))
+    assert rep.attention and {a.kv_method for a in rep.attention} == {None}
+    llama = inspect(make_checkpoint(quant="modelopt-fp8", head_dim=128, data="sparse"))
+    assert {a.kv_method for a in llama.attention} == {"ModelOptKVCacheMethod"}

@@ -498,9 +498,6 @@ EXPLAINED = (
 # Differences fp8check still has, found by this run and not fixed yet: listed (the "open" column), never hidden.
 # Matched like EXPLAINED, on "release|platform|architecture|format|module|vLLM's error".
 OPEN = (
-    (r"\|glm-5-next(-vl)?\|modelopt-[a-z0-9]+\|[^|]*\.self_attn\.mla_attn\.mla_attn\|",
-     "GLM-5-Next builds its MLA attention with quant_config=None (common/attention.py Glm5NextMLAAttention), so "
-     "ModelOpt gives its MLAAttention no KV cache method; fp8check gives it ModelOpt's (the cache dtype agrees)"),
     (r"\|cuda:100\|glm-5-next(-vl)?\|modelopt-[a-z0-9]+\|[^|]*mlp\.experts\|",
      "GLM-5-Next's ModelOpt per-tensor experts on SM100: vLLM picks FlashInfer's CUTLASS experts where fp8check picks "
      "TRT-LLM's monolithic ones (as vLLM does for DeepSeek-V3 and GLM-5 with the same routing); what GLM-5-Next's "

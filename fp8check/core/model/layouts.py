@@ -144,6 +144,9 @@ class Arch(NamedTuple):
     # Tails of layers other than routers that the model file builds with quant_config=None (GLM-5-Next's MLA, indexer
     # and KDA projections): vLLM holds them in BF16; an FP8 weight there fails the load unless `dequantized` names it.
     unquantized_layers: tuple[str, ...] = ()
+    # False: the attention layers are built with quant_config=None (GLM-5-Next's Glm5NextMLAAttention), so the
+    # format gives them no KV cache method.
+    attention_quant_config: bool = True
     # Tails of linears built with disable_tp=True (replicated on every rank, whatever their class).
     disable_tp: tuple[str, ...] = ()
     # Tails of checkpoint shards of unquantized linears that the loader dequantizes to BF16 when stored in FP8
@@ -402,6 +405,7 @@ _GLM5_NEXT_PACKED = {"gate_up_proj": LLAMA_PACKED["gate_up_proj"], "wk_weights_p
 _GLM5_NEXT = _DSA._replace(
     source="vllm:models/glm5next", packed={**_GLM5_NEXT_PACKED, "conv1d": ("q_conv1d", "k_conv1d", "v_conv1d")},
     packed_before=(("glm5next-fused-conv", _GLM5_NEXT_PACKED),), mla_self_attention=frozenset(),
+    attention_quant_config=False,
     conv_linears=("self_attn.conv1d", *_KDA_CONVS),
     unquantized_layers=("self_attn.in_proj_qkvbfg_a", "self_attn.f_b_proj", "self_attn.g_b_proj", "self_attn.o_proj",
                         "self_attn.fused_qkv_a_proj", "self_attn.kv_a_proj_with_mqa", "self_attn.q_proj",

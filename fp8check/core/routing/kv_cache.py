@@ -311,9 +311,12 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
     kv = kv_config(quant, ckpt.config.raw_quantization_config)
     mla_model = any(layer.mla for layer in layers)
     grouped = _scales_by_layer(layout, layers, kv)
-    window_error = attention_windows(ckpt.config, model_arch(ckpt.config, ctx.profile)).error
-    # A layer that is the model's own attention asks the quant config for no KV cache method.
-    methods = {layer.name: None if layer.own_backend else kv.method_for(layer.name, layer.mla) for layer in layers}
+    arch = model_arch(ckpt.config, ctx.profile)
+    window_error = attention_windows(ckpt.config, arch).error
+    # A layer that is the model's own attention, or one built without the quant config, has no KV cache method.
+    no_method = arch is not None and not arch.attention_quant_config
+    methods = {layer.name: None if layer.own_backend or no_method else kv.method_for(layer.name, layer.mla)
+               for layer in layers}
     loads = {layer.name: _load(layer, grouped.get(layer.prefix, []), methods[layer.name], kv, ckpt, mla_model)
              for layer in layers}
     elsewhere: dict[str, ScaleName] = {}
