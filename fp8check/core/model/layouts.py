@@ -142,7 +142,8 @@ class Arch(NamedTuple):
     # with quant_config=None (the Mamba / gated-delta-net mixers' conv1d): listed as unquantized linears.
     conv_linears: tuple[str, ...] = ()
     # Tails of layers other than routers that the model file builds with quant_config=None (GLM-5-Next's MLA, indexer
-    # and KDA projections): vLLM holds them in BF16; an FP8 weight there fails the load unless `dequantized` names it.
+    # and KDA projections, DeepSeek-V4's indexer weights_proj and compressors): vLLM holds them in BF16; an FP8 weight
+    # there fails the load unless `dequantized` names it.
     unquantized_layers: tuple[str, ...] = ()
     # False: the attention layers are built with quant_config=None (GLM-5-Next's Glm5NextMLAAttention), so the
     # format gives them no KV cache method.
@@ -443,7 +444,7 @@ _DSV4 = Arch("vllm:models/deepseek_v4", packed=_DSV4_PACKED,
              styles={"attn.wo_a": DSV4_GROUPED_WO_A, "attn.wo_b": ROW, "indexer.wq_b": REPLICATED,
                      "indexer.weights_proj": REPLICATED, "head": "ParallelLMHead"},
              styles_before=(("dsv4-grouped-wo-a", {"attn.wo_a": COLUMN}),),
-             unquantized=("ffn.gate", "indexer.weights_proj", "compressor.fused_wkv_wgate"),
+             unquantized=("ffn.gate",), unquantized_layers=("indexer.weights_proj", "compressor.fused_wkv_wgate"),
              disable_tp=("attn.fused_wqa_wkv", "compressor.fused_wkv_wgate"), head_quant_config=False,
              spec_substrings=("mtp.",), sliding=MODEL_WINDOW, fp4_experts_by_default=True,
              router=Router(("scoring_func", "sqrtsoftplus"), ("norm_topk_prob", True), None,
