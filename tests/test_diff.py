@@ -55,7 +55,8 @@ def test_a_kernel_change_is_attributed_to_the_wheel_change_that_made_it(make_che
                                                               "pbwo-padding", "mxfp8-trtllm", "fa4-hd256",
                                                               "attn-selector-dcp", "attn-import-error-text",
                                                               "cpu-amx-mla", "moe-block-refine",
-                                                              "ct-wna16-moe-wording", "transformers-backend-029"}
+                                                              "ct-wna16-moe-wording", "transformers-backend-029",
+                                                                  "trtllm-swiglu-clamp"}
 
 
 @pytest.mark.parametrize("old", ["0.34", "0.34.0", "v0.34.2"])   # a patch release is its minor's profile

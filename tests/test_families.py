@@ -1071,6 +1071,22 @@ def test_a_moved_architecture_routes_its_experts_as_the_releases_layout(make_che
     assert moe.kernel == "TrtLlmFp8ExpertsModular"
 
 
+@pytest.mark.parametrize("quant,limit,vllm,kernel", [
+    ("modelopt-fp8", None, "0.34", "FlashInferExperts"),         # transformers' default clamp, 10.0
+    ("fp8-block", 10.0, "0.34", "TrtLlmFp8ExpertsMonolithic"),   # 128-block with SiLU: TRT-LLM applies the clamp
+])
+def test_glm5_next_swiglu_clamp_keeps_per_tensor_experts_off_trtllm(make_checkpoint, quant, limit, vllm, kernel):
+    """common/model.py hands FusedMoE config.swiglu_limit; TrtLlmFp8ExpertsBase.is_supported_config refuses a clamp
+    on per-tensor keys (0.30 on), so SM100 falls to FlashInfer's CUTLASS experts, as vLLM picks."""
+    extra = {**GLM5_NEXT_SPEC.get("extra_config", {}), **({"swiglu_limit": limit} if limit else {})}
+    folder = make_checkpoint(**dict(GLM5_NEXT_SPEC, quant=quant, data="sparse", extra_config=extra))
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("b200"), select_profile(vllm)))
+    assert rep.moes and {m.kernel for m in rep.moes} == {kernel}
+    if kernel == "FlashInferExperts":
+        assert any("SwiGLU alpha/beta/clamp parameters only for block-scaled weights" in rejection.reason
+                   for moe in rep.moes for rejection in moe.rejected)
+
+
 def test_glm5_next_attention_built_without_quant_config_has_no_kv_method(make_checkpoint):
     # common/attention.py builds Glm5NextMLAAttention with quant_config=None: ModelOpt's FP8 KV cache config gives its
     # MLAAttention no KV cache method (a Llama's attention gets ModelOpt's).

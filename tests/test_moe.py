@@ -24,7 +24,7 @@ from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import select_profile
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.moe import MoEConfig, select_backend
-from fp8check.kernels.quant_keys import kFp8Dynamic128Sym, kFp8Static128BlockSym
+from fp8check.kernels.quant_keys import kFp8Dynamic128Sym, kFp8Static128BlockSym, kFp8StaticTensorSym
 from fp8check.synth import Spec, model_config, tensor_specs, write_safetensors
 
 # Qwen3-30B-A3B's expert width (moe_intermediate_size 768) with attention that splits cleanly up to TP 8 with
@@ -151,6 +151,23 @@ def test_cpu_experts_route_deepseek_from_030(vllm, kernel):
     cpu = [r.reason for r in choice.rejected if r.kernel == "CPUExpertsFp8"]
     assert cpu == ([] if kernel else ["FP8 MoE backend CPU does not support the deployment configuration since "
                                       "kernel does not support routing method 2."])
+
+
+@pytest.mark.parametrize("vllm, block_kernel", [("0.28", "TrtLlmFp8ExpertsMonolithic"),
+                                                 ("0.29", "TritonOrDeepGemmExperts"),
+                                                 ("0.30", "TrtLlmFp8ExpertsMonolithic")])
+def test_trtllm_experts_take_a_swiglu_clamp_only_on_block_keys_from_030(vllm, block_kernel):
+    # trtllm-swiglu-clamp (0.29: MXFP8 only) and trtllm-swiglu-block (0.30: also 128-block FP8 with SiLU); per-tensor
+    # keys with a clamp fall to FlashInfer's CUTLASS experts on SM100 from 0.29.
+    ctx = RoutingContext(parse_platform("b200"), select_profile(vllm))
+    cfg = MoEConfig(16, 1024, 256, 1, 1, routing="DeepSeekV3", swiglu_limit=True)
+    block = select_backend(cfg, kFp8Static128BlockSym, kFp8Dynamic128Sym, ctx, allow_vllm_cutlass=False)
+    tensor = select_backend(cfg, kFp8StaticTensorSym, kFp8StaticTensorSym, ctx, allow_vllm_cutlass=False)
+    assert block.kernel == block_kernel
+    assert tensor.kernel == ("TrtLlmFp8ExpertsMonolithic" if vllm == "0.28" else "FlashInferExperts")
+    unclamped = select_backend(cfg._replace(swiglu_limit=False), kFp8StaticTensorSym, kFp8StaticTensorSym, ctx,
+                               allow_vllm_cutlass=False)
+    assert unclamped.kernel == "TrtLlmFp8ExpertsMonolithic"
 
 
 @pytest.mark.parametrize("vllm, error", [

@@ -44,6 +44,7 @@ class MoEConfig(NamedTuple):
     ep: int                           # expert-parallel size (1 without --ep)
     routing: str = "RenormalizeNaive"  # RoutingMethodType name
     in_dtype: str = "bfloat16"        # model dtype: FusedMoEConfig.in_dtype and router_logits_dtype
+    swiglu_limit: bool = False        # FusedMoEConfig.swiglu_limit is set (the model file's clamp)
 
 
 def key_text(key: QuantKey | None, ctx: RoutingContext) -> str:
@@ -126,7 +127,7 @@ class Experts:
         return True
 
     @classmethod
-    def extra(cls, cfg: MoEConfig, ctx: RoutingContext) -> str | None:
+    def extra(cls, cfg: MoEConfig, w: QuantKey, a: QuantKey | None, ctx: RoutingContext) -> str | None:
         return None
 
     @classmethod
@@ -142,7 +143,7 @@ class Experts:
             return f"kernel does not support router logits dtype torch.{cfg.in_dtype}"
         if cls.fmt != STANDARD:
             return f"kernel does not support {STANDARD} activation format"
-        return cls.extra(cfg, ctx)
+        return cls.extra(cfg, w, a, ctx)
 
 
 class TritonExperts(Experts):
@@ -166,7 +167,7 @@ class TritonExperts(Experts):
         return (w, a) in TRITON_W_A
 
     @classmethod
-    def extra(cls, cfg, ctx):
+    def extra(cls, cfg, w, a, ctx):
         if ctx.kind in ("cuda", "rocm") and (cfg.num_experts + 31) // 32 * 32 >= 1024:
             return "kernel's moe_align_block_size requires fewer than 1024 padded experts"
         return None
@@ -288,7 +289,15 @@ class TrtLlmFp8ExpertsMonolithic(Experts):
         return cfg.in_dtype in ("bfloat16", "float32")
 
     @classmethod
-    def extra(cls, cfg, ctx):
+    def extra(cls, cfg, w, a, ctx):
+        # SwiGLU clamp (trtllm-swiglu-clamp): MXFP8 only; 0.30 on also 128-block keys with SiLU, the activation
+        # every judged FusedMoE has (trtllm-swiglu-block).
+        if cfg.swiglu_limit and ctx.profile.has("trtllm-swiglu-clamp"):
+            if not ctx.profile.has("trtllm-swiglu-block"):
+                return "the TRTLLM FP8 kernels apply the SwiGLU alpha/beta/clamp parameters only for MXFP8 weights"
+            if (w, a) != (kFp8Static128BlockSym, kFp8Dynamic128Sym):
+                return ("the TRTLLM FP8 kernels apply the SwiGLU alpha/beta/clamp parameters only for block-scaled "
+                        f"weights with a SwiGLU activation, but got {key_text(w, ctx)} and MoEActivation.SILU")
         if cfg.num_experts > 2048:
             return f"FlashInfer TRTLLM routing supports at most 2048 experts, but got {cfg.num_experts}"
         return None

@@ -498,10 +498,6 @@ EXPLAINED = (
 # Differences fp8check still has, found by this run and not fixed yet: listed (the "open" column), never hidden.
 # Matched like EXPLAINED, on "release|platform|architecture|format|module|vLLM's error".
 OPEN = (
-    (r"\|cuda:100\|glm-5-next(-vl)?\|modelopt-[a-z0-9]+\|[^|]*mlp\.experts\|",
-     "GLM-5-Next's ModelOpt per-tensor experts on SM100: vLLM picks FlashInfer's CUTLASS experts where fp8check picks "
-     "TRT-LLM's monolithic ones (as vLLM does for DeepSeek-V3 and GLM-5 with the same routing); what GLM-5-Next's "
-     "MoE hands FusedMoE differently is not yet read"),
     (r"\|kimi-linear\|modelopt-[a-z0-9]+\|model\.layers\.\d+\.self_attn\|",
      "Kimi-Linear's MLA layers on CUDA / CPU are nvidia/mla.py's MultiHeadLatentAttention itself (an "
      "AttentionLayerBase that is neither Attention nor MLAAttention), which ModelOpt's get_quant_method gives no KV "

@@ -70,6 +70,9 @@ class ModelConfig(NamedTuple):
     heads_per_layer: tuple[int, ...] | None = None  # Laguna: num_attention_heads_per_layer; Step-3.5's sliding layers
     # Step-3.5: the MoE layers whose swiglu_limits entry is set (step3p5.py FusedMoEBlock: activation "swiglustep")
     limited_moe_layers: tuple[int, ...] = ()
+    # config.json's swiglu_limit (GLM-5-Next, MiniMax-M3, DeepSeek-V4: the clamp their model files hand FusedMoE when
+    # the layout says so, Arch.moe_swiglu_limit); None when absent or null (then the config class's default).
+    swiglu_limit: float | None = None
     vision_heads: int | None = None         # vision_config: attention heads of the vision tower
     vision_hidden_size: int | None = None   # vision_config: hidden size of the vision tower
     vision_intermediate_size: int | None = None
@@ -177,6 +180,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         gated_delta_net=_gated_delta_net_sizes(opt_int),
         heads_per_layer=_int_list(sizes, "num_attention_heads_per_layer", where) or _sliding_heads(sizes, heads),
         limited_moe_layers=tuple(i for i, limit in enumerate(sizes.get("swiglu_limits") or ()) if limit),
+        swiglu_limit=_number(sizes, "swiglu_limit", where),
         # Llama-4 / Pixtral / SigLIP call it num_attention_heads, Qwen2.5-VL / Qwen3-VL num_heads.
         vision_heads=opt_int("num_attention_heads", vision) or opt_int("num_heads", vision),
         vision_hidden_size=opt_int("hidden_size", vision),
@@ -220,6 +224,16 @@ def _int_list(sizes: dict, key: str, where: str) -> tuple[int, ...] | None:
     if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value):
         raise ConfigError(f"{where}: {key} must be a list of positive integers, got {shown(value)}")
     return tuple(value)
+
+
+def _number(sizes: dict, key: str, where: str) -> float | None:
+    """A positive number from the text config, or None when absent or null."""
+    value = sizes.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
+        raise ConfigError(f"{where}: {key} must be a positive number or null, got {shown(value)}")
+    return float(value)
 
 
 def _sliding_heads(sizes: dict, heads: int | None) -> tuple[int, ...] | None:

@@ -114,6 +114,11 @@ class Arch(NamedTuple):
     # The activation of the FusedMoE on layers whose config sets a limit (ModelConfig.limited_moe_layers: Step-3.5's
     # swiglu_limits, "swiglustep"); the others take moe_activation.
     limited_moe_activation: str | None = None
+    # True: the model file hands FusedMoE config.swiglu_limit (ModelConfig.swiglu_limit), a clamp on the SwiGLU
+    # that not every experts class applies (TrtLlmFp8ExpertsBase.is_supported_config refuses it on some keys);
+    # swiglu_limit_default is its config class's value when config.json has none (transformers omits defaults).
+    moe_swiglu_limit: bool = False
+    swiglu_limit_default: float | None = None
     # The MoE block whose experts a checkpoint may store stacked ([E, out, in] gate_proj / up_proj / down_proj under
     # it, Step-3.5's original format): read per expert, as `<block>.experts.<e>.<leaf>` (vLLM's FusedMoE name).
     stacked_experts: str | None = None
@@ -378,7 +383,8 @@ ARCHITECTURES.update({
 _MINIMAX_M3 = Arch("vllm:models/minimax_m3", unquantized=("block_sparse_moe.gate",), spec_substrings=("mtp.",),
                    router=Router("sigmoid", True, None, True), moe_activation="swigluoai_uninterleave",
                    sliding=MODEL_WINDOW, indexer_shards=("index_q_proj", "index_k_proj"),
-                   indexer_backend="MINIMAX_M3_SPARSE")
+                   indexer_backend="MINIMAX_M3_SPARSE", moe_swiglu_limit=True,
+                   swiglu_limit_default=7.0)
 _MINIMAX_M3_VISION = Tower("vllm:models/minimax_m3", ("vision_tower.", "multi_modal_projector.", "patch_merge_mlp."),
                            styles={"linear_2": ROW}, vision_heads=True)
 ARCHITECTURES.update({"MiniMaxM3SparseForCausalLM": _MINIMAX_M3,
@@ -397,6 +403,8 @@ ARCHITECTURES.update({"MiniMaxM3SparseForCausalLM": _MINIMAX_M3,
 # MoE (GateLinear router without quant_config, DeepSeek-V3 grouped sigmoid routing, shared experts) carry the
 # quant config; MTP layers past num_hidden_layers are skipped (get_spec_layer_idx_from_weight_name). The
 # ForConditionalGeneration class builds the vision tower with quant_config=None (common/multimodal.py).
+# Every MoE hands FusedMoE config.swiglu_limit (transformers' Glm5NextTextConfig, read from 0.32: 10.0 when absent;
+# 0.30 / 0.31's own class: None, so a config.json without the key differs there).
 # Not modelled: 0.34's MegaMoE (--moe-backend in NATIVE_MEGA_MOE_BACKENDS, expert parallel at TP 1) and ROCm
 # gfx950's fused shared experts (TP 4 / 8).
 _KDA_SHARDS = ("q_proj", "k_proj", "v_proj", "b_proj", "f_a_proj", "g_a_proj")
@@ -406,7 +414,7 @@ _GLM5_NEXT_PACKED = {"gate_up_proj": LLAMA_PACKED["gate_up_proj"], "wk_weights_p
 _GLM5_NEXT = _DSA._replace(
     source="vllm:models/glm5next", packed={**_GLM5_NEXT_PACKED, "conv1d": ("q_conv1d", "k_conv1d", "v_conv1d")},
     packed_before=(("glm5next-fused-conv", _GLM5_NEXT_PACKED),), mla_self_attention=frozenset(),
-    attention_quant_config=False,
+    attention_quant_config=False, moe_swiglu_limit=True, swiglu_limit_default=10.0,
     conv_linears=("self_attn.conv1d", *_KDA_CONVS),
     unquantized_layers=("self_attn.in_proj_qkvbfg_a", "self_attn.f_b_proj", "self_attn.g_b_proj", "self_attn.o_proj",
                         "self_attn.fused_qkv_a_proj", "self_attn.kv_a_proj_with_mqa", "self_attn.q_proj",
@@ -446,8 +454,8 @@ _DSV4 = Arch("vllm:models/deepseek_v4", packed=_DSV4_PACKED,
              styles_before=(("dsv4-grouped-wo-a", {"attn.wo_a": COLUMN}),),
              unquantized=("ffn.gate",), unquantized_layers=("indexer.weights_proj", "compressor.fused_wkv_wgate"),
              disable_tp=("attn.fused_wqa_wkv", "compressor.fused_wkv_wgate"), head_quant_config=False,
-             spec_substrings=("mtp.",), sliding=MODEL_WINDOW, fp4_experts_by_default=True,
-             router=Router(("scoring_func", "sqrtsoftplus"), ("norm_topk_prob", True), None,
+             spec_substrings=("mtp.",), sliding=MODEL_WINDOW, fp4_experts_by_default=True, moe_swiglu_limit=True,
+             swiglu_limit_default=10.0, router=Router(("scoring_func", "sqrtsoftplus"), ("norm_topk_prob", True), None,
                            ("topk_method", "noaux_tc")),
              # The attention class per platform and its backend_cls.get_name(), 0.30-0.34: nvidia/model.py
              # _select_dsv4_attn_cls (no --attention-backend: FlashMLA, FlashInfer's SM120 class on SM12x),

@@ -139,8 +139,9 @@ def experts_per_rank(num_experts: int, ep: int) -> str:
 
 
 def place(method: MoEMethod, hidden: int, intermediate: int, num_experts: int, tp: int, use_ep: bool,
-         ctx: RoutingContext, routing: str, in_dtype: str) -> MoEPlacement:
-    """One FusedMoE at one TP size, as FusedMoEParallelConfig.make / FusedMoEConfig / the method compute it."""
+         ctx: RoutingContext, routing: str, in_dtype: str, swiglu_limit: bool = False) -> MoEPlacement:
+    """One FusedMoE at one TP size, as FusedMoEParallelConfig.make / FusedMoEConfig / the method compute it
+    (`swiglu_limit`: the model file hands it a SwiGLU clamp)."""
     ep_on = use_ep and tp > 1
     moe_tp, ep = (1, tp) if ep_on else (tp, 1)
     notes: list[str] = []
@@ -166,7 +167,7 @@ def place(method: MoEMethod, hidden: int, intermediate: int, num_experts: int, t
             return empty._replace(errors=(error,))
     if method.weight_key is None:
         return empty
-    cfg = MoEConfig(num_experts, hidden, intermediate, moe_tp, ep, routing, in_dtype)
+    cfg = MoEConfig(num_experts, hidden, intermediate, moe_tp, ep, routing, in_dtype, swiglu_limit)
     weight_key, block = method.weight_key, method.block
     if block and ctx.profile.has("moe-block-refine") and method.refines_block:
         refined = refine_block(block, ispp, moe_tp, hidden)
@@ -273,6 +274,13 @@ def _moe_activation(config: ModelConfig, name: str, profile) -> str:
     return arch.moe_activation
 
 
+def _swiglu_limit(config: ModelConfig, profile) -> bool:
+    """Whether the model file hands FusedMoE a SwiGLU clamp: its layout passes config.swiglu_limit, and config.json
+    or else the config class sets one."""
+    arch = model_arch(config, profile)
+    return arch is not None and arch.moe_swiglu_limit and (config.swiglu_limit or arch.swiglu_limit_default) is not None
+
+
 def routing_type(scoring: str, renormalize: bool, groups: int | None, bias: bool) -> str:
     """fused_moe/config.py's get_routing_method_type."""
     if scoring == "sqrtsoftplus":
@@ -296,6 +304,7 @@ class MoESweep(NamedTuple):
     intermediate: int
     num_experts: int
     routing: str
+    swiglu_limit: bool
 
 
 def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], quant, config: ModelConfig,
@@ -323,15 +332,17 @@ def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], qu
         if same and method != twin.method:
             same, shapes = False, expert_shapes(moe)
         routing, routing_note = routing_method(config, ctx)
-        sweep = MoESweep(method, shapes.hidden * method.packed, shapes.intermediate, len(shapes.experts), routing)
+        sweep = MoESweep(method, shapes.hidden * method.packed, shapes.intermediate, len(shapes.experts), routing,
+                         _swiglu_limit(config, ctx.profile))
         sweeps.add(sweep)
-        result = place(method, *sweep[1:4], tp, ep, ctx, routing, in_dtype)
+        result = place(method, *sweep[1:4], tp, ep, ctx, routing, in_dtype, sweep.swiglu_limit)
         integrity_errors, warnings = ([], []) if same else integrity(moe, shapes, method)
         clean = not shapes.errors and not integrity_errors and not warnings
         twin = _Twin(structure, shapes, dtypes, method) if clean else None
         notes = [n for n in (method.note, routing_note) if n] + list(result.notes)
         errors = list(result.errors)
-        if errors and not ep and tp > 1 and not place(method, *sweep[1:4], tp, True, ctx, routing, in_dtype).errors:
+        if errors and not ep and tp > 1 and not place(method, *sweep[1:4], tp, True, ctx, routing, in_dtype,
+                                                           sweep.swiglu_limit).errors:
             notes.append(f"with --enable-expert-parallel (fp8check --ep) this layer loads at TP {tp}: each rank "
                          f"holds {experts_per_rank(sweep.num_experts, tp)} of the {sweep.num_experts} experts whole "
                          f"instead of 1/{tp} of every expert")
@@ -377,5 +388,6 @@ def _structure(moe: MoEModule) -> tuple[tuple[str, ...], list[str], list[tuple[i
 
 def sweep_loads(sweeps: frozenset[MoESweep], ctx: RoutingContext, tp: int, ep: bool, in_dtype: str) -> bool:
     """Whether every FusedMoE signature plans without error at this TP size."""
-    return not any(place(s.method, s.hidden, s.intermediate, s.num_experts, tp, ep, ctx, s.routing, in_dtype).errors
+    return not any(place(s.method, s.hidden, s.intermediate, s.num_experts, tp, ep, ctx, s.routing, in_dtype,
+                         s.swiglu_limit).errors
                    for s in sweeps)

@@ -160,6 +160,10 @@ WHEEL_CHANGES: dict[str, str] = {
     "attention-backends-033": "0.33 wheel: AttentionBackendEnum gains ROCM_FLASHMLA_SPARSE_DSV41 and STEP5_DSA",
     # FusedMoE (fp8check.kernels.moe, fp8check.core.routing.moe and the formats' moe_method): read from
     # fused_moe/oracle/fp8.py, experts/*.py and the quant configs' MoE methods.
+    "trtllm-swiglu-clamp": "0.29 wheel: TrtLlmFp8ExpertsBase.is_supported_config refuses a FusedMoE whose model file "
+                           "hands it a SwiGLU clamp (swiglu_limit) unless its weights are MXFP8",
+    "trtllm-swiglu-block": "0.30 wheel: ... or 128-block FP8 weights with dynamic 1x128 activations, under SiLU or "
+                           "SwiGLU-OAI (uninterleaved)",
     "moe-block-refine": "0.29 wheel: refine_fp8_moe_block_shape refines a weight block the TP shard does not divide "
                         "to gcd(block, shard, hidden) >= 32; Fp8MoEMethod hands the oracle its block's own key "
                         "(kFp8Static128BlockSym before, whatever weight_block_size said), and TritonExperts takes any "
@@ -261,14 +265,16 @@ _V028 = _release("0.28", _V027, (49664, 49932, 50787, 50826, "b12x", "humming-in
                  "XPU block FP8 routes to W8A8 / XPUFp8BlockScaledMMKernel; Torch kernels on XPU")
 _V029 = _release("0.29", _V028, ("marlin-late", "torch-fp8-support", 47434, "pbwo-padding", "mxfp8-trtllm",
                                  "fa4-hd256", "attn-selector-dcp", "attn-import-error-text", "cpu-amx-mla",
-                                 "moe-block-refine", "ct-wna16-moe-wording", "transformers-backend-029"),
+                                 "moe-block-refine", "ct-wna16-moe-wording", "transformers-backend-029",
+                                 "trtllm-swiglu-clamp"),
                  "Marlin's cc >= 89 gate removed: sm89 block FP8 routes to Marlin; AutoRound block FP8; FusedMoE "
                  "block refinement")
 _V030 = _release("0.30", _V029, (49381, "xpu-moe-wna16", "quark-fp8-keys", "inc-bits-5-7", "cpu-router",
                                  "attn-selector-rswa", "attn-composite", "flashinfer-mla-sparse-sm90", "mla-d512",
                                  "flashinfer-mla-sparse-nope",
                                  "flashinfer-sm90-sinks", "nvfp4-ds-mla", "rocm-kv-dtype-hint",
-                                 "attention-backends-030", "cpu-moe-deepseek-routing", "glm5next"),
+                                 "attention-backends-030", "cpu-moe-deepseek-routing", "glm5next",
+                                 "trtllm-swiglu-block"),
                  "as 0.29 for FP8 linear layers; ModelOpt's generic method; the mm-prefix composite backends")
 _V031 = _release("0.31", _V030, ("cpu-fp8", "cutlass-fp8-check", "online-fp8-redirect", "mxfp8-shape",
                                  "glm4-moe-gate-linear", "fa4-sm90-d512-fp8-kv", "sm90-fp8-kv-mm-prefix",
