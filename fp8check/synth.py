@@ -276,8 +276,10 @@ def transformers_tensors(spec: Spec) -> dict[str, tuple[int, ...]]:
         if host:
             state = {re.sub(f"^{host.text_root}", "model.", name) if host.text_root else name: t
                      for name, t in state.items() if not re.match(host.drop, name)}
-        tied = set(getattr(model, "all_tied_weights_keys", None) or {}) if hf_config.get_text_config(
-            decoder=True).tie_word_embeddings else set()
+        # The text config's tie_word_embeddings (GLM-4V's text config has none: its top-level config's, default False).
+        tie = getattr(hf_config.get_text_config(decoder=True), "tie_word_embeddings",
+                      getattr(hf_config, "tie_word_embeddings", False))
+        tied = set(getattr(model, "all_tied_weights_keys", None) or {}) if tie else set()
         _TRANSFORMERS_CACHE[key] = _per_expert({name: tuple(t.shape) for name, t in state.items()
                                                 if name not in tied})
     return {**_TRANSFORMERS_CACHE[key], **{n: tuple(s) for n, s in spec.extra_tensors.items()}}

@@ -72,6 +72,14 @@ VISION = dict(depth=1, hidden_size=256, intermediate_size=512, num_heads=2, out_
 # The Transformers backend's architectures, written by transformers' classes (token ids inside the tiny vocabulary).
 TF = dict(transformers=True, head_dim=128, extra_config=dict(pad_token_id=0, bos_token_id=1, eos_token_id=2))
 OLMOE = dict(TF, extra_config=dict(TF["extra_config"], num_experts=4, num_experts_per_tok=2, intermediate_size=256))
+# GLM-4.1V / GLM-4.5V (glm4v / glm4v_moe): the GLM-4 / GLM-4.5 text model under language_model, the GLM-4V tower.
+GLM4V_TEXT = dict(num_hidden_layers=2, hidden_size=512, intermediate_size=1024, num_attention_heads=4,
+                  num_key_value_heads=2, head_dim=128, vocab_size=1000, partial_rotary_factor=0.5)
+GLM4V_MOE_TEXT = dict(GLM4V_TEXT, model_type="glm4v_moe_text", moe_intermediate_size=256, n_routed_experts=4,
+                      n_shared_experts=1, num_experts_per_tok=2, first_k_dense_replace=1, n_group=1, topk_group=1,
+                      norm_topk_prob=True, use_qk_norm=False)
+GLM4V_VISION = dict(VISION, out_hidden_size=512, intermediate_size=1024, patch_size=14, spatial_merge_size=2,
+                    temporal_patch_size=2, in_channels=3, image_size=336)
 # GLM-5-Next (GLM-5.3-Flash): a KDA layer and a sparse-MLA layer (NoPE, 256-wide heads), dense then MoE, one MTP
 # layer; the KDA projections, kv_b_proj and the indexer's wq_b / weights_proj stored BF16 as the FP8 release does.
 GLM5_NEXT = dict(num_hidden_layers=2, hidden_size=512, intermediate_size=1024, moe_intermediate_size=256,
@@ -345,6 +353,22 @@ FAMILIES = [
       "vision_tower.vision_model.encoder.layers.0.self_attn.qkv_proj": ("QKVParallelLinear",
                                                                        "vllm:models/minimax_m3"),
       "patch_merge_mlp.linear_2": ("RowParallelLinear", "vllm:models/minimax_m3")}),
+    ("glm-4-0414", dict(architecture="Glm4ForCausalLM", model_type="glm4", **HF, extra_config={
+        "partial_rotary_factor": 0.5, "pad_token_id": 0}), 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:glm4.py"),
+      "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:glm4.py")}),
+    *((family, dict(architecture=arch, model_type=model_type, **dict(HF, ignore=("lm_head",)), extra_config={
+        "text_config": text, "vision_config": dict(GLM4V_VISION, model_type=f"{model_type}_vision")}), 2,
+       {"model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:glm4_1v.py"),
+        "model.visual.blocks.0.attn.proj": ("RowParallelLinear", "vllm:glm4_1v.py"),
+        "model.visual.merger.proj": ("ColumnParallelLinear", "vllm:glm4_1v.py"),
+        "model.visual.merger.gate_up_proj": ("MergedColumnParallelLinear", "vllm:glm4_1v.py"),
+        "model.language_model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:glm4_1v.py"),
+        **extra})
+      for family, arch, model_type, text, extra in (
+          ("glm-4.1v", "Glm4vForConditionalGeneration", "glm4v", dict(GLM4V_TEXT, model_type="glm4v_text"), {}),
+          ("glm-4.5v", "Glm4vMoeForConditionalGeneration", "glm4v_moe", GLM4V_MOE_TEXT,
+           {"model.language_model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:glm4_1v.py")}))),
     ("glm-5-next", GLM5_NEXT_SPEC, 2,
      {"model.layers.0.self_attn.in_proj_qkvbfg_a": ("MergedColumnParallelLinear", "vllm:models/glm5next"),
       "model.layers.0.self_attn.conv1d": ("ColumnParallelLinear", "vllm:models/glm5next"),

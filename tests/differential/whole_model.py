@@ -163,6 +163,10 @@ _GDN = dict(linear_num_key_heads=8, linear_num_value_heads=16, linear_key_head_d
 _QWEN35_MOE = dict(num_experts=8, moe_intermediate_size=1024, shared_expert_intermediate_size=1024,
                    num_experts_per_tok=2, **_GDN)
 _HF = dict(transformers=True, layers=4)
+# GLM-4V's tower (glm4_1v.py Glm4vVisionTransformer): one block, its MLP as wide as out_hidden_size.
+_GLM4V_VISION = {"model_type": "glm4v_vision", "depth": 1, "hidden_size": _V, "num_heads": 16,
+                 "out_hidden_size": BASE["hidden"], "intermediate_size": BASE["intermediate"], "patch_size": 14,
+                 "spatial_merge_size": 2, "temporal_patch_size": 2, "in_channels": 3, "image_size": 336}
 # Gemma-4: sliding / full layers alternating (full: global_head_dim 256, 2 KV heads, V read from K), a MoE of 8
 # gelu_tanh experts beside every dense MLP, no per-layer embeddings.
 _GEMMA4 = dict(num_hidden_layers=4, global_head_dim=256, num_global_key_value_heads=2, attention_k_eq_v=True,
@@ -289,6 +293,17 @@ FAMILIES.update({
                       use_moe_router_bias=True, need_fp32_gate=True, norm_expert_weight=True,
                       moe_router_activation="sigmoid", moe_router_scaling_factor=1.0, swiglu_limits=[0, 0, 7],
                       swiglu_limits_shared=[0, 0, 0], use_head_wise_attn_gate=True)),
+    # GLM-4-0414 (glm4.py) and GLM-4.1V / GLM-4.5V (glm4_1v.py: the GLM-4 / GLM-4.5 text model, the GLM-4V tower).
+    "glm-4-0414": (dict(architecture="Glm4ForCausalLM", model_type="glm4", **_HF),
+                   {"partial_rotary_factor": 0.5, "pad_token_id": 0}),
+    "glm-4.1v": (dict(architecture="Glm4vForConditionalGeneration", model_type="glm4v", **_HF),
+                 {"text_config": _text_config("glm4v_text", partial_rotary_factor=0.5), "vision_config": _GLM4V_VISION}),
+    "glm-4.5v": (dict(architecture="Glm4vMoeForConditionalGeneration", model_type="glm4v_moe", **_HF),
+                 {"text_config": _text_config("glm4v_moe_text", partial_rotary_factor=0.5, moe_intermediate_size=1024,
+                                              n_routed_experts=8, n_shared_experts=1, num_experts_per_tok=2,
+                                              first_k_dense_replace=1, norm_topk_prob=True, n_group=1, topk_group=1,
+                                              use_qk_norm=False),
+                  "vision_config": dict(_GLM4V_VISION, model_type="glm4v_moe_vision")}),
     "hunyuan-dense": (dict(architecture="HunYuanDenseV1ForCausalLM", model_type="hunyuan_v1_dense", **_HF), {}),
     "hunyuan-moe": (dict(architecture="HunYuanMoEV1ForCausalLM", model_type="hunyuan_v1_moe", **_HF),
                     dict(num_experts=8, moe_topk=2, moe_intermediate_size=1024, num_shared_expert=1)),

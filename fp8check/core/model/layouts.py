@@ -320,6 +320,26 @@ ARCHITECTURES: dict[str, Arch] = {
                               head_quant_config=False, moe_activation="swigluoai", sliding=EVEN_LAYERS),
 }
 
+# GLM-4-0414 / GLM-Z1 (glm4.py, 0.25-0.34 alike): Llama's q/k/v and gate/up fusions with post-norms; the
+# hf_to_vllm_mapper drops the num_nextn_predict_layers MTP layers after num_hidden_layers.
+# GLM-4.1V / GLM-4.5V / GLM-4.6V (glm4_1v.py Glm4vForConditionalGeneration / Glm4vMoeForConditionalGeneration,
+# 0.25-0.34): the text model is glm4.py's Glm4ForCausalLM (glm4v) or glm4_moe.py's Glm4MoeForCausalLM (glm4v_moe),
+# named by model_type, under language_model.; Glm4vVisionTransformer at visual. (hf_to_vllm_mapper: model.visual.),
+# built with the quant config: blocks.N.attn.qkv stored fused, a QKVParallelLinear over the vision heads, attn.proj
+# row, mlp gate / up -> gate_up_proj, down_proj row; merger.proj a ColumnParallelLinear, merger gate / up ->
+# gate_up_proj, down_proj row. Under compressed-tensors vLLM names the tower's attention qkv_proj (its prefix, "to
+# align with GLM-4.5V-FP8's quantization config"), which fp8check reports as attn.qkv.
+_GLM4_TEXT = Arch("vllm:glm4.py", spec_layers="num_nextn_predict_layers", sliding=MODEL_WINDOW)
+_GLM4V_VISUAL = Tower("vllm:glm4_1v.py", ("visual.", "model.visual."), packed={**LLAMA_PACKED, "qkv": ("qkv",)},
+                      vision_heads=True, styles={"attn.qkv": "QKVParallelLinear", "attn.proj": ROW,
+                                                 "merger.proj": COLUMN})
+ARCHITECTURES.update({
+    "Glm4ForCausalLM": _GLM4_TEXT,
+    "Glm4vForConditionalGeneration": _GLM4_TEXT._replace(source="vllm:glm4_1v.py", towers=(_GLM4V_VISUAL,)),
+    "Glm4vMoeForConditionalGeneration": ARCHITECTURES["Glm4MoeForCausalLM"]._replace(source="vllm:glm4_1v.py",
+                                                                                     towers=(_GLM4V_VISUAL,)),
+})
+
 # Qwen3-Next (qwen3_next.py) and Qwen3.5 (qwen3_5.py; 0.34 on CUDA vllm/models/qwen3_5/nvidia/model.py, the same
 # modules): gated-delta-net layers (linear_attn: in_proj_qkvz and in_proj_ba MergedColumnParallelLinear, conv1d an
 # unquantized ColumnParallelLinear, out_proj row) between full-attention layers whose q_proj carries the output gate;
