@@ -147,6 +147,9 @@ class Spec:
     # fused in-memory experts): every family transformers knows, named as its exporters save it. The fields above
     # that shape a layer (moe_style, mla, vision, ...) are then unused; extra_config carries the family's keys.
     transformers: bool = False
+    # A family whose tensor names no option above writes (a key of HAND_NAMED): its text model's linears, named as
+    # its exporter saves them (Step-3's own checkpoints; transformers has no class for it).
+    names: str | None = None
     extra_tensors: dict = field(default_factory=dict)  # name -> shape, BF16 (2-D ".weight": a linear, quantized)
 
     @property
@@ -166,8 +169,8 @@ MOE_STYLES = {
 ROUTER_LEAVES = (".mlp.gate", ".block_sparse_moe.gate", ".feed_forward.router", ".mlp.router", ".shared_expert_gate",
                  ".mixer.gate", ".router.proj", ".mlp.gate.wg",
                  ".moe.gate")  # Nemotron-H, Gemma-4, Hunyuan, Step-3.5
-# Towers vLLM builds with quant_config=None (mllama4.py): Meta's FP8 checkpoints keep them in BF16.
-BF16_TOWERS = {"llama4": ("vision_model.", "multi_modal_projector.")}
+# Towers vLLM builds with quant_config=None (mllama4.py, step3_vl.py): the FP8 checkpoints keep them in BF16.
+BF16_TOWERS = {"llama4": ("vision_model.", "multi_modal_projector."), "step3": ("vision_model.", "vit_large_projector")}
 
 
 def linear_shapes(spec: Spec) -> dict[str, tuple[int, int]]:
@@ -175,8 +178,8 @@ def linear_shapes(spec: Spec) -> dict[str, tuple[int, int]]:
     if spec.transformers:
         return {name[: -len(".weight")]: shape for name, shape in transformers_tensors(spec).items()
                 if _is_linear_weight(name, shape)}
-    shapes: dict[str, tuple[int, int]] = {}
-    for i in range(spec.layers + spec.mtp_layers):
+    shapes: dict[str, tuple[int, int]] = HAND_NAMED[spec.names](spec) if spec.names else {}
+    for i in range(0 if spec.names else spec.layers + spec.mtp_layers):
         p = f"{spec.text_prefix}.layers.{i}"
         shapes.update(_attention_shapes(spec, f"{p}.self_attn"))
         if spec.experts and i >= spec.first_k_dense:
@@ -197,6 +200,7 @@ def linear_shapes(spec: Spec) -> dict[str, tuple[int, int]]:
             spec.vocab, spec.hidden)
     if spec.vision:
         shapes.update(VISION_TOWERS[spec.vision](spec))
+    shapes.update({n[: -len(".weight")]: tuple(s) for n, s in spec.extra_tensors.items() if _is_linear_weight(n, s)})
     return shapes
 
 
@@ -379,8 +383,54 @@ def _siglip(spec: Spec) -> dict[str, tuple[int, int]]:
             f"{p}.mlp.fc1": (2 * v, v), f"{p}.mlp.fc2": (v, 2 * v)}
 
 
+def _step3_vision(spec: Spec) -> dict[str, tuple[int, int]]:
+    """Step-3 (step3_vl.py): one encoder block, its qkv_proj stored fused, and the vit_large_projector over the
+    downsampled features (2 x vision_config.output_hidden_size, which the family's config sets to 2 x vision_hidden)."""
+    v, p = spec.vision_hidden, "vision_model.transformer.layers.0"
+    return {f"{p}.self_attn.qkv_proj": (3 * v, v), f"{p}.self_attn.out_proj": (v, v), f"{p}.mlp.fc1": (2 * v, v),
+            f"{p}.mlp.fc2": (v, 2 * v), "vit_large_projector": (spec.hidden, 4 * v)}
+
+
+def _perception_encoder(spec: Spec) -> dict[str, tuple[int, int]]:
+    """StepVL / Step-3.7 (step_vl.py PerceptionEncoder), OpenCLIP's names: the block's attn.in_proj_weight is no
+    `.weight` linear (written BF16, as a tensor), out_proj and mlp.c_fc / c_proj are; vit_large_projector takes the
+    4 x width downsampled features."""
+    v, p = spec.vision_hidden, "vision_model.transformer.resblocks.0"
+    return {f"{p}.attn.out_proj": (v, v), f"{p}.mlp.c_fc": (2 * v, v), f"{p}.mlp.c_proj": (v, 2 * v),
+            "vit_large_projector": (spec.hidden, 4 * v)}
+
+
 VISION_TOWERS = {"pixtral": _pixtral, "llama4": _llama4_vision, "qwen2_5_vl": _qwen2_5_vl, "qwen3_vl": _qwen3_vl,
-                 "siglip": _siglip}
+                 "siglip": _siglip, "step3": _step3_vision, "perception_encoder": _perception_encoder}
+
+
+def _step3_text(spec: Spec) -> dict[str, tuple[int, int]]:
+    """Step-3 (step3_text.py, names as stepfun-ai/step3 saves them): attention q_proj (share_q_dim rows), one KV head
+    of k_proj / v_proj, wq (share_q_dim -> heads x head_dim), o_proj; layers below first_k_dense a dense mlp, the
+    others a MoE block `moe` (router moe.gate, experts per expert as fp8check reads the stacked moe.gate_proj [E, I, H]
+    too) beside the layer's share_expert."""
+    share_q = spec.extra_config.get("share_q_dim", spec.hd)
+    shapes: dict[str, tuple[int, int]] = {}
+    for i in range(spec.layers):
+        p = f"{spec.text_prefix}.layers.{i}"
+        shapes.update({f"{p}.self_attn.q_proj": (share_q, spec.hidden), f"{p}.self_attn.k_proj": (spec.hd, spec.hidden),
+                       f"{p}.self_attn.v_proj": (spec.hd, spec.hidden),
+                       f"{p}.self_attn.wq": (spec.heads * spec.hd, share_q),
+                       f"{p}.self_attn.o_proj": (spec.hidden, spec.heads * spec.hd)})
+        mlp, width = (f"{p}.mlp", spec.intermediate) if i < spec.first_k_dense else (f"{p}.share_expert",
+                                                                                    spec.moe_intermediate)
+        shapes.update({f"{mlp}.gate_proj": (width, spec.hidden), f"{mlp}.up_proj": (width, spec.hidden),
+                       f"{mlp}.down_proj": (spec.hidden, width)})
+        if i >= spec.first_k_dense:
+            shapes[f"{p}.moe.gate"] = (spec.experts, spec.hidden)
+            for e in range(spec.experts):
+                shapes.update({f"{p}.moe.experts.{e}.gate_proj": (spec.moe_intermediate, spec.hidden),
+                               f"{p}.moe.experts.{e}.up_proj": (spec.moe_intermediate, spec.hidden),
+                               f"{p}.moe.experts.{e}.down_proj": (spec.hidden, spec.moe_intermediate)})
+    return shapes
+
+
+HAND_NAMED = {"step3": _step3_text}
 # The vision_config key each family names its head count with.
 VISION_HEADS_KEY = {"qwen2_5_vl": "num_heads", "qwen3_vl": "num_heads"}
 
@@ -578,6 +628,8 @@ def tensor_specs(spec: Spec) -> dict[str, tuple[str, tuple[int, ...]]]:
     if spec.transformers:
         out = {name: ("BF16", shape) for name, shape in transformers_tensors(spec).items()
                if not _is_linear_weight(name, shape)}
+    else:
+        out.update({n: ("BF16", tuple(s)) for n, s in spec.extra_tensors.items() if not _is_linear_weight(n, tuple(s))})
     for name, (n, k) in linear_shapes(spec).items():
         mtp_bf16 = name.endswith((".eh_proj", ".shared_head.head"))
         bf16_tower = name.startswith(BF16_TOWERS.get(spec.vision or "", ()))

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from fp8check.cli.app import app
 from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import InputError
-from fp8check.core.model.layouts import ARCHITECTURES, TP_PLANS
+from fp8check.core.model.layouts import ARCHITECTURES, TP_PLANS, model_arch
 from fp8check.core.model.modules import build_layout
 from fp8check.core.records import InspectOptions
 from fp8check.core.report.verdicts import inspect_verdict
@@ -68,6 +68,32 @@ STEP35 = dict(num_hidden_layers=3, head_dim=128, layer_types=["full_attention", 
               moe_num_experts=4, moe_top_k=2, moe_intermediate_size=256, share_expert_dim=256,
               use_moe_router_bias=True, need_fp32_gate=True, norm_expert_weight=True, moe_router_activation="sigmoid",
               swiglu_limits=[0, 0, 7], swiglu_limits_shared=[0, 0, 0], use_head_wise_attn_gate=True)
+# Step-3.7: Step-3.5's text model (homogeneous heads) under a one-block PerceptionEncoder (OpenCLIP names) and projector.
+STEP37 = {"text_config": dict(STEP35, num_sliding_attention_heads=4, architectures=["Step3p5ForCausalLM"],
+                              hidden_size=256, intermediate_size=512, num_attention_heads=4, num_key_value_heads=2,
+                              vocab_size=1000, max_position_embeddings=512),
+          "vision_config": {"width": 256, "layers": 1, "heads": 2, "mlp_ratio": 2.0, "image_size": 56, "patch_size": 14}}
+STEP37_IGNORE = ("lm_head", "re:.*g_proj$", "re:.*attn.qkv_proj$")  # the tower's in_proj_weight is stored BF16
+# StepVL (Step3-VL-10B): a Qwen3 text model (text_config's class) under the same tower, OpenCLIP's in_proj_weight BF16.
+STEP_VL = dict(architecture="StepVLForConditionalGeneration", model_type="step_vl", vision="perception_encoder",
+               head_dim=128, ignore=("lm_head", "re:.*attn.qkv_proj$"),
+               extra_tensors={"vision_model.transformer.resblocks.0.attn.in_proj_weight": (768, 256),
+                              "vision_model.transformer.resblocks.0.attn.in_proj_bias": (768,)},
+               extra_config={"text_config": {"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"],
+                                             "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 2,
+                                             "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 128,
+                                             "vocab_size": 1000},
+                             "vision_config": {"width": 256, "layers": 1, "heads": 2, "mlp_ratio": 2.0}})
+# Step-3 (Step's own names): one KV head of 256, q_proj 256 wide then wq to 4 x 256; layer 0 dense, 1 MoE.
+STEP3_TEXT = dict(num_attention_groups=1, share_q_dim=256, head_dim=256, moe_num_experts=4, moe_top_k=2,
+                  moe_intermediate_size=256, share_expert_dim=256, moe_layers_enum="1", max_position_embedding=512)
+STEP3 = dict(names="step3", kv_heads=1, head_dim=256, experts=4, moe_intermediate=256, first_k_dense=1,
+             extra_config=STEP3_TEXT)
+STEP3_VL = dict(STEP3, architecture="Step3VLForConditionalGeneration", model_type="step3_vl", vision="step3", extra_config={
+    "text_config": dict(STEP3_TEXT, architectures=["Step3TextForCausalLM"], model_type="step3_text", hidden_size=256,
+                        intermediate_size=512, num_hidden_layers=2, num_attention_heads=4, vocab_size=1000),
+    "vision_config": {"hidden_size": 256, "intermediate_size": 512, "output_hidden_size": 512, "num_hidden_layers": 1,
+                      "num_attention_heads": 2, "image_size": 56, "patch_size": 14}})
 VISION = dict(depth=1, hidden_size=256, intermediate_size=512, num_heads=2, out_hidden_size=256)
 # The Transformers backend's architectures, written by transformers' classes (token ids inside the tiny vocabulary).
 TF = dict(transformers=True, head_dim=128, extra_config=dict(pad_token_id=0, bos_token_id=1, eos_token_id=2))
@@ -304,6 +330,26 @@ FAMILIES = [
       "model.layers.1.share_expert.gate_up_proj": ("MergedColumnParallelLinear", "vllm:step3p5.py"),
       "model.layers.1.self_attn.g_proj": ("ColumnParallelLinear", "vllm:step3p5.py"),
       "model.layers.1.moe.gate": ("ReplicatedLinear", "vllm:step3p5.py")}),
+    ("step-3.7", dict(architecture="Step3p7ForConditionalGeneration", model_type="step3p7", extra_config=STEP37,
+                      **dict(HF, ignore=STEP37_IGNORE)), 2,
+     {"model.layers.1.share_expert.gate_up_proj": ("MergedColumnParallelLinear", "vllm:step3p5.py"),
+      "vision_model.transformer.resblocks.0.attn.qkv_proj": ("QKVParallelLinear", "vllm:step_vl.py"),
+      "vision_model.transformer.resblocks.0.mlp.fc2": ("RowParallelLinear", "vllm:step_vl.py"),
+      "vit_large_projector": ("ColumnParallelLinear", "vllm:step3p7.py")}),
+    ("step-vl", STEP_VL, 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen3.py"),
+      "vision_model.transformer.resblocks.0.attn.qkv_proj": ("QKVParallelLinear", "vllm:step_vl.py"),
+      "vision_model.transformer.resblocks.0.mlp.fc1": ("ColumnParallelLinear", "vllm:step_vl.py"),
+      "vit_large_projector": ("ColumnParallelLinear", "vllm:step_vl.py")}),
+    ("step-3", dict(architecture="Step3TextForCausalLM", model_type="step3_text", **STEP3), 2,
+     {"model.layers.0.self_attn.qkv_proj": ("ReplicatedLinear", "vllm:step3_text.py"),
+      "model.layers.0.self_attn.wq": ("ColumnParallelLinear", "vllm:step3_text.py"),
+      "model.layers.1.share_expert.gate_up_proj": ("MergedColumnParallelLinear", "vllm:step3_text.py"),
+      "model.layers.1.moe.gate": ("ReplicatedLinear", "vllm:step3_text.py")}),
+    ("step-3-vl", STEP3_VL, 2,
+     {"model.layers.0.self_attn.qkv_proj": ("ReplicatedLinear", "vllm:step3_text.py"),
+      "vision_model.transformer.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:step3_vl.py"),
+      "vit_large_projector": ("nn.Linear", "vllm:step3_vl.py")}),
     ("hunyuan-dense", dict(architecture="HunYuanDenseV1ForCausalLM", model_type="hunyuan_v1_dense", head_dim=128,
                            transformers=True), 2,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:transformers/causal.py")}),
@@ -413,12 +459,14 @@ def inspect(folder, platform="h100", tp=1):
 @pytest.mark.parametrize("spec,tp,expected", [f[1:] for f in FAMILIES], ids=[f[0] for f in FAMILIES])
 def test_family_layout(make_checkpoint, spec, tp, expected):
     # Widths that split into 128-blocks at the family's TP size (real models are far wider).
-    rep = inspect(make_checkpoint(**{"quant": "ct-fp8-block", "data": "sparse", "moe_intermediate": 256,
-                                     "vision_hidden": 256, **spec}), tp=tp)
+    folder = make_checkpoint(**{"quant": "ct-fp8-block", "data": "sparse", "moe_intermediate": 256,
+                                "vision_hidden": 256, **spec})
+    rep = inspect(folder, tp=tp)
     by_name = {layer.name: layer for layer in rep.layers}
     assert {name: (by_name[name].layer_type, by_name[name].layout) for name in expected} == expected
     assert "generic" not in {layer.layout for layer in rep.layers} and not rep.notes
-    assert all(m.layout == ARCHITECTURES[spec["architecture"]].for_release(LATEST).source for m in rep.moes)
+    # the entry's layout, or its text model's (Arch.registered_text_model)
+    assert all(m.layout == model_arch(open_local(folder).config, LATEST).source for m in rep.moes)
     assert rep.ok, [e for layer in rep.layers for e in layer.errors] + list(rep.errors)
     assert tp in rep.tp_sizes_ok
 
@@ -968,6 +1016,57 @@ def test_step35_stacked_experts_read_as_the_per_expert_ones(make_checkpoint, tmp
     assert ours.ok, list(ours.errors)
     assert [(m.name, m.num_experts, m.scheme, m.kernel, m.shape) for m in ours.moes] == [
         (m.name, m.num_experts, m.scheme, m.kernel, m.shape) for m in theirs.moes]
+
+
+def test_step37_tower_reads_openclip_names_as_vllms(make_checkpoint):
+    """step3p7.py's mapper renames the PerceptionEncoder's attn.in_proj_weight / mlp.c_fc / mlp.c_proj to qkv_proj /
+    fc1 / fc2, which the ignore list is matched against; the tower carries the quant config (step_vl.py), and the text
+    model is Step-3.5's (text_config's class)."""
+    rep = inspect(make_checkpoint(architecture="Step3p7ForConditionalGeneration", model_type="step3p7",
+                                  data="sparse", extra_config=STEP37, **dict(HF, ignore=STEP37_IGNORE)))
+    assert rep.ok, list(rep.errors)
+    tower = {layer.name: layer for layer in rep.layers if layer.name.startswith("vision_model.")}
+    prefix = "vision_model.transformer.resblocks.0."
+    assert sorted(tower) == [f"{prefix}attn.out_proj", f"{prefix}attn.qkv_proj", f"{prefix}mlp.fc1", f"{prefix}mlp.fc2"]
+    assert tower[f"{prefix}attn.qkv_proj"].scheme == "UnquantizedLinearMethod"
+    assert tower[f"{prefix}mlp.fc1"].scheme == "CompressedTensorsW8A8Fp8"
+    assert {m.name for m in rep.moes} == {"model.layers.1.moe.experts", "model.layers.2.moe.experts"}
+
+
+def test_step3_narrowed_qkv_unquantized_attention_and_head_and_stacked_experts(make_checkpoint, tmp_path):
+    """step3_text.py: q_proj (share_q_dim rows) / k_proj / v_proj (one head) load into a ReplicatedLinear qkv_proj
+    (no head-count shape check), the Attention has num_attention_heads and one KV head and no quant_config (no KV
+    cache method), the LM head has none either; experts stored stacked (moe.gate_proj [E, I, H]) read per expert."""
+    spec = dict(architecture="Step3TextForCausalLM", model_type="step3_text", data="sparse", quant="fp8-block",
+                **STEP3)
+    per_expert = make_checkpoint(**spec)
+    rep = inspect(per_expert, tp=2)
+    assert rep.ok, list(rep.errors)
+    (attn0, attn1) = rep.attention
+    assert (attn0.num_heads, attn0.num_kv_heads, attn0.kv_method) == (2, 1, None)
+    assert next(layer for layer in rep.layers if layer.name == "lm_head").scheme == "UnquantizedEmbeddingMethod"
+    stacked = make_checkpoint(**spec)
+    entries: dict[str, tuple[str, tuple[int, ...]]] = {}
+    for name, (dtype, shape) in tensor_specs(Spec(**spec)).items():
+        head, experts, tail = name.partition(".moe.experts.")
+        expert, _, rest = tail.partition(".")
+        if not experts:
+            entries[name] = (dtype, shape)
+        elif expert == "0":
+            entries[f"{head}.moe.{rest}"] = (dtype, (4, *shape))
+    write_safetensors(f"{stacked}/model.safetensors", entries, None)
+    ours = inspect(stacked, tp=2)
+    assert ours.ok, list(ours.errors)
+    assert [(m.name, m.num_experts, m.scheme, m.kernel) for m in ours.moes] == [
+        (m.name, m.num_experts, m.scheme, m.kernel) for m in rep.moes]
+
+
+def test_step3_vl_tower_is_bf16_and_its_projector_a_torch_linear(make_checkpoint):
+    """step3_vl.py builds Step3VisionTransformer with quant_config=None and vit_large_projector as nn.Linear."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **STEP3_VL), tp=2)
+    assert rep.ok, list(rep.errors)
+    tower = [layer for layer in rep.layers if layer.name.startswith(("vision_model.", "vit_large_projector"))]
+    assert len(tower) == 5 and all(layer.scheme == "UnquantizedLinearMethod" for layer in tower)
 
 
 def test_minimax_m3_sparse_layers_fold_the_indexer_into_qkv_and_are_their_own_attention(make_checkpoint):

@@ -91,6 +91,20 @@ EXPECTED: dict[tuple[str, str], str] = {
         "its own to the quant config: the shards load fused (load_weights' stacked_params_mapping), but vLLM's "
         "ignore-list matching does not expand a fused name into its shards; fp8check expands it (not modelled: an "
         "ignore list naming only gate_proj / up_proj differs)") for name in ("gate_up_proj", "qkv_proj")},
+    **{(a, f"packed:{name}"): (
+        f"{a}'s class (a Step3VLForConditionalGeneration, not SupportsQuant) has no packed_modules_mapping, and its "
+        f"language model ({text}, not SupportsQuant, built by init_vllm_registered_model) never hands its own to the "
+        "quant config: the shards load fused, but vLLM's ignore-list matching does not expand a fused name into its "
+        "shards; fp8check expands it (not modelled: an ignore list naming only some shards differs)")
+       for a, text in (("Step3p7ForConditionalGeneration", "step3p5.py's Step3p5ForCausalLM"),
+                       ("StepVLForConditionalGeneration", "qwen3.py's Qwen3ForCausalLM"))
+       for name in ("gate_up_proj", "qkv_proj")},
+    **{(a, f"packed:{name}"): (
+        "step3_text.py fuses q / k / v (qkv_params_mapping, narrowed into a ReplicatedLinear) and gate / up "
+        "(stacked_params_mapping) in load_weights; neither class declares a packed_modules_mapping, so vLLM's "
+        "ignore-list matching does not expand a fused name into its shards; fp8check expands it (not modelled: an "
+        "ignore list naming only some shards differs)")
+       for a in ("Step3TextForCausalLM", "Step3VLForConditionalGeneration") for name in ("gate_up_proj", "qkv_proj")},
     ("KimiK25ForConditionalGeneration", "tower packed:wqkv"): "MoonViT's wqkv is stored fused under the name vLLM "
                                                                "builds (kimi_k25_vit.py QKVParallelLinear): matched "
                                                                "by its own name, the same answer",

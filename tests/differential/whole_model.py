@@ -231,6 +231,18 @@ def _glm5_next_mtp(root: str) -> dict:
 
 
 
+# Step-3.5's text config (step3p5.py): a sliding layer with its own head count, dense layer 0, MoE layers 1-2 (layer 2
+# swiglustep experts), per-head attention gates.
+_STEP35 = dict(num_hidden_layers=3, layer_types=["full_attention", "sliding_attention", "full_attention"],
+               sliding_window=512, num_sliding_attention_heads=32, mlp_layer_types=["dense", "sparse", "sparse"],
+               moe_num_experts=8, moe_top_k=2, moe_intermediate_size=1024, share_expert_dim=1024,
+               use_moe_router_bias=True, need_fp32_gate=True, norm_expert_weight=True, moe_router_activation="sigmoid",
+               moe_router_scaling_factor=1.0, swiglu_limits=[0, 0, 7], swiglu_limits_shared=[0, 0, 0],
+               use_head_wise_attn_gate=True)
+_STEP3 = dict(names="step3", layers=4, kv_heads=1, head_dim=256, heads=8, first_k_dense=1, **_MOE)
+_STEP3_TEXT = dict(num_attention_groups=1, share_q_dim=1024, head_dim=256, moe_num_experts=8, moe_top_k=2,
+                   moe_intermediate_size=1024, share_expert_dim=1024, moe_layers_enum="1,2,3", norm_expert_weight=True,
+                   max_position_embedding=4096)
 # Mistral3ForConditionalGeneration's Pixtral tower and projector (as "mistral-3"), transformers' legacy names.
 _PIXTRAL_VLM = {k: v for k, v in FAMILIES["mistral-3"][1].items() if k != "text_config"}
 _MISTRAL3_IGNORE = dict(ignore=("language_model.lm_head", "multi_modal_projector.patch_merger.merging_layer"))
@@ -287,12 +299,7 @@ FAMILIES.update({
     # per-head gates (one row a head) left BF16, as Laguna's.
     "step-3.5": (dict(architecture="Step3p5ForCausalLM", model_type="step3p5", **_HF,
                       ignore=("lm_head", *(f"model.layers.{i}.self_attn.g_proj" for i in range(3)))),
-                 dict(num_hidden_layers=3, layer_types=["full_attention", "sliding_attention", "full_attention"],
-                      sliding_window=512, num_sliding_attention_heads=32, mlp_layer_types=["dense", "sparse", "sparse"],
-                      moe_num_experts=8, moe_top_k=2, moe_intermediate_size=1024, share_expert_dim=1024,
-                      use_moe_router_bias=True, need_fp32_gate=True, norm_expert_weight=True,
-                      moe_router_activation="sigmoid", moe_router_scaling_factor=1.0, swiglu_limits=[0, 0, 7],
-                      swiglu_limits_shared=[0, 0, 0], use_head_wise_attn_gate=True)),
+                 _STEP35),
     # GLM-4-0414 (glm4.py) and GLM-4.1V / GLM-4.5V (glm4_1v.py: the GLM-4 / GLM-4.5 text model, the GLM-4V tower).
     "glm-4-0414": (dict(architecture="Glm4ForCausalLM", model_type="glm4", **_HF),
                    {"partial_rotary_factor": 0.5, "pad_token_id": 0}),
@@ -304,6 +311,39 @@ FAMILIES.update({
                                               first_k_dense_replace=1, norm_topk_prob=True, n_group=1, topk_group=1,
                                               use_qk_norm=False),
                   "vision_config": dict(_GLM4V_VISION, model_type="glm4v_moe_vision")}),
+    # Step-3.7: Step-3.5's text model (text_config, model_type step3p5) under a PerceptionEncoder tower (OpenCLIP names:
+    # attn.in_proj_weight, stored BF16 and ignored under vLLM's name qkv_proj) and vit_large_projector. Its sliding
+    # layers keep the full layers' head count: transformers' Step3p7TextConfig turns a different one into a
+    # per_layer_config, whose global num_attention_heads vLLM's get_hf_text_config reads (hasattr) and transformers
+    # refuses (AmbiguousGlobalPerLayerAttributeError); served, the hub's remote-code config has no per_layer_config.
+    "step-3.7": (dict(architecture="Step3p7ForConditionalGeneration", model_type="step3p7", **_HF,
+                      ignore=("lm_head", *(f"model.layers.{i}.self_attn.g_proj" for i in range(3)),
+                              "vision_model.transformer.resblocks.0.attn.qkv_proj")),
+                 {"text_config": _text_config("step3p5", architectures=["Step3p5ForCausalLM"],
+                                              **dict(_STEP35, num_sliding_attention_heads=16)),
+                  "vision_config": {"width": _V, "layers": 1, "heads": 16, "mlp_ratio": 4.0, "image_size": 728,
+                                    "patch_size": 14}}),
+    # StepVL (Step3-VL-10B): a Qwen3 text model (text_config's class) under step-3.7's tower; OpenCLIP's in_proj_weight
+    # stored BF16 and ignored under vLLM's name. Its config is remote code only: vLLM's answer is the front door's.
+    "step-vl": (dict(architecture="StepVLForConditionalGeneration", model_type="step_vl", vision="perception_encoder",
+                     ignore=("lm_head", "vision_model.transformer.resblocks.0.attn.qkv_proj"),
+                     extra_tensors={"vision_model.transformer.resblocks.0.attn.in_proj_weight": (3 * _V, _V),
+                                    "vision_model.transformer.resblocks.0.attn.in_proj_bias": (3 * _V,)}),
+                {"text_config": _text_config("qwen3", architectures=["Qwen3ForCausalLM"]),
+                 "vision_config": {"width": _V, "layers": 1, "heads": 16, "mlp_ratio": 2.0, "image_size": 728,
+                                   "patch_size": 14}}),
+    # Step-3 (Step's own names, synth's names="step3"): one KV head of 256, q_proj share_q_dim wide then wq, dense
+    # layer 0, MoE layers 1-3 (stacked experts read per expert) with the layer's share_expert; the VL class adds the
+    # BF16 vision tower (quant_config=None) and its nn.Linear projector.
+    "step-3": (dict(architecture="Step3TextForCausalLM", model_type="step3_text", **_STEP3), _STEP3_TEXT),
+    "step-3-vl": (dict(architecture="Step3VLForConditionalGeneration", model_type="step3_vl", **_STEP3,
+                       vision="step3"),
+                  {"text_config": dict(_STEP3_TEXT, architectures=["Step3TextForCausalLM"], model_type="step3_text",
+                                       hidden_size=BASE["hidden"], intermediate_size=BASE["intermediate"],
+                                       num_hidden_layers=4, num_attention_heads=8, vocab_size=BASE["vocab"]),
+                   "vision_config": {"hidden_size": _V, "intermediate_size": 2 * _V, "output_hidden_size": 2 * _V,
+                                     "num_hidden_layers": 1, "num_attention_heads": 16, "image_size": 728,
+                                     "patch_size": 14}}),
     "hunyuan-dense": (dict(architecture="HunYuanDenseV1ForCausalLM", model_type="hunyuan_v1_dense", **_HF), {}),
     "hunyuan-moe": (dict(architecture="HunYuanMoEV1ForCausalLM", model_type="hunyuan_v1_moe", **_HF),
                     dict(num_experts=8, moe_topk=2, moe_intermediate_size=1024, num_shared_expert=1)),
@@ -450,6 +490,11 @@ SINCE_033 = r"0\.(3[3-9]|[4-9]\d)\.\d+"
 # fp8check does not model (it models the decode backend the selector picks), a 0.28 CPU config bug, and harness
 # limits.
 EXPLAINED = (
+    (r"^[^|]*\|[^|]*\|step-vl\|\(model\)\|.*has model type `step_vl` but Transformers does not recognize",
+     "harness: StepVL's config (model_type step_vl, Step3-VL-10B) is remote code only, neither transformers 5.24 nor "
+     "vLLM has a class for it, and vLLM serves it with --trust-remote-code; an offline build stops at the front "
+     "door. Its tower and projector are Step-3.7's (step_vl.py PerceptionEncoder, measured on step-3.7), its text "
+     "model Qwen3's (measured on qwen3)"),
     (r"^0\.28\.0\|cpu\|.*cannot import name 'compile_flash_attn_varlen_func_from_specs'",
      "vLLM 0.28 on CPU cannot build MLA attention: mla/prefill/flash_attn.py imports a name fa_utils.py defines only "
      "on CUDA, XPU and ROCm (an ImportError at construction, every MLA model, its text naming the install path); "
@@ -555,12 +600,20 @@ OPEN = (
      "resolves it to the Transformers backend (registry.py _try_resolve_transformers); fp8check models neither and "
      "lays the checkpoint out by guess (not judged)"),
     (r"\|(qwen2\.5-vl|qwen3-vl|qwen3-vl-moe|gemma-3-vision(-256)?|mistral-3|ministral-3-vl|mistral-large-3-hf|"
-     r"llama-4-vision)\|"
+     r"llama-4-vision|step-3\.7)\|"
      r"(fbgemm-fp8|quark-[a-z0-9-]+)\|",
      "FBGEMM's modules_to_not_convert and Quark's exclude are matched against vLLM's module prefixes, which the "
      "vision-language models rename (language_model.model.*) without mapping those lists (neither config implements "
      "apply_vllm_mapper): a router or lm_head the checkpoint names is not excluded in vLLM; fp8check matches the "
      "checkpoint's names"),
+    (r"\|step-3\.7\|modelopt-(pcpt|pbwo)\|language_model\.model\.layers\.2\.moe\.experts\|",
+     "Step-3.5's swiglustep experts (the layer whose swiglu_limits entry is set) with ModelOpt per-channel / PB_WO "
+     "scales: fp8check's expert-scale shape check raises an error on them (their backend is not judged, activation "
+     "swiglustep); vLLM builds them, whether its weight loader accepts those scales is not yet read"),
+    (r"^[^|]*\|cpu\|step-3\.7\|fbgemm-fp8\|\(model\)\|NotImplementedError: No Unquantized MoE backend",
+     "FBGEMM leaves the experts unquantized, and on CPU no unquantized MoE backend runs Step-3.5's swiglustep "
+     "experts; fp8check names non-SiLU experts without judging their backend, so it reports the linears' post-load "
+     "Marlin failure instead of this refusal"),
     (r"\|gpt-oss\|modelopt-(pcpt|pbwo)\|.*\.experts\|",
      "gpt-oss's ModelOpt per-channel / PB_WO experts: fp8check's expert-scale shape check raises an error on them "
      "(their backend is not judged, activation swigluoai); whether gpt_oss.py's weight loader accepts those scales "

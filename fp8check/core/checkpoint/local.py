@@ -181,8 +181,9 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         heads_per_layer=_int_list(sizes, "num_attention_heads_per_layer", where) or _sliding_heads(sizes, heads),
         limited_moe_layers=tuple(i for i, limit in enumerate(sizes.get("swiglu_limits") or ()) if limit),
         swiglu_limit=_number(sizes, "swiglu_limit", where),
-        # Llama-4 / Pixtral / SigLIP call it num_attention_heads, Qwen2.5-VL / Qwen3-VL num_heads.
-        vision_heads=opt_int("num_attention_heads", vision) or opt_int("num_heads", vision),
+        # Llama-4 / Pixtral / SigLIP call it num_attention_heads, Qwen2.5-VL / Qwen3-VL num_heads, Step's
+        # PerceptionEncoder (step_vl.py) heads.
+        vision_heads=opt_int("num_attention_heads", vision) or opt_int("num_heads", vision) or opt_int("heads", vision),
         vision_hidden_size=opt_int("hidden_size", vision),
         vision_intermediate_size=opt_int("intermediate_size", vision),
         audio_hidden_size=opt_int("hidden_size", audio),

@@ -65,6 +65,9 @@ class Tower(NamedTuple):
     # Quantization methods for which the model passes quant_config=None to the tower (kimi_k25.py
     # _maybe_ignore_quant_config: compressed-tensors); any other method quantizes it.
     unquantized_methods: tuple[str, ...] = ()
+    # (checkpoint name part, vLLM's): the model's hf_to_vllm_mapper orig_to_new_substr for the tower's tensors
+    # (step_vl.py: OpenCLIP's attn.in_proj_weight -> attn.qkv_proj.weight): its linears are named as vLLM's.
+    renames: tuple[tuple[str, str], ...] = ()
 
 
 class Router(NamedTuple):
@@ -174,6 +177,10 @@ class Arch(NamedTuple):
     # True: each attention layer's head size and KV heads are its own (Gemma-4's full-attention layers take
     # global_head_dim and num_global_key_value_heads): read from the layer's q / k widths.
     layer_geometry: bool = False
+    # True: q_proj's rows are not num_attention_heads x head_dim (Step-3's load_weights narrows q_proj, share_q_dim
+    # rows, and one KV head of k_proj / v_proj into a ReplicatedLinear qkv_proj; wq then widens q to the heads): the
+    # attention projections' shapes are the family's own, not checked against the heads.
+    own_query_width: bool = False
     # True: the last num_kv_shared_layers decoder layers reuse an earlier layer's KV cache (Gemma-4's E-models): their
     # q_proj is a ColumnParallelLinear of its own, their k_proj / v_proj / k_norm are dropped by the model's mapper,
     # and their Attention holds no cache (kv_sharing_target_layer_name).
@@ -625,6 +632,57 @@ ARCHITECTURES["Step3p5ForCausalLM"] = Arch(
     "vllm:step3p5.py", unquantized=("moe.gate",), spec_layers="num_nextn_predict_layers",
     router=Router(("moe_router_activation", "sigmoid"), ("norm_expert_weight", False), None, True),
     limited_moe_activation="swiglustep", stacked_experts="moe")
+
+# Step-3.7 (step3p7.py Step3p7ForConditionalGeneration, registered 0.30-0.34, the file unchanged 0.33 -> 0.34): the text
+# model is the class text_config names (init_vllm_registered_model: Step3p5ForCausalLM, step3p5.py) under
+# language_model, the mapper moving the checkpoint's model.* (or model.language_model.*) there. The vision tower is
+# step_vl.py's PerceptionEncoder, built with the model's quant_config: OpenCLIP's resblocks.N.attn.in_proj_weight ->
+# attn.qkv_proj (QKVParallelLinear over vision_config.heads), attn.out_proj row, mlp.c_fc -> fc1 column, mlp.c_proj ->
+# fc2 row (hf_to_vllm_mapper orig_to_new_substr); vit_large_projector a ColumnParallelLinear(gather_output=True) with
+# the quant config; the downsampler convolutions are Conv2dLayers.
+_OPENCLIP_NAMES = ((".attn.in_proj_weight", ".attn.qkv_proj.weight"), (".attn.in_proj_bias", ".attn.qkv_proj.bias"),
+                   (".mlp.c_fc.", ".mlp.fc1."), (".mlp.c_proj.", ".mlp.fc2."))
+_PERCEPTION_ENCODER = Tower("vllm:step_vl.py", ("vision_model.", "model.vision_model."), vision_heads=True,
+                            styles={"attn.qkv_proj": "QKVParallelLinear"}, renames=_OPENCLIP_NAMES)
+_STEP3P7_PROJECTOR = Tower("vllm:step3p7.py", ("vit_large_projector", "model.vit_large_projector"),
+                           styles={"vit_large_projector": COLUMN})
+# StepVL (step_vl.py StepVLForConditionalGeneration, registered 0.30-0.34, the file unchanged 0.33 -> 0.34 but for a
+# message: Step3-VL-10B): the same tower and projector, saved at the checkpoint's top level, and the text model of
+# text_config's class (Qwen3ForCausalLM) from model.*.
+ARCHITECTURES["StepVLForConditionalGeneration"] = Arch(
+    "vllm:step_vl.py", towers=(_PERCEPTION_ENCODER._replace(roots=("vision_model.",)),
+                               _STEP3P7_PROJECTOR._replace(source="vllm:step_vl.py", roots=("vit_large_projector",))),
+    registered_text_model=True)
+# The text model's own load_weights applies Step3p5ForCausalLM's mapper after this one (share_expert ->
+# moe.share_expert).
+ARCHITECTURES["Step3p7ForConditionalGeneration"] = Arch(
+    "vllm:step3p7.py", towers=(_PERCEPTION_ENCODER, _STEP3P7_PROJECTOR), registered_text_model=True,
+    vllm_names=((".share_expert.", ".moe.share_expert."),))
+
+# Step-3 (step3_text.py Step3TextForCausalLM, registered 0.30-0.34, the file unchanged 0.33 -> 0.34): one KV head;
+# load_weights narrows the checkpoint's q_proj (share_q_dim rows), k_proj and v_proj into qkv_proj, a ReplicatedLinear
+# (qkv_params_mapping), then inter_norm and wq (a ColumnParallelLinear, share_q_dim -> heads x head_dim), o_proj row;
+# gate_proj / up_proj -> gate_up_proj (stacked_params_mapping) in the dense mlp and the layer's share_expert, both
+# with the quant config. The class has no packed_modules_mapping: both fusions are its loader's. Layers in
+# moe_layers_enum have a MoE block `moe`: the router moe.gate a GateLinear without quant_config, softmax top-k
+# renormalized by norm_expert_weight (Step3TextConfig's default False), and experts the checkpoint stores stacked
+# (moe.gate_proj.weight [E, I, H]: expert_params_mapping slices loaded_weight[expert_id]). No per-layer window; the
+# Attention is built without quant_config (Step3TextAttention): no KV cache method whatever the format; nor is the
+# ParallelLMHead (Step3TextForCausalLM).
+ARCHITECTURES["Step3TextForCausalLM"] = Arch(
+    "vllm:step3_text.py", styles={"self_attn.qkv_proj": REPLICATED, "self_attn.wq": COLUMN},
+    unquantized=("moe.gate",), router=Router(renormalize=("norm_expert_weight", False)), stacked_experts="moe",
+    sliding=MODEL_WINDOW, own_query_width=True, attention_quant_config=False, head_quant_config=False)
+# Step3VLForConditionalGeneration (step3_vl.py, registered 0.30-0.34; 0.34 only changes the encoder CUDA graph's
+# output copy): the text model of text_config's class (Step3TextForCausalLM) under language_model, the mapper moving
+# model.* there; the vision tower Step3VisionTransformer is built with quant_config=None (qkv_proj stored fused, a
+# QKVParallelLinear over the vision heads, out_proj row, mlp fc1 column / fc2 row) and vit_large_projector is a torch
+# nn.Linear: the whole tower stays BF16.
+_STEP3_VISION = Tower("vllm:step3_vl.py", ("vision_model.",), vision_heads=True, quantized=False,
+                      styles={"self_attn.qkv_proj": "QKVParallelLinear"})
+_STEP3_PROJECTOR = Tower("vllm:step3_vl.py", ("vit_large_projector",), styles={"vit_large_projector": TORCH_LINEAR})
+ARCHITECTURES["Step3VLForConditionalGeneration"] = Arch("vllm:step3_vl.py", towers=(_STEP3_VISION, _STEP3_PROJECTOR),
+                                                        registered_text_model=True)
 
 # Hunyuan (HunYuanDenseV1 / HunYuanMoEV1): registry.py serves both through the Transformers backend
 # (transformers/causal.py, moe.py), which builds each nn.Linear from the HF model's tp_plan (q / k / v fused by its

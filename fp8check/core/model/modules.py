@@ -108,6 +108,9 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
     skip_prefixes = _spec_layer_prefixes(arch, config) + _kv_shared_drops(arch, config)
     if arch.stacked_experts:
         tensors = _unstack_experts(tensors, arch.stacked_experts)
+    stored_names: dict[str, str] = {}  # a tower tensor's vLLM name -> its checkpoint name (Tower.renames)
+    if any(tower.renames for tower in arch.towers):
+        tensors, stored_names = _tower_names(tensors, arch)
     skipped: dict[str, list[TensorInfo]] = {}
     # The part of a name before its last '.experts.' -> that FusedMoE's (tensors, their tails), or () when names
     # under it are not experts' (skipped as MTP, or not what _expert_id's regex matches); decided once per part.
@@ -115,7 +118,7 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
     expert_ids: dict[str, str] = {}  # what follows '.experts.' -> its expert id, "" when not an expert's
     weights: dict[str, Shard] = {}
     other_weights: set[str] = set()  # prefixes of weights that are no linear's (norms, convolutions, embeddings)
-    side: list[TensorInfo] = []
+    side: list[tuple[str, TensorInfo]] = []
     others: list[str] = []
     for name, info in tensors.items():
         head, experts_dot, tail = name.rpartition(".experts.")
@@ -131,7 +134,7 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
                     group[0].append(info)
                     group[1].append(tail)
                     continue
-        others.append(name)
+        others.append(stored_names.get(name, name))
         dropped = next((d for d in arch.spec_substrings if d in name), None)
         if skip_prefixes and name.startswith(skip_prefixes):
             spec = next(p for p in skip_prefixes if name.startswith(p))
@@ -144,11 +147,11 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
         elif name.endswith(".weight"):
             other_weights.add(name[: -len(".weight")])
         elif name.rsplit(".", 1)[-1] in SIDE_TENSORS:
-            side.append(info)
+            side.append((name, info))
     experts = {f"{head}.experts": group for head, group in groups.items() if group and group[0]}
     orphans = []
-    for info in side:
-        prefix, _, suffix = info.name.rpartition(".")  # a bare "weight_scale" belongs to no weight: an orphan
+    for name, info in side:
+        prefix, _, suffix = name.rpartition(".")  # a bare "weight_scale" belongs to no weight: an orphan
         shard = weights.get(prefix)
         if shard is None:
             if not (suffix == "bias" and prefix in other_weights):  # a norm's or a convolution's bias is its own
@@ -427,6 +430,20 @@ def _unstack_experts(tensors: dict[str, TensorInfo], block: str) -> dict[str, Te
                 name=f"{head}.experts.{e}.{leaf}.{suffix}", shape=shape, start=info.start + e * step,
                 end=info.start + (e + 1) * step if sliced else info.end)
     return out
+
+
+def _tower_names(tensors: dict[str, TensorInfo], arch: Arch) -> tuple[dict[str, TensorInfo], dict[str, str]]:
+    """The tensors of towers with Tower.renames keyed by the names the model's hf_to_vllm_mapper gives them (each
+    TensorInfo keeps the stored name it is read by), and the renamed ones' stored names."""
+    out, stored = {}, {}
+    for name, info in tensors.items():
+        tower = tower_for(arch, name)
+        for ours, theirs in tower.renames if tower is not None else ():
+            name = name.replace(ours, theirs)
+        out[name] = info
+        if name != info.name:
+            stored[name] = info.name
+    return out, stored
 
 
 def _expert_group(head: str, skip_prefixes: tuple[str, ...],

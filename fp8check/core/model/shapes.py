@@ -18,7 +18,8 @@ generic layout is not judged anyway):
   naming; a family with per-layer geometry excepted).
 
 Not checked here: the experts' and shared experts' intermediate sizes (families size them from different keys),
-MLA's ranks, vision towers, and layers a family lays out by its own rules (per-layer geometry, a gated query).
+MLA's ranks, vision towers, and layers a family lays out by its own rules (per-layer geometry, a gated query,
+Step-3's narrowed q_proj).
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ def _expected(shard: str, module: LinearModule, config: ModelConfig, arch: Arch)
         elif leaf == "down_proj":
             wanted.append(Expected(1, config.intermediate_size, "intermediate_size"))
     heads, kv = config.num_attention_heads, config.num_key_value_heads
-    uniform = not (arch.mla or arch.q_gate or arch.layer_geometry or config.heads_per_layer)
+    uniform = not (arch.mla or arch.q_gate or arch.layer_geometry or arch.own_query_width or config.heads_per_layer)
     if uniform and heads and kv and leaf in ("q_proj", "k_proj", "v_proj", "o_proj"):
         head_dim = config.head_dim or hidden // heads
         across = (f"num_attention_heads x head_dim = {heads} x {head_dim}" if config.head_dim

@@ -19,6 +19,7 @@ subprocess). Never imported on the inspect path.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import types
 from enum import Enum
@@ -455,6 +456,19 @@ def _attention_row(module, method, types_: list[str]) -> dict:
             "kv_cache_dtype": str(module.kv_cache_dtype), "backend": backend.get_name() if backend else None}
 
 
+def _remote_code_vision_config(hf_config, folder: str) -> None:
+    """Step-3.7's tower (step_vl.py PerceptionEncoder) reads the hub's remote-code vision config (width, layers,
+    heads, output_dim, use_ln_pre, ...), with which vLLM serves it (--trust-remote-code); transformers' own
+    Step3p7VisionConfig, all an offline build gets, renames or drops those fields. The harness gives the tower
+    vLLM's class of the same fields (configs/step5.py PerceptionEncoderConfig, 0.33+) read from config.json."""
+    if getattr(hf_config, "model_type", None) != "step3p7":
+        return
+    from vllm.transformers_utils.configs.step5 import PerceptionEncoderConfig
+
+    with open(os.path.join(folder, "config.json")) as fh:
+        hf_config.vision_config = PerceptionEncoderConfig(**json.load(fh).get("vision_config", {}))
+
+
 def build_model(case: dict) -> dict:
     """vLLM's whole model for one case: {"id", "error", "modules", "names"}; names maps fp8check's checkpoint
     names (case["names"]) through the model class's hf_to_vllm_mapper, as vLLM's loader renames them."""
@@ -479,6 +493,7 @@ def build_model(case: dict) -> dict:
             model=case["folder"], dtype=MODEL_DTYPE, enforce_eager=True, max_model_len=256, skip_tokenizer_init=True,
             quantization=case.get("quantization"), allow_deprecated_quantization=case.get("allow_deprecated", False),
             **extra)
+        _remote_code_vision_config(model_config.hf_config, case["folder"])
         # EngineArgs.create_engine_config resolves --kv-cache-dtype auto first (a ModelOpt KV algo: fp8_e4m3).
         from vllm.utils.torch_utils import resolve_kv_cache_dtype_string
 

@@ -117,10 +117,15 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
                                          ckpt.config.num_attention_heads or 1, 1, True, False, sparse=True,
                                          own_backend=own_backend, ds_mla_cache=True))
             continue
-        dense = _DENSE.match(module.name) if module.layer_type == "QKVParallelLinear" and module.heads else None
+        # Step-3's replicated qkv_proj (Arch.own_query_width): Attention(num_attention_heads, head_dim, 1 KV head).
+        narrowed = (arch is not None and arch.own_query_width and ckpt.config.num_attention_heads
+                    and ckpt.config.head_dim)
+        dense = (_DENSE.match(module.name) if module.layer_type == "QKVParallelLinear" and module.heads or narrowed
+                 else None)
         mla = None if dense else _MLA.match(module.name)
         if dense:
-            heads, kv_heads, head_dim = module.heads
+            heads, kv_heads, head_dim = ((ckpt.config.num_attention_heads, 1, ckpt.config.head_dim) if narrowed
+                                         else module.heads)
             if arch is not None and arch.q_gate:  # the QKV's query heads include the output gate's
                 heads //= 2
             prefix, index = dense.group(1), int(dense.group(2))
