@@ -150,7 +150,12 @@ class Spec:
     # A family whose tensor names no option above writes (a key of HAND_NAMED): its text model's linears, named as
     # its exporter saves them (Step-3's own checkpoints; transformers has no class for it).
     names: str | None = None
-    extra_tensors: dict = field(default_factory=dict)  # name -> shape, BF16 (2-D ".weight": a linear, quantized)
+    # name -> shape, BF16 (2-D ".weight": a linear, quantized). Without `transformers`, beside the layers the fields
+    # above shape (none with layers=0): a family written wholly by hand under its checkpoints' names (Kimi-K3).
+    extra_tensors: dict = field(default_factory=dict)
+    # True: config.json's top level holds no sizes, only extra_config's text_config / vision_config do (Kimi-K3's
+    # KimiK3Config, vLLM transformers_utils/configs/kimi_k3.py, has hidden_size / vocab_size as read-only properties).
+    sizes_in_text_config: bool = False
 
     @property
     def hd(self) -> int:
@@ -200,7 +205,8 @@ def linear_shapes(spec: Spec) -> dict[str, tuple[int, int]]:
             spec.vocab, spec.hidden)
     if spec.vision:
         shapes.update(VISION_TOWERS[spec.vision](spec))
-    shapes.update({n[: -len(".weight")]: tuple(s) for n, s in spec.extra_tensors.items() if _is_linear_weight(n, s)})
+    shapes.update({name[: -len(".weight")]: shape for name, shape in spec.extra_tensors.items()
+                   if _is_linear_weight(name, shape)})
     return shapes
 
 
@@ -431,6 +437,71 @@ def _step3_text(spec: Spec) -> dict[str, tuple[int, int]]:
 
 
 HAND_NAMED = {"step3": _step3_text}
+
+
+def kimi_k3_tensors(config: dict) -> dict[str, tuple[int, ...]]:
+    """A Kimi-K3 / K3.1 checkpoint's linear and convolution weights under Moonshot's names, from its config.json
+    (`config`: text_config a KimiLinearConfig, vision_config a KimiK3VisionConfig; transformers has no class for it):
+    text layers under language_model.layers. (vLLM's hf_to_vllm_mapper moves them under language_model.model.), KDA
+    layers with the full-rank gate, q-LoRA MLA with its output gate (dsa_config's layers: their indexer), a dense
+    MLP below first_k_dense_replace and latent MoE above, attention-residual projections, the MTP layers, and a
+    one-block MoonViT tower with its projector. For Spec.extra_tensors (layers=0)."""
+    text, vision = config["text_config"], config["vision_config"]
+    h, kda, heads = text["hidden_size"], text["linear_attn_config"], text["num_attention_heads"]
+    proj, head_dim = kda["num_heads"] * kda["head_dim"], kda["head_dim"]
+    q_lora, kv = text["q_lora_rank"], text["kv_lora_rank"] + text["qk_rope_head_dim"]
+    qk_head, v_head = text["qk_nope_head_dim"] + text["qk_rope_head_dim"], text["v_head_dim"]
+    dsa = text.get("dsa_config") or {}
+    latent, inter = text.get("routed_expert_hidden_size") or h, text["moe_intermediate_size"]
+    out: dict[str, tuple[int, ...]] = {}
+    for i in range(text["num_hidden_layers"] + text.get("num_nextn_predict_layers", 0)):
+        a, m = f"language_model.layers.{i}.self_attn", f"language_model.layers.{i}.block_sparse_moe"
+        if i + 1 in kda["kda_layers"]:
+            out.update({f"{a}.{leaf}.weight": (proj, h) for leaf in ("q_proj", "k_proj", "v_proj", "g_proj")})
+            out.update({f"{a}.f_a_proj.weight": (head_dim, h), f"{a}.b_proj.weight": (kda["num_heads"], h),
+                        f"{a}.f_b_proj.weight": (proj, head_dim), f"{a}.o_proj.weight": (h, proj)})
+            out.update({f"{a}.{c}_conv1d.weight": (proj, 1, kda["short_conv_kernel_size"]) for c in "qkv"})
+        else:
+            out.update({f"{a}.q_a_proj.weight": (q_lora, h), f"{a}.q_b_proj.weight": (heads * qk_head, q_lora),
+                        f"{a}.kv_a_proj_with_mqa.weight": (kv, h),
+                        f"{a}.kv_b_proj.weight": (heads * (text["qk_nope_head_dim"] + v_head), text["kv_lora_rank"]),
+                        f"{a}.g_proj.weight": (heads * v_head, h), f"{a}.o_proj.weight": (h, heads * v_head)})
+            if i + 1 in dsa.get("dsa_layers", ()):
+                index = dsa["index_head_dim"]
+                out.update({f"{a}.indexer.wq_b.weight": (dsa["index_num_heads"] * index, q_lora),
+                            f"{a}.indexer.wk.weight": (index, h),
+                            f"{a}.indexer.weights_proj.weight": (dsa["index_num_heads"], h)})
+        if text.get("attn_res_block_size"):
+            out.update({f"language_model.layers.{i}.{res}.weight": (1, h)
+                        for res in ("self_attention_res_proj", "mlp_res_proj")})
+        if i < text["first_k_dense_replace"]:
+            mlp, dense = f"language_model.layers.{i}.mlp", text["intermediate_size"]
+            out.update({f"{mlp}.gate_proj.weight": (dense, h), f"{mlp}.up_proj.weight": (dense, h),
+                        f"{mlp}.down_proj.weight": (h, dense)})
+            continue
+        shared = inter * text["num_shared_experts"]
+        out.update({f"{m}.gate.weight": (text["num_experts"], h), f"{m}.shared_experts.gate_proj.weight": (shared, h),
+                    f"{m}.shared_experts.up_proj.weight": (shared, h),
+                    f"{m}.shared_experts.down_proj.weight": (h, shared)})
+        if text.get("routed_expert_hidden_size"):
+            out.update({f"{m}.routed_expert_down_proj.weight": (latent, h),
+                        f"{m}.routed_expert_up_proj.weight": (h, latent)})
+        for e in range(text["num_experts"]):
+            out.update({f"{m}.experts.{e}.w1.weight": (inter, latent), f"{m}.experts.{e}.w3.weight": (inter, latent),
+                        f"{m}.experts.{e}.w2.weight": (latent, inter)})
+    if text.get("attn_res_block_size"):
+        out["language_model.model.output_attn_res_proj.weight"] = (1, h)
+    v, merged = vision["vt_hidden_size"], vision["vt_hidden_size"] * 4  # the 2 x 2 patch merger's width
+    block = "vision_tower.encoder.blocks.0"
+    qkv = vision.get("qkv_hidden_size", 1536)  # KimiK3VisionConfig's default
+    out.update({f"{block}.wqkv.weight": (3 * qkv, v), f"{block}.wo.weight": (v, qkv),
+                f"{block}.mlp.fc0.weight": (vision["vt_intermediate_size"], v),
+                f"{block}.mlp.fc1.weight": (v, vision["vt_intermediate_size"]),
+                "vision_tower.patch_embed.proj.weight": (v, 3, vision["patch_size"], vision["patch_size"]),
+                "mm_projector.proj.0.weight": (merged, merged), "mm_projector.proj.2.weight": (h, merged)})
+    return out
+
+
 # The vision_config key each family names its head count with.
 VISION_HEADS_KEY = {"qwen2_5_vl": "num_heads", "qwen3_vl": "num_heads"}
 
@@ -586,6 +657,12 @@ ROUTER_CONFIGS = {
 
 
 def model_config(spec: Spec, with_quant: bool = True) -> dict:
+    if spec.sizes_in_text_config:
+        cfg = {"architectures": [spec.architecture], "model_type": spec.model_type, "dtype": spec.dtype}
+        quant = quantization_config(spec) if with_quant else None
+        if quant and QUANTS[spec.quant].config_file == "config.json":
+            cfg["quantization_config"] = quant
+        return {**cfg, **spec.extra_config}
     cfg = {
         "architectures": [spec.architecture], "model_type": spec.model_type, "hidden_size": spec.hidden,
         "intermediate_size": spec.intermediate, "num_hidden_layers": spec.layers,
@@ -657,6 +734,8 @@ def tensor_specs(spec: Spec) -> dict[str, tuple[str, tuple[int, ...]]]:
         for norm in ("enorm", "hnorm", "shared_head.norm"):
             out[f"{spec.text_prefix}.layers.{i}.{norm}.weight"] = ("BF16", (spec.hidden,))
     out[f"{spec.text_prefix}.norm.weight"] = ("BF16", (spec.hidden,))
+    out.update({name: ("BF16", tuple(shape)) for name, shape in spec.extra_tensors.items()
+                if not _is_linear_weight(name, shape)})
     return dict(sorted(out.items()))
 
 

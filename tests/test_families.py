@@ -13,12 +13,14 @@ from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import InputError
 from fp8check.core.model.layouts import ARCHITECTURES, TP_PLANS, model_arch
 from fp8check.core.model.modules import build_layout
+from fp8check.core.model.sharding import rank_reads
+from fp8check.core.model.tp import tp_layout
 from fp8check.core.records import InspectOptions
 from fp8check.core.report.verdicts import inspect_verdict
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import LATEST, select_profile
-from fp8check.synth import Spec, tensor_specs, write_safetensors
+from fp8check.synth import Spec, kimi_k3_tensors, tensor_specs, write_safetensors
 
 QWEN_MOE = dict(experts=4, head_dim=128)
 # Qwen3-Next / Qwen3.5, written by transformers' own classes: one gated-delta-net layer, one full-attention layer;
@@ -140,6 +142,37 @@ KIMI_LINEAR = dict(num_hidden_layers=3, num_attention_heads=4, num_key_value_hea
                    pad_token_id=0, bos_token_id=1, eos_token_id=2,
                    linear_attn_config={"kda_layers": [1, 2], "full_attn_layers": [3], "head_dim": 128,
                                        "num_heads": 4, "short_conv_kernel_size": 4})
+# Kimi-K3 (transformers has no class for it: synth.kimi_k3_tensors writes Moonshot's names by hand): KDA layers 1-2
+# with the full-rank gate, a q-LoRA MLA layer 3 with the output gate, a dense layer 0, latent MoE (256 wide) from
+# layer 1, attention residuals, one MTP layer, a MoonViT tower (BF16: compressed-tensors). Stored BF16: the KDA
+# in_proj shards (b_proj: 4 rows), the residual projections and indexer wk / weights_proj (quant_config=None), and
+# K3's fused_qkv_a_g_proj shards (its kv_a part, 576 rows, fits no 128-block).
+KIMI_K3_TEXT = dict(model_type="kimi_linear", hidden_size=512, intermediate_size=1024, num_hidden_layers=3,
+                    num_attention_heads=4, num_key_value_heads=4, vocab_size=1000, hidden_act="silu", q_lora_rank=256,
+                    kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, mla_use_nope=True,
+                    mla_use_output_gate=True, num_experts=4, num_experts_per_token=2, num_shared_experts=1,
+                    moe_intermediate_size=256, routed_expert_hidden_size=256, first_k_dense_replace=1,
+                    num_nextn_predict_layers=1, attn_res_block_size=2,
+                    linear_attn_config={"kda_layers": [1, 2], "full_attn_layers": [3], "head_dim": 128, "num_heads": 4,
+                                        "short_conv_kernel_size": 4, "use_full_rank_gate": True})
+KIMI_K3_VISION = {"vt_hidden_size": 256, "vt_intermediate_size": 512, "vt_num_hidden_layers": 1,
+                  "vt_num_attention_heads": 2, "qkv_hidden_size": 256, "patch_size": 14, "merge_kernel_size": [2, 2],
+                  "text_hidden_size": 512}
+
+
+def kimi_k3_spec(dsa: bool = False, **fields) -> dict:
+    text = dict(KIMI_K3_TEXT, dsa_config={"dsa_layers": [3], "index_topk": 2048, "index_head_dim": 128,
+                                          "index_num_heads": 4}) if dsa else KIMI_K3_TEXT
+    config = {"text_config": text, "vision_config": KIMI_K3_VISION}
+    ignore = ("language_model.lm_head", r"re:.*_res_proj$", r"re:.*layers\.[01]\.self_attn\.(q|k|v|g|b|f_a)_proj$",
+              r"re:.*indexer\.(wk|weights_proj)$", "re:vision_tower.*", "re:mm_projector.*",
+              *(() if dsa else (r"re:.*layers\.2\.self_attn\.(q_a_proj|kv_a_proj_with_mqa|g_proj)$",)))
+    return {"architecture": "KimiK31ForConditionalGeneration" if dsa else "KimiK3ForConditionalGeneration",
+            "model_type": "kimi_k31" if dsa else "kimi_k3", "layers": 0, "text_prefix": "language_model.model",
+            "sizes_in_text_config": True, "extra_config": config, "extra_tensors": kimi_k3_tensors(config),
+            "hidden": 512, "vocab": 1000, "quant": "ct-fp8-block", "ignore": ignore, **fields}
+
+
 # (id, Spec fields, TP, {layer name: (vLLM class, layout)}) — each family at a TP size it is deployed with.
 # MiniMax-M3 as the Hub's config.json writes it: layer 0 dense with full attention, layer 1 MoE with sparse attention
 # (the indexer's 2 heads, as many as the KV heads, which MinimaxM3QKVParallelLinearWithIndexer asserts).
@@ -449,6 +482,18 @@ FAMILIES = [
       "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:models/kimi_k3"),
       "model.layers.1.block_sparse_moe.gate": ("ReplicatedLinear", "vllm:models/kimi_k3"),
       "model.layers.2.self_attn.kv_a_proj_with_mqa": ("ReplicatedLinear", "vllm:models/kimi_k3")}),
+    ("kimi-k3", kimi_k3_spec(), 2,
+     {"language_model.layers.0.self_attn.in_proj_qkvgfab": ("MergedColumnParallelLinear", "vllm:models/kimi_k3"),
+      "language_model.layers.1.self_attn.f_b_proj": ("ColumnParallelLinear", "vllm:models/kimi_k3"),
+      "language_model.layers.2.self_attn.fused_qkv_a_g_proj": ("KimiK3MergedQKVGateLinear", "vllm:models/kimi_k3"),
+      "language_model.layers.2.block_sparse_moe.routed_expert_up_proj": ("ReplicatedLinear", "vllm:models/kimi_k3"),
+      "language_model.layers.1.mlp_res_proj": ("ReplicatedLinear", "vllm:models/kimi_k3"),
+      "vision_tower.encoder.blocks.0.wqkv": ("QKVParallelLinear", "vllm:kimi_k25_vit.py")}),
+    ("kimi-k3.1", kimi_k3_spec(dsa=True), 2,
+     {"language_model.layers.2.self_attn.fused_qkv_a_proj": ("MergedColumnParallelLinear", "vllm:models/kimi_k3"),
+      "language_model.layers.2.self_attn.g_proj": ("ColumnParallelLinear", "vllm:models/kimi_k3"),
+      "language_model.layers.2.self_attn.indexer.wq_b": ("ReplicatedLinear", "vllm:models/kimi_k3"),
+      "language_model.layers.2.self_attn.indexer.wkv_index": ("MergedColumnParallelLinear", "vllm:models/kimi_k3")}),
 ]
 
 
@@ -1183,6 +1228,59 @@ def test_kimi_k25_mtp_layer_under_language_model_is_skipped(make_checkpoint):
     assert [s.prefix for s in rep.skipped] == ["language_model.model.layers.2."]
 
 
+
+def _kimi_k3_modules(folder):
+    checkpoint = open_local(folder)
+    return {m.name: m for m in build_layout(checkpoint.tensors, checkpoint.config).linears}
+
+
+def test_kimi_k3_qkv_gate_and_kda_in_proj_hold_their_latents_whole_on_every_rank(make_checkpoint):
+    """mla.py (mla_use_output_gate): q_a_proj / kv_a_proj_with_mqa / g_proj load into one fused_qkv_a_g_proj, a
+    KimiK3MergedQKVGateLinear (layers/linear.py: output_sizes [q_a x tp, kv_a x tp, gate], the latents loaded from
+    tp_rank 0's slice on every rank); kda.py KimiK3DeltaAttention's in_proj_qkvgfab takes the full-rank g_proj as
+    shard 3 and b_proj as 5, its f_a shard replicated the same way."""
+    modules = _kimi_k3_modules(make_checkpoint(**kimi_k3_spec(quant="fp8-block", ignore=("language_model.lm_head",))))
+    gate = modules["language_model.layers.2.self_attn.fused_qkv_a_g_proj"]
+    assert tp_layout(gate, 2).output_partition_sizes == (256, 576, 256)
+    reads = rank_reads(gate, tp_layout(gate, 2), 1, (128, 128))
+    assert [read.weight.rows for read in reads.shards] == [(0, 256), (0, 576), (256, 512)]
+    in_proj = modules["language_model.layers.0.self_attn.in_proj_qkvgfab"]
+    assert [s.name.rsplit(".", 1)[-1] for s in in_proj.shards] == ["q_proj", "k_proj", "v_proj", "g_proj", "f_a_proj",
+                                                                   "b_proj"]
+    assert tp_layout(in_proj, 2).output_partition_sizes == (256, 256, 256, 256, 128, 2)
+
+
+def test_kimi_k31_dsa_layer_builds_its_own_gate_and_a_sparse_attention(make_checkpoint):
+    """dsa.py KimiK3DSAAttention (Kimi-K3.1's dsa_config layers): fused_qkv_a_proj (disable_tp) and a g_proj column of
+    its own instead of fused_qkv_a_g_proj; the indexer's wk + weights_proj load into dsa_indexer.wkv_index
+    (quant_config=None, replicated); its MLAAttention, wrapped, is sparse. The MTP layer past num_hidden_layers,
+    under language_model.layers., is skipped (get_spec_layer_idx_from_weight_name)."""
+    rep = inspect(make_checkpoint(**kimi_k3_spec(dsa=True, data="sparse")), platform="b200", tp=2)
+    layers = {layer.name: layer for layer in rep.layers}
+    assert "language_model.layers.2.self_attn.fused_qkv_a_g_proj" not in layers
+    assert layers["language_model.layers.2.self_attn.g_proj"].scheme.startswith("CompressedTensors")
+    assert layers["language_model.layers.2.self_attn.indexer.wkv_index"].scheme.startswith("Unquantized")
+    assert [(a.name, a.backend) for a in rep.attention] == [
+        ("language_model.layers.2.self_attn.mla_attn.mla_attn", "FLASHINFER_MLA_SPARSE")]
+    assert [s.prefix for s in rep.skipped] == ["language_model.layers.3."] and rep.ok
+
+
+@pytest.mark.parametrize("act,judged", [("silu", True), ("situ", False)])
+def test_kimi_k3_latent_experts_take_the_latent_width_and_the_config_activation(make_checkpoint, act, judged):
+    """nvidia/model.py KimiMoE: routed_expert_down_proj / routed_expert_up_proj (quantized ReplicatedLinears) around
+    a FusedMoE of routed_expert_hidden_size, activation config.hidden_act (SITU experts: named, not judged)."""
+    spec = kimi_k3_spec(data="sparse")
+    spec["extra_config"] = dict(spec["extra_config"], text_config=dict(KIMI_K3_TEXT, hidden_act=act))
+    rep = inspect(make_checkpoint(**spec), tp=2)
+    layers = {layer.name: layer for layer in rep.layers}
+    down = layers["language_model.layers.1.block_sparse_moe.routed_expert_down_proj"]
+    assert down.layer_type == "ReplicatedLinear" and down.scheme.startswith("CompressedTensors")
+    moe = rep.moes[0]
+    assert not moe.errors and (moe.kernel is not None) is judged
+    assert judged or "activation situ" in moe.notes[0]
+    wide = dict(spec, extra_config=dict(spec["extra_config"], text_config=dict(KIMI_K3_TEXT,
+                                                                               routed_expert_hidden_size=512)))
+    assert "routed_expert_hidden_size" in inspect(make_checkpoint(**wide), tp=2).moes[0].errors[0]
 
 def test_a_moved_architecture_routes_its_experts_as_the_releases_layout(make_checkpoint):
     # FlexOlmo from 0.29: the backend's MoE fuser routes OLMoE's softmax top-k without renormalizing (Default), so

@@ -113,6 +113,20 @@ EXPECTED: dict[tuple[str, str], str] = {
         "adds it to the quant config on CUDA and CPU), not on KimiLinearForCausalLM; ROCm / XPU's amd/linear.py "
         "carries none, so there vLLM's ignore-list matching does not expand a fused name into its shards "
         "(not modelled)") for name in ("conv1d", "gate_up_proj", "in_proj_qkvgfab")},
+    **{(a, f"packed:{name}"): (
+        "KimiK3ForConditionalGeneration (models/kimi_k3/nvidia/model.py, amd/model.py) declares no "
+        "packed_modules_mapping; its text model, KimiLinearModel (SupportsQuant: __new__ hands its mapping to the "
+        "quant config on CUDA and CPU), lists conv1d, gate_up_proj, in_proj_qkvgfab (without the full-rank gate's "
+        "g_proj, which load_weights' stacked_params_mapping folds in as shard 3), fused_qkv_a_proj and "
+        "fused_qkv_a_g_proj; the DSA indexer's wkv_index is fused by load_weights only (_DSA_STACKED_PARAMS_MAPPING)")
+       for a in ("KimiK3ForConditionalGeneration", "KimiK31ForConditionalGeneration")
+       for name in ("conv1d", "gate_up_proj", "in_proj_qkvgfab", "fused_qkv_a_g_proj", "wkv_index")},
+    **{(a, "tower packed:wqkv"): "MoonViT's wqkv is stored fused under the name vLLM builds (kimi_k25_vit.py "
+                                 "QKVParallelLinear): matched by its own name, the same answer"
+       for a in ("KimiK3ForConditionalGeneration", "KimiK31ForConditionalGeneration")},
+    ("KimiK31ForConditionalGeneration", "registry"): "registry.py registers KimiK31ForConditionalGeneration (to "
+                                                     "KimiK3ForConditionalGeneration) from 0.34; 0.33 refuses it "
+                                                     "(whole_model.py OPEN)",
     ("Qwen2_5_VLForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "qwen2_5_vl.py builds Qwen2ForCausalLM "
                                                                          "(qwen2.py)",
     ("Mistral3ForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "mistral3.py builds text_config's "

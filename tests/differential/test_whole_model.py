@@ -335,6 +335,11 @@ def test_explained_differences_match_only_their_release_and_platform(where, list
     assert (explained(release, platform, family, row) is not None) is listed
 
 
+KIMI_TOWER = {"mm_projector.proj.0", "mm_projector.proj.2", "vision_tower.encoder.blocks.0.wqkv",
+              "vision_tower.encoder.blocks.0.wo", "vision_tower.encoder.blocks.0.mlp.fc0",
+              "vision_tower.encoder.blocks.0.mlp.fc1"}
+
+
 @pytest.mark.parametrize("family", sorted(set(FAMILIES) - set(NOT_LAID_OUT)))
 def test_each_family_checkpoint_is_judged_by_fp8check_without_notes(tmp_path, family):
     """The generated checkpoints are ones fp8check models (no 'not in fp8check's table' note) and route at TP 2;
@@ -350,12 +355,17 @@ def test_each_family_checkpoint_is_judged_by_fp8check_without_notes(tmp_path, fa
                 "nemotron-h": {"backbone.layers.0.mixer.in_proj"},
                 # kimi_k25.py builds the tower and projector with quant_config=None for compressed-tensors: synth's
                 # FP8 tower would load unscaled (Moonshot's compressed-tensors exports leave them BF16).
-                "kimi-k2.5": {"mm_projector.proj.0", "mm_projector.proj.2", "vision_tower.encoder.blocks.0.wqkv",
-                              "vision_tower.encoder.blocks.0.wo", "vision_tower.encoder.blocks.0.mlp.fc0",
-                              "vision_tower.encoder.blocks.0.mlp.fc1"},
+                "kimi-k2.5": KIMI_TOWER,
                 # in_proj_qkvgfab's b_proj shard has one row a head (16 / TP 2 = 8): no 128-block fits it
                 # (validate_fp8_block_shape, vLLM's own error, as the whole-model run shows)
-                "kimi-linear": {f"model.layers.{i}.self_attn.in_proj_qkvgfab" for i in range(3)}}
+                "kimi-linear": {f"model.layers.{i}.self_attn.in_proj_qkvgfab" for i in range(3)},
+                # Kimi-K3 / K3.1: the same KDA in_proj and MoonViT tower as Kimi-Linear and Kimi-K2.5; on 0.33 (no
+                # DSA layers) K3's layer 3 is an MLA whose fused_qkv_a_g_proj shard (the replicated q_a / kv_a latents
+                # and 1/2 of g_proj: 576 rows) fits no 128-block either.
+                **{family: {*(f"language_model.layers.{i}.self_attn.in_proj_qkvgfab" for i in range(3)),
+                            *KIMI_TOWER, *extra}
+                   for family, extra in (("kimi-k3", {"language_model.layers.3.self_attn.fused_qkv_a_g_proj"}),
+                                         ("kimi-k3.1", set()))}}
     assert failing == expected.get(family, set())
 
 

@@ -34,7 +34,7 @@ from fp8check.core.routing.crosscheck import vllm_error
 from fp8check.core.routing.crosscheck_model import compare_model, our_modules
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
-from fp8check.synth import Spec, write_checkpoint
+from fp8check.synth import Spec, kimi_k3_tensors, write_checkpoint
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run import (  # noqa: E402  # isort: skip  (the linear-by-linear run, beside this file)
@@ -465,6 +465,39 @@ _KIMI_LINEAR = dict(num_hidden_layers=4, num_key_value_heads=16, kv_lora_rank=51
                                         "num_heads": 16, "short_conv_kernel_size": 4})
 FAMILIES["kimi-linear"] = (dict(architecture="KimiLinearForCausalLM", model_type="kimi_linear", **_HF),
                            _KIMI_LINEAR)
+# Kimi-K3: transformers 5.24 has no class for it, so synth.kimi_k3_tensors writes the checkpoint by hand under
+# Moonshot's names: KDA layers 1-3 with the full-rank gate, an MLA layer 4 (q-LoRA, output gate; Kimi-K3.1: a DSA
+# layer, its indexer's wk / weights_proj BF16), a dense layer 0, latent MoE (experts 1024 wide) with a shared expert,
+# attention residuals, one MTP layer, a one-block MoonViT tower and its projector.
+def _kimi_k3_config(dsa: bool) -> dict:
+    text = dict(model_type="kimi_linear", hidden_size=BASE["hidden"], intermediate_size=4096, num_hidden_layers=4,
+                num_attention_heads=16, num_key_value_heads=16, vocab_size=BASE["vocab"], hidden_act="silu",
+                q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128,
+                mla_use_nope=True, mla_use_output_gate=True, num_experts=8, num_experts_per_token=2,
+                num_shared_experts=1, moe_intermediate_size=1024, routed_expert_hidden_size=1024,
+                first_k_dense_replace=1, moe_router_activation_func="sigmoid", moe_renormalize=True,
+                use_grouped_topk=True, num_expert_group=1, topk_group=1, routed_scaling_factor=2.5,
+                num_nextn_predict_layers=1, attn_res_block_size=2,
+                linear_attn_config={"kda_layers": [1, 2, 3], "full_attn_layers": [4], "head_dim": 128,
+                                    "num_heads": 16, "short_conv_kernel_size": 4, "use_full_rank_gate": True})
+    if dsa:
+        text["dsa_config"] = {"dsa_layers": [4], "index_topk": 64, "index_head_dim": 64, "index_num_heads": 16}
+    v = BASE["vision_hidden"]
+    return {"text_config": text, "media_placeholder_token_id": 163605,
+            "vision_config": {"vt_hidden_size": v, "vt_intermediate_size": 2 * v, "vt_num_hidden_layers": 1,
+                              "vt_num_attention_heads": 16, "qkv_hidden_size": v, "patch_size": 14,
+                              "merge_kernel_size": [2, 2],
+                              "text_hidden_size": BASE["hidden"]}}
+
+
+_K3_SPEC = dict(layers=0, text_prefix="language_model.model", sizes_in_text_config=True,
+                ignore=("language_model.lm_head", "re:.*_res_proj$", "re:.*indexer\\.(wk|weights_proj)$"))
+FAMILIES["kimi-k3"] = (dict(architecture="KimiK3ForConditionalGeneration", model_type="kimi_k3",
+                            extra_tensors=kimi_k3_tensors(_kimi_k3_config(False)), **_K3_SPEC),
+                       _kimi_k3_config(False))
+FAMILIES["kimi-k3.1"] = (dict(architecture="KimiK31ForConditionalGeneration", model_type="kimi_k31",
+                              extra_tensors=kimi_k3_tensors(_kimi_k3_config(True)), **_K3_SPEC),
+                         _kimi_k3_config(True))
 QUANTS = ("ct-fp8-block", "fp8-block", "ct-fp8-dynamic", "modelopt-fp8")
 # The other formats of the format issue: stored ones, and a bf16 checkpoint under each online --quantization.
 FORMAT_QUANTS = ("modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc", "quark-fp8-block", "inc-fp8-block",
@@ -529,11 +562,6 @@ EXPLAINED = (
      "harness: vLLM selected TRITON_FLASHINFER (as fp8check does) and built its CompositeAttentionImpl, whose "
      "FlashInfer impl compares a mocked FlashInfer constant; the composite re-raises that TypeError as a "
      "ValueError, which the impl stand-in (crosscheck_model._guard_attention_impls) does not replace"),
-    (r"^0\.34\.0\|cuda:100\|(deepseek-v3\.2|glm-5|glm-5-next(-vl)?)\|\(model\)\|RuntimeError: Cannot access "
-     r"accelerator device",
-     "harness: 0.34's sparse MLA on SM100 under TP > 1 allocates its context-parallel query buffers in symmetric "
-     "device memory while building (v1/attention/ops/shardq.py allocate_shardq_buffers), which the meta device "
-     "cannot; TP 1 on SM100 and TP > 1 elsewhere are compared"),
     (r"^[^|]*\|rocm:[^|]*\|(deepseek-v3\.2|glm-5)\|\(model\)\|AssertionError: WorkspaceManager not initialized",
      "harness: the ROCm sparse-MLA model class (models/deepseek_v32/amd) reserves its workspace on the device while "
      "building (init_workspace_manager is called by the GPU worker, which this harness does not start); fp8check "
@@ -558,10 +586,22 @@ EXPLAINED = (
 # Differences fp8check still has, found by this run and not fixed yet: listed (the "open" column), never hidden.
 # Matched like EXPLAINED, on "release|platform|architecture|format|module|vLLM's error".
 OPEN = (
-    (r"\|kimi-linear\|modelopt-[a-z0-9]+\|model\.layers\.\d+\.self_attn\|",
-     "Kimi-Linear's MLA layers on CUDA / CPU are nvidia/mla.py's MultiHeadLatentAttention itself (an "
-     "AttentionLayerBase that is neither Attention nor MLAAttention), which ModelOpt's get_quant_method gives no KV "
-     "cache method; fp8check gives it ModelOpt's"),
+    (r"\|kimi-(linear\|modelopt-[a-z0-9]+\|model|k3(\.1)?\|modelopt-[a-z0-9]+\|language_model\.model)\.layers\.\d+"
+     r"\.self_attn\|",
+     "Kimi-Linear's and Kimi-K3's dense MLA layers on CUDA / CPU are nvidia/mla.py's MultiHeadLatentAttention itself "
+     "(an AttentionLayerBase that is neither Attention nor MLAAttention), which ModelOpt's get_quant_method gives no "
+     "KV cache method; fp8check gives it ModelOpt's"),
+    (rf"^{SINCE_033}\|xpu\|kimi-k3(\.1)?\|[^|]*\|\(model\)\|AssertionError: Torch not compiled with CUDA enabled",
+     "vLLM 0.33 / 0.34 build Kimi-K3's text model on XPU with amd/linear.py, whose KDA layers (amd/kda.py) ask "
+     "is_fused_kda_decode_supported, which imports vllm.platforms.rocm: its import-time _get_gcn_arch calls "
+     "torch.cuda.get_device_properties, which a torch without CUDA (XPU's) refuses; fp8check does not model that "
+     "refusal"),
+    (r"^0\.33\.0\|[^|]*\|kimi-k3\.1\|[^|]*\|\(model\)\|ValueError: The checkpoint you are trying to load has model "
+     r"type `kimi_k31`",
+     "vLLM 0.33 knows neither model_type kimi_k31 (transformers_utils/config.py maps it to KimiK3Config from 0.34) nor "
+     "KimiK31ForConditionalGeneration (registry.py from 0.34) and refuses the checkpoint; fp8check lays the "
+     "architecture out in every release (a Kimi-K3.1 checkpoint named KimiK3ForConditionalGeneration / kimi_k3 "
+     "builds its DSA layers on 0.34 only: 0.33's KimiLinearConfig has no dsa_config)"),
     (r"^[^|]*\|(rocm|xpu)[^|]*\|kimi-linear\|[^|]*\|\(model\)\|AttributeError: 'MoERunner' object has no attribute "
      r"'w13_weight_packed'",
      "vLLM's ROCm / XPU Kimi-Linear class (models/kimi_k3/amd/linear.py) fails building its MoE at TP 8 reading "

@@ -20,7 +20,8 @@ SINGLE_FILE = "model.safetensors"
 MAX_JSON_BYTES = 50_000_000  # config.json and the index are KBs; refuse anything absurd before parsing it
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 ROUTER_KEYS = ("scoring_func", "norm_topk_prob", "n_group", "topk_method", "use_routing_bias",
-               "moe_router_activation", "norm_expert_weight")  # the last two: Step-3.5's
+               "moe_router_activation", "norm_expert_weight",  # these two: Step-3.5's
+               "hidden_act")  # Kimi-K3: nvidia/model.py KimiMoE hands FusedMoE activation=config.hidden_act
 
 
 class SlidingKeys(NamedTuple):
@@ -77,7 +78,7 @@ class ModelConfig(NamedTuple):
     vision_hidden_size: int | None = None   # vision_config: hidden size of the vision tower
     vision_intermediate_size: int | None = None
     audio_hidden_size: int | None = None    # audio_config (Gemma-4)
-    # The FusedMoE routing keys model files read (ROUTER_KEYS), as stored.
+    # The FusedMoE routing (and Kimi-K3's activation) keys model files read (ROUTER_KEYS), as stored.
     router_keys: tuple[tuple[str, object], ...] = ()
     sliding: SlidingKeys = SlidingKeys()
     # A vision-language config's text_config: its own architectures, else its model_type (what vLLM resolves the
@@ -85,6 +86,8 @@ class ModelConfig(NamedTuple):
     text_architectures: tuple[str, ...] = ()
     text_model_type: str = ""
     expert_dtype: str | None = None   # DeepSeek-V4: "fp8" or "fp4" (the default vLLM reads when absent)
+    # Kimi-K3's latent MoE: routed_expert_hidden_size, the width its routed experts take and give (None: hidden_size)
+    moe_hidden_size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -170,7 +173,10 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         num_nextn_predict_layers=opt_int("num_nextn_predict_layers", minimum=0) or 0,
         num_mtp_modules=opt_int("num_mtp_modules", minimum=0) or 0,
         first_k_dense_replace=opt_int("first_k_dense_replace", minimum=0),
-        index_topk=opt_int("index_topk"),
+        moe_hidden_size=opt_int("routed_expert_hidden_size"),
+        # Kimi-K3.1 nests it in dsa_config (vLLM's KimiLinearConfig copies dsa_config.index_topk up to index_topk).
+        index_topk=opt_int("index_topk") or (opt_int("index_topk", sizes["dsa_config"])
+                                             if isinstance(sizes.get("dsa_config"), dict) else None),
         o_groups=opt_int("o_groups"),
         mla_dims=_mla_dims(opt_int),
         vocab_size=opt_int("vocab_size"),
@@ -182,8 +188,10 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         limited_moe_layers=tuple(i for i, limit in enumerate(sizes.get("swiglu_limits") or ()) if limit),
         swiglu_limit=_number(sizes, "swiglu_limit", where),
         # Llama-4 / Pixtral / SigLIP call it num_attention_heads, Qwen2.5-VL / Qwen3-VL num_heads, Step's
-        # PerceptionEncoder (step_vl.py) heads.
-        vision_heads=opt_int("num_attention_heads", vision) or opt_int("num_heads", vision) or opt_int("heads", vision),
+        # PerceptionEncoder (step_vl.py) heads, Kimi-K3's KimiK3VisionConfig (vLLM transformers_utils/configs/
+        # kimi_k3.py) vt_num_attention_heads.
+        vision_heads=(opt_int("num_attention_heads", vision) or opt_int("num_heads", vision) or opt_int("heads", vision)
+                      or opt_int("vt_num_attention_heads", vision)),
         vision_hidden_size=opt_int("hidden_size", vision),
         vision_intermediate_size=opt_int("intermediate_size", vision),
         audio_hidden_size=opt_int("hidden_size", audio),

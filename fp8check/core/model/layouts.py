@@ -111,9 +111,9 @@ class Arch(NamedTuple):
     kv_replication: bool = True
     router: Router = _SOFTMAX_RENORMALIZED
     head_quant_config: bool = True  # False: ParallelLMHead(...) without quant_config (gpt_oss.py): never quantized
-    # The FusedMoE activation the model file passes. Which experts classes take one other than SiLU is not modelled:
-    # such experts are named, not judged.
-    moe_activation: str = "silu"
+    # The FusedMoE activation the model file passes, or (config key, default) where it passes the config's (Kimi-K3's
+    # hidden_act). Which experts classes take one other than SiLU is not modelled: such experts are named, not judged.
+    moe_activation: str | tuple[str, str] = "silu"
     # The activation of the FusedMoE on layers whose config sets a limit (ModelConfig.limited_moe_layers: Step-3.5's
     # swiglu_limits, "swiglustep"); the others take moe_activation.
     limited_moe_activation: str | None = None
@@ -209,6 +209,15 @@ class Arch(NamedTuple):
     # the model file's own AttentionLayerBase (DeepSeek-V4), whose platform class names its backend itself
     # (backend_cls): vLLM's attention selector is never asked. Empty: vLLM's Attention / MLAAttention.
     own_attention: dict[str, str] = {}
+    # Packed entry -> a sibling tail: the entry is not fused in a layer that holds that sibling (Kimi-K3.1's DSA layers
+    # build fused_qkv_a_proj and a g_proj of their own, not the dense MLA's fused_qkv_a_g_proj).
+    packed_unless: dict[str, str] = {}
+    # Fused leaf -> its shards every TP rank holds whole, the rest split (the layer's output_sizes count them x tp,
+    # and each rank loads tp_rank 0's slice): Kimi-K3's KimiK3MergedQKVGateLinear latents, its KDA f_a_proj.
+    replicated_shards: dict[str, tuple[str, ...]] = {}
+    # A tail under an MLA layer's self_attn that marks it a DSA layer (Kimi-K3.1's indexer.wq_b: dsa.py
+    # KimiK3DSAAttention): that layer's attention is sparse and its MLAAttention is self_attn.mla_attn.mla_attn.
+    sparse_marker: str | None = None
     # True: an "fp8" quantization_config becomes the model's own FP8 config whose FusedMoE method is MXFP4 unless
     # config.json's expert_dtype is "fp8" (DeepSeek-V4: quant_config.py DeepseekV4FP8Config, the default "fp4").
     fp4_experts_by_default: bool = False
@@ -528,6 +537,58 @@ ARCHITECTURES["KimiLinearForCausalLM"] = Arch(
     sliding=MODEL_WINDOW, mla_self_attention=frozenset({"cuda", "cpu"}),
     styles={"g_a_proj": REPLICATED, "kv_a_proj_with_mqa": REPLICATED},
     router=Router(("moe_router_activation_func", "sigmoid"), ("moe_renormalize", True), ("num_expert_group", 1), True))
+
+
+# Kimi-K3 (KimiK3ForConditionalGeneration, registry.py 0.30-0.34) and Kimi-K3.1 (KimiK31ForConditionalGeneration,
+# registered from 0.34 to the same class; model_type kimi_k31 reads as KimiK3Config): vllm.models.kimi_k3's
+# nvidia/model.py on CUDA, XPU and CPU, amd/model.py on ROCm. The MoonViT tower and projector of Kimi-K2.5
+# (kimi_k25_vit.py, _maybe_ignore_quant_config), and the registry's KimiLinearForCausalLM over text_config
+# (init_vllm_registered_model: nvidia/model.py on CUDA and CPU; amd/linear.py on ROCm and XPU, not laid out here:
+# its routed_expert_up_proj is unquantized, its MLA attention wrapped) whose text layers hf_to_vllm_mapper moves from
+# the checkpoint's language_model.layers. to language_model.model.layers.; KimiLinearModel.load_weights skips the MTP
+# layers past num_hidden_layers (get_spec_layer_idx_from_weight_name: KimiK3MTP loads them). What the text model adds
+# to Kimi-Linear's (0.30-0.34 alike, read in 0.33 / 0.34 and compared there; 0.34 adds the DSA layers):
+# - KDA layers with linear_attn_config.use_full_rank_gate (kda.py KimiK3DeltaAttention): q / k / v / g / f_a / b
+#   fused into in_proj_qkvgfab (load_weights' stacked_params_mapping: g_proj shard 3, b_proj 5; f_a replicated),
+#   f_b_proj column, o_proj row, q / k / v_conv1d into an unquantized conv1d; no g_a_proj / g_b_proj.
+# - MLA with q_lora_rank (mla.py MultiHeadLatentAttention, the attention module itself): with mla_use_output_gate
+#   q_a_proj / kv_a_proj_with_mqa / g_proj fused into fused_qkv_a_g_proj (layers/linear.py
+#   KimiK3MergedQKVGateLinear: latents replicated, gate split over TP), else fused_qkv_a_proj (disable_tp);
+#   q_b_proj / kv_b_proj column, o_proj row.
+# - DSA layers (0.34, text_config.dsa_config.dsa_layers; dsa.py KimiK3DSAAttention, attention self_attn.mla_attn.
+#   mla_attn, sparse): fused_qkv_a_proj (disable_tp) and a g_proj column of their own; the indexer's
+#   indexer.wq_b -> dsa_indexer.wq_index (quantized ReplicatedLinear), indexer.wk + weights_proj ->
+#   dsa_indexer.wkv_index (MergedColumnParallelLinear, quant_config=None, disable_tp).
+# - Latent MoE (KimiMoE, routed_expert_hidden_size): routed_expert_down_proj / routed_expert_up_proj quantized
+#   ReplicatedLinears around FusedMoE experts w1 / w2 / w3 of the latent width, activation config.hidden_act
+#   ("situ": not judged); the router a GateLinear without quant_config, shared experts a KimiMLP.
+# - Attention residuals (attn_res_block_size): self_attention_res_proj, mlp_res_proj and the model's
+#   output_attn_res_proj, ReplicatedLinear(hidden, 1, quant_config=None).
+_KIMI_K3_PACKED = {"gate_up_proj": ("gate_proj", "up_proj"),
+                   "in_proj_qkvgfab": ("q_proj", "k_proj", "v_proj", "g_proj", "f_a_proj", "b_proj"),
+                   "conv1d": ("q_conv1d", "k_conv1d", "v_conv1d"),
+                   "fused_qkv_a_g_proj": ("q_a_proj", "kv_a_proj_with_mqa", "g_proj"),
+                   "wkv_index": ("wk", "weights_proj")}
+_KIMI_K3_RES_PROJS = ("self_attention_res_proj", "mlp_res_proj", "output_attn_res_proj")
+_KIMI_K3 = Arch(
+    "vllm:models/kimi_k3", packed=_KIMI_K3_PACKED, unquantized=("block_sparse_moe.gate",), mla=True,
+    conv_linears=("self_attn.conv1d", "self_attn.q_conv1d", "self_attn.k_conv1d", "self_attn.v_conv1d"),
+    styles={"fused_qkv_a_g_proj": "KimiK3MergedQKVGateLinear",
+            "self_attn.fused_qkv_a_proj": "MergedColumnParallelLinear", "indexer.wq_b": REPLICATED,
+            "routed_expert_down_proj": REPLICATED, "routed_expert_up_proj": REPLICATED,
+            **{proj: REPLICATED for proj in _KIMI_K3_RES_PROJS}},
+    unquantized_layers=("indexer.wkv_index", *_KIMI_K3_RES_PROJS),
+    disable_tp=("indexer.wkv_index", "self_attn.fused_qkv_a_proj"),
+    packed_unless={"fused_qkv_a_g_proj": "indexer.wq_b"}, sparse_marker="indexer.wq_b",
+    replicated_shards={"fused_qkv_a_g_proj": ("q_a_proj", "kv_a_proj_with_mqa"), "in_proj_qkvgfab": ("f_a_proj",)},
+    spec_layers="num_nextn_predict_layers", sliding=MODEL_WINDOW, moe_activation=("hidden_act", "silu"),
+    mla_self_attention=frozenset({"cuda", "cpu"}), towers=(_MOONVIT, _KIMI_K25_PROJECTOR),
+    router=ARCHITECTURES["KimiLinearForCausalLM"].router,
+    vllm_names=(("language_model.layers.", "language_model.model.layers."),
+                (".self_attn.indexer.wq_b", ".self_attn.dsa_indexer.wq_index"),
+                (".self_attn.indexer.", ".self_attn.dsa_indexer."),
+                ("mm_projector.proj.0", "mm_projector.linear_1"), ("mm_projector.proj.2", "mm_projector.linear_2")))
+ARCHITECTURES.update({"KimiK3ForConditionalGeneration": _KIMI_K3, "KimiK31ForConditionalGeneration": _KIMI_K3})
 
 
 class CacheDTypeRule(NamedTuple):

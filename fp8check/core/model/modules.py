@@ -60,6 +60,7 @@ class LinearModule(NamedTuple):
     unquantized: str | None = None  # why vLLM builds it without a quant method (router, tower), if it does
     tp_split: bool = True     # False: built with disable_tp (DeepSeek's fused_qkv_a_proj), or a torch nn.Linear
     dequantized: tuple[str, ...] = ()  # shards vLLM's loader dequantizes to BF16 when stored in FP8
+    whole_parts: tuple[int, ...] = ()  # fused parts every TP rank holds whole (Arch.replicated_shards)
 
     @property
     def leaf(self) -> str:
@@ -197,7 +198,8 @@ def _kv_shared_drops(arch: Arch, config: ModelConfig) -> tuple[str, ...]:
 
 def _spec_layer_prefixes(arch: Arch, config: ModelConfig) -> tuple[str, ...]:
     """utils.py get_spec_layer_idx_from_weight_name: layers num_hidden_layers .. + n - 1, in the three
-    namings it accepts (MiniMax-M2 maps 'layers.{i}.' below 'model.' to None: the same tensors), and under
+    namings it accepts (MiniMax-M2 maps 'layers.{i}.' below 'model.' to None: the same tensors), under
+    'language_model.' (Kimi-K3's checkpoint names; the name test is a substring test, whatever the prefix), and under
     'language_model.model.', whose 'language_model.' the wrapping model's AutoWeightsLoader strips before its text
     model's loader asks (kimi_k25.py: DeepseekV2ForCausalLM under language_model)."""
     count = getattr(config, arch.spec_layers) if arch.spec_layers else 0
@@ -206,7 +208,8 @@ def _spec_layer_prefixes(arch: Arch, config: ModelConfig) -> tuple[str, ...]:
     if not count or base is None:
         return prefixes
     return prefixes + tuple(f"{root}layers.{base + i}." for i in range(count)
-                            for root in ("model.", "", "model.language_model.", "language_model.model."))
+                            for root in ("model.", "", "model.language_model.", "language_model.model.",
+                                         "language_model."))  # Kimi-K3's, before its hf_to_vllm_mapper
 
 
 def _packed(arch: Arch, tower: Tower | None, config: ModelConfig) -> dict[str, tuple[str, ...]]:
@@ -233,7 +236,8 @@ def _fuse(weights: dict[str, Shard], config: ModelConfig, arch: Arch) -> tuple[L
         # fused_wkv_wgate beside wgate): the first whose shards the same parent holds.
         fused = next(((f, names) for f, parts in packed.items() if leaf in parts
                       for names in [_shard_names(parent, parts, weights, arch, tower)]
-                      if all(n in weights for n in names)), None)
+                      if all(n in weights for n in names) and not _fusion_refused(f, parent, weights, arch, tower)),
+                     None)
         if fused:
             fused_leaf, names = fused
             used.update(names)
@@ -245,6 +249,12 @@ def _fuse(weights: dict[str, Shard], config: ModelConfig, arch: Arch) -> tuple[L
         # A layer stored fused on disk (Phi-3's qkv_proj) is still a packed_modules_mapping key.
         modules.append(_module(prefix, (weights[prefix],), config, arch, tower, fused=leaf in packed))
     return tuple(modules)
+
+
+def _fusion_refused(fused: str, parent: str, weights: dict[str, Shard], arch: Arch, tower: Tower | None) -> bool:
+    """The layer holds the sibling that keeps `fused` apart there (Arch.packed_unless)."""
+    sibling = arch.packed_unless.get(fused) if tower is None else None
+    return sibling is not None and f"{parent}.{sibling}" in weights
 
 
 def _shard_names(parent: str, parts: tuple[str, ...], weights: dict[str, Shard], arch: Arch,
@@ -321,10 +331,12 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
             and widths[0] % 2 == 0:  # gate and up stored fused (Phi-3); other single-shard merges keep one width
         widths = (widths[0] // 2, widths[0] // 2)
     replicated = tower is None and tail_match(name, arch.disable_tp) is not None
+    whole = arch.replicated_shards.get(leaf, ()) if tower is None and fused else ()
     return LinearModule(name, layer_type, shards, k, widths, heads, layout=(tower or arch).source, fused=fused,
                         unquantized=unquantized,
                         tp_split=layer_type not in (FUSED_QKV_A, TORCH_LINEAR) and not replicated,
-                        dequantized=dequantized)
+                        dequantized=dequantized,
+                        whole_parts=tuple(i for i, s in enumerate(shards) if s.name.rsplit(".", 1)[-1] in whole))
 
 
 def _tower_sizes_refused(tower: Tower, config: ModelConfig) -> str | None:

@@ -12,7 +12,7 @@ generic layout is not judged anyway):
 - `num_attention_heads` x head size: q_proj's rows; `num_key_value_heads` x head size: k_proj's and v_proj's (the
   head size is `head_dim`, or hidden_size / num_attention_heads), where the family has one geometry for every layer;
 - `vocab_size`: the token embedding's and the LM head's rows;
-- gated experts: gate / up take hidden_size, down gives it.
+- gated experts: gate / up take hidden_size (a latent MoE's routed_expert_hidden_size), down gives it.
 
 - `intermediate_size`: the dense MLP's `mlp.gate_proj` / `mlp.up_proj` rows and `mlp.down_proj` columns (Llama's
   naming; a family with per-layer geometry excepted).
@@ -118,13 +118,16 @@ def _experts(moe: MoEModule, config: ModelConfig) -> list[str]:
     """Expert 0's gate / up takes hidden_size and its down gives it (routing.moe.expert_shapes holds every other
     expert to expert 0's shapes); one message per projection."""
     found: dict[str, str] = {}
+    # Kimi-K3's latent MoE (nvidia/model.py KimiMoE): FusedMoE's hidden_size is routed_expert_hidden_size.
+    width, key = ((config.moe_hidden_size, "routed_expert_hidden_size") if config.moe_hidden_size
+                  else (config.hidden_size, "hidden_size"))
     for info, tail in zip(moe.tensors, moe.tails):
         parts = tail.split(".")
         if len(parts) != 3 or parts[0] != "0" or parts[2] != "weight" or len(info.shape) != 2:
             continue
         leaf = parts[1]
-        wanted = ([Expected(1, config.hidden_size, "hidden_size")] if leaf in ("gate_proj", "up_proj", "w1", "w3")
-                  else [Expected(0, config.hidden_size, "hidden_size")] if leaf in ("down_proj", "w2") else [])
+        wanted = ([Expected(1, width, key)] if leaf in ("gate_proj", "up_proj", "w1", "w3")
+                  else [Expected(0, width, key)] if leaf in ("down_proj", "w2") else [])
         errors = _check(info, wanted)
         if errors:
             found[leaf] = errors[0]

@@ -244,11 +244,14 @@ def _parts(module: LinearModule, layout: TPLayout, rank: int, block: tuple[int, 
         replicas = layout.tp // module.heads[1]  # QKVParallelLinear.num_kv_head_replicas
     parts, offset = [], 0
     scale_offsets = _fused_scale_offsets(module, block) if fused_on_disk and block else None
+    whole = module.whole_parts  # loaded from tp_rank 0's slice: the whole checkpoint part
     for i, (size, rows) in enumerate(zip(sizes, per_rank)):
         shard = module.shards[0 if fused_on_disk else i]
         scale_span = scale_offsets[i] if scale_offsets else None
         # load_qkv_weight narrows k and v at tp_rank // num_kv_head_replicas; q and merged parts at tp_rank
         source = rank // replicas if module.layer_type == "QKVParallelLinear" and i > 0 else rank
+        if i in whole:
+            source = 0
         parts.append(_Part(i, shard, offset if fused_on_disk else 0, size, scale_span, rows, source,
                            sum(per_rank[:i]), sum(sizes[:i])))
         offset += size

@@ -66,12 +66,14 @@ def tp_layout(module: LinearModule, tp: int) -> TPLayout:
         # heads, so output_size // sum(parts) == tp and validate_fp8_block_shape checks every partition.
         return TPLayout(tp, k, k, sum(parts) * tp, parts, "column")
     parts = []
-    for width in widths:
-        part, error = divide(width, tp)
+    # Parts every rank holds whole (LinearModule.whole_parts): the layer's output_sizes hold them x tp.
+    total = sum(widths) + sum(widths[i] for i in module.whole_parts) * (tp - 1)
+    for i, width in enumerate(widths):
+        part, error = (width, None) if i in module.whole_parts else divide(width, tp)
         if error:
-            return TPLayout(tp, k, k, sum(widths), widths, "column", error)
+            return TPLayout(tp, k, k, total, widths, "column", error)
         parts.append(part)
-    return TPLayout(tp, k, k, sum(widths), tuple(parts), "column")
+    return TPLayout(tp, k, k, total, tuple(parts), "column")
 
 
 def block_shape_error(layout: TPLayout, block: tuple[int, int], allow_mismatch_escape: bool) -> str | None:

@@ -53,6 +53,9 @@ MODEL_STUB_RISKS = {
                                     "kernel is compiled or run while building",
     "torchvision": "inert module: imported with transformers' image processors by the vision-language model "
                    "files; image preprocessing plays no part in building the model",
+    "ShardQ workspace": "allocate_shardq_buffers a no-op (0.34's mla_attention.py): the symmetric-memory query "
+                        "workspace of a sparse MLA layer at TP > 1 (Kimi-K3.1) needs a device and peers; a workspace "
+                        "plays no part in any layer's method or backend",
     "executor backend": "`mp` named explicitly: its choice (a device count) plays no part in building the model",
     "model registry inspection": "vLLM inspects a model class in a subprocess; here in-process (same answer, "
                                  "the subprocess would not carry the stubs)",
@@ -281,6 +284,18 @@ def _no_router_warmup() -> None:
         return
     if hasattr(GateLinear, "_register_sm90_bf16x3_warmup"):
         GateLinear._register_sm90_bf16x3_warmup = lambda self: None
+
+
+def _no_shardq_workspace() -> None:
+    """0.34's MLAAttention allocates ShardQ's symmetric-memory workspace while building a layer whose impl shards the
+    query (mla_attention.py allocate_shardq_buffers: Kimi-K3.1's sparse MLA at TP > 1), which needs a device and
+    peers: a no-op where the release has it (MODEL_STUB_RISKS); the layer and its backend are built as they are."""
+    try:
+        import vllm.model_executor.layers.attention.mla_attention as mla_attention
+    except ImportError:
+        return
+    if hasattr(mla_attention, "allocate_shardq_buffers"):
+        mla_attention.allocate_shardq_buffers = lambda *args, **kwargs: None
 
 
 class _StandInImpl:
@@ -673,6 +688,7 @@ def main() -> None:
         sys.meta_path.insert(0, _InertFinder(LATE_INERT))
         _stub_compiled_namespaces()
         _no_router_warmup()
+        _no_shardq_workspace()
         _stub_device_queries(sys.argv[1])
         _stub_flashinfer_probes(sys.argv[1])
         _guard_attention_impls()

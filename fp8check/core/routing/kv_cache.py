@@ -41,7 +41,7 @@ from fp8check.core.formats.kv_cache import (
     stored_dtype,
 )
 from fp8check.core.model.layouts import (
-    FUSED_QKV_A, SLIDING_KIND, attention_windows, model_arch, model_cache_dtype, tower_for,
+    SLIDING_KIND, attention_windows, model_arch, model_cache_dtype, tower_for,
 )
 from fp8check.core.model.memory import SlidingShare
 from fp8check.core.records import AttentionReport
@@ -55,7 +55,7 @@ if TYPE_CHECKING:  # annotations only
 
 _DENSE = re.compile(r"^(.*\.layers\.(\d+)\.(?:self_attn|mixer))\.qkv_proj$")  # Nemotron-H: mixer.qkv_proj
 _Q_ONLY = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.q_proj$")  # a KV-shared layer's query projection
-_MLA = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.(?:fused_qkv_a_proj|kv_a_proj_with_mqa)$")
+_MLA = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.(?:fused_qkv_a_proj|fused_qkv_a_g_proj|kv_a_proj_with_mqa)$")
 # DeepSeek-V4's attention (models/deepseek_v4/attention.py DeepseekV4Attention): the parent of its fused_wqa_wkv, whose
 # second shard (wkv) is the head; its checkpoint names have no "model." root.
 _OWN = re.compile(r"^((?:.*\.)?layers\.(\d+)\.attn)\.fused_wqa_wkv$")
@@ -135,12 +135,15 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
                                          windows[index] if index < len(windows) else None,
                                          own_backend=arch.indexer_backend if indexed else None))
         elif mla:
-            latent = module.output_sizes[1] if module.layer_type == FUSED_QKV_A else module.output_sizes[0]
+            latent = module.output_sizes[1 if len(module.output_sizes) > 1 else 0]  # a fused front-end's 2nd part
             prefix, index = mla.group(1), int(mla.group(2))
-            itself = arch is not None and platform_kind in arch.mla_self_attention
+            # Kimi-K3.1's DSA layers (Arch.sparse_marker): KimiK3DSAAttention wraps its MLAAttention
+            marked = arch is not None and arch.sparse_marker is not None and \
+                f"{prefix}.{arch.sparse_marker}.weight" in ckpt.tensors
+            itself = arch is not None and platform_kind in arch.mla_self_attention and not marked
             layers.append(AttentionLayer(prefix if itself else f"{prefix}.mla_attn.mla_attn", prefix, index, latent,
                                          ckpt.config.num_attention_heads or 1, 1, True, False,
-                                         sparse=arch is not None and arch.sparse_mla))
+                                         sparse=arch is not None and (arch.sparse_mla or marked)))
     if arch is not None and arch.kv_shared_layers and ckpt.config.num_kv_shared_layers:
         layers += _kv_shared(layout, layers, windows, ckpt.config.num_hidden_layers or 0,
                              ckpt.config.num_kv_shared_layers)

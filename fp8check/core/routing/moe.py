@@ -271,6 +271,9 @@ def _moe_activation(config: ModelConfig, name: str, profile) -> str:
         return "silu"
     if arch.limited_moe_activation and layer_template(name)[1] in config.limited_moe_layers:
         return arch.limited_moe_activation
+    if isinstance(arch.moe_activation, tuple):  # (config key, default): the activation the config names
+        key, default = arch.moe_activation
+        return str(dict(config.router_keys).get(key, default))
     return arch.moe_activation
 
 
