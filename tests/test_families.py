@@ -30,6 +30,15 @@ GDN = dict(linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim
 GDN_MOE = dict(GDN, num_experts=4, moe_intermediate_size=256, shared_expert_intermediate_size=256,
                num_experts_per_tok=2)
 HF = dict(transformers=True, head_dim=128, ignore=("lm_head", "re:.*in_proj_(b|a|ba)$"))
+# Qwen4-Exp: a gated-delta-net layer with a PLE block (ple_layer_ids are 1-based), a QSA layer (the indexer's 4 heads
+# of 128), 4 hyper-connection streams; the hyper-connections (vLLM builds them with quant_config=None) and the PLE
+# n-gram tables left BF16.
+QWEN4_EXP = dict(GDN_MOE, hc_count=4, hc_lowrank=64, ple_layer_ids=[1], ngram_vocab_size_base=1000, split_ngram_parts=1,
+                 indexer_n_heads=4, indexer_kv_heads=1, indexer_head_dim=128, indexer_budget=64,
+                 indexer_compress_ratio=4, output_gate_type="silu", pad_token_id=0, bos_token_id=1, eos_token_id=2)
+QWEN4_EXP_SPEC = dict(architecture="Qwen4ExpForCausalLM", model_type="qwen4_exp_text", extra_config=QWEN4_EXP,
+                      **dict(HF, ignore=("lm_head", "re:.*in_proj_(b|a)$", "re:.*hyper_connection",
+                                         "re:.*ngram_embedding")))
 # DeepSeek-V3.2 / GLM-5: MLA + MoE + the sparse-attention indexer (weights_proj BF16 as released).
 DSA = dict(num_hidden_layers=2, hidden_size=512, intermediate_size=1024, moe_intermediate_size=256,
            first_k_dense_replace=1, num_attention_heads=4, num_key_value_heads=4, q_lora_rank=256, kv_lora_rank=512,
@@ -420,6 +429,23 @@ FAMILIES = [
                                           "vision_config": VISION}, **HF), 2,
      {"model.language_model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen3_5.py"),
       "model.visual.blocks.0.mlp.linear_fc1": ("ColumnParallelLinear", "vllm:qwen3_vl.py")}),
+    ("qwen4-exp", QWEN4_EXP_SPEC, 2,
+     {"model.layers.0.linear_attn.in_proj_qkvz": ("MergedColumnParallelLinear", "vllm:models/qwen4_exp"),
+      "model.layers.0.ple.kv_proj": ("MergedColumnParallelLinear", "vllm:models/qwen4_exp"),
+      "model.layers.0.attn_hyper_connection.input_mix_weight_down_block_inject": ("MergedColumnParallelLinear",
+                                                                               "vllm:models/qwen4_exp"),
+      "model.layers.0.mlp_hyper_connection.input_mix_weight_up": ("ReplicatedLinear", "vllm:models/qwen4_exp"),
+      "model.hyper_connection_mixer.input_mix_weight_down": ("ReplicatedLinear", "vllm:models/qwen4_exp"),
+      "model.layers.1.self_attn.qkv_proj": ("Qwen4ExpQSAQKVIndexerLinear", "vllm:models/qwen4_exp"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:models/qwen4_exp")}),
+    ("qwen4-exp-vl", dict(QWEN4_EXP_SPEC, architecture="Qwen4ExpForConditionalGeneration", model_type="qwen4_exp",
+                          extra_config={"text_config": dict(QWEN4_EXP, model_type="qwen4_exp_text", hidden_size=256,
+                                                            intermediate_size=512, num_hidden_layers=2,
+                                                            num_attention_heads=4, num_key_value_heads=2,
+                                                            head_dim=128, vocab_size=1000),
+                                        "vision_config": dict(VISION, deepstack_visual_indexes=[])}), 2,
+     {"model.language_model.layers.1.self_attn.qkv_proj": ("Qwen4ExpQSAQKVIndexerLinear", "vllm:models/qwen4_exp"),
+      "model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen3_vl.py")}),
     ("minimax-m3-text", dict(architecture="MiniMaxM3SparseForCausalLM", model_type="minimax_m3_vl_text",
                              moe_style="mixtral", experts=4, head_dim=128), 2,
      {"model.layers.0.block_sparse_moe.gate": ("ReplicatedLinear", "vllm:models/minimax_m3"),
@@ -1315,3 +1341,62 @@ def test_glm5_next_attention_built_without_quant_config_has_no_kv_method(make_ch
     assert rep.attention and {a.kv_method for a in rep.attention} == {None}
     llama = inspect(make_checkpoint(quant="modelopt-fp8", head_dim=128, data="sparse"))
     assert {a.kv_method for a in llama.attention} == {"ModelOptKVCacheMethod"}
+
+
+def _qwen4_exp(make_checkpoint, **overrides):
+    return make_checkpoint(**{**QWEN4_EXP_SPEC, "data": "sparse", "moe_intermediate": 256, **overrides})
+
+
+def test_qwen4_exp_hyper_connections_are_bf16_and_the_qsa_layer_is_its_own_attention(make_checkpoint):
+    """nvidia/hyperconnection.py builds the hyper-connections with quant_config=None: BF16 ones load, an FP8 one
+    fails vLLM's load. nvidia/qsa.py's Qwen4ExpQSAAttention is the attention layer itself (QWEN4_EXP_QSA_TRITON, no
+    KV method); ple_layer.py's kv_proj carries the quant config; model.py's head has none."""
+    rep = inspect(_qwen4_exp(make_checkpoint), tp=2)
+    by_name = {layer.name: layer for layer in rep.layers}
+    hyper = [layer for name, layer in by_name.items() if "hyper_connection" in name]
+    assert len(hyper) == 10 and all(layer.scheme == "UnquantizedLinearMethod" and layer.ok for layer in hyper)
+    assert by_name["model.layers.0.ple.kv_proj"].scheme == "CompressedTensorsW8A8Fp8"
+    assert by_name["lm_head"].scheme == "UnquantizedEmbeddingMethod"
+    assert {a.name: (a.backend, a.kv_method) for a in rep.attention} == {
+        "model.layers.1.self_attn": ("QWEN4_EXP_QSA_TRITON", None)}
+    fp8_hyper = inspect(_qwen4_exp(make_checkpoint, ignore=("lm_head", "re:.*in_proj_(b|a)$", "re:.*ngram_embedding")))
+    failed = {layer.name for layer in fp8_hyper.layers if not layer.ok}
+    assert failed == {name for name in by_name if "hyper_connection" in name}
+
+
+@pytest.mark.parametrize("vllm,platform,indexer_bf16,fused", [
+    ("0.34", "h100", False, True), ("0.34", "h100", True, False), ("0.33", "h100", True, True),
+    ("0.34", "mi300x", False, False)])
+def test_qwen4_exp_indexer_folds_into_qkv_where_vllm_fuses_it(make_checkpoint, vllm, platform, indexer_bf16, fused):
+    """nvidia/qsa.py loads indexer.index_qk_proj into qkv_proj (0.33 always, 0.34 only when its quant method is
+    q / k / v's); ROCm's amd/qsa.py keeps it a ReplicatedLinear. The layer is QSA's attention either way."""
+    ignore = ("lm_head", "re:.*in_proj_(b|a)$", "re:.*hyper_connection", "re:.*ngram_embedding",
+              *(("re:.*index_qk_proj",) if indexer_bf16 else ()))
+    folder = _qwen4_exp(make_checkpoint, ignore=ignore)
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform(platform), select_profile(vllm)))
+    names = {layer.name: layer.layer_type for layer in rep.layers}
+    assert ("model.layers.1.self_attn.indexer.index_qk_proj" not in names) is fused
+    assert names["model.layers.1.self_attn.qkv_proj"] == ("Qwen4ExpQSAQKVIndexerLinear" if fused
+                                                          else "QKVParallelLinear")
+    assert [a.backend for a in rep.attention] == ["QWEN4_EXP_QSA_TRITON"]
+
+
+@pytest.mark.parametrize("platform,refused", [("xpu", True), ("h100", False), ("cpu", False)])
+def test_qwen4_exp_package_refuses_xpu_on_import(make_checkpoint, platform, refused):
+    """vllm/models/qwen4_exp/__init__.py raises on XPU (and TPU); CPU takes nvidia/model.py."""
+    rep = inspect_checkpoint(open_local(_qwen4_exp(make_checkpoint)),
+                             InspectOptions(parse_platform(platform), select_profile("0.34")))
+    expected = ("Model architectures ['Qwen4ExpForCausalLM'] failed to be inspected. Please check the logs for more "
+                "details. (logged before it: NotImplementedError: Qwen4Exp currently supports CUDA and ROCm only)")
+    assert (expected in rep.errors) is refused
+
+
+def test_qwen4_exp_mtp_and_rebuilt_ple_state_are_dropped_by_the_mapper(make_checkpoint):
+    """model.py's load_weights maps names holding "mtp." (the Qwen4ExpMTP draft), "hashstats_", "token_lookup" and
+    "hyper_connection_mixer.block_inject_weight" to None: never layers of the main model."""
+    extra = {"mtp.layers.0.mlp.gate_proj.weight": (256, 256), "mtp.fc.weight": (256, 512),
+             "model.hyper_connection_mixer.block_inject_weight.weight": (4, 1024)}
+    rep = inspect(_qwen4_exp(make_checkpoint, extra_tensors=extra))
+    assert not [layer.name for layer in rep.layers if "mtp." in layer.name or "block_inject_weight" in layer.name
+                and "mixer" in layer.name]
+    assert rep.ok

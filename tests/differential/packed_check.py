@@ -45,6 +45,7 @@ _TEXT_MODEL_FILE = ("fp8check's source names the file of the text model the clas
                     "linears was read: ")
 # Known differences, each with its reason: (architecture, what) -> why; `what` as Finding.what.
 _MINIMAX_M3 = ("MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration")
+_QWEN4_EXP = ("Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration")
 EXPECTED: dict[tuple[str, str], str] = {
     **{(a, "packed:qkv_proj"): "deepseek_v2.py's __init__ adds qkv_proj only when use_mha (DeepSeek-V1's MHA: "
                                "model_type deepseek, or no qk_nope / qk_rope head dims); fp8check keeps "
@@ -143,6 +144,25 @@ EXPECTED: dict[tuple[str, str], str] = {
                     "`cutlass` at module level (nvidia-cutlass-dsl, a requirement of the CUDA wheel), absent here; "
                     "the CPU and ROCm classes of the same release are read"
        for a in _MINIMAX_M3},
+    **{(a, "packed:input_mix_weight_down_block_inject"): "its third shard, _input_mix_padding, is the zero padding "
+                                                         "GatedResidual adds up to 16 rows (hyperconnection.py "
+                                                         "pad_size), which no checkpoint stores; fp8check fuses the "
+                                                         "two stored shards (the layer is built with quant_config=None)"
+       for a in _QWEN4_EXP},
+    **{(a, "packed:qkv_proj"): "0.33's mapping lists indexer.index_qk_proj, which nvidia/qsa.py loads into qkv_proj; "
+                               "fp8check folds it in as Arch.indexer_shards (and from 0.34, which drops it from the "
+                               "mapping, only when stored like q / k / v: Arch.indexer_alike)"
+       for a in _QWEN4_EXP},
+    **{(a, f"dropped:substr:{part}"): "models/qwen4_exp nvidia/model.py builds these mappers inside load_weights "
+                                      "(Qwen4ExpForCausalLM / ForConditionalGeneration: \"mtp.\"; Qwen4ExpModel: "
+                                      "\"hashstats_\", \"token_lookup\", \"hyper_connection_mixer.block_inject_"
+                                      "weight\"), not as the class's hf_to_vllm_mapper"
+       for a in _QWEN4_EXP for part in ("mtp.", "hashstats_", "token_lookup",
+                                        "hyper_connection_mixer.block_inject_weight")},
+    ("Qwen4ExpForConditionalGeneration", "dropped:prefix:mtp."): "Qwen3_5ForConditionalGeneration's mapper (which the "
+                                                                 "class reuses) drops the prefix `mtp.`; fp8check "
+                                                                 "drops every name holding it, as load_weights' own "
+                                                                 "mapper does",
 }
 
 

@@ -498,6 +498,43 @@ FAMILIES["kimi-k3"] = (dict(architecture="KimiK3ForConditionalGeneration", model
 FAMILIES["kimi-k3.1"] = (dict(architecture="KimiK31ForConditionalGeneration", model_type="kimi_k31",
                               extra_tensors=kimi_k3_tensors(_kimi_k3_config(True)), **_K3_SPEC),
                          _kimi_k3_config(True))
+
+
+# Qwen4-Exp: three gated-delta-net layers (layer 1 with a PLE block; ple_layer_ids are 1-based), a QSA layer (the
+# indexer's 16 heads of 128, one key head), 4 hyper-connection streams, MoE with a shared expert; its MTP block under
+# mtp. (the Qwen4ExpMTP draft's). Left BF16 as vLLM builds them: the gated-delta-net b / a projections (no 128-block
+# fits), the hyper-connections (quant_config=None) and the PLE n-gram tables (an FP8 config not ignoring them builds
+# Qwen4ExpPLEFp8EmbeddingMethod, which expects FP8 tables).
+_QWEN4_EXP = dict(num_hidden_layers=4, layer_types=["linear_attention"] * 3 + ["full_attention"],
+                  linear_num_key_heads=8, linear_num_value_heads=16, linear_key_head_dim=128,
+                  linear_value_head_dim=128, linear_conv_kernel_dim=4, num_experts=8, num_experts_per_tok=2,
+                  moe_intermediate_size=1024, shared_expert_intermediate_size=1024, hc_count=4, hc_lowrank=320,
+                  ple_layer_ids=[2], ple_embed_dim=BASE["hidden"], ngram_vocab_size_base=1000, split_ngram_parts=1,
+                  indexer_n_heads=16, indexer_kv_heads=1, indexer_head_dim=128, indexer_budget=64,
+                  indexer_compress_ratio=4, output_gate_type="silu", pad_token_id=0, bos_token_id=1, eos_token_id=2)
+
+
+def _qwen4_exp_bf16(root: str) -> tuple[str, ...]:
+    """What a Qwen4-Exp FP8 export leaves BF16 under `root` (model / model.language_model), by exact name."""
+    return (*(f"{root}.layers.{i}.linear_attn.in_proj_{leaf}" for i in range(3) for leaf in ("b", "a")),
+            *(f"{root}.layers.{i}.{branch}_hyper_connection.{leaf}" for i in range(4) for branch in ("attn", "mlp")
+              for leaf in ("input_mix_weight_down", "block_inject_weight", "input_mix_weight_up")),
+            *(f"{root}.hyper_connection_mixer.{leaf}" for leaf in ("input_mix_weight_down", "input_mix_weight_up")),
+            f"{root}.layers.1.ple.ple_embedding.ngram_embedding")
+
+
+_QWEN4_EXP_MTP = {"mtp.fc.weight": (BASE["hidden"], 2 * BASE["hidden"]),
+                  "mtp.layers.0.mlp.shared_expert.gate_proj.weight": (1024, BASE["hidden"])}
+FAMILIES.update({
+    "qwen4-exp": (dict(architecture="Qwen4ExpForCausalLM", model_type="qwen4_exp_text", **_HF,
+                       ignore=("lm_head", *_qwen4_exp_bf16("model")), extra_tensors=_QWEN4_EXP_MTP), _QWEN4_EXP),
+    "qwen4-exp-vl": (dict(architecture="Qwen4ExpForConditionalGeneration", model_type="qwen4_exp", **_HF,
+                          ignore=("lm_head", *_qwen4_exp_bf16("model.language_model")),
+                          extra_tensors=_QWEN4_EXP_MTP),
+                     {"text_config": _text_config("qwen4_exp_text", **_QWEN4_EXP),
+                      # nvidia/model.py reads vision_config.deepstack_visual_indexes, which transformers' class lacks
+                      "vision_config": dict(_QWEN35_VISION, deepstack_visual_indexes=[])}),
+})
 QUANTS = ("ct-fp8-block", "fp8-block", "ct-fp8-dynamic", "modelopt-fp8")
 # The other formats of the format issue: stored ones, and a bf16 checkpoint under each online --quantization.
 FORMAT_QUANTS = ("modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc", "quark-fp8-block", "inc-fp8-block",
@@ -577,6 +614,11 @@ EXPLAINED = (
      "select_main_backend_and_impl_cls), whose nvidia/sparse_attention_msa.py imports the CuTe DSL package `cutlass` "
      "(nvidia-cutlass-dsl, required by the CUDA wheel, absent here); MiniMaxM3SparseMSABackend keeps the name "
      "MINIMAX_M3_SPARSE, which fp8check reports"),
+    (r"^0\.33\.0\|rocm:[^|]*\|qwen4-exp(-vl)?\|\(model\)\|NotImplementedError: Qwen4Exp QSA requires FlashAttention",
+     "harness: 0.33's ROCm QSA impl (models/qwen4_exp/amd/qsa.py Qwen4ExpQSAFlashAttentionImpl) needs "
+     "flash_attn_varlen_func from AITER or the ROCm flash-attn package (fa_utils.py "
+     "is_flash_attn_varlen_func_available), which this host lacks, as for MLA prefill above; fp8check reports the "
+     "QSA layer's backend (QWEN4_EXP_QSA_TRITON), which 0.34 builds here"),
     (r"^0\.28\.0\|[^|]*\|(mistral-3|ministral-3-vl|mistral-large-3-hf)\|.*failed to be inspected",
      "harness: vLLM 0.28's pixtral.py imports transformers' PixtralRotaryEmbedding, which the transformers of this "
      "environment (5.x) no longer has (0.28 pins an older one): Mistral-3 is compared on 0.33 only"),

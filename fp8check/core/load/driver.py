@@ -122,7 +122,7 @@ def load_checkpoint(ckpt: Checkpoint, fetch: Callable[[set[str]], str], options:
     """inspect, then every selected module through its numerics on options.device. `fetch` maps the tensor names
     the selected modules need to the folder holding their shards (a Hub repo downloads only those)."""
     started = time.perf_counter()
-    layout = build_layout(ckpt.tensors, ckpt.config, options.inspect.profile)
+    layout = build_layout(ckpt.tensors, ckpt.config, options.inspect.profile, options.inspect.platform.kind)
     report = inspect_checkpoint(ckpt, options.inspect, layout)
     quant = front_door_of(ckpt, options.inspect).quant  # the config inspect routed with
     selection = select(quant, report, layout, options)

@@ -47,6 +47,11 @@ LLAMA_PACKED: dict[str, tuple[str, ...]] = {"qkv_proj": ("q_proj", "k_proj", "v_
 # The class name vLLM builds each style with (routers are GateLinear, a ReplicatedLinear subclass).
 ROW, COLUMN, REPLICATED, TORCH_LINEAR = "RowParallelLinear", "ColumnParallelLinear", "ReplicatedLinear", "nn.Linear"
 FUSED_QKV_A = "DeepSeekV2FusedQkvAProjLinear"
+# Qwen4-Exp's qkv_proj with the QSA indexer's index_qk_proj (models/qwen4_exp/nvidia/qsa.py): a
+# MergedColumnParallelLinear over QKVParallelLinear's q / k / v sizes (KV heads replicated alike) and the indexer,
+# replicated on every rank; laid out as a QKVParallelLinear with a fourth, replicated shard.
+QSA_QKV_INDEXER = "Qwen4ExpQSAQKVIndexerLinear"
+QKV_CLASSES = frozenset({"QKVParallelLinear", QSA_QKV_INDEXER})
 
 
 class Tower(NamedTuple):
@@ -201,6 +206,14 @@ class Arch(NamedTuple):
     # itself (MiniMax-M3's MiniMaxM3SparseAttention, an AttentionLayerBase with its own backend and no KV cache
     # method).
     indexer_backend: str | None = None
+    # The WHEEL_CHANGES key from which indexer_shards fold into qkv_proj only when stored like q / k / v (Qwen4-Exp's
+    # nvidia/qsa.py from 0.34: fused when the indexer's quant method is q / k / v's, else its own ReplicatedLinear).
+    indexer_alike: str | None = None
+    # The class of a qkv_proj holding indexer_shards when it is no QKVParallelLinear (QSA_QKV_INDEXER).
+    indexer_class: str | None = None
+    # Platform kinds whose model class keeps the indexer shards linears of their own (Qwen4-Exp's amd/qsa.py on ROCm:
+    # index_qk_proj a ReplicatedLinear); its attention is still the indexer_backend layer.
+    indexer_unfused_on: frozenset[str] = frozenset()
     # True: the language model is init_vllm_registered_model(hf_config=config.text_config) (mistral3.py): vLLM builds
     # the text model of the class text_config resolves to (text_model_architecture); where the table has it, its
     # layout is the text model's, under this entry's towers.
@@ -233,7 +246,9 @@ class Arch(NamedTuple):
         for change, older_packed in self.packed_before:
             if profile is not None and not profile.has(change):
                 packed = older_packed
-        return self._replace(styles=styles, packed=packed)
+        alike = self.indexer_alike if profile is None or self.indexer_alike is None or profile.has(
+            self.indexer_alike) else None
+        return self._replace(styles=styles, packed=packed, indexer_alike=alike)
 
 
 _QWEN2_MODEL = dict(sliding=MODEL_WINDOW, uniform_window_assert=True)
@@ -376,6 +391,47 @@ ARCHITECTURES.update({
                                             towers=(_QWEN3_VISUAL,), **_GDN),
     "Qwen3_5MoeForConditionalGeneration": Arch("vllm:qwen3_5.py", packed={**_QWEN_VL_PACKED, **_QWEN35_PACKED},
                                                towers=(_QWEN3_VISUAL,), **_GDN),
+})
+
+# Qwen4-Exp (vllm.models.qwen4_exp, registered 0.29-0.34, read from 0.33 / 0.34: __init__.py resolves nvidia/model.py
+# on CUDA and CPU, amd/model.py on ROCm, and refuses XPU / TPU on import, IMPORT_REFUSALS). Qwen3.5's gated-delta-net
+# layers (in_proj_qkv + in_proj_z -> in_proj_qkvz, in_proj_b + in_proj_a -> in_proj_ba, conv1d unquantized) and
+# Qwen3-Next's MoE (GateLinear router and shared_expert_gate without quant_config), with:
+# - QSA layers (layer_types full_attention / indexed_attention with indexer_n_heads set; nvidia/qsa.py
+#   Qwen4ExpQSAAttention): q (with its output gate) / k / v -> qkv_proj, and on CUDA / CPU the indexer's
+#   index_qk_proj (a quantized ReplicatedLinear, replicated on every rank) loaded into it as a fourth shard
+#   (Qwen4ExpQSAQKVIndexerLinear; 0.33 always, 0.34 only when quantized like q / k / v); the layer is `self_attn`
+#   itself, backend QWEN4_EXP_QSA_TRITON, no KV cache method;
+# - hyper-connections (nvidia/hyperconnection.py GatedResidual, quant_config=None): input_mix_weight_down +
+#   block_inject_weight -> input_mix_weight_down_block_inject (MergedColumnParallelLinear, disable_tp),
+#   input_mix_weight_up and the final hyper_connection_mixer.input_mix_weight_down ReplicatedLinears;
+# - PLE layers (ple_layer_ids; ple_layer.py): key_proj + value_proj -> kv_proj (MergedColumnParallelLinear with the
+#   quant config, disable_tp), the n-gram embedding tables (ple_embedding.ngram_embedding.shard_N) an embedding;
+# - ParallelLMHead without quant_config. load_weights maps every name holding "mtp." (the Qwen4ExpMTP draft),
+#   "hashstats_", "token_lookup" and "hyper_connection_mixer.block_inject_weight" to None.
+# ROCm's amd/qsa.py keeps index_qk_proj a ReplicatedLinear of its own (indexer_unfused_on). Not modelled: the
+# low-latency GEMM method (low_latency_gemm.py) that replaces UnquantizedLinearMethod on SM90 /
+# SM100 / SM103 for the released models' BF16 shapes.
+_QWEN4_EXP_PACKED = {**_QWEN35_PACKED, "kv_proj": ("key_proj", "value_proj"),
+                     "input_mix_weight_down_block_inject": ("input_mix_weight_down", "block_inject_weight")}
+_HYPER_CONNECTION = ("input_mix_weight_down_block_inject", "input_mix_weight_up",
+                     "hyper_connection_mixer.input_mix_weight_down")
+_QWEN4_EXP = Arch(
+    "vllm:models/qwen4_exp", packed=_QWEN4_EXP_PACKED, head_quant_config=False, spec_substrings=(
+        "mtp.", "hashstats_", "token_lookup", "hyper_connection_mixer.block_inject_weight"),
+    q_gate=True, conv_linears=("linear_attn.conv1d",), sliding=MODEL_WINDOW, unquantized=_QWEN_MOE_ROUTERS,
+    router=Router(renormalize=("norm_topk_prob", True)), unquantized_layers=_HYPER_CONNECTION,
+    disable_tp=("input_mix_weight_down_block_inject", "ple.kv_proj"),
+    styles={"input_mix_weight_up": REPLICATED, "hyper_connection_mixer.input_mix_weight_down": REPLICATED,
+            "indexer.index_qk_proj": REPLICATED},
+    indexer_shards=("indexer.index_qk_proj",), indexer_backend="QWEN4_EXP_QSA_TRITON",
+    indexer_alike="qwen4exp-indexer-alike", indexer_class=QSA_QKV_INDEXER, indexer_unfused_on=frozenset({"rocm"}))
+ARCHITECTURES.update({
+    "Qwen4ExpForCausalLM": _QWEN4_EXP,
+    # Qwen3_5ForConditionalGeneration's packed_modules_mapping (the tower's qkv) and Qwen3-VL's vision tower, built
+    # with the quant config.
+    "Qwen4ExpForConditionalGeneration": _QWEN4_EXP._replace(packed={**_QWEN_VL_PACKED, **_QWEN4_EXP_PACKED},
+                                                            towers=(_QWEN3_VISUAL,)),
 })
 
 # DeepSeek-V3.2 and GLM-5 (GlmMoeDsa): vllm.models.deepseek_v32 (0.33 and 0.34) resolves the class per platform:
@@ -862,6 +918,8 @@ GENERIC_ARCH = Arch(GENERIC, unquantized=("mlp.gate", "block_sparse_moe.gate", "
 # Model packages that refuse a platform when vLLM's registry imports them (vllm/models/<package>/__init__.py):
 # architecture -> (platform kind, the logged exception, the change that brought the package).
 IMPORT_REFUSALS: dict[str, tuple[str, str, str]] = {
+    **{arch: ("xpu", "NotImplementedError: Qwen4Exp currently supports CUDA and ROCm only", "qwen4exp")
+       for arch in ("Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration")},
     "Glm5NextForCausalLM": ("xpu", "NotImplementedError: GLM-5.3-Flash does not currently support XPU.", "glm5next"),
     "Glm5NextForConditionalGeneration": ("xpu", "NotImplementedError: GLM-5.3-Flash does not currently support XPU.",
                                          "glm5next"),

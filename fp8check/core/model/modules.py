@@ -14,7 +14,8 @@ from typing import NamedTuple
 from fp8check.core.checkpoint.local import ModelConfig
 from fp8check.core.checkpoint.safetensors_header import TensorInfo
 from fp8check.core.model.layouts import (
-    ANY_SIZE_TOWER_METHODS, COLUMN, FUSED_QKV_A, GENERIC, GENERIC_ARCH, LLAMA_PACKED, REPLICATED, ROW, TORCH_LINEAR,
+    ANY_SIZE_TOWER_METHODS, COLUMN, FUSED_QKV_A, GENERIC, GENERIC_ARCH, LLAMA_PACKED, QKV_CLASSES, REPLICATED, ROW,
+    TORCH_LINEAR,
     Arch, Tower, model_arch, tail_match, tower_for,
 )
 
@@ -22,7 +23,8 @@ from fp8check.core.model.layouts import (
 ROW_PARALLEL = frozenset({"o_proj", "down_proj", "out_proj", "dense_4h_to_h", "fc2", "wo", "w2", "c_proj", "proj"})
 EMBEDDINGS = ("embed_tokens", "wte", "word_embeddings", "tok_embeddings", "embed_in", "embeddings", "embed",
               "pos_embed",                # Qwen3-VL / Qwen3.5 vision towers: a learned position table
-              "embed_tokens_per_layer")   # Gemma-4's per-layer embeddings (VocabParallelEmbedding)
+              "embed_tokens_per_layer",   # Gemma-4's per-layer embeddings (VocabParallelEmbedding)
+              "ngram_embedding")          # Qwen4-Exp's PLE n-gram tables (ple_embedding.ngram_embedding.shard_N)
 EMBEDDING_SET = frozenset(EMBEDDINGS)
 # Tensors that belong to a linear module besides its weight.
 SIDE_TENSORS = ("weight_scale", "weight_scale_inv", "input_scale", "weight_zero_point", "input_zero_point",
@@ -95,11 +97,14 @@ class ModelLayout(NamedTuple):
     skipped: tuple[SkippedLayer, ...] = ()
 
 
-def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=None) -> ModelLayout:
+def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=None,
+                 platform_kind: str | None = None) -> ModelLayout:
     """The modules vLLM builds for this checkpoint, as `profile`'s release (a RuleProfile; None: the newest)
-    builds them."""
+    builds them on `platform_kind` (None: the model class of CUDA)."""
     notes = []
     arch = model_arch(config, profile)
+    if arch is not None and platform_kind in arch.indexer_unfused_on:
+        arch = arch._replace(indexer_shards=())
     if arch is None or arch.source == GENERIC:  # GENERIC: a release whose model file the table does not lay out
         arch = GENERIC_ARCH
         if config.architectures:
@@ -223,9 +228,9 @@ def _packed(arch: Arch, tower: Tower | None, config: ModelConfig) -> dict[str, t
 def _fuse(weights: dict[str, Shard], config: ModelConfig, arch: Arch) -> tuple[LinearModule, ...]:
     modules: list[LinearModule] = []
     # Indexer projections beside a whole q / k / v (Arch.indexer_shards) are shards of that layer's qkv_proj.
-    used: set[str] = {prefix for prefix in weights if tower_for(arch, prefix) is None and
-                      prefix.rpartition(".")[2] in arch.indexer_shards and
-                      all(f"{prefix.rpartition('.')[0]}.{p}" in weights for p in LLAMA_QKV)}
+    used: set[str] = {prefix for prefix in weights if tower_for(arch, prefix) is None
+                      and (parent := _indexer_parent(prefix, arch)) is not None
+                      and _folds_indexer(parent, weights, arch)}
     for prefix in sorted(weights, key=_natural_key):
         if prefix in used:
             continue
@@ -263,10 +268,30 @@ def _shard_names(parent: str, parts: tuple[str, ...], weights: dict[str, Shard],
     names = [f"{parent}.{p}" if parent else p for p in parts]
     if arch.k_eq_v and tower is None and parts == LLAMA_QKV and names[2] not in weights:
         names = names[:2]  # V read from K: the QKV's shards are q, k, k
-    if tower is None and parts == LLAMA_QKV and all(n in weights for n in names):
-        # MiniMax-M3's sparse layers: the indexer's projections load into the same qkv_proj
+    if tower is None and parts == LLAMA_QKV and _folds_indexer(parent, weights, arch):
+        # MiniMax-M3's sparse layers, Qwen4-Exp's QSA: the indexer's projections load into the same qkv_proj
         names += [n for n in (f"{parent}.{p}" if parent else p for p in arch.indexer_shards) if n in weights]
     return names
+
+
+def _indexer_parent(prefix: str, arch: Arch) -> str | None:
+    """The attention module an indexer shard (Arch.indexer_shards, a dotted tail) belongs to, or None."""
+    shard = tail_match(prefix, arch.indexer_shards)
+    return prefix[: -len(shard) - 1] if shard and prefix != shard else None
+
+
+def _folds_indexer(parent: str, weights: dict[str, Shard], arch: Arch) -> bool:
+    """Whether the indexer shards under `parent` load into its qkv_proj: q / k / v all there, and (Arch.indexer_alike,
+    Qwen4-Exp from 0.34) every indexer shard stored as q is (both FP8 or both not: the same quant method)."""
+    qkv = [weights.get(f"{parent}.{p}" if parent else p) for p in LLAMA_QKV]
+    if not arch.indexer_shards or None in qkv:
+        return False
+    indexer = [weights[n] for n in (f"{parent}.{p}" if parent else p for p in arch.indexer_shards) if n in weights]
+    return arch.indexer_alike is None or all(_stored_fp8(s) == _stored_fp8(qkv[0]) for s in indexer)
+
+
+def _stored_fp8(shard: Shard) -> bool:
+    return shard.weight.dtype.startswith("F8")
 
 
 def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arch, tower: Tower | None,
@@ -280,7 +305,7 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
     unquantized = None
     method = config.quantization_config.method if config.quantization_config is not None else None
     if tower is not None and (not tower.quantized or method in tower.unquantized_methods):
-        unquantized = (f"vLLM builds this tower with quant_config=None"
+        unquantized = ("vLLM builds this tower with quant_config=None"
                        + (f" for a {method} checkpoint" if tower.quantized else "") + f" ({tower.source[5:]})")
     elif tower is not None and tower.quant_needs_64:
         unquantized = _tower_sizes_refused(tower, config)
@@ -320,7 +345,9 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
     heads = None
     if layer_type == "QKVParallelLinear" and len(shards) == 2:  # k_eq_v: V loads from K
         widths = (*widths, widths[1])
-    if layer_type == "QKVParallelLinear":
+    if layer_type == "QKVParallelLinear" and tower is None and arch.indexer_class and len(shards) > 3:
+        layer_type = arch.indexer_class
+    if layer_type in QKV_CLASSES:
         heads = (_vision_heads(config, widths) if tower is not None and tower.vision_heads
                  else _heads(_layer_config(config, name), widths[:3], gated=arch.q_gate,
                              per_layer=arch.layer_geometry))

@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 from fp8check.core.checkpoint.safetensors_header import DTYPE_BITS, TensorInfo
 from fp8check.core.formats.base import LAYER
+from fp8check.core.model.layouts import QKV_CLASSES, QSA_QKV_INDEXER
 from fp8check.core.model.modules import LinearModule, Shard
 from fp8check.core.model.tp import VOCAB_PADDING, TPLayout, divide
 
@@ -240,7 +241,7 @@ def _parts(module: LinearModule, layout: TPLayout, rank: int, block: tuple[int, 
     if not fused_on_disk and len(module.shards) != len(sizes):
         raise ShardingError(f"{module.name}: {len(module.shards)} checkpoint tensors for {len(sizes)} fused parts")
     replicas = 1
-    if module.layer_type == "QKVParallelLinear" and module.heads and layout.tp >= module.heads[1]:
+    if module.layer_type in QKV_CLASSES and module.heads and layout.tp >= module.heads[1]:
         replicas = layout.tp // module.heads[1]  # QKVParallelLinear.num_kv_head_replicas
     parts, offset = [], 0
     scale_offsets = _fused_scale_offsets(module, block) if fused_on_disk and block else None
@@ -249,9 +250,11 @@ def _parts(module: LinearModule, layout: TPLayout, rank: int, block: tuple[int, 
         shard = module.shards[0 if fused_on_disk else i]
         scale_span = scale_offsets[i] if scale_offsets else None
         # load_qkv_weight narrows k and v at tp_rank // num_kv_head_replicas; q and merged parts at tp_rank
-        source = rank // replicas if module.layer_type == "QKVParallelLinear" and i > 0 else rank
+        source = rank // replicas if module.layer_type in QKV_CLASSES and i > 0 else rank
         if i in whole:
             source = 0
+        if module.layer_type == QSA_QKV_INDEXER and i == 3:
+            source = 0  # Qwen4ExpQSAQKVIndexerLinear._load_shard: the indexer's shard loads whole on every rank
         parts.append(_Part(i, shard, offset if fused_on_disk else 0, size, scale_span, rows, source,
                            sum(per_rank[:i]), sum(sizes[:i])))
         offset += size
@@ -265,7 +268,7 @@ def _fused_scale_offsets(module: LinearModule, block: tuple[int, int]) -> list[S
     bn, spans, offset = block[0], [], 0
     for i, size in enumerate(module.output_sizes):
         rows = -(-size // bn)
-        start = -(-sum(module.output_sizes[:i]) // bn) if module.layer_type == "QKVParallelLinear" else offset
+        start = -(-sum(module.output_sizes[:i]) // bn) if module.layer_type in QKV_CLASSES else offset
         spans.append((start, start + rows))
         offset += rows
     return spans

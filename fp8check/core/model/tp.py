@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from fp8check.core.formats.base import LAYER
+from fp8check.core.model.layouts import QKV_CLASSES
 from fp8check.core.model.modules import LinearModule
 
 VOCAB_PADDING = 64  # vocab_parallel_embedding.DEFAULT_VOCAB_PADDING_SIZE
@@ -48,7 +49,7 @@ def tp_layout(module: LinearModule, tp: int) -> TPLayout:
     if kind == "RowParallelLinear":
         k_part, error = divide(k, tp)
         return TPLayout(tp, k, k_part, sum(widths), widths, "row", error)
-    if kind == "QKVParallelLinear" and module.heads:
+    if kind in QKV_CLASSES and module.heads:
         num_heads_total, kv_total, head_dim = module.heads
         heads, error = divide(num_heads_total, tp)
         if not error:
@@ -62,6 +63,8 @@ def tp_layout(module: LinearModule, tp: int) -> TPLayout:
         parts = (heads * head_dim, kv * head_dim, kv * (widths[2] // kv_total if kv_total else head_dim))
         if len(widths) == 5:  # MinimaxM3QKVParallelLinearWithIndexer: index_q as the KV heads, index_k replicated
             parts += (kv * (widths[3] // kv_total), widths[4])
+        elif len(widths) == 4:  # Qwen4ExpQSAQKVIndexerLinear: the indexer's index_qk replicated on every rank
+            parts += (widths[3],)
         # QKVParallelLinear's output_size is (heads + 2 * kv) * head_dim * tp with the per-rank (replicated) KV
         # heads, so output_size // sum(parts) == tp and validate_fp8_block_shape checks every partition.
         return TPLayout(tp, k, k, sum(parts) * tp, parts, "column")

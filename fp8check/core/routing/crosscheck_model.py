@@ -43,6 +43,9 @@ MODEL_STUB_RISKS = {
     "triton.Config": "a record of its arguments in vLLM's Triton placeholder (MODEL_STUB_RISKS): Mamba / GDN "
                      "kernel modules read num_stages / num_warps off their autotune configs at import time",
     "cuda (cuda-python)": "inert module: MiniMax-M2's RMS-norm workspace imports it at construction",
+    "torch.ops._C.get_cuda_view_from_cpu_tensor": "the host tensor itself, on the meta device: Qwen4-Exp's n-gram "
+                                                  "embedding tables (pinned host memory, read by the device through "
+                                                  "a UVA view) are built with the model; no layer's method reads it",
     "vllm._flashkda_C": "inert module, and torch.ops._flashkda_C.get_workspace_size answers 0: the FlashKDA "
                         "extension (0.34's GLM-5-Next / Kimi-K3 KDA prefill on sm90 / 100 / 120) sizes its "
                         "workspace buffer at construction; a buffer size plays no part in any layer's method",
@@ -119,6 +122,14 @@ class _FlashKDAOps(_CompiledOp):
         return 0
 
 
+class _COps(_CompiledOp):
+    """torch.ops._C: a device view of a host tensor (utils/torch_utils.py get_accelerator_view_from_cpu_tensor,
+    Qwen4-Exp's n-gram embedding tables on CUDA) is the tensor itself, on the meta device; other ops raise."""
+
+    def get_cuda_view_from_cpu_tensor(self, cpu_tensor):
+        return cpu_tensor.to("meta")
+
+
 class _Stream:
     """torch.cuda.Stream / Event where there is no CUDA: created, never run."""
 
@@ -145,6 +156,10 @@ class _DevicesOnMeta:
                 device = kwargs.get("device")
                 if device is not None and _accelerator(device):
                     kwargs["device"] = "meta"
+                if kwargs.get("pin_memory"):
+                    # Pinned host memory (Qwen4-Exp's n-gram embedding tables and their staging rows) needs the
+                    # device's allocator: on the meta device like the device's own tensors.
+                    kwargs.update(pin_memory=False, device="meta")
                 name = getattr(func, "__name__", "")
                 if name in ("cuda", "xpu"):
                     return args[0].to("meta")
@@ -240,6 +255,7 @@ def _stub_compiled_namespaces() -> None:
     for namespace in COMPILED_NAMESPACES:
         setattr(torch.ops, namespace, _CompiledOp(namespace))
     torch.ops._flashkda_C = _FlashKDAOps("_flashkda_C")
+    torch.ops._C = _COps("_C")
     # hasattr(torch.ops._rocm_C, X) is True here, so kernel modules register fake impls of compiled ops that do not
     # exist (0.34's hip_gdn_chunk.py): registering one for a stand-in namespace is a no-op.
     real_register_fake = torch.library.register_fake
@@ -364,7 +380,9 @@ class _Group:
 def _install_groups(tp: int, ep: bool) -> None:
     import vllm.distributed.parallel_state as state
 
-    sizes = {"_TP": tp, "_WORLD": tp, "_EP": tp if ep else 1, "_PP": 1, "_DP": 1, "_DCP": 1, "_PCP": 1, "_EPLB": 1}
+    # _ETP: the Engram tensor-parallel group (Qwen4-Exp's n-gram embeddings), the TP group without an engram_config.
+    sizes = {"_TP": tp, "_WORLD": tp, "_EP": tp if ep else 1, "_PP": 1, "_DP": 1, "_DCP": 1, "_PCP": 1, "_EPLB": 1,
+             "_ETP": tp}
     for attr, world in sizes.items():
         if hasattr(state, attr):
             setattr(state, attr, _Group(attr.strip("_").lower(), world))
@@ -636,7 +654,8 @@ def compare_model(ours: dict[str, dict], errors: tuple[str, ...], theirs: dict) 
             rows.append(ModuleAgreement(name, "attention", verdict, tuple(diffs), mine, row))
             continue
         if mine is None:
-            unquantized = (row["scheme"] or "").startswith("Unquantized")
+            # Qwen4-Exp's PLE tables: Qwen4ExpPLEUnquantizedEmbeddingMethod, its own unquantized embedding method.
+            unquantized = (row["scheme"] or "").startswith(("Unquantized", "Qwen4ExpPLEUnquantized"))
             if row["kind"] == "embedding" and unquantized:
                 rows.append(ModuleAgreement(name, "embedding", "not compared", (), {}, row,
                                             "an unquantized input embedding: fp8check lists linear layers"))

@@ -93,7 +93,7 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         quant = None  # vLLM refuses the method before building a layer: the report says why, layers as stored
     ctx = RoutingContext.of(options, ckpt.config.sliding.model_type)
     if layout is None:
-        layout = build_layout(ckpt.tensors, ckpt.config, options.profile)
+        layout = build_layout(ckpt.tensors, ckpt.config, options.profile, options.platform.kind)
     out_dtype = activation_dtype(ckpt.config)
 
     @lru_cache(maxsize=None)

@@ -41,7 +41,7 @@ from fp8check.core.formats.kv_cache import (
     stored_dtype,
 )
 from fp8check.core.model.layouts import (
-    SLIDING_KIND, attention_windows, model_arch, model_cache_dtype, tower_for,
+    QKV_CLASSES, SLIDING_KIND, attention_windows, model_arch, model_cache_dtype, tower_for,
 )
 from fp8check.core.model.memory import SlidingShare
 from fp8check.core.records import AttentionReport
@@ -120,7 +120,7 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
         # Step-3's replicated qkv_proj (Arch.own_query_width): Attention(num_attention_heads, head_dim, 1 KV head).
         narrowed = (arch is not None and arch.own_query_width and ckpt.config.num_attention_heads
                     and ckpt.config.head_dim)
-        dense = (_DENSE.match(module.name) if module.layer_type == "QKVParallelLinear" and module.heads or narrowed
+        dense = (_DENSE.match(module.name) if module.layer_type in QKV_CLASSES and module.heads or narrowed
                  else None)
         mla = None if dense else _MLA.match(module.name)
         if dense:
@@ -129,7 +129,9 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
             if arch is not None and arch.q_gate:  # the QKV's query heads include the output gate's
                 heads //= 2
             prefix, index = dense.group(1), int(dense.group(2))
-            indexed = arch is not None and arch.indexer_backend is not None and len(module.shards) > 3
+            # A layer with the indexer (in its qkv_proj or, Arch.indexer_unfused_on, beside it) is the backend's.
+            indexed = arch is not None and arch.indexer_backend is not None and any(
+                f"{prefix}.{shard}.weight" in ckpt.tensors for shard in arch.indexer_shards)
             layers.append(AttentionLayer(prefix if indexed else f"{prefix}.attn", prefix, index, head_dim, heads,
                                          kv_heads, False, f"{prefix}.sinks" in ckpt.tensors,
                                          windows[index] if index < len(windows) else None,

@@ -13,6 +13,7 @@ from typing import NamedTuple
 from fp8check.core.checkpoint.local import Checkpoint, activation_dtype
 from fp8check.core.formats.base import QuantConfig
 from fp8check.core.formats.registry import assign
+from fp8check.core.model.layouts import QKV_CLASSES
 from fp8check.core.model.modules import ModelLayout
 from fp8check.core.model.tp import tp_layout
 from fp8check.core.records import InspectOptions, InspectReport, LayerReport, LoadReport
@@ -71,7 +72,7 @@ def _add(layer, warnings: list[str]):
 def kv_replicated(config, report: InspectReport) -> list[str]:
     """QKVParallelLinear (linear.py): tp_size >= total_num_kv_heads -> num_kv_head_replicas = tp / kv."""
     kv = config.num_key_value_heads or config.num_attention_heads
-    if not kv or report.tp <= kv or not any(layer.layer_type == "QKVParallelLinear" for layer in report.layers):
+    if not kv or report.tp <= kv or not any(layer.layer_type in QKV_CLASSES for layer in report.layers):
         return []
     if not report.ok:  # decided by errors alone, before any warning: vLLM refuses the model here (it says why)
         return []

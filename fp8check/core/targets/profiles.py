@@ -173,6 +173,10 @@ WHEEL_CHANGES: dict[str, str] = {
                             "ValueError printed a tuple of pieces before)",
     "glm5next": "0.30 wheel: vllm.models.glm5next serves Glm5NextForCausalLM / ForConditionalGeneration; importing it "
                 "on XPU raises 'GLM-5.3-Flash does not currently support XPU.'",
+    "qwen4exp": "0.29 wheel: vllm.models.qwen4_exp serves Qwen4ExpForCausalLM / ForConditionalGeneration; importing "
+                "it on XPU or TPU raises 'Qwen4Exp currently supports CUDA and ROCm only'",
+    "qwen4exp-indexer-alike": "0.34 wheel: Qwen4-Exp's QSA loads the indexer's index_qk_proj into qkv_proj only when "
+                              "its quant method is q / k / v's (models/qwen4_exp/nvidia/qsa.py; always before)",
     "cpu-moe-deepseek-routing": "0.30 wheel: CPUExpertsFp8 also routes DeepSeekV3 and DeepseekV4",
     "cpu-moe-w8a8": "0.31 wheel: Fp8MoeBackend.CPU_W8A8 (CPUExpertsFp8W8A8, native AMX-FP8) goes ahead of CPU on "
                     "CPU hosts",
@@ -266,7 +270,7 @@ _V028 = _release("0.28", _V027, (49664, 49932, 50787, 50826, "b12x", "humming-in
 _V029 = _release("0.29", _V028, ("marlin-late", "torch-fp8-support", 47434, "pbwo-padding", "mxfp8-trtllm",
                                  "fa4-hd256", "attn-selector-dcp", "attn-import-error-text", "cpu-amx-mla",
                                  "moe-block-refine", "ct-wna16-moe-wording", "transformers-backend-029",
-                                 "trtllm-swiglu-clamp"),
+                                 "trtllm-swiglu-clamp", "qwen4exp"),
                  "Marlin's cc >= 89 gate removed: sm89 block FP8 routes to Marlin; AutoRound block FP8; FusedMoE "
                  "block refinement")
 _V030 = _release("0.30", _V029, (49381, "xpu-moe-wna16", "quark-fp8-keys", "inc-bits-5-7", "cpu-router",
@@ -296,7 +300,8 @@ _V034 = _release("0.34", _V033, ("xpu-fp8-per-token", "w4afp8", "fp-quant-remove
                                  "cutlass-block-wording", "fa-fp8-kv-wording", "attention-backends-034",
                                  "attention-type-strenum", "mla-sliding-window-kv", "moe-oracle-wording",
                                  "cpu-requires-triton", "extensible-kv-cache", "transformers-backend-034",
-                                 "glm5next-fused-conv", "dsv4-grouped-wo-a"),
+                                 "glm5next-fused-conv", "dsv4-grouped-wo-a",
+                                 "qwen4exp-indexer-alike"),
                  "XPU per-token FP8 activations; w4afp8; the extensible KV cache (utilization 1.0 on CUDA/ROCm); "
                  "x86 CPUs require triton-cpu")
 PROFILES: tuple[RuleProfile, ...] = (_V034, _V033, _V032, _V031, _V030, _V029, _V028, _V027, _V026, _V025)
