@@ -13,7 +13,7 @@ import os
 import re
 import struct
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from fp8check.core.model.modules import is_embedding  # the embedding tables exporters keep unquantized
 
@@ -218,11 +218,29 @@ _TRANSFORMERS_CACHE: dict[str, dict[str, tuple[int, ...]]] = {}
 class TransformersHost(NamedTuple):
     """A transformers class that holds a family's text model (transformers has no class of its own for it): built
     with the family's config as its text_config; the names matching `drop` (its other parts) left out, and its text
-    model's `text_root` (when it saves it under one) written as `model.`."""
+    model's `text_root` (when it saves it under one) written as `model.`. With `text_config` set, the host is a
+    causal LM built from that function of the family's text config (its text_config, or the config itself) as
+    transformers' `text_model_type` config instead; `renames` ((regex, replacement), in order) turn its saved names
+    into the family's."""
 
     architecture: str
     drop: str
     text_root: str | None = None
+    text_model_type: str | None = None
+    text_config: Callable[[dict], dict] | None = None
+    renames: tuple[tuple[str, str], ...] = ()
+
+
+# DeepSeek's own names (the released V4 checkpoints, which vllm/models/deepseek_v4's mapper reads: layers.N, embed,
+# norm, hc_head, head) for transformers' DeepseekV4ForCausalLM's saved model.layers.N / model.embed_tokens / ...
+_DEEPSEEK_NAMES = ((r"^model\.embed_tokens\.", "embed."), (r"^model\.", ""))
+
+
+def _dsv41_host_config(text: dict) -> dict:
+    """transformers' DeepseekV4Config for DeepSeek-V4.1's text_config: every layer a sliding one (V4.1's compress_ratios
+    0 / 1 / 2 are no V4 layer type; its compressors, indexers and Engram tensors come in the spec's extra_tensors)."""
+    fields = {k: v for k, v in text.items() if k not in ("compress_ratios", "model_type")}
+    return {**fields, "layer_types": ["sliding_attention"] * text["num_hidden_layers"]}
 
 
 TRANSFORMERS_HOSTS = {
@@ -231,6 +249,12 @@ TRANSFORMERS_HOSTS = {
     # GLM-5-Next's text model is Glm5NextForConditionalGeneration's model.language_model, its tower model.visual.
     "Glm5NextForCausalLM": TransformersHost("Glm5NextForConditionalGeneration", r"model\.(?!language_model\.)",
                                             r"model\.language_model\."),
+    # DeepSeek-V4 with a vision tower (vision_n_layers > 0) and DeepSeek-V4.1: the text model as transformers'
+    # DeepseekV4ForCausalLM saves it, under DeepSeek's names; the tower (deepseek_v4_vision_tensors) in extra_tensors.
+    "DeepseekV4ForConditionalGeneration": TransformersHost("DeepseekV4ForCausalLM", r"(?!)", None, "deepseek_v4",
+                                                           dict, _DEEPSEEK_NAMES),
+    "DeepseekV41ForCausalLM": TransformersHost("DeepseekV4ForCausalLM", r"(?!)", None, "deepseek_v4",
+                                               _dsv41_host_config, _DEEPSEEK_NAMES),
 }
 
 # transformers' class of a config.json architecture it spells otherwise (Moonshot's checkpoints name the class
@@ -248,6 +272,56 @@ SAVED_NAMES: dict[str, tuple[tuple[str, str], ...]] = {
     # block_sparse_moe, where Moonshot's checkpoints (and vLLM's KimiDecoderLayer) hold it under mlp.
     "kimi_linear": ((r"\.block_sparse_moe\.(gate_proj|up_proj|down_proj)\.", r".mlp.\1."),),
 }
+
+
+def deepseek_v4_vision_tensors(hidden: int, vision: dict, image_vectors: tuple[str, ...] = ("start", "end",
+                                                                                          "newline", "pad")) -> dict:
+    """DeepSeek-V4's vision tower and aligner (vllm/models/deepseek_v4/common/vision.py, whose names are the
+    checkpoint's) from config.json's flat vision_* keys, for a spec's extra_tensors: vision.patch_embed.proj, per
+    block attn.wqkv (stored fused) / attn.wo / mlp.w1 (gate and up stored fused) / mlp.w2 and the norms,
+    aligner.w1 / w2, and the learned image_* vectors (DeepSeek-V4.1 has no image_pad)."""
+    dim, inter, patch = vision["vision_dim"], vision["vision_inter_dim"], vision["vision_patch_size"]
+    merged = dim * vision["vision_downsample_ratio"] ** 2
+    out = {"vision.patch_embed.proj.weight": (dim, 3 * patch * patch), "vision.patch_embed.proj.bias": (dim,),
+           "vision.norm.weight": (dim,)}
+    for i in range(vision["vision_n_layers"]):
+        block = f"vision.blocks.{i}"
+        out.update({f"{block}.attn.wqkv.weight": (3 * dim, dim), f"{block}.attn.wqkv.bias": (3 * dim,),
+                    f"{block}.attn.wo.weight": (dim, dim), f"{block}.attn.wo.bias": (dim,),
+                    f"{block}.mlp.w1.weight": (2 * inter, dim), f"{block}.mlp.w2.weight": (dim, inter),
+                    f"{block}.norm1.weight": (dim,), f"{block}.norm2.weight": (dim,)})
+    out.update({"aligner.w1.weight": (hidden, merged), "aligner.w1.bias": (hidden,),
+                "aligner.w2.weight": (hidden, hidden), "aligner.w2.bias": (hidden,)})
+    return {**out, **{f"image_{name}": (hidden,) for name in image_vectors}}
+
+
+def deepseek_v41_tensors(text: dict) -> dict:
+    """DeepSeek-V4.1's tensors that transformers' DeepseekV4ForCausalLM (its every layer a sliding one:
+    _dsv41_host_config) does not write, under DeepSeek's names, for a spec's extra_tensors (vllm/models/deepseek_v41
+    attention.py / compressor.py / common/engram.py): a compressor (wkv, and wgate where compress_ratios gives the
+    layer a ratio above 1) on each kv_source_layer_ids layer; an indexer (wq_b, weights_proj, and wk where the layer
+    is a KV source too) on each index_source_layer_ids layer; an Engram (embed table, wkv) on each
+    engram_layer_ids layer."""
+    hidden, head_dim, ratios = text["hidden_size"], text["head_dim"], text["compress_ratios"]
+    out: dict[str, tuple[int, ...]] = {}
+    for layer in text["kv_source_layer_ids"]:
+        attn = f"layers.{layer}.attn"
+        out.update({f"{attn}.compressor.wkv.weight": (head_dim, hidden), f"{attn}.compressor.norm.weight": (head_dim,)})
+        if ratios[layer] > 1:
+            out[f"{attn}.compressor.wgate.weight"] = (head_dim, hidden)
+    for layer in text["index_source_layer_ids"]:
+        attn, heads, index_dim = f"layers.{layer}.attn", text["index_n_heads"], text["index_head_dim"]
+        out.update({f"{attn}.indexer.wq_b.weight": (heads * index_dim, text["q_lora_rank"]),
+                    f"{attn}.indexer.weights_proj.weight": (heads, hidden)})
+        if layer in text["kv_source_layer_ids"]:
+            out.update({f"{attn}.indexer.wk.weight": (index_dim, head_dim),
+                        f"{attn}.indexer.k_norm.weight": (index_dim,)})
+    hash_columns = (text.get("engram_max_ngram_size", 1) - 1) * text.get("engram_n_heads", 0)
+    for layer, rows in zip(text.get("engram_layer_ids", ()), text.get("engram_num_embeddings", ())):
+        engram, engram_dim = f"layers.{layer}.engram", text["engram_head_dim"]
+        out.update({f"{engram}.embed.weight": (rows, engram_dim),
+                    f"{engram}.wkv.weight": (hidden * (text["hc_mult"] + 1), hash_columns * engram_dim)})
+    return out
 
 
 def _saved_names(model_type: str, state: dict) -> dict:
@@ -278,14 +352,20 @@ def transformers_tensors(spec: Spec) -> dict[str, tuple[int, ...]]:
         host = TRANSFORMERS_HOSTS.get(spec.architecture)
         model_class = getattr(transformers, host.architecture if host else
                               TRANSFORMERS_CLASSES.get(spec.architecture, spec.architecture))
-        hf_config = (model_class.config_class(text_config=fields) if host
-                     else transformers.AutoConfig.for_model(spec.model_type, **fields))
+        if host and host.text_config:
+            hf_config = transformers.AutoConfig.for_model(host.text_model_type,
+                                                          **host.text_config(fields.get("text_config", fields)))
+        else:
+            hf_config = (model_class.config_class(text_config=fields) if host
+                         else transformers.AutoConfig.for_model(spec.model_type, **fields))
         with torch.device("meta"):
             model = model_class._from_config(hf_config)
         state = _saved_names(spec.model_type, revert_weight_conversion(model, model.state_dict()))
         if host:
             state = {re.sub(f"^{host.text_root}", "model.", name) if host.text_root else name: t
                      for name, t in state.items() if not re.match(host.drop, name)}
+            for pattern, replacement in host.renames:
+                state = {re.sub(pattern, replacement, name): t for name, t in state.items()}
         # The text config's tie_word_embeddings (GLM-4V's text config has none: its top-level config's, default False).
         tie = getattr(hf_config.get_text_config(decoder=True), "tie_word_embeddings",
                       getattr(hf_config, "tie_word_embeddings", False))

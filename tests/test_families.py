@@ -20,7 +20,8 @@ from fp8check.core.report.verdicts import inspect_verdict
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import LATEST, select_profile
-from fp8check.synth import Spec, kimi_k3_tensors, tensor_specs, write_safetensors
+from fp8check.synth import (Spec, deepseek_v4_vision_tensors, deepseek_v41_tensors, kimi_k3_tensors, tensor_specs,
+                            write_safetensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
 # Qwen3-Next / Qwen3.5, written by transformers' own classes: one gated-delta-net layer, one full-attention layer;
@@ -57,6 +58,27 @@ DSV4 = dict(num_hidden_layers=3, hidden_size=512, moe_intermediate_size=256, num
             mlp_layer_types=["hash_moe", "moe", "moe"], vocab_size=1000)
 DSV4_SPEC = dict(transformers=True, hidden=512, ignore=("head", r"re:.*\.ffn\.gate$", r"re:.*\.indexer\.weights_proj$",
                                                          r"re:.*\.compressor\.w(kv|gate)$"))
+# DeepSeek-V4 with a vision tower (Flash-Vision-Exp's flat vision_* keys): the tower and aligner BF16.
+DSV4_VISION = dict(vision_n_layers=1, vision_dim=256, vision_n_heads=4, vision_inter_dim=512, vision_patch_size=14,
+                   vision_downsample_ratio=2)
+DSV4_VL_SPEC = dict(DSV4_SPEC, ignore=(*DSV4_SPEC["ignore"], r"re:(vision|aligner)\."),
+                    extra_tensors=deepseek_v4_vision_tensors(512, DSV4_VISION))
+# DeepSeek-V4.1 (text_config and vision_config nested): a sliding layer, a ratio-2 KV source with an indexer owning
+# wk and an Engram, a ratio-2 consumer with its own indexer (no wk), a ratio-1 KV source (a compressor without
+# wgate) with an indexer owning wk.
+DSV41_TEXT = dict({k: v for k, v in DSV4.items() if k not in ("layer_types", "mlp_layer_types")},
+                  model_type="deepseek_v41", num_hidden_layers=4, compress_ratios=[0, 2, 2, 1],
+                  kv_source_layer_ids=[1, 3], index_source_layer_ids=[1, 2, 3], qk_rope_head_dim=64, hc_mult=4,
+                  engram_layer_ids=[1], engram_num_embeddings=[8192], engram_max_ngram_size=3, engram_n_heads=2,
+                  engram_head_dim=64, engram_compressed_vocab_size=1024, engram_pad_token_id=0,
+                  engram_vocab_size=1024)
+DSV41 = dict(hidden_size=512, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=1, head_dim=512,
+             vocab_size=1000, text_config=DSV41_TEXT,
+             vision_config=dict(num_hidden_layers=1, hidden_size=256, num_attention_heads=4, intermediate_size=512,
+                                patch_size=14, downsample_ratio=2))
+DSV41_SPEC = dict(DSV4_SPEC, layers=4, ignore=(*DSV4_VL_SPEC["ignore"], r"re:.*\.indexer\.wk$"),
+                  extra_tensors={**deepseek_v41_tensors(DSV41_TEXT),
+                                 **deepseek_v4_vision_tensors(512, DSV4_VISION, ("start", "end", "newline"))})
 # Nemotron-H: one mixer a layer (Mamba2, attention, relu2 MLP, MoE), per-channel FP8 as NVIDIA's exports.
 NEMOTRON_H = dict(hybrid_override_pattern="M*-E", mamba_num_heads=8, mamba_head_dim=64, n_groups=2,
                   ssm_state_size=128, conv_kernel=4, expand=1, use_conv_bias=True, mlp_hidden_act="relu2",
@@ -329,6 +351,19 @@ FAMILIES = [
       "model.layers.1.attn.indexer.wq_b": ("ReplicatedLinear", "vllm:models/deepseek_v4"),
       "model.layers.1.attn.compressor.fused_wkv_wgate": ("MergedColumnParallelLinear", "vllm:models/deepseek_v4"),
       "model.layers.1.ffn.shared_experts.gate_up_proj": ("MergedColumnParallelLinear", "vllm:models/deepseek_v4")}),
+    ("deepseek-v4-vl", dict(architecture="DeepseekV4ForConditionalGeneration", model_type="deepseek_v4",
+                            quant="fp8-block", extra_config=dict(DSV4, **DSV4_VISION), **DSV4_VL_SPEC), 2,
+     {"layers.1.attn.fused_wqa_wkv": ("MergedColumnParallelLinear", "vllm:models/deepseek_v4"),
+      "vision.blocks.0.attn.wqkv": ("QKVParallelLinear", "vllm:models/deepseek_v4"),
+      "vision.blocks.0.mlp.w1": ("MergedColumnParallelLinear", "vllm:models/deepseek_v4"),
+      "aligner.w2": ("RowParallelLinear", "vllm:models/deepseek_v4")}),
+    ("deepseek-v4.1", dict(architecture="DeepseekV41ForCausalLM", model_type="deepseek_v41", quant="fp8-block",
+                           extra_config=DSV41, **DSV41_SPEC), 2,
+     {"layers.1.attn.fused_wqa_wkv": ("MergedColumnParallelLinear", "vllm:models/deepseek_v41"),
+      "layers.1.attn.indexer.wk": ("ReplicatedLinear", "vllm:models/deepseek_v41"),
+      "layers.3.attn.compressor.fused_wkv_wgate": ("MergedColumnParallelLinear", "vllm:models/deepseek_v41"),
+      "layers.1.engram.wkv": ("ColumnParallelLinear", "vllm:models/deepseek_v41"),
+      "vision.blocks.0.attn.wo": ("RowParallelLinear", "vllm:models/deepseek_v4")}),
     ("nemotron-h", dict(architecture="NemotronHForCausalLM", model_type="nemotron_h", quant="ct-fp8-dynamic",
                         extra_config=NEMOTRON_H, **HF), 2,
      {"backbone.layers.0.mixer.in_proj": ("MergedColumnParallelLinear", "vllm:nemotron_h.py"),
@@ -828,6 +863,76 @@ def test_deepseek_v4_mtp_block_is_skipped_by_the_mapper():
     layout = build_layout(tensors, config)
     assert [m.name for m in layout.linears] == ["layers.0.attn.wo_b"] and not layout.moes
     assert [s.prefix for s in layout.skipped] == ["mtp."] and "hf_to_vllm_mapper" in layout.skipped[0].reason
+
+
+@pytest.mark.parametrize("architecture", ["DeepseekV4ForConditionalGeneration", "DeepseekV4ForCausalLM"])
+def test_deepseek_v4_vision_tower_is_unquantized_and_refused_on_cpu(make_checkpoint, architecture):
+    """DeepSeek-V4-Flash-Vision-Exp names the text class; vLLM's DeepseekV4ModelArchConfigConvertor builds
+    DeepseekV4ForConditionalGeneration when vision_n_layers > 0 (common/vl_model.py): the tower and aligner with
+    quant_config=None (wqkv over vision_n_heads, stored fused), the text model V4's; on CPU and XPU the class is
+    vl_stub.py, which raises while building."""
+    folder = make_checkpoint(architecture=architecture, model_type="deepseek_v4", data="sparse", quant="fp8-block",
+                             extra_config=dict(DSV4, **DSV4_VISION), **DSV4_VL_SPEC)
+    rep = inspect(folder, tp=2)
+    assert rep.architectures == ("DeepseekV4ForConditionalGeneration",)
+    tower = {layer.name: (layer.layer_type, layer.scheme) for layer in rep.layers
+             if layer.name.startswith(("vision.", "aligner."))}
+    assert tower == {"vision.patch_embed.proj": ("ReplicatedLinear", "UnquantizedLinearMethod"),
+                     "vision.blocks.0.attn.wqkv": ("QKVParallelLinear", "UnquantizedLinearMethod"),
+                     "vision.blocks.0.attn.wo": ("RowParallelLinear", "UnquantizedLinearMethod"),
+                     "vision.blocks.0.mlp.w1": ("MergedColumnParallelLinear", "UnquantizedLinearMethod"),
+                     "vision.blocks.0.mlp.w2": ("RowParallelLinear", "UnquantizedLinearMethod"),
+                     "aligner.w1": ("ColumnParallelLinear", "UnquantizedLinearMethod"),
+                     "aligner.w2": ("RowParallelLinear", "UnquantizedLinearMethod")}
+    assert rep.ok, [e for layer in rep.layers for e in layer.errors] + list(rep.errors)
+    for platform in ("cpu", "xpu"):
+        assert "DeepSeek-V4 vision (DeepseekV4ForConditionalGeneration) is not supported on the current platform" \
+            in inspect(folder, platform).errors[0]
+
+
+@pytest.mark.parametrize("platform,backend", [("h100", "FLASHMLA_SPARSE_DSV41"),
+                                              ("mi300x", "ROCM_FLASHMLA_SPARSE_DSV41")])
+def test_deepseek_v41_sparse_topology_indexer_wk_and_engram(make_checkpoint, platform, backend):
+    """DeepSeek-V4.1 (models/deepseek_v41): compressors only on kv_source_layer_ids (a ratio-1 one fuses wkv alone
+    into fused_wkv_wgate), indexers only on index_source_layer_ids, their wk built with quant_config=None on the KV
+    sources; an Engram's wkv a quantized ColumnParallelLinear, its n-gram table (engram.embed) no token embedding;
+    the attention V4.1's own backend with the fp8_ds_mla cache; CPU and XPU build the CUDA attention, which asserts."""
+    folder = make_checkpoint(architecture="DeepseekV41ForCausalLM", model_type="deepseek_v41", data="sparse",
+                             quant="fp8-block", extra_config=DSV41, **DSV41_SPEC)
+    rep = inspect(folder, platform)
+    layers = {layer.name: layer for layer in rep.layers}
+    assert {name for name, layer in layers.items() if name.endswith("indexer.wk")} == {
+        "layers.1.attn.indexer.wk", "layers.3.attn.indexer.wk"}
+    assert all(layers[f"layers.{i}.attn.indexer.wk"].scheme == "UnquantizedLinearMethod" for i in (1, 3))
+    assert layers["layers.3.attn.compressor.fused_wkv_wgate"].shards == ("layers.3.attn.compressor.wkv",)
+    assert layers["layers.1.engram.wkv"].scheme == "Fp8LinearMethod"
+    assert rep.ok, [e for layer in rep.layers for e in layer.errors] + list(rep.errors)
+    assert {(a.backend, a.kv_cache_dtype) for a in rep.attention} == {(backend, "fp8_ds_mla")}
+    assert "DeepseekV4 attention requires a CUDA device" in inspect(folder, "cpu").errors[0]
+
+
+def test_deepseek_v41_engram_refuses_tp_that_leaves_a_rank_without_hash_heads(make_checkpoint):
+    """ParallelEngramEmbedding shards (engram_max_ngram_size - 1) x engram_n_heads = 4 hash heads over TP in
+    ceil(4 / TP) columns and asserts every rank gets one: TP 8 (7 x 1 >= 4) is refused, TP 4 is not."""
+    folder = make_checkpoint(architecture="DeepseekV41ForCausalLM", model_type="deepseek_v41", data="sparse",
+                             quant="fp8-block", extra_config=DSV41, **DSV41_SPEC)
+    refused = "AssertionError: Engram sharding leaves ranks without hash heads: 4 heads over 8 shards"
+    assert refused in inspect(folder, tp=8).errors
+    rep = inspect(folder, tp=4)
+    assert not any("Engram" in e for e in rep.errors) and 8 not in rep.tp_sizes_ok
+
+
+def test_deepseek_v41_expert_dtype_may_come_from_the_quantization_config():
+    """configs/deepseek_v41.py DeepseekV41Config copies quantization_config's expert_dtype when the config has
+    none (DeepSeek-V4's config class does not)."""
+    from fp8check.core.checkpoint.local import parse_model_config
+
+    quant = {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128],
+             "expert_dtype": "fp8"}
+    for model_type, expected in (("deepseek_v41", "fp8"), ("deepseek_v4", None)):
+        config = parse_model_config({"architectures": ["DeepseekV41ForCausalLM"], "model_type": model_type,
+                                     "text_config": {"hidden_size": 512}, "quantization_config": quant})
+        assert config.expert_dtype == expected
 
 
 @pytest.mark.parametrize("platform,error", [("h100", None), ("cpu", "is_act_and_mul=False")])

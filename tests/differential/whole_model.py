@@ -34,7 +34,8 @@ from fp8check.core.routing.crosscheck import vllm_error
 from fp8check.core.routing.crosscheck_model import compare_model, our_modules
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
-from fp8check.synth import Spec, kimi_k3_tensors, write_checkpoint
+from fp8check.synth import (Spec, deepseek_v4_vision_tensors, deepseek_v41_tensors, kimi_k3_tensors,
+                            write_checkpoint)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run import (  # noqa: E402  # isort: skip  (the linear-by-linear run, beside this file)
@@ -197,6 +198,30 @@ _DSV4 = dict(num_hidden_layers=4, moe_intermediate_size=1024, num_key_value_head
 _DSV4_IGNORE = dict(ignore=("head", r"re:.*\.ffn\.gate$", r"re:.*\.indexer\.weights_proj$",
                             r"re:.*\.compressor\.w(kv|gate)$"))
 
+# DeepSeek-V4-Flash-Vision-Exp's flat vision_* keys; the tower and aligner stay BF16 (vLLM builds them unquantized).
+_DSV4_VISION = dict(vision_n_layers=1, vision_dim=1024, vision_n_heads=16, vision_inter_dim=2816, vision_patch_size=14,
+                    vision_downsample_ratio=3, vision_rope_theta=10000.0)
+_DSV4_VL_IGNORE = (*_DSV4_IGNORE["ignore"], r"re:(vision|aligner)\.")
+# DeepSeek-V4.1 (text_config / vision_config nested): a sliding layer, a ratio-2 KV source (compressor, indexer
+# owning wk, an Engram), a ratio-2 consumer (indexer without wk), a ratio-1 KV source (compressor without wgate);
+# no hash-routed layers. The keys transformers' V4 config class defaults are spelled out (V4.1's own has none).
+_DSV41_TEXT = dict({k: v for k, v in _DSV4.items() if k not in ("layer_types", "mlp_layer_types")},
+                   model_type="deepseek_v41", hidden_size=2048, num_attention_heads=16, vocab_size=4096,
+                   max_position_embeddings=4096, compress_ratios=[0, 2, 2, 1], kv_source_layer_ids=[1, 3],
+                   index_source_layer_ids=[1, 2, 3], qk_rope_head_dim=64, hc_sinkhorn_iters=20, hc_eps=1e-06,
+                   rms_norm_eps=1e-06, rope_theta=10000.0, compress_rope_theta=160000.0, hidden_act="silu",
+                   engram_layer_ids=[1], engram_num_embeddings=[8192], engram_max_ngram_size=3, engram_n_heads=2,
+                   engram_head_dim=64, engram_compressed_vocab_size=1024, engram_pad_token_id=0,
+                   engram_vocab_size=1024)
+_DSV41 = dict({k: _DSV41_TEXT[k] for k in ("hidden_size", "num_hidden_layers", "num_attention_heads",
+                                           "num_key_value_heads", "head_dim", "vocab_size")},
+              text_config=_DSV41_TEXT,
+              vision_config=dict(num_hidden_layers=1, hidden_size=1024, num_attention_heads=16, intermediate_size=2816,
+                                 patch_size=14, downsample_ratio=3))
+_DSV41_SPEC = dict(ignore=(*_DSV4_VL_IGNORE, r"re:.*\.indexer\.wk$"),
+                   extra_tensors={**deepseek_v41_tensors(_DSV41_TEXT),
+                                  **deepseek_v4_vision_tensors(2048, _DSV4_VISION, ("start", "end", "newline"))})
+
 
 def _gdn_ignore(root: str, leaves: tuple[str, ...] = ("in_proj_b", "in_proj_a"), head: str = "lm_head") -> dict:
     """Qwen's FP8 exports leave the gated-delta-net's b / a projections (num_v_heads rows, no 128-block fits) and
@@ -267,6 +292,11 @@ FAMILIES.update({
     "glm-5": (dict(architecture="GlmMoeDsaForCausalLM", model_type="glm_moe_dsa", **_HF, **_DSA_IGNORE), _DSA),
     "deepseek-v4": (dict(architecture="DeepseekV4ForCausalLM", model_type="deepseek_v4", **_HF, **_DSV4_IGNORE),
                     _DSV4),
+    "deepseek-v4-vl": (dict(architecture="DeepseekV4ForConditionalGeneration", model_type="deepseek_v4", **_HF,
+                            ignore=_DSV4_VL_IGNORE, extra_tensors=deepseek_v4_vision_tensors(2048, _DSV4_VISION)),
+                       dict(_DSV4, **_DSV4_VISION)),
+    "deepseek-v4.1": (dict(architecture="DeepseekV41ForCausalLM", model_type="deepseek_v41", **_HF, **_DSV41_SPEC),
+                      _DSV41),
     "nemotron-h": (dict(architecture="NemotronHForCausalLM", model_type="nemotron_h", **_HF),
                    dict(hybrid_override_pattern="M*-E", mamba_num_heads=32, mamba_head_dim=64, n_groups=8,
                         ssm_state_size=128, conv_kernel=4, expand=1, use_conv_bias=True, mlp_hidden_act="relu2",
@@ -725,6 +755,20 @@ QWEN_PREPROCESSOR = {"image_processor_type": "Qwen2VLImageProcessor", "do_rescal
                      "temporal_patch_size": 2}
 
 
+def write_word_tokenizer(folder: str, size: int) -> None:
+    """A word-level tokenizer of `size` distinct tokens (t0, t1, ...): DeepSeek-V4.1's Engram builds its n-gram hash
+    from the checkpoint's tokenizer while the model is built (models/deepseek_v41/common/engram.py NgramHashState:
+    build_compressed_token_map must give engram_compressed_vocab_size ids, which distinct lowercase words do)."""
+    vocab = {f"t{i}": i for i in range(size)}
+    tokenizer = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+                 "pre_tokenizer": {"type": "Whitespace"}, "post_processor": None, "decoder": None,
+                 "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "t0"}}
+    for name, doc in (("tokenizer.json", tokenizer), ("tokenizer_config.json",
+                                                      {"tokenizer_class": "PreTrainedTokenizerFast"})):
+        with open(os.path.join(folder, name), "w", encoding="utf-8") as fh:
+            json.dump(doc, fh)
+
+
 def served(quant: str) -> tuple[str | None, bool]:
     """(--quantization, --allow-deprecated-quantization) a synth quant name is served with on both sides."""
     return quant.partition("+")[2] or None, quant.partition(":")[0] in DEPRECATED_QUANTS
@@ -737,6 +781,9 @@ def write(tmp: str, family: str, quant: str) -> str:
     spec = Spec(**{**BASE, **spec_fields, "quant": None if stored.startswith("bf16+") else stored,
                    "kv_cache": kv.removeprefix("kv-") or None, "extra_config": extra})
     folder = write_checkpoint(os.path.join(tmp, f"{family}-{quant.replace(':', '-')}"), spec)
+    engram_vocab = (extra.get("text_config") or extra).get("engram_compressed_vocab_size")
+    if engram_vocab:
+        write_word_tokenizer(folder, engram_vocab)
     processor = {"qwen2_5_vl": "Qwen2_5_VLProcessor", "qwen3_vl": "Qwen3VLProcessor"}.get(spec.vision or "")
     if processor:
         with open(os.path.join(folder, "preprocessor_config.json"), "w", encoding="utf-8") as fh:

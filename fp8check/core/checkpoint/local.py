@@ -74,6 +74,9 @@ class ModelConfig(NamedTuple):
     # config.json's swiglu_limit (GLM-5-Next, MiniMax-M3, DeepSeek-V4: the clamp their model files hand FusedMoE when
     # the layout says so, Arch.moe_swiglu_limit); None when absent or null (then the config class's default).
     swiglu_limit: float | None = None
+    # DeepSeek-V4.1's Engram: its hash heads, (engram_max_ngram_size - 1) x engram_n_heads (deepseek_v41/common/
+    # engram.py EngramLayout.n_hash_cols), sharded over TP; None without engram_layer_ids.
+    engram_hash_heads: int | None = None
     vision_heads: int | None = None         # vision_config: attention heads of the vision tower
     vision_hidden_size: int | None = None   # vision_config: hidden size of the vision tower
     vision_intermediate_size: int | None = None
@@ -119,6 +122,13 @@ class Checkpoint:
     fetch: FetchStats | None = field(default=None, compare=False)  # how a Hub repo's metadata was read
 
 
+# Architectures vLLM's config convertor rewrites when config.json sets a key to a positive integer: (listed
+# architectures) -> (key, the architecture vLLM builds). DeepseekV4ModelArchConfigConvertor
+# (transformers_utils/model_arch_config_convertor.py, 0.30-0.34): DeepSeek-V4-Flash-Vision-Exp ships the text model's
+# architecture with vision_n_layers > 0.
+ARCHITECTURE_REWRITES = {("DeepseekV4ForCausalLM",): ("vision_n_layers", "DeepseekV4ForConditionalGeneration")}
+
+
 def parse_model_config(doc: object, where: str = "config.json", hf_quant_config: object = None) -> ModelConfig:
     """config.json (`doc`), with ModelOpt's legacy hf_quant_config.json standing in for its quantization_config
     when config.json has none (vLLM's transformers_utils/config.py)."""
@@ -141,6 +151,9 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
     # Both are printed in notes: control characters (terminal escapes) in them are refused, not echoed.
     if not isinstance(archs, list) or not all(isinstance(a, str) and is_printable(a) for a in archs):
         raise ConfigError(f"{where}: architectures must be a list of printable strings, got {shown(archs)}")
+    rewrite = ARCHITECTURE_REWRITES.get(tuple(archs))
+    if rewrite and _positive_int(doc.get(rewrite[0])):
+        archs = [rewrite[1]]
     model_type = doc.get("model_type", "")
     if not isinstance(model_type, str) or not is_printable(model_type):
         raise ConfigError(f"{where}: model_type must be a printable string, got {shown(model_type)}")
@@ -187,20 +200,30 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         heads_per_layer=_int_list(sizes, "num_attention_heads_per_layer", where) or _sliding_heads(sizes, heads),
         limited_moe_layers=tuple(i for i, limit in enumerate(sizes.get("swiglu_limits") or ()) if limit),
         swiglu_limit=_number(sizes, "swiglu_limit", where),
+        engram_hash_heads=((opt_int("engram_max_ngram_size") or 1) - 1) * (opt_int("engram_n_heads") or 0)
+        if sizes.get("engram_layer_ids") else None,
         # Llama-4 / Pixtral / SigLIP call it num_attention_heads, Qwen2.5-VL / Qwen3-VL num_heads, Step's
         # PerceptionEncoder (step_vl.py) heads, Kimi-K3's KimiK3VisionConfig (vLLM transformers_utils/configs/
-        # kimi_k3.py) vt_num_attention_heads.
+        # kimi_k3.py) vt_num_attention_heads; DeepSeek-V4's vision keys are flat (vision_n_heads).
         vision_heads=(opt_int("num_attention_heads", vision) or opt_int("num_heads", vision) or opt_int("heads", vision)
-                      or opt_int("vt_num_attention_heads", vision)),
+                      or opt_int("vt_num_attention_heads", vision) or opt_int("vision_n_heads", doc)),
         vision_hidden_size=opt_int("hidden_size", vision),
         vision_intermediate_size=opt_int("intermediate_size", vision),
         audio_hidden_size=opt_int("hidden_size", audio),
         router_keys=tuple((key, sizes[key]) for key in ROUTER_KEYS if isinstance(sizes.get(key), (str, bool, int))),
         sliding=_sliding_keys(sizes, model_type, opt_int, where),
         **_text_model(text if isinstance(text, dict) else None, where),
-        expert_dtype=sizes["expert_dtype"] if isinstance(sizes.get("expert_dtype"), str)
-        and is_printable(sizes["expert_dtype"]) else None,
+        expert_dtype=_expert_dtype(sizes, model_type, raw_quant),
     )
+
+
+def _expert_dtype(sizes: dict, model_type: str, raw_quant: object) -> str | None:
+    """config.json's expert_dtype (DeepSeek-V4), or, for DeepSeek-V4.1, its quantization_config's, which its config
+    class copies when the config has none (transformers_utils/configs/deepseek_v41.py, 0.30-0.34)."""
+    value = sizes.get("expert_dtype")
+    if value is None and model_type == "deepseek_v41" and isinstance(raw_quant, dict):
+        value = raw_quant.get("expert_dtype")
+    return value if isinstance(value, str) and is_printable(value) else None
 
 
 def _text_model(text: dict | None, where: str) -> dict:

@@ -234,6 +234,12 @@ class Arch(NamedTuple):
     # True: an "fp8" quantization_config becomes the model's own FP8 config whose FusedMoE method is MXFP4 unless
     # config.json's expert_dtype is "fp8" (DeepSeek-V4: quant_config.py DeepseekV4FP8Config, the default "fp4").
     fp4_experts_by_default: bool = False
+    # Tails of packed layers vLLM builds without their last shard where the checkpoint has none (DeepSeek-V4.1's
+    # ratio-1 compressors: fused_wkv_wgate over wkv alone, compressor.py's wkv_wgate_sizes).
+    last_shard_optional: tuple[str, ...] = ()
+    # Tails of tables named like an embedding that are not the token embedding (DeepSeek-V4.1's Engram n-gram table,
+    # ParallelEngramEmbedding: hash buckets x engram_head_dim), whose shape is not vocab_size x hidden_size.
+    other_tables: tuple[str, ...] = ()
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
@@ -556,6 +562,44 @@ _DSV4 = Arch("vllm:models/deepseek_v4", packed=_DSV4_PACKED,
                             "rocm": "ROCM_FLASHMLA_SPARSE_DSV4", "cpu": "CPU_V4_MLA_SPARSE",
                             "xpu": "XPU_V4_MLA_SPARSE"})
 ARCHITECTURES["DeepseekV4ForCausalLM"] = _DSV4
+# DeepSeek-V4 with a vision tower (Flash-Vision-Exp; 0.30-0.34): config.json names DeepseekV4ForCausalLM and sets
+# vision_n_layers, which vLLM's DeepseekV4ModelArchConfigConvertor (transformers_utils/model_arch_config_convertor.py)
+# turns into DeepseekV4ForConditionalGeneration (checkpoint/local.py ARCHITECTURE_REWRITES). common/vl_model.py:
+# DeepseekV4ForCausalLM under language_model (its mapper re-rooted there, "mtp." dropped); common/vision.py
+# DeepseekV4ViT ("vision.") and DeepseekV4Aligner ("aligner."), every linear with quant_config=None: patch_embed.proj
+# ReplicatedLinear, blocks.N attn.wqkv a QKVParallelLinear over vision_n_heads (stored fused), attn.wo row, mlp.w1 a
+# MergedColumnParallelLinear (gate and up stored fused) and mlp.w2 row; aligner w1 column, w2 row (all replicated
+# under --mm-encoder-tp-mode data, not modelled). On CPU and XPU the package's __init__ resolves the class to
+# vl_stub.py, which raises while building (CONSTRUCTION_REFUSALS).
+_DSV4_VISION = Tower("vllm:models/deepseek_v4", ("vision.", "aligner."), packed={"wqkv": ("wqkv",)},
+                     vision_heads=True, quantized=False,
+                     styles={"patch_embed.proj": REPLICATED, "attn.wqkv": "QKVParallelLinear", "attn.wo": ROW,
+                             "mlp.w1": "MergedColumnParallelLinear", "mlp.w2": ROW, "aligner.w1": COLUMN,
+                             "aligner.w2": ROW})
+ARCHITECTURES["DeepseekV4ForConditionalGeneration"] = _DSV4._replace(towers=(_DSV4_VISION,))
+# DeepSeek-V4.1 (vllm.models.deepseek_v41, 0.30-0.34; model_type deepseek_v41, whose config class
+# transformers_utils/configs/deepseek_v41.py flattens text_config and vision_config onto one config). The registered
+# DeepseekV41ForCausalLM is the vision wrapper (nvidia/vl_model.py, amd/vl_model.py on ROCm; no CPU / XPU package):
+# DeepSeek-V4's tower and aligner (deepseek_v4/common/vision.py, always built) and DeepseekV41LLMForCausalLM under
+# language_model, its mapper re-rooted there ("mtp." dropped). The text model is V4's (attention.py
+# DeepseekV4Attention: fused_wqa_wkv replicated, wq_b column, wo_a ColumnParallelLinear until 0.33 and
+# DeepseekV4GroupedWoA from 0.34, wo_b row; MoE, head and routing as V4's, no hash-routed layers) with V4.1's sparse
+# topology: a compressor (fused_wkv_wgate, unquantized, one shard where compress_ratios gives ratio 1) only on
+# kv_source_layer_ids, an indexer (wq_b quantized, weights_proj unquantized) only on index_source_layer_ids, whose
+# wk is a ReplicatedLinear with quant_config=None on the layers that are KV sources too ("stored in bf16 with no
+# quantization scales"); common/engram.py Engram (engram_layer_ids): wkv a ColumnParallelLinear with the quant
+# config, the n-gram table a ParallelEngramEmbedding (not a linear). The attention's backend: nvidia/model.py
+# _select_dsv4_attn_cls (FlashMLA, FlashInfer on SM12x), amd/rocm.py.
+# Not modelled: SM100's FlashMLA mega attention (FLASHMLA_MEGA_ATTN_DSV41, where the kernel is built and each rank
+# holds WV_GROUP_SIZE heads per wo_a group), MXFP8 ([32, 32]) and NVFP4-expert checkpoints, sequence parallel.
+_DSV41 = _DSV4._replace(
+    source="vllm:models/deepseek_v41", towers=(_DSV4_VISION,),
+    styles={**_DSV4.styles, "indexer.wk": REPLICATED},
+    unquantized_layers=(*_DSV4.unquantized_layers, "indexer.wk"), last_shard_optional=("compressor.fused_wkv_wgate",),
+    other_tables=("engram.embed",),
+    own_attention={"cuda": "FLASHMLA_SPARSE_DSV41", "cuda:120": "FLASHINFER_MLA_SPARSE_DSV41",
+                   "rocm": "ROCM_FLASHMLA_SPARSE_DSV41"})
+ARCHITECTURES["DeepseekV41ForCausalLM"] = _DSV41
 
 
 # Kimi-K2.5 (kimi_k25.py, kimi_k25_vit.py; 0.30-0.34, the layers alike): the text model is deepseek_v2.py's
@@ -924,6 +968,16 @@ IMPORT_REFUSALS: dict[str, tuple[str, str, str]] = {
     "Glm5NextForConditionalGeneration": ("xpu", "NotImplementedError: GLM-5.3-Flash does not currently support XPU.",
                                          "glm5next"),
 }
+# Model classes a package resolves, on some platforms, to a stub whose __init__ raises: architecture -> (platform
+# kinds, vLLM's message, verbatim). vllm/models/deepseek_v4/__init__.py (0.30-0.34): vl_stub.py on CPU and XPU;
+# vllm/models/deepseek_v41/__init__.py resolves the NVIDIA classes everywhere but ROCm, whose attention asserts a
+# CUDA device capability (deepseek_v4/nvidia/ops/o_proj.py compute_fp8_einsum_recipe).
+CONSTRUCTION_REFUSALS: dict[str, tuple[tuple[str, ...], str]] = {
+    "DeepseekV4ForConditionalGeneration": (("cpu", "xpu"), "DeepSeek-V4 vision (DeepseekV4ForConditionalGeneration) "
+                                           "is not supported on the current platform; use CUDA or ROCm."),
+    "DeepseekV41ForCausalLM": (("cpu", "xpu"), "AssertionError: DeepseekV4 attention requires a CUDA device "
+                                               "(models/deepseek_v41 has no CPU or XPU implementation)"),
+}
 # registry.py _ModelRegistry.inspect_model_cls / _raise_for_unsupported: what the import failure becomes, verbatim.
 INSPECT_FAILED = "Model architectures {archs} failed to be inspected. Please check the logs for more details."
 
@@ -935,6 +989,12 @@ def import_refusal(architectures: tuple[str, ...], ctx) -> str | None:
         if refusal and refusal[0] == ctx.kind and ctx.profile.has(refusal[2]):
             return f"{INSPECT_FAILED.format(archs=list(architectures))} (logged before it: {refusal[1]})"
     return None
+
+
+def construction_refusal(architectures: tuple[str, ...], ctx) -> str | None:
+    """vLLM's refusal of a model whose class is, on this platform, a stub that raises while building (None: built)."""
+    refusal = next((CONSTRUCTION_REFUSALS[a] for a in architectures if a in CONSTRUCTION_REFUSALS), None)
+    return refusal[1] if refusal and ctx.kind in refusal[0] else None
 
 
 # registry.py _PREVIOUSLY_SUPPORTED_MODELS entries that a release with a profile added: architecture -> (the last

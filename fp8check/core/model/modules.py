@@ -240,7 +240,7 @@ def _fuse(weights: dict[str, Shard], config: ModelConfig, arch: Arch) -> tuple[L
         # A shard may belong to several packed entries (DeepSeek-V4's wkv: fused_wqa_wkv beside wq_a,
         # fused_wkv_wgate beside wgate): the first whose shards the same parent holds.
         fused = next(((f, names) for f, parts in packed.items() if leaf in parts
-                      for names in [_shard_names(parent, parts, weights, arch, tower)]
+                      for names in [_shard_names(parent, parts, weights, arch, tower, f)]
                       if all(n in weights for n in names) and not _fusion_refused(f, parent, weights, arch, tower)),
                      None)
         if fused:
@@ -263,9 +263,12 @@ def _fusion_refused(fused: str, parent: str, weights: dict[str, Shard], arch: Ar
 
 
 def _shard_names(parent: str, parts: tuple[str, ...], weights: dict[str, Shard], arch: Arch,
-                 tower: Tower | None) -> list[str]:
+                 tower: Tower | None, fused_leaf: str) -> list[str]:
     """The checkpoint names of a packed entry's shards under `parent`."""
     names = [f"{parent}.{p}" if parent else p for p in parts]
+    optional = tail_match(f"{parent}.{fused_leaf}", arch.last_shard_optional) is not None
+    if tower is None and optional and names[-1] not in weights:
+        names = names[:-1]
     if arch.k_eq_v and tower is None and parts == LLAMA_QKV and names[2] not in weights:
         names = names[:2]  # V read from K: the QKV's shards are q, k, k
     if tower is None and parts == LLAMA_QKV and _folds_indexer(parent, weights, arch):

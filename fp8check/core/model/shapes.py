@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from fp8check.core.checkpoint.local import ModelConfig
-from fp8check.core.model.layouts import Arch, tower_for
+from fp8check.core.model.layouts import Arch, tail_match, tower_for
 from fp8check.core.model.modules import EMBEDDING_SET, LinearModule, ModelLayout, MoEModule
 
 # Leaves whose input is the residual stream (hidden_size) and leaves whose output is.
@@ -72,7 +72,8 @@ def embedding_errors(tensors: dict, layout: ModelLayout, config: ModelConfig, ar
         info = tensors[name]
         parts = name.split(".")
         if (len(info.shape) == 2 and parts[-1] == "weight" and parts[-2] in EMBEDDING_SET
-                and tower_for(arch, name) is None and not name.startswith(("mtp.", "model.mtp"))):
+                and tower_for(arch, name) is None and not name.startswith(("mtp.", "model.mtp"))
+                and tail_match(name.removesuffix(".weight"), arch.other_tables) is None):
             wanted = [Expected(1, config.hidden_size, "hidden_size")]
             if config.vocab_size:
                 wanted.append(Expected(0, config.vocab_size, "vocab_size"))

@@ -204,6 +204,7 @@ def _stub_device_queries(platform: str) -> None:
         torch.xpu.current_device = lambda: 0  # the GDN mixer's gated norm is built on current_device()
     if kind == "rocm":
         torch.cuda.current_device = lambda: 0
+        torch.accelerator.current_device_index = lambda: 0  # DeepSeek-V4.1's Engram table, as on CUDA below
     if kind != "cuda":
         return
     cc = int(rest)
@@ -217,6 +218,9 @@ def _stub_device_queries(platform: str) -> None:
     type(platforms.current_platform).get_device_name = classmethod(lambda cls, device_id=0: props.name)
     torch.cuda.get_device_capability = lambda *args, **kwargs: (cc // 10, cc % 10)
     torch.cuda.current_device = lambda: 0
+    # DeepSeek-V4.1's Engram table (models/deepseek_v41/common/engram.py ParallelEngramEmbedding) reads the SM count
+    # of torch.accelerator.current_device_index() while building.
+    torch.accelerator.current_device_index = lambda: 0
     torch.cuda.device_count = lambda: 8
 
 

@@ -10,7 +10,7 @@ from fp8check.core.formats.base import LAYER, Assignment
 from fp8check.core.formats.frontdoor import FrontDoor
 from fp8check.core.formats.kv_cache import check_cache_dtype
 from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe, front_door
-from fp8check.core.model.layouts import import_refusal, model_arch, retired_error
+from fp8check.core.model.layouts import construction_refusal, import_refusal, model_arch, retired_error
 from fp8check.core.model.memory import fit, fits_at, weight_footprint
 from fp8check.core.model.modules import LinearModule, ModelLayout, build_layout
 from fp8check.core.model.shapes import embedding_errors, shape_errors
@@ -51,6 +51,8 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
     retired = retired_error(ckpt.config.architectures, ctx.profile)
     refused = import_refusal(ckpt.config.architectures, ctx)
     errors += ([retired] if retired else []) + ([refused] if refused else []) + list(door.errors)
+    stub = construction_refusal(ckpt.config.architectures, ctx)
+    errors += [stub] if stub else []
     heads = ckpt.config.num_attention_heads
     if heads and heads % tp:
         errors.append(f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp}).")
@@ -71,6 +73,10 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
         # (cpu_sparse.py); the other platforms build with 0 groups a rank (what follows is not predicted).
         errors.append(f"integer division or modulo by zero ({arch.source[5:]} gives each rank o_groups // TP = "
                       f"{groups} // {tp} = 0 output groups; use TP <= {groups})")
+    hash_heads = ckpt.config.engram_hash_heads if arch is not None and "engram.embed" in arch.other_tables else None
+    if hash_heads and (tp - 1) * -(-hash_heads // tp) >= hash_heads:  # ParallelEngramEmbedding.__init__, verbatim
+        errors.append(f"AssertionError: Engram sharding leaves ranks without hash heads: {hash_heads} heads over "
+                      f"{tp} shards")
     kv_heads = ckpt.config.num_key_value_heads
     if arch is not None and not arch.kv_replication and kv_heads and kv_heads < tp:
         errors.append(f"integer modulo by zero ({arch.source[5:]} gives each rank num_key_value_heads // TP = "
