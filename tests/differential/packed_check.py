@@ -9,6 +9,8 @@ the unzipped wheels of run.py) and the class is compared with `ARCHITECTURES[a].
   that the text model's do not already cover), in both directions;
 - `spec_prefix`: against every name dropped by the `hf_to_vllm_mapper` of the class or of another class its file
   defines (mapped to None), in both directions;
+- `hf_to_vllm`: against the renames of the class's `hf_to_vllm_mapper` (what vLLM names its modules and maps the
+  quant config's layer lists with), in order;
 - `source`: the class's file, a base class's, or the module the registry names; a class vLLM resolves in another
   file per platform is a note, never a failure;
 - the registry: an architecture it no longer has is a difference unless RETIRED retires it in this release (and
@@ -47,6 +49,17 @@ _TEXT_MODEL_FILE = ("fp8check's source names the file of the text model the clas
 _MINIMAX_M3 = ("MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration")
 _QWEN4_EXP = ("Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration")
 EXPECTED: dict[tuple[str, str], str] = {
+    ("MistralLarge3ForCausalLM", "renames"): "mistral_large_3.py's mapper renames the Mistral-format names "
+                                             "(\\Alayers.N.attention.wq_a, ...), which fp8check refuses by name "
+                                             "(params.json + consolidated.*); an HF-named checkpoint matches none",
+    ("DeepseekV4ForCausalLM", "renames"): "models/deepseek_v4's amd / cpu classes rename scale tensors otherwise "
+                                          "(no `.base_layer.scale` rule, `.input_scale` -> `.input_scale_2`; cpu "
+                                          "also `.weight_scale` -> `.weight_scale_inv`): no module name or layer "
+                                          "list entry ends in them; fp8check keeps nvidia's",
+    ("MiniMaxM3SparseForConditionalGeneration", "renames"): "models/minimax_m3/amd/model.py's substrings lack "
+                                                            "the trailing dot (\".mlp.fc1\": \".fc1\"), "
+                                                            "nvidia's have it: the same weights are renamed; "
+                                                            "fp8check keeps nvidia's",
     **{(a, "packed:qkv_proj"): "deepseek_v2.py's __init__ adds qkv_proj only when use_mha (DeepSeek-V1's MHA: "
                                "model_type deepseek, or no qk_nope / qk_rope head dims); fp8check keeps "
                                "LLAMA_PACKED's entry, which an MLA checkpoint (no k_proj / v_proj) never meets"
@@ -257,7 +270,17 @@ def platform_findings(ours: Arch | None, retired: tuple[str, str] | None, facts:
         return [("load", f"vLLM could not load the class: {facts['error'][:200]}")]
     if ours is None:  # RETIRED in a later release: served here, laid out by fp8check's generic rules
         return []
-    return packed_findings(ours, facts) + dropped_findings(ours, facts)
+    return packed_findings(ours, facts) + dropped_findings(ours, facts) + rename_findings(ours, facts)
+
+
+def rename_findings(ours: Arch, facts: dict) -> list[tuple[str, str]]:
+    """fp8check's hf_to_vllm (the renames it names vLLM's modules with and maps layer lists with) against the
+    class's hf_to_vllm_mapper renames, entry by entry in map_name's order."""
+    theirs = [tuple(rename) for rename in facts.get("renames") or ()]
+    if list(ours.hf_to_vllm) == theirs:
+        return []
+    return [("renames", f"vLLM's hf_to_vllm_mapper renames {theirs or 'nothing'}; fp8check's hf_to_vllm: "
+                        f"{list(ours.hf_to_vllm) or 'nothing'}")]
 
 
 def source_findings(ours: Arch, theirs: dict[str, dict]) -> list[Finding]:

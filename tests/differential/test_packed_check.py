@@ -58,7 +58,8 @@ def test_a_fused_entry_missing_on_either_side_differs():
 
 def test_a_tower_entry_the_class_lacks_differs():
     arch = ARCHITECTURES["Qwen2_5_VLForConditionalGeneration"]
-    theirs = facts("qwen2_5_vl.py", packed={k: list(v) for k, v in arch.packed.items()})
+    theirs = facts("qwen2_5_vl.py", packed={k: list(v) for k, v in arch.packed.items()},
+                   renames=[list(r) for r in arch.hf_to_vllm])
     assert failing(compare("Qwen2_5_VLForConditionalGeneration", arch, None, {"cuda:90": theirs})) == []
     tower = arch.towers[0]._replace(packed={"qkv": ("q", "k", "v")})
     findings = compare("Qwen2_5_VLForConditionalGeneration", arch._replace(towers=(tower,)), None,
@@ -76,6 +77,21 @@ def test_a_new_dropped_name_differs_and_so_does_a_spec_prefix_vllm_no_longer_dro
     other_kind = compare("Qwen3NextForCausalLM", QWEN3_NEXT, None,
                          {"cuda:90": dict(theirs, dropped=[["substr", "mtp", "Qwen3NextModel"]])})
     assert sorted(failing(other_kind)) == ["dropped:prefix:mtp.", "dropped:substr:mtp"]
+
+
+def test_a_changed_rename_differs():
+    # The renames name vLLM's modules and map the quant config's lists: any change in order, kind or target differs.
+    arch = ARCHITECTURES["Qwen2_5_VLForConditionalGeneration"]
+    packed = {k: list(v) for k, v in arch.packed.items()}
+    renames = [list(r) for r in arch.hf_to_vllm]
+    assert failing(compare("Qwen2_5_VLForConditionalGeneration", arch, None,
+                           {"cuda:90": facts("qwen2_5_vl.py", packed=packed, renames=renames)})) == []
+    for changed in (renames[::-1], renames[:-1], [[*renames[0][:2], "text_model."], *renames[1:]]):
+        findings = compare("Qwen2_5_VLForConditionalGeneration", arch, None,
+                           {"cuda:90": facts("qwen2_5_vl.py", packed=packed, renames=changed)})
+        assert failing(findings) == ["renames"] and "fp8check's hf_to_vllm" in findings[0].text
+    assert failing(compare("LlamaForCausalLM", LLAMA, None,
+                           {"cuda:90": facts(renames=[["prefix", "model.", "text."]])})) == ["renames"]
 
 
 def test_expected_exceptions_are_listed_not_failed():

@@ -684,10 +684,6 @@ OPEN = (
     (r"^0\.34\.0\|cuda:[^|]*\|kimi-linear\|w4afp8\|[^|]*block_sparse_moe\.experts\|",
      "W4AFP8 experts at TP 8 (128 intermediate columns a rank): fp8check raises CompressedTensorsW4A8Fp8MoEMethod's "
      "divisible-by-256 assertion, which 0.34 builds past (its Humming / Cutlass W4A8 experts); not yet read"),
-    (r"\|minimax-m3\|modelopt-fp8\|vision_tower\.(multi_modal_projector|patch_merge_mlp)\.",
-     "ModelOpt's hard-coded vision exclusion is matched against vLLM's module names, where MiniMax-M3's "
-     "hf_to_vllm_mapper has moved multi_modal_projector. / patch_merge_mlp. under vision_tower.: vLLM leaves the "
-     "projectors unquantized; fp8check matches the checkpoint's names and quantizes them"),
     (r"^0\.34\.0\|rocm:[^|]*\|minimax-m3-text\|[^|]*\|[^|]*block_sparse_moe\.shared_experts\.",
      "the hand-written text checkpoint has no shared expert (synth's mixtral style) and 0.34 builds "
      "block_sparse_moe.shared_experts unconditionally (0.33: when n_shared_experts); fp8check lists what the "
@@ -711,13 +707,6 @@ OPEN = (
      "know the model type (the harness's 5.20.2; always on 0.31-0.33, whose pins end below 5.21) and with 5.22 "
      "resolves it to the Transformers backend (registry.py _try_resolve_transformers); fp8check models neither and "
      "lays the checkpoint out by guess (not judged)"),
-    (r"\|(qwen2\.5-vl|qwen3-vl|qwen3-vl-moe|gemma-3-vision(-256)?|mistral-3|ministral-3-vl|mistral-large-3-hf|"
-     r"llama-4-vision|step-3\.7)\|"
-     r"(fbgemm-fp8|quark-[a-z0-9-]+)\|",
-     "FBGEMM's modules_to_not_convert and Quark's exclude are matched against vLLM's module prefixes, which the "
-     "vision-language models rename (language_model.model.*) without mapping those lists (neither config implements "
-     "apply_vllm_mapper): a router or lm_head the checkpoint names is not excluded in vLLM; fp8check matches the "
-     "checkpoint's names"),
     (r"\|step-3\.7\|modelopt-(pcpt|pbwo)\|language_model\.model\.layers\.2\.moe\.experts\|",
      "Step-3.5's swiglustep experts (the layer whose swiglu_limits entry is set) with ModelOpt per-channel / PB_WO "
      "scales: fp8check's expert-scale shape check raises an error on them (their backend is not judged, activation "
@@ -726,6 +715,11 @@ OPEN = (
      "FBGEMM leaves the experts unquantized, and on CPU no unquantized MoE backend runs Step-3.5's swiglustep "
      "experts; fp8check names non-SiLU experts without judging their backend, so it reports the linears' post-load "
      "Marlin failure instead of this refusal"),
+    (r"^0\.33\.0\|cpu\|minimax-m3\|fbgemm-fp8\|\(model\)\|NotImplementedError: No Unquantized MoE backend "
+     r"supports the deployment configuration",
+     "FBGEMM has no MoE method, so MiniMax-M3's SwiGLU-OAI experts are unquantized, and 0.33's CPU unquantized MoE "
+     "oracle finds no backend for them while building; fp8check does not judge those experts (activation "
+     "swigluoai_uninterleave) and reports FBGEMM's post-load Marlin repack failure instead (not yet read)"),
     (r"\|gpt-oss\|modelopt-(pcpt|pbwo)\|.*\.experts\|",
      "gpt-oss's ModelOpt per-channel / PB_WO experts: fp8check's expert-scale shape check raises an error on them "
      "(their backend is not judged, activation swigluoai); whether gpt_oss.py's weight loader accepts those scales "

@@ -42,6 +42,7 @@ class Module(Protocol):
     shards: tuple                          # the Shards of a fused module (their .name is read)
     fused: bool
     unquantized: str | None                # why vLLM builds it without a quant method, if it does
+    vllm_names: tuple[str, tuple[str, ...]] | None  # (its, its shards') names in vLLM's model, where they differ
 
 
 class RankShape(Protocol):
@@ -183,6 +184,10 @@ class Format:
     # get_name() of the config class the parsed config stands for, where one Format serves several classes
     # (online: Fp8Config for `fp8` until 0.31); else the format's name.
     config_name: Callable[[QuantConfig], str] | None = None
+    # The config class's apply_vllm_mapper: (config, the model's hf_to_vllm_mapper as a name -> name function) -> the
+    # config with its layer lists mapped. None: the class keeps QuantizationConfig's no-op, so vLLM matches its
+    # lists as the checkpoint wrote them against its own (renamed) module names (registry.map_layer_lists).
+    maps_lists: Callable[[QuantConfig, Callable[[str], str]], QuantConfig] | None = None
     # The profile change that added the method to vLLM (QuantizationMethods); before it, vLLM refuses the name as an
     # unknown method and builds nothing. None: in every release fp8check has a profile for.
     added_by: str | None = None

@@ -13,7 +13,7 @@ CompressedTensorsW8A8Fp8MoEMethod).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from fp8check.core.errors import ConfigError, printable, shown
 from fp8check.core.formats import mxfp8
@@ -510,9 +510,19 @@ def _fp8_moe(w: QuantArgs, inp: QuantArgs, a: Assignment) -> MoEMethod:
     return base._replace(weight_key=weight, activation_key=act, block=block)
 
 
+def maps_lists(config: CompressedTensorsConfig, mapper: Callable[[str], str]) -> CompressedTensorsConfig:
+    """CompressedTensorsConfig.apply_vllm_mapper (0.25-0.34): the targets and the ignore list through the mapper,
+    layer paths only (a "." in it and no "re:": class names and regexes are kept)."""
+    def mapped(patterns: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(mapper(p) if "." in p and not p.startswith("re:") else p for p in patterns)
+
+    return config._replace(ignore=mapped(config.ignore),
+                           groups=tuple(g._replace(targets=mapped(g.targets)) for g in config.groups))
+
+
 FORMAT = Format(
     name=NAME, min_capability=70, parse=parse, assign=assign, describe=describe, linear_scheme=linear_scheme,
     fp8_schemes=frozenset({W8A8_FP8, W8A16_FP8_SCHEME, W8A8_MXFP8}), kernel_request=kernel_request,
     expected_tensors=expected_tensors, moe_method=moe_method, config_errors=config_errors,
-    scheme_min_capability=SCHEME_MIN_CAPABILITY,
+    scheme_min_capability=SCHEME_MIN_CAPABILITY, maps_lists=maps_lists,
 )

@@ -8,7 +8,7 @@ MoE oracle is handed).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from fp8check.core.errors import ConfigError, shown
 from fp8check.core.formats.base import (
@@ -150,8 +150,13 @@ def moe_method(name: str, leaves: tuple[str, str, str], config: NativeFp8Config,
                      assignment=assignment)
 
 
+def maps_lists(config: NativeFp8Config, mapper: Callable[[str], str]) -> NativeFp8Config:
+    """Fp8Config.apply_vllm_mapper (0.25-0.34; W4AFP8Config inherits it): ignored_layers through the mapper."""
+    return config._replace(ignored_layers=tuple(map(mapper, config.ignored_layers)))
+
+
 FORMAT = Format(
     name=NAME, min_capability=75, parse=parse, assign=assign, describe=describe, linear_scheme=linear_scheme,
     fp8_schemes=frozenset({FP8_METHOD}), kernel_request=kernel_request, expected_tensors=expected_tensors,
-    moe_method=moe_method, block_mismatch_escape=True,
+    moe_method=moe_method, block_mismatch_escape=True, maps_lists=maps_lists,
 )

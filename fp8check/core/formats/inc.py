@@ -18,7 +18,7 @@ ColumnParallelLinear's allow_fp8_block_shape_mismatch escape never applies; vali
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from fp8check.core.errors import ConfigError, shown
 from fp8check.core.formats import fp8
@@ -388,8 +388,16 @@ def moe_method(name: str, leaves: tuple[str, str, str], config: IncConfig, profi
     return MoEMethod("(INC non-FP8 MoE method)", note="not an FP8 e4m3 scheme; fp8check routes FP8 experts only")
 
 
+def maps_lists(config: IncConfig, mapper: Callable[[str], str]) -> IncConfig:
+    """INCConfig.apply_vllm_mapper (0.25-0.34): block_name_to_quantize (apply_list) and extra_config's keys
+    (apply_dict: a later key mapped onto an earlier one's name replaces its value) through the mapper."""
+    blocks = tuple(map(mapper, config.block_names)) if config.block_names is not None else None
+    return config._replace(block_names=blocks, extra_config={mapper(k): v for k, v in config.extra_config.items()})
+
+
 FORMAT = Format(
     name=NAME, min_capability=60, parse=parse, assign=assign, describe=describe, linear_scheme=linear_scheme,
     fp8_schemes=frozenset({INC_FP8}), kernel_request=kernel_request, expected_tensors=expected_tensors,
     moe_method=moe_method, config_errors=config_errors, override=override, act_dtypes=("float16", "bfloat16"),
+    maps_lists=maps_lists,
 )

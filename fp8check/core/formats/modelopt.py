@@ -22,7 +22,7 @@ vLLM sources (quantization/modelopt.py of every release 0.25.0 ... 0.33.0):
 from __future__ import annotations
 
 from fnmatch import fnmatch
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from fp8check.core.errors import ConfigError, shown
 from fp8check.core.formats.base import (
@@ -87,7 +87,7 @@ def _exclusions(value: object, where: str) -> tuple[str, ...]:
 def _vllm_mapper_rewrite(patterns: list[str]) -> tuple[str, ...]:
     """apply_vllm_mapper: `module_path*` (a `*` not after a `.`) becomes `module_path` and `module_path.*`
     (vllm#28072). Every model class fp8check lays out has an hf_to_vllm_mapper, so vLLM always runs it; its renames
-    are the identity on fp8check's module names."""
+    are maps_lists'."""
     rewritten: list[str] = []
     for pattern in patterns:
         if len(pattern) >= 2 and pattern[-1] == "*" and pattern[-2] != ".":
@@ -345,10 +345,18 @@ def moe_method(name: str, leaves: tuple[str, str, str], config: ModelOptConfig, 
                      assignment=assignment, note=note)
 
 
+def maps_lists(config: ModelOptConfig, mapper: Callable[[str], str]) -> ModelOptConfig:
+    """ModelOptQuantConfigBase.apply_vllm_mapper (0.25-0.34; ModelOptMxFp8Config inherits it): exclude_modules, after
+    the `module_path*` rewrite (parse's _vllm_mapper_rewrite), through the mapper. The hard-coded vision markers
+    are not a list: get_quant_method matches them against vLLM's module name as they are. Runs after for_release
+    (the model is built after the config), so 0.33's exclude_modules fallback is already in exclude_modules."""
+    return config._replace(exclude_modules=tuple(map(mapper, config.exclude_modules)))
+
+
 FORMAT = Format(
     name=NAME, min_capability=89, parse=parse, assign=assign, describe=describe, linear_scheme=linear_scheme,
     fp8_schemes=frozenset({GENERIC_METHOD, *METHOD_UNTIL_029.values()}), kernel_request=kernel_request,
     expected_tensors=expected_tensors, moe_method=moe_method, config_errors=config_errors,
     config_warnings=config_warnings, validates_block_shape=False, shape_error=shape_error, override=override,
-    for_release=for_release, capability=capability,
+    for_release=for_release, capability=capability, maps_lists=maps_lists,
 )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import fnmatch
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from fp8check.core.errors import ConfigError, shown
 from fp8check.core.formats.base import (
@@ -381,10 +381,18 @@ def _moe_from_keys(base: MoEMethod, weight: QuantKey, act: QuantKey) -> MoEMetho
     return base._replace(weight_key=weight, activation_key=act, block=block)
 
 
+def maps_lists(config: QuarkConfig, mapper: Callable[[str], str]) -> QuarkConfig:
+    """QuarkConfig.apply_vllm_mapper (0.25-0.34): each top-level entry of the export config through the mapper, a
+    list of strings by apply_list (exclude), a dict by apply_dict (layer_quant_config's keys); kv_cache_group,
+    nested under export, is kept."""
+    return config._replace(exclude=tuple(map(mapper, config.exclude)),
+                           layer_configs={mapper(k): v for k, v in config.layer_configs.items()})
+
+
 FORMAT = Format(
     name=NAME, min_capability=70, parse=parse, assign=assign, describe=describe, linear_scheme=linear_scheme,
     fp8_schemes=frozenset({W8A8_FP8, W8A8_FP8_PER_BLOCK}), kernel_request=kernel_request,
     expected_tensors=expected_tensors, moe_method=moe_method, for_release=for_release,
     scheme_min_capability={W8A8_FP8: MIN_CAPABILITY, W8A8_FP8_PER_BLOCK: MIN_CAPABILITY},
-    act_dtypes=("float16", "bfloat16"),
+    act_dtypes=("float16", "bfloat16"), maps_lists=maps_lists,
 )

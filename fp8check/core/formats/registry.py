@@ -8,7 +8,7 @@ method parse to OutOfScopeConfig, which inspect refuses.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from fp8check.core.errors import ConfigError
 from fp8check.core.formats import (
@@ -82,11 +82,33 @@ def front_door(raw: dict | None, parsed: QuantConfig | None, ctx: RoutingContext
     return FrontDoor(quant, tuple(errors), tuple(warnings), name)
 
 
+def as_vllm_names(module: Module) -> Module:
+    """The module under the names vLLM's model gives it and its shards (LinearModule.vllm_names): what a format's
+    get_quant_method matches its lists (ignore, exclude, targets, its hard-coded patterns) against."""
+    if module.vllm_names is None:
+        return module
+    name, shard_names = module.vllm_names
+    return module._replace(name=name, shards=tuple(s._replace(name=n) for s, n in zip(module.shards, shard_names)))
+
+
 def assign(module: Module, quant: QuantConfig | None) -> Assignment:
-    """The quantization vLLM gives one linear module under the model's config."""
+    """The quantization vLLM gives one linear module under the model's config: get_quant_method is asked with vLLM's
+    own module name (as_vllm_names), against the config's lists as the model mapped them (map_layer_lists)."""
     if quant is None:
         return Assignment(None, reason="the model has no quantization_config")
-    return FORMATS[quant.method].assign(module, quant)
+    return FORMATS[quant.method].assign(as_vllm_names(module), quant)
+
+
+def map_layer_lists(quant: QuantConfig | None, mapper: Callable[[str], str]) -> QuantConfig | None:
+    """The config after the model's hf_to_vllm_mapper (`mapper`: its renames, layouts.map_vllm_name over
+    Arch.hf_to_vllm): vLLM hands the renames to quant_config.apply_vllm_mapper (model_loader/utils.py
+    configure_quant_config, models/interfaces.py SupportsQuant, 0.25-0.34), which maps the layer lists of the config
+    classes that implement it (Format.maps_lists) and leaves the others' (QuantizationConfig's no-op: FBGEMM) as the
+    checkpoint wrote them; either way get_quant_method then matches vLLM's module names."""
+    if quant is None or isinstance(quant, OutOfScopeConfig):
+        return quant
+    maps_lists = FORMATS[quant.method].maps_lists
+    return maps_lists(quant, mapper) if maps_lists else quant
 
 
 def describe(assignment: Assignment) -> tuple[str | None, str | None]:

@@ -206,6 +206,7 @@ class ExpertsProbe(NamedTuple):
     shards: tuple = ()
     fused: bool = False
     unquantized: str | None = None
+    vllm_names: None = None  # the probe is named as vLLM names the layer
 
 
 # --- kernel keys -----------------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ consolidated.*, refused by name: vLLM builds MistralLarge4ForCausalLM from those
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Callable, NamedTuple
 
 if TYPE_CHECKING:  # annotations only
@@ -240,6 +241,12 @@ class Arch(NamedTuple):
     # Tails of tables named like an embedding that are not the token embedding (DeepSeek-V4.1's Engram n-gram table,
     # ParallelEngramEmbedding: hash buckets x engram_head_dim), whose shape is not vocab_size x hidden_size.
     other_tables: tuple[str, ...] = ()
+    # The renames of the class's hf_to_vllm_mapper (WeightsMapper.get_rename_mapper, models/utils.py): (kind, old,
+    # new), kind regex / substr / prefix / suffix, in the order map_name applies them. vLLM's loader renames the
+    # checkpoint's tensors with them, so its module names (what get_quant_method is asked with) are the mapped ones;
+    # vllm_module_name. The quant config's layer lists are mapped with them only where its class implements
+    # apply_vllm_mapper (model_loader/utils.py configure_quant_config, interfaces.py SupportsQuant): Format.maps_lists.
+    hf_to_vllm: tuple[tuple[str, str, str], ...] = ()
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
@@ -258,6 +265,17 @@ class Arch(NamedTuple):
 
 
 _QWEN2_MODEL = dict(sliding=MODEL_WINDOW, uniform_window_assert=True)
+
+# hf_to_vllm_mapper renames (Arch.hf_to_vllm) of the vision-language classes, read from each file (0.33 and 0.34 the
+# same): transformers >= 4.52 saves the text model as model.language_model.*, vLLM builds it as
+# language_model.model.* with its lm_head under language_model.
+_VL_TEXT = (("prefix", "model.language_model.", "language_model.model."),
+            ("prefix", "lm_head.", "language_model.lm_head."))
+# qwen2_5_vl.py Qwen2_5_VLForConditionalGeneration (and a pre-4.52 checkpoint's model.*).
+_QWEN25_VL_NAMES = (_VL_TEXT[0], ("prefix", "model.visual.", "visual."), _VL_TEXT[1],
+                    ("prefix", "model.", "language_model.model."))
+# qwen3_vl.py, qwen3_vl_moe.py, qwen3_5.py's ForConditionalGeneration classes.
+_QWEN3_VL_NAMES = (("prefix", "model.visual.", "visual."), _VL_TEXT[1], _VL_TEXT[0])
 
 # Routers built without quant_config, in every release 0.25-0.33: ReplicatedLinear(..., quant_config=None) until
 # 0.30, GateLinear(...) from 0.31 (mixtral.py, qwen2_moe.py, deepseek_v2.py, minimax_m2.py, llama4.py, gpt_oss.py;
@@ -307,6 +325,15 @@ _DEEPSEEK = Arch("vllm:deepseek_v2.py", unquantized=("mlp.gate",), spec_layers="
                  router=_DEEPSEEK_ROUTER, sliding=MODEL_WINDOW)
 _DEEPSEEK_V3 = _DEEPSEEK._replace(router=_DEEPSEEK_ROUTER._replace(renormalize=("norm_topk_prob", True)))
 
+# gpt_oss.py's hf_to_vllm_mapper suffixes: the stored experts' tensors onto FusedMoE's parameters.
+_GPT_OSS_EXPERT_SUFFIXES = tuple(("suffix", f".{leaf}{end}", f".{param}{to}") for leaf, end, param, to in (
+    ("gate_up_proj", "_blocks", "w13", "_weight"), ("down_proj", "_blocks", "w2", "_weight"),
+    ("gate_up_proj", "_scales", "w13", "_weight_scale"), ("down_proj", "_scales", "w2", "_weight_scale"),
+    ("gate_up_proj", "", "w13", "_weight"), ("down_proj", "", "w2", "_weight"),
+    ("gate_up_proj", "_bias", "w13", "_bias"), ("down_proj", "_bias", "w2", "_bias"),
+    *((leaf, f".{part}", param, f"_{part}") for leaf, param in (("gate_up_proj", "w13"), ("down_proj", "w2"))
+      for part in ("weight", "weight_scale", "bias", "input_scale"))))
+
 ARCHITECTURES: dict[str, Arch] = {
     "LlamaForCausalLM": Arch("vllm:llama.py"),
     "MistralForCausalLM": Arch("vllm:mistral.py"),
@@ -316,27 +343,34 @@ ARCHITECTURES: dict[str, Arch] = {
                                            router=_LLAMA4_ROUTER, sliding=MODEL_WINDOW,
                                            towers=(_LLAMA4_VISION, _LLAMA4_PROJECTOR)),
     "MixtralForCausalLM": Arch("vllm:mixtral.py", packed=_QKV_ONLY, unquantized=("block_sparse_moe.gate",),
-                               sliding=MODEL_WINDOW),
+                               sliding=MODEL_WINDOW, hf_to_vllm=(("substr", ".gate_proj.", ".w1."),
+                                                                 ("substr", ".up_proj.", ".w3."),
+                                                                 ("substr", ".down_proj.", ".w2."))),
     # mistral3.py: Pixtral tower and projector, the text model of text_config's class (Mistral-Small-3.x: mistral,
     # Ministral-3: ministral3, Mistral-Large-3 in HF format: deepseek_v3).
     "Mistral3ForConditionalGeneration": Arch("vllm:mistral.py", towers=(_PIXTRAL, _MISTRAL3_PROJECTOR),
-                                             registered_text_model=True),
+                                             registered_text_model=True, hf_to_vllm=(
+                                                 _VL_TEXT[0], ("prefix", "model.vision_tower.", "vision_tower."),
+                                                 ("prefix", "model.multi_modal_projector.", "multi_modal_projector."),
+                                                 _VL_TEXT[1], ("prefix", "model.", "language_model.model."),
+                                                 ("suffix", ".activation_scale", ".input_scale"),
+                                                 ("suffix", ".weight_scale_inv", ".weight_scale"))),
     "Qwen2ForCausalLM": Arch("vllm:qwen2.py", **_QWEN2_MODEL),
     "Qwen3ForCausalLM": Arch("vllm:qwen3.py", **_QWEN2_MODEL),
     "Qwen2MoeForCausalLM": Arch("vllm:qwen2_moe.py", unquantized=_QWEN_MOE_ROUTERS, router=_NORM_TOPK,
                                 sliding=MODEL_WINDOW),
     "Qwen3MoeForCausalLM": Arch("vllm:qwen3_moe.py", router=_NORM_TOPK, sliding=MODEL_WINDOW, **_QWEN3_MOE_ROUTERS),
     "Qwen2_5_VLForConditionalGeneration": Arch("vllm:qwen2.py", packed=_QWEN_VL_PACKED, towers=(_QWEN25_VISUAL,),
-                                               **_QWEN2_MODEL),
+                                               hf_to_vllm=_QWEN25_VL_NAMES, **_QWEN2_MODEL),
     # The text models: Qwen2ForCausalLM (qwen2.py); Qwen3LLMForCausalLM (qwen3_vl.py, a Qwen3ForCausalLM);
     # Qwen3MoeLLMForCausalLM (qwen3_vl_moe.py, a Qwen3MoeForCausalLM).
     "Qwen3VLForConditionalGeneration": Arch("vllm:qwen3_vl.py", packed=_QWEN_VL_PACKED, towers=(_QWEN3_VISUAL,),
-                                            **_QWEN2_MODEL),
+                                            hf_to_vllm=_QWEN3_VL_NAMES, **_QWEN2_MODEL),
     # Qwen3VLMoeForConditionalGeneration.__init__ replaces its packed_modules_mapping by Qwen3-VL's text and MoE
     # ones: no "qkv" entry (the tower's attn.qkv is matched by its own name, the same answer).
     "Qwen3VLMoeForConditionalGeneration": Arch("vllm:qwen3_vl_moe.py",
                                                towers=(_QWEN3_VISUAL._replace(packed=LLAMA_PACKED),),
-                                               router=_NORM_TOPK, sliding=MODEL_WINDOW,
+                                               router=_NORM_TOPK, sliding=MODEL_WINDOW, hf_to_vllm=_QWEN3_VL_NAMES,
                                                **_QWEN3_MOE_ROUTERS),
     "DeepseekV2ForCausalLM": _DEEPSEEK,
     "DeepseekV3ForCausalLM": _DEEPSEEK_V3,
@@ -349,12 +383,17 @@ ARCHITECTURES: dict[str, Arch] = {
                                  router=Router(("scoring_func", "sigmoid"), True, None, ("use_routing_bias", True))),
     "Gemma2ForCausalLM": Arch("vllm:gemma2.py"),
     "Gemma3ForCausalLM": Arch("vllm:gemma3.py"),
-    "Gemma3ForConditionalGeneration": Arch("vllm:gemma3.py", towers=(_SIGLIP,)),
+    "Gemma3ForConditionalGeneration": Arch("vllm:gemma3.py", towers=(_SIGLIP,), hf_to_vllm=(
+        _VL_TEXT[0], ("prefix", "model.vision_tower.", "vision_tower."),
+        ("prefix", "model.multi_modal_projector.", "multi_modal_projector."), _VL_TEXT[1])),
     # phi3.py: packed_modules_mapping maps qkv_proj -> [qkv_proj], gate_up_proj -> [gate_up_proj] (stored fused).
     "Phi3ForCausalLM": Arch("vllm:phi3.py", packed={"qkv_proj": ("qkv_proj",), "gate_up_proj": ("gate_up_proj",)}),
     # gpt_oss.py: attention sinks are a per-head nn.Parameter, not a linear; mlp.router is a GateLinear.
     "GptOssForCausalLM": Arch("vllm:gpt_oss.py", packed=_QKV_ONLY, unquantized=("mlp.router",), kv_replication=False,
-                              head_quant_config=False, moe_activation="swigluoai", sliding=EVEN_LAYERS),
+                              head_quant_config=False, moe_activation="swigluoai", sliding=EVEN_LAYERS,
+                              hf_to_vllm=(("substr", ".self_attn.", ".attn."),
+                                          ("suffix", ".embed_tokens.weight", ".embedding.weight"),
+                                          *_GPT_OSS_EXPERT_SUFFIXES)),
 }
 
 # GLM-4-0414 / GLM-Z1 (glm4.py, 0.25-0.34 alike): Llama's q/k/v and gate/up fusions with post-norms; the
@@ -388,15 +427,17 @@ _QWEN35_PACKED = {**LLAMA_PACKED, "in_proj_qkvz": ("in_proj_qkv", "in_proj_z"),
                   "in_proj_ba": ("in_proj_b", "in_proj_a")}
 _GDN = dict(spec_prefix="mtp.", q_gate=True, conv_linears=("linear_attn.conv1d",), sliding=MODEL_WINDOW,
             unquantized=_QWEN_MOE_ROUTERS, router=Router(renormalize=("norm_topk_prob", True)))
+# qwen3_5.py's text-only classes read a checkpoint saved from the VL model (model.language_model.* -> model.*).
+_QWEN35_TEXT_NAMES = (("prefix", "model.language_model.", "model."),)
 ARCHITECTURES.update({
     "Qwen3NextForCausalLM": Arch("vllm:qwen3_next.py", packed=_QWEN3_NEXT_PACKED, head_quant_config=False,
                                  **_GDN),
-    "Qwen3_5ForCausalLM": Arch("vllm:qwen3_5.py", packed=_QWEN35_PACKED, **_GDN),
-    "Qwen3_5MoeForCausalLM": Arch("vllm:qwen3_5.py", packed=_QWEN35_PACKED, **_GDN),
+    "Qwen3_5ForCausalLM": Arch("vllm:qwen3_5.py", packed=_QWEN35_PACKED, hf_to_vllm=_QWEN35_TEXT_NAMES, **_GDN),
+    "Qwen3_5MoeForCausalLM": Arch("vllm:qwen3_5.py", packed=_QWEN35_PACKED, hf_to_vllm=_QWEN35_TEXT_NAMES, **_GDN),
     "Qwen3_5ForConditionalGeneration": Arch("vllm:qwen3_5.py", packed={**_QWEN_VL_PACKED, **_QWEN35_PACKED},
-                                            towers=(_QWEN3_VISUAL,), **_GDN),
+                                            towers=(_QWEN3_VISUAL,), hf_to_vllm=_QWEN3_VL_NAMES, **_GDN),
     "Qwen3_5MoeForConditionalGeneration": Arch("vllm:qwen3_5.py", packed={**_QWEN_VL_PACKED, **_QWEN35_PACKED},
-                                               towers=(_QWEN3_VISUAL,), **_GDN),
+                                               towers=(_QWEN3_VISUAL,), hf_to_vllm=_QWEN3_VL_NAMES, **_GDN),
 })
 
 # Qwen4-Exp (vllm.models.qwen4_exp, registered 0.29-0.34, read from 0.33 / 0.34: __init__.py resolves nvidia/model.py
@@ -485,8 +526,14 @@ _MINIMAX_M3 = Arch("vllm:models/minimax_m3", unquantized=("block_sparse_moe.gate
                    swiglu_limit_default=7.0)
 _MINIMAX_M3_VISION = Tower("vllm:models/minimax_m3", ("vision_tower.", "multi_modal_projector.", "patch_merge_mlp."),
                            styles={"linear_2": ROW}, vision_heads=True)
+# nvidia/model.py's mapper (0.33, 0.34); amd/model.py's substrings lack the trailing dot (".mlp.fc1": ".fc1"), which
+# renames the same weights.
+_MINIMAX_M3_NAMES = (("substr", ".mlp.fc1.", ".fc1."), ("substr", ".mlp.fc2.", ".fc2."),
+                     ("prefix", "multi_modal_projector.", "vision_tower.multi_modal_projector."),
+                     ("prefix", "patch_merge_mlp.", "vision_tower.patch_merge_mlp."))
 ARCHITECTURES.update({"MiniMaxM3SparseForCausalLM": _MINIMAX_M3,
-                      "MiniMaxM3SparseForConditionalGeneration": _MINIMAX_M3._replace(towers=(_MINIMAX_M3_VISION,))})
+                      "MiniMaxM3SparseForConditionalGeneration": _MINIMAX_M3._replace(
+                          towers=(_MINIMAX_M3_VISION,), hf_to_vllm=_MINIMAX_M3_NAMES)})
 
 
 # GLM-5-Next / GLM-5.3-Flash (vllm/models/glm5next, 0.30-0.34; common/model.py from 0.31, nvidia/model.py in 0.30; the
@@ -527,7 +574,9 @@ _GLM5_NEXT_VISUAL = Tower("vllm:models/glm5next", ("model.visual.", "visual."),
                           vision_heads=True, quantized=False,
                           styles={"attn.qkv": "QKVParallelLinear", "attn.proj": ROW, "merger.proj": COLUMN})
 ARCHITECTURES.update({"Glm5NextForCausalLM": _GLM5_NEXT,
-                      "Glm5NextForConditionalGeneration": _GLM5_NEXT._replace(towers=(_GLM5_NEXT_VISUAL,))})
+                      "Glm5NextForConditionalGeneration": _GLM5_NEXT._replace(
+                          towers=(_GLM5_NEXT_VISUAL,),
+                          hf_to_vllm=(_VL_TEXT[1], _VL_TEXT[0], ("prefix", "model.visual.", "visual.")))})
 
 
 # DeepSeek-V4 (vllm.models.deepseek_v4, 0.30-0.34; the class resolved per platform: nvidia/, amd/, xpu/, cpu/
@@ -553,7 +602,16 @@ _DSV4 = Arch("vllm:models/deepseek_v4", packed=_DSV4_PACKED,
              unquantized=("ffn.gate",), unquantized_layers=("indexer.weights_proj", "compressor.fused_wkv_wgate"),
              disable_tp=("attn.fused_wqa_wkv", "compressor.fused_wkv_wgate"), head_quant_config=False,
              spec_substrings=("mtp.",), sliding=MODEL_WINDOW, fp4_experts_by_default=True, moe_swiglu_limit=True,
-             swiglu_limit_default=10.0, router=Router(("scoring_func", "sqrtsoftplus"), ("norm_topk_prob", True), None,
+             swiglu_limit_default=10.0,
+             hf_to_vllm=(("regex", r"(\.experts\.\d+\.w[123]\.base_layer)\.scale$", r"\1.weight_scale"),
+                         ("regex", r"(\.experts\.\d+\.w[123])\.scale$", r"\1.weight_scale"),
+                         ("regex", r"\.scale$", ".weight_scale_inv"),
+                         ("substr", ".shared_experts.w2", ".shared_experts.down_proj"),
+                         *(("prefix", old, f"model.{old}")
+                           for old in ("layers.", "embed.", "norm.", "hc_head", "mtp.")),
+                         ("suffix", "head.weight", "lm_head.weight"), ("suffix", "embed.weight", "embed_tokens.weight"),
+                         ("suffix", ".ffn.gate.bias", ".ffn.gate.e_score_correction_bias")),
+             router=Router(("scoring_func", "sqrtsoftplus"), ("norm_topk_prob", True), None,
                            ("topk_method", "noaux_tc")),
              # The attention class per platform and its backend_cls.get_name(), 0.30-0.34: nvidia/model.py
              # _select_dsv4_attn_cls (no --attention-backend: FlashMLA, FlashInfer's SM120 class on SM12x),
@@ -616,6 +674,9 @@ _KIMI_K25_PROJECTOR = Tower("vllm:kimi_k25_vit.py", ("mm_projector.",), packed={
                             unquantized_methods=("compressed-tensors",))
 ARCHITECTURES["KimiK25ForConditionalGeneration"] = _DEEPSEEK_V3._replace(
     source="vllm:kimi_k25.py", towers=(_MOONVIT, _KIMI_K25_PROJECTOR),
+    hf_to_vllm=(("prefix", "language_model.layers.", "language_model.model.layers."),
+                ("prefix", "mm_projector.proj.0", "mm_projector.linear_1"),
+                ("prefix", "mm_projector.proj.2", "mm_projector.linear_2")),
     vllm_names=(("mm_projector.proj.0", "mm_projector.linear_1"), ("mm_projector.proj.2", "mm_projector.linear_2")))
 
 
@@ -733,7 +794,8 @@ ARCHITECTURES["NemotronHForCausalLM"] = Arch(
     "vllm:nemotron_h.py", packed=_QKV_ONLY, spec_prefix="mtp", conv_linears=("mixer.conv1d",),
     unquantized=("mixer.gate",), styles={"mixer.fc1_latent_proj": REPLICATED, "mixer.fc2_latent_proj": REPLICATED},
     router=Router("sigmoid", ("norm_topk_prob", True), ("n_group", 1), True), moe_activation="relu2_no_mul",
-    gated_experts=False, mamba_in_proj="mixer.in_proj", sliding=MODEL_WINDOW)
+    gated_experts=False, mamba_in_proj="mixer.in_proj", sliding=MODEL_WINDOW,
+    hf_to_vllm=(("substr", "A_log", "A"), ("substr", "embeddings", "embed_tokens"), ("prefix", "backbone", "model")))
 
 # ERNIE-4.5 (ernie45.py: llama.py's LlamaForCausalLM) and ERNIE-4.5-MoE (ernie45_moe.py): the router mlp.gate a
 # GateLinear without quant_config, softmax routing with the e_score_correction_bias (mlp.moe_statics), shared
@@ -753,7 +815,7 @@ ARCHITECTURES.update({
 ARCHITECTURES["Gemma4ForCausalLM"] = Arch(
     "vllm:gemma4.py", spec_substrings=("audio_tower.", "embed_audio.", "embed_vision.", "vision_tower."),
     unquantized=("router.proj",), k_eq_v=True, layer_geometry=True, kv_shared_layers=True, moe_activation="gelu_tanh",
-    router=Router(custom="Custom"),
+    router=Router(custom="Custom"), hf_to_vllm=(("prefix", "model.language_model.", "model."),),
     styles={"router.proj": REPLICATED, "per_layer_input_gate": REPLICATED, "per_layer_projection": REPLICATED,
             "per_layer_model_projection": COLUMN})
 
@@ -769,7 +831,10 @@ _GEMMA4_TOWERS = (
           quant_needs_64="audio"),
 )
 ARCHITECTURES["Gemma4ForConditionalGeneration"] = ARCHITECTURES["Gemma4ForCausalLM"]._replace(
-    source="vllm:gemma4_mm.py", towers=_GEMMA4_TOWERS, spec_substrings=())
+    source="vllm:gemma4_mm.py", towers=_GEMMA4_TOWERS, spec_substrings=(),
+    hf_to_vllm=(("prefix", "model.vision_tower", "vision_tower"), ("prefix", "model.embed_vision", "embed_vision"),
+                ("prefix", "model.audio_tower.", "audio_tower."), ("prefix", "model.embed_audio.", "embed_audio."),
+                *_VL_TEXT, ("prefix", "model", "language_model.model")))
 # Methods whose tower layers gemma4_mm.py always quantizes (they handle sizes that are not multiples of 64).
 ANY_SIZE_TOWER_METHODS = ("bitsandbytes", "torchao", "compressed-tensors")
 
@@ -792,7 +857,8 @@ ARCHITECTURES["LagunaForCausalLM"] = Arch("vllm:laguna.py", packed=_QKV_ONLY, un
 ARCHITECTURES["Step3p5ForCausalLM"] = Arch(
     "vllm:step3p5.py", unquantized=("moe.gate",), spec_layers="num_nextn_predict_layers",
     router=Router(("moe_router_activation", "sigmoid"), ("norm_expert_weight", False), None, True),
-    limited_moe_activation="swiglustep", stacked_experts="moe")
+    limited_moe_activation="swiglustep", stacked_experts="moe",
+    hf_to_vllm=(("substr", ".share_expert.", ".moe.share_expert."),))
 
 # Step-3.7 (step3p7.py Step3p7ForConditionalGeneration, registered 0.30-0.34, the file unchanged 0.33 -> 0.34): the text
 # model is the class text_config names (init_vllm_registered_model: Step3p5ForCausalLM, step3p5.py) under
@@ -1041,8 +1107,31 @@ def model_arch(config: ModelConfig, profile) -> Arch | None:
     arch = arch_for(config.architectures)
     if arch is not None and arch.registered_text_model:
         text = ARCHITECTURES.get(text_model_architecture(config) or "")
-        arch = text._replace(towers=arch.towers) if text is not None else arch
+        arch = text._replace(towers=arch.towers, hf_to_vllm=arch.hf_to_vllm) if text is not None else arch
     return arch.for_release(profile) if arch is not None else None
+
+
+def map_vllm_name(name: str, renames: tuple[tuple[str, str, str], ...]) -> str:
+    """WeightsMapper.map_name (models/utils.py, 0.25-0.34) over Arch.hf_to_vllm's renames: every regex (re.sub),
+    then the first occurrence of each substring, each prefix, each suffix, in turn. Renames only (get_rename_mapper
+    drops the None entries), so a name always maps to a name. It is also WeightsMapper.apply_list on one entry of a
+    quantization config's layer list."""
+    for kind, old, new in renames:
+        if kind == "regex":
+            name = re.sub(old, new, name)
+        elif kind == "substr" and old in name:
+            name = name.replace(old, new, 1)
+        elif kind == "prefix" and name.startswith(old):
+            name = name.replace(old, new, 1)
+        elif kind == "suffix" and name.endswith(old):
+            name = new.join(name.rsplit(old, 1))
+    return name
+
+
+def vllm_module_name(name: str, renames: tuple[tuple[str, str, str], ...]) -> str:
+    """The name vLLM's model gives the module a checkpoint names `name`: the loader maps its tensors' names
+    (`<name>.weight`), so a "lm_head." prefix rule renames the module lm_head (a bare "lm_head" list entry is not)."""
+    return map_vllm_name(f"{name}.weight", renames).removesuffix(".weight") if renames else name
 
 
 def tower_for(arch: Arch, name: str) -> Tower | None:

@@ -16,7 +16,7 @@ from fp8check.core.checkpoint.safetensors_header import TensorInfo
 from fp8check.core.model.layouts import (
     ANY_SIZE_TOWER_METHODS, COLUMN, FUSED_QKV_A, GENERIC, GENERIC_ARCH, LLAMA_PACKED, QKV_CLASSES, REPLICATED, ROW,
     TORCH_LINEAR,
-    Arch, Tower, model_arch, tail_match, tower_for,
+    Arch, Tower, model_arch, tail_match, tower_for, vllm_module_name,
 )
 
 # Leaf names the generic rules build as RowParallelLinear (input split across ranks, all-reduce after).
@@ -63,6 +63,10 @@ class LinearModule(NamedTuple):
     tp_split: bool = True     # False: built with disable_tp (DeepSeek's fused_qkv_a_proj), or a torch nn.Linear
     dequantized: tuple[str, ...] = ()  # shards vLLM's loader dequantizes to BF16 when stored in FP8
     whole_parts: tuple[int, ...] = ()  # fused parts every TP rank holds whole (Arch.replicated_shards)
+    # (its name, its shards' names) in vLLM's model where the model's hf_to_vllm_mapper renames them (Arch.hf_to_vllm):
+    # what get_quant_method matches the quant config's lists against (formats.registry.assign); None: the
+    # checkpoint's names.
+    vllm_names: tuple[str, tuple[str, ...]] | None = None
 
     @property
     def leaf(self) -> str:
@@ -78,6 +82,7 @@ class MoEModule(NamedTuple):
     tails: tuple[str, ...]    # each tensor's name after '<name>.' ('113.down_proj.weight'), cut once here
     layout: str = "generic"
     gated: bool = True        # False: up and down projections only (is_act_and_mul=False)
+    vllm_name: str | None = None  # its name in vLLM's model where the hf_to_vllm_mapper renames it (Arch.hf_to_vllm)
 
 
 class SkippedLayer(NamedTuple):
@@ -164,15 +169,30 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
                 orphans.append(info)
         else:
             shard.side[suffix] = info
-    linears = _fuse(weights, config, arch)
+    linears = tuple(_with_vllm_names(m, arch.hf_to_vllm) for m in _fuse(weights, config, arch))
     moes = tuple(  # experts counted over distinct tails: ~1,500 per FusedMoE, not one set.add per tensor
         MoEModule(name=name, num_experts=len(set(map(expert_ids.__getitem__, set(tails)))), tensors=tuple(infos),
-                  tails=tuple(tails), layout=arch.source, gated=arch.gated_experts)
+                  tails=tuple(tails), layout=arch.source, gated=arch.gated_experts,
+                  vllm_name=_renamed(name, arch.hf_to_vllm))
         for name, (infos, tails) in sorted(experts.items(), key=lambda item: _natural_key(item[0]))
     )
     return ModelLayout(linears=linears, moes=moes, orphans=tuple(orphans), non_expert_names=tuple(others),
                        notes=tuple(notes), skipped=tuple(SkippedLayer(p, tuple(infos), _skip_reason(arch, config, p))
                                                          for p, infos in skipped.items()))
+
+
+def _renamed(name: str, renames: tuple[tuple[str, str, str], ...]) -> str | None:
+    """vLLM's name for a module the checkpoint names `name`, where the model's mapper renames it; else None."""
+    vllm_name = vllm_module_name(name, renames)
+    return vllm_name if vllm_name != name else None
+
+
+def _with_vllm_names(module: LinearModule, renames: tuple[tuple[str, str, str], ...]) -> LinearModule:
+    if not renames:
+        return module
+    names = (vllm_module_name(module.name, renames), tuple(vllm_module_name(s.name, renames) for s in module.shards))
+    unchanged = names == (module.name, tuple(s.name for s in module.shards))
+    return module if unchanged else module._replace(vllm_names=names)
 
 
 def _skip_reason(arch: Arch, config: ModelConfig, prefix: str) -> str:

@@ -9,6 +9,8 @@ lookup resolve_model_cls makes) and, from it:
 - `packed_modules_mapping`, the class attribute (None: the class has none), and what the class's (or a base's)
   `__init__` does to it, read from the source (`init`: entries added under an `if`, the mapping reassigned);
 - the names the `hf_to_vllm_mapper` of the class, or of another class its file defines, drops (mapped to None);
+- the renames of the class's own `hf_to_vllm_mapper` (`renames`: [kind, old, new] in the order map_name applies
+  them), what vLLM maps a quantization config's layer lists with (get_rename_mapper) and its module names load under;
 - its file (`source`), its bases' files and the file the registry names (`registry_source`: a package that picks
   the class per platform, vllm/models/deepseek_v32), as fp8check's `source` names files.
 An architecture the registry lacks is answered with the release it was last supported in
@@ -29,6 +31,9 @@ import textwrap
 # The WeightsMapper fields whose None values drop a checkpoint name, and the kind each is reported as.
 DROPPING_FIELDS = {"orig_to_new_prefix": "prefix", "orig_to_new_substr": "substr",
                    "orig_to_new_suffix": "suffix", "orig_to_new_regex": "regex"}
+# The same fields in the order WeightsMapper.map_name applies them (models/utils.py).
+RENAMING_FIELDS = {"orig_to_new_regex": "regex", "orig_to_new_substr": "substr", "orig_to_new_prefix": "prefix",
+                   "orig_to_new_suffix": "suffix"}
 
 
 def _prepare(platform: str, stubbed: bool) -> None:
@@ -71,6 +76,13 @@ def dropped_names(mapper) -> list[list[str]]:
     return sorted(out)
 
 
+def renamed_names(mapper) -> list[list[str]]:
+    """[kind, old, new] of every rename of a WeightsMapper (mapped to a name, not None), in the order map_name
+    applies them (RENAMING_FIELDS, each field in its dict's order); [] for no mapper."""
+    return [[kind, getattr(key, "pattern", key), new] for field, kind in RENAMING_FIELDS.items()
+            for key, new in (getattr(mapper, field, None) or {}).items() if new is not None]
+
+
 def class_facts(architecture: str) -> dict:
     """One architecture as the registry resolves it on this process's platform (see the module docstring)."""
     from vllm.model_executor.models import registry
@@ -91,7 +103,8 @@ def class_facts(architecture: str) -> dict:
     bases = {source_of(k.__module__) for k in cls.__mro__[1:] if (k.__module__ or "").startswith("vllm.")}
     return dict(facts, cls=cls.__name__, source=source_of(cls.__module__), bases=sorted(bases),
                 packed={k: list(v) for k, v in packed.items()} if packed is not None else None,
-                init=init_changes(cls), dropped=module_drops(cls))
+                init=init_changes(cls), dropped=module_drops(cls),
+                renames=renamed_names(getattr(cls, "hf_to_vllm_mapper", None)))
 
 
 def module_drops(cls) -> list[list[str]]:

@@ -9,8 +9,8 @@ from fp8check.core.errors import InputError, printable
 from fp8check.core.formats.base import LAYER, Assignment
 from fp8check.core.formats.frontdoor import FrontDoor
 from fp8check.core.formats.kv_cache import check_cache_dtype
-from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe, front_door
-from fp8check.core.model.layouts import construction_refusal, import_refusal, model_arch, retired_error
+from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe, front_door, map_layer_lists
+from fp8check.core.model.layouts import construction_refusal, import_refusal, map_vllm_name, model_arch, retired_error
 from fp8check.core.model.memory import fit, fits_at, weight_footprint
 from fp8check.core.model.modules import LinearModule, ModelLayout, build_layout
 from fp8check.core.model.shapes import embedding_errors, shape_errors
@@ -29,10 +29,15 @@ TP_SWEEP = tuple(range(1, 17))
 
 
 def front_door_of(ckpt: Checkpoint, options: InspectOptions) -> FrontDoor:
-    """The quant config vLLM builds for this checkpoint under the options, and its model-wide errors."""
+    """The quant config vLLM builds for this checkpoint under the options, and its model-wide errors; its layer
+    lists as the model class's hf_to_vllm_mapper leaves them (map_layer_lists)."""
     ctx = RoutingContext.of(options, ckpt.config.sliding.model_type)
-    return front_door(ckpt.config.raw_quantization_config, ckpt.config.quantization_config, ctx,
+    door = front_door(ckpt.config.raw_quantization_config, ckpt.config.quantization_config, ctx,
                       options.quantization, options.allow_deprecated_quantization, activation_dtype(ckpt.config))
+    arch = model_arch(ckpt.config, ctx.profile)
+    if arch is None or not arch.hf_to_vllm:
+        return door
+    return door._replace(quant=map_layer_lists(door.quant, lambda name: map_vllm_name(name, arch.hf_to_vllm)))
 
 
 # layers/sparse_attn_indexer.py SparseAttnIndexer.__init__ (every release 0.25-0.34), verbatim: DeepSeek sparse

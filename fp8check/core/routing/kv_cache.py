@@ -42,6 +42,7 @@ from fp8check.core.formats.kv_cache import (
 )
 from fp8check.core.model.layouts import (
     QKV_CLASSES, SLIDING_KIND, attention_windows, model_arch, model_cache_dtype, tower_for,
+    vllm_module_name,
 )
 from fp8check.core.model.memory import SlidingShare
 from fp8check.core.records import AttentionReport
@@ -323,10 +324,12 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
     grouped = _scales_by_layer(layout, layers, kv)
     arch = model_arch(ckpt.config, ctx.profile)
     window_error = attention_windows(ckpt.config, arch).error
-    # A layer that is the model's own attention, or one built without the quant config, has no KV cache method.
+    # A layer that is the model's own attention, or one built without the quant config, has no KV cache method;
+    # the others ask under vLLM's module name (the model's hf_to_vllm_mapper renames).
     no_method = arch is not None and not arch.attention_quant_config
-    methods = {layer.name: None if layer.own_backend or no_method else kv.method_for(layer.name, layer.mla)
-               for layer in layers}
+    renames = arch.hf_to_vllm if arch is not None else ()
+    methods = {layer.name: None if layer.own_backend or no_method
+               else kv.method_for(vllm_module_name(layer.name, renames), layer.mla) for layer in layers}
     loads = {layer.name: _load(layer, grouped.get(layer.prefix, []), methods[layer.name], kv, ckpt, mla_model)
              for layer in layers}
     elsewhere: dict[str, ScaleName] = {}

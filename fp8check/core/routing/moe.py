@@ -106,12 +106,13 @@ def expert_shapes(moe: MoEModule) -> ExpertShapes:
 
 
 def select_method(moe: MoEModule, shapes: ExpertShapes, quant, profile: RuleProfile) -> MoEMethod:
-    """The FusedMoE quant method: the format's get_quant_method for a FusedMoE, asked with the checkpoint's names
-    of expert 0's gate / up / down projections, as the profile's release asks."""
+    """The FusedMoE quant method: the format's get_quant_method for a FusedMoE, asked with vLLM's name of the layer
+    (renamed by the model's hf_to_vllm_mapper) and the checkpoint's names of expert 0's gate / up / down projections,
+    as the profile's release asks."""
     if quant is None:
         return MoEMethod(UNQUANTIZED_MOE, note="the model has no quantization_config")
     leaves = tuple(shapes.leaves.get(role, default) for role, default in DEFAULT_LEAVES)
-    return FORMATS[quant.method].moe_method(moe.name, leaves, quant, profile)
+    return FORMATS[quant.method].moe_method(moe.vllm_name or moe.name, leaves, quant, profile)
 
 
 def _expert_dtype(method: MoEMethod, config: ModelConfig, quant, dtypes: str, profile) -> MoEMethod:
