@@ -173,7 +173,7 @@ MOE_STYLES = {
 # Layer names vLLM builds without a quant config: real checkpoints store them in BF16.
 ROUTER_LEAVES = (".mlp.gate", ".block_sparse_moe.gate", ".feed_forward.router", ".mlp.router", ".shared_expert_gate",
                  ".mixer.gate", ".router.proj", ".mlp.gate.wg",
-                 ".moe.gate")  # Nemotron-H, Gemma-4, Hunyuan, Step-3.5
+                 ".moe.gate", ".mlp.router.gate")  # Nemotron-H, Gemma-4, Hunyuan, Step-3.5, HY-V3
 # Towers vLLM builds with quant_config=None (mllama4.py, step3_vl.py): the FP8 checkpoints keep them in BF16.
 BF16_TOWERS = {"llama4": ("vision_model.", "multi_modal_projector."), "step3": ("vision_model.", "vit_large_projector")}
 
@@ -271,6 +271,13 @@ SAVED_NAMES: dict[str, tuple[tuple[str, str], ...]] = {
     # kimi_linear's conversion renames every .block_sparse_moe. to .mlp.: reverted, the dense layers' MLP lands under
     # block_sparse_moe, where Moonshot's checkpoints (and vLLM's KimiDecoderLayer) hold it under mlp.
     "kimi_linear": ((r"\.block_sparse_moe\.(gate_proj|up_proj|down_proj)\.", r".mlp.\1."),),
+    # hy_v4's conversion renames .linear_gate -> .gate_proj (the attention's output gate) and drops .hc_pre.: reverted,
+    # every MLP's gate_proj becomes linear_gate and the hyper-connection weights land under .hc_pre.<layer>.; Tencent's
+    # checkpoints (and vLLM's hy_v4 loader) hold mlp[.shared_experts].gate_proj, layers.N.hc_attn_layer.hc_pre.hc_fn
+    # and model.hc_head.hc_head_fn.
+    "hy_v4": ((r"\.mlp\.(shared_experts\.)?linear_gate\.", r".mlp.\1gate_proj."),
+              (r"\.hc_pre\.(hc_attn_layer|hc_mlp_layer)\.", r".\1.hc_pre."),
+              (r"^model\.hc_pre\.hc_head\.", "model.hc_head.")),
 }
 
 

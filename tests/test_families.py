@@ -79,6 +79,21 @@ DSV41 = dict(hidden_size=512, num_hidden_layers=4, num_attention_heads=4, num_ke
 DSV41_SPEC = dict(DSV4_SPEC, layers=4, ignore=(*DSV4_VL_SPEC["ignore"], r"re:.*\.indexer\.wk$"),
                   extra_tensors={**deepseek_v41_tensors(DSV41_TEXT),
                                  **deepseek_v4_vision_tensors(512, DSV4_VISION, ("start", "end", "newline"))})
+# HY-V3: a dense layer, then a MoE layer (router stored as mlp.router.gate, shared expert mlp.shared_mlp); the keys
+# vLLM's hy_v3.py reads beside transformers' (expert_hidden_dim, first_k_dense_replace, route_norm).
+HYV3 = dict(num_hidden_layers=2, num_experts=4, num_experts_per_tok=2, num_shared_experts=1, moe_intermediate_size=256,
+            expert_hidden_dim=256, first_k_dense_replace=1, mlp_layer_types=["dense", "sparse"], route_norm=True,
+            qk_norm=True)
+# HY-V4: a dense-MLA layer with a dense MLP, a sparse-MLA (indexer) layer with a MoE; gated MLA, learnable sinks and
+# hyper-connections (vLLM's HYV4Config defaults); the indexer's weights_proj BF16 (fp32 in transformers' class).
+HYV4 = dict(num_hidden_layers=2, hidden_size=512, intermediate_size=1024, moe_intermediate_size=256,
+            num_attention_heads=4, n_routed_experts=4, n_shared_experts=1, num_experts_per_tok=2, q_lora_rank=256,
+            kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, index_topk=2048,
+            index_n_heads=4, index_head_dim=128, mlp_layer_types=["dense", "sparse"],
+            layer_types=["full_attention", "indexed_attention"], indexer_types=["full", "full"], hc_mult=4,
+            vocab_size=1000, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+HYV4_SPEC = dict(architecture="HYV4ForCausalLM", model_type="hy_v4", transformers=True, hidden=512, extra_config=HYV4,
+                 ignore=("lm_head", r"re:.*\.indexer\.weights_proj$"))
 # Nemotron-H: one mixer a layer (Mamba2, attention, relu2 MLP, MoE), per-channel FP8 as NVIDIA's exports.
 NEMOTRON_H = dict(hybrid_override_pattern="M*-E", mamba_num_heads=8, mamba_head_dim=64, n_groups=2,
                   ssm_state_size=128, conv_kernel=4, expand=1, use_conv_bias=True, mlp_hidden_act="relu2",
@@ -435,6 +450,16 @@ FAMILIES = [
                                                               num_shared_expert=1)), 2,
      {"model.layers.0.mlp.gate.wg": ("ReplicatedLinear", "vllm:transformers/moe.py"),
       "model.layers.0.mlp.shared_mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:transformers/moe.py")}),
+    ("hy-v3", dict(architecture="HYV3ForCausalLM", model_type="hy_v3", extra_config=HYV3, **HF), 2,
+     {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:hy_v3.py"),
+      "model.layers.1.mlp.shared_mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:hy_v3.py"),
+      "model.layers.1.mlp.router.gate": ("ReplicatedLinear", "vllm:hy_v3.py")}),
+    ("hy-v4", HYV4_SPEC, 2,
+     {"model.layers.0.self_attn.fused_qkv_a_proj": ("MergedColumnParallelLinear", "vllm:models/hy_v4"),
+      "model.layers.1.self_attn.linear_gate": ("ColumnParallelLinear", "vllm:models/hy_v4"),
+      "model.layers.1.self_attn.indexer.wk_weights_proj": ("MergedColumnParallelLinear", "vllm:models/hy_v4"),
+      "model.layers.1.hc_attn_layer.hc_pre.hc_fn": ("ReplicatedLinear", "vllm:models/hy_v4"),
+      "model.hc_head.hc_head_fn": ("ReplicatedLinear", "vllm:models/hy_v4")}),
     ("qwen3-next", dict(architecture="Qwen3NextForCausalLM", model_type="qwen3_next", extra_config=GDN_MOE, **HF), 2,
      {"model.layers.0.linear_attn.in_proj_qkvz": ("MergedColumnParallelLinear", "vllm:qwen3_next.py"),
       "model.layers.0.linear_attn.conv1d": ("ColumnParallelLinear", "vllm:qwen3_next.py"),
@@ -998,6 +1023,42 @@ def test_laguna_heads_per_layer_and_the_router_bias_under_experts(make_checkpoin
                                   extra_config=LAGUNA, **HF))
     assert [a.num_heads for a in rep.attention] == [4, 8, 4]
     assert [(m.num_experts, m.scheme) for m in rep.moes] == [(4, "CompressedTensorsW8A8Fp8MoEMethod")] * 2
+
+
+def test_hy_v3_router_loads_from_router_gate_unquantized_and_mtp_layers_are_skipped(make_checkpoint):
+    """hy_v3.py: the GateLinear mlp.gate (no quant_config) loads the checkpoint's mlp.router.gate; MTP layers past
+    num_hidden_layers are skipped; sigmoid routing with the bias over one expert group is DeepSeekV3's."""
+    mtp = {"model.layers.2.mlp.experts.0.gate_proj.weight": (256, 256), "model.layers.2.eh_proj.weight": (256, 512)}
+    rep = inspect(make_checkpoint(architecture="HYV3ForCausalLM", model_type="hy_v3", data="sparse",
+                                  extra_config=dict(HYV3, num_nextn_predict_layers=1), extra_tensors=mtp, **HF))
+    router = next(layer for layer in rep.layers if layer.name == "model.layers.1.mlp.router.gate")
+    assert router.scheme == "UnquantizedLinearMethod" and rep.ok
+    assert [s.prefix for s in rep.skipped] == ["model.layers.2."]
+    assert any("routing method DeepSeekV3" in note for moe in rep.moes for note in moe.notes)
+
+
+def test_hy_v4_sparse_layers_take_the_sink_capable_flashmla_sparse(make_checkpoint):
+    """hy_v4 attention.py: only layer_types' sparse layers are sparse MLA (the dense layer's indexer tensors are
+    skipped); their learnable sink makes the model bind FLASHMLA_SPARSE where the selector's choice cannot apply it
+    (H100: FLASH_ATTN_MLA_SPARSE); the hyper-connection hc_fn linears are BF16 ReplicatedLinears."""
+    rep = inspect(make_checkpoint(data="sparse", **HYV4_SPEC))
+    assert [(a.name, a.backend) for a in rep.attention] == [("model.layers.0.self_attn.mla_attn", "FLASH_ATTN_MLA"),
+                                                            ("model.layers.1.self_attn.mla_attn", "FLASHMLA_SPARSE")]
+    assert [s.prefix for s in rep.skipped] == ["model.layers.0.self_attn.indexer."]
+    hc = [layer for layer in rep.layers if layer.name.endswith(("hc_fn", "hc_head_fn"))]
+    assert len(hc) == 5 and all(layer.scheme == "UnquantizedLinearMethod" for layer in hc) and rep.ok
+
+
+@pytest.mark.parametrize("platform,expected", [
+    ("cpu", "HYV4 sparse attention was requested, but no valid sparse MLA backend is available for current "
+            "runtime/config. Refusing to fall back to dense attention."),
+    ("xpu", "Model architectures ['HYV4ForCausalLM'] failed to be inspected. Please check the logs for more details. "
+            "(logged before it: NotImplementedError: hy_v4 does not yet support XPU.)")])
+def test_hy_v4_refusals(make_checkpoint, platform, expected):
+    """hy_v4 refuses to fall back to dense attention where no sparse MLA backend is valid (CPU), and its package
+    refuses XPU on import."""
+    rep = inspect(make_checkpoint(data="sparse", **HYV4_SPEC), platform)
+    assert expected in rep.errors + tuple(e for a in rep.attention for e in a.errors)
 
 
 def test_dsa_indexer_needs_deep_gemm_on_cuda(make_checkpoint):

@@ -1360,6 +1360,25 @@ def unknown_backend_error(name: str, ctx: RoutingContext) -> str | None:
     return f"Unknown attention backend: '{name}'. Valid options are: {', '.join(names)}"
 
 
+def sink_capable_backend(choice: AttentionChoice, spec: AttentionSpec, ctx: RoutingContext,
+                         sink_backend: str) -> AttentionChoice:
+    """A layer with attention sinks that its model file hands its own sink-capable subclass of `sink_backend` (hy_v4
+    attention.py _resolve_sink_backend): the selector's choice when it supports sinks, else `sink_backend` when it
+    validates the layer's configuration, else the selector's choice with the sink disabled (vLLM's warning)."""
+    chosen = BACKENDS.get(choice.backend or "")
+    if chosen is None or chosen.supports_sink(ctx):
+        return choice
+    cfg = selector_config(spec, ctx)
+    reasons = BACKENDS[sink_backend].invalid_reasons(cfg, ctx)
+    if reasons:
+        return choice._replace(notes=choice.notes + (
+            f"the learnable sink is unavailable: the selected backend {choice.backend} cannot apply sinks and the "
+            f"sink-capable {sink_backend} path is invalid here ({', '.join(reasons)}); the sink bias is disabled",))
+    return AttentionChoice(sink_backend, choice.rejected, BACKENDS[sink_backend].impl_error(cfg, ctx), choice.notes + (
+        f"learnable sink enabled: using the sink-capable {sink_backend} impl instead of {choice.backend}, which "
+        "cannot apply sinks",))
+
+
 def select_attention_backend(spec: AttentionSpec, ctx: RoutingContext, requested: str | None = None) -> AttentionChoice:
     """get_attn_backend for one attention layer kind: the backend vLLM picks on ctx's platform and release (or
     --attention-backend `requested`), every rejection, vLLM's error and its logs on the way."""

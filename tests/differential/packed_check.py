@@ -176,6 +176,9 @@ EXPECTED: dict[tuple[str, str], str] = {
                                                                  "class reuses) drops the prefix `mtp.`; fp8check "
                                                                  "drops every name holding it, as load_weights' own "
                                                                  "mapper does",
+    ("HYV4ForCausalLM", "dropped:prefix:model.mtp_layers."): "models/hy_v4 HYV4ForCausalLM.load_weights drops "
+                                                             "model.mtp_layers.* with a WeightsMapper of its own "
+                                                             "(drop_mapper), not its hf_to_vllm_mapper",
 }
 
 

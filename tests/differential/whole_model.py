@@ -374,6 +374,25 @@ FAMILIES.update({
                    "vision_config": {"hidden_size": _V, "intermediate_size": 2 * _V, "output_hidden_size": 2 * _V,
                                      "num_hidden_layers": 1, "num_attention_heads": 16, "image_size": 728,
                                      "patch_size": 14}}),
+    # HY-V3: a dense layer and two MoE layers (router stored as mlp.router.gate, shared expert mlp.shared_mlp), with
+    # the keys hy_v3.py reads beside transformers' (expert_hidden_dim, first_k_dense_replace, route_norm, qk_norm).
+    "hy-v3": (dict(architecture="HYV3ForCausalLM", model_type="hy_v3", **_HF),
+              dict(num_hidden_layers=3, num_experts=8, num_experts_per_tok=2, num_shared_experts=1,
+                   moe_intermediate_size=1024, expert_hidden_dim=1024, first_k_dense_replace=1,
+                   mlp_layer_types=["dense", "sparse", "sparse"], route_norm=True, qk_norm=True,
+                   router_scaling_factor=2.8)),
+    # HY-V4: a dense-MLA layer with a dense MLP, then two sparse-MLA layers (an indexer each) with MoE; gated MLA,
+    # learnable sinks and hyper-connections as vLLM's HYV4Config defaults them; the indexer's weights_proj BF16
+    # (fp32 in transformers' class).
+    "hy-v4": (dict(architecture="HYV4ForCausalLM", model_type="hy_v4", **_HF,
+                   ignore=("lm_head", r"re:.*\.indexer\.weights_proj$")),
+              dict(num_hidden_layers=3, moe_intermediate_size=1024, n_routed_experts=8, n_shared_experts=1,
+                   num_experts_per_tok=2, q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128,
+                   qk_rope_head_dim=64, v_head_dim=128, index_topk=2048, index_n_heads=16, index_head_dim=128,
+                   mlp_layer_types=["dense", "sparse", "sparse"],
+                   layer_types=["full_attention", "indexed_attention", "indexed_attention"],
+                   indexer_types=["full", "full", "full"], hc_mult=4, pad_token_id=0, bos_token_id=1,
+                   eos_token_id=2)),
     "hunyuan-dense": (dict(architecture="HunYuanDenseV1ForCausalLM", model_type="hunyuan_v1_dense", **_HF), {}),
     "hunyuan-moe": (dict(architecture="HunYuanMoEV1ForCausalLM", model_type="hunyuan_v1_moe", **_HF),
                     dict(num_experts=8, moe_topk=2, moe_intermediate_size=1024, num_shared_expert=1)),

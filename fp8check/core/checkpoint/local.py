@@ -21,7 +21,8 @@ MAX_JSON_BYTES = 50_000_000  # config.json and the index are KBs; refuse anythin
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 ROUTER_KEYS = ("scoring_func", "norm_topk_prob", "n_group", "topk_method", "use_routing_bias",
                "moe_router_activation", "norm_expert_weight",  # these two: Step-3.5's
-               "hidden_act")  # Kimi-K3: nvidia/model.py KimiMoE hands FusedMoE activation=config.hidden_act
+               "hidden_act",  # Kimi-K3: nvidia/model.py KimiMoE hands FusedMoE activation=config.hidden_act
+               "route_norm")  # HY-V3's
 
 
 class SlidingKeys(NamedTuple):
@@ -58,6 +59,7 @@ class ModelConfig(NamedTuple):
     first_k_dense_replace: int | None = None  # DeepSeek / GLM: layers below it are dense, the rest MoE
     index_topk: int | None = None      # DeepSeek sparse attention: the indexer's top-k (sparse backends check it)
     o_groups: int | None = None        # DeepSeek-V4: the attention output's groups, split over TP
+    learnable_sink: bool | None = None  # HY-V4: per-head attention sinks (absent: vLLM's HYV4Config default, true)
     # MLA (qk_nope_head_dim, qk_rope_head_dim, v_head_dim) when config.json gives all three (MLA backends check them)
     mla_dims: tuple[int, int, int] | None = None
     vocab_size: int | None = None
@@ -191,6 +193,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         index_topk=opt_int("index_topk") or (opt_int("index_topk", sizes["dsa_config"])
                                              if isinstance(sizes.get("dsa_config"), dict) else None),
         o_groups=opt_int("o_groups"),
+        learnable_sink=sizes["learnable_sink"] if isinstance(sizes.get("learnable_sink"), bool) else None,
         mla_dims=_mla_dims(opt_int),
         vocab_size=opt_int("vocab_size"),
         num_kv_shared_layers=opt_int("num_kv_shared_layers", minimum=0) or 0,
@@ -259,12 +262,12 @@ def _int_list(sizes: dict, key: str, where: str) -> tuple[int, ...] | None:
 
 
 def _number(sizes: dict, key: str, where: str) -> float | None:
-    """A positive number from the text config, or None when absent or null."""
+    """A number from the text config, or None when absent or null."""
     value = sizes.get(key)
     if value is None:
         return None
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
-        raise ConfigError(f"{where}: {key} must be a positive number or null, got {shown(value)}")
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value:
+        raise ConfigError(f"{where}: {key} must be a number or null, got {shown(value)}")
     return float(value)
 
 

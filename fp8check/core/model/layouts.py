@@ -83,7 +83,7 @@ class Router(NamedTuple):
 
     scoring: str | tuple[str, str] = "softmax"          # fixed, or (config key, default)
     renormalize: bool | tuple[str, bool] = True
-    groups: tuple[str, int] | None = None                 # (config key, default) of num_expert_group
+    groups: int | tuple[str, int] | None = None           # fixed, or (config key, default) of num_expert_group
     bias: bool | tuple[str, str] = False                  # fixed, or (config key, value that creates the bias)
     custom: str | None = None                             # a custom_routing_function's RoutingMethodType
 
@@ -155,6 +155,9 @@ class Arch(NamedTuple):
     # Tails of causal convolutions (a 3-D [channels, 1, kernel] weight) the model builds as a ColumnParallelLinear
     # with quant_config=None (the Mamba / gated-delta-net mixers' conv1d): listed as unquantized linears.
     conv_linears: tuple[str, ...] = ()
+    # Tails of 2-D checkpoint tensors stored without a ".weight" suffix that the model file builds as linears (its
+    # loader appends ".weight": hy_v4's hyper-connection hc_fn / hc_head_fn, ReplicatedLinear without quant_config).
+    bare_linears: tuple[str, ...] = ()
     # Tails of layers other than routers that the model file builds with quant_config=None (GLM-5-Next's MLA, indexer
     # and KDA projections, DeepSeek-V4's indexer weights_proj and compressors): vLLM holds them in BF16; an FP8 weight
     # there fails the load unless `dequantized` names it.
@@ -169,6 +172,19 @@ class Arch(NamedTuple):
     dequantized: tuple[str, ...] = ()
     # DeepSeek sparse attention (DSA): every MLA layer has an indexer and asks the selector for a sparse backend.
     sparse_mla: bool = False
+    # With sparse_mla, the config.layer_types entries of the sparse layers (hy_v4's sparse_layer_ids): a layer of
+    # another type, or any layer of a config without index_topk, is a dense MLA layer. Empty: every layer is sparse.
+    sparse_layer_types: tuple[str, ...] = ()
+    # The MLAAttention's path under `<...>.self_attn` where the platform does not make self_attn itself the
+    # attention (mla_self_attention): MultiHeadLatentAttentionWrapper's mla_attn.mla_attn, or hy_v4's mla_attn.
+    mla_attention: str = "mla_attn.mla_attn"
+    # The sink-capable backend the model file binds on its sparse MLA layers when config.learnable_sink (default
+    # true) is set and the selector's backend cannot apply sinks, if it validates (hy_v4 attention.py
+    # _resolve_sink_backend: HYV4FlashMLASparseBackend, which keeps the name FLASHMLA_SPARSE).
+    sink_mla_backend: str | None = None
+    # The RuntimeError the model file raises when no sparse MLA backend is valid for a sparse layer, before it asks
+    # for one (hy_v4 attention.py HYV4MLAAttention: it refuses to fall back to dense attention).
+    sparse_refusal: str | None = None
     # Platform kinds on which the MLA attention module is `<...>.self_attn` itself (the model class registry.py
     # resolves there is another file: deepseek_v32's nvidia / amd model, whose attention *is* the MLAAttention).
     mla_self_attention: frozenset[str] = frozenset()
@@ -925,6 +941,51 @@ ARCHITECTURES.update({
     "HunYuanMoEV1ForCausalLM": Arch("vllm:transformers/moe.py", router=Router(custom="Custom"), **_HUNYUAN),
 })
 
+# HY-V3 (hy_v3.py HYV3ForCausalLM, registered 0.25-0.34, the file alike 0.33 / 0.34): Llama's q / k / v and gate /
+# up fusions with per-head q / k norms; layers below first_k_dense_replace a dense mlp, the others HYV3MoEFused: the
+# router mlp.gate a GateLinear without quant_config (fp32), which load_weights reads from the checkpoint's
+# mlp.router.gate ("router.gate." -> "gate."), the shared expert mlp.shared_mlp (gate / up -> gate_up_proj) handed to
+# the FusedMoE, sigmoid routing with the e_score_correction_bias (mlp.expert_bias), renormalize=config.route_norm
+# (read bare: a config.json without it fails), use_grouped_topk with num_expert_group=1. load_weights skips MTP layers
+# past num_hidden_layers (get_spec_layer_idx_from_weight_name); hy_v3_mtp.py's HYV3MTP is the draft model.
+ARCHITECTURES["HYV3ForCausalLM"] = Arch(
+    "vllm:hy_v3.py", unquantized=("mlp.router.gate",), spec_layers="num_nextn_predict_layers", sliding=MODEL_WINDOW,
+    router=Router("sigmoid", ("route_norm", True), 1, True),
+    vllm_names=((".mlp.router.gate", ".mlp.gate"),))
+
+# HY-V4 (vllm.models.hy_v4, registered 0.29-0.34: nvidia/model.py on CUDA and CPU, amd/model.py on ROCm, the same
+# modules; XPU refused on import; 0.33 -> 0.34 changed PP buffers and the FP8 decode padding, not the modules).
+# nvidia/attention.py HYV4MLAAttention: q_a_proj + kv_a_proj_with_mqa fused into fused_qkv_a_proj (a
+# MergedColumnParallelLinear with disable_tp), q_b_proj / kv_b_proj / linear_gate (gated_mla) columns, o_proj row; its
+# MLAAttention is self_attn.mla_attn, sparse on the layers whose layer_types entry is a sparse one (sparse_layer_ids,
+# with index_topk set); the sink-capable HYV4FlashMLASparseBackend keeps the name FLASHMLA_SPARSE. Sparse layers that
+# compute their own top-k (indexer_types "full") build deepseek_v2.py's lightning indexer: wq_b a quantized
+# ReplicatedLinear, wk + weights_proj fused into wk_weights_proj (quant_config=None, disable_tp; an FP8 wk is
+# dequantized at load, _try_load_fp8_indexer_wk). nvidia/moe.py: dense mlp and shared_experts gate / up ->
+# gate_up_proj; HYV4MoEFused's router mlp.gate a GateLinear without quant_config, sigmoid routing with the
+# e_score_correction_bias, renormalize=norm_topk_prob, use_grouped_topk with num_expert_group=1. hc.py: each layer's
+# hc_attn_layer / hc_mlp_layer.hc_pre.hc_fn and model.hc_head.hc_head_fn ReplicatedLinear without quant_config
+# (enable_ihc, vLLM's HYV4Config default true), stored without ".weight". load_weights drops model.mtp_layers.* and
+# the layers past num_hidden_layers (HYV4MTP is the draft).
+_HY_V4_INDEXER = {"indexer.wq_b": REPLICATED, "indexer.wk_weights_proj": "MergedColumnParallelLinear"}
+_HY_V4_HC = ("hc_pre.hc_fn", "hc_head.hc_head_fn")
+ARCHITECTURES["HYV4ForCausalLM"] = Arch(
+    "vllm:models/hy_v4",
+    moe_swiglu_limit=True, swiglu_limit_default=10.0,  # nvidia/moe.py: getattr(config, "swiglu_limit"), HYV4Config 10.0
+    packed={"gate_up_proj": LLAMA_PACKED["gate_up_proj"], "fused_qkv_a_proj": ("q_a_proj", "kv_a_proj_with_mqa"),
+            "wk_weights_proj": ("wk", "weights_proj")},
+    styles={**_HY_V4_INDEXER, "self_attn.fused_qkv_a_proj": "MergedColumnParallelLinear",
+            "self_attn.linear_gate": COLUMN, **{tail: REPLICATED for tail in _HY_V4_HC}},
+    unquantized=("mlp.gate",), unquantized_layers=("indexer.wk_weights_proj", *_HY_V4_HC), bare_linears=_HY_V4_HC,
+    disable_tp=("indexer.wk_weights_proj", "self_attn.fused_qkv_a_proj"), dequantized=("indexer.wk",),
+    mla=True, sparse_mla=True, sparse_layer_types=("sparse_attention", "sparse", "indexed_attention",
+                                                   "deepseek_sparse_attention"),
+    mla_attention="mla_attn", sink_mla_backend="FLASHMLA_SPARSE",
+    sparse_refusal="HYV4 sparse attention was requested, but no valid sparse MLA backend is available for current "
+                   "runtime/config. Refusing to fall back to dense attention.",
+    spec_layers="num_nextn_predict_layers", spec_prefix="model.mtp_layers.",
+    sliding=MODEL_WINDOW, router=Router("sigmoid", ("norm_topk_prob", True), 1, True))
+
 # vLLM's Transformers modelling backend (transformers/base.py recursive_replace, utils.py replace_linear_class)
 # serves the architectures registry.py lists in _TRANSFORMERS_SUPPORTED_MODELS: each nn.Linear of transformers'
 # model becomes the class its config's base_model_tp_plan names (colwise / colwise_gather_output:
@@ -1030,6 +1091,7 @@ GENERIC_ARCH = Arch(GENERIC, unquantized=("mlp.gate", "block_sparse_moe.gate", "
 IMPORT_REFUSALS: dict[str, tuple[str, str, str]] = {
     **{arch: ("xpu", "NotImplementedError: Qwen4Exp currently supports CUDA and ROCm only", "qwen4exp")
        for arch in ("Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration")},
+    "HYV4ForCausalLM": ("xpu", "NotImplementedError: hy_v4 does not yet support XPU.", "hy-v4"),
     "Glm5NextForCausalLM": ("xpu", "NotImplementedError: GLM-5.3-Flash does not currently support XPU.", "glm5next"),
     "Glm5NextForConditionalGeneration": ("xpu", "NotImplementedError: GLM-5.3-Flash does not currently support XPU.",
                                          "glm5next"),

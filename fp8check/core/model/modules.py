@@ -116,7 +116,7 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
             notes.append(f"architecture {'/'.join(config.architectures)} is not in fp8check's table; parallel "
                          "styles are inferred from layer names (q/k/v -> QKV, gate/up -> merged, o/down/out -> row); "
                          "each layer's layout reads 'generic'")
-    skip_prefixes = _spec_layer_prefixes(arch, config) + _kv_shared_drops(arch, config)
+    skip_prefixes = _spec_layer_prefixes(arch, config) + _kv_shared_drops(arch, config) + _dense_indexers(arch, config)
     if arch.stacked_experts:
         tensors = _unstack_experts(tensors, arch.stacked_experts)
     stored_names: dict[str, str] = {}  # a tower tensor's vLLM name -> its checkpoint name (Tower.renames)
@@ -152,6 +152,8 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
             skipped.setdefault(spec, []).append(info)
         elif dropped:
             skipped.setdefault(dropped, []).append(info)
+        elif len(info.shape) == 2 and tail_match(name, arch.bare_linears):
+            weights[name] = Shard(name=name, weight=info, side={})
         elif name.endswith(".weight") and (len(info.shape) == 2 and not is_embedding(name) or len(info.shape) == 3
                                            and tail_match(name[: -len(".weight")], arch.conv_linears)):
             weights[name[: -len(".weight")]] = Shard(name=name[: -len(".weight")], weight=info, side={})
@@ -200,6 +202,9 @@ def _skip_reason(arch: Arch, config: ModelConfig, prefix: str) -> str:
         return (f"a KV-shared layer's {prefix.rstrip('.').rsplit('.', 1)[-1]} (num_kv_shared_layers = "
                 f"{config.num_kv_shared_layers}): the layer reuses an earlier layer's KV cache and {arch.source[5:]} "
                 "drops it")
+    if prefix in _dense_indexers(arch, config):
+        return (f"the indexer of a dense MLA layer (its layer_types entry is no sparse one): {arch.source[5:]} builds "
+                "no indexer there and its loader skips these tensors")
     if prefix in arch.spec_substrings:
         return (f"{arch.source[5:]}'s hf_to_vllm_mapper drops every name holding '{prefix}' (an MTP block or a tower "
                 "this model class does not build): vLLM's main model never loads it")
@@ -209,6 +214,17 @@ def _skip_reason(arch: Arch, config: ModelConfig, prefix: str) -> str:
     reason = (f"MTP layer ({arch.spec_layers} = {getattr(config, arch.spec_layers)}): vLLM's main model skips it "
               "(get_spec_layer_idx_from_weight_name); it loads only as the speculative-decoding draft model")
     return reason + ("; inferred: the architecture is not in fp8check's table" if arch is GENERIC_ARCH else "")
+
+
+def _dense_indexers(arch: Arch, config: ModelConfig) -> tuple[str, ...]:
+    """The indexers of the layers Arch.sparse_layer_types leaves dense: hy_v4's HYV4MLAAttention builds no indexer
+    there and its loader skips their tensors (_should_skip_missing_param: a name holding '.indexer.')."""
+    if not arch.sparse_layer_types:
+        return ()
+    types = config.sliding.layer_types or ()
+    dense = [i for i in range(config.num_hidden_layers or 0)
+             if config.index_topk is None or i >= len(types) or types[i] not in arch.sparse_layer_types]
+    return tuple(f"model.layers.{i}.self_attn.indexer." for i in dense)
 
 
 def _kv_shared_drops(arch: Arch, config: ModelConfig) -> tuple[str, ...]:

@@ -349,7 +349,9 @@ def _guard_attention_impls() -> None:
     real = selector.get_attn_backend
 
     def get_attn_backend(*args, **kwargs):
-        backend = real(*args, **kwargs)
+        return _guarded(real(*args, **kwargs))
+
+    def _guarded(backend):
         impl_cls = backend.get_impl_cls()
 
         def build(*impl_args, **impl_kwargs):
@@ -368,6 +370,18 @@ def _guard_attention_impls() -> None:
         if (getattr(module, "__name__", "") or "").startswith("vllm") and \
                 getattr(module, "get_attn_backend", None) is real:
             module.get_attn_backend = get_attn_backend
+    # A model may hand MLAAttention its own backend, not the selector's (hy_v4's attention.py: the sink-capable
+    # HYV4FlashMLASparseBackend): its impl is guarded the same way.
+    try:
+        from vllm.model_executor.layers.attention.mla_attention import MLAAttention
+    except ImportError:
+        return
+    mla_init = MLAAttention.__init__
+
+    def init(self, *args, attn_backend=None, **kwargs):
+        mla_init(self, *args, attn_backend=_guarded(attn_backend) if attn_backend is not None else None, **kwargs)
+
+    MLAAttention.__init__ = init
 
 
 class _Group:

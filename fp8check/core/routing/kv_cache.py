@@ -41,12 +41,14 @@ from fp8check.core.formats.kv_cache import (
     stored_dtype,
 )
 from fp8check.core.model.layouts import (
-    QKV_CLASSES, SLIDING_KIND, attention_windows, model_arch, model_cache_dtype, tower_for,
+    GENERIC_ARCH, QKV_CLASSES, SLIDING_KIND, attention_windows, model_arch, model_cache_dtype, tower_for,
     vllm_module_name,
 )
 from fp8check.core.model.memory import SlidingShare
 from fp8check.core.records import AttentionReport
-from fp8check.kernels.attention import AttentionChoice, AttentionSpec, is_quantized_kv_cache, select_attention_backend
+from fp8check.kernels.attention import (
+    AttentionChoice, AttentionSpec, is_quantized_kv_cache, select_attention_backend, sink_capable_backend,
+)
 
 if TYPE_CHECKING:  # annotations only
     from fp8check.core.checkpoint.local import Checkpoint
@@ -91,6 +93,16 @@ class AttentionLayer(NamedTuple):
     # Arch.indexer_backend: MiniMax-M3's sparse layers), with no KV cache method; None: the platform's selector picks.
     own_backend: str | None = None
     ds_mla_cache: bool = False        # DeepSeek-V4's own attention: DeepSeek's fp8_ds_mla cache (_ds_mla_report)
+
+
+def _sparse_mla_layer(arch, config, index: int) -> bool:
+    """Whether MLA layer `index` is a DeepSeek sparse-attention layer (Arch.sparse_mla, Arch.sparse_layer_types)."""
+    if arch is None or not arch.sparse_mla:
+        return False
+    if not arch.sparse_layer_types:
+        return True
+    types = config.sliding.layer_types or ()
+    return config.index_topk is not None and index < len(types) and types[index] in arch.sparse_layer_types
 
 
 def own_attention_backend(arch, platform_kind: str, cc: int | None) -> str | None:
@@ -138,15 +150,17 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
                                          windows[index] if index < len(windows) else None,
                                          own_backend=arch.indexer_backend if indexed else None))
         elif mla:
-            latent = module.output_sizes[1 if len(module.output_sizes) > 1 else 0]  # a fused front-end's 2nd part
+            # a fused front-end's second part is kv_a_proj_with_mqa: the latent plus the rope dims
+            latent = module.output_sizes[1 if len(module.output_sizes) > 1 else 0]
             prefix, index = mla.group(1), int(mla.group(2))
             # Kimi-K3.1's DSA layers (Arch.sparse_marker): KimiK3DSAAttention wraps its MLAAttention
             marked = arch is not None and arch.sparse_marker is not None and \
                 f"{prefix}.{arch.sparse_marker}.weight" in ckpt.tensors
             itself = arch is not None and platform_kind in arch.mla_self_attention and not marked
-            layers.append(AttentionLayer(prefix if itself else f"{prefix}.mla_attn.mla_attn", prefix, index, latent,
+            inner = (arch or GENERIC_ARCH).mla_attention
+            layers.append(AttentionLayer(prefix if itself else f"{prefix}.{inner}", prefix, index, latent,
                                          ckpt.config.num_attention_heads or 1, 1, True, False,
-                                         sparse=arch is not None and (arch.sparse_mla or marked)))
+                                         sparse=marked or _sparse_mla_layer(arch, ckpt.config, index)))
     if arch is not None and arch.kv_shared_layers and ckpt.config.num_kv_shared_layers:
         layers += _kv_shared(layout, layers, windows, ckpt.config.num_hidden_layers or 0,
                              ckpt.config.num_kv_shared_layers)
@@ -342,6 +356,7 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
         return tuple(_report(layer, methods[layer.name], loads[layer.name], tp) for layer in layers)
 
     requested = model_cache_dtype(ckpt.config.architectures, options.kv_cache_dtype, ctx)
+    sink_backend = arch.sink_mla_backend if arch is not None and ckpt.config.learnable_sink is not False else None
 
     def _report(layer: AttentionLayer, method: str | None, load: _Loaded, tp: int) -> AttentionReport:
         if layer.ds_mla_cache:
@@ -363,6 +378,10 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
             if spec not in choices:
                 choices[spec] = select_attention_backend(spec, ctx, options.attention_backend)
             choice = choices[spec]
+            if layer.sparse and choice.backend is None and arch is not None and arch.sparse_refusal:
+                choice = choice._replace(error=arch.sparse_refusal)
+            elif layer.sparse and sink_backend is not None:
+                choice = sink_capable_backend(choice, spec, ctx, sink_backend)
         errors = ([window_error] if window_error else []) + ([choice.error] if choice.error else [])
         warnings = list(kv.warnings) + load.warnings
         notes = list(choice.notes)

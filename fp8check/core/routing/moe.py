@@ -280,9 +280,12 @@ def _moe_activation(config: ModelConfig, name: str, profile) -> str:
 
 def _swiglu_limit(config: ModelConfig, profile) -> bool:
     """Whether the model file hands FusedMoE a SwiGLU clamp: its layout passes config.swiglu_limit, and config.json
-    or else the config class sets one."""
+    or else the config class sets one above 0 (HY-V4's nvidia/moe.py reads 0 or less as none)."""
     arch = model_arch(config, profile)
-    return arch is not None and arch.moe_swiglu_limit and (config.swiglu_limit or arch.swiglu_limit_default) is not None
+    if arch is None or not arch.moe_swiglu_limit:
+        return False
+    limit = config.swiglu_limit if config.swiglu_limit is not None else arch.swiglu_limit_default
+    return limit is not None and limit > 0
 
 
 def routing_type(scoring: str, renormalize: bool, groups: int | None, bias: bool) -> str:

@@ -177,6 +177,8 @@ WHEEL_CHANGES: dict[str, str] = {
                 "it on XPU or TPU raises 'Qwen4Exp currently supports CUDA and ROCm only'",
     "qwen4exp-indexer-alike": "0.34 wheel: Qwen4-Exp's QSA loads the indexer's index_qk_proj into qkv_proj only when "
                               "its quant method is q / k / v's (models/qwen4_exp/nvidia/qsa.py; always before)",
+    "hy-v4": "0.29 wheel: vllm.models.hy_v4 serves HYV4ForCausalLM; importing it on XPU raises 'hy_v4 does not yet "
+             "support XPU.'",
     "cpu-moe-deepseek-routing": "0.30 wheel: CPUExpertsFp8 also routes DeepSeekV3 and DeepseekV4",
     "cpu-moe-w8a8": "0.31 wheel: Fp8MoeBackend.CPU_W8A8 (CPUExpertsFp8W8A8, native AMX-FP8) goes ahead of CPU on "
                     "CPU hosts",
@@ -270,7 +272,7 @@ _V028 = _release("0.28", _V027, (49664, 49932, 50787, 50826, "b12x", "humming-in
 _V029 = _release("0.29", _V028, ("marlin-late", "torch-fp8-support", 47434, "pbwo-padding", "mxfp8-trtllm",
                                  "fa4-hd256", "attn-selector-dcp", "attn-import-error-text", "cpu-amx-mla",
                                  "moe-block-refine", "ct-wna16-moe-wording", "transformers-backend-029",
-                                 "trtllm-swiglu-clamp", "qwen4exp"),
+                                 "trtllm-swiglu-clamp", "qwen4exp", "hy-v4"),
                  "Marlin's cc >= 89 gate removed: sm89 block FP8 routes to Marlin; AutoRound block FP8; FusedMoE "
                  "block refinement")
 _V030 = _release("0.30", _V029, (49381, "xpu-moe-wna16", "quark-fp8-keys", "inc-bits-5-7", "cpu-router",
