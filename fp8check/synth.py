@@ -246,6 +246,10 @@ def _dsv41_host_config(text: dict) -> dict:
 TRANSFORMERS_HOSTS = {
     # Step-3.5 (model_type step3p5) is Step3p7ForConditionalGeneration's text model, saved under the same names.
     "Step3p5ForCausalLM": TransformersHost("Step3p7ForConditionalGeneration", r"(vision_model|vit_large_projector)\."),
+    # Step-5 (vLLM's own config class, model_type step5; no transformers class) keeps Step-3.5's text model names: q /
+    # k / v / g / o_proj, moe.gate, moe.router_bias, moe.{gate,up,down}_proj, share_expert, mlp. Its sparse-indexer
+    # tensors (sparse_indexer_q / k / z / w, ssmax_s on the sparse layers) come as Spec.extra_tensors.
+    "Step5ForCausalLM": TransformersHost("Step3p7ForConditionalGeneration", r"(vision_model|vit_large_projector)\."),
     # GLM-5-Next's text model is Glm5NextForConditionalGeneration's model.language_model, its tower model.visual.
     "Glm5NextForCausalLM": TransformersHost("Glm5NextForConditionalGeneration", r"model\.(?!language_model\.)",
                                             r"model\.language_model\."),

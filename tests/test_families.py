@@ -142,6 +142,21 @@ STEP3_VL = dict(STEP3, architecture="Step3VLForConditionalGeneration", model_typ
                         intermediate_size=512, num_hidden_layers=2, num_attention_heads=4, vocab_size=1000),
     "vision_config": {"hidden_size": 256, "intermediate_size": 512, "output_hidden_size": 512, "num_hidden_layers": 1,
                       "num_attention_heads": 2, "image_size": 56, "patch_size": 14}})
+# Step-5: Step-3.5's layers plus the sparse (DSA) layer 1 ("full_attention" with sparse_config): its indexer tensors
+# (sparse_indexer_q: 4 heads x proxy_dim 256, k / z one head, w a row per head; ssmax_s; 8 query heads, 4 a KV group,
+# as the DSA kernels take) and, as vLLM only builds it
+# unquantized, the layer's q / k / v / g and indexer kept BF16; the per-head gates BF16 everywhere.
+STEP5 = dict(STEP35, head_dim=192, num_attention_groups=2, num_sliding_attention_heads=16, swa_num_attention_heads=16,
+             max_seq_len=4096,
+             layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+             sparse_config=dict(enabled=True, sparse_indexer_num_heads=4, index_tp_size=2, topk=512))
+_STEP5_INDEXER = {"sparse_indexer_q": (1024, 256), "sparse_indexer_k": (256, 256), "sparse_indexer_z": (256, 256),
+                  "sparse_indexer_w": (4, 256)}
+STEP5_SPEC = dict(HF, architecture="Step5ForCausalLM", model_type="step5", heads=8, head_dim=192, extra_config=STEP5,
+                  ignore=("lm_head", "re:.*g_proj$", "re:.*layers[.]1[.]self_attn[.](q|k|v)_proj$",
+                          "re:.*sparse_indexer_.*"),
+                  extra_tensors={**{f"model.layers.1.self_attn.{n}.weight": s for n, s in _STEP5_INDEXER.items()},
+                                 "model.layers.1.self_attn.ssmax_s": (8,)})
 VISION = dict(depth=1, hidden_size=256, intermediate_size=512, num_heads=2, out_hidden_size=256)
 # The Transformers backend's architectures, written by transformers' classes (token ids inside the tiny vocabulary).
 TF = dict(transformers=True, head_dim=128, extra_config=dict(pad_token_id=0, bos_token_id=1, eos_token_id=2))
@@ -442,6 +457,11 @@ FAMILIES = [
      {"model.layers.0.self_attn.qkv_proj": ("ReplicatedLinear", "vllm:step3_text.py"),
       "vision_model.transformer.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:step3_vl.py"),
       "vit_large_projector": ("nn.Linear", "vllm:step3_vl.py")}),
+    ("step-5", STEP5_SPEC, 1,  # one 192-wide KV head a rank at TP 2: not a whole 128-block
+     {"model.layers.1.self_attn.qkv_indexer_proj": ("QKVParallelLinear", "vllm:models/step5"),
+      "model.layers.1.self_attn.sparse_indexer_w": ("ColumnParallelLinear", "vllm:models/step5"),
+      "model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:models/step5"),
+      "model.layers.1.share_expert.gate_up_proj": ("MergedColumnParallelLinear", "vllm:models/step5")}),
     ("hunyuan-dense", dict(architecture="HunYuanDenseV1ForCausalLM", model_type="hunyuan_v1_dense", head_dim=128,
                            transformers=True), 2,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:transformers/causal.py")}),
@@ -1229,6 +1249,60 @@ def test_step35_remote_code_config_names_kv_heads_and_sliding_heads_its_own_way(
     with open(f"{folder}/config.json", "w") as fh:
         json.dump(doc, fh)
     assert [(a.num_heads, a.num_kv_heads) for a in inspect(folder).attention] == [(4, 2), (8, 2), (4, 2)]
+
+
+def test_step5_sparse_layer_fuses_the_indexer_into_one_plain_gemm_with_its_own_backend(make_checkpoint):
+    """models/step5 (nvidia/model.py): the sparse layer's q / k / v, sparse_indexer_q / k / z and g_proj load into one
+    unquantized Step5FusedQKVIndexerLinear, sparse_indexer_w is a ColumnParallelLinear without quant_config; the
+    model hands Attention its backend (STEP5_DSA there, FLASH_ATTN on the sliding layers, their g_proj separate) and
+    builds it without the quant config (no KV cache method)."""
+    rep = inspect(make_checkpoint(data="sparse", **STEP5_SPEC))
+    assert rep.ok, list(rep.errors)
+    by_name = {layer.name: layer for layer in rep.layers}
+    fused = by_name["model.layers.1.self_attn.qkv_indexer_proj"]
+    assert [s.rsplit(".", 1)[1] for s in fused.shards] == [
+        "q_proj", "k_proj", "v_proj", "sparse_indexer_q", "sparse_indexer_k", "sparse_indexer_z", "g_proj"]
+    assert fused.scheme == by_name["model.layers.1.self_attn.sparse_indexer_w"].scheme == "UnquantizedLinearMethod"
+    assert "model.layers.0.self_attn.g_proj" in by_name and "model.layers.1.self_attn.g_proj" not in by_name
+    assert [(a.name, a.backend, a.kv_method, a.num_heads) for a in rep.attention] == [
+        ("model.layers.0.self_attn.attn", "FLASH_ATTN", None, 16),
+        ("model.layers.1.self_attn.attn", "STEP5_DSA", None, 8),
+        ("model.layers.2.self_attn.attn", "FLASH_ATTN", None, 16)]
+
+
+def test_step5_sparse_layer_refuses_a_quantized_fused_gemm(make_checkpoint):
+    """Step5FusedQKVIndexerLinear raises unless its quant method is UnquantizedLinearMethod: an FP8 sparse layer (its
+    q / k / v / g / indexer not in the ignore list) is vLLM's refusal of the model, naming the method's class."""
+    ignore = ("lm_head", "re:.*layers[.][02][.]self_attn[.]g_proj$", "re:.*sparse_indexer_w$")
+    rep = inspect(make_checkpoint(data="sparse", **dict(STEP5_SPEC, quant="fp8-block", ignore=ignore)))
+    fused = next(layer for layer in rep.layers if layer.name.endswith("qkv_indexer_proj"))
+    assert fused.errors[0] == ("Step5 DSA layers fuse qkv with the sparse indexer into one plain GEMM and cannot be "
+                               "quantized, but model.layers.1.self_attn.qkv_indexer_proj.weight resolved to "
+                               "Fp8LinearMethod.")
+
+
+def test_step5_sliding_heads_come_from_swa_num_attention_heads(make_checkpoint):
+    """vLLM's Step5Config names the sliding layers' heads swa_num_attention_heads, which Step5Attention reads (over
+    attention_other_setting); a config.json without Step-3.5's num_sliding_attention_heads keeps them."""
+    folder = make_checkpoint(data="sparse", **STEP5_SPEC)
+    with open(f"{folder}/config.json") as fh:
+        doc = json.load(fh)
+    del doc["num_sliding_attention_heads"]
+    with open(f"{folder}/config.json", "w") as fh:
+        json.dump(doc, fh)
+    assert [a.num_heads for a in inspect(folder).attention] == [16, 8, 16]
+
+
+def test_step5_sparse_layers_build_on_sm90_sm100_sm103_only(make_checkpoint):
+    """Step5Attention refuses a sparse layer off SM90 / SM100 / SM103 (Step5DSAAttentionBackend), naming the device's
+    capability (None on CPU), and a TP whose rank holds other than 4, 8 or 16 query heads per KV group
+    (_validate_step5_dsa_parallel_geometry: 8 heads over 2 replicated KV groups at TP 4 leave 2)."""
+    folder = make_checkpoint(data="sparse", **STEP5_SPEC)
+    assert inspect(folder, "b200").ok
+    assert "got DeviceCapability(major=8, minor=0)." in inspect(folder, "a100").errors[0]
+    assert inspect(folder, "cpu").errors[-1].endswith("SM103; got None.")
+    assert "got 2 (num_heads=8, tp_size=4)." in " ".join(inspect(folder, "b200", tp=4).errors)
+
 
 
 def test_step35_stacked_experts_read_as_the_per_expert_ones(make_checkpoint, tmp_path):

@@ -149,6 +149,17 @@ EXPECTED: dict[tuple[str, str], str] = {
                                                                      "(gemma3.py)",
     ("Llama4ForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "mllama4.py builds Llama4ForCausalLM "
                                                                      "(llama4.py)",
+    ("Step5ForCausalLM", "packed:qkvg_proj"): (
+        "models/step5/nvidia/model.py builds qkvg_proj (q / k / v / g_proj, prefix qkv_proj) only on a layer whose "
+        "q / k / v and g_proj are all unquantized with KV heads >= TP (Step5Attention.fuse_qkv_gate); not modelled: "
+        "fp8check lists qkv_proj + g_proj there"),
+    ("Step5ForCausalLM", "packed:qkv_indexer_proj"): (
+        "ROCm from 0.34 resolves amd/model.py (Llama's mapping; the indexer unfused): fp8check's rocm_layout there, "
+        "while this check reads the CUDA entry"),
+    **{("Step5ForCausalLM", f"dropped:{what}"): (
+        "models/step5/amd/model.py's mapper (ROCm, 0.34) drops the vision tower, the projector and ssmax_s, names a "
+        "Step5ForCausalLM checkpoint does not hold (ssmax_s is no linear's)")
+       for what in ("prefix:vision_model.", "prefix:vit_large_projector.", "substr:.self_attn.ssmax_s")},
     **{(a, "dropped:substr:mtp."): "models/minimax_m3 (nvidia/model.py, amd/model.py) MiniMaxM3Model.load_weights "
                                    "skips every name holding \"mtp.\" itself (`if \"mtp.\" in name: continue`), "
                                    "no hf_to_vllm_mapper"

@@ -44,6 +44,9 @@ from run import (  # noqa: E402  # isort: skip  (the linear-by-linear run, besid
 )
 
 
+# Step-5's sparse-indexer tensors ([out, in]: 16 heads x proxy_dim 256, one K and one Z head, a weight row per head).
+_STEP5_INDEXER = {"sparse_indexer_q": (4096, 2048), "sparse_indexer_k": (256, 2048), "sparse_indexer_z": (256, 2048),
+                  "sparse_indexer_w": (16, 2048)}
 # Real-looking widths (Qwen3-30B-A3B / GLM-4.5-Air scaled in depth, not in width): 16 heads, 4 KV heads of 128,
 # every MLP and expert shard a whole number of 128-blocks at TP 8; two decoder layers (sparse data: headers only).
 BASE = dict(hidden=2048, heads=16, kv_heads=4, head_dim=128, intermediate=4096, vocab=4096, layers=2, data="sparse",
@@ -393,6 +396,24 @@ FAMILIES.update({
                    layer_types=["full_attention", "indexed_attention", "indexed_attention"],
                    indexer_types=["full", "full", "full"], hc_mult=4, pad_token_id=0, bos_token_id=1,
                    eos_token_id=2)),
+    # Step-5: Step-3.5's layers (vLLM's own Step5Config keys: num_attention_groups, swa_num_attention_heads) with a
+    # sparse (DSA) layer 1: sparse_config's indexer (16 heads of proxy_dim 256 over 4 provider groups = the KV heads),
+    # head_dim 192; that layer's q / k / v / g and indexer BF16 (vLLM builds their fused GEMM unquantized only), the
+    # per-head gates BF16 everywhere.
+    "step-5": (dict(architecture="Step5ForCausalLM", model_type="step5", **dict(_HF, layers=3), head_dim=192,
+                    ignore=("lm_head", *(f"model.layers.{i}.self_attn.g_proj" for i in range(3)),
+                            *(f"model.layers.1.self_attn.{p}" for p in ("q_proj", "k_proj", "v_proj",
+                                                                         *_STEP5_INDEXER))),
+                    extra_tensors={**{f"model.layers.1.self_attn.{n}.weight": s for n, s in _STEP5_INDEXER.items()},
+                                   "model.layers.1.self_attn.ssmax_s": (16,)}),
+               dict(num_hidden_layers=3, layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                    sliding_window=512, num_sliding_attention_heads=32, swa_num_attention_heads=32,
+                    num_attention_groups=4, mlp_layer_types=["dense", "sparse", "sparse"], moe_num_experts=8,
+                    moe_top_k=2, moe_intermediate_size=1024, share_expert_dim=1024, use_moe_router_bias=True,
+                    need_fp32_gate=True, norm_expert_weight=True, moe_router_activation="sigmoid",
+                    moe_router_scaling_factor=1.0, swiglu_limits=[0, 0, 7], swiglu_limits_shared=[0, 0, 0],
+                    use_head_wise_attn_gate=True, max_seq_len=4096,
+                    sparse_config=dict(enabled=True, sparse_indexer_num_heads=16, index_tp_size=4, topk=512))),
     "hunyuan-dense": (dict(architecture="HunYuanDenseV1ForCausalLM", model_type="hunyuan_v1_dense", **_HF), {}),
     "hunyuan-moe": (dict(architecture="HunYuanMoEV1ForCausalLM", model_type="hunyuan_v1_moe", **_HF),
                     dict(num_experts=8, moe_topk=2, moe_intermediate_size=1024, num_shared_expert=1)),

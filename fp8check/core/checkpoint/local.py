@@ -274,11 +274,13 @@ def _number(sizes: dict, key: str, where: str) -> float | None:
 def _sliding_heads(sizes: dict, heads: int | None) -> tuple[int, ...] | None:
     """Step-3.5's heads per layer: num_sliding_attention_heads (remote-code configs: attention_other_setting's
     num_attention_heads) on its sliding_attention layers, num_attention_heads on the others (step3p5.py
-    _get_num_attention_heads, transformers' Step3p7TextConfig); None without either key."""
+    _get_num_attention_heads, transformers' Step3p7TextConfig); Step-5's swa_num_attention_heads first
+    (models/step5/nvidia/model.py Step5Attention overrides the others with it); None without any of them."""
     other = sizes.get("attention_other_setting")
     legacy = other.get("num_attention_heads") if isinstance(other, dict) and \
         other.get("attention_type") == "sliding_attention" else None
-    sliding_heads, layer_types = sizes.get("num_sliding_attention_heads") or legacy, sizes.get("layer_types")
+    sliding_heads = sizes.get("swa_num_attention_heads") or sizes.get("num_sliding_attention_heads") or legacy
+    layer_types = sizes.get("layer_types")
     if not _positive_int(sliding_heads) or not heads or not isinstance(layer_types, list):
         return None
     return tuple(sliding_heads if kind == "sliding_attention" else heads for kind in layer_types)

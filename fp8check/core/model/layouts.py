@@ -231,6 +231,25 @@ class Arch(NamedTuple):
     # Platform kinds whose model class keeps the indexer shards linears of their own (Qwen4-Exp's amd/qsa.py on ROCm:
     # index_qk_proj a ReplicatedLinear); its attention is still the indexer_backend layer.
     indexer_unfused_on: frozenset[str] = frozenset()
+    # The backend a model file hands its Attention itself (attn_backend=...: the selector is never asked), by the leaf
+    # of the layer's fused QKV or of a linear only that layer's attention holds (the first that matches): Step-5's
+    # sparse layers STEP5_DSA, the others FLASH_ATTN (Step5SplitKVFlashAttentionBackend keeps its parent's name) on
+    # CUDA; on ROCm 0.34 its sparse layers ROCM_AITER_UNIFIED_ATTN, the others the selector's. The KV cache method
+    # stays the format's (none where attention_quant_config is False).
+    attention_backends: dict[str, str] = {}
+    # (WHEEL_CHANGES key, layout): the release from which vLLM resolves the architecture on ROCm to another
+    # implementation (vllm.models.<package>.__init__ picking amd/model.py), and the layout that one builds there.
+    rocm_layout: tuple[str, Arch] | None = None
+    # vLLM's refusal of a sparse-attention layer whose rank holds other than 4, 8 or 16 query heads per KV group
+    # ("{q}", "{heads}", "{tp}" filled; Step-5's _validate_step5_dsa_parallel_geometry, amd/checks.py on ROCm).
+    sparse_group_error: str | None = None
+    # Tails of layers built with the quant config whose constructor raises unless it resolves to
+    # UnquantizedLinearMethod (Step-5's Step5FusedQKVIndexerLinear: "cannot be quantized"): a quantized one is vLLM's
+    # refusal of the model (inspect.PLAIN_GEMM_ONLY).
+    unquantized_only: tuple[str, ...] = ()
+    # The CUDA capabilities a model's sparse-attention layers build on (Step5DSAAttentionBackend
+    # .supports_compute_capability); on any other device the model refuses to build (sparse_capability_error).
+    sparse_capabilities: tuple[int, ...] = ()
     # True: the language model is init_vllm_registered_model(hf_config=config.text_config) (mistral3.py): vLLM builds
     # the text model of the class text_config resolves to (text_model_architecture); where the table has it, its
     # layout is the text model's, under this entry's towers.
@@ -927,6 +946,48 @@ _STEP3_PROJECTOR = Tower("vllm:step3_vl.py", ("vit_large_projector",), styles={"
 ARCHITECTURES["Step3VLForConditionalGeneration"] = Arch("vllm:step3_vl.py", towers=(_STEP3_VISION, _STEP3_PROJECTOR),
                                                         registered_text_model=True)
 
+# Step-5 (vllm.models.step5, registered 0.33 and 0.34; Step5MTP is the draft, never a layer here). On CUDA, XPU and CPU
+# (and ROCm in 0.33) nvidia/model.py: Step5Attention builds the sparse (DSA) layers -- sparse_config enabled,
+# layer_types "full_attention" and no sliding window -- as one Step5FusedQKVIndexerLinear (a QKVParallelLinear) over
+# q / k / v, the indexer's sparse_indexer_q / k / z and the per-head gate g_proj (load_weights' _STEP5_WEIGHT_SHARDS),
+# which raises unless its quant method is UnquantizedLinearMethod, plus sparse_indexer_w (Step5SparseIndexerIndexTPLinear,
+# a ColumnParallelLinear without quant_config), attention backend STEP5_DSA, on SM90 / SM100 / SM103 only; the
+# other layers q / k / v -> qkv_proj, g_proj a ColumnParallelLinear, backend FLASH_ATTN
+# (Step5SplitKVFlashAttentionBackend). Attention(quant_config=None): no KV cache method. The MoE block `moe` as
+# Step-3.5's: moe.gate a GateLinear without quant_config (fp32), sigmoid routing (moe_router_activation) with
+# router_bias (use_moe_router_bias must be true), renormalized by norm_expert_weight (Step5Config default true),
+# experts silu or "swiglustep" where swiglu_limits is set; share_expert (gate_up_proj / down_proj) moved under moe by
+# STEP5_SHARE_EXPERT_MAPPER; MTP layers (>= num_hidden_layers) skipped by skip_spec_layers; the LM head quantized.
+# Not modelled: qkvg_proj (a MergedColumnParallelLinear over q / k / v / g_proj, prefix qkv_proj) that a sliding
+# layer fuses when all four are unquantized and its KV heads are at least TP; --moe-backend deep_gemm_mega_moe
+# (Step5MegaMoE); the loader's refusal of per-expert tensors (only the stacked [E, out, in] format loads).
+# From 0.34 ROCm builds amd/model.py (step5-rocm): every layer q / k / v -> qkv_proj and g_proj a ColumnParallelLinear,
+# both with the quant config; a sparse layer's Step5SparseIndexer (the mapper moves sparse_indexer_* under
+# self_attn.indexer, drops ssmax_s) builds sparse_indexer_q / _w as ColumnParallelLinears and _k / _z as
+# ReplicatedLinears, all without quant_config, and hands Attention RocmAiterUnifiedAttentionBackend; Attention gets the
+# quant config (a KV cache method); packed_modules_mapping is Llama's; the MoE alike (shared expert inside the
+# FusedMoE, still moe.share_expert); tie_word_embeddings refused.
+_STEP5_INDEXER = ("self_attn.sparse_indexer_q", "self_attn.sparse_indexer_k", "self_attn.sparse_indexer_z",
+                  "self_attn.sparse_indexer_w")
+_STEP5_ROCM = ARCHITECTURES["Step3p5ForCausalLM"]._replace(
+    source="vllm:models/step5", unquantized_layers=_STEP5_INDEXER,
+    styles={"self_attn.sparse_indexer_k": REPLICATED, "self_attn.sparse_indexer_z": REPLICATED},
+    router=Router(("moe_router_activation", "sigmoid"), ("norm_expert_weight", True), None, True),
+    attention_backends={"sparse_indexer_q": "ROCM_AITER_UNIFIED_ATTN"},
+    sparse_group_error=("Step5 sparse attention needs 4, 8 or 16 local query heads per KV group (num_heads={heads}, "
+                        "tp_size={tp})."))
+_STEP5_PACKED = {"qkv_indexer_proj": ("q_proj", "k_proj", "v_proj", "sparse_indexer_q", "sparse_indexer_k",
+                                      "sparse_indexer_z", "g_proj"), **LLAMA_PACKED}
+ARCHITECTURES["Step5ForCausalLM"] = ARCHITECTURES["Step3p5ForCausalLM"]._replace(
+    source="vllm:models/step5", packed=_STEP5_PACKED, styles={"self_attn.qkv_indexer_proj": "QKVParallelLinear"},
+    unquantized_layers=("self_attn.sparse_indexer_w",), unquantized_only=("self_attn.qkv_indexer_proj",),
+    attention_quant_config=False,
+    router=Router(("moe_router_activation", "sigmoid"), ("norm_expert_weight", True), None, True),
+    attention_backends={"qkv_indexer_proj": "STEP5_DSA", "qkv_proj": "FLASH_ATTN"},
+    sparse_capabilities=(90, 100, 103), rocm_layout=("step5-rocm", _STEP5_ROCM),
+    sparse_group_error=("Step5 DSA kernels require 4, 8, or 16 local query heads per KV group, got {q} (num_heads="
+                        "{heads}, tp_size={tp})."))
+
 # Hunyuan (HunYuanDenseV1 / HunYuanMoEV1): registry.py serves both through the Transformers backend
 # (transformers/causal.py, moe.py), which builds each nn.Linear from the HF model's tp_plan (q / k / v fused by its
 # QKVFuser, gate / up by its GLUFuser, o / down row) and every Linear the plan does not name as a ReplicatedLinear
@@ -1162,14 +1223,16 @@ def text_model_architecture(config: ModelConfig) -> str | None:
     return CAUSAL_LM_CLASSES.get(config.text_model_type)
 
 
-def model_arch(config: ModelConfig, profile) -> Arch | None:
-    """arch_for(config.architectures) as `profile`'s release builds it (Arch.for_release; None: the newest), with a
-    registered_text_model entry's text model laid out as the table entry of its own class (its towers kept); an
-    unlisted text class keeps the entry's own layout."""
+def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
+    """arch_for(config.architectures) as `profile`'s release builds it (Arch.for_release; None: the newest) on the
+    platform `kind` (Arch.rocm_layout; "": the CUDA one), with a registered_text_model entry's text model laid out as
+    the table entry of its own class (its towers kept); an unlisted text class keeps the entry's own layout."""
     arch = arch_for(config.architectures)
     if arch is not None and arch.registered_text_model:
         text = ARCHITECTURES.get(text_model_architecture(config) or "")
         arch = text._replace(towers=arch.towers, hf_to_vllm=arch.hf_to_vllm) if text is not None else arch
+    if arch is not None and arch.rocm_layout and kind == "rocm" and (profile is None or profile.has(arch.rocm_layout[0])):
+        arch = arch.rocm_layout[1]
     return arch.for_release(profile) if arch is not None else None
 
 

@@ -102,13 +102,12 @@ class ModelLayout(NamedTuple):
     skipped: tuple[SkippedLayer, ...] = ()
 
 
-def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=None,
-                 platform_kind: str | None = None) -> ModelLayout:
+def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=None, kind: str = "") -> ModelLayout:
     """The modules vLLM builds for this checkpoint, as `profile`'s release (a RuleProfile; None: the newest)
-    builds them on `platform_kind` (None: the model class of CUDA)."""
+    builds them on the platform `kind` (model_arch; "": the model class of CUDA)."""
     notes = []
-    arch = model_arch(config, profile)
-    if arch is not None and platform_kind in arch.indexer_unfused_on:
+    arch = model_arch(config, profile, kind)
+    if arch is not None and kind in arch.indexer_unfused_on:
         arch = arch._replace(indexer_shards=())
     if arch is None or arch.source == GENERIC:  # GENERIC: a release whose model file the table does not lay out
         arch = GENERIC_ARCH

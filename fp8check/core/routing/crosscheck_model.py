@@ -18,12 +18,15 @@ subprocess). Never imported on the inspect path.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import os
 import sys
 import types
 from enum import Enum
 from typing import NamedTuple
+from unittest import mock
 
 from fp8check.core.model.layouts import arch_for
 
@@ -40,6 +43,8 @@ MODEL_STUB_RISKS = {
                                                    "while building, which the meta device cannot",
     "triton.language placeholder": "vLLM's Triton-less placeholder answers None for every name (it lists a few): "
                                    "kernel modules the ROCm attention selector imports name dtypes at import time",
+    "triton.language.extra": "inert namespaces (tl.extra.cuda.libdevice): Step-5's kernel modules bind libdevice at "
+                             "import time; no kernel is compiled or run while building",
     "triton.Config": "a record of its arguments in vLLM's Triton placeholder (MODEL_STUB_RISKS): Mamba / GDN "
                      "kernel modules read num_stages / num_warps off their autotune configs at import time",
     "cuda (cuda-python)": "inert module: MiniMax-M2's RMS-norm workspace imports it at construction",
@@ -59,6 +64,10 @@ MODEL_STUB_RISKS = {
     "ShardQ workspace": "allocate_shardq_buffers a no-op (0.34's mla_attention.py): the symmetric-memory query "
                         "workspace of a sparse MLA layer at TP > 1 (Kimi-K3.1) needs a device and peers; a workspace "
                         "plays no part in any layer's method or backend",
+    "HAS_TRITON (model runner)": "True while VllmConfig is built (config/vllm.py use_v2_model_runner, 0.30-0.33): "
+                                 "a GPU install has Triton (a CPU one triton-cpu, as the CPU platform check assumes), "
+                                 "so vLLM picks Model Runner V2 as a host would; without it 0.33 refuses Step-5 "
+                                 "('Model Runner V1 does not support: Step5')",
     "executor backend": "`mp` named explicitly: its choice (a device count) plays no part in building the model",
     "model registry inspection": "vLLM inspects a model class in a subprocess; here in-process (same answer, "
                                  "the subprocess would not carry the stubs)",
@@ -196,6 +205,8 @@ def _stub_device_queries(platform: str) -> None:
     from fp8check.core.targets.platforms import parse_platform
 
     kind, _, rest = platform.partition(":")
+    if kind != "cpu":  # Step-5's DSA attention impl places its workspace on the current accelerator while building
+        torch.accelerator.current_device_index = lambda: 0
     if kind == "xpu":  # Intel Data Center GPU Max 1100
         xpu = types.SimpleNamespace(max_compute_units=448, gpu_eu_count=448, name="mocked xpu",
                                     total_memory=48 << 30)
@@ -253,6 +264,15 @@ class _TritonConfig:
         self.kwargs, self.num_warps, self.num_stages = dict(kwargs or {}), num_warps, num_stages
 
 
+class _TritonExtra:
+    """tl.extra in vLLM's triton.language placeholder: the vendor libdevice namespaces, which kernel modules bind at
+    import time (Step-5's ops/summary_update.py: `libdevice = tl.extra.cuda.libdevice`); any name an inert one."""
+
+    def __getattr__(self, name: str):
+        _absent(name)  # dunders raise, as the placeholder's do
+        return self
+
+
 def _stub_compiled_namespaces() -> None:
     import torch
 
@@ -282,7 +302,7 @@ def _stub_compiled_namespaces() -> None:
 
     placeholder = getattr(importing, "TritonLanguagePlaceholder", None)
     if placeholder is not None:
-        placeholder.__getattr__ = lambda self, name: _absent(name)
+        placeholder.__getattr__ = lambda self, name: _TritonExtra() if name == "extra" else _absent(name)
     import vllm.triton_utils
 
     if isinstance(vllm.triton_utils.triton, getattr(importing, "TritonPlaceholder", ())):
@@ -348,10 +368,7 @@ def _guard_attention_impls() -> None:
 
     real = selector.get_attn_backend
 
-    def get_attn_backend(*args, **kwargs):
-        return _guarded(real(*args, **kwargs))
-
-    def _guarded(backend):
+    def guarded(backend):
         impl_cls = backend.get_impl_cls()
 
         def build(*impl_args, **impl_kwargs):
@@ -365,23 +382,34 @@ def _guard_attention_impls() -> None:
 
         return type(backend.__name__, (backend,), {"get_impl_cls": staticmethod(lambda: build)})
 
+    def get_attn_backend(*args, **kwargs):
+        return guarded(real(*args, **kwargs))
+
     selector.get_attn_backend = get_attn_backend
     for module in list(sys.modules.values()):
         if (getattr(module, "__name__", "") or "").startswith("vllm") and \
                 getattr(module, "get_attn_backend", None) is real:
             module.get_attn_backend = get_attn_backend
-    # A model may hand MLAAttention its own backend, not the selector's (hy_v4's attention.py: the sink-capable
-    # HYV4FlashMLASparseBackend): its impl is guarded the same way.
-    try:
-        from vllm.model_executor.layers.attention.mla_attention import MLAAttention
-    except ImportError:
-        return
-    mla_init = MLAAttention.__init__
+    # A backend the model file hands its layer itself, not the selector's (Step-5's Attention(attn_backend=...),
+    # hy_v4's attention.py MLAAttention with the sink-capable HYV4FlashMLASparseBackend), is guarded the same way.
+    for path, name in (("vllm.model_executor.layers.attention.attention", "Attention"),
+                       ("vllm.model_executor.layers.attention.mla_attention", "MLAAttention")):
+        try:
+            layer_cls = getattr(importlib.import_module(path), name)
+        except ImportError:
+            continue
+        layer_cls.__init__ = _guarded_init(layer_cls.__init__, guarded)
 
-    def init(self, *args, attn_backend=None, **kwargs):
-        mla_init(self, *args, attn_backend=_guarded(attn_backend) if attn_backend is not None else None, **kwargs)
 
-    MLAAttention.__init__ = init
+def _guarded_init(real_init, guarded):
+    """A layer __init__ that guards the attn_backend it is handed (_guard_attention_impls)."""
+
+    def init(self, *args, **kwargs):
+        if kwargs.get("attn_backend") is not None:
+            kwargs["attn_backend"] = guarded(kwargs["attn_backend"])
+        real_init(self, *args, **kwargs)
+
+    return init
 
 
 class _Group:
@@ -520,6 +548,15 @@ def _remote_code_vision_config(hf_config, folder: str) -> None:
         hf_config.vision_config = PerceptionEncoderConfig(**json.load(fh).get("vision_config", {}))
 
 
+def _triton_installed():
+    """HAS_TRITON as a host's install answers it while VllmConfig picks its model runner (MODEL_STUB_RISKS)."""
+    import vllm.config.vllm as vllm_config_module
+
+    if not hasattr(vllm_config_module, "HAS_TRITON"):  # 0.34 no longer asks
+        return contextlib.nullcontext()
+    return mock.patch.object(vllm_config_module, "HAS_TRITON", True)
+
+
 def build_model(case: dict) -> dict:
     """vLLM's whole model for one case: {"id", "error", "modules", "names"}; names maps fp8check's checkpoint
     names (case["names"]) through the model class's hf_to_vllm_mapper, as vLLM's loader renames them."""
@@ -549,11 +586,12 @@ def build_model(case: dict) -> dict:
         from vllm.utils.torch_utils import resolve_kv_cache_dtype_string
 
         cache_dtype = resolve_kv_cache_dtype_string(case.get("kv_cache_dtype", "auto"), model_config)
-        config = VllmConfig(model_config=model_config, load_config=LoadConfig(load_format="dummy"),
-                            cache_config=CacheConfig(cache_dtype=cache_dtype),
-                            parallel_config=ParallelConfig(tensor_parallel_size=case["tp"],
-                                                           enable_expert_parallel=case.get("ep", False),
-                                                           distributed_executor_backend="mp"))
+        with _triton_installed():
+            config = VllmConfig(model_config=model_config, load_config=LoadConfig(load_format="dummy"),
+                                cache_config=CacheConfig(cache_dtype=cache_dtype),
+                                parallel_config=ParallelConfig(tensor_parallel_size=case["tp"],
+                                                               enable_expert_parallel=case.get("ep", False),
+                                                               distributed_executor_backend="mp"))
     except BaseException as exc:  # noqa: BLE001 - vLLM's refusal is the answer
         return dict(result, stage="front door", error=_vllm_error(exc))
     torch.set_default_dtype(torch.bfloat16)

@@ -10,7 +10,9 @@ from fp8check.core.formats.base import LAYER, Assignment
 from fp8check.core.formats.frontdoor import FrontDoor
 from fp8check.core.formats.kv_cache import check_cache_dtype
 from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe, front_door, map_layer_lists
-from fp8check.core.model.layouts import construction_refusal, import_refusal, map_vllm_name, model_arch, retired_error
+from fp8check.core.model.layouts import (
+    construction_refusal, import_refusal, map_vllm_name, model_arch, retired_error, tail_match,
+)
 from fp8check.core.model.memory import fit, fits_at, weight_footprint
 from fp8check.core.model.modules import LinearModule, ModelLayout, build_layout
 from fp8check.core.model.shapes import embedding_errors, shape_errors
@@ -44,6 +46,15 @@ def front_door_of(ckpt: Checkpoint, options: InspectOptions) -> FrontDoor:
 # attention's indexer on CUDA without DeepGEMM (has_deep_gemm(): installed, or the wheel's vendored copy).
 SPARSE_INDEXER_NEEDS_DEEP_GEMM = ("Sparse Attention Indexer CUDA op requires DeepGEMM support in the current vLLM "
                                   "environment.")
+# models/step5/nvidia/model.py Step5Attention.__init__ (0.33, 0.34), verbatim: a sparse (DSA) layer off SM90 / SM100 /
+# SM103; the capability as vLLM prints it (None where the platform has none: CPU, XPU; ROCm's is its gfx arch's).
+SPARSE_CAPABILITY = "Step5 DSA requires SM90, SM100 or SM103; got {}."
+# models/step5/nvidia/model.py Step5FusedQKVIndexerLinear.__init__ (0.33, 0.34), verbatim (Arch.unquantized_only),
+# with the class of the quant method vLLM resolved: the format's LinearMethod (compressed-tensors' and Quark's hold
+# the scheme inside theirs).
+PLAIN_GEMM_ONLY = ("Step5 DSA layers fuse qkv with the sparse indexer into one plain GEMM and cannot be quantized, but "
+                   "{}.weight resolved to {}.")
+_LINEAR_METHOD_CLASS = {"compressed-tensors": "CompressedTensorsLinearMethod", "quark": "QuarkLinearMethod"}
 # platforms/cpu.py CpuPlatform.check_and_update_config, 0.34 (a warning before), verbatim.
 CPU_NEEDS_TRITON = "vLLM on x86 CPUs requires Triton (triton-cpu)."
 
@@ -61,9 +72,18 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
     heads = ckpt.config.num_attention_heads
     if heads and heads % tp:
         errors.append(f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp}).")
-    arch = model_arch(ckpt.config, ctx.profile)
+    arch = model_arch(ckpt.config, ctx.profile, ctx.kind)
     if arch is not None and arch.sparse_mla and ctx.kind == "cuda" and not ctx.platform.assumptions.deep_gemm:
         errors.append(SPARSE_INDEXER_NEEDS_DEEP_GEMM)
+    sparse = arch is not None and any(name.endswith(".sparse_indexer_q.weight") for name in ckpt.tensors)
+    if sparse and arch.sparse_capabilities and ctx.cc not in arch.sparse_capabilities:  # ROCm: the gfx's (9, 4)
+        capability = f"DeviceCapability(major={ctx.cc // 10}, minor={ctx.cc % 10})" if ctx.cc else None
+        errors.append(SPARSE_CAPABILITY.format(capability))
+    kv_heads = ckpt.config.num_key_value_heads
+    if sparse and arch.sparse_group_error and heads and kv_heads and heads % tp == 0:
+        per_group = heads // tp // (kv_heads // tp if kv_heads % tp == 0 else 1)
+        if per_group not in (4, 8, 16):
+            errors.append(arch.sparse_group_error.format(q=per_group, heads=heads, tp=tp))
     mamba = ckpt.config.mamba if arch is not None and arch.mamba_in_proj else None
     if mamba and mamba[0] % tp:  # MambaMixer2.__init__ (layers/mamba/mamba_mixer2.py), verbatim
         errors.append("AssertionError: Tensor parallel world size must divide num heads.")
@@ -82,7 +102,6 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
     if hash_heads and (tp - 1) * -(-hash_heads // tp) >= hash_heads:  # ParallelEngramEmbedding.__init__, verbatim
         errors.append(f"AssertionError: Engram sharding leaves ranks without hash heads: {hash_heads} heads over "
                       f"{tp} shards")
-    kv_heads = ckpt.config.num_key_value_heads
     if arch is not None and not arch.kv_replication and kv_heads and kv_heads < tp:
         errors.append(f"integer modulo by zero ({arch.source[5:]} gives each rank num_key_value_heads // TP = "
                       f"{kv_heads} // {tp} = 0 KV heads: it does not replicate KV heads; use TP <= {kv_heads})")
@@ -104,7 +123,7 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         quant = None  # vLLM refuses the method before building a layer: the report says why, layers as stored
     ctx = RoutingContext.of(options, ckpt.config.sliding.model_type)
     if layout is None:
-        layout = build_layout(ckpt.tensors, ckpt.config, options.profile, options.platform.kind)
+        layout = build_layout(ckpt.tensors, ckpt.config, options.profile, ctx.kind)
     out_dtype = activation_dtype(ckpt.config)
 
     @lru_cache(maxsize=None)
@@ -112,7 +131,7 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         module = shape_to_module[module_shape]
         return route(assignment, tp_layout(module, tp if module.tp_split else 1), ctx, options.backend, out_dtype, e8m0)
 
-    arch = model_arch(ckpt.config, ctx.profile)
+    arch = model_arch(ckpt.config, ctx.profile, ctx.kind)
     wrong_shapes = shape_errors(layout, ckpt.config, arch)
     shape_to_module: dict[tuple, LinearModule] = {}
     online_modules: list[str] = []  # quantized at load by an online --quantization
@@ -127,6 +146,9 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         result = route_cached(assignment, module_shape, options.tp, e8m0)
         integrity_errors, warnings = check_module(module, assignment)
         integrity_errors = wrong_shapes.get(module.name, []) + integrity_errors  # the loader fails first
+        if arch is not None and assignment.method is not None and tail_match(module.name, arch.unquantized_only):
+            method_class = _LINEAR_METHOD_CLASS.get(assignment.method, result.scheme)
+            integrity_errors.insert(0, PLAIN_GEMM_ONLY.format(module.name, method_class))
         if assignment.online and assignment.method is not None and not assignment.error:
             online_modules.append(module.name)
         layers.append(_layer_report(module, assignment, result, integrity_errors, warnings))

@@ -56,7 +56,8 @@ if TYPE_CHECKING:  # annotations only
     from fp8check.core.records import InspectOptions
     from fp8check.kernels.base import RoutingContext
 
-_DENSE = re.compile(r"^(.*\.layers\.(\d+)\.(?:self_attn|mixer))\.qkv_proj$")  # Nemotron-H: mixer.qkv_proj
+# Nemotron-H: mixer.qkv_proj; Step-5's sparse layers: qkv_indexer_proj
+_DENSE = re.compile(r"^(.*\.layers\.(\d+)\.(?:self_attn|mixer))\.(qkv_proj|qkv_indexer_proj)$")
 _Q_ONLY = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.q_proj$")  # a KV-shared layer's query projection
 _MLA = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.(?:fused_qkv_a_proj|fused_qkv_a_g_proj|kv_a_proj_with_mqa)$")
 # DeepSeek-V4's attention (models/deepseek_v4/attention.py DeepseekV4Attention): the parent of its fused_wqa_wkv, whose
@@ -93,6 +94,9 @@ class AttentionLayer(NamedTuple):
     # Arch.indexer_backend: MiniMax-M3's sparse layers), with no KV cache method; None: the platform's selector picks.
     own_backend: str | None = None
     ds_mla_cache: bool = False        # DeepSeek-V4's own attention: DeepSeek's fp8_ds_mla cache (_ds_mla_report)
+    # The backend the model file hands this Attention (Arch.attention_backends): the selector is not asked, the KV
+    # cache method is the format's.
+    given_backend: str | None = None
 
 
 def _sparse_mla_layer(arch, config, index: int) -> bool:
@@ -117,8 +121,9 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
                      cc: int | None = None, profile=None) -> tuple[AttentionLayer, ...]:
     """Every attention layer of the main model, in layer order, named as the model class vLLM resolves on
     `platform_kind` (CUDA capability `cc`) names it."""
-    arch = model_arch(ckpt.config, profile)
+    arch = model_arch(ckpt.config, profile, platform_kind)
     windows = attention_windows(ckpt.config, arch).windows
+    names = {module.name for module in layout.linears}
     layers = []
     own_backend = own_attention_backend(arch, platform_kind, cc)
     for module in layout.linears:
@@ -145,10 +150,13 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
             # A layer with the indexer (in its qkv_proj or, Arch.indexer_unfused_on, beside it) is the backend's.
             indexed = arch is not None and arch.indexer_backend is not None and any(
                 f"{prefix}.{shard}.weight" in ckpt.tensors for shard in arch.indexer_shards)
+            given = next((backend for leaf, backend in arch.attention_backends.items()
+                          if leaf == dense.group(3) or f"{prefix}.{leaf}" in names), None) if arch else None
             layers.append(AttentionLayer(prefix if indexed else f"{prefix}.attn", prefix, index, head_dim, heads,
                                          kv_heads, False, f"{prefix}.sinks" in ckpt.tensors,
                                          windows[index] if index < len(windows) else None,
-                                         own_backend=arch.indexer_backend if indexed else None))
+                                         own_backend=arch.indexer_backend if indexed else None,
+                                         given_backend=given))
         elif mla:
             # a fused front-end's second part is kv_a_proj_with_mqa: the latent plus the rope dims
             latent = module.output_sizes[1 if len(module.output_sizes) > 1 else 0]
@@ -336,7 +344,7 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
     kv = kv_config(quant, ckpt.config.raw_quantization_config)
     mla_model = any(layer.mla for layer in layers)
     grouped = _scales_by_layer(layout, layers, kv)
-    arch = model_arch(ckpt.config, ctx.profile)
+    arch = model_arch(ckpt.config, ctx.profile, ctx.kind)
     window_error = attention_windows(ckpt.config, arch).error
     # A layer that is the model's own attention, or one built without the quant config, has no KV cache method;
     # the others ask under vLLM's module name (the model's hf_to_vllm_mapper renames).
@@ -372,8 +380,8 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
                              use_mm_prefix=use_mm_prefix and not layer.mla, use_sparse=layer.sparse,
                              index_topk=ckpt.config.index_topk if layer.sparse else None,
                              mla_dims=ckpt.config.mla_dims if layer.mla else None)
-        if layer.own_backend:
-            choice = AttentionChoice(layer.own_backend, (), None)
+        if layer.own_backend or layer.given_backend:
+            choice = AttentionChoice(layer.own_backend or layer.given_backend, (), None)
         else:
             if spec not in choices:
                 choices[spec] = select_attention_backend(spec, ctx, options.attention_backend)
