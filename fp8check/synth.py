@@ -156,6 +156,11 @@ class Spec:
     # True: config.json's top level holds no sizes, only extra_config's text_config / vision_config do (Kimi-K3's
     # KimiK3Config, vLLM transformers_utils/configs/kimi_k3.py, has hidden_size / vocab_size as read-only properties).
     sizes_in_text_config: bool = False
+    # Mistral's own format, which vLLM reads with --config-format / --load-format mistral: params.json (the sizes
+    # under Mistral's keys, the quantization as MISTRAL_QUANTIZATION writes it, extra_config's keys such as moe /
+    # dsa / kv_sharing / llama_4_scaling) and consolidated.safetensors, the tensors under Mistral's names
+    # (mistral_name). Hand-named specs only (transformers=False); quant: one of MISTRAL_QUANTIZATION's.
+    mistral_format: bool = False
 
     @property
     def hd(self) -> int:
@@ -200,6 +205,7 @@ def linear_shapes(spec: Spec) -> dict[str, tuple[int, int]]:
         if i >= spec.layers:  # DeepSeek-V3's MTP block: eh_proj and its own head (left unquantized)
             shapes[f"{p}.eh_proj"] = (spec.hidden, 2 * spec.hidden)
             shapes[f"{p}.shared_head.head"] = (spec.vocab, spec.hidden)
+    shapes.update({n[: -len(".weight")]: tuple(s) for n, s in spec.extra_tensors.items() if _is_linear_weight(n, s)})
     if not spec.tie_embeddings:
         shapes["language_model.lm_head" if spec.text_prefix == "language_model.model" else "lm_head"] = (
             spec.vocab, spec.hidden)
@@ -821,6 +827,7 @@ def tensor_specs(spec: Spec) -> dict[str, tuple[str, tuple[int, ...]]]:
         if spec.attention_sinks:
             out[f"{spec.text_prefix}.layers.{i}.self_attn.sinks"] = ("BF16", (spec.heads,))
     out.update(kv_scale_specs(spec))
+    out.update({n: ("BF16", tuple(s)) for n, s in spec.extra_tensors.items() if not _is_linear_weight(n, s)})
     for i in range(spec.layers, spec.layers + spec.mtp_layers):
         for norm in ("enorm", "hnorm", "shared_head.norm"):
             out[f"{spec.text_prefix}.layers.{i}.{norm}.weight"] = ("BF16", (spec.hidden,))
@@ -896,6 +903,8 @@ def write_checkpoint(folder: str, spec: Spec | None = None, **overrides) -> str:
     """Write config.json and the safetensors file(s) (+ index when sharded) of `spec` into `folder`."""
     spec = replace(spec or Spec(), **overrides)
     os.makedirs(folder, exist_ok=True)
+    if spec.mistral_format:
+        return write_mistral_checkpoint(folder, spec)
     with open(os.path.join(folder, "config.json"), "w") as fh:
         json.dump(model_config(spec), fh, indent=2)
     if spec.quant and QUANTS[spec.quant].config_file != "config.json":
@@ -917,6 +926,99 @@ def write_checkpoint(folder: str, spec: Spec | None = None, **overrides) -> str:
     with open(os.path.join(folder, "model.safetensors.index.json"), "w") as fh:
         json.dump({"metadata": {"total_size": 0}, "weight_map": weight_map}, fh, indent=2)
     return folder
+
+
+# params.json's `quantization` as Mistral's exporter writes it, per synth quant (vLLM's
+# transformers_utils/configs/mistral.py _remap_mistral_quantization_args reads it into an "fp8" config; BLOCK from
+# vLLM 0.34), and the suffixes of the scales it stores beside each FP8 weight.
+MISTRAL_QUANTIZATION = {"fp8-static": {"qformat_weight": "fp8_e4m3", "qscheme_act": "TENSOR"},
+                        "fp8-dynamic": {"qformat_weight": "fp8_e4m3", "qscheme_act": "NO_SCALES"},
+                        "fp8-block": {"qformat_weight": "fp8_e4m3", "qscheme_weight": "BLOCK", "qscheme_act": "BLOCK"}}
+MISTRAL_SCALES = {"weight_scale": "qscale_weight", "weight_scale_inv": "qscale_weight", "input_scale": "qscale_act"}
+# HF-style name parts -> Mistral's (the inverse of what vLLM's Mistral loaders rename: fp8check.core.checkpoint.mistral).
+_MISTRAL_PARTS = [(r"^model\.embed_tokens\.", "tok_embeddings."), (r"^model\.norm\.", "norm."),
+                  (r"^lm_head\.", "output."), (r"^model\.layers\.", "layers."),
+                  (r"\.input_layernorm\.", ".attention_norm."), (r"\.post_attention_layernorm\.", ".ffn_norm."),
+                  (r"\.self_attn\.", ".attention."), (r"\.q_proj\.", ".wq."), (r"\.k_proj\.", ".wk."),
+                  (r"\.v_proj\.", ".wv."), (r"\.o_proj\.", ".wo."), (r"\.q_a_proj\.", ".wq_a."),
+                  (r"\.q_b_proj\.", ".wq_b."), (r"\.q_a_layernorm\.", ".q_a_norm."),
+                  (r"\.kv_a_proj_with_mqa\.", ".wkv_a_with_mqa."), (r"\.kv_a_layernorm\.", ".kv_a_norm."),
+                  (r"\.kv_b_proj\.", ".wkv_b."), (r"\.mlp\.(gate|shared_experts|experts)\.", r".\1."),
+                  (r"\.mlp\.", ".feed_forward."), (r"\.gate_proj\.", ".w1."), (r"\.up_proj\.", ".w3."),
+                  (r"\.down_proj\.", ".w2.")]
+
+
+def mistral_name(name: str) -> str:
+    """A tensor's name in a consolidated.safetensors (Mistral's) from the HF-style one this module writes."""
+    for pattern, new in _MISTRAL_PARTS:
+        name = re.sub(pattern, new, name)
+    head, _, suffix = name.rpartition(".")
+    return f"{head}.{MISTRAL_SCALES[suffix]}" if suffix in MISTRAL_SCALES else name
+
+
+def mistral_params(spec: Spec) -> dict:
+    """params.json: the sizes under Mistral's keys, MLA's and the MoE block's when the spec has them."""
+    params = {"dim": spec.hidden, "n_layers": spec.layers, "head_dim": spec.hd, "hidden_dim": spec.intermediate,
+              "n_heads": spec.heads, "n_kv_heads": spec.kv_heads, "norm_eps": 1e-05, "vocab_size": spec.vocab,
+              "rope_theta": 1000000.0, "tied_embeddings": spec.tie_embeddings, "max_position_embeddings": 512}
+    if spec.mla:
+        params.update(q_lora_rank=spec.q_lora_rank, kv_lora_rank=spec.kv_lora_rank,
+                      qk_rope_head_dim=spec.qk_rope_head_dim, qk_nope_head_dim=spec.hd, v_head_dim=spec.hd)
+    if spec.experts:
+        params["moe"] = {"num_experts": spec.experts, "num_experts_per_tok": 2,
+                         "expert_hidden_dim": spec.moe_intermediate, "num_shared_experts": spec.shared_experts,
+                         "first_k_dense_replace": spec.first_k_dense, "route_every_n": 1, "routed_scale": 1.0,
+                         "num_expert_groups": 1, "num_expert_groups_per_tok": 1}
+    if spec.quant:
+        params["quantization"] = dict(MISTRAL_QUANTIZATION[spec.quant])
+        if QUANTS[spec.quant].strategy == "block":
+            params["quantization"].update(block_size_out=spec.block[0], block_size_in=spec.block[1])
+    params.update(spec.extra_config)
+    return params
+
+
+def write_mistral_checkpoint(folder: str, spec: Spec) -> str:
+    """params.json + consolidated.safetensors (Spec.mistral_format)."""
+    if spec.transformers or (spec.quant and spec.quant not in MISTRAL_QUANTIZATION):
+        raise ValueError(f"a Mistral-format checkpoint is hand-named and stores {sorted(MISTRAL_QUANTIZATION)}")
+    params = mistral_params(spec)
+    with open(os.path.join(folder, "params.json"), "w") as fh:
+        json.dump(params, fh, indent=2)
+    entries = _mistral_large_4_tensors(spec, params) if params.get("dsa") else tensor_specs(spec)
+    data = None if spec.data == "sparse" else tensor_data(spec, entries)
+    renamed = {mistral_name(name): name for name in entries}
+    write_safetensors(os.path.join(folder, "consolidated.safetensors"), {n: entries[o] for n, o in renamed.items()},
+                      data and {n: data[o] for n, o in renamed.items()})
+    return folder
+
+
+def _mistral_large_4_tensors(spec: Spec, params: dict) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """A Mistral-Large-4 checkpoint's tensors (params.json with `dsa`, read as vLLM lists its layers: kv_source_layers,
+    nope_layer_flags, index_sharing): the DSA indexer (wq_b, wk, weights_proj, k_norm, q_input_norm) on each "full"
+    layer; no wkv_a_with_mqa on a layer that shares an earlier layer's KV; a NoPE layer's without the RoPE part."""
+    from fp8check.core.checkpoint.mistral import hf_config  # noqa: PLC0415 - the per-layer lists as vLLM expands them
+
+    config = hf_config(params)
+    extra = dict(spec.extra_tensors)
+    for i, kind in enumerate(config["index_sharing"]):
+        if kind == "full":
+            p, heads, dim = f"model.layers.{i}.self_attn.indexer", config["index_n_heads"], config["index_head_dim"]
+            extra.update({f"{p}.wq_b.weight": (heads * dim, spec.hidden), f"{p}.wk.weight": (dim, spec.hidden),
+                          f"{p}.weights_proj.weight": (heads, spec.hidden), f"{p}.k_norm.weight": (dim,),
+                          f"{p}.k_norm.bias": (dim,), f"{p}.q_input_norm.weight": (spec.hidden,),
+                          f"{p}.q_input_norm.bias": (spec.hidden,)})
+    entries = tensor_specs(replace(spec, extra_tensors=extra))
+    for i, (source, nope) in enumerate(zip(config["kv_source_layers"], config["nope_layer_flags"])):
+        name = f"model.layers.{i}.self_attn.kv_a_proj_with_mqa."
+        for tensor in [n for n in entries if n.startswith(name)]:
+            if source != i:
+                del entries[tensor]
+            elif nope and tensor.endswith(".weight"):
+                entries[tensor] = (entries[tensor][0], (spec.kv_lora_rank, spec.hidden))
+            elif nope and spec.quant and tensor.endswith(QUANTS[spec.quant].scale):
+                layout = QUANTS[spec.quant].scale_layout
+                entries[tensor] = (entries[tensor][0], scale_shape(layout, spec.kv_lora_rank, spec.hidden, spec.block))
+    return entries
 
 
 def tensor_data(spec: Spec, entries: dict[str, tuple[str, tuple[int, ...]]]) -> dict[str, bytes]:

@@ -10,7 +10,6 @@ from typer.testing import CliRunner
 
 from fp8check.cli.app import app
 from fp8check.core.checkpoint.local import open_local
-from fp8check.core.errors import InputError
 from fp8check.core.model.layouts import ARCHITECTURES, TP_PLANS, model_arch
 from fp8check.core.model.modules import build_layout
 from fp8check.core.model.sharding import rank_reads
@@ -94,6 +93,15 @@ HYV4 = dict(num_hidden_layers=2, hidden_size=512, intermediate_size=1024, moe_in
             vocab_size=1000, pad_token_id=0, bos_token_id=1, eos_token_id=2)
 HYV4_SPEC = dict(architecture="HYV4ForCausalLM", model_type="hy_v4", transformers=True, hidden=512, extra_config=HYV4,
                  ignore=("lm_head", r"re:.*\.indexer\.weights_proj$"))
+# Mistral-Large-4 (Mistral's format): layer 2 shares layer 1's KV cache (both NoPE), indexers on layers 0, 1, 3; the
+# layers vLLM builds with quant_config=None stored BF16.
+MISTRAL_LARGE_4 = dict(mla=True, head_dim=128, kv_lora_rank=512, qk_rope_head_dim=64, moe_style="deepseek", experts=4,
+                       shared_experts=1, first_k_dense=1, hidden=512, heads=4, kv_heads=4, layers=4,
+                       ignore=("lm_head", r"re:.*\.kv_a_proj_with_mqa$", r"re:.*\.kv_b_proj$",
+                               r"re:.*\.indexer\.(wk|weights_proj)$"),
+                       extra_config={"nope": "rope,nope,nope,rope", "kv_sharing": {"source_layers_str": "0,1,1,3"},
+                                     "dsa": {"topk": 2048, "n_heads": 4, "head_dim": 128, "norm_eps": 1e-6,
+                                             "ssmax_scaling": False, "sharing": "full,full,shared,full"}})
 # Nemotron-H: one mixer a layer (Mamba2, attention, relu2 MLP, MoE), per-channel FP8 as NVIDIA's exports.
 NEMOTRON_H = dict(hybrid_override_pattern="M*-E", mamba_num_heads=8, mamba_head_dim=64, n_groups=2,
                   ssm_state_size=128, conv_kernel=4, expand=1, use_conv_bias=True, mlp_hidden_act="relu2",
@@ -366,6 +374,15 @@ FAMILIES = [
                              experts=4, shared_experts=1, first_k_dense=1, mtp_layers=1), 2,
      {"model.layers.0.self_attn.fused_qkv_a_proj": ("DeepSeekV2FusedQkvAProjLinear", "vllm:mistral_large_3.py"),
       "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:mistral_large_3.py")}),
+    # Mistral-Large-4, built from Mistral's own format only (params.json's `dsa`; the consolidated names renamed as
+    # its loader does): MLA without q-LoRA, KV sharing / NoPE layers, indexers on the "full" layers, MoE.
+    ("mistral-large-4", dict(architecture="MistralLarge4ForCausalLM", mistral_format=True, quant="fp8-block",
+                             **MISTRAL_LARGE_4), 2,
+     {"model.layers.0.self_attn.q_proj": ("ColumnParallelLinear", "vllm:models/mistral/mistral_large4"),
+      "model.layers.0.self_attn.kv_a_proj_with_mqa": ("ReplicatedLinear", "vllm:models/mistral/mistral_large4"),
+      "model.layers.1.self_attn.indexer.wk_weights_proj": ("MergedColumnParallelLinear",
+                                                           "vllm:models/mistral/mistral_large4"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:models/mistral/mistral_large4")}),
     ("deepseek-v3.2", dict(architecture="DeepseekV32ForCausalLM", model_type="deepseek_v32", extra_config=DSA,
                            **DSA_SPEC), 2,
      {"model.layers.0.self_attn.indexer.wq_b": ("ReplicatedLinear", "vllm:models/deepseek_v32"),
@@ -1429,13 +1446,16 @@ def test_mistral3_builds_the_text_model_its_text_config_names(make_checkpoint, t
     assert by_name["vision_tower.transformer.layers.0.attention.qkv_proj"].layout == "vllm:pixtral.py"
 
 
-def test_a_mistral_format_checkpoint_is_refused_by_name(tmp_path):
-    """params.json + consolidated.safetensors (vLLM's --config-format mistral): not read as a config.json checkpoint."""
-    (tmp_path / "params.json").write_text('{"dim": 512}')
-    header = b'{"layers.0.attention.wq.weight":{"dtype":"BF16","shape":[2,2],"data_offsets":[0,8]}}'
-    (tmp_path / "consolidated.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + bytes(8))
-    with pytest.raises(InputError, match="a Mistral-format checkpoint .*--config-format mistral"):
-        open_local(str(tmp_path))
+def test_a_mistral_format_checkpoint_is_read_not_refused(tmp_path):
+    """params.json + consolidated.safetensors (what vLLM reads by default): its config and vLLM's names
+    (tests/test_mistral_format.py has the rest)."""
+    (tmp_path / "params.json").write_text('{"dim": 512, "n_layers": 1, "n_heads": 4, "head_dim": 128}')
+    header = b'{"layers.0.attention.wq.weight":{"dtype":"BF16","shape":[512,512],"data_offsets":[0,524288]}}'
+    (tmp_path / "consolidated.safetensors").write_bytes(len(header).to_bytes(8, "little") + header
+                                                         + bytes(524288))
+    checkpoint = open_local(str(tmp_path))
+    assert checkpoint.config.architectures == ("MistralForCausalLM",)
+    assert list(checkpoint.tensors) == ["model.layers.0.self_attn.q_proj.weight"]
 
 
 @pytest.mark.parametrize("vllm,platform,error", [

@@ -16,6 +16,7 @@ from fp8check.core.checkpoint import hub as hubmod
 from fp8check.core.checkpoint.local import INDEX_FILE, open_local
 from fp8check.core.checkpoint.source import open_checkpoint
 from fp8check.core.errors import InputError
+from fp8check.synth import write_checkpoint
 
 SECRET = "hf_SeCrEt_token_0123456789"
 runner = CliRunner()
@@ -435,12 +436,23 @@ def test_download_json_fetches_the_json_files_and_no_weight(repos, fake):
         hubmod.download_json("no/such/thing")
 
 
-def test_a_mistral_format_repo_is_refused_by_name(fake, make_checkpoint):
-    """params.json + consolidated.safetensors and no config.json (vLLM's --config-format mistral): refused before
-    any shard is read, saying what the repo is."""
-    folder = make_checkpoint(**SHAPE)
-    os.rename(os.path.join(folder, "model.safetensors"), os.path.join(folder, "consolidated.safetensors"))
-    os.rename(os.path.join(folder, "config.json"), os.path.join(folder, "params.json"))
-    fake.add_repo("mistralai/large", folder)
-    with pytest.raises(InputError, match="a Mistral-format checkpoint .*--config-format mistral"):
-        open_checkpoint("mistralai/large")
+def test_a_mistral_format_repo_is_read_as_vllm_reads_it(fake, make_checkpoint):
+    """params.json + consolidated.safetensors (what vLLM reads by default, config.json or not): params.json is the
+    config, the consolidated headers are read by range and their names come out as vLLM's model class names them."""
+    folder = make_checkpoint(**SHAPE, mistral_format=True, quant="fp8-static")
+    fake.add_repo("mistralai/small", folder)
+    checkpoint = open_checkpoint("mistralai/small")
+    assert checkpoint.config.architectures == ("MistralForCausalLM",)
+    assert checkpoint.files == ("consolidated.safetensors",)
+    assert "model.layers.0.self_attn.q_proj.weight_scale" in checkpoint.tensors
+
+
+def test_a_mistral_format_vision_repo_is_read_through_its_hf_files(fake, make_checkpoint):
+    """A Mistral-format model fp8check does not lay out (params.json's vision_encoder) beside config.json: the
+    HF-format files are read, as open_local reads such a folder."""
+    folder = make_checkpoint(**SHAPE, mistral_format=True, quant="fp8-static",
+                             extra_config={"vision_encoder": {"hidden_size": 1024}})
+    write_checkpoint(folder, **SHAPE, quant="fp8-static")
+    fake.add_repo("mistralai/pixtral", folder)
+    checkpoint = open_checkpoint("mistralai/pixtral")
+    assert checkpoint.config.architectures == ("LlamaForCausalLM",) and checkpoint.files == ("model.safetensors",)

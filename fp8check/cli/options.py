@@ -80,8 +80,9 @@ def complete_quantization(incomplete: str) -> list[str]:
 
 
 ModelArg = Annotated[str, typer.Argument(
-    metavar="MODEL", show_default=False, help="Checkpoint folder (config.json + *.safetensors), or a Hugging Face "
-    "repo id org/name\\[@revision] (HF_HUB_OFFLINE=1 reads the local cache).")]
+    metavar="MODEL", show_default=False, help="Checkpoint folder (config.json + *.safetensors, or Mistral's "
+    "params.json + consolidated*.safetensors), or a Hugging Face repo id org/name\\[@revision] (HF_HUB_OFFLINE=1 reads "
+    "the local cache).")]
 PlatformOpt = Annotated[Optional[str], typer.Option(
     "--platform", "-p", autocompletion=complete_platform, help="Target: xpu, cpu, cuda:<cc> (cuda:90), rocm:<gfx> "
     "(rocm:gfx942), an alias (h100, a100, l40s, b200, mi300x, arc-b580, ...) or auto (this host, detected without "

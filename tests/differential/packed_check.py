@@ -141,6 +141,16 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("KimiK31ForConditionalGeneration", "registry"): "registry.py registers KimiK31ForConditionalGeneration (to "
                                                      "KimiK3ForConditionalGeneration) from 0.34; 0.33 refuses it "
                                                      "(whole_model.py OPEN)",
+    ("MistralLarge4ForCausalLM", "registry"): "0.34 brings it (registry.py: vllm.models.mistral.mistral_large4); "
+                                             "0.33's registry has no such architecture (its Mistral-format reader "
+                                             "builds MistralLarge3ForCausalLM from the params.json, which fp8check "
+                                             "reports as 0.33's refusal: ModelConfig.errors_before_034)",
+    ("MistralLarge4ForCausalLM", "load"): "models/mistral/mistral_large4/__init__.py raises NotImplementedError off "
+                                         "CUDA / ROCm (layouts.IMPORT_REFUSALS: XPU, CPU)",
+    **{("MistralLarge4ForCausalLM", f"packed:{name}"): (
+        "models/mistral/mistral_large4/nvidia/model.py declares no packed_modules_mapping: load_weights' "
+        "_STACKED_PARAMS fuses w1 + w3 and wk + weights_proj, and _map_quant_config_layers adds them (and down_proj: "
+        "w2) to the quant config's packed_modules_mapping") for name in ("gate_up_proj", "wk_weights_proj")},
     ("Qwen2_5_VLForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "qwen2_5_vl.py builds Qwen2ForCausalLM "
                                                                          "(qwen2.py)",
     ("Mistral3ForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "mistral3.py builds text_config's "

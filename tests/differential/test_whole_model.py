@@ -346,8 +346,12 @@ def test_each_family_checkpoint_is_judged_by_fp8check_without_notes(tmp_path, fa
     """The generated checkpoints are ones fp8check models (no 'not in fp8check's table' note) and route at TP 2;
     the one whose ignore list leaves the BF16 routers out fails on exactly those, Nemotron-H's block-FP8 in_proj on
     vLLM's block check, Kimi-K2.5's FP8 tower on compressed-tensors (built unquantized)."""
-    report = inspect_checkpoint(open_local(write(str(tmp_path), family, "ct-fp8-block")),
-                                InspectOptions(parse_platform("h100"), select_profile("0.33"), tp=2))
+    # Mistral's own format, read from 0.34 (Mistral-Large-4's dsa): the FP8 its releases use (the other scale names a
+    # consolidated checkpoint can hold load as vLLM's loader renames them, which fp8check reports post-load)
+    quant, release = ("ct-fp8-block", "0.33") if not FAMILIES[family][0].get("mistral_format") else (
+        "fp8-block" if family == "mistral-large-4-fmt" else "fp8-dynamic", "0.34")
+    report = inspect_checkpoint(open_local(write(str(tmp_path), family, quant)),
+                                InspectOptions(parse_platform("h100"), select_profile(release), tp=2))
     failing = {layer.name for layer in report.layers if layer.errors}
     assert not report.notes and not report.errors and our_modules(report)
     expected = {"qwen3-moe-router-unlisted": {"model.layers.0.mlp.gate", "model.layers.1.mlp.gate"},

@@ -275,6 +275,7 @@ _STEP3_TEXT = dict(num_attention_groups=1, share_q_dim=1024, head_dim=256, moe_n
 _PIXTRAL_VLM = {k: v for k, v in FAMILIES["mistral-3"][1].items() if k != "text_config"}
 _MISTRAL3_IGNORE = dict(ignore=("language_model.lm_head", "multi_modal_projector.patch_merger.merging_layer"))
 _DEEPSEEK_V3_TEXT = {k: v for k, v in _DSA.items() if not k.startswith(("index_", "num_nextn"))}
+_LLAMA_4_SCALING = {"original_max_position_embeddings": 8192, "beta": 0.1}
 _MISTRAL_LARGE4_TEXT = dict(num_hidden_layers=4, moe_intermediate_size=1024, first_k_dense_replace=1,
                             num_key_value_heads=16, kv_lora_rank=512, qk_nope_head_dim=64, qk_rope_head_dim=64,
                             v_head_dim=128, n_routed_experts=8, n_shared_experts=1, num_experts_per_tok=2,
@@ -435,6 +436,22 @@ FAMILIES.update({
                                 **_HF, ignore=("output", "patch_merger.merging_layer")),
                            {"text_config": _text_config("mistral_large4_text", **_MISTRAL_LARGE4_TEXT),
                             **_PIXTRAL_VLM}),
+    # Mistral's own format (params.json + consolidated.safetensors, Mistral's names; vLLM reads it by default,
+    # transformers_utils/configs/mistral.py adapt_config_dict): Ministral / Mistral (MistralForCausalLM, mistral.py's
+    # maybe_remap_mistral) and Mistral-Large-3 (MistralLarge3ForCausalLM, DeepSeek-V3's MLA + MoE, its
+    # hf_to_vllm_mapper). Run in the quants Mistral's exporter writes (MISTRAL_FORMAT_QUANTS).
+    "mistral-fmt": (dict(architecture="MistralForCausalLM", mistral_format=True), {}),
+    "mistral-large-3-fmt": (dict(architecture="MistralLarge3ForCausalLM", q_lora_rank=1536, kv_heads=16,
+                                 mistral_format=True, **_MLA), {"llama_4_scaling": _LLAMA_4_SCALING}),
+    # Mistral-Large-4 (0.34's MistralLarge4ForCausalLM, params.json's `dsa`): MLA without q-LoRA, layer 2 sharing
+    # layer 1's KV (both NoPE), an indexer on the "full" layers 0, 1, 3, MoE after the dense layer 0; the layers vLLM
+    # builds with quant_config=None stored in BF16.
+    "mistral-large-4-fmt": (dict(architecture="MistralLarge4ForCausalLM", layers=4, kv_heads=16, mistral_format=True,
+                                 ignore=("lm_head", r"re:.*\.kv_a_proj_with_mqa$", r"re:.*\.kv_b_proj$",
+                                         r"re:.*\.indexer\.(wk|weights_proj)$"), **_MLA),
+                            {"nope": "rope,nope,nope,rope", "kv_sharing": {"source_layers_str": "0,1,1,3"},
+                             "dsa": {"topk": 2048, "n_heads": 16, "head_dim": 128, "norm_eps": 1e-6,
+                                     "ssmax_scaling": False, "sharing": "full,full,shared,full"}}),
     # The official Qwen3.5 releases: vision-language, text under model.language_model, a Qwen3-VL tower.
     "qwen3.5-vl": (dict(architecture="Qwen3_5ForConditionalGeneration", model_type="qwen3_5", **_HF,
                         **_gdn_ignore("model.language_model")),
@@ -622,6 +639,9 @@ KV_FAMILIES = ("llama", "qwen3", "gemma-2", "gemma-3", "gemma-3-vision-256", "gp
 KV_QUANTS = ("ct-fp8-block", "ct-fp8-block:kv-tensor", "ct-fp8-dynamic:kv-attn_head", "fp8-block:kv-tensor",
              "modelopt-fp8:kv-tensor", "quark-fp8:kv-tensor")
 KV_PARALLEL = ((1, False), (8, False))
+# The quants a Mistral-format family (Spec.mistral_format) runs in, whatever --quants says: the FP8 params.json
+# `quantization` Mistral's exporter writes (synth.MISTRAL_QUANTIZATION: per-tensor static, dynamic, 0.34's blocks).
+MISTRAL_FORMAT_QUANTS = ("fp8-static", "fp8-dynamic", "fp8-block")
 # A release from 0.33.0 on: a difference found on 0.33 holds for the releases after it until their code (or
 # fp8check) changes, and a new release is run against the same lists.
 SINCE_033 = r"0\.(3[3-9]|[4-9]\d)\.\d+"
@@ -743,8 +763,8 @@ OPEN = (
     (r"\|mistral-large-4-hf\|",
      "Mistral-Large-4 in HF format (transformers' mistral_large4, which 5.22.2 has and 5.21.0 lacks; tensors under "
      "Mistral's names): no release registers MistralLarge4ForConditionalGeneration (0.34's MistralLarge4ForCausalLM "
-     "is built from the Mistral-format params.json only). vLLM refuses the config when its transformers does not "
-     "know the model type (the harness's 5.20.2; always on 0.31-0.33, whose pins end below 5.21) and with 5.22 "
+     "is built from the Mistral-format params.json only: the mistral-large-4-fmt family). vLLM refuses the config "
+     "when its transformers does not know the model type (the harness's 5.20.2; always on 0.31-0.33, whose pins end below 5.21) and with 5.22 "
      "resolves it to the Transformers backend (registry.py _try_resolve_transformers); fp8check models neither and "
      "lays the checkpoint out by guess (not judged)"),
     (r"\|step-3\.7\|modelopt-(pcpt|pbwo)\|language_model\.model\.layers\.2\.moe\.experts\|",
@@ -852,10 +872,14 @@ def run_release(release: str, platform: str, cases: list[dict]) -> tuple[dict, d
 def grid(families: list[str], quants: list[str], kv_cache_dtypes: list[str]) -> list[tuple]:
     """(family, quant, --kv-cache-dtype, TP, --ep) of every case: PARALLEL x auto on every family and format,
     KV_PARALLEL x each KV cache dtype on the KV axis (KV_FAMILIES x KV_QUANTS)."""
-    cases = {(f, q, "auto", tp, ep) for f in families for q in quants for tp, ep in PARALLEL}
+    cases = {(f, q, "auto", tp, ep) for f in families for q in _family_quants(f, quants) for tp, ep in PARALLEL}
     cases |= {(f, q, kv, tp, ep) for f in families if f in KV_FAMILIES for q in KV_QUANTS
               for kv in kv_cache_dtypes for tp, ep in KV_PARALLEL}
     return sorted(cases)
+
+
+def _family_quants(family: str, quants: list[str]) -> tuple[str, ...] | list[str]:
+    return MISTRAL_FORMAT_QUANTS if FAMILIES[family][0].get("mistral_format") else quants
 
 
 def whole_model_suite(releases: list[str], platforms: list[str], families: list[str], quants: list[str],

@@ -40,7 +40,11 @@ from urllib.parse import quote
 
 from fp8check.core.checkpoint.local import (
     MAX_JSON_BYTES, Checkpoint, FetchStats, assemble_checkpoint, check_relative_path, index_shards, load_json,
-    mistral_format_error, open_local, parse_index, parse_json, parse_model_config, safetensors_files,
+    mistral_config, mistral_format_error, open_local, parse_index, parse_json, parse_model_config, safetensors_files,
+    vllm_named,
+)
+from fp8check.core.checkpoint.mistral import (
+    CONSOLIDATED_INDEX, MISTRAL_PARAMS, NotLaidOut, consolidated_files, is_mistral_format,
 )
 from fp8check.core.checkpoint.safetensors_header import SafetensorsHeader, header_length, parse_header
 from fp8check.core.errors import CheckpointFileError, InputError, is_printable, printable
@@ -121,21 +125,37 @@ def offline_mode() -> bool:
 
 
 def open_remote(ref: RepoRef, token: str | None = None) -> Checkpoint:
-    """config.json, the index and every shard header of a Hub repo, by ranged reads; no weight is fetched."""
+    """config.json, the index and every shard header of a Hub repo, by ranged reads; no weight is fetched. A
+    Mistral-format repo (params.json + consolidated*.safetensors) is read as vLLM reads it by default; one whose
+    model fp8check does not lay out in that format, through its HF-format files when it has them (as local.open_local
+    reads a folder)."""
+    return _open_remote(ref, token, mistral_first=True) or _open_remote(ref, token, mistral_first=False)
+
+
+def _open_remote(ref: RepoRef, token: str | None, mistral_first: bool) -> Checkpoint | None:
+    """open_remote's read; None: a Mistral-format model fp8check does not lay out, beside config.json."""
     started = time.monotonic()
     fetcher = _Fetcher(ref, token)
     with _hub_errors(fetcher):
         info = fetcher.repo_info()
         stages = info.rounds
-        index_name, guessed = _files_to_read(ref, info)
-        hf_quant = HF_QUANT_CONFIG if HF_QUANT_CONFIG in info.files else None  # ModelOpt <= 0.29 keeps it apart
-        jobs = {name: partial(fetcher.get_json, name, info.commit) for name in (CONFIG_FILE, index_name, hf_quant)
-                if name}
+        mistral = mistral_first and is_mistral_format([f for f in info.files if "/" not in f])
+        index_name, guessed = _files_to_read(ref, info, mistral)
+        hf_quant = HF_QUANT_CONFIG if HF_QUANT_CONFIG in info.files and not mistral else None  # ModelOpt <= 0.29
+        config_files = (MISTRAL_PARAMS, CONFIG_FILE if CONFIG_FILE in info.files else None) if mistral \
+            else (CONFIG_FILE, hf_quant)
+        jobs = {name: partial(fetcher.get_json, name, info.commit) for name in (*config_files, index_name) if name}
         jobs.update({shard: partial(fetcher.get_header, shard, info.commit) for shard in guessed})
         results, rounds = _parallel(jobs)
         stages += rounds
-        config = parse_model_config(parse_json(_value(results, CONFIG_FILE).data, CONFIG_FILE), hf_quant_config=(
-            parse_json(_value(results, hf_quant).data, hf_quant) if hf_quant else None))
+        docs = {name: parse_json(_value(results, name).data, name) for name in config_files if name}
+        try:
+            config = mistral_config(docs[MISTRAL_PARAMS], docs.get(CONFIG_FILE)) if mistral else \
+                parse_model_config(docs[CONFIG_FILE], hf_quant_config=docs.get(hf_quant))
+        except NotLaidOut:
+            if CONFIG_FILE not in info.files:
+                raise
+            return None
         weight_map = None
         shards = guessed
         if index_name:
@@ -145,6 +165,8 @@ def open_remote(ref: RepoRef, token: str | None = None) -> Checkpoint:
                 if shard not in info.files:
                     raise CheckpointFileError(shard, f"{index_name} lists it, but {ref.display} has no such file "
                                                      f"at commit {info.commit[:12]}")
+            if mistral:  # weight_utils.filter_duplicate_safetensors_files: the listed consolidated files only
+                shards = [s for s in guessed if s in set(shards)]
             missing = {s: partial(fetcher.get_header, s, info.commit) for s in shards if s not in results}
             if missing:  # the listing guess missed some: one more parallel stage
                 more, rounds = _parallel(missing)
@@ -157,7 +179,8 @@ def open_remote(ref: RepoRef, token: str | None = None) -> Checkpoint:
         seconds=round(time.monotonic() - started, 3),
         header_bytes=sum(8 + h.header.header_len for h in headers), file_bytes=sum(h.size or 0 for h in headers),
     )
-    return assemble_checkpoint(ref.display, config, [h.header for h in headers], weight_map, index_name, fetch)
+    checkpoint = assemble_checkpoint(ref.display, config, [h.header for h in headers], weight_map, index_name, fetch)
+    return vllm_named(checkpoint) if mistral else checkpoint
 
 
 @dataclass(frozen=True)
@@ -350,9 +373,14 @@ def _content_range(text: str | None) -> tuple[int | None, int | None, int | None
     return _int(start), _int(end), _int(total) if total != "*" else None
 
 
-def _files_to_read(ref: RepoRef, info: _RepoInfo) -> tuple[str | None, list[str]]:
+def _files_to_read(ref: RepoRef, info: _RepoInfo, mistral: bool) -> tuple[str | None, list[str]]:
     """(index file or None, shards to read in stage 2) from the listing, as open_local chooses from a folder."""
     top = sorted(f for f in info.files if "/" not in f)
+    if mistral:  # params.json + consolidated*.safetensors, as open_local reads them
+        shards = consolidated_files(top)
+        for shard in shards:  # names come from the server: no control characters in reports
+            check_relative_path(shard, "repository listing", "file name")
+        return (CONSOLIDATED_INDEX if CONSOLIDATED_INDEX in top else None), shards
     if refusal := mistral_format_error(ref.display, top):
         raise refusal
     index_name, shards = safetensors_files(ref.display, top)  # refuses .bin-only and safetensors-less repos
@@ -538,7 +566,7 @@ def download_shards(model: str, revision: str | None = None, token: str | None =
                   library_name="fp8check", library_version=__version__)
     with _hub_errors(fetcher):
         info = fetcher.repo_info()
-        index_name, shards = _files_to_read(ref, info)
+        index_name, shards = _files_to_read(ref, info, mistral=False)
         # config.json at the revision asked for: this also records refs/<revision> -> commit in the cache, so the
         # same `org/name[@rev]` works offline afterwards.
         config_path = hf_hub_download(filename=CONFIG_FILE, revision=ref.rev, **common)
@@ -583,7 +611,7 @@ def download_json(model: str, revision: str | None = None, token: str | None = N
     fetcher = _Fetcher(ref, token)
     with _hub_errors(fetcher):
         info = fetcher.repo_info()
-        _files_to_read(ref, info)  # a repo without config.json is refused here, as inspect refuses it
+        _files_to_read(ref, info, mistral=False)  # a repo without config.json is refused here, as inspect refuses it
         try:
             return snapshot_download(
                 repo_id=ref.repo_id, revision=info.commit, allow_patterns=["*.json"], cache_dir=hub_cache_dir(),

@@ -6,9 +6,13 @@ import gc
 import json
 import os
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, NamedTuple
 
+from fp8check.core.checkpoint.mistral import (
+    CONSOLIDATED_INDEX, MISTRAL_PARAMS, NotLaidOut, checkpoint_names, consolidated_files, errors_before_034,
+    hf_config, is_mistral_format,
+)
 from fp8check.core.checkpoint.safetensors_header import SafetensorsHeader, TensorInfo, open_regular, read_header
 from fp8check.core.errors import CheckpointFileError, ConfigError, InputError, is_printable, printable, shown
 from fp8check.core.formats.base import QuantConfig
@@ -93,6 +97,13 @@ class ModelConfig(NamedTuple):
     expert_dtype: str | None = None   # DeepSeek-V4: "fp8" or "fp4" (the default vLLM reads when absent)
     # Kimi-K3's latent MoE: routed_expert_hidden_size, the width its routed experts take and give (None: hidden_size)
     moe_hidden_size: int | None = None
+    kv_lora_rank: int | None = None   # MLA: the latent's width (without the RoPE part)
+    # Mistral-Large-4 (params.json's kv_sharing, as vLLM's Mistral reader lists it): each layer's KV-cache source
+    # layer, itself unless it reuses an earlier layer's latent cache; () when absent.
+    kv_source_layers: tuple[int, ...] = ()
+    # A Mistral-format checkpoint's params.json as vLLM 0.25-0.33 refuse it (fp8check.core.checkpoint.mistral:
+    # BLOCK FP8, Mistral-Large-4); the config above is 0.34's reading.
+    errors_before_034: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -217,6 +228,8 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         sliding=_sliding_keys(sizes, model_type, opt_int, where),
         **_text_model(text if isinstance(text, dict) else None, where),
         expert_dtype=_expert_dtype(sizes, model_type, raw_quant),
+        kv_lora_rank=opt_int("kv_lora_rank"),
+        kv_source_layers=_int_list(sizes, "kv_source_layers", where, minimum=0) or (),
     )
 
 
@@ -251,13 +264,15 @@ def _positive_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
-def _int_list(sizes: dict, key: str, where: str) -> tuple[int, ...] | None:
-    """A list of positive integers from the text config, or None when absent."""
+def _int_list(sizes: dict, key: str, where: str, minimum: int = 1) -> tuple[int, ...] | None:
+    """A list of integers >= minimum (positive by default) from the text config, or None when absent."""
     value = sizes.get(key)
     if value is None:
         return None
-    if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value):
-        raise ConfigError(f"{where}: {key} must be a list of positive integers, got {shown(value)}")
+    if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) and v >= minimum
+                                              for v in value):
+        kind = "positive integers" if minimum == 1 else f"integers >= {minimum}"
+        raise ConfigError(f"{where}: {key} must be a list of {kind}, got {shown(value)}")
     return tuple(value)
 
 
@@ -434,18 +449,26 @@ def merge_headers(headers: list[SafetensorsHeader]) -> dict[str, TensorInfo]:
     return tensors
 
 
-MISTRAL_PARAMS = "params.json"
-
-
 def mistral_format_error(where: str, listing) -> InputError | None:
-    """The refusal of a Mistral-format checkpoint (params.json, consolidated*.safetensors, no config.json), which
-    vLLM reads with --config-format mistral --load-format mistral (transformers_utils/configs/mistral.py writes the
-    config, e.g. MistralLarge3ForCausalLM / MistralLarge4ForCausalLM); None when the listing is not one."""
-    if "config.json" in listing or MISTRAL_PARAMS not in listing:
+    """The refusal of a folder with params.json but neither config.json nor consolidated*.safetensors, which no
+    format of vLLM's reads (get_config: "Could not detect config format"); None when the listing is not one."""
+    if "config.json" in listing or MISTRAL_PARAMS not in listing or is_mistral_format(listing):
         return None
-    return InputError(f"{where}: a Mistral-format checkpoint ({MISTRAL_PARAMS}, no config.json), which vLLM reads "
-                      "with --config-format mistral --load-format mistral; fp8check reads Hugging Face-format "
-                      "checkpoints (config.json + *.safetensors) only: point it at an HF-format copy")
+    return InputError(f"{where}: {MISTRAL_PARAMS} without consolidated*.safetensors (a Mistral-format checkpoint "
+                      "needs both) and no config.json: neither format vLLM reads")
+
+
+def rename_tensors(tensors: dict[str, TensorInfo], names: dict[str, str], where: str) -> dict[str, TensorInfo]:
+    """The tensors under the names the model class loads them as (`names`: checkpoint name -> vLLM's); two
+    checkpoint names that land on one are refused, as the second would overwrite the first on load."""
+    renamed: dict[str, TensorInfo] = {}
+    for name, info in tensors.items():
+        new = names[name]
+        if new in renamed:
+            raise CheckpointFileError(where, f"tensors {printable(renamed[new].name)!r} and {printable(name)!r} both "
+                                             f"load as {printable(new)!r}")
+        renamed[new] = info._replace(name=new)
+    return renamed
 
 
 def safetensors_files(folder: str, listing: list[str]) -> tuple[str | None, list[str]]:
@@ -517,6 +540,14 @@ def open_local(folder: str, allowed_root: str | None = None, source: str | None 
     root = os.path.realpath(allowed_root or folder)
     real_folder = root if allowed_root is None else os.path.realpath(folder)
     listing = os.listdir(folder)
+    if is_mistral_format(listing):
+        try:
+            return _open_mistral(folder, listing, root, real_folder, source)
+        except NotLaidOut:
+            # Beside config.json, the HF-format files are read: what `vllm serve --config-format hf --load-format hf`
+            # reads (vLLM's default is the Mistral format, which fp8check does not lay out for such a model).
+            if "config.json" not in listing:
+                raise
     if refusal := mistral_format_error(folder, listing):
         raise refusal
     hf_quant = None  # ModelOpt <= 0.29 keeps its quantization config beside config.json
@@ -533,6 +564,40 @@ def open_local(folder: str, allowed_root: str | None = None, source: str | None 
     if not any(h.tensors for h in headers):  # else the report would read "OK: 0 linear modules"
         raise CheckpointFileError(", ".join(shard_names), "holds no tensors at all")
     return assemble_checkpoint(source or folder, config, headers, weight_map, index_name)
+
+
+def mistral_config(params: object, config_json: object = None) -> ModelConfig:
+    """A Mistral-format checkpoint's config (fp8check.core.checkpoint.mistral): params.json adapted as vLLM 0.34
+    adapts it, config.json's keys (when there is one) as defaults, and what vLLM 0.25-0.33 refuse in it."""
+    defaults = {} if config_json is None else config_json
+    if not isinstance(params, dict) or not isinstance(defaults, dict):
+        raise ConfigError(f"{MISTRAL_PARAMS} and config.json must be JSON objects")
+    return parse_model_config(hf_config(params, defaults), MISTRAL_PARAMS)._replace(
+        errors_before_034=errors_before_034(params))
+
+
+def vllm_named(checkpoint: Checkpoint) -> Checkpoint:
+    """A Mistral-format checkpoint's tensors under the names its model class loads them as."""
+    names = checkpoint_names(checkpoint.config.architectures[0], checkpoint.tensors)
+    return replace(checkpoint, tensors=rename_tensors(checkpoint.tensors, names, ", ".join(checkpoint.files)))
+
+
+def _open_mistral(folder: str, listing: list[str], root: str, real_folder: str, source: str | None) -> Checkpoint:
+    """A Mistral-format folder as vLLM reads it: mistral_config, then consolidated*.safetensors (those
+    consolidated.safetensors.index.json lists, when present: weight_utils.filter_duplicate_safetensors_files),
+    each tensor under the name the model class loads it as."""
+    config_json = load_json(_inside(folder, "config.json", root, real_folder), "config.json") \
+        if "config.json" in listing else None
+    config = mistral_config(load_json(_inside(folder, MISTRAL_PARAMS, root, real_folder), MISTRAL_PARAMS), config_json)
+    shard_names, weight_map, index_name = consolidated_files(listing), None, None
+    if CONSOLIDATED_INDEX in listing:
+        index_name = CONSOLIDATED_INDEX
+        weight_map = parse_index(load_json(_inside(folder, index_name, root, real_folder), index_name), index_name)
+        shard_names = [name for name in shard_names if name in set(weight_map.values())]
+    headers = [read_header(_inside(folder, name, root, real_folder), name) for name in shard_names]
+    if not any(h.tensors for h in headers):
+        raise CheckpointFileError(", ".join(shard_names), "holds no tensors at all")
+    return vllm_named(assemble_checkpoint(source or folder, config, headers, weight_map, index_name))
 
 
 def _inside(folder: str, rel: str, root: str, real_folder: str) -> str:

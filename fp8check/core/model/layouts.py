@@ -29,8 +29,8 @@ of the entry that built it
 
 Not modelled: fused shared experts (DeepSeek's shared_experts loaded into the FusedMoE where
 `resolve_layer_fused_shared_expert` enables it, e.g. ROCm AITER; here they stay ordinary linears), vision
-towers run data-parallel (`--mm-encoder-tp-mode data`), and Mistral-format checkpoints (params.json +
-consolidated.*, refused by name: vLLM builds MistralLarge4ForCausalLM from those only).
+towers run data-parallel (`--mm-encoder-tp-mode data`). Mistral-format checkpoints (params.json +
+consolidated.*) are read by fp8check.core.checkpoint.mistral into the config and names these entries lay out.
 """
 
 from __future__ import annotations
@@ -282,6 +282,11 @@ class Arch(NamedTuple):
     # vllm_module_name. The quant config's layer lists are mapped with them only where its class implements
     # apply_vllm_mapper (model_loader/utils.py configure_quant_config, interfaces.py SupportsQuant): Format.maps_lists.
     hf_to_vllm: tuple[tuple[str, str, str], ...] = ()
+    # True: Mistral-Large-4's MLA (models/mistral/nvidia/attention.py MistralMLAAttention): the MLAAttention is
+    # `self_attn.attn`, its latent cache kv_lora_rank + qk_rope_head_dim wide on NoPE layers too (whose
+    # kv_a_proj_with_mqa lacks the RoPE part), and a layer whose config.kv_source_layers entry is another layer
+    # builds no kv_a_proj_with_mqa and reads that layer's cache (kv_sharing_target_layer_name).
+    mla_kv_sharing: bool = False
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
@@ -534,11 +539,32 @@ ARCHITECTURES.update({"DeepseekV32ForCausalLM": _DSA, "GlmMoeDsaForCausalLM": _D
 # DeepseekV3ForCausalLM with an hf_to_vllm_mapper from the Mistral-format names (layers.N.attention.wq_a, ...,
 # .qscale_weight) to DeepSeek's, which leaves HF-format names as they are: DeepSeek-V3's modules, MTP layers skipped
 # by DeepseekV2Model.load_weights. vLLM's Mistral-format reader (transformers_utils/configs/mistral.py) writes both
-# names from params.json; fp8check reads config.json checkpoints only.
+# names from params.json, as fp8check.core.checkpoint.mistral does (with each class's renaming of the names).
 ARCHITECTURES.update({
     "Ministral3ForCausalLM": ARCHITECTURES["MistralForCausalLM"],
     "MistralLarge3ForCausalLM": _DEEPSEEK_V3._replace(source="vllm:mistral_large_3.py"),
 })
+
+# Mistral-Large-4 (vllm/models/mistral/mistral_large4, 0.34 only: registry.py; nvidia/model.py on CUDA, amd/model.py on
+# ROCm, the same modules; XPU and CPU refused on import), built from a Mistral-format checkpoint only (config:
+# transformers_utils/configs/mistral.py's `dsa` branch; names: model.py _CHECKPOINT_NAME_MAP, read by
+# fp8check.core.checkpoint.mistral). models/mistral/nvidia/attention.py MistralMLAAttention: MLA without q-LoRA
+# (q_proj column, quantized), kv_a_proj_with_mqa a ReplicatedLinear and kv_b_proj a ColumnParallelLinear, both with
+# quant_config=None, o_proj row; every layer sparse (index_topk), an indexer (nvidia/indexer.py MistralIndexer: wq_b
+# a quantized ReplicatedLinear, wk + weights_proj fused into wk_weights_proj, quant_config=None, disable_tp) on
+# the "full" layers of index_sharing only; KV-sharing and NoPE layers (Arch.mla_kv_sharing). nvidia/mlp.py MistralMLP
+# (w1 + w3 -> gate_up_proj, w2 -> down_proj) for dense layers and shared experts; nvidia/moe.py MistralMoE: gate a
+# GateLinear without quant_config, softmax top-k renormalized (norm_topk_prob), no groups, no bias; the LM head a
+# ParallelLMHead without quant_config.
+_MISTRAL_LARGE_4 = Arch(
+    "vllm:models/mistral/mistral_large4",
+    packed={"gate_up_proj": ("w1", "w3"), "wk_weights_proj": ("wk", "weights_proj")},
+    styles={"indexer.wq_b": REPLICATED, "indexer.wk_weights_proj": "MergedColumnParallelLinear"},
+    unquantized=("mlp.gate",), unquantized_layers=("self_attn.kv_a_proj_with_mqa", "self_attn.kv_b_proj",
+                                                   "indexer.wk_weights_proj"),
+    disable_tp=("indexer.wk_weights_proj",), mla=True, sparse_mla=True, mla_kv_sharing=True, head_quant_config=False,
+    router=Router(renormalize=("norm_topk_prob", True)), sliding=MODEL_WINDOW)
+ARCHITECTURES["MistralLarge4ForCausalLM"] = _MISTRAL_LARGE_4
 
 
 # MiniMax-M3 (vllm/models/minimax_m3, 0.30-0.34: nvidia/model.py on CUDA, XPU and CPU, amd/model.py on ROCm, the same
@@ -804,6 +830,9 @@ class CacheDTypeRule(NamedTuple):
 _GLM5_NEXT_CACHE = (CacheDTypeRule("auto", "fp8", 100, "glm5next-sm100-fp8-kv"),)
 MODEL_CACHE_DTYPE: dict[str, tuple[CacheDTypeRule, ...]] = {
     "DeepseekV32ForCausalLM": (CacheDTypeRule("bfloat16", "auto"),),
+    # config.py MistralLarge4ForCausalLM (0.34): an explicit bfloat16 is auto. Not modelled: auto -> fp8_ds_mla (ROCm
+    # fp8) when params.json's dsa sets fp8_kv_cache.
+    "MistralLarge4ForCausalLM": (CacheDTypeRule("bfloat16", "auto"),),
     "GlmMoeDsaForCausalLM": (CacheDTypeRule("auto", "fp8_e4m3", 100, "glm5-sm100-fp8-kv"),),
     "Glm5NextForCausalLM": _GLM5_NEXT_CACHE,
     "Glm5NextForConditionalGeneration": _GLM5_NEXT_CACHE,
@@ -1148,14 +1177,17 @@ GENERIC_ARCH = Arch(GENERIC, unquantized=("mlp.gate", "block_sparse_moe.gate", "
 
 
 # Model packages that refuse a platform when vLLM's registry imports them (vllm/models/<package>/__init__.py):
-# architecture -> (platform kind, the logged exception, the change that brought the package).
-IMPORT_REFUSALS: dict[str, tuple[str, str, str]] = {
-    **{arch: ("xpu", "NotImplementedError: Qwen4Exp currently supports CUDA and ROCm only", "qwen4exp")
+# architecture -> (platform kinds, the logged exception, the change that brought the package).
+IMPORT_REFUSALS: dict[str, tuple[tuple[str, ...], str, str]] = {
+    **{arch: (("xpu",), "NotImplementedError: Qwen4Exp currently supports CUDA and ROCm only", "qwen4exp")
        for arch in ("Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration")},
-    "HYV4ForCausalLM": ("xpu", "NotImplementedError: hy_v4 does not yet support XPU.", "hy-v4"),
-    "Glm5NextForCausalLM": ("xpu", "NotImplementedError: GLM-5.3-Flash does not currently support XPU.", "glm5next"),
-    "Glm5NextForConditionalGeneration": ("xpu", "NotImplementedError: GLM-5.3-Flash does not currently support XPU.",
-                                         "glm5next"),
+    "HYV4ForCausalLM": (("xpu",), "NotImplementedError: hy_v4 does not yet support XPU.", "hy-v4"),
+    "Glm5NextForCausalLM": (("xpu",), "NotImplementedError: GLM-5.3-Flash does not currently support XPU.",
+                            "glm5next"),
+    "Glm5NextForConditionalGeneration": (("xpu",), "NotImplementedError: GLM-5.3-Flash does not currently support "
+                                                   "XPU.", "glm5next"),
+    "MistralLarge4ForCausalLM": (("xpu", "cpu"), "NotImplementedError: Mistral Large 4 is only supported on NVIDIA and "
+                                                 "AMD GPUs.", "mistral-large-4"),
 }
 # Model classes a package resolves, on some platforms, to a stub whose __init__ raises: architecture -> (platform
 # kinds, vLLM's message, verbatim). vllm/models/deepseek_v4/__init__.py (0.30-0.34): vl_stub.py on CPU and XPU;
@@ -1175,7 +1207,7 @@ def import_refusal(architectures: tuple[str, ...], ctx) -> str | None:
     """vLLM's refusal of a model whose package raises on this platform when imported (None: it imports)."""
     for arch in architectures:
         refusal = IMPORT_REFUSALS.get(arch)
-        if refusal and refusal[0] == ctx.kind and ctx.profile.has(refusal[2]):
+        if refusal and ctx.kind in refusal[0] and ctx.profile.has(refusal[2]):
             return f"{INSPECT_FAILED.format(archs=list(architectures))} (logged before it: {refusal[1]})"
     return None
 

@@ -69,6 +69,8 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
     errors += ([retired] if retired else []) + ([refused] if refused else []) + list(door.errors)
     stub = construction_refusal(ckpt.config.architectures, ctx)
     errors += [stub] if stub else []
+    if not ctx.profile.has("mistral-large-4"):  # what the Mistral-format reader of 0.25-0.33 refuses
+        errors += ckpt.config.errors_before_034
     heads = ckpt.config.num_attention_heads
     if heads and heads % tp:
         errors.append(f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp}).")

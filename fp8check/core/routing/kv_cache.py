@@ -165,14 +165,37 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
             marked = arch is not None and arch.sparse_marker is not None and \
                 f"{prefix}.{arch.sparse_marker}.weight" in ckpt.tensors
             itself = arch is not None and platform_kind in arch.mla_self_attention and not marked
-            inner = (arch or GENERIC_ARCH).mla_attention
-            layers.append(AttentionLayer(prefix if itself else f"{prefix}.{inner}", prefix, index, latent,
-                                         ckpt.config.num_attention_heads or 1, 1, True, False,
-                                         sparse=marked or _sparse_mla_layer(arch, ckpt.config, index)))
+            name = prefix if itself else f"{prefix}.{(arch or GENERIC_ARCH).mla_attention}"
+            if arch is not None and arch.mla_kv_sharing:
+                name, latent = f"{prefix}.attn", _mistral_latent(ckpt.config, latent)
+            layers.append(AttentionLayer(name, prefix, index, latent, ckpt.config.num_attention_heads or 1, 1, True,
+                                         False, sparse=marked or _sparse_mla_layer(arch, ckpt.config, index)))
+    if arch is not None and arch.mla_kv_sharing:
+        layers += _mla_kv_shared(layers, ckpt.config.kv_source_layers)
     if arch is not None and arch.kv_shared_layers and ckpt.config.num_kv_shared_layers:
         layers += _kv_shared(layout, layers, windows, ckpt.config.num_hidden_layers or 0,
                              ckpt.config.num_kv_shared_layers)
     return tuple(sorted(layers, key=lambda layer: layer.index))
+
+
+def _mistral_latent(config, latent: int) -> int:
+    """Mistral-Large-4's latent cache: kv_lora_rank + qk_rope_head_dim on every layer (a NoPE layer's zero RoPE key
+    included), else the projection's width."""
+    if config.kv_lora_rank and config.mla_dims:
+        return config.kv_lora_rank + config.mla_dims[1]
+    return latent
+
+
+def _mla_kv_shared(layers: list[AttentionLayer], sources: tuple[int, ...]) -> list[AttentionLayer]:
+    """Mistral-Large-4's KV-sharing layers (Arch.mla_kv_sharing): a layer whose source is another one has no
+    kv_a_proj_with_mqa; its MLAAttention `self_attn.attn` has the source's geometry and no cache of its own."""
+    owners = {layer.index: layer for layer in layers}
+    out = []
+    for index, source in enumerate(sources):
+        if source != index and source in owners and index not in owners:
+            prefix = owners[source].prefix.replace(f".layers.{source}.", f".layers.{index}.")
+            out.append(owners[source]._replace(name=f"{prefix}.attn", prefix=prefix, index=index, shared=True))
+    return out
 
 
 def _kv_shared(layout: ModelLayout, layers: list[AttentionLayer], windows: tuple, total: int,

@@ -236,6 +236,10 @@ WHEEL_CHANGES: dict[str, str] = {
     "step5-rocm": "0.34 wheel: vllm.models.step5 resolves Step5ForCausalLM on ROCm to amd/model.py (q / k / v -> "
                   "qkv_proj and g_proj apart on every layer, the sparse indexer unquantized under self_attn.indexer, "
                   "Attention with the quant config; 0.33 builds nvidia/model.py everywhere)",
+    "mistral-large-4": "0.34 wheel: vllm.models.mistral.mistral_large4 serves MistralLarge4ForCausalLM, which the "
+                       "Mistral-format reader (transformers_utils/configs/mistral.py) builds from a params.json with "
+                       "`dsa` (a MistralLarge3ForCausalLM before); the reader takes BLOCK FP8 (refused before); "
+                       "importing the model on XPU / CPU raises",
     "dsv4-grouped-wo-a": "0.34 wheel: DeepSeek-V4's attention builds wo_a as DeepseekV4GroupedWoA (a "
                          "ColumnParallelLinear, models/deepseek_v4/common/grouped_wo_a.py), whose class name a "
                          "compressed-tensors 'Linear' target does not match",
@@ -306,7 +310,7 @@ _V034 = _release("0.34", _V033, ("xpu-fp8-per-token", "w4afp8", "fp-quant-remove
                                  "attention-type-strenum", "mla-sliding-window-kv", "moe-oracle-wording",
                                  "cpu-requires-triton", "extensible-kv-cache", "transformers-backend-034",
                                  "glm5next-fused-conv", "dsv4-grouped-wo-a",
-                                 "qwen4exp-indexer-alike", "step5-rocm"),
+                                 "qwen4exp-indexer-alike", "step5-rocm", "mistral-large-4"),
                  "XPU per-token FP8 activations; w4afp8; the extensible KV cache (utilization 1.0 on CUDA/ROCm); "
                  "x86 CPUs require triton-cpu")
 PROFILES: tuple[RuleProfile, ...] = (_V034, _V033, _V032, _V031, _V030, _V029, _V028, _V027, _V026, _V025)
