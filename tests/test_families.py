@@ -1643,12 +1643,23 @@ def test_qwen4_exp_indexer_folds_into_qkv_where_vllm_fuses_it(make_checkpoint, v
 
 @pytest.mark.parametrize("platform,refused", [("xpu", True), ("h100", False), ("cpu", False)])
 def test_qwen4_exp_package_refuses_xpu_on_import(make_checkpoint, platform, refused):
-    """vllm/models/qwen4_exp/__init__.py raises on XPU (and TPU); CPU takes nvidia/model.py."""
+    """vllm/models/qwen4_exp/__init__.py raises on XPU (and TPU); CPU imports nvidia/model.py (which then refuses
+    while building, below)."""
     rep = inspect_checkpoint(open_local(_qwen4_exp(make_checkpoint)),
                              InspectOptions(parse_platform(platform), select_profile("0.34")))
     expected = ("Model architectures ['Qwen4ExpForCausalLM'] failed to be inspected. Please check the logs for more "
                 "details. (logged before it: NotImplementedError: Qwen4Exp currently supports CUDA and ROCm only)")
     assert (expected in rep.errors) is refused
+
+
+@pytest.mark.parametrize("platform,refused", [("cpu", True), ("h100", False), ("mi300x", False)])
+def test_qwen4_exp_ple_table_needs_an_accelerator_view_off_cpu(make_checkpoint, platform, refused):
+    """The PLE table lives in pinned host memory (EngramConfig's default cpu_offload) and is read through a UVA view,
+    which get_accelerator_view_from_cpu_tensor refuses on CPU while the model is built."""
+    rep = inspect_checkpoint(open_local(_qwen4_exp(make_checkpoint)),
+                             InspectOptions(parse_platform(platform), select_profile("0.33")))
+    refusal = "ValueError: `get_accelerator_view_from_cpu_tensor` is currently not supported in: cpu"
+    assert (refusal in rep.errors) is refused
 
 
 def test_qwen4_exp_mtp_and_rebuilt_ple_state_are_dropped_by_the_mapper(make_checkpoint):

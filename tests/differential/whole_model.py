@@ -568,7 +568,7 @@ def _kimi_k3_config(dsa: bool) -> dict:
                 linear_attn_config={"kda_layers": [1, 2, 3], "full_attn_layers": [4], "head_dim": 128,
                                     "num_heads": 16, "short_conv_kernel_size": 4, "use_full_rank_gate": True})
     if dsa:
-        text["dsa_config"] = {"dsa_layers": [4], "index_topk": 64, "index_head_dim": 64, "index_num_heads": 16}
+        text["dsa_config"] = {"dsa_layers": [4], "index_topk": 2048, "index_head_dim": 64, "index_num_heads": 16}
     v = BASE["vision_hidden"]
     return {"text_config": text, "media_placeholder_token_id": 163605,
             "vision_config": {"vt_hidden_size": v, "vt_intermediate_size": 2 * v, "vt_num_hidden_layers": 1,

@@ -1198,6 +1198,11 @@ CONSTRUCTION_REFUSALS: dict[str, tuple[tuple[str, ...], str]] = {
                                            "is not supported on the current platform; use CUDA or ROCm."),
     "DeepseekV41ForCausalLM": (("cpu", "xpu"), "AssertionError: DeepseekV4 attention requires a CUDA device "
                                                "(models/deepseek_v41 has no CPU or XPU implementation)"),
+    # models/qwen4_exp common/ngram_embedding.py (0.33, 0.34): the PLE table is a Qwen4ExpPLEPinnedHostEmbedding
+    # under the default EngramConfig(cpu_offload=True), whose UVA view (utils/torch_utils.py
+    # get_accelerator_view_from_cpu_tensor) only CUDA, ROCm and XPU give.
+    **{arch: (("cpu",), "ValueError: `get_accelerator_view_from_cpu_tensor` is currently not supported in: cpu")
+       for arch in ("Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration")},
 }
 # registry.py _ModelRegistry.inspect_model_cls / _raise_for_unsupported: what the import failure becomes, verbatim.
 INSPECT_FAILED = "Model architectures {archs} failed to be inspected. Please check the logs for more details."
@@ -1213,7 +1218,7 @@ def import_refusal(architectures: tuple[str, ...], ctx) -> str | None:
 
 
 def construction_refusal(architectures: tuple[str, ...], ctx) -> str | None:
-    """vLLM's refusal of a model whose class is, on this platform, a stub that raises while building (None: built)."""
+    """vLLM's refusal of a model whose class, on this platform, raises while building (None: built)."""
     refusal = next((CONSTRUCTION_REFUSALS[a] for a in architectures if a in CONSTRUCTION_REFUSALS), None)
     return refusal[1] if refusal and ctx.kind in refusal[0] else None
 
