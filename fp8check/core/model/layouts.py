@@ -1201,7 +1201,7 @@ CONSTRUCTION_REFUSALS: dict[str, tuple[tuple[str, ...], str]] = {
     # models/qwen4_exp common/ngram_embedding.py (0.33, 0.34): the PLE table is a Qwen4ExpPLEPinnedHostEmbedding
     # under the default EngramConfig(cpu_offload=True), whose UVA view (utils/torch_utils.py
     # get_accelerator_view_from_cpu_tensor) only CUDA, ROCm and XPU give.
-    **{arch: (("cpu",), "ValueError: `get_accelerator_view_from_cpu_tensor` is currently not supported in: cpu")
+    **{arch: (("cpu",), "`get_accelerator_view_from_cpu_tensor` is currently not supported in: cpu")
        for arch in ("Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration")},
 }
 # registry.py _ModelRegistry.inspect_model_cls / _raise_for_unsupported: what the import failure becomes, verbatim.
