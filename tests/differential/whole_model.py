@@ -767,10 +767,11 @@ OPEN = (
      "when its transformers does not know the model type (the harness's 5.20.2; always on 0.31-0.33, whose pins end below 5.21) and with 5.22 "
      "resolves it to the Transformers backend (registry.py _try_resolve_transformers); fp8check models neither and "
      "lays the checkpoint out by guess (not judged)"),
-    (r"\|step-3\.7\|modelopt-(pcpt|pbwo)\|language_model\.model\.layers\.2\.moe\.experts\|",
-     "Step-3.5's swiglustep experts (the layer whose swiglu_limits entry is set) with ModelOpt per-channel / PB_WO "
-     "scales: fp8check's expert-scale shape check raises an error on them (their backend is not judged, activation "
-     "swiglustep); vLLM builds them, whether its weight loader accepts those scales is not yet read"),
+    (r"\|step-(3\.7|5)\|modelopt-(pcpt|pbwo)\|(language_model\.)?model\.layers\.2\.moe\.experts\|",
+     "Step-3.5's / Step-5's swiglustep experts (the layer whose swiglu_limits entry is set) with ModelOpt per-channel "
+     "/ PB_WO scales: fp8check reports the per-tensor expert scale ModelOptFp8MoEMethod loads, a post-load prediction "
+     "it makes for the SiLU experts beside them too (counted so there); these experts' backend is not judged "
+     "(activation swiglustep), so the row cannot be a post-load prediction and is listed"),
     (r"^[^|]*\|cpu\|step-3\.7\|fbgemm-fp8\|\(model\)\|NotImplementedError: No Unquantized MoE backend",
      "FBGEMM leaves the experts unquantized, and on CPU no unquantized MoE backend runs Step-3.5's swiglustep "
      "experts; fp8check names non-SiLU experts without judging their backend, so it reports the linears' post-load "
