@@ -734,10 +734,11 @@ OPEN = (
      "KimiK31ForConditionalGeneration (registry.py from 0.34) and refuses the checkpoint; fp8check lays the "
      "architecture out in every release (a Kimi-K3.1 checkpoint named KimiK3ForConditionalGeneration / kimi_k3 "
      "builds its DSA layers on 0.34 only: 0.33's KimiLinearConfig has no dsa_config)"),
-    (r"^[^|]*\|(rocm|xpu)[^|]*\|kimi-linear\|[^|]*\|\(model\)\|AttributeError: 'MoERunner' object has no attribute "
-     r"'w13_weight_packed'",
-     "vLLM's ROCm / XPU Kimi-Linear class (models/kimi_k3/amd/linear.py) fails building its MoE at TP 8 reading "
-     "w13_weight_packed off the MoE runner; fp8check does not model that refusal"),
+    (r"^[^|]*\|(rocm|xpu)[^|]*\|kimi-(linear|k3)\|[^|]*\|\(model\)\|AttributeError: '(ROCmLatent)?MoERunner' object has "
+     r"no attribute 'w13_weight_packed'",
+     "vLLM's ROCm / XPU Kimi-Linear and Kimi-K3 classes (models/kimi_k3/amd/linear.py, amd/latent_moe_runner.py) fail "
+     "building their MoE at TP 8 reading w13_weight_packed off the MoE runner; fp8check does not model that refusal "
+     "(Kimi-K3's ROCm class is not laid out)"),
     (r"\|kimi-linear\|modelopt-pbwo\|[^|]*in_proj_qkvgfab\|",
      "ModelOpt PB_WO pads N up to the block (pbwo-padding): in_proj_qkvgfab's b_proj shard (one row a head) is padded "
      "in vLLM, which then picks FlashInfer-DeepGEMM / DeepGEMM; fp8check hands the unpadded N to the kernel choice"),
