@@ -1296,6 +1296,17 @@ def vllm_module_name(name: str, renames: tuple[tuple[str, str, str], ...]) -> st
     return map_vllm_name(f"{name}.weight", renames).removesuffix(".weight") if renames else name
 
 
+def sparse_mla_layer(arch: Arch | None, config: ModelConfig, index: int) -> bool:
+    """Whether MLA layer `index` is a DeepSeek sparse-attention layer with an indexer (Arch.sparse_mla; with
+    Arch.sparse_layer_types only the layers config.layer_types names so, and only when index_topk is set: hy_v4)."""
+    if arch is None or not arch.sparse_mla:
+        return False
+    if not arch.sparse_layer_types:
+        return True
+    types = config.sliding.layer_types or ()
+    return config.index_topk is not None and index < len(types) and types[index] in arch.sparse_layer_types
+
+
 def tower_for(arch: Arch, name: str) -> Tower | None:
     return next((t for t in arch.towers if name.startswith(t.roots)), None)
 

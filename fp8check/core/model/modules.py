@@ -15,8 +15,7 @@ from fp8check.core.checkpoint.local import ModelConfig
 from fp8check.core.checkpoint.safetensors_header import TensorInfo
 from fp8check.core.model.layouts import (
     ANY_SIZE_TOWER_METHODS, COLUMN, FUSED_QKV_A, GENERIC, GENERIC_ARCH, LLAMA_PACKED, QKV_CLASSES, REPLICATED, ROW,
-    TORCH_LINEAR,
-    Arch, Tower, model_arch, tail_match, tower_for, vllm_module_name,
+    TORCH_LINEAR, Arch, Tower, model_arch, sparse_mla_layer, tail_match, tower_for, vllm_module_name,
 )
 
 # Leaf names the generic rules build as RowParallelLinear (input split across ranks, all-reduce after).
@@ -220,10 +219,8 @@ def _dense_indexers(arch: Arch, config: ModelConfig) -> tuple[str, ...]:
     there and its loader skips their tensors (_should_skip_missing_param: a name holding '.indexer.')."""
     if not arch.sparse_layer_types:
         return ()
-    types = config.sliding.layer_types or ()
-    dense = [i for i in range(config.num_hidden_layers or 0)
-             if config.index_topk is None or i >= len(types) or types[i] not in arch.sparse_layer_types]
-    return tuple(f"model.layers.{i}.self_attn.indexer." for i in dense)
+    return tuple(f"model.layers.{i}.self_attn.indexer." for i in range(config.num_hidden_layers or 0)
+                 if not sparse_mla_layer(arch, config, i))
 
 
 def _kv_shared_drops(arch: Arch, config: ModelConfig) -> tuple[str, ...]:

@@ -41,8 +41,8 @@ from fp8check.core.formats.kv_cache import (
     stored_dtype,
 )
 from fp8check.core.model.layouts import (
-    GENERIC_ARCH, QKV_CLASSES, SLIDING_KIND, attention_windows, model_arch, model_cache_dtype, tower_for,
-    vllm_module_name,
+    GENERIC_ARCH, QKV_CLASSES, SLIDING_KIND, attention_windows, model_arch, model_cache_dtype, sparse_mla_layer,
+    tower_for, vllm_module_name,
 )
 from fp8check.core.model.memory import SlidingShare
 from fp8check.core.records import AttentionReport
@@ -97,16 +97,6 @@ class AttentionLayer(NamedTuple):
     # The backend the model file hands this Attention (Arch.attention_backends): the selector is not asked, the KV
     # cache method is the format's.
     given_backend: str | None = None
-
-
-def _sparse_mla_layer(arch, config, index: int) -> bool:
-    """Whether MLA layer `index` is a DeepSeek sparse-attention layer (Arch.sparse_mla, Arch.sparse_layer_types)."""
-    if arch is None or not arch.sparse_mla:
-        return False
-    if not arch.sparse_layer_types:
-        return True
-    types = config.sliding.layer_types or ()
-    return config.index_topk is not None and index < len(types) and types[index] in arch.sparse_layer_types
 
 
 def own_attention_backend(arch, platform_kind: str, cc: int | None) -> str | None:
@@ -169,7 +159,7 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
             if arch is not None and arch.mla_kv_sharing:
                 name, latent = f"{prefix}.attn", _mistral_latent(ckpt.config, latent)
             layers.append(AttentionLayer(name, prefix, index, latent, ckpt.config.num_attention_heads or 1, 1, True,
-                                         False, sparse=marked or _sparse_mla_layer(arch, ckpt.config, index)))
+                                         False, sparse=marked or sparse_mla_layer(arch, ckpt.config, index)))
     if arch is not None and arch.mla_kv_sharing:
         layers += _mla_kv_shared(layers, ckpt.config.kv_source_layers)
     if arch is not None and arch.kv_shared_layers and ckpt.config.num_kv_shared_layers:
