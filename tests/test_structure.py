@@ -13,7 +13,7 @@ import pytest
 import fp8check
 from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import InputError
-from fp8check.core.model import layouts
+from fp8check.core.model import layouts, vllm_registry
 from fp8check.core.records import InspectOptions
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets import profiles
@@ -120,7 +120,9 @@ def test_stages_import_only_upstream():
 
 # profiles.py defines the releases: its rows, and select_profile mapping a --vllm value to one of them. Every other
 # module says a release difference one way, `profile.has(change)` (docs/architecture.md, "Add a vLLM release").
-RELEASE_DEFINITIONS = PACKAGE / "core" / "targets" / "profiles.py"
+# The modules that define releases: the profiles, and each profile release's registry as generated from its wheel
+# (fp8check.core.model.vllm_registry, keyed by profile name like profiles.ATTENTION_READ).
+RELEASE_DEFINITIONS = (PACKAGE / "core" / "targets" / "profiles.py", PACKAGE / "core" / "model" / "vllm_registry.py")
 
 
 def _release_literal(node: ast.AST) -> bool:
@@ -154,7 +156,7 @@ def release_comparisons(source: str) -> list[tuple[int, str]]:
 def test_no_rule_compares_release_numbers():
     """Every rule that differs between releases asks `profile.has(change)`; none compares release numbers."""
     found = {str(path.relative_to(PACKAGE.parent)): hits for path in sorted(PACKAGE.rglob("*.py"))
-             if path != RELEASE_DEFINITIONS and (hits := release_comparisons(path.read_text()))}
+             if path not in RELEASE_DEFINITIONS and (hits := release_comparisons(path.read_text()))}
     assert found == {}
 
 
@@ -222,13 +224,17 @@ def test_layout_matches_the_tree():
 # ------------------------------------------------------------------------------------- recipes (architecture.md)
 
 def test_recipe_add_a_model_family(tmp_path, monkeypatch):
-    """One ARCHITECTURES row: a new architecture's layers are built as its entry says and name its file."""
+    """One ARCHITECTURES row of an architecture the release registers: its layers are built as its entry says and
+    name its file."""
     folder = write_checkpoint(str(tmp_path / "ckpt"), architecture="NewForCausalLM", data="sparse")
     options = InspectOptions(parse_platform("xpu"), profiles.LATEST)
     before = inspect_checkpoint(open_local(folder), options)
     assert {layer.layout for layer in before.layers} == {"generic"}
     monkeypatch.setitem(layouts.ARCHITECTURES, "NewForCausalLM",
                         layouts.Arch("vllm:new.py", styles={"mlp.down_proj": layouts.REPLICATED}))
+    assert {layer.layout for layer in inspect_checkpoint(open_local(folder), options).layers} == {"generic"}
+    # ... laid out once the release registers it (tests/differential/vllm_registry.py --write, from its wheel).
+    monkeypatch.setitem(vllm_registry.SERVED_BY, "NewForCausalLM", (profiles.LATEST.name,))
     after = inspect_checkpoint(open_local(folder), options)
     assert {layer.layout for layer in after.layers} == {"vllm:new.py"}
     down = [layer for layer in after.layers if layer.name.endswith("mlp.down_proj")]

@@ -17,6 +17,7 @@
    an enum), or its code; the model registry's architectures added, removed or moved; model files changed.
 5. Prints one Markdown report (--markdown FILE writes it too) and exits 0 only when both suites pass (every row
    agrees or is a difference the suites list: post-load predictions, EXPLAINED, OPEN).
+Once the release has its rule profile, `vllm_registry.py --write` (beside this file) records its registry.
 """
 
 from __future__ import annotations

@@ -38,6 +38,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Callable, NamedTuple
 
+from fp8check.core.model.vllm_registry import SERVED_BY, serves
+
 if TYPE_CHECKING:  # annotations only
     from fp8check.core.checkpoint.local import ModelConfig, SlidingKeys
 
@@ -1242,9 +1244,30 @@ def retired_error(architectures: tuple[str, ...], profile) -> str | None:
     return RETIRED_ERROR.format(arch=retired[0], until=RETIRED[retired[0]][0])
 
 
-def arch_for(architectures: tuple[str, ...]) -> Arch | None:
-    """The table entry of the first listed architecture vLLM would pick, or None (generic rules)."""
-    return next((ARCHITECTURES[a] for a in architectures if a in ARCHITECTURES), None)
+def arch_for(architectures: tuple[str, ...], profile=None) -> Arch | None:
+    """The table entry of the first listed architecture vLLM would pick (one `profile`'s release registers; None:
+    any), or None (generic rules)."""
+    return next((ARCHITECTURES[a] for a in architectures
+                 if a in ARCHITECTURES and (profile is None or serves(a, profile))), None)
+
+
+# registry.py _ModelRegistry._raise_for_unsupported's refusal of what no table and no Transformers class serves.
+NOT_SUPPORTED = "Model architectures {archs} are not supported for now"
+
+
+def unserved_reason(architectures: tuple[str, ...], profile) -> str | None:
+    """Why a checkpoint none of whose architectures `profile`'s release registers (fp8check.core.model.vllm_registry)
+    is not laid out: vLLM refuses it, or builds it through its Transformers backend (registry.py inspect_model_cls
+    falls back to _try_resolve_transformers: transformers' own class, or the config's auto_map with
+    --trust-remote-code), which fp8check does not model. None when the release registers one of them (or when
+    config.json names none)."""
+    if not architectures or any(serves(a, profile) for a in architectures):
+        return None
+    later = [name for name in SERVED_BY.get(architectures[0], ()) if name != profile.name]
+    since = f" (registered by vLLM {', '.join(later)})" if later else ""
+    return (f"vLLM {profile.name} registers no {'/'.join(architectures)}{since}: it refuses it "
+            f"('{NOT_SUPPORTED.format(archs=list(architectures))}') unless its Transformers backend builds it, "
+            "which is not modelled")
 
 
 # transformers' MODEL_FOR_CAUSAL_LM_MAPPING_NAMES (5.24) for the text model types of registered_text_model entries.
@@ -1261,10 +1284,10 @@ def text_model_architecture(config: ModelConfig) -> str | None:
 
 
 def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
-    """arch_for(config.architectures) as `profile`'s release builds it (Arch.for_release; None: the newest) on the
-    platform `kind` (Arch.rocm_layout; "": the CUDA one), with a registered_text_model entry's text model laid out as
-    the table entry of its own class (its towers kept); an unlisted text class keeps the entry's own layout."""
-    arch = arch_for(config.architectures)
+    """arch_for(config.architectures, profile) as `profile`'s release builds it (Arch.for_release; None: the newest)
+    on the platform `kind` (Arch.rocm_layout; "": the CUDA one), with a registered_text_model entry's text model laid
+    out as the table entry of its own class (its towers kept); an unlisted text class keeps the entry's own layout."""
+    arch = arch_for(config.architectures, profile)
     if arch is not None and arch.registered_text_model:
         text = ARCHITECTURES.get(text_model_architecture(config) or "")
         arch = text._replace(towers=arch.towers, hf_to_vllm=arch.hf_to_vllm) if text is not None else arch

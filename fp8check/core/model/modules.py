@@ -15,7 +15,8 @@ from fp8check.core.checkpoint.local import ModelConfig
 from fp8check.core.checkpoint.safetensors_header import TensorInfo
 from fp8check.core.model.layouts import (
     ANY_SIZE_TOWER_METHODS, COLUMN, FUSED_QKV_A, GENERIC, GENERIC_ARCH, LLAMA_PACKED, QKV_CLASSES, REPLICATED, ROW,
-    TORCH_LINEAR, Arch, Tower, model_arch, sparse_mla_layer, tail_match, tower_for, vllm_module_name,
+    TORCH_LINEAR, Arch, Tower, model_arch, sparse_mla_layer, tail_match, tower_for, unserved_reason,
+    vllm_module_name,
 )
 
 # Leaf names the generic rules build as RowParallelLinear (input split across ranks, all-reduce after).
@@ -110,10 +111,11 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
         arch = arch._replace(indexer_shards=())
     if arch is None or arch.source == GENERIC:  # GENERIC: a release whose model file the table does not lay out
         arch = GENERIC_ARCH
+        unserved = unserved_reason(config.architectures, profile) if profile is not None else None
         if config.architectures:
-            notes.append(f"architecture {'/'.join(config.architectures)} is not in fp8check's table; parallel "
-                         "styles are inferred from layer names (q/k/v -> QKV, gate/up -> merged, o/down/out -> row); "
-                         "each layer's layout reads 'generic'")
+            why = unserved or f"architecture {'/'.join(config.architectures)} is not in fp8check's table"
+            notes.append(f"{why}; parallel styles are inferred from layer names (q/k/v -> QKV, gate/up -> merged, "
+                         "o/down/out -> row); each layer's layout reads 'generic'")
     skip_prefixes = _spec_layer_prefixes(arch, config) + _kv_shared_drops(arch, config) + _dense_indexers(arch, config)
     if arch.stacked_experts:
         tensors = _unstack_experts(tensors, arch.stacked_experts)

@@ -50,19 +50,20 @@ def inspect_document(report: InspectReport) -> dict:
         "tp_sizes_ok": list(report.tp_sizes_ok),
         "ep": report.ep,
         "tp_sizes_ok_ep": list(report.tp_sizes_ok_ep),
-        "layers": [_layer(layer, report.architectures) for layer in report.layers],
+        "layers": [_layer(layer, report) for layer in report.layers],
         "skipped": [{"prefix": s.prefix, "tensors": len(s.tensors), "weight_dtypes": sorted({t.dtype for t in s.tensors}),
                      "reason": s.reason} for s in report.skipped],
-        "moe": [_moe(m, report.architectures) for m in report.moes],
+        "moe": [_moe(m, report) for m in report.moes],
         "attention": [_attention(a) for a in report.attention],
         "memory": memory_document(report.memory) if report.memory else None,
         "suggestions": [{"kind": s.kind, "text": s.text, "argv": list(s.options)} for s in report.suggestions],
     }
 
 
-def _layer(layer: LayerReport | MoEReport, architectures: tuple[str, ...]) -> dict:
-    """A linear module's entry; `architectures` (config.json's) name a layout guessed in its `not_judged`."""
-    reason = not_judged_reason(layer, architectures)
+def _layer(layer: LayerReport | MoEReport, report: InspectReport) -> dict:
+    """A linear module's entry of `report` (whose architectures and release say why a guessed layout is
+    `not_judged`)."""
+    reason = not_judged_reason(layer, report)
     return {
         "name": layer.name,
         "type": layer.layer_type,
@@ -85,9 +86,9 @@ def _layer(layer: LayerReport | MoEReport, architectures: tuple[str, ...]) -> di
     }
 
 
-def _moe(moe: MoEReport, architectures: tuple[str, ...]) -> dict:
+def _moe(moe: MoEReport, report: InspectReport) -> dict:
     """A FusedMoE: the linear fields, plus the experts and how ranks hold them."""
-    return {**_layer(moe, architectures), "backend": moe.backend, "num_experts": moe.num_experts,
+    return {**_layer(moe, report), "backend": moe.backend, "num_experts": moe.num_experts,
             "experts_per_rank": moe.experts_per_rank, "ep": moe.ep, "moe_tp": moe.moe_tp,
             "intermediate_per_rank": moe.intermediate_per_rank, "block": list(moe.block) if moe.block else None}
 

@@ -58,7 +58,7 @@ def inspect_junit(report: InspectReport) -> str:
     """One testcase per linear module and FusedMoE layer, one per kind of attention layer, plus one for
     model-level checks."""
     cases = [JUnitCase("model", report.errors)] + [
-        JUnitCase(layer.name, layer.errors, _route(layer), skipped=not_judged_reason(layer, report.architectures))
+        JUnitCase(layer.name, layer.errors, _route(layer), skipped=not_judged_reason(layer, report))
         for layer in report.layers + report.moes] + attention_cases(report)
     return junit_document(f"fp8check inspect {_target(report)}", report.model, cases)
 
@@ -81,7 +81,7 @@ def load_junit(report: LoadReport) -> str:
     findings when --layers left it out), one per kind of attention layer (its KV cache round trips, or inspect's
     findings when none ran) and one for model-level checks."""
     inspected = report.inspect
-    reasons = {row.name: not_judged_reason(row, inspected.architectures) for row in inspected.layers + inspected.moes}
+    reasons = {row.name: not_judged_reason(row, inspected) for row in inspected.layers + inspected.moes}
 
     def ran(run) -> JUnitCase:
         figures = f" rel_error={run.rel_error:.3g} bound={run.bound:.3g}" if run.rel_error is not None else ""

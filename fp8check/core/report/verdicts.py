@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fp8check.core.model.layouts import GENERIC
+from fp8check.core.model.layouts import GENERIC, unserved_reason
 from fp8check.core.records import InspectReport, LoadReport
 from fp8check.core.routing.warnings import all_warnings
 
@@ -19,11 +19,16 @@ if TYPE_CHECKING:  # annotations only
 FAIL_ON = ("error", "not-judged", "warning")
 
 
-def not_judged_reason(row, architectures: tuple[str, ...]) -> str | None:
-    """Why fp8check does not judge a linear module or FusedMoE (None: it does). Its layout was guessed by the
-    generic name rules (`architectures`, config.json's, are not in fp8check.core.model.layouts' table), or vLLM
-    quantizes it with a method fp8check names but does not model (no kernel, no error)."""
+def not_judged_reason(row, report: InspectReport) -> str | None:
+    """Why fp8check does not judge a linear module or FusedMoE of `report` (None: it does). Its layout was guessed
+    by the generic name rules: config.json's architectures are not in fp8check.core.model.layouts' table, or the
+    release registers none of them (unserved_reason); or vLLM quantizes it with a method fp8check names but does
+    not model (no kernel, no error)."""
     if row.layout == GENERIC:
+        architectures = report.architectures
+        unserved = unserved_reason(architectures, report.profile)
+        if unserved:
+            return f"laid out by guess: {unserved}"
         return (f"laid out by guess: architecture {'/'.join(architectures)} is not in fp8check's table"
                 if architectures else "laid out by guess: config.json names no architecture of fp8check's table")
     if row.ok and row.kernel is None and not row.scheme.startswith("Unquantized"):
@@ -33,7 +38,7 @@ def not_judged_reason(row, architectures: tuple[str, ...]) -> str | None:
 
 def not_judged(report: InspectReport) -> list:
     """Linear modules and FusedMoE layers fp8check does not judge (not_judged_reason)."""
-    return [row for row in report.layers + report.moes if not_judged_reason(row, report.architectures)]
+    return [row for row in report.layers + report.moes if not_judged_reason(row, report)]
 
 
 def not_judged_text(report: InspectReport) -> str:
@@ -43,7 +48,7 @@ def not_judged_text(report: InspectReport) -> str:
     guessed = [row for row in rows if row.layout == GENERIC]
     named = [row for row in rows if row.layout != GENERIC]
     text = (f"; {len(guessed)} of {len(report.layers) + len(report.moes)} modules not judged "
-            f"({not_judged_reason(guessed[0], report.architectures)})" if guessed else "")
+            f"({not_judged_reason(guessed[0], report)})" if guessed else "")
     if named:
         text += (f"; {len(named)} not judged ({', '.join(sorted({r.scheme for r in named}))}: a method "
                  "fp8check names but does not model, see the notes)")
@@ -54,7 +59,7 @@ def not_judged_as_failures(report):
     """The report as `--fail-on not-judged` judges it: each module not judged (and its load run) gets an error,
     'not judged: <why>', so that JUnit's testcases agree with the exit code."""
     inspected = report.inspect if isinstance(report, LoadReport) else report
-    reasons = {row.name: not_judged_reason(row, inspected.architectures) for row in not_judged(inspected)}
+    reasons = {row.name: not_judged_reason(row, inspected) for row in not_judged(inspected)}
 
     def fail(entry):
         reason = reasons.get(entry.name)
