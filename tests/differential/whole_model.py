@@ -709,6 +709,12 @@ EXPLAINED = (
      "flash_attn_varlen_func from AITER or the ROCm flash-attn package (fa_utils.py "
      "is_flash_attn_varlen_func_available), which this host lacks, as for MLA prefill above; fp8check reports the "
      "QSA layer's backend (QWEN4_EXP_QSA_TRITON), which 0.34 builds here"),
+    (r"^0\.33\.0\|[^|]*\|kimi-k3\.1\|\(model\)\|ValueError: The checkpoint you are trying to load has model "
+     r"type `kimi_k31`",
+     "vLLM 0.33 knows neither model_type kimi_k31 (transformers_utils/config.py maps it to KimiK3Config from 0.34) nor "
+     "KimiK31ForConditionalGeneration (registry.py from 0.34) and refuses the checkpoint; fp8check, reading 0.33's "
+     "registry (vllm_registry.py), lays it out by guess, every module not judged and the verdict quoting that "
+     "refusal (or the Transformers backend the remote code could reach, not modelled)"),
     (r"^0\.28\.0\|[^|]*\|(mistral-3|ministral-3-vl|mistral-large-3-hf)\|.*failed to be inspected",
      "harness: vLLM 0.28's pixtral.py imports transformers' PixtralRotaryEmbedding, which the transformers of this "
      "environment (5.x) no longer has (0.28 pins an older one): Mistral-3 is compared on 0.33 only"),
@@ -728,16 +734,10 @@ OPEN = (
      "is_fused_kda_decode_supported, which imports vllm.platforms.rocm: its import-time _get_gcn_arch calls "
      "torch.cuda.get_device_properties, which a torch without CUDA (XPU's) refuses; fp8check does not model that "
      "refusal"),
-    (r"^0\.33\.0\|[^|]*\|kimi-k3\.1\|[^|]*\|\(model\)\|ValueError: The checkpoint you are trying to load has model "
-     r"type `kimi_k31`",
-     "vLLM 0.33 knows neither model_type kimi_k31 (transformers_utils/config.py maps it to KimiK3Config from 0.34) nor "
-     "KimiK31ForConditionalGeneration (registry.py from 0.34) and refuses the checkpoint; fp8check lays the "
-     "architecture out in every release (a Kimi-K3.1 checkpoint named KimiK3ForConditionalGeneration / kimi_k3 "
-     "builds its DSA layers on 0.34 only: 0.33's KimiLinearConfig has no dsa_config)"),
-    (r"^[^|]*\|(rocm|xpu)[^|]*\|kimi-(linear|k3)\|[^|]*\|\(model\)\|AttributeError: '(ROCmLatent)?MoERunner' object has "
-     r"no attribute 'w13_weight_packed'",
-     "vLLM's ROCm / XPU Kimi-Linear and Kimi-K3 classes (models/kimi_k3/amd/linear.py, amd/latent_moe_runner.py) fail "
-     "building their MoE at TP 8 reading w13_weight_packed off the MoE runner; fp8check does not model that refusal "
+    (r"^[^|]*\|(rocm|xpu)[^|]*\|kimi-(linear|k3|k3\.1)\|[^|]*\|\(model\)\|AttributeError: '(ROCmLatent)?MoERunner' "
+     r"object has no attribute 'w13_weight_packed'",
+     "vLLM's ROCm / XPU Kimi-Linear and Kimi-K3 / K3.1 classes (models/kimi_k3/amd/linear.py, "
+     "amd/latent_moe_runner.py) fail building their MoE at TP 8 reading w13_weight_packed off the MoE runner; fp8check does not model that refusal "
      "(Kimi-K3's ROCm class is not laid out)"),
     (r"\|kimi-linear\|modelopt-pbwo\|[^|]*in_proj_qkvgfab\|",
      "ModelOpt PB_WO pads N up to the block (pbwo-padding): in_proj_qkvgfab's b_proj shard (one row a head) is padded "
