@@ -737,7 +737,8 @@ OPEN = (
     (r"^[^|]*\|(rocm|xpu)[^|]*\|kimi-(linear|k3|k3\.1)\|[^|]*\|\(model\)\|AttributeError: '(ROCmLatent)?MoERunner' "
      r"object has no attribute 'w13_weight_packed'",
      "vLLM's ROCm / XPU Kimi-Linear and Kimi-K3 / K3.1 classes (models/kimi_k3/amd/linear.py, "
-     "amd/latent_moe_runner.py) fail building their MoE at TP 8 reading w13_weight_packed off the MoE runner; fp8check does not model that refusal "
+     "amd/latent_moe_runner.py) fail building their MoE at TP 8 reading w13_weight_packed off the MoE runner; "
+     "fp8check does not model that refusal "
      "(Kimi-K3's ROCm class is not laid out)"),
     (r"\|kimi-linear\|modelopt-pbwo\|[^|]*in_proj_qkvgfab\|",
      "ModelOpt PB_WO pads N up to the block (pbwo-padding): in_proj_qkvgfab's b_proj shard (one row a head) is padded "
