@@ -118,6 +118,14 @@ LAGUNA = dict(num_hidden_layers=3, num_attention_heads_per_layer=[4, 8, 4], head
               layer_types=["full_attention", "sliding_attention", "full_attention"], sliding_window=512,
               mlp_layer_types=["dense", "sparse", "sparse"], gating=True, num_experts=4, num_experts_per_tok=2,
               moe_intermediate_size=256, shared_expert_intermediate_size=256)
+# EXAONE-4.0: three sliding layers and a global one, as LG's configs write them (layer_types beside the letter
+# pattern); EXAONE-MoE: a dense layer 0, MoE layers 1-3, layer 2 with a SwiGLU clamp (swiglu_limits).
+EXAONE4 = dict(num_hidden_layers=4, sliding_window=512, sliding_window_pattern="LLLG",
+               layer_types=["sliding_attention"] * 3 + ["full_attention"])
+EXAONE_MOE = dict(EXAONE4, mlp_layer_types=["dense", "sparse", "sparse", "sparse"], num_experts=4,
+                  num_experts_per_tok=2, moe_intermediate_size=256, num_shared_experts=1, n_group=1, topk_group=1,
+                  swiglu_limits=[0, 0, 7.0, 0])
+EXAONE_MTP = {"mtp.fc.weight": (256, 512), "mtp.layers.0.self_attn.q_proj.weight": (512, 256)}
 # Step-3.5: a sliding layer with its own head count; layer 0 dense, 1-2 MoE (layer 2's experts swiglustep).
 STEP35 = dict(num_hidden_layers=3, head_dim=128, layer_types=["full_attention", "sliding_attention", "full_attention"],
               sliding_window=512, num_sliding_attention_heads=8, mlp_layer_types=["dense", "sparse", "sparse"],
@@ -448,6 +456,34 @@ FAMILIES = [
       "model.layers.1.mlp.shared_expert.up_proj": ("ColumnParallelLinear", "vllm:laguna.py"),
       "model.layers.1.self_attn.g_proj": ("ColumnParallelLinear", "vllm:laguna.py"),
       "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:laguna.py")}),
+    ("exaone-3", dict(architecture="ExaoneForCausalLM", model_type="exaone", **HF), 2,
+     {"transformer.h.0.attn.attention.qkv_proj": ("QKVParallelLinear", "vllm:exaone.py"),
+      "transformer.h.0.attn.attention.out_proj": ("RowParallelLinear", "vllm:exaone.py"),
+      "transformer.h.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:exaone.py"),
+      "transformer.h.1.mlp.c_proj": ("RowParallelLinear", "vllm:exaone.py")}),
+    ("exaone-4", dict(architecture="Exaone4ForCausalLM", model_type="exaone4", extra_config=EXAONE4, **HF), 2,
+     {"model.layers.3.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:exaone4.py"),
+      "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:exaone4.py")}),
+    ("exaone-moe", dict(architecture="ExaoneMoEForCausalLM", model_type="exaone_moe", extra_config=EXAONE_MOE,
+                        extra_tensors=EXAONE_MTP, **HF), 2,
+     {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:exaone_moe.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:exaone_moe.py"),
+      "model.layers.1.mlp.shared_experts.gate_up_proj": ("MergedColumnParallelLinear", "vllm:exaone_moe.py")}),
+    ("exaone-moe-spelling", dict(architecture="ExaoneMoeForCausalLM", model_type="exaone_moe", extra_config=EXAONE_MOE,
+                             **HF), 2,
+     {"model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:exaone_moe.py")}),
+    ("exaone-4.5", dict(architecture="Exaone4_5_ForConditionalGeneration", model_type="exaone4_5",
+                        extra_config={"text_config": dict(EXAONE4, model_type="exaone4_5_text", hidden_size=256,
+                                                          intermediate_size=512, num_attention_heads=4,
+                                                          num_key_value_heads=2, head_dim=128, vocab_size=1000),
+                                      "vision_config": dict(VISION, model_type="exaone4_5_vision", hidden_size=512,
+                                                            num_heads=4, num_key_value_heads=2, intermediate_size=512,
+                                                            out_hidden_size=256, fullatt_block_indexes=[0])},
+                        extra_tensors=EXAONE_MTP, **HF), 2,
+     {"model.language_model.layers.3.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:exaone4_5.py"),
+      "model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:exaone4_5.py"),
+      "model.visual.blocks.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:exaone4_5.py"),
+      "model.visual.merger.mlp.2": ("RowParallelLinear", "vllm:exaone4_5.py")}),
     ("step-3.5", dict(architecture="Step3p5ForCausalLM", model_type="step3p5", extra_config=STEP35,
                       **dict(HF, ignore=("lm_head", "re:.*g_proj$"))), 2,  # per-head gates: a row per head
      {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:step3p5.py"),
@@ -1671,3 +1707,68 @@ def test_qwen4_exp_mtp_and_rebuilt_ple_state_are_dropped_by_the_mapper(make_chec
     assert not [layer.name for layer in rep.layers if "mtp." in layer.name or "block_inject_weight" in layer.name
                 and "mixer" in layer.name]
     assert rep.ok
+
+
+def test_exaone4_windows_from_the_pattern_and_its_refusals(make_checkpoint):
+    """EXAONE-4's configs write sliding_window_pattern as letters ("LLLG") beside layer_types: read, not refused. An
+    integer pattern without layer_types gives layers 0-2 the window and layer 3 full attention ((i + 1) % pattern);
+    without layer_types, letters or a null window make Exaone4Config's modulo raise as vLLM reads the config."""
+    def attention(**config):  # Llama's names, which exaone4.py's are (transformers' class refuses the last two)
+        return inspect(make_checkpoint(architecture="Exaone4ForCausalLM", model_type="exaone4", data="sparse",
+                                       layers=4, head_dim=128, extra_config=config))
+
+    rep = attention(**EXAONE4)
+    assert rep.ok and [a.sliding_window for a in rep.attention] == [512, 512, 512, None]
+    assert [a.sliding_window for a in attention(sliding_window=512, sliding_window_pattern=4).attention] == \
+        [512, 512, 512, None]
+    for config, error in (({"sliding_window": 512, "sliding_window_pattern": "LLLG"}, "TypeError"),
+                          ({"sliding_window": None}, "ZeroDivisionError")):
+        checkpoint = attention(**config)
+        assert not checkpoint.ok and any(error in e for a in checkpoint.attention for e in a.errors)
+
+
+def test_exaone_moe_router_mtp_clamp_and_the_unprefixed_head(make_checkpoint):
+    """exaone_moe.py: the GateLinear router is BF16, the mapper drops mtp.*, the layer whose swiglu_limits entry is
+    set hands FusedMoE a clamp (B200's TRT-LLM FP8 experts refuse it), and the ParallelLMHead has no prefix, so a
+    ModelOpt config quantizes it though its exclude list names lm_head."""
+    rep = inspect(make_checkpoint(architecture="ExaoneMoEForCausalLM", model_type="exaone_moe", data="sparse",
+                                  extra_config=EXAONE_MOE, extra_tensors=EXAONE_MTP, **HF), platform="b200")
+    router = next(layer for layer in rep.layers if layer.name == "model.layers.1.mlp.gate")
+    assert router.scheme == "UnquantizedLinearMethod" and rep.ok
+    assert [s.prefix for s in rep.skipped] == ["mtp."]
+    assert any("routing method DeepSeekV3" in note for moe in rep.moes for note in moe.notes)
+    modelopt = inspect(make_checkpoint(architecture="ExaoneMoEForCausalLM", model_type="exaone_moe", data="sparse",
+                                       extra_config=EXAONE_MOE, **dict(HF, quant="modelopt-fp8")), platform="b200")
+    experts = {moe.name: moe.kernel for moe in modelopt.moes}
+    assert experts["model.layers.2.mlp.experts"] != experts["model.layers.1.mlp.experts"]
+    head = next(layer for layer in modelopt.layers if layer.name == "lm_head")
+    assert head.scheme == "ModelOptLinearMethod" and not head.ok
+
+
+def test_exaone3_names_layer_count_and_the_model_prefix(make_checkpoint):
+    """exaone.py: num_layers is the layer count, the attention is transformer.h.N.attn.attention.attn, and the layers
+    are built under the prefix model.h.N: an ignore list naming transformer.h.0's q / k / v keeps nothing BF16."""
+    ignore = ("lm_head", *(f"transformer.h.0.attn.attention.{leaf}_proj" for leaf in "qkv"))
+    folder = make_checkpoint(architecture="ExaoneForCausalLM", model_type="exaone", data="sparse",
+                             **dict(HF, ignore=ignore))
+    with open(f"{folder}/config.json") as fh:
+        config = json.load(fh)
+    config["num_layers"] = config.pop("num_hidden_layers")
+    with open(f"{folder}/config.json", "w") as fh:
+        json.dump(config, fh)
+    rep = inspect(folder)
+    assert [a.name for a in rep.attention] == [f"transformer.h.{i}.attn.attention.attn" for i in range(2)]
+    qkv = next(layer for layer in rep.layers if layer.name == "transformer.h.0.attn.attention.qkv_proj")
+    assert qkv.scheme.startswith("CompressedTensors") and not qkv.ok
+
+
+def test_exaone45_tower_kv_heads_and_the_skipped_mtp_block(make_checkpoint):
+    """exaone4_5.py: the tower's stored attn.qkv is a QKVParallelLinear over vision_config's num_heads and its fewer
+    num_key_value_heads (q 4 x 128 rows, k and v 2 x 128 each), and the mapper drops the MTP block (mtp.*)."""
+    spec = next(f[1] for f in FAMILIES if f[0] == "exaone-4.5")
+    folder = make_checkpoint(**{"data": "sparse", **spec})
+    ckpt = open_local(folder)
+    qkv = next(m for m in build_layout(ckpt.tensors, ckpt.config).linears if m.name == "model.visual.blocks.0.attn.qkv")
+    assert qkv.heads == (4, 2, 128) and qkv.output_sizes == (512, 256, 256)
+    rep = inspect(folder)
+    assert rep.ok and [s.prefix for s in rep.skipped] == ["mtp."]

@@ -622,6 +622,33 @@ FAMILIES.update({
                       # nvidia/model.py reads vision_config.deepstack_visual_indexes, which transformers' class lacks
                       "vision_config": dict(_QWEN35_VISION, deepstack_visual_indexes=[])}),
 })
+# EXAONE: EXAONE-4.0 with its 3:1 sliding / global layers written as LG's configs write them (layer_types beside the
+# letter pattern); EXAONE-MoE (K-EXAONE's spelling ExaoneMoEForCausalLM) with a dense layer 0, MoE layers 1-3 (layer 2
+# with a SwiGLU clamp, swiglu_limits) and its MTP block under mtp. (the ExaoneMoeMTP draft's); EXAONE-3 under its own
+# names (transformer.h.N.attn.attention.*), its remote-code config read by the harness's stand-in
+# (crosscheck_model._remote_code_exaone_config).
+_EXAONE_WINDOWS = dict(sliding_window=512, sliding_window_pattern="LLLG",
+                       layer_types=["sliding_attention"] * 3 + ["full_attention"])
+_EXAONE_MTP = {"mtp.fc.weight": (BASE["hidden"], 2 * BASE["hidden"]),
+               "mtp.layers.0.self_attn.q_proj.weight": (BASE["hidden"], BASE["hidden"]),
+               "mtp.layers.0.mlp.gate_proj.weight": (BASE["intermediate"], BASE["hidden"])}
+FAMILIES.update({
+    "exaone-3": (dict(architecture="ExaoneForCausalLM", model_type="exaone", **_HF), {}),
+    "exaone-4": (dict(architecture="Exaone4ForCausalLM", model_type="exaone4", **_HF), _EXAONE_WINDOWS),
+    # K-EXAONE under both spellings registry.py maps to exaone_moe.py (ExaoneMoE: 0.25-0.26 and from 0.32;
+    # ExaoneMoe: from 0.27).
+    **{family: (dict(architecture=arch, model_type="exaone_moe", **_HF, extra_tensors=_EXAONE_MTP),
+                dict(_EXAONE_WINDOWS, mlp_layer_types=["dense", "sparse", "sparse", "sparse"], num_experts=8,
+                     num_experts_per_tok=2, moe_intermediate_size=1024, num_shared_experts=1, n_group=1, topk_group=1,
+                     routed_scaling_factor=2.5, swiglu_limits=[0, 0, 7.0, 0]))
+       for family, arch in (("exaone-moe", "ExaoneMoEForCausalLM"), ("exaone-moe-alt", "ExaoneMoeForCausalLM"))},
+    # EXAONE-4.5: EXAONE-4.0's text model under Qwen2.5-VL's names, a tower with 4 KV heads of its 16, its MTP block.
+    "exaone-4.5": (dict(architecture="Exaone4_5_ForConditionalGeneration", model_type="exaone4_5", **_HF,
+                        extra_tensors=_EXAONE_MTP),
+                   {"text_config": _text_config("exaone4_5_text", **_EXAONE_WINDOWS, num_hidden_layers=4),
+                    "vision_config": {**_QWEN_VISION, "model_type": "exaone4_5_vision", "num_key_value_heads": 4,
+                                      "fullatt_block_indexes": [0], "window_size": 112}}),
+})
 QUANTS = ("ct-fp8-block", "fp8-block", "ct-fp8-dynamic", "modelopt-fp8")
 # The other formats of the format issue: stored ones, and a bf16 checkpoint under each online --quantization.
 FORMAT_QUANTS = ("modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc", "quark-fp8-block", "inc-fp8-block",

@@ -40,7 +40,8 @@ class SlidingKeys(NamedTuple):
     layer_types: tuple[str, ...] | None = None   # "sliding_attention" / "full_attention" / ... per layer
     use_sliding_window: bool | None = None       # Qwen: the window applies only when true
     max_window_layers: int | None = None         # Qwen: the layer index where sliding starts
-    sliding_window_pattern: int | None = None    # Gemma-3: every pattern-th layer is full attention
+    # Gemma-3 / EXAONE-4: every pattern-th layer is full attention; EXAONE-4's configs write it as letters ("LLLG")
+    sliding_window_pattern: int | str | None = None
 
 
 class ModelConfig(NamedTuple):
@@ -84,6 +85,7 @@ class ModelConfig(NamedTuple):
     # engram.py EngramLayout.n_hash_cols), sharded over TP; None without engram_layer_ids.
     engram_hash_heads: int | None = None
     vision_heads: int | None = None         # vision_config: attention heads of the vision tower
+    vision_kv_heads: int | None = None      # vision_config.num_key_value_heads (EXAONE-4.5's GQA tower); None: MHA
     vision_hidden_size: int | None = None   # vision_config: hidden size of the vision tower
     vision_intermediate_size: int | None = None
     audio_hidden_size: int | None = None    # audio_config (Gemma-4)
@@ -192,7 +194,8 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         # Step-3 / Step-3.5 name the KV heads num_attention_groups (step3_text.py, step3p5.py read that key).
         num_key_value_heads=opt_int("num_key_value_heads") or opt_int("num_attention_groups") or heads,
         head_dim=opt_int("head_dim", minimum=0) or None,  # 0: none given (GLM-5-Next's MLA config writes it)
-        num_hidden_layers=opt_int("num_hidden_layers"),
+        # EXAONE-3's config names it num_layers (ExaoneConfig.attribute_map; exaone.py reads num_hidden_layers).
+        num_hidden_layers=opt_int("num_hidden_layers") or (opt_int("num_layers") if model_type == "exaone" else None),
         quantization_config=parse_quant_config(raw_quant, quant_where),
         raw_quantization_config=raw_quant if isinstance(raw_quant, dict) else None,
         q_lora_rank=opt_int("q_lora_rank"),
@@ -221,6 +224,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         # kimi_k3.py) vt_num_attention_heads; DeepSeek-V4's vision keys are flat (vision_n_heads).
         vision_heads=(opt_int("num_attention_heads", vision) or opt_int("num_heads", vision) or opt_int("heads", vision)
                       or opt_int("vt_num_attention_heads", vision) or opt_int("vision_n_heads", doc)),
+        vision_kv_heads=opt_int("num_key_value_heads", vision),
         vision_hidden_size=opt_int("hidden_size", vision),
         vision_intermediate_size=opt_int("intermediate_size", vision),
         audio_hidden_size=opt_int("hidden_size", audio),
@@ -332,13 +336,31 @@ def _sliding_keys(sizes: dict, model_type: str, opt_int: Callable[..., int | Non
     if use is not None and not isinstance(use, bool):
         raise ConfigError(f"{where}: use_sliding_window must be true or false, got {shown(use)}")
     text_type = sizes.get("model_type")  # a multimodal config's text_config names its own config class
+    config_type = text_type if isinstance(text_type, str) else model_type
     return SlidingKeys(
-        model_type=text_type if isinstance(text_type, str) else model_type,
+        model_type=config_type,
         sliding_window=opt_int("sliding_window", minimum=0), sliding_window_given="sliding_window" in sizes,
         layer_types=layer_types, use_sliding_window=use,
         max_window_layers=opt_int("max_window_layers", minimum=0),
-        sliding_window_pattern=opt_int("sliding_window_pattern"),
+        sliding_window_pattern=_window_pattern(sizes, config_type, opt_int, where),
     )
+
+
+# Config classes whose sliding_window_pattern may be letters (Exaone4Config / ExaoneMoeConfig: `str | int`, "LLLG": L a
+# local (sliding) layer, G a global one, written beside layer_types; EXAONE-4.5's text_config "exaone4_5_text" is read
+# as exaone4). What vLLM makes of them is fp8check.core.model.layouts.attention_windows.
+LETTER_PATTERNS = frozenset({"exaone4", "exaone4_5_text", "exaone_moe"})
+
+
+def _window_pattern(sizes: dict, model_type: str, opt_int: Callable[..., int | None], where: str) -> int | str | None:
+    """sliding_window_pattern: a positive integer, or letters where the config class takes them."""
+    pattern = sizes.get("sliding_window_pattern")
+    if isinstance(pattern, str) and model_type in LETTER_PATTERNS:
+        if not pattern or set(pattern) - {"L", "G"}:
+            raise ConfigError(f"{where}: sliding_window_pattern must be a positive integer or letters L / G, got "
+                              f"{shown(pattern)}")
+        return pattern
+    return opt_int("sliding_window_pattern")
 
 
 def load_json(path: str, name: str) -> object:

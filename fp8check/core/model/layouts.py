@@ -130,6 +130,9 @@ class Arch(NamedTuple):
     # swiglu_limit_default is its config class's value when config.json has none (transformers omits defaults).
     moe_swiglu_limit: bool = False
     swiglu_limit_default: float | None = None
+    # True: the model file hands FusedMoE the layer's config.swiglu_limits entry where above 0 (exaone_moe.py
+    # ExaoneMoeDecoderLayer), a clamp on those layers only (ModelConfig.limited_moe_layers).
+    layer_swiglu_limits: bool = False
     # The MoE block whose experts a checkpoint may store stacked ([E, out, in] gate_proj / up_proj / down_proj under
     # it, Step-3.5's original format): read per expert, as `<block>.experts.<e>.<leaf>` (vLLM's FusedMoE name).
     stacked_experts: str | None = None
@@ -284,6 +287,10 @@ class Arch(NamedTuple):
     # vllm_module_name. The quant config's layer lists are mapped with them only where its class implements
     # apply_vllm_mapper (model_loader/utils.py configure_quant_config, interfaces.py SupportsQuant): Format.maps_lists.
     hf_to_vllm: tuple[tuple[str, str, str], ...] = ()
+    # Renames (as hf_to_vllm's) from vLLM's module name to the prefix the model file hands the layer, where the two
+    # differ: what get_quant_method matches the config's lists against. exaone.py builds `self.transformer` with
+    # prefix "model" (model.h.N...); exaone_moe.py builds its ParallelLMHead with no prefix ("": no list names it).
+    quant_prefixes: tuple[tuple[str, str, str], ...] = ()
     # True: Mistral-Large-4's MLA (models/mistral/nvidia/attention.py MistralMLAAttention): the MLAAttention is
     # `self_attn.attn`, its latent cache kv_lora_rank + qk_rope_head_dim wide on NoPE layers too (whose
     # kv_a_proj_with_mqa lacks the RoPE part), and a layer whose config.kv_source_layers entry is another layer
@@ -911,6 +918,43 @@ ANY_SIZE_TOWER_METHODS = ("bitsandbytes", "torchao", "compressed-tensors")
 ARCHITECTURES["LagunaForCausalLM"] = Arch("vllm:laguna.py", packed=_QKV_ONLY, unquantized=("mlp.gate",),
                                           router=Router("sigmoid", True, None, True))
 
+# EXAONE-3.x (exaone.py ExaoneForCausalLM, registered 0.25-0.34, the file unchanged 0.29 -> 0.34): its own names,
+# transformer.h.N.attn.attention.{q,k,v}_proj -> qkv_proj, out_proj row, mlp.c_fc_0 / c_fc_1 -> gate_up_proj (its
+# packed_modules_mapping), mlp.c_proj row; no per-layer window. ExaoneForCausalLM builds `self.transformer` with
+# prefix "model": the quant config's lists are matched against model.h.N..., not the checkpoint's transformer.h.N....
+ARCHITECTURES["ExaoneForCausalLM"] = Arch(
+    "vllm:exaone.py", packed={"qkv_proj": LLAMA_PACKED["qkv_proj"], "gate_up_proj": ("c_fc_0", "c_fc_1")},
+    sliding=MODEL_WINDOW, quant_prefixes=(("prefix", "transformer.", "model."),))
+# EXAONE-4.0 (exaone4.py Exaone4ForCausalLM, registered 0.25-0.34, unchanged 0.29 -> 0.34): Llama's names and fusions;
+# QK-norm and post-norm add no linear; per_layer_sliding_window from config.layer_types (hybrid 3:1 sliding / global
+# in the 32B, every layer global without a window).
+ARCHITECTURES["Exaone4ForCausalLM"] = Arch("vllm:exaone4.py")
+# EXAONE-MoE / K-EXAONE (exaone_moe.py ExaoneMoeForCausalLM, registered as ExaoneMoeForCausalLM 0.25-0.34 and as
+# ExaoneMoEForCausalLM 0.25-0.26 and from 0.32; unchanged 0.32 -> 0.34): EXAONE-4's attention (pre-norm here),
+# per-layer windows from layer_types; the layers config.mlp_layer_types names "sparse" hold ExaoneMoe: the router
+# mlp.gate a GateLinear without quant_config (a ReplicatedLinear with quant_config=None until 0.30), sigmoid grouped
+# top-k (n_group) with e_score_correction_bias (mlp.e_score_correction_bias), renormalized by norm_topk_prob, the shared
+# experts (gate / up -> gate_up_proj) beside the FusedMoE; a layer whose swiglu_limits entry is above 0 hands FusedMoE
+# that clamp. ExaoneMoeForCausalLM builds its ParallelLMHead with the quant config and no prefix: an ignore list's
+# "lm_head" does not reach it (a ModelOpt FP8 config quantizes it). hf_to_vllm_mapper drops "mtp." (the ExaoneMoeMTP
+# draft's fc and layers). Not modelled: K-EXAONE 2.0's per-layer window sizes (sliding_windows; the attention backend
+# only reads whether a layer slides); 0.28-0.31 reading config.sliding_windows bare (a config without it, as before
+# K-EXAONE 2.0, fails there); 0.25-0.27's is_moe_layer file.
+ARCHITECTURES["ExaoneMoeForCausalLM"] = Arch(
+    "vllm:exaone_moe.py", unquantized=("mlp.gate",), spec_prefix="mtp.", layer_swiglu_limits=True,
+    router=Router("sigmoid", ("norm_topk_prob", True), ("n_group", 1), True),
+    quant_prefixes=(("regex", r"^lm_head\.weight$", ".weight"),))
+ARCHITECTURES["ExaoneMoEForCausalLM"] = ARCHITECTURES["ExaoneMoeForCausalLM"]
+
+# EXAONE-4.5 (exaone4_5.py Exaone4_5_ForConditionalGeneration, registered 0.25-0.34, unchanged 0.33 -> 0.34): a
+# Qwen2.5-VL class (its packed_modules_mapping and hf_to_vllm_mapper, plus "mtp." dropped: the Exaone4_5_MTP draft's)
+# whose text model is always Exaone4ForCausalLM (init_vllm_registered_model(architectures=["Exaone4ForCausalLM"]));
+# the tower EXAONE4_5_VisionTransformer is Qwen2.5-VL's with grouped KV heads (vision_config.num_key_value_heads: the
+# stored attn.qkv is a QKVParallelLinear over them) and Exaone4GatedMLP blocks, built with the quant config.
+ARCHITECTURES["Exaone4_5_ForConditionalGeneration"] = Arch(
+    "vllm:exaone4_5.py", packed=_QWEN_VL_PACKED, towers=(_QWEN25_VISUAL._replace(source="vllm:exaone4_5.py"),),
+    hf_to_vllm=_QWEN25_VL_NAMES, spec_prefix="mtp.")
+
 # Step-3.5 (step3p5.py, registered 0.25-0.34; 0.33's rewrite reads transformers' Step3p7TextConfig and the remote-code
 # keys, unchanged in 0.34; step3p5_mtp.py, the draft, changed): q / k / v -> qkv_proj (a head count per layer:
 # num_sliding_attention_heads on sliding layers, KV heads num_attention_groups), g_proj a ColumnParallelLinear (one row
@@ -1362,6 +1406,9 @@ class HFWindow(NamedTuple):
     forced_none: bool = False           # __post_init__ sets sliding_window = None whatever config.json says
     window_layers: int | None = None    # max_window_layers when config.json has none (Qwen)
     last_full: bool = False             # __post_init__ makes the last layer full attention (Gemma-4)
+    # __post_init__ fills layer_types with `(i + 1) % sliding_window_pattern` after setting the pattern to 0 for a
+    # null window (Exaone4Config, ExaoneMoeConfig; transformers 5.20-5.24): PATTERN_ERRORS without layer_types.
+    pattern_modulo: bool = False
 
 
 def _odd_positions(index: int, keys: SlidingKeys, window: int | None) -> bool:
@@ -1372,6 +1419,13 @@ def _odd_positions(index: int, keys: SlidingKeys, window: int | None) -> bool:
 def _gemma3(index: int, keys: SlidingKeys, window: int | None) -> bool:
     """Gemma-3: `bool((i + 1) % sliding_window_pattern)`, pattern 6 by default (five sliding, one full)."""
     return bool((index + 1) % (keys.sliding_window_pattern or 6))
+
+
+def _exaone(index: int, keys: SlidingKeys, window: int | None) -> bool:
+    """EXAONE-4 / EXAONE-MoE: `(i + 1) % sliding_window_pattern != 0`, pattern 4 by default (PATTERN_ERRORS: a
+    pattern it cannot compute with)."""
+    pattern = keys.sliding_window_pattern if keys.sliding_window_pattern is not None else 4
+    return isinstance(pattern, int) and (index + 1) % pattern != 0
 
 
 def _from_max_window_layers(index: int, keys: SlidingKeys, window: int | None) -> bool:
@@ -1389,6 +1443,12 @@ _QWEN25_VL_WINDOW = HFWindow(4096, gated=True, fills=_from_max_window_layers, wi
 _GEMMA3_WINDOW = HFWindow(4096, fills=_gemma3)
 # Gemma4TextConfig.__post_init__: sliding but every sixth layer, and the last layer full whatever config.json says.
 _GEMMA4_WINDOW = HFWindow(512, fills=lambda index, keys, window: bool((index + 1) % 6), last_full=True)
+# Exaone4Config / ExaoneMoeConfig: sliding_window 4096 by default, layer_types from sliding_window_pattern.
+_EXAONE_WINDOW = HFWindow(4096, fills=_exaone, pattern_modulo=True)
+# What that modulo raises while vLLM reads the config: a null window (pattern 0), EXAONE's letters ("LLLG", which its
+# configs write only beside layer_types).
+PATTERN_ERRORS = ("ZeroDivisionError: integer modulo by zero",
+                  "TypeError: unsupported operand type(s) for %: 'int' and 'str'")
 HF_WINDOWS: dict[str, HFWindow] = {
     "mistral": HFWindow(4096),                      # MistralConfig: sliding_window = 4096, layer_types kept as given
     "gemma2": HFWindow(4096, fills=_odd_positions),
@@ -1405,6 +1465,9 @@ HF_WINDOWS: dict[str, HFWindow] = {
     "qwen3_moe": HFWindow(4096, gated=True),
     "qwen3_vl_moe_text": HFWindow(forced_none=True),
     "qwen3_vl_moe": HFWindow(forced_none=True),
+    "exaone4": _EXAONE_WINDOW,
+    "exaone4_5_text": _EXAONE_WINDOW,               # Exaone4_5_Config reads its text_config as exaone4
+    "exaone_moe": _EXAONE_WINDOW,
 }
 # qwen2.py Qwen2Model.__init__ (0.28.0 / 0.33.0), verbatim.
 MIXED_WINDOWS = ("Sliding window for some but all layers is not supported. This model uses sliding window but "
@@ -1438,7 +1501,13 @@ def attention_windows(config: ModelConfig, arch: Arch | None) -> AttentionWindow
     """Each decoder layer's sliding window, as vLLM's model file and Attention decide it (see HF_WINDOWS).
     Unlisted architectures follow llama.py (an inference: most Llama-like model files reuse its attention)."""
     layers = config.num_hidden_layers or 0
-    keys = hf_text_config(config.sliding, layers)
+    given = config.sliding
+    if HF_WINDOWS.get(given.model_type, HFWindow()).pattern_modulo and given.layer_types is None and layers:
+        if given.sliding_window_given and given.sliding_window is None:
+            return AttentionWindows((None,) * layers, PATTERN_ERRORS[0])
+        if isinstance(given.sliding_window_pattern, str):
+            return AttentionWindows((None,) * layers, PATTERN_ERRORS[1])
+    keys = hf_text_config(given, layers)
     window, layer_types = keys.sliding_window, keys.layer_types
     mixed = len(set(layer_types or ())) > 1
     if arch is not None and arch.uniform_window_assert and mixed and keys.max_window_layers != layers:

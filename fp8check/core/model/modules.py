@@ -171,7 +171,7 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
                 orphans.append(info)
         else:
             shard.side[suffix] = info
-    linears = tuple(_with_vllm_names(m, arch.hf_to_vllm) for m in _fuse(weights, config, arch))
+    linears = tuple(_with_vllm_names(m, arch.hf_to_vllm + arch.quant_prefixes) for m in _fuse(weights, config, arch))
     moes = tuple(  # experts counted over distinct tails: ~1,500 per FusedMoE, not one set.add per tensor
         MoEModule(name=name, num_experts=len(set(map(expert_ids.__getitem__, set(tails)))), tensors=tuple(infos),
                   tails=tuple(tails), layout=arch.source, gated=arch.gated_experts,
@@ -443,12 +443,16 @@ def _layer_config(config: ModelConfig, name: str) -> ModelConfig:
 
 
 def _vision_heads(config: ModelConfig, widths: tuple[int, ...]) -> tuple[int, int, int] | None:
-    """Vision attention: every head is a KV head (total_num_kv_heads = num_heads), head_dim from the weight."""
+    """Vision attention: every head is a KV head (total_num_kv_heads = num_heads) unless vision_config names fewer
+    (EXAONE-4.5's EXAONE4_5_VisionAttention: num_key_value_heads), head_dim from the weight."""
     heads = config.vision_heads
-    q_width = widths[0] if len(widths) == 3 else widths[0] // 3
-    if not heads or q_width % heads:
+    kv_heads = config.vision_kv_heads or heads
+    if not heads or not kv_heads:
         return None
-    return heads, heads, q_width // heads
+    q_width = widths[0] if len(widths) == 3 else widths[0] * heads // (heads + 2 * kv_heads)
+    if q_width % heads or (len(widths) == 1 and q_width * (heads + 2 * kv_heads) != widths[0] * heads):
+        return None
+    return heads, kv_heads, q_width // heads
 
 
 def _heads(config: ModelConfig, widths: tuple[int, ...], gated: bool = False,

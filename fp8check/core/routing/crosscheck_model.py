@@ -89,6 +89,9 @@ MODEL_STUB_RISKS = {
     "GateLinear SM90 router warmup": "0.34+: _register_sm90_bf16x3_warmup is a no-op (it registers a CuTe-DSL JIT "
                                      "warmup of the router GEMM on sm90 and imports nvidia-cutlass-dsl, absent "
                                      "here); no routing effect: the router's method and class are read as built",
+    "EXAONE-3 config": "model_type exaone, remote code on the hub (configuration_exaone.py, --trust-remote-code) "
+                       "that transformers < 5.24 lacks, is read by a stand-in config class of the keys exaone.py "
+                       "reads (_remote_code_exaone_config)",
     "attention impl": "the release's impl is built; its refusals (ValueError / NotImplementedError: fp8_e5m2 on "
                       "XPU, Triton's SM89 FP8) are the build's error; where building it needs what is stubbed "
                       "(a FlashInfer constant, a device workspace), a stand-in takes its place, and the case "
@@ -548,6 +551,40 @@ def _remote_code_vision_config(hf_config, folder: str) -> None:
         hf_config.vision_config = PerceptionEncoderConfig(**json.load(fh).get("vision_config", {}))
 
 
+def _remote_code_exaone_config(folder: str) -> None:
+    """EXAONE-3.x's config (model_type exaone) is the checkpoints' remote code (LG's configuration_exaone.py, served
+    with --trust-remote-code); the transformers of vLLM 0.33 / 0.34 has no class for it and an offline build has no
+    remote code. The harness registers a stand-in of the remote class holding the keys exaone.py reads (num_layers
+    as num_hidden_layers, activation_function, layer_norm_epsilon, rope_theta); its defaults only fill keys a
+    config.json lacks (the released configs write them all)."""
+    with open(os.path.join(folder, "config.json")) as fh:
+        if json.load(fh).get("model_type") != "exaone":
+            return
+    from transformers import AutoConfig, PretrainedConfig
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    if "exaone" in CONFIG_MAPPING:  # transformers >= 5.24 has its own ExaoneConfig
+        return
+
+    class ExaoneConfig(PretrainedConfig):
+        model_type = "exaone"
+        attribute_map = {"num_hidden_layers": "num_layers"}
+
+        def __init__(self, vocab_size=102400, max_position_embeddings=2048, hidden_size=2048, num_layers=32,
+                     num_attention_heads=32, num_key_value_heads=None, intermediate_size=None,
+                     activation_function="silu", rope_theta=10000.0, rope_scaling=None, layer_norm_epsilon=1e-5,
+                     tie_word_embeddings=True, **kwargs):
+            self.vocab_size, self.max_position_embeddings = vocab_size, max_position_embeddings
+            self.hidden_size, self.num_layers, self.num_attention_heads = hidden_size, num_layers, num_attention_heads
+            self.num_key_value_heads = num_key_value_heads or num_attention_heads
+            self.intermediate_size = intermediate_size or hidden_size * 4
+            self.activation_function, self.layer_norm_epsilon = activation_function, layer_norm_epsilon
+            self.rope_theta, self.rope_scaling = rope_theta, rope_scaling
+            super().__init__(tie_word_embeddings=tie_word_embeddings, **kwargs)
+
+    AutoConfig.register("exaone", ExaoneConfig)
+
+
 def _triton_installed():
     """HAS_TRITON as a host's install answers it while VllmConfig picks its model runner (MODEL_STUB_RISKS)."""
     import vllm.config.vllm as vllm_config_module
@@ -576,6 +613,7 @@ def build_model(case: dict) -> dict:
         extra["quantization_config"] = resolve_quantization_config(case.get("quantization"), None)
     except ImportError:
         pass
+    _remote_code_exaone_config(case["folder"])
     try:
         model_config = ModelConfig(
             model=case["folder"], dtype=MODEL_DTYPE, enforce_eager=True, max_model_len=256, skip_tokenizer_init=True,

@@ -57,7 +57,8 @@ if TYPE_CHECKING:  # annotations only
     from fp8check.kernels.base import RoutingContext
 
 # Nemotron-H: mixer.qkv_proj; Step-5's sparse layers: qkv_indexer_proj
-_DENSE = re.compile(r"^(.*\.layers\.(\d+)\.(?:self_attn|mixer))\.(qkv_proj|qkv_indexer_proj)$")
+# EXAONE-3 (exaone.py) names the attention transformer.h.N.attn.attention, its Attention under it as .attn.
+_DENSE = re.compile(r"^(.*\.(?:layers|h)\.(\d+)\.(?:self_attn|mixer|attn\.attention))\.(qkv_proj|qkv_indexer_proj)$")
 _Q_ONLY = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.q_proj$")  # a KV-shared layer's query projection
 _MLA = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.(?:fused_qkv_a_proj|fused_qkv_a_g_proj|kv_a_proj_with_mqa)$")
 # DeepSeek-V4's attention (models/deepseek_v4/attention.py DeepseekV4Attention): the parent of its fused_wqa_wkv, whose

@@ -278,10 +278,13 @@ def _moe_activation(config: ModelConfig, name: str, profile) -> str:
     return arch.moe_activation
 
 
-def _swiglu_limit(config: ModelConfig, profile) -> bool:
-    """Whether the model file hands FusedMoE a SwiGLU clamp: its layout passes config.swiglu_limit, and config.json
-    or else the config class sets one above 0 (HY-V4's nvidia/moe.py reads 0 or less as none)."""
+def _swiglu_limit(config: ModelConfig, name: str, profile) -> bool:
+    """Whether the model file hands this FusedMoE a SwiGLU clamp: its layout passes config.swiglu_limit, and
+    config.json or else the config class sets one above 0 (HY-V4's nvidia/moe.py reads 0 or less as none), or it
+    passes the layer's swiglu_limits entry and that is set (EXAONE-MoE)."""
     arch = model_arch(config, profile)
+    if arch is not None and arch.layer_swiglu_limits:
+        return layer_template(name)[1] in config.limited_moe_layers
     if arch is None or not arch.moe_swiglu_limit:
         return False
     limit = config.swiglu_limit if config.swiglu_limit is not None else arch.swiglu_limit_default
@@ -340,7 +343,7 @@ def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], qu
             same, shapes = False, expert_shapes(moe)
         routing, routing_note = routing_method(config, ctx)
         sweep = MoESweep(method, shapes.hidden * method.packed, shapes.intermediate, len(shapes.experts), routing,
-                         _swiglu_limit(config, ctx.profile))
+                         _swiglu_limit(config, moe.name, ctx.profile))
         sweeps.add(sweep)
         result = place(method, *sweep[1:4], tp, ep, ctx, routing, in_dtype, sweep.swiglu_limit)
         integrity_errors, warnings = ([], []) if same else integrity(moe, shapes, method)
