@@ -602,6 +602,64 @@ def kimi_k3_tensors(config: dict) -> dict[str, tuple[int, ...]]:
     return out
 
 
+def bailing_tensors(config: dict) -> dict[str, tuple[int, ...]]:
+    """A Ling / Ring checkpoint's tensors under inclusionAI's names, from its config.json (transformers has no class
+    for bailing_moe / bailing_moe_v2): model.word_embeddings, per layer attention.query_key_value (q, k, v stored
+    fused) and attention.dense, the q / k norms where use_qk_norm, a dense mlp below first_k_dense_replace and else
+    the MoE: mlp.gate (with its expert_bias where moe_router_enable_expert_bias), mlp.experts.E.{gate,up,down}_proj
+    and the shared experts (moe_shared_expert_intermediate_size, else moe_intermediate_size, x num_shared_experts);
+    model.norm and lm_head. With layer_group_size (Ling / Ring 2.5), every layer_group_size-th layer is MLA
+    (attention.q_proj or q_a_proj / q_b_proj, kv_a_proj_with_mqa, kv_b_proj, dense) and the others linear attention
+    (query_key_value over num_attention_heads for q, k and v alike, g_proj, dense); num_nextn_predict_layers MTP
+    layers follow (eh_proj and a layer like the others). For Spec.extra_tensors (layers=0)."""
+    h, heads, kv, experts = (config[k] for k in ("hidden_size", "num_attention_heads", "num_key_value_heads",
+                                                  "num_experts"))
+    head_dim = config.get("head_dim") or h // heads
+    inter, dense = config["moe_intermediate_size"], config["intermediate_size"]
+    shared = config.get("moe_shared_expert_intermediate_size", inter) * config.get("num_shared_experts", 0)
+    out: dict[str, tuple[int, ...]] = {"model.word_embeddings.weight": (config["vocab_size"], h),
+                                       "model.norm.weight": (h,), "lm_head.weight": (config["vocab_size"], h)}
+    group, layers = config.get("layer_group_size"), config["num_hidden_layers"]
+    for i in range(layers + (config.get("num_nextn_predict_layers", 0) if group else 0)):
+        p = f"model.layers.{i}"
+        out.update({f"{p}.input_layernorm.weight": (h,), f"{p}.post_attention_layernorm.weight": (h,)})
+        if i >= layers:
+            out.update({f"{p}.eh_proj.weight": (h, 2 * h), f"{p}.enorm.weight": (h,), f"{p}.hnorm.weight": (h,)})
+        if group and (i + 1) % group == 0:
+            out.update(_bailing_mla(config, f"{p}.attention"))
+        else:
+            qkv = (3 * heads if group else heads + 2 * kv) * head_dim  # 2.5's linear attention: as many KV heads
+            out.update({f"{p}.attention.query_key_value.weight": (qkv, h),
+                        f"{p}.attention.dense.weight": (h, heads * head_dim)})
+            if group:
+                out[f"{p}.attention.g_proj.weight"] = (heads * head_dim, h)
+        if config.get("use_qk_norm") and f"{p}.attention.query_key_value.weight" in out:
+            out.update({f"{p}.attention.{norm}.weight": (head_dim,) for norm in ("query_layernorm", "key_layernorm")})
+        mlps = {f"{p}.mlp": dense} if i < config.get("first_k_dense_replace", 0) else {
+            **{f"{p}.mlp.experts.{e}": inter for e in range(experts)}, **({f"{p}.mlp.shared_experts": shared}
+                                                                         if shared else {})}
+        for mlp, width in mlps.items():
+            out.update({f"{mlp}.gate_proj.weight": (width, h), f"{mlp}.up_proj.weight": (width, h),
+                        f"{mlp}.down_proj.weight": (h, width)})
+        if i >= config.get("first_k_dense_replace", 0):
+            out[f"{p}.mlp.gate.weight"] = (experts, h)
+            if config.get("moe_router_enable_expert_bias"):
+                out[f"{p}.mlp.gate.expert_bias"] = (experts,)
+    return out
+
+
+def _bailing_mla(config: dict, p: str) -> dict[str, tuple[int, ...]]:
+    """A Ling / Ring 2.5 MLA layer's tensors under `p` (its output projection stored as dense)."""
+    h, heads, q_lora, kv_lora = (config[k] for k in ("hidden_size", "num_attention_heads", "q_lora_rank",
+                                                      "kv_lora_rank"))
+    nope, rope, v = config["qk_nope_head_dim"], config["qk_rope_head_dim"], config["v_head_dim"]
+    queries = {f"{p}.q_a_proj.weight": (q_lora, h), f"{p}.q_a_layernorm.weight": (q_lora,),
+               f"{p}.q_b_proj.weight": (heads * (nope + rope), q_lora)} if q_lora else {
+        f"{p}.q_proj.weight": (heads * (nope + rope), h)}
+    return {**queries, f"{p}.kv_a_proj_with_mqa.weight": (kv_lora + rope, h), f"{p}.kv_a_layernorm.weight": (kv_lora,),
+            f"{p}.kv_b_proj.weight": (heads * (nope + v), kv_lora), f"{p}.dense.weight": (h, heads * v)}
+
+
 # The vision_config key each family names its head count with.
 VISION_HEADS_KEY = {"qwen2_5_vl": "num_heads", "qwen3_vl": "num_heads"}
 

@@ -19,8 +19,8 @@ from fp8check.core.report.verdicts import inspect_verdict
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import LATEST, select_profile
-from fp8check.synth import (Spec, deepseek_v4_vision_tensors, deepseek_v41_tensors, kimi_k3_tensors, tensor_specs,
-                            write_safetensors)
+from fp8check.synth import (Spec, bailing_tensors, deepseek_v4_vision_tensors, deepseek_v41_tensors, kimi_k3_tensors,
+                            tensor_specs, write_safetensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
 # Qwen3-Next / Qwen3.5, written by transformers' own classes: one gated-delta-net layer, one full-attention layer;
@@ -249,6 +249,30 @@ def kimi_k3_spec(dsa: bool = False, **fields) -> dict:
             "sizes_in_text_config": True, "extra_config": config, "extra_tensors": kimi_k3_tensors(config),
             "hidden": 512, "vocab": 1000, "quant": "ct-fp8-block", "ignore": ignore, **fields}
 
+
+
+# Ling / Ring (transformers has no class for bailing_moe / bailing_moe_v2: synth.bailing_tensors writes inclusionAI's
+# names by hand). 2.0: a dense layer 0, then MoE with sigmoid grouped routing, the expert bias and a shared expert.
+# v1: softmax routing, every layer MoE. 2.5: linear-attention layers 0-2 and an MLA layer 3, one MTP layer.
+LING_V2 = dict(model_type="bailing_moe_v2", hidden_size=512, intermediate_size=1024, num_hidden_layers=2,
+               num_attention_heads=4, num_key_value_heads=2, head_dim=128, vocab_size=1000, max_position_embeddings=512,
+               hidden_act="silu", use_bias=False, use_qkv_bias=False, use_qk_norm=True, rms_norm_eps=1e-6,
+               embedding_dropout=0.0, rope_theta=600000.0, partial_rotary_factor=0.5, num_experts=4,
+               num_experts_per_tok=2, num_shared_experts=1, moe_intermediate_size=256,
+               moe_shared_expert_intermediate_size=256, first_k_dense_replace=1, norm_topk_prob=True,
+               score_function="sigmoid", moe_router_enable_expert_bias=True, n_group=2, topk_group=1,
+               num_nextn_predict_layers=0)
+LING_V1 = {**{k: v for k, v in LING_V2.items() if k not in ("use_qk_norm", "score_function", "n_group", "topk_group",
+                                                            "moe_router_enable_expert_bias")},
+           "model_type": "bailing_moe", "first_k_dense_replace": 0}
+LING_V25 = {**LING_V2, "model_type": "bailing_hybrid", "num_hidden_layers": 4, "num_key_value_heads": 4,
+            "layer_group_size": 4, "group_norm_size": 4, "q_lora_rank": None, "kv_lora_rank": 512,
+            "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "num_nextn_predict_layers": 1}
+
+
+def ling_spec(config: dict, architecture: str, **fields) -> dict:
+    return {"architecture": architecture, "model_type": config["model_type"], "layers": 0, "hidden": 512,
+            "vocab": 1000, "experts": 4, "extra_config": config, "extra_tensors": bailing_tensors(config), **fields}
 
 # (id, Spec fields, TP, {layer name: (vLLM class, layout)}) — each family at a TP size it is deployed with.
 # MiniMax-M3 as the Hub's config.json writes it: layer 0 dense with full attention, layer 1 MoE with sparse attention
@@ -648,6 +672,22 @@ FAMILIES = [
       "language_model.layers.2.block_sparse_moe.routed_expert_up_proj": ("ReplicatedLinear", "vllm:models/kimi_k3"),
       "language_model.layers.1.mlp_res_proj": ("ReplicatedLinear", "vllm:models/kimi_k3"),
       "vision_tower.encoder.blocks.0.wqkv": ("QKVParallelLinear", "vllm:kimi_k25_vit.py")}),
+    ("ling-v1", ling_spec(LING_V1, "BailingMoeForCausalLM"), 2,
+     {"model.layers.0.attention.query_key_value": ("QKVParallelLinear", "vllm:bailing_moe.py"),
+      "model.layers.0.mlp.gate": ("ReplicatedLinear", "vllm:bailing_moe.py")}),
+    ("ling-v2", ling_spec(LING_V2, "BailingMoeV2ForCausalLM"), 2,
+     {"model.layers.0.attention.query_key_value": ("QKVParallelLinear", "vllm:bailing_moe.py"),
+      "model.layers.0.attention.dense": ("RowParallelLinear", "vllm:bailing_moe.py"),
+      "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:bailing_moe.py"),
+      "model.layers.1.mlp.shared_experts.gate_up_proj": ("MergedColumnParallelLinear", "vllm:bailing_moe.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:bailing_moe.py")}),
+    ("ling-v2.5", ling_spec(LING_V25, "BailingMoeV2_5ForCausalLM"), 2,
+     {"model.layers.0.attention.query_key_value": ("QKVParallelLinear", "vllm:bailing_moe_linear.py"),
+      "model.layers.0.attention.g_proj": ("ColumnParallelLinear", "vllm:bailing_moe_linear.py"),
+      "model.layers.0.attention.dense": ("RowParallelLinear", "vllm:bailing_moe_linear.py"),
+      "model.layers.3.attention.q_proj": ("ColumnParallelLinear", "vllm:bailing_moe_linear.py"),
+      "model.layers.3.attention.kv_a_proj_with_mqa": ("ReplicatedLinear", "vllm:bailing_moe_linear.py"),
+      "model.layers.3.attention.dense": ("RowParallelLinear", "vllm:bailing_moe_linear.py")}),
     ("kimi-k3.1", kimi_k3_spec(dsa=True), 2,
      {"language_model.layers.2.self_attn.fused_qkv_a_proj": ("MergedColumnParallelLinear", "vllm:models/kimi_k3"),
       "language_model.layers.2.self_attn.g_proj": ("ColumnParallelLinear", "vllm:models/kimi_k3"),
@@ -779,6 +819,38 @@ def test_glm_router_class_follows_the_release(make_checkpoint, vllm, layer_type)
     gate = next(layer for layer in rep.layers if layer.name == "model.layers.0.mlp.gate")
     assert (gate.layer_type, gate.scheme) == (layer_type, "UnquantizedLinearMethod") and rep.ok
 
+
+
+@pytest.mark.parametrize("vllm,layer_type", [("0.30", "nn.Linear"), ("0.31", "ReplicatedLinear")])
+def test_ling_fused_attention_router_and_an_attention_without_kv_method(make_checkpoint, vllm, layer_type):
+    """bailing_moe.py: q / k / v stored fused (attention.query_key_value), attention.dense row, mlp.gate a torch
+    nn.Linear until 0.30 and GateLinear from 0.31 (unquantized both); its Attention (attention.attn) is built without
+    the quant config, so an FP8 checkpoint gives it no KV cache method; sigmoid grouped routing with the expert bias."""
+    folder = make_checkpoint(**ling_spec(LING_V2, "BailingMoeV2ForCausalLM", quant="fp8-block", data="sparse"))
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm)))
+    gate = next(layer for layer in rep.layers if layer.name == "model.layers.1.mlp.gate")
+    assert (gate.layer_type, gate.scheme) == (layer_type, "UnquantizedLinearMethod") and rep.ok
+    assert [(a.name, a.kv_method) for a in rep.attention] == [("model.layers.0.attention.attn", None),
+                                                              ("model.layers.1.attention.attn", None)]
+    assert "routing method DeepSeekV3" in " ".join(rep.moes[0].notes + (rep.moes[0].kernel or "",))
+
+
+def test_ling_25_linear_layers_are_mixers_mla_layers_attend_and_tp_is_bounded_by_group_norm_size(make_checkpoint):
+    """bailing_moe_linear.py: the linear-attention layers (attention.g_proj beside query_key_value) build no
+    Attention; the MLA layer's MLAAttention is self_attn.mla_attn.mla_attn (fp8check: attention.mla_attn.mla_attn);
+    the MTP layer past num_hidden_layers is skipped; BailingMoELinearAttention asserts TP <= group_norm_size (4)."""
+    folder = make_checkpoint(**ling_spec(LING_V25, "BailingMoeV2_5ForCausalLM", quant="fp8-block", data="sparse"))
+    rep = inspect(folder, tp=2)
+    assert [a.name for a in rep.attention] == ["model.layers.3.attention.mla_attn.mla_attn"] and rep.ok
+    assert [s.prefix for s in rep.skipped] == ["model.layers.4."]
+    assert "AssertionError: tp_size must be <= group_norm_size for local rms norm" in inspect(folder, tp=8).errors
+    assert 2 in rep.tp_sizes_ok and 8 not in rep.tp_sizes_ok
+    # With q-LoRA: q_a_proj + kv_a_proj_with_mqa -> fused_qkv_a_proj, a MergedColumnParallelLinear with disable_tp.
+    config = dict(LING_V25, q_lora_rank=256)
+    rep = inspect(make_checkpoint(**ling_spec(config, "BailingMoeV2_5ForCausalLM", quant="fp8-block", data="sparse")),
+                  tp=2)
+    fused = next(layer for layer in rep.layers if layer.name == "model.layers.3.attention.fused_qkv_a_proj")
+    assert fused.layer_type == "MergedColumnParallelLinear" and fused.scheme == "Fp8LinearMethod" and rep.ok
 
 def test_expert_parallelism_on_a_model_without_experts_is_vllms_refusal(make_checkpoint):
     rep = inspect_checkpoint(open_local(make_checkpoint(head_dim=128, data="sparse")),

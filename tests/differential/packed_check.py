@@ -77,6 +77,9 @@ EXPECTED: dict[tuple[str, str], str] = {
                                                          "xpu list it); compressor.py builds it with "
                                                          "quant_config=None everywhere, so no ignore list is matched "
                                                          "against it",
+    ("BailingMoeV2_5ForCausalLM", "dropped:prefix:model.mtp"): "bailing_moe_linear.py has no hf_to_vllm_mapper: its "
+                                                               "load_weights (normalize_name) skips every name "
+                                                               "starting with model.mtp",
     ("Qwen2MoeForCausalLM", "packed:gate_up_proj"): "qwen2_moe.py's __init__ adds gate_up_proj when mlp_only_layers "
                                                     "or shared_expert_intermediate_size > 0 (a shared expert: every "
                                                     "released Qwen2-MoE)",

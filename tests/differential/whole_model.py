@@ -34,7 +34,7 @@ from fp8check.core.routing.crosscheck import vllm_error
 from fp8check.core.routing.crosscheck_model import compare_model, our_modules
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
-from fp8check.synth import (Spec, deepseek_v4_vision_tensors, deepseek_v41_tensors, kimi_k3_tensors,
+from fp8check.synth import (Spec, bailing_tensors, deepseek_v4_vision_tensors, deepseek_v41_tensors, kimi_k3_tensors,
                             write_checkpoint)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -586,6 +586,42 @@ FAMILIES["kimi-k3.1"] = (dict(architecture="KimiK31ForConditionalGeneration", mo
                               extra_tensors=kimi_k3_tensors(_kimi_k3_config(True)), **_K3_SPEC),
                          _kimi_k3_config(True))
 
+
+
+# Ling / Ring (vLLM's bailing_moe.py): transformers has no class for bailing_moe / bailing_moe_v2, so
+# synth.bailing_tensors writes the checkpoint by hand under inclusionAI's names, with the keys the released config.json
+# files hold. Ling-2.0 (Ling-mini-2.0's config, scaled): a dense layer 0, then MoE with sigmoid grouped routing, the
+# expert bias and a shared expert; per-head q / k norms. Ling v1 (Ling-lite-1.5's): softmax routing, no groups.
+_LING_V2 = dict(model_type="bailing_moe_v2", hidden_size=BASE["hidden"], intermediate_size=4096, num_hidden_layers=3,
+                num_attention_heads=16, num_key_value_heads=4, head_dim=128, vocab_size=BASE["vocab"],
+                max_position_embeddings=4096, hidden_act="silu", use_bias=False, use_qkv_bias=False, use_qk_norm=True,
+                use_rmsnorm=True, rms_norm_eps=1e-6, embedding_dropout=0.0, rope_theta=600000.0,
+                partial_rotary_factor=0.5, num_experts=8, num_experts_per_tok=2, num_shared_experts=1,
+                moe_intermediate_size=1024, moe_shared_expert_intermediate_size=1024, first_k_dense_replace=1,
+                norm_topk_prob=True, score_function="sigmoid", moe_router_enable_expert_bias=True, n_group=4,
+                topk_group=2, routed_scaling_factor=2.5, router_dtype="fp32", num_nextn_predict_layers=0,
+                tie_word_embeddings=False)
+_LING_V1 = {**{k: v for k, v in _LING_V2.items() if k not in (
+    "use_qk_norm", "use_rmsnorm", "partial_rotary_factor", "score_function", "moe_router_enable_expert_bias",
+    "n_group", "topk_group", "routed_scaling_factor", "router_dtype", "num_nextn_predict_layers",
+    "moe_shared_expert_intermediate_size")}, "model_type": "bailing_moe", "first_k_dense_replace": 0,
+            "num_hidden_layers": 2}
+# Ling / Ring 2.5 (bailing_moe_linear.py; model_type bailing_hybrid, which transformers 5.24's BailingHybridConfig
+# reads): linear-attention layers 0-2 and an MLA layer 3 (layer_group_size 4, no q-LoRA), a dense layer 0, one MTP
+# layer; group_norm_size 8 (TP 8 builds).
+_LING_V25 = {**_LING_V2, "model_type": "bailing_hybrid", "num_hidden_layers": 4, "num_key_value_heads": 16,
+             "layer_group_size": 4, "group_norm_size": 8, "linear_silu": False, "q_lora_rank": None,
+             "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+             "num_nextn_predict_layers": 1, "routed_scaling_factor": 1.0}
+_LING_SPEC = dict(layers=0, experts=8, moe_intermediate=1024, intermediate=4096)
+FAMILIES.update({
+    "ling-v2": (dict(architecture="BailingMoeV2ForCausalLM", model_type="bailing_moe_v2",
+                     extra_tensors=bailing_tensors(_LING_V2), **_LING_SPEC), _LING_V2),
+    "ling-v1": (dict(architecture="BailingMoeForCausalLM", model_type="bailing_moe",
+                     extra_tensors=bailing_tensors(_LING_V1), **_LING_SPEC), _LING_V1),
+    "ling-v2.5": (dict(architecture="BailingMoeV2_5ForCausalLM", model_type="bailing_hybrid",
+                       extra_tensors=bailing_tensors(_LING_V25), **_LING_SPEC), _LING_V25),
+})
 
 # Qwen4-Exp: three gated-delta-net layers (layer 1 with a PLE block; ple_layer_ids are 1-based), a QSA layer (the
 # indexer's 16 heads of 128, one key head), 4 hyper-connection streams, MoE with a shared expert; its MTP block under

@@ -26,7 +26,8 @@ PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 ROUTER_KEYS = ("scoring_func", "norm_topk_prob", "n_group", "topk_method", "use_routing_bias",
                "moe_router_activation", "norm_expert_weight",  # these two: Step-3.5's
                "hidden_act",  # Kimi-K3: nvidia/model.py KimiMoE hands FusedMoE activation=config.hidden_act
-               "route_norm")  # HY-V3's
+               "route_norm",  # HY-V3's
+               "score_function", "moe_router_enable_expert_bias")  # Ling / Ring's (bailing_moe*.py)
 
 
 class SlidingKeys(NamedTuple):
@@ -84,6 +85,7 @@ class ModelConfig(NamedTuple):
     # DeepSeek-V4.1's Engram: its hash heads, (engram_max_ngram_size - 1) x engram_n_heads (deepseek_v41/common/
     # engram.py EngramLayout.n_hash_cols), sharded over TP; None without engram_layer_ids.
     engram_hash_heads: int | None = None
+    group_norm_size: int | None = None      # Ling / Ring 2.5's linear-attention group norm (Arch.group_norm_tp)
     vision_heads: int | None = None         # vision_config: attention heads of the vision tower
     vision_kv_heads: int | None = None      # vision_config.num_key_value_heads (EXAONE-4.5's GQA tower); None: MHA
     vision_hidden_size: int | None = None   # vision_config: hidden size of the vision tower
@@ -219,6 +221,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         swiglu_limit=_number(sizes, "swiglu_limit", where),
         engram_hash_heads=((opt_int("engram_max_ngram_size") or 1) - 1) * (opt_int("engram_n_heads") or 0)
         if sizes.get("engram_layer_ids") else None,
+        group_norm_size=opt_int("group_norm_size"),
         # Llama-4 / Pixtral / SigLIP call it num_attention_heads, Qwen2.5-VL / Qwen3-VL num_heads, Step's
         # PerceptionEncoder (step_vl.py) heads, Kimi-K3's KimiK3VisionConfig (vLLM transformers_utils/configs/
         # kimi_k3.py) vt_num_attention_heads; DeepSeek-V4's vision keys are flat (vision_n_heads).

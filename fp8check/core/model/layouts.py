@@ -212,10 +212,11 @@ class Arch(NamedTuple):
     # q_proj is a ColumnParallelLinear of its own, their k_proj / v_proj / k_norm are dropped by the model's mapper,
     # and their Attention holds no cache (kv_sharing_target_layer_name).
     kv_shared_layers: bool = False
-    # (checkpoint name part, vLLM's module name part): modules the model class names otherwise than the checkpoint
-    # (the Transformers backend's wrapped shared expert); fp8check reports checkpoint names, the differential suite
-    # compares under vLLM's.
-    vllm_names: tuple[tuple[str, str], ...] = ()
+    # (checkpoint name part, vLLM's module name part[, a sibling leaf]): modules the model class names otherwise than
+    # the checkpoint (the Transformers backend's wrapped shared expert; with a sibling, only in a module whose parent
+    # holds it: Ling-2.5's attention.dense, o_proj on its MLA layers); fp8check reports checkpoint names, the
+    # differential suite compares under vLLM's.
+    vllm_names: tuple[tuple[str, ...], ...] = ()
     # The class of a linear that neither `styles` nor a fusion names (None: the leaf-name rules): the Transformers
     # backend builds every nn.Linear its tp_plan does not name as a ReplicatedLinear.
     unplanned: str | None = None
@@ -296,6 +297,10 @@ class Arch(NamedTuple):
     # kv_a_proj_with_mqa lacks the RoPE part), and a layer whose config.kv_source_layers entry is another layer
     # builds no kv_a_proj_with_mqa and reads that layer's cache (kv_sharing_target_layer_name).
     mla_kv_sharing: bool = False
+    # The gate's tail beside a fused QKV that makes a layer Ling-2.5's linear-attention mixer
+    # (layers/mamba/linear/bailing_linear_attn.py BailingMoELinearAttention: its own state, no Attention, so no KV
+    # cache; it asserts that TP is at most config.group_norm_size and divides it).
+    linear_attention_gate: str | None = None
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
@@ -1088,6 +1093,55 @@ ARCHITECTURES["HYV3ForCausalLM"] = Arch(
     "vllm:hy_v3.py", unquantized=("mlp.router.gate",), spec_layers="num_nextn_predict_layers", sliding=MODEL_WINDOW,
     router=Router("sigmoid", ("route_norm", True), 1, True),
     vllm_names=((".mlp.router.gate", ".mlp.gate"),))
+
+# Ling / Ring v1 (Ling-lite / Ling-plus: BailingMoeForCausalLM) and 2.0 (Ling-mini / flash / 1T, Ring-2.0, their FP8
+# releases: BailingMoeV2ForCausalLM, a subclass with nothing of its own): bailing_moe.py, registered 0.25-0.34, its
+# modules alike 0.31-0.34 (0.33 -> 0.34 unchanged). BailingAttention: q / k / v stored fused as
+# attention.query_key_value (packed_modules_mapping "query_key_value": ["query_key_value"], a QKVParallelLinear over
+# num_attention_heads / num_key_value_heads of head_dim), attention.dense a RowParallelLinear; BailingMLP gate / up ->
+# gate_up_proj for the layers below first_k_dense_replace and the shared experts; BailingMoE: mlp.gate a GateLinear
+# without quant_config (a torch nn.Linear until 0.30), FusedMoE with scoring_func=config.score_function (softmax when
+# unset), renormalize=config.norm_topk_prob, num_expert_group=config.n_group, and the gate's expert_bias as
+# e_score_correction_bias where moe_router_enable_expert_bias. Its Attention (attention.attn) is built without the
+# quant config: no KV cache method whatever the format. The model builds num_hidden_layers layers and skips
+# none: a checkpoint holding MTP layers past them fails vLLM's load (AutoWeightsLoader), which is not modelled (the
+# released Ling-2.0 configs set num_nextn_predict_layers 0).
+_BAILING = Arch(
+    "vllm:bailing_moe.py",
+    packed={"query_key_value": ("query_key_value",), "gate_up_proj": LLAMA_PACKED["gate_up_proj"]},
+    styles={"attention.query_key_value": "QKVParallelLinear", "attention.dense": ROW}, unquantized=("mlp.gate",),
+    styles_before=(("bailing-gate-linear", {"mlp.gate": TORCH_LINEAR}),), sliding=MODEL_WINDOW,
+    attention_quant_config=False,
+    router=Router(("score_function", "softmax"), ("norm_topk_prob", False), ("n_group", None),
+                  ("moe_router_enable_expert_bias", True)))
+ARCHITECTURES.update({"BailingMoeForCausalLM": _BAILING, "BailingMoeV2ForCausalLM": _BAILING})
+
+# Ling / Ring 2.5 (Ling-2.5-1T, Ring-2.5-1T: BailingMoeV2_5ForCausalLM, model_type bailing_hybrid):
+# bailing_moe_linear.py BailingMoeV25ForCausalLM, registered 0.25-0.34 (0.33 -> 0.34 unchanged, and its linear attention
+# layers/mamba/linear/bailing_linear_attn.py). Layer i is MLA where (i + 1) % layer_group_size == 0, else linear
+# attention (BailingMoELinearAttention, a LinearAttention mixer with its own state: query_key_value a QKVParallelLinear
+# over num_attention_heads for q, k and v alike, g_proj a ColumnParallelLinear, dense row, all with the quant config; it
+# asserts TP <= group_norm_size and divides it). BailingMoeV25MLAAttention: with q_lora_rank, q_a_proj +
+# kv_a_proj_with_mqa -> fused_qkv_a_proj (disable_tp); without it, q_proj column and kv_a_proj_with_mqa a
+# ReplicatedLinear; kv_b_proj column, the output o_proj row; its MLAAttention self_attn.mla_attn.mla_attn with the quant
+# config. The MoE is bailing_moe.py's (GateLinear router without quant_config, shared experts) with
+# renormalize=norm_topk_prob, True when unset; the LM head carries the quant config. load_weights renames what the
+# checkpoint stores: attention. -> self_attn. and, on MLA layers, attention.dense -> self_attn.o_proj (module names the
+# quant config's lists are matched against as stored: not modelled, fp8check matches the checkpoint's names); it drops
+# model.mtp* and loads nothing into layers past num_hidden_layers (the MTP layers, BailingMoeV25MTPModel's). Not
+# modelled: a transformers that knows bailing_hybrid (5.24: Ling-3.0's BailingHybridConfig) sets head_dim to
+# qk_rope_head_dim, which the linear attention then takes for its heads; fp8check reads config.json's head_dim.
+_BAILING_V25 = Arch(
+    "vllm:bailing_moe_linear.py", mla=True, packed={"gate_up_proj": LLAMA_PACKED["gate_up_proj"]},
+    styles={"attention.query_key_value": "QKVParallelLinear", "attention.dense": ROW,
+            "attention.fused_qkv_a_proj": "MergedColumnParallelLinear"},
+    disable_tp=("attention.fused_qkv_a_proj",), unquantized=("mlp.gate",),
+    spec_layers="num_nextn_predict_layers", spec_prefix="model.mtp", sliding=MODEL_WINDOW,
+    linear_attention_gate="attention.g_proj",
+    router=Router(("score_function", "softmax"), ("norm_topk_prob", True), ("n_group", None),
+                  ("moe_router_enable_expert_bias", True)),
+    vllm_names=((".attention.dense", ".self_attn.o_proj", "kv_b_proj"), (".attention.", ".self_attn.")))
+ARCHITECTURES["BailingMoeV2_5ForCausalLM"] = _BAILING_V25
 
 # HY-V4 (vllm.models.hy_v4, registered 0.29-0.34: nvidia/model.py on CUDA and CPU, amd/model.py on ROCm, the same
 # modules; XPU refused on import; 0.33 -> 0.34 changed PP buffers and the FP8 decode padding, not the modules).

@@ -585,6 +585,21 @@ def _remote_code_exaone_config(folder: str) -> None:
     AutoConfig.register("exaone", ExaoneConfig)
 
 
+# Model types whose config class only the hub's remote code defines (configuration_*.py beside the checkpoint, loaded
+# with --trust-remote-code): inclusionAI's Ling / Ring v1 (bailing_moe) and 2.0 (bailing_moe_v2). Neither transformers
+# 5.24 nor vLLM 0.25-0.34 has a class for them; the harness, which trusts no remote code, registers a PretrainedConfig
+# of that model type, so every field comes from config.json (the fixtures write each key the model file reads bare).
+REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2")
+
+
+def _register_remote_code_configs() -> None:
+    from transformers import AutoConfig, PretrainedConfig
+
+    for model_type in REMOTE_CODE_MODEL_TYPES:
+        AutoConfig.register(model_type, type(f"RemoteCode_{model_type}", (PretrainedConfig,),
+                                             {"model_type": model_type}), exist_ok=True)
+
+
 def _triton_installed():
     """HAS_TRITON as a host's install answers it while VllmConfig picks its model runner (MODEL_STUB_RISKS)."""
     import vllm.config.vllm as vllm_config_module
@@ -614,6 +629,7 @@ def build_model(case: dict) -> dict:
     except ImportError:
         pass
     _remote_code_exaone_config(case["folder"])
+    _register_remote_code_configs()
     try:
         model_config = ModelConfig(
             model=case["folder"], dtype=MODEL_DTYPE, enforce_eager=True, max_model_len=256, skip_tokenizer_init=True,
@@ -681,12 +697,15 @@ def our_modules(report) -> dict[str, dict]:
                  for attn in report.attention})
     arch = arch_for(report.architectures)
     renames = arch.vllm_names if arch is not None else ()
-    return {_vllm_name(name, renames): row for name, row in rows.items()}
+    return {_vllm_name(name, renames, rows): row for name, row in rows.items()}
 
 
-def _vllm_name(name: str, renames: tuple[tuple[str, str], ...]) -> str:
-    """A checkpoint-named module under the name vLLM's model class gives it (layouts.Arch.vllm_names)."""
-    for ours, theirs in renames:
+def _vllm_name(name: str, renames: tuple[tuple[str, ...], ...], names=()) -> str:
+    """A checkpoint-named module under the name vLLM's model class gives it (layouts.Arch.vllm_names; a rename with a
+    sibling leaf only where `names` holds that sibling beside the module)."""
+    for ours, theirs, *sibling in renames:
+        if sibling and f"{name.rpartition('.')[0]}.{sibling[0]}" not in names:
+            continue
         name = name.replace(ours, theirs)
     return name
 

@@ -104,6 +104,13 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
     if hash_heads and (tp - 1) * -(-hash_heads // tp) >= hash_heads:  # ParallelEngramEmbedding.__init__, verbatim
         errors.append(f"AssertionError: Engram sharding leaves ranks without hash heads: {hash_heads} heads over "
                       f"{tp} shards")
+    norm_groups = ckpt.config.group_norm_size or 1  # BailingMoELinearAttention.__init__, verbatim
+    gate = f".{arch.linear_attention_gate}.weight" if arch is not None and arch.linear_attention_gate else None
+    linear_attention = gate is not None and any(name.endswith(gate) for name in ckpt.tensors)
+    if linear_attention and tp > norm_groups:
+        errors.append("AssertionError: tp_size must be <= group_norm_size for local rms norm")
+    elif linear_attention and norm_groups % tp:
+        errors.append("AssertionError: group_norm_size must be divisible by tp_size")
     if arch is not None and not arch.kv_replication and kv_heads and kv_heads < tp:
         errors.append(f"integer modulo by zero ({arch.source[5:]} gives each rank num_key_value_heads // TP = "
                       f"{kv_heads} // {tp} = 0 KV heads: it does not replicate KV heads; use TP <= {kv_heads})")

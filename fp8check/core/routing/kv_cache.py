@@ -56,11 +56,14 @@ if TYPE_CHECKING:  # annotations only
     from fp8check.core.records import InspectOptions
     from fp8check.kernels.base import RoutingContext
 
-# Nemotron-H: mixer.qkv_proj; Step-5's sparse layers: qkv_indexer_proj
+# A decoder layer's fused QKV under the module holding its Attention (Nemotron-H: mixer.qkv_proj; Step-5's sparse
+# layers: qkv_indexer_proj; Ling / Ring's bailing_moe.py: attention.query_key_value, its Attention attention.attn).
 # EXAONE-3 (exaone.py) names the attention transformer.h.N.attn.attention, its Attention under it as .attn.
-_DENSE = re.compile(r"^(.*\.(?:layers|h)\.(\d+)\.(?:self_attn|mixer|attn\.attention))\.(qkv_proj|qkv_indexer_proj)$")
+_DENSE = re.compile(r"^(.*\.(?:layers|h)\.(\d+)\.(?:self_attn|mixer|attention|attn\.attention))\."
+                    r"(qkv_proj|qkv_indexer_proj|query_key_value)$")
 _Q_ONLY = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.q_proj$")  # a KV-shared layer's query projection
-_MLA = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.(?:fused_qkv_a_proj|fused_qkv_a_g_proj|kv_a_proj_with_mqa)$")
+_MLA = re.compile(r"^(.*\.layers\.(\d+)\.(?:self_attn|attention))\."  # attention: Ling / Ring 2.5's
+                  r"(?:fused_qkv_a_proj|fused_qkv_a_g_proj|kv_a_proj_with_mqa)$")
 # DeepSeek-V4's attention (models/deepseek_v4/attention.py DeepseekV4Attention): the parent of its fused_wqa_wkv, whose
 # second shard (wkv) is the head; its checkpoint names have no "model." root.
 _OWN = re.compile(r"^((?:.*\.)?layers\.(\d+)\.attn)\.fused_wqa_wkv$")
@@ -132,6 +135,9 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
         dense = (_DENSE.match(module.name) if module.layer_type in QKV_CLASSES and module.heads or narrowed
                  else None)
         mla = None if dense else _MLA.match(module.name)
+        if dense and arch is not None and arch.linear_attention_gate and \
+                f"{dense.group(1).rpartition('.')[0]}.{arch.linear_attention_gate}" in names:
+            continue  # a linear-attention mixer (Ling-2.5's): no Attention
         if dense:
             heads, kv_heads, head_dim = ((ckpt.config.num_attention_heads, 1, ckpt.config.head_dim) if narrowed
                                          else module.heads)

@@ -36,6 +36,8 @@ WHEEL_CHANGES: dict[str, str] = {
                   "method is get_routing_method_type's even for a custom_routing_function (Llama-4: Default)",
     "glm4-moe-gate-linear": "0.31 wheel: glm4_moe.py builds its router as GateLinear (a ReplicatedLinear, "
                             "quant_config=None); a torch nn.Linear before",
+    "bailing-gate-linear": "0.31 wheel: bailing_moe.py builds its router as GateLinear (a ReplicatedLinear, "
+                           "quant_config=None); a torch nn.Linear before",
     "b12x": "0.28 wheel: B12x block / tensor FP8 kernels join the CUDA tables (SM12x, the vllm[b12x] extra)",
     "rocm-cdna3-wording": "0.27 wheel: ROCmFP8ScaledMMLinearKernel's refusal reads 'requires CDNA3+ (gfx942/gfx950) "
                           "or RDNA4 (gfx12x)' (was 'requires MI3xx or gfx12x')",
@@ -290,7 +292,8 @@ _V030 = _release("0.30", _V029, (49381, "xpu-moe-wna16", "quark-fp8-keys", "inc-
                                  "trtllm-swiglu-block"),
                  "as 0.29 for FP8 linear layers; ModelOpt's generic method; the mm-prefix composite backends")
 _V031 = _release("0.31", _V030, ("cpu-fp8", "cutlass-fp8-check", "online-fp8-redirect", "mxfp8-shape",
-                                 "glm4-moe-gate-linear", "fa4-sm90-d512-fp8-kv", "sm90-fp8-kv-mm-prefix",
+                                 "glm4-moe-gate-linear", "bailing-gate-linear", "fa4-sm90-d512-fp8-kv",
+                                 "sm90-fp8-kv-mm-prefix",
                                  "xpu-batch-invariant", "triton-flash-attn-fa3", "flashmla-sparse-d512",
                                  "attention-backends-031", "cpu-moe-w8a8"),
                  "CPU FP8 kernels (AMX-FP8 W8A8, per-tensor, block); Cutlass FP8 refuses below sm89")
