@@ -270,9 +270,11 @@ TRANSFORMERS_HOSTS = {
 # transformers' class of a config.json architecture it spells otherwise (Moonshot's checkpoints name the class
 # KimiK25ForConditionalGeneration, transformers 5.24 Kimi_K25ForConditionalGeneration; K-EXAONE's ExaoneMoEForCausalLM
 # is ExaoneMoeForCausalLM) or builds with another class (EXAONE-3's model_type exaone: LlamaForCausalLM, whose saved
-# names its conversion mapping reverts to transformer.h.N.attn.attention.*).
+# names its conversion mapping reverts to transformer.h.N.attn.attention.*), or lacks: MiMo-7B's remote code is
+# Qwen2's model with MTP layers (written with model_type qwen2 and the MTP tensors as extra_tensors).
 TRANSFORMERS_CLASSES = {"KimiK25ForConditionalGeneration": "Kimi_K25ForConditionalGeneration",
-                        "ExaoneMoEForCausalLM": "ExaoneMoeForCausalLM", "ExaoneForCausalLM": "LlamaForCausalLM"}
+                        "ExaoneMoEForCausalLM": "ExaoneMoeForCausalLM", "ExaoneForCausalLM": "LlamaForCausalLM",
+                        "MiMoForCausalLM": "Qwen2ForCausalLM"}
 # Names transformers 5.24's revert_weight_conversion leaves wrong, as (regex, replacement) per model_type: kimi_k25's
 # conversion renames "blocks" -> "layers" unanchored, so its reversal turns the text model's layers into blocks, and
 # two of its in-memory names are not reverted; Moonshot's checkpoints hold language_model.model.layers.N,

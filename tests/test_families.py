@@ -93,6 +93,18 @@ HYV4 = dict(num_hidden_layers=2, hidden_size=512, intermediate_size=1024, moe_in
             vocab_size=1000, pad_token_id=0, bos_token_id=1, eos_token_id=2)
 HYV4_SPEC = dict(architecture="HYV4ForCausalLM", model_type="hy_v4", transformers=True, hidden=512, extra_config=HYV4,
                  ignore=("lm_head", r"re:.*\.indexer\.weights_proj$"))
+# MiMo-V2-Flash: a full-attention layer with a dense MLP, a sliding layer (twice the KV heads, sinks) and a full one
+# with MoE; K's head size 192, V's 128; the hub config's keys mimo_v2.py reads beside transformers'; MTP tensors.
+MIMO_V2 = dict(num_hidden_layers=3, hidden_size=512, intermediate_size=1024, moe_intermediate_size=256,
+               num_attention_heads=4, num_key_value_heads=2, head_dim=192, v_head_dim=128, swa_num_attention_heads=4,
+               swa_num_key_value_heads=4, swa_head_dim=192, swa_v_head_dim=128,
+               layer_types=["full_attention", "sliding_attention", "full_attention"], hybrid_layer_pattern=[0, 1, 0],
+               mlp_layer_types=["dense", "sparse", "sparse"], moe_layer_freq=[0, 1, 1], sliding_window=128,
+               sliding_window_size=128, add_swa_attention_sink_bias=True, layernorm_epsilon=1e-5, n_routed_experts=4,
+               num_experts_per_tok=2, n_group=1, topk_group=1, norm_topk_prob=True, vocab_size=1000)
+MIMO_V2_SPEC = dict(architecture="MiMoV2FlashForCausalLM", model_type="mimo_v2_flash", transformers=True, hidden=512,
+                    extra_config=MIMO_V2, extra_tensors={"model.mtp.layers.0.eh_proj.weight": (512, 1024),
+                                                         "model.mtp.layers.0.mlp.gate_proj.weight": (1024, 512)})
 # Mistral-Large-4 (Mistral's format): layer 2 shares layer 1's KV cache (both NoPE), indexers on layers 0, 1, 3; the
 # layers vLLM builds with quant_config=None stored BF16.
 MISTRAL_LARGE_4 = dict(mla=True, head_dim=128, kv_lora_rank=512, qk_rope_head_dim=64, moe_style="deepseek", experts=4,
@@ -551,6 +563,14 @@ FAMILIES = [
      {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:hy_v3.py"),
       "model.layers.1.mlp.shared_mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:hy_v3.py"),
       "model.layers.1.mlp.router.gate": ("ReplicatedLinear", "vllm:hy_v3.py")}),
+    ("mimo-v2-flash", MIMO_V2_SPEC, 1,
+     {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:mimo_v2.py"),
+      "model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:mimo_v2.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:mimo_v2.py")}),
+    ("mimo-7b", dict(architecture="MiMoForCausalLM", model_type="qwen2", extra_config=dict(num_nextn_predict_layers=1),
+                     extra_tensors={"model.mtp_layers.0.input_proj.weight": (256, 512)}, **HF), 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:mimo.py"),
+      "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:mimo.py")}),
     ("hy-v4", HYV4_SPEC, 2,
      {"model.layers.0.self_attn.fused_qkv_a_proj": ("MergedColumnParallelLinear", "vllm:models/hy_v4"),
       "model.layers.1.self_attn.linear_gate": ("ColumnParallelLinear", "vllm:models/hy_v4"),
@@ -1204,6 +1224,31 @@ def test_hy_v4_refusals(make_checkpoint, platform, expected):
     refuses XPU on import."""
     rep = inspect(make_checkpoint(data="sparse", **HYV4_SPEC), platform)
     assert expected in rep.errors + tuple(e for a in rep.attention for e in a.errors)
+
+
+@pytest.mark.parametrize("platform,backend", [("h100", "FLASH_ATTN_DIFFKV"), ("b200", "FLASH_ATTN_DIFFKV"),
+                                              ("a100", "TRITON_ATTN_DIFFKV"), ("mi300x", "TRITON_ATTN_DIFFKV"),
+                                              ("cpu", "TRITON_ATTN_DIFFKV")])
+def test_mimo_v2_layers_take_the_models_diff_kv_backend(make_checkpoint, platform, backend):
+    """mimo_v2.py MiMoV2Attention: V's head size (128) differing from K's (192), the model hands every layer
+    FLASH_ATTN_DIFFKV where FA3 / FA4 serves it, else TRITON_ATTN_DIFFKV, on every platform; the hybrid_layer_pattern's
+    sliding layer has its own KV heads, sliding_window_size and sinks; the MTP layer's tensors are skipped."""
+    rep = inspect(make_checkpoint(data="sparse", **MIMO_V2_SPEC), platform)
+    assert [(a.backend, a.num_kv_heads, a.sliding_window) for a in rep.attention] == [
+        (backend, 2, None), (backend, 4, 128), (backend, 2, None)]
+    assert [s.prefix for s in rep.skipped] == ["mtp"] and rep.ok
+
+
+@pytest.mark.parametrize("vllm,errors", [("0.33", ((), ())), ("0.34", (
+    (), ("Unsupported FP8 Diff-KV configuration; use an unquantized KV cache.",)))])
+def test_mimo_v2_fp8_kv_cache_on_h100(make_checkpoint, vllm, errors):
+    """0.34's FlashAttentionDiffKVImpl asks FlashAttention for an FP8 cache at V's head size: on H100 the sliding
+    layer's sinks upgrade FA3 to FA4 (get_flash_attn_version's "Diff-KV with sinks"), which serves FP8 there only at
+    head size 512; the full layer keeps FA3. 0.33 has no such check."""
+    folder = make_checkpoint(data="sparse", **MIMO_V2_SPEC)
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm),
+                                                                kv_cache_dtype="fp8"))
+    assert tuple(a.errors for a in rep.attention[:2]) == errors
 
 
 def test_dsa_indexer_needs_deep_gemm_on_cuda(make_checkpoint):

@@ -153,6 +153,9 @@ def flash_attn_version(ctx: RoutingContext, head_size: int | None = None, head_s
     version = 3 if major == 9 and _fa_supported(3, ctx) else 4 if major == 10 and _fa_supported(4, ctx) else 2
     if version == 3 and major == 9 and _fa_supported(4, ctx) and head_size is not None and head_size > 256:
         version = 4  # "FA3 does not support head_size={head_size} on SM90: upgrading FlashAttention 3 -> 4"
+    if (version == 3 and major == 9 and _fa_supported(4, ctx) and has_sinks and head_size is not None
+            and head_size_v is not None and head_size != head_size_v):
+        version = 4  # "Diff-KV with sinks: upgrading FlashAttention 3 -> 4"
     if _batch_invariant(ctx) and version == 4:
         version = 2
     if ctx.profile.has("fa4-hd256"):
@@ -1377,6 +1380,61 @@ def sink_capable_backend(choice: AttentionChoice, spec: AttentionSpec, ctx: Rout
     return AttentionChoice(sink_backend, choice.rejected, BACKENDS[sink_backend].impl_error(cfg, ctx), choice.notes + (
         f"learnable sink enabled: using the sink-capable {sink_backend} impl instead of {choice.backend}, which "
         "cannot apply sinks",))
+
+
+# The backends mimo_v2.py MiMoV2Attention hands a layer whose V head size differs from K's.
+DIFF_KV_BACKENDS = ("FLASH_ATTN_DIFFKV", "TRITON_ATTN_DIFFKV")
+
+
+def diff_kv_backend(spec: AttentionSpec, head_size_v: int, ctx: RoutingContext,
+                    requested: str | None = None) -> AttentionChoice:
+    """The backend mimo_v2.py MiMoV2Attention (0.25-0.34) hands its Attention when V's head size differs from K's,
+    on every platform, the selector never asked: the requested --attention-backend where it serves that geometry
+    (diffkv-head-size-v: its supports_head_size_v, which FLASH_ATTN_DIFFKV, TRITON_ATTN_DIFFKV and, for a V no wider
+    than K, ROCM_AITER_UNIFIED_ATTN give; before: a name ending _DIFFKV), else FLASH_ATTN_DIFFKV where
+    FlashAttentionDiffKVBackend.is_supported_on_current_device (get_flash_attn_version 3 or 4 for these head sizes and
+    sinks: CUDA SM90 / SM100), else TRITON_ATTN_DIFFKV. The impl's refusals: FlashAttentionImpl's FP8 KV cache check
+    at K's head size, then (diffkv-head-size-v) FlashAttentionDiffKVImpl's at V's; TritonAttentionImpl's, then
+    TritonAttentionDiffKVImpl's quantized caches other than fp8 / fp8_e4m3."""
+    name = normalize_backend(requested)
+    notes: tuple[str, ...] = ()
+    if name is not None:
+        error = unknown_backend_error(name, ctx)
+        if error:
+            return AttentionChoice(None, (), error)
+        if ctx.profile.has("diffkv-head-size-v"):
+            serves = name in DIFF_KV_BACKENDS or (name == "ROCM_AITER_UNIFIED_ATTN" and head_size_v <= spec.head_size)
+            if not serves:
+                notes = (f"{name} cannot serve head_size_v={head_size_v} != head_size={spec.head_size}; using the "
+                         "DiffKV auto-pick instead.",)
+        else:
+            serves = name.endswith("_DIFFKV")
+        if serves:
+            return AttentionChoice(name, (), None)
+    cfg = selector_config(spec, ctx)
+    if flash_attn_version(ctx, spec.head_size, head_size_v, cfg.has_sink) in (3, 4):
+        error = FlashAttention.impl_error(cfg, ctx)
+        if (error is None and ctx.profile.has("diffkv-head-size-v") and is_quantized_kv_cache(spec.kv_cache_dtype, ctx)
+                and not _diff_kv_fp8_cache(spec.kv_cache_dtype, spec.head_size, head_size_v, cfg.has_sink, ctx)):
+            error = "Unsupported FP8 Diff-KV configuration; use an unquantized KV cache."
+        return AttentionChoice("FLASH_ATTN_DIFFKV", (), error, notes)
+    error = triton_impl_error("Triton attention backend", cfg, ctx)
+    if error is None and is_quantized_kv_cache(spec.kv_cache_dtype, ctx) and spec.kv_cache_dtype not in (
+            "fp8", "fp8_e4m3"):
+        error = ("TritonAttentionDiffKVBackend supports only fp8/fp8_e4m3 quantized KV cache (got "
+                 f"kv_cache_dtype='{spec.kv_cache_dtype}').")
+    return AttentionChoice("TRITON_ATTN_DIFFKV", (), error, notes)
+
+
+def _diff_kv_fp8_cache(kv_cache_dtype: str, head_size: int, head_size_v: int, has_sinks: bool,
+                       ctx: RoutingContext) -> bool:
+    """flash_attn_supports_kv_cache_dtype as FlashAttentionDiffKVImpl asks it (0.34 fa_utils.py): V's head size too,
+    so FA4 on SM90 serves an FP8 cache only at head sizes 512 / 512."""
+    if kv_cache_dtype == "fp8_e5m2":
+        return False
+    version = flash_attn_version(ctx, head_size, head_size_v, has_sinks)
+    sm90 = version == 3 or (version == 4 and head_size == 512 and head_size_v == 512)
+    return (sm90 and _major(ctx) == 9) or (version == 4 and _major(ctx) == 10)
 
 
 def select_attention_backend(spec: AttentionSpec, ctx: RoutingContext, requested: str | None = None) -> AttentionChoice:

@@ -203,6 +203,9 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("HYV4ForCausalLM", "dropped:prefix:model.mtp_layers."): "models/hy_v4 HYV4ForCausalLM.load_weights drops "
                                                              "model.mtp_layers.* with a WeightsMapper of its own "
                                                              "(drop_mapper), not its hf_to_vllm_mapper",
+    ("MiMoV2FlashForCausalLM", "dropped:substr:mtp"): "mimo_v2.py MiMoV2Model.load_weights skips every name holding "
+                                                      "\"mtp\" itself (`if \"mtp\" in name: continue`), no "
+                                                      "hf_to_vllm_mapper",
 }
 
 

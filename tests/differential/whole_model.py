@@ -161,6 +161,18 @@ FAMILIES.update({
                                           "pixel_shuffle_ratio": 0.5, "projector_input_dim": 4 * _V,
                                           "projector_output_dim": _V, "vision_output_dim": _V}}),
 })
+# MiMo-V2-Flash's keys (its hub config.json's, which mimo_v2.py reads, and transformers' MiMoV2FlashConfig's).
+_MIMO_V2_FLASH = dict(num_hidden_layers=4, moe_intermediate_size=1024, head_dim=192, v_head_dim=128,
+                      swa_num_attention_heads=16, swa_num_key_value_heads=8, swa_head_dim=192, swa_v_head_dim=128,
+                      layer_types=["full_attention", "sliding_attention", "sliding_attention", "full_attention"],
+                      hybrid_layer_pattern=[0, 1, 1, 0], mlp_layer_types=["dense", "sparse", "sparse", "sparse"],
+                      moe_layer_freq=[0, 1, 1, 1], sliding_window=128, sliding_window_size=128,
+                      add_swa_attention_sink_bias=True, add_full_attention_sink_bias=False, layernorm_epsilon=1e-5,
+                      n_routed_experts=8, num_experts_per_tok=2, n_group=1, topk_group=1, norm_topk_prob=True,
+                      scoring_func="sigmoid", topk_method="noaux_tc", partial_rotary_factor=0.334,
+                      rope_theta=5000000, swa_rope_theta=10000, attention_value_scale=0.707)
+_MIMO_V2_MTP = {"model.mtp.layers.0.eh_proj.weight": (2048, 4096), "model.mtp.layers.0.self_attn.q_proj.weight":
+                (16 * 192, 2048), "model.mtp.layers.0.mlp.gate_proj.weight": (4096, 2048)}
 # Families written by transformers' own model class (synth's Spec.transformers): the names its exporters save.
 _GDN = dict(linear_num_key_heads=8, linear_num_value_heads=16, linear_key_head_dim=128, linear_value_head_dim=128,
             linear_conv_kernel_dim=4, layer_types=["linear_attention", "full_attention"] * 2)
@@ -397,6 +409,18 @@ FAMILIES.update({
                    layer_types=["full_attention", "indexed_attention", "indexed_attention"],
                    indexer_types=["full", "full", "full"], hc_mult=4, pad_token_id=0, bos_token_id=1,
                    eos_token_id=2)),
+    # MiMo-V2-Flash: a full-attention layer with a dense MLP, then two sliding layers (twice the KV heads, sinks) and a
+    # full one with MoE; K's head size 192, V's 128 (the model's DiffKV backends); the hub config's keys mimo_v2.py
+    # reads beside transformers' (hybrid_layer_pattern, swa_*, moe_layer_freq, sliding_window_size,
+    # layernorm_epsilon); an MTP layer under model.mtp.layers (skipped).
+    "mimo-v2-flash": (dict(architecture="MiMoV2FlashForCausalLM", model_type="mimo_v2_flash", **_HF,
+                           extra_tensors=_MIMO_V2_MTP), _MIMO_V2_FLASH),
+    # MiMo-7B: Qwen2's layers (its remote MiMoConfig is Qwen2Config's; written as qwen2, which vLLM reads without
+    # remote code) and an MTP layer under model.mtp_layers (dropped by the mapper).
+    "mimo-7b": (dict(architecture="MiMoForCausalLM", model_type="qwen2", **_HF,
+                     extra_tensors={"model.mtp_layers.0.input_proj.weight": (2048, 4096),
+                                    "model.mtp_layers.0.mtp_block.mlp.gate_proj.weight": (4096, 2048)}),
+                dict(num_nextn_predict_layers=1)),
     # Step-5: Step-3.5's layers (vLLM's own Step5Config keys: num_attention_groups, swa_num_attention_heads) with a
     # sparse (DSA) layer 1: sparse_config's indexer (16 heads of proxy_dim 256 over 4 provider groups = the KV heads),
     # head_dim 192; that layer's q / k / v / g and indexer BF16 (vLLM builds their fused GEMM unquantized only), the
@@ -692,13 +716,13 @@ FORMAT_QUANTS = ("modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc", "q
                  "bf16+fp8_per_channel", "bf16+mxfp8")
 PLATFORMS = ("xpu", "cpu", "cuda:80", "cuda:89", "cuda:90", "cuda:100", "rocm:gfx942")
 PARALLEL = ((1, False), (2, False), (8, False), (8, True))   # (TP, --ep)
-# The KV cache axis: --kv-cache-dtype on a subset (dense, sliding-window, mm-prefix, sinks and MLA families) in
+# The KV cache axis: --kv-cache-dtype on a subset (dense, sliding-window, mm-prefix, sinks, DiffKV and MLA families) in
 # checkpoints with KV scales of each stored format that writes them ("QUANT:kv-STRATEGY": synth's Spec.kv_cache),
 # and the same format without (auto turns into an FP8 cache only where the config declares it). Every other case
 # is auto.
 KV_CACHE_DTYPES = ("auto", "fp8", "fp8_e5m2", "bfloat16")
 KV_FAMILIES = ("llama", "qwen3", "gemma-2", "gemma-3", "gemma-3-vision-256", "gpt-oss", "deepseek-v2-lite",
-               "deepseek-v3")
+               "deepseek-v3", "mimo-v2-flash")
 KV_QUANTS = ("ct-fp8-block", "ct-fp8-block:kv-tensor", "ct-fp8-dynamic:kv-attn_head", "fp8-block:kv-tensor",
              "modelopt-fp8:kv-tensor", "quark-fp8:kv-tensor")
 KV_PARALLEL = ((1, False), (8, False))

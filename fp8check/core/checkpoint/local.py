@@ -43,6 +43,8 @@ class SlidingKeys(NamedTuple):
     max_window_layers: int | None = None         # Qwen: the layer index where sliding starts
     # Gemma-3 / EXAONE-4: every pattern-th layer is full attention; EXAONE-4's configs write it as letters ("LLLG")
     sliding_window_pattern: int | str | None = None
+    hybrid_layer_pattern: tuple[int, ...] | None = None  # MiMo-V2: 1 on the sliding layers, 0 on the full ones
+    sliding_window_size: int | None = None       # MiMo-V2: the sliding layers' window
 
 
 class ModelConfig(NamedTuple):
@@ -66,6 +68,7 @@ class ModelConfig(NamedTuple):
     index_topk: int | None = None      # DeepSeek sparse attention: the indexer's top-k (sparse backends check it)
     o_groups: int | None = None        # DeepSeek-V4: the attention output's groups, split over TP
     learnable_sink: bool | None = None  # HY-V4: per-head attention sinks (absent: vLLM's HYV4Config default, true)
+    swa_sinks: bool = False            # MiMo-V2: add_swa_attention_sink_bias, per-head sinks on the sliding layers
     # MLA (qk_nope_head_dim, qk_rope_head_dim, v_head_dim) when config.json gives all three (MLA backends check them)
     mla_dims: tuple[int, int, int] | None = None
     vocab_size: int | None = None
@@ -210,6 +213,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
                                              if isinstance(sizes.get("dsa_config"), dict) else None),
         o_groups=opt_int("o_groups"),
         learnable_sink=sizes["learnable_sink"] if isinstance(sizes.get("learnable_sink"), bool) else None,
+        swa_sinks=sizes.get("add_swa_attention_sink_bias") is True,
         mla_dims=_mla_dims(opt_int),
         vocab_size=opt_int("vocab_size"),
         num_kv_shared_layers=opt_int("num_kv_shared_layers", minimum=0) or 0,
@@ -297,15 +301,20 @@ def _sliding_heads(sizes: dict, heads: int | None) -> tuple[int, ...] | None:
     """Step-3.5's heads per layer: num_sliding_attention_heads (remote-code configs: attention_other_setting's
     num_attention_heads) on its sliding_attention layers, num_attention_heads on the others (step3p5.py
     _get_num_attention_heads, transformers' Step3p7TextConfig); Step-5's swa_num_attention_heads first
-    (models/step5/nvidia/model.py Step5Attention overrides the others with it); None without any of them."""
+    (models/step5/nvidia/model.py Step5Attention overrides the others with it); MiMo-V2's swa_num_attention_heads on
+    the layers its hybrid_layer_pattern marks 1 where no layer_types is given; None without any of them."""
     other = sizes.get("attention_other_setting")
     legacy = other.get("num_attention_heads") if isinstance(other, dict) and \
         other.get("attention_type") == "sliding_attention" else None
     sliding_heads = sizes.get("swa_num_attention_heads") or sizes.get("num_sliding_attention_heads") or legacy
-    layer_types = sizes.get("layer_types")
-    if not _positive_int(sliding_heads) or not heads or not isinstance(layer_types, list):
+    layer_types, pattern = sizes.get("layer_types"), sizes.get("hybrid_layer_pattern")
+    if not _positive_int(sliding_heads) or not heads:
         return None
-    return tuple(sliding_heads if kind == "sliding_attention" else heads for kind in layer_types)
+    if isinstance(layer_types, list):
+        return tuple(sliding_heads if kind == "sliding_attention" else heads for kind in layer_types)
+    if isinstance(pattern, list):  # MiMo-V2 (mimo_v2.py is_compressed_softmax_layer: its 1 layers are the sliding ones)
+        return tuple(sliding_heads if kind == 1 else heads for kind in pattern)
+    return None
 
 
 def _mamba_sizes(opt_int: Callable[..., int | None]) -> tuple[int, int, int, int] | None:
@@ -346,6 +355,8 @@ def _sliding_keys(sizes: dict, model_type: str, opt_int: Callable[..., int | Non
         layer_types=layer_types, use_sliding_window=use,
         max_window_layers=opt_int("max_window_layers", minimum=0),
         sliding_window_pattern=_window_pattern(sizes, config_type, opt_int, where),
+        hybrid_layer_pattern=_int_list(sizes, "hybrid_layer_pattern", where, minimum=0),
+        sliding_window_size=opt_int("sliding_window_size", minimum=0),
     )
 
 

@@ -99,6 +99,7 @@ _LLAMA4_ROUTER = Router(renormalize=False, custom="Llama4")  # llama4.py: Llama4
 LAYER_TYPES = "layer_types"    # config.sliding_window where config.layer_types[i] == "sliding_attention"
 EVEN_LAYERS = "even layers"    # gpt_oss.py: config.sliding_window if layer_idx % 2 == 0 else None
 MODEL_WINDOW = "model"         # not passed: CacheConfig.sliding_window for every layer
+HYBRID_PATTERN = "hybrid_layer_pattern"  # mimo_v2.py: config.sliding_window_size where hybrid_layer_pattern[i] == 1
 
 
 class Arch(NamedTuple):
@@ -143,8 +144,8 @@ class Arch(NamedTuple):
     # (WHEEL_CHANGES key, layout): the release that moved the architecture to another implementation (the
     # Transformers backend), and the layout that implementation builds from then on.
     moved: tuple[str, Arch] | None = None
-    # The per_layer_sliding_window the model file hands Attention (attention_windows): LAYER_TYPES, EVEN_LAYERS or
-    # MODEL_WINDOW (none: every layer takes CacheConfig.sliding_window).
+    # The per_layer_sliding_window the model file hands Attention (attention_windows): LAYER_TYPES, EVEN_LAYERS,
+    # HYBRID_PATTERN or MODEL_WINDOW (none: every layer takes CacheConfig.sliding_window).
     sliding: str = LAYER_TYPES
     # qwen2.py Qwen2Model (also Qwen3's, Qwen2.5-VL's and Qwen3-VL's text model) asserts that a mix of layer
     # types has max_window_layers == num_hidden_layers.
@@ -301,6 +302,12 @@ class Arch(NamedTuple):
     # (layers/mamba/linear/bailing_linear_attn.py BailingMoELinearAttention: its own state, no Attention, so no KV
     # cache; it asserts that TP is at most config.group_norm_size and divides it).
     linear_attention_gate: str | None = None
+    # True: a layer whose V head size (its v_proj rows over its KV heads) differs from K's gets the backend the model
+    # file hands its Attention, not the selector's (mimo_v2.py MiMoV2Attention: kernels.attention.diff_kv_backend).
+    diff_kv: bool = False
+    # True: the sliding layers have per-head attention sinks when config.json's add_swa_attention_sink_bias is true,
+    # the full ones none, whatever the checkpoint holds (mimo_v2.py MiMoV2Attention make_attention_sink).
+    swa_sinks: bool = False
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
@@ -1176,6 +1183,31 @@ ARCHITECTURES["HYV4ForCausalLM"] = Arch(
     spec_layers="num_nextn_predict_layers", spec_prefix="model.mtp_layers.",
     sliding=MODEL_WINDOW, router=Router("sigmoid", ("norm_topk_prob", True), 1, True))
 
+# MiMo-V2-Flash (mimo_v2.py MiMoV2FlashForCausalLM, registered 0.25-0.34; 0.33 -> 0.34 changed only which requested
+# backend the DiffKV layers keep). MiMoV2FlashDecoderLayer: a layer whose hybrid_layer_pattern entry is 1 is a sliding
+# layer (swa_num_attention_heads, swa_num_key_value_heads, swa_head_dim, swa_v_head_dim; window sliding_window_size;
+# sinks with add_swa_attention_sink_bias), the others full attention (num_attention_heads, num_key_value_heads,
+# head_dim, v_head_dim; no window: from 0.32 the layer resets cache_config.sliding_window to None); q / k / v ->
+# qkv_proj (QKVParallelLinear with v_head_size), o_proj row. V's head size differing from K's, MiMoV2Attention hands
+# Attention its backend itself (diff_kv: FLASH_ATTN_DIFFKV where FA3 / FA4 serves, else TRITON_ATTN_DIFFKV). Layers
+# whose moe_layer_freq entry is true are MiMoV2MoE: the router mlp.gate a GateLinear without quant_config
+# (moe_router_dtype, fp32), no shared experts, sigmoid scoring with the e_score_correction_bias, use_grouped_topk over
+# n_group groups, renormalize=norm_topk_prob (read bare; transformers' MiMoV2FlashConfig defaults both); the others a
+# dense mlp (gate / up -> gate_up_proj). load_weights skips every name containing "mtp" (model.mtp.layers.*, the
+# draft mimo_v2_mtp.py's MiMoV2MTP loads them).
+# Its subclass MiMoV2ForCausalLM (MiMo-V2-Pro) is not laid out: its qkv_proj is stored fused, pre-sharded in
+# num_key_value_heads chunks of [Q K V] with per-chunk scale rows, regathered (re-quantized) per rank by load_weights
+# (_shard_fp8_qkv_proj), a MergedColumnParallelLinear [Q | K V pad] under block FP8 at TP below the chunk count.
+ARCHITECTURES["MiMoV2FlashForCausalLM"] = Arch(
+    "vllm:mimo_v2.py", unquantized=("mlp.gate",), spec_substrings=("mtp",), sliding=HYBRID_PATTERN,
+    layer_geometry=True, diff_kv=True, swa_sinks=True,
+    router=Router("sigmoid", ("norm_topk_prob", True), ("n_group", 1), True))
+# MiMo-7B (mimo.py MiMoForCausalLM, registered 0.25-0.34, 0.33 / 0.34 alike): qwen2.py's Qwen2Model and head (MiMoModel
+# only moves the last residual add); the MTP layers under model.mtp_layers. are dropped (from 0.29 the mapper's prefix
+# to None, before AutoWeightsLoader's skip_prefixes; mimo_mtp.py's MiMoMTP is the draft). Its config class
+# (configuration_mimo.py, remote code) is Qwen2Config's subclass: HF_WINDOWS["mimo"].
+ARCHITECTURES["MiMoForCausalLM"] = Arch("vllm:mimo.py", spec_prefix="model.mtp_layers.", **_QWEN2_MODEL)
+
 # vLLM's Transformers modelling backend (transformers/base.py recursive_replace, utils.py replace_linear_class)
 # serves the architectures registry.py lists in _TRANSFORMERS_SUPPORTED_MODELS: each nn.Linear of transformers'
 # model becomes the class its config's base_model_tp_plan names (colwise / colwise_gather_output:
@@ -1513,6 +1545,7 @@ HF_WINDOWS: dict[str, HFWindow] = {
     "gpt_oss": HFWindow(128, fills=_odd_positions),
     "qwen2": _QWEN_WINDOW,
     "qwen3": _QWEN_WINDOW,
+    "mimo": _QWEN_WINDOW,                           # MiMo-7B's remote-code MiMoConfig(Qwen2Config)
     "qwen2_5_vl_text": _QWEN25_VL_WINDOW,
     "qwen2_5_vl": _QWEN25_VL_WINDOW,                # a flat Qwen2.5-VL config
     "qwen2_moe": HFWindow(4096, gated=True, fills=_qwen2_moe, window_layers=28),
@@ -1566,6 +1599,9 @@ def attention_windows(config: ModelConfig, arch: Arch | None) -> AttentionWindow
     mixed = len(set(layer_types or ())) > 1
     if arch is not None and arch.uniform_window_assert and mixed and keys.max_window_layers != layers:
         return AttentionWindows((None,) * layers, MIXED_WINDOWS.format(keys.max_window_layers, layers))
+    if arch is not None and arch.sliding == HYBRID_PATTERN:
+        pattern, size = config.sliding.hybrid_layer_pattern or (), config.sliding.sliding_window_size
+        return AttentionWindows(tuple(size if i < len(pattern) and pattern[i] == 1 else None for i in range(layers)))
     if window is None:
         return AttentionWindows((None,) * layers)
     sliding = arch.sliding if arch is not None else LAYER_TYPES

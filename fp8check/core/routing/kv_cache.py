@@ -47,7 +47,8 @@ from fp8check.core.model.layouts import (
 from fp8check.core.model.memory import SlidingShare
 from fp8check.core.records import AttentionReport
 from fp8check.kernels.attention import (
-    AttentionChoice, AttentionSpec, is_quantized_kv_cache, select_attention_backend, sink_capable_backend,
+    AttentionChoice, AttentionSpec, diff_kv_backend, is_quantized_kv_cache, select_attention_backend,
+    sink_capable_backend,
 )
 
 if TYPE_CHECKING:  # annotations only
@@ -101,6 +102,8 @@ class AttentionLayer(NamedTuple):
     # The backend the model file hands this Attention (Arch.attention_backends): the selector is not asked, the KV
     # cache method is the format's.
     given_backend: str | None = None
+    # V's head size where it differs from K's and the model file picks the layer's backend for it (Arch.diff_kv).
+    head_size_v: int | None = None
 
 
 def own_attention_backend(arch, platform_kind: str, cc: int | None) -> str | None:
@@ -149,11 +152,17 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
                 f"{prefix}.{shard}.weight" in ckpt.tensors for shard in arch.indexer_shards)
             given = next((backend for leaf, backend in arch.attention_backends.items()
                           if leaf == dense.group(3) or f"{prefix}.{leaf}" in names), None) if arch else None
+            window = windows[index] if index < len(windows) else None
+            # MiMo-V2 (Arch.swa_sinks): sinks on the sliding layers as config.json asks, whatever the checkpoint holds
+            sinks = (window is not None and ckpt.config.swa_sinks if arch is not None and arch.swa_sinks
+                     else f"{prefix}.sinks" in ckpt.tensors)
+            head_size_v = (module.output_sizes[2] // kv_heads if arch is not None and arch.diff_kv
+                           and len(module.output_sizes) > 2 and kv_heads else None)
             layers.append(AttentionLayer(prefix if indexed else f"{prefix}.attn", prefix, index, head_dim, heads,
-                                         kv_heads, False, f"{prefix}.sinks" in ckpt.tensors,
-                                         windows[index] if index < len(windows) else None,
+                                         kv_heads, False, sinks, window,
                                          own_backend=arch.indexer_backend if indexed else None,
-                                         given_backend=given))
+                                         given_backend=given,
+                                         head_size_v=head_size_v if head_size_v != head_dim else None))
         elif mla:
             # a fused front-end's second part is kv_a_proj_with_mqa: the latent plus the rope dims
             latent = module.output_sizes[1 if len(module.output_sizes) > 1 else 0]
@@ -402,6 +411,8 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
                              mla_dims=ckpt.config.mla_dims if layer.mla else None)
         if layer.own_backend or layer.given_backend:
             choice = AttentionChoice(layer.own_backend or layer.given_backend, (), None)
+        elif layer.head_size_v is not None:
+            choice = diff_kv_backend(spec, layer.head_size_v, ctx, options.attention_backend)
         else:
             if spec not in choices:
                 choices[spec] = select_attention_backend(spec, ctx, options.attention_backend)

@@ -219,6 +219,11 @@ WHEEL_CHANGES: dict[str, str] = {
     "attention-backends-034": "0.34 wheel: AttentionBackendEnum gains FLASHINFER_TS (FlashInfer's task-scheduled "
                               "decode, SM100/103/107) and KIMI_K3_KV_BALANCED_MLA (FP8 MLA decode, SM10x), in no "
                               "automatic priority list",
+    "diffkv-head-size-v": "0.34 wheel: mimo_v2.py keeps an explicitly requested backend for its V-narrower layers "
+                          "when the backend's supports_head_size_v (FLASH_ATTN_DIFFKV, TRITON_ATTN_DIFFKV, "
+                          "ROCM_AITER_UNIFIED_ATTN; before: a name ending _DIFFKV); FlashAttentionDiffKVImpl refuses "
+                          "an FP8 KV cache FlashAttention cannot serve at V's head size ('Unsupported FP8 Diff-KV "
+                          "configuration; use an unquantized KV cache.')",
     "mla-sliding-window-kv": "0.34 wheel: MLAAttention refuses fp8_ds_mla and nvfp4_ds_mla with a sliding window "
                              "('Sliding-window MLA does not support kv_cache_dtype=...') and hands the selector "
                              "has_sliding_window; TRITON_MLA supports a sliding window (mla_attention.py)",
@@ -313,7 +318,8 @@ _V034 = _release("0.34", _V033, ("xpu-fp8-per-token", "w4afp8", "fp-quant-remove
                                  "attention-type-strenum", "mla-sliding-window-kv", "moe-oracle-wording",
                                  "cpu-requires-triton", "extensible-kv-cache", "transformers-backend-034",
                                  "glm5next-fused-conv", "dsv4-grouped-wo-a",
-                                 "qwen4exp-indexer-alike", "step5-rocm", "mistral-large-4"),
+                                 "qwen4exp-indexer-alike", "step5-rocm", "mistral-large-4",
+                                 "diffkv-head-size-v"),
                  "XPU per-token FP8 activations; w4afp8; the extensible KV cache (utilization 1.0 on CUDA/ROCm); "
                  "x86 CPUs require triton-cpu")
 PROFILES: tuple[RuleProfile, ...] = (_V034, _V033, _V032, _V031, _V030, _V029, _V028, _V027, _V026, _V025)
