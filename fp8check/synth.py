@@ -249,7 +249,32 @@ def _dsv41_host_config(text: dict) -> dict:
     return {**fields, "layer_types": ["sliding_attention"] * text["num_hidden_layers"]}
 
 
+def _ernie_vl_host_config(flat: dict) -> dict:
+    """transformers' Ernie4_5_VLMoeConfig (nested) for ERNIE-4.5-VL's remote-code config.json (model_type
+    ernie4_5_moe_vl: flat text keys, moe_num_experts / moe_intermediate_size [text, vision], vision_config's depth /
+    embed_dim / num_heads / mlp_ratio): the same layers, MoE from moe_layer_start_index[0] on."""
+    layers, start = flat["num_hidden_layers"], min(flat.get("moe_layer_start_index", [1]))
+    text_keys = ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+                 "head_dim", "vocab_size", "max_position_embeddings", "use_bias", "moe_intermediate_size", "moe_k",
+                 "moe_num_shared_experts", "tie_word_embeddings")
+    text = {k: flat[k] for k in text_keys if k in flat}
+    text.update(moe_num_experts=flat["moe_num_experts"][0],
+                mlp_layer_types=["sparse" if i >= start else "dense" for i in range(layers)])
+    vision = flat["vision_config"]
+    return {"text_config": text, "tie_word_embeddings": flat.get("tie_word_embeddings", False),
+            "vision_config": {"depth": vision["depth"], "hidden_size": vision["embed_dim"],
+                              "num_heads": vision["num_heads"], "patch_size": vision["patch_size"],
+                              "intermediate_size": int(vision["embed_dim"] * vision["mlp_ratio"]),
+                              "spatial_merge_size": vision["spatial_merge_size"]}}
+
+
 TRANSFORMERS_HOSTS = {
+    # ERNIE-4.5-VL's remote-code config (ernie4_5_moe_vl) is transformers' Ernie4_5_VLMoeForConditionalGeneration's
+    # model in another config format; its saved names are Baidu's (the reverted conversion) but for the tower, which
+    # Baidu's checkpoints hold at vision_model. (ernie45_vl.py's mapper leaves it there).
+    "Ernie4_5_VLMoeForConditionalGeneration": TransformersHost(
+        "Ernie4_5_VLMoeForConditionalGeneration", r"(?!)", None, "ernie4_5_vl_moe", _ernie_vl_host_config,
+        ((r"^model\.vision_model\.", "vision_model."),)),
     # Step-3.5 (model_type step3p5) is Step3p7ForConditionalGeneration's text model, saved under the same names.
     "Step3p5ForCausalLM": TransformersHost("Step3p7ForConditionalGeneration", r"(vision_model|vit_large_projector)\."),
     # Step-5 (vLLM's own config class, model_type step5; no transformers class) keeps Step-3.5's text model names: q /
@@ -272,9 +297,12 @@ TRANSFORMERS_HOSTS = {
 # is ExaoneMoeForCausalLM) or builds with another class (EXAONE-3's model_type exaone: LlamaForCausalLM, whose saved
 # names its conversion mapping reverts to transformer.h.N.attn.attention.*), or lacks: MiMo-7B's remote code is
 # Qwen2's model with MTP layers (written with model_type qwen2 and the MTP tensors as extra_tensors).
+# Intern-S1's remote-code InternS1ForConditionalGeneration is saved under transformers' InternVL names (vLLM serves both
+# with interns1.py): written by transformers' InternVLForConditionalGeneration (model_type internvl).
 TRANSFORMERS_CLASSES = {"KimiK25ForConditionalGeneration": "Kimi_K25ForConditionalGeneration",
                         "ExaoneMoEForCausalLM": "ExaoneMoeForCausalLM", "ExaoneForCausalLM": "LlamaForCausalLM",
-                        "MiMoForCausalLM": "Qwen2ForCausalLM"}
+                        "MiMoForCausalLM": "Qwen2ForCausalLM",
+                        "InternS1ForConditionalGeneration": "InternVLForConditionalGeneration"}
 # Names transformers 5.24's revert_weight_conversion leaves wrong, as (regex, replacement) per model_type: kimi_k25's
 # conversion renames "blocks" -> "layers" unanchored, so its reversal turns the text model's layers into blocks, and
 # two of its in-memory names are not reverted; Moonshot's checkpoints hold language_model.model.layers.N,
@@ -293,6 +321,12 @@ SAVED_NAMES: dict[str, tuple[tuple[str, str], ...]] = {
     "hy_v4": ((r"\.mlp\.(shared_experts\.)?linear_gate\.", r".mlp.\1gate_proj."),
               (r"\.hc_pre\.(hc_attn_layer|hc_mlp_layer)\.", r".\1.hc_pre."),
               (r"^model\.hc_pre\.hc_head\.", "model.hc_head.")),
+    # Keyed by architecture: Intern-S1's checkpoints hold transformers >= 4.52's names (model.language_model.,
+    # model.vision_tower., model.multi_modal_projector., lm_head; interns1.py's hf_to_vllm_mapper reads them), where
+    # transformers 5.24's InternVL reverts to the legacy language_model.model. / vision_tower. ones.
+    "InternS1ForConditionalGeneration": ((r"^language_model\.model\.", "model.language_model."),
+                                         (r"^language_model\.lm_head\.", "lm_head."),
+                                         (r"^(vision_tower|multi_modal_projector)\.", r"model.\1.")),
 }
 
 
@@ -346,9 +380,9 @@ def deepseek_v41_tensors(text: dict) -> dict:
     return out
 
 
-def _saved_names(model_type: str, state: dict) -> dict:
-    """`state` under the names the family's checkpoints hold (SAVED_NAMES)."""
-    renames = SAVED_NAMES.get(model_type, ())
+def _saved_names(spec: Spec, state: dict) -> dict:
+    """`state` under the names the family's checkpoints hold (SAVED_NAMES, by architecture, else model_type)."""
+    renames = SAVED_NAMES.get(spec.architecture) or SAVED_NAMES.get(spec.model_type, ())
     if not renames:
         return state
     out = {}
@@ -382,7 +416,7 @@ def transformers_tensors(spec: Spec) -> dict[str, tuple[int, ...]]:
                          else transformers.AutoConfig.for_model(spec.model_type, **fields))
         with torch.device("meta"):
             model = model_class._from_config(hf_config)
-        state = _saved_names(spec.model_type, revert_weight_conversion(model, model.state_dict()))
+        state = _saved_names(spec, revert_weight_conversion(model, model.state_dict()))
         if host:
             state = {re.sub(f"^{host.text_root}", "model.", name) if host.text_root else name: t
                      for name, t in state.items() if not re.match(host.drop, name)}

@@ -301,6 +301,34 @@ MINIMAX_M3 = {
                           patch_size=14, num_channels=3, layer_norm_eps=1e-5,
                           img_token_compression_config={"spatial_merge_size": 2, "temporal_patch_size": 2}),
     "projector_hidden_size": 256}
+# Intern-S1 (a Qwen3-MoE text model) and InternVL3-hf (Qwen2), written by transformers' InternVL: the InternViT tower
+# and projector BF16 (interns1.py builds them without a quant method).
+INTERN_VISION = {"hidden_size": 256, "intermediate_size": 1024, "num_hidden_layers": 1, "num_attention_heads": 4,
+                 "image_size": [448, 448], "patch_size": [14, 14]}
+INTERN_TEXT = dict(hidden_size=256, intermediate_size=512, num_hidden_layers=2, num_attention_heads=4,
+                   num_key_value_heads=2, head_dim=128, vocab_size=1000)
+INTERN_S1 = dict(architecture="InternS1ForConditionalGeneration", model_type="internvl", **dict(
+    HF, ignore=("lm_head", r"re:^model\.(vision_tower|multi_modal_projector)\.")), extra_config={
+    "text_config": dict(INTERN_TEXT, model_type="qwen3_moe", architectures=["Qwen3MoeForCausalLM"], num_experts=4,
+                        moe_intermediate_size=256, num_experts_per_tok=2, norm_topk_prob=True),
+    "vision_config": dict(INTERN_VISION, use_qk_norm=True, norm_type="rms_norm"), "downsample_ratio": 0.5})
+INTERNVL_HF = dict(architecture="InternVLForConditionalGeneration", model_type="internvl", **dict(
+    HF, ignore=("language_model.lm_head", r"re:^(vision_tower|multi_modal_projector)\.")), extra_config={
+    "text_config": dict(INTERN_TEXT, model_type="qwen2"), "vision_config": INTERN_VISION, "downsample_ratio": 0.5})
+# ERNIE-4.5-VL in Baidu's format (remote-code config ernie4_5_moe_vl): 4 text (512 wide) and 4 vision experts (256) as
+# mlp.experts.0-7, the routers mlp.gate.weight / weight_1 BF16 and ignored under vLLM's names (text_experts_gate,
+# vision_experts_gate), the resampler and patch embedding BF16.
+ERNIE_VL_CONFIG = dict(hidden_act="silu", head_dim=128, moe_num_experts=[4, 4], moe_intermediate_size=[512, 256],
+                       moe_k=2, moe_num_shared_experts=1, moe_layer_start_index=[1, 1], moe_layer_end_index=[1, 1],
+                       pixel_hidden_size=256, spatial_conv_size=2, temporal_conv_size=2, use_temporal_conv=True,
+                       vision_config={"depth": 1, "embed_dim": 256, "hidden_size": 256, "num_heads": 4,
+                                      "mlp_ratio": 4, "patch_size": 14, "spatial_merge_size": 2, "in_channels": 3})
+ERNIE_VL = dict(architecture="Ernie4_5_VLMoeForConditionalGeneration", model_type="ernie4_5_moe_vl", transformers=True,
+                ignore_routers=False, extra_config=ERNIE_VL_CONFIG,
+                ignore=("lm_head", r"re:.*mlp\.gate$", r"re:.*experts_gate$", "vision_model.patch_embed.proj",
+                        r"re:^model\.resampler_model\."))
+
+
 FAMILIES = [
     ("llama-2-mha", dict(architecture="LlamaForCausalLM", kv_heads=4, head_dim=128), 4,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:llama.py")}),
@@ -635,6 +663,24 @@ FAMILIES = [
       "vision_tower.vision_model.encoder.layers.0.self_attn.qkv_proj": ("QKVParallelLinear",
                                                                        "vllm:models/minimax_m3"),
       "patch_merge_mlp.linear_2": ("RowParallelLinear", "vllm:models/minimax_m3")}),
+    ("intern-s1", INTERN_S1, 2,
+     {"model.vision_tower.encoder.layer.0.attention.q_proj": ("nn.Linear", "vllm:interns1_vit.py"),
+      "model.vision_tower.encoder.layer.0.mlp.fc1": ("ColumnParallelLinear", "vllm:interns1_vit.py"),
+      "model.multi_modal_projector.linear_1": ("nn.Linear", "vllm:interns1.py"),
+      "model.language_model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen3_moe.py"),
+      "model.language_model.layers.0.mlp.gate": ("ReplicatedLinear", "vllm:qwen3_moe.py")}),
+    ("internvl-hf", INTERNVL_HF, 2,
+     {"vision_tower.encoder.layer.0.attention.projection_layer": ("nn.Linear", "vllm:interns1_vit.py"),
+      "vision_tower.encoder.layer.0.mlp.fc2": ("RowParallelLinear", "vllm:interns1_vit.py"),
+      "language_model.model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:qwen2.py")}),
+    ("ernie-4.5-vl", ERNIE_VL, 2,
+     {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:ernie45_vl.py"),
+      "model.layers.1.mlp.shared_experts.gate_up_proj": ("MergedColumnParallelLinear", "vllm:ernie45_vl.py"),
+      "model.layers.1.mlp.text_experts_gate": ("ReplicatedLinear", "vllm:ernie45_vl.py"),
+      "model.layers.1.mlp.vision_experts_gate": ("ReplicatedLinear", "vllm:ernie45_vl.py"),
+      "vision_model.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:ernie45_vl.py"),
+      "vision_model.patch_embed.proj": ("nn.Linear", "vllm:ernie45_vl.py"),
+      "model.resampler_model.spatial_linear.0": ("ColumnParallelLinear", "vllm:ernie45_vl.py")}),
     ("glm-4-0414", dict(architecture="Glm4ForCausalLM", model_type="glm4", **HF, extra_config={
         "partial_rotary_factor": 0.5, "pad_token_id": 0}), 2,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:glm4.py"),
@@ -1889,3 +1935,46 @@ def test_exaone45_tower_kv_heads_and_the_skipped_mtp_block(make_checkpoint):
     assert qkv.heads == (4, 2, 128) and qkv.output_sizes == (512, 256, 256)
     rep = inspect(folder)
     assert rep.ok and [s.prefix for s in rep.skipped] == ["mtp."]
+
+
+def test_intern_s1_tower_and_projector_have_no_quant_method(make_checkpoint):
+    """interns1_vit.py's InternS1VisionModel never hands its quant config to the encoder (q / k / v / projection_layer
+    torch nn.Linears, mlp fc1 / fc2 with quant_config=None), and the projector is two nn.Linears: FP8 there is an
+    error, whatever the ignore list says."""
+    rep = inspect(make_checkpoint(**dict(INTERN_S1, ignore=("lm_head",))), tp=2)
+    tower = {layer.name: layer for layer in rep.layers if ".vision_tower." in layer.name or "projector" in layer.name}
+    assert len(tower) == 8 and all(layer.errors for layer in tower.values())
+    assert tower["model.vision_tower.encoder.layer.0.mlp.fc2"].layer_type == "RowParallelLinear"
+    assert not rep.ok
+
+
+def test_ernie_vl_experts_split_into_text_and_vision_fused_moes(make_checkpoint):
+    """ernie45_vl_moe.py load_weights: the stored mlp.experts.N go to text_experts (N below moe_num_experts[0]) and
+    vision_experts (the rest, from 0), each a FusedMoE of its own width."""
+    rep = inspect(make_checkpoint(**ERNIE_VL), tp=2)
+    moes = {moe.name: moe for moe in rep.moes}
+    assert set(moes) == {"model.layers.1.mlp.text_experts", "model.layers.1.mlp.vision_experts"}
+    assert [moes[n].num_experts for n in sorted(moes)] == [4, 4] and rep.ok
+
+
+def test_ernie_vl_routers_keep_the_quant_config_under_vllms_names(make_checkpoint):
+    """The routers are ReplicatedLinears WITH the quant config, named text_experts_gate / vision_experts_gate: an ignore
+    list naming the stored mlp.gate leaves them FP8 layers over BF16 weights (vLLM computes garbage), and the loader
+    transposes the stored [hidden, experts] weight."""
+    rep = inspect(make_checkpoint(**dict(ERNIE_VL, ignore_routers=True,
+                                         ignore=("lm_head", "vision_model.patch_embed.proj",
+                                                 r"re:^model\.resampler_model\."))), tp=2)
+    routers = {layer.name: layer for layer in rep.layers if layer.name.endswith("experts_gate")}
+    assert set(routers) == {"model.layers.1.mlp.text_experts_gate", "model.layers.1.mlp.vision_experts_gate"}
+    assert all(layer.errors and "is BF16" in layer.errors[0] for layer in routers.values())
+    assert routers["model.layers.1.mlp.text_experts_gate"].shape == (4, 256)
+
+
+def test_cpu_moe_block_check_comes_before_the_missing_backend(make_checkpoint):
+    """On CPU / XPU select_fp8_moe_backend returns Fp8MoeBackend.NONE without raising (the method asserts after
+    loading), so create_weights' validate_fp8_block_shape_moe refuses a shard of no whole block first: ERNIE-4.5-VL's
+    256-wide vision experts at TP 4 (64 rows a rank), beside text experts that split into blocks."""
+    rep = inspect(make_checkpoint(**dict(ERNIE_VL, data="sparse")), platform="cpu", tp=4)
+    errors = {moe.name.rsplit(".", 1)[-1]: moe.errors[0] for moe in rep.moes if moe.name.startswith("model.layers.1.")}
+    assert errors["vision_experts"].startswith("The output_size of gate's and up's weight = 64 is not divisible")
+    assert "Fp8MoeBackend.NONE" in errors["text_experts"]

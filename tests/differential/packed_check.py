@@ -200,6 +200,15 @@ EXPECTED: dict[tuple[str, str], str] = {
                                                                  "class reuses) drops the prefix `mtp.`; fp8check "
                                                                  "drops every name holding it, as load_weights' own "
                                                                  "mapper does",
+    **{(a, f"packed:{name}"): (
+        "interns1.py's class declares no packed_modules_mapping, but its language model (init_vllm_registered_model: "
+        "Qwen3MoeForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, each SupportsQuant) adds its own to the quant config "
+        "(SupportsQuant.__new__): the fusions fp8check expands are vLLM's")
+       for a in ("InternS1ForConditionalGeneration", "InternVLForConditionalGeneration")
+       for name in ("gate_up_proj", "qkv_proj")},
+    ("Ernie4_5_VLMoeForConditionalGeneration", "dropped:substr:mtp"): (
+        "ernie45_vl_moe.py Ernie4_5_VLMoeForCausalLM.load_weights skips every name holding \"mtp\" itself (`if "
+        "\"mtp\" in name ...: continue`), not the class's hf_to_vllm_mapper"),
     ("HYV4ForCausalLM", "dropped:prefix:model.mtp_layers."): "models/hy_v4 HYV4ForCausalLM.load_weights drops "
                                                              "model.mtp_layers.* with a WeightsMapper of its own "
                                                              "(drop_mapper), not its hf_to_vllm_mapper",

@@ -358,6 +358,11 @@ def test_each_family_checkpoint_is_judged_by_fp8check_without_notes(tmp_path, fa
     failing = {layer.name for layer in report.layers if layer.errors}
     assert not report.notes and not report.errors and our_modules(report)
     expected = {"qwen3-moe-router-unlisted": {"model.layers.0.mlp.gate", "model.layers.1.mlp.gate"},
+                # ERNIE-4.5-VL's routers, stored BF16 as mlp.gate.weight(_1) and ignored under that name, are built
+                # as text_experts_gate / vision_experts_gate WITH the quant config (ernie45_vl_moe.py): FP8 layers
+                # over BF16 weights, which vLLM loads without an error and computes garbage with.
+                "ernie-4.5-vl": {f"model.layers.{i}.mlp.{kind}_experts_gate" for i in (1, 2)
+                                 for kind in ("text", "vision")},
                 # MambaMixer2's in_proj ends in one column per Mamba head (32 / TP 2 = 16): no 128-block fits it
                 # (validate_fp8_block_shape, vLLM's own error; NVIDIA's FP8 exports are per tensor).
                 "nemotron-h": {"backbone.layers.0.mixer.in_proj"},

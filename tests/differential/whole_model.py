@@ -494,6 +494,50 @@ FAMILIES.update({
                             **_gdn_ignore("model.language_model")),
                        {"text_config": _text_config("qwen3_5_moe_text", num_hidden_layers=4, **_QWEN35_MOE),
                         "vision_config": _QWEN35_VISION}),
+    # Intern-S1 (interns1.py): a Qwen3-MoE text model (text_config's class) under model.language_model, the InternViT
+    # tower (q / k / v / projection_layer torch nn.Linears, mlp fc1 / fc2 built with quant_config=None) and its
+    # nn.Linear projector, all stored BF16; the config as transformers' InternVL writes it (Intern-S1's own is remote
+    # code, the same keys).
+    "intern-s1": (dict(architecture="InternS1ForConditionalGeneration", model_type="internvl", **_HF,
+                       ignore=("lm_head", *(f"model.vision_tower.encoder.layer.0.{leaf}" for leaf in (
+                           "attention.q_proj", "attention.k_proj", "attention.v_proj", "attention.projection_layer",
+                           "mlp.fc1", "mlp.fc2")), "model.multi_modal_projector.linear_1",
+                               "model.multi_modal_projector.linear_2")),
+                  {"text_config": _text_config("qwen3_moe", architectures=["Qwen3MoeForCausalLM"], num_experts=8,
+                                               moe_intermediate_size=1024, num_experts_per_tok=2,
+                                               decoder_sparse_step=1, mlp_only_layers=[], norm_topk_prob=True),
+                   "vision_config": {"hidden_size": _V, "intermediate_size": 4 * _V, "num_hidden_layers": 1,
+                                     "num_attention_heads": 16, "use_qk_norm": True, "norm_type": "rms_norm",
+                                     "image_size": [448, 448], "patch_size": [14, 14]},
+                   "downsample_ratio": 0.5, "projector_hidden_act": "gelu"}),
+    # InternVL3 in transformers' format (InternVLForConditionalGeneration, served by interns1.py): a Qwen2 text model
+    # (text_config's model_type), saved under transformers 5.24's legacy names (language_model.model., vision_tower.).
+    "internvl-hf": (dict(architecture="InternVLForConditionalGeneration", model_type="internvl", **_HF,
+                         ignore=("language_model.lm_head", *(f"vision_tower.encoder.layer.0.{leaf}" for leaf in (
+                             "attention.q_proj", "attention.k_proj", "attention.v_proj", "attention.projection_layer",
+                             "mlp.fc1", "mlp.fc2")), "multi_modal_projector.linear_1",
+                                 "multi_modal_projector.linear_2")),
+                    {"text_config": _text_config("qwen2"),
+                     "vision_config": {"hidden_size": _V, "intermediate_size": 4 * _V, "num_hidden_layers": 1,
+                                       "num_attention_heads": 16, "image_size": [448, 448], "patch_size": [14, 14]},
+                     "downsample_ratio": 0.5, "projector_hidden_act": "gelu"}),
+    # ERNIE-4.5-VL in Baidu's format (remote-code config ernie4_5_moe_vl, flat; names as transformers' conversion
+    # reverts them): a dense layer 0, then MoE layers of 8 text experts (1024 wide) and 8 vision experts (512) stored as
+    # one list (mlp.experts.0-15), a shared expert, the routers mlp.gate.weight / weight_1 ([hidden, experts]) BF16 and
+    # listed under their stored name mlp.gate, which vLLM's text_experts_gate / vision_experts_gate never match (their
+    # rows: post-load predictions); the vision tower quantized, the resampler BF16 (built with quant_config=None).
+    "ernie-4.5-vl": (dict(architecture="Ernie4_5_VLMoeForConditionalGeneration", model_type="ernie4_5_moe_vl",
+                          **dict(_HF, layers=3),
+                          ignore=("lm_head", "vision_model.patch_embed.proj", r"re:^model\.resampler_model\.")),
+                     dict(hidden_act="silu", use_bias=False, moe_num_experts=[8, 8],
+                          moe_intermediate_size=[1024, 512], moe_k=2,
+                          moe_num_shared_experts=1, moe_layer_start_index=[1, 1], moe_layer_end_index=[2, 2],
+                          moe_layer_interval=1, rope_theta=500000, freq_allocation=20, rms_norm_eps=1e-5,
+                          pixel_hidden_size=_V, spatial_conv_size=2, temporal_conv_size=2, use_temporal_conv=True,
+                          im_patch_id=4000, max_position_embeddings=4096,
+                          vision_config={"depth": 1, "embed_dim": _V, "hidden_size": _V, "num_heads": 16,
+                                         "mlp_ratio": 4, "patch_size": 14, "spatial_merge_size": 2, "in_channels": 3,
+                                         "hidden_act": "quick_gelu"})),
 })
 # The Transformers backend's architectures (layouts.TP_PLANS; their own model files in older releases), written by
 # transformers' classes with token ids inside the small vocabulary.

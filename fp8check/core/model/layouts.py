@@ -308,6 +308,12 @@ class Arch(NamedTuple):
     # True: the sliding layers have per-head attention sinks when config.json's add_swa_attention_sink_bias is true,
     # the full ones none, whatever the checkpoint holds (mimo_v2.py MiMoV2Attention make_attention_sink).
     swa_sinks: bool = False
+    # (checkpoint tensor suffix, vLLM's): router weights the model's load_weights renames and transposes (stored
+    # [in, out]: ERNIE-4.5-VL's mlp.gate.weight -> text_experts_gate, mlp.gate.weight_1 -> vision_experts_gate).
+    transposed_routers: tuple[tuple[str, str], ...] = ()
+    # (first, second): the FusedMoEs a MoE layer's stored experts load into, the first half of the expert ids into
+    # `first` and the rest, renumbered from 0, into `second` (ERNIE-4.5-VL's text and vision experts).
+    split_experts: tuple[str, str] | None = None
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
@@ -1033,6 +1039,58 @@ _STEP3_PROJECTOR = Tower("vllm:step3_vl.py", ("vit_large_projector",), styles={"
 ARCHITECTURES["Step3VLForConditionalGeneration"] = Arch("vllm:step3_vl.py", towers=(_STEP3_VISION, _STEP3_PROJECTOR),
                                                         registered_text_model=True)
 
+# Intern-S1 and transformers-format InternVL (interns1.py InternS1ForConditionalGeneration, registered 0.25-0.34 under
+# both names, the modules alike in every release, the file unchanged 0.31 -> 0.34): the text model is the class
+# text_config names (init_vllm_registered_model: Qwen3MoeForCausalLM for Intern-S1, Qwen2 / Qwen3 for InternVL3-hf),
+# the hf_to_vllm_mapper moving model.language_model. under language_model.model. and lm_head under language_model. The
+# InternViT tower (interns1_vit.py InternS1VisionModel) takes the quant config but never hands it on
+# (InternS1VisionEncoder is built without it): attention q / k / v and projection_layer are torch nn.Linears, mlp fc1
+# a ColumnParallelLinear and fc2 a RowParallelLinear with quant_config=None. InternS1MultiModalProjector's linear_1 /
+# linear_2 are nn.Linears.
+_INTERNS1_VISION = Tower("vllm:interns1_vit.py", ("model.vision_tower.", "vision_tower."), packed={},
+                         quantized=False, styles={"attention.q_proj": TORCH_LINEAR, "attention.k_proj": TORCH_LINEAR,
+                                                  "attention.v_proj": TORCH_LINEAR,
+                                                  "attention.projection_layer": TORCH_LINEAR,
+                                                  "mlp.fc1": COLUMN, "mlp.fc2": ROW})
+_INTERNS1_PROJECTOR = Tower("vllm:interns1.py", ("model.multi_modal_projector.", "multi_modal_projector."),
+                            packed={}, styles={"linear_1": TORCH_LINEAR, "linear_2": TORCH_LINEAR})
+_INTERNS1 = Arch("vllm:interns1.py", towers=(_INTERNS1_VISION, _INTERNS1_PROJECTOR), registered_text_model=True,
+                 hf_to_vllm=(_VL_TEXT[1], _VL_TEXT[0], ("prefix", "model.vision_tower.", "vision_tower."),
+                             ("prefix", "model.multi_modal_projector.", "multi_modal_projector.")))
+ARCHITECTURES.update({"InternS1ForConditionalGeneration": _INTERNS1, "InternVLForConditionalGeneration": _INTERNS1})
+
+# ERNIE-4.5-VL (ernie45_vl.py Ernie4_5_VLMoeForConditionalGeneration over ernie45_vl_moe.py's text model, registered
+# 0.25-0.34, the modules alike in every release; 0.34 only moves the resampler out of the encoder CUDA graph's eager
+# path). The hub's config is remote code (model_type ernie4_5_moe_vl: flat, moe_num_experts / moe_intermediate_size
+# [text, vision]). Text model: Llama's q / k / v and gate / up fusions; a MoE layer (Ernie4_5_VLMoeMoE) builds two
+# FusedMoEs, text_experts and vision_experts (softmax top-k renormalized with the e_score_correction_bias, the shared
+# experts handed to both), which load_weights fills from the stored mlp.experts.N: N below moe_num_experts[0] text,
+# the rest vision (the class asserts both counts equal); their routers text_experts_gate / vision_experts_gate are
+# ReplicatedLinears WITH the quant config (fp32), loaded transposed from mlp.gate.weight / mlp.gate.weight_1. The
+# hf_to_vllm_mapper only moves model. under language_model.model., so a list naming mlp.gate never reaches them.
+# Vision tower Ernie4_5_VisionTransformer with the quant config (blocks.N.attn.qkv stored fused: a QKVParallelLinear
+# over the vision heads, attn.proj row, mlp fc1 column / fc2 row; patch_embed.proj a torch nn.Linear); the resampler
+# (mapper: model.resampler_model. -> resampler_model., spatial_linear.0 -> spatial_linear1, ...) builds every linear
+# as a ColumnParallelLinear with quant_config=getattr(config, "quant_config", None): None, as the HF config has no
+# such attribute. Not modelled: a layer inside one modality's MoE range only (its other modality an MLP).
+_ERNIE_VL_VISION = Tower("vllm:ernie45_vl.py", ("vision_model.",), vision_heads=True,
+                         styles={"attn.qkv": "QKVParallelLinear", "attn.proj": ROW, "patch_embed.proj": TORCH_LINEAR})
+_ERNIE_VL_RESAMPLER = Tower("vllm:ernie45_vl.py", ("model.resampler_model.",), quantized=False, styles={
+    leaf: COLUMN for leaf in ("spatial_linear.0", "spatial_linear.2", "temporal_linear.0", "temporal_linear.2",
+                              "resampler_model.mlp")})
+ARCHITECTURES["Ernie4_5_VLMoeForConditionalGeneration"] = Arch(
+    "vllm:ernie45_vl.py", towers=(_ERNIE_VL_VISION, _ERNIE_VL_RESAMPLER),
+    styles={"mlp.text_experts_gate": REPLICATED, "mlp.vision_experts_gate": REPLICATED},
+    quantized_routers=("mlp.text_experts_gate", "mlp.vision_experts_gate"), spec_substrings=("mtp",),
+    router=Router(renormalize=True, bias=True), sliding=MODEL_WINDOW,
+    transposed_routers=((".mlp.gate.weight", ".mlp.text_experts_gate.weight"),
+                        (".mlp.gate.weight_1", ".mlp.vision_experts_gate.weight")),
+    split_experts=("text_experts", "vision_experts"),
+    hf_to_vllm=(*(("substr", f"{part}_linear.{old}.", f"{part}_{new}.") for part in ("spatial", "temporal")
+                  for old, new in (("0", "linear1"), ("2", "linear2"), ("3", "norm"))),
+                ("prefix", "lm_head.", "language_model.lm_head."), ("prefix", "model.", "language_model.model."),
+                ("prefix", "language_model.model.resampler_model.", "resampler_model.")))
+
 # Step-5 (vllm.models.step5, registered 0.33 and 0.34; Step5MTP is the draft, never a layer here). On CUDA, XPU and CPU
 # (and ROCm in 0.33) nvidia/model.py: Step5Attention builds the sparse (DSA) layers -- sparse_config enabled,
 # layer_types "full_attention" and no sliding window -- as one Step5FusedQKVIndexerLinear (a QKVParallelLinear) over
@@ -1402,7 +1460,8 @@ def unserved_reason(architectures: tuple[str, ...], profile) -> str | None:
 
 # transformers' MODEL_FOR_CAUSAL_LM_MAPPING_NAMES (5.24) for the text model types of registered_text_model entries.
 CAUSAL_LM_CLASSES = {"mistral": "MistralForCausalLM", "ministral3": "Ministral3ForCausalLM",
-                     "deepseek_v3": "DeepseekV3ForCausalLM"}
+                     "deepseek_v3": "DeepseekV3ForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
+                     "qwen3_moe": "Qwen3MoeForCausalLM"}
 
 
 def text_model_architecture(config: ModelConfig) -> str | None:

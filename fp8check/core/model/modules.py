@@ -122,6 +122,9 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
     stored_names: dict[str, str] = {}  # a tower tensor's vLLM name -> its checkpoint name (Tower.renames)
     if any(tower.renames for tower in arch.towers):
         tensors, stored_names = _tower_names(tensors, arch)
+    if arch.transposed_routers:
+        tensors, renamed = _transposed_routers(tensors, arch.transposed_routers)
+        stored_names.update(renamed)
     skipped: dict[str, list[TensorInfo]] = {}
     # The part of a name before its last '.experts.' -> that FusedMoE's (tensors, their tails), or () when names
     # under it are not experts' (skipped as MTP, or not what _expert_id's regex matches); decided once per part.
@@ -162,6 +165,8 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
         elif name.rsplit(".", 1)[-1] in SIDE_TENSORS:
             side.append((name, info))
     experts = {f"{head}.experts": group for head, group in groups.items() if group and group[0]}
+    if arch.split_experts:
+        experts = _split_experts(experts, expert_ids, arch.split_experts)
     orphans = []
     for name, info in side:
         prefix, _, suffix = name.rpartition(".")  # a bare "weight_scale" belongs to no weight: an orphan
@@ -524,6 +529,41 @@ def _tower_names(tensors: dict[str, TensorInfo], arch: Arch) -> tuple[dict[str, 
         if name != info.name:
             stored[name] = info.name
     return out, stored
+
+
+def _transposed_routers(tensors: dict[str, TensorInfo],
+                        renames: tuple[tuple[str, str], ...]) -> tuple[dict[str, TensorInfo], dict[str, str]]:
+    """The tensors with each router weight of Arch.transposed_routers under vLLM's name and in its [out, in] shape
+    (the loader transposes it; the TensorInfo keeps the stored name it is read by), and those names' stored ones."""
+    out, stored = {}, {}
+    for name, info in tensors.items():
+        rename = next((r for r in renames if name.endswith(r[0])), None)
+        if rename is not None and len(info.shape) == 2:
+            name = name[: -len(rename[0])] + rename[1]
+            info = info._replace(shape=tuple(reversed(info.shape)))
+            stored[name] = info.name
+        out[name] = info
+    return out, stored
+
+
+def _split_experts(experts: dict[str, tuple[list[TensorInfo], list[str]]], expert_ids: dict[str, str],
+                   names: tuple[str, str]) -> dict[str, tuple[list[TensorInfo], list[str]]]:
+    """Each layer's stored experts as Arch.split_experts loads them: ids below half the layer's count into
+    `<layer>.<names[0]>`, the others, renumbered from 0, into `<layer>.<names[1]>` (expert_ids learns the new tails)."""
+    out: dict[str, tuple[list[TensorInfo], list[str]]] = {}
+    for name, (infos, tails) in experts.items():
+        half = len({expert_ids[t] for t in tails}) // 2
+        for info, tail in zip(infos, tails):
+            expert = expert_ids[tail]
+            second = expert.isdigit() and int(expert) >= half
+            group = out.setdefault(f"{name.removesuffix('.experts')}.{names[second]}", ([], []))
+            if second:
+                renumbered = str(int(expert) - half)
+                tail = renumbered + tail[len(expert):]
+                expert_ids[tail] = renumbered
+            group[0].append(info)
+            group[1].append(tail)
+    return out
 
 
 def _expert_group(head: str, skip_prefixes: tuple[str, ...],

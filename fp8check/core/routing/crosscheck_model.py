@@ -593,11 +593,26 @@ REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2")
 
 
 def _register_remote_code_configs() -> None:
-    from transformers import AutoConfig, PretrainedConfig
+    """Stand-ins of config classes only remote code defines: REMOTE_CODE_MODEL_TYPES as plain configs, and
+    ERNIE-4.5-VL's (model_type ernie4_5_moe_vl, the hub's Ernie4_5_VLMoEConfig: flat text keys, its vision_config a
+    config object, which ernie45_vl.py reads as attributes; transformers 5.24's own ernie4_5_vl_moe is another,
+    nested format that vLLM's file does not read)."""
+    import transformers
 
     for model_type in REMOTE_CODE_MODEL_TYPES:
-        AutoConfig.register(model_type, type(f"RemoteCode_{model_type}", (PretrainedConfig,),
-                                             {"model_type": model_type}), exist_ok=True)
+        transformers.AutoConfig.register(model_type, type(f"RemoteCode_{model_type}", (transformers.PretrainedConfig,),
+                                                          {"model_type": model_type}), exist_ok=True)
+    if "ernie4_5_moe_vl" in transformers.CONFIG_MAPPING:
+        return
+
+    class Ernie45VLRemoteCodeConfig(transformers.PretrainedConfig):
+        model_type = "ernie4_5_moe_vl"
+
+        def __init__(self, vision_config=None, **kwargs):
+            super().__init__(**kwargs)
+            self.vision_config = transformers.PretrainedConfig(**(vision_config or {}))
+
+    transformers.AutoConfig.register("ernie4_5_moe_vl", Ernie45VLRemoteCodeConfig)
 
 
 def _triton_installed():

@@ -72,9 +72,8 @@ def expert_shapes(moe: MoEModule) -> ExpertShapes:
     with expert 0's shapes."""
     experts: dict[int, dict[str, dict[str, TensorInfo]]] = {}
     leaves: dict[str, str] = {}
-    skip = len(moe.name) + 1
-    for info in moe.tensors:
-        parts = info.name[skip:].split(".")
+    for info, tail in zip(moe.tensors, moe.tails):  # a tail is what follows '<moe.name>.' in vLLM's naming
+        parts = tail.split(".")
         if len(parts) != 3 or not parts[0].isdigit() or parts[1] not in LEAF_ROLES:
             return ExpertShapes({}, {}, 0, 0, (), fused=True)
         e, leaf, suffix = parts
@@ -182,7 +181,10 @@ def place(method: MoEMethod, hidden: int, intermediate: int, num_experts: int, t
             block = refined
     choice = select_backend(cfg, weight_key, method.activation_key, ctx, method.allow_vllm_cutlass)
     result = empty._replace(block=block, choice=choice, weight_key=weight_key, notes=tuple(notes))
-    if choice.error:
+    # XPU / CPU's Fp8MoeBackend.NONE fails only after loading (process_weights_after_loading), after create_weights'
+    # block check; CUDA / ROCm's oracle raises in the method's __init__, before it.
+    after_loading = choice.backend == "NONE"
+    if choice.error and not after_loading:
         return result._replace(errors=(choice.error,))
     refusal = dict(method.backend_errors).get(choice.backend)
     if refusal:  # the method's process_weights refuses the backend the oracle chose
@@ -191,7 +193,7 @@ def place(method: MoEMethod, hidden: int, intermediate: int, num_experts: int, t
         error = block_shape_error(ispp, method.block, tp)
         if error:
             return result._replace(errors=(error,))
-    return result
+    return result._replace(errors=(choice.error,)) if choice.error else result
 
 
 def refine_block(block: tuple[int, int], ispp: int, moe_tp: int, hidden: int) -> tuple[int, int] | None:
