@@ -178,7 +178,8 @@ MOE_STYLES = {
 # Layer names vLLM builds without a quant config: real checkpoints store them in BF16.
 ROUTER_LEAVES = (".mlp.gate", ".block_sparse_moe.gate", ".feed_forward.router", ".mlp.router", ".shared_expert_gate",
                  ".mixer.gate", ".router.proj", ".mlp.gate.wg",
-                 ".moe.gate", ".mlp.router.gate")  # Nemotron-H, Gemma-4, Hunyuan, Step-3.5, HY-V3
+                 ".moe.gate", ".mlp.router.gate",  # Nemotron-H, Gemma-4, Hunyuan, Step-3.5, HY-V3
+                 ".mlp.router.classifier")  # LongCat-Flash
 # Towers vLLM builds with quant_config=None (mllama4.py, step3_vl.py): the FP8 checkpoints keep them in BF16.
 BF16_TOWERS = {"llama4": ("vision_model.", "multi_modal_projector."), "step3": ("vision_model.", "vit_large_projector")}
 
@@ -302,7 +303,9 @@ TRANSFORMERS_HOSTS = {
 TRANSFORMERS_CLASSES = {"KimiK25ForConditionalGeneration": "Kimi_K25ForConditionalGeneration",
                         "ExaoneMoEForCausalLM": "ExaoneMoeForCausalLM", "ExaoneForCausalLM": "LlamaForCausalLM",
                         "MiMoForCausalLM": "Qwen2ForCausalLM",
-                        "InternS1ForConditionalGeneration": "InternVLForConditionalGeneration"}
+                        "InternS1ForConditionalGeneration": "InternVLForConditionalGeneration",
+                        # LongCat-Flash-Lite: LongCat-Flash's class; its n-gram tables go in Spec.extra_tensors
+                        "LongcatFlashNgramForCausalLM": "LongcatFlashForCausalLM"}
 # Names transformers 5.24's revert_weight_conversion leaves wrong, as (regex, replacement) per model_type: kimi_k25's
 # conversion renames "blocks" -> "layers" unanchored, so its reversal turns the text model's layers into blocks, and
 # two of its in-memory names are not reverted; Moonshot's checkpoints hold language_model.model.layers.N,
@@ -431,11 +434,16 @@ def transformers_tensors(spec: Spec) -> dict[str, tuple[int, ...]]:
     return {**_TRANSFORMERS_CACHE[key], **{n: tuple(s) for n, s in spec.extra_tensors.items()}}
 
 
+_EXPERT_GATE_UP = re.compile(r".+\.experts\.\d+\.(gate|up)_proj\.weight")
+
+
 def _per_expert(shapes: dict[str, tuple[int, ...]]) -> dict[str, tuple[int, ...]]:
     """Experts a transformers class keeps as 3-D parameters with no conversion to revert (Gemma-4's
     `experts.gate_up_proj` [E, 2I, H], `experts.down_proj` [E, H, I]) or saves stacked (Step-3.5's
     `moe.{gate,up,down}_proj.weight` [E, out, in]) written per expert, as llm-compressor and the FP8 exporters save
-    them (step3p5.py loads `moe.experts.{E}.{gate,up,down}_proj` as "the new format from LLM Compressor")."""
+    them (step3p5.py loads `moe.experts.{E}.{gate,up,down}_proj` as "the new format from LLM Compressor").
+    An expert without a down_proj is dropped: transformers' LongcatFlashExperts sizes gate_up_proj for its
+    zero-computation (identity) experts too, rows its forward never reads and the released checkpoints lack."""
     out: dict[str, tuple[int, ...]] = {}
     for name, shape in shapes.items():
         stacked = re.fullmatch(r"(.+)\.(gate_proj|up_proj|down_proj)\.weight", name)
@@ -450,7 +458,8 @@ def _per_expert(shapes: dict[str, tuple[int, ...]]) -> dict[str, tuple[int, ...]
         parts = {"gate_proj": rows // 2, "up_proj": rows // 2} if leaf == "gate_up_proj" else {"down_proj": rows}
         for e in range(experts):
             out.update({f"{head}.experts.{e}.{part}.weight": (n, cols) for part, n in parts.items()})
-    return out
+    return {name: shape for name, shape in out.items() if not _EXPERT_GATE_UP.fullmatch(name)
+            or re.sub(r"(gate|up)_proj\.weight$", "down_proj.weight", name) in out}
 
 
 def _attention_shapes(spec: Spec, p: str) -> dict[str, tuple[int, int]]:

@@ -105,6 +105,21 @@ MIMO_V2 = dict(num_hidden_layers=3, hidden_size=512, intermediate_size=1024, moe
 MIMO_V2_SPEC = dict(architecture="MiMoV2FlashForCausalLM", model_type="mimo_v2_flash", transformers=True, hidden=512,
                     extra_config=MIMO_V2, extra_tensors={"model.mtp.layers.0.eh_proj.weight": (512, 1024),
                                                          "model.mtp.layers.0.mlp.gate_proj.weight": (1024, 512)})
+# LongCat-Flash, written by transformers' class: per decoder layer two MLA attentions, two dense MLPs and a MoE of 4
+# experts plus 2 zero-computation experts (a router 6 wide); the keys only vLLM's longcat_flash.py reads beside.
+LONGCAT = dict(num_layers=2, hidden_size=512, ffn_hidden_size=1024, expert_ffn_hidden_size=256, num_attention_heads=4,
+               q_lora_rank=256, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128,
+               n_routed_experts=4, zero_expert_num=2, zero_expert_type="identity", moe_topk=2, vocab_size=1000,
+               mla_scale_q_lora=True, mla_scale_kv_lora=True)
+# layers: transformers' num_hidden_layers, two per decoder layer.
+LONGCAT_SPEC = dict(architecture="LongcatFlashForCausalLM", model_type="longcat_flash", transformers=True, hidden=512,
+                    layers=4, extra_config=LONGCAT)
+# LongCat-Flash-Lite: LongCat-Flash with NgramEmbedding's tables (2 splits x 2 neighbours: 4 embedders of 128 columns).
+LONGCAT_NGRAM = {name: shape for i in range(4) for name, shape in (
+    (f"model.ngram_embeddings.embedders.{i}.weight", (2000 + 2 * i + 1, 128)),
+    (f"model.ngram_embeddings.post_projs.{i}.weight", (512, 128)))}
+LONGCAT_LITE_SPEC = dict(LONGCAT_SPEC, architecture="LongcatFlashNgramForCausalLM", extra_tensors=LONGCAT_NGRAM,
+                         extra_config=dict(LONGCAT, ngram_vocab_size_ratio=2, emb_split_num=2, emb_neighbor_num=3))
 # Mistral-Large-4 (Mistral's format): layer 2 shares layer 1's KV cache (both NoPE), indexers on layers 0, 1, 3; the
 # layers vLLM builds with quant_config=None stored BF16.
 MISTRAL_LARGE_4 = dict(mla=True, head_dim=128, kv_lora_rank=512, qk_rope_head_dim=64, moe_style="deepseek", experts=4,
@@ -599,6 +614,14 @@ FAMILIES = [
                      extra_tensors={"model.mtp_layers.0.input_proj.weight": (256, 512)}, **HF), 2,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:mimo.py"),
       "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:mimo.py")}),
+    ("longcat-flash", LONGCAT_SPEC, 2,
+     {"model.layers.0.self_attn.1.fused_qkv_a_proj": ("DeepSeekV2FusedQkvAProjLinear", "vllm:longcat_flash.py"),
+      "model.layers.0.self_attn.1.kv_b_proj": ("ColumnParallelLinear", "vllm:longcat_flash.py"),
+      "model.layers.1.mlps.0.gate_up_proj": ("MergedColumnParallelLinear", "vllm:longcat_flash.py"),
+      "model.layers.1.mlp.router.classifier": ("ReplicatedLinear", "vllm:longcat_flash.py")}),
+    ("longcat-flash-lite", LONGCAT_LITE_SPEC, 2,
+     {"model.layers.1.self_attn.0.fused_qkv_a_proj": ("DeepSeekV2FusedQkvAProjLinear", "vllm:longcat_flash_ngram.py"),
+      "model.layers.1.mlp.router.classifier": ("ReplicatedLinear", "vllm:longcat_flash_ngram.py")}),
     ("hy-v4", HYV4_SPEC, 2,
      {"model.layers.0.self_attn.fused_qkv_a_proj": ("MergedColumnParallelLinear", "vllm:models/hy_v4"),
       "model.layers.1.self_attn.linear_gate": ("ColumnParallelLinear", "vllm:models/hy_v4"),
@@ -1246,6 +1269,38 @@ def test_hy_v3_router_loads_from_router_gate_unquantized_and_mtp_layers_are_skip
     assert router.scheme == "UnquantizedLinearMethod" and rep.ok
     assert [s.prefix for s in rep.skipped] == ["model.layers.2."]
     assert any("routing method DeepSeekV3" in note for moe in rep.moes for note in moe.notes)
+
+
+def test_longcat_flash_two_mla_layers_per_decoder_layer_zero_experts_and_mtp_skipped(make_checkpoint):
+    """longcat_flash.py: each decoder layer's self_attn.0 / self_attn.1 is an MLAAttention of its own; the router
+    mlp.router.classifier (n_routed_experts + zero_expert_num wide) a GateLinear without quant_config; the FusedMoE
+    over the real experts only, routed by ZeroExpertRouter (Unspecified); the MTP block (model.mtp.*) skipped."""
+    mtp = {"model.mtp.layers.0.eh_proj.weight": (512, 1024), "model.mtp.layers.0.self_attn.q_a_proj.weight": (256, 512)}
+    rep = inspect(make_checkpoint(data="sparse", quant="fp8-block", extra_tensors=mtp, **LONGCAT_SPEC))
+    assert [a.name for a in rep.attention] == [f"model.layers.{i}.self_attn.{j}.mla_attn.mla_attn"
+                                               for i in range(2) for j in range(2)]
+    router = next(layer for layer in rep.layers if layer.name == "model.layers.0.mlp.router.classifier")
+    assert router.scheme == "UnquantizedLinearMethod" and router.shape == (6, 512)
+    assert [(moe.name, moe.num_experts) for moe in rep.moes][:1] == [("model.layers.0.mlp.experts", 4)]
+    assert any("routing method Unspecified" in note for moe in rep.moes for note in moe.notes)
+    assert [s.prefix for s in rep.skipped] == ["model.mtp."] and rep.ok
+
+
+def test_longcat_flash_ignore_list_naming_the_mla_shards_leaves_fused_qkv_a_proj_quantized(make_checkpoint):
+    """longcat_flash.py's packed_modules_mapping has no fused_qkv_a_proj (its loader fuses it): is_layer_skipped
+    matches the fused name alone, so q_a_proj / kv_a_proj_with_mqa on the ignore list (stored BF16) still build an
+    FP8 layer, which cannot load them; DeepSeek's mapping has the entry and skips the layer."""
+    shards = ("model.layers.0.self_attn.0.q_a_proj", "model.layers.0.self_attn.0.kv_a_proj_with_mqa")
+    rep = inspect(make_checkpoint(data="sparse", quant="fp8-block", ignore=("lm_head", *shards), **LONGCAT_SPEC))
+    fused = next(layer for layer in rep.layers if layer.name == "model.layers.0.self_attn.0.fused_qkv_a_proj")
+    assert fused.scheme == "Fp8LinearMethod" and fused.errors and not rep.ok
+
+
+def test_longcat_flash_lite_ngram_tables_and_projections_are_no_linears(make_checkpoint):
+    """longcat_flash_ngram.py NgramEmbedding: the embedders' tables load into one VocabParallelEmbedding and the
+    post_projs into a plain nn.Parameter (oe_projection): neither is a linear vLLM builds, so none is quantized."""
+    rep = inspect(make_checkpoint(data="sparse", quant="fp8-block", **LONGCAT_LITE_SPEC))
+    assert not any("ngram_embeddings" in layer.name for layer in rep.layers) and rep.ok
 
 
 def test_hy_v4_sparse_layers_take_the_sink_capable_flashmla_sparse(make_checkpoint):

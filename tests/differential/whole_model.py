@@ -261,6 +261,24 @@ _GLM5_NEXT_BF16 = ("re:.*self_attn\\.(q|k|v|b|f_a|f_b|g_a|g_b|o)_proj$", "re:.*k
                    "re:.*indexer\\.(wq_b|weights_proj)$")
 
 
+# LongCat-Flash's config keys (transformers' LongcatFlashConfig names: num_layers, ffn_hidden_size,
+# expert_ffn_hidden_size, moe_topk) and the ones only vLLM's longcat_flash.py reads (zero_expert_type, mla_scale_*).
+_LONGCAT_FLASH = dict(num_layers=2, ffn_hidden_size=BASE["intermediate"], expert_ffn_hidden_size=1024,
+                      num_attention_heads=16, q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128,
+                      qk_rope_head_dim=64, v_head_dim=128, n_routed_experts=8, zero_expert_num=4,
+                      zero_expert_type="identity", moe_topk=2, routed_scaling_factor=6.0, mla_scale_q_lora=True,
+                      mla_scale_kv_lora=True)
+# A few of the MTP block's tensors, as LongCat's checkpoints name them (longcat_flash_mtp.py's mapping table).
+_LONGCAT_MTP = {"model.mtp.layers.0.eh_proj.weight": (BASE["hidden"], 2 * BASE["hidden"]),
+                "model.mtp.layers.0.self_attn.q_a_proj.weight": (1536, BASE["hidden"]),
+                "model.mtp.layers.0.transformer_layer.mlp.gate_proj.weight": (BASE["intermediate"], BASE["hidden"])}
+# LongCat-Flash-Lite's n-gram tables (longcat_flash_ngram.py NgramEmbedding, ratio 2, 2 splits, 3 neighbours): table i
+# has ratio x vocab + 2i + 1 rows of hidden / 4 columns, post_projs[i] hidden x hidden / 4.
+_LONGCAT_NGRAM = {name: shape for i in range(4) for name, shape in (
+    (f"model.ngram_embeddings.embedders.{i}.weight", (2 * BASE["vocab"] + 2 * i + 1, BASE["hidden"] // 4)),
+    (f"model.ngram_embeddings.post_projs.{i}.weight", (BASE["hidden"], BASE["hidden"] // 4)))}
+
+
 def _glm5_next_mtp(root: str) -> dict:
     """The MTP layer after the 4 decoder layers (transformers' class builds none): a few of its tensors."""
     layer = f"{root}.layers.4."
@@ -397,6 +415,16 @@ FAMILIES.update({
                    moe_intermediate_size=1024, expert_hidden_dim=1024, first_k_dense_replace=1,
                    mlp_layer_types=["dense", "sparse", "sparse"], route_norm=True, qk_norm=True,
                    router_scaling_factor=2.8)),
+    # LongCat-Flash: two decoder layers (layers: transformers' num_hidden_layers, two per decoder layer) of two MLA
+    # attentions, two dense MLPs and a MoE of 8 experts plus 4 zero (identity) experts (the router 12 wide); a few
+    # tensors of the MTP block (model.mtp.*), which vLLM skips.
+    "longcat-flash": (dict(architecture="LongcatFlashForCausalLM", model_type="longcat_flash", transformers=True,
+                           layers=4, extra_tensors=_LONGCAT_MTP), _LONGCAT_FLASH),
+    # LongCat-Flash-Lite: the same with NgramEmbedding's tables (2 x 2 embedders of 512 columns, BF16).
+    "longcat-flash-lite": (dict(architecture="LongcatFlashNgramForCausalLM", model_type="longcat_flash",
+                                transformers=True, layers=4, extra_tensors={**_LONGCAT_MTP, **_LONGCAT_NGRAM}),
+                           dict(_LONGCAT_FLASH, ngram_vocab_size_ratio=2, emb_split_num=2, emb_neighbor_num=3,
+                                pad_token_id=0, eos_token_id=2)),
     # HY-V4: a dense-MLA layer with a dense MLP, then two sparse-MLA layers (an indexer each) with MoE; gated MLA,
     # learnable sinks and hyper-connections as vLLM's HYV4Config defaults them; the indexer's weights_proj BF16
     # (fp32 in transformers' class).

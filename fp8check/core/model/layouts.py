@@ -112,6 +112,10 @@ class Arch(NamedTuple):
     spec_layers: str | None = None
     towers: tuple[Tower, ...] = ()
     mla: bool = False
+    # False: the class's packed_modules_mapping has no fused_qkv_a_proj (longcat_flash.py: load_weights'
+    # stacked_params_mapping alone fuses it), so the quant config's ignore list and targets are matched against the
+    # fused name only: an ignore list naming q_a_proj / kv_a_proj_with_mqa leaves it quantized.
+    mla_packed: bool = True
     # Routers the model file builds WITH the model's quant_config (ReplicatedLinear, GateLinear from 0.31): their
     # quantization is the format's (its ignore list), like any other ReplicatedLinear.
     quantized_routers: tuple[str, ...] = ()
@@ -1207,6 +1211,28 @@ _BAILING_V25 = Arch(
                   ("moe_router_enable_expert_bias", True)),
     vllm_names=((".attention.dense", ".self_attn.o_proj", "kv_b_proj"), (".attention.", ".self_attn.")))
 ARCHITECTURES["BailingMoeV2_5ForCausalLM"] = _BAILING_V25
+
+# LongCat-Flash (longcat_flash.py LongcatFlashForCausalLM, registered 0.25-0.34; the file alike 0.33 / 0.34). Each
+# FlashDecoderLayer holds two of deepseek_v2.py's DeepseekV2MLAAttention, `self_attn.0` / `self_attn.1` (q_a_proj +
+# kv_a_proj_with_mqa -> fused_qkv_a_proj, q_b_proj / kv_b_proj columns, o_proj row, an MLAAttention each), two dense
+# FlashMLPs `mlps.0` / `mlps.1` (gate / up -> gate_up_proj) and LongcatMoe `mlp`: the router mlp.router.classifier a
+# GateLinear without quant_config over n_routed_experts + zero_expert_num logits, the FusedMoE over the n_routed_experts
+# real experts only (get_expert_mapping), zero_expert_type handing routing to ZeroExpertRouter (router_factory.py:
+# RoutingMethodType Unspecified on every platform, CPU included) with renormalize=False and the
+# e_score_correction_bias. FlashModel.load_weights skips the MTP block (model.mtp.*), longcat_flash_mtp.py's draft.
+# packed_modules_mapping is Llama's: fused_qkv_a_proj is no entry (Arch.mla_packed). Not modelled: load_weights has
+# no KV-scale remap (deepseek_v2.py's maybe_remap_kv_scale_name), so a checkpoint's self_attn.N.k_scale fails its
+# params_dict lookup (a KeyError) where fp8check warns the scale is not loaded; config.disable_quant_module
+# ("self_attn" / "mlps" build those layers with quant_config=None; the released FP8 configs were not read).
+_LONGCAT_FLASH = Arch(
+    "vllm:longcat_flash.py", unquantized=("mlp.router.classifier",), mla=True, mla_packed=False,
+    spec_prefix="model.mtp.", router=Router(renormalize=False, bias=True), sliding=MODEL_WINDOW)
+ARCHITECTURES["LongcatFlashForCausalLM"] = _LONGCAT_FLASH
+# LongCat-Flash-Lite (longcat_flash_ngram.py LongcatFlashNgramForCausalLM, registered 0.26-0.34; 0.33 refuses it
+# without the V2 model runner, which vLLM selects unless VLLM_USE_V2_MODEL_RUNNER=0): FlashModel's layers and head, and
+# NgramEmbedding model.ngram_embeddings: the embedders' tables one VocabParallelEmbedding, the post_projs loaded into a
+# plain nn.Parameter (oe_projection), no linear (modules.EMBEDDINGS); its hf_to_vllm_mapper maps model.mtp. to None.
+ARCHITECTURES["LongcatFlashNgramForCausalLM"] = _LONGCAT_FLASH._replace(source="vllm:longcat_flash_ngram.py")
 
 # HY-V4 (vllm.models.hy_v4, registered 0.29-0.34: nvidia/model.py on CUDA and CPU, amd/model.py on ROCm, the same
 # modules; XPU refused on import; 0.33 -> 0.34 changed PP buffers and the FP8 decode padding, not the modules).

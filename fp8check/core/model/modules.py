@@ -24,7 +24,8 @@ ROW_PARALLEL = frozenset({"o_proj", "down_proj", "out_proj", "dense_4h_to_h", "f
 EMBEDDINGS = ("embed_tokens", "wte", "word_embeddings", "tok_embeddings", "embed_in", "embeddings", "embed",
               "pos_embed",                # Qwen3-VL / Qwen3.5 vision towers: a learned position table
               "embed_tokens_per_layer",   # Gemma-4's per-layer embeddings (VocabParallelEmbedding)
-              "ngram_embedding")          # Qwen4-Exp's PLE n-gram tables (ple_embedding.ngram_embedding.shard_N)
+              "ngram_embedding",          # Qwen4-Exp's PLE n-gram tables (ple_embedding.ngram_embedding.shard_N)
+              "ngram_embeddings")         # LongCat-Flash-Lite's NgramEmbedding: embedders' tables, post_projs
 EMBEDDING_SET = frozenset(EMBEDDINGS)
 # Tensors that belong to a linear module besides its weight.
 SIDE_TENSORS = ("weight_scale", "weight_scale_inv", "input_scale", "weight_zero_point", "input_zero_point",
@@ -287,7 +288,9 @@ def _fuse(weights: dict[str, Shard], config: ModelConfig, arch: Arch) -> tuple[L
             used.update(names)
             shards = tuple(weights[n] for n in names)
             name = f"{parent}.{fused_leaf}" if parent else fused_leaf
-            modules.append(_module(name, shards, config, arch, tower, fused=True))
+            # fused: a packed_modules_mapping key (not LongCat-Flash's fused_qkv_a_proj, Arch.mla_packed)
+            mapped = tower is not None or arch.mla_packed or fused_leaf != MLA_FUSED[0]
+            modules.append(_module(name, shards, config, arch, tower, fused=mapped))
             continue
         used.add(prefix)
         # A layer stored fused on disk (Phi-3's qkv_proj) is still a packed_modules_mapping key.
@@ -430,7 +433,7 @@ def _generic_style(leaf: str, fused: bool, router: bool) -> str:
         return "QKVParallelLinear"
     if fused and leaf == "gate_up_proj":
         return "MergedColumnParallelLinear"
-    if fused and leaf == MLA_FUSED[0]:
+    if leaf == MLA_FUSED[0]:  # a packed_modules_mapping key or not (Arch.mla_packed)
         return FUSED_QKV_A
     if fused:  # any other packed_modules_mapping key: in_proj_qkvz, in_proj_ba, ...
         return "MergedColumnParallelLinear"

@@ -64,10 +64,11 @@ MODEL_STUB_RISKS = {
     "ShardQ workspace": "allocate_shardq_buffers a no-op (0.34's mla_attention.py): the symmetric-memory query "
                         "workspace of a sparse MLA layer at TP > 1 (Kimi-K3.1) needs a device and peers; a workspace "
                         "plays no part in any layer's method or backend",
-    "HAS_TRITON (model runner)": "True while VllmConfig is built (config/vllm.py use_v2_model_runner, 0.30-0.33): "
-                                 "a GPU install has Triton (a CPU one triton-cpu, as the CPU platform check assumes), "
-                                 "so vLLM picks Model Runner V2 as a host would; without it 0.33 refuses Step-5 "
-                                 "('Model Runner V1 does not support: Step5')",
+    "HAS_TRITON (model runner)": "True while VllmConfig is built and the model constructed (config/vllm.py "
+                                 "use_v2_model_runner, 0.30-0.33, a property the model file may read): a GPU install "
+                                 "has Triton (a CPU one triton-cpu, as the CPU platform check assumes), so vLLM picks "
+                                 "Model Runner V2 as a host would; without it 0.33 refuses Step-5 ('Model Runner V1 "
+                                 "does not support: Step5') and LongCat-Flash-Lite ('requires the V2 model runner')",
     "executor backend": "`mp` named explicitly: its choice (a device count) plays no part in building the model",
     "model registry inspection": "vLLM inspects a model class in a subprocess; here in-process (same answer, "
                                  "the subprocess would not carry the stubs)",
@@ -616,7 +617,7 @@ def _register_remote_code_configs() -> None:
 
 
 def _triton_installed():
-    """HAS_TRITON as a host's install answers it while VllmConfig picks its model runner (MODEL_STUB_RISKS)."""
+    """HAS_TRITON as a host's install answers it while vLLM picks its model runner (MODEL_STUB_RISKS)."""
     import vllm.config.vllm as vllm_config_module
 
     if not hasattr(vllm_config_module, "HAS_TRITON"):  # 0.34 no longer asks
@@ -665,7 +666,7 @@ def build_model(case: dict) -> dict:
         return dict(result, stage="front door", error=_vllm_error(exc))
     torch.set_default_dtype(torch.bfloat16)
     try:
-        with set_current_vllm_config(config), torch.device("meta"):
+        with set_current_vllm_config(config), torch.device("meta"), _triton_installed():
             model = initialize_model(vllm_config=config)
     except BaseException as exc:  # noqa: BLE001
         return dict(result, stage="model", error=_vllm_error(exc), stand_in_impls=sorted(set(STAND_IN_IMPLS)))

@@ -63,7 +63,9 @@ if TYPE_CHECKING:  # annotations only
 _DENSE = re.compile(r"^(.*\.(?:layers|h)\.(\d+)\.(?:self_attn|mixer|attention|attn\.attention))\."
                     r"(qkv_proj|qkv_indexer_proj|query_key_value)$")
 _Q_ONLY = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.q_proj$")  # a KV-shared layer's query projection
-_MLA = re.compile(r"^(.*\.layers\.(\d+)\.(?:self_attn|attention))\."  # attention: Ling / Ring 2.5's
+# Ling / Ring 2.5's MLA is `attention`; LongCat-Flash's FlashDecoderLayer (longcat_flash.py) holds two MLA attentions,
+# self_attn.0 and self_attn.1.
+_MLA = re.compile(r"^(.*\.layers\.(\d+)\.(?:self_attn(?:\.\d+)?|attention))\."
                   r"(?:fused_qkv_a_proj|fused_qkv_a_g_proj|kv_a_proj_with_mqa)$")
 # DeepSeek-V4's attention (models/deepseek_v4/attention.py DeepseekV4Attention): the parent of its fused_wqa_wkv, whose
 # second shard (wkv) is the head; its checkpoint names have no "model." root.
@@ -252,8 +254,10 @@ def _scales_by_layer(layout: ModelLayout, layers: tuple[AttentionLayer, ...], kv
     names = layout.non_expert_names
     names = list(compress(names, map(str.__contains__, names, repeat(".self_attn."))))
     for name in compress(names, map(str.endswith, names, repeat(scale_suffixes(kv.quark_names)))):
-        head, sep, _ = name.partition(".self_attn.")
+        head, sep, rest = name.partition(".self_attn.")
         prefix = head + ".self_attn"
+        if prefix not in prefixes:  # one of a layer's several attentions (LongCat-Flash's self_attn.0 / .1)
+            prefix += "." + rest.partition(".")[0]
         if sep and prefix in prefixes:
             grouped.setdefault(prefix, []).append(name)
     return grouped
