@@ -229,6 +229,42 @@ GLM5_NEXT_SPEC = dict(architecture="Glm5NextForCausalLM", model_type="glm5_next_
                       extra_config=GLM5_NEXT, ignore=GLM5_NEXT_BF16,
                       extra_tensors={"model.layers.2.eh_proj.weight": (512, 1024),
                                      "model.layers.2.self_attn.q_a_proj.weight": (256, 512)})
+# GLM-4.7-Flash: DeepSeek MLA with q-LoRA, a dense layer 0, GLM-4.5's sigmoid-routed MoE on layer 1, one MTP layer.
+GLM47_FLASH = dict(num_hidden_layers=2, hidden_size=512, intermediate_size=1024, moe_intermediate_size=256,
+                   first_k_dense_replace=1, mlp_layer_types=["dense", "sparse"], num_attention_heads=4,
+                   num_key_value_heads=4, q_lora_rank=256, kv_lora_rank=512, qk_nope_head_dim=128,
+                   qk_rope_head_dim=64, head_dim=64, v_head_dim=128, n_routed_experts=4, n_shared_experts=1,
+                   num_experts_per_tok=2, n_group=1, topk_group=1, norm_topk_prob=True, topk_method="noaux_tc",
+                   num_nextn_predict_layers=1, vocab_size=1000)
+GLM47_FLASH_SPEC = dict(architecture="Glm4MoeLiteForCausalLM", model_type="glm4_moe_lite", transformers=True,
+                        hidden=512, extra_config=GLM47_FLASH,
+                        extra_tensors={"model.layers.2.eh_proj.weight": (512, 1024),
+                                       "model.layers.2.self_attn.q_a_proj.weight": (256, 512)})
+# Qwen3-Omni: the thinker (audio tower, vision tower, Qwen3-MoE text model) beside the talker and code2wav, all under
+# transformers' Qwen3OmniMoeForConditionalGeneration; the audio tower, talker and code2wav stored BF16.
+QWEN3_OMNI = dict(
+    thinker_config=dict(
+        text_config=dict(model_type="qwen3_omni_moe_text", hidden_size=512, intermediate_size=1024,
+                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=128,
+                         vocab_size=1000, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=256,
+                         tie_word_embeddings=False),
+        vision_config=dict(VISION, model_type="qwen3_omni_moe_vision_encoder", out_hidden_size=512,
+                           deepstack_visual_indexes=[0], image_size=768, apply_vit_abs_pos_embed=True),
+        audio_config=dict(model_type="qwen3_omni_moe_audio_encoder", d_model=256, encoder_attention_heads=4,
+                          encoder_ffn_dim=512, encoder_layers=1, output_dim=512, downsample_hidden_size=32)),
+    talker_config=dict(text_config=dict(hidden_size=256, intermediate_size=512, num_hidden_layers=1,
+                                        num_attention_heads=2, num_key_value_heads=1, head_dim=128, num_experts=4,
+                                        num_experts_per_tok=2, moe_intermediate_size=256,
+                                        shared_expert_intermediate_size=256, vocab_size=1000),
+                       code_predictor_config=dict(hidden_size=256, intermediate_size=512, num_hidden_layers=1,
+                                                  num_attention_heads=2, num_key_value_heads=1, head_dim=128,
+                                                  num_code_groups=2),
+                       num_code_groups=2, thinker_hidden_size=512, accept_hidden_layer=1, spatial_merge_size=2),
+    code2wav_config=dict(hidden_size=256, num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
+                         intermediate_size=512, decoder_dim=128, num_quantizers=2))
+QWEN3_OMNI_SPEC = dict(architecture="Qwen3OmniMoeForConditionalGeneration", model_type="qwen3_omni_moe",
+                       transformers=True, sizes_in_text_config=True, extra_config=QWEN3_OMNI,
+                       ignore=("thinker.lm_head", "re:.*audio_tower.*", "re:talker.*", "re:code2wav.*"))
 # Kimi-K2.5: a DeepSeek-V3 text model (MLA with q-LoRA, dense layer 0, sigmoid-routed MoE) and a MoonViT tower.
 KIMI_K2_TEXT = dict(model_type="deepseek_v3", num_hidden_layers=2, hidden_size=512, intermediate_size=1024,
                     moe_intermediate_size=256, first_k_dense_replace=1, num_attention_heads=4, num_key_value_heads=4,
@@ -754,6 +790,20 @@ FAMILIES = [
       "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:models/kimi_k3"),
       "model.layers.1.block_sparse_moe.gate": ("ReplicatedLinear", "vllm:models/kimi_k3"),
       "model.layers.2.self_attn.kv_a_proj_with_mqa": ("ReplicatedLinear", "vllm:models/kimi_k3")}),
+    ("glm-4.7-flash", GLM47_FLASH_SPEC, 2,
+     {"model.layers.0.self_attn.fused_qkv_a_proj": ("DeepSeekV2FusedQkvAProjLinear", "vllm:glm4_moe_lite.py"),
+      "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:glm4_moe_lite.py"),
+      "model.layers.1.mlp.shared_experts.gate_up_proj": ("MergedColumnParallelLinear", "vllm:glm4_moe_lite.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:glm4_moe_lite.py")}),
+    ("qwen3-omni", QWEN3_OMNI_SPEC, 2,
+     {"thinker.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen3_omni_moe_thinker.py"),
+      "thinker.model.layers.0.mlp.gate": ("ReplicatedLinear", "vllm:qwen3_omni_moe_thinker.py"),
+      "thinker.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen3_omni_moe_thinker.py"),
+      "thinker.visual.merger.mlp.2": ("RowParallelLinear", "vllm:qwen3_omni_moe_thinker.py"),
+      "thinker.visual.merger_list.0.mlp.0": ("ColumnParallelLinear", "vllm:qwen3_omni_moe_thinker.py"),
+      "thinker.audio_tower.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen3_omni_moe_thinker.py"),
+      "thinker.audio_tower.layers.0.fc2": ("RowParallelLinear", "vllm:qwen3_omni_moe_thinker.py"),
+      "thinker.audio_tower.proj2": ("ReplicatedLinear", "vllm:qwen3_omni_moe_thinker.py")}),
     ("kimi-k3", kimi_k3_spec(), 2,
      {"language_model.layers.0.self_attn.in_proj_qkvgfab": ("MergedColumnParallelLinear", "vllm:models/kimi_k3"),
       "language_model.layers.1.self_attn.f_b_proj": ("ColumnParallelLinear", "vllm:models/kimi_k3"),
@@ -2033,3 +2083,48 @@ def test_cpu_moe_block_check_comes_before_the_missing_backend(make_checkpoint):
     errors = {moe.name.rsplit(".", 1)[-1]: moe.errors[0] for moe in rep.moes if moe.name.startswith("model.layers.1.")}
     assert errors["vision_experts"].startswith("The output_size of gate's and up's weight = 64 is not divisible")
     assert "Fp8MoeBackend.NONE" in errors["text_experts"]
+
+
+@pytest.mark.parametrize("vllm,router", [("0.30", "nn.Linear"), ("0.34", "ReplicatedLinear")])
+def test_glm47_flash_is_deepseek_mla_over_glm45_moe_and_its_mtp_layer_is_skipped(make_checkpoint, vllm, router):
+    """glm4_moe_lite.py: DeepseekV2MLAAttention (q_a_proj + kv_a_proj_with_mqa fused) and glm4_moe.py's Glm4MoE,
+    whose router follows that file (nn.Linear until 0.30, GateLinear from 0.31); MTP layers skipped."""
+    folder = make_checkpoint(quant="ct-fp8-block", data="sparse", **GLM47_FLASH_SPEC)
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm)))
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert by_name["model.layers.0.self_attn.fused_qkv_a_proj"].layer_type == "DeepSeekV2FusedQkvAProjLinear"
+    assert (by_name["model.layers.1.mlp.gate"].layer_type, by_name["model.layers.1.mlp.gate"].scheme) == (
+        router, "UnquantizedLinearMethod")
+    assert [s.prefix for s in rep.skipped] == ["model.layers.2."]
+    assert "num_nextn_predict_layers" in rep.skipped[0].reason
+    assert rep.ok, [e for layer in rep.layers for e in layer.errors] + list(rep.errors)
+
+
+def test_qwen3_omni_builds_the_thinker_only_with_a_bf16_audio_tower(make_checkpoint):
+    """qwen3_omni_moe_thinker.py: the mapper drops talker. and code2wav.; the audio tower is built with
+    quant_config=None (an FP8 one would load unscaled), its attention split by encoder_attention_heads."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **QWEN3_OMNI_SPEC), tp=2)
+    assert rep.ok, [e for layer in rep.layers for e in layer.errors] + list(rep.errors)
+    assert sorted(s.prefix for s in rep.skipped) == ["code2wav.", "talker."]
+    assert not [layer.name for layer in rep.layers if layer.name.startswith(("talker.", "code2wav."))]
+    audio = [layer for layer in rep.layers if layer.name.startswith("thinker.audio_tower.")]
+    assert len(audio) == 7 and all(layer.scheme == "UnquantizedLinearMethod" for layer in audio)
+    checkpoint = open_local(make_checkpoint(data="sparse", **QWEN3_OMNI_SPEC))
+    linears = {m.name: m for m in build_layout(checkpoint.tensors, checkpoint.config).linears}
+    audio_qkv = linears["thinker.audio_tower.layers.0.self_attn.qkv_proj"]
+    assert audio_qkv.heads == (4, 4, 64)
+    assert (audio_qkv.tp_size(2), audio_qkv.tp_size(8)) == (2, 1)  # disable_tp where TP does not divide the heads
+    assert linears["thinker.model.layers.0.self_attn.qkv_proj"].vllm_names[0] == (
+        "language_model.model.layers.0.self_attn.qkv_proj")
+    fp8_audio = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        QWEN3_OMNI_SPEC, ignore=("thinker.lm_head", "re:talker.*", "re:code2wav.*"))), tp=2)
+    assert {layer.name for layer in fp8_audio.layers if not layer.ok} == {layer.name for layer in audio}
+
+
+def test_qwen3_omni_head_has_no_prefix_so_modelopt_quantizes_it_whatever_it_excludes(make_checkpoint):
+    """qwen3_omni_moe_thinker.py's Qwen3MoeLLMForCausalLM builds its ParallelLMHead without a prefix: ModelOpt's
+    exclude_modules (here naming thinker.lm_head) never match "", so its BF16 head is built as an FP8 layer."""
+    rep = inspect(make_checkpoint(quant="modelopt-fp8", data="sparse", **QWEN3_OMNI_SPEC), tp=2)
+    head = next(layer for layer in rep.layers if layer.name == "thinker.lm_head")
+    assert head.scheme == "ModelOptLinearMethod" and not head.ok
+    assert all(layer.ok for layer in rep.layers if layer is not head)

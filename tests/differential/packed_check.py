@@ -64,6 +64,11 @@ EXPECTED: dict[tuple[str, str], str] = {
                                "model_type deepseek, or no qk_nope / qk_rope head dims); fp8check keeps "
                                "LLAMA_PACKED's entry, which an MLA checkpoint (no k_proj / v_proj) never meets"
        for a in _DEEPSEEK},
+    **{("Qwen3OmniMoeForConditionalGeneration", f"dropped:{kind}:{part}."): (
+        "qwen3_omni_moe_thinker.py's mapper drops the prefixes talker. and code2wav. (the speech generator, never "
+        "built); fp8check drops the names holding them (Arch.spec_substrings; spec_prefix holds one prefix): the "
+        "same names, as no thinker tensor holds either")
+       for kind in ("prefix", "substr") for part in ("talker", "code2wav")},
     **{(a, "packed:fused_qkv_a_proj"): "deepseek_v2.py's __init__ adds fused_qkv_a_proj (q_a_proj + "
                                        "kv_a_proj_with_mqa) when config.q_lora_rank is set; fp8check builds it from "
                                        "Arch.mla"

@@ -781,6 +781,55 @@ FAMILIES.update({
                     "vision_config": {**_QWEN_VISION, "model_type": "exaone4_5_vision", "num_key_value_heads": 4,
                                       "fullatt_block_indexes": [0], "window_size": 112}}),
 })
+# GLM-4.7-Flash: GLM-4.7-Flash's MLA widths (q-LoRA 768, 192 + 64 query / key heads, 256-wide values; transformers'
+# Glm4MoeLiteConfig aliases head_dim to qk_rope_head_dim), a dense layer 0, GLM-4.5's sigmoid-routed MoE with a shared
+# expert on layers 1-2, one MTP layer after them (a few of its tensors; transformers' class builds none).
+_GLM47_FLASH = dict(num_hidden_layers=3, moe_intermediate_size=1024, first_k_dense_replace=1,
+                    mlp_layer_types=["dense", "sparse", "sparse"], num_key_value_heads=16, q_lora_rank=768,
+                    kv_lora_rank=512, qk_nope_head_dim=192, qk_rope_head_dim=64, head_dim=64, v_head_dim=256,
+                    n_routed_experts=8, n_shared_experts=1, num_experts_per_tok=2, n_group=1, topk_group=1,
+                    norm_topk_prob=True, routed_scaling_factor=1.8, topk_method="noaux_tc", num_nextn_predict_layers=1)
+_GLM47_FLASH_MTP = {"model.layers.3.eh_proj.weight": (BASE["hidden"], 2 * BASE["hidden"]),
+                    "model.layers.3.self_attn.q_a_proj.weight": (768, BASE["hidden"]),
+                    **{f"model.layers.3.mlp.experts.0.{leaf}.weight": (1024, BASE["hidden"])
+                       for leaf in ("gate_proj", "up_proj")},
+                    "model.layers.3.mlp.experts.0.down_proj.weight": (BASE["hidden"], 1024)}
+# Qwen3-Omni-30B-A3B (transformers' Qwen3OmniMoeForConditionalGeneration: thinker, talker, code2wav): the thinker's
+# Qwen3-MoE text model, a two-block vision tower with one deepstack merger, a two-layer audio tower of the release's
+# widths (20 heads of 64: not a divisor of TP 8), a one-layer talker and code2wav. The audio tower, talker and
+# code2wav stay BF16 (llm-compressor's Qwen3-Omni recipes ignore them; vLLM builds the audio tower unquantized).
+_QWEN3_OMNI_TEXT = _text_config("qwen3_omni_moe_text", num_experts=8, num_experts_per_tok=2, moe_intermediate_size=1024,
+                                decoder_sparse_step=1, mlp_only_layers=[], norm_topk_prob=True,
+                                tie_word_embeddings=False)
+_QWEN3_OMNI = dict(
+    thinker_config=dict(
+        text_config=_QWEN3_OMNI_TEXT,
+        vision_config=dict(_QWEN_VISION, model_type="qwen3_omni_moe_vision_encoder", depth=2,
+                           deepstack_visual_indexes=[0], patch_size=16, num_position_embeddings=2304, image_size=768,
+                           apply_vit_abs_pos_embed=True),
+        audio_config=dict(model_type="qwen3_omni_moe_audio_encoder", d_model=1280, encoder_attention_heads=20,
+                          encoder_ffn_dim=5120, encoder_layers=2, output_dim=BASE["hidden"], num_mel_bins=128,
+                          downsample_hidden_size=480, max_source_positions=1500)),
+    talker_config=dict(text_config=dict(hidden_size=1024, intermediate_size=2048, num_hidden_layers=1,
+                                        num_attention_heads=16, num_key_value_heads=2, head_dim=64, num_experts=8,
+                                        num_experts_per_tok=2, moe_intermediate_size=384,
+                                        shared_expert_intermediate_size=768, vocab_size=3072),
+                       code_predictor_config=dict(hidden_size=1024, intermediate_size=3072, num_hidden_layers=1,
+                                                  num_attention_heads=16, num_key_value_heads=8, head_dim=128,
+                                                  num_code_groups=4),
+                       num_code_groups=4, thinker_hidden_size=BASE["hidden"], accept_hidden_layer=1,
+                       spatial_merge_size=2),
+    code2wav_config=dict(hidden_size=1024, num_hidden_layers=1, num_attention_heads=16, num_key_value_heads=16,
+                         intermediate_size=3072, decoder_dim=256, num_quantizers=4),
+    enable_audio_output=True)
+FAMILIES.update({
+    "glm-4.7-flash": (dict(architecture="Glm4MoeLiteForCausalLM", model_type="glm4_moe_lite", **_HF,
+                           extra_tensors=_GLM47_FLASH_MTP), _GLM47_FLASH),
+    "qwen3-omni": (dict(architecture="Qwen3OmniMoeForConditionalGeneration", model_type="qwen3_omni_moe", **_HF,
+                        sizes_in_text_config=True,
+                        ignore=("thinker.lm_head", "re:.*audio_tower.*", "re:talker.*", "re:code2wav.*")),
+                   _QWEN3_OMNI),
+})
 QUANTS = ("ct-fp8-block", "fp8-block", "ct-fp8-dynamic", "modelopt-fp8")
 # The other formats of the format issue: stored ones, and a bf16 checkpoint under each online --quantization.
 FORMAT_QUANTS = ("modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc", "quark-fp8-block", "inc-fp8-block",

@@ -94,6 +94,7 @@ class ModelConfig(NamedTuple):
     vision_hidden_size: int | None = None   # vision_config: hidden size of the vision tower
     vision_intermediate_size: int | None = None
     audio_hidden_size: int | None = None    # audio_config (Gemma-4)
+    audio_heads: int | None = None          # audio_config's encoder_attention_heads (Qwen3-Omni's audio tower)
     # The FusedMoE routing (and Kimi-K3's activation) keys model files read (ROUTER_KEYS), as stored.
     router_keys: tuple[tuple[str, object], ...] = ()
     sliding: SlidingKeys = SlidingKeys()
@@ -154,7 +155,11 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
     when config.json has none (vLLM's transformers_utils/config.py)."""
     if not isinstance(doc, dict):
         raise ConfigError(f"{where} must be a JSON object, got {type(doc).__name__}")
-    text = doc.get("text_config")
+    # Qwen3-Omni nests the thinker's text, vision and audio configs in thinker_config (vLLM builds the thinker only;
+    # transformers' Qwen3OmniMoeConfig.get_text_config, which vLLM's hf_text_config is, returns its text_config).
+    thinker = doc.get("thinker_config")
+    multimodal = thinker if isinstance(thinker, dict) else doc
+    text = multimodal.get("text_config")
     # Multimodal configs keep the decoder's sizes in text_config; quantization_config stays at the top.
     sizes = text if isinstance(text, dict) and "hidden_size" in text else doc
 
@@ -188,8 +193,8 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
     heads = opt_int("num_attention_heads")
     # MiniMax-M3 names its dense MLP's width dense_intermediate_size (intermediate_size is the experts').
     dense = "dense_intermediate_size" if "dense_intermediate_size" in sizes else "intermediate_size"
-    vision = doc.get("vision_config") if isinstance(doc.get("vision_config"), dict) else {}
-    audio = doc.get("audio_config") if isinstance(doc.get("audio_config"), dict) else {}
+    vision = multimodal.get("vision_config") if isinstance(multimodal.get("vision_config"), dict) else {}
+    audio = multimodal.get("audio_config") if isinstance(multimodal.get("audio_config"), dict) else {}
     return ModelConfig(
         architectures=tuple(archs),
         model_type=model_type,
@@ -235,6 +240,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         vision_hidden_size=opt_int("hidden_size", vision),
         vision_intermediate_size=opt_int("intermediate_size", vision),
         audio_hidden_size=opt_int("hidden_size", audio),
+        audio_heads=opt_int("encoder_attention_heads", audio),
         router_keys=tuple((key, sizes[key]) for key in ROUTER_KEYS if isinstance(sizes.get(key), (str, bool, int))),
         sliding=_sliding_keys(sizes, model_type, opt_int, where),
         **_text_model(text if isinstance(text, dict) else None, where),

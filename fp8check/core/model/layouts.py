@@ -47,6 +47,9 @@ GENERIC = "generic"
 # packed_modules_mapping of llama.py, mistral.py, qwen2/3(.py, _moe.py), gemma*.py, mixtral.py, llama4.py, ...
 LLAMA_PACKED: dict[str, tuple[str, ...]] = {"qkv_proj": ("q_proj", "k_proj", "v_proj"),
                                             "gate_up_proj": ("gate_proj", "up_proj")}
+# Arch.quant_prefixes of a model file that builds its ParallelLMHead with no prefix: the head (under whatever name the
+# model maps it to) is "" to get_quant_method, which no ignore / exclude entry names.
+NO_HEAD_PREFIX = (("regex", r"^(?:.*\.)?lm_head\.weight$", ".weight"),)
 # The class name vLLM builds each style with (routers are GateLinear, a ReplicatedLinear subclass).
 ROW, COLUMN, REPLICATED, TORCH_LINEAR = "RowParallelLinear", "ColumnParallelLinear", "ReplicatedLinear", "nn.Linear"
 FUSED_QKV_A = "DeepSeekV2FusedQkvAProjLinear"
@@ -66,6 +69,10 @@ class Tower(NamedTuple):
     packed: dict[str, tuple[str, ...]] = LLAMA_PACKED
     unquantized: tuple[str, ...] = ()
     vision_heads: bool = False                # its QKV splits by vision_config's heads, not the text model's
+    audio_heads: bool = False                 # its QKV splits by audio_config's encoder_attention_heads
+    # True: every linear is built with disable_tp at a TP size that does not divide audio_config's
+    # encoder_attention_heads (qwen3_omni_moe_thinker.py Qwen3OmniMoeAudioAttention / EncoderLayer)
+    disable_tp_unless_heads_divide: bool = False
     quantized: bool = True                    # False: the model passes quant_config=None to the whole tower
     # gemma4_mm.py _get_tower_quant_config: the tower keeps the quant config for bitsandbytes / torchao /
     # compressed-tensors, and for any other method only when its sizes are multiples of 64 ("vision" / "audio").
@@ -295,7 +302,8 @@ class Arch(NamedTuple):
     hf_to_vllm: tuple[tuple[str, str, str], ...] = ()
     # Renames (as hf_to_vllm's) from vLLM's module name to the prefix the model file hands the layer, where the two
     # differ: what get_quant_method matches the config's lists against. exaone.py builds `self.transformer` with
-    # prefix "model" (model.h.N...); exaone_moe.py builds its ParallelLMHead with no prefix ("": no list names it).
+    # prefix "model" (model.h.N...); exaone_moe.py and qwen3_omni_moe_thinker.py build their ParallelLMHead with no prefix
+    # ("": no list names it; NO_HEAD_PREFIX).
     quant_prefixes: tuple[tuple[str, str, str], ...] = ()
     # True: Mistral-Large-4's MLA (models/mistral/nvidia/attention.py MistralMLAAttention): the MLAAttention is
     # `self_attn.attn`, its latent cache kv_lora_rank + qk_rope_head_dim wide on NoPE layers too (whose
@@ -486,6 +494,17 @@ ARCHITECTURES.update({
     "Glm4vMoeForConditionalGeneration": ARCHITECTURES["Glm4MoeForCausalLM"]._replace(source="vllm:glm4_1v.py",
                                                                                      towers=(_GLM4V_VISUAL,)),
 })
+# GLM-4.7-Flash (glm4_moe_lite.py Glm4MoeLiteForCausalLM, registered 0.25-0.34; 0.33 -> 0.34 changed only ROCm AITER's
+# fused shared experts, per layer from 0.34): DeepSeek-V2's MLA (Glm4MoeLiteMLAAttention is deepseek_v2.py's
+# DeepseekV2MLAAttention: q_a_proj + kv_a_proj_with_mqa -> fused_qkv_a_proj where q_lora_rank is set, q_b_proj /
+# kv_b_proj column, o_proj row; config/model.py's use_mla lists glm4_moe_lite) and GLM-4.5's MoE (Glm4MoeLite is
+# glm4_moe.py's Glm4MoE: the router mlp.gate a torch nn.Linear until 0.30, a GateLinear without quant_config from
+# 0.31, sigmoid grouped routing with the e_score_correction_bias, renormalize=config.norm_topk_prob, experts and
+# shared_experts with the quant config) on the layers from first_k_dense_replace; load_weights skips the MTP layers
+# past num_hidden_layers (get_spec_layer_idx_from_weight_name; Glm4MoeLiteMTP is the draft). packed_modules_mapping:
+# gate_up_proj, plus fused_qkv_a_proj (Arch.mla) and qkv_proj only for a config without MLA head dims (use_mha).
+ARCHITECTURES["Glm4MoeLiteForCausalLM"] = ARCHITECTURES["Glm4MoeForCausalLM"]._replace(
+    source="vllm:glm4_moe_lite.py", mla=True, packed={"gate_up_proj": LLAMA_PACKED["gate_up_proj"]})
 
 # Qwen3-Next (qwen3_next.py) and Qwen3.5 (qwen3_5.py; 0.34 on CUDA vllm/models/qwen3_5/nvidia/model.py, the same
 # modules): gated-delta-net layers (linear_attn: in_proj_qkvz and in_proj_ba MergedColumnParallelLinear, conv1d an
@@ -510,6 +529,37 @@ ARCHITECTURES.update({
     "Qwen3_5MoeForConditionalGeneration": Arch("vllm:qwen3_5.py", packed={**_QWEN_VL_PACKED, **_QWEN35_PACKED},
                                                towers=(_QWEN3_VISUAL,), hf_to_vllm=_QWEN3_VL_NAMES, **_GDN),
 })
+
+# Qwen3-Omni (registry.py 0.25-0.34: Qwen3OmniMoeForConditionalGeneration -> qwen3_omni_moe_thinker.py
+# Qwen3OmniMoeThinkerForConditionalGeneration; 0.33 -> 0.34 changed the processor and an audio config default, not
+# the modules). vLLM builds the thinker only: its hf_to_vllm_mapper maps thinker.model. / thinker.lm_head. under
+# language_model., strips "thinker." from the towers, and maps every talker. and code2wav. tensor to None.
+# - Qwen3OmniMoeAudioEncoder (audio_tower), every linear without quant_config: q / k / v -> qkv_proj (its own
+#   mapper's orig_to_new_stacked; a QKVParallelLinear over encoder_attention_heads, every head a KV head), out_proj
+#   row, fc1 column, fc2 row (all with disable_tp where the heads do not divide TP), conv_out / proj1 / proj2
+#   ReplicatedLinear.
+# - Qwen3Omni_VisionTransformer (visual), with the quant config: Qwen3-VL's blocks (attn.qkv stored fused, a
+#   QKVParallelLinear over the vision heads, attn.proj row, mlp.linear_fc1 column / linear_fc2 row); merger and
+#   merger_list.N: mlp.0 ColumnParallelLinear, mlp.2 RowParallelLinear (Qwen2.5-VL's names).
+# - Qwen3MoeLLMForCausalLM (a Qwen3MoeForCausalLM over thinker_config.text_config): the router mlp.gate built with
+#   the quant config, renormalize=config.norm_topk_prob (Qwen3OmniMoeTextConfig's default true); its ParallelLMHead
+#   takes the quant config without a prefix (NO_HEAD_PREFIX): ModelOpt, which quantizes heads, quantizes it whatever its
+#   exclude_modules say.
+_QWEN3_OMNI_AUDIO = Tower("vllm:qwen3_omni_moe_thinker.py", ("thinker.audio_tower.", "audio_tower."),
+                          packed={"qkv_proj": LLAMA_PACKED["qkv_proj"]}, audio_heads=True, quantized=False,
+                          disable_tp_unless_heads_divide=True,
+                          styles={"out_proj": ROW, "fc1": COLUMN, "fc2": ROW, "conv_out": REPLICATED,
+                                  "proj1": REPLICATED, "proj2": REPLICATED})
+_QWEN3_OMNI_VISUAL = _QWEN3_VISUAL._replace(source="vllm:qwen3_omni_moe_thinker.py",
+                                            roots=("thinker.visual.", "visual."),
+                                            styles={**_QWEN3_VISUAL.styles, "mlp.0": COLUMN, "mlp.2": ROW})
+ARCHITECTURES["Qwen3OmniMoeForConditionalGeneration"] = ARCHITECTURES["Qwen3MoeForCausalLM"]._replace(
+    source="vllm:qwen3_omni_moe_thinker.py", packed=_QWEN_VL_PACKED, towers=(_QWEN3_OMNI_AUDIO, _QWEN3_OMNI_VISUAL),
+    router=Router(renormalize=("norm_topk_prob", True)), spec_substrings=("talker.", "code2wav."),
+    quant_prefixes=NO_HEAD_PREFIX,
+    hf_to_vllm=(("prefix", "thinker.lm_head.", "language_model.lm_head."),
+                ("prefix", "thinker.model.", "language_model.model."), ("prefix", "thinker.", ""),
+                ("prefix", "model.", "language_model.model."), ("prefix", "lm_head.", "language_model.lm_head.")))
 
 # Qwen4-Exp (vllm.models.qwen4_exp, registered 0.29-0.34, read from 0.33 / 0.34: __init__.py resolves nvidia/model.py
 # on CUDA and CPU, amd/model.py on ROCm, and refuses XPU / TPU on import, IMPORT_REFUSALS). Qwen3.5's gated-delta-net
@@ -965,7 +1015,7 @@ ARCHITECTURES["Exaone4ForCausalLM"] = Arch("vllm:exaone4.py")
 ARCHITECTURES["ExaoneMoeForCausalLM"] = Arch(
     "vllm:exaone_moe.py", unquantized=("mlp.gate",), spec_prefix="mtp.", layer_swiglu_limits=True,
     router=Router("sigmoid", ("norm_topk_prob", True), ("n_group", 1), True),
-    quant_prefixes=(("regex", r"^lm_head\.weight$", ".weight"),))
+    quant_prefixes=NO_HEAD_PREFIX)
 ARCHITECTURES["ExaoneMoEForCausalLM"] = ARCHITECTURES["ExaoneMoeForCausalLM"]
 
 # EXAONE-4.5 (exaone4_5.py Exaone4_5_ForConditionalGeneration, registered 0.25-0.34, unchanged 0.33 -> 0.34): a

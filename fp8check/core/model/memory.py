@@ -185,7 +185,7 @@ def weight_footprint(tensors: dict[str, TensorInfo], config: ModelConfig, layout
         if quantized_online:  # a module loads all its shards in bf16, then quantizes them
             peak = max(peak, sum(stored_bytes(shard.weight, model_bytes) for shard in module.shards))
         key = (module.layer_type, module.input_size, module.output_sizes, module.heads, module.tp_split,
-               quantized_online)
+               module.split_heads, quantized_online)
         if key not in groups:
             row = module.layer_type == "RowParallelLinear"
             split = [i for i in infos if i.numel > 1 and (not row or (len(i.shape) == 2 and i.shape[1] > 1))]
@@ -238,7 +238,7 @@ def weight_bytes_per_rank(footprint: WeightFootprint, tp: int, ep: bool) -> int:
         total += -(-padded // tp) * row_bytes
     for group in footprint.linears:
         module = group.module
-        layout = tp_layout(module, tp if module.tp_split else 1)
+        layout = tp_layout(module, module.tp_size(tp))
         full = sum(module.output_sizes) * module.input_size
         held = sum(layout.output_partition_sizes) * layout.input_size_per_partition
         share = 1.0 if layout.error or not full else held / full

@@ -62,6 +62,8 @@ class LinearModule(NamedTuple):
     fused: bool = False       # the name is a packed_modules_mapping key: ignore/targets also ask its shards
     unquantized: str | None = None  # why vLLM builds it without a quant method (router, tower), if it does
     tp_split: bool = True     # False: built with disable_tp (DeepSeek's fused_qkv_a_proj), or a torch nn.Linear
+    # A head count: built with disable_tp at a TP size that does not divide it (Tower.disable_tp_unless_heads_divide)
+    split_heads: int | None = None
     dequantized: tuple[str, ...] = ()  # shards vLLM's loader dequantizes to BF16 when stored in FP8
     whole_parts: tuple[int, ...] = ()  # fused parts every TP rank holds whole (Arch.replicated_shards)
     # (its name, its shards' names) in vLLM's model where the model's hf_to_vllm_mapper renames them (Arch.hf_to_vllm):
@@ -72,6 +74,10 @@ class LinearModule(NamedTuple):
     @property
     def leaf(self) -> str:
         return self.name.rsplit(".", 1)[-1]
+
+    def tp_size(self, tp: int) -> int:
+        """The TP size vLLM splits the module over at `tp`: 1 where it is built with disable_tp."""
+        return tp if self.tp_split and not (self.split_heads and self.split_heads % tp) else 1
 
 
 class MoEModule(NamedTuple):
@@ -212,8 +218,8 @@ def _skip_reason(arch: Arch, config: ModelConfig, prefix: str) -> str:
         return (f"the indexer of a dense MLA layer (its layer_types entry is no sparse one): {arch.source[5:]} builds "
                 "no indexer there and its loader skips these tensors")
     if prefix in arch.spec_substrings:
-        return (f"{arch.source[5:]}'s hf_to_vllm_mapper drops every name holding '{prefix}' (an MTP block or a tower "
-                "this model class does not build): vLLM's main model never loads it")
+        return (f"{arch.source[5:]}'s hf_to_vllm_mapper drops every name holding '{prefix}' (an MTP block, a tower "
+                "or a speech generator this model class does not build): vLLM's main model never loads it")
     if prefix == arch.spec_prefix:
         return (f"MTP block: {arch.source[5:]}'s hf_to_vllm_mapper drops '{prefix}...', so vLLM's main model never "
                 "loads it; it loads only as the speculative-decoding draft model")
@@ -393,9 +399,11 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
     if layer_type == "QKVParallelLinear" and tower is None and arch.indexer_class and len(shards) > 3:
         layer_type = arch.indexer_class
     if layer_type in QKV_CLASSES:
-        heads = (_vision_heads(config, widths) if tower is not None and tower.vision_heads
-                 else _heads(_layer_config(config, name), widths[:3], gated=arch.q_gate,
-                             per_layer=arch.layer_geometry))
+        if tower is not None and (tower.vision_heads or tower.audio_heads):
+            heads = (_tower_heads(config.audio_heads, None, widths) if tower.audio_heads
+                     else _tower_heads(config.vision_heads, config.vision_kv_heads, widths))
+        else:
+            heads = _heads(_layer_config(config, name), widths[:3], gated=arch.q_gate, per_layer=arch.layer_geometry)
         if len(shards) == 1 and heads:  # stored already fused (Phi-3 qkv_proj, Qwen-VL visual attn.qkv)
             num_heads, num_kv, head_dim = heads
             widths = (num_heads * head_dim, num_kv * head_dim, num_kv * head_dim)
@@ -407,6 +415,8 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
     return LinearModule(name, layer_type, shards, k, widths, heads, layout=(tower or arch).source, fused=fused,
                         unquantized=unquantized,
                         tp_split=layer_type not in (FUSED_QKV_A, TORCH_LINEAR) and not replicated,
+                        split_heads=config.audio_heads if tower is not None and tower.disable_tp_unless_heads_divide
+                        else None,
                         dequantized=dequantized,
                         whole_parts=tuple(i for i, s in enumerate(shards) if s.name.rsplit(".", 1)[-1] in whole))
 
@@ -450,11 +460,11 @@ def _layer_config(config: ModelConfig, name: str) -> ModelConfig:
     return config._replace(num_attention_heads=config.heads_per_layer[index])
 
 
-def _vision_heads(config: ModelConfig, widths: tuple[int, ...]) -> tuple[int, int, int] | None:
-    """Vision attention: every head is a KV head (total_num_kv_heads = num_heads) unless vision_config names fewer
-    (EXAONE-4.5's EXAONE4_5_VisionAttention: num_key_value_heads), head_dim from the weight."""
-    heads = config.vision_heads
-    kv_heads = config.vision_kv_heads or heads
+def _tower_heads(heads: int | None, kv_heads: int | None, widths: tuple[int, ...]) -> tuple[int, int, int] | None:
+    """A tower's attention (vision, audio): every head is a KV head (total_num_kv_heads = num_heads) unless the
+    tower's config names fewer (EXAONE-4.5's EXAONE4_5_VisionAttention: num_key_value_heads), head_dim from the
+    weight."""
+    kv_heads = kv_heads or heads
     if not heads or not kv_heads:
         return None
     q_width = widths[0] if len(widths) == 3 else widths[0] * heads // (heads + 2 * kv_heads)

@@ -156,7 +156,7 @@ def rank_reads(module: LinearModule, layout: TPLayout, rank: int, block: tuple[i
     None for every other module (unquantized ones included)."""
     if not 0 <= rank < layout.tp:
         raise ValueError(f"rank {rank} is outside tensor-parallel size {layout.tp}")
-    if module.layer_type == "ReplicatedLinear" or not module.tp_split:
+    if module.layer_type == "ReplicatedLinear" or module.tp_size(layout.tp) != layout.tp:
         return _replicated(module, layout.tp, rank)
     if layout.error:
         raise ShardingError(layout.error.replace(LAYER, module.name))

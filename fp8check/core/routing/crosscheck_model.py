@@ -64,6 +64,9 @@ MODEL_STUB_RISKS = {
     "ShardQ workspace": "allocate_shardq_buffers a no-op (0.34's mla_attention.py): the symmetric-memory query "
                         "workspace of a sparse MLA layer at TP > 1 (Kimi-K3.1) needs a device and peers; a workspace "
                         "plays no part in any layer's method or backend",
+    "MLA prefill workspace": "meta-device buffers for the FlashInfer and TRT-LLM ragged MLA prefill backends (0.33 / "
+                             "0.34), which reserve one while the layer is built from the workspace manager the GPU "
+                             "model runner initializes; a buffer plays no part in any layer's method or backend",
     "HAS_TRITON (model runner)": "True while VllmConfig is built and the model constructed (config/vllm.py "
                                  "use_v2_model_runner, 0.30-0.33, a property the model file may read): a GPU install "
                                  "has Triton (a CPU one triton-cpu, as the CPU platform check assumes), so vLLM picks "
@@ -340,6 +343,34 @@ def _no_shardq_workspace() -> None:
         return
     if hasattr(mla_attention, "allocate_shardq_buffers"):
         mla_attention.allocate_shardq_buffers = lambda *args, **kwargs: None
+
+
+# The MLA prefill backends that reserve their workspace while an MLAAttention is built (v1/attention/backends/mla/
+# prefill, 0.33 / 0.34): FlashInfer, and TRT-LLM ragged (SM100's pick for GLM-4.7-Flash's 192 + 64 / 256 heads).
+_WORKSPACE_PREFILL_MODULES = ("flashinfer", "trtllm_ragged")
+
+
+class _MetaWorkspace:
+    """current_workspace_manager()'s stand-in for those backends: every buffer asked for, on the meta device."""
+
+    @staticmethod
+    def get_simultaneous(*shapes_and_dtypes):
+        import torch
+
+        return [torch.empty(shape, dtype=dtype, device="meta") for shape, dtype in shapes_and_dtypes]
+
+
+def _mla_prefill_workspace() -> None:
+    """Those prefill backends ask current_workspace_manager() for their buffer at construction, a manager the GPU
+    model runner initializes (init_workspace_manager), which this harness does not start: they are handed
+    _MetaWorkspace where the release has them (MODEL_STUB_RISKS); the backend and the layer are built as they are."""
+    for name in _WORKSPACE_PREFILL_MODULES:
+        try:
+            module = importlib.import_module(f"vllm.v1.attention.backends.mla.prefill.{name}")
+        except ImportError:
+            continue
+        if hasattr(module, "current_workspace_manager"):
+            module.current_workspace_manager = _MetaWorkspace
 
 
 class _StandInImpl:
@@ -837,6 +868,7 @@ def main() -> None:
         _stub_compiled_namespaces()
         _no_router_warmup()
         _no_shardq_workspace()
+        _mla_prefill_workspace()
         _stub_device_queries(sys.argv[1])
         _stub_flashinfer_probes(sys.argv[1])
         _guard_attention_impls()

@@ -145,7 +145,7 @@ def _faster_backends(report: InspectReport, ckpt: Checkpoint, options: InspectOp
         if module.name not in slow:
             continue
         assignment = assign(module, quant)
-        layout = tp_layout(module, options.tp if module.tp_split else 1)
+        layout = tp_layout(module, module.tp_size(options.tp))
         key = (assignment, layout, uses_e8m0_scales(module))
         if key not in answers:
             answers[key] = first_native(*key)
