@@ -217,6 +217,49 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("HYV4ForCausalLM", "dropped:prefix:model.mtp_layers."): "models/hy_v4 HYV4ForCausalLM.load_weights drops "
                                                              "model.mtp_layers.* with a WeightsMapper of its own "
                                                              "(drop_mapper), not its hf_to_vllm_mapper",
+    **{(a, f"packed:{name}"): (
+        "models/deepseek_v41/nvidia/vl_model.py's DeepseekV41ForCausalLM declares no packed_modules_mapping in 0.33 "
+        "(0.34 and amd/vl_model.py: V4's three) and its text model (DeepseekV41LLMForCausalLM, not SupportsQuant) "
+        "never hands its own to the quant config; deepseek_v4/vl_stub.py's CPU class (0.33 / 0.34) declares none and "
+        "raises in __init__ (fp8check's CONSTRUCTION_REFUSALS): fp8check expands the fused names as 0.34 / ROCm do "
+        "(not modelled: 0.33's CUDA ignore-list matching of a list naming only w1 / w3 or wq_a / wkv)")
+       for a in ("DeepseekV41ForCausalLM", "DeepseekV4ForConditionalGeneration")
+       for name in ("gate_up_proj", "fused_wqa_wkv", "fused_wkv_wgate")},
+    **{(a, "tower packed:wqkv"): "the V4 ViT's wqkv is stored fused under the name vLLM builds (deepseek_v4/common/"
+                                 "vision.py QKVParallelLinear, quant_config=None): matched by its own name, the same "
+                                 "answer; deepseek_v41's classes and the CPU stub list no entry"
+       for a in ("DeepseekV41ForCausalLM", "DeepseekV4ForConditionalGeneration")},
+    **{("DeepseekV4ForConditionalGeneration", f"packed:{name}"): (
+        "deepseek_v4/common/vl_model.py lists the vision encoder's wqkv and w1 as one-shard entries (stored fused, "
+        "built with quant_config=None): fp8check's tower fuses wqkv alike and keeps mlp.w1 under its own name, the "
+        "same answer; an entry `w1` beside the text model's gate_up_proj = (w1, w3) would make fp8check fuse the "
+        "shared experts' w1 alone") for name in ("w1", "wqkv")},
+    **{(a, "dropped:substr:mtp."): (
+        "the VL classes build their hf_to_vllm_mapper in __init__ (deepseek_v4/common/vl_model.py, deepseek_v41 "
+        "nvidia/ amd/vl_model.py _make_deepseek_v4_vl_weights_mapper: the text mapper re-rooted under "
+        "language_model., \"mtp.\" mapped to None); this check reads the class attribute")
+       for a in ("DeepseekV41ForCausalLM", "DeepseekV4ForConditionalGeneration")},
+    **{(a, "renames"): (
+        "the VL classes build their hf_to_vllm_mapper in __init__ (the text mapper re-rooted under language_model.); "
+        "the class attribute this check reads is absent (CUDA, CPU) or amd/vl_model.py's prefixes only. fp8check "
+        "keeps the text model's renames (model.*), which name modules and map lists alike (not modelled: "
+        "configure_quant_config maps the lists with the class attribute only, so on CUDA vLLM leaves them unmapped)")
+       for a in ("DeepseekV41ForCausalLM", "DeepseekV4ForConditionalGeneration")},
+    ("Glm4vForConditionalGeneration", "packed:gate_up_proj"): (
+        "glm4_1v.py Glm4vForConditionalGeneration maps gate_up_proj to itself (the text MLP's gate_up_proj is stored "
+        "fused: matched by its own name either way); the tower's gate_proj / up_proj, which Glm4vVisionTransformer's "
+        "orig_to_new_stacked fuses, are then not expanded by vLLM's ignore-list matching, which fp8check does (not "
+        "modelled: a list naming only the tower's gate_proj / up_proj differs)"),
+    **{(a, "tower packed:qkv"): "Glm4vVisionAttention's qkv is stored fused under the name vLLM builds (glm4_1v.py "
+                                "QKVParallelLinear): matched by its own name, the same answer"
+       for a in ("Glm4vForConditionalGeneration", "Glm4vMoeForConditionalGeneration")},
+    ("Step5ForCausalLM", "dropped:regex:^vit_large_projector\\.weight$"): (
+        "models/step5/nvidia/model.py's mapper drops a stray vit_large_projector.weight (and load_weights the prefix "
+        "vision_model.), names of the VL export a Step5ForCausalLM checkpoint does not hold; Arch has no regex drop"),
+    ("Step5ForCausalLM", "renames"): (
+        "ROCm from 0.34 resolves models/step5/amd/model.py, whose mapper also moves .self_attn.sparse_indexer_ under "
+        "self_attn.indexer: fp8check's rocm_layout (those layers built with quant_config=None, no list applies) "
+        "keeps Step3p5's share_expert substring, while this check reads the CUDA entry"),
     ("MiMoV2FlashForCausalLM", "dropped:substr:mtp"): "mimo_v2.py MiMoV2Model.load_weights skips every name holding "
                                                       "\"mtp\" itself (`if \"mtp\" in name: continue`), no "
                                                       "hf_to_vllm_mapper",

@@ -483,16 +483,19 @@ ARCHITECTURES: dict[str, Arch] = {
 # built with the quant config: blocks.N.attn.qkv stored fused, a QKVParallelLinear over the vision heads, attn.proj
 # row, mlp gate / up -> gate_up_proj, down_proj row; merger.proj a ColumnParallelLinear, merger gate / up ->
 # gate_up_proj, down_proj row. Under compressed-tensors vLLM names the tower's attention qkv_proj (its prefix, "to
-# align with GLM-4.5V-FP8's quantization config"), which fp8check reports as attn.qkv.
+# align with GLM-4.5V-FP8's quantization config"), which fp8check reports as attn.qkv. Both classes' hf_to_vllm_mapper
+# moves lm_head., model.language_model. and model.visual. (_GLM4V_NAMES).
 _GLM4_TEXT = Arch("vllm:glm4.py", spec_layers="num_nextn_predict_layers", sliding=MODEL_WINDOW)
 _GLM4V_VISUAL = Tower("vllm:glm4_1v.py", ("visual.", "model.visual."), packed={**LLAMA_PACKED, "qkv": ("qkv",)},
                       vision_heads=True, styles={"attn.qkv": "QKVParallelLinear", "attn.proj": ROW,
                                                  "merger.proj": COLUMN})
+_GLM4V_NAMES = (_VL_TEXT[1], _VL_TEXT[0], ("prefix", "model.visual.", "visual."))
 ARCHITECTURES.update({
     "Glm4ForCausalLM": _GLM4_TEXT,
-    "Glm4vForConditionalGeneration": _GLM4_TEXT._replace(source="vllm:glm4_1v.py", towers=(_GLM4V_VISUAL,)),
-    "Glm4vMoeForConditionalGeneration": ARCHITECTURES["Glm4MoeForCausalLM"]._replace(source="vllm:glm4_1v.py",
-                                                                                     towers=(_GLM4V_VISUAL,)),
+    "Glm4vForConditionalGeneration": _GLM4_TEXT._replace(source="vllm:glm4_1v.py", towers=(_GLM4V_VISUAL,),
+                                                         hf_to_vllm=_GLM4V_NAMES),
+    "Glm4vMoeForConditionalGeneration": ARCHITECTURES["Glm4MoeForCausalLM"]._replace(
+        source="vllm:glm4_1v.py", towers=(_GLM4V_VISUAL,), hf_to_vllm=_GLM4V_NAMES),
 })
 # GLM-4.7-Flash (glm4_moe_lite.py Glm4MoeLiteForCausalLM, registered 0.25-0.34; 0.33 -> 0.34 changed only ROCm AITER's
 # fused shared experts, per layer from 0.34): DeepSeek-V2's MLA (Glm4MoeLiteMLAAttention is deepseek_v2.py's
@@ -595,11 +598,12 @@ _QWEN4_EXP = Arch(
     indexer_shards=("indexer.index_qk_proj",), indexer_backend="QWEN4_EXP_QSA_TRITON",
     indexer_alike="qwen4exp-indexer-alike", indexer_class=QSA_QKV_INDEXER, indexer_unfused_on=frozenset({"rocm"}))
 ARCHITECTURES.update({
-    "Qwen4ExpForCausalLM": _QWEN4_EXP,
-    # Qwen3_5ForConditionalGeneration's packed_modules_mapping (the tower's qkv) and Qwen3-VL's vision tower, built
-    # with the quant config.
+    # nvidia/model.py Qwen4ExpForCausalLM's hf_to_vllm_mapper: a VL checkpoint's model.language_model. -> model.
+    "Qwen4ExpForCausalLM": _QWEN4_EXP._replace(hf_to_vllm=(("prefix", "model.language_model.", "model."),)),
+    # Qwen3_5ForConditionalGeneration's packed_modules_mapping (the tower's qkv) and hf_to_vllm_mapper, and Qwen3-VL's
+    # vision tower, built with the quant config.
     "Qwen4ExpForConditionalGeneration": _QWEN4_EXP._replace(packed={**_QWEN_VL_PACKED, **_QWEN4_EXP_PACKED},
-                                                            towers=(_QWEN3_VISUAL,)),
+                                                            towers=(_QWEN3_VISUAL,), hf_to_vllm=_QWEN3_VL_NAMES),
 })
 
 # DeepSeek-V3.2 and GLM-5 (GlmMoeDsa): vllm.models.deepseek_v32 (0.33 and 0.34) resolves the class per platform:
@@ -814,11 +818,12 @@ _MOONVIT = Tower("vllm:kimi_k25_vit.py", ("vision_tower.",), packed={"wqkv": ("w
 _KIMI_K25_PROJECTOR = Tower("vllm:kimi_k25_vit.py", ("mm_projector.",), packed={},
                             styles={"proj.0": REPLICATED, "proj.2": REPLICATED},
                             unquantized_methods=("compressed-tensors",))
+# kimi_k25.py's hf_to_vllm_mapper (models/kimi_k3 nvidia/model.py and amd/model.py copy it for Kimi-K3).
+_KIMI_K25_NAMES = (("prefix", "language_model.layers.", "language_model.model.layers."),
+                   ("prefix", "mm_projector.proj.0", "mm_projector.linear_1"),
+                   ("prefix", "mm_projector.proj.2", "mm_projector.linear_2"))
 ARCHITECTURES["KimiK25ForConditionalGeneration"] = _DEEPSEEK_V3._replace(
-    source="vllm:kimi_k25.py", towers=(_MOONVIT, _KIMI_K25_PROJECTOR),
-    hf_to_vllm=(("prefix", "language_model.layers.", "language_model.model.layers."),
-                ("prefix", "mm_projector.proj.0", "mm_projector.linear_1"),
-                ("prefix", "mm_projector.proj.2", "mm_projector.linear_2")),
+    source="vllm:kimi_k25.py", towers=(_MOONVIT, _KIMI_K25_PROJECTOR), hf_to_vllm=_KIMI_K25_NAMES,
     vllm_names=(("mm_projector.proj.0", "mm_projector.linear_1"), ("mm_projector.proj.2", "mm_projector.linear_2")))
 
 
@@ -886,7 +891,7 @@ _KIMI_K3 = Arch(
     replicated_shards={"fused_qkv_a_g_proj": ("q_a_proj", "kv_a_proj_with_mqa"), "in_proj_qkvgfab": ("f_a_proj",)},
     spec_layers="num_nextn_predict_layers", sliding=MODEL_WINDOW, moe_activation=("hidden_act", "silu"),
     mla_self_attention=frozenset({"cuda", "cpu"}), towers=(_MOONVIT, _KIMI_K25_PROJECTOR),
-    router=ARCHITECTURES["KimiLinearForCausalLM"].router,
+    router=ARCHITECTURES["KimiLinearForCausalLM"].router, hf_to_vllm=_KIMI_K25_NAMES,
     vllm_names=(("language_model.layers.", "language_model.model.layers."),
                 (".self_attn.indexer.wq_b", ".self_attn.dsa_indexer.wq_index"),
                 (".self_attn.indexer.", ".self_attn.dsa_indexer."),
@@ -1055,18 +1060,27 @@ _PERCEPTION_ENCODER = Tower("vllm:step_vl.py", ("vision_model.", "model.vision_m
                             styles={"attn.qkv_proj": "QKVParallelLinear"}, renames=_OPENCLIP_NAMES)
 _STEP3P7_PROJECTOR = Tower("vllm:step3p7.py", ("vit_large_projector", "model.vit_large_projector"),
                            styles={"vit_large_projector": COLUMN})
+# step_vl.py / step3p7.py hf_to_vllm_mapper: OpenCLIP's names (orig_to_new_substr), then the prefixes.
+_OPENCLIP_RENAMES = tuple(("substr", old.removesuffix("."), new.removesuffix("."))
+                          for old, new in _OPENCLIP_NAMES)
+_STEP_VL_TEXT = (("prefix", "model.", "language_model.model."), _VL_TEXT[1])
 # StepVL (step_vl.py StepVLForConditionalGeneration, registered 0.30-0.34, the file unchanged 0.33 -> 0.34 but for a
 # message: Step3-VL-10B): the same tower and projector, saved at the checkpoint's top level, and the text model of
 # text_config's class (Qwen3ForCausalLM) from model.*.
 ARCHITECTURES["StepVLForConditionalGeneration"] = Arch(
     "vllm:step_vl.py", towers=(_PERCEPTION_ENCODER._replace(roots=("vision_model.",)),
                                _STEP3P7_PROJECTOR._replace(source="vllm:step_vl.py", roots=("vit_large_projector",))),
-    registered_text_model=True)
+    registered_text_model=True, hf_to_vllm=(*_OPENCLIP_RENAMES, *_STEP_VL_TEXT))
 # The text model's own load_weights applies Step3p5ForCausalLM's mapper after this one (share_expert ->
 # moe.share_expert).
 ARCHITECTURES["Step3p7ForConditionalGeneration"] = Arch(
     "vllm:step3p7.py", towers=(_PERCEPTION_ENCODER, _STEP3P7_PROJECTOR), registered_text_model=True,
-    vllm_names=((".share_expert.", ".moe.share_expert."),))
+    vllm_names=((".share_expert.", ".moe.share_expert."),),
+    hf_to_vllm=(*_OPENCLIP_RENAMES, *(("prefix", f"model.{part}", part) for part in (
+        "vision_model.", "vit_large_projector.", "vit_large_projector")),
+                ("prefix", "model.language_model.", "language_model.model."),
+                ("prefix", "model.language_model", "language_model.model"), _STEP_VL_TEXT[0], _VL_TEXT[1],
+                ("prefix", "lm_head", "language_model.lm_head")))
 
 # Step-3 (step3_text.py Step3TextForCausalLM, registered 0.30-0.34, the file unchanged 0.33 -> 0.34): one KV head;
 # load_weights narrows the checkpoint's q_proj (share_q_dim rows), k_proj and v_proj into qkv_proj, a ReplicatedLinear
@@ -1091,7 +1105,7 @@ _STEP3_VISION = Tower("vllm:step3_vl.py", ("vision_model.",), vision_heads=True,
                       styles={"self_attn.qkv_proj": "QKVParallelLinear"})
 _STEP3_PROJECTOR = Tower("vllm:step3_vl.py", ("vit_large_projector",), styles={"vit_large_projector": TORCH_LINEAR})
 ARCHITECTURES["Step3VLForConditionalGeneration"] = Arch("vllm:step3_vl.py", towers=(_STEP3_VISION, _STEP3_PROJECTOR),
-                                                        registered_text_model=True)
+                                                        registered_text_model=True, hf_to_vllm=_STEP_VL_TEXT)
 
 # Intern-S1 and transformers-format InternVL (interns1.py InternS1ForConditionalGeneration, registered 0.25-0.34 under
 # both names, the modules alike in every release, the file unchanged 0.31 -> 0.34): the text model is the class
@@ -1184,6 +1198,8 @@ ARCHITECTURES["Step5ForCausalLM"] = ARCHITECTURES["Step3p5ForCausalLM"]._replace
     router=Router(("moe_router_activation", "sigmoid"), ("norm_expert_weight", True), None, True),
     attention_backends={"qkv_indexer_proj": "STEP5_DSA", "qkv_proj": "FLASH_ATTN"},
     sparse_capabilities=(90, 100, 103), rocm_layout=("step5-rocm", _STEP5_ROCM),
+    # nvidia/model.py's hf_to_vllm_mapper: share_expert under moe unless it is there already.
+    hf_to_vllm=(("regex", r"(?<!\.moe)\.share_expert\.", ".moe.share_expert."),),
     sparse_group_error=("Step5 DSA kernels require 4, 8, or 16 local query heads per KV group, got {q} (num_heads="
                         "{heads}, tp_size={tp})."))
 
