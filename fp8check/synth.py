@@ -218,7 +218,10 @@ def linear_shapes(spec: Spec) -> dict[str, tuple[int, int]]:
 
 
 def _is_linear_weight(name: str, shape: tuple[int, ...]) -> bool:
-    return name.endswith(".weight") and len(shape) == 2 and not is_embedding(name)
+    """A 2-D weight that is no embedding and no norm (Cohere's per-head q_norm / k_norm [heads, head_dim], which the
+    exporters, quantizing linears only, keep in BF16)."""
+    return (name.endswith(".weight") and len(shape) == 2 and not is_embedding(name)
+            and not name[: -len(".weight")].endswith("norm"))
 
 
 _TRANSFORMERS_CACHE: dict[str, dict[str, tuple[int, ...]]] = {}
@@ -581,7 +584,29 @@ def _step3_text(spec: Spec) -> dict[str, tuple[int, int]]:
     return shapes
 
 
-HAND_NAMED = {"step3": _step3_text}
+def _decilm_text(spec: Spec) -> dict[str, tuple[int, int]]:
+    """Nemotron-NAS (DeciLM: Llama-3.x-Nemotron-Super / Ultra; remote code, no transformers class), Llama's names, one
+    layer per extra_config["block_configs"] entry: no attention where attention.no_op (else num_attention_heads //
+    n_heads_in_group KV heads), no MLP where ffn.no_op (else the width nemotron_nas.py reads: ffn_mult's
+    int(2 * ffn_mult * hidden / 3) rounded up to a multiple of 256, or else ffn.intermediate_size)."""
+    shapes: dict[str, tuple[int, int]] = {}
+    for i, block in enumerate(spec.extra_config["block_configs"][: spec.layers]):
+        p, attention, ffn = f"{spec.text_prefix}.layers.{i}", block["attention"], block["ffn"]
+        if not attention.get("no_op"):
+            kv = spec.heads // attention["n_heads_in_group"]
+            shapes.update({f"{p}.self_attn.q_proj": (spec.heads * spec.hd, spec.hidden),
+                           f"{p}.self_attn.k_proj": (kv * spec.hd, spec.hidden),
+                           f"{p}.self_attn.v_proj": (kv * spec.hd, spec.hidden),
+                           f"{p}.self_attn.o_proj": (spec.hidden, spec.heads * spec.hd)})
+        if not ffn.get("no_op"):
+            width = (-(-int(2 * ffn["ffn_mult"] * spec.hidden / 3) // 256) * 256 if "ffn_mult" in ffn
+                     else ffn["intermediate_size"])
+            shapes.update({f"{p}.mlp.gate_proj": (width, spec.hidden), f"{p}.mlp.up_proj": (width, spec.hidden),
+                           f"{p}.mlp.down_proj": (spec.hidden, width)})
+    return shapes
+
+
+HAND_NAMED = {"step3": _step3_text, "decilm": _decilm_text}
 
 
 def kimi_k3_tensors(config: dict) -> dict[str, tuple[int, ...]]:

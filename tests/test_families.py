@@ -39,6 +39,19 @@ QWEN4_EXP = dict(GDN_MOE, hc_count=4, hc_lowrank=64, ple_layer_ids=[1], ngram_vo
 QWEN4_EXP_SPEC = dict(architecture="Qwen4ExpForCausalLM", model_type="qwen4_exp_text", extra_config=QWEN4_EXP,
                       **dict(HF, ignore=("lm_head", "re:.*in_proj_(b|a)$", "re:.*hyper_connection",
                                          "re:.*ngram_embedding")))
+# Command-R with QK-norm (per-head LayerNorms) and a stored lm_head; Command-A / R7B: 3 sliding layers : 1 global, tied.
+COHERE_SPEC = dict(architecture="CohereForCausalLM", model_type="cohere", extra_config={"use_qk_norm": True}, **HF)
+COHERE2_SPEC = dict(architecture="Cohere2ForCausalLM", model_type="cohere2", layers=4, tie_embeddings=True,
+                    extra_config={"sliding_window": 512}, **HF)
+# Nemotron-NAS (remote code; Llama's names per block_configs): 2 KV heads and ffn_mult 2.625 (448 -> 512 wide), a
+# no-op attention with ffn_mult 1.3125 (256), 1 KV head with a no-op FFN, 4 KV heads with intermediate_size 768.
+NEMOTRON_NAS_BLOCKS = [
+    {"attention": {"no_op": False, "n_heads_in_group": 2}, "ffn": {"no_op": False, "ffn_mult": 2.625}},
+    {"attention": {"no_op": True, "n_heads_in_group": None}, "ffn": {"no_op": False, "ffn_mult": 1.3125}},
+    {"attention": {"no_op": False, "n_heads_in_group": 4}, "ffn": {"no_op": True}},
+    {"attention": {"no_op": False, "n_heads_in_group": 1}, "ffn": {"no_op": False, "intermediate_size": 768}}]
+NEMOTRON_NAS_SPEC = dict(architecture="DeciLMForCausalLM", model_type="nemotron-nas", names="decilm", layers=4,
+                         head_dim=128, extra_config={"block_configs": NEMOTRON_NAS_BLOCKS})
 # DeepSeek-V3.2 / GLM-5: MLA + MoE + the sparse-attention indexer (weights_proj BF16 as released).
 DSA = dict(num_hidden_layers=2, hidden_size=512, intermediate_size=1024, moe_intermediate_size=256,
            first_k_dense_replace=1, num_attention_heads=4, num_key_value_heads=4, q_lora_rank=256, kv_lora_rank=512,
@@ -827,6 +840,18 @@ FAMILIES = [
       "model.layers.3.attention.q_proj": ("ColumnParallelLinear", "vllm:bailing_moe_linear.py"),
       "model.layers.3.attention.kv_a_proj_with_mqa": ("ReplicatedLinear", "vllm:bailing_moe_linear.py"),
       "model.layers.3.attention.dense": ("RowParallelLinear", "vllm:bailing_moe_linear.py")}),
+    ("cohere", COHERE_SPEC, 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:commandr.py"),
+      "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:commandr.py"),
+      "model.layers.1.mlp.down_proj": ("RowParallelLinear", "vllm:commandr.py")}),
+    ("cohere2", COHERE2_SPEC, 2,
+     {"model.layers.3.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:commandr.py"),
+      "model.layers.0.self_attn.o_proj": ("RowParallelLinear", "vllm:commandr.py")}),
+    ("nemotron-nas", NEMOTRON_NAS_SPEC, 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:nemotron_nas.py"),
+      "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:nemotron_nas.py"),
+      "model.layers.3.mlp.down_proj": ("RowParallelLinear", "vllm:nemotron_nas.py"),
+      "lm_head": ("ParallelLMHead", "vllm:nemotron_nas.py")}),
     ("kimi-k3.1", kimi_k3_spec(dsa=True), 2,
      {"language_model.layers.2.self_attn.fused_qkv_a_proj": ("MergedColumnParallelLinear", "vllm:models/kimi_k3"),
       "language_model.layers.2.self_attn.g_proj": ("ColumnParallelLinear", "vllm:models/kimi_k3"),
@@ -2128,3 +2153,35 @@ def test_qwen3_omni_head_has_no_prefix_so_modelopt_quantizes_it_whatever_it_excl
     head = next(layer for layer in rep.layers if layer.name == "thinker.lm_head")
     assert head.scheme == "ModelOptLinearMethod" and not head.ok
     assert all(layer.ok for layer in rep.layers if layer is not head)
+
+
+def test_cohere_qk_norms_are_no_linears_and_a_stored_lm_head_is_dropped(make_checkpoint):
+    """commandr.py: use_qk_norm's q_norm / k_norm are LayerNorms of shape [heads, head_dim], no linears; the logits
+    are embed_tokens' and hf_to_vllm_mapper maps the "lm_head" prefix to None, so a stored head is never loaded."""
+    rep = inspect(make_checkpoint(data="sparse", **COHERE_SPEC))
+    assert not [layer.name for layer in rep.layers if layer.name.endswith(("norm", "lm_head"))]
+    assert [s.prefix for s in rep.skipped] == ["lm_head"] and "commandr.py" in rep.skipped[0].reason
+    assert rep.ok
+
+
+def test_cohere2_sliding_layers_take_the_window_plus_one(make_checkpoint):
+    """Cohere2Config fills layer_types from sliding_window_pattern (4: three sliding, then a global layer); commandr.py
+    CohereAttention hands those layers config.sliding_window + 1."""
+    rep = inspect(make_checkpoint(data="sparse", **COHERE2_SPEC))
+    assert [a.sliding_window for a in rep.attention] == [513, 513, 513, None] and rep.ok
+
+
+def test_nemotron_nas_blocks_drop_attention_or_ffn_and_keep_their_own_kv_heads_and_widths(make_checkpoint):
+    """nemotron_nas.py DeciLMDecoderLayer: no attention (nor KV cache) where attention.no_op, num_attention_heads //
+    n_heads_in_group KV heads elsewhere; the MLP's width from ffn_mult (rounded up to 256) or intermediate_size."""
+    rep = inspect(make_checkpoint(data="sparse", **NEMOTRON_NAS_SPEC))
+    assert [(a.name, a.num_kv_heads) for a in rep.attention] == [
+        ("model.layers.0.self_attn.attn", 2), ("model.layers.2.self_attn.attn", 1),
+        ("model.layers.3.self_attn.attn", 4)]
+    widths = {layer.name: layer.shape[0] for layer in rep.layers if layer.name.endswith("down_proj")}
+    assert widths == {"model.layers.0.mlp.down_proj": 256, "model.layers.1.mlp.down_proj": 256,
+                      "model.layers.3.mlp.down_proj": 256}
+    gate_up = {layer.name: layer.shape for layer in rep.layers if layer.name.endswith("gate_up_proj")}
+    assert gate_up == {"model.layers.0.mlp.gate_up_proj": (1024, 256), "model.layers.1.mlp.gate_up_proj": (512, 256),
+                       "model.layers.3.mlp.gate_up_proj": (1536, 256)}
+    assert rep.ok

@@ -830,6 +830,22 @@ FAMILIES.update({
                         ignore=("thinker.lm_head", "re:.*audio_tower.*", "re:talker.*", "re:code2wav.*")),
                    _QWEN3_OMNI),
 })
+# Nemotron-NAS's block_configs (nemotron_nas.py): GQA 4 KV heads with ffn_mult 2.625 (3584 wide), a no-op attention
+# (ffn_mult 1.3125: 1792, not a whole number of 128-blocks at TP 8), 2 KV heads with a no-op FFN, 8 KV heads with
+# ffn_mult 5.25 (7168).
+_NAS_BLOCKS = [{"attention": {"no_op": no_op, "replace_with_linear": False, "n_heads_in_group": group},
+                "ffn": {"no_op": ffn_mult is None, "replace_with_linear": False, "ffn_mult": ffn_mult}}
+               for no_op, group, ffn_mult in ((False, 4, 2.625), (True, None, 1.3125), (False, 8, None),
+                                              (False, 2, 5.25))]
+FAMILIES.update({
+    # Command-R (+ QK-norm, a stored lm_head vLLM drops) and Command-A / R7B (3 sliding : 1 global, tied embeddings).
+    "cohere": (dict(architecture="CohereForCausalLM", model_type="cohere", **_HF), {"use_qk_norm": True}),
+    "cohere2": (dict(architecture="Cohere2ForCausalLM", model_type="cohere2", tie_embeddings=True, **_HF),
+                {"sliding_window": 512}),
+    # Llama-3.x-Nemotron-Super / Ultra (remote code: synth's names="decilm", Llama's names per block_configs).
+    "nemotron-nas": (dict(architecture="DeciLMForCausalLM", model_type="nemotron-nas", names="decilm", layers=4),
+                     {"block_configs": _NAS_BLOCKS, "hidden_act": "silu", "rms_norm_eps": 1e-5}),
+})
 QUANTS = ("ct-fp8-block", "fp8-block", "ct-fp8-dynamic", "modelopt-fp8")
 # The other formats of the format issue: stored ones, and a bf16 checkpoint under each online --quantization.
 FORMAT_QUANTS = ("modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc", "quark-fp8-block", "inc-fp8-block",

@@ -326,6 +326,12 @@ class Arch(NamedTuple):
     # (first, second): the FusedMoEs a MoE layer's stored experts load into, the first half of the expert ids into
     # `first` and the rest, renumbered from 0, into `second` (ERNIE-4.5-VL's text and vision experts).
     split_experts: tuple[str, str] | None = None
+    # Tails of 2-D checkpoint weights that are norms, not linears (commandr.py's per-head q_norm / k_norm, a
+    # LayerNorm of shape [heads, head_dim]): listed with the other non-linear weights.
+    matrix_norms: tuple[str, ...] = ()
+    # Added to the window of each layer the model file hands a per_layer_sliding_window (commandr.py CohereAttention:
+    # config.sliding_window + 1).
+    window_offset: int = 0
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
@@ -1357,6 +1363,25 @@ ARCHITECTURES["MiMoV2FlashForCausalLM"] = Arch(
 # to None, before AutoWeightsLoader's skip_prefixes; mimo_mtp.py's MiMoMTP is the draft). Its config class
 # (configuration_mimo.py, remote code) is Qwen2Config's subclass: HF_WINDOWS["mimo"].
 ARCHITECTURES["MiMoForCausalLM"] = Arch("vllm:mimo.py", spec_prefix="model.mtp_layers.", **_QWEN2_MODEL)
+# Command-R / Command-R+ (CohereForCausalLM) and Command-R7B / Command-A (Cohere2ForCausalLM): both commandr.py
+# CohereForCausalLM (registered 0.25-0.34, 0.33 / 0.34 alike). CohereDecoderLayer runs attention and MLP in parallel
+# off one input_layernorm: q / k / v -> qkv_proj, o_proj row, gate / up -> gate_up_proj, down_proj row (Llama's
+# fusions). use_qk_norm (Command-R+) adds q_norm / k_norm, LayerNorms of shape [heads, head_dim] (2-D weights, no
+# linears). The logits are always embed_tokens' (LogitsProcessor with logit_scale, no ParallelLMHead whatever
+# tie_word_embeddings says); hf_to_vllm_mapper maps the "lm_head" prefix to None (a stored lm_head never loads) and
+# every name holding "_quantizer." (ModelOpt's quantizer state).
+# Cohere2's CohereAttention takes per_layer_sliding_window = config.sliding_window + 1 on the layers whose
+# config.layer_types entry is "sliding_attention" (Cohere2Config fills them from sliding_window_pattern, 4).
+_COHERE = Arch("vllm:commandr.py", spec_prefix="lm_head", spec_substrings=("_quantizer.",),
+               matrix_norms=("q_norm", "k_norm"), window_offset=1)
+ARCHITECTURES.update({"CohereForCausalLM": _COHERE, "Cohere2ForCausalLM": _COHERE})
+# Nemotron-NAS (nemotron_nas.py DeciLMForCausalLM, registered 0.25-0.34, 0.33 / 0.34 alike: Llama-3.x-Nemotron-Super
+# / Ultra; config class remote code, model_type nemotron-nas). One DeciLMDecoderLayer per config.block_configs entry:
+# llama.py's attention (q / k / v -> qkv_proj, o_proj row) with num_attention_heads // attention.n_heads_in_group KV
+# heads, none where attention.no_op (no Attention, no KV cache: HasNoOps); LlamaMLP (gate / up -> gate_up_proj,
+# down_proj row) of the block's own width (ffn_mult or intermediate_size), none where ffn.no_op. The KV heads of each
+# layer are read from its k_proj (layer_geometry); the ParallelLMHead is built with the quant config, as Llama's.
+ARCHITECTURES["DeciLMForCausalLM"] = Arch("vllm:nemotron_nas.py", layer_geometry=True)
 
 # vLLM's Transformers modelling backend (transformers/base.py recursive_replace, utils.py replace_linear_class)
 # serves the architectures registry.py lists in _TRANSFORMERS_SUPPORTED_MODELS: each nn.Linear of transformers'
@@ -1665,6 +1690,11 @@ def _exaone(index: int, keys: SlidingKeys, window: int | None) -> bool:
     return isinstance(pattern, int) and (index + 1) % pattern != 0
 
 
+def _cohere2(index: int, keys: SlidingKeys, window: int | None) -> bool:
+    """Cohere2Config: `bool((i + 1) % sliding_window_pattern)`, pattern 4 by default (three sliding, one full)."""
+    return bool((index + 1) % (keys.sliding_window_pattern or 4))
+
+
 def _from_max_window_layers(index: int, keys: SlidingKeys, window: int | None) -> bool:
     """Qwen2 / Qwen3 / Qwen2.5-VL: `sliding_window is not None and i >= max_window_layers`."""
     return window is not None and index >= keys.max_window_layers
@@ -1706,6 +1736,7 @@ HF_WINDOWS: dict[str, HFWindow] = {
     "exaone4": _EXAONE_WINDOW,
     "exaone4_5_text": _EXAONE_WINDOW,               # Exaone4_5_Config reads its text_config as exaone4
     "exaone_moe": _EXAONE_WINDOW,
+    "cohere2": HFWindow(4096, fills=_cohere2),       # Cohere2Config: sliding_window = 4096, pattern 4
 }
 # qwen2.py Qwen2Model.__init__ (0.28.0 / 0.33.0), verbatim.
 MIXED_WINDOWS = ("Sliding window for some but all layers is not supported. This model uses sliding window but "
@@ -1756,13 +1787,14 @@ def attention_windows(config: ModelConfig, arch: Arch | None) -> AttentionWindow
     if window is None:
         return AttentionWindows((None,) * layers)
     sliding = arch.sliding if arch is not None else LAYER_TYPES
+    arch_offset = arch.window_offset if arch is not None else 0
     model_window = window if layer_types is None or all(t == SLIDING for t in layer_types) else None
     windows = []
     for i in range(layers):
         if sliding == EVEN_LAYERS:
             per_layer = window if i % 2 == 0 else None
         elif sliding == LAYER_TYPES and layer_types is not None:
-            per_layer = window if layer_types[i] == SLIDING else None
+            per_layer = window + arch_offset if layer_types[i] == SLIDING else None
         else:
             per_layer = None
         windows.append(per_layer if per_layer is not None else model_window)

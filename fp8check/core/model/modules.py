@@ -164,7 +164,9 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
             skipped.setdefault(dropped, []).append(info)
         elif len(info.shape) == 2 and tail_match(name, arch.bare_linears):
             weights[name] = Shard(name=name, weight=info, side={})
-        elif name.endswith(".weight") and (len(info.shape) == 2 and not is_embedding(name) or len(info.shape) == 3
+        elif name.endswith(".weight") and (len(info.shape) == 2 and not is_embedding(name)
+                                           and not tail_match(name[: -len(".weight")], arch.matrix_norms)
+                                           or len(info.shape) == 3
                                            and tail_match(name[: -len(".weight")], arch.conv_linears)):
             weights[name[: -len(".weight")]] = Shard(name=name[: -len(".weight")], weight=info, side={})
         elif name.endswith(".weight"):
@@ -220,6 +222,9 @@ def _skip_reason(arch: Arch, config: ModelConfig, prefix: str) -> str:
     if prefix in arch.spec_substrings:
         return (f"{arch.source[5:]}'s hf_to_vllm_mapper drops every name holding '{prefix}' (an MTP block, a tower "
                 "or a speech generator this model class does not build): vLLM's main model never loads it")
+    if prefix == arch.spec_prefix and "mtp" not in prefix:
+        return (f"{arch.source[5:]}'s hf_to_vllm_mapper drops '{prefix}...' (a part this model class does not build): "
+                "vLLM's main model never loads it")
     if prefix == arch.spec_prefix:
         return (f"MTP block: {arch.source[5:]}'s hf_to_vllm_mapper drops '{prefix}...', so vLLM's main model never "
                 "loads it; it loads only as the speculative-decoding draft model")

@@ -624,6 +624,33 @@ def _remote_code_exaone_config(folder: str) -> None:
 REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2")
 
 
+class _ConfigBlock(dict):
+    """A block_configs entry as the remote config's dataclasses give it: its keys as attributes (a key the entry
+    lacks is no attribute: nemotron_nas.py tests hasattr(ffn, "ffn_mult")), JSON-serializable as a dict."""
+
+    def __getattr__(self, key):
+        try:
+            value = self[key]
+        except KeyError:
+            raise AttributeError(key) from None
+        return _ConfigBlock(value) if isinstance(value, dict) else value
+
+
+def _nemotron_nas_config(llama_config):
+    """A stand-in of Nemotron-NAS's remote DeciLMConfig (configuration_decilm.py, model_type nemotron-nas: a
+    LlamaConfig whose block_configs entries are dataclasses read as attributes by nemotron_nas.py, config/model.py
+    and NemotronNasModelArchConfigConvertor)."""
+
+    class DeciLMConfig(llama_config):
+        model_type = "nemotron-nas"
+
+        def __init__(self, block_configs=None, **kwargs):
+            super().__init__(**kwargs)
+            self.block_configs = [_ConfigBlock(block) for block in block_configs or ()]
+
+    return DeciLMConfig
+
+
 def _register_remote_code_configs() -> None:
     """Stand-ins of config classes only remote code defines: REMOTE_CODE_MODEL_TYPES as plain configs, and
     ERNIE-4.5-VL's (model_type ernie4_5_moe_vl, the hub's Ernie4_5_VLMoEConfig: flat text keys, its vision_config a
@@ -634,6 +661,8 @@ def _register_remote_code_configs() -> None:
     for model_type in REMOTE_CODE_MODEL_TYPES:
         transformers.AutoConfig.register(model_type, type(f"RemoteCode_{model_type}", (transformers.PretrainedConfig,),
                                                           {"model_type": model_type}), exist_ok=True)
+    if "nemotron-nas" not in transformers.CONFIG_MAPPING:
+        transformers.AutoConfig.register("nemotron-nas", _nemotron_nas_config(transformers.LlamaConfig))
     if "ernie4_5_moe_vl" in transformers.CONFIG_MAPPING:
         return
 
