@@ -179,7 +179,8 @@ MOE_STYLES = {
 ROUTER_LEAVES = (".mlp.gate", ".block_sparse_moe.gate", ".feed_forward.router", ".mlp.router", ".shared_expert_gate",
                  ".mixer.gate", ".router.proj", ".mlp.gate.wg",
                  ".moe.gate", ".mlp.router.gate",  # Nemotron-H, Gemma-4, Hunyuan, Step-3.5, HY-V3
-                 ".mlp.router.classifier")  # LongCat-Flash
+                 ".mlp.router.classifier",  # LongCat-Flash
+                 ".block_sparse_moe.router.layer")  # Granite MoE
 # Towers vLLM builds with quant_config=None (mllama4.py, step3_vl.py): the FP8 checkpoints keep them in BF16.
 BF16_TOWERS = {"llama4": ("vision_model.", "multi_modal_projector."), "step3": ("vision_model.", "vit_large_projector")}
 
@@ -444,7 +445,8 @@ def _per_expert(shapes: dict[str, tuple[int, ...]]) -> dict[str, tuple[int, ...]
     """Experts a transformers class keeps as 3-D parameters with no conversion to revert (Gemma-4's
     `experts.gate_up_proj` [E, 2I, H], `experts.down_proj` [E, H, I]) or saves stacked (Step-3.5's
     `moe.{gate,up,down}_proj.weight` [E, out, in]) written per expert, as llm-compressor and the FP8 exporters save
-    them (step3p5.py loads `moe.experts.{E}.{gate,up,down}_proj` as "the new format from LLM Compressor").
+    them (step3p5.py loads `moe.experts.{E}.{gate,up,down}_proj` as "the new format from LLM Compressor"; Granite's
+    block_sparse_moe.input_linear / output_linear as granitemoehybrid.py's get_expert_mapping names them).
     An expert without a down_proj is dropped: transformers' LongcatFlashExperts sizes gate_up_proj for its
     zero-computation (identity) experts too, rows its forward never reads and the released checkpoints lack."""
     out: dict[str, tuple[int, ...]] = {}
@@ -454,6 +456,9 @@ def _per_expert(shapes: dict[str, tuple[int, ...]]) -> dict[str, tuple[int, ...]
             out.update({f"{stacked[1]}.experts.{e}.{stacked[2]}.weight": shape[1:] for e in range(shape[0])})
             continue
         head, _, leaf = name.rpartition(".experts.")
+        granite = re.fullmatch(r"(.+\.block_sparse_moe)\.(input_linear|output_linear)\.weight", name)
+        if granite:  # Granite's experts saved fused ([E, 2I, H] input_linear, [E, H, I] output_linear)
+            head, leaf = granite[1], "gate_up_proj" if granite[2] == "input_linear" else "down_proj"
         if not head or len(shape) != 3 or leaf not in ("gate_up_proj", "down_proj"):
             out[name] = shape
             continue

@@ -148,6 +148,14 @@ NEMOTRON_H = dict(hybrid_override_pattern="M*-E", mamba_num_heads=8, mamba_head_
                   n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=256,
                   moe_shared_expert_intermediate_size=256, n_shared_experts=1, n_group=1, topk_group=1,
                   norm_topk_prob=True, num_hidden_layers=4)
+# Granite (hidden_size // heads = 128, as granite*.py size the heads): Granite-4.0-H with a Mamba layer and an attention
+# layer (one Mamba group, 8 heads of 128), 4 experts and a shared MLP on each.
+GRANITE = dict(transformers=True, hidden=512, head_dim=128, extra_config=dict(attention_multiplier=0.0078125,
+                                                                              embedding_multiplier=12.0))
+GRANITE_MOE = dict(intermediate_size=256, num_local_experts=4, num_experts_per_tok=2)
+GRANITE_H = dict(GRANITE_MOE, shared_intermediate_size=256, layer_types=["linear_attention", "full_attention"],
+                 mamba_n_heads=8, mamba_d_head=128, mamba_n_groups=1, mamba_d_state=128, mamba_expand=2,
+                 position_embedding_type="nope", attention_multiplier=0.0078125)
 ERNIE_MOE = dict(use_bias=False, moe_intermediate_size=256, moe_k=2, moe_num_experts=4, moe_num_shared_experts=1,
                  moe_layer_start_index=1, moe_layer_end_index=-1, moe_layer_interval=1)
 GEMMA4 = dict(num_hidden_layers=4, global_head_dim=256, num_global_key_value_heads=1, attention_k_eq_v=True,
@@ -554,6 +562,22 @@ FAMILIES = [
       "backbone.layers.1.mixer.qkv_proj": ("QKVParallelLinear", "vllm:nemotron_h.py"),
       "backbone.layers.2.mixer.up_proj": ("ColumnParallelLinear", "vllm:nemotron_h.py"),
       "backbone.layers.3.mixer.gate": ("ReplicatedLinear", "vllm:nemotron_h.py")}),
+    ("granite-4.0-h", dict(GRANITE, architecture="GraniteMoeHybridForCausalLM", model_type="granitemoehybrid",
+                           extra_config=GRANITE_H), 1,
+     {"model.layers.0.mamba.in_proj": ("MergedColumnParallelLinear", "vllm:granitemoehybrid.py"),
+      "model.layers.0.mamba.conv1d": ("ColumnParallelLinear", "vllm:granitemoehybrid.py"),
+      "model.layers.0.shared_mlp.input_linear": ("MergedColumnParallelLinear", "vllm:granitemoehybrid.py"),
+      "model.layers.0.shared_mlp.output_linear": ("RowParallelLinear", "vllm:granitemoehybrid.py"),
+      "model.layers.1.block_sparse_moe.router.layer": ("ReplicatedLinear", "vllm:granitemoehybrid.py"),
+      "model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:granitemoehybrid.py")}),
+    ("granite-3", dict(GRANITE, architecture="GraniteForCausalLM", model_type="granite"), 2,
+     {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:granite.py")}),
+    ("granite-moe", dict(GRANITE, architecture="GraniteMoeForCausalLM", model_type="granitemoe",
+                         extra_config=GRANITE_MOE), 2,
+     {"model.layers.0.block_sparse_moe.router.layer": ("ReplicatedLinear", "vllm:granitemoe.py")}),
+    ("granite-moe-shared", dict(GRANITE, architecture="GraniteMoeSharedForCausalLM", model_type="granitemoeshared",
+                                extra_config=dict(GRANITE_MOE, shared_intermediate_size=256)), 2,
+     {"model.layers.0.shared_mlp.input_linear": ("MergedColumnParallelLinear", "vllm:granitemoeshared.py")}),
     ("ernie-4.5", dict(architecture="Ernie4_5ForCausalLM", model_type="ernie4_5", extra_config={"use_bias": False},
                        **HF), 2,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:ernie45.py")}),
@@ -2185,3 +2209,58 @@ def test_nemotron_nas_blocks_drop_attention_or_ffn_and_keep_their_own_kv_heads_a
     assert gate_up == {"model.layers.0.mlp.gate_up_proj": (1024, 256), "model.layers.1.mlp.gate_up_proj": (512, 256),
                        "model.layers.3.mlp.gate_up_proj": (1536, 256)}
     assert rep.ok
+
+
+def test_granite_h_one_mamba_group_is_replicated_above_tp_1(make_checkpoint):
+    """mamba_mixer2.py MambaMixer2: with one group and TP 2 in_proj is a ColumnParallelLinear over
+    [I, I, N x 2, N x 2, H] (the group on every rank), one output partition per rank that the 128-block check sees
+    whole: (2 x 1024 + 4 x 128 + 8) / 2 = 1284. At TP 1 it is merged over [I, I, N, N, H]; experts load per expert
+    into one FusedMoE per layer."""
+    spec = dict(GRANITE, architecture="GraniteMoeHybridForCausalLM", model_type="granitemoehybrid",
+                extra_config=GRANITE_H, data="sparse")
+    folder = make_checkpoint(quant="fp8-block", **spec)
+    rep = inspect(folder)
+    in_proj = next(layer for layer in rep.layers if layer.name == "model.layers.0.mamba.in_proj")
+    assert rep.ok and in_proj.shape == (2 * 1024 + 2 * 128 + 8, 512)
+    assert [moe.name for moe in rep.moes] == [f"model.layers.{i}.block_sparse_moe.experts" for i in (0, 1)]
+    rep = inspect(folder, tp=2)
+    in_proj = next(layer for layer in rep.layers if layer.name == "model.layers.0.mamba.in_proj")
+    assert in_proj.layer_type == "ColumnParallelLinear"
+    assert any("output_partition_size = 1284 is not divisible" in e for e in in_proj.errors)
+
+
+def test_granite_h_quant_lists_see_the_mamba_mixer_as_mixer(make_checkpoint):
+    """granitemoehybrid.py builds `mamba` with prefix `.mixer`: a list entry naming the checkpoint's `mamba.in_proj`
+    never reaches vLLM's layer, which is then quantized over a BF16 weight."""
+    spec = dict(GRANITE, architecture="GraniteMoeHybridForCausalLM", model_type="granitemoehybrid",
+                extra_config=GRANITE_H, data="sparse")
+    rep = inspect(make_checkpoint(quant="ct-fp8-dynamic", **dict(spec, ignore=("lm_head", "re:.*mamba.in_proj"))))
+    in_proj = next(layer for layer in rep.layers if layer.name == "model.layers.0.mamba.in_proj")
+    assert not rep.ok and in_proj.scheme != "UnquantizedLinearMethod"
+
+
+def test_granite_h_fused_stacked_experts_read_as_the_per_expert_ones(make_checkpoint):
+    """llm-compressor <= 0.11 saved Granite-4.0-H's quantized experts back as block_sparse_moe.input_linear [E, 2I, H] /
+    output_linear [E, H, I] with [E, rows, 1] channel scales; granitemoehybrid.py's load_weights chunks each expert's
+    input_linear into w1 / w3: the same FusedMoE as the per-expert checkpoint."""
+    spec = dict(GRANITE, architecture="GraniteMoeHybridForCausalLM", model_type="granitemoehybrid",
+                extra_config=GRANITE_H, data="sparse", quant="ct-fp8-dynamic")
+    per_expert = make_checkpoint(**spec)
+    stacked = make_checkpoint(**spec)
+    entries: dict[str, tuple[str, tuple[int, ...]]] = {}
+    fused = {"gate_proj": "input_linear", "up_proj": "input_linear", "down_proj": "output_linear"}
+    for name, (dtype, shape) in tensor_specs(Spec(**spec)).items():
+        head, experts, tail = name.partition(".block_sparse_moe.experts.")
+        expert, _, rest = tail.partition(".")
+        leaf, _, suffix = rest.partition(".")
+        if not experts:
+            entries[name] = (dtype, shape)
+        elif expert == "0" and leaf != "up_proj":
+            rows = shape[0] * (2 if leaf == "gate_proj" else 1)
+            entries[f"{head}.block_sparse_moe.{fused[leaf]}.{suffix}"] = (dtype, (4, rows, *shape[1:]))
+    write_safetensors(f"{stacked}/model.safetensors", entries, None)
+    assert entries["model.layers.1.block_sparse_moe.input_linear.weight_scale"][1] == (4, 512, 1)
+    ours, theirs = inspect(stacked, tp=2), inspect(per_expert, tp=2)
+    assert ours.ok, list(ours.errors)
+    assert [(m.name, m.num_experts, m.scheme, m.kernel, m.shape) for m in ours.moes] == [
+        (m.name, m.num_experts, m.scheme, m.kernel, m.shape) for m in theirs.moes] and len(ours.moes) == 2

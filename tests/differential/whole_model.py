@@ -179,6 +179,8 @@ _GDN = dict(linear_num_key_heads=8, linear_num_value_heads=16, linear_key_head_d
 _QWEN35_MOE = dict(num_experts=8, moe_intermediate_size=1024, shared_expert_intermediate_size=1024,
                    num_experts_per_tok=2, **_GDN)
 _HF = dict(transformers=True, layers=4)
+# Granite's multipliers (granite.py, granitemoe*.py: scales, no linears).
+_GRANITE = dict(attention_multiplier=0.0078125, embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=8.0)
 # GLM-4V's tower (glm4_1v.py Glm4vVisionTransformer): one block, its MLP as wide as out_hidden_size.
 _GLM4V_VISION = {"model_type": "glm4v_vision", "depth": 1, "hidden_size": _V, "num_heads": 16,
                  "out_hidden_size": BASE["hidden"], "intermediate_size": BASE["intermediate"], "patch_size": 14,
@@ -337,6 +339,19 @@ FAMILIES.update({
                         n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=1024,
                         moe_shared_expert_intermediate_size=1024, n_shared_experts=1, n_group=1, topk_group=1,
                         norm_topk_prob=True, num_hidden_layers=4)),
+    # Granite-4.0-H: Mamba2 / attention layers, one Mamba group (replicated above TP 1), MoE and shared MLP on each.
+    "granite-4.0-h": (dict(architecture="GraniteMoeHybridForCausalLM", model_type="granitemoehybrid", **_HF),
+                      dict(_GRANITE, intermediate_size=1024, shared_intermediate_size=4096,
+                           layer_types=["linear_attention", "full_attention", "linear_attention", "linear_attention"],
+                           num_local_experts=8, num_experts_per_tok=2, mamba_n_heads=64, mamba_d_head=64,
+                           mamba_n_groups=1, mamba_d_state=128, mamba_expand=2, position_embedding_type="nope",
+                           num_hidden_layers=4)),
+    "granite-3": (dict(architecture="GraniteForCausalLM", model_type="granite", **_HF), dict(_GRANITE)),
+    "granite-moe": (dict(architecture="GraniteMoeForCausalLM", model_type="granitemoe", **_HF),
+                    dict(_GRANITE, intermediate_size=1024, num_local_experts=8, num_experts_per_tok=2)),
+    "granite-moe-shared": (dict(architecture="GraniteMoeSharedForCausalLM", model_type="granitemoeshared", **_HF),
+                           dict(_GRANITE, intermediate_size=1024, shared_intermediate_size=2048,
+                                num_local_experts=8, num_experts_per_tok=2)),
     "ernie-4.5": (dict(architecture="Ernie4_5ForCausalLM", model_type="ernie4_5", **_HF), {"use_bias": False}),
     "ernie-4.5-moe": (dict(architecture="Ernie4_5_MoeForCausalLM", model_type="ernie4_5_moe", **_HF),
                       dict(use_bias=False, num_hidden_layers=3, moe_intermediate_size=1024, moe_k=2,

@@ -223,7 +223,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         vocab_size=opt_int("vocab_size"),
         num_kv_shared_layers=opt_int("num_kv_shared_layers", minimum=0) or 0,
         intermediate_size=sizes.get(dense) if _positive_int(sizes.get(dense)) else None,
-        mamba=_mamba_sizes(opt_int),
+        mamba=_mamba_sizes(opt_int, sizes),
         gated_delta_net=_gated_delta_net_sizes(opt_int),
         heads_per_layer=_int_list(sizes, "num_attention_heads_per_layer", where) or _sliding_heads(sizes, heads),
         limited_moe_layers=tuple(i for i, limit in enumerate(sizes.get("swiglu_limits") or ()) if limit),
@@ -323,10 +323,19 @@ def _sliding_heads(sizes: dict, heads: int | None) -> tuple[int, ...] | None:
     return None
 
 
-def _mamba_sizes(opt_int: Callable[..., int | None]) -> tuple[int, int, int, int] | None:
-    """MambaMixer2's sizes from the text config, or None when it has no Mamba heads."""
+def _mamba_sizes(opt_int: Callable[..., int | None], sizes_doc: dict) -> tuple[int, int, int, int] | None:
+    """MambaMixer2's sizes from the text config, or None when it has no Mamba heads: Nemotron-H's keys, else
+    Granite-4.0-H's (granitemoehybrid.py: mamba_n_heads, mamba_d_head, mamba_n_groups, mamba_d_state; transformers'
+    GraniteMoeHybridConfig defaults groups 1, state 256, and a head size of mamba_expand (2) x hidden_size / heads)."""
     sizes = tuple(opt_int(key) for key in ("mamba_num_heads", "mamba_head_dim", "n_groups", "ssm_state_size"))
-    return sizes if all(sizes) else None  # type: ignore[return-value]
+    if all(sizes):
+        return sizes  # type: ignore[return-value]
+    heads, hidden = opt_int("mamba_n_heads"), opt_int("hidden_size")
+    if not heads or not hidden:
+        return None
+    head_dim = opt_int("mamba_d_head") if sizes_doc.get("mamba_d_head") != "auto" else None
+    head_dim = head_dim or (opt_int("mamba_expand") or 2) * hidden // heads
+    return heads, head_dim, opt_int("mamba_n_groups") or 1, opt_int("mamba_d_state") or 256
 
 
 def _gated_delta_net_sizes(opt_int: Callable[..., int | None]) -> tuple[int, int] | None:

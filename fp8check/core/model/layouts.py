@@ -148,6 +148,11 @@ class Arch(NamedTuple):
     # The MoE block whose experts a checkpoint may store stacked ([E, out, in] gate_proj / up_proj / down_proj under
     # it, Step-3.5's original format): read per expert, as `<block>.experts.<e>.<leaf>` (vLLM's FusedMoE name).
     stacked_experts: str | None = None
+    # (block, gate_up leaf, down leaf): experts a checkpoint may store stacked and fused under the MoE block, [E, 2I, H]
+    # and [E, H, I] weights with their [E, ...] scales (Granite's block_sparse_moe.input_linear / output_linear, which
+    # granitemoehybrid.py's load_weights slices per expert and chunks into w1 / w3): read as per-expert gate / up /
+    # down tensors.
+    fused_stacked_experts: tuple[str, str, str] | None = None
     # (WHEEL_CHANGES key, styles): styles the model file used until the release that brought the change.
     styles_before: tuple[tuple[str, dict[str, str]], ...] = ()
     # (WHEEL_CHANGES key, packed): the packed entries the model file fused until the release that brought the change.
@@ -952,6 +957,44 @@ ARCHITECTURES["NemotronHForCausalLM"] = Arch(
     router=Router("sigmoid", ("norm_topk_prob", True), ("n_group", 1), True), moe_activation="relu2_no_mul",
     gated_experts=False, mamba_in_proj="mixer.in_proj", sliding=MODEL_WINDOW,
     hf_to_vllm=(("substr", "A_log", "A"), ("substr", "embeddings", "embed_tokens"), ("prefix", "backbone", "model")))
+
+# Granite-4.0-H / Granite-4.0 (granitemoehybrid.py GraniteMoeHybridForCausalLM, registered in every release; 0.33 ->
+# 0.34 only a loop variable): a Mamba2 or attention mixer per layer by config.layer_types. The Mamba layer is
+# `mamba` = MambaMixer2(prefix=f"{prefix}.mixer") (mamba_mixer2.py: in_proj merged over [I, I, GN, GN, H], conv1d a
+# ColumnParallelLinear without quant_config, out_proj row), so the quant config's lists are matched against
+# `mixer.*` while the module and the checkpoint say `mamba.*`. Attention q / k / v -> qkv_proj, head size
+# hidden_size // heads. Each layer's MoE is granitemoe.py's GraniteMoeMoE: the router `block_sparse_moe.gate` a
+# GateLinear without quant_config (load_weights renames router.layer -> gate: vllm_names; no list reaches it), softmax
+# top-k renormalized; the experts loaded per expert (get_expert_mapping: block_sparse_moe.experts.E.{gate,up,down}_proj,
+# as llm-compressor >= 0.12 writes them) or stacked and fused (input_linear / output_linear weight and weight_scale,
+# sliced per expert and chunked into w1 / w3: llm-compressor <= 0.11's to_3d_expert). shared_mlp (granitemoeshared.py
+# GraniteMoeSharedMLP): input_linear a MergedColumnParallelLinear over
+# two shared_intermediate_size halves stored as one tensor, output_linear row.
+_GRANITE_SHARED_MLP = {"shared_mlp.input_linear": "MergedColumnParallelLinear", "shared_mlp.output_linear": ROW}
+_GRANITE_ROUTER = (".block_sparse_moe.router.layer", ".block_sparse_moe.gate")
+ARCHITECTURES["GraniteMoeHybridForCausalLM"] = Arch(
+    "vllm:granitemoehybrid.py", packed={**_QKV_ONLY, "conv1d": ("conv1d",), "in_proj": ("in_proj",),
+                                        "input_linear": ("input_linear",)},
+    styles=_GRANITE_SHARED_MLP, unquantized=("block_sparse_moe.router.layer",),
+    conv_linears=("mamba.conv1d",), mamba_in_proj="mamba.in_proj", sliding=MODEL_WINDOW,
+    fused_stacked_experts=("block_sparse_moe", "input_linear", "output_linear"),
+    quant_prefixes=(("substr", ".mamba.", ".mixer."),), vllm_names=(_GRANITE_ROUTER,))
+# Granite-3.x (granite.py GraniteForCausalLM, registered in every release, unchanged 0.33 -> 0.34): Llama's names and
+# fusions; the multipliers add no linear; a sliding window where config.layer_types says sliding_attention
+# (granite_layer_attn_params).
+ARCHITECTURES["GraniteForCausalLM"] = Arch("vllm:granite.py")
+# Granite-3.0 MoE (granitemoe.py GraniteMoeForCausalLM) and PowerMoE / Granite-3.x MoE with a shared MLP
+# (granitemoeshared.py GraniteMoeSharedForCausalLM), registered in every release, unchanged 0.33 -> 0.34: only q / k / v
+# packed, GraniteMoeAttention's head size hidden_size // heads, the router block_sparse_moe.gate a GateLinear without
+# quant_config (GraniteMoeModel's mapper: .router.layer.weight -> .gate.weight; vllm_names), the experts one FusedMoE
+# (softmax top-k renormalized; the mapper's moe.input_linear.weight -> moe.experts.gate_up_proj loads experts stored
+# stacked and fused, routed_experts.py's fused mapping); the shared MLP as Granite-4.0-H's.
+ARCHITECTURES["GraniteMoeForCausalLM"] = Arch(
+    "vllm:granitemoe.py", packed=_QKV_ONLY, unquantized=("block_sparse_moe.router.layer",), sliding=LAYER_TYPES,
+    fused_stacked_experts=("block_sparse_moe", "input_linear", "output_linear"),
+    vllm_names=(_GRANITE_ROUTER,))
+ARCHITECTURES["GraniteMoeSharedForCausalLM"] = ARCHITECTURES["GraniteMoeForCausalLM"]._replace(
+    source="vllm:granitemoeshared.py", styles=_GRANITE_SHARED_MLP)
 
 # ERNIE-4.5 (ernie45.py: llama.py's LlamaForCausalLM) and ERNIE-4.5-MoE (ernie45_moe.py): the router mlp.gate a
 # GateLinear without quant_config, softmax routing with the e_score_correction_bias (mlp.moe_statics), shared

@@ -70,6 +70,10 @@ class LinearModule(NamedTuple):
     # what get_quant_method matches the quant config's lists against (formats.registry.assign); None: the
     # checkpoint's names.
     vllm_names: tuple[str, tuple[str, ...]] | None = None
+    # True: above TP 1 vLLM builds it as a plain ColumnParallelLinear over its parts, whole_parts replicated
+    # (mamba_mixer2.py MambaMixer2 where TP does not divide n_groups, i.e. one group: in_proj over
+    # [I, I, N x TP, N x TP, H], each rank one output partition of that / TP).
+    column_when_split: bool = False
 
     @property
     def leaf(self) -> str:
@@ -126,6 +130,8 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
     skip_prefixes = _spec_layer_prefixes(arch, config) + _kv_shared_drops(arch, config) + _dense_indexers(arch, config)
     if arch.stacked_experts:
         tensors = _unstack_experts(tensors, arch.stacked_experts)
+    if arch.fused_stacked_experts:
+        tensors = _unfuse_stacked_experts(tensors, *arch.fused_stacked_experts)
     stored_names: dict[str, str] = {}  # a tower tensor's vLLM name -> its checkpoint name (Tower.renames)
     if any(tower.renames for tower in arch.towers):
         tensors, stored_names = _tower_names(tensors, arch)
@@ -381,11 +387,13 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
     else:
         layer_type = _generic_style(leaf, fused, router)
     mamba = config.mamba if tower is None and arch.mamba_in_proj and tail_match(name, (arch.mamba_in_proj,)) else None
+    one_group = False
     if mamba:
         heads, head_dim, groups, state = mamba
         sizes = (heads * head_dim, heads * head_dim, groups * state, groups * state, heads)
         if sum(sizes) == widths[0]:
             layer_type, widths = "MergedColumnParallelLinear", sizes
+            one_group = groups == 1
     if tower is None and leaf == "in_proj_qkvz" and len(shards) == 2 and config.gated_delta_net:
         key_dim, value_dim = config.gated_delta_net  # Qwen3.5: output sizes [Kd, Kd, Vd, Vd] (create_qkvz_proj)
         if widths[0] == 2 * key_dim + value_dim:
@@ -412,8 +420,9 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
         if len(shards) == 1 and heads:  # stored already fused (Phi-3 qkv_proj, Qwen-VL visual attn.qkv)
             num_heads, num_kv, head_dim = heads
             widths = (num_heads * head_dim, num_kv * head_dim, num_kv * head_dim)
-    elif layer_type == "MergedColumnParallelLinear" and len(shards) == 1 and leaf == "gate_up_proj" \
-            and widths[0] % 2 == 0:  # gate and up stored fused (Phi-3); other single-shard merges keep one width
+    elif layer_type == "MergedColumnParallelLinear" and len(shards) == 1 and leaf in ("gate_up_proj", "input_linear") \
+            and widths[0] % 2 == 0:  # gate and up stored fused (Phi-3; Granite's shared_mlp.input_linear,
+        # granitemoeshared.py GraniteMoeSharedMLP output_sizes [S, S]); other single-shard merges keep one width
         widths = (widths[0] // 2, widths[0] // 2)
     replicated = tower is None and tail_match(name, arch.disable_tp) is not None
     whole = arch.replicated_shards.get(leaf, ()) if tower is None and fused else ()
@@ -423,7 +432,9 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
                         split_heads=config.audio_heads if tower is not None and tower.disable_tp_unless_heads_divide
                         else None,
                         dequantized=dequantized,
-                        whole_parts=tuple(i for i, s in enumerate(shards) if s.name.rsplit(".", 1)[-1] in whole))
+                        whole_parts=(2, 3) if one_group else
+                        tuple(i for i, s in enumerate(shards) if s.name.rsplit(".", 1)[-1] in whole),
+                        column_when_split=one_group)
 
 
 def _tower_sizes_refused(tower: Tower, config: ModelConfig) -> str | None:
@@ -532,6 +543,37 @@ def _unstack_experts(tensors: dict[str, TensorInfo], block: str) -> dict[str, Te
             out[f"{head}.experts.{e}.{leaf}.{suffix}"] = info._replace(
                 name=f"{head}.experts.{e}.{leaf}.{suffix}", shape=shape, start=info.start + e * step,
                 end=info.start + (e + 1) * step if sliced else info.end)
+    return out
+
+
+def _unfuse_stacked_experts(tensors: dict[str, TensorInfo], block: str, gate_up: str,
+                            down: str) -> dict[str, TensorInfo]:
+    """Experts stored stacked and fused (Arch.fused_stacked_experts: `<...>.<block>.<gate_up>.weight` [E, 2I, H],
+    `<...>.<block>.<down>.weight` [E, H, I], scales [E, ...]) as the per-expert tensors vLLM's loader cuts them into
+    (granitemoehybrid.py: p[e].chunk(2, dim=0) -> w1, w3; p[e] -> w2), each its slice of the stored bytes. A side
+    tensor not stacked per expert stays as stored (no weight to belong to)."""
+    stacked = re.compile(rf"(.+\.{re.escape(block)})\.({re.escape(gate_up)}|{re.escape(down)})\.(weight|weight_scale)")
+    experts = {match.group(1, 2): info.shape[0] for name, info in tensors.items()
+               if (match := stacked.fullmatch(name)) and match[3] == "weight" and len(info.shape) == 3}
+    if not experts:
+        return tensors
+    out: dict[str, TensorInfo] = {}
+    for name, info in tensors.items():
+        match = stacked.fullmatch(name)
+        count = experts.get(match.group(1, 2)) if match else None
+        if count is None or not info.shape or info.shape[0] != count:
+            out[name] = info
+            continue
+        head, leaf, suffix = match.groups()
+        step = (info.end - info.start) // count
+        parts = ("gate_proj", "up_proj") if leaf == gate_up else ("down_proj",)
+        rows = info.shape[1] // len(parts) if len(info.shape) > 1 else 1
+        for e in range(count):
+            for i, part in enumerate(parts):
+                start = info.start + e * step + i * step // len(parts)
+                out[f"{head}.experts.{e}.{part}.{suffix}"] = info._replace(
+                    name=f"{head}.experts.{e}.{part}.{suffix}", shape=(rows, *info.shape[2:]), start=start,
+                    end=start + step // len(parts))
     return out
 
 

@@ -22,6 +22,9 @@ class TPLayout(NamedTuple):
     output_partition_sizes: tuple[int, ...]
     parallel: str                 # "column" | "row" | "replicated"
     error: str | None = None
+    # True: one output partition of sum(output_partition_sizes) (LinearModule.column_when_split above TP 1), which
+    # validate_fp8_block_shape checks whole and no merged-layer escape covers.
+    one_partition: bool = False
 
 
 def divide(numerator: int, denominator: int) -> tuple[int, str | None]:
@@ -76,7 +79,7 @@ def tp_layout(module: LinearModule, tp: int) -> TPLayout:
         if error:
             return TPLayout(tp, k, k, total, widths, "column", error)
         parts.append(part)
-    return TPLayout(tp, k, k, total, tuple(parts), "column")
+    return TPLayout(tp, k, k, total, tuple(parts), "column", one_partition=module.column_when_split)
 
 
 def block_shape_error(layout: TPLayout, block: tuple[int, int], allow_mismatch_escape: bool) -> str | None:
@@ -86,7 +89,7 @@ def block_shape_error(layout: TPLayout, block: tuple[int, int], allow_mismatch_e
     tensors) and only for merged layers; when it applies it skips the whole validation, K check included.
     """
     block_n, block_k = block
-    parts = layout.output_partition_sizes
+    parts = (sum(layout.output_partition_sizes),) if layout.one_partition else layout.output_partition_sizes
     if allow_mismatch_escape and layout.parallel == "column" and len(parts) > 1 and any(p % block_n for p in parts):
         return None
     tp = layout.tp

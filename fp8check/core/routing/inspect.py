@@ -11,7 +11,7 @@ from fp8check.core.formats.frontdoor import FrontDoor
 from fp8check.core.formats.kv_cache import check_cache_dtype
 from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe, front_door, map_layer_lists
 from fp8check.core.model.layouts import (
-    construction_refusal, import_refusal, map_vllm_name, model_arch, retired_error, tail_match,
+    COLUMN, construction_refusal, import_refusal, map_vllm_name, model_arch, retired_error, tail_match,
 )
 from fp8check.core.model.memory import fit, fits_at, weight_footprint
 from fp8check.core.model.modules import LinearModule, ModelLayout, build_layout
@@ -149,7 +149,7 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
     for module in layout.linears:
         assignment = assign(module, quant)
         module_shape = (module.layer_type, module.input_size, module.output_sizes, module.heads, module.tp_split,
-                        module.split_heads)
+                        module.split_heads, module.whole_parts, module.column_when_split)
         shape_to_module.setdefault(module_shape, module)
         e8m0 = uses_e8m0_scales(module)
         signatures.add((assignment, module_shape, e8m0))
@@ -161,7 +161,8 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
             integrity_errors.insert(0, PLAIN_GEMM_ONLY.format(module.name, method_class))
         if assignment.online and assignment.method is not None and not assignment.error:
             online_modules.append(module.name)
-        layers.append(_layer_report(module, assignment, result, integrity_errors, warnings))
+        report = _layer_report(module, assignment, result, integrity_errors, warnings)
+        layers.append(report._replace(layer_type=COLUMN) if module.column_when_split and options.tp > 1 else report)
 
     errors = model_errors(ckpt, door, options.tp, ctx)
     if options.ep and not layout.moes:  # ModelConfig._verify_with_expert_parallelism, every release
