@@ -2060,6 +2060,7 @@ def test_exaone_moe_router_mtp_clamp_and_the_unprefixed_head(make_checkpoint):
     assert experts["model.layers.2.mlp.experts"] != experts["model.layers.1.mlp.experts"]
     head = next(layer for layer in modelopt.layers if layer.name == "lm_head")
     assert head.scheme == "ModelOptLinearMethod" and not head.ok
+    assert "no ignore / exclude entry can name it" in head.errors[0]  # the advice that could not work is not given
 
 
 def test_exaone3_names_layer_count_and_the_model_prefix(make_checkpoint):
@@ -2176,6 +2177,7 @@ def test_qwen3_omni_head_has_no_prefix_so_modelopt_quantizes_it_whatever_it_excl
     rep = inspect(make_checkpoint(quant="modelopt-fp8", data="sparse", **QWEN3_OMNI_SPEC), tp=2)
     head = next(layer for layer in rep.layers if layer.name == "thinker.lm_head")
     assert head.scheme == "ModelOptLinearMethod" and not head.ok
+    assert "no ignore / exclude entry can name it" in head.errors[0]  # the advice that could not work is not given
     assert all(layer.ok for layer in rep.layers if layer is not head)
 
 

@@ -38,7 +38,8 @@ def check_module(module: LinearModule, assignment: Assignment) -> tuple[list[str
                           "unquantized checkpoint at load: vLLM would load the raw FP8 values into a "
                           "bfloat16/float16 parameter unscaled")
         elif expected is not None:
-            _check_shard(shard, expected, errors, warnings)
+            _check_shard(shard, expected, errors, warnings, listable=module.vllm_names is None or bool(
+                module.vllm_names[0]))
     return errors, warnings
 
 
@@ -46,10 +47,13 @@ def uses_e8m0_scales(module: LinearModule) -> bool:
     return any(info.dtype == E8M0 for shard in module.shards for info in shard.side.values())
 
 
-def _check_shard(shard: Shard, expected: ExpectedTensors, errors: list[str], warnings: list[str]) -> None:
+def _check_shard(shard: Shard, expected: ExpectedTensors, errors: list[str], warnings: list[str],
+                 listable: bool) -> None:
+    """`listable`: a layer list of the quantization config can name the module (False: the model file builds it
+    without a prefix, Arch.quant_prefixes' NO_HEAD_PREFIX)."""
     scale = expected.weight_scale
     if scale is not None:
-        _fp8_weight(shard.weight, errors, warnings)
+        _fp8_weight(shard.weight, errors, warnings, listable)
         _scale(shard, scale, errors)
         if scale.stray and scale.stray in shard.side:
             warnings.append(f"{_t(shard.side[scale.stray])}: {scale.stray_note}")
@@ -61,15 +65,18 @@ def _check_shard(shard: Shard, expected: ExpectedTensors, errors: list[str], war
     _input_scale(shard, expected.static_input, errors, warnings)
 
 
-def _fp8_weight(weight: TensorInfo, errors: list[str], warnings: list[str]) -> None:
+def _fp8_weight(weight: TensorInfo, errors: list[str], warnings: list[str], listable: bool) -> None:
     if weight.dtype not in FP8_DTYPES:
         # ReplicatedLinear / ColumnParallelLinear weight_loader: param.data.copy_(loaded_weight), no dtype check
         # (0.32+ only logs one); create_fp8_scale_parameter fills the missing scale with finfo(float32).min.
+        fix = ("list the layer in the config's ignore list (ignored_layers, modules_to_not_convert, ignore or "
+               "exclude)" if listable else "no ignore / exclude entry can name it (the model file builds it without "
+               "a prefix, so the config's lists are matched against ''): export it in FP8 with its scales, or use "
+               "a format that leaves the LM head unquantized")
         errors.append(f"{_t(weight)} is {weight.dtype}, but the quantization config makes it an FP8 layer: vLLM "
                       "copies it unscaled into a float8_e4m3fn parameter (values below 2^-9 flush to zero, beyond "
                       "±448 saturate) and a scale it lacks keeps its -3.4e38 placeholder, so the layer computes "
-                      "garbage without an error; list the layer in the config's ignore list (ignored_layers, "
-                      "modules_to_not_convert, ignore or exclude)")
+                      f"garbage without an error; {fix}")
     elif weight.dtype != "F8_E4M3":
         warnings.append(f"{_t(weight)} is {weight.dtype}: vLLM creates float8_e4m3fn parameters and casts on load "
                         "(values beyond ±448 saturate)")
