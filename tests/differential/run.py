@@ -39,6 +39,9 @@ from fp8check.core.targets.profiles import select_profile
 from fp8check.synth import Spec, write_checkpoint
 
 SRC = os.environ.get("FP8CHECK_VLLM_SRC", "/tmp/vllm-src")
+# The wheel each rule profile's release was read from (patch releases route as their .0; 0.27's wheel is 0.27.1).
+PROFILE_WHEELS = {"0.25": "0.25.0", "0.26": "0.26.0", "0.27": "0.27.1", "0.28": "0.28.0", "0.29": "0.29.0",
+                  "0.30": "0.30.0", "0.31": "0.31.0", "0.32": "0.32.0", "0.33": "0.33.0", "0.34": "0.34.0"}
 DEPS = os.environ.get("FP8CHECK_VLLM_DEPS", "/tmp/vllm-deps")
 QUANTS = ("ct-fp8", "ct-fp8-dynamic", "ct-fp8-block", "ct-w8a16-fp8", "ct-w8a16-fp8-tensor", "ct-w8a16-fp8-block",
           "fp8-block", "fp8-static", "fp8-dynamic")

@@ -19,7 +19,7 @@ from fp8check.core.targets.profiles import PROFILES, select_profile
 from fp8check.kernels.base import RoutingContext
 
 sys.path.insert(0, os.path.dirname(__file__))
-from run import FORMAT_QUANTS, QUANTS, format_of, grid, tps_of  # noqa: E402
+from run import FORMAT_QUANTS, PROFILE_WHEELS, QUANTS, format_of, grid, tps_of  # noqa: E402
 
 OK = {"scheme": "CompressedTensorsW8A8Fp8", "kernel": "TritonFp8BlockScaledMMKernel", "error": None}
 
@@ -124,8 +124,6 @@ def test_printed_sets_of_strings_compare_in_any_order():
     assert compare("x", None, "Unsupported data_type: fp, currently only support {'int'}.", theirs) == ("error text",)
 
 
-WHEELS = {"0.25": "0.25.0", "0.26": "0.26.0", "0.27": "0.27.1", "0.28": "0.28.0", "0.29": "0.29.0", "0.30": "0.30.0",
-          "0.31": "0.31.0", "0.32": "0.32.0", "0.33": "0.33.0", "0.34": "0.34.0"}
 
 
 @pytest.mark.parametrize("profile", [p.name for p in PROFILES])
@@ -134,9 +132,9 @@ def test_the_front_door_tables_are_each_releases_own(profile):
     XPU / ROCm supported_quantization lists, read from the release's wheel."""
     import re
 
-    root = os.path.join(os.environ.get("FP8CHECK_VLLM_SRC", "/tmp/vllm-src"), WHEELS[profile], "vllm")
+    root = os.path.join(os.environ.get("FP8CHECK_VLLM_SRC", "/tmp/vllm-src"), PROFILE_WHEELS[profile], "vllm")
     if not os.path.isdir(root):
-        pytest.skip(f"vLLM {WHEELS[profile]}'s Python is not unzipped under {root}")
+        pytest.skip(f"vLLM {PROFILE_WHEELS[profile]}'s Python is not unzipped under {root}")
     release = select_profile(profile)
     with open(os.path.join(root, "model_executor/layers/quantization/__init__.py"), encoding="utf-8") as fh:
         source = fh.read()

@@ -129,9 +129,11 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
                          "o/down/out -> row); each layer's layout reads 'generic'")
     skip_prefixes = _spec_layer_prefixes(arch, config) + _kv_shared_drops(arch, config) + _dense_indexers(arch, config)
     if arch.stacked_experts:
-        tensors = _unstack_experts(tensors, arch.stacked_experts)
+        tensors = _unstack_experts(tensors, arch.stacked_experts,
+                                   {leaf: (leaf,) for leaf in ("gate_proj", "up_proj", "down_proj")})
     if arch.fused_stacked_experts:
-        tensors = _unfuse_stacked_experts(tensors, *arch.fused_stacked_experts)
+        block, gate_up, down = arch.fused_stacked_experts
+        tensors = _unstack_experts(tensors, block, {gate_up: ("gate_proj", "up_proj"), down: ("down_proj",)})
     stored_names: dict[str, str] = {}  # a tower tensor's vLLM name -> its checkpoint name (Tower.renames)
     if any(tower.renames for tower in arch.towers):
         tensors, stored_names = _tower_names(tensors, arch)
@@ -518,12 +520,15 @@ def is_embedding(name: str) -> bool:
     return not EMBEDDING_SET.isdisjoint(name.split(".")[:-1])
 
 
-def _unstack_experts(tensors: dict[str, TensorInfo], block: str) -> dict[str, TensorInfo]:
-    """Experts stored stacked, `<...>.<block>.{gate,up,down}_proj.weight` [E, out, in] with their scales (step3p5.py's
-    "old packed 3D format"), as the per-expert tensors its loader slices them into (loaded_weight[expert_id]; a
-    scale of one entry serves every expert): `<...>.<block>.experts.<e>.<leaf>.<suffix>`, each expert's bytes its
-    slice of the stacked tensor's."""
-    stacked = re.compile(rf"(.+\.{re.escape(block)})\.(gate_proj|up_proj|down_proj)\.([^.]+)")
+def _unstack_experts(tensors: dict[str, TensorInfo], block: str, parts: dict[str, tuple[str, ...]]
+                     ) -> dict[str, TensorInfo]:
+    """Experts stored stacked under the MoE block `block`, `<...>.<block>.<leaf>.weight` [E, out, in] with their
+    scales, as the per-expert tensors the model's loader slices them into (loaded_weight[expert_id]): `parts` maps
+    each stacked leaf to the leaves its expert slice is cut into along its rows (Step-3.5's "old packed 3D format":
+    gate_proj -> gate_proj; Granite's granitemoehybrid.py: input_linear -> gate_proj, up_proj by chunk(2)), each
+    `<...>.<block>.experts.<e>.<part>.<suffix>` its bytes of the stored tensor. A side tensor with no expert axis (a
+    scale of one entry) serves every expert whole; a per-expert scale with no rows serves each of its parts."""
+    stacked = re.compile(rf"(.+\.{re.escape(block)})\.({'|'.join(map(re.escape, parts))})\.([^.]+)")
     experts = {match.group(1, 2): info.shape[0] for name, info in tensors.items()
                if (match := stacked.fullmatch(name)) and match[3] == "weight" and len(info.shape) == 3}
     if not experts:
@@ -536,44 +541,18 @@ def _unstack_experts(tensors: dict[str, TensorInfo], block: str) -> dict[str, Te
             out[name] = info
             continue
         head, leaf, suffix = match.groups()
+        pieces = parts[leaf]
         sliced = bool(info.shape) and info.shape[0] == count
         step = (info.end - info.start) // count if sliced else 0
-        shape = info.shape[1:] if sliced or info.shape[:1] == (1,) else info.shape
+        rest = info.shape[1:] if sliced or info.shape[:1] == (1,) else info.shape
+        split = sliced and bool(rest)  # rows to cut into the parts
+        shape = (rest[0] // len(pieces), *rest[1:]) if split else rest
         for e in range(count):
-            out[f"{head}.experts.{e}.{leaf}.{suffix}"] = info._replace(
-                name=f"{head}.experts.{e}.{leaf}.{suffix}", shape=shape, start=info.start + e * step,
-                end=info.start + (e + 1) * step if sliced else info.end)
-    return out
-
-
-def _unfuse_stacked_experts(tensors: dict[str, TensorInfo], block: str, gate_up: str,
-                            down: str) -> dict[str, TensorInfo]:
-    """Experts stored stacked and fused (Arch.fused_stacked_experts: `<...>.<block>.<gate_up>.weight` [E, 2I, H],
-    `<...>.<block>.<down>.weight` [E, H, I], scales [E, ...]) as the per-expert tensors vLLM's loader cuts them into
-    (granitemoehybrid.py: p[e].chunk(2, dim=0) -> w1, w3; p[e] -> w2), each its slice of the stored bytes. A side
-    tensor not stacked per expert stays as stored (no weight to belong to)."""
-    stacked = re.compile(rf"(.+\.{re.escape(block)})\.({re.escape(gate_up)}|{re.escape(down)})\.(weight|weight_scale)")
-    experts = {match.group(1, 2): info.shape[0] for name, info in tensors.items()
-               if (match := stacked.fullmatch(name)) and match[3] == "weight" and len(info.shape) == 3}
-    if not experts:
-        return tensors
-    out: dict[str, TensorInfo] = {}
-    for name, info in tensors.items():
-        match = stacked.fullmatch(name)
-        count = experts.get(match.group(1, 2)) if match else None
-        if count is None or not info.shape or info.shape[0] != count:
-            out[name] = info
-            continue
-        head, leaf, suffix = match.groups()
-        step = (info.end - info.start) // count
-        parts = ("gate_proj", "up_proj") if leaf == gate_up else ("down_proj",)
-        rows = info.shape[1] // len(parts) if len(info.shape) > 1 else 1
-        for e in range(count):
-            for i, part in enumerate(parts):
-                start = info.start + e * step + i * step // len(parts)
-                out[f"{head}.experts.{e}.{part}.{suffix}"] = info._replace(
-                    name=f"{head}.experts.{e}.{part}.{suffix}", shape=(rows, *info.shape[2:]), start=start,
-                    end=start + step // len(parts))
+            for i, piece in enumerate(pieces):
+                start = info.start + e * step + (i * step // len(pieces) if split else 0)
+                end = (start + (step // len(pieces) if split else step)) if sliced else info.end
+                out[f"{head}.experts.{e}.{piece}.{suffix}"] = info._replace(
+                    name=f"{head}.experts.{e}.{piece}.{suffix}", shape=shape, start=start, end=end)
     return out
 
 
