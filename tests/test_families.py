@@ -1856,6 +1856,43 @@ def test_kimi_linear_kda_projections_fuse_and_the_mla_layer_is_its_attention(mak
     assert [a.name for a in rep.attention] == [attention]
 
 
+@pytest.mark.parametrize("platform,method", [("h100", None), ("mi300x", "ModelOptKVCacheMethod")])
+def test_kimi_linear_mla_attention_of_its_own_gets_no_modelopt_kv_method(make_checkpoint, platform, method):
+    """On CUDA nvidia/mla.py's MultiHeadLatentAttention is the attention itself, an AttentionLayerBase that is neither
+    Attention nor MLAAttention: ModelOpt's get_quant_method (isinstance (Attention, MLAAttention)) gives it no KV cache
+    method; amd/linear.py's wrapper holds an MLAAttention, which gets ModelOpt's."""
+    rep = inspect(make_checkpoint(architecture="KimiLinearForCausalLM", model_type="kimi_linear", hidden=512,
+                                  vocab=1000, transformers=True, extra_config=KIMI_LINEAR, quant="modelopt-fp8",
+                                  kv_cache="tensor", data="sparse", moe_intermediate=256), platform=platform)
+    assert [a.kv_method for a in rep.attention] == [method]
+
+
+@pytest.mark.parametrize("platform,release,tp,runner", [
+    ("mi300x", "0.34", 2, "MoERunner"), ("mi300x", "0.34", 1, None), ("xpu", "0.34", 2, "MoERunner"),
+    ("xpu", "0.32", 2, None), ("h100", "0.34", 2, None)])
+def test_kimi_linear_amd_moe_padded_below_256_a_rank_fails_to_build(make_checkpoint, platform, release, tp, runner):
+    """amd/linear.py KimiMoE (ROCm; XPU from 0.33) pads a rank's intermediate columns below
+    min_moe_intermediate_per_partition (256) and reads the padded w13 off FusedMoE's MoERunner, which keeps it on
+    routed_experts: AttributeError. 256 columns at TP 2 are 128 a rank."""
+    folder = make_checkpoint(architecture="KimiLinearForCausalLM", model_type="kimi_linear", hidden=512, vocab=1000,
+                             transformers=True, extra_config=KIMI_LINEAR, quant="fp8-block", data="sparse",
+                             moe_intermediate=256)
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform(platform), select_profile(release),
+                                                                tp=tp))
+    expected = f"'{runner}' object has no attribute 'w13_weight_packed'"
+    assert [m.errors[0].startswith(expected) if m.errors else None for m in rep.moes] == \
+        [True if runner else None] * len(rep.moes)
+
+
+@pytest.mark.parametrize("release,refused", [("0.34", True), ("0.33", True), ("0.32", False)])
+def test_kimi_k3_on_xpu_is_refused_where_its_text_model_is_amd_linear(make_checkpoint, release, refused):
+    """models/kimi_k3/__init__.py (0.33+) builds the text model on XPU with amd/linear.py, whose KDA layers import
+    vllm.platforms.rocm, which queries torch.cuda: an XPU build of torch asserts. Before, nvidia/model.py built it."""
+    folder = make_checkpoint(**kimi_k3_spec(quant="fp8-block", data="sparse"))
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("xpu"), select_profile(release)))
+    assert any(e.startswith("AssertionError: Torch not compiled with CUDA enabled") for e in rep.errors) == refused
+
+
 def test_kimi_k25_mtp_layer_under_language_model_is_skipped(make_checkpoint):
     """The text model's MTP layer (text_config.num_nextn_predict_layers) is named language_model.model.layers.N;
     kimi_k25.py's loader hands it to DeepseekV2ForCausalLM as model.layers.N, which skips it."""

@@ -963,22 +963,6 @@ EXPLAINED = (
 # Differences fp8check still has, found by this run and not fixed yet: listed (the "open" column), never hidden.
 # Matched like EXPLAINED, on "release|platform|architecture|format|module|vLLM's error".
 OPEN = (
-    (r"\|kimi-(linear\|modelopt-[a-z0-9]+\|model|k3(\.1)?\|modelopt-[a-z0-9]+\|language_model\.model)\.layers\.\d+"
-     r"\.self_attn\|",
-     "Kimi-Linear's and Kimi-K3's dense MLA layers on CUDA / CPU are nvidia/mla.py's MultiHeadLatentAttention itself "
-     "(an AttentionLayerBase that is neither Attention nor MLAAttention), which ModelOpt's get_quant_method gives no "
-     "KV cache method; fp8check gives it ModelOpt's"),
-    (rf"^{SINCE_033}\|xpu\|kimi-k3(\.1)?\|[^|]*\|\(model\)\|AssertionError: Torch not compiled with CUDA enabled",
-     "vLLM 0.33 / 0.34 build Kimi-K3's text model on XPU with amd/linear.py, whose KDA layers (amd/kda.py) ask "
-     "is_fused_kda_decode_supported, which imports vllm.platforms.rocm: its import-time _get_gcn_arch calls "
-     "torch.cuda.get_device_properties, which a torch without CUDA (XPU's) refuses; fp8check does not model that "
-     "refusal"),
-    (r"^[^|]*\|(rocm|xpu)[^|]*\|kimi-(linear|k3|k3\.1)\|[^|]*\|\(model\)\|AttributeError: '(ROCmLatent)?MoERunner' "
-     r"object has no attribute 'w13_weight_packed'",
-     "vLLM's ROCm / XPU Kimi-Linear and Kimi-K3 / K3.1 classes (models/kimi_k3/amd/linear.py, "
-     "amd/latent_moe_runner.py) fail building their MoE at TP 8 reading w13_weight_packed off the MoE runner; "
-     "fp8check does not model that refusal "
-     "(Kimi-K3's ROCm class is not laid out)"),
     (r"\|kimi-linear\|modelopt-pbwo\|[^|]*in_proj_qkvgfab\|",
      "ModelOpt PB_WO pads N up to the block (pbwo-padding): in_proj_qkvgfab's b_proj shard (one row a head) is padded "
      "in vLLM, which then picks FlashInfer-DeepGEMM / DeepGEMM; fp8check hands the unpadded N to the kernel choice"),

@@ -210,6 +210,16 @@ class Arch(NamedTuple):
     # Platform kinds on which the MLA attention module is `<...>.self_attn` itself (the model class registry.py
     # resolves there is another file: deepseek_v32's nvidia / amd model, whose attention *is* the MLAAttention).
     mla_self_attention: frozenset[str] = frozenset()
+    # False: that self_attn is the model's own AttentionLayerBase, neither Attention nor MLAAttention (Kimi's
+    # nvidia/mla.py MultiHeadLatentAttention), which no format's get_quant_method gives a KV cache method (they test
+    # isinstance(layer, Attention) or (Attention, MLAAttention)); deepseek_v32's DeepseekV32Attention is an
+    # MLAAttention.
+    mla_self_attention_is_mla_attention: bool = True
+    # Platform kind -> the profile change from which (None: every release serving the architecture) the model file
+    # pads a FusedMoE whose intermediate width a rank holds is below config.min_moe_intermediate_per_partition (256)
+    # and then reads the padded w13 off the layer, which FusedMoE's MoERunner does not have (its parameters live on
+    # routed_experts): every build at such a TP fails (Kimi's models/kimi_k3/amd/linear.py KimiMoE, ROCm / XPU).
+    padded_moe_refusal: dict[str, str | None] = {}
     # False: the experts have up and down projections only (FusedMoE is_act_and_mul=False, a one-shard w13).
     gated_experts: bool = True
     # The tail of a Mamba2 mixer's in_proj: one checkpoint tensor vLLM builds as a MergedColumnParallelLinear over
@@ -853,7 +863,8 @@ _KIMI_LINEAR_PACKED = {"gate_up_proj": ("gate_proj", "up_proj"),
 ARCHITECTURES["KimiLinearForCausalLM"] = Arch(
     "vllm:models/kimi_k3", packed=_KIMI_LINEAR_PACKED, unquantized=("block_sparse_moe.gate",),
     conv_linears=("self_attn.conv1d", "self_attn.q_conv1d", "self_attn.k_conv1d", "self_attn.v_conv1d"), mla=True,
-    sliding=MODEL_WINDOW, mla_self_attention=frozenset({"cuda", "cpu"}),
+    sliding=MODEL_WINDOW, mla_self_attention=frozenset({"cuda", "cpu"}), mla_self_attention_is_mla_attention=False,
+    padded_moe_refusal={"rocm": None, "xpu": "kimi-xpu-amd-linear"},
     styles={"g_a_proj": REPLICATED, "kv_a_proj_with_mqa": REPLICATED},
     router=Router(("moe_router_activation_func", "sigmoid"), ("moe_renormalize", True), ("num_expert_group", 1), True))
 
@@ -901,7 +912,8 @@ _KIMI_K3 = Arch(
     packed_unless={"fused_qkv_a_g_proj": "indexer.wq_b"}, sparse_marker="indexer.wq_b",
     replicated_shards={"fused_qkv_a_g_proj": ("q_a_proj", "kv_a_proj_with_mqa"), "in_proj_qkvgfab": ("f_a_proj",)},
     spec_layers="num_nextn_predict_layers", sliding=MODEL_WINDOW, moe_activation=("hidden_act", "silu"),
-    mla_self_attention=frozenset({"cuda", "cpu"}), towers=(_MOONVIT, _KIMI_K25_PROJECTOR),
+    mla_self_attention=frozenset({"cuda", "cpu"}), mla_self_attention_is_mla_attention=False,
+    padded_moe_refusal={"rocm": None}, towers=(_MOONVIT, _KIMI_K25_PROJECTOR),
     router=ARCHITECTURES["KimiLinearForCausalLM"].router, hf_to_vllm=_KIMI_K25_NAMES,
     vllm_names=(("language_model.layers.", "language_model.model.layers."),
                 (".self_attn.indexer.wq_b", ".self_attn.dsa_indexer.wq_index"),
@@ -1543,11 +1555,19 @@ IMPORT_REFUSALS: dict[str, tuple[tuple[str, ...], str, str]] = {
 # kinds, vLLM's message, verbatim). vllm/models/deepseek_v4/__init__.py (0.30-0.34): vl_stub.py on CPU and XPU;
 # vllm/models/deepseek_v41/__init__.py resolves the NVIDIA classes everywhere but ROCm, whose attention asserts a
 # CUDA device capability (deepseek_v4/nvidia/ops/o_proj.py compute_fp8_einsum_recipe).
-CONSTRUCTION_REFUSALS: dict[str, tuple[tuple[str, ...], str]] = {
+CONSTRUCTION_REFUSALS: dict[str, tuple[tuple[str, ...], str] | tuple[tuple[str, ...], str, str]] = {
     "DeepseekV4ForConditionalGeneration": (("cpu", "xpu"), "DeepSeek-V4 vision (DeepseekV4ForConditionalGeneration) "
                                            "is not supported on the current platform; use CUDA or ROCm."),
     "DeepseekV41ForCausalLM": (("cpu", "xpu"), "AssertionError: DeepseekV4 attention requires a CUDA device "
                                                "(models/deepseek_v41 has no CPU or XPU implementation)"),
+    # models/kimi_k3/__init__.py (0.33, 0.34) builds the text model on XPU with amd/linear.py, whose full-rank-gate
+    # KDA layers (amd/kda.py KimiK3DeltaAttention) ask amd/ops/kda_decode.py is_fused_kda_decode_supported, which
+    # imports vllm.platforms.rocm: its import-time _get_gcn_arch falls back from amdsmi to torch.cuda, which an XPU
+    # build of torch refuses. A third entry: the profile change that brought it.
+    **{arch: (("xpu",), "AssertionError: Torch not compiled with CUDA enabled (models/kimi_k3's XPU text model "
+                        "builds amd/kda.py's KDA layers, which import vllm.platforms.rocm and query the GPU through "
+                        "torch.cuda)", "kimi-xpu-amd-linear")
+       for arch in ("KimiK3ForConditionalGeneration", "KimiK31ForConditionalGeneration")},
     # models/qwen4_exp common/ngram_embedding.py (0.33, 0.34): the PLE table is a Qwen4ExpPLEPinnedHostEmbedding
     # under the default EngramConfig(cpu_offload=True), whose UVA view (utils/torch_utils.py
     # get_accelerator_view_from_cpu_tensor) only CUDA, ROCm and XPU give.
@@ -1570,7 +1590,9 @@ def import_refusal(architectures: tuple[str, ...], ctx) -> str | None:
 def construction_refusal(architectures: tuple[str, ...], ctx) -> str | None:
     """vLLM's refusal of a model whose class, on this platform, raises while building (None: built)."""
     refusal = next((CONSTRUCTION_REFUSALS[a] for a in architectures if a in CONSTRUCTION_REFUSALS), None)
-    return refusal[1] if refusal and ctx.kind in refusal[0] else None
+    if refusal is None or ctx.kind not in refusal[0] or (len(refusal) > 2 and not ctx.profile.has(refusal[2])):
+        return None
+    return refusal[1]
 
 
 # registry.py _PREVIOUSLY_SUPPORTED_MODELS entries that a release with a profile added: architecture -> (the last

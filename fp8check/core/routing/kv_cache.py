@@ -106,6 +106,9 @@ class AttentionLayer(NamedTuple):
     given_backend: str | None = None
     # V's head size where it differs from K's and the model file picks the layer's backend for it (Arch.diff_kv).
     head_size_v: int | None = None
+    # The model's own AttentionLayerBase, neither Attention nor MLAAttention (Arch.mla_self_attention_is_mla_attention
+    # False): the selector picks its backend, no format gives it a KV cache method.
+    no_kv_method: bool = False
 
 
 def own_attention_backend(arch, platform_kind: str, cc: int | None) -> str | None:
@@ -177,7 +180,8 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
             if arch is not None and arch.mla_kv_sharing:
                 name, latent = f"{prefix}.attn", _mistral_latent(ckpt.config, latent)
             layers.append(AttentionLayer(name, prefix, index, latent, ckpt.config.num_attention_heads or 1, 1, True,
-                                         False, sparse=marked or sparse_mla_layer(arch, ckpt.config, index)))
+                                         False, sparse=marked or sparse_mla_layer(arch, ckpt.config, index),
+                                         no_kv_method=itself and not arch.mla_self_attention_is_mla_attention))
     if arch is not None and arch.mla_kv_sharing:
         layers += _mla_kv_shared(layers, ckpt.config.kv_source_layers)
     if arch is not None and arch.kv_shared_layers and ckpt.config.num_kv_shared_layers:
@@ -383,7 +387,7 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
     # the others ask under vLLM's module name (the model's hf_to_vllm_mapper renames).
     no_method = arch is not None and not arch.attention_quant_config
     renames = arch.hf_to_vllm if arch is not None else ()
-    methods = {layer.name: None if layer.own_backend or no_method
+    methods = {layer.name: None if layer.own_backend or layer.no_kv_method or no_method
                else kv.method_for(vllm_module_name(layer.name, renames), layer.mla) for layer in layers}
     loads = {layer.name: _load(layer, grouped.get(layer.prefix, []), methods[layer.name], kv, ckpt, mla_model)
              for layer in layers}
