@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from fp8check.core.errors import ConfigError, printable, shown
 from fp8check.core.formats import mxfp8
+from fp8check.core.formats.kv_cache import CT_METHOD, KVConfig
 from fp8check.core.formats.base import (
     LAYER, UNQUANTIZED, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, Module, MoEMethod, WeightScale,
 )
@@ -520,9 +521,44 @@ def maps_lists(config: CompressedTensorsConfig, mapper: Callable[[str], str]) ->
                            groups=tuple(g._replace(targets=mapped(g.targets)) for g in config.groups))
 
 
+# CompressedTensorsKVCacheMethod.validate_kv_cache_scheme's strategies, as it prints them, and every
+# QuantizationStrategy value (another raises in QuantizationStrategy(value) first).
+KV_STRATEGIES = "(<QuantizationStrategy.TENSOR: 'tensor'>, <QuantizationStrategy.ATTN_HEAD: 'attn_head'>)"
+KV_KNOWN_STRATEGIES = ("tensor", "channel", "group", "block", "token", "tensor_group", "attn_head")
+
+
+def kv_cache(config: CompressedTensorsConfig, raw: dict) -> KVConfig:
+    """get_quant_method for attention: every Attention gets CompressedTensorsKVCacheMethod (an MLAAttention none),
+    checked against the stored kv_cache_scheme, which also switches `auto` to fp8 per Attention."""
+    scheme = raw.get("kv_cache_scheme")
+    return KVConfig(CT_METHOD, scheme=scheme, errors=kv_scheme_errors(scheme))
+
+
+def kv_scheme_errors(scheme: dict | None) -> tuple[str, ...]:
+    """CompressedTensorsKVCacheMethod.validate_kv_cache_scheme, raised as each Attention layer is built."""
+    if scheme is None:
+        return ()
+    if not isinstance(scheme, dict):
+        return (f"kv_cache_scheme must be an object, got {scheme!r}",)
+    type_, num_bits = scheme.get("type"), scheme.get("num_bits")
+    if type_ != "float" or num_bits != 8:
+        return ("Currently supported kv cache quantization is num_bits=8, type=float, however received "
+                f"num_bits={num_bits}, type={type_}",)
+    strategy = scheme.get("strategy")
+    if strategy not in KV_KNOWN_STRATEGIES:  # QuantizationStrategy(value) raises before the check
+        return (f"{strategy!r} is not a valid QuantizationStrategy",)
+    if strategy not in ("tensor", "attn_head"):
+        return (f"Invalid strategy for compressed-tensors KV cache. Expected strategies: {KV_STRATEGIES}, found "
+                f"strategy: {strategy}",)
+    if not scheme.get("symmetric"):
+        return (f"Only support symmetric scaling factor for compressed-tensors KV cache. However found symmetric: "
+                f"{scheme.get('symmetric')}",)
+    return ()
+
+
 FORMAT = Format(
     name=NAME, min_capability=70, parse=parse, assign=assign, describe=describe, linear_scheme=linear_scheme,
     fp8_schemes=frozenset({W8A8_FP8, W8A16_FP8_SCHEME, W8A8_MXFP8}), kernel_request=kernel_request,
     expected_tensors=expected_tensors, moe_method=moe_method, config_errors=config_errors,
-    scheme_min_capability=SCHEME_MIN_CAPABILITY, maps_lists=maps_lists,
+    scheme_min_capability=SCHEME_MIN_CAPABILITY, maps_lists=maps_lists, kv_cache=kv_cache,
 )

@@ -14,6 +14,8 @@ from fp8check.core.errors import ConfigError, shown
 from fp8check.core.formats.base import (
     UNQUANTIZED_LM_HEAD, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, Module, MoEMethod, WeightScale,
 )
+from fp8check.core.formats.kv_cache import FP8_METHOD as KV_METHOD
+from fp8check.core.formats.kv_cache import attention_method
 from fp8check.core.formats.shared import block_weight_key, is_int, layer_skipped, pattern_list
 from fp8check.kernels.base import FP8, FP8_BLOCK, RoutingContext
 from fp8check.kernels.cuda import cutlass_fp8_supported
@@ -159,4 +161,5 @@ FORMAT = Format(
     name=NAME, min_capability=75, parse=parse, assign=assign, describe=describe, linear_scheme=linear_scheme,
     fp8_schemes=frozenset({FP8_METHOD}), kernel_request=kernel_request, expected_tensors=expected_tensors,
     moe_method=moe_method, block_mismatch_escape=True, maps_lists=maps_lists,
+    kv_cache=attention_method(KV_METHOD),
 )

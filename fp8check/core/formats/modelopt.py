@@ -28,6 +28,7 @@ from fp8check.core.errors import ConfigError, shown
 from fp8check.core.formats.base import (
     UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, Module, MoEMethod, WeightScale,
 )
+from fp8check.core.formats.kv_cache import MODELOPT_METHOD, attention_method
 from fp8check.core.formats.shared import layer_skipped
 from fp8check.kernels.base import FP8, FP8_BLOCK, RoutingContext
 from fp8check.kernels.quant_keys import (
@@ -359,4 +360,5 @@ FORMAT = Format(
     expected_tensors=expected_tensors, moe_method=moe_method, config_errors=config_errors,
     config_warnings=config_warnings, validates_block_shape=False, shape_error=shape_error, override=override,
     for_release=for_release, capability=capability, maps_lists=maps_lists,
+    kv_cache=attention_method(MODELOPT_METHOD, MODELOPT_METHOD),
 )

@@ -142,4 +142,5 @@ FORMAT = Format(
     expected_tensors=expected_tensors, moe_method=moe_method, validates_block_shape=False, shape_error=shape_error,
     override=override, for_release=modelopt.for_release, config_errors=modelopt.config_errors,
     act_dtypes=("bfloat16",), aliases=("mxfp8",), maps_lists=modelopt.maps_lists,
+    kv_cache=modelopt.FORMAT.kv_cache,
 )

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from fp8check.core.errors import ConfigError
 from fp8check.core.formats import fp8, mxfp8
+from fp8check.core.formats.kv_cache import FP8_METHOD as FP8_KV_METHOD
+from fp8check.core.formats.kv_cache import KVConfig
 from fp8check.core.formats.base import UNQUANTIZED_LM_HEAD, Assignment, ExpectedTensors, Format, Module, MoEMethod
 from fp8check.kernels.base import FP8, FP8_BLOCK, RoutingContext
 from fp8check.kernels.quant_keys import (
@@ -201,9 +203,16 @@ def config_name(config: OnlineFp8Config) -> str:
     return LEGACY_FP8 if config.config_class == FP8_CONFIG else NAME
 
 
+def kv_cache(config: OnlineFp8Config, raw: dict) -> KVConfig:
+    """get_quant_method for attention: OnlineQuantizationConfig gives none; the Fp8Config `fp8` builds before 0.31
+    (for_release) gives an Attention Fp8KVCacheMethod."""
+    return KVConfig(FP8_KV_METHOD) if config.config_class == FP8_CONFIG else KVConfig()
+
+
 FORMAT = Format(
     name=NAME, min_capability=75, parse=parse, assign=assign, describe=describe, linear_scheme=linear_scheme,
     fp8_schemes=frozenset(LINEAR_METHOD.values()), kernel_request=kernel_request, expected_tensors=expected_tensors,
     moe_method=moe_method, config_warnings=config_warnings, validates_block_shape=False, kernel_error=kernel_error,
     for_release=for_release, online_methods=ONLINE_METHODS, shape_error=shape_error, config_name=config_name,
+    kv_cache=kv_cache,
 )

@@ -40,6 +40,7 @@ from fp8check.core.formats.kv_cache import (
     NOT_SCALAR, KVConfig, ScaleName, e5m2_refused, element_bytes, kv_config, remap, resolve, scale_suffixes,
     stored_dtype,
 )
+from fp8check.core.formats.registry import FORMATS
 from fp8check.core.model.layouts import (
     GENERIC_ARCH, QKV_CLASSES, SLIDING_KIND, attention_windows, model_arch, model_cache_dtype, sparse_mla_layer,
     tower_for, vllm_module_name,
@@ -378,7 +379,8 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
     layers, their KV methods, the scales they load) is read once; identical layers share one backend selection."""
     layers = attention_layers(ckpt, layout, ctx.kind, ctx.cc, ctx.profile)
     use_mm_prefix = mm_prefix_lm(ckpt)
-    kv = kv_config(quant, ckpt.config.raw_quantization_config)
+    quant_format = FORMATS.get(getattr(quant, "method", None))  # None: unquantized, or a config out of scope
+    kv = kv_config(quant_format.kv_cache if quant_format else None, quant, ckpt.config.raw_quantization_config)
     mla_model = any(layer.mla for layer in layers)
     grouped = _scales_by_layer(layout, layers, kv)
     arch = model_arch(ckpt.config, ctx.profile, ctx.kind)
