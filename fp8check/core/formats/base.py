@@ -138,6 +138,17 @@ def same_config(config: QuantConfig, profile: RuleProfile) -> QuantConfig:
     return config
 
 
+class KernelRequest(NamedTuple):
+    """What a linear scheme hands vLLM's kernel selector (init_fp8_linear_kernel / init_mxfp8_linear_kernel): the
+    quantization and the weight / activation keys; or, instead, the error the scheme's constructor raises."""
+
+    quantization: str = ""
+    weight_key: QuantKey | None = None
+    activation_key: QuantKey | None = None
+    error: str | None = None
+
+
+
 @dataclass(frozen=True)
 class Format:
     """One vLLM quant_method. Register it in fp8check.core.formats.registry.FORMATS under `name`."""
@@ -150,9 +161,8 @@ class Format:
     # (assignment, ctx, --linear-backend) -> (the linear method / scheme class vLLM builds, or the error it raises)
     linear_scheme: Callable[[Assignment, RoutingContext, str], tuple[str | None, str | None]]
     fp8_schemes: frozenset[str]            # the schemes fp8check routes to a kernel; the others are only named
-    # (scheme, assignment, ctx, e8m0 scales) -> (quantization, weight key, activation key) for the kernel
-    # selector, or the error the scheme's constructor raises
-    kernel_request: Callable[[str, Assignment, RoutingContext, bool], tuple[str, QuantKey, QuantKey] | str]
+    # (scheme, assignment, ctx, e8m0 scales) -> what the scheme hands the kernel selector, or its constructor's error
+    kernel_request: Callable[[str, Assignment, RoutingContext, bool], KernelRequest]
     expected_tensors: Callable[[Assignment], ExpectedTensors | None]  # None: nothing to check
     # (FusedMoE name, its checkpoint's gate / up / down leaf names, config, the rule profile) -> method
     moe_method: Callable[[str, tuple[str, str, str], QuantConfig, RuleProfile], MoEMethod]

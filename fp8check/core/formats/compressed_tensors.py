@@ -19,7 +19,8 @@ from fp8check.core.errors import ConfigError, printable, shown
 from fp8check.core.formats import mxfp8
 from fp8check.core.formats.kv_cache import CT_METHOD, KVConfig
 from fp8check.core.formats.base import (
-    LAYER, UNQUANTIZED, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, Module, MoEMethod, WeightScale,
+    LAYER, UNQUANTIZED, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, KernelRequest, Module, MoEMethod,
+    WeightScale,
 )
 from fp8check.core.formats.shared import (
     ExpertsProbe, QuantArgs, block_weight_key, enum_value, ignored, is_int, matches, pattern_list, shard_names,
@@ -394,7 +395,7 @@ def linear_scheme(assignment: Assignment, ctx: RoutingContext, linear_backend: s
 
 
 def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m0: bool
-                   ) -> tuple[str, QuantKey, QuantKey] | str:
+                   ) -> KernelRequest:
     """The keys CompressedTensorsW8A8Fp8 / CompressedTensorsW8A16Fp8 hand the kernel selector;
     CompressedTensorsW8A8Mxfp8 calls init_mxfp8_linear_kernel (fp8check.kernels.mxfp8)."""
     w, static_input = assignment.weights, assignment.static_input
@@ -403,14 +404,14 @@ def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m
     if scheme == W8A8_FP8:
         if w.strategy == "block":
             if static_input:
-                return ("AssertionError in CompressedTensorsW8A8Fp8: block-quantized weights need dynamic activations "
-                        "(is_static_input_scheme is True)")
-            return FP8_BLOCK, block_weight_key(w.block_structure, e8m0), QuantKey(False, (1, w.block_structure[0]))
+                return KernelRequest(error="AssertionError in CompressedTensorsW8A8Fp8: block-quantized weights need "
+                                                 "dynamic activations (is_static_input_scheme is True)")
+            return KernelRequest(FP8_BLOCK, block_weight_key(w.block_structure, e8m0), QuantKey(False, (1, w.block_structure[0])))
         weight = kFp8StaticChannelSym if w.strategy == "channel" else kFp8StaticTensorSym
-        return FP8, weight, (kFp8StaticTensorSym if static_input else kFp8DynamicTokenSym)
+        return KernelRequest(FP8, weight, (kFp8StaticTensorSym if static_input else kFp8DynamicTokenSym))
     # CompressedTensorsW8A16Fp8: BLOCK maps to a hard-coded 128x128 key whatever block_structure says.
     weight = {"block": kFp8Static128BlockSym, "channel": kFp8StaticChannelSym}.get(w.strategy, kFp8StaticTensorSym)
-    return W8A16_FP8, weight, (kFp8StaticTensorSym if static_input else kFp8DynamicTensorSym)
+    return KernelRequest(W8A16_FP8, weight, (kFp8StaticTensorSym if static_input else kFp8DynamicTensorSym))
 
 
 # --- integrity -------------------------------------------------------------------------------------------

@@ -28,10 +28,12 @@ from fp8check.core.errors import ConfigError
 from fp8check.core.formats import fp8, mxfp8
 from fp8check.core.formats.kv_cache import FP8_METHOD as FP8_KV_METHOD
 from fp8check.core.formats.kv_cache import KVConfig
-from fp8check.core.formats.base import UNQUANTIZED_LM_HEAD, Assignment, ExpectedTensors, Format, Module, MoEMethod
+from fp8check.core.formats.base import (
+    UNQUANTIZED_LM_HEAD, Assignment, ExpectedTensors, Format, KernelRequest, Module, MoEMethod,
+)
 from fp8check.kernels.base import FP8, FP8_BLOCK, RoutingContext
 from fp8check.kernels.quant_keys import (
-    QuantKey, kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockSym, kFp8StaticChannelSym,
+    kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockSym, kFp8StaticChannelSym,
     kFp8StaticTensorSym,
 )
 
@@ -133,7 +135,7 @@ def linear_scheme(assignment: Assignment, ctx: RoutingContext, linear_backend: s
 
 
 def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m0: bool
-                   ) -> tuple[str, QuantKey, QuantKey]:
+                   ) -> KernelRequest:
     """The keys each online linear method hands init_fp8_linear_kernel. The bf16 weight has no checkpoint
     scales, so e8m0 never applies; per-block weights are padded by per_block_cast_to_fp8 and never validated
     against the TP shard (validates_block_shape=False): only the block kernels' own N / K checks apply."""
@@ -141,12 +143,12 @@ def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m
     if strategy == "group":
         return mxfp8.kernel_request(scheme, assignment, ctx, e8m0)
     if strategy == "block":
-        return FP8_BLOCK, kFp8Static128BlockSym, kFp8Dynamic128Sym
+        return KernelRequest(FP8_BLOCK, kFp8Static128BlockSym, kFp8Dynamic128Sym)
     if strategy == "channel":
-        return FP8, kFp8StaticChannelSym, kFp8DynamicTokenSym
+        return KernelRequest(FP8, kFp8StaticChannelSym, kFp8DynamicTokenSym)
     # Fp8PerTensorOnlineLinearMethod.activation_quant_key: Fp8LinearMethod's rule (per token on XPU from 0.34).
     act = kFp8DynamicTokenSym if fp8.dynamic_per_token(ctx) else kFp8DynamicTensorSym
-    return FP8, kFp8StaticTensorSym, act
+    return KernelRequest(FP8, kFp8StaticTensorSym, act)
 
 
 def kernel_error(scheme: str, kernel: str, ctx: RoutingContext) -> str | None:

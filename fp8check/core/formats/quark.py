@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from fp8check.core.errors import ConfigError, shown
 from fp8check.core.formats.base import (
-    UNQUANTIZED_LM_HEAD, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, Module, MoEMethod, WeightScale,
+    UNQUANTIZED_LM_HEAD, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, KernelRequest, Module, MoEMethod,
+    WeightScale,
 )
 from fp8check.core.formats.kv_cache import QUARK_METHOD, KVConfig
 from fp8check.core.formats.shared import ExpertsProbe, ignored, matches, pattern_list
@@ -295,12 +296,12 @@ def _dict_text(tensor: QuarkTensor | None) -> str:
 
 
 def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m0: bool
-                   ) -> tuple[str, QuantKey, QuantKey]:
+                   ) -> KernelRequest:
     """The keys the scheme hands init_fp8_linear_kernel. Per-block: always kFp8Static128BlockSym (0.28/0.29
     hard-code it; 0.30+ replace the E8M0 key before the selector). Per-tensor / per-channel before 0.30: every
     activation but dynamic per-token gets kFp8StaticTensorSym, dynamic per-tensor included."""
     if scheme == W8A8_FP8_PER_BLOCK:
-        return FP8_BLOCK, kFp8Static128BlockSym, kFp8Dynamic128Sym
+        return KernelRequest(FP8_BLOCK, kFp8Static128BlockSym, kFp8Dynamic128Sym)
     weight = kFp8StaticChannelSym if assignment.strategy == "channel" else kFp8StaticTensorSym
     a = assignment.input_activations
     if not a.is_dynamic:
@@ -309,7 +310,7 @@ def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m
         act = kFp8DynamicTokenSym
     else:
         act = kFp8DynamicTensorSym if ctx.profile.has("quark-fp8-keys") else kFp8StaticTensorSym
-    return FP8, weight, act
+    return KernelRequest(FP8, weight, act)
 
 
 # --- integrity -------------------------------------------------------------------------------------------
