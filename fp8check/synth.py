@@ -307,6 +307,8 @@ TRANSFORMERS_HOSTS = {
 TRANSFORMERS_CLASSES = {"KimiK25ForConditionalGeneration": "Kimi_K25ForConditionalGeneration",
                         "ExaoneMoEForCausalLM": "ExaoneMoeForCausalLM", "ExaoneForCausalLM": "LlamaForCausalLM",
                         "MiMoForCausalLM": "Qwen2ForCausalLM",
+                        # MiMo-V2-Pro's remote code: MiMo-V2-Flash's layers, q / k / v saved fused (SAVED_FUSED)
+                        "MiMoV2ForCausalLM": "MiMoV2FlashForCausalLM",
                         "InternS1ForConditionalGeneration": "InternVLForConditionalGeneration",
                         # LongCat-Flash-Lite: LongCat-Flash's class; its n-gram tables go in Spec.extra_tensors
                         "LongcatFlashNgramForCausalLM": "LongcatFlashForCausalLM"}
@@ -387,8 +389,32 @@ def deepseek_v41_tensors(text: dict) -> dict:
     return out
 
 
+# Projections a family's own (remote-code) class holds fused where transformers' class it is written with keeps them
+# apart, by architecture: (the parts, in order, the fused leaf). MiMo-V2-Pro's modeling_mimo_v2.py (config
+# attention_projection_layout "fused_qkv") saves self_attn.qkv_proj, written with transformers' MiMoV2FlashForCausalLM.
+SAVED_FUSED: dict[str, tuple[tuple[str, ...], str]] = {
+    "MiMoV2ForCausalLM": (("q_proj", "k_proj", "v_proj"), "qkv_proj"),
+}
+
+
+def _fused_on_save(spec: Spec, state: dict) -> dict:
+    """`state` with the parts SAVED_FUSED names stored as one tensor (their rows stacked) under its fused leaf."""
+    parts, fused = SAVED_FUSED.get(spec.architecture, ((), ""))
+    out = {}
+    for name, tensor in state.items():
+        match = re.fullmatch(r"(.+)\.(\w+)\.weight", name)
+        if not parts or not match or match[2] not in parts:
+            out[name] = tensor
+        elif match[2] == parts[0]:
+            rows = sum(state[f"{match[1]}.{part}.weight"].shape[0] for part in parts)
+            out[f"{match[1]}.{fused}.weight"] = tensor.new_empty((rows, *tensor.shape[1:]))
+    return out
+
+
 def _saved_names(spec: Spec, state: dict) -> dict:
-    """`state` under the names the family's checkpoints hold (SAVED_NAMES, by architecture, else model_type)."""
+    """`state` under the names the family's checkpoints hold (SAVED_NAMES, by architecture, else model_type;
+    SAVED_FUSED)."""
+    state = _fused_on_save(spec, state)
     renames = SAVED_NAMES.get(spec.architecture) or SAVED_NAMES.get(spec.model_type, ())
     if not renames:
         return state

@@ -118,6 +118,10 @@ MIMO_V2 = dict(num_hidden_layers=3, hidden_size=512, intermediate_size=1024, moe
 MIMO_V2_SPEC = dict(architecture="MiMoV2FlashForCausalLM", model_type="mimo_v2_flash", transformers=True, hidden=512,
                     extra_config=MIMO_V2, extra_tensors={"model.mtp.layers.0.eh_proj.weight": (512, 1024),
                                                          "model.mtp.layers.0.mlp.gate_proj.weight": (1024, 512)})
+# MiMo-V2-Pro: MiMo-V2-Flash's layers, q / k / v saved fused as qkv_proj in num_key_value_heads (2) chunks
+# (attention_projection_layout "fused_qkv"), native block FP8: the full layers' 2 x (2 x 192 Q, 192 K, 128 V) rows.
+MIMO_V2_PRO_SPEC = dict(MIMO_V2_SPEC, architecture="MiMoV2ForCausalLM", quant="fp8-block",
+                        extra_config=dict(MIMO_V2, attention_projection_layout="fused_qkv"))
 # LongCat-Flash, written by transformers' class: per decoder layer two MLA attentions, two dense MLPs and a MoE of 4
 # experts plus 2 zero-computation experts (a router 6 wide); the keys only vLLM's longcat_flash.py reads beside.
 LONGCAT = dict(num_layers=2, hidden_size=512, ffn_hidden_size=1024, expert_ffn_hidden_size=256, num_attention_heads=4,
@@ -681,6 +685,10 @@ FAMILIES = [
       "model.layers.1.mlp.router.gate": ("ReplicatedLinear", "vllm:hy_v3.py")}),
     ("mimo-v2-flash", MIMO_V2_SPEC, 1,
      {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:mimo_v2.py"),
+      "model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:mimo_v2.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:mimo_v2.py")}),
+    ("mimo-v2-pro", MIMO_V2_PRO_SPEC, 1,
+     {"model.layers.0.self_attn.qkv_proj": ("MergedColumnParallelLinear", "vllm:mimo_v2.py"),
       "model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:mimo_v2.py"),
       "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:mimo_v2.py")}),
     ("mimo-7b", dict(architecture="MiMoForCausalLM", model_type="qwen2", extra_config=dict(num_nextn_predict_layers=1),
@@ -1449,6 +1457,48 @@ def test_mimo_v2_fp8_kv_cache_on_h100(make_checkpoint, vllm, errors):
     rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm),
                                                                 kv_cache_dtype="fp8"))
     assert tuple(a.errors for a in rep.attention[:2]) == errors
+
+
+@pytest.mark.parametrize("quant,vllm,tp,full_layer", [
+    ("fp8-block", "0.34", 1, ("MergedColumnParallelLinear", 768 + 2 * 384)),
+    ("fp8-block", "0.33", 1, ("MergedColumnParallelLinear", 768 + 2 * 384)),
+    ("fp8-block", "0.34", 2, ("QKVParallelLinear", 768 + 384 + 256)),    # a chunk a rank: [Q | K | V]
+    ("fp8-block", "0.32", 1, ("QKVParallelLinear", 768 + 384 + 256)),    # before _fused_qkv_kv_chunk_rows
+    ("ct-fp8-block", "0.34", 1, ("QKVParallelLinear", 768 + 384 + 256))])  # no weight_block_size
+def test_mimo_v2_pro_fused_qkv_by_tp(make_checkpoint, quant, vllm, tp, full_layer):
+    """mimo_v2.py MiMoV2Attention: the fused qkv_proj of a full layer (per chunk 2 x 192 Q rows, 192 K, 128 V: K and
+    V not whole 128-blocks) is a MergedColumnParallelLinear [Q | chunks x 384] below TP num_key_value_heads under a
+    weight_block_size config from 0.33; the sliding layer's (two KV heads a chunk: whole blocks) a QKVParallelLinear.
+    Its attention is read from the fused rows: V's head size 128, so the DiffKV backend."""
+    folder = make_checkpoint(**dict(MIMO_V2_PRO_SPEC, quant=quant, data="sparse"))
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm), tp=tp))
+    layers = {layer.name: layer for layer in rep.layers}
+    full = layers["model.layers.0.self_attn.qkv_proj"]
+    assert (full.layer_type, full.shape[0]) == full_layer
+    assert layers["model.layers.1.self_attn.qkv_proj"].layer_type == "QKVParallelLinear"
+    assert {a.backend for a in rep.attention} == {"FLASH_ATTN_DIFFKV"}
+
+
+def test_mimo_v2_pro_per_chunk_block_scales(make_checkpoint):
+    """_shard_fp8_qkv_proj reads the fused qkv_proj's block scales as one grid (11 rows for 1408) or tiled per chunk
+    (2 x ceil(704 / 128) = 12, as MiMo's exporter writes them); any other row count is refused."""
+    ckpt = open_local(make_checkpoint(**dict(MIMO_V2_PRO_SPEC, data="sparse")))
+    scale = ckpt.tensors["model.layers.0.self_attn.qkv_proj.weight_scale_inv"]
+    options = InspectOptions(parse_platform("h100"), LATEST)
+    for rows, ok in ((11, True), (12, True), (13, False)):
+        ckpt.tensors[scale.name] = scale._replace(shape=(rows, scale.shape[1]))
+        layer = next(layer for layer in inspect_checkpoint(ckpt, options).layers if layer.name ==
+                     "model.layers.0.self_attn.qkv_proj")
+        assert not layer.errors if ok else "must be [11, 4]" in layer.errors[0]
+
+
+@pytest.mark.parametrize("quant", ["ct-fp8-block", "modelopt-fp8"])
+def test_mimo_v2_pro_fused_fp8_qkv_needs_weight_scale_inv(make_checkpoint, quant):
+    """MiMoV2Model._try_load_fp8_qkv_proj holds a fused float8_e4m3fn qkv_proj.weight until its weight_scale_inv
+    arrives: under a format whose scale is weight_scale the weight is never loaded (no error in vLLM)."""
+    rep = inspect(make_checkpoint(**dict(MIMO_V2_PRO_SPEC, quant=quant, data="sparse")))
+    held = [layer.name for layer in rep.layers if any("is never loaded" in e for e in layer.errors)]
+    assert held == [f"model.layers.{i}.self_attn.qkv_proj" for i in range(3)]
 
 
 def test_dsa_indexer_needs_deep_gemm_on_cuda(make_checkpoint):

@@ -263,6 +263,9 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("MiMoV2FlashForCausalLM", "dropped:substr:mtp"): "mimo_v2.py MiMoV2Model.load_weights skips every name holding "
                                                       "\"mtp\" itself (`if \"mtp\" in name: continue`), no "
                                                       "hf_to_vllm_mapper",
+    ("MiMoV2ForCausalLM", "dropped:substr:mtp"): "mimo_v2.py MiMoV2Model.load_weights (MiMo-V2-Flash's, which "
+                                                 "MiMoV2ForCausalLM inherits) skips every name holding \"mtp\" "
+                                                 "itself, no hf_to_vllm_mapper",
     ("LongcatFlashForCausalLM", "dropped:prefix:model.mtp."): "longcat_flash.py has no hf_to_vllm_mapper: "
                                                               "FlashModel.load_weights skips every name starting "
                                                               "with mtp. (model.mtp. once AutoWeightsLoader strips "

@@ -458,6 +458,13 @@ FAMILIES.update({
     # layernorm_epsilon); an MTP layer under model.mtp.layers (skipped).
     "mimo-v2-flash": (dict(architecture="MiMoV2FlashForCausalLM", model_type="mimo_v2_flash", **_HF,
                            extra_tensors=_MIMO_V2_MTP), _MIMO_V2_FLASH),
+    # MiMo-V2-Pro: MiMo-V2-Flash's layers with q / k / v saved fused as qkv_proj (its remote code's module;
+    # attention_projection_layout "fused_qkv"), pre-sharded in num_key_value_heads (4) chunks: under fp8-block the full
+    # layers' qkv_proj a MergedColumnParallelLinear at TP 1 and 2 (a chunk's 192 K + 128 V rows padded to 384), the
+    # sliding ones (two KV heads a chunk, whole blocks) a QKVParallelLinear; written as mimo_v2_flash (its config
+    # class, which vLLM reads without remote code; the hub's mimo_v2 takes the same convertor).
+    "mimo-v2-pro": (dict(architecture="MiMoV2ForCausalLM", model_type="mimo_v2_flash", **_HF,
+                         extra_tensors=_MIMO_V2_MTP), dict(_MIMO_V2_FLASH, attention_projection_layout="fused_qkv")),
     # MiMo-7B: Qwen2's layers (its remote MiMoConfig is Qwen2Config's; written as qwen2, which vLLM reads without
     # remote code) and an MTP layer under model.mtp_layers (dropped by the mapper).
     "mimo-7b": (dict(architecture="MiMoForCausalLM", model_type="qwen2", **_HF,

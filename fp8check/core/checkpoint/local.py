@@ -110,6 +110,12 @@ class ModelConfig(NamedTuple):
     # Mistral-Large-4 (params.json's kv_sharing, as vLLM's Mistral reader lists it): each layer's KV-cache source
     # layer, itself unless it reuses an earlier layer's latent cache; () when absent.
     kv_source_layers: tuple[int, ...] = ()
+    # MiMo-V2: each layer's (heads, KV heads, head size, V head size), the sliding layers (hybrid_layer_pattern 1)
+    # from the swa_* keys (mimo_v2.py MiMoV2FlashDecoderLayer; V's head size the K one where absent); None unless
+    # config.json gives hybrid_layer_pattern and both head counts.
+    attention_geometry: tuple[tuple[int, int, int, int], ...] | None = None
+    # MiMo-V2-Pro: config.json's attention_projection_layout is "fused_qkv" (mimo_v2.py MiMoV2FlashDecoderLayer).
+    fused_qkv_layout: bool = False
     # A Mistral-format checkpoint's params.json as vLLM 0.25-0.33 refuse it (fp8check.core.checkpoint.mistral:
     # BLOCK FP8, Mistral-Large-4); the config above is 0.34's reading.
     errors_before_034: tuple[str, ...] = ()
@@ -248,7 +254,25 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         expert_dtype=_expert_dtype(sizes, model_type, raw_quant),
         kv_lora_rank=opt_int("kv_lora_rank"),
         kv_source_layers=_int_list(sizes, "kv_source_layers", where, minimum=0) or (),
+        attention_geometry=_attention_geometry(sizes, opt_int, where),
+        fused_qkv_layout=sizes.get("attention_projection_layout") == "fused_qkv",
     )
+
+
+def _attention_geometry(sizes: dict, opt_int: Callable[..., int | None],
+                        where: str) -> tuple[tuple[int, int, int, int], ...] | None:
+    """MiMo-V2's per-layer attention geometry (ModelConfig.attention_geometry): mimo_v2.py MiMoV2FlashDecoderLayer
+    builds a layer whose hybrid_layer_pattern entry is 1 with swa_num_attention_heads, swa_num_key_value_heads,
+    swa_head_dim, swa_v_head_dim, the others with num_attention_heads, num_key_value_heads, head_dim, v_head_dim."""
+    pattern = _int_list(sizes, "hybrid_layer_pattern", where, minimum=0)
+    if not pattern:
+        return None
+    full = tuple(opt_int(key) for key in ("num_attention_heads", "num_key_value_heads", "head_dim"))
+    sliding = tuple(opt_int(f"swa_{key}") for key in ("num_attention_heads", "num_key_value_heads", "head_dim"))
+    if not all(full) or not all(sliding):
+        return None
+    full_v, sliding_v = opt_int("v_head_dim") or full[2], opt_int("swa_v_head_dim") or sliding[2]
+    return tuple((*sliding, sliding_v) if kind == 1 else (*full, full_v) for kind in pattern)
 
 
 def _expert_dtype(sizes: dict, model_type: str, raw_quant: object) -> str | None:

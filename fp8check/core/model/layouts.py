@@ -332,6 +332,11 @@ class Arch(NamedTuple):
     # True: a layer whose V head size (its v_proj rows over its KV heads) differs from K's gets the backend the model
     # file hands its Attention, not the selector's (mimo_v2.py MiMoV2Attention: kernels.attention.diff_kv_backend).
     diff_kv: bool = False
+    # True: a qkv_proj stored fused, under a config whose attention_projection_layout is "fused_qkv" and whose quant
+    # config has a weight_block_size, is pre-sharded in num_key_value_heads chunks of [Q K V] (mimo_v2.py
+    # MiMoV2FlashDecoderLayer fused_qkv_chunks): below that TP the layer may be a MergedColumnParallelLinear
+    # (modules.at_tp).
+    fused_qkv_chunks: bool = False
     # True: the sliding layers have per-head attention sinks when config.json's add_swa_attention_sink_bias is true,
     # the full ones none, whatever the checkpoint holds (mimo_v2.py MiMoV2Attention make_attention_sink).
     swa_sinks: bool = False
@@ -1406,13 +1411,20 @@ ARCHITECTURES["HYV4ForCausalLM"] = Arch(
 # n_group groups, renormalize=norm_topk_prob (read bare; transformers' MiMoV2FlashConfig defaults both); the others a
 # dense mlp (gate / up -> gate_up_proj). load_weights skips every name containing "mtp" (model.mtp.layers.*, the
 # draft mimo_v2_mtp.py's MiMoV2MTP loads them).
-# Its subclass MiMoV2ForCausalLM (MiMo-V2-Pro) is not laid out: its qkv_proj is stored fused, pre-sharded in
-# num_key_value_heads chunks of [Q K V] with per-chunk scale rows, regathered (re-quantized) per rank by load_weights
-# (_shard_fp8_qkv_proj), a MergedColumnParallelLinear [Q | K V pad] under block FP8 at TP below the chunk count.
+# Its subclass MiMoV2ForCausalLM (MiMo-V2-Pro, registered 0.25-0.34): the same model, packed_modules_mapping
+# qkv_proj -> [qkv_proj]: its remote code saves q / k / v fused, each layer's rows from its own heads and head sizes
+# (ModelConfig.attention_geometry), pre-sharded in num_key_value_heads chunks of [Q K V] that load_weights regathers
+# per rank (_try_load_fp8_qkv_proj / _shard_fp8_qkv_proj: block scales one grid or tiled per chunk; a float8 weight
+# without a weight_scale_inv is never loaded: routing/integrity.py). From 0.33 MiMoV2FlashDecoderLayer passes
+# fused_qkv_chunks (attention_projection_layout "fused_qkv" and a quant config with weight_block_size) and
+# MiMoV2Attention builds a MergedColumnParallelLinear [Q | chunks x (K V pad)] where _fused_qkv_kv_chunk_rows is not 0
+# (Arch.fused_qkv_chunks, modules.at_tp).
 ARCHITECTURES["MiMoV2FlashForCausalLM"] = Arch(
     "vllm:mimo_v2.py", unquantized=("mlp.gate",), spec_substrings=("mtp",), sliding=HYBRID_PATTERN,
     layer_geometry=True, diff_kv=True, swa_sinks=True,
     router=Router("sigmoid", ("norm_topk_prob", True), ("n_group", 1), True))
+ARCHITECTURES["MiMoV2ForCausalLM"] = ARCHITECTURES["MiMoV2FlashForCausalLM"]._replace(
+    packed={"qkv_proj": ("qkv_proj",), "gate_up_proj": LLAMA_PACKED["gate_up_proj"]}, fused_qkv_chunks=True)
 # MiMo-7B (mimo.py MiMoForCausalLM, registered 0.25-0.34, 0.33 / 0.34 alike): qwen2.py's Qwen2Model and head (MiMoModel
 # only moves the last residual add); the MTP layers under model.mtp_layers. are dropped (from 0.29 the mapper's prefix
 # to None, before AutoWeightsLoader's skip_prefixes; mimo_mtp.py's MiMoMTP is the draft). Its config class

@@ -36,6 +36,9 @@ WHEEL_CHANGES: dict[str, str] = {
                   "method is get_routing_method_type's even for a custom_routing_function (Llama-4: Default)",
     "glm4-moe-gate-linear": "0.31 wheel: glm4_moe.py builds its router as GateLinear (a ReplicatedLinear, "
                             "quant_config=None); a torch nn.Linear before",
+    "mimo-v2-kv-chunks": "0.33 wheel: mimo_v2.py builds MiMo-V2-Pro's fused qkv_proj as a MergedColumnParallelLinear "
+                         "[Q | chunks x (K V pad)] below TP num_key_value_heads under a weight_block_size quant config "
+                         "(_fused_qkv_kv_chunk_rows); a QKVParallelLinear before",
     "bailing-gate-linear": "0.31 wheel: bailing_moe.py builds its router as GateLinear (a ReplicatedLinear, "
                            "quant_config=None); a torch nn.Linear before",
     "b12x": "0.28 wheel: B12x block / tensor FP8 kernels join the CUDA tables (SM12x, the vllm[b12x] extra)",
@@ -313,7 +316,7 @@ _V032 = _release("0.32", _V031, ("humming-priority", "xpu-fp8-per-channel", "xpu
 _V033 = _release("0.33", _V032, ("cpu-fp8-channel", "modelopt-exclude-modules", "mxfp8-torch", "kv-quant-mode",
                                  "xpu-fa-d512", "xpu-triton-flash-attn", "cpu-attn-kv-check", "rocm-octave",
                                  "flash-attn-mla-sparse-fa4", "attention-backends-033", "aiter-moe-split",
-                                 "deepgemm-moe-exclusion", "glm5next-sm100-fp8-kv",
+                                 "deepgemm-moe-exclusion", "glm5next-sm100-fp8-kv", "mimo-v2-kv-chunks",
                                  "kimi-xpu-amd-linear"),
                  "CPU channel-wise FP8 kernel; AITER's FusedMoE classes split")
 
