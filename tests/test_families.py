@@ -96,6 +96,20 @@ DSV41_SPEC = dict(DSV4_SPEC, layers=4, ignore=(*DSV4_VL_SPEC["ignore"], r"re:.*\
 HYV3 = dict(num_hidden_layers=2, num_experts=4, num_experts_per_tok=2, num_shared_experts=1, moe_intermediate_size=256,
             expert_hidden_dim=256, first_k_dense_replace=1, mlp_layer_types=["dense", "sparse"], route_norm=True,
             qk_norm=True)
+# Arcee Trinity: a dense layer, then a MoE layer (router stored as mlp.router.gate, one shared expert), a gated
+# attention (self_attn.gate_proj) on each; the routing keys afmoe.py reads bare (score_func, route_norm, n_group).
+AFMOE = dict(num_hidden_layers=2, num_dense_layers=1, num_experts=4, num_experts_per_tok=2, num_shared_experts=1,
+             moe_intermediate_size=256, layer_types=["sliding_attention", "full_attention"], sliding_window=512,
+             score_func="sigmoid", route_norm=True, n_group=1, topk_group=1)
+# LFM2 (head size hidden_size // heads = 128): a short-convolution layer, then an attention layer; intermediate_size
+# 768 is auto-adjusted to a 512-wide MLP (2 / 3, rounded up to block_multiple_of). LFM2-MoE: a dense layer, then a
+# MoE layer; LFM3: a convolution layer and a full-attention layer with the per-head output gate.
+LFM2 = dict(transformers=True, hidden=512, heads=4, kv_heads=2, tie_embeddings=True)
+LFM2_LAYERS = dict(layer_types=["conv", "full_attention"], conv_L_cache=3, block_dim=512, conv_dim=512)
+LFM2_MOE = dict(LFM2_LAYERS, intermediate_size=512, num_dense_layers=1, num_experts=4, num_experts_per_tok=2,
+                moe_intermediate_size=256)
+LFM3 = dict(layer_types=["conv", "full_attention"], conv_L_cache=3, sliding_window=512, pad_token_id=0,
+            bos_token_id=1, eos_token_id=2)
 # HY-V4: a dense-MLA layer with a dense MLP, a sparse-MLA (indexer) layer with a MoE; gated MLA, learnable sinks and
 # hyper-connections (vLLM's HYV4Config defaults); the indexer's weights_proj BF16 (fp32 in transformers' class).
 HYV4 = dict(num_hidden_layers=2, hidden_size=512, intermediate_size=1024, moe_intermediate_size=256,
@@ -683,6 +697,27 @@ FAMILIES = [
      {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:hy_v3.py"),
       "model.layers.1.mlp.shared_mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:hy_v3.py"),
       "model.layers.1.mlp.router.gate": ("ReplicatedLinear", "vllm:hy_v3.py")}),
+    ("afmoe", dict(architecture="AfmoeForCausalLM", model_type="afmoe", extra_config=AFMOE, **HF), 2,
+     {"model.layers.0.self_attn.gate_proj": ("ColumnParallelLinear", "vllm:afmoe.py"),
+      "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:afmoe.py"),
+      "model.layers.1.mlp.shared_experts.gate_up_proj": ("MergedColumnParallelLinear", "vllm:afmoe.py"),
+      "model.layers.1.mlp.router.gate": ("ReplicatedLinear", "vllm:afmoe.py")}),
+    ("lfm2", dict(LFM2, architecture="Lfm2ForCausalLM", model_type="lfm2",
+                  extra_config=dict(LFM2_LAYERS, intermediate_size=768)), 2,
+     {"model.layers.0.conv.conv": ("ColumnParallelLinear", "vllm:lfm2.py"),
+      "model.layers.0.conv.in_proj": ("MergedColumnParallelLinear", "vllm:lfm2.py"),
+      "model.layers.0.conv.out_proj": ("RowParallelLinear", "vllm:lfm2.py"),
+      "model.layers.0.feed_forward.w13": ("MergedColumnParallelLinear", "vllm:lfm2.py"),
+      "model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:lfm2.py"),
+      "model.layers.1.self_attn.out_proj": ("RowParallelLinear", "vllm:lfm2.py")}),
+    ("lfm2-moe", dict(LFM2, architecture="Lfm2MoeForCausalLM", model_type="lfm2_moe", extra_config=LFM2_MOE), 2,
+     {"model.layers.0.conv.in_proj": ("MergedColumnParallelLinear", "vllm:lfm2_moe.py"),
+      "model.layers.0.feed_forward.w13": ("MergedColumnParallelLinear", "vllm:lfm2_moe.py"),
+      "model.layers.1.feed_forward.gate": ("ReplicatedLinear", "vllm:lfm2_moe.py")}),
+    ("lfm3", dict(LFM2, architecture="Lfm3ForCausalLM", model_type="lfm3", extra_config=LFM3), 1,
+     {"model.layers.0.conv.in_proj": ("MergedColumnParallelLinear", "vllm:lfm3.py"),
+      "model.layers.1.self_attn.gate_proj": ("ColumnParallelLinear", "vllm:lfm3.py"),
+      "model.layers.1.self_attn.o_proj": ("RowParallelLinear", "vllm:lfm3.py")}),
     ("mimo-v2-flash", MIMO_V2_SPEC, 1,
      {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:mimo_v2.py"),
       "model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:mimo_v2.py"),
@@ -2353,3 +2388,61 @@ def test_granite_h_fused_stacked_experts_read_as_the_per_expert_ones(make_checkp
     assert ours.ok, list(ours.errors)
     assert [(m.name, m.num_experts, m.scheme, m.kernel, m.shape) for m in ours.moes] == [
         (m.name, m.num_experts, m.scheme, m.kernel, m.shape) for m in theirs.moes] and len(ours.moes) == 2
+
+
+def test_afmoe_attention_gate_is_its_own_column_and_the_router_loads_as_gate(make_checkpoint):
+    """afmoe.py: self_attn.gate_proj is a quantized ColumnParallelLinear of its own (the packed gate_up_proj needs an
+    up_proj beside it); the stored mlp.router.gate is vLLM's mlp.gate, a GateLinear without quant_config; sigmoid
+    grouped routing with the expert bias (score_func, route_norm, n_group as config.json gives them)."""
+    rep = inspect(make_checkpoint(architecture="AfmoeForCausalLM", model_type="afmoe", extra_config=AFMOE,
+                                  data="sparse", **HF))
+    by_name = {layer.name: layer for layer in rep.layers}
+    gate = by_name["model.layers.0.self_attn.gate_proj"]
+    assert (gate.layer_type, gate.scheme != "UnquantizedLinearMethod") == ("ColumnParallelLinear", True)
+    assert by_name["model.layers.1.mlp.router.gate"].scheme == "UnquantizedLinearMethod" and rep.ok
+    assert "routing method DeepSeekV3" in " ".join(rep.moes[0].notes + (rep.moes[0].kernel or "",))
+    softmax = inspect(make_checkpoint(architecture="AfmoeForCausalLM", model_type="afmoe", data="sparse",
+                                      extra_config=dict(AFMOE, score_func="softmax"), **HF))
+    assert "routing method Unspecified" in " ".join(softmax.moes[0].notes + (softmax.moes[0].kernel or "",))
+
+
+def test_lfm2_short_conv_layers_and_an_attention_without_kv_method(make_checkpoint):
+    """lfm2.py / short_conv.py: the stored conv.conv [dim, 1, L] is a ColumnParallelLinear without quant_config,
+    conv.in_proj one MergedColumnParallelLinear over [dim] * 3; Lfm2Attention's Attention takes no quant config, so an
+    FP8 checkpoint gives it no KV cache method."""
+    spec = dict(LFM2, architecture="Lfm2ForCausalLM", model_type="lfm2",
+                extra_config=dict(LFM2_LAYERS, intermediate_size=768), quant="fp8-block", data="sparse")
+    folder = make_checkpoint(**spec)
+    rep = inspect(folder, tp=2)
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert by_name["model.layers.0.conv.conv"].scheme == "UnquantizedLinearMethod" and rep.ok
+    assert [(a.name, a.kv_method) for a in rep.attention] == [("model.layers.1.self_attn.attn", None)]
+    layout = build_layout(open_local(folder).tensors, open_local(folder).config, LATEST)
+    in_proj = next(m for m in layout.linears if m.name == "model.layers.0.conv.in_proj")
+    assert in_proj.output_sizes == (512, 512, 512) and in_proj.vllm_names[0] == "model.layers.0.short_conv.in_proj"
+
+
+def test_lfm2_moe_router_takes_the_quant_config(make_checkpoint):
+    """lfm2_moe.py builds feed_forward.gate (GateLinear) WITH the quant config: a BF16 router left out of the ignore
+    list is an FP8 layer over a BF16 weight; sigmoid routing over one group with the expert bias, none without
+    use_expert_bias."""
+    spec = dict(LFM2, architecture="Lfm2MoeForCausalLM", model_type="lfm2_moe", data="sparse", ignore=("lm_head",),
+                quant="ct-fp8-dynamic")
+    rep = inspect(make_checkpoint(**spec, extra_config=LFM2_MOE, ignore_routers=False))
+    router = next(layer for layer in rep.layers if layer.name == "model.layers.1.feed_forward.gate")
+    assert router.scheme == "CompressedTensorsW8A8Fp8" and not rep.ok
+    assert "BF16, but the quantization config makes it an FP8 layer" in router.errors[0]
+    assert "routing method DeepSeekV3" in " ".join(rep.moes[0].notes + (rep.moes[0].kernel or "",))
+    rep = inspect(make_checkpoint(**spec, extra_config=dict(LFM2_MOE, use_expert_bias=False)))
+    assert "routing method SigmoidRenorm" in " ".join(rep.moes[0].notes + (rep.moes[0].kernel or "",))
+
+
+def test_lfm3_attention_gate_is_a_quantized_column_of_one_row_per_head(make_checkpoint):
+    """lfm3.py: self_attn.gate_proj (use_attention_gate) is a ColumnParallelLinear of num_attention_heads rows with
+    the quant config; LFM3's Attention takes the quant config (a KV cache method), unlike LFM2's."""
+    rep = inspect(make_checkpoint(**dict(LFM2, architecture="Lfm3ForCausalLM", model_type="lfm3", extra_config=LFM3,
+                                         quant="fp8-dynamic", data="sparse")))
+    gate = next(layer for layer in rep.layers if layer.name == "model.layers.1.self_attn.gate_proj")
+    assert (gate.layer_type, gate.shape, gate.scheme != "UnquantizedLinearMethod") == (
+        "ColumnParallelLinear", (4, 512), True)
+    assert [a.kv_method is not None for a in rep.attention] == [True] and rep.ok

@@ -149,6 +149,9 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("KimiK31ForConditionalGeneration", "registry"): "registry.py registers KimiK31ForConditionalGeneration (to "
                                                      "KimiK3ForConditionalGeneration) from 0.34; 0.33 refuses it "
                                                      "(whole_model.py OPEN)",
+    ("Lfm3ForCausalLM", "registry"): "registry.py registers Lfm3ForCausalLM (lfm3.py) from 0.34; 0.33's registry has "
+                                    "no such architecture, and fp8check lays it out only on releases that register "
+                                    "it (vllm_registry.py)",
     ("MistralLarge4ForCausalLM", "registry"): "0.34 brings it (registry.py: vllm.models.mistral.mistral_large4); "
                                              "0.33's registry has no such architecture (its Mistral-format reader "
                                              "builds MistralLarge3ForCausalLM from the params.json, which fp8check "

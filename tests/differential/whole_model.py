@@ -179,6 +179,8 @@ _GDN = dict(linear_num_key_heads=8, linear_num_value_heads=16, linear_key_head_d
 _QWEN35_MOE = dict(num_experts=8, moe_intermediate_size=1024, shared_expert_intermediate_size=1024,
                    num_experts_per_tok=2, **_GDN)
 _HF = dict(transformers=True, layers=4)
+# LFM2's layer kinds: short convolutions and full attention.
+_LFM_LAYERS = dict(layer_types=["conv", "full_attention", "conv", "full_attention"])
 # Granite's multipliers (granite.py, granitemoe*.py: scales, no linears).
 _GRANITE = dict(attention_multiplier=0.0078125, embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=8.0)
 # GLM-4V's tower (glm4_1v.py Glm4vVisionTransformer): one block, its MLP as wide as out_hidden_size.
@@ -352,6 +354,22 @@ FAMILIES.update({
     "granite-moe-shared": (dict(architecture="GraniteMoeSharedForCausalLM", model_type="granitemoeshared", **_HF),
                            dict(_GRANITE, intermediate_size=1024, shared_intermediate_size=2048,
                                 num_local_experts=8, num_experts_per_tok=2)),
+    # Arcee Trinity: a dense layer, then MoE layers with a shared expert; sliding and full gated attention; the
+    # routing keys afmoe.py reads bare.
+    "afmoe": (dict(architecture="AfmoeForCausalLM", model_type="afmoe", **_HF),
+              dict(num_dense_layers=1, num_experts=8, num_experts_per_tok=2, num_shared_experts=1,
+                   moe_intermediate_size=1024, sliding_window=512, score_func="sigmoid", route_norm=True, n_group=1,
+                   topk_group=1, route_scale=2.5, mup_enabled=True,
+                   layer_types=["sliding_attention", "full_attention", "sliding_attention", "full_attention"])),
+    # LFM2 / LFM2-MoE / LFM3: short-convolution and attention layers (the keys lfm2*.py read beside transformers').
+    "lfm2": (dict(architecture="Lfm2ForCausalLM", model_type="lfm2", tie_embeddings=True, **_HF),
+             dict(_LFM_LAYERS, intermediate_size=6144, block_dim=2048, conv_dim=2048, conv_L_cache=3)),
+    "lfm2-moe": (dict(architecture="Lfm2MoeForCausalLM", model_type="lfm2_moe", tie_embeddings=True, **_HF),
+                 dict(_LFM_LAYERS, num_dense_layers=1, num_experts=8, num_experts_per_tok=2,
+                      moe_intermediate_size=1024, conv_L_cache=3, use_expert_bias=True, norm_topk_prob=True)),
+    "lfm3": (dict(architecture="Lfm3ForCausalLM", model_type="lfm3", tie_embeddings=True, **_HF),
+             dict(conv_L_cache=7, sliding_window=512, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                  layer_types=["conv", "full_attention", "sliding_attention", "conv"])),
     "ernie-4.5": (dict(architecture="Ernie4_5ForCausalLM", model_type="ernie4_5", **_HF), {"use_bias": False}),
     "ernie-4.5-moe": (dict(architecture="Ernie4_5_MoeForCausalLM", model_type="ernie4_5_moe", **_HF),
                       dict(use_bias=False, num_hidden_layers=3, moe_intermediate_size=1024, moe_k=2,

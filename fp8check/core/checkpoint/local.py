@@ -28,7 +28,9 @@ ROUTER_KEYS = ("scoring_func", "norm_topk_prob", "n_group", "topk_method", "use_
                "hidden_act",  # Kimi-K3: nvidia/model.py KimiMoE hands FusedMoE activation=config.hidden_act
                "route_norm",  # HY-V3's
                "score_function", "moe_router_enable_expert_bias",  # Ling / Ring's (bailing_moe*.py)
-               "min_moe_intermediate_per_partition")  # Kimi's amd/linear.py KimiMoE (Arch.padded_moe_refusal)
+               "min_moe_intermediate_per_partition",  # Kimi's amd/linear.py KimiMoE (Arch.padded_moe_refusal)
+               "score_func",  # Arcee Trinity's (afmoe.py)
+               "use_expert_bias")  # LFM2-MoE's (lfm2_moe.py)
 
 
 class SlidingKeys(NamedTuple):
@@ -42,7 +44,8 @@ class SlidingKeys(NamedTuple):
     layer_types: tuple[str, ...] | None = None   # "sliding_attention" / "full_attention" / ... per layer
     use_sliding_window: bool | None = None       # Qwen: the window applies only when true
     max_window_layers: int | None = None         # Qwen: the layer index where sliding starts
-    # Gemma-3 / EXAONE-4: every pattern-th layer is full attention; EXAONE-4's configs write it as letters ("LLLG")
+    # Gemma-3 / EXAONE-4 (AfmoeConfig's global_attn_every_n_layers): every pattern-th layer is full attention;
+    # EXAONE-4's configs write it as letters ("LLLG")
     sliding_window_pattern: int | str | None = None
     hybrid_layer_pattern: tuple[int, ...] | None = None  # MiMo-V2: 1 on the sliding layers, 0 on the full ones
     sliding_window_size: int | None = None       # MiMo-V2: the sliding layers' window
@@ -404,17 +407,20 @@ def _sliding_keys(sizes: dict, model_type: str, opt_int: Callable[..., int | Non
 # local (sliding) layer, G a global one, written beside layer_types; EXAONE-4.5's text_config "exaone4_5_text" is read
 # as exaone4). What vLLM makes of them is fp8check.core.model.layouts.attention_windows.
 LETTER_PATTERNS = frozenset({"exaone4", "exaone4_5_text", "exaone_moe"})
+# Config classes that name the pattern otherwise (AfmoeConfig: every global_attn_every_n_layers-th layer full).
+PATTERN_KEYS = {"afmoe": "global_attn_every_n_layers"}
 
 
 def _window_pattern(sizes: dict, model_type: str, opt_int: Callable[..., int | None], where: str) -> int | str | None:
     """sliding_window_pattern: a positive integer, or letters where the config class takes them."""
-    pattern = sizes.get("sliding_window_pattern")
+    key = PATTERN_KEYS.get(model_type, "sliding_window_pattern")
+    pattern = sizes.get(key)
     if isinstance(pattern, str) and model_type in LETTER_PATTERNS:
         if not pattern or set(pattern) - {"L", "G"}:
             raise ConfigError(f"{where}: sliding_window_pattern must be a positive integer or letters L / G, got "
                               f"{shown(pattern)}")
         return pattern
-    return opt_int("sliding_window_pattern")
+    return opt_int(key)
 
 
 def load_json(path: str, name: str) -> object:

@@ -93,7 +93,8 @@ class Router(NamedTuple):
     scoring: str | tuple[str, str] = "softmax"          # fixed, or (config key, default)
     renormalize: bool | tuple[str, bool] = True
     groups: int | tuple[str, int] | None = None           # fixed, or (config key, default) of num_expert_group
-    bias: bool | tuple[str, str] = False                  # fixed, or (config key, value that creates the bias)
+    # fixed, or (config key, value that creates the bias[, the config class's value when config.json has none])
+    bias: bool | tuple[str, object] | tuple[str, object, object] = False
     custom: str | None = None                             # a custom_routing_function's RoutingMethodType
 
 
@@ -222,6 +223,9 @@ class Arch(NamedTuple):
     padded_moe_refusal: dict[str, str | None] = {}
     # False: the experts have up and down projections only (FusedMoE is_act_and_mul=False, a one-shard w13).
     gated_experts: bool = True
+    # Tails of one checkpoint tensor vLLM builds as a MergedColumnParallelLinear of that many equal parts (short_conv.py
+    # ShortConv's in_proj over [dim] * 3: B, C and x, each split by TP).
+    equal_parts: dict[str, int] = {}
     # The tail of a Mamba2 mixer's in_proj: one checkpoint tensor vLLM builds as a MergedColumnParallelLinear over
     # [I, I, G*N, G*N, H] (mamba_mixer2.py; I = heads x head_dim, G = n_groups, N = ssm_state_size, H = heads).
     mamba_in_proj: str | None = None
@@ -1013,6 +1017,36 @@ ARCHITECTURES["GraniteMoeForCausalLM"] = Arch(
 ARCHITECTURES["GraniteMoeSharedForCausalLM"] = ARCHITECTURES["GraniteMoeForCausalLM"]._replace(
     source="vllm:granitemoeshared.py", styles=_GRANITE_SHARED_MLP)
 
+# LFM2 (lfm2.py Lfm2ForCausalLM, registered 0.30-0.34, 0.33 -> 0.34 unchanged): per config.layer_types an attention
+# layer ("full_attention") or a short-convolution one, each with a feed_forward Lfm2MLP (w1 / w3 -> w13 merged, w2
+# row). The class's hf_to_vllm_mapper renames the checkpoint's `.conv.` to `.short_conv.` (vLLM's module names, and
+# what the quant config's lists are matched against): ShortConv (layers/mamba/short_conv.py, 0.33 / 0.34 alike) builds
+# `conv` (prefix conv1d; the stored conv.conv [dim, 1, L_cache]) a ColumnParallelLinear without quant_config, in_proj
+# a MergedColumnParallelLinear over [dim] * 3 (B, C, x) from one stored tensor, out_proj row. Lfm2Attention: q / k / v
+# -> qkv_proj, out_proj row, head size hidden_size // heads; its Attention is built without the quant config (no KV
+# cache method from the format) and without a window.
+_SHORT_CONV = dict(conv_linears=("conv.conv",), equal_parts={"conv.in_proj": 3},
+                   hf_to_vllm=(("substr", ".conv.", ".short_conv."),))
+_LFM2_PACKED = {**_QKV_ONLY, "w13": ("w1", "w3"), "in_proj": ("in_proj",)}
+ARCHITECTURES["Lfm2ForCausalLM"] = Arch("vllm:lfm2.py", packed=_LFM2_PACKED, attention_quant_config=False,
+                                        sliding=MODEL_WINDOW, **_SHORT_CONV)
+# LFM2-MoE (lfm2_moe.py Lfm2MoeForCausalLM, registered 0.30-0.34, 0.33 -> 0.34 unchanged): LFM2's layers; the
+# feed_forward below num_dense_layers an Lfm2MoeMlp (w13 / w2), the others Lfm2MoeSparseMoeBlock: the router
+# feed_forward.gate a GateLinear WITH the quant config (quantized unless the format's lists name it), the experts one
+# FusedMoE loading feed_forward.experts.E.{w1,w2,w3} (ckpt_names), sigmoid scores over one group (use_grouped_topk),
+# renormalize=config.norm_topk_prob, an e_score_correction_bias (the stored expert_bias) when config.use_expert_bias
+# (both true in Lfm2MoeConfig by default).
+ARCHITECTURES["Lfm2MoeForCausalLM"] = Arch(
+    "vllm:lfm2_moe.py", packed=_LFM2_PACKED, quantized_routers=("feed_forward.gate",), attention_quant_config=False,
+    router=Router("sigmoid", ("norm_topk_prob", True), 1, ("use_expert_bias", True, True)), sliding=MODEL_WINDOW,
+    **_SHORT_CONV)
+# LFM3 (lfm3.py Lfm3ForCausalLM, registered from 0.34): LFM2's short-convolution layers and MLP (the conv width
+# hidden_size), attention layers "full_attention" / "sliding_attention" (config.sliding_window on the latter) with
+# q / k / v -> qkv_proj, o_proj row, head_dim from the config, and with use_attention_gate a per-head output gate
+# self_attn.gate_proj: a ColumnParallelLinear of num_attention_heads rows WITH the quant config. Its Attention takes
+# the quant config (unlike LFM2's).
+ARCHITECTURES["Lfm3ForCausalLM"] = Arch("vllm:lfm3.py", packed=_LFM2_PACKED, styles={"self_attn.gate_proj": COLUMN},
+                                        **_SHORT_CONV)
 # ERNIE-4.5 (ernie45.py: llama.py's LlamaForCausalLM) and ERNIE-4.5-MoE (ernie45_moe.py): the router mlp.gate a
 # GateLinear without quant_config, softmax routing with the e_score_correction_bias (mlp.moe_statics), shared
 # experts; hf_to_vllm_mapper drops every name holding "mtp" (model.mtp_block.N, mtp_emb_norm, mtp_linear_proj).
@@ -1295,6 +1329,20 @@ ARCHITECTURES["HYV3ForCausalLM"] = Arch(
     router=Router("sigmoid", ("route_norm", True), 1, True),
     vllm_names=((".mlp.router.gate", ".mlp.gate"),))
 
+# Arcee Trinity (afmoe.py AfmoeForCausalLM, registered 0.30-0.34, 0.33 -> 0.34 unchanged). AfmoeAttention: q / k / v
+# -> qkv_proj, o_proj row, and a gated-attention self_attn.gate_proj (a ColumnParallelLinear of heads x head_dim with
+# the quant config, no up_proj beside it: the packed gate_up_proj never takes it), per-layer sliding window from
+# config.layer_types. Layers below num_dense_layers a LlamaMLP, the others AfmoeMoE: the router mlp.gate a GateLinear
+# without quant_config (fp32), which the hf_to_vllm_mapper reads from the checkpoint's mlp.router.gate; the shared
+# experts a LlamaMLP (gate / up -> gate_up_proj) handed to the FusedMoE; use_grouped_topk over config.n_group with
+# scoring_func=config.score_func, renormalize=config.route_norm (sigmoid; False otherwise, which with the
+# e_score_correction_bias mlp.expert_bias is Unspecified either way), the three read bare (a config.json without them
+# fails). The ParallelLMHead is built with the quant config and no prefix (NO_HEAD_PREFIX).
+ARCHITECTURES["AfmoeForCausalLM"] = Arch(
+    "vllm:afmoe.py", styles={"self_attn.gate_proj": COLUMN}, unquantized=("mlp.router.gate",),
+    router=Router(("score_func", "sigmoid"), ("route_norm", True), ("n_group", 1), True),
+    quant_prefixes=NO_HEAD_PREFIX, hf_to_vllm=(("suffix", ".router.gate.weight", ".gate.weight"),),
+    vllm_names=((".mlp.router.gate", ".mlp.gate"),))
 # Ling / Ring v1 (Ling-lite / Ling-plus: BailingMoeForCausalLM) and 2.0 (Ling-mini / flash / 1T, Ring-2.0, their FP8
 # releases: BailingMoeV2ForCausalLM, a subclass with nothing of its own): bailing_moe.py, registered 0.25-0.34, its
 # modules alike 0.31-0.34 (0.33 -> 0.34 unchanged). BailingAttention: q / k / v stored fused as
@@ -1814,6 +1862,9 @@ HF_WINDOWS: dict[str, HFWindow] = {
     "exaone4_5_text": _EXAONE_WINDOW,               # Exaone4_5_Config reads its text_config as exaone4
     "exaone_moe": _EXAONE_WINDOW,
     "cohere2": HFWindow(4096, fills=_cohere2),       # Cohere2Config: sliding_window = 4096, pattern 4
+    "afmoe": HFWindow(1024, fills=_cohere2),         # AfmoeConfig: 1024, every global_attn_every_n_layers-th (4) full
+    # Lfm3Config: 256; layer 2 of every 4 full attention, layers 4, 8, ... sliding, the rest convolutions
+    "lfm3": HFWindow(256, fills=lambda index, keys, window: index % 4 == 0 and index > 0),
 }
 # qwen2.py Qwen2Model.__init__ (0.28.0 / 0.33.0), verbatim.
 MIXED_WINDOWS = ("Sliding window for some but all layers is not supported. This model uses sliding window but "

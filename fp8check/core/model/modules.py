@@ -434,6 +434,9 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
             and widths[0] % 2 == 0:  # gate and up stored fused (Phi-3; Granite's shared_mlp.input_linear,
         # granitemoeshared.py GraniteMoeSharedMLP output_sizes [S, S]); other single-shard merges keep one width
         widths = (widths[0] // 2, widths[0] // 2)
+    parts = arch.equal_parts.get(tail_match(name, arch.equal_parts) or "", 0) if tower is None else 0
+    if layer_type == "MergedColumnParallelLinear" and len(shards) == 1 and parts and widths[0] % parts == 0:
+        widths = (widths[0] // parts,) * parts
     replicated = tower is None and tail_match(name, arch.disable_tp) is not None
     whole = arch.replicated_shards.get(leaf, ()) if tower is None and fused else ()
     return LinearModule(name, layer_type, shards, k, widths, heads, layout=(tower or arch).source, fused=fused,
