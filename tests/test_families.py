@@ -19,7 +19,8 @@ from fp8check.core.report.verdicts import inspect_verdict
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import LATEST, select_profile
-from fp8check.synth import (Spec, bailing_tensors, deepseek_v4_vision_tensors, deepseek_v41_tensors, kimi_k3_tensors,
+from fp8check.synth import (Spec, bailing_tensors, deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors,
+                            kimi_k3_tensors,
                             tensor_specs, write_safetensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
@@ -375,6 +376,63 @@ LING_V25 = {**LING_V2, "model_type": "bailing_hybrid", "num_hidden_layers": 4, "
 def ling_spec(config: dict, architecture: str, **fields) -> dict:
     return {"architecture": architecture, "model_type": config["model_type"], "layers": 0, "hidden": 512,
             "vocab": 1000, "experts": 4, "extra_config": config, "extra_tensors": bailing_tensors(config), **fields}
+
+# Inkling (vLLM reads its own config classes, not transformers': synth.inkling_tensors writes Thinking Machines'
+# names, model.llm.*): sliding layers 0-1 with their own KV heads, a dense layer 0, then MoE with one shared sink
+# expert.
+INKLING_TEXT = dict(model_type="inkling_model", hidden_size=512, intermediate_size=256, dense_intermediate_size=1024,
+                    num_hidden_layers=3, num_attention_heads=16, num_key_value_heads=2, head_dim=128,
+                    swa_num_attention_heads=16, swa_num_key_value_heads=4, swa_head_dim=128, d_rel=16,
+                    local_layer_ids=[0, 1], sliding_window_size=512, sconv_kernel_size=4, dense_mlp_idx=1,
+                    n_routed_experts=4, n_shared_experts=1, num_experts_per_tok=2, use_gate_bias=True,
+                    use_global_scale=True, shared_expert_sink=True, vocab_size=1000, max_position_embeddings=512)
+
+
+def inkling_spec(architecture: str = "InklingForConditionalGeneration") -> dict:
+    nested = architecture == "InklingForConditionalGeneration"
+    return {"architecture": architecture, "model_type": "inkling_mm_model" if nested else "inkling_model",
+            "layers": 0, "hidden": 512, "vocab": 1000, "experts": 4, "sizes_in_text_config": nested,
+            "extra_tensors": inkling_tensors(INKLING_TEXT, "model.llm." if nested else "model."),
+            "extra_config": {"text_config": INKLING_TEXT, "vision_config": {}, "audio_config": {}} if nested
+            else INKLING_TEXT}
+
+
+
+
+def _inkling_layers(root: str) -> dict[str, tuple[str, str]]:
+    return {f"{root}layers.0.attn.qkvr": ("MergedColumnParallelLinear", "vllm:models/inkling"),
+            f"{root}layers.0.attn.wo_ud": ("RowParallelLinear", "vllm:models/inkling"),
+            f"{root}layers.0.mlp.w13_dn": ("ColumnParallelLinear", "vllm:models/inkling"),
+            f"{root}layers.0.mlp.w2_md": ("RowParallelLinear", "vllm:models/inkling"),
+            "lm_head": ("ParallelLMHead", "vllm:models/inkling")}
+
+# MuseGlimmer (transformers' MuseGlimmerForConditionalGeneration; vLLM serves both registry names with one class):
+# a sliding and a full layer, a one-block vision tower and its adapter, left BF16 as vLLM builds them.
+MUSE_GLIMMER = {"text_config": {"hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 2,
+                                "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 128, "vocab_size": 1000,
+                                "sliding_window": 512, "layer_types": ["sliding_attention", "full_attention"],
+                                "layer_rope_theta": [10000, 0], "max_position_embeddings": 512},
+                "vision_config": {"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 1,
+                                  "num_attention_heads": 4},
+                "out_hidden_size": 1024, "projector_hidden_size": 512}
+
+
+def muse_glimmer_spec(architecture: str = "MuseGlimmerForConditionalGeneration") -> dict:
+    return {"architecture": architecture, "model_type": "muse_glimmer", "transformers": True,
+            "sizes_in_text_config": True, "extra_config": MUSE_GLIMMER,
+            "ignore": ("lm_head", "re:model\\.vision_.*")}
+
+
+_MUSE_GLIMMER_LAYERS = {
+    "model.language_model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:muse_glimmer.py"),
+    "model.language_model.layers.0.self_attn.gate_proj": ("ColumnParallelLinear", "vllm:muse_glimmer.py"),
+    "model.language_model.layers.0.self_attn.o_proj": ("RowParallelLinear", "vllm:muse_glimmer.py"),
+    "model.language_model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:muse_glimmer.py"),
+    "model.vision_tower.layers.0.attn.qkv_proj": ("QKVParallelLinear", "vllm:muse_glimmer.py"),
+    "model.vision_tower.layers.0.attn.proj": ("RowParallelLinear", "vllm:muse_glimmer.py"),
+    "model.vision_tower.layers.0.mlp.fc1": ("nn.Linear", "vllm:muse_glimmer.py"),
+    "model.vision_adapter.fc2": ("nn.Linear", "vllm:muse_glimmer.py"),
+    "model.vision_projection": ("nn.Linear", "vllm:muse_glimmer.py")}
 
 # (id, Spec fields, TP, {layer name: (vLLM class, layout)}) — each family at a TP size it is deployed with.
 # MiniMax-M3 as the Hub's config.json writes it: layer 0 dense with full attention, layer 1 MoE with sparse attention
@@ -924,6 +982,10 @@ FAMILIES = [
       "language_model.layers.2.self_attn.g_proj": ("ColumnParallelLinear", "vllm:models/kimi_k3"),
       "language_model.layers.2.self_attn.indexer.wq_b": ("ReplicatedLinear", "vllm:models/kimi_k3"),
       "language_model.layers.2.self_attn.indexer.wkv_index": ("MergedColumnParallelLinear", "vllm:models/kimi_k3")}),
+    ("inkling", inkling_spec(), 2, _inkling_layers("model.llm.")),
+    ("inkling-text", inkling_spec("InklingForCausalLM"), 2, _inkling_layers("model.")),
+    ("muse-glimmer", muse_glimmer_spec(), 2, _MUSE_GLIMMER_LAYERS),
+    ("muse-glimmer-causal", muse_glimmer_spec("MuseGlimmerForCausalLM"), 2, _MUSE_GLIMMER_LAYERS),
 ]
 
 
@@ -2446,3 +2508,37 @@ def test_lfm3_attention_gate_is_a_quantized_column_of_one_row_per_head(make_chec
     assert (gate.layer_type, gate.shape, gate.scheme != "UnquantizedLinearMethod") == (
         "ColumnParallelLinear", (4, 512), True)
     assert [a.kv_method is not None for a in rep.attention] == [True] and rep.ok
+
+
+def test_inkling_attention_router_and_sink_experts(make_checkpoint):
+    """models/inkling: InklingAttention is an AttentionLayerBase of its own (FlashAttentionBackend, no quant method:
+    no KV cache method); InklingGate's weight and the shared sink experts are bare parameters, no linears; qkvr is
+    [q, k, v, r] under vLLM's name model.layers.N.attn.qkvr (the mapper's model.llm. prefix)."""
+    folder = make_checkpoint(quant="ct-fp8-block", data="sparse", **inkling_spec())
+    rep = inspect(folder, tp=2)
+    assert rep.ok and [(a.name, a.backend, a.kv_method) for a in rep.attention] == [
+        (f"model.llm.layers.{i}.attn", "FLASH_ATTN", None) for i in range(3)]
+    assert [(a.num_heads, a.num_kv_heads) for a in rep.attention] == [(8, 2), (8, 2), (8, 1)]
+    names = {layer.name for layer in rep.layers}
+    assert not any(".mlp.gate" in name or "shared_experts" in name for name in names)
+    qkvr = next(layer for layer in rep.layers if layer.name == "model.llm.layers.2.attn.qkvr")
+    assert qkvr.shards == tuple(f"model.llm.layers.2.attn.{leaf}" for leaf in ("wq_du", "wk_dv", "wv_dv", "wr_du"))
+    assert qkvr.shape == (2048 + 256 + 256 + 256, 512)
+    assert [m.name for m in rep.moes] == ["model.llm.layers.1.mlp.experts", "model.llm.layers.2.mlp.experts"]
+
+
+def test_muse_glimmer_output_gate_and_unquantized_tower(make_checkpoint):
+    """muse_glimmer.py: the attention's output gate self_attn.gate_proj (no up_proj beside it: not Llama's gate_up)
+    is a quantized ColumnParallelLinear vLLM names output_gate_proj (its mapper); the vision tower's qkv_proj / o_proj
+    are built without the quant config, so an FP8 tower weight is refused while the BF16 one is plain."""
+    folder = make_checkpoint(quant="ct-fp8-block", data="sparse", **muse_glimmer_spec())
+    rep = inspect(folder, tp=2)
+    by_name = {layer.name: layer for layer in rep.layers}
+    gate = by_name["model.language_model.layers.0.self_attn.gate_proj"]
+    assert rep.ok and gate.weight_dtype == "F8_E4M3" and gate.scheme != "UnquantizedLinearMethod"
+    assert by_name["model.vision_tower.layers.0.attn.qkv_proj"].scheme == "UnquantizedLinearMethod"
+    assert [a.name for a in rep.attention] == [f"model.language_model.layers.{i}.self_attn.attn" for i in range(2)]
+    assert [a.sliding_window for a in rep.attention] == [512, None]
+    fp8_tower = make_checkpoint(quant="ct-fp8-block", data="sparse", **{**muse_glimmer_spec(), "ignore": ("lm_head",)})
+    failing = {layer.name for layer in inspect(fp8_tower, tp=2).layers if layer.errors}
+    assert "model.vision_tower.layers.0.attn.qkv_proj" in failing

@@ -263,6 +263,10 @@ EXPECTED: dict[tuple[str, str], str] = {
         "ROCm from 0.34 resolves models/step5/amd/model.py, whose mapper also moves .self_attn.sparse_indexer_ under "
         "self_attn.indexer: fp8check's rocm_layout (those layers built with quant_config=None, no list applies) "
         "keeps Step3p5's share_expert substring, while this check reads the CUDA entry"),
+    **{(a, "dropped:prefix:model.mtp."): "models/inkling (nvidia/model.py, amd/model.py) _load_inkling_weights drops "
+                                         "model.mtp. with a WeightsMapper of its own, not the class's "
+                                         "hf_to_vllm_mapper"
+       for a in ("InklingForCausalLM", "InklingForConditionalGeneration")},
     ("MiMoV2FlashForCausalLM", "dropped:substr:mtp"): "mimo_v2.py MiMoV2Model.load_weights skips every name holding "
                                                       "\"mtp\" itself (`if \"mtp\" in name: continue`), no "
                                                       "hf_to_vllm_mapper",

@@ -34,8 +34,8 @@ from fp8check.core.routing.crosscheck import vllm_error
 from fp8check.core.routing.crosscheck_model import compare_model, our_modules
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
-from fp8check.synth import (Spec, bailing_tensors, deepseek_v4_vision_tensors, deepseek_v41_tensors, kimi_k3_tensors,
-                            write_checkpoint)
+from fp8check.synth import (Spec, bailing_tensors, deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors,
+                            kimi_k3_tensors, write_checkpoint)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run import (  # noqa: E402  # isort: skip  (the linear-by-linear run, beside this file)
@@ -757,6 +757,47 @@ FAMILIES.update({
                      extra_tensors=bailing_tensors(_LING_V1), **_LING_SPEC), _LING_V1),
     "ling-v2.5": (dict(architecture="BailingMoeV2_5ForCausalLM", model_type="bailing_hybrid",
                        extra_tensors=bailing_tensors(_LING_V25), **_LING_SPEC), _LING_V25),
+})
+
+# Inkling (vllm/models/inkling): transformers 5.24 has InklingForConditionalGeneration, but its config class is not
+# the one vLLM reads (vLLM registers its own inkling_mm_model / inkling_model configs, configs.py), so
+# synth.inkling_tensors writes the decoder layers under the names that class saves (model.llm.layers.N; the text
+# checkpoint model.layers.N), towers left out, and config.json holds vLLM's keys: sliding layers 0-2 with their own
+# KV heads, a dense layer 0, then MoE with the sigmoid router's bias and global scale and one shared sink expert (64
+# heads of 128 and 16 relative dims a head, so q, k, v and r are whole 128-blocks at TP 8, as the released model's).
+_INKLING_TEXT = dict(model_type="inkling_model", hidden_size=BASE["hidden"], intermediate_size=1024,
+                     dense_intermediate_size=4096, num_hidden_layers=4, num_attention_heads=64, num_key_value_heads=8,
+                     head_dim=128, swa_num_attention_heads=64, swa_num_key_value_heads=16, swa_head_dim=128, d_rel=16,
+                     rel_extent=1024, local_layer_ids=[0, 1, 2], sliding_window_size=512, use_sconv=True,
+                     sconv_kernel_size=4, use_embed_norm=True, dense_mlp_idx=1, n_routed_experts=8,
+                     n_shared_experts=1, num_experts_per_tok=2, route_scale=8.0, use_gate_bias=True,
+                     use_global_scale=True, gate_activation="sigmoid", norm_after_topk=True, shared_expert_sink=True,
+                     vocab_size=BASE["vocab"], max_position_embeddings=4096, logits_mup_width_multiplier=24.0)
+_INKLING_SPEC = dict(layers=0, experts=8, moe_intermediate=1024, intermediate=4096)
+FAMILIES.update({
+    "inkling-text": (dict(architecture="InklingForCausalLM", model_type="inkling_model",
+                          extra_tensors=inkling_tensors(_INKLING_TEXT, "model."), **_INKLING_SPEC), _INKLING_TEXT),
+    "inkling": (dict(architecture="InklingForConditionalGeneration", model_type="inkling_mm_model",
+                     sizes_in_text_config=True, extra_tensors=inkling_tensors(_INKLING_TEXT), **_INKLING_SPEC),
+                {"text_config": _INKLING_TEXT, "vision_config": {}, "audio_config": {}}),
+})
+
+# MuseGlimmer (muse_glimmer.py): transformers' MuseGlimmerForConditionalGeneration, sliding and full (NoPE) layers
+# alternating, a one-block vision tower (16 heads) with its adapter; the tower and adapter left BF16 (vLLM builds them
+# without the quant config).
+_MUSE_GLIMMER = {"text_config": {"hidden_size": BASE["hidden"], "intermediate_size": 4096, "num_hidden_layers": 4,
+                                 "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 128,
+                                 "vocab_size": BASE["vocab"], "sliding_window": 512,
+                                 "layer_types": ["sliding_attention", "full_attention"] * 2,
+                                 "layer_rope_theta": [10000, 0, 10000, 0], "max_position_embeddings": 4096},
+                 "vision_config": {"hidden_size": 1024, "intermediate_size": 2048, "num_hidden_layers": 1,
+                                   "num_attention_heads": 16},
+                 "out_hidden_size": 4096, "projector_hidden_size": 2048}
+_MUSE_GLIMMER_SPEC = dict(model_type="muse_glimmer", sizes_in_text_config=True, **_HF,
+                          ignore=("lm_head", "re:model\\.vision_.*", "re:vision_.*"))
+FAMILIES.update({
+    "muse-glimmer": (dict(architecture="MuseGlimmerForConditionalGeneration", **_MUSE_GLIMMER_SPEC), _MUSE_GLIMMER),
+    "muse-glimmer-causal": (dict(architecture="MuseGlimmerForCausalLM", **_MUSE_GLIMMER_SPEC), _MUSE_GLIMMER),
 })
 
 # Qwen4-Exp: three gated-delta-net layers (layer 1 with a PLE block; ple_layer_ids are 1-based), a QSA layer (the

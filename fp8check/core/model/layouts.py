@@ -350,8 +350,9 @@ class Arch(NamedTuple):
     # (first, second): the FusedMoEs a MoE layer's stored experts load into, the first half of the expert ids into
     # `first` and the rest, renumbered from 0, into `second` (ERNIE-4.5-VL's text and vision experts).
     split_experts: tuple[str, str] | None = None
-    # Tails of 2-D checkpoint weights that are norms, not linears (commandr.py's per-head q_norm / k_norm, a
-    # LayerNorm of shape [heads, head_dim]): listed with the other non-linear weights.
+    # Tails of 2-D checkpoint weights that are norms or other bare parameters, not linears (commandr.py's per-head
+    # q_norm / k_norm, a LayerNorm of shape [heads, head_dim]; Inkling's InklingGate weight, which its forward
+    # multiplies itself; MuseGlimmer's vision position table): listed with the other non-linear weights.
     matrix_norms: tuple[str, ...] = ()
     # Added to the window of each layer the model file hands a per_layer_sliding_window (commandr.py CohereAttention:
     # config.sliding_window + 1).
@@ -1302,6 +1303,80 @@ ARCHITECTURES["Step5ForCausalLM"] = ARCHITECTURES["Step3p5ForCausalLM"]._replace
     hf_to_vllm=(("regex", r"(?<!\.moe)\.share_expert\.", ".moe.share_expert."),),
     sparse_group_error=("Step5 DSA kernels require 4, 8, or 16 local query heads per KV group, got {q} (num_heads="
                         "{heads}, tp_size={tp})."))
+
+# Inkling (vllm/models/inkling, 0.26-0.34; 0.33 -> 0.34 changed only mtp.py): __init__.py resolves nvidia/model.py,
+# or amd/model.py on ROCm (the same modules; amd/moe.py drops the routed experts' quant config only under a Quark
+# exclude list). Checkpoints keep Thinking Machines' names (model.llm.layers.N.attn.wq_du, mlp.w13_dn, ...), which
+# _TmlForCausalLMBase.hf_to_vllm_mapper moves to model.layers.N and renames; InklingForConditionalGeneration adds the
+# towers' prefixes (the towers, built only where vision_config / audio_config set decoder_dmodel, are torch
+# nn.Linear / embeddings: no quant method). attention.py InklingAttention (an AttentionLayerBase of its own,
+# get_attn_backend FlashAttentionBackend, no quant method: no KV cache method): wq_du / wk_dv / wv_dv / wr_du fused
+# into qkvr, a MergedColumnParallelLinear [q, k, v, r]; wo_ud a RowParallelLinear. mlp.py InklingDenseMLP: the
+# interleaved gate / up stored fused (w13_dn -> gate_up_proj) a plain ColumnParallelLinear, w2_md -> down_proj a
+# RowParallelLinear. moe.py InklingMoE: InklingGate a bare Parameter (no linear), the routed experts a FusedMoE
+# (FusedMoEFactory, sigmoid routing with the bias by a custom_routing_function, renormalize=False, SiLU), the shared
+# "sink" experts bare BF16 Parameters (InklingSinkExperts: the exporters exclude every shared_experts). The main
+# model drops model.mtp.* (_load_inkling_weights' mapper).
+# The mapper's suffixes: the stacked experts' NVFP4 scales (ModelOpt's, compressed-tensors') onto FusedMoE's names.
+_INKLING_SCALES = tuple(("suffix", f".{w}_weight.{stored}", f".{w}_{param}") for w in ("w13", "w2")
+                        for stored, param in (("scale", "weight_scale"), ("scale2", "weight_scale_2")))
+_INKLING_SCALES += tuple(("suffix", f".{w}_weight.{leaf}", f".{w}_{leaf}") for w in ("w13", "w2") for leaf in (
+    "input_global_scale", "weight_global_scale", "weight_packed", "weight_scale"))
+_INKLING = Arch(
+    "vllm:models/inkling", packed={"qkvr": ("wq_du", "wk_dv", "wv_dv", "wr_du"), "w13": ("w1", "w3")},
+    styles={"attn.qkvr": "MergedColumnParallelLinear", "attn.wo_ud": ROW, "mlp.w13_dn": COLUMN, "mlp.w2_md": ROW},
+    matrix_norms=("mlp.gate",),
+    sliding=MODEL_WINDOW, spec_prefix="model.mtp.", router=Router(renormalize=False, custom="Custom"),
+    hf_to_vllm=(("substr", ".w13_dn", ".gate_up_proj"), ("substr", ".w2_md", ".down_proj"),
+                ("prefix", "model.llm.layers.", "model.layers."),
+                ("prefix", "model.llm.embed_norm", "model.embed_norm"),
+                ("prefix", "model.llm.embed", "model.embed_tokens"), ("prefix", "model.llm.norm", "model.norm"),
+                ("prefix", "model.llm.unembed", "lm_head"), ("prefix", "language_model.layers.", "model.layers."),
+                ("prefix", "language_model.lm_head.", "lm_head."), *_INKLING_SCALES),
+    own_attention={"cuda": "FLASH_ATTN", "rocm": "FLASH_ATTN", "cpu": "FLASH_ATTN", "xpu": "FLASH_ATTN"})
+ARCHITECTURES["InklingForCausalLM"] = _INKLING
+ARCHITECTURES["InklingForConditionalGeneration"] = _INKLING._replace(hf_to_vllm=(
+    *_INKLING.hf_to_vllm[:-len(_INKLING_SCALES)], ("prefix", "model.audio.", "audio."),
+    ("prefix", "model.visual.", "visual.vision_encoder."), *_INKLING_SCALES))
+
+# MuseGlimmer (muse_glimmer.py, 0.28-0.34; 0.33 -> 0.34 changed only its norms): registry.py serves
+# MuseGlimmerForCausalLM and MuseGlimmerForConditionalGeneration with the one MuseGlimmerForCausalLM class, which reads
+# transformers' MuseGlimmerConfig (text_config, and a vision tower where vision_config is set). MuseGlimmerAttention:
+# q / k / v -> qkv_proj, o_proj row, the output gate self_attn.gate_proj -> output_gate_proj (a ColumnParallelLinear
+# with the quant config; the mapper renames it, so ignore lists match vLLM's name), Attention with the quant config
+# and the layer_types window; MuseGlimmerMLP Llama's; ParallelLMHead with the quant config. The tower
+# (MuseGlimmerVisionEncoder, mapper: model.vision_tower.layers.N -> vision_encoder.transformer.N): attn q / k / v ->
+# qkv_proj (QKVParallelLinear over the vision heads, no quant_config) and attn.proj -> o_proj (row, no quant_config),
+# mlp.fc1 / fc2 and the patch embedding torch nn.Linears, the position table a bare parameter; the vision adapter
+# (fc1 / fc2) and vision_projection nn.Linears.
+_MUSE_GLIMMER_TOWER = Tower("vllm:muse_glimmer.py", ("model.vision_tower.",), vision_heads=True, quantized=False,
+                            styles={"attn.proj": ROW, "mlp.fc1": TORCH_LINEAR, "mlp.fc2": TORCH_LINEAR,
+                                    "patch_embedder.patch_embedding": TORCH_LINEAR})
+_MUSE_GLIMMER_ADAPTER = Tower("vllm:muse_glimmer.py", ("model.vision_adapter.", "model.vision_projection"),
+                              quantized=False, styles={"fc1": TORCH_LINEAR, "fc2": TORCH_LINEAR,
+                                                       "vision_projection": TORCH_LINEAR})
+_MUSE_GLIMMER = Arch(
+    "vllm:muse_glimmer.py", styles={"self_attn.gate_proj": COLUMN},
+    towers=(_MUSE_GLIMMER_TOWER, _MUSE_GLIMMER_ADAPTER), matrix_norms=("patch_embedder.position_embedding_table",),
+    spec_prefix="model.rotary_emb.",
+    hf_to_vllm=(("substr", "model.vision_tower.patch_embedder.position_embedding_table.weight",
+                 "model.vision_tower.positional_embedding_vlm"),
+                ("substr", "model.vision_tower.layers.", "model.vision_tower.transformer."),
+                ("substr", ".norm1.", ".ln_1."), ("substr", ".norm2.", ".ln_2."),
+                ("substr", ".attn.proj.", ".attn.o_proj."), ("substr", ".mlp.fc1.", ".mlp.c_fc."),
+                ("substr", ".mlp.fc2.", ".mlp.c_proj."),
+                ("substr", ".self_attn.gate_proj", ".self_attn.output_gate_proj"),
+                ("prefix", "model.language_model.", "model."), ("prefix", "language_model.", "model."),
+                ("prefix", "model.vision_tower.patch_embedder.patch_embedding.", "model.vision_tower.conv1_linear."),
+                ("prefix", "model.vision_tower.", "vision_encoder."), ("prefix", "vision_tower.", "vision_encoder."),
+                ("prefix", "model.vision_encoder.", "vision_encoder."),
+                ("prefix", "model.vision_adapter.fc1.", "model.vision_adapter.c_fc."),
+                ("prefix", "model.vision_adapter.fc2.", "model.vision_adapter.c_proj."),
+                ("prefix", "model.vision_adapter.", "vision_adapter."),
+                ("prefix", "model.vision_projection.", "vision_projection."),
+                ("prefix", "model.perception_emb_norm.", "perception_emb_norm.")))
+ARCHITECTURES["MuseGlimmerForCausalLM"] = _MUSE_GLIMMER
+ARCHITECTURES["MuseGlimmerForConditionalGeneration"] = _MUSE_GLIMMER
 
 # Hunyuan (HunYuanDenseV1 / HunYuanMoEV1): registry.py serves both through the Transformers backend
 # (transformers/causal.py, moe.py), which builds each nn.Linear from the HF model's tp_plan (q / k / v fused by its

@@ -563,8 +563,11 @@ def _attention_row(module, method, types_: list[str]) -> dict:
     """An Attention / MLAAttention layer: the KV cache dtype it resolved (`kv_cache_dtype`, "auto" kept as vLLM
     keeps it), its KV cache method (None: the format gives it none) and the backend the release's selector chose,
     as its AttentionBackendEnum name (`get_name()`)."""
-    # DeepSeek-V4's attention layer (models/deepseek_v4/attention.py) holds its backend as backend_cls.
+    # DeepSeek-V4's attention layer (models/deepseek_v4/attention.py) holds its backend as backend_cls; Inkling's
+    # (models/inkling/nvidia/attention.py InklingAttention) only answers get_attn_backend().
     backend = getattr(module, "attn_backend", None) or getattr(module, "backend_cls", None)
+    if backend is None and callable(getattr(module, "get_attn_backend", None)):
+        backend = module.get_attn_backend()
     return {"kind": "attention", "type": type(module).__name__, "types": types_,
             "scheme": type(method).__name__ if method is not None else None, "kernel": None,
             "kv_cache_dtype": str(module.kv_cache_dtype), "backend": backend.get_name() if backend else None}

@@ -71,6 +71,9 @@ _MLA = re.compile(r"^(.*\.layers\.(\d+)\.(?:self_attn(?:\.\d+)?|attention))\."
 # DeepSeek-V4's attention (models/deepseek_v4/attention.py DeepseekV4Attention): the parent of its fused_wqa_wkv, whose
 # second shard (wkv) is the head; its checkpoint names have no "model." root.
 _OWN = re.compile(r"^((?:.*\.)?layers\.(\d+)\.attn)\.fused_wqa_wkv$")
+# Inkling's attention (models/inkling/nvidia/attention.py InklingAttention, an AttentionLayerBase with its own
+# FlashAttention backend and cache_config's KV cache dtype): the parent of its qkvr ([q, k, v, r] fused).
+_OWN_QKVR = re.compile(r"^((?:.*\.)?layers\.(\d+)\.attn)\.qkvr$")
 # DeepseekV4Attention's KV cache (_resolve_dsv4_kv_cache_dtype, 0.30-0.34): DeepSeek's fp8_ds_mla block format, a
 # 576-byte slot per token (attention.py), for "auto" and any FP8 --kv-cache-dtype; anything else is refused.
 FP8_DS_MLA = "fp8_ds_mla"
@@ -133,6 +136,14 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
         if arch is not None and tower_for(arch, module.name):
             continue
         own = _OWN.match(module.name) if own_backend else None
+        qkvr = _OWN_QKVR.match(module.name) if own_backend else None
+        if qkvr and ckpt.config.head_dim:
+            index, head_dim = int(qkvr.group(2)), ckpt.config.head_dim
+            layers.append(AttentionLayer(qkvr.group(1), qkvr.group(1), index, head_dim,
+                                         module.output_sizes[0] // head_dim, module.output_sizes[1] // head_dim, False,
+                                         False, windows[index] if index < len(windows) else None,
+                                         own_backend=own_backend))
+            continue
         if own:
             layers.append(AttentionLayer(own.group(1), own.group(1), int(own.group(2)), module.output_sizes[1],
                                          ckpt.config.num_attention_heads or 1, 1, True, False, sparse=True,
