@@ -13,7 +13,7 @@ import os
 import re
 import struct
 from dataclasses import dataclass, field, replace
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 from fp8check.core.model.modules import is_embedding  # the embedding tables exporters keep unquantized
 
@@ -189,7 +189,7 @@ BF16_TOWERS = {"llama4": ("vision_model.", "multi_modal_projector."), "step3": (
 def linear_shapes(spec: Spec) -> dict[str, tuple[int, int]]:
     """Checkpoint linear names -> [out, in], in the order HF models save them."""
     if spec.transformers:
-        return {name[: -len(".weight")]: shape for name, shape in transformers_tensors(spec).items()
+        return {name[: -len(".weight")]: (shape[0], shape[1]) for name, shape in transformers_tensors(spec).items()
                 if _is_linear_weight(name, shape)}
     shapes: dict[str, tuple[int, int]] = HAND_NAMED[spec.names](spec) if spec.names else {}
     for i in range(0 if spec.names else spec.layers + spec.mtp_layers):
@@ -444,7 +444,7 @@ def transformers_tensors(spec: Spec) -> dict[str, tuple[int, ...]]:
         host = TRANSFORMERS_HOSTS.get(spec.architecture)
         model_class = getattr(transformers, host.architecture if host else
                               TRANSFORMERS_CLASSES.get(spec.architecture, spec.architecture))
-        if host and host.text_config:
+        if host and host.text_config and host.text_model_type:
             hf_config = transformers.AutoConfig.for_model(host.text_model_type,
                                                           **host.text_config(fields.get("text_config", fields)))
         else:
@@ -845,8 +845,9 @@ def quantization_config(spec: Spec) -> dict | None:
 
 
 def _fp8_config(spec: Spec, quant: Quant, algo: str) -> dict:
-    cfg = {"quant_method": "fp8", "activation_scheme": "dynamic" if quant.act[1] else "static",
-           "ignored_layers": ignore_list(spec)}
+    dynamic = quant.act is not None and quant.act[1]
+    cfg: dict[str, Any] = {"quant_method": "fp8", "activation_scheme": "dynamic" if dynamic else "static",
+                           "ignored_layers": ignore_list(spec)}
     if quant.strategy == "block":
         cfg["weight_block_size"] = list(spec.block)
     return cfg
@@ -960,7 +961,7 @@ CONFIG_WRITERS = {"fp8": _fp8_config, "ct": _ct_config, "ct-mxfp8": _ct_mxfp8_co
 
 
 # The routing keys each family's released configs carry (vLLM's model files read them: layouts.Router).
-ROUTER_CONFIGS = {
+ROUTER_CONFIGS: dict[str, dict[str, Any]] = {
     "DeepseekV3ForCausalLM": {"scoring_func": "sigmoid", "topk_method": "noaux_tc", "norm_topk_prob": True,
                               "n_group": 1, "topk_group": 1},
     "DeepseekV2ForCausalLM": {"scoring_func": "softmax", "topk_method": "greedy", "norm_topk_prob": False},
@@ -973,9 +974,9 @@ ROUTER_CONFIGS = {
 
 def model_config(spec: Spec, with_quant: bool = True) -> dict:
     if spec.sizes_in_text_config:
-        cfg = {"architectures": [spec.architecture], "model_type": spec.model_type, "dtype": spec.dtype}
+        cfg: dict[str, Any] = {"architectures": [spec.architecture], "model_type": spec.model_type, "dtype": spec.dtype}
         quant = quantization_config(spec) if with_quant else None
-        if quant and QUANTS[spec.quant].config_file == "config.json":
+        if quant and spec.quant and QUANTS[spec.quant].config_file == "config.json":
             cfg["quantization_config"] = quant
         return {**cfg, **spec.extra_config}
     cfg = {
@@ -1006,7 +1007,7 @@ def model_config(spec: Spec, with_quant: bool = True) -> dict:
         cfg["vision_config"] = {"hidden_size": spec.vision_hidden,
                                 VISION_HEADS_KEY.get(spec.vision, "num_attention_heads"): spec.vision_heads}
     quant = quantization_config(spec) if with_quant else None
-    if quant and QUANTS[spec.quant].config_file == "config.json":
+    if quant and spec.quant and QUANTS[spec.quant].config_file == "config.json":
         cfg["quantization_config"] = quant
     cfg.update(spec.extra_config)
     return cfg
@@ -1025,8 +1026,8 @@ def tensor_specs(spec: Spec) -> dict[str, tuple[str, tuple[int, ...]]]:
     for name, (n, k) in linear_shapes(spec).items():
         mtp_bf16 = name.endswith((".eh_proj", ".shared_head.head"))
         bf16_tower = name.startswith(BF16_TOWERS.get(spec.vision or "", ()))
-        ignored = _ignored(spec, name) or name.endswith(ROUTER_LEAVES) or mtp_bf16 or bf16_tower or quant is None
-        if ignored:
+        ignored = _ignored(spec, name) or name.endswith(ROUTER_LEAVES) or mtp_bf16 or bf16_tower
+        if ignored or quant is None:
             out[f"{name}.weight"] = ("BF16", (n, k))
             continue
         if quant.experts == "int4" and ROUTED_EXPERT.search(name):
@@ -1176,7 +1177,7 @@ def mistral_name(name: str) -> str:
 
 def mistral_params(spec: Spec) -> dict:
     """params.json: the sizes under Mistral's keys, MLA's and the MoE block's when the spec has them."""
-    params = {"dim": spec.hidden, "n_layers": spec.layers, "head_dim": spec.hd, "hidden_dim": spec.intermediate,
+    params: dict[str, Any] = {"dim": spec.hidden, "n_layers": spec.layers, "head_dim": spec.hd, "hidden_dim": spec.intermediate,
               "n_heads": spec.heads, "n_kv_heads": spec.kv_heads, "norm_eps": 1e-05, "vocab_size": spec.vocab,
               "rope_theta": 1000000.0, "tied_embeddings": spec.tie_embeddings, "max_position_embeddings": 512}
     if spec.mla:
@@ -1275,7 +1276,7 @@ def tensor_data(spec: Spec, entries: dict[str, tuple[str, tuple[int, ...]]]) -> 
             q, scale = quantize_mxfp8(weight)
             out[name], out[scale_name] = _bytes(q), _bytes(scale)
             continue
-        q, scale = quantize_fp8(weight, _quantization_shape(stored_shape, shape), spec.block)
+        q, scale = quantize_fp8(weight, _quantization_shape(stored_shape, (shape[0], shape[1])), spec.block)
         out[name] = _bytes(q)
         out[scale_name] = _bytes(scale.reshape(stored_shape).to(dtypes[scale_dtype]))
         if f"{prefix}.input_scale" in entries:

@@ -83,7 +83,7 @@ def full_weight(module, tensors, block) -> torch.Tensor:
 
 def cut(tensors, read: TensorRead) -> torch.Tensor:
     tensor = tensors[read.tensor.name]
-    return tensor[read.index] if read.index else tensor
+    return tensor[read.slices] if read.slices else tensor
 
 
 def rank_weight(plan, tensors, block) -> torch.Tensor:
@@ -216,7 +216,7 @@ def test_rank_reads_through_safetensors_get_slice(checkpoints):
             plan = rank_reads(module, tp_layout(module, 2), 1, block_of(module, "native-block"))
             read_bytes = 0
             for read in plan.reads:
-                part = fh.get_slice(read.tensor.name)[read.index] if read.index else fh.get_tensor(read.tensor.name)
+                part = fh.get_slice(read.tensor.name)[read.slices] if read.slices else fh.get_tensor(read.tensor.name)
                 assert torch.equal(part, cut(tensors, read))
                 read_bytes += part.numel() * part.element_size()
             assert read_bytes == plan.bytes < sum(r.tensor.end - r.tensor.start for r in plan.reads)

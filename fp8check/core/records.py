@@ -14,6 +14,7 @@ from fp8check.core.model.modules import layer_template
 if TYPE_CHECKING:  # annotations only: records import nothing at run time but layer_template
     import torch
 
+    from fp8check.core.load.against import Base, Comparison
     from fp8check.core.model.memory import MemoryFit
     from fp8check.core.model.modules import SkippedLayer
     from fp8check.core.targets.platforms import Platform
@@ -178,7 +179,7 @@ class LoadOptions(NamedTuple):
     rank_timeout_s: float = 600.0      # load --tp: the longest any collective may wait for a rank
     quiet: bool = True                 # no progress bar (under --tp, rank 0 draws it unless quiet)
     all_experts: bool = False          # FusedMoE: run every expert, not only the first and the last
-    against: object = None             # --against BASE: fp8check.core.load.against.Base, compared module by module
+    against: Base | None = None        # --against BASE, compared module by module
 
 
 class RankFigures(NamedTuple):
@@ -208,8 +209,7 @@ class LayerRun(NamedTuple):
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     ranks: tuple = ()                  # load --tp: RankFigures(rank, bytes_read, ms) per rank
-    against: object = None             # --against BASE: fp8check.core.load.against.Comparison (a FusedMoE's: the
-                                       # worst expert's, against.worst_expert)
+    against: Comparison | None = None  # --against BASE (a FusedMoE's: the worst expert's, against.worst_expert)
     num_experts: int = 0               # FusedMoE only, from here on
     experts_run: tuple[int, ...] = ()
     worst_expert: int | None = None
@@ -236,7 +236,7 @@ class ExpertRun(NamedTuple):
     errors: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
-    against: object = None             # --against BASE: fp8check.core.load.against.Comparison of this expert
+    against: Comparison | None = None  # --against BASE: this expert's
 
 
 class AttentionRun(NamedTuple):

@@ -647,7 +647,8 @@ class TritonFlashInfer(CompositeBackend):
 
 class TurboQuant(Backend):
     name, source = "TURBOQUANT", "vllm/v1/attention/backends/turboquant_attn.py (TurboQuantAttentionBackend)"
-    kv_cache_dtypes = ("turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc", "turboquant_3bit_nc")
+    kv_cache_dtypes: ClassVar[tuple[str, ...]] = ("turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc",
+                                                  "turboquant_3bit_nc")
     block_sizes = (16, 32, 64, 128)
 
     @classmethod
@@ -667,9 +668,9 @@ class UltraQuant(TurboQuant):
 
 class RocmAttention(Backend):
     name, source = "ROCM_ATTN", "vllm/v1/attention/backends/rocm_attn.py (RocmAttentionBackend)"
-    dtypes = ("float16", "bfloat16", "float32")
-    kv_cache_dtypes = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2")
-    head_sizes = (32, 64, 80, 96, 128, 160, 192, 224, 256)
+    dtypes: ClassVar[tuple[str, ...]] = ("float16", "bfloat16", "float32")
+    kv_cache_dtypes: ClassVar[tuple[str, ...]] = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2")
+    head_sizes: ClassVar[tuple[int, ...]] = (32, 64, 80, 96, 128, 160, 192, 224, 256)
     block_sizes = (16,)
     sliding_window = True
 
@@ -1002,8 +1003,8 @@ class FlashMLASparse(Backend):
 class FlashInferMLASparse(Backend):
     name = "FLASHINFER_MLA_SPARSE"
     source = "vllm/v1/attention/backends/mla/flashinfer_mla_sparse.py (FlashInferMLASparseTRTLLMBackend)"
-    kv_cache_dtypes = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3")
-    head_sizes = (512, 576)
+    kv_cache_dtypes: ClassVar[tuple[str, ...]] = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3")
+    head_sizes: ClassVar[tuple[int, ...]] = (512, 576)
     block_sizes = (32,)
     mla = sparse = True
 
@@ -1334,7 +1335,7 @@ def _cpu(cfg: SelectorConfig, ctx: RoutingContext, requested: str | None) -> Att
         if amx and requested != "CPU_MLA":
             return AttentionChoice("AMX_MLA", (), None, (cannot if requested != "AMX_MLA" else ())
                                    + ("Using AMX_MLA backend.",))
-        notes = cannot if requested not in ("CPU_MLA", "AMX_MLA") else ()
+        notes: tuple[str, ...] = cannot if requested not in ("CPU_MLA", "AMX_MLA") else ()
         if has("cpu-amx-mla"):
             notes += ("Using CPU_MLA backend.",)
         if not CPUMLA.supports_kv_cache_dtype(cfg.kv_cache_dtype, ctx):

@@ -386,7 +386,7 @@ class AiterExperts(Experts):
 
     name = "AiterExperts"
     numerics = MOE_W8A8
-    removed_by = "aiter-moe-split"
+    removed_by: ClassVar[str | None] = "aiter-moe-split"
     schemes: ClassVar[tuple] = ((kFp8Static128BlockSym, kFp8Dynamic128Sym), (kFp8StaticTensorSym, kFp8StaticTensorSym),
                                 (kFp8StaticTensorSym, kFp8DynamicTensorSym), (kFp8StaticChannelSym, kFp8DynamicTokenSym))
 

@@ -16,9 +16,12 @@ def table(report: InspectReport | LoadReport, console: Console, verbose: bool, f
           wide: bool = False, fail_on: str = "error") -> None:
     """The table of an inspect or a load report; `fail_on`: --fail-on, whose warnings and modules not judged fail
     the run under warning / not-judged (shown as they are, and the verdict says so)."""
-    (load_table if isinstance(report, LoadReport) else inspect_table)(report, console, verbose, fetch, wide, fail_on)
+    if isinstance(report, LoadReport):
+        load_table(report, console, verbose, fetch, wide, fail_on)
+    else:
+        inspect_table(report, console, verbose, fetch, wide, fail_on)
 
 
 def markdown(report: InspectReport | LoadReport, fail_on: str = "error") -> str:
     """The Markdown of an inspect or a load report: --format markdown, --output of a table, the step summary."""
-    return (load_markdown if isinstance(report, LoadReport) else inspect_markdown)(report, fail_on)
+    return load_markdown(report, fail_on) if isinstance(report, LoadReport) else inspect_markdown(report, fail_on)

@@ -15,6 +15,7 @@ from fp8check.cli.render.tables import (
 )
 from fp8check.core.checkpoint.local import FetchStats
 from fp8check.core.errors import printable
+from fp8check.core.model.memory import MemoryFit
 from fp8check.core.model.memory import summary as memory_summary
 from fp8check.core.model.modules import layer_template
 from fp8check.core.planning.rows import collapse, collapse_attention, without_index
@@ -205,10 +206,10 @@ def _model_messages(console: Console, report: InspectReport) -> None:
         say(console, f"[dim]note: {multiline(note)}[/dim]")
 
 
-def memory_line(report: InspectReport) -> str:
-    """The memory fit, and the dtype the KV cache holds, which its token capacity is counted in."""
-    text = memory_summary(report.memory)
-    if report.attention and report.memory.kv_tokens is not None:
+def memory_line(report: InspectReport, memory: MemoryFit) -> str:
+    """The memory fit (the report's), and the dtype the KV cache holds, which its token capacity is counted in."""
+    text = memory_summary(memory)
+    if report.attention and memory.kv_tokens is not None:
         text += f", cached as {', '.join(dict.fromkeys(layer.cache_dtype for layer in report.attention))}"
     return text
 
@@ -217,7 +218,7 @@ def _tp_lines(console: Console, report: InspectReport) -> None:
     """Memory, then the TP sizes the sweep found loading; when this TP is among them and the report still
     fails, its errors are not about TP, and the line says they must be fixed first."""
     if report.memory:
-        say(console, escape(memory_line(report)))
+        say(console, escape(memory_line(report, report.memory)))
     unless = "" if report.ok or report.tp not in report.tp_sizes_ok else " once the errors above are fixed"
     say(console, f"TP sizes 1..16 that would load{unless}: {', '.join(map(str, report.tp_sizes_ok)) or 'none'}")
     if report.moes:
@@ -245,7 +246,7 @@ def inspect_markdown(report: InspectReport, fail_on: str = "error") -> str:
     if report.moes:
         lines.append(f"TP sizes that would load with --ep{unless}: "
                      f"{', '.join(map(str, report.tp_sizes_ok_ep)) or 'none'}")
-    lines += [md_line(memory_line(report))] if report.memory else []
+    lines += [md_line(memory_line(report, report.memory))] if report.memory else []
     lines += ["", f"**{inspect_verdict(report, fail_on)}**", ""]
     lines += [f"- suggestion: {md_line(s.text)}" for s in report.suggestions] + ([""] if report.suggestions else [])
     return "\n".join(lines)

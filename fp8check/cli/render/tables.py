@@ -152,9 +152,9 @@ def print_details(console: Console, details: list[tuple[str, list[str]]]) -> Non
     grouped: dict[tuple[str, ...], list[str]] = {}
     for name, lines in details:
         grouped.setdefault(tuple(lines), []).append(name)
-    for lines, names in grouped.items():
+    for shared, names in grouped.items():
         say(console, f"[bold]{escape(', '.join(printable(name) for name in names))}[/bold]")
-        for line in lines:
+        for line in shared:
             say(console, line, 2)
 
 

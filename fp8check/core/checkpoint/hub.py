@@ -30,12 +30,12 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import NamedTuple
+from typing import Any, NamedTuple, Protocol
 from urllib.parse import quote
 
 from fp8check.core.checkpoint.local import (
@@ -129,7 +129,9 @@ def open_remote(ref: RepoRef, token: str | None = None) -> Checkpoint:
     Mistral-format repo (params.json + consolidated*.safetensors) is read as vLLM reads it by default; one whose
     model fp8check does not lay out in that format, through its HF-format files when it has them (as local.open_local
     reads a folder)."""
-    return _open_remote(ref, token, mistral_first=True) or _open_remote(ref, token, mistral_first=False)
+    checkpoint = _open_remote(ref, token, mistral_first=True) or _open_remote(ref, token, mistral_first=False)
+    assert checkpoint is not None  # only a Mistral-format read gives up (NotLaidOut)
+    return checkpoint
 
 
 def _open_remote(ref: RepoRef, token: str | None, mistral_first: bool) -> Checkpoint | None:
@@ -144,14 +146,15 @@ def _open_remote(ref: RepoRef, token: str | None, mistral_first: bool) -> Checkp
         hf_quant = HF_QUANT_CONFIG if HF_QUANT_CONFIG in info.files and not mistral else None  # ModelOpt <= 0.29
         config_files = (MISTRAL_PARAMS, CONFIG_FILE if CONFIG_FILE in info.files else None) if mistral \
             else (CONFIG_FILE, hf_quant)
-        jobs = {name: partial(fetcher.get_json, name, info.commit) for name in (*config_files, index_name) if name}
+        jobs: dict[str, Callable[[], _Body | _Header]] = {
+            name: partial(fetcher.get_json, name, info.commit) for name in (*config_files, index_name) if name}
         jobs.update({shard: partial(fetcher.get_header, shard, info.commit) for shard in guessed})
         results, rounds = _parallel(jobs)
         stages += rounds
         docs = {name: parse_json(_value(results, name).data, name) for name in config_files if name}
         try:
             config = mistral_config(docs[MISTRAL_PARAMS], docs.get(CONFIG_FILE)) if mistral else \
-                parse_model_config(docs[CONFIG_FILE], hf_quant_config=docs.get(hf_quant))
+                parse_model_config(docs[CONFIG_FILE], hf_quant_config=docs.get(hf_quant) if hf_quant else None)
         except NotLaidOut:
             if CONFIG_FILE not in info.files:
                 raise
@@ -399,7 +402,7 @@ def _files_to_read(ref: RepoRef, info: _RepoInfo, mistral: bool) -> tuple[str | 
     return index_name, [f for f in guess if is_printable(f)]
 
 
-def _parallel(jobs: dict[str, Callable[[], _Body | _Header]]) -> tuple[dict, int]:
+def _parallel(jobs: Mapping[str, Callable[[], _Body | _Header]]) -> tuple[dict, int]:
     """One stage: run the jobs in threads -> ({name: result or the exception it raised}, round trips it took)."""
     def run(job):
         try:
@@ -548,10 +551,13 @@ def download_shards(model: str, revision: str | None = None, token: str | None =
     ref = parse_repo_ref(model, revision)
     if ref is None:
         raise InputError(f"{printable(model)}: not a Hugging Face repo id (org/name or org/name@revision)")
-    try:
-        pattern = re.compile(layers_regex) if layers_regex is not None else None
-    except re.error as exc:
-        raise InputError(f"layers regex '{printable(layers_regex)}' is not a valid regular expression: {exc}") from None
+    pattern: TensorFilter | None = None
+    if layers_regex is not None:
+        try:
+            pattern = re.compile(layers_regex)
+        except re.error as exc:
+            raise InputError(f"layers regex '{printable(layers_regex)}' is not a valid regular expression: {exc}") \
+                from None
     if tensor_names is not None:
         pattern = _ExactNames(frozenset(tensor_names))
     if offline_mode():
@@ -562,7 +568,7 @@ def download_shards(model: str, revision: str | None = None, token: str | None =
 
     cache = hub_cache_dir()
     fetcher = _Fetcher(ref, token)
-    common = dict(repo_id=ref.repo_id, cache_dir=cache, endpoint=fetcher.endpoint, token=token,
+    common: dict[str, Any] = dict(repo_id=ref.repo_id, cache_dir=cache, endpoint=fetcher.endpoint, token=token,
                   library_name="fp8check", library_version=__version__)
     with _hub_errors(fetcher):
         info = fetcher.repo_info()
@@ -621,6 +627,14 @@ def download_json(model: str, revision: str | None = None, token: str | None = N
             stop_progress()
 
 
+class TensorFilter(Protocol):
+    """Which tensors a download needs: a compiled --layers regex, or _ExactNames."""
+
+    @property
+    def pattern(self) -> str: ...
+    def search(self, name: str) -> object: ...
+
+
 class _ExactNames(NamedTuple):
     """A stand-in for a compiled regex that matches exactly these tensor names."""
 
@@ -631,7 +645,7 @@ class _ExactNames(NamedTuple):
         return name in self.names
 
 
-def _cached_shards(ref: RepoRef, pattern: re.Pattern | None) -> str:
+def _cached_shards(ref: RepoRef, pattern: TensorFilter | None) -> str:
     cache = hub_cache_dir()
     snapshot = _require_snapshot(ref, cache)
     names = os.listdir(snapshot)
@@ -639,7 +653,7 @@ def _cached_shards(ref: RepoRef, pattern: re.Pattern | None) -> str:
     if index_name:
         weight_map = parse_index(load_json(os.path.join(snapshot, index_name), index_name), index_name)
         shards = sorted({s for t, s in weight_map.items() if pattern is None or pattern.search(t)})
-        if not shards:
+        if not shards and pattern is not None:
             raise InputError(f"{ref.display}: layers regex '{printable(pattern.pattern)}' matches no tensor")
     for shard in shards:
         if not os.path.exists(os.path.join(snapshot, shard)):

@@ -7,7 +7,7 @@ import json
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, TypeGuard
 
 from fp8check.core.checkpoint.mistral import (
     CONSOLIDATED_INDEX, MISTRAL_PARAMS, NotLaidOut, checkpoint_names, consolidated_files, errors_before_034,
@@ -270,12 +270,14 @@ def _attention_geometry(sizes: dict, opt_int: Callable[..., int | None],
     pattern = _int_list(sizes, "hybrid_layer_pattern", where, minimum=0)
     if not pattern:
         return None
-    full = tuple(opt_int(key) for key in ("num_attention_heads", "num_key_value_heads", "head_dim"))
-    sliding = tuple(opt_int(f"swa_{key}") for key in ("num_attention_heads", "num_key_value_heads", "head_dim"))
-    if not all(full) or not all(sliding):
+    heads, kv_heads, head_dim = (opt_int(key) for key in ("num_attention_heads", "num_key_value_heads", "head_dim"))
+    swa_heads, swa_kv_heads, swa_head_dim = (opt_int(f"swa_{key}")
+                                             for key in ("num_attention_heads", "num_key_value_heads", "head_dim"))
+    if not (heads and kv_heads and head_dim and swa_heads and swa_kv_heads and swa_head_dim):
         return None
-    full_v, sliding_v = opt_int("v_head_dim") or full[2], opt_int("swa_v_head_dim") or sliding[2]
-    return tuple((*sliding, sliding_v) if kind == 1 else (*full, full_v) for kind in pattern)
+    full = (heads, kv_heads, head_dim, opt_int("v_head_dim") or head_dim)
+    sliding = (swa_heads, swa_kv_heads, swa_head_dim, opt_int("swa_v_head_dim") or swa_head_dim)
+    return tuple(sliding if kind == 1 else full for kind in pattern)
 
 
 def _expert_dtype(sizes: dict, model_type: str, raw_quant: object) -> str | None:
@@ -305,7 +307,7 @@ def _mla_dims(opt_int) -> tuple[int, int, int] | None:
     return None if nope is None or rope is None or v is None else (nope, rope, v)
 
 
-def _positive_int(value: object) -> bool:
+def _positive_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 

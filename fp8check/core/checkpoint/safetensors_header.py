@@ -14,7 +14,7 @@ import os
 import re
 import stat
 import struct
-from typing import NamedTuple
+from typing import NamedTuple, Sequence, TypeGuard
 
 from fp8check.core.errors import CheckpointFileError, is_printable, printable, shown
 
@@ -211,7 +211,7 @@ def _plain_metadata(text: str | None) -> dict[str, str]:
     return metadata
 
 
-def _plain_tiling(starts: tuple[int, ...], ends: tuple[int, ...], data_len: int | None) -> bool:
+def _plain_tiling(starts: Sequence[int], ends: Sequence[int], data_len: int | None) -> bool:
     """_check_layout's rule in bulk: in offset order each tensor starts where the previous one ends, from 0 to
     the end of the data (within [0, 2^64) when the file size is unknown). Every tensor here is non-empty, so
     a header already in offset order (what writers produce) needs no sort."""
@@ -294,7 +294,7 @@ def _tensor_info(name: str, entry: object, file: str) -> TensorInfo:
     return TensorInfo(name=name, dtype=dtype, shape=tuple(shape), start=offsets[0], end=offsets[1], file=file)
 
 
-def _is_int_list(value: object) -> bool:
+def _is_int_list(value: object) -> TypeGuard[list[int]]:
     return isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
 
 

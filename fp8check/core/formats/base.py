@@ -14,9 +14,8 @@ capability gates) is fp8check.core.formats.frontdoor.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, NamedTuple, Protocol, TypeVar
 
-from fp8check.core.formats.shared import QuantArgs
 
 if TYPE_CHECKING:  # annotations only
     from fp8check.core.formats.kv_cache import KVConfig
@@ -33,27 +32,43 @@ LAYER = "\x00layer\x00"
 class QuantConfig(Protocol):
     """A parsed `quantization_config`: each format's typed config, or OutOfScopeConfig."""
 
-    method: str                            # its quant_method
+    @property
+    def method(self) -> str: ...           # its quant_method
+
+
+Config = TypeVar("Config", bound=QuantConfig)  # a Format's own typed config
 
 
 class Module(Protocol):
-    """What a format reads of a module to assign it quantization (fp8check.core.model.modules.LinearModule)."""
+    """What a format reads of a module to assign it quantization (fp8check.core.model.modules.LinearModule, or
+    formats.shared.ExpertsProbe for a FusedMoE's experts)."""
 
-    name: str
-    layer_type: str                        # vLLM class: QKVParallelLinear, ParallelLMHead, ...
-    shards: tuple                          # the Shards of a fused module (their .name is read)
-    fused: bool
-    unquantized: str | None                # why vLLM builds it without a quant method, if it does
-    vllm_names: tuple[str, tuple[str, ...]] | None  # (its, its shards') names in vLLM's model, where they differ
+    @property
+    def name(self) -> str: ...
+    @property
+    def layer_type(self) -> str: ...       # vLLM class: QKVParallelLinear, ParallelLMHead, ...
+    @property
+    def shards(self) -> tuple: ...         # the Shards of a fused module (their .name is read)
+    @property
+    def fused(self) -> bool: ...
+    @property
+    def unquantized(self) -> str | None: ...  # why vLLM builds it without a quant method, if it does
+    @property  # (its, its shards') names in vLLM's model, where they differ
+    def vllm_names(self) -> tuple[str, tuple[str, ...]] | None: ...
+    def _replace(self, *, name: str = ..., shards: tuple = ...) -> Module: ...  # renamed as vLLM names it
 
 
 class RankShape(Protocol):
     """What a format's shape checks read of one module at one TP size (fp8check.core.model.tp.TPLayout)."""
 
-    tp: int
-    input_size_per_partition: int
-    output_partition_sizes: tuple[int, ...]
-    parallel: str                          # "column" | "row" | "replicated"
+    @property
+    def tp(self) -> int: ...
+    @property
+    def input_size_per_partition(self) -> int: ...
+    @property
+    def output_partition_sizes(self) -> tuple[int, ...]: ...
+    @property
+    def parallel(self) -> str: ...         # "column" | "row" | "replicated"
 
 
 class Assignment(NamedTuple):
@@ -64,9 +79,10 @@ class Assignment(NamedTuple):
     (compressed-tensors' QuantArgs, Quark's tensor configs) and `format` compressed-tensors' compression format."""
 
     method: str | None                     # the format's name (quant_method), None when unquantized
-    weights: QuantArgs | Any = None
-    input_activations: QuantArgs | Any = None
-    output_activations: QuantArgs | Any = None
+    # the format's own argument records: read by that format only
+    weights: Any = None
+    input_activations: Any = None
+    output_activations: Any = None
     format: str | None = None
     strategy: str | None = None            # weight strategy: "tensor" | "channel" | "block" | ...
     block: tuple[int, int] | None = None   # block-quantized weights: the block
@@ -130,45 +146,51 @@ class MoEMethod(NamedTuple):
     packed: int = 1                        # checkpoint values per stored element along K (W4A8: two int4 per int8)
 
 
-def nothing(config: QuantConfig, ctx: RoutingContext) -> list[str]:
+def nothing(config: object, ctx: RoutingContext) -> list[str]:
     return []
 
 
-def same_config(config: QuantConfig, profile: RuleProfile) -> QuantConfig:
+def same_config(config: Config, profile: RuleProfile) -> Config:
     return config
 
 
 class KernelRequest(NamedTuple):
     """What a linear scheme hands vLLM's kernel selector (init_fp8_linear_kernel / init_mxfp8_linear_kernel): the
-    quantization and the weight / activation keys; or, instead, the error the scheme's constructor raises."""
+    quantization and the weight / activation keys."""
 
-    quantization: str = ""
-    weight_key: QuantKey | None = None
-    activation_key: QuantKey | None = None
-    error: str | None = None
+    quantization: str
+    weight_key: QuantKey
+    activation_key: QuantKey
+
+
+class KernelRefusal(NamedTuple):
+    """Instead of a KernelRequest: the error the scheme's constructor raises before it asks for a kernel."""
+
+    error: str
 
 
 
 @dataclass(frozen=True)
-class Format:
-    """One vLLM quant_method. Register it in fp8check.core.formats.registry.FORMATS under `name`."""
+class Format(Generic[Config]):
+    """One vLLM quant_method. Register it in fp8check.core.formats.registry.FORMATS under `name`. Its hooks take the
+    typed config its own `parse` returns (`Config`)."""
 
     name: str                              # vLLM's get_name() of the config class (the settled quant method)
     min_capability: int                    # the config class's get_min_capability(): a model-wide gate
-    parse: Callable[[dict, str], QuantConfig]                 # (raw quantization_config, where) -> typed config
-    assign: Callable[[Module, QuantConfig], Assignment]       # get_quant_method for one linear module
+    parse: Callable[[dict, str], Config]                 # (raw quantization_config, where) -> typed config
+    assign: Callable[[Module, Config], Assignment]       # get_quant_method for one linear module
     describe: Callable[[Assignment], tuple[str | None, str | None]]  # (strategy, activation) as reports show them
     # (assignment, ctx, --linear-backend) -> (the linear method / scheme class vLLM builds, or the error it raises)
     linear_scheme: Callable[[Assignment, RoutingContext, str], tuple[str | None, str | None]]
     fp8_schemes: frozenset[str]            # the schemes fp8check routes to a kernel; the others are only named
     # (scheme, assignment, ctx, e8m0 scales) -> what the scheme hands the kernel selector, or its constructor's error
-    kernel_request: Callable[[str, Assignment, RoutingContext, bool], KernelRequest]
+    kernel_request: Callable[[str, Assignment, RoutingContext, bool], KernelRequest | KernelRefusal]
     expected_tensors: Callable[[Assignment], ExpectedTensors | None]  # None: nothing to check
     # (FusedMoE name, its checkpoint's gate / up / down leaf names, config, the rule profile) -> method
-    moe_method: Callable[[str, tuple[str, str, str], QuantConfig, RuleProfile], MoEMethod]
+    moe_method: Callable[[str, tuple[str, str, str], Config, RuleProfile], MoEMethod]
     # (config, ctx) -> model-wide refusals of the config, vLLM's messages (raised before any layer is built)
-    config_errors: Callable[[QuantConfig, RoutingContext], list[str]] = nothing
-    config_warnings: Callable[[QuantConfig, RoutingContext], list[str]] = nothing  # what vLLM logs about it
+    config_errors: Callable[[Config, RoutingContext], list[str]] = nothing
+    config_warnings: Callable[[Config, RoutingContext], list[str]] = nothing  # what vLLM logs about it
     scheme_min_capability: Mapping[str, int] = field(default_factory=dict)  # per-scheme get_min_capability()
     block_mismatch_escape: bool = False    # allow_fp8_block_shape_mismatch applies (configs with weight_block_size)
     validates_block_shape: bool = True     # block weights go through validate_fp8_block_shape (TP shard rules)
@@ -185,24 +207,24 @@ class Format:
     override: Callable[[dict, str | None], str | None] | None = None
     # What a parse cannot know: the release. (config, profile) -> the config as that release reads it (e.g.
     # ModelOpt's `exclude_modules` fallback arrived in 0.33).
-    for_release: Callable[[QuantConfig, RuleProfile], QuantConfig] = same_config
+    for_release: Callable[[Config, RuleProfile], Config] = same_config
     # get_min_capability() where it changed across releases (profile -> capability); else min_capability.
     capability: Callable[[RuleProfile], int] | None = None
     act_dtypes: tuple[str, ...] = ("bfloat16", "float16")  # get_supported_act_dtypes()
     # get_quant_method for an attention layer: (config, the stored quantization_config) -> the KV cache method an
     # Attention / MLAAttention gets and that method's own checks (formats.kv_cache.KVConfig); None: none (FBGEMM, INC).
-    kv_cache: Callable[[QuantConfig, dict], KVConfig] | None = None
+    kv_cache: Callable[[Config, dict], KVConfig] | None = None
     # The --quantization values this format answers on an unquantized checkpoint (it quantizes at load); the
     # format's parse gets {"quant_method": value}.
     online_methods: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()          # other settled method names vLLM maps to the same config class
     # get_name() of the config class the parsed config stands for, where one Format serves several classes
     # (online: Fp8Config for `fp8` until 0.31); else the format's name.
-    config_name: Callable[[QuantConfig], str] | None = None
+    config_name: Callable[[Config], str] | None = None
     # The config class's apply_vllm_mapper: (config, the model's hf_to_vllm_mapper as a name -> name function) -> the
     # config with its layer lists mapped. None: the class keeps QuantizationConfig's no-op, so vLLM matches its
     # lists as the checkpoint wrote them against its own (renamed) module names (registry.map_layer_lists).
-    maps_lists: Callable[[QuantConfig, Callable[[str], str]], QuantConfig] | None = None
+    maps_lists: Callable[[Config, Callable[[str], str]], Config] | None = None
     # The profile change that added the method to vLLM (QuantizationMethods); before it, vLLM refuses the name as an
     # unknown method and builds nothing. None: in every release fp8check has a profile for.
     added_by: str | None = None

@@ -19,8 +19,8 @@ from fp8check.core.errors import ConfigError, printable, shown
 from fp8check.core.formats import mxfp8
 from fp8check.core.formats.kv_cache import CT_METHOD, KVConfig
 from fp8check.core.formats.base import (
-    LAYER, UNQUANTIZED, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, KernelRequest, Module, MoEMethod,
-    WeightScale,
+    LAYER, UNQUANTIZED, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, KernelRefusal, KernelRequest, Module,
+    MoEMethod, WeightScale,
 )
 from fp8check.core.formats.shared import (
     ExpertsProbe, QuantArgs, block_weight_key, enum_value, ignored, is_int, matches, pattern_list, shard_names,
@@ -288,7 +288,7 @@ def _scheme_assignment(scheme: CTScheme, config: CompressedTensorsConfig) -> Ass
     strategy = w.strategy if w else None
     return Assignment(NAME, weights=w, input_activations=inp, output_activations=scheme.output_activations,
                       format=scheme.format or config.format, strategy=strategy,
-                      block=w.block_structure if strategy == "block" else None,
+                      block=w.block_structure if w and strategy == "block" else None,
                       static_input=inp is not None and not inp.dynamic)
 
 
@@ -309,8 +309,9 @@ def _find_target(module: Module, groups: tuple[CTScheme, ...]) -> CTScheme | Non
             return group
     if module.fused:
         hits = [next((t for t in by_target if matches(s, t)), None) for s in shard_names(module)]
-        if all(hits):
-            return by_target[hits[0]]
+        matched = [hit for hit in hits if hit]
+        if len(matched) == len(hits):
+            return by_target[matched[0]]
     for target, group in by_target.items():
         if target.lower() in module.layer_type.lower():
             return group
@@ -395,7 +396,7 @@ def linear_scheme(assignment: Assignment, ctx: RoutingContext, linear_backend: s
 
 
 def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m0: bool
-                   ) -> KernelRequest:
+                   ) -> KernelRequest | KernelRefusal:
     """The keys CompressedTensorsW8A8Fp8 / CompressedTensorsW8A16Fp8 hand the kernel selector;
     CompressedTensorsW8A8Mxfp8 calls init_mxfp8_linear_kernel (fp8check.kernels.mxfp8)."""
     w, static_input = assignment.weights, assignment.static_input
@@ -404,9 +405,10 @@ def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m
     if scheme == W8A8_FP8:
         if w.strategy == "block":
             if static_input:
-                return KernelRequest(error="AssertionError in CompressedTensorsW8A8Fp8: block-quantized weights need "
-                                                 "dynamic activations (is_static_input_scheme is True)")
-            return KernelRequest(FP8_BLOCK, block_weight_key(w.block_structure, e8m0), QuantKey(False, (1, w.block_structure[0])))
+                return KernelRefusal("AssertionError in CompressedTensorsW8A8Fp8: block-quantized weights need "
+                                     "dynamic activations (is_static_input_scheme is True)")
+            block = w.block_structure
+            return KernelRequest(FP8_BLOCK, block_weight_key(block, e8m0), QuantKey(False, (1, block[0])))
         weight = kFp8StaticChannelSym if w.strategy == "channel" else kFp8StaticTensorSym
         return KernelRequest(FP8, weight, (kFp8StaticTensorSym if static_input else kFp8DynamicTokenSym))
     # CompressedTensorsW8A16Fp8: BLOCK maps to a hard-coded 128x128 key whatever block_structure says.
@@ -508,7 +510,7 @@ def _fp8_moe(w: QuantArgs, inp: QuantArgs, a: Assignment) -> MoEMethod:
     else:
         return base._replace(error=f"KeyError: <QuantizationStrategy.{inp.strategy.upper()}: '{inp.strategy}'> "
                                    f"(ct2vllm_act in {CT_FP8_MOE}.__init__)")
-    block = tuple(w.block_structure) if w.strategy == "block" else None
+    block = w.block_structure if w.strategy == "block" else None
     return base._replace(weight_key=weight, activation_key=act, block=block)
 
 

@@ -141,7 +141,7 @@ def moe_method(name: str, leaves: tuple[str, str, str], config: NativeFp8Config,
     assignment = _quantized(config)
     static = assignment.static_input
     if config.weight_block_size:
-        block = tuple(config.weight_block_size)
+        block = config.weight_block_size
         weight = QuantKey(True, block) if profile.has("moe-block-refine") else kFp8Static128BlockSym
         error = None
         if static:  # create_weights: `assert not self.block_quant` under static activations

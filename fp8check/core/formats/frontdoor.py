@@ -68,6 +68,7 @@ _ROCM_034 = _ROCM_028 + ("mxfp4_hadamard32",)  # a set: vLLM lists it before "on
 
 def quantization_methods(ctx: RoutingContext) -> tuple[str, ...]:
     """QUANTIZATION_METHODS of the profile's release, in vLLM's order (the unknown-method error prints it)."""
+    methods: tuple[str, ...]
     if ctx.profile.has("bitsandbytes-removed"):
         methods = _METHODS_028
     else:

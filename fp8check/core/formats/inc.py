@@ -195,7 +195,7 @@ def _construction_error(config: IncConfig, ctx: RoutingContext) -> str | None:
                                    f"backend={config.backend!r}."),
     )
     failed = next((message for ok, message in checks if not ok), None)
-    if failed:
+    if failed or not isinstance(group_size, tuple):  # the checks above refuse a group size that is not 2-D
         return f"AssertionError: {failed}"
     for field, expected in FP8_BLOCK_FIELDS:
         expected = group_size[0] if field == "act_group_size" else expected
@@ -237,9 +237,12 @@ class LayerConfig(NamedTuple):
                 f"quantized={self.quantized!r})")
 
     @property
-    def is_fp8_block(self) -> bool:
-        return (self.data_type == "fp" and self.bits == 8 and bool(self.sym) and self.quantized
-                and self.packing_format == FP8_BLOCK_PACKING and isinstance(self.group_size, tuple))
+    def fp8_block(self) -> tuple[int, int] | None:
+        """The block (the 2-D group size) of an FP8 block-wise layer; None for any other layer."""
+        if (self.data_type == "fp" and self.bits == 8 and bool(self.sym) and self.quantized
+                and self.packing_format == FP8_BLOCK_PACKING and isinstance(self.group_size, tuple)):
+            return self.group_size[0], self.group_size[1]
+        return None
 
 
 def _regex_keys(config: IncConfig) -> list[str]:
@@ -330,8 +333,8 @@ def assign(module: Module, config: IncConfig) -> Assignment:
         reason = ("lm_head stays unquantized unless extra_config quantizes it" if head
                   else "outside block_name_to_quantize, or extra_config gives it bits >= 16")
         return Assignment(None, reason=reason, lm_head_linear_method=head)
-    if resolved.is_fp8_block:
-        return Assignment(NAME, strategy="block", block=resolved.group_size)
+    if resolved.fp8_block:
+        return Assignment(NAME, strategy="block", block=resolved.fp8_block)
     scheme = _other_scheme(resolved)  # the non-FP8 scheme resolve_scheme picks; none: vLLM's NotImplementedError
     if scheme is None:
         return Assignment(NAME, error=f"No INC scheme found for layer config: {resolved!r}")
@@ -384,7 +387,7 @@ def moe_method(name: str, leaves: tuple[str, str, str], config: IncConfig, profi
         return MoEMethod("?", error=resolved)
     if not resolved.quantized:
         return MoEMethod(UNQUANTIZED_MOE, note="outside block_name_to_quantize, or extra_config gives it bits >= 16")
-    if resolved.is_fp8_block:
+    if resolved.fp8_block:
         return MoEMethod("?", error=f"INCFp8Scheme does not support MoE layers. Layer config: {resolved!r}")
     return MoEMethod("(INC non-FP8 MoE method)", note="not an FP8 e4m3 scheme; fp8check routes FP8 experts only")
 

@@ -251,7 +251,7 @@ def quantized(config: ModelOptConfig) -> Assignment:
 
 
 def describe(assignment: Assignment) -> tuple[str, str]:
-    if assignment.strategy == "block":
+    if assignment.block:
         return f"block {list(assignment.block)}", f"dynamic group {assignment.block[1]}"
     if assignment.strategy == "channel":
         return "channel", "dynamic token"
@@ -261,7 +261,7 @@ def describe(assignment: Assignment) -> tuple[str, str]:
 def linear_scheme(assignment: Assignment, ctx: RoutingContext, linear_backend: str) -> tuple[str, None]:
     if ctx.profile.has(49381):
         return GENERIC_METHOD, None
-    return METHOD_UNTIL_029[ALGO_OF_STRATEGY[assignment.strategy]], None
+    return METHOD_UNTIL_029[ALGO_OF_STRATEGY[str(assignment.strategy)]], None
 
 
 def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m0: bool
@@ -281,7 +281,7 @@ def shape_error(assignment: Assignment, layout: RankShape, ctx: RoutingContext) 
     """FP8_PB_WO's create_weights checks on the rank's sizes (ModelOpt never calls validate_fp8_block_shape):
     0.25-0.28 refuse an output width (the sum of the shards) or input width not divisible by 128; 0.29 pads the
     output and checks the input only; 0.30+ (KFp8Block128) likewise, in new words."""
-    if assignment.strategy != "block":
+    if assignment.block is None:
         return None
     block_n, block_k = assignment.block
     n, k = sum(layout.output_partition_sizes), layout.input_size_per_partition

@@ -119,11 +119,11 @@ def assign(module: Module, config: OnlineFp8Config) -> Assignment:
     return _quantized(config)
 
 
-def describe(assignment: Assignment) -> tuple[str, str]:
+def describe(assignment: Assignment) -> tuple[str | None, str]:
     strategy = assignment.strategy
     if strategy == "group":
         return mxfp8.describe(assignment)
-    if strategy == "block":
+    if assignment.block:
         return f"block {list(assignment.block)}", f"dynamic group {assignment.block[0]}"
     # Per-tensor activation granularity is vLLM's choice (per token where CUTLASS FP8 runs and, from 0.34, on XPU:
     # see kernel_request).
@@ -131,7 +131,7 @@ def describe(assignment: Assignment) -> tuple[str, str]:
 
 
 def linear_scheme(assignment: Assignment, ctx: RoutingContext, linear_backend: str) -> tuple[str, None]:
-    return LINEAR_METHOD[assignment.strategy], None
+    return LINEAR_METHOD[str(assignment.strategy)], None
 
 
 def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m0: bool
@@ -181,7 +181,7 @@ def moe_method(name: str, leaves: tuple[str, str, str], config: OnlineFp8Config,
     128 (maybe_roundup_sizes) instead of checking the shard, so no block is handed to the create_weights check."""
     assignment = _quantized(config)
     strategy = assignment.strategy
-    method = MOE_METHOD[strategy]
+    method = MOE_METHOD[str(strategy)]
     if strategy == "group":  # select_mxfp8_moe_backend is not modelled: the experts are named, not judged
         return MoEMethod(method, assignment=assignment,
                          note="not an FP8 e4m3 scheme; fp8check routes FP8 experts only")

@@ -93,9 +93,9 @@ def deep_compare(a: object, b: object) -> bool:
     """quark/utils.py deep_compare: equal with the same types all the way down."""
     if type(a) is not type(b):
         return False
-    if isinstance(a, dict):
+    if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(deep_compare(a[k], b[k]) for k in a)
-    if isinstance(a, list):
+    if isinstance(a, list) and isinstance(b, list):
         return all(deep_compare(x, y) for x, y in zip(a, b))
     return a == b
 
@@ -237,6 +237,7 @@ def _scheme_assignment(matched: dict, config: QuarkConfig) -> Assignment:
         if _is_fp8_family(w):
             return Assignment(NAME, error=_no_scheme(raw_w, raw_a))
         return Assignment(NAME, weights=w, input_activations=a, scheme=NON_FP8_SCHEME)
+    assert w is not None and a is not None  # _fp8_keys answers for a pair of tensor configs only
     block = w.qscheme == "per_block"
     strategy = "block" if block else "channel" if w.qscheme == "per_channel" else "tensor"
     return Assignment(NAME, weights=w, input_activations=a, scheme=W8A8_FP8_PER_BLOCK if block else W8A8_FP8,
@@ -322,7 +323,7 @@ def expected_tensors(assignment: Assignment) -> ExpectedTensors | None:
     if assignment.strategy is None:
         return None
     if assignment.strategy == "block":
-        suffix = assignment.scale_suffix
+        suffix = assignment.scale_suffix or "weight_scale"  # set on every block assignment (_scheme_assignment)
         stray = "weight_scale_inv" if suffix == "weight_scale" else "weight_scale"
         scale = WeightScale(suffix, "block", assignment.block, stray=stray,
                             stray_note=f"this release's QuarkW8A8Fp8PerBlock registers {suffix}; this tensor has no "

@@ -8,7 +8,7 @@ method parse to OutOfScopeConfig, which inspect refuses.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from fp8check.core.errors import ConfigError
 from fp8check.core.formats import (
@@ -20,10 +20,10 @@ from fp8check.core.formats.frontdoor import FrontDoor
 if TYPE_CHECKING:  # annotations only
     from fp8check.kernels.base import RoutingContext
 
-ALL_FORMATS: tuple[Format, ...] = (compressed_tensors.FORMAT, fp8.FORMAT, modelopt.FORMAT, quark.FORMAT, inc.FORMAT,
+ALL_FORMATS: tuple[Format[Any], ...] = (compressed_tensors.FORMAT, fp8.FORMAT, modelopt.FORMAT, quark.FORMAT, inc.FORMAT,
                                    fbgemm.FORMAT, mxfp8.FORMAT, online.FORMAT, w4afp8.FORMAT)
 # Each format under vLLM's name for it and its aliases (the settled method names vLLM maps to the same class).
-FORMATS: dict[str, Format] = {name: f for f in ALL_FORMATS for name in (f.name, *f.aliases)}
+FORMATS: dict[str, Format[Any]] = {name: f for f in ALL_FORMATS for name in (f.name, *f.aliases)}
 
 
 class OutOfScopeConfig(NamedTuple):

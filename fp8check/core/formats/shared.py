@@ -17,7 +17,7 @@ from fp8check.core.errors import ConfigError, printable, shown
 from fp8check.kernels.quant_keys import QuantKey
 
 try:
-    from re import _parser as _sre  # Python 3.11+
+    from re import _parser as _sre  # type: ignore[attr-defined]  # Python 3.11+ (not in typeshed)
 except ImportError:  # pragma: no cover - Python 3.10
     import sre_parse as _sre
 

@@ -55,7 +55,7 @@ class Worst(NamedTuple):
 
     tensor: str
     kind: str                  # "block" | "row"
-    index: tuple[int, ...]
+    index: tuple[int, ...]  # type: ignore[assignment]  # the report's JSON key; shadows tuple.index
     rows: tuple[int, int]
     cols: tuple[int, int]
     rel_error: float
@@ -138,6 +138,12 @@ class Base:
         wanted |= {s.weight.name for shards in experts for s in shards if s.weight.name in self.ckpt.tensors}
         self.files = self._about_base(lambda: CheckpointFiles(self.fetch(wanted)))
 
+    @property
+    def bound(self) -> CheckpointFiles:
+        """BASE's files, which bind() fetched (compare runs after it)."""
+        assert self.files is not None, "Base.bind() fetches BASE's files before any compare"
+        return self.files
+
     def _about_base(self, call):
         """Errors reading BASE name it: `--against BASE: config.json: not found`, not the checkpoint's words."""
         try:
@@ -157,8 +163,8 @@ class Base:
         problems = _structure(module, mine)
         if problems:
             return failed(problems)
-        base = self._about_base(lambda: read_shards(mine, self.files))
-        self.files.release()
+        base = self._about_base(lambda: read_shards(mine, self.bound))
+        self.bound.release()
         weight = _weights(shards, base, block)
         base_out = _product(x, base)
         out_error = _relative(output.to("cpu").double(), base_out.double())
@@ -183,9 +189,9 @@ class Base:
             if tuple(info.shape) != tuple(part.weight.shape):
                 return failed([f"{part.name}.weight is {list(part.weight.shape)} here but {list(info.shape)} in "
                                "BASE"])._replace(expert=expert)
-        base = tuple(ShardTensors(p.name, self._about_base(lambda i=i: self.files.read(TensorRead(i))), None, None)
+        base = tuple(ShardTensors(p.name, self._about_base(lambda i=i: self.bound.read(TensorRead(i))), None, None)
                      for p, i in zip(parts, infos))
-        self.files.release()
+        self.bound.release()
         quantized = any(p.weight.dtype in _FP8 for p in parts)
         weight = _weights(parts, base, block if quantized else None)
         gate, up, down = (b.weight.float() for b in base)
@@ -339,11 +345,12 @@ def _chunk(sums: _Sums, tensor: str, shard: ShardTensors, reference: torch.Tenso
     n, k = weight.shape
     base = reference.float()
     if weight.dtype in _FP8:
+        assert shard.scale is not None  # read_shards reads an FP8 weight with its scale
         scale = _expand(shard.scale, rows, n, k, shard.weight.shape[0], block)
         mine = weight.float() * scale
-        far, drift = code_differences(weight, reference, scale)
+        codes: tuple[torch.Tensor, torch.Tensor] | None = code_differences(weight, reference, scale)
     else:
-        mine, far, drift = weight.float(), None, None
+        mine, codes = weight.float(), None
     grid = block or (1, k)   # blocks, or rows as 1 x K groups
     err_g, ref_g = _group_sum((mine - base).square(), grid), _group_sum(base.square(), grid)
     sums.err += float(err_g.sum())
@@ -351,7 +358,8 @@ def _chunk(sums: _Sums, tensor: str, shard: ShardTensors, reference: torch.Tenso
     sums.mine += float(mine.square().sum(dtype=torch.float64))
     sums.dot += float((mine * base).sum(dtype=torch.float64))
     count_g = _group_counts(n, k, grid)
-    if far is not None:
+    if codes is not None:
+        far, drift = codes
         sums.codes += n * k
         sums.far += int(far.sum())
         sums.drift += int(drift.sum())
@@ -369,7 +377,7 @@ def _chunk(sums: _Sums, tensor: str, shard: ShardTensors, reference: torch.Tenso
         c0 = gj * grid[1]
         group = Worst(tensor, "block" if block else "row", (r0 // grid[0], gj) if block else (r0,),
                       (r0, min(r0 + grid[0], rows.start + n)), (c0, min(c0 + grid[1], k)), float(rel_g[gi, gj]),
-                      int(count_g[gi, gj]) if far is not None else 0, int(bad_g[gi, gj]))
+                      int(count_g[gi, gj]) if codes is not None else 0, int(bad_g[gi, gj]))
         sums.groups.append((group, int(far_g[gi, gj]), int(drift_g[gi, gj])))
 
 
@@ -415,13 +423,14 @@ def code_differences(codes: torch.Tensor, base: torch.Tensor, scale: torch.Tenso
     """Per element: far (more than one step from every requantization) and drift (+1 / -1 in magnitude when one
     step from the nearest and given by none, else 0)."""
     stored = ordinals(codes)
-    nearest = None
+    nearest: torch.Tensor | None = None
     drift = torch.zeros_like(stored)
     for requant in (ordinals(q) for q in requantized(base, scale, codes.dtype)):
         gap = (stored - requant).abs()
         nearest = gap if nearest is None else torch.minimum(nearest, gap)
         direction = torch.sign(stored.abs() - requant.abs())  # the first arithmetic one step away gives it
         drift = torch.where((drift == 0) & (gap == 1), direction, drift)
+    assert nearest is not None  # requantized() gives at least one arithmetic
     return nearest > 1, torch.where(nearest == 1, drift, torch.zeros_like(drift))
 
 

@@ -70,7 +70,7 @@ def expert_recipe(report: MoEReport, method_strategy: str | None, static_input: 
         if report.kernel else numerics.UNQUANTIZED
     activation = None
     if kind in (numerics.BLOCK, numerics.SCALED_MM):
-        if method_strategy == "block":
+        if method_strategy == "block" and report.block:
             activation = QuantKey(False, (1, report.block[1]))
         elif method_strategy == "channel":
             activation = kFp8DynamicTokenSym
@@ -117,7 +117,8 @@ def moe_jobs(moes: tuple[MoEModule, ...], reports: dict[str, MoEReport], quant, 
 
 def _roles(shapes: ExpertShapes, expert: int) -> tuple[Shard, Shard, Shard]:
     leaves = shapes.experts[expert]
-    return tuple(leaves[shapes.leaves.get(role, default)] for role, default in DEFAULT_LEAVES)
+    gate, up, down = (leaves[shapes.leaves.get(role, default)] for role, default in DEFAULT_LEAVES)
+    return gate, up, down
 
 
 def _input_scales(shapes: ExpertShapes) -> tuple[tuple[TensorRead, ...], tuple[TensorRead, ...]]:
@@ -157,7 +158,8 @@ def read_expert(shards: tuple[Shard, Shard, Shard], recipe: Recipe, files: Check
         scale = _read_scale(shard.side[scale_suffix], role, recipe, files, tp, rank) if scale_suffix else None
         input_scale = files.read(TensorRead(shard.side["input_scale"])) if "input_scale" in shard.side else None
         out.append(ShardTensors(shard.name, weight, scale, input_scale, scale_suffix=scale_suffix or "weight_scale"))
-    return tuple(out)
+    gate, up, down = out
+    return gate, up, down
 
 
 def _read_scale(info, role: str, recipe: Recipe, files: CheckpointFiles, tp: int, rank: int) -> torch.Tensor:
@@ -306,13 +308,13 @@ def summarize(job: MoEJob, experts: list[ExpertRun], execution: numerics.Executi
     if execution is not None:
         label, emulated = gemm.execution_label(job.recipe, execution, device, platform_kind)
     judged = [e for e in experts if e.rel_error is not None]
-    worst = max(judged, key=lambda e: e.rel_error) if judged else None
+    worst = max(judged, key=lambda e: e.rel_error or 0.0) if judged else None
     statuses = {e.status for e in experts}
     status = "FAIL" if "FAIL" in statuses else "warn" if "warn" in statuses else "ok"
     selection = "every expert" if len(experts) == job.num_experts else \
         f"{len(experts)} of {job.num_experts} experts (the first and the last; --all-experts runs every one)"
-    notes = (f"ran {selection}, each on the same {tokens} activation rows (routing is not modelled)",)
-    if job.recipe.refine:
+    notes: tuple[str, ...] = (f"ran {selection}, each on the same {tokens} activation rows (routing is not modelled)",)
+    if job.recipe.refine and job.recipe.block:
         notes += (f"block scales upsampled to vLLM's refined {list(job.recipe.block)} grid; activations "
                   f"quantized in 1x{job.recipe.block[1]} groups",)
     notes += tuple(n for e in experts for n in e.notes)
@@ -320,7 +322,7 @@ def summarize(job: MoEJob, experts: list[ExpertRun], execution: numerics.Executi
     against = worst_expert(compared)
     if against is not None:
         notes += (f"--against: {len(compared)} expert(s) compared with BASE, worst expert {against.expert}",)
-    present = [e.quant_error for e in judged]
+    present = [e.quant_error for e in judged if e.quant_error is not None]
     processing = [e.processing_error for e in judged if e.processing_error is not None]
     return LayerRun(
         name=job.name, kernel=job.kernel, numerics=job.recipe.numerics, execution=label, emulated=emulated,
@@ -395,7 +397,10 @@ def run_moe_rank(rank, job: MoERankJob) -> list[RankResult]:
         before = files.bytes_read
         scales = layer_input_scales(moe, reference_files)
         x = gemm.activations(moe.name, moe.hidden, job.tokens, job.seed, job.out_dtype)
-        experts, execution, rank_errors, ms = [], None, [], 0.0
+        experts: list[ExpertRun] = []
+        execution: numerics.Execution | None = None
+        rank_errors: list[str] = []
+        ms = 0.0
         for expert, shards in moe.experts:
             run, errors, outputs = _rank_expert(rank, moe, expert, shards, scales, x, job.out_dtype, device, files,
                                                 reference_files)
@@ -407,9 +412,9 @@ def run_moe_rank(rank, job: MoERankJob) -> list[RankResult]:
             if run is not None:
                 experts.append(run)
         figures = RankFigures(rank.rank, files.bytes_read - before, ms if execution is not None else None)
-        run = summarize(moe, experts, execution, device, job.platform_kind, job.tokens, job.out_dtype, 0) \
+        layer_run = summarize(moe, experts, execution, device, job.platform_kind, job.tokens, job.out_dtype, 0) \
             if rank.rank == 0 else None
-        out.append(RankResult(figures, tuple(rank_errors), run))
+        out.append(RankResult(figures, tuple(rank_errors), layer_run))
         files.release()
         reference_files.release()
     return out
@@ -424,7 +429,8 @@ def _rank_expert(rank, moe: MoEJob, expert: int, shards: tuple[Shard, Shard, Sha
     mine = owner is None or owner == rank.rank
     tp, r = (recipe.moe_tp, rank.rank) if recipe.ep == 1 else (1, 0)
     cols = narrow(moe.intermediate, tp, r) if tp > 1 else (0, moe.intermediate)
-    errors, outputs, read = (), None, 0
+    errors: tuple[str, ...] = ()
+    outputs, read = None, 0
     if mine:
         start = files.bytes_read
         parts = read_expert(shards, recipe, files, tp, r)
@@ -456,7 +462,7 @@ def _join(outputs: ExpertOutputs | None, x: torch.Tensor, moe: MoEJob, device: t
         packed[:, 2 * i:3 * i] = outputs.intermediate
         packed[:, 3 * i:] = outputs.output.float()
     packed = combine(EXPERT_STYLES["down"].collective, packed, group)
-    execution = outputs.execution if outputs is not None else numerics.Execution(None, "", False)
+    execution = outputs.execution if outputs is not None else numerics.Execution(torch.empty(0), "", False)
     return ExpertOutputs(packed[:, :2 * i], packed[:, 2 * i:3 * i], packed[:, 3 * i:].to(out_dtype), execution,
                          outputs.ms if outputs is not None else 0.0)
 

@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import torch
 
-from fp8check.core.formats.base import UNQUANTIZED, Assignment
+from fp8check.core.formats.base import UNQUANTIZED, Assignment, KernelRefusal
 from fp8check.core.formats.registry import FORMATS, assign
 from fp8check.core.load import gemm
 from fp8check.core.load.gemm import MAX_SCALE, Fused, Recipe
@@ -40,7 +40,11 @@ def routed_recipe(layer: LayerReport, assignment: Assignment, ctx: RoutingContex
         return Recipe(numerics.UNQUANTIZED, None, None)
     if layer.kernel is None:
         return None
+    if assignment.method is None:
+        return None
     request = FORMATS[assignment.method].kernel_request(layer.scheme, assignment, ctx, e8m0)
+    if isinstance(request, KernelRefusal):  # inspect reported the refusal: layer.errors
+        return None
     quantization, activation_key = request.quantization, request.activation_key
     kind = kernel_numerics(layer.kernel)
     online = gemm.online_mode(ctx.profile) if assignment.online else None

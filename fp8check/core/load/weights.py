@@ -157,7 +157,7 @@ class CheckpointFiles:
         try:
             if request.rows is None and request.cols is None:
                 return handle.get_tensor(info.name)
-            return handle.get_slice(info.name)[request.index]
+            return handle.get_slice(info.name)[request.slices]
         except Exception as exc:
             raise CheckpointFileError(info.file, f"tensor {printable(info.name)!r} cannot be read: "
                                                  f"{printable(str(exc), 300)}") from None

@@ -36,7 +36,7 @@ consolidated.*) are read by fp8check.core.checkpoint.mistral into the config and
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from fp8check.core.model.vllm_registry import SERVED_BY, serves
 
@@ -92,7 +92,7 @@ class Router(NamedTuple):
 
     scoring: str | tuple[str, str] = "softmax"          # fixed, or (config key, default)
     renormalize: bool | tuple[str, bool] = True
-    groups: int | tuple[str, int] | None = None           # fixed, or (config key, default) of num_expert_group
+    groups: int | tuple[str, int | None] | None = None    # fixed, or (config key, default) of num_expert_group
     # fixed, or (config key, value that creates the bias[, the config class's value when config.json has none])
     bias: bool | tuple[str, object] | tuple[str, object, object] = False
     custom: str | None = None                             # a custom_routing_function's RoutingMethodType
@@ -374,7 +374,7 @@ class Arch(NamedTuple):
         return self._replace(styles=styles, packed=packed, indexer_alike=alike)
 
 
-_QWEN2_MODEL = dict(sliding=MODEL_WINDOW, uniform_window_assert=True)
+_QWEN2_MODEL: dict[str, Any] = dict(sliding=MODEL_WINDOW, uniform_window_assert=True)
 
 # hf_to_vllm_mapper renames (Arch.hf_to_vllm) of the vision-language classes, read from each file (0.33 and 0.34 the
 # same): transformers >= 4.52 saves the text model as model.language_model.*, vLLM builds it as
@@ -393,7 +393,7 @@ _QWEN3_VL_NAMES = (("prefix", "model.visual.", "visual."), _VL_TEXT[1], _VL_TEXT
 # qwen3_moe.py (and qwen3_vl_moe.py, which reuses its sparse block) passes quant_config=quant_config to mlp.gate in
 # every release: that router is quantized unless the format's ignore list names it.
 _QWEN_MOE_ROUTERS = ("mlp.gate", "mlp.shared_expert_gate")
-_QWEN3_MOE_ROUTERS = dict(unquantized=("mlp.shared_expert_gate",), quantized_routers=("mlp.gate",))
+_QWEN3_MOE_ROUTERS: dict[str, Any] = dict(unquantized=("mlp.shared_expert_gate",), quantized_routers=("mlp.gate",))
 
 # pixtral.py PixtralHFVisionModel (Mistral-3's vision_tower): attention.{q,k,v}_proj -> qkv_proj
 # (QKVParallelLinear over vision heads), o_proj row, feed_forward gate/up -> gate_up_proj, down_proj row.
@@ -549,7 +549,7 @@ ARCHITECTURES["Glm4MoeLiteForCausalLM"] = ARCHITECTURES["Glm4MoeForCausalLM"]._r
 _QWEN3_NEXT_PACKED = {**LLAMA_PACKED, "in_proj_qkvz": ("in_proj_qkvz",), "in_proj_ba": ("in_proj_ba",)}
 _QWEN35_PACKED = {**LLAMA_PACKED, "in_proj_qkvz": ("in_proj_qkv", "in_proj_z"),
                   "in_proj_ba": ("in_proj_b", "in_proj_a")}
-_GDN = dict(spec_prefix="mtp.", q_gate=True, conv_linears=("linear_attn.conv1d",), sliding=MODEL_WINDOW,
+_GDN: dict[str, Any] = dict(spec_prefix="mtp.", q_gate=True, conv_linears=("linear_attn.conv1d",), sliding=MODEL_WINDOW,
             unquantized=_QWEN_MOE_ROUTERS, router=Router(renormalize=("norm_topk_prob", True)))
 # qwen3_5.py's text-only classes read a checkpoint saved from the VL model (model.language_model.* -> model.*).
 _QWEN35_TEXT_NAMES = (("prefix", "model.language_model.", "model."),)
@@ -771,7 +771,7 @@ ARCHITECTURES.update({"Glm5NextForCausalLM": _GLM5_NEXT,
 # which compressed-tensors' class-name target "Linear" no longer matches (find_matched_target): under a "Linear"
 # target an FP8 wo_a is then built unquantized.
 DSV4_GROUPED_WO_A = "DeepseekV4GroupedWoA"
-_DSV4_PACKED = {"gate_up_proj": ("w1", "w3"), "fused_wqa_wkv": ("wq_a", "wkv"), "fused_wkv_wgate": ("wkv", "wgate")}
+_DSV4_PACKED: dict[str, tuple[str, ...]] = {"gate_up_proj": ("w1", "w3"), "fused_wqa_wkv": ("wq_a", "wkv"), "fused_wkv_wgate": ("wkv", "wgate")}
 _DSV4 = Arch("vllm:models/deepseek_v4", packed=_DSV4_PACKED,
              styles={"attn.wo_a": DSV4_GROUPED_WO_A, "attn.wo_b": ROW, "indexer.wq_b": REPLICATED,
                      "indexer.weights_proj": REPLICATED, "head": "ParallelLMHead"},
@@ -1026,7 +1026,7 @@ ARCHITECTURES["GraniteMoeSharedForCausalLM"] = ARCHITECTURES["GraniteMoeForCausa
 # a MergedColumnParallelLinear over [dim] * 3 (B, C, x) from one stored tensor, out_proj row. Lfm2Attention: q / k / v
 # -> qkv_proj, out_proj row, head size hidden_size // heads; its Attention is built without the quant config (no KV
 # cache method from the format) and without a window.
-_SHORT_CONV = dict(conv_linears=("conv.conv",), equal_parts={"conv.in_proj": 3},
+_SHORT_CONV: dict[str, Any] = dict(conv_linears=("conv.conv",), equal_parts={"conv.in_proj": 3},
                    hf_to_vllm=(("substr", ".conv.", ".short_conv."),))
 _LFM2_PACKED = {**_QKV_ONLY, "w13": ("w1", "w3"), "in_proj": ("in_proj",)}
 ARCHITECTURES["Lfm2ForCausalLM"] = Arch("vllm:lfm2.py", packed=_LFM2_PACKED, attention_quant_config=False,
@@ -1383,7 +1383,7 @@ ARCHITECTURES["MuseGlimmerForConditionalGeneration"] = _MUSE_GLIMMER
 # QKVFuser, gate / up by its GLUFuser, o / down row) and every Linear the plan does not name as a ReplicatedLinear
 # with the model's quant config: the router mlp.gate.wg. The backend moves the shared expert under
 # mlp.experts._shared_experts._layer.shared_experts; fp8check lists it under its checkpoint name, mlp.shared_mlp.
-_HUNYUAN = dict(styles={"mlp.gate.wg": REPLICATED}, quantized_routers=("mlp.gate.wg",), sliding=MODEL_WINDOW,
+_HUNYUAN: dict[str, Any] = dict(styles={"mlp.gate.wg": REPLICATED}, quantized_routers=("mlp.gate.wg",), sliding=MODEL_WINDOW,
                 vllm_names=((".mlp.shared_mlp.", ".mlp.experts._shared_experts._layer.shared_experts."),))
 ARCHITECTURES.update({
     "HunYuanDenseV1ForCausalLM": Arch("vllm:transformers/causal.py", **_HUNYUAN),
@@ -1619,14 +1619,14 @@ def _transformers_backend(arch: str, native: Arch | None = None, moved: str | No
               **{tail: _PLAN_CLASS.get(style, REPLICATED) for tail, style in TP_PLANS[arch].items()}}
     backend = Arch("vllm:transformers/moe.py" if moe else "vllm:transformers/causal.py", styles=styles,
                    unplanned=REPLICATED, sliding=MODEL_WINDOW, **moe)
-    return native._replace(moved=(moved, backend)) if native else backend
+    return native._replace(moved=(moved, backend)) if native and moved else backend
 
 
 # OLMoE / FlexOlmo: a softmax router without renormalization, built without quant_config: olmoe.py / flex_olmo.py's
 # GateLinear before the move; after it the backend's MoE fuser matches transformers' gate as a top-k router and
 # rebuilds it as a GateLinear routed inside FusedMoE (transformers/fusers/moe.py MoEFuser.gate, every release
 # 0.29-0.34). A router it cannot match (Hunyuan's mlp.gate.wg) stays transformers' module: external routing.
-_OLMOE_ROUTER = dict(unquantized=("mlp.gate",), router=Router(renormalize=False))
+_OLMOE_ROUTER: dict[str, Any] = dict(unquantized=("mlp.gate",), router=Router(renormalize=False))
 
 
 _MOVED_032 = "transformers-backend-032"
@@ -1873,6 +1873,12 @@ class HFWindow(NamedTuple):
     pattern_modulo: bool = False
 
 
+def _pattern(keys: SlidingKeys, default: int) -> int:
+    """sliding_window_pattern, or `default` where config.json has none (letters are Exaone's alone: _exaone)."""
+    return keys.sliding_window_pattern if isinstance(keys.sliding_window_pattern, int) and keys.sliding_window_pattern \
+        else default
+
+
 def _odd_positions(index: int, keys: SlidingKeys, window: int | None) -> bool:
     """Gemma-2, gpt-oss: `"sliding_attention" if bool((i + 1) % 2)`, the even layers."""
     return bool((index + 1) % 2)
@@ -1880,7 +1886,7 @@ def _odd_positions(index: int, keys: SlidingKeys, window: int | None) -> bool:
 
 def _gemma3(index: int, keys: SlidingKeys, window: int | None) -> bool:
     """Gemma-3: `bool((i + 1) % sliding_window_pattern)`, pattern 6 by default (five sliding, one full)."""
-    return bool((index + 1) % (keys.sliding_window_pattern or 6))
+    return bool((index + 1) % _pattern(keys, 6))
 
 
 def _exaone(index: int, keys: SlidingKeys, window: int | None) -> bool:
@@ -1892,17 +1898,23 @@ def _exaone(index: int, keys: SlidingKeys, window: int | None) -> bool:
 
 def _cohere2(index: int, keys: SlidingKeys, window: int | None) -> bool:
     """Cohere2Config: `bool((i + 1) % sliding_window_pattern)`, pattern 4 by default (three sliding, one full)."""
-    return bool((index + 1) % (keys.sliding_window_pattern or 4))
+    return bool((index + 1) % _pattern(keys, 4))
 
 
 def _from_max_window_layers(index: int, keys: SlidingKeys, window: int | None) -> bool:
     """Qwen2 / Qwen3 / Qwen2.5-VL: `sliding_window is not None and i >= max_window_layers`."""
-    return window is not None and index >= keys.max_window_layers
+    return window is not None and index >= _window_layers(keys)
 
 
 def _qwen2_moe(index: int, keys: SlidingKeys, window: int | None) -> bool:
     """Qwen2-MoE: `bool((i + 1) % 2) and i < max_window_layers and use_sliding_window`."""
-    return bool((index + 1) % 2) and index < keys.max_window_layers and bool(keys.use_sliding_window)
+    return bool((index + 1) % 2) and index < _window_layers(keys) and bool(keys.use_sliding_window)
+
+
+def _window_layers(keys: SlidingKeys) -> int:
+    """max_window_layers, which HFWindow.window_layers fills where config.json has none."""
+    assert keys.max_window_layers is not None
+    return keys.max_window_layers
 
 
 _QWEN_WINDOW = HFWindow(4096, gated=True, fills=_from_max_window_layers, window_layers=28)

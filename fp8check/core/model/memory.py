@@ -51,7 +51,7 @@ from typing import NamedTuple
 
 from fp8check.core.checkpoint.local import ModelConfig
 from fp8check.core.checkpoint.safetensors_header import FP8_DTYPES, TensorInfo
-from fp8check.core.model.modules import EMBEDDINGS, ModelLayout
+from fp8check.core.model.modules import EMBEDDINGS, LinearModule, ModelLayout
 from fp8check.core.model.tp import VOCAB_PADDING, tp_layout
 from fp8check.core.targets.platforms import Platform
 from fp8check.core.targets.profiles import RuleProfile
@@ -81,8 +81,8 @@ SOLD_IN_GIB = {"v100": (16, 32), "a100": (40, 80), "gh200": (96, 144)}
 class ModuleBytes(NamedTuple):
     """Identical linear modules (same shapes and parallel style), counted once with their multiplicity."""
 
-    module: object                    # a representative LinearModule
-    count: int
+    module: LinearModule              # a representative
+    copies: int
     split: int                        # bytes of one module that TP divides (weight, block scales, column bias)
     whole: int                        # bytes every rank holds whole (per-tensor scales; row-parallel channel
                                       # scales and bias, which index the output that a row split keeps whole)
@@ -242,7 +242,7 @@ def weight_bytes_per_rank(footprint: WeightFootprint, tp: int, ep: bool) -> int:
         full = sum(module.output_sizes) * module.input_size
         held = sum(layout.output_partition_sizes) * layout.input_size_per_partition
         share = 1.0 if layout.error or not full else held / full
-        total += group.count * (math.ceil(group.split * share) + group.whole)
+        total += group.copies * (math.ceil(group.split * share) + group.whole)
     for moe in footprint.experts:
         if ep:
             total += -(-moe.num_experts // tp) * moe.per_expert
@@ -384,13 +384,13 @@ def fits_at(footprint: WeightFootprint, platform: Platform, profile: RuleProfile
 
 def summary(memory: MemoryFit) -> str:
     """One line for the table and the Markdown."""
-    if memory.budget is None:
+    if memory.budget is None or memory.device_memory is None:  # the budget is known where the memory is
         return f"memory: {gib(memory.weight_bytes)} of weights per rank; {memory.note}"
     head = (f"memory: {gib(memory.weight_bytes)} of weights per rank of {gib(memory.budget)} "
             f"({fraction(memory.utilization)} x {gib(memory.device_memory)})")
     if memory.error:
         return head + ": does not fit"
-    text = head + f"; KV cache {gib(memory.kv_bytes)} = {memory.kv_tokens:,} tokens at most"
+    text = head + f"; KV cache {gib(memory.budget - memory.weight_bytes)} = {memory.kv_tokens:,} tokens at most"
     if memory.long_request_tokens is not None:
         text += f" (sliding-window layers at every token; up to {memory.long_request_tokens:,} past their window)"
     if memory.online_peak:

@@ -239,7 +239,8 @@ def _skip_reason(arch: Arch, config: ModelConfig, prefix: str) -> str:
     if prefix == arch.spec_prefix:
         return (f"MTP block: {arch.source[5:]}'s hf_to_vllm_mapper drops '{prefix}...', so vLLM's main model never "
                 "loads it; it loads only as the speculative-decoding draft model")
-    reason = (f"MTP layer ({arch.spec_layers} = {getattr(config, arch.spec_layers)}): vLLM's main model skips it "
+    count = getattr(config, arch.spec_layers) if arch.spec_layers else None
+    reason = (f"MTP layer ({arch.spec_layers} = {count}): vLLM's main model skips it "
               "(get_spec_layer_idx_from_weight_name); it loads only as the speculative-decoding draft model")
     return reason + ("; inferred: the architecture is not in fp8check's table" if arch is GENERIC_ARCH else "")
 
@@ -351,10 +352,11 @@ def _folds_indexer(parent: str, weights: dict[str, Shard], arch: Arch) -> bool:
     """Whether the indexer shards under `parent` load into its qkv_proj: q / k / v all there, and (Arch.indexer_alike,
     Qwen4-Exp from 0.34) every indexer shard stored as q is (both FP8 or both not: the same quant method)."""
     qkv = [weights.get(f"{parent}.{p}" if parent else p) for p in LLAMA_QKV]
-    if not arch.indexer_shards or None in qkv:
+    q = qkv[0]
+    if not arch.indexer_shards or q is None or None in qkv:
         return False
     indexer = [weights[n] for n in (f"{parent}.{p}" if parent else p for p in arch.indexer_shards) if n in weights]
-    return arch.indexer_alike is None or all(_stored_fp8(s) == _stored_fp8(qkv[0]) for s in indexer)
+    return arch.indexer_alike is None or all(_stored_fp8(s) == _stored_fp8(q) for s in indexer)
 
 
 def _stored_fp8(shard: Shard) -> bool:
@@ -394,8 +396,9 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
     mamba = config.mamba if tower is None and arch.mamba_in_proj and tail_match(name, (arch.mamba_in_proj,)) else None
     one_group = False
     if mamba:
-        heads, head_dim, groups, state = mamba
-        sizes = (heads * head_dim, heads * head_dim, groups * state, groups * state, heads)
+        mamba_heads, mamba_head_dim, groups, state = mamba
+        sizes = (mamba_heads * mamba_head_dim, mamba_heads * mamba_head_dim, groups * state, groups * state,
+                 mamba_heads)
         if sum(sizes) == widths[0]:
             layer_type, widths = "MergedColumnParallelLinear", sizes
             one_group = groups == 1
@@ -411,7 +414,8 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
                        f"({arch.source[5:]})")
     elif layer_type == "ParallelLMHead" and tower is None and not arch.head_quant_config:
         unquantized = f"vLLM builds the LM head with quant_config=None ({arch.source[5:]})"
-    heads, qkv_chunks = None, 0
+    heads: tuple[int, int, int] | None = None
+    qkv_chunks = 0
     if layer_type == "QKVParallelLinear" and len(shards) == 2:  # k_eq_v: V loads from K
         widths = (*widths, widths[1])
     if layer_type == "QKVParallelLinear" and tower is None and arch.indexer_class and len(shards) > 3:
@@ -583,7 +587,7 @@ def _unstack_experts(tensors: dict[str, TensorInfo], block: str, parts: dict[str
     for name, info in tensors.items():
         match = stacked.fullmatch(name)
         count = experts.get(match.group(1, 2)) if match else None
-        if count is None:
+        if match is None or count is None:
             out[name] = info
             continue
         head, leaf, suffix = match.groups()

@@ -84,7 +84,9 @@ def embedding_errors(tensors: dict, layout: ModelLayout, config: ModelConfig, ar
 def _expected(shard: str, module: LinearModule, config: ModelConfig, arch: Arch) -> list[Expected]:
     leaf = shard.rsplit(".", 1)[-1]
     hidden = config.hidden_size
-    wanted = []
+    wanted: list[Expected] = []
+    if hidden is None:  # config.json names no hidden_size: nothing to hold the shapes to
+        return wanted
     if leaf == "lm_head":
         wanted.append(Expected(1, hidden, "hidden_size"))
         if config.vocab_size:
@@ -124,7 +126,7 @@ def _experts(moe: MoEModule, config: ModelConfig) -> list[str]:
                   else (config.hidden_size, "hidden_size"))
     for info, tail in zip(moe.tensors, moe.tails):
         parts = tail.split(".")
-        if len(parts) != 3 or parts[0] != "0" or parts[2] != "weight" or len(info.shape) != 2:
+        if width is None or len(parts) != 3 or parts[0] != "0" or parts[2] != "weight" or len(info.shape) != 2:
             continue
         leaf = parts[1]
         wanted = ([Expected(1, width, key)] if leaf in ("gate_proj", "up_proj", "w1", "w3")

@@ -1,7 +1,7 @@
 """Which part of each checkpoint tensor a tensor-parallel rank loads, cut exactly as vLLM's weight loaders cut it.
 
 Plain offsets from header shapes (no torch), so a rank's reads can be planned, printed and tested before any
-process starts, and a rank then reads only those bytes (`safe_open(...).get_slice(name)[read.index]`).
+process starts, and a rank then reads only those bytes (`safe_open(...).get_slice(name)[read.slices]`).
 
 Mirrors vLLM 0.28.0 and 0.33.0, whose loaders are identical here:
 - model_executor/layers/linear.py: ColumnParallelLinear / RowParallelLinear.weight_loader_v2,
@@ -73,7 +73,7 @@ class TensorRead(NamedTuple):
         return math.prod(self.shape) * DTYPE_BITS[self.tensor.dtype] // 8
 
     @property
-    def index(self) -> tuple[slice, ...]:
+    def slices(self) -> tuple[slice, ...]:
         """For `get_slice(name)[index]`; empty for a 0-d tensor (read it whole)."""
         return tuple(slice(*span) if span else slice(None) for span in self._spans)
 
@@ -140,7 +140,7 @@ class RankReads(NamedTuple):
 class _Part(NamedTuple):
     """One fused part's geometry: where it sits in its checkpoint tensor and which per-rank slice to take."""
 
-    index: int
+    position: int         # the part's place among its module's fused parts
     shard: Shard
     disk_offset: int      # first row of the part in the tensor (non-zero only when fused on disk)
     disk_rows: int        # rows of the whole part in the checkpoint
@@ -189,7 +189,7 @@ def _row(module: LinearModule, layout: TPLayout, rank: int, block: tuple[int, in
     cols = _narrow(shard.weight, 1, rank * k_rank, k_rank)
     side, notes = {}, []
     for suffix, info in shard.side.items():
-        if _side_kind(module, shard, suffix, info, block) == "block":
+        if block and _side_kind(module, shard, suffix, info, block) == "block":
             size = -(-k_rank // block[1])  # the parameter's columns: ceil(input_size_per_partition / block_k)
             scale_cols = _narrow(info, _input_dim(info), rank * size, size)
             side[suffix] = TensorRead(info, cols=scale_cols)
@@ -214,7 +214,7 @@ def _column(module: LinearModule, layout: TPLayout, rank: int, block: tuple[int,
         side = {}
         for suffix, info in part.shard.side.items():
             kind = _side_kind(module, part.shard, suffix, info, block)
-            if kind == "block":
+            if block and kind == "block":
                 side[suffix] = _block_scale_rows(info, part, param, block[0])
             elif kind == "rows":
                 side[suffix] = TensorRead(info, rows=rows)  # per-channel [N, 1] / [N] scale, bias: the weight's rows
@@ -226,7 +226,7 @@ def _column(module: LinearModule, layout: TPLayout, rank: int, block: tuple[int,
         scale = next((side[s].tensor for s in WEIGHT_SCALES if s in side), None)
         notes = _wrong_scale_rows(scale, part, rows, param, block[0], rank) if block and scale else ()
         shards.append(ShardRead(
-            part.index, TensorRead(part.shard.weight, rows=rows), side,
+            part.position, TensorRead(part.shard.weight, rows=rows), side,
             (part.rank_offset, part.rank_offset + part.rank_rows),
             (part.layer_offset + part.source * part.rank_rows,
              part.layer_offset + (part.source + 1) * part.rank_rows), notes=notes))

@@ -63,7 +63,8 @@ def tp_layout(module: LinearModule, tp: int) -> TPLayout:
                 kv, error = divide(kv_total, tp)
         if error:
             return TPLayout(tp, k, k, sum(widths), widths, "column", error)
-        parts = (heads * head_dim, kv * head_dim, kv * (widths[2] // kv_total if kv_total else head_dim))
+        parts: tuple[int, ...] = (heads * head_dim, kv * head_dim,
+                                  kv * (widths[2] // kv_total if kv_total else head_dim))
         if len(widths) == 5:  # MinimaxM3QKVParallelLinearWithIndexer: index_q as the KV heads, index_k replicated
             parts += (kv * (widths[3] // kv_total), widths[4])
         elif len(widths) == 4:  # Qwen4ExpQSAQKVIndexerLinear: the indexer's index_qk replicated on every rank
@@ -71,15 +72,15 @@ def tp_layout(module: LinearModule, tp: int) -> TPLayout:
         # QKVParallelLinear's output_size is (heads + 2 * kv) * head_dim * tp with the per-rank (replicated) KV
         # heads, so output_size // sum(parts) == tp and validate_fp8_block_shape checks every partition.
         return TPLayout(tp, k, k, sum(parts) * tp, parts, "column")
-    parts = []
+    split: list[int] = []
     # Parts every rank holds whole (LinearModule.whole_parts): the layer's output_sizes hold them x tp.
     total = sum(widths) + sum(widths[i] for i in module.whole_parts) * (tp - 1)
     for i, width in enumerate(widths):
         part, error = (width, None) if i in module.whole_parts else divide(width, tp)
         if error:
             return TPLayout(tp, k, k, total, widths, "column", error)
-        parts.append(part)
-    return TPLayout(tp, k, k, total, tuple(parts), "column", one_partition=module.column_when_split)
+        split.append(part)
+    return TPLayout(tp, k, k, total, tuple(split), "column", one_partition=module.column_when_split)
 
 
 def block_shape_error(layout: TPLayout, block: tuple[int, int], allow_mismatch_escape: bool) -> str | None:

@@ -7,22 +7,36 @@ the tables, Markdown and the CLI show the same rows.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass
+from typing import Generic, NamedTuple, Protocol, Sequence, TypeVar
 
 from fp8check.core.model.modules import layer_template
-from fp8check.core.records import AttentionReport, AttentionRun, LayerReport
+from fp8check.core.records import AttentionReport, AttentionRun, LayerReport, MoEReport
+
+Shown = TypeVar("Shown")                                                # what a Row shows
+Layer = TypeVar("Layer", LayerReport, MoEReport, LayerReport | MoEReport)  # what collapse() groups
 
 
-class Row(NamedTuple):
+class Named(Protocol):
+    """A report record: a layer, a MoE, an attention layer or their load runs."""
+
+    @property
+    def name(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Row(Generic[Shown]):
     """Identical layers across decoder blocks, shown once: 'model.layers.{0..63}.mlp.down_proj'."""
 
     name: str
     count: int
-    layer: LayerReport | AttentionReport    # the first of them
+    layer: Shown    # the first of them
 
 
-def collapse(layers: tuple[LayerReport, ...]) -> list[Row]:
-    groups: dict[tuple, list[tuple[int | None, LayerReport]]] = {}
+def collapse(layers: Sequence[Layer]) -> list[Row[Layer]]:
+    """Linear layers or FusedMoEs alike across decoder blocks (type, weight, route, the same messages) as one row
+    each."""
+    groups: dict[tuple, list[tuple[int | None, Layer]]] = {}
     for layer in layers:
         template, index = layer.template
         key = (template, layer.layer_type, layer.weight_dtype, layer.shape, layer.strategy, layer.activation,
@@ -33,7 +47,7 @@ def collapse(layers: tuple[LayerReport, ...]) -> list[Row]:
             for (template, *_), members in groups.items()]
 
 
-def collapse_attention(layers: tuple[AttentionReport, ...]) -> list[Row]:
+def collapse_attention(layers: Sequence[AttentionReport]) -> list[Row[AttentionReport]]:
     """Attention layers alike across decoder blocks (kind, shape, KV cache, method, scale names, backend, the same
     messages) as one row each: 'model.layers.{0..63}.self_attn.attn'."""
     groups: dict[tuple, list[tuple[int | None, AttentionReport]]] = {}
@@ -52,7 +66,7 @@ def without_index(text: str, index: int | None) -> str:
     return text if index is None else text.replace(f".{index}.", ".{i}.")
 
 
-def collapsed_name(template: str, members: list[tuple[int | None, object]]) -> str:
+def collapsed_name(template: str, members: Sequence[tuple[int | None, str | Named]]) -> str:
     """The template with its members' block indices ('model.layers.{0..3,5}.mlp'), or the one member's own name.
     `members` are (block index, layer or run or name) pairs."""
     indices = [i for i, _ in members if i is not None]

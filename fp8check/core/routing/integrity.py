@@ -25,8 +25,9 @@ def check_module(module: LinearModule, assignment: Assignment) -> tuple[list[str
     """(errors, warnings) for one module's tensors under the quantization vLLM will give it."""
     errors: list[str] = []
     warnings: list[str] = []
-    quantized = assignment.method is not None and not assignment.error
-    expected = FORMATS[assignment.method].expected_tensors(assignment) if quantized else None
+    method = assignment.method if not assignment.error else None
+    quantized = method is not None
+    expected = FORMATS[method].expected_tensors(assignment) if method is not None else None
     for shard in module.shards:
         weight = shard.weight
         if not quantized:
@@ -82,7 +83,7 @@ def _check_shard(shard: Shard, expected: ExpectedTensors, errors: list[str], war
         _scale(shard, scale, errors, chunk_rows)
         if scale.stray and scale.stray in shard.side:
             warnings.append(f"{_t(shard.side[scale.stray])}: {scale.stray_note}")
-        if scale.partial_blocks and scale.strategy == "block":
+        if scale.partial_blocks and scale.block:
             (n, k), block = shard.weight.shape, scale.block
             if n % block[0] or k % block[1]:
                 warnings.append(f"{_t(shard.weight)} {list(shard.weight.shape)} is not a multiple of block "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from fp8check.core.formats.base import UNQUANTIZED, Assignment
+from fp8check.core.formats.base import UNQUANTIZED, Assignment, KernelRefusal
 from fp8check.core.formats.registry import FORMATS
 from fp8check.core.model.tp import TPLayout, block_shape_error
 from fp8check.core.records import Backend
@@ -48,19 +48,19 @@ def route(assignment: Assignment, layout: TPLayout, ctx: RoutingContext, backend
     unquantized = assignment.method is None
     if layout.error:  # divide() asserts in the layer's constructor, quantized or not
         return Route(scheme=UNQUANTIZED if unquantized else "?", errors=(layout.error,))
-    if unquantized:
+    if assignment.method is None:
         return Route(scheme=UNQUANTIZED, notes=(assignment.reason,) if assignment.reason else ())
     quant_format = FORMATS[assignment.method]
     scheme, error = quant_format.linear_scheme(assignment, ctx, backend.default)
-    if error:
-        return Route(scheme=scheme or "?", errors=(error,))
+    if error or scheme is None:  # linear_scheme gives the scheme or the error vLLM raises
+        return Route(scheme=scheme or "?", errors=(error,) if error else ())
     if scheme not in quant_format.fp8_schemes:
         note = f"{scheme} is not an FP8 scheme; fp8check routes FP8 linear layers only"
         return Route(scheme=scheme, notes=(note,))
     # The scheme's constructor runs first (and asserts for static-input block weights), then get_scheme's
     # capability gate, then create_weights: block-shape validation, kernel selection.
     request = quant_format.kernel_request(scheme, assignment, ctx, e8m0)
-    if request.error:
+    if isinstance(request, KernelRefusal):
         return Route(scheme=scheme, errors=(request.error,))
     error = _scheme_capability_error(quant_format.scheme_min_capability.get(scheme), ctx)
     if error:

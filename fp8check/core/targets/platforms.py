@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from fp8check.core.errors import InputError
 
@@ -143,7 +143,7 @@ def _host_has_amx(flag: str = "amx_tile") -> bool:
 def apply_assumptions(platform: Platform, items: list[str]) -> Platform:
     """Apply `--assume key=value` items (booleans: yes/no/true/false/1/0)."""
     known = Assumptions._fields
-    changes = {}
+    changes: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
         key = key.strip().replace("-", "_")

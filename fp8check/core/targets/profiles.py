@@ -387,6 +387,7 @@ def select_profile(version: str | None, option: str = "--vllm") -> RuleProfile:
             raise InputError(f"{option} installed: vLLM is not installed in this environment (pip show vllm); "
                              f"name a release instead ({known_releases()})")
         flag, version = f"{option} {asked} (vLLM {installed} is installed)", installed
+    assert version is not None  # None asks for AUTO, answered above
     match = _RELEASE.fullmatch(version.strip().lower())
     if match is None:
         raise InputError(f"{flag} {version!r}: expected latest or a vLLM release such as 0.27.1; fp8check knows "
