@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from fp8check.core.errors import ConfigError, shown
 from fp8check.core.formats.base import (
-    UNQUANTIZED_LM_HEAD, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, Module, MoEMethod, WeightScale,
+    UNQUANTIZED_LM_HEAD, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, KernelRequest, Module, MoEMethod,
+    WeightScale,
 )
-from fp8check.core.formats.shared import (
-    block_weight_key, exact, is_int, layer_skipped, pattern_list, suffix,
-)
+from fp8check.core.formats.kv_cache import FP8_METHOD as KV_METHOD
+from fp8check.core.formats.kv_cache import attention_method
+from fp8check.core.formats.shared import block_weight_key, exact, is_int, layer_skipped, pattern_list, suffix
 from fp8check.kernels.base import FP8, FP8_BLOCK, RoutingContext
 from fp8check.kernels.cuda import cutlass_fp8_supported
 from fp8check.kernels.quant_keys import (
@@ -65,10 +66,15 @@ def parse(raw: dict, where: str) -> NativeFp8Config:
     return NativeFp8Config(activation_scheme=scheme, ignored_layers=ignored_layers, weight_block_size=block)
 
 
+# Quant methods whose vLLM config is an Fp8Config: fp8's own and w4afp8.py's W4AFP8Config(Fp8Config) (0.34).
+FP8_CONFIG_METHODS = (NAME, "w4afp8")
+
+
 def block_fp8_config(quant) -> NativeFp8Config | None:
-    """`quant` where it is a block-FP8 Fp8Config (quant_method fp8 with weight_block_size: what bailing_moe_v3.py's
-    _is_block_fp8_config tests), else None."""
-    return quant if getattr(quant, "method", None) == NAME and getattr(quant, "weight_block_size", None) else None
+    """`quant` where it is a block-FP8 Fp8Config (an Fp8Config, subclasses included, with weight_block_size: what
+    bailing_moe_v3.py's _is_block_fp8_config tests), else None."""
+    is_fp8_config = getattr(quant, "method", None) in FP8_CONFIG_METHODS
+    return quant if is_fp8_config and getattr(quant, "weight_block_size", None) else None
 
 
 def block_fp8_skips(quant: NativeFp8Config, name: str) -> bool:
@@ -82,7 +88,7 @@ def assign(module: Module, config: NativeFp8Config) -> Assignment:
         return UNQUANTIZED_LM_HEAD
     if module.unquantized:
         return Assignment(None, reason=module.unquantized)
-    match = suffix if getattr(config, "ignore_match", "exact") == "suffix" else exact  # W4AFp8Config has none
+    match = suffix if config.ignore_match == "suffix" else exact
     is_ignored, error = layer_skipped(module, config.ignored_layers, match)
     if error:
         return Assignment(config.method, error=error)
@@ -114,20 +120,20 @@ def linear_scheme(assignment: Assignment, ctx: RoutingContext, linear_backend: s
 
 
 def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m0: bool
-                   ) -> tuple[str, QuantKey, QuantKey]:
+                   ) -> KernelRequest:
     """Fp8LinearMethod: 1 x block[0] activation groups for block weights; dynamic activations per token where
     CUTLASS FP8 runs (cutlass_fp8_supported) and, from 0.34, on XPU (`or current_platform.is_xpu()`), else per
     tensor."""
     block = assignment.block
     if block:
-        return FP8_BLOCK, block_weight_key(block, e8m0), QuantKey(False, (1, block[0]))
+        return KernelRequest(FP8_BLOCK, block_weight_key(block, e8m0), QuantKey(False, (1, block[0])))
     if assignment.static_input:
         act = kFp8StaticTensorSym
     elif dynamic_per_token(ctx):
         act = kFp8DynamicTokenSym
     else:
         act = kFp8DynamicTensorSym
-    return FP8, kFp8StaticTensorSym, act
+    return KernelRequest(FP8, kFp8StaticTensorSym, act)
 
 
 def dynamic_per_token(ctx: RoutingContext) -> bool:
@@ -151,7 +157,7 @@ def moe_method(name: str, leaves: tuple[str, str, str], config: NativeFp8Config,
                profile: RuleProfile) -> MoEMethod:
     """Fp8Config.get_quant_method for a FusedMoE, then Fp8MoEMethod.__init__: 0.25-0.28 hand the oracle the
     128x128 key whatever weight_block_size says; 0.29 on build it from the (possibly refined) block, see moe.place()."""
-    if name in config.ignored_layers or getattr(config, "ignore_match", "exact") == "suffix" and block_fp8_skips(
+    if name in config.ignored_layers or config.ignore_match == "suffix" and block_fp8_skips(
             config, name):
         return MoEMethod(UNQUANTIZED_MOE, note="listed in ignored_layers / modules_to_not_convert")
     assignment = _quantized(config)
@@ -178,4 +184,5 @@ FORMAT = Format(
     name=NAME, min_capability=75, parse=parse, assign=assign, describe=describe, linear_scheme=linear_scheme,
     fp8_schemes=frozenset({FP8_METHOD}), kernel_request=kernel_request, expected_tensors=expected_tensors,
     moe_method=moe_method, block_mismatch_escape=True, maps_lists=maps_lists,
+    kv_cache=attention_method(KV_METHOD),
 )
