@@ -465,7 +465,7 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
     parts = arch.equal_parts.get(tail_match(name, arch.equal_parts) or "", 0) if tower is None else 0
     if layer_type == "MergedColumnParallelLinear" and len(shards) == 1 and parts and widths[0] % parts == 0:
         widths = (widths[0] // parts,) * parts
-        replicated = tower is None and (tail_match(name, arch.disable_tp) is not None
+    replicated = tower is None and (tail_match(name, arch.disable_tp) is not None
                                     or _block_fp8_replicated(name, widths[0], config, arch))
     whole = arch.replicated_shards.get(leaf, ()) if tower is None and fused else ()
     return LinearModule(name, layer_type, shards, k, widths, heads, layout=(tower or arch).source, fused=fused,
