@@ -313,13 +313,15 @@ TRANSFORMERS_CLASSES = {"KimiK25ForConditionalGeneration": "Kimi_K25ForCondition
                         "InternS1ForConditionalGeneration": "InternVLForConditionalGeneration",
                         # LongCat-Flash-Lite: LongCat-Flash's class; its n-gram tables go in Spec.extra_tensors
                         "LongcatFlashNgramForCausalLM": "LongcatFlashForCausalLM",
+                        # Ling-3.0: transformers' model type bailing_hybrid
+                        "BailingMoeV3ForCausalLM": "BailingHybridForCausalLM",
                         # vLLM's registry serves both MuseGlimmer names with one class; transformers has the VL one
                         "MuseGlimmerForCausalLM": "MuseGlimmerForConditionalGeneration"}
 # Names transformers 5.24's revert_weight_conversion leaves wrong, as (regex, replacement) per model_type: kimi_k25's
 # conversion renames "blocks" -> "layers" unanchored, so its reversal turns the text model's layers into blocks, and
 # two of its in-memory names are not reverted; Moonshot's checkpoints hold language_model.model.layers.N,
 # mm_projector.pre_norm and vision_tower.patch_embed.proj (vLLM's kimi_k25.py loads those).
-SAVED_NAMES: dict[str, tuple[tuple[str, str], ...]] = {
+SAVED_NAMES: dict[str, tuple[tuple[str, ...], ...]] = {
     "kimi_k25": ((r"^language_model\.model\.blocks\.", "language_model.model.layers."),
                  (r"^model\.mm_projector\.", "mm_projector."),
                  (r"^vision_tower\.encoder\.patch_embed\.", "vision_tower.patch_embed.")),
@@ -333,6 +335,11 @@ SAVED_NAMES: dict[str, tuple[tuple[str, str], ...]] = {
     "hy_v4": ((r"\.mlp\.(shared_experts\.)?linear_gate\.", r".mlp.\1gate_proj."),
               (r"\.hc_pre\.(hc_attn_layer|hc_mlp_layer)\.", r".\1.hc_pre."),
               (r"^model\.hc_pre\.hc_head\.", "model.hc_head.")),
+    # bailing_hybrid's conversion renames every .self_attn.dense. to .self_attn.o_proj. (the MLA output): reverted, the
+    # Kimi delta attention layers' o_proj lands under dense too, where inclusionAI's Ling-3.0 checkpoints (and vLLM's
+    # bailing_moe_v3.py) hold it as o_proj. A third entry: the rename applies only where the name it gives (re.sub of
+    # the same pattern) is in the state: a layer holding b_proj, the KDA layers' own.
+    "bailing_hybrid": ((r"(\.attention\.)dense(\.\w+)$", r"\1o_proj\2", r"\1b_proj.weight"),),
     # Keyed by architecture: Intern-S1's checkpoints hold transformers >= 4.52's names (model.language_model.,
     # model.vision_tower., model.multi_modal_projector., lm_head; interns1.py's hf_to_vllm_mapper reads them), where
     # transformers 5.24's InternVL reverts to the legacy language_model.model. / vision_tower. ones.
@@ -415,16 +422,17 @@ def _fused_on_save(spec: Spec, state: dict) -> dict:
 
 
 def _saved_names(spec: Spec, state: dict) -> dict:
-    """`state` under the names the family's checkpoints hold (SAVED_NAMES, by architecture, else model_type;
-    SAVED_FUSED)."""
+    """`state` under the names the family's checkpoints hold (SAVED_NAMES, by architecture, else model_type; a rename
+    with a third entry only where that sibling name is in `state`; SAVED_FUSED)."""
     state = _fused_on_save(spec, state)
     renames = SAVED_NAMES.get(spec.architecture) or SAVED_NAMES.get(spec.model_type, ())
     if not renames:
         return state
     out = {}
     for name, tensor in state.items():
-        for pattern, replacement in renames:
-            name = re.sub(pattern, replacement, name)
+        for pattern, replacement, *sibling in renames:
+            if not sibling or re.search(pattern, name) and re.sub(pattern, sibling[0], name) in state:
+                name = re.sub(pattern, replacement, name)
         out[name] = tensor
     return out
 

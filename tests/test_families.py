@@ -373,6 +373,18 @@ LING_V25 = {**LING_V2, "model_type": "bailing_hybrid", "num_hidden_layers": 4, "
             "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "num_nextn_predict_layers": 1}
 
 
+# Ling / Ring 3.0 (bailing_moe_v3.py), written by transformers' BailingHybridForCausalLM: Kimi delta attention layers
+# 0-2, an MLA layer 3 (layer_group_size 4) with its head-wise output gate, a dense layer 0, MoE with a shared expert.
+LING_3 = dict(hidden_size=512, intermediate_size=1024, moe_intermediate_size=256, num_hidden_layers=4,
+              num_attention_heads=4, num_key_value_heads=4, head_dim=128, kv_lora_rank=512, qk_nope_head_dim=128,
+              qk_rope_head_dim=64, v_head_dim=128, num_experts=4, num_experts_per_tok=2, n_group=1, topk_group=1,
+              first_k_dense_replace=1, num_shared_experts=1, moe_shared_expert_intermediate_size=256,
+              layer_group_size=4, vocab_size=1000, pad_token_id=0, eos_token_id=1, use_bias=False,
+              gated_attention_proj_granularity_type="head_wise", no_kda_lora=True)
+LING_3_SPEC = dict(architecture="BailingMoeV3ForCausalLM", model_type="bailing_hybrid", transformers=True, layers=4,
+                   hidden=512, heads=4, kv_heads=4, head_dim=128, intermediate=1024, experts=4, extra_config=LING_3)
+
+
 def ling_spec(config: dict, architecture: str, **fields) -> dict:
     return {"architecture": architecture, "model_type": config["model_type"], "layers": 0, "hidden": 512,
             "vocab": 1000, "experts": 4, "extra_config": config, "extra_tensors": bailing_tensors(config), **fields}
@@ -965,6 +977,15 @@ FAMILIES = [
       "model.layers.3.attention.q_proj": ("ColumnParallelLinear", "vllm:bailing_moe_linear.py"),
       "model.layers.3.attention.kv_a_proj_with_mqa": ("ReplicatedLinear", "vllm:bailing_moe_linear.py"),
       "model.layers.3.attention.dense": ("RowParallelLinear", "vllm:bailing_moe_linear.py")}),
+    ("ling-3", LING_3_SPEC, 1,
+     {"model.layers.0.attention.qkvb_proj": ("MergedColumnParallelLinear", "vllm:bailing_moe_v3.py"),
+      "model.layers.0.attention.f_proj": ("ColumnParallelLinear", "vllm:bailing_moe_v3.py"),
+      "model.layers.0.attention.q_conv1d": ("ColumnParallelLinear", "vllm:bailing_moe_v3.py"),
+      "model.layers.0.attention.o_proj": ("RowParallelLinear", "vllm:bailing_moe_v3.py"),
+      "model.layers.3.attention.kv_a_proj_with_mqa": ("ReplicatedLinear", "vllm:bailing_moe_v3.py"),
+      "model.layers.3.attention.g_proj": ("ColumnParallelLinear", "vllm:bailing_moe_v3.py"),
+      "model.layers.3.attention.dense": ("RowParallelLinear", "vllm:bailing_moe_v3.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:bailing_moe_v3.py")}),
     ("cohere", COHERE_SPEC, 2,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:commandr.py"),
       "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:commandr.py"),
@@ -1144,6 +1165,64 @@ def test_ling_25_linear_layers_are_mixers_mla_layers_attend_and_tp_is_bounded_by
                   tp=2)
     fused = next(layer for layer in rep.layers if layer.name == "model.layers.3.attention.fused_qkv_a_proj")
     assert fused.layer_type == "MergedColumnParallelLinear" and fused.scheme == "Fp8LinearMethod" and rep.ok
+
+def _ling_3_block_fp8(make_checkpoint, ignored: list[str], **config) -> str:
+    """A block-FP8 (quant_method fp8) Ling-3.0 checkpoint with the KDA b_proj stored BF16, its config's
+    ignored_layers rewritten to `ignored` (Ling's exports abbreviate them)."""
+    spec = dict(LING_3_SPEC, extra_config={**LING_3, **config}, quant="fp8-block", data="sparse",
+                ignore=("lm_head", *(f"model.layers.{i}.attention.b_proj" for i in range(3))))
+    folder = make_checkpoint(**spec)
+    with open(f"{folder}/config.json") as fh:
+        doc = json.load(fh)
+    doc["quantization_config"]["ignored_layers"] = ignored
+    with open(f"{folder}/config.json", "w") as fh:
+        json.dump(doc, fh)
+    return folder
+
+
+@pytest.mark.parametrize("ignored", [["lm_head", "b_proj"],
+                                     ["lm_head", *(f"model.layers.{i}.attention.b_proj" for i in range(3))]])
+def test_ling_3_kda_b_proj_skipped_by_block_fp8_is_built_apart_and_suffix_matched(make_checkpoint, ignored):
+    """bailing_moe_v3.py: a KDA layer (no Attention: only MLA layer 3 attends) fuses q / k / v / b_proj into
+    qkvb_proj unless a block-FP8 Fp8Config skips b_proj, matched in the suffix mode the file sets (Ling's abbreviated
+    "b_proj" too; not q_b_proj): then qkv_proj and a BF16 b_proj of its own. The MTP layer is skipped."""
+    rep = inspect(_ling_3_block_fp8(make_checkpoint, ignored, num_nextn_predict_layers=0), tp=2)
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert (by_name["model.layers.0.attention.qkv_proj"].layer_type,
+            by_name["model.layers.0.attention.qkv_proj"].scheme) == ("MergedColumnParallelLinear", "Fp8LinearMethod")
+    assert by_name["model.layers.0.attention.b_proj"].scheme == "UnquantizedLinearMethod"
+    assert "model.layers.0.attention.qkvb_proj" not in by_name and rep.ok
+    assert [a.name for a in rep.attention] == ["model.layers.3.attention.mla_attn.mla_attn"]
+    # other formats always fuse qkvb_proj; an MTP layer past num_hidden_layers is skipped
+    mtp = {"model.layers.4.eh_proj.weight": (512, 1024), "model.layers.4.attention.dense.weight": (512, 512)}
+    fused = inspect(make_checkpoint(**dict(LING_3_SPEC, extra_config={**LING_3, "num_nextn_predict_layers": 1}),
+                                    extra_tensors=mtp, data="sparse"))
+    assert "model.layers.0.attention.qkvb_proj" in {layer.name for layer in fused.layers}
+    assert [s.prefix for s in fused.skipped] == ["model.layers.4."]
+
+
+@pytest.mark.parametrize("vllm,error", [("0.32", True), ("0.33", False)])
+def test_ling_3_block_fp8_head_wise_gate_is_replicated_from_033(make_checkpoint, vllm, error):
+    """bailing_moe_v3.py (0.33+) builds the MLA's head-wise g_proj (4 rows) with disable_tp under a block-FP8 Fp8Config
+    that quantizes it: its rows fill no block row on any rank. 0.32 splits it (2 rows per rank at TP 2: vLLM's block
+    shape refusal)."""
+    rep = inspect_checkpoint(open_local(_ling_3_block_fp8(make_checkpoint, ["lm_head", "b_proj"])),
+                             InspectOptions(parse_platform("h100"), select_profile(vllm), tp=2))
+    gate = next(layer for layer in rep.layers if layer.name == "model.layers.3.attention.g_proj")
+    assert gate.scheme == "Fp8LinearMethod" and bool(gate.errors) is error
+
+
+@pytest.mark.parametrize("vllm,judged", [("0.33", True), ("0.34", False)])
+def test_ling_3_clamped_moe_layers_take_swiglustep_from_034(make_checkpoint, vllm, judged):
+    """bailing_moe_v3.py hands the FusedMoE of a layer expert_swiglu_limit_list clamps activation "swiglustep" from
+    0.34 (experts named, not judged), "silu" with the swiglu_limit in 0.33; the other MoE layers stay SiLU."""
+    spec = dict(LING_3_SPEC, extra_config={**LING_3, "expert_swiglu_limit_list": [0, 0, 7.0, 0]}, data="sparse")
+    rep = inspect_checkpoint(open_local(make_checkpoint(**spec)),
+                             InspectOptions(parse_platform("h100"), select_profile(vllm)))
+    kernels = {moe.name: moe.kernel for moe in rep.moes}
+    assert (kernels["model.layers.2.mlp.experts"] is not None) is judged
+    assert kernels["model.layers.1.mlp.experts"] is not None and kernels["model.layers.3.mlp.experts"] is not None
+
 
 def test_expert_parallelism_on_a_model_without_experts_is_vllms_refusal(make_checkpoint):
     rep = inspect_checkpoint(open_local(make_checkpoint(head_dim=128, data="sparse")),

@@ -758,6 +758,31 @@ FAMILIES.update({
     "ling-v2.5": (dict(architecture="BailingMoeV2_5ForCausalLM", model_type="bailing_hybrid",
                        extra_tensors=bailing_tensors(_LING_V25), **_LING_SPEC), _LING_V25),
 })
+# Ling / Ring 3.0 (bailing_moe_v3.py; model_type bailing_hybrid, written by transformers' BailingHybridForCausalLM
+# under inclusionAI's names, the keys its config.json holds beside the config class's): Kimi delta attention layers
+# 0-2 and an MLA layer 3 with its head-wise output gate (layer_group_size 4), a dense layer 0, MoE with grouped
+# sigmoid routing and a shared expert, layer 3's experts clamped (expert_swiglu_limit_list), one MTP layer (skipped).
+# ling-3-qlora-b-bf16: q-LoRA MLA (fused_qkv_a_proj) and the KDA b_proj left BF16 by full name, as a block-FP8 export
+# must for TP above 1 (its num_heads rows fill no block row): bailing_moe_v3.py then builds qkv_proj and b_proj apart.
+_LING_3 = dict(hidden_size=BASE["hidden"], intermediate_size=4096, moe_intermediate_size=1024, num_hidden_layers=4,
+               num_attention_heads=16, num_key_value_heads=16, head_dim=128, q_lora_rank=None, kv_lora_rank=512,
+               qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, num_experts=8, num_experts_per_tok=2,
+               n_group=1, topk_group=1, first_k_dense_replace=1, num_shared_experts=1,
+               moe_shared_expert_intermediate_size=1024, layer_group_size=4, short_conv_kernel_size=4,
+               vocab_size=BASE["vocab"], max_position_embeddings=4096, num_nextn_predict_layers=1, pad_token_id=0,
+               eos_token_id=1, gated_attention_proj_granularity_type="head_wise", no_kda_lora=True,
+               routed_scaling_factor=2.5, use_bias=False, rms_norm_eps=1e-6,
+               expert_swiglu_limit_list=[0, 0, 0, 7.0], share_expert_swiglu_limit_list=[0, 0, 0, 7.0])
+_LING_3_MTP = {"model.layers.4.eh_proj.weight": (2048, 4096), "model.layers.4.attention.q_proj.weight": (3072, 2048),
+               "model.layers.4.attention.dense.weight": (2048, 2048),
+               "model.layers.4.mlp.shared_experts.gate_proj.weight": (1024, 2048)}
+FAMILIES.update({
+    "ling-3": (dict(architecture="BailingMoeV3ForCausalLM", model_type="bailing_hybrid", **_HF,
+                    extra_tensors=_LING_3_MTP), _LING_3),
+    "ling-3-qlora-b-bf16": (dict(architecture="BailingMoeV3ForCausalLM", model_type="bailing_hybrid", **_HF,
+                                 ignore=("lm_head", *(f"model.layers.{i}.attention.b_proj" for i in range(3)))),
+                            {**_LING_3, "q_lora_rank": 1536}),
+})
 
 # Inkling (vllm/models/inkling): transformers 5.24 has InklingForConditionalGeneration, but its config class is not
 # the one vLLM reads (vLLM registers its own inkling_mm_model / inkling_model configs, configs.py), so

@@ -84,7 +84,8 @@ class ModelConfig(NamedTuple):
     # linear_key_head_dim, linear_num_value_heads x linear_value_head_dim; None when absent
     gated_delta_net: tuple[int, int] | None = None
     heads_per_layer: tuple[int, ...] | None = None  # Laguna: num_attention_heads_per_layer; Step-3.5's sliding layers
-    # Step-3.5: the MoE layers whose swiglu_limits entry is set (step3p5.py FusedMoEBlock: activation "swiglustep")
+    # Step-3.5: the MoE layers whose swiglu_limits entry is set (step3p5.py FusedMoEBlock: activation "swiglustep");
+    # Ling-3.0's expert_swiglu_limit_list (bailing_moe_v3.py _get_layer_swiglu_limit: an entry of 0 or null is none)
     limited_moe_layers: tuple[int, ...] = ()
     # config.json's swiglu_limit (GLM-5-Next, MiniMax-M3, DeepSeek-V4: the clamp their model files hand FusedMoE when
     # the layout says so, Arch.moe_swiglu_limit); None when absent or null (then the config class's default).
@@ -236,7 +237,8 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         mamba=_mamba_sizes(opt_int, sizes),
         gated_delta_net=_gated_delta_net_sizes(opt_int),
         heads_per_layer=_int_list(sizes, "num_attention_heads_per_layer", where) or _sliding_heads(sizes, heads),
-        limited_moe_layers=tuple(i for i, limit in enumerate(sizes.get("swiglu_limits") or ()) if limit),
+        limited_moe_layers=tuple(i for i, limit in enumerate(
+            sizes.get("swiglu_limits") or sizes.get("expert_swiglu_limit_list") or ()) if limit),
         swiglu_limit=_number(sizes, "swiglu_limit", where),
         engram_hash_heads=((opt_int("engram_max_ngram_size") or 1) - 1) * (opt_int("engram_n_heads") or 0)
         if sizes.get("engram_layer_ids") else None,

@@ -17,7 +17,7 @@ from fp8check.core.formats.base import (
 )
 from fp8check.core.formats.kv_cache import FP8_METHOD as KV_METHOD
 from fp8check.core.formats.kv_cache import attention_method
-from fp8check.core.formats.shared import block_weight_key, is_int, layer_skipped, pattern_list
+from fp8check.core.formats.shared import block_weight_key, exact, is_int, layer_skipped, pattern_list, suffix
 from fp8check.kernels.base import FP8, FP8_BLOCK, RoutingContext
 from fp8check.kernels.cuda import cutlass_fp8_supported
 from fp8check.kernels.quant_keys import (
@@ -40,6 +40,9 @@ class NativeFp8Config(NamedTuple):
     ignored_layers: tuple[str, ...]
     weight_block_size: tuple[int, int] | None
     method: str = NAME
+    # is_layer_skipped's match mode: "exact", or "suffix" where the model file sets ignored_layers_match_mode
+    # (Arch.block_fp8_suffix_ignores)
+    ignore_match: str = "exact"
 
 
 def parse(raw: dict, where: str) -> NativeFp8Config:
@@ -63,12 +66,30 @@ def parse(raw: dict, where: str) -> NativeFp8Config:
     return NativeFp8Config(activation_scheme=scheme, ignored_layers=ignored_layers, weight_block_size=block)
 
 
+# Quant methods whose vLLM config is an Fp8Config: fp8's own and w4afp8.py's W4AFP8Config(Fp8Config) (0.34).
+FP8_CONFIG_METHODS = (NAME, "w4afp8")
+
+
+def block_fp8_config(quant) -> NativeFp8Config | None:
+    """`quant` where it is a block-FP8 Fp8Config (an Fp8Config, subclasses included, with weight_block_size: what
+    bailing_moe_v3.py's _is_block_fp8_config tests), else None."""
+    is_fp8_config = getattr(quant, "method", None) in FP8_CONFIG_METHODS
+    return quant if is_fp8_config and getattr(quant, "weight_block_size", None) else None
+
+
+def block_fp8_skips(quant: NativeFp8Config, name: str) -> bool:
+    """bailing_moe_v3.py _is_fp8_module_excluded: is_layer_skipped in suffix mode, `name` a module the model file
+    builds unfused (vLLM's name, the lists as the model's mapper left them)."""
+    return any(suffix(name, pattern) for pattern in quant.ignored_layers)
+
+
 def assign(module: Module, config: NativeFp8Config) -> Assignment:
     if module.layer_type == "ParallelLMHead":
         return UNQUANTIZED_LM_HEAD
     if module.unquantized:
         return Assignment(None, reason=module.unquantized)
-    is_ignored, error = layer_skipped(module, config.ignored_layers)
+    match = suffix if config.ignore_match == "suffix" else exact
+    is_ignored, error = layer_skipped(module, config.ignored_layers, match)
     if error:
         return Assignment(config.method, error=error)
     if is_ignored:
@@ -136,7 +157,8 @@ def moe_method(name: str, leaves: tuple[str, str, str], config: NativeFp8Config,
                profile: RuleProfile) -> MoEMethod:
     """Fp8Config.get_quant_method for a FusedMoE, then Fp8MoEMethod.__init__: 0.25-0.28 hand the oracle the
     128x128 key whatever weight_block_size says; 0.29 on build it from the (possibly refined) block, see moe.place()."""
-    if name in config.ignored_layers:
+    if name in config.ignored_layers or config.ignore_match == "suffix" and block_fp8_skips(
+            config, name):
         return MoEMethod(UNQUANTIZED_MOE, note="listed in ignored_layers / modules_to_not_convert")
     assignment = _quantized(config)
     static = assignment.static_input

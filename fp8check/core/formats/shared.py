@@ -162,6 +162,11 @@ def exact(name: str, pattern: str) -> bool:
     return name == pattern
 
 
+def suffix(name: str, pattern: str) -> bool:
+    """is_layer_skipped's suffix mode (quant_utils.py suffix_match, 0.28-0.34): the name, or its tail after a dot."""
+    return name == pattern or name.endswith(f".{pattern}")
+
+
 def shard_names(module) -> list[str]:
     """The packed_modules_mapping components: q/k/v for Llama, the fused name itself where the checkpoint
     stores it fused (Phi-3 maps qkv_proj -> [qkv_proj])."""
@@ -190,12 +195,13 @@ def ignored(module, patterns: tuple[str, ...], mixed_message: str, match: Callab
     return hit(module.name), None
 
 
-def layer_skipped(module, patterns: tuple[str, ...]) -> tuple[bool, str | None]:
-    """is_layer_skipped (quantization/utils/quant_utils.py, the same 0.25-0.33) in its default exact mode, as
-    fp8, fbgemm_fp8 and ModelOpt call it: a fused name listed as such wins, else the fused layer's shards decide
-    together (vLLM's message when they disagree)."""
+def layer_skipped(module, patterns: tuple[str, ...], match: Callable[[str, str], bool] = exact
+                  ) -> tuple[bool, str | None]:
+    """is_layer_skipped (quantization/utils/quant_utils.py, the same 0.25-0.33) in its default exact mode (or
+    `match`: Fp8Config's suffix mode), as fp8, fbgemm_fp8 and ModelOpt call it: a fused name listed as such wins,
+    else the fused layer's shards decide together (vLLM's message when they disagree)."""
     return ignored(module, patterns, f"Detected some but not all shards of {module.name} are quantized. All shards "
-                   "of fused layers to have the same precision.", exact, fused_name_wins=True)
+                   "of fused layers to have the same precision.", match, fused_name_wins=True)
 
 
 class ExpertsProbe(NamedTuple):

@@ -80,6 +80,7 @@ class W4AFp8Config(NamedTuple):
     weight_block_size: tuple[int, int] | None
     group_size: int
     method: str = NAME
+    ignore_match: str = "exact"            # Fp8Config's ignored_layers_match_mode (a model file may set "suffix")
 
 
 def parse(raw: dict, where: str) -> W4AFp8Config:

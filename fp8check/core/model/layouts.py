@@ -357,6 +357,21 @@ class Arch(NamedTuple):
     # Added to the window of each layer the model file hands a per_layer_sliding_window (commandr.py CohereAttention:
     # config.sliding_window + 1).
     window_offset: int = 0
+    # True: under a block-FP8 Fp8Config (quant_method fp8 with weight_block_size) the model file sets the config's
+    # ignored_layers_match_mode to "suffix" (bailing_moe_v3.py _configure_ling_fp8_quant_config): an ignore entry
+    # skips every module whose name ends with it at a dot boundary ("b_proj" skips ...self_attn.b_proj, not q_b_proj).
+    block_fp8_suffix_ignores: bool = False
+    # Packed entry -> its shard that, skipped by a block-FP8 Fp8Config's ignore list, keeps the entry apart: the layer
+    # fuses the packed entry's other shards (the next packed entry that holds them) and builds that shard on its own
+    # (bailing_moe_v3.py's KDA separate_b_proj: qkv_proj over q / k / v and a ColumnParallelLinear b_proj).
+    block_fp8_unfused: dict[str, str] = {}
+    # Tails of head-wise gates (one row per attention head) that a block-FP8 Fp8Config leaves quantized and whose rows
+    # fit one block row: built with disable_tp above TP 1, each rank slicing its heads (bailing_moe_v3.py
+    # BailingMoeV3MLAAttention replicate_g_proj, whose scales cannot split over ranks).
+    block_fp8_replicated: tuple[str, ...] = ()
+    # (WHEEL_CHANGES key, {field: value}): fields the model file built otherwise until the release that brought the
+    # change (the newest first; each older one applied over it).
+    fields_before: tuple[tuple[str, dict], ...] = ()
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
@@ -371,7 +386,11 @@ class Arch(NamedTuple):
                 packed = older_packed
         alike = self.indexer_alike if profile is None or self.indexer_alike is None or profile.has(
             self.indexer_alike) else None
-        return self._replace(styles=styles, packed=packed, indexer_alike=alike)
+        older_fields: dict = {}
+        for change, fields in self.fields_before:
+            if profile is not None and not profile.has(change):
+                older_fields.update(fields)
+        return self._replace(styles=styles, packed=packed, indexer_alike=alike, **older_fields)
 
 
 _QWEN2_MODEL: dict[str, Any] = dict(sliding=MODEL_WINDOW, uniform_window_assert=True)
@@ -1466,6 +1485,47 @@ _BAILING_V25 = Arch(
                   ("moe_router_enable_expert_bias", True)),
     vllm_names=((".attention.dense", ".self_attn.o_proj", "kv_b_proj"), (".attention.", ".self_attn.")))
 ARCHITECTURES["BailingMoeV2_5ForCausalLM"] = _BAILING_V25
+
+# Ling / Ring 3.0 (BailingMoeV3ForCausalLM, model_type bailing_hybrid: transformers' BailingHybridConfig):
+# bailing_moe_v3.py, registered 0.28-0.34, read in 0.33 and 0.34 (0.34 changes the MoE activation, below). Layer i
+# is MLA where (i + 1) % layer_group_size == 0 or i is past the last whole group, else Kimi delta attention
+# (_is_kda_layer). BailingMoeV3KimiDeltaAttention (a MambaBase mixer: no Attention, no KV cache): q / k / v / b_proj
+# fused into qkvb_proj (a MergedColumnParallelLinear), f_proj and g_proj columns, o_proj row, q / k / v_conv1d
+# ColumnParallelLinears without quant_config. BailingMoeV3MLAAttention: q_proj column (q_lora_rank unset) or q_a_proj
+# + kv_a_proj_with_mqa -> fused_qkv_a_proj (disable_tp; load_weights' stacked mapping only, no
+# packed_modules_mapping entry) and q_b_proj column, kv_a_proj_with_mqa replicated, kv_b_proj column, the output gate
+# g_proj (gated_attention_proj_granularity_type: a row per head head_wise) column, dense row; the
+# MultiHeadLatentAttentionWrapper's MLAAttention self_attn.mla_attn.mla_attn with the quant config. Below
+# first_k_dense_replace a dense BailingMoeV3MLP (gate / up -> gate_up_proj); BailingMoeV3MoE: the router mlp.gate a
+# GateLinear without quant_config (fp32; until 0.30 BailingMoeV3Gate, a module of its own with no quant method), its
+# expert_bias the e_score_correction_bias, sigmoid grouped routing (num_expert_group=config.n_group, renormalize=True)
+# and the shared experts. Under a block-FP8 Fp8Config the file sets ignored_layers_match_mode "suffix"
+# (_configure_ling_fp8_quant_config: Ling's abbreviated ignore lists), builds a KDA layer's b_proj apart from qkv_proj
+# where the list skips it (separate_b_proj: a b shard of num_heads rows cannot split into block rows) and, from 0.33,
+# replicates a head-wise MLA g_proj it leaves quantized (replicate_g_proj). expert_swiglu_limit_list's layers get a
+# clamped FusedMoE: activation "swiglustep" from 0.34, "silu" with swiglu_limit in 0.33. The mapper renames
+# attention. -> self_attn.; load_weights skips layers past num_hidden_layers (the MTP layers, bailing_moe_v3_mtp.py's);
+# the LM head carries the quant config. Not modelled: the block-FP8 shared experts padded to whole blocks per rank
+# (_get_block_fp8_mlp_padded_intermediate_size: fp8check still refuses a shared expert that does not split into
+# blocks), MXFP4 routed experts (quantization_config.routed_experts_quant_method, Fp8Config.store_dtype), and the
+# KDA head size: a transformers that knows bailing_hybrid (BailingHybridConfig) sets head_dim to qk_rope_head_dim.
+_BAILING_V3 = Arch(
+    "vllm:bailing_moe_v3.py", mla=True, mla_packed=False,
+    packed={"qkvb_proj": ("q_proj", "k_proj", "v_proj", "b_proj"), "qkv_proj": LLAMA_PACKED["qkv_proj"],
+            "gate_up_proj": LLAMA_PACKED["gate_up_proj"]},
+    styles={"attention.qkvb_proj": "MergedColumnParallelLinear", "attention.qkv_proj": "MergedColumnParallelLinear",
+            "attention.dense": ROW, "attention.fused_qkv_a_proj": "MergedColumnParallelLinear"},
+    styles_before=(("bailing-gate-linear", {"mlp.gate": TORCH_LINEAR}),),
+    conv_linears=("attention.q_conv1d", "attention.k_conv1d", "attention.v_conv1d"),
+    disable_tp=("attention.fused_qkv_a_proj",), unquantized=("mlp.gate",), spec_layers="num_nextn_predict_layers",
+    sliding=MODEL_WINDOW, router=Router("sigmoid", True, ("n_group", 8), True),
+    layer_swiglu_limits=True, limited_moe_activation="swiglustep",
+    block_fp8_suffix_ignores=True, block_fp8_unfused={"qkvb_proj": "b_proj"},
+    block_fp8_replicated=("attention.g_proj",),
+    fields_before=(("bailing-v3-swiglustep", {"limited_moe_activation": None}),
+                   ("bailing-v3-replicated-gate", {"block_fp8_replicated": ()})),
+    hf_to_vllm=(("substr", ".attention.", ".self_attn."), ("prefix", "attention.", "self_attn.")))
+ARCHITECTURES["BailingMoeV3ForCausalLM"] = _BAILING_V3
 
 # LongCat-Flash (longcat_flash.py LongcatFlashForCausalLM, registered 0.25-0.34; the file alike 0.33 / 0.34). Each
 # FlashDecoderLayer holds two of deepseek_v2.py's DeepseekV2MLAAttention, `self_attn.0` / `self_attn.1` (q_a_proj +

@@ -13,9 +13,10 @@ from typing import NamedTuple
 
 from fp8check.core.checkpoint.local import ModelConfig
 from fp8check.core.checkpoint.safetensors_header import TensorInfo
+from fp8check.core.formats.fp8 import block_fp8_config, block_fp8_skips
 from fp8check.core.model.layouts import (
     ANY_SIZE_TOWER_METHODS, COLUMN, FUSED_QKV_A, GENERIC, GENERIC_ARCH, LLAMA_PACKED, QKV_CLASSES, REPLICATED, ROW,
-    TORCH_LINEAR, Arch, Tower, model_arch, sparse_mla_layer, tail_match, tower_for, unserved_reason,
+    TORCH_LINEAR, Arch, Tower, map_vllm_name, model_arch, sparse_mla_layer, tail_match, tower_for, unserved_reason,
     vllm_module_name,
 )
 
@@ -304,7 +305,8 @@ def _fuse(weights: dict[str, Shard], config: ModelConfig, arch: Arch) -> tuple[L
         # fused_wkv_wgate beside wgate): the first whose shards the same parent holds.
         fused = next(((f, names) for f, parts in packed.items() if leaf in parts
                       for names in [_shard_names(parent, parts, weights, arch, tower, f)]
-                      if all(n in weights for n in names) and not _fusion_refused(f, parent, weights, arch, tower)),
+                      if all(n in weights for n in names)
+                      and not _fusion_refused(f, parent, weights, arch, tower, config)),
                      None)
         if fused:
             fused_leaf, names = fused
@@ -321,10 +323,36 @@ def _fuse(weights: dict[str, Shard], config: ModelConfig, arch: Arch) -> tuple[L
     return tuple(modules)
 
 
-def _fusion_refused(fused: str, parent: str, weights: dict[str, Shard], arch: Arch, tower: Tower | None) -> bool:
-    """The layer holds the sibling that keeps `fused` apart there (Arch.packed_unless)."""
-    sibling = arch.packed_unless.get(fused) if tower is None else None
-    return sibling is not None and f"{parent}.{sibling}" in weights
+def _fusion_refused(fused: str, parent: str, weights: dict[str, Shard], arch: Arch, tower: Tower | None,
+                    config: ModelConfig) -> bool:
+    """The layer holds the sibling that keeps `fused` apart there (Arch.packed_unless), or a block-FP8 Fp8Config
+    skips the shard that keeps it apart (Arch.block_fp8_unfused)."""
+    if tower is not None:
+        return False
+    sibling, shard = arch.packed_unless.get(fused), arch.block_fp8_unfused.get(fused)
+    return (sibling is not None and f"{parent}.{sibling}" in weights
+            or shard is not None and bool(_block_fp8_skipped(config, arch, f"{parent}.{shard}")))
+
+
+def _block_fp8_skipped(config: ModelConfig, arch: Arch, name: str) -> bool | None:
+    """None where the checkpoint's quantization_config is no block-FP8 Fp8Config; else whether its ignore list,
+    mapped by the model's hf_to_vllm_mapper, skips vLLM's module of the checkpoint's `name` in suffix mode
+    (bailing_moe_v3.py _is_fp8_module_excluded)."""
+    quant = block_fp8_config(config.quantization_config)
+    if quant is None:
+        return None
+    mapped = quant._replace(ignored_layers=tuple(map_vllm_name(p, arch.hf_to_vllm) for p in quant.ignored_layers))
+    return block_fp8_skips(mapped, vllm_module_name(name, arch.hf_to_vllm))
+
+
+def _block_fp8_replicated(name: str, rows: int, config: ModelConfig, arch: Arch) -> bool:
+    """Arch.block_fp8_replicated: a head-wise gate (a row per attention head) within one block row of a block-FP8
+    Fp8Config that does not skip it (a rank's heads then never fill a block row either)."""
+    if not tail_match(name, arch.block_fp8_replicated):
+        return False
+    quant = block_fp8_config(config.quantization_config)
+    return (quant is not None and rows == config.num_attention_heads and rows <= quant.weight_block_size[0]
+            and not _block_fp8_skipped(config, arch, name))
 
 
 def _shard_names(parent: str, parts: tuple[str, ...], weights: dict[str, Shard], arch: Arch,
@@ -441,7 +469,8 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
     parts = arch.equal_parts.get(tail_match(name, arch.equal_parts) or "", 0) if tower is None else 0
     if layer_type == "MergedColumnParallelLinear" and len(shards) == 1 and parts and widths[0] % parts == 0:
         widths = (widths[0] // parts,) * parts
-    replicated = tower is None and tail_match(name, arch.disable_tp) is not None
+    replicated = tower is None and (tail_match(name, arch.disable_tp) is not None
+                                    or _block_fp8_replicated(name, widths[0], config, arch))
     whole = arch.replicated_shards.get(leaf, ()) if tower is None and fused else ()
     return LinearModule(name, layer_type, shards, k, widths, heads, layout=(tower or arch).source, fused=fused,
                         unquantized=unquantized,

@@ -7,6 +7,7 @@ from functools import lru_cache
 from fp8check.core.checkpoint.local import Checkpoint, activation_dtype, paused_gc
 from fp8check.core.errors import InputError, printable
 from fp8check.core.formats.base import LAYER, Assignment
+from fp8check.core.formats.fp8 import block_fp8_config
 from fp8check.core.formats.frontdoor import FrontDoor
 from fp8check.core.formats.kv_cache import check_cache_dtype
 from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe, front_door, map_layer_lists
@@ -37,9 +38,12 @@ def front_door_of(ckpt: Checkpoint, options: InspectOptions) -> FrontDoor:
     door = front_door(ckpt.config.raw_quantization_config, ckpt.config.quantization_config, ctx,
                       options.quantization, options.allow_deprecated_quantization, activation_dtype(ckpt.config))
     arch = model_arch(ckpt.config, ctx.profile)
+    quant = door.quant
+    if arch is not None and arch.block_fp8_suffix_ignores and block_fp8_config(quant) is not None:
+        quant = quant._replace(ignore_match="suffix")
     if arch is None or not arch.hf_to_vllm:
-        return door
-    return door._replace(quant=map_layer_lists(door.quant, lambda name: map_vllm_name(name, arch.hf_to_vllm)))
+        return door._replace(quant=quant)
+    return door._replace(quant=map_layer_lists(quant, lambda name: map_vllm_name(name, arch.hf_to_vllm)))
 
 
 # layers/sparse_attn_indexer.py SparseAttnIndexer.__init__ (every release 0.25-0.34), verbatim: DeepSeek sparse

@@ -36,11 +36,13 @@ WHEEL_CHANGES: dict[str, str] = {
                   "method is get_routing_method_type's even for a custom_routing_function (Llama-4: Default)",
     "glm4-moe-gate-linear": "0.31 wheel: glm4_moe.py builds its router as GateLinear (a ReplicatedLinear, "
                             "quant_config=None); a torch nn.Linear before",
-    "mimo-v2-kv-chunks": "0.33 wheel: mimo_v2.py builds MiMo-V2-Pro's fused qkv_proj as a MergedColumnParallelLinear "
-                         "[Q | chunks x (K V pad)] below TP num_key_value_heads under a weight_block_size quant config "
-                         "(_fused_qkv_kv_chunk_rows); a QKVParallelLinear before",
-    "bailing-gate-linear": "0.31 wheel: bailing_moe.py builds its router as GateLinear (a ReplicatedLinear, "
-                           "quant_config=None); a torch nn.Linear before",
+    "bailing-v3-replicated-gate": "0.33 wheel: bailing_moe_v3.py replicates a head-wise MLA g_proj that a block-FP8 "
+                                  "Fp8Config quantizes (disable_tp), its rows within one block row",
+    "bailing-v3-swiglustep": "0.34 wheel: bailing_moe_v3.py hands a clamped layer's FusedMoE activation 'swiglustep' "
+                             "(0.33: 'silu' with the swiglu_limit)",
+    "bailing-gate-linear": "0.31 wheel: bailing_moe.py and bailing_moe_v3.py build their router as GateLinear (a "
+                           "ReplicatedLinear, quant_config=None); before, a torch nn.Linear and BailingMoeV3Gate (a "
+                           "module with no quant method)",
     "b12x": "0.28 wheel: B12x block / tensor FP8 kernels join the CUDA tables (SM12x, the vllm[b12x] extra)",
     "rocm-cdna3-wording": "0.27 wheel: ROCmFP8ScaledMMLinearKernel's refusal reads 'requires CDNA3+ (gfx942/gfx950) "
                           "or RDNA4 (gfx12x)' (was 'requires MI3xx or gfx12x')",
@@ -317,7 +319,7 @@ _V033 = _release("0.33", _V032, ("cpu-fp8-channel", "modelopt-exclude-modules", 
                                  "xpu-fa-d512", "xpu-triton-flash-attn", "cpu-attn-kv-check", "rocm-octave",
                                  "flash-attn-mla-sparse-fa4", "attention-backends-033", "aiter-moe-split",
                                  "deepgemm-moe-exclusion", "glm5next-sm100-fp8-kv", "mimo-v2-kv-chunks",
-                                 "kimi-xpu-amd-linear"),
+                                 "kimi-xpu-amd-linear", "bailing-v3-replicated-gate"),
                  "CPU channel-wise FP8 kernel; AITER's FusedMoE classes split")
 
 _V034 = _release("0.34", _V033, ("xpu-fp8-per-token", "w4afp8", "fp-quant-removed", "ptpc-w8a16-refused",
@@ -326,7 +328,7 @@ _V034 = _release("0.34", _V033, ("xpu-fp8-per-token", "w4afp8", "fp-quant-remove
                                  "cpu-requires-triton", "extensible-kv-cache", "transformers-backend-034",
                                  "glm5next-fused-conv", "dsv4-grouped-wo-a",
                                  "qwen4exp-indexer-alike", "step5-rocm", "mistral-large-4",
-                                 "diffkv-head-size-v"),
+                                 "diffkv-head-size-v", "bailing-v3-swiglustep"),
                  "XPU per-token FP8 activations; w4afp8; the extensible KV cache (utilization 1.0 on CUDA/ROCm); "
                  "x86 CPUs require triton-cpu")
 PROFILES: tuple[RuleProfile, ...] = (_V034, _V033, _V032, _V031, _V030, _V029, _V028, _V027, _V026, _V025)
