@@ -46,7 +46,7 @@ def inspect(
     with output.errors_reported(model, as_json):
         try:
             report, ckpt = inspect_with_checkpoint(
-                model, platform=platform, tp=tp, ep=ep, vllm=vllm, linear_backend=linear_backend,
+                model, platform=platform or "auto", tp=tp, ep=ep, vllm=vllm, linear_backend=linear_backend,
                 kernel_config=kernel_config, assume=assume, disable_kernel=disable_kernel, quantization=quantization,
                 allow_deprecated_quantization=allow_deprecated_quantization, kv_cache_dtype=kv_cache_dtype,
                 kv_cache_dtype_skip_layers=kv_cache_dtype_skip_layers, attention_backend=attention_backend,

@@ -4,13 +4,18 @@ crosscheck` (fp8check's routing against the installed vLLM's own). torch and vLL
 from __future__ import annotations
 
 import os
-from typing import Annotated, NamedTuple, Optional
+from typing import TYPE_CHECKING, Annotated, NamedTuple, Optional
 
 import typer
 
 from fp8check.cli import ci, options, output
 from fp8check.cli.options import Format, TableOrJson
 from fp8check.core.errors import InputError
+
+if TYPE_CHECKING:  # annotations only (crosscheck imports vLLM's code lazily)
+    from fp8check.core.records import InspectReport
+    from fp8check.core.routing.crosscheck import LayerAgreement
+    from fp8check.core.targets.profiles import NewerRelease
 
 LOAD_HELP = ("Stream every layer, check its values, run it through the routed kernel's numerics on a device, and "
              "compare with an fp32 reference.\n\n`load` runs `inspect` first (the same report): a layer vLLM would "
@@ -117,7 +122,7 @@ def crosscheck(
     """Compare fp8check's routing with the installed vLLM's own, layer by layer."""
     as_json = fmt is TableOrJson.json
     with output.errors_reported(model, as_json):  # vLLM's own import or run failing included
-        result = run_crosscheck(model, platform, tp=tp, linear_backend=linear_backend, kernel_config=kernel_config,
+        result = run_crosscheck(model, platform or "auto", tp=tp, linear_backend=linear_backend, kernel_config=kernel_config,
                                 assume=assume, disable_kernel=disable_kernel, quantization=quantization,
                                 allow_deprecated_quantization=allow_deprecated_quantization, revision=revision,
                                 token=token, quiet=as_json)
@@ -126,9 +131,9 @@ def crosscheck(
 
 
 class CrosscheckResult(NamedTuple):
-    report: object        # fp8check's InspectReport
+    report: InspectReport  # fp8check's
     mocks: dict           # what the vLLM side stood in for, with its risk
-    rows: list            # crosscheck.LayerAgreement: the front door, then each layer
+    rows: list[LayerAgreement]  # the front door, then each layer
     stand_in: str | None  # the installed vLLM release no profile speaks for (newest profile's rules on our side)
 
 
@@ -165,6 +170,7 @@ def run_crosscheck(model: str, platform: str, *, revision: str | None = None, to
     report = inspect_checkpoint(ckpt, opts)
     door = front_door_of(ckpt, opts)
     config = load_json(os.path.join(folder, "config.json"), "config.json")
+    assert isinstance(config, dict)  # open_checkpoint refused any other config.json
     config = config.get("text_config", config)
     checkpoint = {"folder": folder, "quantization": opts.quantization,
                   "allow_deprecated": opts.allow_deprecated_quantization}
@@ -184,7 +190,7 @@ def show_crosscheck(model: str, result: CrosscheckResult, as_json: bool) -> None
         crosscheck_table(*result, output.stdout())
 
 
-def installed_vllm_answer(exc: InputError, model: str, as_json: bool, **crosscheck_options) -> CrosscheckResult:
+def installed_vllm_answer(exc: NewerRelease, model: str, as_json: bool, **crosscheck_options) -> CrosscheckResult:
     """`inspect` when the installed vLLM is newer than every rule profile (exc, a NewerRelease): vLLM's own code
     answers (crosscheck), said in one line. Where vLLM cannot be imported, the one-line refusal (exc)."""
     import importlib.util

@@ -155,7 +155,7 @@ def _line_ended(text: str) -> str:
 
 
 def show(fmt: str, output: str | None, document: Callable[[], dict], table: Callable[[object], None],
-         markdown: Callable[[], str] | None = None, junit: Callable[[], str] | None = None) -> None:
+         markdown: Callable[[], str], junit: Callable[[], str] | None = None) -> None:
     """A result in --format: its JSON `document`, its `junit` or `markdown` text, or its rich `table` drawn on
     stdout. --output writes what was printed; for a table, the Markdown."""
     if fmt == "table":
@@ -164,9 +164,13 @@ def show(fmt: str, output: str | None, document: Callable[[], dict], table: Call
     elif fmt == "json":
         text = print_document(document())
     else:
-        text = (junit if fmt == "junit" else markdown)()
+        if fmt == "junit":
+            assert junit is not None, "a command offers --format junit only with a junit renderer"
+            text = junit()
+        else:
+            text = markdown()
         print(text)
-    if output:
+    if output and text is not None:
         write_file(output, text)
 
 

@@ -85,7 +85,7 @@ def diff(
 
     with output.errors_reported(model, fmt is TableJsonOrMarkdown.json):
         before = select_profile(old, "--from")
-        opts = routing_options(target(platform, assume), tp=tp, ep=ep, vllm=new, vllm_option="--to",
+        opts = routing_options(target(platform or "auto", assume), tp=tp, ep=ep, vllm=new, vllm_option="--to",
                                linear_backend=linear_backend, kernel_config=kernel_config,
                                disable_kernel=disable_kernel, quantization=quantization,
                                allow_deprecated_quantization=allow_deprecated_quantization,

@@ -46,7 +46,7 @@ def kernels(
     from fp8check.kernels.base import RoutingContext
 
     with output.errors_reported("", fmt is TableOrJson.json):
-        opts = routing_options(target(platform, assume), vllm=vllm, disable_kernel=disable_kernel)
+        opts = routing_options(target(platform or "auto", assume), vllm=vllm, disable_kernel=disable_kernel)
     ctx = RoutingContext.of(opts)
     tables = kernel_matrix(ctx)
     if fmt is TableOrJson.json:

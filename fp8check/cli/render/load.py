@@ -285,7 +285,8 @@ def _kv_markdown(report: LoadReport) -> list[str]:
     return lines + ([""] + refused if refused else [])
 
 
-def crosscheck_table(report: InspectReport, mocks: dict, rows: list, stand_in: str | None, console: Console) -> None:
+def crosscheck_table(report: InspectReport, mocks: dict, rows: list, stand_in: str | None,
+                     console: Console) -> None:
     """fp8check's route next to the installed vLLM's, per layer, and every mock the comparison relied on.
     `stand_in`: the installed release no profile speaks for (the newest profile's rules are fp8check's column)."""
     layers = {layer.name: layer for layer in report.layers}

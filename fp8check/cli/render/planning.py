@@ -102,7 +102,7 @@ def diff_table(report: diff.DiffReport, console) -> None:
                ", ".join(diff.describe(x) for x in c.changes))
         groups.setdefault(key, []).append(c)
     for (what, before, after, stops, responsible), changes in groups.items():
-        count = sum(c.count for c in changes)
+        count = sum(c.copies for c in changes)
         console.print()
         say(console, f"[bold]{count} module(s): {escape(', '.join(what))} change[/bold]"
                      + (f" ({escape(responsible)})" if responsible else ""))

@@ -8,7 +8,7 @@ MoE oracle is handed).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple, TypeVar
 
 from fp8check.core.errors import ConfigError, shown
 from fp8check.core.formats.base import (
@@ -25,6 +25,7 @@ from fp8check.kernels.quant_keys import (
 )
 
 if TYPE_CHECKING:  # annotations only
+    from fp8check.core.formats.w4afp8 import W4AFp8Config
     from fp8check.core.targets.profiles import RuleProfile
 
 NAME = "fp8"
@@ -43,6 +44,14 @@ class NativeFp8Config(NamedTuple):
     # is_layer_skipped's match mode: "exact", or "suffix" where the model file sets ignored_layers_match_mode
     # (Arch.block_fp8_suffix_ignores)
     ignore_match: str = "exact"
+
+
+# An Fp8Config or a subclass's config (w4afp8's W4AFP8Config): the hooks the subclass inherits take either.
+AnyFp8Config = TypeVar("AnyFp8Config", "NativeFp8Config", "W4AFp8Config")
+
+
+# Format.kv_cache: Fp8Config.get_quant_method gives Attention and MLAAttention Fp8KVCacheMethod.
+KV_CACHE = attention_method(KV_METHOD)
 
 
 def parse(raw: dict, where: str) -> NativeFp8Config:
@@ -70,20 +79,20 @@ def parse(raw: dict, where: str) -> NativeFp8Config:
 FP8_CONFIG_METHODS = (NAME, "w4afp8")
 
 
-def block_fp8_config(quant) -> NativeFp8Config | None:
+def block_fp8_config(quant) -> NativeFp8Config | W4AFp8Config | None:
     """`quant` where it is a block-FP8 Fp8Config (an Fp8Config, subclasses included, with weight_block_size: what
     bailing_moe_v3.py's _is_block_fp8_config tests), else None."""
     is_fp8_config = getattr(quant, "method", None) in FP8_CONFIG_METHODS
     return quant if is_fp8_config and getattr(quant, "weight_block_size", None) else None
 
 
-def block_fp8_skips(quant: NativeFp8Config, name: str) -> bool:
+def block_fp8_skips(quant: NativeFp8Config | W4AFp8Config, name: str) -> bool:
     """bailing_moe_v3.py _is_fp8_module_excluded: is_layer_skipped in suffix mode, `name` a module the model file
     builds unfused (vLLM's name, the lists as the model's mapper left them)."""
     return any(suffix(name, pattern) for pattern in quant.ignored_layers)
 
 
-def assign(module: Module, config: NativeFp8Config) -> Assignment:
+def assign(module: Module, config: AnyFp8Config) -> Assignment:
     if module.layer_type == "ParallelLMHead":
         return UNQUANTIZED_LM_HEAD
     if module.unquantized:
@@ -97,7 +106,7 @@ def assign(module: Module, config: NativeFp8Config) -> Assignment:
     return _quantized(config)
 
 
-def _quantized(config: NativeFp8Config) -> Assignment:
+def _quantized(config: AnyFp8Config) -> Assignment:
     """Fp8LinearMethod's assignment, under the config's own method name (an Fp8Config subclass such as w4afp8's
     W4AFP8Config keeps its name: the registry routes the assignment back to that format)."""
     block = config.weight_block_size
@@ -175,7 +184,7 @@ def moe_method(name: str, leaves: tuple[str, str, str], config: NativeFp8Config,
                      assignment=assignment)
 
 
-def maps_lists(config: NativeFp8Config, mapper: Callable[[str], str]) -> NativeFp8Config:
+def maps_lists(config: AnyFp8Config, mapper: Callable[[str], str]) -> AnyFp8Config:
     """Fp8Config.apply_vllm_mapper (0.25-0.34; W4AFP8Config inherits it): ignored_layers through the mapper."""
     return config._replace(ignored_layers=tuple(map(mapper, config.ignored_layers)))
 
@@ -184,5 +193,5 @@ FORMAT = Format(
     name=NAME, min_capability=75, parse=parse, assign=assign, describe=describe, linear_scheme=linear_scheme,
     fp8_schemes=frozenset({FP8_METHOD}), kernel_request=kernel_request, expected_tensors=expected_tensors,
     moe_method=moe_method, block_mismatch_escape=True, maps_lists=maps_lists,
-    kv_cache=attention_method(KV_METHOD),
+    kv_cache=KV_CACHE,
 )

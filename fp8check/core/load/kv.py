@@ -252,7 +252,10 @@ def _ct_process(report: AttentionReport, loaded: dict[str, Scale], platform: Pla
     """CompressedTensorsKVCacheMethod: create_weights' ones, the loaders' shape rules, the scales as stored."""
     per_head = report.scale_strategy == PER_HEAD
     heads = report.num_kv_heads
-    errors, problems, warnings, notes = [], [], [], []
+    errors: list[str] = []
+    problems: list[str] = []
+    warnings: list[str] = []
+    notes: list[str] = []
     used = {"k": torch.ones(heads if per_head else 1), "v": torch.ones(heads if per_head else 1)}
     for role in ("k", "v", "q"):
         scale = loaded[role]
@@ -266,7 +269,7 @@ def _ct_process(report: AttentionReport, loaded: dict[str, Scale], platform: Pla
                 warnings.append(f"{scale.name}: not in the checkpoint; CompressedTensorsKVCacheMethod keeps its 1.0 "
                                 f"placeholder, without a warning")
             continue
-        values, shape_message = _ct_load(scale, role, per_head, heads, report.num_heads, tp)
+        values, shape_message = _ct_load(scale, scale.values, role, per_head, heads, report.num_heads, tp)
         if shape_message:
             (errors if values is None else warnings).append(shape_message)
         if values is None:
@@ -289,11 +292,11 @@ def _ct_process(report: AttentionReport, loaded: dict[str, Scale], platform: Pla
     return Processed(used["k"], used["v"], tuple(errors), tuple(problems), tuple(warnings), tuple(notes))
 
 
-def _ct_load(scale: Scale, role: str, per_head: bool, heads: int, num_heads: int, tp: int
+def _ct_load(scale: Scale, values: torch.Tensor, role: str, per_head: bool, heads: int, num_heads: int, tp: int
              ) -> tuple[torch.Tensor | None, str | None]:
-    """(rank 0's values as vLLM's loader stores them, or None when loading fails; a message about the shape)."""
-    values = scale.values
-    n = values.numel()
+    """(rank 0's values as vLLM's loader stores them, or None when loading fails; a message about the shape).
+    `values`: the scale's, as stored."""
+    stored = n = values.numel()
     if not per_head:  # default_weight_loader into a [1] parameter
         if n == 1:
             return values, None
@@ -309,9 +312,9 @@ def _ct_load(scale: Scale, role: str, per_head: bool, heads: int, num_heads: int
         n = values.numel()
     if n == 1:
         expected = f"{num_heads * tp} (one per query head)" if role == "q" else f"{total} (one per KV head)"
-        return values.expand(heads), (f"{scale.name}: {scale.values.numel()} where kv_cache_scheme strategy "
+        return values.expand(heads), (f"{scale.name}: {stored} where kv_cache_scheme strategy "
                                       f"attn_head expects {expected}; vLLM's loader copies "
-                                      f"{'their max' if scale.values.numel() > 1 else 'it'} to every KV head")
+                                      f"{'their max' if stored > 1 else 'it'} to every KV head")
     if n == total or heads == 1 and tp > 1 and tp % n == 0:  # heads split over the ranks, or replicated
         return values[:heads], None
     if n > total:

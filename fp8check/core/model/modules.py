@@ -351,7 +351,8 @@ def _block_fp8_replicated(name: str, rows: int, config: ModelConfig, arch: Arch)
     if not tail_match(name, arch.block_fp8_replicated):
         return False
     quant = block_fp8_config(config.quantization_config)
-    return (quant is not None and rows == config.num_attention_heads and rows <= quant.weight_block_size[0]
+    block = quant.weight_block_size if quant else None
+    return (block is not None and rows == config.num_attention_heads and rows <= block[0]
             and not _block_fp8_skipped(config, arch, name))
 
 

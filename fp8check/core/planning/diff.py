@@ -34,12 +34,12 @@ class RouteOutcome(NamedTuple):
 
     def text(self) -> str:
         route = f"{self.scheme} / {self.kernel or '-'}"
-        return route if self.loads else f"{route}: FAIL {' '.join(self.error.split())}"
+        return route if self.error is None else f"{route}: FAIL {' '.join(self.error.split())}"
 
 
 class LayerChange(NamedTuple):
     name: str                         # collapsed across decoder blocks: model.layers.{0..63}.mlp.down_proj
-    count: int
+    copies: int                       # the layers it stands for
     before: RouteOutcome
     after: RouteOutcome
     what: tuple[str, ...]             # "scheme", "kernel", "verdict"
@@ -105,7 +105,7 @@ def restricted(ckpt: Checkpoint, module_names: set[str]) -> Checkpoint:
 
 def checkpoint_prefixes(report: InspectReport, names: set[str]) -> set[str]:
     """Module names as vLLM names them -> the checkpoint names their tensors start with (q/k/v of a qkv_proj)."""
-    out = set()
+    out: set[str] = set()
     for layer in report.layers + report.moes:
         if layer.name in names:
             out.update(layer.shards if layer.layer_type != "FusedMoE" else (layer.name,))

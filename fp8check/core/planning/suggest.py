@@ -165,7 +165,7 @@ def _profiles(report: InspectReport, failing: set[str], reroute) -> list[Suggest
         for profile in profiles:
             result = reroute(profile=profile)
             if _fixed(result, failing):
-                changes = _why(previous, profile, failing, reroute, result)
+                changes = _why(previous, profile, failing, reroute)
                 text = (f"routes {direction} vLLM {profile.name}" + (f" ({changes})" if changes else "")
                         + f": --vllm {profile.name}")
                 out.append(Suggestion("vllm", text, ("--vllm", profile.name)))
@@ -174,9 +174,9 @@ def _profiles(report: InspectReport, failing: set[str], reroute) -> list[Suggest
     return out
 
 
-def _why(before: RuleProfile, fixed: RuleProfile, failing: set[str], reroute, result: dict[str, RouteOutcome]) -> str:
+def _why(before: RuleProfile, fixed: RuleProfile, failing: set[str], reroute) -> str:
     """The changes between the last failing profile and the first routing one that make the difference."""
-    found = responsible(lambda p: reroute(profile=p), before, fixed, {n: result[n] for n in failing})
+    found = responsible(lambda p: reroute(profile=p), before, fixed, failing)
     changes = sorted({c for name in failing for c in found[name]}, key=str)
     return ", ".join(describe(c) for c in changes)
 

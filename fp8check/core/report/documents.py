@@ -188,7 +188,7 @@ def diff_document(report: DiffReport) -> dict:
         "tp_sizes_ok": {"from": list(report.tp_sizes_ok[0]), "to": list(report.tp_sizes_ok[1])},
         "model_errors": {"from": list(report.model_errors[0]), "to": list(report.model_errors[1])},
         "unchanged": report.unchanged,
-        "layers": [{"name": c.name, "count": c.count, "what": list(c.what), "stops_loading": c.stops_loading,
+        "layers": [{"name": c.name, "count": c.copies, "what": list(c.what), "stops_loading": c.stops_loading,
                     "from": c.before._asdict() | {"loads": c.before.loads},
                     "to": c.after._asdict() | {"loads": c.after.loads},
                     "responsible": [change_document(x) for x in c.changes]} for c in report.changes],

@@ -215,9 +215,9 @@ def matrix_verdict(result: Matrix) -> str:
 
 
 def diff_verdict(report: DiffReport) -> str:
-    stops = sum(c.count for c in report.changes if c.stops_loading)
-    starts = sum(c.count for c in report.changes if not c.before.loads and c.after.loads)
-    moved = sum(c.count for c in report.changes)
+    stops = sum(c.copies for c in report.changes if c.stops_loading)
+    starts = sum(c.copies for c in report.changes if not c.before.loads and c.after.loads)
+    moved = sum(c.copies for c in report.changes)
     where = f"{report.platform}, TP={report.tp}" + (" --ep" if report.ep else "")
     text = (f"vLLM {report.old.name} -> {report.new.name} on {where}: {moved} module(s) change, "
             f"{report.unchanged} unchanged; {starts} start loading, {stops} stop loading")

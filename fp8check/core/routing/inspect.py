@@ -39,8 +39,9 @@ def front_door_of(ckpt: Checkpoint, options: InspectOptions) -> FrontDoor:
                       options.quantization, options.allow_deprecated_quantization, activation_dtype(ckpt.config))
     arch = model_arch(ckpt.config, ctx.profile)
     quant = door.quant
-    if arch is not None and arch.block_fp8_suffix_ignores and block_fp8_config(quant) is not None:
-        quant = quant._replace(ignore_match="suffix")
+    block_fp8 = block_fp8_config(quant)
+    if arch is not None and arch.block_fp8_suffix_ignores and block_fp8 is not None:
+        quant = block_fp8._replace(ignore_match="suffix")
     if arch is None or not arch.hf_to_vllm:
         return door._replace(quant=quant)
     return door._replace(quant=map_layer_lists(quant, lambda name: map_vllm_name(name, arch.hf_to_vllm)))
@@ -81,12 +82,12 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
     arch = model_arch(ckpt.config, ctx.profile, ctx.kind)
     if arch is not None and arch.sparse_mla and ctx.kind == "cuda" and not ctx.platform.assumptions.deep_gemm:
         errors.append(SPARSE_INDEXER_NEEDS_DEEP_GEMM)
-    sparse = arch is not None and any(name.endswith(".sparse_indexer_q.weight") for name in ckpt.tensors)
-    if sparse and arch.sparse_capabilities and ctx.cc not in arch.sparse_capabilities:  # ROCm: the gfx's (9, 4)
+    sparse = any(name.endswith(".sparse_indexer_q.weight") for name in ckpt.tensors)
+    if sparse and arch is not None and arch.sparse_capabilities and ctx.cc not in arch.sparse_capabilities:  # ROCm: the gfx's (9, 4)
         capability = f"DeviceCapability(major={ctx.cc // 10}, minor={ctx.cc % 10})" if ctx.cc else None
         errors.append(SPARSE_CAPABILITY.format(capability))
     kv_heads = ckpt.config.num_key_value_heads
-    if sparse and arch.sparse_group_error and heads and kv_heads and heads % tp == 0:
+    if sparse and arch is not None and arch.sparse_group_error and heads and kv_heads and heads % tp == 0:
         per_group = heads // tp // (kv_heads // tp if kv_heads % tp == 0 else 1)
         if per_group not in (4, 8, 16):
             errors.append(arch.sparse_group_error.format(q=per_group, heads=heads, tp=tp))
@@ -99,7 +100,7 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
     groups = ckpt.config.o_groups if arch is not None and arch.own_attention else None
     if groups and ctx.profile.has("dsv4-grouped-wo-a") and groups % tp:  # DeepseekV4GroupedWoA: divide()
         errors.append(f"AssertionError: {groups} is not divisible by {tp}")
-    elif groups and groups < tp and ctx.kind == "cpu":
+    elif groups and arch is not None and groups < tp and ctx.kind == "cpu":
         # attention.py n_local_groups = o_groups // tp_size, which the CPU sparse attention divides by while building
         # (cpu_sparse.py); the other platforms build with 0 groups a rank (what follows is not predicted).
         errors.append(f"integer division or modulo by zero ({arch.source[5:]} gives each rank o_groups // TP = "
@@ -165,8 +166,8 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
             integrity_errors.insert(0, PLAIN_GEMM_ONLY.format(module.name, method_class))
         if assignment.online and assignment.method is not None and not assignment.error:
             online_modules.append(module.name)
-        report = _layer_report(module, assignment, result, integrity_errors, warnings)
-        layers.append(report._replace(layer_type=COLUMN) if module.column_when_split and options.tp > 1 else report)
+        layer = _layer_report(module, assignment, result, integrity_errors, warnings)
+        layers.append(layer._replace(layer_type=COLUMN) if module.column_when_split and options.tp > 1 else layer)
 
     errors = model_errors(ckpt, door, options.tp, ctx)
     if options.ep and not layout.moes:  # ModelConfig._verify_with_expert_parallelism, every release

@@ -92,7 +92,7 @@ class AttentionLayer(NamedTuple):
 
     name: str                         # vLLM's module name
     prefix: str                       # the checkpoint's "<...>.layers.<i>.self_attn"
-    index: int
+    layer_index: int                  # the decoder layer's
     head_size: int
     num_heads: int
     num_kv_heads: int                 # MLA: 1 (the latent)
@@ -150,23 +150,23 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
                                          own_backend=own_backend, ds_mla_cache=True))
             continue
         # Step-3's replicated qkv_proj (Arch.own_query_width): Attention(num_attention_heads, head_dim, 1 KV head).
-        narrowed = (arch is not None and arch.own_query_width and ckpt.config.num_attention_heads
-                    and ckpt.config.head_dim)
-        dense = (_DENSE.match(module.name) if module.layer_type in QKV_CLASSES and module.heads or narrowed
-                 else None)
+        config_heads, config_head_dim = ckpt.config.num_attention_heads, ckpt.config.head_dim
+        narrowed = ((config_heads, 1, config_head_dim) if arch is not None and arch.own_query_width and config_heads
+                    and config_head_dim else None)
+        geometry = narrowed or (module.heads if module.layer_type in QKV_CLASSES else None)
+        dense = _DENSE.match(module.name) if geometry else None
         mla = None if dense else _MLA.match(module.name)
         if dense and arch is not None and arch.linear_attention_gate and \
                 f"{dense.group(1).rpartition('.')[0]}.{arch.linear_attention_gate}" in names:
             continue  # a linear-attention mixer (Ling-2.5's): no Attention
-        if dense:
-            heads, kv_heads, head_dim = ((ckpt.config.num_attention_heads, 1, ckpt.config.head_dim) if narrowed
-                                         else module.heads)
+        if dense and geometry:
+            heads, kv_heads, head_dim = geometry
             if arch is not None and arch.q_gate:  # the QKV's query heads include the output gate's
                 heads //= 2
             prefix, index = dense.group(1), int(dense.group(2))
             # A layer with the indexer (in its qkv_proj or, Arch.indexer_unfused_on, beside it) is the backend's.
-            indexed = arch is not None and arch.indexer_backend is not None and any(
-                f"{prefix}.{shard}.weight" in ckpt.tensors for shard in arch.indexer_shards)
+            own_backend = arch.indexer_backend if arch is not None and any(
+                f"{prefix}.{shard}.weight" in ckpt.tensors for shard in arch.indexer_shards) else None
             given = next((backend for leaf, backend in arch.attention_backends.items()
                           if leaf == dense.group(3) or f"{prefix}.{leaf}" in names), None) if arch else None
             window = windows[index] if index < len(windows) else None
@@ -175,9 +175,8 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
                      else f"{prefix}.sinks" in ckpt.tensors)
             head_size_v = (module.output_sizes[2] // kv_heads if arch is not None and arch.diff_kv
                            and len(module.output_sizes) > 2 and kv_heads else None)
-            layers.append(AttentionLayer(prefix if indexed else f"{prefix}.attn", prefix, index, head_dim, heads,
-                                         kv_heads, False, sinks, window,
-                                         own_backend=arch.indexer_backend if indexed else None,
+            layers.append(AttentionLayer(prefix if own_backend else f"{prefix}.attn", prefix, index, head_dim, heads,
+                                         kv_heads, False, sinks, window, own_backend=own_backend,
                                          given_backend=given,
                                          head_size_v=head_size_v if head_size_v != head_dim else None))
         elif mla:
@@ -188,18 +187,19 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
             marked = arch is not None and arch.sparse_marker is not None and \
                 f"{prefix}.{arch.sparse_marker}.weight" in ckpt.tensors
             itself = arch is not None and platform_kind in arch.mla_self_attention and not marked
-            name = prefix if itself else f"{prefix}.{(arch or GENERIC_ARCH).mla_attention}"
+            rules = arch or GENERIC_ARCH
+            name = prefix if itself else f"{prefix}.{rules.mla_attention}"
             if arch is not None and arch.mla_kv_sharing:
                 name, latent = f"{prefix}.attn", _mistral_latent(ckpt.config, latent)
             layers.append(AttentionLayer(name, prefix, index, latent, ckpt.config.num_attention_heads or 1, 1, True,
                                          False, sparse=marked or sparse_mla_layer(arch, ckpt.config, index),
-                                         no_kv_method=itself and not arch.mla_self_attention_is_mla_attention))
+                                         no_kv_method=itself and not rules.mla_self_attention_is_mla_attention))
     if arch is not None and arch.mla_kv_sharing:
         layers += _mla_kv_shared(layers, ckpt.config.kv_source_layers)
     if arch is not None and arch.kv_shared_layers and ckpt.config.num_kv_shared_layers:
         layers += _kv_shared(layout, layers, windows, ckpt.config.num_hidden_layers or 0,
                              ckpt.config.num_kv_shared_layers)
-    return tuple(sorted(layers, key=lambda layer: layer.index))
+    return tuple(sorted(layers, key=lambda layer: layer.layer_index))
 
 
 def _mistral_latent(config, latent: int) -> int:
@@ -213,12 +213,12 @@ def _mistral_latent(config, latent: int) -> int:
 def _mla_kv_shared(layers: list[AttentionLayer], sources: tuple[int, ...]) -> list[AttentionLayer]:
     """Mistral-Large-4's KV-sharing layers (Arch.mla_kv_sharing): a layer whose source is another one has no
     kv_a_proj_with_mqa; its MLAAttention `self_attn.attn` has the source's geometry and no cache of its own."""
-    owners = {layer.index: layer for layer in layers}
+    owners = {layer.layer_index: layer for layer in layers}
     out = []
     for index, source in enumerate(sources):
         if source != index and source in owners and index not in owners:
             prefix = owners[source].prefix.replace(f".layers.{source}.", f".layers.{index}.")
-            out.append(owners[source]._replace(name=f"{prefix}.attn", prefix=prefix, index=index, shared=True))
+            out.append(owners[source]._replace(name=f"{prefix}.attn", prefix=prefix, layer_index=index, shared=True))
     return out
 
 
@@ -229,14 +229,14 @@ def _kv_shared(layout: ModelLayout, layers: list[AttentionLayer], windows: tuple
     out = []
     for module in layout.linears:
         match = _Q_ONLY.match(module.name)
-        index = int(match.group(2)) if match else -1
-        if index < total - shared:
+        if match is None or int(match.group(2)) < total - shared:
             continue
+        index = int(match.group(2))
         window = windows[index] if index < len(windows) else None
         target = next((layer for layer in reversed(layers)
-                       if layer.index < total - shared and layer.sliding_window == window), None)
+                       if layer.layer_index < total - shared and layer.sliding_window == window), None)
         if target is not None:
-            out.append(target._replace(name=f"{match.group(1)}.attn", prefix=match.group(1), index=index,
+            out.append(target._replace(name=f"{match.group(1)}.attn", prefix=match.group(1), layer_index=index,
                                        shared=True))
     return out
 
@@ -267,8 +267,8 @@ def _scales_by_layer(layout: ModelLayout, layers: tuple[AttentionLayer, ...], kv
     prefixes = {layer.prefix for layer in layers}
     grouped: dict[str, list[str]] = {}
     # Only names under a `.self_attn.` are grouped; that substring test runs in C, the suffix test over what is left.
-    names = layout.non_expert_names
-    names = list(compress(names, map(str.__contains__, names, repeat(".self_attn."))))
+    every = layout.non_expert_names
+    names = list(compress(every, map(str.__contains__, every, repeat(".self_attn."))))
     for name in compress(names, map(str.endswith, names, repeat(scale_suffixes(kv.quark_names)))):
         head, sep, rest = name.partition(".self_attn.")
         prefix = head + ".self_attn"
@@ -281,7 +281,7 @@ def _scales_by_layer(layout: ModelLayout, layers: tuple[AttentionLayer, ...], kv
 
 def _same_place(example: str, layer: AttentionLayer) -> str:
     """The name `example` (another layer's tensor) would have in this layer."""
-    return _LAYER_INDEX.sub(f".layers.{layer.index}.", example, count=1)
+    return _LAYER_INDEX.sub(f".layers.{layer.layer_index}.", example, count=1)
 
 
 class _Loaded(NamedTuple):
@@ -381,7 +381,7 @@ def _missing(layer: AttentionLayer, loaded: dict[str, ScaleName], method: str, k
 def _skipped(layer: AttentionLayer, skip_layers: tuple[str, ...]) -> bool:
     """kv_cache_dtype_skip_layers: the layer index (extract_layer_index of the prefix), or "sliding_window" for a
     layer with one (Attention only: MLAAttention checks the index alone)."""
-    return str(layer.index) in skip_layers or (layer.sliding_window is not None and SKIP_SLIDING in skip_layers)
+    return str(layer.layer_index) in skip_layers or (layer.sliding_window is not None and SKIP_SLIDING in skip_layers)
 
 
 def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, options: InspectOptions,
@@ -390,7 +390,7 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
     layers, their KV methods, the scales they load) is read once; identical layers share one backend selection."""
     layers = attention_layers(ckpt, layout, ctx.kind, ctx.cc, ctx.profile)
     use_mm_prefix = mm_prefix_lm(ckpt)
-    quant_format = FORMATS.get(getattr(quant, "method", None))  # None: unquantized, or a config out of scope
+    quant_format = FORMATS.get(getattr(quant, "method", ""))  # None: unquantized, or a config out of scope
     kv = kv_config(quant_format.kv_cache if quant_format else None, quant, ckpt.config.raw_quantization_config)
     mla_model = any(layer.mla for layer in layers)
     grouped = _scales_by_layer(layout, layers, kv)
@@ -480,7 +480,7 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
 
 def _ds_mla_report(layer: AttentionLayer, requested: str, tp: int) -> AttentionReport:
     """A DeepseekV4Attention layer: its platform class's backend, its fp8_ds_mla KV cache (or vLLM's refusal)."""
-    errors = ()
+    errors: tuple[str, ...] = ()
     if requested != AUTO and not requested.startswith("fp8"):
         errors = (f"ValueError: DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got {requested}. Please "
                   "set `--kv-cache-dtype fp8` or select a backend that supports bfloat16 KV cache.",)

@@ -76,9 +76,9 @@ def expert_shapes(moe: MoEModule) -> ExpertShapes:
         parts = tail.split(".")
         if len(parts) != 3 or not parts[0].isdigit() or parts[1] not in LEAF_ROLES:
             return ExpertShapes({}, {}, 0, 0, (), fused=True)
-        e, leaf, suffix = parts
+        index, leaf, suffix = parts
         leaves.setdefault(LEAF_ROLES[leaf], leaf)
-        experts.setdefault(int(e), {}).setdefault(leaf, {})[suffix] = info
+        experts.setdefault(int(index), {}).setdefault(leaf, {})[suffix] = info
     roles = DEFAULT_LEAVES if moe.gated else DEFAULT_LEAVES[1:]
     names = tuple(leaves.get(role, default) for role, default in roles)
     errors: list[str] = []
@@ -110,8 +110,8 @@ def select_method(moe: MoEModule, shapes: ExpertShapes, quant, profile: RuleProf
     as the profile's release asks."""
     if quant is None:
         return MoEMethod(UNQUANTIZED_MOE, note="the model has no quantization_config")
-    leaves = tuple(shapes.leaves.get(role, default) for role, default in DEFAULT_LEAVES)
-    return FORMATS[quant.method].moe_method(moe.vllm_name or moe.name, leaves, quant, profile)
+    gate, up, down = (shapes.leaves.get(role, default) for role, default in DEFAULT_LEAVES)
+    return FORMATS[quant.method].moe_method(moe.vllm_name or moe.name, (gate, up, down), quant, profile)
 
 
 def _expert_dtype(method: MoEMethod, config: ModelConfig, quant, dtypes: str, profile) -> MoEMethod:
@@ -186,7 +186,7 @@ def place(method: MoEMethod, hidden: int, intermediate: int, num_experts: int, t
     after_loading = choice.backend == "NONE"
     if choice.error and not after_loading:
         return result._replace(errors=(choice.error,))
-    refusal = dict(method.backend_errors).get(choice.backend)
+    refusal = dict(method.backend_errors).get(choice.backend) if choice.backend else None
     if refusal:  # the method's process_weights refuses the backend the oracle chose
         return result._replace(errors=(refusal,))
     if method.block and block == method.block:
@@ -309,6 +309,7 @@ def _padding_refusal(config: ModelConfig, ctx: RoutingContext, tp: int, intermed
         return None
     change = arch.padded_moe_refusal[ctx.kind]
     least = dict(config.router_keys).get("min_moe_intermediate_per_partition", 256)
+    least = least if isinstance(least, int) else 256  # router_keys holds strings and booleans too
     if (change is not None and not ctx.profile.has(change)) or intermediate // tp >= least:
         return None
     runner = "ROCmLatentMoERunner" if config.moe_hidden_size is not None else "MoERunner"
@@ -351,9 +352,11 @@ def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], qu
     twin: _Twin | None = None  # the previous FusedMoE, if its experts were checked and found clean
     for moe in moes:
         structure = _structure(moe)
-        same = twin is not None and twin.structure == structure
-        shapes = twin.shapes if same else expert_shapes(moe)
-        dtypes = twin.dtypes if same else "/".join(sorted({t.dtype for t in moe.tensors if t.name.endswith(".weight")}))
+        if twin is not None and twin.structure == structure:
+            same, shapes, dtypes = True, twin.shapes, twin.dtypes
+        else:
+            same, shapes = False, expert_shapes(moe)
+            dtypes = "/".join(sorted({t.dtype for t in moe.tensors if t.name.endswith(".weight")}))
         if shapes.fused:
             reports.append(MoEReport(moe.name, moe.num_experts, (), dtypes, (), None, None, "?", None, None, (), (),
                                      (), ("experts are stored fused (not one tensor set per expert): fp8check does not "
@@ -365,7 +368,7 @@ def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], qu
             method = method._replace(weight_key=None, activation_key=None, note=(
                 f"activation {activation} ({moe.layout[5:]}): which experts classes take it is not modelled, so "
                 "the backend vLLM picks is not predicted (not judged)"))
-        if same and method != twin.method:
+        if twin is not None and same and method != twin.method:
             same, shapes = False, expert_shapes(moe)
         routing, routing_note = routing_method(config, ctx)
         sweep = MoESweep(method, shapes.hidden * method.packed, shapes.intermediate, len(shapes.experts), routing,
@@ -387,7 +390,7 @@ def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], qu
         padded = _padding_refusal(config, ctx, tp, shapes.intermediate)
         errors[:0] = [padded] if padded else []
         choice = result.choice
-        leaves = next(iter(shapes.experts.values()), {})
+        leaves: dict[str, Shard] = next(iter(shapes.experts.values()), {})
         reports.append(MoEReport(
             name=moe.name, num_experts=sweep.num_experts, shards=tuple(leaves), weight_dtype=dtypes,
             shape=(sweep.num_experts, (2 if moe.gated else 1) * shapes.intermediate, shapes.hidden),
