@@ -309,7 +309,9 @@ TRANSFORMERS_CLASSES = {"KimiK25ForConditionalGeneration": "Kimi_K25ForCondition
                         "MiMoForCausalLM": "Qwen2ForCausalLM",
                         "InternS1ForConditionalGeneration": "InternVLForConditionalGeneration",
                         # LongCat-Flash-Lite: LongCat-Flash's class; its n-gram tables go in Spec.extra_tensors
-                        "LongcatFlashNgramForCausalLM": "LongcatFlashForCausalLM"}
+                        "LongcatFlashNgramForCausalLM": "LongcatFlashForCausalLM",
+                        # Sarvam (modeling_auto.py): sarvam_moe is GLM-4-MoE's class, sarvam_mla DeepSeek-V3's
+                        "SarvamMoEForCausalLM": "Glm4MoeForCausalLM", "SarvamMLAForCausalLM": "DeepseekV3ForCausalLM"}
 # Names transformers 5.24's revert_weight_conversion leaves wrong, as (regex, replacement) per model_type: kimi_k25's
 # conversion renames "blocks" -> "layers" unanchored, so its reversal turns the text model's layers into blocks, and
 # two of its in-memory names are not reverted; Moonshot's checkpoints hold language_model.model.layers.N,

@@ -253,6 +253,10 @@ EXPECTED: dict[tuple[str, str], str] = {
     **{(a, "tower packed:qkv"): "Glm4vVisionAttention's qkv is stored fused under the name vLLM builds (glm4_1v.py "
                                 "QKVParallelLinear): matched by its own name, the same answer"
        for a in ("Glm4vForConditionalGeneration", "Glm4vMoeForConditionalGeneration")},
+    **{("SarvamMLAForCausalLM", f"packed:{name}"): (
+        "sarvam.py SarvamMLAForCausalLM maps each MLA projection to itself (none is fused: MLAModules gets "
+        "fused_qkv_a_proj=None); a layer stored under its own name is matched by that name, the same answer")
+       for name in ("q_proj", "q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj")},
     ("Step5ForCausalLM", "dropped:regex:^vit_large_projector\\.weight$"): (
         "models/step5/nvidia/model.py's mapper drops a stray vit_large_projector.weight (and load_weights the prefix "
         "vision_model.), names of the VL export a Step5ForCausalLM checkpoint does not hold; Arch has no regex drop"),

@@ -62,6 +62,7 @@ if TYPE_CHECKING:  # annotations only
 # EXAONE-3 (exaone.py) names the attention transformer.h.N.attn.attention, its Attention under it as .attn.
 _DENSE = re.compile(r"^(.*\.(?:layers|h)\.(\d+)\.(?:self_attn|mixer|attention|attn\.attention))\."
                     r"(qkv_proj|qkv_indexer_proj|query_key_value)$")
+_SELF_ATTN = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.([^.]+)$")  # any linear of a decoder layer's self_attn
 _Q_ONLY = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.q_proj$")  # a KV-shared layer's query projection
 # Ling / Ring 2.5's MLA is `attention`; LongCat-Flash's FlashDecoderLayer (longcat_flash.py) holds two MLA attentions,
 # self_attn.0 and self_attn.1.
@@ -139,13 +140,19 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
                     and ckpt.config.head_dim)
         dense = (_DENSE.match(module.name) if module.layer_type in QKV_CLASSES and module.heads or narrowed
                  else None)
+        # A fused q / k linear of another class (Arch.attention_linear): the Attention takes config.json's geometry.
+        merged = (arch is not None and arch.attention_linear is not None and not dense
+                  and _SELF_ATTN.match(module.name))
+        if merged and merged.group(3) == arch.attention_linear:
+            dense, narrowed = merged, True
         mla = None if dense else _MLA.match(module.name)
         if dense and arch is not None and arch.linear_attention_gate and \
                 f"{dense.group(1).rpartition('.')[0]}.{arch.linear_attention_gate}" in names:
             continue  # a linear-attention mixer (Ling-2.5's): no Attention
         if dense:
-            heads, kv_heads, head_dim = ((ckpt.config.num_attention_heads, 1, ckpt.config.head_dim) if narrowed
-                                         else module.heads)
+            heads, kv_heads, head_dim = ((ckpt.config.num_attention_heads,
+                                          ckpt.config.num_key_value_heads if arch.attention_linear else 1,
+                                          ckpt.config.head_dim) if narrowed else module.heads)
             if arch is not None and arch.q_gate:  # the QKV's query heads include the output gate's
                 heads //= 2
             prefix, index = dense.group(1), int(dense.group(2))

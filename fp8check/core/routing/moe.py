@@ -260,7 +260,8 @@ def routing_method(config: ModelConfig, ctx: RoutingContext) -> tuple[str, str]:
 
     scoring, renormalize = read(rule.scoring), bool(read(rule.renormalize))
     groups = read(rule.groups) if rule.groups else None
-    bias = (keys.get(rule.bias[0]) == rule.bias[1]) if isinstance(rule.bias, tuple) else rule.bias
+    bias = (keys.get(rule.bias[0], rule.bias[2] if len(rule.bias) > 2 else None) == rule.bias[1]
+            if isinstance(rule.bias, tuple) else rule.bias)
     method = routing_type(scoring, renormalize, groups, bias)
     return method, (f"routing method {method} ({source}: scoring_func {scoring}, renormalize {renormalize}, "
                     f"num_expert_group {groups}, e_score_correction_bias {'yes' if bias else 'no'})")
