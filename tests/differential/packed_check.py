@@ -162,6 +162,9 @@ EXPECTED: dict[tuple[str, str], str] = {
         "models/mistral/mistral_large4/nvidia/model.py declares no packed_modules_mapping: load_weights' "
         "_STACKED_PARAMS fuses w1 + w3 and wk + weights_proj, and _map_quant_config_layers adds them (and down_proj: "
         "w2) to the quant config's packed_modules_mapping") for name in ("gate_up_proj", "wk_weights_proj")},
+    ("RicursiveForCausalLM", "registry"): "registry.py registers RicursiveForCausalLM (ricursive.py) from 0.34; "
+                                         "0.33's registry has no such architecture, and fp8check lays it out only on "
+                                         "releases that register it (vllm_registry.py)",
     ("Qwen2_5_VLForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "qwen2_5_vl.py builds Qwen2ForCausalLM "
                                                                          "(qwen2.py)",
     ("Mistral3ForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "mistral3.py builds text_config's "

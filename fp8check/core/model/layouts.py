@@ -1449,13 +1449,13 @@ _BAILING = Arch(
     router=Router(("score_function", "softmax"), ("norm_topk_prob", False), ("n_group", None),
                   ("moe_router_enable_expert_bias", True)))
 ARCHITECTURES.update({"BailingMoeForCausalLM": _BAILING, "BailingMoeV2ForCausalLM": _BAILING})
-# Sarvam-30B (sarvam.py SarvamMoEForCausalLM, registered 0.25-0.34; 0.33 -> 0.34 unchanged but for imports): a
+# Sarvam-30B (sarvam.py SarvamMoEForCausalLM, registered 0.25-0.34; the file identical in 0.33 and 0.34): a
 # BailingMoeForCausalLM whose load_weights only centres the gate's expert_bias, so bailing_moe.py's modules under
 # inclusionAI's names (the checkpoints hold them; transformers >= 5.24's sarvam_moe conversion renames them on load).
 # The transformers vLLM 0.33 / 0.34 pin (< 5.21 / < 5.23) has no sarvam_moe class: the config is the checkpoint's
 # remote code (--trust-remote-code), the keys bailing_moe.py reads taken from config.json as for Ling.
 ARCHITECTURES["SarvamMoEForCausalLM"] = _BAILING._replace(source="vllm:sarvam.py")
-# Sarvam-105B (sarvam.py SarvamMLAForCausalLM, registered 0.25-0.34; 0.33 -> 0.34 unchanged but for imports; model type
+# Sarvam-105B (sarvam.py SarvamMLAForCausalLM, registered 0.25-0.34; the file identical in 0.33 and 0.34; model type
 # sarvam_mla, DeepSeek-V3's names and config). SarvamMLAAttention: q_proj column (q_a_proj replicated, q_b_proj column
 # where q_lora_rank is set: never fused, Arch.mla_fused_qkv_a; MultiHeadLatentAttentionWrapper's forward then asserts
 # that fused_qkv_a_proj is set, at startup's profile run: not modelled, the released configs have no q_lora_rank),
