@@ -315,6 +315,8 @@ TRANSFORMERS_CLASSES = {"KimiK25ForConditionalGeneration": "Kimi_K25ForCondition
                         "LongcatFlashNgramForCausalLM": "LongcatFlashForCausalLM",
                         # Ling-3.0: transformers' model type bailing_hybrid
                         "BailingMoeV3ForCausalLM": "BailingHybridForCausalLM",
+                        # Sarvam (modeling_auto.py): sarvam_moe is GLM-4-MoE's class, sarvam_mla DeepSeek-V3's
+                        "SarvamMoEForCausalLM": "Glm4MoeForCausalLM", "SarvamMLAForCausalLM": "DeepseekV3ForCausalLM",
                         # vLLM's registry serves both MuseGlimmer names with one class; transformers has the VL one
                         "MuseGlimmerForCausalLM": "MuseGlimmerForConditionalGeneration"}
 # Names transformers 5.24's revert_weight_conversion leaves wrong, as (regex, replacement) per model_type: kimi_k25's

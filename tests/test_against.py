@@ -18,6 +18,7 @@ pytest.importorskip("compressed_tensors")
 
 from fp8check.cli.app import app  # noqa: E402
 from fp8check.core.load import against  # noqa: E402
+from fp8check.core.records import OUTPUT_LIMIT, WEIGHT_LIMIT  # noqa: E402
 from fp8check.synth import write_checkpoint  # noqa: E402
 
 runner = CliRunner()
@@ -125,7 +126,7 @@ def test_two_nearly_equal_per_tensor_scales_swapped_are_caught_though_the_weight
     for tensor in (x, y):
         figures = failed[_module_of(tensor)]
         assert f"codes of {tensor.removesuffix('_scale')} (" in figures["reason"] and "one step" in figures["reason"]
-        assert figures["weight_rel_error"] < against.WEIGHT_LIMIT and figures["codes_mismatched"] == 0
+        assert figures["weight_rel_error"] < WEIGHT_LIMIT and figures["codes_mismatched"] == 0
         assert figures["codes_drift"] != 0
 
 
@@ -333,8 +334,8 @@ def test_experts_compressed_tensors_made_from_base_pass_each_compared(moe_made, 
         assert [e["expert"] for e in load["experts"]] == [0, 1, 2, 3]
         for figures in [load["against"]] + [e["against"] for e in load["experts"]]:
             assert figures["verdict"] == "ok" and figures["codes_mismatched"] == 0 and figures["codes_drift"] == 0
-            assert 0 < figures["weight_rel_error"] < against.WEIGHT_LIMIT
-            assert 0 < figures["output_rel_error"] < against.OUTPUT_LIMIT
+            assert 0 < figures["weight_rel_error"] < WEIGHT_LIMIT
+            assert 0 < figures["output_rel_error"] < OUTPUT_LIMIT
         # every expert's three tensors: 3 x 256 x 512 codes each
         assert load["against"]["codes_total"] == 4 * 3 * 256 * 512
     assert "read 0.0 MB" not in " ".join(doc["load_notes"])

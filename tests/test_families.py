@@ -389,6 +389,39 @@ def ling_spec(config: dict, architecture: str, **fields) -> dict:
     return {"architecture": architecture, "model_type": config["model_type"], "layers": 0, "hidden": 512,
             "vocab": 1000, "experts": 4, "extra_config": config, "extra_tensors": bailing_tensors(config), **fields}
 
+# Sarvam (sarvam.py), written by transformers 5.24's classes with the keys of the hub's remote-code configs: a dense
+# layer 0, then MoE with sigmoid routing, the expert bias and a shared expert. Sarvam-30B (sarvam_moe) is Ling's
+# bailing_moe.py under inclusionAI's names; Sarvam-105B (sarvam_mla) DeepSeek-V3's names, MLA without q-LoRA.
+SARVAM = dict(hidden_size=512, intermediate_size=1024, num_hidden_layers=2, vocab_size=1000,
+              max_position_embeddings=512, hidden_act="silu", rms_norm_eps=1e-6, num_experts=4, num_experts_per_tok=2,
+              num_shared_experts=1, moe_intermediate_size=256, first_k_dense_replace=1, n_group=1, topk_group=1,
+              norm_topk_prob=True, score_function="sigmoid", moe_router_enable_expert_bias=True,
+              num_nextn_predict_layers=0)
+SARVAM_MOE = dict(SARVAM, num_attention_heads=4, num_key_value_heads=2, head_dim=128,
+                  moe_shared_expert_intermediate_size=256, use_bias=False, use_qkv_bias=False, use_qk_norm=True,
+                  embedding_dropout=0.0, partial_rotary_factor=1.0)
+SARVAM_MLA = dict(SARVAM, num_attention_heads=4, num_key_value_heads=4, q_lora_rank=None, kv_lora_rank=512,
+                  qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
+
+
+def sarvam_spec(config: dict, mla: bool = False, **fields) -> dict:
+    return {"architecture": "SarvamMLAForCausalLM" if mla else "SarvamMoEForCausalLM",
+            "model_type": "sarvam_mla" if mla else "sarvam_moe", "transformers": True, "layers": 2, "hidden": 512,
+            "extra_config": config, **fields}
+
+# Ricursive (ricursive.py, 0.34; no transformers class): Llama's names by hand plus each layer's output gate g_proj; a
+# sliding layer and a full one.
+RICURSIVE = dict(layer_types=["sliding_attention", "full_attention"], sliding_window=512, use_gated_attention=True,
+                 rms_norm_eps=1e-6)
+
+
+def ricursive_spec(gated: bool = True, **fields) -> dict:
+    return {"architecture": "RicursiveForCausalLM", "model_type": "ricursive", "head_dim": 128, "hidden": 512,
+            "extra_config": dict(RICURSIVE, use_gated_attention=gated),
+            "extra_tensors": {f"model.layers.{i}.self_attn.g_proj.weight": (512, 512) for i in range(2) if gated},
+            **fields}
+
+
 # Inkling (vLLM reads its own config classes, not transformers': synth.inkling_tensors writes Thinking Machines'
 # names, model.llm.*): sliding layers 0-1 with their own KV heads, a dense layer 0, then MoE with one shared sink
 # expert.
@@ -986,6 +1019,24 @@ FAMILIES = [
       "model.layers.3.attention.g_proj": ("ColumnParallelLinear", "vllm:bailing_moe_v3.py"),
       "model.layers.3.attention.dense": ("RowParallelLinear", "vllm:bailing_moe_v3.py"),
       "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:bailing_moe_v3.py")}),
+    ("sarvam-moe", sarvam_spec(SARVAM_MOE), 2,
+     {"model.layers.0.attention.query_key_value": ("QKVParallelLinear", "vllm:sarvam.py"),
+      "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:sarvam.py"),
+      "model.layers.1.mlp.shared_experts.gate_up_proj": ("MergedColumnParallelLinear", "vllm:sarvam.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:sarvam.py")}),
+    ("sarvam-mla", sarvam_spec(SARVAM_MLA, mla=True), 2,
+     {"model.layers.0.self_attn.q_proj": ("ColumnParallelLinear", "vllm:sarvam.py"),
+      "model.layers.0.self_attn.kv_a_proj_with_mqa": ("ReplicatedLinear", "vllm:sarvam.py"),
+      "model.layers.0.self_attn.kv_b_proj": ("ColumnParallelLinear", "vllm:sarvam.py"),
+      "model.layers.0.self_attn.o_proj": ("RowParallelLinear", "vllm:sarvam.py"),
+      "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:sarvam.py"),
+      "model.layers.1.mlp.shared_experts.gate_up_proj": ("MergedColumnParallelLinear", "vllm:sarvam.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:sarvam.py")}),
+    ("ricursive", ricursive_spec(), 2,
+     {"model.layers.0.self_attn.qkg_proj": ("MergedColumnParallelLinear", "vllm:ricursive.py"),
+      "model.layers.0.self_attn.v_proj": ("ColumnParallelLinear", "vllm:ricursive.py"),
+      "model.layers.1.self_attn.o_proj": ("RowParallelLinear", "vllm:ricursive.py"),
+      "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:ricursive.py")}),
     ("cohere", COHERE_SPEC, 2,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:commandr.py"),
       "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:commandr.py"),
@@ -1222,6 +1273,50 @@ def test_ling_3_clamped_moe_layers_take_swiglustep_from_034(make_checkpoint, vll
     kernels = {moe.name: moe.kernel for moe in rep.moes}
     assert (kernels["model.layers.2.mlp.experts"] is not None) is judged
     assert kernels["model.layers.1.mlp.experts"] is not None and kernels["model.layers.3.mlp.experts"] is not None
+def test_sarvam_moe_is_lings_model_under_inclusionais_names(make_checkpoint):
+    """sarvam.py SarvamMoEForCausalLM is bailing_moe.py's BailingMoeForCausalLM: q / k / v stored fused, the router an
+    unquantized GateLinear, an Attention without the quant config (no KV cache method), sigmoid routing with the
+    expert bias (DeepSeekV3)."""
+    rep = inspect(make_checkpoint(**sarvam_spec(SARVAM_MOE, quant="fp8-block", data="sparse")), tp=2)
+    gate = next(layer for layer in rep.layers if layer.name == "model.layers.1.mlp.gate")
+    assert (gate.layer_type, gate.scheme) == ("ReplicatedLinear", "UnquantizedLinearMethod") and rep.ok
+    assert [(a.name, a.kv_method) for a in rep.attention] == [("model.layers.0.attention.attn", None),
+                                                              ("model.layers.1.attention.attn", None)]
+    assert "routing method DeepSeekV3" in " ".join(rep.moes[0].notes + (rep.moes[0].kernel or "",))
+
+
+@pytest.mark.parametrize("keys,method", [
+    ({}, "DeepSeekV3"), ({"moe_router_enable_expert_bias": False}, "SigmoidRenorm"),
+    ({"score_function": "softmax", "moe_router_enable_expert_bias": False}, "RenormalizeNaive")])
+def test_sarvam_mla_never_fuses_q_a_proj_and_routes_with_the_bias_unless_disabled(make_checkpoint, keys, method):
+    """sarvam.py SarvamMLAAttention hands MultiHeadLatentAttentionWrapper no fused_qkv_a_proj: with q-LoRA, q_a_proj
+    and kv_a_proj_with_mqa stay two quantized ReplicatedLinears (DeepSeek-V3 fuses them). SarvamMLAMoE: sigmoid scoring
+    and the e_score_correction_bias unless config.json says otherwise (getattr defaults), renormalized."""
+    config = {k: v for k, v in dict(SARVAM_MLA, q_lora_rank=256, **keys).items()
+              if k not in ("score_function", "moe_router_enable_expert_bias") or k in keys}
+    rep = inspect(make_checkpoint(**sarvam_spec(config, mla=True, quant="fp8-block", data="sparse")), tp=2)
+    layers = {layer.name: layer for layer in rep.layers}
+    assert not any(name.endswith("fused_qkv_a_proj") for name in layers) and rep.ok
+    for leaf in ("q_a_proj", "kv_a_proj_with_mqa"):
+        assert (layers[f"model.layers.0.self_attn.{leaf}"].layer_type,
+                layers[f"model.layers.0.self_attn.{leaf}"].scheme) == ("ReplicatedLinear", "Fp8LinearMethod")
+    assert f"routing method {method}" in " ".join(rep.moes[0].notes + (rep.moes[0].kernel or "",))
+
+
+@pytest.mark.parametrize("gated,shards", [(True, ("q_proj", "k_proj", "g_proj")), (False, ("q_proj", "k_proj"))])
+def test_ricursive_fuses_q_k_and_the_gate_and_refuses_a_tp_that_splits_kv_heads(make_checkpoint, gated, shards):
+    """ricursive.py RicursiveAttention: q / k / g -> qkg_proj (a MergedColumnParallelLinear, g only where
+    use_gated_attention), v_proj a ColumnParallelLinear; the Attention self_attn.attn takes config.json's heads and
+    the sliding window on layer_types' sliding layers; TP must divide num_key_value_heads (no KV head replicated)."""
+    folder = make_checkpoint(**ricursive_spec(gated, quant="fp8-block", data="sparse"))
+    rep = inspect(folder, tp=2)
+    qkg = next(layer for layer in rep.layers if layer.name == "model.layers.0.self_attn.qkg_proj")
+    assert (qkg.layer_type, qkg.scheme) == ("MergedColumnParallelLinear", "Fp8LinearMethod")
+    assert tuple(shard.rsplit(".", 1)[-1] for shard in qkg.shards) == shards
+    assert [(a.name, a.num_kv_heads, a.sliding_window) for a in rep.attention] == [
+        ("model.layers.0.self_attn.attn", 1, 512), ("model.layers.1.self_attn.attn", 1, None)] and rep.ok
+    assert ("Ricursive requires num_attention_heads (4) and num_key_value_heads (2) to be divisible by the "
+            "tensor parallel size (4).") in inspect(folder, tp=4).errors
 
 
 def test_expert_parallelism_on_a_model_without_experts_is_vllms_refusal(make_checkpoint):

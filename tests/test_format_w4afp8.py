@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from fp8check import api
 from fp8check.cli.app import app
 from fp8check.core.errors import ConfigError
-from fp8check.core.formats import frontdoor, w4afp8
+from fp8check.core.formats import fp8, frontdoor, w4afp8
 from fp8check.core.formats.registry import FORMATS, parse_quant_config
 from fp8check.core.report.verdicts import inspect_verdict, not_judged
 from fp8check.core.targets.platforms import parse_platform
@@ -62,7 +62,7 @@ def test_quantization_methods_list_w4afp8_right_after_fp8_from_0_34(release):
 
 def test_from_config_defaults():
     config = parse_quant_config({"quant_method": "w4afp8"})
-    assert config == w4afp8.W4AFp8Config("dynamic", (), (128, 128), 128)
+    assert config == fp8.NativeFp8Config("dynamic", (), (128, 128), method="w4afp8", group_size=128)
 
 
 def test_from_config_ignores_activation_scheme_and_falls_back_to_modules_to_not_convert():

@@ -7,14 +7,16 @@ from a load report without importing torch. Types named only in annotations are 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from fp8check.core.model.modules import layer_template
 
 if TYPE_CHECKING:  # annotations only: records import nothing at run time but layer_template
     import torch
 
-    from fp8check.core.load.against import Base, Comparison
+    from fp8check.core.checkpoint.local import Checkpoint
+    from fp8check.core.load.weights import ShardTensors
+    from fp8check.core.model.modules import LinearModule, ModelLayout, Shard
     from fp8check.core.model.memory import MemoryFit
     from fp8check.core.model.modules import SkippedLayer
     from fp8check.core.targets.platforms import Platform
@@ -22,6 +24,69 @@ if TYPE_CHECKING:  # annotations only: records import nothing at run time but la
     from fp8check.kernels.registry import Rejection
 
 DEFAULT_TOKENS = 16
+
+
+# --against BASE: what a quantized module's figures are held to.
+WEIGHT_LIMIT = 2 ** -4      # round-to-nearest moves an e4m3 normal value by <= half a step <= 2^-4 of it
+OUTPUT_LIMIT = 2 ** -3      # weight and activation rounding, each <= 2^-4
+
+
+class Worst(NamedTuple):
+    """The block or row of one checkpoint tensor with the most codes BASE does not give back (then the largest
+    relative error); rows and cols are half-open ranges in that tensor."""
+
+    tensor: str
+    kind: str                  # "block" | "row"
+    index: tuple[int, ...]  # type: ignore[assignment]  # the report's JSON key; shadows tuple.index
+    rows: tuple[int, int]
+    cols: tuple[int, int]
+    rel_error: float
+    codes: int                 # 0 for unquantized layers
+    codes_differing: int       # far codes plus one-step codes no accepted arithmetic gives
+
+    def where(self) -> str:
+        index = f"[{', '.join(map(str, self.index))}]"
+        return (f"{self.kind} {index} of {self.tensor} (rows {self.rows[0]}-{self.rows[1] - 1}, "
+                f"cols {self.cols[0]}-{self.cols[1] - 1})")
+
+
+class Comparison(NamedTuple):
+    """One module against BASE. `codes_*` are None for an unquantized module (no codes to requantize)."""
+
+    verdict: str               # ok | FAIL
+    errors: tuple[str, ...]
+    weight_rel_error: float | None
+    cosine: float | None
+    worst: Worst | None
+    output_rel_error: float | None
+    codes_total: int | None = None
+    codes_mismatched: int | None = None   # more than one code step from requantized BASE
+    codes_drift: int | None = None        # net one-step moves, +1 larger / -1 smaller magnitude
+    weight_limit: float = WEIGHT_LIMIT
+    output_limit: float = OUTPUT_LIMIT
+    expert: int | None = None             # a FusedMoE's: the expert these figures are of (the worst one)
+
+    def as_json(self) -> dict:
+        doc = self._asdict()
+        doc["worst"] = None if self.worst is None else self.worst._asdict()
+        doc["reason"] = self.errors[0] if self.errors else None
+        doc["errors"] = list(self.errors)
+        return doc
+
+
+class AgainstBase(Protocol):
+    """--against BASE as load drives it (fp8check.core.load.against.Base): bound to the modules load runs, then
+    compared module by module and expert by expert."""
+
+    @property
+    def label(self) -> str: ...
+    def bind(self, ckpt: Checkpoint, chosen: list[LinearModule], tp: int,
+             experts: tuple[tuple[Shard, ...], ...] = (), layout: ModelLayout | None = None) -> None: ...
+    def compare(self, module: LinearModule, shards: tuple[ShardTensors, ...], block: tuple[int, int] | None,
+                x: torch.Tensor, output: torch.Tensor, output_bound: float) -> Comparison: ...
+    def compare_expert(self, name: str, expert: int, parts: tuple[ShardTensors, ...], block: tuple[int, int] | None,
+                       x: torch.Tensor, output: torch.Tensor, output_bound: float) -> Comparison: ...
+    def summary(self) -> str: ...
 
 
 class Backend(NamedTuple):
@@ -179,7 +244,7 @@ class LoadOptions(NamedTuple):
     rank_timeout_s: float = 600.0      # load --tp: the longest any collective may wait for a rank
     quiet: bool = True                 # no progress bar (under --tp, rank 0 draws it unless quiet)
     all_experts: bool = False          # FusedMoE: run every expert, not only the first and the last
-    against: Base | None = None        # --against BASE, compared module by module
+    against: AgainstBase | None = None  # --against BASE, compared module by module
 
 
 class RankFigures(NamedTuple):

@@ -162,6 +162,9 @@ EXPECTED: dict[tuple[str, str], str] = {
         "models/mistral/mistral_large4/nvidia/model.py declares no packed_modules_mapping: load_weights' "
         "_STACKED_PARAMS fuses w1 + w3 and wk + weights_proj, and _map_quant_config_layers adds them (and down_proj: "
         "w2) to the quant config's packed_modules_mapping") for name in ("gate_up_proj", "wk_weights_proj")},
+    ("RicursiveForCausalLM", "registry"): "registry.py registers RicursiveForCausalLM (ricursive.py) from 0.34; "
+                                         "0.33's registry has no such architecture, and fp8check lays it out only on "
+                                         "releases that register it (vllm_registry.py)",
     ("Qwen2_5_VLForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "qwen2_5_vl.py builds Qwen2ForCausalLM "
                                                                          "(qwen2.py)",
     ("Mistral3ForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "mistral3.py builds text_config's "
@@ -256,6 +259,10 @@ EXPECTED: dict[tuple[str, str], str] = {
     **{(a, "tower packed:qkv"): "Glm4vVisionAttention's qkv is stored fused under the name vLLM builds (glm4_1v.py "
                                 "QKVParallelLinear): matched by its own name, the same answer"
        for a in ("Glm4vForConditionalGeneration", "Glm4vMoeForConditionalGeneration")},
+    **{("SarvamMLAForCausalLM", f"packed:{name}"): (
+        "sarvam.py SarvamMLAForCausalLM maps each MLA projection to itself (none is fused: MLAModules gets "
+        "fused_qkv_a_proj=None); a layer stored under its own name is matched by that name, the same answer")
+       for name in ("q_proj", "q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj")},
     ("Step5ForCausalLM", "dropped:regex:^vit_large_projector\\.weight$"): (
         "models/step5/nvidia/model.py's mapper drops a stray vit_large_projector.weight (and load_weights the prefix "
         "vision_model.), names of the VL export a Step5ForCausalLM checkpoint does not hold; Arch has no regex drop"),

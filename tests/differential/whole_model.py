@@ -784,6 +784,40 @@ FAMILIES.update({
                             {**_LING_3, "q_lora_rank": 1536}),
 })
 
+# Sarvam (vLLM's sarvam.py), written by transformers 5.24's classes (sarvam_moe: GLM-4-MoE's, whose conversion reverts
+# to inclusionAI's names; sarvam_mla: DeepSeek-V3's) with the keys of the hub's remote-code config.json files, which
+# the harness reads as such (the transformers vLLM 0.33 / 0.34 pin has no class for either): a dense layer 0, then MoE
+# with sigmoid routing, the expert bias and a shared expert. Sarvam-30B: GQA with per-head q / k norms; Sarvam-105B:
+# MLA without q-LoRA, as released, and sarvam-mla-q with it (q_a_proj and kv_a_proj_with_mqa never fused).
+_SARVAM = dict(hidden_size=BASE["hidden"], intermediate_size=4096, num_hidden_layers=3, vocab_size=BASE["vocab"],
+               max_position_embeddings=4096, hidden_act="silu", rms_norm_eps=1e-6, tie_word_embeddings=False,
+               num_experts=8, num_experts_per_tok=2, num_shared_experts=1, moe_intermediate_size=1024,
+               first_k_dense_replace=1, n_group=1, topk_group=1, routed_scaling_factor=2.5, norm_topk_prob=True,
+               score_function="sigmoid", moe_router_enable_expert_bias=True, router_dtype="fp32",
+               num_nextn_predict_layers=0)
+_SARVAM_MOE = dict(_SARVAM, num_attention_heads=16, num_key_value_heads=4, head_dim=128,
+                   moe_shared_expert_intermediate_size=1024, use_bias=False, use_qkv_bias=False, use_qk_norm=True,
+                   use_rmsnorm=True, embedding_dropout=0.0, rope_theta=8000000.0, partial_rotary_factor=1.0)
+_SARVAM_MLA = dict(_SARVAM, num_attention_heads=16, num_key_value_heads=16, q_lora_rank=None, kv_lora_rank=512,
+                   qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128,
+                   rope_parameters={"rope_type": "default", "rope_theta": 10000.0})
+_SARVAM_SPEC = dict(transformers=True, layers=3)
+FAMILIES.update({
+    "sarvam-moe": (dict(architecture="SarvamMoEForCausalLM", model_type="sarvam_moe", **_SARVAM_SPEC), _SARVAM_MOE),
+    "sarvam-mla": (dict(architecture="SarvamMLAForCausalLM", model_type="sarvam_mla", **_SARVAM_SPEC), _SARVAM_MLA),
+    "sarvam-mla-q": (dict(architecture="SarvamMLAForCausalLM", model_type="sarvam_mla", **_SARVAM_SPEC),
+                     dict(_SARVAM_MLA, q_lora_rank=1536)),
+})
+
+# Ricursive (ricursive.py, 0.34; vLLM's own RicursiveConfig, no transformers class): Llama's names written by hand plus
+# each layer's output gate g_proj (q, k and g fused into qkg_proj); two sliding layers with RoPE, a full NoPE layer.
+_RICURSIVE = dict(num_hidden_layers=3, rms_norm_eps=1e-6, rope_theta=10000.0, sliding_window=512,
+                  layer_types=["sliding_attention", "sliding_attention", "full_attention"], use_gated_attention=True,
+                  gate_full_precision=True, use_valres=False, tie_word_embeddings=False)
+FAMILIES["ricursive"] = (dict(architecture="RicursiveForCausalLM", model_type="ricursive", layers=3, extra_tensors={
+    f"model.layers.{i}.self_attn.g_proj.weight": (BASE["heads"] * BASE["head_dim"], BASE["hidden"]) for i in range(3)}),
+    _RICURSIVE)
+
 # Inkling (vllm/models/inkling): transformers 5.24 has InklingForConditionalGeneration, but its config class is not
 # the one vLLM reads (vLLM registers its own inkling_mm_model / inkling_model configs, configs.py), so
 # synth.inkling_tensors writes the decoder layers under the names that class saves (model.llm.layers.N; the text

@@ -8,7 +8,7 @@ MoE oracle is handed).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from fp8check.core.errors import ConfigError, shown
 from fp8check.core.formats.base import (
@@ -25,7 +25,6 @@ from fp8check.kernels.quant_keys import (
 )
 
 if TYPE_CHECKING:  # annotations only
-    from fp8check.core.formats.w4afp8 import W4AFp8Config
     from fp8check.core.targets.profiles import RuleProfile
 
 NAME = "fp8"
@@ -35,7 +34,7 @@ XPU_PER_TOKEN = "xpu-fp8-per-token"  # 0.34: dynamic activations per token on XP
 
 
 class NativeFp8Config(NamedTuple):
-    """vLLM's / HF's `quant_method: fp8` (Fp8Config)."""
+    """vLLM's / HF's `quant_method: fp8` (Fp8Config), or a subclass's config (`method` its name)."""
 
     activation_scheme: str
     ignored_layers: tuple[str, ...]
@@ -44,10 +43,8 @@ class NativeFp8Config(NamedTuple):
     # is_layer_skipped's match mode: "exact", or "suffix" where the model file sets ignored_layers_match_mode
     # (Arch.block_fp8_suffix_ignores)
     ignore_match: str = "exact"
-
-
-# An Fp8Config or a subclass's config (w4afp8's W4AFP8Config): the hooks the subclass inherits take either.
-AnyFp8Config = TypeVar("AnyFp8Config", "NativeFp8Config", "W4AFp8Config")
+    # A subclass's (w4afp8's W4AFP8Config, method "w4afp8"): its routed experts' INT4 group size
+    group_size: int | None = None
 
 
 # Format.kv_cache: Fp8Config.get_quant_method gives Attention and MLAAttention Fp8KVCacheMethod.
@@ -79,20 +76,20 @@ def parse(raw: dict, where: str) -> NativeFp8Config:
 FP8_CONFIG_METHODS = (NAME, "w4afp8")
 
 
-def block_fp8_config(quant) -> NativeFp8Config | W4AFp8Config | None:
+def block_fp8_config(quant) -> NativeFp8Config | None:
     """`quant` where it is a block-FP8 Fp8Config (an Fp8Config, subclasses included, with weight_block_size: what
     bailing_moe_v3.py's _is_block_fp8_config tests), else None."""
     is_fp8_config = getattr(quant, "method", None) in FP8_CONFIG_METHODS
     return quant if is_fp8_config and getattr(quant, "weight_block_size", None) else None
 
 
-def block_fp8_skips(quant: NativeFp8Config | W4AFp8Config, name: str) -> bool:
+def block_fp8_skips(quant: NativeFp8Config, name: str) -> bool:
     """bailing_moe_v3.py _is_fp8_module_excluded: is_layer_skipped in suffix mode, `name` a module the model file
     builds unfused (vLLM's name, the lists as the model's mapper left them)."""
     return any(suffix(name, pattern) for pattern in quant.ignored_layers)
 
 
-def assign(module: Module, config: AnyFp8Config) -> Assignment:
+def assign(module: Module, config: NativeFp8Config) -> Assignment:
     if module.layer_type == "ParallelLMHead":
         return UNQUANTIZED_LM_HEAD
     if module.unquantized:
@@ -106,7 +103,7 @@ def assign(module: Module, config: AnyFp8Config) -> Assignment:
     return _quantized(config)
 
 
-def _quantized(config: AnyFp8Config) -> Assignment:
+def _quantized(config: NativeFp8Config) -> Assignment:
     """Fp8LinearMethod's assignment, under the config's own method name (an Fp8Config subclass such as w4afp8's
     W4AFP8Config keeps its name: the registry routes the assignment back to that format)."""
     block = config.weight_block_size
@@ -184,7 +181,7 @@ def moe_method(name: str, leaves: tuple[str, str, str], config: NativeFp8Config,
                      assignment=assignment)
 
 
-def maps_lists(config: AnyFp8Config, mapper: Callable[[str], str]) -> AnyFp8Config:
+def maps_lists(config: NativeFp8Config, mapper: Callable[[str], str]) -> NativeFp8Config:
     """Fp8Config.apply_vllm_mapper (0.25-0.34; W4AFP8Config inherits it): ignored_layers through the mapper."""
     return config._replace(ignored_layers=tuple(map(mapper, config.ignored_layers)))
 

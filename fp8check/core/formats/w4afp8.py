@@ -26,10 +26,11 @@ unknown quantization method (Format.added_by).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from fp8check.core.errors import ConfigError, shown
 from fp8check.core.formats import fp8
+from fp8check.core.formats.fp8 import NativeFp8Config
 from fp8check.core.formats.base import UNQUANTIZED_MOE, Assignment, Format, Module, MoEMethod
 from fp8check.core.formats.shared import is_int
 from fp8check.kernels.base import RoutingContext
@@ -72,19 +73,9 @@ def w4a8_experts(hidden: int, ispp: int, ctx: RoutingContext, in_dtype: str) -> 
     return None, f"vLLM's W4A8 experts: {chosen}"
 
 
-class W4AFp8Config(NamedTuple):
-    """W4AFP8Config: Fp8Config's fields as from_config fills them, and the experts' INT4 group size."""
-
-    activation_scheme: str
-    ignored_layers: tuple[str, ...]
-    weight_block_size: tuple[int, int] | None
-    group_size: int
-    method: str = NAME
-    ignore_match: str = "exact"            # Fp8Config's ignored_layers_match_mode (a model file may set "suffix")
-
-
-def parse(raw: dict, where: str) -> W4AFp8Config:
-    """W4AFP8Config.from_config, then Fp8Config.__init__'s checks (fp8.parse, with the activation scheme and the
+def parse(raw: dict, where: str) -> NativeFp8Config:
+    """W4AFP8Config(Fp8Config): an Fp8Config named w4afp8 with the experts' INT4 group size. from_config, then
+    Fp8Config.__init__'s checks (fp8.parse, with the activation scheme and the
     block default from_config passes); `group_size` must be a positive integer for QuantizationArgs to accept it."""
     group_size = raw.get("group_size", GROUP_SIZE)
     if not is_int(group_size) or group_size <= 0:
@@ -92,10 +83,11 @@ def parse(raw: dict, where: str) -> W4AFp8Config:
                           f"{shown(group_size)}")
     native = fp8.parse({**raw, "activation_scheme": "dynamic",
                         "weight_block_size": raw.get("weight_block_size", DEFAULT_BLOCK)}, where)
-    return W4AFp8Config(native.activation_scheme, native.ignored_layers, native.weight_block_size, group_size)
+    return native._replace(method=NAME, group_size=group_size)
 
 
-def moe_method(name: str, leaves: tuple[str, str, str], config: W4AFp8Config, profile: RuleProfile) -> MoEMethod:
+def moe_method(name: str, leaves: tuple[str, str, str], config: NativeFp8Config, profile: RuleProfile
+               ) -> MoEMethod:
     """W4AFP8Config.get_quant_method for RoutedExperts: CompressedTensorsW4A8Fp8MoEMethod unless the layer is
     skipped (then Fp8Config.get_quant_method skips it too: UnquantizedFusedMoEMethod); its __init__ asserts the
     group size. No keys for the FP8 oracle: the experts are named, not judged."""
@@ -108,7 +100,7 @@ def moe_method(name: str, leaves: tuple[str, str, str], config: W4AFp8Config, pr
                      error=error, note=NOT_JUDGED, own_checks=w4a8_experts, packed=2)
 
 
-def assign(module: Module, config: W4AFp8Config) -> Assignment:
+def assign(module: Module, config: NativeFp8Config) -> Assignment:
     """get_quant_method for a LinearBase: Fp8Config's (Fp8LinearMethod unless in ignored_layers)."""
     return fp8.assign(module, config)
 

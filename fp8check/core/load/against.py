@@ -37,59 +37,15 @@ from fp8check.core.load.gemm import as_matrix
 from fp8check.core.load.weights import CheckpointFiles, ShardTensors, read_shards
 from fp8check.core.model.modules import LinearModule, ModelLayout, Shard, build_layout
 from fp8check.core.model.sharding import TensorRead
+from fp8check.core.records import OUTPUT_LIMIT, WEIGHT_LIMIT, Comparison, Worst
 from fp8check.core.routing.moe import expert_shapes
 
 FAR_LIMIT = 0.001           # codes more than one step from requantized BASE: measured 0 of 28.3 M
 DRIFT_LIMIT = 0.03          # net one-step drift: measured 0; the bf16 scale's own rounding allows <= 2.25 %
-WEIGHT_LIMIT = 2 ** -4      # round-to-nearest moves an e4m3 normal value by <= half a step <= 2^-4 of it
-OUTPUT_LIMIT = 2 ** -3      # weight and activation rounding, each <= 2^-4
 UNQUANTIZED_LIMIT = 2 ** -8  # an unquantized layer is BASE's weight, at most rounded once into bf16
 GROUP_MIN_CODES = 4096      # a block or row judged on its own (fewer codes: too few for a fraction to mean much)
 _CHUNK_ELEMENTS = 1 << 22   # elements compared at a time: a few 16 MB fp32 copies, whatever the module's size
 _FP8 = (torch.float8_e4m3fn, torch.float8_e4m3fnuz, torch.float8_e5m2, torch.float8_e5m2fnuz)
-
-
-class Worst(NamedTuple):
-    """The block or row of one checkpoint tensor with the most codes BASE does not give back (then the largest
-    relative error); rows and cols are half-open ranges in that tensor."""
-
-    tensor: str
-    kind: str                  # "block" | "row"
-    index: tuple[int, ...]  # type: ignore[assignment]  # the report's JSON key; shadows tuple.index
-    rows: tuple[int, int]
-    cols: tuple[int, int]
-    rel_error: float
-    codes: int                 # 0 for unquantized layers
-    codes_differing: int       # far codes plus one-step codes no accepted arithmetic gives
-
-    def where(self) -> str:
-        index = f"[{', '.join(map(str, self.index))}]"
-        return (f"{self.kind} {index} of {self.tensor} (rows {self.rows[0]}-{self.rows[1] - 1}, "
-                f"cols {self.cols[0]}-{self.cols[1] - 1})")
-
-
-class Comparison(NamedTuple):
-    """One module against BASE. `codes_*` are None for an unquantized module (no codes to requantize)."""
-
-    verdict: str               # ok | FAIL
-    errors: tuple[str, ...]
-    weight_rel_error: float | None
-    cosine: float | None
-    worst: Worst | None
-    output_rel_error: float | None
-    codes_total: int | None = None
-    codes_mismatched: int | None = None   # more than one code step from requantized BASE
-    codes_drift: int | None = None        # net one-step moves, +1 larger / -1 smaller magnitude
-    weight_limit: float = WEIGHT_LIMIT
-    output_limit: float = OUTPUT_LIMIT
-    expert: int | None = None             # a FusedMoE's: the expert these figures are of (the worst one)
-
-    def as_json(self) -> dict:
-        doc = self._asdict()
-        doc["worst"] = None if self.worst is None else self.worst._asdict()
-        doc["reason"] = self.errors[0] if self.errors else None
-        doc["errors"] = list(self.errors)
-        return doc
 
 
 def failed(errors: list[str]) -> Comparison:

@@ -124,12 +124,22 @@ class Arch(NamedTuple):
     # stacked_params_mapping alone fuses it), so the quant config's ignore list and targets are matched against the
     # fused name only: an ignore list naming q_a_proj / kv_a_proj_with_mqa leaves it quantized.
     mla_packed: bool = True
+    # False: q_a_proj and kv_a_proj_with_mqa stay two ReplicatedLinears with the quant config where q_lora_rank is set
+    # (sarvam.py SarvamMLAAttention hands MLAModules fused_qkv_a_proj=None): no fused_qkv_a_proj at all.
+    mla_fused_qkv_a: bool = True
     # Routers the model file builds WITH the model's quant_config (ReplicatedLinear, GateLinear from 0.31): their
     # quantization is the format's (its ignore list), like any other ReplicatedLinear.
     quantized_routers: tuple[str, ...] = ()
     # False: the attention divides the KV heads by TP without replicating them (gpt_oss.py's
     # `num_key_value_heads // tp_size`), so TP above the KV head count builds 0 KV heads per rank.
     kv_replication: bool = True
+    # The error the attention raises where TP does not divide num_key_value_heads ("{heads}", "{kv}", "{tp}" filled;
+    # ricursive.py RicursiveAttention: its q / k shards are a MergedColumnParallelLinear, no KV head replicated).
+    kv_heads_tp_error: str | None = None
+    # The fused leaf under self_attn, no QKVParallelLinear, whose layer is an Attention of config.json's
+    # num_attention_heads / num_key_value_heads / head_dim (ricursive.py's qkg_proj: q, k and the output gate, v a
+    # ColumnParallelLinear of its own).
+    attention_linear: str | None = None
     router: Router = _SOFTMAX_RENORMALIZED
     head_quant_config: bool = True  # False: ParallelLMHead(...) without quant_config (gpt_oss.py): never quantized
     # The FusedMoE activation the model file passes, or (config key, default) where it passes the config's (Kimi-K3's
@@ -1458,6 +1468,41 @@ _BAILING = Arch(
     router=Router(("score_function", "softmax"), ("norm_topk_prob", False), ("n_group", None),
                   ("moe_router_enable_expert_bias", True)))
 ARCHITECTURES.update({"BailingMoeForCausalLM": _BAILING, "BailingMoeV2ForCausalLM": _BAILING})
+# Sarvam-30B (sarvam.py SarvamMoEForCausalLM, registered 0.25-0.34; the file identical in 0.33 and 0.34): a
+# BailingMoeForCausalLM whose load_weights only centres the gate's expert_bias, so bailing_moe.py's modules under
+# inclusionAI's names (the checkpoints hold them; transformers >= 5.24's sarvam_moe conversion renames them on load).
+# The transformers vLLM 0.33 / 0.34 pin (< 5.21 / < 5.23) has no sarvam_moe class: the config is the checkpoint's
+# remote code (--trust-remote-code), the keys bailing_moe.py reads taken from config.json as for Ling.
+ARCHITECTURES["SarvamMoEForCausalLM"] = _BAILING._replace(source="vllm:sarvam.py")
+# Sarvam-105B (sarvam.py SarvamMLAForCausalLM, registered 0.25-0.34; the file identical in 0.33 and 0.34; model type
+# sarvam_mla, DeepSeek-V3's names and config). SarvamMLAAttention: q_proj column (q_a_proj replicated, q_b_proj column
+# where q_lora_rank is set: never fused, Arch.mla_fused_qkv_a; MultiHeadLatentAttentionWrapper's forward then asserts
+# that fused_qkv_a_proj is set, at startup's profile run: not modelled, the released configs have no q_lora_rank),
+# kv_a_proj_with_mqa replicated, kv_b_proj column, o_proj row, all with the quant config; its MLAAttention
+# self_attn.mla_attn.mla_attn. SarvamMLAMLP gate / up -> gate_up_proj (the model's hf_to_vllm_mapper stacks them) for
+# the layers below first_k_dense_replace and the shared experts; SarvamMLAMoE: mlp.gate a GateLinear without
+# quant_config, FusedMoE with scoring_func=config.score_function (sigmoid when unset),
+# renormalize=config.norm_topk_prob (true when unset), num_expert_group=config.n_group (_remap_config: 1 when unset)
+# and the e_score_correction_bias unless moe_router_enable_expert_bias is false. load_weights skips no MTP layer (the
+# released configs have none).
+ARCHITECTURES["SarvamMLAForCausalLM"] = Arch(
+    "vllm:sarvam.py", packed={"gate_up_proj": LLAMA_PACKED["gate_up_proj"]}, unquantized=("mlp.gate",), mla=True,
+    mla_fused_qkv_a=False, sliding=MODEL_WINDOW,
+    router=Router(("score_function", "sigmoid"), ("norm_topk_prob", True), ("n_group", 1),
+                  ("moe_router_enable_expert_bias", True, True)))
+
+# Ricursive (ricursive.py RicursiveForCausalLM, registered 0.34 only; its config vLLM's own RicursiveConfig):
+# RicursiveAttention fuses q / k / g (the output gate, where use_gated_attention; stored q_proj, k_proj, g_proj) into
+# qkg_proj, a MergedColumnParallelLinear (the hf_to_vllm_mapper stacks them), v_proj a ColumnParallelLinear of its own
+# (it may read a value residual), o_proj row, all with the quant config; it raises unless TP divides both head counts
+# (no KV head replicated); its Attention self_attn.attn takes config.sliding_window on layer_types' sliding layers.
+# RicursiveMLP gate / up -> gate_up_proj, down_proj row; ParallelLMHead with the quant config.
+ARCHITECTURES["RicursiveForCausalLM"] = Arch(
+    "vllm:ricursive.py", styles={"self_attn.v_proj": COLUMN},
+    packed={"qkg_proj": ("q_proj", "k_proj", "g_proj"), "gate_up_proj": LLAMA_PACKED["gate_up_proj"]},
+    last_shard_optional=("self_attn.qkg_proj",), attention_linear="qkg_proj",
+    kv_heads_tp_error="Ricursive requires num_attention_heads ({heads}) and num_key_value_heads ({kv}) "
+                      "to be divisible by the tensor parallel size ({tp}).")
 
 # Ling / Ring 2.5 (Ling-2.5-1T, Ring-2.5-1T: BailingMoeV2_5ForCausalLM, model_type bailing_hybrid):
 # bailing_moe_linear.py BailingMoeV25ForCausalLM, registered 0.25-0.34 (0.33 -> 0.34 unchanged, and its linear attention

@@ -284,7 +284,7 @@ def _spec_layer_prefixes(arch: Arch, config: ModelConfig) -> tuple[str, ...]:
 def _packed(arch: Arch, tower: Tower | None, config: ModelConfig) -> dict[str, tuple[str, ...]]:
     if tower is not None:
         return tower.packed
-    if arch.mla and config.q_lora_rank:
+    if arch.mla and arch.mla_fused_qkv_a and config.q_lora_rank:
         return {**arch.packed, MLA_FUSED[0]: MLA_FUSED[1]}
     return arch.packed
 

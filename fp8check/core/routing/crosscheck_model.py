@@ -624,7 +624,9 @@ def _remote_code_exaone_config(folder: str) -> None:
 # with --trust-remote-code): inclusionAI's Ling / Ring v1 (bailing_moe) and 2.0 (bailing_moe_v2). Neither transformers
 # 5.24 nor vLLM 0.25-0.34 has a class for them; the harness, which trusts no remote code, registers a PretrainedConfig
 # of that model type, so every field comes from config.json (the fixtures write each key the model file reads bare).
-REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2")
+# Sarvam's sarvam_moe / sarvam_mla likewise under the transformers vLLM 0.33 / 0.34 pin (< 5.21 / < 5.23; 5.24 has
+# classes for them, left in place where present).
+REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla")
 
 
 class _ConfigBlock(dict):
@@ -662,6 +664,8 @@ def _register_remote_code_configs() -> None:
     import transformers
 
     for model_type in REMOTE_CODE_MODEL_TYPES:
+        if model_type in transformers.CONFIG_MAPPING:
+            continue
         transformers.AutoConfig.register(model_type, type(f"RemoteCode_{model_type}", (transformers.PretrainedConfig,),
                                                           {"model_type": model_type}), exist_ok=True)
     if "nemotron-nas" not in transformers.CONFIG_MAPPING:

@@ -116,6 +116,8 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
         errors.append("AssertionError: tp_size must be <= group_norm_size for local rms norm")
     elif linear_attention and norm_groups % tp:
         errors.append("AssertionError: group_norm_size must be divisible by tp_size")
+    if arch is not None and arch.kv_heads_tp_error and heads and kv_heads and kv_heads % tp:
+        errors.append(arch.kv_heads_tp_error.format(heads=heads, kv=kv_heads, tp=tp))
     if arch is not None and not arch.kv_replication and kv_heads and kv_heads < tp:
         errors.append(f"integer modulo by zero ({arch.source[5:]} gives each rank num_key_value_heads // TP = "
                       f"{kv_heads} // {tp} = 0 KV heads: it does not replicate KV heads; use TP <= {kv_heads})")

@@ -63,6 +63,7 @@ if TYPE_CHECKING:  # annotations only
 # EXAONE-3 (exaone.py) names the attention transformer.h.N.attn.attention, its Attention under it as .attn.
 _DENSE = re.compile(r"^(.*\.(?:layers|h)\.(\d+)\.(?:self_attn|mixer|attention|attn\.attention))\."
                     r"(qkv_proj|qkv_indexer_proj|query_key_value)$")
+_SELF_ATTN = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.([^.]+)$")  # any linear of a decoder layer's self_attn
 _Q_ONLY = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.q_proj$")  # a KV-shared layer's query projection
 # Ling / Ring 2.5's MLA is `attention`; LongCat-Flash's FlashDecoderLayer (longcat_flash.py) holds two MLA attentions,
 # self_attn.0 and self_attn.1.
@@ -155,6 +156,12 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
                     and config_head_dim else None)
         geometry = narrowed or (module.heads if module.layer_type in QKV_CLASSES else None)
         dense = _DENSE.match(module.name) if geometry else None
+        # A fused q / k linear of another class (Arch.attention_linear): the Attention takes config.json's geometry.
+        if not dense and arch is not None and arch.attention_linear is not None:
+            merged, config_kv_heads = _SELF_ATTN.match(module.name), ckpt.config.num_key_value_heads
+            if merged and merged.group(3) == arch.attention_linear and config_heads and config_kv_heads \
+                    and config_head_dim:
+                dense, geometry = merged, (config_heads, config_kv_heads, config_head_dim)
         mla = None if dense else _MLA.match(module.name)
         if dense and arch is not None and arch.linear_attention_gate and \
                 f"{dense.group(1).rpartition('.')[0]}.{arch.linear_attention_gate}" in names:
