@@ -328,6 +328,9 @@ SAVED_NAMES: dict[str, tuple[tuple[str, str], ...]] = {
     "hy_v4": ((r"\.mlp\.(shared_experts\.)?linear_gate\.", r".mlp.\1gate_proj."),
               (r"\.hc_pre\.(hc_attn_layer|hc_mlp_layer)\.", r".\1.hc_pre."),
               (r"^model\.hc_pre\.hc_head\.", "model.hc_head.")),
+    # transformers 5.24 saves a nested SiglipVisionModel without its vision_model. level (CLIPVisionModel's PrefixChange
+    # is reverted only at the top level); Cohere's checkpoints (and vLLM's SiglipVisionModel) hold it.
+    "cohere2_vision": ((r"^model\.vision_tower\.(?!vision_model\.)", "model.vision_tower.vision_model."),),
     # Keyed by architecture: Intern-S1's checkpoints hold transformers >= 4.52's names (model.language_model.,
     # model.vision_tower., model.multi_modal_projector., lm_head; interns1.py's hf_to_vllm_mapper reads them), where
     # transformers 5.24's InternVL reverts to the legacy language_model.model. / vision_tower. ones.
