@@ -2421,6 +2421,26 @@ def test_cohere2_moe_routing_follows_expert_selection_fn(make_checkpoint, keys, 
     assert router.layer_type == "ReplicatedLinear" and router.ok and rep.ok
 
 
+def test_cohere2_moe_sigmoid_routing_reads_as_softmax_under_the_cpu_router(make_checkpoint):
+    """cohere2_moe.py hands FusedMoE token_choice_with_bias but no scoring_func: on CPU (0.30+) CPURouter's
+    RoutingMethodType is get_routing_method_type's for softmax, RenormalizeNaive (router/cpu_router.py), which
+    CPUExpertsFp8 routes (experts/cpu_moe.py); on CUDA the custom function's SigmoidRenorm."""
+    folder = make_checkpoint(data="sparse", **dict(COHERE2_MOE_SPEC, quant="fp8-block"))
+    cpu, cuda = inspect(folder, "cpu"), inspect(folder)
+    assert all("routing method RenormalizeNaive " in " ".join(moe.notes) for moe in cpu.moes)
+    assert all(moe.kernel == "CPUExpertsFp8" for moe in cpu.moes) and len(cpu.moes) == 3 and cpu.ok
+    assert all("routing method SigmoidRenorm " in " ".join(moe.notes) for moe in cuda.moes)
+
+
+def test_cohere2_moe_drops_a_stored_lm_head(make_checkpoint):
+    """cohere2_moe.py Cohere2MoeForCausalLM builds no ParallelLMHead and its hf_to_vllm_mapper maps the "lm_head."
+    prefix to None: an untied checkpoint's head is never loaded."""
+    config = {**COHERE2_MOE, "tie_word_embeddings": False}
+    rep = inspect(make_checkpoint(data="sparse", **dict(COHERE2_MOE_SPEC, tie_embeddings=False, extra_config=config)))
+    assert [s.prefix for s in rep.skipped] == ["lm_head."] and "cohere2_moe.py" in rep.skipped[0].reason
+    assert not [layer.name for layer in rep.layers if "lm_head" in layer.name] and rep.ok
+
+
 @pytest.mark.parametrize("keys,windows", [({}, [513, 513, 513, None]),
                                           ({"first_k_dense_replace": 1, "mlp_layer_types": None},
                                            [None, 513, 513, 513])])

@@ -98,7 +98,10 @@ class Router(NamedTuple):
     groups: int | tuple[str, int] | None = None           # fixed, or (config key, default) of num_expert_group
     # fixed, or (config key, value that creates the bias[, the config class's value when config.json has none])
     bias: bool | tuple[str, object] | tuple[str, object, object] = False
-    custom: str | None = None                             # a custom_routing_function's RoutingMethodType
+    # A custom_routing_function's RoutingMethodType; or (config key, default): the config picks the function, whose
+    # type (custom_routing_router.py) is get_routing_method_type's with the key's value as scoring_func. Under 0.30+'s
+    # CPURouter (cpu-router) neither counts: the type is get_routing_method_type's of `scoring`, FusedMoE's own.
+    custom: str | tuple[str, str] | None = None
 
 
 _SOFTMAX_RENORMALIZED = Router()
@@ -1577,11 +1580,14 @@ ARCHITECTURES.update({"CohereForCausalLM": _COHERE, "Cohere2ForCausalLM": _COHER
 # mlp.gate a GateLinear (quant_config=None), shared_experts a Cohere2MoeMLP, the FusedMoE routed by
 # token_choice_with_bias (sigmoid, top-k, renormalized by norm_topk_prob, default true) when
 # config.expert_selection_fn is "sigmoid", else FusedMoE's softmax (custom_routing_router.py: the custom function's
-# RoutingMethodType is SigmoidRenorm / Sigmoid, what get_routing_method_type gives sigmoid without a bias). As
-# commandr.py, no ParallelLMHead (the logits are embed_tokens') and the mapper drops the "lm_head." prefix.
+# RoutingMethodType is SigmoidRenorm / Sigmoid, what get_routing_method_type gives sigmoid without a bias). The file
+# passes FusedMoE no scoring_func: on CPU (0.30+, router/cpu_router.py CPURouter) the type is softmax's,
+# RenormalizeNaive, which CPUExpertsFp8 routes (experts/cpu_moe.py _supports_routing_method). As
+# commandr.py, no ParallelLMHead (the logits are embed_tokens') and the mapper drops the "lm_head." prefix (with its
+# dot, where commandr.py's drops "lm_head").
 ARCHITECTURES["Cohere2MoeForCausalLM"] = Arch(
-    "vllm:cohere2_moe.py", unquantized=("mlp.gate",), spec_prefix="lm_head", window_offset=1,
-    router=Router(("expert_selection_fn", "softmax"), ("norm_topk_prob", True)))
+    "vllm:cohere2_moe.py", unquantized=("mlp.gate",), spec_prefix="lm_head.", window_offset=1,
+    router=Router(renormalize=("norm_topk_prob", True), custom=("expert_selection_fn", "softmax")))
 # Command-A-Vision (cohere2_vision.py Cohere2VisionForConditionalGeneration, registered 0.25-0.34, 0.33 / 0.34 alike):
 # siglip.py's SiglipVisionModel built with the quant config (as Gemma-3's) and use_head False, whose own mapper drops
 # the attention-pooling head (vision_model.head.*, which transformers' SiglipVisionTransformer builds and saves unless
