@@ -342,6 +342,9 @@ SAVED_NAMES: dict[str, tuple[tuple[str, ...], ...]] = {
     # bailing_moe_v3.py) hold it as o_proj. A third entry: the rename applies only where the name it gives (re.sub of
     # the same pattern) is in the state: a layer holding b_proj, the KDA layers' own.
     "bailing_hybrid": ((r"(\.attention\.)dense(\.\w+)$", r"\1o_proj\2", r"\1b_proj.weight"),),
+    # transformers 5.24 saves a nested SiglipVisionModel without its vision_model. level (CLIPVisionModel's PrefixChange
+    # is reverted only at the top level); Cohere's checkpoints (and vLLM's SiglipVisionModel) hold it.
+    "cohere2_vision": ((r"^model\.vision_tower\.(?!vision_model\.)", "model.vision_tower.vision_model."),),
     # Keyed by architecture: Intern-S1's checkpoints hold transformers >= 4.52's names (model.language_model.,
     # model.vision_tower., model.multi_modal_projector., lm_head; interns1.py's hf_to_vllm_mapper reads them), where
     # transformers 5.24's InternVL reverts to the legacy language_model.model. / vision_tower. ones.

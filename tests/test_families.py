@@ -44,6 +44,23 @@ QWEN4_EXP_SPEC = dict(architecture="Qwen4ExpForCausalLM", model_type="qwen4_exp_
 COHERE_SPEC = dict(architecture="CohereForCausalLM", model_type="cohere", extra_config={"use_qk_norm": True}, **HF)
 COHERE2_SPEC = dict(architecture="Cohere2ForCausalLM", model_type="cohere2", layers=4, tie_embeddings=True,
                     extra_config={"sliding_window": 512}, **HF)
+# Command-A+ (Cohere2-MoE): a dense-prefix layer of its own width, then MoE layers (sigmoid routing, a shared expert);
+# Cohere2MoeConfig fills layer_types: three sliding layers, one global.
+COHERE2_MOE = dict(intermediate_size=256, prefix_dense_intermediate_size=1024, num_experts=4, num_experts_per_tok=2,
+                   num_shared_experts=1, expert_selection_fn="sigmoid", sliding_window=512,
+                   mlp_layer_types=["dense", "sparse", "sparse", "sparse"], bos_token_id=1, eos_token_id=2)
+COHERE2_MOE_SPEC = dict(architecture="Cohere2MoeForCausalLM", model_type="cohere2_moe", layers=4, tie_embeddings=True,
+                        extra_config=COHERE2_MOE, **HF)
+# Command-A-Vision: a SigLIP tower (its pooling head saved), the SwiGLU projector stored BF16, Cohere2's text model.
+# Tied embeddings (the config class's default): a stored top-level lm_head is a name vLLM's loader refuses.
+COHERE2_VISION = dict(architecture="Cohere2VisionForConditionalGeneration", model_type="cohere2_vision", **dict(
+    HF, ignore=("lm_head", r"re:^model\.multi_modal_projector\.")), tie_embeddings=True, extra_config={
+    "text_config": dict(model_type="cohere2", hidden_size=256, intermediate_size=512, num_hidden_layers=4,
+                        num_attention_heads=4, num_key_value_heads=2, head_dim=128, vocab_size=1000, sliding_window=512,
+                        pad_token_id=0, bos_token_id=1, eos_token_id=2),
+    "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 256, "intermediate_size": 1024,
+                      "num_hidden_layers": 1, "num_attention_heads": 4, "image_size": 224, "patch_size": 14},
+    "downsample_factor": 2, "alignment_intermediate_size": 1024, "image_token_id": 5})
 # Nemotron-NAS (remote code; Llama's names per block_configs): 2 KV heads and ffn_mult 2.625 (448 -> 512 wide), a
 # no-op attention with ffn_mult 1.3125 (256), 1 KV head with a no-op FFN, 4 KV heads with intermediate_size 768.
 NEMOTRON_NAS_BLOCKS = [
@@ -1044,6 +1061,15 @@ FAMILIES = [
     ("cohere2", COHERE2_SPEC, 2,
      {"model.layers.3.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:commandr.py"),
       "model.layers.0.self_attn.o_proj": ("RowParallelLinear", "vllm:commandr.py")}),
+    ("cohere2-moe", COHERE2_MOE_SPEC, 2,
+     {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:cohere2_moe.py"),
+      "model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:cohere2_moe.py"),
+      "model.layers.1.mlp.shared_experts.gate_up_proj": ("MergedColumnParallelLinear", "vllm:cohere2_moe.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:cohere2_moe.py")}),
+    ("cohere2-vision", COHERE2_VISION, 2,
+     {"model.language_model.layers.3.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:commandr.py"),
+      "model.vision_tower.vision_model.encoder.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:siglip.py"),
+      "model.multi_modal_projector.linear_1": ("MergedColumnParallelLinear", "vllm:cohere2_vision.py")}),
     ("nemotron-nas", NEMOTRON_NAS_SPEC, 2,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:nemotron_nas.py"),
       "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:nemotron_nas.py"),
@@ -2553,6 +2579,70 @@ def test_cohere2_sliding_layers_take_the_window_plus_one(make_checkpoint):
     CohereAttention hands those layers config.sliding_window + 1."""
     rep = inspect(make_checkpoint(data="sparse", **COHERE2_SPEC))
     assert [a.sliding_window for a in rep.attention] == [513, 513, 513, None] and rep.ok
+
+
+@pytest.mark.parametrize("keys,method", [({}, "SigmoidRenorm"), ({"norm_topk_prob": False}, "Sigmoid"),
+                                         ({"expert_selection_fn": "softmax"}, "RenormalizeNaive")])
+def test_cohere2_moe_routing_follows_expert_selection_fn(make_checkpoint, keys, method):
+    """cohere2_moe.py Cohere2Moe: expert_selection_fn "sigmoid" hands FusedMoE token_choice_with_bias, whose
+    RoutingMethodType is SigmoidRenorm, or Sigmoid without norm_topk_prob (custom_routing_router.py); otherwise
+    FusedMoE's softmax, renormalized by norm_topk_prob (default true). The router mlp.gate is a GateLinear without
+    quant_config: held unquantized."""
+    spec = dict(COHERE2_MOE_SPEC, extra_config={**COHERE2_MOE, **keys})
+    rep = inspect(make_checkpoint(data="sparse", **spec))
+    assert all(f"routing method {method} " in " ".join(moe.notes) for moe in rep.moes) and len(rep.moes) == 3
+    router = next(layer for layer in rep.layers if layer.name == "model.layers.1.mlp.gate")
+    assert router.layer_type == "ReplicatedLinear" and router.ok and rep.ok
+
+
+def test_cohere2_moe_sigmoid_routing_reads_as_softmax_under_the_cpu_router(make_checkpoint):
+    """cohere2_moe.py hands FusedMoE token_choice_with_bias but no scoring_func: on CPU (0.30+) CPURouter's
+    RoutingMethodType is get_routing_method_type's for softmax, RenormalizeNaive (router/cpu_router.py), which
+    CPUExpertsFp8 routes (experts/cpu_moe.py); on CUDA the custom function's SigmoidRenorm."""
+    folder = make_checkpoint(data="sparse", **dict(COHERE2_MOE_SPEC, quant="fp8-block"))
+    cpu, cuda = inspect(folder, "cpu"), inspect(folder)
+    assert all("routing method RenormalizeNaive " in " ".join(moe.notes) for moe in cpu.moes)
+    assert all(moe.kernel == "CPUExpertsFp8" for moe in cpu.moes) and len(cpu.moes) == 3 and cpu.ok
+    assert all("routing method SigmoidRenorm " in " ".join(moe.notes) for moe in cuda.moes)
+
+
+def test_cohere2_moe_drops_a_stored_lm_head(make_checkpoint):
+    """cohere2_moe.py Cohere2MoeForCausalLM builds no ParallelLMHead and its hf_to_vllm_mapper maps the "lm_head."
+    prefix to None: an untied checkpoint's head is never loaded."""
+    config = {**COHERE2_MOE, "tie_word_embeddings": False}
+    rep = inspect(make_checkpoint(data="sparse", **dict(COHERE2_MOE_SPEC, tie_embeddings=False, extra_config=config)))
+    assert [s.prefix for s in rep.skipped] == ["lm_head."] and "cohere2_moe.py" in rep.skipped[0].reason
+    assert not [layer.name for layer in rep.layers if "lm_head" in layer.name] and rep.ok
+
+
+@pytest.mark.parametrize("keys,windows", [({}, [513, 513, 513, None]),
+                                          ({"first_k_dense_replace": 1, "mlp_layer_types": None},
+                                           [None, 513, 513, 513])])
+def test_cohere2_moe_sliding_layers_take_the_window_plus_one(make_checkpoint, keys, windows):
+    """Cohere2MoeConfig fills layer_types from sliding_window_pattern (4), counting after the first_k_dense_replace
+    dense-prefix layers, which take prefix_dense_sliding_window_pattern (1: full attention); cohere2_moe.py
+    Cohere2MoeAttention hands the sliding layers config.sliding_window + 1."""
+    config = {key: value for key, value in {**COHERE2_MOE, **keys}.items() if value is not None}
+    folder = make_checkpoint(data="sparse", **dict(COHERE2_MOE_SPEC, extra_config=config))
+    raw = json.loads(open(f"{folder}/config.json").read())
+    raw.pop("layer_types", None)
+    open(f"{folder}/config.json", "w").write(json.dumps(raw))
+    rep = inspect(folder)
+    assert [a.sliding_window for a in rep.attention] == windows and rep.ok
+
+
+def test_cohere2_vision_drops_the_pooling_head_and_keeps_the_projector_unquantized(make_checkpoint):
+    """cohere2_vision.py: SiglipVisionModel is built with use_head False, its mapper dropping vision_model.head.*
+    (which transformers saves); Cohere2VisionMultiModalProjector's linear_1 / linear_2 take no quant_config; the text
+    model is text_config's class (Cohere2ForCausalLM, commandr.py: the window + 1 on its sliding layers)."""
+    rep = inspect(make_checkpoint(data="sparse", **COHERE2_VISION))
+    assert [s.prefix for s in rep.skipped] == ["vision_tower.vision_model.head."]
+    assert not any(".head." in layer.name for layer in rep.layers)
+    projector = [layer for layer in rep.layers if "multi_modal_projector" in layer.name]
+    assert [(layer.layer_type, layer.scheme) for layer in projector] == [
+        ("MergedColumnParallelLinear", "UnquantizedLinearMethod"), ("RowParallelLinear", "UnquantizedLinearMethod")]
+    assert [a.sliding_window for a in rep.attention if "language_model" in a.name] == [513, 513, 513, None]
+    assert rep.ok
 
 
 def test_nemotron_nas_blocks_drop_attention_or_ffn_and_keep_their_own_kv_heads_and_widths(make_checkpoint):

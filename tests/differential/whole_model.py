@@ -982,6 +982,23 @@ FAMILIES.update({
     "cohere": (dict(architecture="CohereForCausalLM", model_type="cohere", **_HF), {"use_qk_norm": True}),
     "cohere2": (dict(architecture="Cohere2ForCausalLM", model_type="cohere2", tie_embeddings=True, **_HF),
                 {"sliding_window": 512}),
+    # Command-A+ (cohere2_moe.py): a dense-prefix layer (its own width), then MoE layers (sigmoid routing, a shared
+    # expert); three sliding layers and a global one.
+    "cohere2-moe": (dict(architecture="Cohere2MoeForCausalLM", model_type="cohere2_moe", tie_embeddings=True, **_HF),
+                    dict(intermediate_size=1024, prefix_dense_intermediate_size=4096, num_experts=8,
+                         num_experts_per_tok=2, num_shared_experts=1, expert_selection_fn="sigmoid",
+                         shared_expert_combination_strategy="sum", sliding_window=512,
+                         mlp_layer_types=["dense", "sparse", "sparse", "sparse"], bos_token_id=1, eos_token_id=2)),
+    # Command-A-Vision (cohere2_vision.py): a SigLIP tower (its attention-pooling head saved, which vLLM drops), the
+    # SwiGLU projector (built without quant_config: stored BF16 and ignored), Cohere2's text model (3 sliding : 1).
+    "cohere2-vision": (dict(architecture="Cohere2VisionForConditionalGeneration", model_type="cohere2_vision",
+                            tie_embeddings=True, **_HF, ignore=("lm_head", r"re:^model\.multi_modal_projector\.")),
+                       {"text_config": _text_config("cohere2", num_hidden_layers=4, sliding_window=512, pad_token_id=0,
+                                                    bos_token_id=1, eos_token_id=2),
+                        "vision_config": {"model_type": "siglip_vision_model", "hidden_size": _V,
+                                          "intermediate_size": 4 * _V, "num_hidden_layers": 1,
+                                          "num_attention_heads": 16, "image_size": 224, "patch_size": 14},
+                        "downsample_factor": 2, "alignment_intermediate_size": 4096, "image_token_id": 5}),
     # Llama-3.x-Nemotron-Super / Ultra (remote code: synth's names="decilm", Llama's names per block_configs).
     "nemotron-nas": (dict(architecture="DeciLMForCausalLM", model_type="nemotron-nas", names="decilm", layers=4),
                      {"block_configs": _NAS_BLOCKS, "hidden_act": "silu", "rms_norm_eps": 1e-5}),

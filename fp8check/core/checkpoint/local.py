@@ -28,6 +28,7 @@ ROUTER_KEYS = ("scoring_func", "norm_topk_prob", "n_group", "topk_method", "use_
                "hidden_act",  # Kimi-K3: nvidia/model.py KimiMoE hands FusedMoE activation=config.hidden_act
                "route_norm",  # HY-V3's
                "score_function", "moe_router_enable_expert_bias",  # Ling / Ring's (bailing_moe*.py)
+               "expert_selection_fn",  # Cohere2-MoE's
                "min_moe_intermediate_per_partition",  # Kimi's amd/linear.py KimiMoE (Arch.padded_moe_refusal)
                "score_func",  # Arcee Trinity's (afmoe.py)
                "use_expert_bias")  # LFM2-MoE's (lfm2_moe.py)
@@ -49,6 +50,9 @@ class SlidingKeys(NamedTuple):
     sliding_window_pattern: int | str | None = None
     hybrid_layer_pattern: tuple[int, ...] | None = None  # MiMo-V2: 1 on the sliding layers, 0 on the full ones
     sliding_window_size: int | None = None       # MiMo-V2: the sliding layers' window
+    # Cohere2-MoE: first_k_dense_replace (the dense-prefix layers) and their prefix_dense_sliding_window_pattern
+    dense_prefix: int | None = None
+    dense_prefix_pattern: int | None = None
 
 
 class ModelConfig(NamedTuple):
@@ -202,8 +206,10 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
     if raw_quant is None and hf_quant_config is not None:
         raw_quant, quant_where = hf_quant_config, HF_QUANT_CONFIG
     heads = opt_int("num_attention_heads")
-    # MiniMax-M3 names its dense MLP's width dense_intermediate_size (intermediate_size is the experts').
-    dense = "dense_intermediate_size" if "dense_intermediate_size" in sizes else "intermediate_size"
+    # MiniMax-M3 names its dense MLP's width dense_intermediate_size (intermediate_size is the experts'), Cohere2-MoE
+    # prefix_dense_intermediate_size (cohere2_moe.py Cohere2MoeMLP: intermediate_size where it is null or absent).
+    dense = ("dense_intermediate_size" if "dense_intermediate_size" in sizes else "prefix_dense_intermediate_size"
+             if _positive_int(sizes.get("prefix_dense_intermediate_size")) else "intermediate_size")
     vision = multimodal.get("vision_config") if isinstance(multimodal.get("vision_config"), dict) else {}
     audio = multimodal.get("audio_config") if isinstance(multimodal.get("audio_config"), dict) else {}
     return ModelConfig(
@@ -404,6 +410,8 @@ def _sliding_keys(sizes: dict, model_type: str, opt_int: Callable[..., int | Non
         sliding_window_pattern=_window_pattern(sizes, config_type, opt_int, where),
         hybrid_layer_pattern=_int_list(sizes, "hybrid_layer_pattern", where, minimum=0),
         sliding_window_size=opt_int("sliding_window_size", minimum=0),
+        dense_prefix=opt_int("first_k_dense_replace", minimum=0) if config_type == "cohere2_moe" else None,
+        dense_prefix_pattern=opt_int("prefix_dense_sliding_window_pattern", minimum=1),
     )
 
 

@@ -83,6 +83,9 @@ class Tower(NamedTuple):
     # (checkpoint name part, vLLM's): the model's hf_to_vllm_mapper orig_to_new_substr for the tower's tensors
     # (step_vl.py: OpenCLIP's attn.in_proj_weight -> attn.qkv_proj.weight): its linears are named as vLLM's.
     renames: tuple[tuple[str, str], ...] = ()
+    # Name parts under the tower its own loader drops (siglip.py SiglipVisionTransformer built with use_head False:
+    # its mapper, skip_prefixes before 0.31, drops the attention-pooling head.*): listed as skipped.
+    dropped: tuple[str, ...] = ()
 
 
 class Router(NamedTuple):
@@ -95,7 +98,10 @@ class Router(NamedTuple):
     groups: int | tuple[str, int | None] | None = None    # fixed, or (config key, default) of num_expert_group
     # fixed, or (config key, value that creates the bias[, the config class's value when config.json has none])
     bias: bool | tuple[str, object] | tuple[str, object, object] = False
-    custom: str | None = None                             # a custom_routing_function's RoutingMethodType
+    # A custom_routing_function's RoutingMethodType; or (config key, default): the config picks the function, whose
+    # type (custom_routing_router.py) is get_routing_method_type's with the key's value as scoring_func. Under 0.30+'s
+    # CPURouter (cpu-router) neither counts: the type is get_routing_method_type's of `scoring`, FusedMoE's own.
+    custom: str | tuple[str, str] | None = None
 
 
 _SOFTMAX_RENORMALIZED = Router()
@@ -1670,6 +1676,38 @@ ARCHITECTURES["MiMoForCausalLM"] = Arch("vllm:mimo.py", spec_prefix="model.mtp_l
 _COHERE = Arch("vllm:commandr.py", spec_prefix="lm_head", spec_substrings=("_quantizer.",),
                matrix_norms=("q_norm", "k_norm"), window_offset=1)
 ARCHITECTURES.update({"CohereForCausalLM": _COHERE, "Cohere2ForCausalLM": _COHERE})
+# Command-A+ (cohere2_moe.py Cohere2MoeForCausalLM, registered 0.25-0.34, 0.33 / 0.34 alike). Cohere2MoeAttention:
+# q / k / v -> qkv_proj, o_proj row, config.sliding_window + 1 (from 0.29; before, as commandr.py's, the window
+# itself, which neither entry models) on the "sliding_attention" layers of config.layer_types (Cohere2MoeConfig fills
+# them: first_k_dense_replace dense-prefix layers by prefix_dense_sliding_window_pattern, 1, the rest by
+# sliding_window_pattern, 4). config.mlp_layer_types' "dense"
+# layers hold a Cohere2MoeMLP (gate / up -> gate_up_proj, down_proj row), the "sparse" ones Cohere2Moe: the router
+# mlp.gate a GateLinear (quant_config=None), shared_experts a Cohere2MoeMLP, the FusedMoE routed by
+# token_choice_with_bias (sigmoid, top-k, renormalized by norm_topk_prob, default true) when
+# config.expert_selection_fn is "sigmoid", else FusedMoE's softmax (custom_routing_router.py: the custom function's
+# RoutingMethodType is SigmoidRenorm / Sigmoid, what get_routing_method_type gives sigmoid without a bias). The file
+# passes FusedMoE no scoring_func: on CPU (0.30+, router/cpu_router.py CPURouter) the type is softmax's,
+# RenormalizeNaive, which CPUExpertsFp8 routes (experts/cpu_moe.py _supports_routing_method). As
+# commandr.py, no ParallelLMHead (the logits are embed_tokens') and the mapper drops the "lm_head." prefix (with its
+# dot, where commandr.py's drops "lm_head").
+ARCHITECTURES["Cohere2MoeForCausalLM"] = Arch(
+    "vllm:cohere2_moe.py", unquantized=("mlp.gate",), spec_prefix="lm_head.", window_offset=1,
+    router=Router(renormalize=("norm_topk_prob", True), custom=("expert_selection_fn", "softmax")))
+# Command-A-Vision (cohere2_vision.py Cohere2VisionForConditionalGeneration, registered 0.25-0.34, 0.33 / 0.34 alike):
+# siglip.py's SiglipVisionModel built with the quant config (as Gemma-3's) and use_head False, whose own mapper drops
+# the attention-pooling head (vision_model.head.*, which transformers' SiglipVisionTransformer builds and saves unless
+# vision_config.vision_use_head is false); Cohere2VisionMultiModalProjector built without quant_config: linear_1 a
+# MergedColumnParallelLinear over alignment_intermediate_size // 2 twice (SwiGLU, stored as one tensor), linear_2 row;
+# the text model of text_config's class (Cohere2ForCausalLM: commandr.py) under language_model, the mapper moving
+# model.language_model. there (a stored top-level lm_head is not mapped: AutoWeightsLoader refuses it, not modelled,
+# as tie_word_embeddings, true by default, leaves none).
+_COHERE2_VISION_PROJECTOR = Tower("vllm:cohere2_vision.py", ("multi_modal_projector.", "model.multi_modal_projector."),
+                                  styles={"linear_1": "MergedColumnParallelLinear", "linear_2": ROW}, quantized=False)
+ARCHITECTURES["Cohere2VisionForConditionalGeneration"] = Arch(
+    "vllm:cohere2_vision.py", towers=(_SIGLIP._replace(dropped=("vision_tower.vision_model.head.",)),
+                                      _COHERE2_VISION_PROJECTOR), registered_text_model=True, hf_to_vllm=(
+        ("prefix", "model.vision_tower.", "vision_tower."),
+        ("prefix", "model.multi_modal_projector.", "multi_modal_projector."), _VL_TEXT[0]))
 # Nemotron-NAS (nemotron_nas.py DeciLMForCausalLM, registered 0.25-0.34, 0.33 / 0.34 alike: Llama-3.x-Nemotron-Super
 # / Ultra; config class remote code, model_type nemotron-nas). One DeciLMDecoderLayer per config.block_configs entry:
 # llama.py's attention (q / k / v -> qkv_proj, o_proj row) with num_attention_heads // attention.n_heads_in_group KV
@@ -1883,7 +1921,7 @@ def unserved_reason(architectures: tuple[str, ...], profile) -> str | None:
 # transformers' MODEL_FOR_CAUSAL_LM_MAPPING_NAMES (5.24) for the text model types of registered_text_model entries.
 CAUSAL_LM_CLASSES = {"mistral": "MistralForCausalLM", "ministral3": "Ministral3ForCausalLM",
                      "deepseek_v3": "DeepseekV3ForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
-                     "qwen3_moe": "Qwen3MoeForCausalLM"}
+                     "qwen3_moe": "Qwen3MoeForCausalLM", "cohere2": "Cohere2ForCausalLM"}
 
 
 def text_model_architecture(config: ModelConfig) -> str | None:
@@ -2006,6 +2044,15 @@ def _cohere2(index: int, keys: SlidingKeys, window: int | None) -> bool:
     return bool((index + 1) % _pattern(keys, 4))
 
 
+def _cohere2_moe(index: int, keys: SlidingKeys, window: int | None) -> bool:
+    """Cohere2MoeConfig: the first_k_dense_replace dense-prefix layers by prefix_dense_sliding_window_pattern (1 by
+    default: full attention), the others by sliding_window_pattern (4) counted from the first of them."""
+    prefix = keys.dense_prefix or 0
+    if index < prefix:
+        return bool((index + 1) % (keys.dense_prefix_pattern or 1))
+    return bool((index - prefix + 1) % (keys.sliding_window_pattern or 4))
+
+
 def _from_max_window_layers(index: int, keys: SlidingKeys, window: int | None) -> bool:
     """Qwen2 / Qwen3 / Qwen2.5-VL: `sliding_window is not None and i >= max_window_layers`."""
     return window is not None and index >= _window_layers(keys)
@@ -2054,6 +2101,7 @@ HF_WINDOWS: dict[str, HFWindow] = {
     "exaone4_5_text": _EXAONE_WINDOW,               # Exaone4_5_Config reads its text_config as exaone4
     "exaone_moe": _EXAONE_WINDOW,
     "cohere2": HFWindow(4096, fills=_cohere2),       # Cohere2Config: sliding_window = 4096, pattern 4
+    "cohere2_moe": HFWindow(4096, fills=_cohere2_moe),  # Cohere2MoeConfig: sliding_window = 4096
     "afmoe": HFWindow(1024, fills=_cohere2),         # AfmoeConfig: 1024, every global_attn_every_n_layers-th (4) full
     # Lfm3Config: 256; layer 2 of every 4 full attention, layers 4, 8, ... sliding, the rest convolutions
     "lfm3": HFWindow(256, fills=lambda index, keys, window: index % 4 == 0 and index > 0),

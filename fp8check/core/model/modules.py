@@ -168,7 +168,8 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
                     group[1].append(tail)
                     continue
         others.append(stored_names.get(name, name))
-        dropped = next((d for d in arch.spec_substrings if d in name), None)
+        dropped = next((d for d in arch.spec_substrings if d in name), None) or next(
+            (d for tower in arch.towers for d in tower.dropped if d in name), None)
         if skip_prefixes and name.startswith(skip_prefixes):
             spec = next(p for p in skip_prefixes if name.startswith(p))
             skipped.setdefault(spec, []).append(info)
@@ -231,6 +232,10 @@ def _skip_reason(arch: Arch, config: ModelConfig, prefix: str) -> str:
     if prefix in _dense_indexers(arch, config):
         return (f"the indexer of a dense MLA layer (its layer_types entry is no sparse one): {arch.source[5:]} builds "
                 "no indexer there and its loader skips these tensors")
+    tower = next((tower for tower in arch.towers if prefix in tower.dropped), None)
+    if tower is not None:
+        return (f"{tower.source[5:]} builds the tower without it and drops every name holding '{prefix}': vLLM never "
+                "loads it")
     if prefix in arch.spec_substrings:
         return (f"{arch.source[5:]}'s hf_to_vllm_mapper drops every name holding '{prefix}' (an MTP block, a tower "
                 "or a speech generator this model class does not build): vLLM's main model never loads it")

@@ -251,14 +251,16 @@ def routing_method(config: ModelConfig, ctx: RoutingContext) -> tuple[str, str]:
     arch = model_arch(config, ctx.profile)
     rule = arch.router if arch is not None else GENERIC_ARCH.router
     source = arch.source[5:] if arch is not None else "the generic layout"
-    if rule.custom and not (ctx.platform.kind == "cpu" and ctx.profile.has("cpu-router")):
+    cpu_router = ctx.platform.kind == "cpu" and ctx.profile.has("cpu-router")
+    if isinstance(rule.custom, str) and not cpu_router:
         return rule.custom, f"routing method {rule.custom} ({source}'s custom_routing_function)"
     keys = dict(config.router_keys)
 
     def read(value):
         return keys.get(value[0], value[1]) if isinstance(value, tuple) else value
 
-    scoring, renormalize = read(rule.scoring), bool(read(rule.renormalize))
+    scoring = read(rule.custom if isinstance(rule.custom, tuple) and not cpu_router else rule.scoring)
+    renormalize = bool(read(rule.renormalize))
     groups = read(rule.groups) if rule.groups else None
     bias = (keys.get(rule.bias[0], rule.bias[2] if len(rule.bias) > 2 else None) == rule.bias[1]
             if isinstance(rule.bias, tuple) else rule.bias)
