@@ -376,7 +376,7 @@ def _attention_backend(value: str | None, context: RoutingContext) -> str | None
     name = normalize_backend(value)
     unknown = unknown_backend_error(name, context) if name is not None else None
     if unknown:
-        raise InputError(f"--attention-backend {printable(value)!r}: {unknown}")
+        raise InputError(f"--attention-backend {printable(str(value))!r}: {unknown}")
     return name
 
 

@@ -51,7 +51,8 @@ class _Help:
         return params
 
     def collect_usage_pieces(self, ctx) -> list[str]:
-        pieces = [self.options_metavar] if self.options_metavar else []
+        metavar = getattr(self, "options_metavar", None)  # click's Command sets it; typer's stubs do not say so
+        pieces = [metavar] if metavar else []
         for param in self.get_params(ctx):
             if param.param_type_name == "argument":
                 name = param.metavar or param.name.upper()
@@ -189,9 +190,10 @@ def run(collector_paused: bool = False) -> NoReturn:
         main()
         code = 0
     except SystemExit as exc:  # as sys.exit ends: None is 0, an int is the code, anything else is printed, 1
-        code = 0 if exc.code is None else exc.code
-        if not isinstance(code, int):
-            print(code, file=sys.stderr)
+        if exc.code is None or isinstance(exc.code, int):
+            code = exc.code or 0
+        else:
+            print(exc.code, file=sys.stderr)
             code = 1
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):

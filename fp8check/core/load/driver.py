@@ -136,7 +136,7 @@ def load_checkpoint(ckpt: Checkpoint, fetch: Callable[[set[str]], str], options:
     moe_runs = load_moes([m.name for m in selection.moes], selection.moe_jobs, selection.moe_refused, report.errors,
                          folder, options, options.inspect.platform.kind, out_dtype)
     attention_runs = run_attention_layers(ckpt, report, selection.attention, folder, options, out_dtype)
-    bytes_read = sum(run.bytes_read for run in (*runs, *moe_runs, *attention_runs))
+    bytes_read = sum(run.bytes_read for run in (*runs, *moe_runs)) + sum(run.bytes_read for run in attention_runs)
     return with_load_warnings(LoadReport(
         report, str(options.device), device_platform(options.device).label, options.tokens, options.seed,
         options.layers, tuple(runs), bytes_read, time.perf_counter() - started,
@@ -201,7 +201,7 @@ def _numerics_notes(report: InspectReport, selection: Selection, options: LoadOp
 
 
 def _selection_notes(report: InspectReport, selection: Selection, options: LoadOptions) -> tuple[str, ...]:
-    notes = ()
+    notes: tuple[str, ...] = ()
     if options.layers is not None:
         notes += (f"--layers '{printable(options.layers)}': {len(selection.linears)} of {len(report.layers)} "
                   "modules run"

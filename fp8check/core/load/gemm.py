@@ -73,9 +73,9 @@ def fuse(shards: tuple[ShardTensors, ...], recipe: Recipe, input_scale: torch.Te
         return Fused(quantize_online(weight, recipe, reduce_amax), None, (), bias)
     if recipe.strategy != "tensor":
         block = recipe.block if recipe.strategy in ("block", "group") else None
-        return Fused(LinearWeights(weight, _cat([as_matrix(s.scale) for s in shards]), block, input_scale),
+        return Fused(LinearWeights(weight, _cat([as_matrix(_weight_scale(s)) for s in shards]), block, input_scale),
                      None, (), bias)
-    scales = [s.scale.float().reshape(()) for s in shards]
+    scales = [_weight_scale(s).float().reshape(()) for s in shards]
     top = torch.stack(scales).max()
     redone = requantization.redo(shards, scales, top)
     if redone is None:
@@ -101,7 +101,7 @@ def quantize_online(weight: torch.Tensor, recipe: Recipe,
     if recipe.strategy == "group":  # Mxfp8OnlineLinearMethod: mxfp8_e4m3_quantize of the weight, 1 x 32 groups
         codes, exponents = mx_quantize(w)
         return LinearWeights(codes, decode_e8m0(exponents), recipe.block, None)
-    if recipe.strategy == "block":
+    if recipe.strategy == "block" and recipe.block:
         bn, bk = recipe.block
         n, k = w.shape
         padded = torch.zeros(-(-n // bn) * bn, -(-k // bk) * bk, device=w.device)
@@ -234,7 +234,15 @@ def quantize(x: torch.Tensor, recipe: Recipe, input_scale: torch.Tensor | None):
 
 
 def on_device(w: LinearWeights, device: torch.device) -> LinearWeights:
-    return LinearWeights(*(t.to(device) if isinstance(t, torch.Tensor) else t for t in w))
+    return LinearWeights(w.weight.to(device), None if w.scale is None else w.scale.to(device), w.block,
+                         None if w.input_scale is None else w.input_scale.to(device))
+
+
+def _weight_scale(shard: ShardTensors) -> torch.Tensor:
+    """A quantized shard's weight scale (weights.value_errors refuses a quantized shard without one first)."""
+    if shard.scale is None:
+        raise ValueError(f"{shard.name}: a quantized weight read without its scale")
+    return shard.scale
 
 
 def run(recipe: Recipe, w: LinearWeights, x: torch.Tensor, x_q: torch.Tensor | None, x_s: torch.Tensor | None,

@@ -138,13 +138,14 @@ def _loaded(report: AttentionReport, scales: Mapping[str, torch.Tensor]) -> dict
     into (`report.scale_params`), else by the tensor's name; a role the checkpoint lacks gets vLLM's parameter name
     (`<layer>.k_scale`, ...) and no values."""
     loaded = {role: Scale(f"{report.name}.{role}_scale") for role in ROLES}
+    pairs: list[tuple[str | None, str]]
     if report.scale_params:
         pairs = [(param.rsplit(".", 1)[-1].removesuffix("_scale"), name) for param, name in report.scale_params]
     else:
         pairs = [(scale_role(name), name) for name in report.scales]
     for role, name in pairs:
         tensor = scales.get(name)
-        if role not in loaded or loaded[role].values is not None:
+        if role is None or role not in loaded or loaded[role].values is not None:
             continue
         loaded[role] = Scale(name) if tensor is None else Scale(name, tuple(tensor.shape),
                                                                  tensor.detach().float().reshape(-1).cpu())
@@ -344,11 +345,14 @@ def _round_trip(run: AttentionRun, report: AttentionReport, loaded: dict[str, Sc
     if dtype not in FP8_CACHE_DTYPES:
         return run._replace(errors=(f"not run: fp8check does not emulate a {report.cache_dtype} KV cache",))
     mla = "MLA" in report.kind
-    heads = processed.k.numel() if processed.k.numel() > 1 else report.num_kv_heads
+    k_used, v_used = processed.k, None if mla else processed.v
+    if k_used is None or not mla and v_used is None:  # _process loads both where it reports no error
+        return run._replace(errors=("not run: vLLM loads no k / v scale here",))
+    heads = k_used.numel() if k_used.numel() > 1 else report.num_kv_heads
     bound = unit_roundoff(dtype)
     errors, notes = list(processed.problems), list(processed.notes)
     figures, drawn = {}, []
-    for role, used in (("k", processed.k), ("v", None if mla else processed.v)):
+    for role, used in (("k", k_used), ("v", v_used)):
         if used is None:
             continue
         x = _draw(report, role, loaded[role], heads, tokens, seed, model_dtype).to(device)
@@ -365,8 +369,8 @@ def _round_trip(run: AttentionRun, report: AttentionReport, loaded: dict[str, Sc
     if mla:
         notes.append(f"{report.name}: MLA caches one latent (kv_c and k_pe), written with k_scale "
                      f"(concat_and_cache_mla)")
-    return run._replace(status=status, k_scale=tuple(processed.k.tolist()),
-                        v_scale=() if mla else tuple(processed.v.tolist()), k_error=figures.get("k"),
+    return run._replace(status=status, k_scale=tuple(k_used.tolist()),
+                        v_scale=() if v_used is None else tuple(v_used.tolist()), k_error=figures.get("k"),
                         v_error=figures.get("v"), bound=bound, errors=tuple(errors),
                         warnings=processed.warnings, notes=tuple(notes))
 

@@ -52,6 +52,7 @@ def merged(per_rank: list[RankResult]) -> LayerRun:
     """Rank 0's run, with every other rank's own errors, every rank's figures and bytes, and the slowest rank's time
     (the layer's, as the ranks run together; a FusedMoE's rank 0 may hold no expert under --ep)."""
     run = per_rank[0].run
+    assert run is not None, "rank 0 reports every module the ranks ran"
     rank_errors = tuple(e for r in per_rank[1:] for e in r.errors if e not in run.errors)
     figures = tuple(r.figures for r in per_rank)
     timed = [f.ms for f in figures if f.ms is not None]

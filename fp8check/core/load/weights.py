@@ -18,7 +18,7 @@ import sys
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 
@@ -69,7 +69,7 @@ class CheckpointFiles:
 
     def __init__(self, folder: str):
         self.folder = folder
-        self._handles: dict[str, object] = {}
+        self._handles: dict[str, Any] = {}  # safetensors' safe_open handles (untyped)
         self._maps: dict[str, _Mapping] = {}
         self._touched: list[tuple[mmap.mmap, int, int]] = []
         self.bytes_read = 0

@@ -2050,7 +2050,7 @@ def _cohere2_moe(index: int, keys: SlidingKeys, window: int | None) -> bool:
     prefix = keys.dense_prefix or 0
     if index < prefix:
         return bool((index + 1) % (keys.dense_prefix_pattern or 1))
-    return bool((index - prefix + 1) % (keys.sliding_window_pattern or 4))
+    return bool((index - prefix + 1) % _pattern(keys, 4))
 
 
 def _from_max_window_layers(index: int, keys: SlidingKeys, window: int | None) -> bool:

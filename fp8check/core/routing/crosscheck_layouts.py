@@ -155,8 +155,8 @@ def _visit(node, source: str, condition: str | None, owner: str, out: dict) -> N
               and isinstance(node.value, (ast.List, ast.Tuple))):
             shards = [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
             out["added"][target.slice.value] = {"shards": shards, "when": condition, "owner": owner}
-    for child in ast.iter_child_nodes(node):
-        _visit(child, source, condition, owner, out)
+    for inner in ast.iter_child_nodes(node):
+        _visit(inner, source, condition, owner, out)
 
 
 def read_class_facts(architectures: list[str]) -> dict[str, dict]:

@@ -107,7 +107,7 @@ def _unverified(layer) -> list[str]:
 
 
 def _slow_fallback(layer: LayerReport, alternative: tuple[str, str, str] | None, report: InspectReport) -> list[str]:
-    if alternative is None:
+    if alternative is None or layer.kernel is None:
         return []
     backend, kernel, quantization = alternative
     return [f"slow-fallback: {layer.kernel} is {SLOW_FALLBACKS[layer.kernel]}; on {report.platform.label} "
@@ -128,7 +128,10 @@ def _faster_backends(report: InspectReport, ckpt: Checkpoint, options: InspectOp
     owner = {kernel: backend for backend, kernels in BACKEND_KERNELS.items() for kernel in kernels}
 
     def first_native(assignment, layout, e8m0: bool) -> tuple[str, str, str] | None:
-        quantization = route(assignment, layout, ctx, options.backend, out_dtype, e8m0).choice.quantization
+        choice = route(assignment, layout, ctx, options.backend, out_dtype, e8m0).choice
+        if choice is None:
+            return None
+        quantization = choice.quantization
         for kernel in candidates(quantization, ctx):
             backend = owner.get(kernel.name)
             if kernel.name in SLOW_FALLBACKS or backend is None:
@@ -149,8 +152,9 @@ def _faster_backends(report: InspectReport, ckpt: Checkpoint, options: InspectOp
         key = (assignment, layout, uses_e8m0_scales(module))
         if key not in answers:
             answers[key] = first_native(*key)
-        if answers[key]:
-            found[module.name] = answers[key]
+        answer = answers[key]
+        if answer:
+            found[module.name] = answer
     return found
 
 

@@ -36,6 +36,9 @@ WHEEL_CHANGES: dict[str, str] = {
                   "method is get_routing_method_type's even for a custom_routing_function (Llama-4: Default)",
     "glm4-moe-gate-linear": "0.31 wheel: glm4_moe.py builds its router as GateLinear (a ReplicatedLinear, "
                             "quant_config=None); a torch nn.Linear before",
+    "mimo-v2-kv-chunks": "0.33 wheel: mimo_v2.py builds MiMo-V2-Pro's fused qkv_proj as a MergedColumnParallelLinear "
+                         "[Q | chunks x (K V pad)] below TP num_key_value_heads under a weight_block_size quant config "
+                         "(_fused_qkv_kv_chunk_rows); a QKVParallelLinear before",
     "bailing-v3-replicated-gate": "0.33 wheel: bailing_moe_v3.py replicates a head-wise MLA g_proj that a block-FP8 "
                                   "Fp8Config quantizes (disable_tp), its rows within one block row",
     "bailing-v3-swiglustep": "0.34 wheel: bailing_moe_v3.py hands a clamped layer's FusedMoE activation 'swiglustep' "

@@ -134,7 +134,7 @@ def fp32_products(rows: torch.Tensor, weight: torch.Tensor, scale: torch.Tensor 
         stop = min(n, start + step)
         values = buffer[:(stop - start) * k].view(stop - start, k)
         _values(weight[start:stop], values, bits)
-        if block is not None:
+        if block is not None and scale is not None:
             scale_codes_(values, scale[start // bn:-(-stop // bn)], block)
         torch.mm(values, columns, out=products[start:stop])
     if factor != 1.0:  # the float16 route's 2^-8 undone on the products, not on the scales (an E8M0 scale of 2^120
@@ -198,36 +198,41 @@ def run(numerics: str, w: LinearWeights, x: torch.Tensor, x_q: torch.Tensor | No
     no second pass); elsewhere Execution.also is None."""
     if numerics == UNQUANTIZED:
         return Execution(F.linear(x, w.weight.to(x.dtype)), f"{_name(x.dtype)} matmul", False)
-    if numerics == MX_W8A8:  # no device MXFP8 GEMM is run: both operands' 1 x 32 groups, products in fp32
-        out = fp32_products(dequantize_activation(x_q, x_s), w.weight, w.scale, w.block)
-        return Execution(out.to(x.dtype), "fp32 GEMM of MX-quantized operands (1 x 32 E8M0 groups)", True)
     if numerics in (WEIGHT_ONLY, MX_WEIGHT_ONLY):
         dequantized = dequantize(w.weight, w.scale, w.block).to(x.dtype)
         return Execution(F.linear(x, dequantized), f"dequantize to {_name(x.dtype)} + {_name(x.dtype)} matmul", False)
+    if x_q is None or x_s is None or w.scale is None:
+        raise ValueError(f"{numerics} multiplies quantized activations (x_q, x_s) by a scaled FP8 weight")
+    if numerics == MX_W8A8:  # no device MXFP8 GEMM is run: both operands' 1 x 32 groups, products in fp32
+        out = fp32_products(dequantize_activation(x_q, x_s), w.weight, w.scale, w.block)
+        return Execution(out.to(x.dtype), "fp32 GEMM of MX-quantized operands (1 x 32 E8M0 groups)", True)
     if numerics == SCALED_MM:
-        return _scaled_mm(w, x_q, x_s, x.dtype)
-    return _block_scaled_mm(w, x_q, x_s, x.dtype, also)
+        return _scaled_mm(w.weight, w.scale, x_q, x_s, x.dtype)
+    if w.block is None:
+        raise ValueError(f"{numerics} multiplies by a block-scaled weight; this one has no block")
+    return _block_scaled_mm(w.weight, w.scale, w.block, x_q, x_s, x.dtype, also)
 
 
-def _scaled_mm(w: LinearWeights, x_q: torch.Tensor, x_s: torch.Tensor, out_dtype: torch.dtype) -> Execution:
+def _scaled_mm(weight: torch.Tensor, scale: torch.Tensor, x_q: torch.Tensor, x_s: torch.Tensor,
+               out_dtype: torch.dtype) -> Execution:
     """torch._scaled_mm, tensorwise when both scales are scalars, else rowwise ([M, 1] x [1, N]), as vLLM's
     torch kernels call it; an fp32 emulation (said so) where the device refuses it."""
-    m, n = x_q.shape[0], w.weight.shape[0]
-    tensorwise = x_s.numel() == 1 and w.scale.numel() == 1
+    m, n = x_q.shape[0], weight.shape[0]
+    tensorwise = x_s.numel() == 1 and scale.numel() == 1
     scale_a = x_s.float().reshape(()) if tensorwise else x_s.float().reshape(-1, 1).expand(m, 1).contiguous()
-    scale_b = w.scale.float().reshape(()) if tensorwise else w.scale.float().reshape(1, -1).expand(1, n).contiguous()
+    scale_b = scale.float().reshape(()) if tensorwise else scale.float().reshape(1, -1).expand(1, n).contiguous()
     recipe = "tensorwise" if tensorwise else "rowwise"
     try:
-        out = torch._scaled_mm(x_q, w.weight.t(), scale_a=scale_a, scale_b=scale_b, out_dtype=out_dtype)
+        out = torch._scaled_mm(x_q, weight.t(), scale_a=scale_a, scale_b=scale_b, out_dtype=out_dtype)
         return Execution(out, f"torch._scaled_mm {recipe}", False)
     except (RuntimeError, NotImplementedError, ValueError) as exc:
-        out = (fp32_products(x_q.float(), w.weight, w.scale, None) * scale_a).to(out_dtype)
+        out = (fp32_products(x_q.float(), weight, scale, None) * scale_a).to(out_dtype)
         reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
         return Execution(out, f"fp32 scaled GEMM ({recipe}; torch._scaled_mm refused: {reason})", True)
 
 
-def _block_scaled_mm(w: LinearWeights, x_q: torch.Tensor, x_s: torch.Tensor, out_dtype: torch.dtype,
-                     also: torch.Tensor | None) -> Execution:
+def _block_scaled_mm(weight: torch.Tensor, scale: torch.Tensor, block: tuple[int, int], x_q: torch.Tensor,
+                     x_s: torch.Tensor, out_dtype: torch.dtype, also: torch.Tensor | None) -> Execution:
     """vLLM's w8a8_triton_block_scaled_mm through fp8check's Triton port where Triton runs on this device, else its
     arithmetic in fp32 torch: the activations dequantized with their group scales, the weight with its block scales
     (a cache-sized chunk at a time), products accumulated in fp32, rounded once to the output dtype. The unrounded
@@ -235,12 +240,12 @@ def _block_scaled_mm(w: LinearWeights, x_q: torch.Tensor, x_s: torch.Tensor, out
     if triton_unavailable(x_q.device) is None:
         from fp8check.kernels.numerics import triton_fp8
 
-        out = triton_fp8.w8a8_block_matmul(x_q, x_s, w.weight, w.scale, w.block, out_dtype)
+        out = triton_fp8.w8a8_block_matmul(x_q, x_s, weight, scale, block, out_dtype)
         interpreted = ", interpreted (TRITON_INTERPRET=1)" if triton_fp8.interpreted() else ""
         return Execution(out, f"Triton block GEMM{interpreted}, vLLM's w8a8_triton_block_scaled_mm", False)
     m = x_q.shape[0]
     rows = dequantize_activation(x_q, x_s)
-    out = fp32_products(rows if also is None else torch.cat([rows, also]), w.weight, w.scale, w.block)
+    out = fp32_products(rows if also is None else torch.cat([rows, also]), weight, scale, block)
     return Execution(out[:m].to(out_dtype), "fp32 per-K-block GEMM", True, out[m:] if also is not None else None,
                      out[:m])
 
