@@ -27,7 +27,8 @@ ROUTER_KEYS = ("scoring_func", "norm_topk_prob", "n_group", "topk_method", "use_
                "moe_router_activation", "norm_expert_weight",  # these two: Step-3.5's
                "hidden_act",  # Kimi-K3: nvidia/model.py KimiMoE hands FusedMoE activation=config.hidden_act
                "route_norm",  # HY-V3's
-               "score_function", "moe_router_enable_expert_bias")  # Ling / Ring's (bailing_moe*.py)
+               "score_function", "moe_router_enable_expert_bias",  # Ling / Ring's (bailing_moe*.py)
+               "router_score_function")  # Flint's (models/flint/model.py)
 
 
 class SlidingKeys(NamedTuple):

@@ -334,6 +334,13 @@ class Arch(NamedTuple):
     # Tails of 2-D checkpoint weights that are norms, not linears (commandr.py's per-head q_norm / k_norm, a
     # LayerNorm of shape [heads, head_dim]): listed with the other non-linear weights.
     matrix_norms: tuple[str, ...] = ()
+    # (backend, vLLM's assertion text): the model file asserts that each Attention's impl is that backend's, after
+    # importing it, and that its KV cache is the model dtype's (Flint's FlintAttention: FlashInferImpl, kv_cache_dtype
+    # auto / bfloat16). The backend's module imports FlashInfer, which only vLLM's CUDA wheels require.
+    required_backend: tuple[str, str] | None = None
+    # The fused leaf of a MergedColumnParallelLinear over [q, k, v, output gate] that feeds the layer's Attention
+    # (Beam's qkv_gate_proj, nvidia/attention.py BeamAttention): its first three parts give the attention's heads.
+    merged_qkv_gate: str | None = None
     # Added to the window of each layer the model file hands a per_layer_sliding_window (commandr.py CohereAttention:
     # config.sliding_window + 1).
     window_offset: int = 0
@@ -1081,6 +1088,37 @@ ARCHITECTURES["Exaone4_5_ForConditionalGeneration"] = Arch(
     "vllm:exaone4_5.py", packed=_QWEN_VL_PACKED, towers=(_QWEN25_VISUAL._replace(source="vllm:exaone4_5.py"),),
     hf_to_vllm=_QWEN25_VL_NAMES, spec_prefix="mtp.")
 
+# Beam (vllm/models/beam, registered 0.33-0.34; nvidia/model.py, attention.py and moe.py unchanged 0.33 -> 0.34, 0.34
+# resolving ROCm to amd/model.py, whose linears are the same). nvidia/attention.py BeamAttention: with
+# num_key_value_heads >= TP (use_merged_qkv_gate) q / k / v and the output gate are one MergedColumnParallelLinear
+# qkv_gate_proj over [q, k, v, gate] (KV heads never replicated there), else qkv_proj + a ColumnParallelLinear
+# output_gate_proj; the mapper renames the stored self_attn.gate_proj to output_gate_proj (model.py BeamModel
+# hf_to_vllm_mapper, whose renames SupportsQuant applies to the quant config's lists), and packed_modules_mapping
+# names both fusions. Per-layer windows from layer_types (vLLM's BeamConfig: every layer sliding, window 4096, when
+# config.json has neither). moe.py: dense layers (mlp_layer_types) BeamMLP gate_up_proj / down_proj; the MoE router
+# mlp.gate a GateLinear without quant_config, sigmoid routing with e_score_correction_bias (always registered),
+# grouped by n_group (None unless config.json sets it), renormalized by norm_topk_prob. Not modelled: TP above the KV
+# head count (qkv_proj and output_gate_proj built apart; Beam's 8 KV heads cover TP <= 8).
+ARCHITECTURES["BeamForCausalLM"] = Arch(
+    "vllm:models/beam",
+    packed={"qkv_gate_proj": ("q_proj", "k_proj", "v_proj", "gate_proj"), **LLAMA_PACKED},
+    unquantized=("mlp.gate",), router=Router("sigmoid", ("norm_topk_prob", True), ("n_group", 0), True),
+    merged_qkv_gate="qkv_gate_proj", hf_to_vllm=(("substr", ".self_attn.gate_proj", ".self_attn.output_gate_proj"),))
+
+# Flint (vllm/models/flint/model.py FlintForCausalLM, registered 0.33-0.34, unchanged 0.33 -> 0.34): Llama's fusions
+# (packed_modules_mapping; the mapper only stacks q / k / v and gate / up), per-layer windows from layer_types (vLLM's
+# FlintConfig: window 513 unless use_sliding_window is false, every layer full without layer_types), attention sinks
+# on every layer; dense layers (mlp_only_layers) FlintMLP gate_up_proj / down_proj; FlintSparseMoeBlock: the router
+# mlp.gate a GateLinear with quant_config=None, routing by router_score_function (sigmoid) renormalized by
+# norm_topk_prob, no correction bias or groups, the shared_expert a FlintMLP beside the FusedMoE. FlintAttention
+# imports vllm.v1.attention.backends.flashinfer (FlashInfer: CUDA wheels only) and asserts its Attention's impl is
+# FlashInferImpl and its KV cache auto / bfloat16: the model builds only where the selector picks FLASHINFER, with a
+# BF16 cache.
+ARCHITECTURES["FlintForCausalLM"] = Arch(
+    "vllm:models/flint", unquantized=("mlp.gate",),
+    router=Router(("router_score_function", "sigmoid"), ("norm_topk_prob", True)),
+    required_backend=("FLASHINFER", "Flint requires FlashInfer attention"))
+
 # Step-3.5 (step3p5.py, registered 0.25-0.34; 0.33's rewrite reads transformers' Step3p7TextConfig and the remote-code
 # keys, unchanged in 0.34; step3p5_mtp.py, the draft, changed): q / k / v -> qkv_proj (a head count per layer:
 # num_sliding_attention_heads on sliding layers, KV heads num_attention_groups), g_proj a ColumnParallelLinear (one row
@@ -1706,6 +1744,7 @@ class HFWindow(NamedTuple):
 
     default: int | None = None          # sliding_window when config.json has no such key
     gated: bool = False                 # `sliding_window if use_sliding_window else None` (Qwen2-MoE: else 0)
+    gated_default: bool = False         # with gated: use_sliding_window when config.json has none (Flint: true)
     # How __post_init__ fills layer_types when config.json has none: (layer index, keys, window) -> sliding.
     fills: Callable[[int, SlidingKeys, int | None], bool] | None = None
     forced_none: bool = False           # __post_init__ sets sliding_window = None whatever config.json says
@@ -1779,6 +1818,9 @@ HF_WINDOWS: dict[str, HFWindow] = {
     "exaone4": _EXAONE_WINDOW,
     "exaone4_5_text": _EXAONE_WINDOW,               # Exaone4_5_Config reads its text_config as exaone4
     "exaone_moe": _EXAONE_WINDOW,
+    # vLLM's FlintConfig (its own class): use_sliding_window true by default, every layer full without layer_types
+    "flint": HFWindow(513, gated=True, gated_default=True),
+    "beam": HFWindow(4096, fills=lambda index, keys, window: True),  # vLLM's BeamConfig (its own class)
     "cohere2": HFWindow(4096, fills=_cohere2),       # Cohere2Config: sliding_window = 4096, pattern 4
 }
 # qwen2.py Qwen2Model.__init__ (0.28.0 / 0.33.0), verbatim.
@@ -1797,7 +1839,8 @@ def hf_text_config(keys: SlidingKeys, layers: int) -> SlidingKeys:
     computed, a window of 0 read as none as config/model.py reads it)."""
     rule = HF_WINDOWS.get(keys.model_type, HFWindow())
     window = keys.sliding_window if keys.sliding_window_given else rule.default
-    if rule.forced_none or (rule.gated and not keys.use_sliding_window):
+    use_sliding_window = keys.use_sliding_window if keys.use_sliding_window is not None else rule.gated_default
+    if rule.forced_none or (rule.gated and not use_sliding_window):
         window = None
     if keys.max_window_layers is None:
         keys = keys._replace(max_window_layers=rule.window_layers)

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.abc
+import importlib.util
 import json
 import os
 import sys
@@ -61,6 +63,10 @@ MODEL_STUB_RISKS = {
                                     "kernel is compiled or run while building",
     "torchvision": "inert module: imported with transformers' image processors by the vision-language model "
                    "files; image preprocessing plays no part in building the model",
+    "Beam all-reduce workspace": "BeamAllReduceWorkspace.create answers None (0.33 / 0.34's Beam at TP 2 / 4 / 8: a "
+                                 "multicast workspace agreed over the CPU group, which the stand-in groups cannot "
+                                 "run): the fused post-attention / MLP reductions it enables play no part in any "
+                                 "layer's method, kernel or backend",
     "ShardQ workspace": "allocate_shardq_buffers a no-op (0.34's mla_attention.py): the symmetric-memory query "
                         "workspace of a sparse MLA layer at TP > 1 (Kimi-K3.1) needs a device and peers; a workspace "
                         "plays no part in any layer's method or backend",
@@ -343,6 +349,44 @@ def _no_shardq_workspace() -> None:
         return
     if hasattr(mla_attention, "allocate_shardq_buffers"):
         mla_attention.allocate_shardq_buffers = lambda *args, **kwargs: None
+
+
+_BEAM_ALLREDUCE = "vllm.models.beam.nvidia.allreduce"
+
+
+class _PatchAfterImport(importlib.abc.MetaPathFinder):
+    """Runs `patch` on one module right after it is first imported: a stand-in for a model file's class that the
+    harness must not import before the case builds the model (its package imports the platform's kernels)."""
+
+    def __init__(self, name: str, patch):
+        self.name, self.patch = name, patch
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is not None and spec.loader is not None:
+            real_exec = spec.loader.exec_module
+
+            def exec_module(module):
+                real_exec(module)
+                self.patch(module)
+
+            spec.loader.exec_module = exec_module
+        return spec
+
+
+def _no_beam_allreduce_workspace() -> None:
+    """Beam's model (vllm/models/beam/nvidia/allreduce.py, 0.33 / 0.34) creates its multicast all-reduce workspace
+    while building at TP 2 / 4 / 8, asking every rank over the CPU group whether the device multicasts, which the
+    stand-in groups cannot (MODEL_STUB_RISKS): no workspace, as on a device without multicast, once the release's
+    model imports it. The workspace only fuses the reductions after attention / MLP (and defers NVFP4 experts'
+    finalize); no layer's method, kernel or backend reads it."""
+    def no_workspace(module) -> None:
+        module.BeamAllReduceWorkspace.create = classmethod(lambda cls, *args, **kwargs: None)
+
+    sys.meta_path.insert(0, _PatchAfterImport(_BEAM_ALLREDUCE, no_workspace))
 
 
 # The MLA prefill backends that reserve their workspace while an MLAAttention is built (v1/attention/backends/mla/
@@ -898,6 +942,7 @@ def main() -> None:
         _no_router_warmup()
         _no_shardq_workspace()
         _mla_prefill_workspace()
+        _no_beam_allreduce_workspace()
         _stub_device_queries(sys.argv[1])
         _stub_flashinfer_probes(sys.argv[1])
         _guard_attention_impls()

@@ -59,9 +59,10 @@ if TYPE_CHECKING:  # annotations only
 
 # A decoder layer's fused QKV under the module holding its Attention (Nemotron-H: mixer.qkv_proj; Step-5's sparse
 # layers: qkv_indexer_proj; Ling / Ring's bailing_moe.py: attention.query_key_value, its Attention attention.attn).
+# Beam's qkv_gate_proj (Arch.merged_qkv_gate) is a MergedColumnParallelLinear with the attention's heads.
 # EXAONE-3 (exaone.py) names the attention transformer.h.N.attn.attention, its Attention under it as .attn.
 _DENSE = re.compile(r"^(.*\.(?:layers|h)\.(\d+)\.(?:self_attn|mixer|attention|attn\.attention))\."
-                    r"(qkv_proj|qkv_indexer_proj|query_key_value)$")
+                    r"(qkv_proj|qkv_indexer_proj|query_key_value|qkv_gate_proj)$")
 _Q_ONLY = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.q_proj$")  # a KV-shared layer's query projection
 # Ling / Ring 2.5's MLA is `attention`; LongCat-Flash's FlashDecoderLayer (longcat_flash.py) holds two MLA attentions,
 # self_attn.0 and self_attn.1.
@@ -70,6 +71,9 @@ _MLA = re.compile(r"^(.*\.layers\.(\d+)\.(?:self_attn(?:\.\d+)?|attention))\."
 # DeepSeek-V4's attention (models/deepseek_v4/attention.py DeepseekV4Attention): the parent of its fused_wqa_wkv, whose
 # second shard (wkv) is the head; its checkpoint names have no "model." root.
 _OWN = re.compile(r"^((?:.*\.)?layers\.(\d+)\.attn)\.fused_wqa_wkv$")
+# What importing vllm.v1.attention.backends.flashinfer raises where FlashInfer is not installed: vLLM's CPU, ROCm and
+# XPU builds (only the CUDA wheels require flashinfer-python): Arch.required_backend's model files import it.
+NO_FLASHINFER = "No module named 'flashinfer'"  # ModuleNotFoundError
 # DeepseekV4Attention's KV cache (_resolve_dsv4_kv_cache_dtype, 0.30-0.34): DeepSeek's fp8_ds_mla block format, a
 # 576-byte slot per token (attention.py), for "auto" and any FP8 --kv-cache-dtype; anything else is refused.
 FP8_DS_MLA = "fp8_ds_mla"
@@ -137,8 +141,8 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
         # Step-3's replicated qkv_proj (Arch.own_query_width): Attention(num_attention_heads, head_dim, 1 KV head).
         narrowed = (arch is not None and arch.own_query_width and ckpt.config.num_attention_heads
                     and ckpt.config.head_dim)
-        dense = (_DENSE.match(module.name) if module.layer_type in QKV_CLASSES and module.heads or narrowed
-                 else None)
+        qkv = module.layer_type in QKV_CLASSES or arch is not None and module.leaf == arch.merged_qkv_gate
+        dense = _DENSE.match(module.name) if qkv and module.heads or narrowed else None
         mla = None if dense else _MLA.match(module.name)
         if dense and arch is not None and arch.linear_attention_gate and \
                 f"{dense.group(1).rpartition('.')[0]}.{arch.linear_attention_gate}" in names:
@@ -426,6 +430,8 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
             elif layer.sparse and sink_backend is not None:
                 choice = sink_capable_backend(choice, spec, ctx, sink_backend)
         errors = ([window_error] if window_error else []) + ([choice.error] if choice.error else [])
+        if arch is not None and arch.required_backend and not choice.error:
+            errors += _required_backend_errors(arch.required_backend, choice.backend, kv_dtype, ctx.kind)
         warnings = list(kv.warnings) + load.warnings
         notes = list(choice.notes)
         quantized = is_quantized_kv_cache(kv_dtype, ctx)
@@ -459,6 +465,18 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
         )
 
     return reports_at
+
+
+def _required_backend_errors(required: tuple[str, str], backend: str | None, kv_dtype: str, kind: str) -> list[str]:
+    """The model file's checks of an Attention it built (Arch.required_backend): the backend's module imported
+    (FlashInfer, on CUDA only), its impl that backend's, its KV cache the model dtype's (a bare assert)."""
+    backend_name, message = required
+    if backend_name == "FLASHINFER" and kind != "cuda":
+        return [NO_FLASHINFER]
+    if backend != backend_name:
+        return [f"AssertionError: {message}"]
+    return [] if kv_dtype in (AUTO, "bfloat16") else [
+        f"AssertionError: the model file asserts a KV cache dtype of auto / bfloat16, got {kv_dtype}"]
 
 
 def _ds_mla_report(layer: AttentionLayer, requested: str, tp: int) -> AttentionReport:
