@@ -2509,6 +2509,10 @@ def test_flint_builds_only_on_flashinfer_with_a_bf16_cache(make_checkpoint):
         "UnquantizedLinearMethod"
     assert any("routing method SigmoidRenorm" in note for moe in rep.moes for note in moe.notes)
     assert any("Flint requires FlashInfer attention" in e for a in inspect(folder).attention for e in a.errors)
+    # sinks on every layer though the checkpoint holds none: SM120's FA2 has none (FLASHINFER's XQA serves them),
+    # A100's FlashInfer neither (TRITON_ATTN)
+    assert {(a.backend, a.errors) for a in inspect(folder, platform="cuda:120").attention} == {("FLASHINFER", ())}
+    assert {a.backend for a in inspect(folder, platform="a100").attention} == {"TRITON_ATTN"}
     assert any("No module named 'flashinfer'" in e for a in inspect(folder, platform="cpu").attention
                for e in a.errors)
     fp8_cache = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("b200"), LATEST,

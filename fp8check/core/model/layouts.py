@@ -344,6 +344,9 @@ class Arch(NamedTuple):
     # True: the sliding layers have per-head attention sinks when config.json's add_swa_attention_sink_bias is true,
     # the full ones none, whatever the checkpoint holds (mimo_v2.py MiMoV2Attention make_attention_sink).
     swa_sinks: bool = False
+    # True: every attention layer has per-head attention sinks whatever the checkpoint holds (Flint's FlintAttention
+    # hands Attention make_attention_sink's parameter on each layer): the selector is asked with has_sink.
+    sinks_always: bool = False
     # (checkpoint tensor suffix, vLLM's): router weights the model's load_weights renames and transposes (stored
     # [in, out]: ERNIE-4.5-VL's mlp.gate.weight -> text_experts_gate, mlp.gate.weight_1 -> vision_experts_gate).
     transposed_routers: tuple[tuple[str, str], ...] = ()
@@ -1159,17 +1162,21 @@ ARCHITECTURES["BeamForCausalLM"] = Arch(
 
 # Flint (vllm/models/flint/model.py FlintForCausalLM, registered 0.33-0.34, unchanged 0.33 -> 0.34): Llama's fusions
 # (packed_modules_mapping; the mapper only stacks q / k / v and gate / up), per-layer windows from layer_types (vLLM's
-# FlintConfig: window 513 unless use_sliding_window is false, every layer full without layer_types), attention sinks
-# on every layer; dense layers (mlp_only_layers) FlintMLP gate_up_proj / down_proj; FlintSparseMoeBlock: the router
+# FlintConfig: window 513 unless use_sliding_window is false, every layer full without layer_types), attention sinks on
+# every layer; dense layers (mlp_only_layers) FlintMLP gate_up_proj / down_proj; FlintSparseMoeBlock: the router
 # mlp.gate a GateLinear with quant_config=None, routing by router_score_function (sigmoid) renormalized by
-# norm_topk_prob, no correction bias or groups, the shared_expert a FlintMLP beside the FusedMoE. FlintAttention
-# imports vllm.v1.attention.backends.flashinfer (FlashInfer: CUDA wheels only) and asserts its Attention's impl is
+# norm_topk_prob, no correction bias or groups, the shared_expert a FlintMLP beside the FusedMoE. FlintAttention imports
+# vllm.v1.attention.backends.flashinfer (FlashInfer: CUDA wheels only), hands every layer sinks (make_attention_sink;
+# sinks_always: a checkpoint without the sinks tensor is still asked with has_sink) and asserts its Attention's impl is
 # FlashInferImpl and its KV cache auto / bfloat16: the model builds only where the selector picks FLASHINFER, with a
-# BF16 cache.
+# BF16 cache. For sink layers that is SM100 (FLASHINFER first: platforms/cuda.py _get_backend_priorities;
+# FlashInferBackend.supports_sink: TRT-LLM prefill and decode) and SM120 (FLASH_ATTN first, but FA2 has no sinks:
+# fa_utils.py flash_attn_supports_sinks needs FA 3 / 4; FlashInfer's XQA decode serves them); SM90 picks FLASH_ATTN (FA3
+# sinks), SM80 / SM89 TRITON_ATTN (FlashInfer: no sinks there).
 ARCHITECTURES["FlintForCausalLM"] = Arch(
     "vllm:models/flint", unquantized=("mlp.gate",),
     router=Router(("router_score_function", "sigmoid"), ("norm_topk_prob", True)),
-    required_backend=("FLASHINFER", "Flint requires FlashInfer attention"))
+    required_backend=("FLASHINFER", "Flint requires FlashInfer attention"), sinks_always=True)
 
 # Step-3.5 (step3p5.py, registered 0.25-0.34; 0.33's rewrite reads transformers' Step3p7TextConfig and the remote-code
 # keys, unchanged in 0.34; step3p5_mtp.py, the draft, changed): q / k / v -> qkv_proj (a head count per layer:

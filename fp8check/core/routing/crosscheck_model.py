@@ -104,8 +104,8 @@ MODEL_STUB_RISKS = {
                        "reads (_remote_code_exaone_config)",
     "attention impl": "the release's impl is built; its refusals (ValueError / NotImplementedError: fp8_e5m2 on "
                       "XPU, Triton's SM89 FP8) are the build's error; where building it needs what is stubbed "
-                      "(a FlashInfer constant, a device workspace), a stand-in takes its place, and the case "
-                      "lists it",
+                      "(a FlashInfer constant, a device workspace), a stand-in takes its place (an instance of "
+                      "the impl's class to isinstance: Flint asserts FlashInferImpl), and the case lists it",
 }
 
 
@@ -418,13 +418,20 @@ def _mla_prefill_workspace() -> None:
 
 
 class _StandInImpl:
-    """An attention impl that is never run, for one whose constructor needs what the harness stubs."""
+    """An attention impl that is never run, for one whose constructor needs what the harness stubs. It reads as the
+    impl's class to isinstance, as the real impl would: Flint's FlintAttention (vllm/models/flint/model.py) asserts
+    isinstance(self.attn.impl, FlashInferImpl) while building, and FlashInferImpl's constructor sizes a workspace
+    from flashinfer.utils functions the harness stubs."""
 
     dcp_world_size = pcp_world_size = 1
     supports_quant_query_input = False
 
-    def __init__(self, *args, **kwargs):
-        pass
+    def __init__(self, impl_cls: type):
+        self.impl_cls = impl_cls
+
+    @property
+    def __class__(self):
+        return self.impl_cls
 
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -457,7 +464,7 @@ def _guard_attention_impls() -> None:
                 raise
             except Exception as exc:  # noqa: BLE001 - listed, never silent
                 STAND_IN_IMPLS.append(f"{impl_cls.__name__}: {type(exc).__name__}: {str(exc)[:120]}")
-                return _StandInImpl()
+                return _StandInImpl(impl_cls)
 
         return type(backend.__name__, (backend,), {"get_impl_cls": staticmethod(lambda: build)})
 

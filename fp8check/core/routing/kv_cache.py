@@ -175,8 +175,9 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
                           if leaf == dense.group(3) or f"{prefix}.{leaf}" in names), None) if arch else None
             window = windows[index] if index < len(windows) else None
             # MiMo-V2 (Arch.swa_sinks): sinks on the sliding layers as config.json asks, whatever the checkpoint holds
+            # Flint (Arch.sinks_always): sinks on every layer, whatever the checkpoint holds
             sinks = (window is not None and ckpt.config.swa_sinks if arch is not None and arch.swa_sinks
-                     else f"{prefix}.sinks" in ckpt.tensors)
+                     else (arch is not None and arch.sinks_always) or f"{prefix}.sinks" in ckpt.tensors)
             head_size_v = (module.output_sizes[2] // kv_heads if arch is not None and arch.diff_kv
                            and len(module.output_sizes) > 2 and kv_heads else None)
             layers.append(AttentionLayer(prefix if indexed else f"{prefix}.attn", prefix, index, head_dim, heads,
