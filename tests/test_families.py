@@ -210,6 +210,16 @@ EXAONE_MOE = dict(EXAONE4, mlp_layer_types=["dense", "sparse", "sparse", "sparse
                   num_experts_per_tok=2, moe_intermediate_size=256, num_shared_experts=1, n_group=1, topk_group=1,
                   swiglu_limits=[0, 0, 7.0, 0])
 EXAONE_MTP = {"mtp.fc.weight": (256, 512), "mtp.layers.0.self_attn.q_proj.weight": (512, 256)}
+# Beam: three sliding layers and a full (NoPE) one, a dense layer 0 and MoE layers 1-3 with grouped sigmoid routing.
+BEAM = dict(num_hidden_layers=4, sliding_window=512, layer_types=["sliding_attention"] * 3 + ["full_attention"],
+            mlp_layer_types=["dense", "sparse", "sparse", "sparse"], num_experts=4, num_experts_per_tok=2,
+            moe_intermediate_size=256, n_group=2, topk_group=1, final_logit_softcapping=30.0)
+BEAM_SPEC = dict(architecture="BeamForCausalLM", model_type="beam", layers=4, extra_config=BEAM, **HF)
+# Flint: full (NoPE) layers 0 and 3, sliding layers 1-2, a dense layer 0 and MoE layers 1-3 with a shared expert.
+FLINT = dict(num_hidden_layers=4, sliding_window=513, no_rope_layer_indices=[0, 3], mlp_only_layers=[0],
+             layer_types=["full_attention", "sliding_attention", "sliding_attention", "full_attention"], num_experts=4,
+             num_experts_per_tok=2, moe_intermediate_size=256, shared_expert_intermediate_size=256)
+FLINT_SPEC = dict(architecture="FlintForCausalLM", model_type="flint", layers=4, extra_config=FLINT, **HF)
 # Step-3.5: a sliding layer with its own head count; layer 0 dense, 1-2 MoE (layer 2's experts swiglustep).
 STEP35 = dict(num_hidden_layers=3, head_dim=128, layer_types=["full_attention", "sliding_attention", "full_attention"],
               sliding_window=512, num_sliding_attention_heads=8, mlp_layer_types=["dense", "sparse", "sparse"],
@@ -1075,6 +1085,17 @@ FAMILIES = [
       "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:nemotron_nas.py"),
       "model.layers.3.mlp.down_proj": ("RowParallelLinear", "vllm:nemotron_nas.py"),
       "lm_head": ("ParallelLMHead", "vllm:nemotron_nas.py")}),
+    ("beam", BEAM_SPEC, 2,
+     {"model.layers.0.self_attn.qkv_gate_proj": ("MergedColumnParallelLinear", "vllm:models/beam"),
+      "model.layers.0.self_attn.o_proj": ("RowParallelLinear", "vllm:models/beam"),
+      "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:models/beam"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:models/beam")}),
+    # FlintAttention asserts FlashInfer: B200's pick for its sink layers (H100's is FLASH_ATTN)
+    ("flint", dict(FLINT_SPEC, platform="b200"), 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:models/flint"),
+      "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:models/flint"),
+      "model.layers.1.mlp.shared_expert.gate_up_proj": ("MergedColumnParallelLinear", "vllm:models/flint"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:models/flint")}),
     ("kimi-k3.1", kimi_k3_spec(dsa=True), 2,
      {"language_model.layers.2.self_attn.fused_qkv_a_proj": ("MergedColumnParallelLinear", "vllm:models/kimi_k3"),
       "language_model.layers.2.self_attn.g_proj": ("ColumnParallelLinear", "vllm:models/kimi_k3"),
@@ -1093,10 +1114,12 @@ def inspect(folder, platform="h100", tp=1):
 
 @pytest.mark.parametrize("spec,tp,expected", [f[1:] for f in FAMILIES], ids=[f[0] for f in FAMILIES])
 def test_family_layout(make_checkpoint, spec, tp, expected):
+    spec = dict(spec)
+    platform = spec.pop("platform", "h100")  # a family vLLM builds on some platforms only (Flint: FlashInfer's)
     # Widths that split into 128-blocks at the family's TP size (real models are far wider).
     folder = make_checkpoint(**{"quant": "ct-fp8-block", "data": "sparse", "moe_intermediate": 256,
                                 "vision_hidden": 256, **spec})
-    rep = inspect(folder, tp=tp)
+    rep = inspect(folder, platform=platform, tp=tp)
     by_name = {layer.name: layer for layer in rep.layers}
     assert {name: (by_name[name].layer_type, by_name[name].layout) for name in expected} == expected
     assert "generic" not in {layer.layout for layer in rep.layers} and not rep.notes
@@ -2714,6 +2737,51 @@ def test_granite_h_fused_stacked_experts_read_as_the_per_expert_ones(make_checkp
     assert ours.ok, list(ours.errors)
     assert [(m.name, m.num_experts, m.scheme, m.kernel, m.shape) for m in ours.moes] == [
         (m.name, m.num_experts, m.scheme, m.kernel, m.shape) for m in theirs.moes] and len(ours.moes) == 2
+
+
+def test_beam_fuses_the_output_gate_into_qkv_and_names_it_as_vllm(make_checkpoint):
+    """models/beam: q / k / v and the attention's output gate (stored self_attn.gate_proj, which the mapper renames
+    output_gate_proj) are one qkv_gate_proj feeding the Attention of the layer's heads; an ignore list naming the gate
+    alone splits the fusion's quantization, which vLLM refuses; the GateLinear router is BF16 and routing is grouped
+    sigmoid with the correction bias (DeepSeekV3)."""
+    folder = make_checkpoint(**{"quant": "ct-fp8-block", "data": "sparse", **BEAM_SPEC})
+    ckpt = open_local(folder)
+    qkv_gate = next(m for m in build_layout(ckpt.tensors, ckpt.config).linears
+                    if m.name == "model.layers.0.self_attn.qkv_gate_proj")
+    assert qkv_gate.output_sizes == (512, 256, 256, 512) and qkv_gate.heads == (4, 2, 128)
+    assert qkv_gate.vllm_names[1][3] == "model.layers.0.self_attn.output_gate_proj"
+    rep = inspect(folder)
+    assert rep.ok and [(a.name, a.sliding_window) for a in rep.attention] == [
+        (f"model.layers.{i}.self_attn.attn", 512 if i < 3 else None) for i in range(4)]
+    assert next(layer for layer in rep.layers if layer.name == "model.layers.1.mlp.gate").scheme == \
+        "UnquantizedLinearMethod"
+    assert any("routing method DeepSeekV3" in note for moe in rep.moes for note in moe.notes)
+    gate_ignored = dict(BEAM_SPEC, ignore=("lm_head", "model.layers.0.self_attn.gate_proj"))
+    gate_kept = inspect(make_checkpoint(**{"quant": "ct-fp8-block", "data": "sparse", **gate_ignored}))
+    assert not gate_kept.ok
+
+
+def test_flint_builds_only_on_flashinfer_with_a_bf16_cache(make_checkpoint):
+    """models/flint: FlintAttention imports the FlashInfer backend (no module on a CPU / ROCm install) and asserts
+    its Attention's impl is FlashInfer's (H100 picks FLASH_ATTN for the sink layers) and a BF16 KV cache; the
+    GateLinear router is BF16, routing sigmoid renormalized without a bias, windows from layer_types."""
+    folder = make_checkpoint(**{"quant": "ct-fp8-block", "data": "sparse", **FLINT_SPEC})
+    rep = inspect(folder, platform="b200")
+    assert rep.ok and [(a.backend, a.sliding_window) for a in rep.attention] == [
+        ("FLASHINFER", None), ("FLASHINFER", 513), ("FLASHINFER", 513), ("FLASHINFER", None)]
+    assert next(layer for layer in rep.layers if layer.name == "model.layers.1.mlp.gate").scheme == \
+        "UnquantizedLinearMethod"
+    assert any("routing method SigmoidRenorm" in note for moe in rep.moes for note in moe.notes)
+    assert any("Flint requires FlashInfer attention" in e for a in inspect(folder).attention for e in a.errors)
+    # sinks on every layer though the checkpoint holds none: SM120's FA2 has none (FLASHINFER's XQA serves them),
+    # A100's FlashInfer neither (TRITON_ATTN)
+    assert {(a.backend, a.errors) for a in inspect(folder, platform="cuda:120").attention} == {("FLASHINFER", ())}
+    assert {a.backend for a in inspect(folder, platform="a100").attention} == {"TRITON_ATTN"}
+    assert any("No module named 'flashinfer'" in e for a in inspect(folder, platform="cpu").attention
+               for e in a.errors)
+    fp8_cache = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("b200"), LATEST,
+                                                                      kv_cache_dtype="fp8"))
+    assert not fp8_cache.ok and any("KV cache dtype" in e for a in fp8_cache.attention for e in a.errors)
 
 
 def test_afmoe_attention_gate_is_its_own_column_and_the_router_loads_as_gate(make_checkpoint):

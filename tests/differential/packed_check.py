@@ -274,6 +274,10 @@ EXPECTED: dict[tuple[str, str], str] = {
                                          "model.mtp. with a WeightsMapper of its own, not the class's "
                                          "hf_to_vllm_mapper"
        for a in ("InklingForCausalLM", "InklingForConditionalGeneration")},
+    ("BeamForCausalLM", "packed:qkv_gate_proj"): (
+        "models/beam (nvidia/model.py, amd/model.py) names the output gate shard output_gate_proj, the name its "
+        "hf_to_vllm_mapper gives the checkpoint's .self_attn.gate_proj; fp8check fuses under the checkpoint's names "
+        "(gate_proj) and renames the shards with Arch.hf_to_vllm afterwards (the same modules, whole_model 100 %)"),
     ("MiMoV2FlashForCausalLM", "dropped:substr:mtp"): "mimo_v2.py MiMoV2Model.load_weights skips every name holding "
                                                       "\"mtp\" itself (`if \"mtp\" in name: continue`), no "
                                                       "hf_to_vllm_mapper",

@@ -231,6 +231,7 @@ def test_an_impl_refusing_its_configuration_raises_as_in_vllm_one_failing_on_a_s
     _guard_attention_impls()
     impl = selector.get_attn_backend().get_impl_cls()()
     assert type(impl).__name__ == "_StandInImpl"
+    assert isinstance(impl, StubbedImpl)  # as the real impl: Flint's FlintAttention asserts FlashInferImpl's class
     assert STAND_IN_IMPLS == ["StubbedImpl: TypeError: '<' not supported between instances of 'int' and 'MagicMock'"]
 
 

@@ -1003,6 +1003,22 @@ FAMILIES.update({
     "nemotron-nas": (dict(architecture="DeciLMForCausalLM", model_type="nemotron-nas", names="decilm", layers=4),
                      {"block_configs": _NAS_BLOCKS, "hidden_act": "silu", "rms_norm_eps": 1e-5}),
 })
+# Beam (vllm/models/beam, 0.33+): three sliding layers and a full (NoPE) one, a dense layer 0 and MoE layers 1-3,
+# grouped sigmoid routing; 8 KV heads as Beam-1.0's config, so q / k / v and the output gate fuse into qkv_gate_proj
+# at every TP of the grid (use_merged_qkv_gate: KV heads >= TP).
+FAMILIES["beam"] = (dict(architecture="BeamForCausalLM", model_type="beam", **dict(_HF, kv_heads=8)),
+                    dict(sliding_window=512, layer_types=["sliding_attention"] * 3 + ["full_attention"],
+                         mlp_layer_types=["dense", "sparse", "sparse", "sparse"], num_experts=8, num_experts_per_tok=2,
+                         moe_intermediate_size=1024, n_group=2, topk_group=1, routed_scaling_factor=2.5,
+                         final_logit_softcapping=30.0))
+# Flint (vllm/models/flint, 0.33+): full (NoPE) layers 0 and 3, sliding layers 1-2, every layer with attention sinks,
+# a dense layer 0 (mlp_only_layers) and MoE layers 1-3 with a shared expert. vLLM builds it only where the selector
+# picks FlashInfer (FlintAttention's assertion), from a CUDA install (the backend's module imports FlashInfer).
+FAMILIES["flint"] = (dict(architecture="FlintForCausalLM", model_type="flint", **_HF),
+                     dict(sliding_window=513, layer_types=["full_attention", "sliding_attention", "sliding_attention",
+                                                           "full_attention"],
+                          no_rope_layer_indices=[0, 3], mlp_only_layers=[0], num_experts=8, num_experts_per_tok=2,
+                          moe_intermediate_size=1024, shared_expert_intermediate_size=1024))
 QUANTS = ("ct-fp8-block", "fp8-block", "ct-fp8-dynamic", "modelopt-fp8")
 # The other formats of the format issue: stored ones, and a bf16 checkpoint under each online --quantization.
 FORMAT_QUANTS = ("modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc", "quark-fp8-block", "inc-fp8-block",

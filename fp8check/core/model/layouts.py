@@ -360,6 +360,9 @@ class Arch(NamedTuple):
     # True: the sliding layers have per-head attention sinks when config.json's add_swa_attention_sink_bias is true,
     # the full ones none, whatever the checkpoint holds (mimo_v2.py MiMoV2Attention make_attention_sink).
     swa_sinks: bool = False
+    # True: every attention layer has per-head attention sinks whatever the checkpoint holds (Flint's FlintAttention
+    # hands Attention make_attention_sink's parameter on each layer): the selector is asked with has_sink.
+    sinks_always: bool = False
     # (checkpoint tensor suffix, vLLM's): router weights the model's load_weights renames and transposes (stored
     # [in, out]: ERNIE-4.5-VL's mlp.gate.weight -> text_experts_gate, mlp.gate.weight_1 -> vision_experts_gate).
     transposed_routers: tuple[tuple[str, str], ...] = ()
@@ -370,6 +373,13 @@ class Arch(NamedTuple):
     # q_norm / k_norm, a LayerNorm of shape [heads, head_dim]; Inkling's InklingGate weight, which its forward
     # multiplies itself; MuseGlimmer's vision position table): listed with the other non-linear weights.
     matrix_norms: tuple[str, ...] = ()
+    # (backend, vLLM's assertion text): the model file asserts that each Attention's impl is that backend's, after
+    # importing it, and that its KV cache is the model dtype's (Flint's FlintAttention: FlashInferImpl, kv_cache_dtype
+    # auto / bfloat16). The backend's module imports FlashInfer, which only vLLM's CUDA wheels require.
+    required_backend: tuple[str, str] | None = None
+    # The fused leaf of a MergedColumnParallelLinear over [q, k, v, output gate] that feeds the layer's Attention
+    # (Beam's qkv_gate_proj, nvidia/attention.py BeamAttention): its first three parts give the attention's heads.
+    merged_qkv_gate: str | None = None
     # Added to the window of each layer the model file hands a per_layer_sliding_window (commandr.py CohereAttention:
     # config.sliding_window + 1).
     window_offset: int = 0
@@ -1167,6 +1177,41 @@ ARCHITECTURES["ExaoneMoEForCausalLM"] = ARCHITECTURES["ExaoneMoeForCausalLM"]
 ARCHITECTURES["Exaone4_5_ForConditionalGeneration"] = Arch(
     "vllm:exaone4_5.py", packed=_QWEN_VL_PACKED, towers=(_QWEN25_VISUAL._replace(source="vllm:exaone4_5.py"),),
     hf_to_vllm=_QWEN25_VL_NAMES, spec_prefix="mtp.")
+
+# Beam (vllm/models/beam, registered 0.33-0.34; nvidia/model.py, attention.py and moe.py unchanged 0.33 -> 0.34, 0.34
+# resolving ROCm to amd/model.py, whose linears are the same). nvidia/attention.py BeamAttention: with
+# num_key_value_heads >= TP (use_merged_qkv_gate) q / k / v and the output gate are one MergedColumnParallelLinear
+# qkv_gate_proj over [q, k, v, gate] (KV heads never replicated there), else qkv_proj + a ColumnParallelLinear
+# output_gate_proj; the mapper renames the stored self_attn.gate_proj to output_gate_proj (model.py BeamModel
+# hf_to_vllm_mapper, whose renames SupportsQuant applies to the quant config's lists), and packed_modules_mapping
+# names both fusions. Per-layer windows from layer_types (vLLM's BeamConfig: every layer sliding, window 4096, when
+# config.json has neither). moe.py: dense layers (mlp_layer_types) BeamMLP gate_up_proj / down_proj; the MoE router
+# mlp.gate a GateLinear without quant_config, sigmoid routing with e_score_correction_bias (always registered),
+# grouped by n_group (None unless config.json sets it), renormalized by norm_topk_prob. Not modelled: TP above the KV
+# head count (qkv_proj and output_gate_proj built apart; Beam's 8 KV heads cover TP <= 8).
+ARCHITECTURES["BeamForCausalLM"] = Arch(
+    "vllm:models/beam",
+    packed={"qkv_gate_proj": ("q_proj", "k_proj", "v_proj", "gate_proj"), **LLAMA_PACKED},
+    unquantized=("mlp.gate",), router=Router("sigmoid", ("norm_topk_prob", True), ("n_group", 0), True),
+    merged_qkv_gate="qkv_gate_proj", hf_to_vllm=(("substr", ".self_attn.gate_proj", ".self_attn.output_gate_proj"),))
+
+# Flint (vllm/models/flint/model.py FlintForCausalLM, registered 0.33-0.34, unchanged 0.33 -> 0.34): Llama's fusions
+# (packed_modules_mapping; the mapper only stacks q / k / v and gate / up), per-layer windows from layer_types (vLLM's
+# FlintConfig: window 513 unless use_sliding_window is false, every layer full without layer_types), attention sinks on
+# every layer; dense layers (mlp_only_layers) FlintMLP gate_up_proj / down_proj; FlintSparseMoeBlock: the router
+# mlp.gate a GateLinear with quant_config=None, routing by router_score_function (sigmoid) renormalized by
+# norm_topk_prob, no correction bias or groups, the shared_expert a FlintMLP beside the FusedMoE. FlintAttention imports
+# vllm.v1.attention.backends.flashinfer (FlashInfer: CUDA wheels only), hands every layer sinks (make_attention_sink;
+# sinks_always: a checkpoint without the sinks tensor is still asked with has_sink) and asserts its Attention's impl is
+# FlashInferImpl and its KV cache auto / bfloat16: the model builds only where the selector picks FLASHINFER, with a
+# BF16 cache. For sink layers that is SM100 (FLASHINFER first: platforms/cuda.py _get_backend_priorities;
+# FlashInferBackend.supports_sink: TRT-LLM prefill and decode) and SM120 (FLASH_ATTN first, but FA2 has no sinks:
+# fa_utils.py flash_attn_supports_sinks needs FA 3 / 4; FlashInfer's XQA decode serves them); SM90 picks FLASH_ATTN (FA3
+# sinks), SM80 / SM89 TRITON_ATTN (FlashInfer: no sinks there).
+ARCHITECTURES["FlintForCausalLM"] = Arch(
+    "vllm:models/flint", unquantized=("mlp.gate",),
+    router=Router(("router_score_function", "sigmoid"), ("norm_topk_prob", True)),
+    required_backend=("FLASHINFER", "Flint requires FlashInfer attention"), sinks_always=True)
 
 # Step-3.5 (step3p5.py, registered 0.25-0.34; 0.33's rewrite reads transformers' Step3p7TextConfig and the remote-code
 # keys, unchanged in 0.34; step3p5_mtp.py, the draft, changed): q / k / v -> qkv_proj (a head count per layer:
@@ -2006,6 +2051,7 @@ class HFWindow(NamedTuple):
 
     default: int | None = None          # sliding_window when config.json has no such key
     gated: bool = False                 # `sliding_window if use_sliding_window else None` (Qwen2-MoE: else 0)
+    gated_default: bool = False         # with gated: use_sliding_window when config.json has none (Flint: true)
     # How __post_init__ fills layer_types when config.json has none: (layer index, keys, window) -> sliding.
     fills: Callable[[int, SlidingKeys, int | None], bool] | None = None
     forced_none: bool = False           # __post_init__ sets sliding_window = None whatever config.json says
@@ -2100,6 +2146,9 @@ HF_WINDOWS: dict[str, HFWindow] = {
     "exaone4": _EXAONE_WINDOW,
     "exaone4_5_text": _EXAONE_WINDOW,               # Exaone4_5_Config reads its text_config as exaone4
     "exaone_moe": _EXAONE_WINDOW,
+    # vLLM's FlintConfig (its own class): use_sliding_window true by default, every layer full without layer_types
+    "flint": HFWindow(513, gated=True, gated_default=True),
+    "beam": HFWindow(4096, fills=lambda index, keys, window: True),  # vLLM's BeamConfig (its own class)
     "cohere2": HFWindow(4096, fills=_cohere2),       # Cohere2Config: sliding_window = 4096, pattern 4
     "cohere2_moe": HFWindow(4096, fills=_cohere2_moe),  # Cohere2MoeConfig: sliding_window = 4096
     "afmoe": HFWindow(1024, fills=_cohere2),         # AfmoeConfig: 1024, every global_attn_every_n_layers-th (4) full
@@ -2122,7 +2171,8 @@ def hf_text_config(keys: SlidingKeys, layers: int) -> SlidingKeys:
     computed, a window of 0 read as none as config/model.py reads it)."""
     rule = HF_WINDOWS.get(keys.model_type, HFWindow())
     window = keys.sliding_window if keys.sliding_window_given else rule.default
-    if rule.forced_none or (rule.gated and not keys.use_sliding_window):
+    use_sliding_window = keys.use_sliding_window if keys.use_sliding_window is not None else rule.gated_default
+    if rule.forced_none or (rule.gated and not use_sliding_window):
         window = None
     if keys.max_window_layers is None:
         keys = keys._replace(max_window_layers=rule.window_layers)

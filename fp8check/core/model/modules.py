@@ -468,6 +468,8 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
         elif len(shards) == 1 and heads:  # stored already fused (Phi-3 qkv_proj, Qwen-VL visual attn.qkv)
             num_heads, num_kv, head_dim = heads
             widths = (num_heads * head_dim, num_kv * head_dim, num_kv * head_dim)
+    elif tower is None and leaf == arch.merged_qkv_gate and len(shards) == 4:  # [q, k, v, gate]: Beam's attention
+        heads = _heads(_layer_config(config, name), widths[:3])
     elif layer_type == "MergedColumnParallelLinear" and len(shards) == 1 and leaf in ("gate_up_proj", "input_linear") \
             and widths[0] % 2 == 0:  # gate and up stored fused (Phi-3; Granite's shared_mlp.input_linear,
         # granitemoeshared.py GraniteMoeSharedMLP output_sizes [S, S]); other single-shard merges keep one width

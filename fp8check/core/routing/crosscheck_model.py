@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.abc
+import importlib.util
 import json
 import os
 import sys
@@ -61,6 +63,10 @@ MODEL_STUB_RISKS = {
                                     "kernel is compiled or run while building",
     "torchvision": "inert module: imported with transformers' image processors by the vision-language model "
                    "files; image preprocessing plays no part in building the model",
+    "Beam all-reduce workspace": "BeamAllReduceWorkspace.create answers None (0.33 / 0.34's Beam at TP 2 / 4 / 8: a "
+                                 "multicast workspace agreed over the CPU group, which the stand-in groups cannot "
+                                 "run): the fused post-attention / MLP reductions it enables play no part in any "
+                                 "layer's method, kernel or backend",
     "ShardQ workspace": "allocate_shardq_buffers a no-op (0.34's mla_attention.py): the symmetric-memory query "
                         "workspace of a sparse MLA layer at TP > 1 (Kimi-K3.1) needs a device and peers; a workspace "
                         "plays no part in any layer's method or backend",
@@ -98,8 +104,8 @@ MODEL_STUB_RISKS = {
                        "reads (_remote_code_exaone_config)",
     "attention impl": "the release's impl is built; its refusals (ValueError / NotImplementedError: fp8_e5m2 on "
                       "XPU, Triton's SM89 FP8) are the build's error; where building it needs what is stubbed "
-                      "(a FlashInfer constant, a device workspace), a stand-in takes its place, and the case "
-                      "lists it",
+                      "(a FlashInfer constant, a device workspace), a stand-in takes its place (an instance of "
+                      "the impl's class to isinstance: Flint asserts FlashInferImpl), and the case lists it",
 }
 
 
@@ -345,6 +351,44 @@ def _no_shardq_workspace() -> None:
         mla_attention.allocate_shardq_buffers = lambda *args, **kwargs: None
 
 
+_BEAM_ALLREDUCE = "vllm.models.beam.nvidia.allreduce"
+
+
+class _PatchAfterImport(importlib.abc.MetaPathFinder):
+    """Runs `patch` on one module right after it is first imported: a stand-in for a model file's class that the
+    harness must not import before the case builds the model (its package imports the platform's kernels)."""
+
+    def __init__(self, name: str, patch):
+        self.name, self.patch = name, patch
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is not None and spec.loader is not None:
+            real_exec = spec.loader.exec_module
+
+            def exec_module(module):
+                real_exec(module)
+                self.patch(module)
+
+            spec.loader.exec_module = exec_module
+        return spec
+
+
+def _no_beam_allreduce_workspace() -> None:
+    """Beam's model (vllm/models/beam/nvidia/allreduce.py, 0.33 / 0.34) creates its multicast all-reduce workspace
+    while building at TP 2 / 4 / 8, asking every rank over the CPU group whether the device multicasts, which the
+    stand-in groups cannot (MODEL_STUB_RISKS): no workspace, as on a device without multicast, once the release's
+    model imports it. The workspace only fuses the reductions after attention / MLP (and defers NVFP4 experts'
+    finalize); no layer's method, kernel or backend reads it."""
+    def no_workspace(module) -> None:
+        module.BeamAllReduceWorkspace.create = classmethod(lambda cls, *args, **kwargs: None)
+
+    sys.meta_path.insert(0, _PatchAfterImport(_BEAM_ALLREDUCE, no_workspace))
+
+
 # The MLA prefill backends that reserve their workspace while an MLAAttention is built (v1/attention/backends/mla/
 # prefill, 0.33 / 0.34): FlashInfer, and TRT-LLM ragged (SM100's pick for GLM-4.7-Flash's 192 + 64 / 256 heads).
 _WORKSPACE_PREFILL_MODULES = ("flashinfer", "trtllm_ragged")
@@ -374,13 +418,20 @@ def _mla_prefill_workspace() -> None:
 
 
 class _StandInImpl:
-    """An attention impl that is never run, for one whose constructor needs what the harness stubs."""
+    """An attention impl that is never run, for one whose constructor needs what the harness stubs. It reads as the
+    impl's class to isinstance, as the real impl would: Flint's FlintAttention (vllm/models/flint/model.py) asserts
+    isinstance(self.attn.impl, FlashInferImpl) while building, and FlashInferImpl's constructor sizes a workspace
+    from flashinfer.utils functions the harness stubs."""
 
     dcp_world_size = pcp_world_size = 1
     supports_quant_query_input = False
 
-    def __init__(self, *args, **kwargs):
-        pass
+    def __init__(self, impl_cls: type):
+        self.impl_cls = impl_cls
+
+    @property
+    def __class__(self):
+        return self.impl_cls
 
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -413,7 +464,7 @@ def _guard_attention_impls() -> None:
                 raise
             except Exception as exc:  # noqa: BLE001 - listed, never silent
                 STAND_IN_IMPLS.append(f"{impl_cls.__name__}: {type(exc).__name__}: {str(exc)[:120]}")
-                return _StandInImpl()
+                return _StandInImpl(impl_cls)
 
         return type(backend.__name__, (backend,), {"get_impl_cls": staticmethod(lambda: build)})
 
@@ -919,6 +970,7 @@ def main() -> None:
         _no_router_warmup()
         _no_shardq_workspace()
         _mla_prefill_workspace()
+        _no_beam_allreduce_workspace()
         _stub_device_queries(sys.argv[1])
         _stub_flashinfer_probes(sys.argv[1])
         _guard_attention_impls()

@@ -60,9 +60,10 @@ if TYPE_CHECKING:  # annotations only
 
 # A decoder layer's fused QKV under the module holding its Attention (Nemotron-H: mixer.qkv_proj; Step-5's sparse
 # layers: qkv_indexer_proj; Ling / Ring's bailing_moe.py: attention.query_key_value, its Attention attention.attn).
+# Beam's qkv_gate_proj (Arch.merged_qkv_gate) is a MergedColumnParallelLinear with the attention's heads.
 # EXAONE-3 (exaone.py) names the attention transformer.h.N.attn.attention, its Attention under it as .attn.
 _DENSE = re.compile(r"^(.*\.(?:layers|h)\.(\d+)\.(?:self_attn|mixer|attention|attn\.attention))\."
-                    r"(qkv_proj|qkv_indexer_proj|query_key_value)$")
+                    r"(qkv_proj|qkv_indexer_proj|query_key_value|qkv_gate_proj)$")
 _SELF_ATTN = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.([^.]+)$")  # any linear of a decoder layer's self_attn
 _Q_ONLY = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.q_proj$")  # a KV-shared layer's query projection
 # Ling / Ring 2.5's MLA is `attention`; LongCat-Flash's FlashDecoderLayer (longcat_flash.py) holds two MLA attentions,
@@ -72,6 +73,9 @@ _MLA = re.compile(r"^(.*\.layers\.(\d+)\.(?:self_attn(?:\.\d+)?|attention))\."
 # DeepSeek-V4's attention (models/deepseek_v4/attention.py DeepseekV4Attention): the parent of its fused_wqa_wkv, whose
 # second shard (wkv) is the head; its checkpoint names have no "model." root.
 _OWN = re.compile(r"^((?:.*\.)?layers\.(\d+)\.attn)\.fused_wqa_wkv$")
+# What importing vllm.v1.attention.backends.flashinfer raises where FlashInfer is not installed: vLLM's CPU, ROCm and
+# XPU builds (only the CUDA wheels require flashinfer-python): Arch.required_backend's model files import it.
+NO_FLASHINFER = "No module named 'flashinfer'"  # ModuleNotFoundError
 # Inkling's attention (models/inkling/nvidia/attention.py InklingAttention, an AttentionLayerBase with its own
 # FlashAttention backend and cache_config's KV cache dtype): the parent of its qkvr ([q, k, v, r] fused).
 _OWN_QKVR = re.compile(r"^((?:.*\.)?layers\.(\d+)\.attn)\.qkvr$")
@@ -154,7 +158,8 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
         config_heads, config_head_dim = ckpt.config.num_attention_heads, ckpt.config.head_dim
         narrowed = ((config_heads, 1, config_head_dim) if arch is not None and arch.own_query_width and config_heads
                     and config_head_dim else None)
-        geometry = narrowed or (module.heads if module.layer_type in QKV_CLASSES else None)
+        qkv = module.layer_type in QKV_CLASSES or arch is not None and module.leaf == arch.merged_qkv_gate
+        geometry = narrowed or (module.heads if qkv else None)
         dense = _DENSE.match(module.name) if geometry else None
         # A fused q / k linear of another class (Arch.attention_linear): the Attention takes config.json's geometry.
         if not dense and arch is not None and arch.attention_linear is not None:
@@ -178,8 +183,9 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
                           if leaf == dense.group(3) or f"{prefix}.{leaf}" in names), None) if arch else None
             window = windows[index] if index < len(windows) else None
             # MiMo-V2 (Arch.swa_sinks): sinks on the sliding layers as config.json asks, whatever the checkpoint holds
+            # Flint (Arch.sinks_always): sinks on every layer, whatever the checkpoint holds
             sinks = (window is not None and ckpt.config.swa_sinks if arch is not None and arch.swa_sinks
-                     else f"{prefix}.sinks" in ckpt.tensors)
+                     else (arch is not None and arch.sinks_always) or f"{prefix}.sinks" in ckpt.tensors)
             head_size_v = (module.output_sizes[2] // kv_heads if arch is not None and arch.diff_kv
                            and len(module.output_sizes) > 2 and kv_heads else None)
             layers.append(AttentionLayer(prefix if own_backend else f"{prefix}.attn", prefix, index, head_dim, heads,
@@ -450,6 +456,8 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
             elif layer.sparse and sink_backend is not None:
                 choice = sink_capable_backend(choice, spec, ctx, sink_backend)
         errors = ([window_error] if window_error else []) + ([choice.error] if choice.error else [])
+        if arch is not None and arch.required_backend and not choice.error:
+            errors += _required_backend_errors(arch.required_backend, choice.backend, kv_dtype, ctx.kind)
         warnings = list(kv.warnings) + load.warnings
         notes = list(choice.notes)
         quantized = is_quantized_kv_cache(kv_dtype, ctx)
@@ -483,6 +491,18 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
         )
 
     return reports_at
+
+
+def _required_backend_errors(required: tuple[str, str], backend: str | None, kv_dtype: str, kind: str) -> list[str]:
+    """The model file's checks of an Attention it built (Arch.required_backend): the backend's module imported
+    (FlashInfer, on CUDA only), its impl that backend's, its KV cache the model dtype's (a bare assert)."""
+    backend_name, message = required
+    if backend_name == "FLASHINFER" and kind != "cuda":
+        return [NO_FLASHINFER]
+    if backend != backend_name:
+        return [f"AssertionError: {message}"]
+    return [] if kv_dtype in (AUTO, "bfloat16") else [
+        f"AssertionError: the model file asserts a KV cache dtype of auto / bfloat16, got {kv_dtype}"]
 
 
 def _ds_mla_report(layer: AttentionLayer, requested: str, tp: int) -> AttentionReport:
