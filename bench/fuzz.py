@@ -68,7 +68,7 @@ with atheris.instrument_imports(include=["fp8check"]) if atheris else contextlib
     from fp8check.core.records import InspectOptions
     from fp8check.core.targets.platforms import parse_platform
     from fp8check.core.targets.profiles import select_profile
-    from fp8check.cli import render_report
+    from fp8check.cli import render
     from fp8check.core.report.documents import inspect_document
 from rich.console import Console  # noqa: E402
 
@@ -179,9 +179,9 @@ def target_pipeline(payload: bytes) -> bool:
                              profile=select_profile(PROFILES[choice[1] % len(PROFILES)]), tp=1 + choice[2] % 16)
     report = inspect_checkpoint(ckpt, options)
     text = json.dumps(inspect_document(report))
-    markdown = render_report.markdown(report)
+    markdown = render.markdown(report)
     out = io.StringIO()
-    render_report.table(report, Console(file=out, width=200, force_terminal=False), True)
+    render.table(report, Console(file=out, width=200, force_terminal=False), True)
     for kind, rendered in (("markdown", markdown), ("table", out.getvalue()), ("json", text)):
         if "\x1b" in rendered:
             STATS.record(STATS.findings, f"raw ESC in the {kind} report", b"\x04" + payload, rendered[:300])

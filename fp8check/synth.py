@@ -180,7 +180,8 @@ ROUTER_LEAVES = (".mlp.gate", ".block_sparse_moe.gate", ".feed_forward.router", 
                  ".mixer.gate", ".router.proj", ".mlp.gate.wg",
                  ".moe.gate", ".mlp.router.gate",  # Nemotron-H, Gemma-4, Hunyuan, Step-3.5, HY-V3
                  ".mlp.router.classifier",  # LongCat-Flash
-                 ".block_sparse_moe.router.layer")  # Granite MoE
+                 ".block_sparse_moe.router.layer",  # Granite MoE
+                 ".feed_forward.gate")  # LFM2-MoE
 # Towers vLLM builds with quant_config=None (mllama4.py, step3_vl.py): the FP8 checkpoints keep them in BF16.
 BF16_TOWERS = {"llama4": ("vision_model.", "multi_modal_projector."), "step3": ("vision_model.", "vit_large_projector")}
 
@@ -308,9 +309,13 @@ TRANSFORMERS_HOSTS = {
 TRANSFORMERS_CLASSES = {"KimiK25ForConditionalGeneration": "Kimi_K25ForConditionalGeneration",
                         "ExaoneMoEForCausalLM": "ExaoneMoeForCausalLM", "ExaoneForCausalLM": "LlamaForCausalLM",
                         "MiMoForCausalLM": "Qwen2ForCausalLM", "TeleChat3ForCausalLM": "LlamaForCausalLM",
+                        # MiMo-V2-Pro's remote code: MiMo-V2-Flash's layers, q / k / v saved fused (SAVED_FUSED)
+                        "MiMoV2ForCausalLM": "MiMoV2FlashForCausalLM",
                         "InternS1ForConditionalGeneration": "InternVLForConditionalGeneration",
                         # LongCat-Flash-Lite: LongCat-Flash's class; its n-gram tables go in Spec.extra_tensors
-                        "LongcatFlashNgramForCausalLM": "LongcatFlashForCausalLM"}
+                        "LongcatFlashNgramForCausalLM": "LongcatFlashForCausalLM",
+                        # vLLM's registry serves both MuseGlimmer names with one class; transformers has the VL one
+                        "MuseGlimmerForCausalLM": "MuseGlimmerForConditionalGeneration"}
 # Names transformers 5.24's revert_weight_conversion leaves wrong, as (regex, replacement) per model_type: kimi_k25's
 # conversion renames "blocks" -> "layers" unanchored, so its reversal turns the text model's layers into blocks, and
 # two of its in-memory names are not reverted; Moonshot's checkpoints hold language_model.model.layers.N,
@@ -388,8 +393,32 @@ def deepseek_v41_tensors(text: dict) -> dict:
     return out
 
 
+# Projections a family's own (remote-code) class holds fused where transformers' class it is written with keeps them
+# apart, by architecture: (the parts, in order, the fused leaf). MiMo-V2-Pro's modeling_mimo_v2.py (config
+# attention_projection_layout "fused_qkv") saves self_attn.qkv_proj, written with transformers' MiMoV2FlashForCausalLM.
+SAVED_FUSED: dict[str, tuple[tuple[str, ...], str]] = {
+    "MiMoV2ForCausalLM": (("q_proj", "k_proj", "v_proj"), "qkv_proj"),
+}
+
+
+def _fused_on_save(spec: Spec, state: dict) -> dict:
+    """`state` with the parts SAVED_FUSED names stored as one tensor (their rows stacked) under its fused leaf."""
+    parts, fused = SAVED_FUSED.get(spec.architecture, ((), ""))
+    out = {}
+    for name, tensor in state.items():
+        match = re.fullmatch(r"(.+)\.(\w+)\.weight", name)
+        if not parts or not match or match[2] not in parts:
+            out[name] = tensor
+        elif match[2] == parts[0]:
+            rows = sum(state[f"{match[1]}.{part}.weight"].shape[0] for part in parts)
+            out[f"{match[1]}.{fused}.weight"] = tensor.new_empty((rows, *tensor.shape[1:]))
+    return out
+
+
 def _saved_names(spec: Spec, state: dict) -> dict:
-    """`state` under the names the family's checkpoints hold (SAVED_NAMES, by architecture, else model_type)."""
+    """`state` under the names the family's checkpoints hold (SAVED_NAMES, by architecture, else model_type;
+    SAVED_FUSED)."""
+    state = _fused_on_save(spec, state)
     renames = SAVED_NAMES.get(spec.architecture) or SAVED_NAMES.get(spec.model_type, ())
     if not renames:
         return state
@@ -721,6 +750,59 @@ def bailing_tensors(config: dict) -> dict[str, tuple[int, ...]]:
             out[f"{p}.mlp.gate.weight"] = (experts, h)
             if config.get("moe_router_enable_expert_bias"):
                 out[f"{p}.mlp.gate.expert_bias"] = (experts,)
+    return out
+
+
+def inkling_tensors(config: dict, root: str = "model.llm.") -> dict[str, tuple[int, ...]]:
+    """An Inkling checkpoint's decoder layers under Thinking Machines' names (what transformers 5.24's
+    InklingForConditionalGeneration saves, its conversion reverted: model.llm.layers.N; a text checkpoint's
+    model.layers.N with root "model."), from vLLM's text config keys (`config`: vllm/models/inkling/configs.py
+    InklingModelConfig's), towers left out; the embedding, final norm and LM head are synth's own (model.embed_tokens,
+    model.norm, lm_head: names the model's mapper keeps). Per layer: attn.wq_du / wk_dv / wv_dv / wr_du (the relative
+    branch, d_rel per head) / wo_ud, local_layer_ids' layers taking the swa_* heads, per-head q / k norms, K / V and
+    residual-stream short convolutions, rel_logits_proj; below dense_mlp_idx a dense MLP stored fused and interleaved
+    (mlp.w13_dn) with mlp.w2_md, else the sigmoid router over routed + shared experts (mlp.gate), the routed experts
+    one per expert and the shared sink experts stacked (shared_experts.shared_w13_weight [S, 2I, H]). For
+    Spec.extra_tensors (layers=0)."""
+    h, kernel, d_rel = config["hidden_size"], config.get("sconv_kernel_size", 4), config.get("d_rel", 16)
+    inter = config["intermediate_size"]
+    dense = config.get("dense_intermediate_size") or inter
+    if config.get("moe_intermediate_size") and not config.get("dense_intermediate_size"):
+        dense, inter = inter, config["moe_intermediate_size"]  # configs.py: the MoE width moves to intermediate_size
+    experts, shared = config.get("n_routed_experts", 0), config.get("n_shared_experts", 0)
+    out: dict[str, tuple[int, ...]] = {f"{root}embed_norm.weight": (h,)} if config.get("use_embed_norm") else {}
+    local = set(config.get("local_layer_ids") or ())
+    for i in range(config["num_hidden_layers"]):
+        p = f"{root}layers.{i}"
+        swa = "swa_" if i in local else ""
+        heads = config.get(f"{swa}num_attention_heads") or config["num_attention_heads"]
+        kv = config.get(f"{swa}num_key_value_heads") or config["num_key_value_heads"]
+        hd = config.get(f"{swa}head_dim") or config.get("head_dim") or h // config["num_attention_heads"]
+        extent = config.get("sliding_window_size", 512) if i in local else config.get("rel_extent", 1024)
+        out.update({f"{p}.attn_norm.weight": (h,), f"{p}.mlp_norm.weight": (h,),
+                    f"{p}.attn_sconv.weight": (h, 1, kernel), f"{p}.mlp_sconv.weight": (h, 1, kernel),
+                    f"{p}.attn.wq_du.weight": (heads * hd, h),
+                    f"{p}.attn.wk_dv.weight": (kv * hd, h), f"{p}.attn.wv_dv.weight": (kv * hd, h),
+                    f"{p}.attn.wr_du.weight": (heads * d_rel, h), f"{p}.attn.wo_ud.weight": (h, heads * hd),
+                    f"{p}.attn.q_norm.weight": (hd,), f"{p}.attn.k_norm.weight": (hd,),
+                    f"{p}.attn.k_sconv.weight": (kv * hd, 1, kernel), f"{p}.attn.v_sconv.weight": (kv * hd, 1, kernel),
+                    f"{p}.attn.rel_logits_proj.proj": (d_rel, extent)})
+        if i < config.get("dense_mlp_idx", 0) or not experts:
+            out.update({f"{p}.mlp.w13_dn.weight": (2 * dense, h), f"{p}.mlp.w2_md.weight": (h, dense)})
+            if config.get("use_global_scale"):
+                out[f"{p}.mlp.global_scale"] = (1,)
+            continue
+        out[f"{p}.mlp.gate.weight"] = (experts + shared, h)
+        if config.get("use_gate_bias"):
+            out[f"{p}.mlp.gate.bias"] = (experts,)
+        if config.get("use_global_scale"):
+            out[f"{p}.mlp.gate.global_scale"] = (1,)
+        for e in range(experts):
+            out.update({f"{p}.mlp.experts.{e}.gate_proj.weight": (inter, h),
+                        f"{p}.mlp.experts.{e}.up_proj.weight": (inter, h),
+                        f"{p}.mlp.experts.{e}.down_proj.weight": (h, inter)})
+        out.update({f"{p}.mlp.shared_experts.shared_w13_weight": (shared, 2 * inter, h),
+                    f"{p}.mlp.shared_experts.shared_w2_weight": (shared, h, inter)})
     return out
 
 

@@ -114,9 +114,9 @@ def verdict(config, engine_args=None) -> tuple[bool, str]:
         import json
 
         return not report.ok, json.dumps(report.to_dict())
-    from fp8check.cli import render_report
+    from fp8check.cli import render
 
-    text = rendered(lambda console: render_report.table(report, console, False, ckpt.fetch, False, "error"))
+    text = rendered(lambda console: render.table(report, console, False, ckpt.fetch, False, "error"))
     return not report.ok, "\n".join([text, *notes])
 
 
@@ -136,7 +136,7 @@ def newer_release_verdict(exc, options: dict, notes: list[str], as_json: bool) -
         from fp8check.core.report.documents import crosscheck_document
 
         return failed, json.dumps(crosscheck_document(options["model"], *result))
-    from fp8check.cli.render_report import crosscheck_table
+    from fp8check.cli.render.load import crosscheck_table
 
     text = rendered(lambda console: crosscheck_table(*result, console))
     return failed, "\n".join([f"note: {exc}; answered with vLLM {exc.version}'s own routing code (linear layers)",

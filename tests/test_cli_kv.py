@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 import fp8check
 from fp8check.api import routing_options, target
-from fp8check.cli import render_report
+from fp8check.cli import render
 from fp8check.cli.app import app
 from fp8check.core import records
 from fp8check.core.model.memory import MemoryFit
@@ -69,7 +69,7 @@ def drawn(draw, width: int = 100) -> str:
 
 
 def table_of(report, verbose: bool = False, wide: bool = False, width: int = 100) -> str:
-    return drawn(lambda console: render_report.table(report, console, verbose, None, wide), width)
+    return drawn(lambda console: render.table(report, console, verbose, None, wide), width)
 
 
 def lines_starting(text: str, prefix: str) -> list[str]:
@@ -182,7 +182,7 @@ def test_a_report_without_attention_layers_renders_as_before():
     plain = fp8check.inspect(EXAMPLE, platform="a100")._replace(attention=())
     text = table_of(plain)
     assert "attention" not in text and "KV cache" not in text
-    assert "attention" not in render_report.markdown(plain)
+    assert "attention" not in render.markdown(plain)
     assert "self_attn.attn" not in junit.inspect_junit(plain)
 
 
@@ -192,12 +192,12 @@ def test_the_memory_line_names_the_kv_dtype_its_tokens_are_counted_in():
     report = with_attention([attention(0), attention(1)])._replace(memory=memory)
     flat = " ".join(table_of(report).split())
     assert "KV cache 71.0 GiB = 35,651,584 tokens at most, cached as float8_e4m3fn" in flat
-    assert "tokens at most, cached as float8_e4m3fn" in render_report.markdown(report)
+    assert "tokens at most, cached as float8_e4m3fn" in render.markdown(report)
 
 
 def test_markdown_has_a_table_of_attention_rows():
     report = with_attention([attention(0), attention(1), attention(2, warnings=(MISSING_V,))])
-    text = render_report.markdown(report)
+    text = render.markdown(report)
     cells = f"| full | 32/8×128 | fp8_e4m3 → float8_e4m3fn | {CT} | tensor | FLASHINFER"
     assert f"| `model.layers.{{0..1}}.self_attn.attn` {cells} | ok |" in text
     assert f"| `model.layers.2.self_attn.attn` {cells} | warn: {MISSING_V} |" in text
@@ -335,7 +335,7 @@ def test_load_markdown_and_junit_carry_the_kv_round_trips():
     from xml.etree import ElementTree as ET
 
     report = loaded([kv_run(0), kv_run(1), kv_run(3, status="FAIL", v_scale=(0.0,), v_error=None, errors=(ZERO_V,))])
-    text = render_report.markdown(report)
+    text = render.markdown(report)
     assert "| `model.layers.{0..1}.self_attn.attn` | fp8_e4m3 → float8_e4m3fn | 0.01..0.02 | 0.02 | 2.20e-02 | " \
            "2.20e-02 | 6.2e-02 | ok |" in text
     assert f"| FAIL: {ZERO_V} |" in text
@@ -347,7 +347,7 @@ def test_load_markdown_and_junit_carry_the_kv_round_trips():
 
 def test_load_markdown_names_a_refused_attention_layer_that_did_not_run():
     refused = attention(1, backend=None, rejected=(), errors=(E5M2,))
-    text = render_report.markdown(loaded([kv_run(0)], layers=[attention(0), refused]))
+    text = render.markdown(loaded([kv_run(0)], layers=[attention(0), refused]))
     assert f"- error: attention `model.layers.1.self_attn.attn`: {E5M2}" in text
     assert "**FAIL: 1 attention layer(s) vLLM would refuse" in text
 

@@ -19,7 +19,8 @@ from fp8check.core.report.verdicts import inspect_verdict
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import LATEST, select_profile
-from fp8check.synth import (Spec, bailing_tensors, deepseek_v4_vision_tensors, deepseek_v41_tensors, kimi_k3_tensors,
+from fp8check.synth import (Spec, bailing_tensors, deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors,
+                            kimi_k3_tensors,
                             tensor_specs, write_safetensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
@@ -96,6 +97,20 @@ DSV41_SPEC = dict(DSV4_SPEC, layers=4, ignore=(*DSV4_VL_SPEC["ignore"], r"re:.*\
 HYV3 = dict(num_hidden_layers=2, num_experts=4, num_experts_per_tok=2, num_shared_experts=1, moe_intermediate_size=256,
             expert_hidden_dim=256, first_k_dense_replace=1, mlp_layer_types=["dense", "sparse"], route_norm=True,
             qk_norm=True)
+# Arcee Trinity: a dense layer, then a MoE layer (router stored as mlp.router.gate, one shared expert), a gated
+# attention (self_attn.gate_proj) on each; the routing keys afmoe.py reads bare (score_func, route_norm, n_group).
+AFMOE = dict(num_hidden_layers=2, num_dense_layers=1, num_experts=4, num_experts_per_tok=2, num_shared_experts=1,
+             moe_intermediate_size=256, layer_types=["sliding_attention", "full_attention"], sliding_window=512,
+             score_func="sigmoid", route_norm=True, n_group=1, topk_group=1)
+# LFM2 (head size hidden_size // heads = 128): a short-convolution layer, then an attention layer; intermediate_size
+# 768 is auto-adjusted to a 512-wide MLP (2 / 3, rounded up to block_multiple_of). LFM2-MoE: a dense layer, then a
+# MoE layer; LFM3: a convolution layer and a full-attention layer with the per-head output gate.
+LFM2 = dict(transformers=True, hidden=512, heads=4, kv_heads=2, tie_embeddings=True)
+LFM2_LAYERS = dict(layer_types=["conv", "full_attention"], conv_L_cache=3, block_dim=512, conv_dim=512)
+LFM2_MOE = dict(LFM2_LAYERS, intermediate_size=512, num_dense_layers=1, num_experts=4, num_experts_per_tok=2,
+                moe_intermediate_size=256)
+LFM3 = dict(layer_types=["conv", "full_attention"], conv_L_cache=3, sliding_window=512, pad_token_id=0,
+            bos_token_id=1, eos_token_id=2)
 # HY-V4: a dense-MLA layer with a dense MLP, a sparse-MLA (indexer) layer with a MoE; gated MLA, learnable sinks and
 # hyper-connections (vLLM's HYV4Config defaults); the indexer's weights_proj BF16 (fp32 in transformers' class).
 HYV4 = dict(num_hidden_layers=2, hidden_size=512, intermediate_size=1024, moe_intermediate_size=256,
@@ -118,6 +133,10 @@ MIMO_V2 = dict(num_hidden_layers=3, hidden_size=512, intermediate_size=1024, moe
 MIMO_V2_SPEC = dict(architecture="MiMoV2FlashForCausalLM", model_type="mimo_v2_flash", transformers=True, hidden=512,
                     extra_config=MIMO_V2, extra_tensors={"model.mtp.layers.0.eh_proj.weight": (512, 1024),
                                                          "model.mtp.layers.0.mlp.gate_proj.weight": (1024, 512)})
+# MiMo-V2-Pro: MiMo-V2-Flash's layers, q / k / v saved fused as qkv_proj in num_key_value_heads (2) chunks
+# (attention_projection_layout "fused_qkv"), native block FP8: the full layers' 2 x (2 x 192 Q, 192 K, 128 V) rows.
+MIMO_V2_PRO_SPEC = dict(MIMO_V2_SPEC, architecture="MiMoV2ForCausalLM", quant="fp8-block",
+                        extra_config=dict(MIMO_V2, attention_projection_layout="fused_qkv"))
 # LongCat-Flash, written by transformers' class: per decoder layer two MLA attentions, two dense MLPs and a MoE of 4
 # experts plus 2 zero-computation experts (a router 6 wide); the keys only vLLM's longcat_flash.py reads beside.
 LONGCAT = dict(num_layers=2, hidden_size=512, ffn_hidden_size=1024, expert_ffn_hidden_size=256, num_attention_heads=4,
@@ -364,6 +383,63 @@ LING_V25 = {**LING_V2, "model_type": "bailing_hybrid", "num_hidden_layers": 4, "
 def ling_spec(config: dict, architecture: str, **fields) -> dict:
     return {"architecture": architecture, "model_type": config["model_type"], "layers": 0, "hidden": 512,
             "vocab": 1000, "experts": 4, "extra_config": config, "extra_tensors": bailing_tensors(config), **fields}
+
+# Inkling (vLLM reads its own config classes, not transformers': synth.inkling_tensors writes Thinking Machines'
+# names, model.llm.*): sliding layers 0-1 with their own KV heads, a dense layer 0, then MoE with one shared sink
+# expert.
+INKLING_TEXT = dict(model_type="inkling_model", hidden_size=512, intermediate_size=256, dense_intermediate_size=1024,
+                    num_hidden_layers=3, num_attention_heads=16, num_key_value_heads=2, head_dim=128,
+                    swa_num_attention_heads=16, swa_num_key_value_heads=4, swa_head_dim=128, d_rel=16,
+                    local_layer_ids=[0, 1], sliding_window_size=512, sconv_kernel_size=4, dense_mlp_idx=1,
+                    n_routed_experts=4, n_shared_experts=1, num_experts_per_tok=2, use_gate_bias=True,
+                    use_global_scale=True, shared_expert_sink=True, vocab_size=1000, max_position_embeddings=512)
+
+
+def inkling_spec(architecture: str = "InklingForConditionalGeneration") -> dict:
+    nested = architecture == "InklingForConditionalGeneration"
+    return {"architecture": architecture, "model_type": "inkling_mm_model" if nested else "inkling_model",
+            "layers": 0, "hidden": 512, "vocab": 1000, "experts": 4, "sizes_in_text_config": nested,
+            "extra_tensors": inkling_tensors(INKLING_TEXT, "model.llm." if nested else "model."),
+            "extra_config": {"text_config": INKLING_TEXT, "vision_config": {}, "audio_config": {}} if nested
+            else INKLING_TEXT}
+
+
+
+
+def _inkling_layers(root: str) -> dict[str, tuple[str, str]]:
+    return {f"{root}layers.0.attn.qkvr": ("MergedColumnParallelLinear", "vllm:models/inkling"),
+            f"{root}layers.0.attn.wo_ud": ("RowParallelLinear", "vllm:models/inkling"),
+            f"{root}layers.0.mlp.w13_dn": ("ColumnParallelLinear", "vllm:models/inkling"),
+            f"{root}layers.0.mlp.w2_md": ("RowParallelLinear", "vllm:models/inkling"),
+            "lm_head": ("ParallelLMHead", "vllm:models/inkling")}
+
+# MuseGlimmer (transformers' MuseGlimmerForConditionalGeneration; vLLM serves both registry names with one class):
+# a sliding and a full layer, a one-block vision tower and its adapter, left BF16 as vLLM builds them.
+MUSE_GLIMMER = {"text_config": {"hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 2,
+                                "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 128, "vocab_size": 1000,
+                                "sliding_window": 512, "layer_types": ["sliding_attention", "full_attention"],
+                                "layer_rope_theta": [10000, 0], "max_position_embeddings": 512},
+                "vision_config": {"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 1,
+                                  "num_attention_heads": 4},
+                "out_hidden_size": 1024, "projector_hidden_size": 512}
+
+
+def muse_glimmer_spec(architecture: str = "MuseGlimmerForConditionalGeneration") -> dict:
+    return {"architecture": architecture, "model_type": "muse_glimmer", "transformers": True,
+            "sizes_in_text_config": True, "extra_config": MUSE_GLIMMER,
+            "ignore": ("lm_head", "re:model\\.vision_.*")}
+
+
+_MUSE_GLIMMER_LAYERS = {
+    "model.language_model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:muse_glimmer.py"),
+    "model.language_model.layers.0.self_attn.gate_proj": ("ColumnParallelLinear", "vllm:muse_glimmer.py"),
+    "model.language_model.layers.0.self_attn.o_proj": ("RowParallelLinear", "vllm:muse_glimmer.py"),
+    "model.language_model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:muse_glimmer.py"),
+    "model.vision_tower.layers.0.attn.qkv_proj": ("QKVParallelLinear", "vllm:muse_glimmer.py"),
+    "model.vision_tower.layers.0.attn.proj": ("RowParallelLinear", "vllm:muse_glimmer.py"),
+    "model.vision_tower.layers.0.mlp.fc1": ("nn.Linear", "vllm:muse_glimmer.py"),
+    "model.vision_adapter.fc2": ("nn.Linear", "vllm:muse_glimmer.py"),
+    "model.vision_projection": ("nn.Linear", "vllm:muse_glimmer.py")}
 
 # (id, Spec fields, TP, {layer name: (vLLM class, layout)}) — each family at a TP size it is deployed with.
 # MiniMax-M3 as the Hub's config.json writes it: layer 0 dense with full attention, layer 1 MoE with sparse attention
@@ -700,8 +776,33 @@ FAMILIES = [
      {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:hy_v3.py"),
       "model.layers.1.mlp.shared_mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:hy_v3.py"),
       "model.layers.1.mlp.router.gate": ("ReplicatedLinear", "vllm:hy_v3.py")}),
+    ("afmoe", dict(architecture="AfmoeForCausalLM", model_type="afmoe", extra_config=AFMOE, **HF), 2,
+     {"model.layers.0.self_attn.gate_proj": ("ColumnParallelLinear", "vllm:afmoe.py"),
+      "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:afmoe.py"),
+      "model.layers.1.mlp.shared_experts.gate_up_proj": ("MergedColumnParallelLinear", "vllm:afmoe.py"),
+      "model.layers.1.mlp.router.gate": ("ReplicatedLinear", "vllm:afmoe.py")}),
+    ("lfm2", dict(LFM2, architecture="Lfm2ForCausalLM", model_type="lfm2",
+                  extra_config=dict(LFM2_LAYERS, intermediate_size=768)), 2,
+     {"model.layers.0.conv.conv": ("ColumnParallelLinear", "vllm:lfm2.py"),
+      "model.layers.0.conv.in_proj": ("MergedColumnParallelLinear", "vllm:lfm2.py"),
+      "model.layers.0.conv.out_proj": ("RowParallelLinear", "vllm:lfm2.py"),
+      "model.layers.0.feed_forward.w13": ("MergedColumnParallelLinear", "vllm:lfm2.py"),
+      "model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:lfm2.py"),
+      "model.layers.1.self_attn.out_proj": ("RowParallelLinear", "vllm:lfm2.py")}),
+    ("lfm2-moe", dict(LFM2, architecture="Lfm2MoeForCausalLM", model_type="lfm2_moe", extra_config=LFM2_MOE), 2,
+     {"model.layers.0.conv.in_proj": ("MergedColumnParallelLinear", "vllm:lfm2_moe.py"),
+      "model.layers.0.feed_forward.w13": ("MergedColumnParallelLinear", "vllm:lfm2_moe.py"),
+      "model.layers.1.feed_forward.gate": ("ReplicatedLinear", "vllm:lfm2_moe.py")}),
+    ("lfm3", dict(LFM2, architecture="Lfm3ForCausalLM", model_type="lfm3", extra_config=LFM3), 1,
+     {"model.layers.0.conv.in_proj": ("MergedColumnParallelLinear", "vllm:lfm3.py"),
+      "model.layers.1.self_attn.gate_proj": ("ColumnParallelLinear", "vllm:lfm3.py"),
+      "model.layers.1.self_attn.o_proj": ("RowParallelLinear", "vllm:lfm3.py")}),
     ("mimo-v2-flash", MIMO_V2_SPEC, 1,
      {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:mimo_v2.py"),
+      "model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:mimo_v2.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:mimo_v2.py")}),
+    ("mimo-v2-pro", MIMO_V2_PRO_SPEC, 1,
+     {"model.layers.0.self_attn.qkv_proj": ("MergedColumnParallelLinear", "vllm:mimo_v2.py"),
       "model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:mimo_v2.py"),
       "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:mimo_v2.py")}),
     ("mimo-7b", dict(architecture="MiMoForCausalLM", model_type="qwen2", extra_config=dict(num_nextn_predict_layers=1),
@@ -902,6 +1003,10 @@ FAMILIES = [
       "language_model.layers.2.self_attn.g_proj": ("ColumnParallelLinear", "vllm:models/kimi_k3"),
       "language_model.layers.2.self_attn.indexer.wq_b": ("ReplicatedLinear", "vllm:models/kimi_k3"),
       "language_model.layers.2.self_attn.indexer.wkv_index": ("MergedColumnParallelLinear", "vllm:models/kimi_k3")}),
+    ("inkling", inkling_spec(), 2, _inkling_layers("model.llm.")),
+    ("inkling-text", inkling_spec("InklingForCausalLM"), 2, _inkling_layers("model.")),
+    ("muse-glimmer", muse_glimmer_spec(), 2, _MUSE_GLIMMER_LAYERS),
+    ("muse-glimmer-causal", muse_glimmer_spec("MuseGlimmerForCausalLM"), 2, _MUSE_GLIMMER_LAYERS),
 ]
 
 
@@ -1472,6 +1577,48 @@ def test_mimo_v2_fp8_kv_cache_on_h100(make_checkpoint, vllm, errors):
     assert tuple(a.errors for a in rep.attention[:2]) == errors
 
 
+@pytest.mark.parametrize("quant,vllm,tp,full_layer", [
+    ("fp8-block", "0.34", 1, ("MergedColumnParallelLinear", 768 + 2 * 384)),
+    ("fp8-block", "0.33", 1, ("MergedColumnParallelLinear", 768 + 2 * 384)),
+    ("fp8-block", "0.34", 2, ("QKVParallelLinear", 768 + 384 + 256)),    # a chunk a rank: [Q | K | V]
+    ("fp8-block", "0.32", 1, ("QKVParallelLinear", 768 + 384 + 256)),    # before _fused_qkv_kv_chunk_rows
+    ("ct-fp8-block", "0.34", 1, ("QKVParallelLinear", 768 + 384 + 256))])  # no weight_block_size
+def test_mimo_v2_pro_fused_qkv_by_tp(make_checkpoint, quant, vllm, tp, full_layer):
+    """mimo_v2.py MiMoV2Attention: the fused qkv_proj of a full layer (per chunk 2 x 192 Q rows, 192 K, 128 V: K and
+    V not whole 128-blocks) is a MergedColumnParallelLinear [Q | chunks x 384] below TP num_key_value_heads under a
+    weight_block_size config from 0.33; the sliding layer's (two KV heads a chunk: whole blocks) a QKVParallelLinear.
+    Its attention is read from the fused rows: V's head size 128, so the DiffKV backend."""
+    folder = make_checkpoint(**dict(MIMO_V2_PRO_SPEC, quant=quant, data="sparse"))
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm), tp=tp))
+    layers = {layer.name: layer for layer in rep.layers}
+    full = layers["model.layers.0.self_attn.qkv_proj"]
+    assert (full.layer_type, full.shape[0]) == full_layer
+    assert layers["model.layers.1.self_attn.qkv_proj"].layer_type == "QKVParallelLinear"
+    assert {a.backend for a in rep.attention} == {"FLASH_ATTN_DIFFKV"}
+
+
+def test_mimo_v2_pro_per_chunk_block_scales(make_checkpoint):
+    """_shard_fp8_qkv_proj reads the fused qkv_proj's block scales as one grid (11 rows for 1408) or tiled per chunk
+    (2 x ceil(704 / 128) = 12, as MiMo's exporter writes them); any other row count is refused."""
+    ckpt = open_local(make_checkpoint(**dict(MIMO_V2_PRO_SPEC, data="sparse")))
+    scale = ckpt.tensors["model.layers.0.self_attn.qkv_proj.weight_scale_inv"]
+    options = InspectOptions(parse_platform("h100"), LATEST)
+    for rows, ok in ((11, True), (12, True), (13, False)):
+        ckpt.tensors[scale.name] = scale._replace(shape=(rows, scale.shape[1]))
+        layer = next(layer for layer in inspect_checkpoint(ckpt, options).layers if layer.name ==
+                     "model.layers.0.self_attn.qkv_proj")
+        assert not layer.errors if ok else "must be [11, 4]" in layer.errors[0]
+
+
+@pytest.mark.parametrize("quant", ["ct-fp8-block", "modelopt-fp8"])
+def test_mimo_v2_pro_fused_fp8_qkv_needs_weight_scale_inv(make_checkpoint, quant):
+    """MiMoV2Model._try_load_fp8_qkv_proj holds a fused float8_e4m3fn qkv_proj.weight until its weight_scale_inv
+    arrives: under a format whose scale is weight_scale the weight is never loaded (no error in vLLM)."""
+    rep = inspect(make_checkpoint(**dict(MIMO_V2_PRO_SPEC, quant=quant, data="sparse")))
+    held = [layer.name for layer in rep.layers if any("is never loaded" in e for e in layer.errors)]
+    assert held == [f"model.layers.{i}.self_attn.qkv_proj" for i in range(3)]
+
+
 def test_dsa_indexer_needs_deep_gemm_on_cuda(make_checkpoint):
     """SparseAttnIndexer.__init__ refuses a CUDA host without DeepGEMM (--assume deep_gemm=no): vLLM's RuntimeError."""
     folder = make_checkpoint(architecture="DeepseekV32ForCausalLM", model_type="deepseek_v32", data="sparse",
@@ -1905,6 +2052,43 @@ def test_kimi_linear_kda_projections_fuse_and_the_mla_layer_is_its_attention(mak
     assert [a.name for a in rep.attention] == [attention]
 
 
+@pytest.mark.parametrize("platform,method", [("h100", None), ("mi300x", "ModelOptKVCacheMethod")])
+def test_kimi_linear_mla_attention_of_its_own_gets_no_modelopt_kv_method(make_checkpoint, platform, method):
+    """On CUDA nvidia/mla.py's MultiHeadLatentAttention is the attention itself, an AttentionLayerBase that is neither
+    Attention nor MLAAttention: ModelOpt's get_quant_method (isinstance (Attention, MLAAttention)) gives it no KV cache
+    method; amd/linear.py's wrapper holds an MLAAttention, which gets ModelOpt's."""
+    rep = inspect(make_checkpoint(architecture="KimiLinearForCausalLM", model_type="kimi_linear", hidden=512,
+                                  vocab=1000, transformers=True, extra_config=KIMI_LINEAR, quant="modelopt-fp8",
+                                  kv_cache="tensor", data="sparse", moe_intermediate=256), platform=platform)
+    assert [a.kv_method for a in rep.attention] == [method]
+
+
+@pytest.mark.parametrize("platform,release,tp,runner", [
+    ("mi300x", "0.34", 2, "MoERunner"), ("mi300x", "0.34", 1, None), ("xpu", "0.34", 2, "MoERunner"),
+    ("xpu", "0.32", 2, None), ("h100", "0.34", 2, None)])
+def test_kimi_linear_amd_moe_padded_below_256_a_rank_fails_to_build(make_checkpoint, platform, release, tp, runner):
+    """amd/linear.py KimiMoE (ROCm; XPU from 0.33) pads a rank's intermediate columns below
+    min_moe_intermediate_per_partition (256) and reads the padded w13 off FusedMoE's MoERunner, which keeps it on
+    routed_experts: AttributeError. 256 columns at TP 2 are 128 a rank."""
+    folder = make_checkpoint(architecture="KimiLinearForCausalLM", model_type="kimi_linear", hidden=512, vocab=1000,
+                             transformers=True, extra_config=KIMI_LINEAR, quant="fp8-block", data="sparse",
+                             moe_intermediate=256)
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform(platform), select_profile(release),
+                                                                tp=tp))
+    expected = f"'{runner}' object has no attribute 'w13_weight_packed'"
+    assert [m.errors[0].startswith(expected) if m.errors else None for m in rep.moes] == \
+        [True if runner else None] * len(rep.moes)
+
+
+@pytest.mark.parametrize("release,refused", [("0.34", True), ("0.33", True), ("0.32", False)])
+def test_kimi_k3_on_xpu_is_refused_where_its_text_model_is_amd_linear(make_checkpoint, release, refused):
+    """models/kimi_k3/__init__.py (0.33+) builds the text model on XPU with amd/linear.py, whose KDA layers import
+    vllm.platforms.rocm, which queries torch.cuda: an XPU build of torch asserts. Before, nvidia/model.py built it."""
+    folder = make_checkpoint(**kimi_k3_spec(quant="fp8-block", data="sparse"))
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("xpu"), select_profile(release)))
+    assert any(e.startswith("AssertionError: Torch not compiled with CUDA enabled") for e in rep.errors) == refused
+
+
 def test_kimi_k25_mtp_layer_under_language_model_is_skipped(make_checkpoint):
     """The text model's MTP layer (text_config.num_nextn_predict_layers) is named language_model.model.layers.N;
     kimi_k25.py's loader hands it to DeepseekV2ForCausalLM as model.layers.N, which skips it."""
@@ -2315,3 +2499,95 @@ def test_granite_h_fused_stacked_experts_read_as_the_per_expert_ones(make_checkp
     assert ours.ok, list(ours.errors)
     assert [(m.name, m.num_experts, m.scheme, m.kernel, m.shape) for m in ours.moes] == [
         (m.name, m.num_experts, m.scheme, m.kernel, m.shape) for m in theirs.moes] and len(ours.moes) == 2
+
+
+def test_afmoe_attention_gate_is_its_own_column_and_the_router_loads_as_gate(make_checkpoint):
+    """afmoe.py: self_attn.gate_proj is a quantized ColumnParallelLinear of its own (the packed gate_up_proj needs an
+    up_proj beside it); the stored mlp.router.gate is vLLM's mlp.gate, a GateLinear without quant_config; sigmoid
+    grouped routing with the expert bias (score_func, route_norm, n_group as config.json gives them)."""
+    rep = inspect(make_checkpoint(architecture="AfmoeForCausalLM", model_type="afmoe", extra_config=AFMOE,
+                                  data="sparse", **HF))
+    by_name = {layer.name: layer for layer in rep.layers}
+    gate = by_name["model.layers.0.self_attn.gate_proj"]
+    assert (gate.layer_type, gate.scheme != "UnquantizedLinearMethod") == ("ColumnParallelLinear", True)
+    assert by_name["model.layers.1.mlp.router.gate"].scheme == "UnquantizedLinearMethod" and rep.ok
+    assert "routing method DeepSeekV3" in " ".join(rep.moes[0].notes + (rep.moes[0].kernel or "",))
+    softmax = inspect(make_checkpoint(architecture="AfmoeForCausalLM", model_type="afmoe", data="sparse",
+                                      extra_config=dict(AFMOE, score_func="softmax"), **HF))
+    assert "routing method Unspecified" in " ".join(softmax.moes[0].notes + (softmax.moes[0].kernel or "",))
+
+
+def test_lfm2_short_conv_layers_and_an_attention_without_kv_method(make_checkpoint):
+    """lfm2.py / short_conv.py: the stored conv.conv [dim, 1, L] is a ColumnParallelLinear without quant_config,
+    conv.in_proj one MergedColumnParallelLinear over [dim] * 3; Lfm2Attention's Attention takes no quant config, so an
+    FP8 checkpoint gives it no KV cache method."""
+    spec = dict(LFM2, architecture="Lfm2ForCausalLM", model_type="lfm2",
+                extra_config=dict(LFM2_LAYERS, intermediate_size=768), quant="fp8-block", data="sparse")
+    folder = make_checkpoint(**spec)
+    rep = inspect(folder, tp=2)
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert by_name["model.layers.0.conv.conv"].scheme == "UnquantizedLinearMethod" and rep.ok
+    assert [(a.name, a.kv_method) for a in rep.attention] == [("model.layers.1.self_attn.attn", None)]
+    layout = build_layout(open_local(folder).tensors, open_local(folder).config, LATEST)
+    in_proj = next(m for m in layout.linears if m.name == "model.layers.0.conv.in_proj")
+    assert in_proj.output_sizes == (512, 512, 512) and in_proj.vllm_names[0] == "model.layers.0.short_conv.in_proj"
+
+
+def test_lfm2_moe_router_takes_the_quant_config(make_checkpoint):
+    """lfm2_moe.py builds feed_forward.gate (GateLinear) WITH the quant config: a BF16 router left out of the ignore
+    list is an FP8 layer over a BF16 weight; sigmoid routing over one group with the expert bias, none without
+    use_expert_bias."""
+    spec = dict(LFM2, architecture="Lfm2MoeForCausalLM", model_type="lfm2_moe", data="sparse", ignore=("lm_head",),
+                quant="ct-fp8-dynamic")
+    rep = inspect(make_checkpoint(**spec, extra_config=LFM2_MOE, ignore_routers=False))
+    router = next(layer for layer in rep.layers if layer.name == "model.layers.1.feed_forward.gate")
+    assert router.scheme == "CompressedTensorsW8A8Fp8" and not rep.ok
+    assert "BF16, but the quantization config makes it an FP8 layer" in router.errors[0]
+    assert "routing method DeepSeekV3" in " ".join(rep.moes[0].notes + (rep.moes[0].kernel or "",))
+    rep = inspect(make_checkpoint(**spec, extra_config=dict(LFM2_MOE, use_expert_bias=False)))
+    assert "routing method SigmoidRenorm" in " ".join(rep.moes[0].notes + (rep.moes[0].kernel or "",))
+
+
+def test_lfm3_attention_gate_is_a_quantized_column_of_one_row_per_head(make_checkpoint):
+    """lfm3.py: self_attn.gate_proj (use_attention_gate) is a ColumnParallelLinear of num_attention_heads rows with
+    the quant config; LFM3's Attention takes the quant config (a KV cache method), unlike LFM2's."""
+    rep = inspect(make_checkpoint(**dict(LFM2, architecture="Lfm3ForCausalLM", model_type="lfm3", extra_config=LFM3,
+                                         quant="fp8-dynamic", data="sparse")))
+    gate = next(layer for layer in rep.layers if layer.name == "model.layers.1.self_attn.gate_proj")
+    assert (gate.layer_type, gate.shape, gate.scheme != "UnquantizedLinearMethod") == (
+        "ColumnParallelLinear", (4, 512), True)
+    assert [a.kv_method is not None for a in rep.attention] == [True] and rep.ok
+
+
+def test_inkling_attention_router_and_sink_experts(make_checkpoint):
+    """models/inkling: InklingAttention is an AttentionLayerBase of its own (FlashAttentionBackend, no quant method:
+    no KV cache method); InklingGate's weight and the shared sink experts are bare parameters, no linears; qkvr is
+    [q, k, v, r] under vLLM's name model.layers.N.attn.qkvr (the mapper's model.llm. prefix)."""
+    folder = make_checkpoint(quant="ct-fp8-block", data="sparse", **inkling_spec())
+    rep = inspect(folder, tp=2)
+    assert rep.ok and [(a.name, a.backend, a.kv_method) for a in rep.attention] == [
+        (f"model.llm.layers.{i}.attn", "FLASH_ATTN", None) for i in range(3)]
+    assert [(a.num_heads, a.num_kv_heads) for a in rep.attention] == [(8, 2), (8, 2), (8, 1)]
+    names = {layer.name for layer in rep.layers}
+    assert not any(".mlp.gate" in name or "shared_experts" in name for name in names)
+    qkvr = next(layer for layer in rep.layers if layer.name == "model.llm.layers.2.attn.qkvr")
+    assert qkvr.shards == tuple(f"model.llm.layers.2.attn.{leaf}" for leaf in ("wq_du", "wk_dv", "wv_dv", "wr_du"))
+    assert qkvr.shape == (2048 + 256 + 256 + 256, 512)
+    assert [m.name for m in rep.moes] == ["model.llm.layers.1.mlp.experts", "model.llm.layers.2.mlp.experts"]
+
+
+def test_muse_glimmer_output_gate_and_unquantized_tower(make_checkpoint):
+    """muse_glimmer.py: the attention's output gate self_attn.gate_proj (no up_proj beside it: not Llama's gate_up)
+    is a quantized ColumnParallelLinear vLLM names output_gate_proj (its mapper); the vision tower's qkv_proj / o_proj
+    are built without the quant config, so an FP8 tower weight is refused while the BF16 one is plain."""
+    folder = make_checkpoint(quant="ct-fp8-block", data="sparse", **muse_glimmer_spec())
+    rep = inspect(folder, tp=2)
+    by_name = {layer.name: layer for layer in rep.layers}
+    gate = by_name["model.language_model.layers.0.self_attn.gate_proj"]
+    assert rep.ok and gate.weight_dtype == "F8_E4M3" and gate.scheme != "UnquantizedLinearMethod"
+    assert by_name["model.vision_tower.layers.0.attn.qkv_proj"].scheme == "UnquantizedLinearMethod"
+    assert [a.name for a in rep.attention] == [f"model.language_model.layers.{i}.self_attn.attn" for i in range(2)]
+    assert [a.sliding_window for a in rep.attention] == [512, None]
+    fp8_tower = make_checkpoint(quant="ct-fp8-block", data="sparse", **{**muse_glimmer_spec(), "ignore": ("lm_head",)})
+    failing = {layer.name for layer in inspect(fp8_tower, tp=2).layers if layer.errors}
+    assert "model.vision_tower.layers.0.attn.qkv_proj" in failing

@@ -9,6 +9,7 @@ import pytest
 from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import ConfigError
 from fp8check.core.formats import online
+from fp8check.core.formats.base import KernelRequest
 from fp8check.core.formats.registry import FORMATS, parse_quant_config
 from fp8check.core.records import InspectOptions
 from fp8check.core.routing.inspect import inspect_checkpoint
@@ -196,7 +197,7 @@ def test_kernel_request_keys(method, keys):
     assignment = online._quantized(config)
     assert assignment.online and not assignment.static_input
     assert assignment.block == ((128, 128) if method == "fp8_per_block" else None)
-    assert online.kernel_request(SCHEME[method], assignment, _ctx("cuda:90"), False) == keys
+    assert online.kernel_request(SCHEME[method], assignment, _ctx("cuda:90"), False) == KernelRequest(*keys)
 
 
 @pytest.mark.parametrize(("release", "config_class", "name"), [

@@ -13,7 +13,7 @@ import pytest
 from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import InputError
 from fp8check.core.formats import compressed_tensors, fp8, frontdoor
-from fp8check.core.formats.base import Assignment, ExpectedTensors, Format, MoEMethod, WeightScale
+from fp8check.core.formats.base import Assignment, ExpectedTensors, Format, KernelRequest, MoEMethod, WeightScale
 from fp8check.core.formats.registry import FORMATS, assign, parse_quant_config
 from fp8check.core.formats.shared import pattern_list
 from fp8check.core.model.modules import build_layout
@@ -52,7 +52,7 @@ TOY_FORMAT = Format(
     describe=lambda assignment: ("tensor", "static tensor"),
     linear_scheme=lambda assignment, ctx, linear_backend: (TOY_LINEAR, None),
     fp8_schemes=frozenset({TOY_LINEAR}),
-    kernel_request=lambda scheme, assignment, ctx, e8m0: (FP8, kFp8StaticTensorSym, kFp8StaticTensorSym),
+    kernel_request=lambda scheme, assignment, ctx, e8m0: KernelRequest(FP8, kFp8StaticTensorSym, kFp8StaticTensorSym),
     expected_tensors=lambda assignment: ExpectedTensors(WeightScale("weight_scale", "tensor"), static_input=True),
     moe_method=lambda name, leaves, config, rules: MoEMethod(
         TOY_MOE, kFp8StaticTensorSym, kFp8StaticTensorSym, None, "tensor", "static tensor",

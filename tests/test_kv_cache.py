@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import json
 import os
+from types import SimpleNamespace
 
 import pytest
 
 from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import InputError
+from fp8check.core.formats import online
+from fp8check.core.formats.registry import ALL_FORMATS
 from fp8check.core.formats.kv_cache import (
-    E5M2_REFUSED, FALLBACK_ONE, KV_SCALE_DEPRECATED, cache_dtypes, check_cache_dtype, remap,
+    E5M2_REFUSED, FALLBACK_ONE, KV_SCALE_DEPRECATED, KVConfig, cache_dtypes, check_cache_dtype, remap,
 )
 from fp8check.core.records import InspectOptions
 from fp8check.core.routing import kv_cache as routing_kv
@@ -319,3 +322,33 @@ def test_quark_excluded_attention_has_no_kv_method(make_checkpoint, release):
     folder = make_checkpoint(quant="quark-fp8", kv_cache="tensor", ignore=("lm_head", "re:.*layers\\.1\\.self_attn.*"))
     methods = [a.kv_method for a in inspect(folder, release, kv_cache_dtype="fp8_e5m2", platform="cuda:8.0").attention]
     assert methods == ["QuarkKVCacheMethod", None]
+
+
+# get_quant_method for an Attention / an MLAAttention layer, read per config class in 0.33 / 0.34 (quantization/*.py):
+# the table a format's Format.kv_cache hook must agree with; a new format must be added here.
+KV_METHODS_READ = {
+    "compressed-tensors": ("CompressedTensorsKVCacheMethod", None),  # isinstance(layer, Attention)
+    "fp8": ("Fp8KVCacheMethod", None), "w4afp8": ("Fp8KVCacheMethod", None),  # Fp8Config: Attention
+    # ModelOptQuantConfigBase: isinstance(layer, (Attention, MLAAttention))
+    "modelopt": ("ModelOptKVCacheMethod", "ModelOptKVCacheMethod"),
+    "modelopt_mxfp8": ("ModelOptKVCacheMethod", "ModelOptKVCacheMethod"),
+    "quark": ("QuarkKVCacheMethod", None),  # QuarkConfig: Attention, unless `exclude` names it
+    "fbgemm_fp8": (None, None), "inc": (None, None), "online": (None, None),  # none for attention
+}
+
+
+@pytest.mark.parametrize("quant_format", ALL_FORMATS, ids=lambda f: f.name)
+def test_every_format_declares_the_kv_cache_method_vllm_gives_attention(quant_format):
+    """Each format's Format.kv_cache hook (nothing else names a format) gives Attention and MLAAttention the method
+    vLLM's get_quant_method does: a format that forgets its KV method fails here. The config stands in with the
+    fields the hooks read (Quark's kv_cache_config and exclude, online's config class)."""
+    config = SimpleNamespace(kv_cache_config=None, exclude=(), config_class=online.ONLINE_CONFIG)
+    given = quant_format.kv_cache(config, {}) if quant_format.kv_cache else KVConfig()
+    assert (given.method, given.mla_method) == KV_METHODS_READ[quant_format.name]
+    assert set(KV_METHODS_READ) == {f.name for f in ALL_FORMATS}
+
+
+def test_online_fp8_before_031_is_fp8config_with_its_kv_method():
+    """`--quantization fp8` builds Fp8Config before 0.31 (online.for_release): its Attention gets Fp8KVCacheMethod."""
+    config = SimpleNamespace(config_class=online.FP8_CONFIG)
+    assert online.FORMAT.kv_cache(config, {}) == KVConfig("Fp8KVCacheMethod")

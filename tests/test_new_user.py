@@ -16,7 +16,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from fp8check.cli import output, render_report
+from fp8check.cli import output
+from fp8check.cli.render import load as render_load
 from fp8check.cli.app import app, build_app
 from fp8check.cli.options import complete_kv_cache_dtype, complete_platform, complete_quantization, complete_vllm
 from fp8check.core.formats.frontdoor import readable
@@ -146,8 +147,8 @@ def test_a_runs_time_is_its_slowest_ranks():
     """--tp 2 --ep: rank 0 may hold none of an expert's work; the row shows what the ranks took, not 0.0."""
     experts = SimpleNamespace(status="ok", ms=0, ranks=(RankFigures(0, 10, 3.0), RankFigures(1, 10, 5.25)))
     alone = SimpleNamespace(status="ok", ms=1.5, ranks=())
-    assert render_report._milliseconds([experts]) == "5.2"
-    assert render_report._milliseconds([alone]) == "1.5"
+    assert render_load._milliseconds([experts]) == "5.2"
+    assert render_load._milliseconds([alone]) == "1.5"
 
 
 def test_a_merged_runs_json_time_is_its_slowest_ranks():

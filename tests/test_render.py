@@ -9,7 +9,11 @@ import os
 import pytest
 from rich.console import Console
 
-from fp8check.cli import render_planning, render_reference, render_report
+from fp8check.cli import render
+from fp8check.cli.render import inspect as render_inspect
+from fp8check.cli.render import planning as render_planning
+from fp8check.cli.render import reference as render_reference
+from fp8check.cli.render import tables as render_tables
 from fp8check.core.checkpoint.source import open_checkpoint
 from fp8check.core.planning.diff import diff
 from fp8check.core.planning.kernel_matrix import kernel_matrix
@@ -78,8 +82,8 @@ def test_inspect_never_splits_a_name(make_checkpoint, case, wide, width):
         platform, tp = {"example-h100-tp2": ("h100", 2), "example-cpu-host": (CPU_HOST, 1),
                         "example-xpu-tp3": ("xpu", 3)}[case]
         report = inspected(EXAMPLE, platform, tp)
-    text = rendered(lambda console: render_report.table(report, console, False, None, wide), width)
-    shapes = {render_report.dims(entry.shape) for entry in report.layers + report.moes}
+    text = rendered(lambda console: render.table(report, console, False, None, wide), width)
+    shapes = {render_inspect.dims(entry.shape) for entry in report.layers + report.moes}
     assert_whole(text, report_names(report) | shapes, width)  # a shape never breaks across lines
     if wide:
         assert "RowParallelLinear" in text and "activation key" in " ".join(text.split())
@@ -90,7 +94,7 @@ def test_inspect_never_splits_a_name(make_checkpoint, case, wide, width):
 
 def test_default_inspect_fits_100_columns_as_one_table_that_leads_with_the_routes():
     report = inspected(EXAMPLE, "h100", tp=2)
-    text = rendered(lambda console: render_report.table(report, console, False), 100)
+    text = rendered(lambda console: render.table(report, console, False), 100)
     routes = text.index("CompressedTensorsW8A8Fp8 → FlashInferFp8DeepGEMMDynamicBlockScaledKernel")
     assert routes < text.index("model.layers.{0..1}.mlp.down_proj")
     assert "8 linear" in text  # how many layers take the route
@@ -110,7 +114,7 @@ def test_load_never_splits_a_name(width):
     options = InspectOptions(parse_platform("xpu"), select_profile("0.27"))
     fetch = weights_fetcher(EXAMPLE, quiet=True)
     report = load_checkpoint(ckpt, fetch, LoadOptions(options, torch.device("cpu")), None)
-    text = rendered(lambda console: render_report.table(report, console, False), width)
+    text = rendered(lambda console: render.table(report, console, False), width)
     kv_rows = {row.name for row in collapse_attention_runs(report.attention_runs)}  # load shows its KV round trips
     assert_whole(text, report_names(report.inspect, attention=False) - {"XPUFp8BlockScaledMMKernel"} | kv_rows, width)
     # a layer vLLM refuses is named by its scheme, not mistaken for an unquantized one (issue 20, item 1)
@@ -156,7 +160,7 @@ def test_matrix_verdict_names_each_tp_list_once():
                                          ("org/Model-FP8", "org/Model-FP8")])
 def test_a_cpu_host_says_so_first_and_names_the_targets_once_last(model, shown):
     report = inspected(EXAMPLE, CPU_HOST)._replace(model=model)
-    lines = [line.strip() for line in rendered(lambda console: render_report.table(report, console, False),
+    lines = [line.strip() for line in rendered(lambda console: render.table(report, console, False),
                                                100).splitlines()]
     text = " ".join(" ".join(lines).split())
     top = text.index("auto is this host, which has no accelerator")
@@ -178,25 +182,25 @@ def test_one_reader_of_a_platform_label_for_the_verdicts_and_the_cpu_host_hint(l
 
     platform = (NO_AMX if label.endswith("cpu") else parse_platform("h100"))._replace(label=label)
     assert platform_text(platform) == text
-    assert render_report._cpu_host(platform) is cpu_host
+    assert render_tables._cpu_host(platform) is cpu_host
 
 
 def test_vllms_doubled_period_is_one_for_people_and_kept_in_the_report():
     report = inspected(EXAMPLE, NO_AMX)
-    text = rendered(lambda console: render_report.table(report, console, False), 200)
+    text = rendered(lambda console: render.table(report, console, False), 200)
     assert "(Sapphire Rapids or newer).." in report.layers[1].errors[0]  # vLLM's own text, as the JSON has it
     assert "(Sapphire Rapids or newer)." in text and "(Sapphire Rapids or newer).." not in text
 
 
 def test_rows_with_the_same_error_print_it_once():
     report = inspected(EXAMPLE, NO_AMX)
-    text = rendered(lambda console: render_report.table(report, console, False), 200)
+    text = rendered(lambda console: render.table(report, console, False), 200)
     assert text.count("Failed to find a kernel that can implement the ScaledMM linear layer") == 1
 
 
 def test_the_header_names_the_release_once():
     report = inspected(EXAMPLE, "h100", vllm="0.33")
-    text = rendered(lambda console: render_report.table(report, console, False), 200)
+    text = rendered(lambda console: render.table(report, console, False), 200)
     assert "vLLM 0.33," in text and "(0.33)" not in text and "vllm=" not in text
 
 
@@ -217,8 +221,8 @@ def test_no_line_ends_in_a_space(make_checkpoint, width):
     options = InspectOptions(parse_platform("xpu"), select_profile("latest"), tp=2)
     grid = matrix(ckpt, options, [parse_platform(p) for p in ("xpu", "h100")], [1, 2, 8])
     ctx = RoutingContext(parse_platform("h100"), select_profile("latest"), frozenset())
-    for draw in (lambda console: render_report.table(report, console, True, None, False),
-                 lambda console: render_report.table(report, console, True, None, True),
+    for draw in (lambda console: render.table(report, console, True, None, False),
+                 lambda console: render.table(report, console, True, None, True),
                  lambda console: render_planning.matrix_table(grid, console, True),
                  lambda console: render_planning.diff_table(diff(ckpt, options, select_profile("0.27"),
                                                                  options.profile), console),
@@ -238,7 +242,7 @@ def test_a_load_table_shows_a_dash_for_the_time_and_bytes_of_a_module_not_run():
     report = load_checkpoint(open_checkpoint(EXAMPLE), weights_fetcher(EXAMPLE, quiet=True),
                              LoadOptions(options, torch.device("cpu")), None)
     for wide in (False, True):
-        lines = rendered(lambda console: render_report.table(report, console, False, None, wide), 200).splitlines()
+        lines = rendered(lambda console: render.table(report, console, False, None, wide), 200).splitlines()
         refused = next(line.split() for line in lines if line.startswith("model.layers.{0..1}.mlp.down_proj"))
         assert refused[-2:] == ["not", "run"] and "0.0" not in refused
         # errors, ms and MB; --wide: the kernel and numerics too, and the scheme in place of the route's number

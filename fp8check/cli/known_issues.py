@@ -23,7 +23,7 @@ def known_issues(fmt: options.TableOrJsonOpt = TableOrJson.table) -> None:
         return
     from rich.markup import escape
 
-    from fp8check.cli.render_report import Column, draw, say
+    from fp8check.cli.render.tables import Column, draw, say
 
     console = output.stdout()
     rows = [[issue.id, releases(issue), escape(issue.capability_text), issue.severity] for issue in KNOWN_ISSUES]

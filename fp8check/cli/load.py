@@ -179,7 +179,7 @@ def show_crosscheck(model: str, result: CrosscheckResult, as_json: bool) -> None
 
         output.print_document(crosscheck_document(model, *result))
     else:
-        from fp8check.cli.render_report import crosscheck_table
+        from fp8check.cli.render.load import crosscheck_table
 
         crosscheck_table(*result, output.stdout())
 

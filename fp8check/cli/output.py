@@ -223,9 +223,9 @@ def finish_report(report, fmt: Format, fail_on: FailOn, verbose: bool, fetch, ou
 
 def _renderer():
     """The tables and Markdown of inspect and load, imported only when drawn (they import rich)."""
-    from fp8check.cli import render_report
+    from fp8check.cli import render
 
-    return render_report
+    return render
 
 
 def _append_step_summary(report, fail_on: FailOn) -> None:

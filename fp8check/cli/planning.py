@@ -40,7 +40,7 @@ def matrix(
 ) -> None:
     """Where can this checkpoint be served? A grid of platform x TP from one read of the headers."""
     from fp8check.api import matrix as build_matrix
-    from fp8check.cli.render_planning import matrix_markdown, matrix_table
+    from fp8check.cli.render.planning import matrix_markdown, matrix_table
     from fp8check.core.report.documents import matrix_document
 
     with output.errors_reported(model, fmt is TableJsonOrMarkdown.json):
@@ -77,7 +77,7 @@ def diff(
 ) -> None:
     """Which layers change scheme, kernel or verdict between two vLLM rule profiles, and the upstream changes why."""
     from fp8check.api import routing_options, target
-    from fp8check.cli.render_planning import diff_markdown, diff_table
+    from fp8check.cli.render.planning import diff_markdown, diff_table
     from fp8check.core.checkpoint.source import open_checkpoint
     from fp8check.core.planning.diff import diff as build_diff
     from fp8check.core.report.documents import diff_document

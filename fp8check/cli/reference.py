@@ -19,7 +19,7 @@ def rules(fmt: options.TableOrJsonOpt = TableOrJson.table) -> None:
 
         output.print_document(rules_document(), indent=2)
     else:
-        from fp8check.cli.render_reference import rules_table
+        from fp8check.cli.render.reference import rules_table
 
         rules_table(output.stdout())
 
@@ -54,7 +54,7 @@ def kernels(
 
         output.print_document(kernels_document(ctx, tables))
     else:
-        from fp8check.cli.render_reference import kernels_table
+        from fp8check.cli.render.reference import kernels_table
 
         kernels_table(ctx, tables, output.stdout())
 
@@ -71,7 +71,7 @@ def env(fmt: options.TableOrJsonOpt = TableOrJson.table) -> None:
 
         output.print_document(environment_document(probes))
     else:
-        from fp8check.cli.render_reference import env_table
+        from fp8check.cli.render.reference import env_table
 
         env_table(probes, output.stdout())
 

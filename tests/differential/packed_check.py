@@ -153,6 +153,9 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("KimiK31ForConditionalGeneration", "registry"): "registry.py registers KimiK31ForConditionalGeneration (to "
                                                      "KimiK3ForConditionalGeneration) from 0.34; 0.33 refuses it "
                                                      "(whole_model.py OPEN)",
+    ("Lfm3ForCausalLM", "registry"): "registry.py registers Lfm3ForCausalLM (lfm3.py) from 0.34; 0.33's registry has "
+                                    "no such architecture, and fp8check lays it out only on releases that register "
+                                    "it (vllm_registry.py)",
     ("MistralLarge4ForCausalLM", "registry"): "0.34 brings it (registry.py: vllm.models.mistral.mistral_large4); "
                                              "0.33's registry has no such architecture (its Mistral-format reader "
                                              "builds MistralLarge3ForCausalLM from the params.json, which fp8check "
@@ -264,9 +267,16 @@ EXPECTED: dict[tuple[str, str], str] = {
         "ROCm from 0.34 resolves models/step5/amd/model.py, whose mapper also moves .self_attn.sparse_indexer_ under "
         "self_attn.indexer: fp8check's rocm_layout (those layers built with quant_config=None, no list applies) "
         "keeps Step3p5's share_expert substring, while this check reads the CUDA entry"),
+    **{(a, "dropped:prefix:model.mtp."): "models/inkling (nvidia/model.py, amd/model.py) _load_inkling_weights drops "
+                                         "model.mtp. with a WeightsMapper of its own, not the class's "
+                                         "hf_to_vllm_mapper"
+       for a in ("InklingForCausalLM", "InklingForConditionalGeneration")},
     ("MiMoV2FlashForCausalLM", "dropped:substr:mtp"): "mimo_v2.py MiMoV2Model.load_weights skips every name holding "
                                                       "\"mtp\" itself (`if \"mtp\" in name: continue`), no "
                                                       "hf_to_vllm_mapper",
+    ("MiMoV2ForCausalLM", "dropped:substr:mtp"): "mimo_v2.py MiMoV2Model.load_weights (MiMo-V2-Flash's, which "
+                                                 "MiMoV2ForCausalLM inherits) skips every name holding \"mtp\" "
+                                                 "itself, no hf_to_vllm_mapper",
     ("LongcatFlashForCausalLM", "dropped:prefix:model.mtp."): "longcat_flash.py has no hf_to_vllm_mapper: "
                                                               "FlashModel.load_weights skips every name starting "
                                                               "with mtp. (model.mtp. once AutoWeightsLoader strips "

@@ -369,12 +369,18 @@ def test_each_family_checkpoint_is_judged_by_fp8check_without_notes(tmp_path, fa
                 # MambaMixer2's in_proj ends in one column per Mamba head (32 / TP 2 = 16): no 128-block fits it
                 # (validate_fp8_block_shape, vLLM's own error; NVIDIA's FP8 exports are per tensor).
                 "nemotron-h": {"backbone.layers.0.mixer.in_proj"},
+                # MiMo-V2-Pro's fused FP8 qkv_proj under compressed-tensors: mimo_v2.py _try_load_fp8_qkv_proj holds
+                # the weight until a weight_scale_inv that this format never writes arrives (never loaded, no error).
+                "mimo-v2-pro": {f"model.layers.{i}.self_attn.qkv_proj" for i in range(4)},
                 # kimi_k25.py builds the tower and projector with quant_config=None for compressed-tensors: synth's
                 # FP8 tower would load unscaled (Moonshot's compressed-tensors exports leave them BF16).
                 "kimi-k2.5": KIMI_TOWER,
                 # in_proj_qkvgfab's b_proj shard has one row a head (16 / TP 2 = 8): no 128-block fits it
                 # (validate_fp8_block_shape, vLLM's own error, as the whole-model run shows)
                 "kimi-linear": {f"model.layers.{i}.self_attn.in_proj_qkvgfab" for i in range(3)},
+                # LFM3's per-head output gate self_attn.gate_proj: one row a head (16 / TP 2 = 8), no 128-block fits
+                # it (validate_fp8_block_shape, vLLM's own error)
+                "lfm3": {f"model.layers.{i}.self_attn.gate_proj" for i in (1, 2)},
                 # Kimi-K3 / K3.1: the same KDA in_proj and MoonViT tower as Kimi-Linear and Kimi-K2.5; on 0.33 (no
                 # DSA layers) K3's layer 3 is an MLA whose fused_qkv_a_g_proj shard (the replicated q_a / kv_a latents
                 # and 1/2 of g_proj: 576 rows) fits no 128-block either.

@@ -34,8 +34,8 @@ from fp8check.core.routing.crosscheck import vllm_error
 from fp8check.core.routing.crosscheck_model import compare_model, our_modules
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
-from fp8check.synth import (Spec, bailing_tensors, deepseek_v4_vision_tensors, deepseek_v41_tensors, kimi_k3_tensors,
-                            write_checkpoint)
+from fp8check.synth import (Spec, bailing_tensors, deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors,
+                            kimi_k3_tensors, write_checkpoint)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run import (  # noqa: E402  # isort: skip  (the linear-by-linear run, beside this file)
@@ -179,6 +179,8 @@ _GDN = dict(linear_num_key_heads=8, linear_num_value_heads=16, linear_key_head_d
 _QWEN35_MOE = dict(num_experts=8, moe_intermediate_size=1024, shared_expert_intermediate_size=1024,
                    num_experts_per_tok=2, **_GDN)
 _HF = dict(transformers=True, layers=4)
+# LFM2's layer kinds: short convolutions and full attention.
+_LFM_LAYERS = dict(layer_types=["conv", "full_attention", "conv", "full_attention"])
 # Granite's multipliers (granite.py, granitemoe*.py: scales, no linears).
 _GRANITE = dict(attention_multiplier=0.0078125, embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=8.0)
 # GLM-4V's tower (glm4_1v.py Glm4vVisionTransformer): one block, its MLP as wide as out_hidden_size.
@@ -352,6 +354,22 @@ FAMILIES.update({
     "granite-moe-shared": (dict(architecture="GraniteMoeSharedForCausalLM", model_type="granitemoeshared", **_HF),
                            dict(_GRANITE, intermediate_size=1024, shared_intermediate_size=2048,
                                 num_local_experts=8, num_experts_per_tok=2)),
+    # Arcee Trinity: a dense layer, then MoE layers with a shared expert; sliding and full gated attention; the
+    # routing keys afmoe.py reads bare.
+    "afmoe": (dict(architecture="AfmoeForCausalLM", model_type="afmoe", **_HF),
+              dict(num_dense_layers=1, num_experts=8, num_experts_per_tok=2, num_shared_experts=1,
+                   moe_intermediate_size=1024, sliding_window=512, score_func="sigmoid", route_norm=True, n_group=1,
+                   topk_group=1, route_scale=2.5, mup_enabled=True,
+                   layer_types=["sliding_attention", "full_attention", "sliding_attention", "full_attention"])),
+    # LFM2 / LFM2-MoE / LFM3: short-convolution and attention layers (the keys lfm2*.py read beside transformers').
+    "lfm2": (dict(architecture="Lfm2ForCausalLM", model_type="lfm2", tie_embeddings=True, **_HF),
+             dict(_LFM_LAYERS, intermediate_size=6144, block_dim=2048, conv_dim=2048, conv_L_cache=3)),
+    "lfm2-moe": (dict(architecture="Lfm2MoeForCausalLM", model_type="lfm2_moe", tie_embeddings=True, **_HF),
+                 dict(_LFM_LAYERS, num_dense_layers=1, num_experts=8, num_experts_per_tok=2,
+                      moe_intermediate_size=1024, conv_L_cache=3, use_expert_bias=True, norm_topk_prob=True)),
+    "lfm3": (dict(architecture="Lfm3ForCausalLM", model_type="lfm3", tie_embeddings=True, **_HF),
+             dict(conv_L_cache=7, sliding_window=512, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                  layer_types=["conv", "full_attention", "sliding_attention", "conv"])),
     "ernie-4.5": (dict(architecture="Ernie4_5ForCausalLM", model_type="ernie4_5", **_HF), {"use_bias": False}),
     "ernie-4.5-moe": (dict(architecture="Ernie4_5_MoeForCausalLM", model_type="ernie4_5_moe", **_HF),
                       dict(use_bias=False, num_hidden_layers=3, moe_intermediate_size=1024, moe_k=2,
@@ -458,6 +476,13 @@ FAMILIES.update({
     # layernorm_epsilon); an MTP layer under model.mtp.layers (skipped).
     "mimo-v2-flash": (dict(architecture="MiMoV2FlashForCausalLM", model_type="mimo_v2_flash", **_HF,
                            extra_tensors=_MIMO_V2_MTP), _MIMO_V2_FLASH),
+    # MiMo-V2-Pro: MiMo-V2-Flash's layers with q / k / v saved fused as qkv_proj (its remote code's module;
+    # attention_projection_layout "fused_qkv"), pre-sharded in num_key_value_heads (4) chunks: under fp8-block the full
+    # layers' qkv_proj a MergedColumnParallelLinear at TP 1 and 2 (a chunk's 192 K + 128 V rows padded to 384), the
+    # sliding ones (two KV heads a chunk, whole blocks) a QKVParallelLinear; written as mimo_v2_flash (its config
+    # class, which vLLM reads without remote code; the hub's mimo_v2 takes the same convertor).
+    "mimo-v2-pro": (dict(architecture="MiMoV2ForCausalLM", model_type="mimo_v2_flash", **_HF,
+                         extra_tensors=_MIMO_V2_MTP), dict(_MIMO_V2_FLASH, attention_projection_layout="fused_qkv")),
     # MiMo-7B: Qwen2's layers (its remote MiMoConfig is Qwen2Config's; written as qwen2, which vLLM reads without
     # remote code) and an MTP layer under model.mtp_layers (dropped by the mapper).
     "mimo-7b": (dict(architecture="MiMoForCausalLM", model_type="qwen2", **_HF,
@@ -750,6 +775,47 @@ FAMILIES.update({
                        extra_tensors=bailing_tensors(_LING_V25), **_LING_SPEC), _LING_V25),
 })
 
+# Inkling (vllm/models/inkling): transformers 5.24 has InklingForConditionalGeneration, but its config class is not
+# the one vLLM reads (vLLM registers its own inkling_mm_model / inkling_model configs, configs.py), so
+# synth.inkling_tensors writes the decoder layers under the names that class saves (model.llm.layers.N; the text
+# checkpoint model.layers.N), towers left out, and config.json holds vLLM's keys: sliding layers 0-2 with their own
+# KV heads, a dense layer 0, then MoE with the sigmoid router's bias and global scale and one shared sink expert (64
+# heads of 128 and 16 relative dims a head, so q, k, v and r are whole 128-blocks at TP 8, as the released model's).
+_INKLING_TEXT = dict(model_type="inkling_model", hidden_size=BASE["hidden"], intermediate_size=1024,
+                     dense_intermediate_size=4096, num_hidden_layers=4, num_attention_heads=64, num_key_value_heads=8,
+                     head_dim=128, swa_num_attention_heads=64, swa_num_key_value_heads=16, swa_head_dim=128, d_rel=16,
+                     rel_extent=1024, local_layer_ids=[0, 1, 2], sliding_window_size=512, use_sconv=True,
+                     sconv_kernel_size=4, use_embed_norm=True, dense_mlp_idx=1, n_routed_experts=8,
+                     n_shared_experts=1, num_experts_per_tok=2, route_scale=8.0, use_gate_bias=True,
+                     use_global_scale=True, gate_activation="sigmoid", norm_after_topk=True, shared_expert_sink=True,
+                     vocab_size=BASE["vocab"], max_position_embeddings=4096, logits_mup_width_multiplier=24.0)
+_INKLING_SPEC = dict(layers=0, experts=8, moe_intermediate=1024, intermediate=4096)
+FAMILIES.update({
+    "inkling-text": (dict(architecture="InklingForCausalLM", model_type="inkling_model",
+                          extra_tensors=inkling_tensors(_INKLING_TEXT, "model."), **_INKLING_SPEC), _INKLING_TEXT),
+    "inkling": (dict(architecture="InklingForConditionalGeneration", model_type="inkling_mm_model",
+                     sizes_in_text_config=True, extra_tensors=inkling_tensors(_INKLING_TEXT), **_INKLING_SPEC),
+                {"text_config": _INKLING_TEXT, "vision_config": {}, "audio_config": {}}),
+})
+
+# MuseGlimmer (muse_glimmer.py): transformers' MuseGlimmerForConditionalGeneration, sliding and full (NoPE) layers
+# alternating, a one-block vision tower (16 heads) with its adapter; the tower and adapter left BF16 (vLLM builds them
+# without the quant config).
+_MUSE_GLIMMER = {"text_config": {"hidden_size": BASE["hidden"], "intermediate_size": 4096, "num_hidden_layers": 4,
+                                 "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 128,
+                                 "vocab_size": BASE["vocab"], "sliding_window": 512,
+                                 "layer_types": ["sliding_attention", "full_attention"] * 2,
+                                 "layer_rope_theta": [10000, 0, 10000, 0], "max_position_embeddings": 4096},
+                 "vision_config": {"hidden_size": 1024, "intermediate_size": 2048, "num_hidden_layers": 1,
+                                   "num_attention_heads": 16},
+                 "out_hidden_size": 4096, "projector_hidden_size": 2048}
+_MUSE_GLIMMER_SPEC = dict(model_type="muse_glimmer", sizes_in_text_config=True, **_HF,
+                          ignore=("lm_head", "re:model\\.vision_.*", "re:vision_.*"))
+FAMILIES.update({
+    "muse-glimmer": (dict(architecture="MuseGlimmerForConditionalGeneration", **_MUSE_GLIMMER_SPEC), _MUSE_GLIMMER),
+    "muse-glimmer-causal": (dict(architecture="MuseGlimmerForCausalLM", **_MUSE_GLIMMER_SPEC), _MUSE_GLIMMER),
+})
+
 # Qwen4-Exp: three gated-delta-net layers (layer 1 with a PLE block; ple_layer_ids are 1-based), a QSA layer (the
 # indexer's 16 heads of 128, one key head), 4 hyper-connection streams, MoE with a shared expert; its MTP block under
 # mtp. (the Qwen4ExpMTP draft's). Left BF16 as vLLM builds them: the gated-delta-net b / a projections (no 128-block
@@ -979,22 +1045,6 @@ EXPLAINED = (
 # Differences fp8check still has, found by this run and not fixed yet: listed (the "open" column), never hidden.
 # Matched like EXPLAINED, on "release|platform|architecture|format|module|vLLM's error".
 OPEN = (
-    (r"\|kimi-(linear\|modelopt-[a-z0-9]+\|model|k3(\.1)?\|modelopt-[a-z0-9]+\|language_model\.model)\.layers\.\d+"
-     r"\.self_attn\|",
-     "Kimi-Linear's and Kimi-K3's dense MLA layers on CUDA / CPU are nvidia/mla.py's MultiHeadLatentAttention itself "
-     "(an AttentionLayerBase that is neither Attention nor MLAAttention), which ModelOpt's get_quant_method gives no "
-     "KV cache method; fp8check gives it ModelOpt's"),
-    (rf"^{SINCE_033}\|xpu\|kimi-k3(\.1)?\|[^|]*\|\(model\)\|AssertionError: Torch not compiled with CUDA enabled",
-     "vLLM 0.33 / 0.34 build Kimi-K3's text model on XPU with amd/linear.py, whose KDA layers (amd/kda.py) ask "
-     "is_fused_kda_decode_supported, which imports vllm.platforms.rocm: its import-time _get_gcn_arch calls "
-     "torch.cuda.get_device_properties, which a torch without CUDA (XPU's) refuses; fp8check does not model that "
-     "refusal"),
-    (r"^[^|]*\|(rocm|xpu)[^|]*\|kimi-(linear|k3|k3\.1)\|[^|]*\|\(model\)\|AttributeError: '(ROCmLatent)?MoERunner' "
-     r"object has no attribute 'w13_weight_packed'",
-     "vLLM's ROCm / XPU Kimi-Linear and Kimi-K3 / K3.1 classes (models/kimi_k3/amd/linear.py, "
-     "amd/latent_moe_runner.py) fail building their MoE at TP 8 reading w13_weight_packed off the MoE runner; "
-     "fp8check does not model that refusal "
-     "(Kimi-K3's ROCm class is not laid out)"),
     (r"\|kimi-linear\|modelopt-pbwo\|[^|]*in_proj_qkvgfab\|",
      "ModelOpt PB_WO pads N up to the block (pbwo-padding): in_proj_qkvgfab's b_proj shard (one row a head) is padded "
      "in vLLM, which then picks FlashInfer-DeepGEMM / DeepGEMM; fp8check hands the unpadded N to the kernel choice"),

@@ -27,7 +27,10 @@ ROUTER_KEYS = ("scoring_func", "norm_topk_prob", "n_group", "topk_method", "use_
                "moe_router_activation", "norm_expert_weight",  # these two: Step-3.5's
                "hidden_act",  # Kimi-K3: nvidia/model.py KimiMoE hands FusedMoE activation=config.hidden_act
                "route_norm",  # HY-V3's
-               "score_function", "moe_router_enable_expert_bias")  # Ling / Ring's (bailing_moe*.py)
+               "score_function", "moe_router_enable_expert_bias",  # Ling / Ring's (bailing_moe*.py)
+               "min_moe_intermediate_per_partition",  # Kimi's amd/linear.py KimiMoE (Arch.padded_moe_refusal)
+               "score_func",  # Arcee Trinity's (afmoe.py)
+               "use_expert_bias")  # LFM2-MoE's (lfm2_moe.py)
 
 
 class SlidingKeys(NamedTuple):
@@ -41,7 +44,8 @@ class SlidingKeys(NamedTuple):
     layer_types: tuple[str, ...] | None = None   # "sliding_attention" / "full_attention" / ... per layer
     use_sliding_window: bool | None = None       # Qwen: the window applies only when true
     max_window_layers: int | None = None         # Qwen: the layer index where sliding starts
-    # Gemma-3 / EXAONE-4: every pattern-th layer is full attention; EXAONE-4's configs write it as letters ("LLLG")
+    # Gemma-3 / EXAONE-4 (AfmoeConfig's global_attn_every_n_layers): every pattern-th layer is full attention;
+    # EXAONE-4's configs write it as letters ("LLLG")
     sliding_window_pattern: int | str | None = None
     hybrid_layer_pattern: tuple[int, ...] | None = None  # MiMo-V2: 1 on the sliding layers, 0 on the full ones
     sliding_window_size: int | None = None       # MiMo-V2: the sliding layers' window
@@ -109,6 +113,12 @@ class ModelConfig(NamedTuple):
     # Mistral-Large-4 (params.json's kv_sharing, as vLLM's Mistral reader lists it): each layer's KV-cache source
     # layer, itself unless it reuses an earlier layer's latent cache; () when absent.
     kv_source_layers: tuple[int, ...] = ()
+    # MiMo-V2: each layer's (heads, KV heads, head size, V head size), the sliding layers (hybrid_layer_pattern 1)
+    # from the swa_* keys (mimo_v2.py MiMoV2FlashDecoderLayer; V's head size the K one where absent); None unless
+    # config.json gives hybrid_layer_pattern and both head counts.
+    attention_geometry: tuple[tuple[int, int, int, int], ...] | None = None
+    # MiMo-V2-Pro: config.json's attention_projection_layout is "fused_qkv" (mimo_v2.py MiMoV2FlashDecoderLayer).
+    fused_qkv_layout: bool = False
     # A Mistral-format checkpoint's params.json as vLLM 0.25-0.33 refuse it (fp8check.core.checkpoint.mistral:
     # BLOCK FP8, Mistral-Large-4); the config above is 0.34's reading.
     errors_before_034: tuple[str, ...] = ()
@@ -247,7 +257,25 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         expert_dtype=_expert_dtype(sizes, model_type, raw_quant),
         kv_lora_rank=opt_int("kv_lora_rank"),
         kv_source_layers=_int_list(sizes, "kv_source_layers", where, minimum=0) or (),
+        attention_geometry=_attention_geometry(sizes, opt_int, where),
+        fused_qkv_layout=sizes.get("attention_projection_layout") == "fused_qkv",
     )
+
+
+def _attention_geometry(sizes: dict, opt_int: Callable[..., int | None],
+                        where: str) -> tuple[tuple[int, int, int, int], ...] | None:
+    """MiMo-V2's per-layer attention geometry (ModelConfig.attention_geometry): mimo_v2.py MiMoV2FlashDecoderLayer
+    builds a layer whose hybrid_layer_pattern entry is 1 with swa_num_attention_heads, swa_num_key_value_heads,
+    swa_head_dim, swa_v_head_dim, the others with num_attention_heads, num_key_value_heads, head_dim, v_head_dim."""
+    pattern = _int_list(sizes, "hybrid_layer_pattern", where, minimum=0)
+    if not pattern:
+        return None
+    full = tuple(opt_int(key) for key in ("num_attention_heads", "num_key_value_heads", "head_dim"))
+    sliding = tuple(opt_int(f"swa_{key}") for key in ("num_attention_heads", "num_key_value_heads", "head_dim"))
+    if not all(full) or not all(sliding):
+        return None
+    full_v, sliding_v = opt_int("v_head_dim") or full[2], opt_int("swa_v_head_dim") or sliding[2]
+    return tuple((*sliding, sliding_v) if kind == 1 else (*full, full_v) for kind in pattern)
 
 
 def _expert_dtype(sizes: dict, model_type: str, raw_quant: object) -> str | None:
@@ -379,17 +407,20 @@ def _sliding_keys(sizes: dict, model_type: str, opt_int: Callable[..., int | Non
 # local (sliding) layer, G a global one, written beside layer_types; EXAONE-4.5's text_config "exaone4_5_text" is read
 # as exaone4). What vLLM makes of them is fp8check.core.model.layouts.attention_windows.
 LETTER_PATTERNS = frozenset({"exaone4", "exaone4_5_text", "exaone_moe"})
+# Config classes that name the pattern otherwise (AfmoeConfig: every global_attn_every_n_layers-th layer full).
+PATTERN_KEYS = {"afmoe": "global_attn_every_n_layers"}
 
 
 def _window_pattern(sizes: dict, model_type: str, opt_int: Callable[..., int | None], where: str) -> int | str | None:
     """sliding_window_pattern: a positive integer, or letters where the config class takes them."""
-    pattern = sizes.get("sliding_window_pattern")
+    key = PATTERN_KEYS.get(model_type, "sliding_window_pattern")
+    pattern = sizes.get(key)
     if isinstance(pattern, str) and model_type in LETTER_PATTERNS:
         if not pattern or set(pattern) - {"L", "G"}:
             raise ConfigError(f"{where}: sliding_window_pattern must be a positive integer or letters L / G, got "
                               f"{shown(pattern)}")
         return pattern
-    return opt_int("sliding_window_pattern")
+    return opt_int(key)
 
 
 def load_json(path: str, name: str) -> object:

@@ -4,7 +4,8 @@ A format mirrors one vLLM QuantizationConfig class (quantization/compressed_tens
 quantization/fp8.py): it parses `quantization_config` (from_config and its checks), names its global capability
 gate (get_min_capability), decides each module's quantization (get_quant_method: ignore / target matching), the
 linear method or scheme it builds, the keys that scheme hands vLLM's kernel selector, the tensors the scheme's
-create_weights expects (for the integrity checks), and the FusedMoE method. Formats are registered in
+create_weights expects (for the integrity checks), the FusedMoE method and the KV cache method attention gets
+(Format.kv_cache). Formats are registered in
 fp8check.core.formats.registry.FORMATS; nothing else names a format. What every format shares before any layer is
 built (where the config comes from, override_quantization_method, the platform allow-lists, the deprecation and
 capability gates) is fp8check.core.formats.frontdoor.
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Protocol
 from fp8check.core.formats.shared import QuantArgs
 
 if TYPE_CHECKING:  # annotations only
+    from fp8check.core.formats.kv_cache import KVConfig
     from fp8check.core.targets.profiles import RuleProfile
     from fp8check.kernels.base import RoutingContext
     from fp8check.kernels.quant_keys import QuantKey
@@ -136,6 +138,17 @@ def same_config(config: QuantConfig, profile: RuleProfile) -> QuantConfig:
     return config
 
 
+class KernelRequest(NamedTuple):
+    """What a linear scheme hands vLLM's kernel selector (init_fp8_linear_kernel / init_mxfp8_linear_kernel): the
+    quantization and the weight / activation keys; or, instead, the error the scheme's constructor raises."""
+
+    quantization: str = ""
+    weight_key: QuantKey | None = None
+    activation_key: QuantKey | None = None
+    error: str | None = None
+
+
+
 @dataclass(frozen=True)
 class Format:
     """One vLLM quant_method. Register it in fp8check.core.formats.registry.FORMATS under `name`."""
@@ -148,9 +161,8 @@ class Format:
     # (assignment, ctx, --linear-backend) -> (the linear method / scheme class vLLM builds, or the error it raises)
     linear_scheme: Callable[[Assignment, RoutingContext, str], tuple[str | None, str | None]]
     fp8_schemes: frozenset[str]            # the schemes fp8check routes to a kernel; the others are only named
-    # (scheme, assignment, ctx, e8m0 scales) -> (quantization, weight key, activation key) for the kernel
-    # selector, or the error the scheme's constructor raises
-    kernel_request: Callable[[str, Assignment, RoutingContext, bool], tuple[str, QuantKey, QuantKey] | str]
+    # (scheme, assignment, ctx, e8m0 scales) -> what the scheme hands the kernel selector, or its constructor's error
+    kernel_request: Callable[[str, Assignment, RoutingContext, bool], KernelRequest]
     expected_tensors: Callable[[Assignment], ExpectedTensors | None]  # None: nothing to check
     # (FusedMoE name, its checkpoint's gate / up / down leaf names, config, the rule profile) -> method
     moe_method: Callable[[str, tuple[str, str, str], QuantConfig, RuleProfile], MoEMethod]
@@ -177,6 +189,9 @@ class Format:
     # get_min_capability() where it changed across releases (profile -> capability); else min_capability.
     capability: Callable[[RuleProfile], int] | None = None
     act_dtypes: tuple[str, ...] = ("bfloat16", "float16")  # get_supported_act_dtypes()
+    # get_quant_method for an attention layer: (config, the stored quantization_config) -> the KV cache method an
+    # Attention / MLAAttention gets and that method's own checks (formats.kv_cache.KVConfig); None: none (FBGEMM, INC).
+    kv_cache: Callable[[QuantConfig, dict], KVConfig] | None = None
     # The --quantization values this format answers on an unquantized checkpoint (it quantizes at load); the
     # format's parse gets {"quant_method": value}.
     online_methods: tuple[str, ...] = ()

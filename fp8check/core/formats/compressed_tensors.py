@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from fp8check.core.errors import ConfigError, printable, shown
 from fp8check.core.formats import mxfp8
+from fp8check.core.formats.kv_cache import CT_METHOD, KVConfig
 from fp8check.core.formats.base import (
-    LAYER, UNQUANTIZED, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, Module, MoEMethod, WeightScale,
+    LAYER, UNQUANTIZED, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, KernelRequest, Module, MoEMethod,
+    WeightScale,
 )
 from fp8check.core.formats.shared import (
     ExpertsProbe, QuantArgs, block_weight_key, enum_value, ignored, is_int, matches, pattern_list, shard_names,
@@ -393,7 +395,7 @@ def linear_scheme(assignment: Assignment, ctx: RoutingContext, linear_backend: s
 
 
 def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m0: bool
-                   ) -> tuple[str, QuantKey, QuantKey] | str:
+                   ) -> KernelRequest:
     """The keys CompressedTensorsW8A8Fp8 / CompressedTensorsW8A16Fp8 hand the kernel selector;
     CompressedTensorsW8A8Mxfp8 calls init_mxfp8_linear_kernel (fp8check.kernels.mxfp8)."""
     w, static_input = assignment.weights, assignment.static_input
@@ -402,14 +404,14 @@ def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m
     if scheme == W8A8_FP8:
         if w.strategy == "block":
             if static_input:
-                return ("AssertionError in CompressedTensorsW8A8Fp8: block-quantized weights need dynamic activations "
-                        "(is_static_input_scheme is True)")
-            return FP8_BLOCK, block_weight_key(w.block_structure, e8m0), QuantKey(False, (1, w.block_structure[0]))
+                return KernelRequest(error="AssertionError in CompressedTensorsW8A8Fp8: block-quantized weights need "
+                                                 "dynamic activations (is_static_input_scheme is True)")
+            return KernelRequest(FP8_BLOCK, block_weight_key(w.block_structure, e8m0), QuantKey(False, (1, w.block_structure[0])))
         weight = kFp8StaticChannelSym if w.strategy == "channel" else kFp8StaticTensorSym
-        return FP8, weight, (kFp8StaticTensorSym if static_input else kFp8DynamicTokenSym)
+        return KernelRequest(FP8, weight, (kFp8StaticTensorSym if static_input else kFp8DynamicTokenSym))
     # CompressedTensorsW8A16Fp8: BLOCK maps to a hard-coded 128x128 key whatever block_structure says.
     weight = {"block": kFp8Static128BlockSym, "channel": kFp8StaticChannelSym}.get(w.strategy, kFp8StaticTensorSym)
-    return W8A16_FP8, weight, (kFp8StaticTensorSym if static_input else kFp8DynamicTensorSym)
+    return KernelRequest(W8A16_FP8, weight, (kFp8StaticTensorSym if static_input else kFp8DynamicTensorSym))
 
 
 # --- integrity -------------------------------------------------------------------------------------------
@@ -520,9 +522,44 @@ def maps_lists(config: CompressedTensorsConfig, mapper: Callable[[str], str]) ->
                            groups=tuple(g._replace(targets=mapped(g.targets)) for g in config.groups))
 
 
+# CompressedTensorsKVCacheMethod.validate_kv_cache_scheme's strategies, as it prints them, and every
+# QuantizationStrategy value (another raises in QuantizationStrategy(value) first).
+KV_STRATEGIES = "(<QuantizationStrategy.TENSOR: 'tensor'>, <QuantizationStrategy.ATTN_HEAD: 'attn_head'>)"
+KV_KNOWN_STRATEGIES = ("tensor", "channel", "group", "block", "token", "tensor_group", "attn_head")
+
+
+def kv_cache(config: CompressedTensorsConfig, raw: dict) -> KVConfig:
+    """get_quant_method for attention: every Attention gets CompressedTensorsKVCacheMethod (an MLAAttention none),
+    checked against the stored kv_cache_scheme, which also switches `auto` to fp8 per Attention."""
+    scheme = raw.get("kv_cache_scheme")
+    return KVConfig(CT_METHOD, scheme=scheme, errors=kv_scheme_errors(scheme))
+
+
+def kv_scheme_errors(scheme: dict | None) -> tuple[str, ...]:
+    """CompressedTensorsKVCacheMethod.validate_kv_cache_scheme, raised as each Attention layer is built."""
+    if scheme is None:
+        return ()
+    if not isinstance(scheme, dict):
+        return (f"kv_cache_scheme must be an object, got {scheme!r}",)
+    type_, num_bits = scheme.get("type"), scheme.get("num_bits")
+    if type_ != "float" or num_bits != 8:
+        return ("Currently supported kv cache quantization is num_bits=8, type=float, however received "
+                f"num_bits={num_bits}, type={type_}",)
+    strategy = scheme.get("strategy")
+    if strategy not in KV_KNOWN_STRATEGIES:  # QuantizationStrategy(value) raises before the check
+        return (f"{strategy!r} is not a valid QuantizationStrategy",)
+    if strategy not in ("tensor", "attn_head"):
+        return (f"Invalid strategy for compressed-tensors KV cache. Expected strategies: {KV_STRATEGIES}, found "
+                f"strategy: {strategy}",)
+    if not scheme.get("symmetric"):
+        return (f"Only support symmetric scaling factor for compressed-tensors KV cache. However found symmetric: "
+                f"{scheme.get('symmetric')}",)
+    return ()
+
+
 FORMAT = Format(
     name=NAME, min_capability=70, parse=parse, assign=assign, describe=describe, linear_scheme=linear_scheme,
     fp8_schemes=frozenset({W8A8_FP8, W8A16_FP8_SCHEME, W8A8_MXFP8}), kernel_request=kernel_request,
     expected_tensors=expected_tensors, moe_method=moe_method, config_errors=config_errors,
-    scheme_min_capability=SCHEME_MIN_CAPABILITY, maps_lists=maps_lists,
+    scheme_min_capability=SCHEME_MIN_CAPABILITY, maps_lists=maps_lists, kv_cache=kv_cache,
 )

@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from fp8check.core.errors import ConfigError, shown
 from fp8check.core.formats.base import (
-    UNQUANTIZED_LM_HEAD, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, Module, MoEMethod, WeightScale,
+    UNQUANTIZED_LM_HEAD, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, KernelRequest, Module, MoEMethod,
+    WeightScale,
 )
 from fp8check.core.formats.shared import layer_skipped, pattern_list
 from fp8check.kernels.base import FP8, RoutingContext
-from fp8check.kernels.quant_keys import QuantKey, kFp8DynamicTokenSym, kFp8StaticTokenSym
+from fp8check.kernels.quant_keys import kFp8DynamicTokenSym, kFp8StaticTokenSym
 
 if TYPE_CHECKING:  # annotations only
     from fp8check.core.targets.profiles import RuleProfile
@@ -79,10 +80,10 @@ def linear_scheme(assignment: Assignment, ctx: RoutingContext, linear_backend: s
 
 
 def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m0: bool
-                   ) -> tuple[str, QuantKey, QuantKey]:
+                   ) -> KernelRequest:
     """init_fp8_linear_kernel(activation kFp8DynamicTokenSym, weight kFp8StaticTokenSym): the weight key is
     static per-token (1, -1), not per-channel, on every platform."""
-    return FP8, kFp8StaticTokenSym, kFp8DynamicTokenSym
+    return KernelRequest(FP8, kFp8StaticTokenSym, kFp8DynamicTokenSym)
 
 
 def expected_tensors(assignment: Assignment) -> ExpectedTensors:

@@ -12,8 +12,11 @@ from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from fp8check.core.errors import ConfigError, shown
 from fp8check.core.formats.base import (
-    UNQUANTIZED_LM_HEAD, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, Module, MoEMethod, WeightScale,
+    UNQUANTIZED_LM_HEAD, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, KernelRequest, Module, MoEMethod,
+    WeightScale,
 )
+from fp8check.core.formats.kv_cache import FP8_METHOD as KV_METHOD
+from fp8check.core.formats.kv_cache import attention_method
 from fp8check.core.formats.shared import block_weight_key, is_int, layer_skipped, pattern_list
 from fp8check.kernels.base import FP8, FP8_BLOCK, RoutingContext
 from fp8check.kernels.cuda import cutlass_fp8_supported
@@ -96,20 +99,20 @@ def linear_scheme(assignment: Assignment, ctx: RoutingContext, linear_backend: s
 
 
 def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m0: bool
-                   ) -> tuple[str, QuantKey, QuantKey]:
+                   ) -> KernelRequest:
     """Fp8LinearMethod: 1 x block[0] activation groups for block weights; dynamic activations per token where
     CUTLASS FP8 runs (cutlass_fp8_supported) and, from 0.34, on XPU (`or current_platform.is_xpu()`), else per
     tensor."""
     block = assignment.block
     if block:
-        return FP8_BLOCK, block_weight_key(block, e8m0), QuantKey(False, (1, block[0]))
+        return KernelRequest(FP8_BLOCK, block_weight_key(block, e8m0), QuantKey(False, (1, block[0])))
     if assignment.static_input:
         act = kFp8StaticTensorSym
     elif dynamic_per_token(ctx):
         act = kFp8DynamicTokenSym
     else:
         act = kFp8DynamicTensorSym
-    return FP8, kFp8StaticTensorSym, act
+    return KernelRequest(FP8, kFp8StaticTensorSym, act)
 
 
 def dynamic_per_token(ctx: RoutingContext) -> bool:
@@ -159,4 +162,5 @@ FORMAT = Format(
     name=NAME, min_capability=75, parse=parse, assign=assign, describe=describe, linear_scheme=linear_scheme,
     fp8_schemes=frozenset({FP8_METHOD}), kernel_request=kernel_request, expected_tensors=expected_tensors,
     moe_method=moe_method, block_mismatch_escape=True, maps_lists=maps_lists,
+    kv_cache=attention_method(KV_METHOD),
 )

@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from fp8check.core.errors import ConfigError, shown
 from fp8check.core.formats import fp8
-from fp8check.core.formats.base import UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, Module, MoEMethod
+from fp8check.core.formats.base import (
+    UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, KernelRequest, Module, MoEMethod,
+)
 from fp8check.core.formats.shared import pattern_list, shard_names
 from fp8check.kernels.base import RoutingContext
-from fp8check.kernels.quant_keys import QuantKey
 
 if TYPE_CHECKING:  # annotations only
     from fp8check.core.targets.profiles import RuleProfile
@@ -363,7 +364,7 @@ def _other_scheme(resolved: LayerConfig) -> str | None:
 
 
 def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m0: bool
-                   ) -> tuple[str, QuantKey, QuantKey]:
+                   ) -> KernelRequest:
     """Fp8LinearMethod's block keys (INCFp8LinearScheme delegates to it)."""
     return fp8.kernel_request(fp8.FP8_METHOD, assignment, ctx, e8m0)
 

@@ -15,16 +15,17 @@ vLLM sources, read in 0.28.0 and 0.33.0 (identical where it matters here):
   kv_cache_dtype_skip_layers: "sliding_window" or a layer index puts the layer back on `auto`),
   _init_kv_cache_quant (the fp8_e5m2 refusal); attention/mla_attention.py (MLAAttention: skip layers by index
   only, no kv_cache_scheme switch);
-- quantization/*: get_quant_method for Attention / MLAAttention (KV_METHODS), CompressedTensorsKVCacheMethod
-  .validate_kv_cache_scheme, QuarkKVCacheMethod.validate_kv_cache_config, quantization/kv_cache.py
-  (BaseKVCacheMethod, KVCacheScaleParameter);
+- quantization/*: get_quant_method for Attention / MLAAttention (each format's Format.kv_cache hook, whose
+  method names and KVConfig live here; CompressedTensorsKVCacheMethod.validate_kv_cache_scheme and
+  QuarkKVCacheMethod.validate_kv_cache_config are their formats'), quantization/kv_cache.py (BaseKVCacheMethod,
+  KVCacheScaleParameter);
 - model_loader/weight_utils.py maybe_remap_kv_scale_name, QuarkConfig.get_cache_scale_mapper (remap).
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from fp8check.core.errors import InputError
 from fp8check.core.formats.shared import matches
@@ -49,14 +50,12 @@ FP8_E4M3_VALUES = ("fp8", "fp8_e4m3")
 STORED = {"float16": "float16", "bfloat16": "bfloat16", "fp8_e5m2": "float8_e5m2", "fp8_inc": "float8_e4m3fn"}
 ELEMENT_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 
-# get_quant_method for an Attention layer / an MLAAttention layer, per format (FORMATS key). CompressedTensorsConfig,
-# Fp8Config and QuarkConfig test isinstance(layer, Attention), which MLAAttention is not; ModelOptQuantConfigBase
-# tests (Attention, MLAAttention). FBGEMM, INC and OnlineQuantizationConfig return None for attention.
+# The KV cache methods get_quant_method gives an Attention layer / an MLAAttention layer: each format says which in
+# its Format.kv_cache hook. CompressedTensorsConfig, Fp8Config and QuarkConfig test isinstance(layer, Attention),
+# which MLAAttention is not; ModelOptQuantConfigBase tests (Attention, MLAAttention). FBGEMM, INC and
+# OnlineQuantizationConfig return None for attention.
 CT_METHOD, FP8_METHOD = "CompressedTensorsKVCacheMethod", "Fp8KVCacheMethod"
 MODELOPT_METHOD, QUARK_METHOD = "ModelOptKVCacheMethod", "QuarkKVCacheMethod"
-KV_METHODS = {"compressed-tensors": (CT_METHOD, None), "fp8": (FP8_METHOD, None), "w4afp8": (FP8_METHOD, None),
-              "modelopt": (MODELOPT_METHOD, MODELOPT_METHOD), "modelopt_mxfp8": (MODELOPT_METHOD, MODELOPT_METHOD),
-              "quark": (QUARK_METHOD, None)}
 # Subclasses of BaseKVCacheMethod that keep its scale processing (CompressedTensorsKVCacheMethod overrides it).
 BASE_PROCESSING = (FP8_METHOD, MODELOPT_METHOD, QUARK_METHOD)
 
@@ -74,17 +73,15 @@ NO_Q_SCALE = ("Checkpoint does not provide a q scaling factor. Setting it to k_s
               "Attention backends (flash-attn or flashinfer).")
 MODELOPT_UNKNOWN = ("WARNING: Unknown kv_cache_quant_algo '{algo}' in model config. Supported values: "
                     "['fp8', 'nvfp4']. Falling back to 'auto'.")
-CT_STRATEGIES = "(<QuantizationStrategy.TENSOR: 'tensor'>, <QuantizationStrategy.ATTN_HEAD: 'attn_head'>)"
-CT_KNOWN_STRATEGIES = ("tensor", "channel", "group", "block", "token", "tensor_group", "attn_head")
 
 
 class KVConfig(NamedTuple):
     """What a checkpoint's quant config says about attention, before any layer is built."""
 
-    method: str | None                # the KV cache method get_quant_method gives an Attention layer
-    mla_method: str | None            # ... and an MLAAttention layer
-    auto: str                         # what --kv-cache-dtype auto resolves to in arg_utils ("auto": not there)
-    scheme: dict | None               # CompressedTensorsConfig.kv_cache_scheme (switches auto -> fp8 per Attention)
+    method: str | None = None         # the KV cache method get_quant_method gives an Attention layer
+    mla_method: str | None = None     # ... and an MLAAttention layer
+    auto: str = AUTO                  # what --kv-cache-dtype auto resolves to in arg_utils ("auto": not there)
+    scheme: dict | None = None        # CompressedTensorsConfig.kv_cache_scheme (switches auto -> fp8 per Attention)
     errors: tuple[str, ...] = ()      # the method's own refusals of the config (raised building every layer)
     warnings: tuple[str, ...] = ()
     quark_names: bool = False         # QuarkConfig.get_cache_scale_mapper renames q/k/v_proj.output_scale
@@ -149,60 +146,25 @@ def _modelopt_auto(raw: dict) -> tuple[str, tuple[str, ...]]:
     return AUTO, ()
 
 
-def ct_scheme_errors(scheme: dict | None) -> tuple[str, ...]:
-    """CompressedTensorsKVCacheMethod.validate_kv_cache_scheme, raised as each Attention layer is built."""
-    if scheme is None:
-        return ()
-    if not isinstance(scheme, dict):
-        return (f"kv_cache_scheme must be an object, got {scheme!r}",)
-    type_, num_bits = scheme.get("type"), scheme.get("num_bits")
-    if type_ != "float" or num_bits != 8:
-        return ("Currently supported kv cache quantization is num_bits=8, type=float, however received "
-                f"num_bits={num_bits}, type={type_}",)
-    strategy = scheme.get("strategy")
-    if strategy not in CT_KNOWN_STRATEGIES:  # QuantizationStrategy(value) raises before the check
-        return (f"{strategy!r} is not a valid QuantizationStrategy",)
-    if strategy not in ("tensor", "attn_head"):
-        return (f"Invalid strategy for compressed-tensors KV cache. Expected strategies: {CT_STRATEGIES}, found "
-                f"strategy: {strategy}",)
-    if not scheme.get("symmetric"):
-        return (f"Only support symmetric scaling factor for compressed-tensors KV cache. However found symmetric: "
-                f"{scheme.get('symmetric')}",)
-    return ()
+def attention_method(method: str, mla_method: str | None = None) -> Callable[[object, dict], KVConfig]:
+    """A Format.kv_cache hook for a format whose get_quant_method gives Attention (and MLAAttention) a KV cache method
+    with no checks of its own."""
+    given = KVConfig(method, mla_method)
+    return lambda quant, raw: given
 
 
-def quark_errors(kv_cache_config: dict | None) -> tuple[str, ...]:
-    """QuarkKVCacheMethod.validate_kv_cache_config."""
-    if kv_cache_config is None:
-        return ()
-    if kv_cache_config.get("dtype") != "fp8_e4m3":
-        return (f"Currently supported kv cache quantization is dtype=fp8_e4m3, however received "
-                f"{kv_cache_config.get('dtype')}",)
-    if kv_cache_config.get("qscheme") != "per_tensor":
-        return ("Only support per-tensor scaling factor for quark KV cache. Expected qscheme: per_tensor, found "
-                f"qscheme: {kv_cache_config.get('qscheme')}",)
-    return ()
-
-
-def kv_config(quant: object, raw: dict | None) -> KVConfig:
-    """The KV side of the quant config vLLM built (`quant`: a format's parsed config, None when unquantized);
-    `raw` is the checkpoint's quantization_config as stored (what arg_utils reads for `auto`)."""
-    name = getattr(quant, "method", None)
-    method, mla_method = KV_METHODS.get(name, (None, None))
-    if name == "online" and getattr(quant, "config_class", None) == "Fp8Config":
-        method = FP8_METHOD  # --quantization fp8 before 0.31 builds Fp8Config (formats.online.for_release)
+def kv_config(hook: Callable[[object, dict], KVConfig] | None, quant: object, raw: dict | None) -> KVConfig:
+    """The KV side of the quant config vLLM built: its format's Format.kv_cache hook (None: the format gives attention
+    no method, as an unquantized model) over `quant`, the parsed config; `raw` is the checkpoint's
+    quantization_config as stored (what arg_utils reads for `auto`)."""
     raw = raw if isinstance(raw, dict) else {}
+    given = hook(quant, raw) if hook is not None else KVConfig()
     # get_kv_cache_quant_algo_string reads only ModelOpt configs; a legacy hf_quant_config.json gets its
     # quant_method "modelopt" written in by model_arch_config_convertor._normalize_quantization_config first.
+    name = getattr(quant, "method", None)
     modelopt = str(raw.get("quant_method", "")).startswith("modelopt") or str(name).startswith("modelopt")
     auto, warnings = _modelopt_auto(raw) if modelopt else (AUTO, ())
-    if name == "compressed-tensors":
-        scheme = raw.get("kv_cache_scheme")
-        return KVConfig(method, mla_method, auto, scheme, ct_scheme_errors(scheme), warnings)
-    if name == "quark":
-        return KVConfig(method, mla_method, auto, None, quark_errors(getattr(quant, "kv_cache_config", None)),
-                        warnings, quark_names=True, exclude=tuple(getattr(quant, "exclude", ())))
-    return KVConfig(method, mla_method, auto, None, (), warnings)
+    return given._replace(auto=auto, warnings=given.warnings + warnings)
 
 
 def resolve(requested: str, config: KVConfig, mla: bool, skipped: bool) -> str:

@@ -26,12 +26,13 @@ from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from fp8check.core.errors import ConfigError, shown
 from fp8check.core.formats.base import (
-    UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, Module, MoEMethod, WeightScale,
+    UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, KernelRequest, Module, MoEMethod, WeightScale,
 )
+from fp8check.core.formats.kv_cache import MODELOPT_METHOD, attention_method
 from fp8check.core.formats.shared import layer_skipped
 from fp8check.kernels.base import FP8, FP8_BLOCK, RoutingContext
 from fp8check.kernels.quant_keys import (
-    QuantKey, kFp8Dynamic128Sym, kFp8DynamicTokenSym, kFp8Static128BlockSym, kFp8StaticTensorSym, kFp8StaticTokenSym,
+    kFp8Dynamic128Sym, kFp8DynamicTokenSym, kFp8Static128BlockSym, kFp8StaticTensorSym, kFp8StaticTokenSym,
 )
 
 if TYPE_CHECKING:  # annotations only
@@ -264,16 +265,16 @@ def linear_scheme(assignment: Assignment, ctx: RoutingContext, linear_backend: s
 
 
 def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m0: bool
-                   ) -> tuple[str, QuantKey, QuantKey]:
+                   ) -> KernelRequest:
     """The init_fp8_linear_kernel keys (quantization, weight, activation) of each algo, the same in every release:
     FP8 static tensor / static tensor; FP8_PER_CHANNEL_PER_TOKEN static *token* (GroupShape(1, -1), not the
     channel key) / dynamic token; FP8_PB_WO static 128 x 128 blocks / dynamic 1 x 128 groups (W8A8: the block
     table)."""
     if assignment.strategy == "block":
-        return FP8_BLOCK, kFp8Static128BlockSym, kFp8Dynamic128Sym
+        return KernelRequest(FP8_BLOCK, kFp8Static128BlockSym, kFp8Dynamic128Sym)
     if assignment.strategy == "channel":
-        return FP8, kFp8StaticTokenSym, kFp8DynamicTokenSym
-    return FP8, kFp8StaticTensorSym, kFp8StaticTensorSym
+        return KernelRequest(FP8, kFp8StaticTokenSym, kFp8DynamicTokenSym)
+    return KernelRequest(FP8, kFp8StaticTensorSym, kFp8StaticTensorSym)
 
 
 def shape_error(assignment: Assignment, layout: RankShape, ctx: RoutingContext) -> str | None:
@@ -359,4 +360,5 @@ FORMAT = Format(
     expected_tensors=expected_tensors, moe_method=moe_method, config_errors=config_errors,
     config_warnings=config_warnings, validates_block_shape=False, shape_error=shape_error, override=override,
     for_release=for_release, capability=capability, maps_lists=maps_lists,
+    kv_cache=attention_method(MODELOPT_METHOD, MODELOPT_METHOD),
 )

@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING
 
 from fp8check.core.errors import ConfigError
 from fp8check.core.formats import modelopt
-from fp8check.core.formats.base import Assignment, ExpectedTensors, Format, Module, MoEMethod, WeightScale
+from fp8check.core.formats.base import (
+    Assignment, ExpectedTensors, Format, KernelRequest, Module, MoEMethod, WeightScale,
+)
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.mxfp8 import MXFP8, MXFP8_BLOCK_SIZE
-from fp8check.kernels.quant_keys import KernelConfig, QuantKey, kMxfp8Dynamic, kMxfp8Static
+from fp8check.kernels.quant_keys import KernelConfig, kMxfp8Dynamic, kMxfp8Static
 from fp8check.kernels.registry import choose_kernel
 
 if TYPE_CHECKING:  # annotations only
@@ -84,10 +86,10 @@ def linear_scheme(assignment: Assignment, ctx: RoutingContext, linear_backend: s
 
 
 def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m0: bool
-                   ) -> tuple[str, QuantKey, QuantKey]:
+                   ) -> KernelRequest:
     """Every MXFP8 linear method (ModelOpt, compressed-tensors, online) calls init_mxfp8_linear_kernel; its kernels
     read only the weight shape, the keys are QuantSpec(weight=kMxfp8Static, activation=kMxfp8Dynamic)."""
-    return MXFP8, kMxfp8Static, kMxfp8Dynamic
+    return KernelRequest(MXFP8, kMxfp8Static, kMxfp8Dynamic)
 
 
 def shape_error(assignment: Assignment, layout: RankShape, ctx: RoutingContext) -> str | None:
@@ -142,4 +144,5 @@ FORMAT = Format(
     expected_tensors=expected_tensors, moe_method=moe_method, validates_block_shape=False, shape_error=shape_error,
     override=override, for_release=modelopt.for_release, config_errors=modelopt.config_errors,
     act_dtypes=("bfloat16",), aliases=("mxfp8",), maps_lists=modelopt.maps_lists,
+    kv_cache=modelopt.FORMAT.kv_cache,
 )

@@ -26,10 +26,14 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from fp8check.core.errors import ConfigError
 from fp8check.core.formats import fp8, mxfp8
-from fp8check.core.formats.base import UNQUANTIZED_LM_HEAD, Assignment, ExpectedTensors, Format, Module, MoEMethod
+from fp8check.core.formats.kv_cache import FP8_METHOD as FP8_KV_METHOD
+from fp8check.core.formats.kv_cache import KVConfig
+from fp8check.core.formats.base import (
+    UNQUANTIZED_LM_HEAD, Assignment, ExpectedTensors, Format, KernelRequest, Module, MoEMethod,
+)
 from fp8check.kernels.base import FP8, FP8_BLOCK, RoutingContext
 from fp8check.kernels.quant_keys import (
-    QuantKey, kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockSym, kFp8StaticChannelSym,
+    kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockSym, kFp8StaticChannelSym,
     kFp8StaticTensorSym,
 )
 
@@ -131,7 +135,7 @@ def linear_scheme(assignment: Assignment, ctx: RoutingContext, linear_backend: s
 
 
 def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m0: bool
-                   ) -> tuple[str, QuantKey, QuantKey]:
+                   ) -> KernelRequest:
     """The keys each online linear method hands init_fp8_linear_kernel. The bf16 weight has no checkpoint
     scales, so e8m0 never applies; per-block weights are padded by per_block_cast_to_fp8 and never validated
     against the TP shard (validates_block_shape=False): only the block kernels' own N / K checks apply."""
@@ -139,12 +143,12 @@ def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m
     if strategy == "group":
         return mxfp8.kernel_request(scheme, assignment, ctx, e8m0)
     if strategy == "block":
-        return FP8_BLOCK, kFp8Static128BlockSym, kFp8Dynamic128Sym
+        return KernelRequest(FP8_BLOCK, kFp8Static128BlockSym, kFp8Dynamic128Sym)
     if strategy == "channel":
-        return FP8, kFp8StaticChannelSym, kFp8DynamicTokenSym
+        return KernelRequest(FP8, kFp8StaticChannelSym, kFp8DynamicTokenSym)
     # Fp8PerTensorOnlineLinearMethod.activation_quant_key: Fp8LinearMethod's rule (per token on XPU from 0.34).
     act = kFp8DynamicTokenSym if fp8.dynamic_per_token(ctx) else kFp8DynamicTensorSym
-    return FP8, kFp8StaticTensorSym, act
+    return KernelRequest(FP8, kFp8StaticTensorSym, act)
 
 
 def kernel_error(scheme: str, kernel: str, ctx: RoutingContext) -> str | None:
@@ -201,9 +205,16 @@ def config_name(config: OnlineFp8Config) -> str:
     return LEGACY_FP8 if config.config_class == FP8_CONFIG else NAME
 
 
+def kv_cache(config: OnlineFp8Config, raw: dict) -> KVConfig:
+    """get_quant_method for attention: OnlineQuantizationConfig gives none; the Fp8Config `fp8` builds before 0.31
+    (for_release) gives an Attention Fp8KVCacheMethod."""
+    return KVConfig(FP8_KV_METHOD) if config.config_class == FP8_CONFIG else KVConfig()
+
+
 FORMAT = Format(
     name=NAME, min_capability=75, parse=parse, assign=assign, describe=describe, linear_scheme=linear_scheme,
     fp8_schemes=frozenset(LINEAR_METHOD.values()), kernel_request=kernel_request, expected_tensors=expected_tensors,
     moe_method=moe_method, config_warnings=config_warnings, validates_block_shape=False, kernel_error=kernel_error,
     for_release=for_release, online_methods=ONLINE_METHODS, shape_error=shape_error, config_name=config_name,
+    kv_cache=kv_cache,
 )

@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from fp8check.core.errors import ConfigError, shown
 from fp8check.core.formats.base import (
-    UNQUANTIZED_LM_HEAD, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, Module, MoEMethod, WeightScale,
+    UNQUANTIZED_LM_HEAD, UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, KernelRequest, Module, MoEMethod,
+    WeightScale,
 )
+from fp8check.core.formats.kv_cache import QUARK_METHOD, KVConfig
 from fp8check.core.formats.shared import ExpertsProbe, ignored, matches, pattern_list
 from fp8check.kernels.base import FP8, FP8_BLOCK, RoutingContext
 from fp8check.kernels.quant_keys import (
@@ -294,12 +296,12 @@ def _dict_text(tensor: QuarkTensor | None) -> str:
 
 
 def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m0: bool
-                   ) -> tuple[str, QuantKey, QuantKey]:
+                   ) -> KernelRequest:
     """The keys the scheme hands init_fp8_linear_kernel. Per-block: always kFp8Static128BlockSym (0.28/0.29
     hard-code it; 0.30+ replace the E8M0 key before the selector). Per-tensor / per-channel before 0.30: every
     activation but dynamic per-token gets kFp8StaticTensorSym, dynamic per-tensor included."""
     if scheme == W8A8_FP8_PER_BLOCK:
-        return FP8_BLOCK, kFp8Static128BlockSym, kFp8Dynamic128Sym
+        return KernelRequest(FP8_BLOCK, kFp8Static128BlockSym, kFp8Dynamic128Sym)
     weight = kFp8StaticChannelSym if assignment.strategy == "channel" else kFp8StaticTensorSym
     a = assignment.input_activations
     if not a.is_dynamic:
@@ -308,7 +310,7 @@ def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m
         act = kFp8DynamicTokenSym
     else:
         act = kFp8DynamicTensorSym if ctx.profile.has("quark-fp8-keys") else kFp8StaticTensorSym
-    return FP8, weight, act
+    return KernelRequest(FP8, weight, act)
 
 
 # --- integrity -------------------------------------------------------------------------------------------
@@ -389,10 +391,31 @@ def maps_lists(config: QuarkConfig, mapper: Callable[[str], str]) -> QuarkConfig
                            layer_configs={mapper(k): v for k, v in config.layer_configs.items()})
 
 
+def kv_cache(config: QuarkConfig, raw: dict) -> KVConfig:
+    """get_quant_method for attention: an Attention gets QuarkKVCacheMethod (an MLAAttention none), unless `exclude`
+    names it; its kv_cache_group's output_tensors checked; the q/k/v_proj output scales renamed as
+    get_cache_scale_mapper does."""
+    return KVConfig(QUARK_METHOD, errors=kv_config_errors(config.kv_cache_config), quark_names=True,
+                    exclude=tuple(config.exclude))
+
+
+def kv_config_errors(kv_cache_config: dict | None) -> tuple[str, ...]:
+    """QuarkKVCacheMethod.validate_kv_cache_config."""
+    if kv_cache_config is None:
+        return ()
+    if kv_cache_config.get("dtype") != "fp8_e4m3":
+        return (f"Currently supported kv cache quantization is dtype=fp8_e4m3, however received "
+                f"{kv_cache_config.get('dtype')}",)
+    if kv_cache_config.get("qscheme") != "per_tensor":
+        return ("Only support per-tensor scaling factor for quark KV cache. Expected qscheme: per_tensor, found "
+                f"qscheme: {kv_cache_config.get('qscheme')}",)
+    return ()
+
+
 FORMAT = Format(
     name=NAME, min_capability=70, parse=parse, assign=assign, describe=describe, linear_scheme=linear_scheme,
     fp8_schemes=frozenset({W8A8_FP8, W8A8_FP8_PER_BLOCK}), kernel_request=kernel_request,
     expected_tensors=expected_tensors, moe_method=moe_method, for_release=for_release,
     scheme_min_capability={W8A8_FP8: MIN_CAPABILITY, W8A8_FP8_PER_BLOCK: MIN_CAPABILITY},
-    act_dtypes=("float16", "bfloat16"), maps_lists=maps_lists,
+    act_dtypes=("float16", "bfloat16"), maps_lists=maps_lists, kv_cache=kv_cache,
 )

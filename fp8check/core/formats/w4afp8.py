@@ -116,4 +116,5 @@ FORMAT = Format(
     name=NAME, min_capability=75, parse=parse, assign=assign, describe=fp8.describe, linear_scheme=fp8.linear_scheme,
     fp8_schemes=frozenset({fp8.FP8_METHOD}), kernel_request=fp8.kernel_request, expected_tensors=fp8.expected_tensors,
     moe_method=moe_method, block_mismatch_escape=True, added_by=ADDED_BY, maps_lists=fp8.maps_lists,
+    kv_cache=fp8.FORMAT.kv_cache,
 )

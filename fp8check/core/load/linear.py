@@ -40,7 +40,8 @@ def routed_recipe(layer: LayerReport, assignment: Assignment, ctx: RoutingContex
         return Recipe(numerics.UNQUANTIZED, None, None)
     if layer.kernel is None:
         return None
-    quantization, _, activation_key = FORMATS[assignment.method].kernel_request(layer.scheme, assignment, ctx, e8m0)
+    request = FORMATS[assignment.method].kernel_request(layer.scheme, assignment, ctx, e8m0)
+    quantization, activation_key = request.quantization, request.activation_key
     kind = kernel_numerics(layer.kernel)
     online = gemm.online_mode(ctx.profile) if assignment.online else None
     if quantization == MXFP8:  # 1 x 32 groups of the weight, each with its E8M0 scale

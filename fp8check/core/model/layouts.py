@@ -93,7 +93,8 @@ class Router(NamedTuple):
     scoring: str | tuple[str, str] = "softmax"          # fixed, or (config key, default)
     renormalize: bool | tuple[str, bool] = True
     groups: int | tuple[str, int] | None = None           # fixed, or (config key, default) of num_expert_group
-    bias: bool | tuple[str, str] = False                  # fixed, or (config key, value that creates the bias)
+    # fixed, or (config key, value that creates the bias[, the config class's value when config.json has none])
+    bias: bool | tuple[str, object] | tuple[str, object, object] = False
     custom: str | None = None                             # a custom_routing_function's RoutingMethodType
 
 
@@ -210,8 +211,21 @@ class Arch(NamedTuple):
     # Platform kinds on which the MLA attention module is `<...>.self_attn` itself (the model class registry.py
     # resolves there is another file: deepseek_v32's nvidia / amd model, whose attention *is* the MLAAttention).
     mla_self_attention: frozenset[str] = frozenset()
+    # False: that self_attn is the model's own AttentionLayerBase, neither Attention nor MLAAttention (Kimi's
+    # nvidia/mla.py MultiHeadLatentAttention), which no format's get_quant_method gives a KV cache method (they test
+    # isinstance(layer, Attention) or (Attention, MLAAttention)); deepseek_v32's DeepseekV32Attention is an
+    # MLAAttention.
+    mla_self_attention_is_mla_attention: bool = True
+    # Platform kind -> the profile change from which (None: every release serving the architecture) the model file
+    # pads a FusedMoE whose intermediate width a rank holds is below config.min_moe_intermediate_per_partition (256)
+    # and then reads the padded w13 off the layer, which FusedMoE's MoERunner does not have (its parameters live on
+    # routed_experts): every build at such a TP fails (Kimi's models/kimi_k3/amd/linear.py KimiMoE, ROCm / XPU).
+    padded_moe_refusal: dict[str, str | None] = {}
     # False: the experts have up and down projections only (FusedMoE is_act_and_mul=False, a one-shard w13).
     gated_experts: bool = True
+    # Tails of one checkpoint tensor vLLM builds as a MergedColumnParallelLinear of that many equal parts (short_conv.py
+    # ShortConv's in_proj over [dim] * 3: B, C and x, each split by TP).
+    equal_parts: dict[str, int] = {}
     # The tail of a Mamba2 mixer's in_proj: one checkpoint tensor vLLM builds as a MergedColumnParallelLinear over
     # [I, I, G*N, G*N, H] (mamba_mixer2.py; I = heads x head_dim, G = n_groups, N = ssm_state_size, H = heads).
     mamba_in_proj: str | None = None
@@ -322,6 +336,11 @@ class Arch(NamedTuple):
     # True: a layer whose V head size (its v_proj rows over its KV heads) differs from K's gets the backend the model
     # file hands its Attention, not the selector's (mimo_v2.py MiMoV2Attention: kernels.attention.diff_kv_backend).
     diff_kv: bool = False
+    # True: a qkv_proj stored fused, under a config whose attention_projection_layout is "fused_qkv" and whose quant
+    # config has a weight_block_size, is pre-sharded in num_key_value_heads chunks of [Q K V] (mimo_v2.py
+    # MiMoV2FlashDecoderLayer fused_qkv_chunks): below that TP the layer may be a MergedColumnParallelLinear
+    # (modules.at_tp).
+    fused_qkv_chunks: bool = False
     # True: the sliding layers have per-head attention sinks when config.json's add_swa_attention_sink_bias is true,
     # the full ones none, whatever the checkpoint holds (mimo_v2.py MiMoV2Attention make_attention_sink).
     swa_sinks: bool = False
@@ -331,8 +350,9 @@ class Arch(NamedTuple):
     # (first, second): the FusedMoEs a MoE layer's stored experts load into, the first half of the expert ids into
     # `first` and the rest, renumbered from 0, into `second` (ERNIE-4.5-VL's text and vision experts).
     split_experts: tuple[str, str] | None = None
-    # Tails of 2-D checkpoint weights that are norms, not linears (commandr.py's per-head q_norm / k_norm, a
-    # LayerNorm of shape [heads, head_dim]): listed with the other non-linear weights.
+    # Tails of 2-D checkpoint weights that are norms or other bare parameters, not linears (commandr.py's per-head
+    # q_norm / k_norm, a LayerNorm of shape [heads, head_dim]; Inkling's InklingGate weight, which its forward
+    # multiplies itself; MuseGlimmer's vision position table): listed with the other non-linear weights.
     matrix_norms: tuple[str, ...] = ()
     # Tails of 2-D checkpoint weights a module of the model holds as a plain nn.Parameter, not a linear (the
     # Transformers backend's router that its MoE fuser cannot trace, left to route outside the FusedMoE: Kolibri-1's
@@ -862,7 +882,8 @@ _KIMI_LINEAR_PACKED = {"gate_up_proj": ("gate_proj", "up_proj"),
 ARCHITECTURES["KimiLinearForCausalLM"] = Arch(
     "vllm:models/kimi_k3", packed=_KIMI_LINEAR_PACKED, unquantized=("block_sparse_moe.gate",),
     conv_linears=("self_attn.conv1d", "self_attn.q_conv1d", "self_attn.k_conv1d", "self_attn.v_conv1d"), mla=True,
-    sliding=MODEL_WINDOW, mla_self_attention=frozenset({"cuda", "cpu"}),
+    sliding=MODEL_WINDOW, mla_self_attention=frozenset({"cuda", "cpu"}), mla_self_attention_is_mla_attention=False,
+    padded_moe_refusal={"rocm": None, "xpu": "kimi-xpu-amd-linear"},
     styles={"g_a_proj": REPLICATED, "kv_a_proj_with_mqa": REPLICATED},
     router=Router(("moe_router_activation_func", "sigmoid"), ("moe_renormalize", True), ("num_expert_group", 1), True))
 
@@ -910,7 +931,8 @@ _KIMI_K3 = Arch(
     packed_unless={"fused_qkv_a_g_proj": "indexer.wq_b"}, sparse_marker="indexer.wq_b",
     replicated_shards={"fused_qkv_a_g_proj": ("q_a_proj", "kv_a_proj_with_mqa"), "in_proj_qkvgfab": ("f_a_proj",)},
     spec_layers="num_nextn_predict_layers", sliding=MODEL_WINDOW, moe_activation=("hidden_act", "silu"),
-    mla_self_attention=frozenset({"cuda", "cpu"}), towers=(_MOONVIT, _KIMI_K25_PROJECTOR),
+    mla_self_attention=frozenset({"cuda", "cpu"}), mla_self_attention_is_mla_attention=False,
+    padded_moe_refusal={"rocm": None}, towers=(_MOONVIT, _KIMI_K25_PROJECTOR),
     router=ARCHITECTURES["KimiLinearForCausalLM"].router, hf_to_vllm=_KIMI_K25_NAMES,
     vllm_names=(("language_model.layers.", "language_model.model.layers."),
                 (".self_attn.indexer.wq_b", ".self_attn.dsa_indexer.wq_index"),
@@ -1005,6 +1027,36 @@ ARCHITECTURES["GraniteMoeForCausalLM"] = Arch(
 ARCHITECTURES["GraniteMoeSharedForCausalLM"] = ARCHITECTURES["GraniteMoeForCausalLM"]._replace(
     source="vllm:granitemoeshared.py", styles=_GRANITE_SHARED_MLP)
 
+# LFM2 (lfm2.py Lfm2ForCausalLM, registered 0.30-0.34, 0.33 -> 0.34 unchanged): per config.layer_types an attention
+# layer ("full_attention") or a short-convolution one, each with a feed_forward Lfm2MLP (w1 / w3 -> w13 merged, w2
+# row). The class's hf_to_vllm_mapper renames the checkpoint's `.conv.` to `.short_conv.` (vLLM's module names, and
+# what the quant config's lists are matched against): ShortConv (layers/mamba/short_conv.py, 0.33 / 0.34 alike) builds
+# `conv` (prefix conv1d; the stored conv.conv [dim, 1, L_cache]) a ColumnParallelLinear without quant_config, in_proj
+# a MergedColumnParallelLinear over [dim] * 3 (B, C, x) from one stored tensor, out_proj row. Lfm2Attention: q / k / v
+# -> qkv_proj, out_proj row, head size hidden_size // heads; its Attention is built without the quant config (no KV
+# cache method from the format) and without a window.
+_SHORT_CONV = dict(conv_linears=("conv.conv",), equal_parts={"conv.in_proj": 3},
+                   hf_to_vllm=(("substr", ".conv.", ".short_conv."),))
+_LFM2_PACKED = {**_QKV_ONLY, "w13": ("w1", "w3"), "in_proj": ("in_proj",)}
+ARCHITECTURES["Lfm2ForCausalLM"] = Arch("vllm:lfm2.py", packed=_LFM2_PACKED, attention_quant_config=False,
+                                        sliding=MODEL_WINDOW, **_SHORT_CONV)
+# LFM2-MoE (lfm2_moe.py Lfm2MoeForCausalLM, registered 0.30-0.34, 0.33 -> 0.34 unchanged): LFM2's layers; the
+# feed_forward below num_dense_layers an Lfm2MoeMlp (w13 / w2), the others Lfm2MoeSparseMoeBlock: the router
+# feed_forward.gate a GateLinear WITH the quant config (quantized unless the format's lists name it), the experts one
+# FusedMoE loading feed_forward.experts.E.{w1,w2,w3} (ckpt_names), sigmoid scores over one group (use_grouped_topk),
+# renormalize=config.norm_topk_prob, an e_score_correction_bias (the stored expert_bias) when config.use_expert_bias
+# (both true in Lfm2MoeConfig by default).
+ARCHITECTURES["Lfm2MoeForCausalLM"] = Arch(
+    "vllm:lfm2_moe.py", packed=_LFM2_PACKED, quantized_routers=("feed_forward.gate",), attention_quant_config=False,
+    router=Router("sigmoid", ("norm_topk_prob", True), 1, ("use_expert_bias", True, True)), sliding=MODEL_WINDOW,
+    **_SHORT_CONV)
+# LFM3 (lfm3.py Lfm3ForCausalLM, registered from 0.34): LFM2's short-convolution layers and MLP (the conv width
+# hidden_size), attention layers "full_attention" / "sliding_attention" (config.sliding_window on the latter) with
+# q / k / v -> qkv_proj, o_proj row, head_dim from the config, and with use_attention_gate a per-head output gate
+# self_attn.gate_proj: a ColumnParallelLinear of num_attention_heads rows WITH the quant config. Its Attention takes
+# the quant config (unlike LFM2's).
+ARCHITECTURES["Lfm3ForCausalLM"] = Arch("vllm:lfm3.py", packed=_LFM2_PACKED, styles={"self_attn.gate_proj": COLUMN},
+                                        **_SHORT_CONV)
 # ERNIE-4.5 (ernie45.py: llama.py's LlamaForCausalLM) and ERNIE-4.5-MoE (ernie45_moe.py): the router mlp.gate a
 # GateLinear without quant_config, softmax routing with the e_score_correction_bias (mlp.moe_statics), shared
 # experts; hf_to_vllm_mapper drops every name holding "mtp" (model.mtp_block.N, mtp_emb_norm, mtp_linear_proj).
@@ -1261,6 +1313,80 @@ ARCHITECTURES["Step5ForCausalLM"] = ARCHITECTURES["Step3p5ForCausalLM"]._replace
     sparse_group_error=("Step5 DSA kernels require 4, 8, or 16 local query heads per KV group, got {q} (num_heads="
                         "{heads}, tp_size={tp})."))
 
+# Inkling (vllm/models/inkling, 0.26-0.34; 0.33 -> 0.34 changed only mtp.py): __init__.py resolves nvidia/model.py,
+# or amd/model.py on ROCm (the same modules; amd/moe.py drops the routed experts' quant config only under a Quark
+# exclude list). Checkpoints keep Thinking Machines' names (model.llm.layers.N.attn.wq_du, mlp.w13_dn, ...), which
+# _TmlForCausalLMBase.hf_to_vllm_mapper moves to model.layers.N and renames; InklingForConditionalGeneration adds the
+# towers' prefixes (the towers, built only where vision_config / audio_config set decoder_dmodel, are torch
+# nn.Linear / embeddings: no quant method). attention.py InklingAttention (an AttentionLayerBase of its own,
+# get_attn_backend FlashAttentionBackend, no quant method: no KV cache method): wq_du / wk_dv / wv_dv / wr_du fused
+# into qkvr, a MergedColumnParallelLinear [q, k, v, r]; wo_ud a RowParallelLinear. mlp.py InklingDenseMLP: the
+# interleaved gate / up stored fused (w13_dn -> gate_up_proj) a plain ColumnParallelLinear, w2_md -> down_proj a
+# RowParallelLinear. moe.py InklingMoE: InklingGate a bare Parameter (no linear), the routed experts a FusedMoE
+# (FusedMoEFactory, sigmoid routing with the bias by a custom_routing_function, renormalize=False, SiLU), the shared
+# "sink" experts bare BF16 Parameters (InklingSinkExperts: the exporters exclude every shared_experts). The main
+# model drops model.mtp.* (_load_inkling_weights' mapper).
+# The mapper's suffixes: the stacked experts' NVFP4 scales (ModelOpt's, compressed-tensors') onto FusedMoE's names.
+_INKLING_SCALES = tuple(("suffix", f".{w}_weight.{stored}", f".{w}_{param}") for w in ("w13", "w2")
+                        for stored, param in (("scale", "weight_scale"), ("scale2", "weight_scale_2")))
+_INKLING_SCALES += tuple(("suffix", f".{w}_weight.{leaf}", f".{w}_{leaf}") for w in ("w13", "w2") for leaf in (
+    "input_global_scale", "weight_global_scale", "weight_packed", "weight_scale"))
+_INKLING = Arch(
+    "vllm:models/inkling", packed={"qkvr": ("wq_du", "wk_dv", "wv_dv", "wr_du"), "w13": ("w1", "w3")},
+    styles={"attn.qkvr": "MergedColumnParallelLinear", "attn.wo_ud": ROW, "mlp.w13_dn": COLUMN, "mlp.w2_md": ROW},
+    matrix_norms=("mlp.gate",),
+    sliding=MODEL_WINDOW, spec_prefix="model.mtp.", router=Router(renormalize=False, custom="Custom"),
+    hf_to_vllm=(("substr", ".w13_dn", ".gate_up_proj"), ("substr", ".w2_md", ".down_proj"),
+                ("prefix", "model.llm.layers.", "model.layers."),
+                ("prefix", "model.llm.embed_norm", "model.embed_norm"),
+                ("prefix", "model.llm.embed", "model.embed_tokens"), ("prefix", "model.llm.norm", "model.norm"),
+                ("prefix", "model.llm.unembed", "lm_head"), ("prefix", "language_model.layers.", "model.layers."),
+                ("prefix", "language_model.lm_head.", "lm_head."), *_INKLING_SCALES),
+    own_attention={"cuda": "FLASH_ATTN", "rocm": "FLASH_ATTN", "cpu": "FLASH_ATTN", "xpu": "FLASH_ATTN"})
+ARCHITECTURES["InklingForCausalLM"] = _INKLING
+ARCHITECTURES["InklingForConditionalGeneration"] = _INKLING._replace(hf_to_vllm=(
+    *_INKLING.hf_to_vllm[:-len(_INKLING_SCALES)], ("prefix", "model.audio.", "audio."),
+    ("prefix", "model.visual.", "visual.vision_encoder."), *_INKLING_SCALES))
+
+# MuseGlimmer (muse_glimmer.py, 0.28-0.34; 0.33 -> 0.34 changed only its norms): registry.py serves
+# MuseGlimmerForCausalLM and MuseGlimmerForConditionalGeneration with the one MuseGlimmerForCausalLM class, which reads
+# transformers' MuseGlimmerConfig (text_config, and a vision tower where vision_config is set). MuseGlimmerAttention:
+# q / k / v -> qkv_proj, o_proj row, the output gate self_attn.gate_proj -> output_gate_proj (a ColumnParallelLinear
+# with the quant config; the mapper renames it, so ignore lists match vLLM's name), Attention with the quant config
+# and the layer_types window; MuseGlimmerMLP Llama's; ParallelLMHead with the quant config. The tower
+# (MuseGlimmerVisionEncoder, mapper: model.vision_tower.layers.N -> vision_encoder.transformer.N): attn q / k / v ->
+# qkv_proj (QKVParallelLinear over the vision heads, no quant_config) and attn.proj -> o_proj (row, no quant_config),
+# mlp.fc1 / fc2 and the patch embedding torch nn.Linears, the position table a bare parameter; the vision adapter
+# (fc1 / fc2) and vision_projection nn.Linears.
+_MUSE_GLIMMER_TOWER = Tower("vllm:muse_glimmer.py", ("model.vision_tower.",), vision_heads=True, quantized=False,
+                            styles={"attn.proj": ROW, "mlp.fc1": TORCH_LINEAR, "mlp.fc2": TORCH_LINEAR,
+                                    "patch_embedder.patch_embedding": TORCH_LINEAR})
+_MUSE_GLIMMER_ADAPTER = Tower("vllm:muse_glimmer.py", ("model.vision_adapter.", "model.vision_projection"),
+                              quantized=False, styles={"fc1": TORCH_LINEAR, "fc2": TORCH_LINEAR,
+                                                       "vision_projection": TORCH_LINEAR})
+_MUSE_GLIMMER = Arch(
+    "vllm:muse_glimmer.py", styles={"self_attn.gate_proj": COLUMN},
+    towers=(_MUSE_GLIMMER_TOWER, _MUSE_GLIMMER_ADAPTER), matrix_norms=("patch_embedder.position_embedding_table",),
+    spec_prefix="model.rotary_emb.",
+    hf_to_vllm=(("substr", "model.vision_tower.patch_embedder.position_embedding_table.weight",
+                 "model.vision_tower.positional_embedding_vlm"),
+                ("substr", "model.vision_tower.layers.", "model.vision_tower.transformer."),
+                ("substr", ".norm1.", ".ln_1."), ("substr", ".norm2.", ".ln_2."),
+                ("substr", ".attn.proj.", ".attn.o_proj."), ("substr", ".mlp.fc1.", ".mlp.c_fc."),
+                ("substr", ".mlp.fc2.", ".mlp.c_proj."),
+                ("substr", ".self_attn.gate_proj", ".self_attn.output_gate_proj"),
+                ("prefix", "model.language_model.", "model."), ("prefix", "language_model.", "model."),
+                ("prefix", "model.vision_tower.patch_embedder.patch_embedding.", "model.vision_tower.conv1_linear."),
+                ("prefix", "model.vision_tower.", "vision_encoder."), ("prefix", "vision_tower.", "vision_encoder."),
+                ("prefix", "model.vision_encoder.", "vision_encoder."),
+                ("prefix", "model.vision_adapter.fc1.", "model.vision_adapter.c_fc."),
+                ("prefix", "model.vision_adapter.fc2.", "model.vision_adapter.c_proj."),
+                ("prefix", "model.vision_adapter.", "vision_adapter."),
+                ("prefix", "model.vision_projection.", "vision_projection."),
+                ("prefix", "model.perception_emb_norm.", "perception_emb_norm.")))
+ARCHITECTURES["MuseGlimmerForCausalLM"] = _MUSE_GLIMMER
+ARCHITECTURES["MuseGlimmerForConditionalGeneration"] = _MUSE_GLIMMER
+
 # Hunyuan (HunYuanDenseV1 / HunYuanMoEV1): registry.py serves both through the Transformers backend
 # (transformers/causal.py, moe.py), which builds each nn.Linear from the HF model's tp_plan (q / k / v fused by its
 # QKVFuser, gate / up by its GLUFuser, o / down row) and every Linear the plan does not name as a ReplicatedLinear
@@ -1286,6 +1412,20 @@ ARCHITECTURES["HYV3ForCausalLM"] = Arch(
     router=Router("sigmoid", ("route_norm", True), 1, True),
     vllm_names=((".mlp.router.gate", ".mlp.gate"),))
 
+# Arcee Trinity (afmoe.py AfmoeForCausalLM, registered 0.30-0.34, 0.33 -> 0.34 unchanged). AfmoeAttention: q / k / v
+# -> qkv_proj, o_proj row, and a gated-attention self_attn.gate_proj (a ColumnParallelLinear of heads x head_dim with
+# the quant config, no up_proj beside it: the packed gate_up_proj never takes it), per-layer sliding window from
+# config.layer_types. Layers below num_dense_layers a LlamaMLP, the others AfmoeMoE: the router mlp.gate a GateLinear
+# without quant_config (fp32), which the hf_to_vllm_mapper reads from the checkpoint's mlp.router.gate; the shared
+# experts a LlamaMLP (gate / up -> gate_up_proj) handed to the FusedMoE; use_grouped_topk over config.n_group with
+# scoring_func=config.score_func, renormalize=config.route_norm (sigmoid; False otherwise, which with the
+# e_score_correction_bias mlp.expert_bias is Unspecified either way), the three read bare (a config.json without them
+# fails). The ParallelLMHead is built with the quant config and no prefix (NO_HEAD_PREFIX).
+ARCHITECTURES["AfmoeForCausalLM"] = Arch(
+    "vllm:afmoe.py", styles={"self_attn.gate_proj": COLUMN}, unquantized=("mlp.router.gate",),
+    router=Router(("score_func", "sigmoid"), ("route_norm", True), ("n_group", 1), True),
+    quant_prefixes=NO_HEAD_PREFIX, hf_to_vllm=(("suffix", ".router.gate.weight", ".gate.weight"),),
+    vllm_names=((".mlp.router.gate", ".mlp.gate"),))
 # Ling / Ring v1 (Ling-lite / Ling-plus: BailingMoeForCausalLM) and 2.0 (Ling-mini / flash / 1T, Ring-2.0, their FP8
 # releases: BailingMoeV2ForCausalLM, a subclass with nothing of its own): bailing_moe.py, registered 0.25-0.34, its
 # modules alike 0.31-0.34 (0.33 -> 0.34 unchanged). BailingAttention: q / k / v stored fused as
@@ -1402,13 +1542,20 @@ ARCHITECTURES["HYV4ForCausalLM"] = Arch(
 # n_group groups, renormalize=norm_topk_prob (read bare; transformers' MiMoV2FlashConfig defaults both); the others a
 # dense mlp (gate / up -> gate_up_proj). load_weights skips every name containing "mtp" (model.mtp.layers.*, the
 # draft mimo_v2_mtp.py's MiMoV2MTP loads them).
-# Its subclass MiMoV2ForCausalLM (MiMo-V2-Pro) is not laid out: its qkv_proj is stored fused, pre-sharded in
-# num_key_value_heads chunks of [Q K V] with per-chunk scale rows, regathered (re-quantized) per rank by load_weights
-# (_shard_fp8_qkv_proj), a MergedColumnParallelLinear [Q | K V pad] under block FP8 at TP below the chunk count.
+# Its subclass MiMoV2ForCausalLM (MiMo-V2-Pro, registered 0.25-0.34): the same model, packed_modules_mapping
+# qkv_proj -> [qkv_proj]: its remote code saves q / k / v fused, each layer's rows from its own heads and head sizes
+# (ModelConfig.attention_geometry), pre-sharded in num_key_value_heads chunks of [Q K V] that load_weights regathers
+# per rank (_try_load_fp8_qkv_proj / _shard_fp8_qkv_proj: block scales one grid or tiled per chunk; a float8 weight
+# without a weight_scale_inv is never loaded: routing/integrity.py). From 0.33 MiMoV2FlashDecoderLayer passes
+# fused_qkv_chunks (attention_projection_layout "fused_qkv" and a quant config with weight_block_size) and
+# MiMoV2Attention builds a MergedColumnParallelLinear [Q | chunks x (K V pad)] where _fused_qkv_kv_chunk_rows is not 0
+# (Arch.fused_qkv_chunks, modules.at_tp).
 ARCHITECTURES["MiMoV2FlashForCausalLM"] = Arch(
     "vllm:mimo_v2.py", unquantized=("mlp.gate",), spec_substrings=("mtp",), sliding=HYBRID_PATTERN,
     layer_geometry=True, diff_kv=True, swa_sinks=True,
     router=Router("sigmoid", ("norm_topk_prob", True), ("n_group", 1), True))
+ARCHITECTURES["MiMoV2ForCausalLM"] = ARCHITECTURES["MiMoV2FlashForCausalLM"]._replace(
+    packed={"qkv_proj": ("qkv_proj",), "gate_up_proj": LLAMA_PACKED["gate_up_proj"]}, fused_qkv_chunks=True)
 # MiMo-7B (mimo.py MiMoForCausalLM, registered 0.25-0.34, 0.33 / 0.34 alike): qwen2.py's Qwen2Model and head (MiMoModel
 # only moves the last residual add); the MTP layers under model.mtp_layers. are dropped (from 0.29 the mapper's prefix
 # to None, before AutoWeightsLoader's skip_prefixes; mimo_mtp.py's MiMoMTP is the draft). Its config class
@@ -1580,11 +1727,19 @@ IMPORT_REFUSALS: dict[str, tuple[tuple[str, ...], str, str]] = {
 # kinds, vLLM's message, verbatim). vllm/models/deepseek_v4/__init__.py (0.30-0.34): vl_stub.py on CPU and XPU;
 # vllm/models/deepseek_v41/__init__.py resolves the NVIDIA classes everywhere but ROCm, whose attention asserts a
 # CUDA device capability (deepseek_v4/nvidia/ops/o_proj.py compute_fp8_einsum_recipe).
-CONSTRUCTION_REFUSALS: dict[str, tuple[tuple[str, ...], str]] = {
+CONSTRUCTION_REFUSALS: dict[str, tuple[tuple[str, ...], str] | tuple[tuple[str, ...], str, str]] = {
     "DeepseekV4ForConditionalGeneration": (("cpu", "xpu"), "DeepSeek-V4 vision (DeepseekV4ForConditionalGeneration) "
                                            "is not supported on the current platform; use CUDA or ROCm."),
     "DeepseekV41ForCausalLM": (("cpu", "xpu"), "AssertionError: DeepseekV4 attention requires a CUDA device "
                                                "(models/deepseek_v41 has no CPU or XPU implementation)"),
+    # models/kimi_k3/__init__.py (0.33, 0.34) builds the text model on XPU with amd/linear.py, whose full-rank-gate
+    # KDA layers (amd/kda.py KimiK3DeltaAttention) ask amd/ops/kda_decode.py is_fused_kda_decode_supported, which
+    # imports vllm.platforms.rocm: its import-time _get_gcn_arch falls back from amdsmi to torch.cuda, which an XPU
+    # build of torch refuses. A third entry: the profile change that brought it.
+    **{arch: (("xpu",), "AssertionError: Torch not compiled with CUDA enabled (models/kimi_k3's XPU text model "
+                        "builds amd/kda.py's KDA layers, which import vllm.platforms.rocm and query the GPU through "
+                        "torch.cuda)", "kimi-xpu-amd-linear")
+       for arch in ("KimiK3ForConditionalGeneration", "KimiK31ForConditionalGeneration")},
     # models/qwen4_exp common/ngram_embedding.py (0.33, 0.34): the PLE table is a Qwen4ExpPLEPinnedHostEmbedding
     # under the default EngramConfig(cpu_offload=True), whose UVA view (utils/torch_utils.py
     # get_accelerator_view_from_cpu_tensor) only CUDA, ROCm and XPU give.
@@ -1607,7 +1762,9 @@ def import_refusal(architectures: tuple[str, ...], ctx) -> str | None:
 def construction_refusal(architectures: tuple[str, ...], ctx) -> str | None:
     """vLLM's refusal of a model whose class, on this platform, raises while building (None: built)."""
     refusal = next((CONSTRUCTION_REFUSALS[a] for a in architectures if a in CONSTRUCTION_REFUSALS), None)
-    return refusal[1] if refusal and ctx.kind in refusal[0] else None
+    if refusal is None or ctx.kind not in refusal[0] or (len(refusal) > 2 and not ctx.profile.has(refusal[2])):
+        return None
+    return refusal[1]
 
 
 # registry.py _PREVIOUSLY_SUPPORTED_MODELS entries that a release with a profile added: architecture -> (the last
@@ -1817,6 +1974,9 @@ HF_WINDOWS: dict[str, HFWindow] = {
     "exaone4_5_text": _EXAONE_WINDOW,               # Exaone4_5_Config reads its text_config as exaone4
     "exaone_moe": _EXAONE_WINDOW,
     "cohere2": HFWindow(4096, fills=_cohere2),       # Cohere2Config: sliding_window = 4096, pattern 4
+    "afmoe": HFWindow(1024, fills=_cohere2),         # AfmoeConfig: 1024, every global_attn_every_n_layers-th (4) full
+    # Lfm3Config: 256; layer 2 of every 4 full attention, layers 4, 8, ... sliding, the rest convolutions
+    "lfm3": HFWindow(256, fills=lambda index, keys, window: index % 4 == 0 and index > 0),
 }
 # qwen2.py Qwen2Model.__init__ (0.28.0 / 0.33.0), verbatim.
 MIXED_WINDOWS = ("Sliding window for some but all layers is not supported. This model uses sliding window but "

@@ -74,6 +74,9 @@ class LinearModule(NamedTuple):
     # (mamba_mixer2.py MambaMixer2 where TP does not divide n_groups, i.e. one group: in_proj over
     # [I, I, N x TP, N x TP, H], each rank one output partition of that / TP).
     column_when_split: bool = False
+    # MiMo-V2-Pro's fused qkv_proj (Arch.fused_qkv_chunks): the chunks of [Q K V] it is stored pre-sharded in
+    # (config.num_key_value_heads; at_tp, integrity's per-chunk scale rows); 0 for every other module.
+    qkv_chunks: int = 0
 
     @property
     def leaf(self) -> str:
@@ -409,7 +412,7 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
                        f"({arch.source[5:]})")
     elif layer_type == "ParallelLMHead" and tower is None and not arch.head_quant_config:
         unquantized = f"vLLM builds the LM head with quant_config=None ({arch.source[5:]})"
-    heads = None
+    heads, qkv_chunks = None, 0
     if layer_type == "QKVParallelLinear" and len(shards) == 2:  # k_eq_v: V loads from K
         widths = (*widths, widths[1])
     if layer_type == "QKVParallelLinear" and tower is None and arch.indexer_class and len(shards) > 3:
@@ -420,13 +423,21 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
                      else _tower_heads(config.vision_heads, config.vision_kv_heads, widths))
         else:
             heads = _heads(_layer_config(config, name), widths[:3], gated=arch.q_gate, per_layer=arch.layer_geometry)
-        if len(shards) == 1 and heads:  # stored already fused (Phi-3 qkv_proj, Qwen-VL visual attn.qkv)
+        geometry = _layer_geometry(config, name, widths) if tower is None and len(shards) == 1 else None
+        if geometry:  # MiMo-V2-Pro's qkv_proj, stored fused: the layer's own heads and V head size
+            num_heads, num_kv, head_dim, v_head_dim = geometry
+            heads, widths = geometry[:3], (num_heads * head_dim, num_kv * head_dim, num_kv * v_head_dim)
+            qkv_chunks = (config.num_key_value_heads or 0) if arch.fused_qkv_chunks else 0
+        elif len(shards) == 1 and heads:  # stored already fused (Phi-3 qkv_proj, Qwen-VL visual attn.qkv)
             num_heads, num_kv, head_dim = heads
             widths = (num_heads * head_dim, num_kv * head_dim, num_kv * head_dim)
     elif layer_type == "MergedColumnParallelLinear" and len(shards) == 1 and leaf in ("gate_up_proj", "input_linear") \
             and widths[0] % 2 == 0:  # gate and up stored fused (Phi-3; Granite's shared_mlp.input_linear,
         # granitemoeshared.py GraniteMoeSharedMLP output_sizes [S, S]); other single-shard merges keep one width
         widths = (widths[0] // 2, widths[0] // 2)
+    parts = arch.equal_parts.get(tail_match(name, arch.equal_parts) or "", 0) if tower is None else 0
+    if layer_type == "MergedColumnParallelLinear" and len(shards) == 1 and parts and widths[0] % parts == 0:
+        widths = (widths[0] // parts,) * parts
     replicated = tower is None and tail_match(name, arch.disable_tp) is not None
     whole = arch.replicated_shards.get(leaf, ()) if tower is None and fused else ()
     return LinearModule(name, layer_type, shards, k, widths, heads, layout=(tower or arch).source, fused=fused,
@@ -437,7 +448,42 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
                         dequantized=dequantized,
                         whole_parts=(2, 3) if one_group else
                         tuple(i for i, s in enumerate(shards) if s.name.rsplit(".", 1)[-1] in whole),
-                        column_when_split=one_group)
+                        column_when_split=one_group, qkv_chunks=qkv_chunks)
+
+
+def _layer_geometry(config: ModelConfig, name: str, widths: tuple[int, ...]) -> tuple[int, int, int, int] | None:
+    """The layer's (heads, KV heads, head size, V head size) of ModelConfig.attention_geometry where its one fused
+    width is their Q + K + V rows, else None."""
+    index = layer_template(name)[1]
+    if config.attention_geometry is None or index is None or index >= len(config.attention_geometry):
+        return None
+    heads, kv_heads, head_dim, v_head_dim = config.attention_geometry[index]
+    return config.attention_geometry[index] if widths[0] == heads * head_dim + kv_heads * (head_dim + v_head_dim) \
+        else None
+
+
+def at_tp(module: LinearModule, tp: int, config: ModelConfig, profile, block: int = 128) -> LinearModule:
+    """The module as TP `tp` builds it where that differs from its layout: MiMo-V2-Pro's fused qkv_proj
+    (LinearModule.qkv_chunks) under a config.json whose attention_projection_layout is "fused_qkv" and a quant
+    config with a weight_block_size (mimo_v2.py MiMoV2FlashDecoderLayer's fused_qkv_chunks), a
+    MergedColumnParallelLinear [Q | chunks x (K V pad)] where _fused_qkv_kv_chunk_rows is not 0: each rank owns
+    several chunks (TP below their count and dividing it), the heads split evenly over them, whole-block Q rows per
+    chunk, and a chunk's K or V rows not (its K and V rows, kept together, are zero-padded to whole 128-row blocks:
+    `block` is the function's default, not the quant config's). From 0.33 (`profile`'s change mimo-v2-kv-chunks)."""
+    chunks = module.qkv_chunks
+    if not chunks or module.heads is None or chunks <= tp or chunks % tp or not config.fused_qkv_layout or \
+            not getattr(config.quantization_config, "weight_block_size", None) or not profile.has("mimo-v2-kv-chunks"):
+        return module
+    heads, kv_heads, head_dim = module.heads
+    if heads % chunks or kv_heads % chunks:
+        return module
+    q_rows, k_rows = heads // chunks * head_dim, module.output_sizes[1] // chunks
+    v_rows = module.output_sizes[2] // chunks
+    if q_rows % block or (k_rows % block == 0 and v_rows % block == 0):
+        return module
+    kv_rows = -(-(k_rows + v_rows) // block) * block
+    return module._replace(layer_type="MergedColumnParallelLinear", output_sizes=(heads * head_dim, chunks * kv_rows),
+                           heads=None)
 
 
 def _tower_sizes_refused(tower: Tower, config: ModelConfig) -> str | None:

@@ -572,8 +572,11 @@ def _attention_row(module, method, types_: list[str]) -> dict:
     """An Attention / MLAAttention layer: the KV cache dtype it resolved (`kv_cache_dtype`, "auto" kept as vLLM
     keeps it), its KV cache method (None: the format gives it none) and the backend the release's selector chose,
     as its AttentionBackendEnum name (`get_name()`)."""
-    # DeepSeek-V4's attention layer (models/deepseek_v4/attention.py) holds its backend as backend_cls.
+    # DeepSeek-V4's attention layer (models/deepseek_v4/attention.py) holds its backend as backend_cls; Inkling's
+    # (models/inkling/nvidia/attention.py InklingAttention) only answers get_attn_backend().
     backend = getattr(module, "attn_backend", None) or getattr(module, "backend_cls", None)
+    if backend is None and callable(getattr(module, "get_attn_backend", None)):
+        backend = module.get_attn_backend()
     return {"kind": "attention", "type": type(module).__name__, "types": types_,
             "scheme": type(method).__name__ if method is not None else None, "kernel": None,
             "kv_cache_dtype": str(module.kv_cache_dtype), "backend": backend.get_name() if backend else None}
@@ -745,10 +748,24 @@ def build_model(case: dict) -> dict:
     for name in case.get("names", ()):
         # The loader renames tensor names: a module's name is mapped as its weight's (lm_head.weight matches the
         # "lm_head." prefix rules that a bare "lm_head" would not).
-        mapped = mapper._map_name(f"{name}.weight") if mapper is not None else f"{name}.weight"
+        mapped = _module_mapper(mapper, name)._map_name(f"{name}.weight") if mapper is not None else f"{name}.weight"
         result["names"][name] = mapped.removesuffix(".weight") if mapped else name
     result["modules"] = read_modules(model)
     return result
+
+
+def _module_mapper(mapper, name: str):
+    """The mapper for one of fp8check's module names: a fused module is already named as vLLM fuses it, so the
+    orig_to_new_stacked renames (0.34: a shard's name into its fused module's) whose fused name it holds are left out
+    (lfm2.py's ".w1" -> ".w13" would make w13 "w133")."""
+    stacked = getattr(mapper, "orig_to_new_stacked", None)
+    if not stacked or not any(new in name for new, _ in stacked.values()):
+        return mapper
+    import copy
+
+    kept = copy.copy(mapper)
+    kept.orig_to_new_stacked = {old: (new, shard) for old, (new, shard) in stacked.items() if new not in name}
+    return kept
 
 
 class ModuleAgreement(NamedTuple):

@@ -14,7 +14,7 @@ from fp8check.core.model.layouts import (
     COLUMN, construction_refusal, import_refusal, map_vllm_name, model_arch, retired_error, tail_match,
 )
 from fp8check.core.model.memory import fit, fits_at, weight_footprint
-from fp8check.core.model.modules import LinearModule, ModelLayout, build_layout
+from fp8check.core.model.modules import LinearModule, ModelLayout, at_tp, build_layout
 from fp8check.core.model.shapes import embedding_errors, shape_errors
 from fp8check.core.model.tp import tp_layout
 from fp8check.core.records import InspectOptions, InspectReport, LayerReport
@@ -146,7 +146,7 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
     online_modules: list[str] = []  # quantized at load by an online --quantization
     layers = []
     signatures = set()
-    for module in layout.linears:
+    for module in (at_tp(module, options.tp, ckpt.config, ctx.profile) for module in layout.linears):
         assignment = assign(module, quant)
         module_shape = (module.layer_type, module.input_size, module.output_sizes, module.heads, module.tp_split,
                         module.split_heads, module.whole_parts, module.column_when_split)

@@ -39,8 +39,32 @@ def check_module(module: LinearModule, assignment: Assignment) -> tuple[list[str
                           "bfloat16/float16 parameter unscaled")
         elif expected is not None:
             _check_shard(shard, expected, errors, warnings, listable=module.vllm_names is None or bool(
-                module.vllm_names[0]))
+                module.vllm_names[0]), chunk_rows=_chunk_scale_rows(module, expected))
+            _held_qkv(module, shard, expected, errors)
     return errors, warnings
+
+
+def _chunk_scale_rows(module: LinearModule, expected: ExpectedTensors) -> int | None:
+    """The block-scale rows of MiMo-V2-Pro's fused qkv_proj (LinearModule.qkv_chunks) tiled per checkpoint chunk,
+    which mimo_v2.py _shard_fp8_qkv_proj reads beside one continuous grid: chunks x ceil(rows per chunk / 128)."""
+    scale = expected.weight_scale
+    rows = module.shards[0].weight.shape[0]
+    if not module.qkv_chunks or scale is None or scale.suffix != "weight_scale_inv" or scale.strategy != "block" \
+            or rows % module.qkv_chunks:
+        return None
+    return module.qkv_chunks * math.ceil(rows // module.qkv_chunks / 128)
+
+
+def _held_qkv(module: LinearModule, shard: Shard, expected: ExpectedTensors, errors: list[str]) -> None:
+    """mimo_v2.py MiMoV2Model._try_load_fp8_qkv_proj takes a float8_e4m3fn qkv_proj.weight stored fused and holds it
+    until its qkv_proj.weight_scale_inv arrives: under a format whose scale is another tensor it never loads."""
+    scale = expected.weight_scale
+    if module.qkv_chunks and shard.weight.dtype == "F8_E4M3" and scale is not None and \
+            scale.suffix != "weight_scale_inv":
+        errors.append(f"{_t(shard.weight)} is never loaded: vLLM's MiMo-V2 loader (mimo_v2.py _try_load_fp8_qkv_proj) "
+                      f"holds a fused FP8 qkv_proj.weight until a qkv_proj.weight_scale_inv arrives, and this format's "
+                      f"scale is {scale.suffix}, so the layer keeps uninitialized memory without an error; export it "
+                      "as native fp8 block scales (weight_scale_inv) or store q_proj / k_proj / v_proj")
 
 
 def uses_e8m0_scales(module: LinearModule) -> bool:
@@ -48,13 +72,14 @@ def uses_e8m0_scales(module: LinearModule) -> bool:
 
 
 def _check_shard(shard: Shard, expected: ExpectedTensors, errors: list[str], warnings: list[str],
-                 listable: bool) -> None:
+                 listable: bool, chunk_rows: int | None = None) -> None:
     """`listable`: a layer list of the quantization config can name the module (False: the model file builds it
-    without a prefix, Arch.quant_prefixes' NO_HEAD_PREFIX)."""
+    without a prefix, Arch.quant_prefixes' NO_HEAD_PREFIX); `chunk_rows`: a block scale may also have these rows
+    (_chunk_scale_rows)."""
     scale = expected.weight_scale
     if scale is not None:
         _fp8_weight(shard.weight, errors, warnings, listable)
-        _scale(shard, scale, errors)
+        _scale(shard, scale, errors, chunk_rows)
         if scale.stray and scale.stray in shard.side:
             warnings.append(f"{_t(shard.side[scale.stray])}: {scale.stray_note}")
         if scale.partial_blocks and scale.strategy == "block":
@@ -82,12 +107,14 @@ def _fp8_weight(weight: TensorInfo, errors: list[str], warnings: list[str], list
                         "(values beyond ±448 saturate)")
 
 
-def _scale(shard: Shard, expected: WeightScale, errors: list[str]) -> None:
+def _scale(shard: Shard, expected: WeightScale, errors: list[str], chunk_rows: int | None = None) -> None:
     suffix, strategy = expected.suffix, expected.strategy
     scale = shard.side.get(suffix)
     n, k = shard.weight.shape
     want = expected.shape(n, k) if expected.shape else _expected_shape(strategy, n, k, expected.block,
                                                                       expected.group_size)
+    if chunk_rows and scale is not None and want is not None and scale.shape == (chunk_rows, *want[1:]):
+        want = scale.shape
     if scale is None:
         shape = "a single element" if want is None else str(list(want))
         errors.append(f"{shard.name}.{suffix} is missing: the {strategy} FP8 weight {_t(shard.weight)} needs a "

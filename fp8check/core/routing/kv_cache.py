@@ -40,6 +40,7 @@ from fp8check.core.formats.kv_cache import (
     NOT_SCALAR, KVConfig, ScaleName, e5m2_refused, element_bytes, kv_config, remap, resolve, scale_suffixes,
     stored_dtype,
 )
+from fp8check.core.formats.registry import FORMATS
 from fp8check.core.model.layouts import (
     GENERIC_ARCH, QKV_CLASSES, SLIDING_KIND, attention_windows, model_arch, model_cache_dtype, sparse_mla_layer,
     tower_for, vllm_module_name,
@@ -70,6 +71,9 @@ _MLA = re.compile(r"^(.*\.layers\.(\d+)\.(?:self_attn(?:\.\d+)?|attention))\."
 # DeepSeek-V4's attention (models/deepseek_v4/attention.py DeepseekV4Attention): the parent of its fused_wqa_wkv, whose
 # second shard (wkv) is the head; its checkpoint names have no "model." root.
 _OWN = re.compile(r"^((?:.*\.)?layers\.(\d+)\.attn)\.fused_wqa_wkv$")
+# Inkling's attention (models/inkling/nvidia/attention.py InklingAttention, an AttentionLayerBase with its own
+# FlashAttention backend and cache_config's KV cache dtype): the parent of its qkvr ([q, k, v, r] fused).
+_OWN_QKVR = re.compile(r"^((?:.*\.)?layers\.(\d+)\.attn)\.qkvr$")
 # DeepseekV4Attention's KV cache (_resolve_dsv4_kv_cache_dtype, 0.30-0.34): DeepSeek's fp8_ds_mla block format, a
 # 576-byte slot per token (attention.py), for "auto" and any FP8 --kv-cache-dtype; anything else is refused.
 FP8_DS_MLA = "fp8_ds_mla"
@@ -106,6 +110,9 @@ class AttentionLayer(NamedTuple):
     given_backend: str | None = None
     # V's head size where it differs from K's and the model file picks the layer's backend for it (Arch.diff_kv).
     head_size_v: int | None = None
+    # The model's own AttentionLayerBase, neither Attention nor MLAAttention (Arch.mla_self_attention_is_mla_attention
+    # False): the selector picks its backend, no format gives it a KV cache method.
+    no_kv_method: bool = False
 
 
 def own_attention_backend(arch, platform_kind: str, cc: int | None) -> str | None:
@@ -129,6 +136,14 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
         if arch is not None and tower_for(arch, module.name):
             continue
         own = _OWN.match(module.name) if own_backend else None
+        qkvr = _OWN_QKVR.match(module.name) if own_backend else None
+        if qkvr and ckpt.config.head_dim:
+            index, head_dim = int(qkvr.group(2)), ckpt.config.head_dim
+            layers.append(AttentionLayer(qkvr.group(1), qkvr.group(1), index, head_dim,
+                                         module.output_sizes[0] // head_dim, module.output_sizes[1] // head_dim, False,
+                                         False, windows[index] if index < len(windows) else None,
+                                         own_backend=own_backend))
+            continue
         if own:
             layers.append(AttentionLayer(own.group(1), own.group(1), int(own.group(2)), module.output_sizes[1],
                                          ckpt.config.num_attention_heads or 1, 1, True, False, sparse=True,
@@ -177,7 +192,8 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
             if arch is not None and arch.mla_kv_sharing:
                 name, latent = f"{prefix}.attn", _mistral_latent(ckpt.config, latent)
             layers.append(AttentionLayer(name, prefix, index, latent, ckpt.config.num_attention_heads or 1, 1, True,
-                                         False, sparse=marked or sparse_mla_layer(arch, ckpt.config, index)))
+                                         False, sparse=marked or sparse_mla_layer(arch, ckpt.config, index),
+                                         no_kv_method=itself and not arch.mla_self_attention_is_mla_attention))
     if arch is not None and arch.mla_kv_sharing:
         layers += _mla_kv_shared(layers, ckpt.config.kv_source_layers)
     if arch is not None and arch.kv_shared_layers and ckpt.config.num_kv_shared_layers:
@@ -374,7 +390,8 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
     layers, their KV methods, the scales they load) is read once; identical layers share one backend selection."""
     layers = attention_layers(ckpt, layout, ctx.kind, ctx.cc, ctx.profile)
     use_mm_prefix = mm_prefix_lm(ckpt)
-    kv = kv_config(quant, ckpt.config.raw_quantization_config)
+    quant_format = FORMATS.get(getattr(quant, "method", None))  # None: unquantized, or a config out of scope
+    kv = kv_config(quant_format.kv_cache if quant_format else None, quant, ckpt.config.raw_quantization_config)
     mla_model = any(layer.mla for layer in layers)
     grouped = _scales_by_layer(layout, layers, kv)
     arch = model_arch(ckpt.config, ctx.profile, ctx.kind)
@@ -383,7 +400,7 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
     # the others ask under vLLM's module name (the model's hf_to_vllm_mapper renames).
     no_method = arch is not None and not arch.attention_quant_config
     renames = arch.hf_to_vllm if arch is not None else ()
-    methods = {layer.name: None if layer.own_backend or no_method
+    methods = {layer.name: None if layer.own_backend or layer.no_kv_method or no_method
                else kv.method_for(vllm_module_name(layer.name, renames), layer.mla) for layer in layers}
     loads = {layer.name: _load(layer, grouped.get(layer.prefix, []), methods[layer.name], kv, ckpt, mla_model)
              for layer in layers}

@@ -60,8 +60,8 @@ def route(assignment: Assignment, layout: TPLayout, ctx: RoutingContext, backend
     # The scheme's constructor runs first (and asserts for static-input block weights), then get_scheme's
     # capability gate, then create_weights: block-shape validation, kernel selection.
     request = quant_format.kernel_request(scheme, assignment, ctx, e8m0)
-    if isinstance(request, str):
-        return Route(scheme=scheme, errors=(request,))
+    if request.error:
+        return Route(scheme=scheme, errors=(request.error,))
     error = _scheme_capability_error(quant_format.scheme_min_capability.get(scheme), ctx)
     if error:
         return Route(scheme=scheme, errors=(error,))
@@ -73,8 +73,8 @@ def route(assignment: Assignment, layout: TPLayout, ctx: RoutingContext, backend
         error = quant_format.shape_error(assignment, layout, ctx)
         if error:
             return Route(scheme=scheme, errors=(error,))
-    quantization, weight_key, act_key = request
-    cfg = KernelConfig(weight_key=weight_key, activation_key=act_key, out_dtype=out_dtype,
+    quantization = request.quantization
+    cfg = KernelConfig(weight_key=request.weight_key, activation_key=request.activation_key, out_dtype=out_dtype,
                        weight_dtype="float8_e4m3fn", n=sum(layout.output_partition_sizes),
                        k=layout.input_size_per_partition)
     choice = choose_kernel(quantization, cfg, ctx, backend.for_quantization(quantization))
@@ -82,4 +82,5 @@ def route(assignment: Assignment, layout: TPLayout, ctx: RoutingContext, backend
     if choice.kernel and quant_format.kernel_error is not None:  # the scheme refuses the kernel it was given
         refusal = quant_format.kernel_error(scheme, choice.kernel, ctx)
         errors = (refusal,) if refusal else errors
-    return Route(scheme=scheme, choice=choice, errors=errors, weight_key=weight_key.name, activation_key=act_key.name)
+    return Route(scheme=scheme, choice=choice, errors=errors, weight_key=request.weight_key.name,
+                 activation_key=request.activation_key.name)

@@ -260,7 +260,8 @@ def routing_method(config: ModelConfig, ctx: RoutingContext) -> tuple[str, str]:
 
     scoring, renormalize = read(rule.scoring), bool(read(rule.renormalize))
     groups = read(rule.groups) if rule.groups else None
-    bias = (keys.get(rule.bias[0]) == rule.bias[1]) if isinstance(rule.bias, tuple) else rule.bias
+    bias = (keys.get(rule.bias[0], rule.bias[2] if len(rule.bias) > 2 else None) == rule.bias[1]
+            if isinstance(rule.bias, tuple) else rule.bias)
     method = routing_type(scoring, renormalize, groups, bias)
     return method, (f"routing method {method} ({source}: scoring_func {scoring}, renormalize {renormalize}, "
                     f"num_expert_group {groups}, e_score_correction_bias {'yes' if bias else 'no'})")
@@ -291,6 +292,29 @@ def _swiglu_limit(config: ModelConfig, name: str, profile) -> bool:
         return False
     limit = config.swiglu_limit if config.swiglu_limit is not None else arch.swiglu_limit_default
     return limit is not None and limit > 0
+
+
+# models/kimi_k3/amd/linear.py KimiMoE.__init__ (0.27-0.34): the AttributeError reading the padded w13 off FusedMoE's
+# MoERunner, verbatim.
+PADDED_MOE_RUNNER = "'{runner}' object has no attribute 'w13_weight_packed'"
+
+
+def _padding_refusal(config: ModelConfig, ctx: RoutingContext, tp: int, intermediate: int) -> str | None:
+    """vLLM's failure building a FusedMoE its model file pads below config.min_moe_intermediate_per_partition per
+    rank (Arch.padded_moe_refusal): getattr(experts, "w13_weight", None) finds nothing on the MoERunner and
+    experts.w13_weight_packed raises. The runner is ROCmLatentMoERunner for a latent MoE (routed_expert_hidden_size),
+    else MoERunner. None: built."""
+    arch = model_arch(config, ctx.profile, ctx.kind)
+    if arch is None or ctx.kind not in arch.padded_moe_refusal or tp == 1:
+        return None
+    change = arch.padded_moe_refusal[ctx.kind]
+    least = dict(config.router_keys).get("min_moe_intermediate_per_partition", 256)
+    if (change is not None and not ctx.profile.has(change)) or intermediate // tp >= least:
+        return None
+    runner = "ROCmLatentMoERunner" if config.moe_hidden_size is not None else "MoERunner"
+    return (PADDED_MOE_RUNNER.format(runner=runner) + f" ({arch.source[5:]}'s MoE pads its {intermediate // tp} "
+            f"intermediate columns a rank at TP {tp} up to min_moe_intermediate_per_partition {least}, then reads "
+            "the padded w13 off the layer, which FusedMoE's MoERunner keeps on routed_experts)")
 
 
 def routing_type(scoring: str, renormalize: bool, groups: int | None, bias: bool) -> str:
@@ -360,6 +384,8 @@ def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], qu
                          f"instead of 1/{tp} of every expert")
         if not moe.gated and ctx.kind not in ("cuda", "rocm", "xpu"):
             errors.insert(0, NON_GATED_REFUSED)
+        padded = _padding_refusal(config, ctx, tp, shapes.intermediate)
+        errors[:0] = [padded] if padded else []
         choice = result.choice
         leaves = next(iter(shapes.experts.values()), {})
         reports.append(MoEReport(

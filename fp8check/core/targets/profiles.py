@@ -36,6 +36,9 @@ WHEEL_CHANGES: dict[str, str] = {
                   "method is get_routing_method_type's even for a custom_routing_function (Llama-4: Default)",
     "glm4-moe-gate-linear": "0.31 wheel: glm4_moe.py builds its router as GateLinear (a ReplicatedLinear, "
                             "quant_config=None); a torch nn.Linear before",
+    "mimo-v2-kv-chunks": "0.33 wheel: mimo_v2.py builds MiMo-V2-Pro's fused qkv_proj as a MergedColumnParallelLinear "
+                         "[Q | chunks x (K V pad)] below TP num_key_value_heads under a weight_block_size quant config "
+                         "(_fused_qkv_kv_chunk_rows); a QKVParallelLinear before",
     "bailing-gate-linear": "0.31 wheel: bailing_moe.py builds its router as GateLinear (a ReplicatedLinear, "
                            "quant_config=None); a torch nn.Linear before",
     "b12x": "0.28 wheel: B12x block / tensor FP8 kernels join the CUDA tables (SM12x, the vllm[b12x] extra)",
@@ -179,6 +182,9 @@ WHEEL_CHANGES: dict[str, str] = {
                 "it on XPU or TPU raises 'Qwen4Exp currently supports CUDA and ROCm only'",
     "qwen4exp-indexer-alike": "0.34 wheel: Qwen4-Exp's QSA loads the indexer's index_qk_proj into qkv_proj only when "
                               "its quant method is q / k / v's (models/qwen4_exp/nvidia/qsa.py; always before)",
+    "kimi-xpu-amd-linear": "0.33 wheel: vllm.models.kimi_k3 resolves KimiLinearForCausalLM (Kimi-K3's text model too) "
+                           "to amd/linear.py on XPU (nvidia/model.py before): its padded MoE and Kimi-K3's KDA layers "
+                           "fail there as on ROCm",
     "hy-v4": "0.29 wheel: vllm.models.hy_v4 serves HYV4ForCausalLM; importing it on XPU raises 'hy_v4 does not yet "
              "support XPU.'",
     "cpu-moe-deepseek-routing": "0.30 wheel: CPUExpertsFp8 also routes DeepSeekV3 and DeepseekV4",
@@ -310,7 +316,8 @@ _V032 = _release("0.32", _V031, ("humming-priority", "xpu-fp8-per-channel", "xpu
 _V033 = _release("0.33", _V032, ("cpu-fp8-channel", "modelopt-exclude-modules", "mxfp8-torch", "kv-quant-mode",
                                  "xpu-fa-d512", "xpu-triton-flash-attn", "cpu-attn-kv-check", "rocm-octave",
                                  "flash-attn-mla-sparse-fa4", "attention-backends-033", "aiter-moe-split",
-                                 "deepgemm-moe-exclusion", "glm5next-sm100-fp8-kv"),
+                                 "deepgemm-moe-exclusion", "glm5next-sm100-fp8-kv", "mimo-v2-kv-chunks",
+                                 "kimi-xpu-amd-linear"),
                  "CPU channel-wise FP8 kernel; AITER's FusedMoE classes split")
 
 _V034 = _release("0.34", _V033, ("xpu-fp8-per-token", "w4afp8", "fp-quant-removed", "ptpc-w8a16-refused",

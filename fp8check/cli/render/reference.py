@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
-from fp8check.cli.render_report import Column, draw, say, vllm_release, yes_no
+from fp8check.cli.render.tables import Column, draw, say, vllm_release, yes_no
 from fp8check.core.errors import printable
 from fp8check.core.planning.kernel_matrix import REPRESENTATIVE_K, REPRESENTATIVE_N, KernelTable
 from fp8check.core.targets.envinfo import Probe

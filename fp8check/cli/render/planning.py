@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.markup import escape
 
-from fp8check.cli.render_report import Column, draw, md_line, say, verdict_line
+from fp8check.cli.render.tables import Column, draw, md_line, say, verdict_line
 from fp8check.core.errors import printable
 from fp8check.core.model import memory
 from fp8check.core.planning import diff, matrix
