@@ -302,12 +302,13 @@ TRANSFORMERS_HOSTS = {
 # KimiK25ForConditionalGeneration, transformers 5.24 Kimi_K25ForConditionalGeneration; K-EXAONE's ExaoneMoEForCausalLM
 # is ExaoneMoeForCausalLM) or builds with another class (EXAONE-3's model_type exaone: LlamaForCausalLM, whose saved
 # names its conversion mapping reverts to transformer.h.N.attn.attention.*), or lacks: MiMo-7B's remote code is
-# Qwen2's model with MTP layers (written with model_type qwen2 and the MTP tensors as extra_tensors).
+# Qwen2's model with MTP layers (written with model_type qwen2 and the MTP tensors as extra_tensors); TeleChat3's
+# checkpoints hold Llama's names (vLLM loads them with llama.py, no mapper; written with model_type llama).
 # Intern-S1's remote-code InternS1ForConditionalGeneration is saved under transformers' InternVL names (vLLM serves both
 # with interns1.py): written by transformers' InternVLForConditionalGeneration (model_type internvl).
 TRANSFORMERS_CLASSES = {"KimiK25ForConditionalGeneration": "Kimi_K25ForConditionalGeneration",
                         "ExaoneMoEForCausalLM": "ExaoneMoeForCausalLM", "ExaoneForCausalLM": "LlamaForCausalLM",
-                        "MiMoForCausalLM": "Qwen2ForCausalLM",
+                        "MiMoForCausalLM": "Qwen2ForCausalLM", "TeleChat3ForCausalLM": "LlamaForCausalLM",
                         # MiMo-V2-Pro's remote code: MiMo-V2-Flash's layers, q / k / v saved fused (SAVED_FUSED)
                         "MiMoV2ForCausalLM": "MiMoV2FlashForCausalLM",
                         "InternS1ForConditionalGeneration": "InternVLForConditionalGeneration",

@@ -271,6 +271,13 @@ VISION = dict(depth=1, hidden_size=256, intermediate_size=512, num_heads=2, out_
 # The Transformers backend's architectures, written by transformers' classes (token ids inside the tiny vocabulary).
 TF = dict(transformers=True, head_dim=128, extra_config=dict(pad_token_id=0, bos_token_id=1, eos_token_id=2))
 OLMOE = dict(TF, extra_config=dict(TF["extra_config"], num_experts=4, num_experts_per_tok=2, intermediate_size=256))
+# Mellum: layer 0 dense and sliding, layer 1 MoE with full attention; Kolibri-1: every layer MoE with a shared expert.
+MELLUM = dict(TF, extra_config=dict(TF["extra_config"], num_experts=4, num_experts_per_tok=2, moe_intermediate_size=256,
+                                    layer_types=["sliding_attention", "full_attention"], sliding_window=512,
+                                    mlp_layer_types=["dense", "sparse"]))
+KOLIBRI1 = dict(TF, extra_config=dict(TF["extra_config"], num_experts=4, num_experts_per_tok=2,
+                                      moe_intermediate_size=256, shared_expert_intermediate_size=256,
+                                      layer_types=["sliding_attention", "full_attention"], sliding_window=513))
 # GLM-4.1V / GLM-4.5V (glm4v / glm4v_moe): the GLM-4 / GLM-4.5 text model under language_model, the GLM-4V tower.
 GLM4V_TEXT = dict(num_hidden_layers=2, hidden_size=512, intermediate_size=1024, num_attention_heads=4,
                   num_key_value_heads=2, head_dim=128, vocab_size=1000, partial_rotary_factor=0.5)
@@ -605,6 +612,20 @@ FAMILIES = [
         "model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:transformers/moe.py")})
       for family, arch, model_type in (("olmoe", "OlmoeForCausalLM", "olmoe"),
                                        ("flex-olmo", "FlexOlmoForCausalLM", "flex_olmo"))),
+    ("telechat-3", dict(architecture="TeleChat3ForCausalLM", model_type="llama", **TF), 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:llama.py"),
+      "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:llama.py")}),
+    ("hyperclovax", dict(architecture="HyperCLOVAXForCausalLM", model_type="hyperclovax", **TF), 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:hyperclovax.py"),
+      "model.layers.0.mlp.down_proj": ("RowParallelLinear", "vllm:hyperclovax.py")}),
+    ("mellum", dict(architecture="MellumForCausalLM", model_type="mellum", layers=2, **MELLUM), 2,
+     {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:transformers/moe.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:transformers/moe.py"),
+      "model.layers.1.self_attn.o_proj": ("RowParallelLinear", "vllm:transformers/moe.py")}),
+    ("kolibri-1", dict(architecture="Kolibri1ForCausalLM", model_type="kolibri1", layers=2, **KOLIBRI1), 2,
+     {"model.layers.0.mlp.shared_experts.gate_up_proj": ("MergedColumnParallelLinear", "vllm:transformers/moe.py"),
+      "model.layers.0.mlp.shared_experts.down_proj": ("RowParallelLinear", "vllm:transformers/moe.py"),
+      "model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:transformers/moe.py")}),
     ("gemma-2", dict(architecture="Gemma2ForCausalLM", head_dim=128), 2,
      {"model.layers.0.mlp.down_proj": ("RowParallelLinear", "vllm:gemma2.py")}),
     ("gemma-3", dict(architecture="Gemma3ForCausalLM", head_dim=128), 2,
@@ -1909,14 +1930,15 @@ def test_gemma4_kv_shared_layers_reuse_a_cache_and_drop_their_k_v(make_checkpoin
 
 
 def test_transformers_backend_plans_are_transformers_own():
-    """layouts.TP_PLANS is a copy of each config class's base_model_tp_plan (its nn.Linear entries)."""
+    """layouts.TP_PLANS is a copy of each config class's base_model_tp_plan (its nn.Linear entries: a shared
+    expert's, not the routed experts' 3-D parameters)."""
     transformers = pytest.importorskip("transformers")
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
     model_type = {arch: mt for mt, arch in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.items()}
     for arch, plan in TP_PLANS.items():
         theirs = transformers.CONFIG_MAPPING[model_type[arch]].base_model_tp_plan or {}
         linears = {key.removeprefix("layers.*."): style for key, style in theirs.items()
-                   if key.startswith("layers.*.") and "experts" not in key and not key.endswith("_norm")}
+                   if key.startswith("layers.*.") and "mlp.experts" not in key and not key.endswith("_norm")}
         assert plan == linears, arch
 
 
@@ -1946,6 +1968,33 @@ def test_olmoe_router_outside_the_ignore_list_stays_unquantized_through_the_back
     rep = inspect(folder)
     router = next(layer for layer in rep.layers if layer.name == "model.layers.0.mlp.gate")
     assert router.scheme == "UnquantizedLinearMethod" and router.layout == "vllm:transformers/moe.py" and rep.ok
+
+
+@pytest.mark.parametrize("vllm,layout,router,routing", [
+    ("0.31", "vllm:mellum.py", "CompressedTensorsW8A8Fp8", "Default"),  # Qwen3-MoE's GateLinear
+    ("0.33", "vllm:transformers/moe.py", "UnquantizedLinearMethod", "RenormalizeNaive")])  # the MoE fuser's
+def test_mellum_router_and_routing_follow_the_release(make_checkpoint, vllm, layout, router, routing):
+    # mellum.py (0.29-0.31) reads vLLM's MellumConfig, a Qwen3MoeConfig (norm_topk_prob false unless set); the
+    # backend transformers' MellumConfig (true). The window on the sliding layer only; the backend drops the MTP
+    # block.
+    backend = layout.endswith("moe.py")
+    mtp = {"extra_tensors": {"mtp.layers.0.self_attn.q_proj.weight": (4096, 2048)}} if backend else {}
+    folder = make_checkpoint(architecture="MellumForCausalLM", model_type="mellum", layers=2, ignore_routers=False,
+                             **mtp, **MELLUM)
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm)))
+    gate = next(layer for layer in rep.layers if layer.name == "model.layers.1.mlp.gate")
+    # The BF16 router outside the ignore list: an error where vLLM quantizes it.
+    assert (gate.layout, gate.scheme, rep.ok) == (layout, router, backend)
+    assert rep.moes[0].notes[0].startswith(f"routing method {routing} (")
+    assert [a.kind for a in rep.attention] == ["sliding window 512", "full"]
+    assert [s.prefix for s in rep.skipped] == (["mtp."] if backend else [])
+
+
+def test_kolibri1_router_is_no_linear_and_routes_outside_the_fused_moe(make_checkpoint):
+    # The MoE fuser cannot trace Kolibri1TopKRouter: it stays transformers' module (a plain nn.Parameter weight).
+    rep = inspect(make_checkpoint(architecture="Kolibri1ForCausalLM", model_type="kolibri1", layers=2, **KOLIBRI1))
+    assert not any(layer.name.endswith("mlp.gate") for layer in rep.layers) and rep.ok
+    assert rep.moes[0].notes[0].startswith("routing method Custom (")
 
 
 def test_qwen35_in_proj_qkvz_splits_into_q_k_v_z_under_tp(make_checkpoint):

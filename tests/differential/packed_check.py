@@ -85,6 +85,10 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("BailingMoeV2_5ForCausalLM", "dropped:prefix:model.mtp"): "bailing_moe_linear.py has no hf_to_vllm_mapper: its "
                                                                "load_weights (normalize_name) skips every name "
                                                                "starting with model.mtp",
+    ("MellumForCausalLM", "dropped:prefix:mtp."): "the Transformers backend (transformers/base.py) has no "
+                                                   "hf_to_vllm_mapper rule for it: its loader maps transformers' "
+                                                   "MellumPreTrainedModel._keys_to_ignore_on_load_unexpected "
+                                                   "(^mtp\\.) to None",
     ("Qwen2MoeForCausalLM", "packed:gate_up_proj"): "qwen2_moe.py's __init__ adds gate_up_proj when mlp_only_layers "
                                                     "or shared_expert_intermediate_size > 0 (a shared expert: every "
                                                     "released Qwen2-MoE)",

@@ -634,6 +634,22 @@ FAMILIES.update({
         ("flex-olmo", "FlexOlmoForCausalLM", "flex_olmo", {}, _OLMOE),
     )
 })
+# TeleChat3 (dense): llama.py's LlamaForCausalLM under its own architecture name (Llama's config, as synth writes it).
+FAMILIES["telechat-3"] = (dict(architecture="TeleChat3ForCausalLM", model_type="llama", transformers=True, layers=2),
+                          dict(_TOKENS))
+FAMILIES["hyperclovax"] = (dict(architecture="HyperCLOVAXForCausalLM", model_type="hyperclovax", transformers=True,
+                                layers=2), dict(_TOKENS))
+# Mellum (sliding layers 0 and 2, layer 0 dense) and Kolibri-1 (every layer MoE with a shared expert), through the
+# Transformers backend's TransformersMoEForCausalLM.
+_SLIDING_FULL = dict(layer_types=["sliding_attention", "full_attention", "sliding_attention"], sliding_window=512)
+FAMILIES.update({
+    "mellum": (dict(architecture="MellumForCausalLM", model_type="mellum", transformers=True, layers=3),
+               dict(_TOKENS, **_SLIDING_FULL, mlp_layer_types=["dense", "sparse", "sparse"], num_experts=8,
+                    num_experts_per_tok=2, moe_intermediate_size=1024)),
+    "kolibri-1": (dict(architecture="Kolibri1ForCausalLM", model_type="kolibri1", transformers=True, layers=3),
+                  dict(_TOKENS, **_SLIDING_FULL, num_experts=8, num_experts_per_tok=2, moe_intermediate_size=1024,
+                       shared_expert_intermediate_size=1024)),
+})
 # MiniMax-M3 as the Hub's config.json writes it (vLLM 0.33's own config class reads these keys, 0.34's transformers
 # MiniMaxM3VLTextConfig turns them into layer_types / mlp_layer_types): layer 0 dense, layers 1-3 MoE; layers 1 and
 # 3 sparse attention with the indexer (4 index heads, as many as the KV heads); one vision block.

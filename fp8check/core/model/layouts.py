@@ -260,7 +260,7 @@ class Arch(NamedTuple):
     # and their Attention holds no cache (kv_sharing_target_layer_name).
     kv_shared_layers: bool = False
     # (checkpoint name part, vLLM's module name part[, a sibling leaf]): modules the model class names otherwise than
-    # the checkpoint (the Transformers backend's wrapped shared expert; with a sibling, only in a module whose parent
+    # the checkpoint (Granite's router, Step-3.7's shared expert; with a sibling, only in a module whose parent
     # holds it: Ling-2.5's attention.dense, o_proj on its MLA layers); fp8check reports checkpoint names, the
     # differential suite compares under vLLM's.
     vllm_names: tuple[tuple[str, ...], ...] = ()
@@ -380,6 +380,10 @@ class Arch(NamedTuple):
     # The fused leaf of a MergedColumnParallelLinear over [q, k, v, output gate] that feeds the layer's Attention
     # (Beam's qkv_gate_proj, nvidia/attention.py BeamAttention): its first three parts give the attention's heads.
     merged_qkv_gate: str | None = None
+    # Tails of 2-D checkpoint weights a module of the model holds as a plain nn.Parameter, not a linear (the
+    # Transformers backend's router that its MoE fuser cannot trace, left to route outside the FusedMoE: Kolibri-1's
+    # Kolibri1TopKRouter): listed with the other non-linear weights.
+    parameter_weights: tuple[str, ...] = ()
     # Added to the window of each layer the model file hands a per_layer_sliding_window (commandr.py CohereAttention:
     # config.sliding_window + 1).
     window_offset: int = 0
@@ -491,6 +495,11 @@ _GPT_OSS_EXPERT_SUFFIXES = tuple(("suffix", f".{leaf}{end}", f".{param}{to}") fo
 
 ARCHITECTURES: dict[str, Arch] = {
     "LlamaForCausalLM": Arch("vllm:llama.py"),
+    # TeleChat3 (dense; registry.py 0.25-0.34: llama.py's LlamaForCausalLM under Llama's names, alike 0.33 / 0.34).
+    "TeleChat3ForCausalLM": Arch("vllm:llama.py"),
+    # HyperCLOVA X SEED (hyperclovax.py HyperCLOVAXForCausalLM, 0.25-0.34, alike 0.33 / 0.34): Llama's names and
+    # fusions with muP multipliers and peri-norms (no linears); its Attention takes no per-layer window.
+    "HyperCLOVAXForCausalLM": Arch("vllm:hyperclovax.py", sliding=MODEL_WINDOW),
     "MistralForCausalLM": Arch("vllm:mistral.py"),
     "Llama4ForCausalLM": Arch("vllm:llama4.py", unquantized=("feed_forward.router",), router=_LLAMA4_ROUTER,
                               sliding=MODEL_WINDOW),
@@ -1461,10 +1470,10 @@ ARCHITECTURES["MuseGlimmerForConditionalGeneration"] = _MUSE_GLIMMER
 # Hunyuan (HunYuanDenseV1 / HunYuanMoEV1): registry.py serves both through the Transformers backend
 # (transformers/causal.py, moe.py), which builds each nn.Linear from the HF model's tp_plan (q / k / v fused by its
 # QKVFuser, gate / up by its GLUFuser, o / down row) and every Linear the plan does not name as a ReplicatedLinear
-# with the model's quant config: the router mlp.gate.wg. The backend moves the shared expert under
-# mlp.experts._shared_experts._layer.shared_experts; fp8check lists it under its checkpoint name, mlp.shared_mlp.
-_HUNYUAN: dict[str, Any] = dict(styles={"mlp.gate.wg": REPLICATED}, quantized_routers=("mlp.gate.wg",), sliding=MODEL_WINDOW,
-                vllm_names=((".mlp.shared_mlp.", ".mlp.experts._shared_experts._layer.shared_experts."),))
+# with the model's quant config: the router mlp.gate.wg. The backend hands the shared expert, built under its
+# checkpoint name mlp.shared_mlp (the prefix the quant config's lists are matched against), to the FusedMoE.
+_HUNYUAN: dict[str, Any] = dict(styles={"mlp.gate.wg": REPLICATED}, quantized_routers=("mlp.gate.wg",),
+                                sliding=MODEL_WINDOW)
 ARCHITECTURES.update({
     "HunYuanDenseV1ForCausalLM": Arch("vllm:transformers/causal.py", **_HUNYUAN),
     # The backend's MoEBlockFuser routes Hunyuan's MoE externally: the HF router's top-k as a
@@ -1797,6 +1806,10 @@ TP_PLANS: dict[str, dict[str, str]] = {
     "VaultGemmaForCausalLM": _LLAMA_PLAN,
     "FlexOlmoForCausalLM": _GATHERED_ATTENTION,
     "OlmoeForCausalLM": _GATHERED_ATTENTION,
+    "MellumForCausalLM": _LLAMA_PLAN,
+    "Kolibri1ForCausalLM": {**{k: v for k, v in _LLAMA_PLAN.items() if not k.startswith("mlp.")},
+                            "mlp.shared_experts.gate_proj": "colwise", "mlp.shared_experts.up_proj": "colwise",
+                            "mlp.shared_experts.down_proj": "rowwise"},
 }
 
 
@@ -1805,8 +1818,9 @@ def _transformers_backend(arch: str, native: Arch | None = None, moved: str | No
     with `native`, the layout of the releases before `moved`."""
     styles = {**_FUSED_OUTPUTS,
               **{tail: _PLAN_CLASS.get(style, REPLICATED) for tail, style in TP_PLANS[arch].items()}}
+    # base.py create_attention_instances: per_layer_sliding_window where config.layer_types marks the layer sliding.
     backend = Arch("vllm:transformers/moe.py" if moe else "vllm:transformers/causal.py", styles=styles,
-                   unplanned=REPLICATED, sliding=MODEL_WINDOW, **moe)
+                   unplanned=REPLICATED, sliding=LAYER_TYPES, **moe)
     return native._replace(moved=(moved, backend)) if native and moved else backend
 
 
@@ -1851,6 +1865,30 @@ ARCHITECTURES.update({
     "SmolLM3ForCausalLM": _transformers_backend("SmolLM3ForCausalLM"),
     "Starcoder2ForCausalLM": _transformers_backend("Starcoder2ForCausalLM"),
     "VaultGemmaForCausalLM": _transformers_backend("VaultGemmaForCausalLM"),
+})
+
+# Mellum (JetBrains Mellum2; registry.py: mellum.py 0.29-0.31, the Transformers backend's TransformersMoEForCausalLM
+# from 0.32, alike 0.33 / 0.34). mellum.py: Qwen3-MoE's model (its MellumConfig a Qwen3MoeConfig: norm_topk_prob
+# false unless set) with the window on the layers config.layer_types marks sliding, a dense Qwen3MoeMLP where
+# config.mlp_layer_types says "dense", the router mlp.gate a GateLinear with the quant config. The backend
+# (transformers' modeling_mellum.py: Qwen3-MoE's attention and router, Laguna's decoder layer): q / k / v and the
+# dense gate / up fused, the softmax router rebuilt as an unquantized GateLinear (fusers/moe.py MoEFuser.gate),
+# renormalized as transformers' MellumConfig (norm_topk_prob true by default); the MTP block "mtp." dropped
+# (MellumPreTrainedModel._keys_to_ignore_on_load_unexpected, which base.py's loader maps to None).
+_MELLUM_NATIVE = ARCHITECTURES["Qwen3MoeForCausalLM"]._replace(source="vllm:mellum.py", sliding=LAYER_TYPES)
+# Kolibri-1 (Aleph Alpha; registry.py: the Transformers backend's TransformersMoEForCausalLM, 0.33-0.34, alike):
+# transformers' modeling_kolibri1.py, every layer a DeepseekV3MoE block of routed experts, a router
+# (Kolibri1TopKRouter: weight an nn.Parameter, e_score_correction_bias a buffer) and shared_experts (gate / up
+# fused, down row: its tp_plan). The MoE fuser (fusers/moe.py MoEBlockFuser._match_router) cannot trace the router's
+# forward (it branches on hidden_states.is_cuda: fx_utils.trace returns the partial graph, no top-k), so the router
+# stays transformers' module, no linear, and routes outside the FusedMoE (custom_routing_function, RoutingMethodType
+# Custom); the shared expert, built under its checkpoint name, is handed to the FusedMoE.
+ARCHITECTURES.update({
+    "MellumForCausalLM": _transformers_backend("MellumForCausalLM", native=_MELLUM_NATIVE, moved=_MOVED_032,
+                                               unquantized=("mlp.gate",), spec_prefix="mtp.",
+                                               router=Router(renormalize=("norm_topk_prob", True))),
+    "Kolibri1ForCausalLM": _transformers_backend(
+        "Kolibri1ForCausalLM", parameter_weights=("mlp.gate",), router=Router(custom="Custom")),
 })
 
 # Architectures not in the table: the name-based rules fp8check had before the table, which cover

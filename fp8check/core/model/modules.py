@@ -178,7 +178,8 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
         elif len(info.shape) == 2 and tail_match(name, arch.bare_linears):
             weights[name] = Shard(name=name, weight=info, side={})
         elif name.endswith(".weight") and (len(info.shape) == 2 and not is_embedding(name)
-                                           and not tail_match(name[: -len(".weight")], arch.matrix_norms)
+                                           and not tail_match(name[: -len(".weight")],
+                                                              arch.matrix_norms + arch.parameter_weights)
                                            or len(info.shape) == 3
                                            and tail_match(name[: -len(".weight")], arch.conv_linears)):
             weights[name[: -len(".weight")]] = Shard(name=name[: -len(".weight")], weight=info, side={})

@@ -582,7 +582,16 @@ def read_modules(model) -> dict[str, dict]:
 
     out: dict[str, dict] = {}
     seen: set[int] = set()
+    # A module held under two paths is named by the prefix its model file built it with, where that is one of
+    # them: the Transformers backend's rebuilt router and its shared expert stay on the MoE block (`mlp.gate`,
+    # Hunyuan's `mlp.shared_mlp`) and are held by the FusedMoE too (transformers/moe.py hands them gate= /
+    # shared_experts=), which named_modules reaches first where the block defines its experts before them.
+    paths: dict[int, list[str]] = {}
+    for name, module in model.named_modules(remove_duplicate=False):
+        paths.setdefault(id(module), []).append(name)
     for name, module in model.named_modules():
+        if getattr(module, "prefix", None) in paths[id(module)][1:]:
+            name = module.prefix
         types_ = [cls.__name__ for cls in type(module).__mro__]
         if type(module) is torch.nn.Linear:  # no quant method at all: unquantized by construction
             out[_canonical(name)] = {"kind": "linear", "type": "nn.Linear", "types": ["nn.Linear"],
