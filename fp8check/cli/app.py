@@ -41,7 +41,7 @@ class _Help:
     its metavar in the usage line (MODEL, not `{model}`)."""
 
     def get_params(self, ctx):
-        params = super().get_params(ctx)
+        params = super().get_params(ctx)  # type: ignore[misc]  # a mixin: click's Command is beside it in the MRO
         for param in params:
             if param.metavar is not None or param.param_type_name != "option":
                 continue
@@ -84,7 +84,8 @@ class Group(_Help, TyperGroup):
     def collect_usage_pieces(self, ctx) -> list[str]:
         return [*super().collect_usage_pieces(ctx), self.subcommand_metavar]
 
-    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+    def main(self, args=None, prog_name=None, complete_var=None,  # type: ignore[override]  # click's overloads
+             standalone_mode=True, **extra):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
-    BarColumn, DownloadColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn, TransferSpeedColumn,
+    BarColumn, DownloadColumn, Progress, ProgressColumn, TaskID, TextColumn, TimeElapsedColumn, TransferSpeedColumn,
 )
 from rich.text import Text
 from tqdm.std import tqdm as std_tqdm
@@ -62,8 +62,8 @@ class RichTqdm(std_tqdm):
                                           redirect_stdout=False, redirect_stderr=False)
                 _Live.progress.start()
             _Live.bars += 1
-            self._rich_task = _Live.progress.add_task(self.desc or "", total=self.total or None, completed=self.n,
-                                                      unit=self.unit)
+            self._rich_task: TaskID | None = _Live.progress.add_task(
+                self.desc or "", total=self.total or None, completed=self.n, unit=self.unit)
 
     def display(self, *_, **__):
         task = getattr(self, "_rich_task", None)

@@ -3,7 +3,7 @@
     python tests/differential/packed_check.py [--releases 0.33.0,0.34.0] [--platforms cuda:90,rocm:gfx942,cpu]
 
 For every architecture of fp8check.core.model.layouts (ARCHITECTURES, and RETIRED), the release's registry resolves
-the class on each platform (fp8check/core/routing/crosscheck_layouts.py, one subprocess per release and platform,
+the class on each platform (tests/differential/crosscheck_layouts.py, one subprocess per release and platform,
 the unzipped wheels of run.py) and the class is compared with `ARCHITECTURES[a].for_release(profile)`:
 - `packed`: every fused name and its shards against the class's `packed_modules_mapping` (and each tower's entries
   that the text model's do not already cover), in both directions;
@@ -430,7 +430,7 @@ def compare(architecture: str, ours: Arch | None, retired: tuple[str, str] | Non
 
 def read_release(release: str, platform: str, architectures: list[str]) -> dict[str, dict]:
     """crosscheck_layouts' facts of every architecture, from the release's wheel on `platform`."""
-    argv = [sys.executable, "-m", "fp8check.core.routing.crosscheck_layouts", platform, "--stub"]
+    argv = [sys.executable, "-m", "tests.differential.crosscheck_layouts", platform, "--stub"]
     proc = subprocess.run(argv, input=json.dumps(architectures), capture_output=True, text=True,
                           env=release_env(release), timeout=1800)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]

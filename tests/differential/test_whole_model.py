@@ -17,7 +17,7 @@ from fp8check.core.checkpoint.local import open_local
 from fp8check.core.model.layouts import ARCHITECTURES
 from fp8check.core.model.vllm_registry import serves
 from fp8check.core.records import InspectOptions
-from fp8check.core.routing.crosscheck_model import (
+from tests.differential.crosscheck_model import (
     MODEL, STAND_IN_IMPLS, _guard_attention_impls, compare_model, our_modules, read_modules,
 )
 from fp8check.core.routing.inspect import inspect_checkpoint

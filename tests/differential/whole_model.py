@@ -7,7 +7,7 @@ For every architecture of fp8check.core.model.layouts (FAMILIES: a generated che
 and a config.json as the family's exporters write it, keys transformers' config class reads), each stored format
 of QUANTS and each parallel setting of PARALLEL (--kv-cache-dtype auto), and the KV cache axis (KV_FAMILIES x
 KV_QUANTS x KV_CACHE_DTYPES x KV_PARALLEL: checkpoints with each format's KV scales), the release's model class is
-built whole on the meta device (fp8check/core/routing/crosscheck_model.py, one subprocess per release and
+built whole on the meta device (tests/differential/crosscheck_model.py, one subprocess per release and
 platform) and every module holding a quant method is compared with fp8check's report of the same checkpoint:
 linear method / scheme and kernel, FusedMoE method, experts class and backend, each attention layer's KV cache
 dtype, KV cache method and attention backend (or vLLM's refusal), and what only one side builds. Exit 0 when every
@@ -31,7 +31,7 @@ from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import InputError
 from fp8check.core.records import InspectOptions
 from fp8check.core.routing.crosscheck import vllm_error
-from fp8check.core.routing.crosscheck_model import compare_model, our_modules
+from tests.differential.crosscheck_model import compare_model, our_modules
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.synth import (Spec, bailing_tensors, deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors,
@@ -1260,7 +1260,7 @@ def fp8check_side(folder: str, profile, platform: str, tp: int, ep: bool, quant:
 
 
 def run_release(release: str, platform: str, cases: list[dict]) -> tuple[dict, dict[str, dict]]:
-    argv = [sys.executable, "-m", "fp8check.core.routing.crosscheck_model", platform, "--stub"]
+    argv = [sys.executable, "-m", "tests.differential.crosscheck_model", platform, "--stub"]
     proc = subprocess.run(argv, input=json.dumps(cases), capture_output=True, text=True, env=release_env(release),
                           timeout=3600)
     lines = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]

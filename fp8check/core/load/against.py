@@ -274,14 +274,15 @@ class _Sums:
 def _weights(shards: tuple[ShardTensors, ...], base: tuple[ShardTensors, ...], block: tuple[int, int] | None) -> WeightFigures:
     sums = _Sums()
     quantized = any(s.weight.dtype in _FP8 for s in shards)
-    tensors = []
+    tensors: list[tuple[str, int, int, int]] = []
     for shard, reference in zip(shards, base):
         before = (sums.codes, sums.far, sums.drift)
         step = _chunk_rows(shard.weight.shape[1], block[0] if block and quantized else 1)
         for start in range(0, shard.weight.shape[0], step):
             rows = slice(start, start + step)
             _chunk(sums, f"{shard.name}.weight", shard, reference.weight[rows], rows, block if quantized else None)
-        tensors.append((f"{shard.name}.weight", *(a - b for a, b in zip((sums.codes, sums.far, sums.drift), before))))
+        counts = [now - then for now, then in zip((sums.codes, sums.far, sums.drift), before)]
+        tensors.append((f"{shard.name}.weight", counts[0], counts[1], counts[2]))
     rel = math.sqrt(sums.err / sums.ref) if sums.ref else math.sqrt(sums.err)
     cosine = sums.dot / math.sqrt(sums.ref * sums.mine) if sums.ref and sums.mine else 0.0
     ranked = sorted(sums.groups, key=lambda g: (g[0].codes_differing / max(g[0].codes, 1), g[0].rel_error))

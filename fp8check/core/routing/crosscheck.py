@@ -127,6 +127,7 @@ def _install_platform(kind: str, cc: int | None, arch: str | None) -> None:
         if kind == "cuda":
             @classmethod
             def get_device_capability(cls, device_id=0):
+                assert cc is not None, "a CUDA platform carries its capability"
                 return DeviceCapability(cc // 10, cc % 10)
 
             @classmethod
