@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # annotations only: records import nothing at run time but la
     import torch
 
     from fp8check.core.checkpoint.local import Checkpoint
+    from fp8check.core.formats.base import Assignment, KernelRequest, MoEMethod
     from fp8check.core.load.weights import ShardTensors
     from fp8check.core.model.modules import LinearModule, ModelLayout, Shard
     from fp8check.core.model.memory import MemoryFit
@@ -130,6 +131,10 @@ class LayerReport(NamedTuple):
     weight_key: str | None = None
     activation_key: str | None = None
     layout: str = "generic"          # where its layout came from: "vllm:<model file>" or "generic"
+    # The route it was given, carried for the stages after inspect (load's recipe), never derived again: the
+    # format's quantization of the module and what its scheme handed the kernel selector (None: no kernel asked).
+    assignment: Assignment | None = None
+    request: KernelRequest | None = None
 
     @property
     def ok(self) -> bool:
@@ -165,6 +170,7 @@ class MoEReport(NamedTuple):
     experts_per_rank: str = ""
     intermediate_per_rank: int | None = None
     block: tuple[int, int] | None = None  # the block the experts kernel sees (0.33 may refine it)
+    quant_method: MoEMethod | None = None  # the method it was routed with (load's recipe reads it, never re-derives)
     layer_type: str = "FusedMoE"
 
     @property

@@ -18,7 +18,6 @@ import torch
 
 from fp8check.core.checkpoint.local import Checkpoint, activation_dtype
 from fp8check.core.errors import InputError, printable
-from fp8check.core.formats.base import QuantConfig
 from fp8check.core.load.experts import MoEJob, load_moes, moe_jobs, tensor_names
 from fp8check.core.load.kv import run_attention
 from fp8check.core.load.linear import layer_numerics, layer_recipe, not_run, run_layer, run_layers_parallel
@@ -26,7 +25,7 @@ from fp8check.core.load.weights import CheckpointFiles, module_reads
 from fp8check.core.model.modules import LinearModule, ModelLayout, MoEModule, build_layout
 from fp8check.core.model.sharding import TensorRead
 from fp8check.core.records import AttentionReport, AttentionRun, InspectReport, LayerRun, LoadOptions, LoadReport
-from fp8check.core.routing.inspect import front_door_of, inspect_checkpoint
+from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.routing.warnings import with_load_warnings
 from fp8check.core.targets.platforms import Assumptions, Platform, _host_has_amx, device_syntax, parse_platform
 from fp8check.kernels.base import RoutingContext
@@ -99,10 +98,10 @@ def selected_modules(report: InspectReport, modules: dict[str, LinearModule], la
     return chosen
 
 
-def select(quant: QuantConfig | None, report: InspectReport, layout: ModelLayout, options: LoadOptions) -> Selection:
+def select(report: InspectReport, layout: ModelLayout, options: LoadOptions) -> Selection:
     chosen = selected_modules(report, {m.name: m for m in layout.linears}, options.layers)
     moes = [m for m in layout.moes if options.layers is None or re.search(options.layers, m.name)]
-    jobs, refused = moe_jobs(tuple(moes), {m.name: m for m in report.moes}, quant, options.inspect.profile,
+    jobs, refused = moe_jobs(tuple(moes), {m.name: m for m in report.moes}, options.inspect.profile,
                              options.all_experts)
     attention = [a for a in report.attention if options.layers is None or re.search(options.layers, a.name)]
     return Selection(chosen, moes, jobs, refused, attention)
@@ -124,15 +123,14 @@ def load_checkpoint(ckpt: Checkpoint, fetch: Callable[[set[str]], str], options:
     started = time.perf_counter()
     layout = build_layout(ckpt.tensors, ckpt.config, options.inspect.profile, options.inspect.platform.kind)
     report = inspect_checkpoint(ckpt, options.inspect, layout)
-    quant = front_door_of(ckpt, options.inspect).quant  # the config inspect routed with
-    selection = select(quant, report, layout, options)
+    selection = select(report, layout, options)
     if options.against is not None:  # --against BASE: a BASE that cannot be the source is refused before any run
         experts = tuple(shards for job in selection.moe_jobs for _, shards in job.experts)
         options.against.bind(ckpt, selection.linears, options.inspect.tp, experts, layout)
     folder = fetch(needed_tensors(selection))
     out_dtype = OUT_DTYPES[activation_dtype(ckpt.config)]
     notes = _numerics_notes(report, selection, options)
-    runs = run_linears(quant, report, selection, folder, options, out_dtype, progress)
+    runs = run_linears(report, selection, folder, options, out_dtype, progress)
     moe_runs = load_moes([m.name for m in selection.moes], selection.moe_jobs, selection.moe_refused, report.errors,
                          folder, options, options.inspect.platform.kind, out_dtype)
     attention_runs = run_attention_layers(ckpt, report, selection.attention, folder, options, out_dtype)
@@ -160,8 +158,8 @@ def run_attention_layers(ckpt: Checkpoint, report: InspectReport, chosen: list[A
     return runs
 
 
-def run_linears(quant: QuantConfig | None, report: InspectReport, selection: Selection, folder: str,
-                options: LoadOptions, out_dtype: torch.dtype, progress: ProgressCallback | None) -> list[LayerRun]:
+def run_linears(report: InspectReport, selection: Selection, folder: str, options: LoadOptions, out_dtype: torch.dtype,
+                progress: ProgressCallback | None) -> list[LayerRun]:
     """Every selected linear module: on one device, one module at a time, or on --tp ranks."""
     layers = {layer.name: layer for layer in report.layers}
     chosen = selection.linears
@@ -171,7 +169,7 @@ def run_linears(quant: QuantConfig | None, report: InspectReport, selection: Sel
         if report.errors:  # inspect's TP validation refuses before any rank starts
             return [not_run(m, layers[m.name], options)._replace(errors=tuple(f"not run: {e}" for e in report.errors))
                     for m in chosen]
-        recipes = {m.name: layer_recipe(m, layers[m.name], quant, ctx) for m in chosen}
+        recipes = {m.name: layer_recipe(layers[m.name], ctx) for m in chosen}
         return run_layers_parallel(folder, chosen, layers, recipes, platform_kind, options, out_dtype) if chosen else []
     files = CheckpointFiles(folder)
     runs = []
@@ -181,7 +179,7 @@ def run_linears(quant: QuantConfig | None, report: InspectReport, selection: Sel
         if done + 1 < len(chosen):  # the next module's pages fault in while this one runs
             files.prefetch(module_reads(chosen[done + 1]))
         layer = layers[module.name]
-        runs.append(run_layer(module, layer, layer_recipe(module, layer, quant, ctx), files, options, platform_kind,
+        runs.append(run_layer(module, layer, layer_recipe(layer, ctx), files, options, platform_kind,
                               out_dtype))
         files.release()
     if progress:

@@ -36,7 +36,7 @@ from fp8check.core.model.modules import MoEModule, Shard
 from fp8check.core.model.sharding import WEIGHT_SCALES, TensorRead
 from fp8check.core.model.tp import expert_ranges
 from fp8check.core.records import ExpertRun, LayerRun, LoadOptions, MoEReport, RankFigures
-from fp8check.core.routing.moe import DEFAULT_LEAVES, ExpertShapes, expert_shapes, select_method
+from fp8check.core.routing.moe import DEFAULT_LEAVES, ExpertShapes, expert_shapes
 from fp8check.kernels.numerics import gemm as numerics
 from fp8check.kernels.quant_keys import (
     QuantKey, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8StaticChannelSym, kFp8StaticTensorSym,
@@ -80,7 +80,7 @@ def expert_recipe(report: MoEReport, method_strategy: str | None, static_input: 
                   report.kernel == "TritonExperts" and report.block == (128, 128), report.moe_tp, report.ep)
 
 
-def moe_jobs(moes: tuple[MoEModule, ...], reports: dict[str, MoEReport], quant, profile: RuleProfile,
+def moe_jobs(moes: tuple[MoEModule, ...], reports: dict[str, MoEReport], profile: RuleProfile,
              all_experts: bool) -> tuple[list[MoEJob], dict[str, LayerRun]]:
     """A job per FusedMoE vLLM would build; a `not run` LayerRun for the others, with vLLM's reason. Experts run:
     every one with `all_experts`, else the first and the last (under --ep: on the first and the last rank). An
@@ -95,11 +95,11 @@ def moe_jobs(moes: tuple[MoEModule, ...], reports: dict[str, MoEReport], quant, 
         if report.errors:
             refused[moe.name] = base._replace(errors=(f"not run: vLLM would not build this layer: {report.errors[0]}",))
             continue
-        if shapes.fused or (report.kernel is None and report.scheme != "UnquantizedFusedMoEMethod"):
+        method = report.quant_method  # the method inspect routed the experts with (None: stored fused)
+        if method is None or (report.kernel is None and report.scheme != "UnquantizedFusedMoEMethod"):
             refused[moe.name] = base._replace(errors=(f"not run: fp8check does not run {report.scheme} experts "
                                                       f"({'stored fused' if shapes.fused else 'not FP8 e4m3'})",))
             continue
-        method = select_method(moe, shapes, quant, profile)
         strategy = None if method.method == "UnquantizedFusedMoEMethod" else (
             "block" if method.block else "channel" if method.weight_key == kFp8StaticChannelSym else "tensor")
         recipe = expert_recipe(report, strategy, method.activation_key == kFp8StaticTensorSym)

@@ -10,8 +10,7 @@ from typing import NamedTuple
 
 import torch
 
-from fp8check.core.formats.base import UNQUANTIZED, Assignment, KernelRefusal
-from fp8check.core.formats.registry import FORMATS, assign
+from fp8check.core.formats.base import UNQUANTIZED
 from fp8check.core.load import gemm
 from fp8check.core.load.gemm import MAX_SCALE, Fused, Recipe
 from fp8check.core.load.parallel import RankResult, any_rank_failed, combine, merged, run_parallel
@@ -22,7 +21,6 @@ from fp8check.core.model.sharding import RankReads, ShardingError, rank_reads
 from fp8check.core.model.tp import tp_layout
 from fp8check.core.progress import module_progress
 from fp8check.core.records import LayerReport, LayerRun, LoadOptions, RankFigures
-from fp8check.core.routing.integrity import uses_e8m0_scales
 from fp8check.core.routing.linear import UNQUANTIZED_EMBEDDING
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.mxfp8 import MX_W8A8, MXFP8, MXFP8_BLOCK_SIZE
@@ -32,18 +30,15 @@ from fp8check.kernels.registry import kernel_numerics
 
 # ------------------------------------------------------------------------------------------------- recipes
 
-def routed_recipe(layer: LayerReport, assignment: Assignment, ctx: RoutingContext, e8m0: bool) -> Recipe | None:
-    """The recipe of the kernel inspect routed this module to; None when vLLM would not build it."""
+def layer_recipe(layer: LayerReport, ctx: RoutingContext) -> Recipe | None:
+    """The recipe of the kernel inspect routed this module to, from the assignment and kernel request the report
+    carries; None when vLLM would not build it."""
     if layer.errors:
         return None
     if layer.scheme in (UNQUANTIZED, UNQUANTIZED_EMBEDDING):
         return Recipe(numerics.UNQUANTIZED, None, None)
-    if layer.kernel is None:
-        return None
-    if assignment.method is None:
-        return None
-    request = FORMATS[assignment.method].kernel_request(layer.scheme, assignment, ctx, e8m0)
-    if isinstance(request, KernelRefusal):  # inspect reported the refusal: layer.errors
+    assignment, request = layer.assignment, layer.request
+    if layer.kernel is None or assignment is None or request is None:
         return None
     quantization, activation_key = request.quantization, request.activation_key
     kind = kernel_numerics(layer.kernel)
@@ -55,10 +50,6 @@ def routed_recipe(layer: LayerReport, assignment: Assignment, ctx: RoutingContex
                       online=online)
     return Recipe(kind, assignment.strategy, assignment.block,
                   activation=activation_key if kind in (numerics.SCALED_MM, numerics.BLOCK) else None, online=online)
-
-
-def layer_recipe(module: LinearModule, layer: LayerReport, quant, ctx: RoutingContext) -> Recipe | None:
-    return routed_recipe(layer, assign(module, quant), ctx, uses_e8m0_scales(module))
 
 
 def layer_numerics(layer: LayerReport) -> str | None:

@@ -236,4 +236,5 @@ def _layer_report(module: LinearModule, assignment: Assignment, result: Route, i
         errors=tuple(e.replace(LAYER, module.name) for e in result.errors) + tuple(integrity_errors),
         warnings=tuple(warnings) + (choice.warnings if choice else ()), notes=result.notes,
         weight_key=result.weight_key, activation_key=result.activation_key, layout=module.layout,
+        assignment=assignment, request=result.request,
     )

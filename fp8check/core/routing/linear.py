@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from fp8check.core.formats.base import UNQUANTIZED, Assignment, KernelRefusal
+from fp8check.core.formats.base import UNQUANTIZED, Assignment, KernelRefusal, KernelRequest
 from fp8check.core.formats.registry import FORMATS
 from fp8check.core.model.tp import TPLayout, block_shape_error
 from fp8check.core.records import Backend
@@ -31,6 +31,7 @@ class Route(NamedTuple):
     notes: tuple[str, ...] = ()
     weight_key: str | None = None
     activation_key: str | None = None
+    request: KernelRequest | None = None  # what the scheme handed the kernel selector (load's recipe reads it)
 
 
 def _scheme_capability_error(minimum: int | None, ctx: RoutingContext) -> str | None:
@@ -83,4 +84,4 @@ def route(assignment: Assignment, layout: TPLayout, ctx: RoutingContext, backend
         refusal = quant_format.kernel_error(scheme, choice.kernel, ctx)
         errors = (refusal,) if refusal else errors
     return Route(scheme=scheme, choice=choice, errors=errors, weight_key=request.weight_key.name,
-                 activation_key=request.activation_key.name)
+                 activation_key=request.activation_key.name, request=request)

@@ -403,7 +403,7 @@ def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], qu
             weight_key=result.weight_key.name if result.weight_key else None,
             activation_key=method.activation_key.name if method.activation_key else None, layout=moe.layout,
             ep=result.ep, moe_tp=result.tp, experts_per_rank=result.experts_per_rank,
-            intermediate_per_rank=result.intermediate_per_rank, block=result.block))
+            intermediate_per_rank=result.intermediate_per_rank, block=result.block, quant_method=method))
     return tuple(reports), frozenset(sweeps)
 
 
