@@ -296,6 +296,12 @@ TRANSFORMERS_HOSTS = {
                                                            dict, _DEEPSEEK_NAMES),
     "DeepseekV41ForCausalLM": TransformersHost("DeepseekV4ForCausalLM", r"(?!)", None, "deepseek_v4",
                                                _dsv41_host_config, _DEEPSEEK_NAMES),
+    # Ling-3.0 VL (vLLM's own config class, model_type bailing_moe_v3_vl): its text_config is transformers'
+    # BailingHybridForCausalLM's, saved under the same names (model.layers.N, lm_head); the tower and projector
+    # (model.visual., model.linear_proj.) come as Spec.extra_tensors.
+    "BailingMoeV3VLForConditionalGeneration": TransformersHost(
+        "BailingHybridForCausalLM", r"(?!)", None, "bailing_hybrid",
+        lambda text: {k: v for k, v in text.items() if k != "model_type"}),
 }
 
 # transformers' class of a config.json architecture it spells otherwise (Moonshot's checkpoints name the class
@@ -353,6 +359,24 @@ SAVED_NAMES: dict[str, tuple[tuple[str, ...], ...]] = {
                                          (r"^language_model\.lm_head\.", "lm_head."),
                                          (r"^(vision_tower|multi_modal_projector)\.", r"model.\1.")),
 }
+# Ling-3.0 VL's text model is bailing_hybrid's, saved alike.
+SAVED_NAMES["BailingMoeV3VLForConditionalGeneration"] = SAVED_NAMES["bailing_hybrid"]
+
+
+def bailing_v3_vision_tensors(vision: dict, text_hidden: int) -> dict[str, tuple[int, ...]]:
+    """Ling-3.0 VL's tower and projector (bailing_moe_v3_vl.py, the checkpoint's names) from its vision_config, for a
+    spec's extra_tensors: per block Qwen3-VL's attn.qkv (stored fused) / attn.proj / mlp.linear_fc1 / linear_fc2, the
+    patch merger's LayerNorm (no linear), and the projector model.linear_proj.0 / .2 over the merged patches."""
+    dim, inter = vision["hidden_size"], vision["intermediate_size"]
+    merged = dim * vision["spatial_merge_size"] ** 2
+    out: dict[str, tuple[int, ...]] = {"model.visual.merger.norm.weight": (dim,)}
+    for i in range(vision["depth"]):
+        p = f"model.visual.blocks.{i}"
+        out.update({f"{p}.attn.qkv.weight": (3 * dim, dim), f"{p}.attn.proj.weight": (dim, dim),
+                    f"{p}.mlp.linear_fc1.weight": (inter, dim), f"{p}.mlp.linear_fc2.weight": (dim, inter)})
+    out.update({"model.linear_proj.0.weight": (text_hidden, merged), "model.linear_proj.2.weight": (text_hidden,
+                                                                                                     text_hidden)})
+    return out
 
 
 def deepseek_v4_vision_tensors(hidden: int, vision: dict, image_vectors: tuple[str, ...] = ("start", "end",

@@ -19,8 +19,8 @@ from fp8check.core.report.verdicts import inspect_verdict
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import LATEST, select_profile
-from fp8check.synth import (Spec, bailing_tensors, deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors,
-                            kimi_k3_tensors,
+from fp8check.synth import (Spec, bailing_tensors, bailing_v3_vision_tensors, deepseek_v4_vision_tensors,
+                            deepseek_v41_tensors, inkling_tensors, kimi_k3_tensors,
                             tensor_specs, write_safetensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
@@ -417,6 +417,16 @@ LING_3 = dict(hidden_size=512, intermediate_size=1024, moe_intermediate_size=256
               gated_attention_proj_granularity_type="head_wise", no_kda_lora=True)
 LING_3_SPEC = dict(architecture="BailingMoeV3ForCausalLM", model_type="bailing_hybrid", transformers=True, layers=4,
                    hidden=512, heads=4, kv_heads=4, head_dim=128, intermediate=1024, experts=4, extra_config=LING_3)
+
+# Ling-3.0 VL (bailing_moe_v3_vl.py; vLLM's own config class): LING_3 as text_config, a one-block Qwen3 vision tower
+# (two heads of 128) and its projector.
+LING_3_VISION = dict(depth=1, hidden_size=256, intermediate_size=512, num_heads=2, spatial_merge_size=2,
+                     patch_size=16, temporal_patch_size=2, num_position_embeddings=2304, deepstack_visual_indexes=[])
+LING_3_VL_SPEC = dict(architecture="BailingMoeV3VLForConditionalGeneration", model_type="bailing_moe_v3_vl",
+                      transformers=True, layers=4, sizes_in_text_config=True, hidden=512, experts=4,
+                      extra_config={"text_config": dict(LING_3, model_type="bailing_hybrid"),
+                                    "vision_config": LING_3_VISION},
+                      extra_tensors=bailing_v3_vision_tensors(LING_3_VISION, 512))
 
 
 def ling_spec(config: dict, architecture: str, **fields) -> dict:
@@ -1122,6 +1132,14 @@ FAMILIES = [
       "language_model.layers.2.self_attn.g_proj": ("ColumnParallelLinear", "vllm:models/kimi_k3"),
       "language_model.layers.2.self_attn.indexer.wq_b": ("ReplicatedLinear", "vllm:models/kimi_k3"),
       "language_model.layers.2.self_attn.indexer.wkv_index": ("MergedColumnParallelLinear", "vllm:models/kimi_k3")}),
+    ("ling-3-vl", LING_3_VL_SPEC, 1,
+     {"model.layers.0.attention.qkvb_proj": ("MergedColumnParallelLinear", "vllm:bailing_moe_v3.py"),
+      "model.layers.3.attention.dense": ("RowParallelLinear", "vllm:bailing_moe_v3.py"),
+      "model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen3_vl.py"),
+      "model.visual.blocks.0.attn.proj": ("RowParallelLinear", "vllm:qwen3_vl.py"),
+      "model.visual.blocks.0.mlp.linear_fc1": ("ColumnParallelLinear", "vllm:qwen3_vl.py"),
+      "model.linear_proj.0": ("ColumnParallelLinear", "vllm:bailing_moe_v3_vl.py"),
+      "model.linear_proj.2": ("RowParallelLinear", "vllm:bailing_moe_v3_vl.py")}),
     ("inkling", inkling_spec(), 2, _inkling_layers("model.llm.")),
     ("inkling-text", inkling_spec("InklingForCausalLM"), 2, _inkling_layers("model.")),
     ("muse-glimmer", muse_glimmer_spec(), 2, _MUSE_GLIMMER_LAYERS),
@@ -1320,6 +1338,23 @@ def test_ling_3_kda_b_proj_skipped_by_block_fp8_is_built_apart_and_suffix_matche
                                     extra_tensors=mtp, data="sparse"))
     assert "model.layers.0.attention.qkvb_proj" in {layer.name for layer in fused.layers}
     assert [s.prefix for s in fused.skipped] == ["model.layers.4."]
+
+
+@pytest.mark.parametrize("quant", ["fp8-block", "fp8-dynamic"])
+def test_ling_3_vl_fp8_config_listing_the_tower_whole_builds_it_unquantized(make_checkpoint, quant):
+    """bailing_moe_v3_vl.py: BailingMoeV3VisionTransformer and BailingMoeV3VLProjector pass quant_config=None under
+    an Fp8Config whose ignored_layers holds their own prefix (model.visual -> visual, model.linear_proj ->
+    linear_proj by the mapper); is_layer_skipped alone matches none of their layers by it (nor a re: entry, which
+    leaves their tensors BF16 here). Without those entries vLLM builds them FP8, where BF16 tensors do not load."""
+    bf16 = r"re:model\.(visual|linear_proj)\."
+    whole = inspect(make_checkpoint(**dict(LING_3_VL_SPEC, quant=quant, data="sparse",
+                                           ignore=("lm_head", "model.visual", "model.linear_proj", bf16))))
+    tower = [layer for layer in whole.layers if layer.name.startswith(("model.visual.", "model.linear_proj."))]
+    assert len(tower) == 6 and all(layer.scheme == "UnquantizedLinearMethod" and layer.ok for layer in tower)
+    assert whole.ok
+    listed = inspect(make_checkpoint(**dict(LING_3_VL_SPEC, quant=quant, data="sparse", ignore=("lm_head", bf16))))
+    tower = [layer for layer in listed.layers if layer.name.startswith(("model.visual.", "model.linear_proj."))]
+    assert len(tower) == 6 and all(layer.scheme == "Fp8LinearMethod" and not layer.ok for layer in tower)
 
 
 @pytest.mark.parametrize("vllm,error", [("0.32", True), ("0.33", False)])

@@ -177,6 +177,9 @@ EXPECTED: dict[tuple[str, str], str] = {
                                                                      "(gemma3.py)",
     ("Llama4ForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "mllama4.py builds Llama4ForCausalLM "
                                                                      "(llama4.py)",
+    ("BailingMoeV3VLForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "bailing_moe_v3_vl.py builds "
+                                                                             "BailingMoeV3ForCausalLM "
+                                                                             "(bailing_moe_v3.py)",
     ("Step5ForCausalLM", "packed:qkvg_proj"): (
         "models/step5/nvidia/model.py builds qkvg_proj (q / k / v / g_proj, prefix qkv_proj) only on a layer whose "
         "q / k / v and g_proj are all unquantized with KV heads >= TP (Step5Attention.fuse_qkv_gate); not modelled: "
@@ -282,6 +285,13 @@ EXPECTED: dict[tuple[str, str], str] = {
         "models/beam (nvidia/model.py, amd/model.py) names the output gate shard output_gate_proj, the name its "
         "hf_to_vllm_mapper gives the checkpoint's .self_attn.gate_proj; fp8check fuses under the checkpoint's names "
         "(gate_proj) and renames the shards with Arch.hf_to_vllm afterwards (the same modules, whole_model 100 %)"),
+    **{(a, "renames"): (
+        "ROCm (0.27-0.34) resolves models/inkling/amd/model.py, whose mapper lacks nvidia/model.py's compressed-"
+        "tensors suffixes (.w13_weight.weight_packed, .weight_global_scale, .input_global_scale, .weight_scale "
+        "-> .w13_*): the stacked experts' NVFP4 tensors only (an FP8 stack's weight, .w13_weight.weight, is "
+        "renamed by neither), a format fp8check names but does not route, and amd/moe.py serves Quark MXFP4 "
+        "experts; fp8check keeps nvidia's")
+       for a in ("InklingForCausalLM", "InklingForConditionalGeneration")},
     ("MiMoV2FlashForCausalLM", "dropped:substr:mtp"): "mimo_v2.py MiMoV2Model.load_weights skips every name holding "
                                                       "\"mtp\" itself (`if \"mtp\" in name: continue`), no "
                                                       "hf_to_vllm_mapper",

@@ -34,8 +34,8 @@ from fp8check.core.routing.crosscheck import vllm_error
 from tests.differential.crosscheck_model import compare_model, our_modules
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
-from fp8check.synth import (Spec, bailing_tensors, deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors,
-                            kimi_k3_tensors, write_checkpoint)
+from fp8check.synth import (Spec, bailing_tensors, bailing_v3_vision_tensors, deepseek_v4_vision_tensors,
+                            deepseek_v41_tensors, inkling_tensors, kimi_k3_tensors, write_checkpoint)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run import (  # noqa: E402  # isort: skip  (the linear-by-linear run, beside this file)
@@ -798,6 +798,25 @@ FAMILIES.update({
     "ling-3-qlora-b-bf16": (dict(architecture="BailingMoeV3ForCausalLM", model_type="bailing_hybrid", **_HF,
                                  ignore=("lm_head", *(f"model.layers.{i}.attention.b_proj" for i in range(3)))),
                             {**_LING_3, "q_lora_rank": 1536}),
+})
+# Ling-3.0 VL (bailing_moe_v3_vl.py; vLLM's own config class, model_type bailing_moe_v3_vl): ling-3's text model
+# (written by transformers' BailingHybridForCausalLM, synth.TRANSFORMERS_HOSTS) as text_config, and a two-block Qwen3
+# vision tower with its projector (synth.bailing_v3_vision_tensors), both quantized as vLLM builds them.
+# ling-3-vl-tower-bf16: the tower and projector listed whole in the ignore list, which an Fp8Config then builds with
+# quant_config=None (their tensors left BF16 by a re: entry, which Fp8Config's is_layer_skipped never matches); a
+# compressed-tensors config has no such rule: vLLM builds them FP8, the BF16 tensors a post-load error both predict.
+_LING_3_VISION = dict(depth=2, hidden_size=BASE["vision_hidden"], intermediate_size=4096, num_heads=16,
+                      spatial_merge_size=2, patch_size=16, temporal_patch_size=2, num_position_embeddings=2304,
+                      deepstack_visual_indexes=[])
+_LING_3_VL_TOWER = bailing_v3_vision_tensors(_LING_3_VISION, BASE["hidden"])
+_LING_3_VL = dict(architecture="BailingMoeV3VLForConditionalGeneration", model_type="bailing_moe_v3_vl",
+                  sizes_in_text_config=True, **_HF)
+FAMILIES.update({
+    "ling-3-vl": (dict(_LING_3_VL, extra_tensors={**_LING_3_VL_TOWER, **_LING_3_MTP}),
+                  {"text_config": dict(_LING_3, model_type="bailing_hybrid"), "vision_config": _LING_3_VISION}),
+    "ling-3-vl-tower-bf16": (dict(_LING_3_VL, extra_tensors=_LING_3_VL_TOWER, ignore=(
+        "lm_head", "model.visual", "model.linear_proj", r"re:model\.(visual|linear_proj)\.")),
+        {"text_config": dict(_LING_3, model_type="bailing_hybrid"), "vision_config": _LING_3_VISION}),
 })
 
 # Sarvam (vLLM's sarvam.py), written by transformers 5.24's classes (sarvam_moe: GLM-4-MoE's, whose conversion reverts

@@ -86,6 +86,10 @@ class Tower(NamedTuple):
     # Name parts under the tower its own loader drops (siglip.py SiglipVisionTransformer built with use_head False:
     # its mapper, skip_prefixes before 0.31, drops the attention-pooling head.*): listed as skipped.
     dropped: tuple[str, ...] = ()
+    # Its vLLM prefix, where an Fp8Config (subclasses too) that lists this prefix itself in ignored_layers (the list
+    # as the model's mapper left it) makes the model pass quant_config=None to the whole tower
+    # (bailing_moe_v3_vl.py BailingMoeV3VisionTransformer / BailingMoeV3VLProjector).
+    fp8_ignored_whole: str | None = None
 
 
 class Router(NamedTuple):
@@ -1631,6 +1635,27 @@ _BAILING_V3 = Arch(
                    ("bailing-v3-replicated-gate", {"block_fp8_replicated": ()})),
     hf_to_vllm=(("substr", ".attention.", ".self_attn."), ("prefix", "attention.", "self_attn.")))
 ARCHITECTURES["BailingMoeV3ForCausalLM"] = _BAILING_V3
+# Ling-3.0 VL (bailing_moe_v3_vl.py BailingMoeV3VLForConditionalGeneration, registered 0.30-0.34; 0.30 -> 0.34 changed
+# only its processor and LoRA hooks): vLLM's own BailingMoeV3VLConfig (model_type bailing_moe_v3_vl: a bailing_hybrid
+# text_config, a qwen3_moe_vit vision_config). The text model is BailingMoeV3ForCausalLM (the entry above) at
+# language_model.; the mapper (the text model's | the VL's prefixes) moves model.visual -> visual, model.linear_proj ->
+# linear_proj (.0 / .2 -> linear_fc1 / linear_fc2), lm_head -> language_model.lm_head and model. ->
+# language_model.model.. The tower, BailingMoeV3VisionTransformer, is qwen3_vl.py's Qwen3_VisionTransformer with the
+# quant config (attn.qkv a QKVParallelLinear over the vision heads, stored fused: packed_modules_mapping maps qkv to
+# itself; attn.proj row, mlp.linear_fc1 / fc2), its deepstack mergers dropped and its merger a LayerNorm (no linear);
+# the projector BailingMoeV3VLProjector a ColumnParallelLinear linear_fc1 and a RowParallelLinear linear_fc2 with the
+# quant config. Each is built with quant_config=None under an Fp8Config whose ignored_layers holds its own prefix
+# (visual, linear_proj). Not modelled: the tower and projector are built before the text model sets the block-FP8
+# Fp8Config's ignored_layers_match_mode to "suffix" (bailing_moe_v3.py _configure_ling_fp8_quant_config), where fp8check
+# matches every layer of the list in suffix mode.
+_BAILING_V3_VISUAL = _QWEN3_VISUAL._replace(fp8_ignored_whole="visual")
+_BAILING_V3_PROJECTOR = Tower("vllm:bailing_moe_v3_vl.py", ("model.linear_proj.", "linear_proj."), packed={},
+                              styles={"linear_proj.0": COLUMN, "linear_proj.2": ROW}, fp8_ignored_whole="linear_proj")
+ARCHITECTURES["BailingMoeV3VLForConditionalGeneration"] = _BAILING_V3._replace(
+    packed={**_BAILING_V3.packed, "qkv": ("qkv",)}, towers=(_BAILING_V3_VISUAL, _BAILING_V3_PROJECTOR), hf_to_vllm=(
+        *_BAILING_V3.hf_to_vllm, ("prefix", "model.visual", "visual"), ("prefix", "model.linear_proj", "linear_proj"),
+        ("prefix", "linear_proj.0", "linear_proj.linear_fc1"), ("prefix", "linear_proj.2", "linear_proj.linear_fc2"),
+        ("prefix", "lm_head", "language_model.lm_head"), ("prefix", "model.", "language_model.model.")))
 
 # LongCat-Flash (longcat_flash.py LongcatFlashForCausalLM, registered 0.25-0.34; the file alike 0.33 / 0.34). Each
 # FlashDecoderLayer holds two of deepseek_v2.py's DeepseekV2MLAAttention, `self_attn.0` / `self_attn.1` (q_a_proj +

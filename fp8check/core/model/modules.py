@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from fp8check.core.checkpoint.local import ModelConfig
 from fp8check.core.checkpoint.safetensors_header import TensorInfo
-from fp8check.core.formats.fp8 import block_fp8_config, block_fp8_skips
+from fp8check.core.formats.fp8 import FP8_CONFIG_METHODS, block_fp8_config, block_fp8_skips
 from fp8check.core.model.layouts import (
     ANY_SIZE_TOWER_METHODS, COLUMN, FUSED_QKV_A, GENERIC, GENERIC_ARCH, LLAMA_PACKED, QKV_CLASSES, REPLICATED, ROW,
     TORCH_LINEAR, Arch, Tower, map_vllm_name, model_arch, sparse_mla_layer, tail_match, tower_for, unserved_reason,
@@ -411,6 +411,9 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
     if tower is not None and (not tower.quantized or method in tower.unquantized_methods):
         unquantized = ("vLLM builds this tower with quant_config=None"
                        + (f" for a {method} checkpoint" if tower.quantized else "") + f" ({tower.source[5:]})")
+    elif tower is not None and _tower_ignored_whole(tower, config, arch):
+        unquantized = (f"vLLM builds {tower.fp8_ignored_whole} with quant_config=None: the Fp8Config's ignored_layers "
+                       "lists it whole")
     elif tower is not None and tower.quant_needs_64:
         unquantized = _tower_sizes_refused(tower, config)
     elif unquantized_router:
@@ -525,6 +528,16 @@ def at_tp(module: LinearModule, tp: int, config: ModelConfig, profile, block: in
     kv_rows = -(-(k_rows + v_rows) // block) * block
     return module._replace(layer_type="MergedColumnParallelLinear", output_sizes=(heads * head_dim, chunks * kv_rows),
                            heads=None)
+
+
+def _tower_ignored_whole(tower: Tower, config: ModelConfig, arch: Arch) -> bool:
+    """Tower.fp8_ignored_whole: an Fp8Config whose ignored_layers, mapped by the model's hf_to_vllm_mapper, holds the
+    tower's own prefix."""
+    quant = config.quantization_config
+    if tower.fp8_ignored_whole is None or getattr(quant, "method", None) not in FP8_CONFIG_METHODS:
+        return False
+    listed: tuple[str, ...] = getattr(quant, "ignored_layers", ())  # NativeFp8Config's, W4AFp8Config's
+    return tower.fp8_ignored_whole in (map_vllm_name(p, arch.hf_to_vllm) for p in listed)
 
 
 def _tower_sizes_refused(tower: Tower, config: ModelConfig) -> str | None:
