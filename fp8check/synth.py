@@ -317,6 +317,8 @@ TRANSFORMERS_CLASSES = {"KimiK25ForConditionalGeneration": "Kimi_K25ForCondition
                         "MiMoForCausalLM": "Qwen2ForCausalLM", "TeleChat3ForCausalLM": "LlamaForCausalLM",
                         # MiMo-V2-Pro's remote code: MiMo-V2-Flash's layers, q / k / v saved fused (SAVED_FUSED)
                         "MiMoV2ForCausalLM": "MiMoV2FlashForCausalLM",
+                        # MiMo-V2-Omni: MiMo-V2-Flash's text model; its towers go in Spec.extra_tensors
+                        "MiMoV2OmniForCausalLM": "MiMoV2FlashForCausalLM",
                         "InternS1ForConditionalGeneration": "InternVLForConditionalGeneration",
                         # LongCat-Flash-Lite: LongCat-Flash's class; its n-gram tables go in Spec.extra_tensors
                         "LongcatFlashNgramForCausalLM": "LongcatFlashForCausalLM",

@@ -154,6 +154,26 @@ MIMO_V2_SPEC = dict(architecture="MiMoV2FlashForCausalLM", model_type="mimo_v2_f
 # (attention_projection_layout "fused_qkv"), native block FP8: the full layers' 2 x (2 x 192 Q, 192 K, 128 V) rows.
 MIMO_V2_PRO_SPEC = dict(MIMO_V2_SPEC, architecture="MiMoV2ForCausalLM", quant="fp8-block",
                         extra_config=dict(MIMO_V2, attention_projection_layout="fused_qkv"))
+# MiMo-V2-Omni: MiMo-V2-Flash's text model written by transformers' class, a vision_config and an audio_config, and
+# both towers BF16 under the names the model loads (the ignore list names them): a vision block (4 heads, 2 KV heads
+# of 64) and the merger; the audio encoder's Qwen2 layer, a speech embedding table and its projection.
+MIMO_V2_OMNI_TOWERS = {"visual.blocks.0.attn.qkv.weight": (512, 256), "visual.blocks.0.attn.proj.weight": (256, 256),
+                       "visual.blocks.0.mlp.gate_proj.weight": (512, 256),
+                       "visual.blocks.0.mlp.up_proj.weight": (512, 256),
+                       "visual.blocks.0.mlp.down_proj.weight": (256, 512),
+                       "visual.merger.mlp.0.weight": (1024, 1024), "visual.merger.mlp.2.weight": (512, 1024),
+                       **{f"audio_encoder.input_local_transformer.layers.0.self_attn.{leaf}.weight": (256, 256)
+                          for leaf in ("q_proj", "k_proj", "v_proj", "o_proj")},
+                       "audio_encoder.input_local_transformer.layers.0.mlp.gate_proj.weight": (512, 256),
+                       "speech_embeddings.0.weight": (1025, 256), "audio_encoder.projection.weight": (512, 1024)}
+MIMO_V2_OMNI_SPEC = dict(MIMO_V2_SPEC, architecture="MiMoV2OmniForCausalLM",
+                         extra_config=dict(MIMO_V2, vision_config=dict(depth=1, hidden_size=256, num_heads=4,
+                                                                       num_key_value_heads=2, qk_channels=64,
+                                                                       kv_channels=64, out_hidden_size=512),
+                                           audio_config=dict(input_local_dim=256, input_local_layers=1,
+                                                             input_local_attn_heads=4, audio_channels=1)),
+                         extra_tensors={**MIMO_V2_SPEC["extra_tensors"], **MIMO_V2_OMNI_TOWERS},
+                         ignore=("lm_head", r"re:visual\..*", r"re:audio_encoder\..*", r"re:speech_embeddings\..*"))
 # LongCat-Flash, written by transformers' class: per decoder layer two MLA attentions, two dense MLPs and a MoE of 4
 # experts plus 2 zero-computation experts (a router 6 wide); the keys only vLLM's longcat_flash.py reads beside.
 LONGCAT = dict(num_layers=2, hidden_size=512, ffn_hidden_size=1024, expert_ffn_hidden_size=256, num_attention_heads=4,
@@ -887,6 +907,14 @@ FAMILIES = [
      {"model.layers.0.self_attn.qkv_proj": ("MergedColumnParallelLinear", "vllm:mimo_v2.py"),
       "model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:mimo_v2.py"),
       "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:mimo_v2.py")}),
+    ("mimo-v2-omni", MIMO_V2_OMNI_SPEC, 1,
+     {"model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:mimo_v2_omni.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:mimo_v2_omni.py"),
+      "visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:mimo_v2_omni.py"),
+      "visual.blocks.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:mimo_v2_omni.py"),
+      "visual.merger.mlp.2": ("RowParallelLinear", "vllm:mimo_v2_omni.py"),
+      "audio_encoder.input_local_transformer.layers.0.self_attn.q_proj": ("nn.Linear", "vllm:mimo_audio.py"),
+      "audio_encoder.projection": ("nn.Linear", "vllm:mimo_audio.py")}),
     ("mimo-7b", dict(architecture="MiMoForCausalLM", model_type="qwen2", extra_config=dict(num_nextn_predict_layers=1),
                      extra_tensors={"model.mtp_layers.0.input_proj.weight": (256, 512)}, **HF), 2,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:mimo.py"),
@@ -2958,3 +2986,34 @@ def test_muse_glimmer_output_gate_and_unquantized_tower(make_checkpoint):
     fp8_tower = make_checkpoint(quant="ct-fp8-block", data="sparse", **{**muse_glimmer_spec(), "ignore": ("lm_head",)})
     failing = {layer.name for layer in inspect(fp8_tower, tp=2).layers if layer.errors}
     assert "model.vision_tower.layers.0.attn.qkv_proj" in failing
+
+
+def test_mimo_v2_flash_with_a_vision_config_is_built_as_mimo_v2_omni_with_bf16_towers(make_checkpoint):
+    """MimoV2ModelArchConfigConvertor (model_arch_config_convertor.py) builds MiMoV2OmniForCausalLM for any mimo_v2 /
+    mimo_v2_flash config with a vision_config, whatever config.json lists; mimo_v2_omni.py builds the vision tower
+    with quant_config=None and mimo_audio.py's encoder of torch nn.Linears (transformers' Qwen2Model)."""
+    ckpt = open_local(make_checkpoint(**dict(MIMO_V2_OMNI_SPEC, architecture="MiMoV2FlashForCausalLM",
+                                             data="sparse")))
+    assert ckpt.config.architectures == ("MiMoV2OmniForCausalLM",)
+    rep = inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), LATEST))
+    layers = {layer.name: layer for layer in rep.layers}
+    assert layers["model.layers.0.self_attn.qkv_proj"].layout == "vllm:mimo_v2_omni.py"
+    assert any("quant_config=None" in note for note in layers["visual.blocks.0.attn.qkv"].notes)
+    assert any("torch nn.Linear" in note for note in layers["audio_encoder.projection"].notes)
+    assert {layers[name].scheme for name in ("visual.blocks.0.attn.qkv", "audio_encoder.projection")} == {
+        "UnquantizedLinearMethod"}
+    assert {a.backend for a in rep.attention} == {"FLASH_ATTN_DIFFKV"} and rep.ok
+
+
+@pytest.mark.parametrize("arch,qkv_ignored", [("MiMoV2OmniForCausalLM", False), ("MiMoV2FlashForCausalLM", True)])
+def test_mimo_v2_omni_lists_ask_the_fused_qkv_proj_by_its_own_name(make_checkpoint, arch, qkv_ignored):
+    """MiMoV2OmniForCausalLM is SupportsQuant without a packed_modules_mapping and its MiMoV2FlashForCausalLM no
+    SupportsQuant: the quant config's packed_modules_mapping stays empty, so is_layer_skipped asks for qkv_proj itself
+    and an ignore list naming layer 0's q / k / v leaves it FP8 (its BF16 shards then fail); MiMo-V2-Flash skips it."""
+    qkv = tuple(f"model.layers.0.self_attn.{leaf}" for leaf in ("q_proj", "k_proj", "v_proj"))
+    extra = MIMO_V2_OMNI_SPEC["extra_config"] if arch == "MiMoV2OmniForCausalLM" else MIMO_V2
+    rep = inspect(make_checkpoint(**dict(MIMO_V2_OMNI_SPEC, architecture=arch, extra_config=extra, quant="fp8-block",
+                                         ignore=(*MIMO_V2_OMNI_SPEC["ignore"], *qkv), data="sparse")))
+    layer = next(layer for layer in rep.layers if layer.name == "model.layers.0.self_attn.qkv_proj")
+    assert (layer.scheme == "UnquantizedLinearMethod") is qkv_ignored
+    assert bool(layer.errors) is not qkv_ignored

@@ -298,6 +298,17 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("MiMoV2ForCausalLM", "dropped:substr:mtp"): "mimo_v2.py MiMoV2Model.load_weights (MiMo-V2-Flash's, which "
                                                  "MiMoV2ForCausalLM inherits) skips every name holding \"mtp\" "
                                                  "itself, no hf_to_vllm_mapper",
+    ("MiMoV2OmniForCausalLM", "dropped:substr:mtp"): "mimo_v2.py MiMoV2Model.load_weights (the language model "
+                                                     "mimo_v2_omni.py builds) skips every name holding \"mtp\" "
+                                                     "itself, no hf_to_vllm_mapper",
+    **{("MiMoV2OmniForCausalLM", f"packed:{name}"): (
+        "mimo_v2_omni.py MiMoV2OmniForCausalLM (SupportsQuant) declares no packed_modules_mapping and its language "
+        "model MiMoV2FlashForCausalLM (which does) is no SupportsQuant, so the quant config's mapping stays empty: the "
+        "shards load fused (MiMoV2Model.load_weights' stacked_params_mapping) and the lists are matched against the "
+        "fused name, as fp8check does (Arch.quant_packed)") for name in ("gate_up_proj", "qkv_proj")},
+    ("MiMoV2OmniForCausalLM", "tower packed:qkv"): "MiMoVisionAttention's qkv is stored fused under the name vLLM "
+                                                   "builds (mimo_v2_omni.py QKVParallelLinear), in a tower built "
+                                                   "with quant_config=None: matched by its own name, the same answer",
     ("LongcatFlashForCausalLM", "dropped:prefix:model.mtp."): "longcat_flash.py has no hf_to_vllm_mapper: "
                                                               "FlashModel.load_weights skips every name starting "
                                                               "with mtp. (model.mtp. once AutoWeightsLoader strips "

@@ -173,6 +173,43 @@ _MIMO_V2_FLASH = dict(num_hidden_layers=4, moe_intermediate_size=1024, head_dim=
                       rope_theta=5000000, swa_rope_theta=10000, attention_value_scale=0.707)
 _MIMO_V2_MTP = {"model.mtp.layers.0.eh_proj.weight": (2048, 4096), "model.mtp.layers.0.self_attn.q_proj.weight":
                 (16 * 192, 2048), "model.mtp.layers.0.mlp.gate_proj.weight": (4096, 2048)}
+# MiMo-V2-Omni's towers (mimo_v2_omni.py MiMoVisionTransformer, mimo_audio.py MimoAudioEncoder), BF16 under the
+# names the model loads: two vision blocks (32 heads, 8 KV heads of 64; the first a window block with sinks, the
+# second full attention) and the merger; the audio encoder's two Qwen2 layers (heads 16 x 64), speech embeddings and
+# projection.
+_MIMO_OMNI_VISION = dict(depth=2, hidden_size=1024, intermediate_size=2048, num_heads=32, num_key_value_heads=8,
+                         qk_channels=64, kv_channels=64, out_hidden_size=2048, spatial_merge_size=2, patch_size=16,
+                         temporal_patch_size=2, in_channels=3, fullatt_block_indexes=[1], use_sink=True,
+                         vit_window_attn_types=[1, -1], visual_token_window_size=64, hidden_act="silu")
+_MIMO_OMNI_AUDIO = dict(speech_vocab_size="1025-1025-129-129", speech_zeroemb_idx="1024-1024-128-128", group_size=4,
+                        audio_channels=4, input_local_layers=2, input_local_dim=1024, input_local_attn_heads=16,
+                        input_local_head_dim=64, input_local_intermediate_size=4096, out_hidden_size=2048,
+                        projection_layers=1)
+
+
+def _mimo_omni_towers() -> dict[str, tuple[int, ...]]:
+    """The towers' tensors (BF16 in the checkpoint: the ignore list names them) and the MTP layer's."""
+    tensors: dict[str, tuple[int, ...]] = dict(_MIMO_V2_MTP)
+    for i in range(2):
+        block = f"visual.blocks.{i}"
+        tensors.update({f"{block}.attn.qkv.weight": ((32 + 2 * 8) * 64, 1024), f"{block}.attn.qkv.bias": (48 * 64,),
+                        f"{block}.attn.proj.weight": (1024, 32 * 64), f"{block}.attn.proj.bias": (1024,),
+                        f"{block}.mlp.gate_proj.weight": (2048, 1024), f"{block}.mlp.up_proj.weight": (2048, 1024),
+                        f"{block}.mlp.down_proj.weight": (1024, 2048), f"{block}.norm1.weight": (1024,),
+                        f"{block}.norm2.weight": (1024,)})
+    tensors.update({"visual.blocks.0.attn.sinks": (32,), "visual.patch_embed.proj.weight": (1024, 3, 2, 16, 16),
+                    "visual.merger.ln_q.weight": (1024,), "visual.merger.mlp.0.weight": (4096, 4096),
+                    "visual.merger.mlp.2.weight": (2048, 4096), "audio_encoder.projection.weight": (2048, 4096)})
+    for i in range(2):
+        layer = f"audio_encoder.input_local_transformer.layers.{i}"
+        tensors.update({f"{layer}.self_attn.{leaf}.weight": (1024, 1024) for leaf in ("q_proj", "k_proj", "v_proj",
+                                                                                       "o_proj")})
+        tensors.update({f"{layer}.mlp.gate_proj.weight": (4096, 1024), f"{layer}.mlp.up_proj.weight": (4096, 1024),
+                        f"{layer}.mlp.down_proj.weight": (1024, 4096)})
+    tensors.update({f"speech_embeddings.{i}.weight": (size, 1024) for i, size in enumerate((1025, 1025, 129, 129))})
+    return tensors
+
+
 # Families written by transformers' own model class (synth's Spec.transformers): the names its exporters save.
 _GDN = dict(linear_num_key_heads=8, linear_num_value_heads=16, linear_key_head_dim=128, linear_value_head_dim=128,
             linear_conv_kernel_dim=4, layer_types=["linear_attention", "full_attention"] * 2)
@@ -483,6 +520,13 @@ FAMILIES.update({
     # class, which vLLM reads without remote code; the hub's mimo_v2 takes the same convertor).
     "mimo-v2-pro": (dict(architecture="MiMoV2ForCausalLM", model_type="mimo_v2_flash", **_HF,
                          extra_tensors=_MIMO_V2_MTP), dict(_MIMO_V2_FLASH, attention_projection_layout="fused_qkv")),
+    # MiMo-V2-Omni: MiMo-V2-Flash's text model (written by transformers' MiMoV2FlashForCausalLM: vLLM maps model. and
+    # lm_head. under language_model.) with a vision_config and an audio_config, and both towers BF16 (ignored).
+    "mimo-v2-omni": (dict(architecture="MiMoV2OmniForCausalLM", model_type="mimo_v2_flash", **_HF,
+                          extra_tensors=_mimo_omni_towers(),
+                          ignore=("lm_head", r"re:visual\..*", r"re:audio_encoder\..*",
+                                  r"re:speech_embeddings\..*")),
+                     dict(_MIMO_V2_FLASH, vision_config=_MIMO_OMNI_VISION, audio_config=_MIMO_OMNI_AUDIO)),
     # MiMo-7B: Qwen2's layers (its remote MiMoConfig is Qwen2Config's; written as qwen2, which vLLM reads without
     # remote code) and an MTP layer under model.mtp_layers (dropped by the mapper).
     "mimo-7b": (dict(architecture="MiMoForCausalLM", model_type="qwen2", **_HF,

@@ -164,6 +164,11 @@ class Checkpoint:
 # (transformers_utils/model_arch_config_convertor.py, 0.30-0.34): DeepSeek-V4-Flash-Vision-Exp ships the text model's
 # architecture with vision_n_layers > 0.
 ARCHITECTURE_REWRITES = {("DeepseekV4ForCausalLM",): ("vision_n_layers", "DeepseekV4ForConditionalGeneration")}
+# Model types whose config convertor builds another architecture, whatever config.json lists, when a key holds a
+# non-empty value: model_type -> (key, the architecture vLLM builds). MimoV2ModelArchConfigConvertor (the same file,
+# 0.25-0.34) builds MiMo-V2-Omni for any mimo_v2 / mimo_v2_flash config with a vision_config.
+MODEL_TYPE_REWRITES = {model_type: ("vision_config", "MiMoV2OmniForCausalLM")
+                       for model_type in ("mimo_v2", "mimo_v2_flash")}
 
 
 def parse_model_config(doc: object, where: str = "config.json", hf_quant_config: object = None) -> ModelConfig:
@@ -198,6 +203,9 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
     model_type = doc.get("model_type", "")
     if not isinstance(model_type, str) or not is_printable(model_type):
         raise ConfigError(f"{where}: model_type must be a printable string, got {shown(model_type)}")
+    type_rewrite = MODEL_TYPE_REWRITES.get(model_type)
+    if type_rewrite and doc.get(type_rewrite[0]):
+        archs = [type_rewrite[1]]
     # transformers 5 writes "dtype", older versions "torch_dtype".
     dtype = doc.get("dtype", doc.get("torch_dtype", sizes.get("dtype", sizes.get("torch_dtype"))))
     if dtype is not None and not isinstance(dtype, str):

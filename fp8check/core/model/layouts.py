@@ -137,6 +137,10 @@ class Arch(NamedTuple):
     # False: q_a_proj and kv_a_proj_with_mqa stay two ReplicatedLinears with the quant config where q_lora_rank is set
     # (sarvam.py SarvamMLAAttention hands MLAModules fused_qkv_a_proj=None): no fused_qkv_a_proj at all.
     mla_fused_qkv_a: bool = True
+    # False: the quant config's packed_modules_mapping stays empty (the class is SupportsQuant without one and its text
+    # model's class, which has one, is no SupportsQuant: interfaces.py SupportsQuant._maybe_apply_model_mapping), so
+    # the lists are matched against every fused layer's own name (mimo_v2_omni.py MiMoV2OmniForCausalLM).
+    quant_packed: bool = True
     # Routers the model file builds WITH the model's quant_config (ReplicatedLinear, GateLinear from 0.31): their
     # quantization is the format's (its ignore list), like any other ReplicatedLinear.
     quantized_routers: tuple[str, ...] = ()
@@ -1738,6 +1742,32 @@ ARCHITECTURES["MiMoV2FlashForCausalLM"] = Arch(
     router=Router("sigmoid", ("norm_topk_prob", True), ("n_group", 1), True))
 ARCHITECTURES["MiMoV2ForCausalLM"] = ARCHITECTURES["MiMoV2FlashForCausalLM"]._replace(
     packed={"qkv_proj": ("qkv_proj",), "gate_up_proj": LLAMA_PACKED["gate_up_proj"]}, fused_qkv_chunks=True)
+# MiMo-V2-Omni (mimo_v2_omni.py MiMoV2OmniForCausalLM, registered 0.25-0.34; 0.33 -> 0.34 changed only the vision
+# attention's rank under a data-parallel encoder). vLLM's MimoV2ModelArchConfigConvertor builds it for any mimo_v2 /
+# mimo_v2_flash config with a vision_config (checkpoint/local.py MODEL_TYPE_REWRITES). MiMo-V2-Flash's model under
+# language_model. with the model's quant config (its mapper: model. / model.language_model. -> language_model.model.,
+# lm_head. -> language_model.lm_head.; "mtp" names skipped by MiMoV2FlashForCausalLM.load_weights, audio_tokenizer.
+# mapped to None from 0.29: its tensors live in a folder of their own), and two towers built without quant_config:
+# - MiMoVisionTransformer (visual, model.visual. mapped there): blocks.N.attn.qkv stored fused, a QKVParallelLinear
+#   over vision_config's num_heads and num_key_value_heads (qk_channels, kv_channels), attn.proj row; mlp gate / up
+#   -> gate_up_proj (its own mapper's orig_to_new_stacked), down_proj row; merger.mlp.0 column, merger.mlp.2 row.
+# - mimo_audio.py's MimoAudioEncoder (audio_encoder, speech_embeddings. mapped there): transformers' own Qwen2Model
+#   and an nn.Linear projection (AudioProjection's mlp.0 / mlp.2 with projection_layers 2): torch nn.Linear only.
+# The class is SupportsQuant without a packed_modules_mapping and MiMoV2FlashForCausalLM no SupportsQuant, so the
+# quant config's packed_modules_mapping stays empty: its lists are matched against qkv_proj / gate_up_proj themselves
+# (Arch.quant_packed); an ignore list naming q / k / v leaves qkv_proj quantized.
+_MIMO_V2_OMNI_VISUAL = Tower("vllm:mimo_v2_omni.py", ("visual.", "model.visual."), packed=_QWEN_VL_PACKED,
+                             vision_heads=True, quantized=False,
+                             styles={"attn.qkv": "QKVParallelLinear", "attn.proj": ROW, "mlp.0": COLUMN, "mlp.2": ROW})
+_MIMO_AUDIO_ENCODER = Tower("vllm:mimo_audio.py", ("audio_encoder.", "speech_embeddings."), packed={}, quantized=False,
+                            styles={leaf: TORCH_LINEAR for leaf in ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
+                                                                    "up_proj", "down_proj", "projection",
+                                                                    "projection.mlp.0", "projection.mlp.2")})
+ARCHITECTURES["MiMoV2OmniForCausalLM"] = ARCHITECTURES["MiMoV2FlashForCausalLM"]._replace(
+    source="vllm:mimo_v2_omni.py", towers=(_MIMO_V2_OMNI_VISUAL, _MIMO_AUDIO_ENCODER), quant_packed=False,
+    spec_prefix="audio_tokenizer.",
+    hf_to_vllm=(("prefix", "speech_embeddings.", "audio_encoder.speech_embeddings."), _VL_TEXT[0],
+                ("prefix", "model.visual.", "visual."), _VL_TEXT[1], ("prefix", "model.", "language_model.model.")))
 # MiMo-7B (mimo.py MiMoForCausalLM, registered 0.25-0.34, 0.33 / 0.34 alike): qwen2.py's Qwen2Model and head (MiMoModel
 # only moves the last residual add); the MTP layers under model.mtp_layers. are dropped (from 0.29 the mapper's prefix
 # to None, before AutoWeightsLoader's skip_prefixes; mimo_mtp.py's MiMoMTP is the draft). Its config class

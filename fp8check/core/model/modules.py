@@ -26,7 +26,8 @@ EMBEDDINGS = ("embed_tokens", "wte", "word_embeddings", "tok_embeddings", "embed
               "pos_embed",                # Qwen3-VL / Qwen3.5 vision towers: a learned position table
               "embed_tokens_per_layer",   # Gemma-4's per-layer embeddings (VocabParallelEmbedding)
               "ngram_embedding",          # Qwen4-Exp's PLE n-gram tables (ple_embedding.ngram_embedding.shard_N)
-              "ngram_embeddings")         # LongCat-Flash-Lite's NgramEmbedding: embedders' tables, post_projs
+              "ngram_embeddings",         # LongCat-Flash-Lite's NgramEmbedding: embedders' tables, post_projs
+              "speech_embeddings")        # MiMo-V2-Omni's audio codebook tables (mimo_audio.py nn.Embedding)
 EMBEDDING_SET = frozenset(EMBEDDINGS)
 # Tensors that belong to a linear module besides its weight.
 SIDE_TENSORS = ("weight_scale", "weight_scale_inv", "input_scale", "weight_zero_point", "input_zero_point",
@@ -484,7 +485,11 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
     replicated = tower is None and (tail_match(name, arch.disable_tp) is not None
                                     or _block_fp8_replicated(name, widths[0], config, arch))
     whole = arch.replicated_shards.get(leaf, ()) if tower is None and fused else ()
-    return LinearModule(name, layer_type, shards, k, widths, heads, layout=(tower or arch).source, fused=fused,
+    # The quant config's lists ask a fused layer's shards only where its packed_modules_mapping holds the layer's
+    # (Arch.quant_packed).
+    listed_by_shards = fused and (tower is not None or arch.quant_packed)
+    return LinearModule(name, layer_type, shards, k, widths, heads, layout=(tower or arch).source,
+                        fused=listed_by_shards,
                         unquantized=unquantized,
                         tp_split=layer_type not in (FUSED_QKV_A, TORCH_LINEAR) and not replicated,
                         split_heads=config.audio_heads if tower is not None and tower.disable_tp_unless_heads_divide
