@@ -148,7 +148,7 @@ def run_crosscheck(model: str, platform: str, *, revision: str | None = None, to
     from fp8check.core.checkpoint.local import load_json
     from fp8check.core.checkpoint.source import open_checkpoint
     from fp8check.core.routing import crosscheck as cross
-    from fp8check.core.routing.inspect import front_door_of, inspect_checkpoint
+    from fp8check.core.routing.inspect import inspect_checkpoint
     from fp8check.core.targets.profiles import NewerRelease
 
     if importlib.util.find_spec("vllm") is None:
@@ -168,14 +168,13 @@ def run_crosscheck(model: str, platform: str, *, revision: str | None = None, to
 
         folder = download_json(model, revision, token, quiet)
     report = inspect_checkpoint(ckpt, opts)
-    door = front_door_of(ckpt, opts)
     config = load_json(os.path.join(folder, "config.json"), "config.json")
     assert isinstance(config, dict)  # open_checkpoint refused any other config.json
     config = config.get("text_config", config)
     checkpoint = {"folder": folder, "quantization": opts.quantization,
                   "allow_deprecated": opts.allow_deprecated_quantization}
     mocks, rows = cross.crosscheck(report, config, platform.strip().lower() == "auto", checkpoint,
-                                   door.errors[0] if door.errors else None)
+                                   report.front_door_errors[0] if report.front_door_errors else None)
     return CrosscheckResult(report, mocks, rows, stand_in)
 
 

@@ -184,11 +184,10 @@ def _why(before: RuleProfile, fixed: RuleProfile, failing: set[str], reroute) ->
 def _front_door(report: InspectReport, ckpt: Checkpoint, options: InspectOptions) -> list[Suggestion]:
     """When vLLM refuses the method before building a layer: the flags that get past it, each checked by a
     whole inspect (the front door's errors are model-wide; a candidate must also leave every layer routing)."""
-    door = front_door_of(ckpt, options)
-    if not door.errors:
+    if not report.front_door_errors:
         return []
     candidates: list[tuple[str, tuple[str, ...], dict]] = []
-    if any("deprecated" in error for error in door.errors):
+    if any("deprecated" in error for error in report.front_door_errors):
         candidates.append(("--allow-deprecated-quantization lets it past vLLM's deprecation gate",
                            ("--allow-deprecated-quantization",), {"allow_deprecated_quantization": True}))
     if options.quantization is not None:

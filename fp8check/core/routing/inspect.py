@@ -207,9 +207,9 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         backend=options.backend, quant_method=door.config_name if quant else None, layers=tuple(layers),
         moes=moes, errors=tuple(errors), warnings=door.warnings, tp_sizes_ok=tp_ok, notes=layout.notes,
         skipped=layout.skipped, ep=options.ep, tp_sizes_ok_ep=tp_ok_ep, memory=memory, attention=attention,
-        architectures=ckpt.config.architectures,
+        architectures=ckpt.config.architectures, front_door_errors=tuple(door.errors),
     ))
-    return with_warnings(report, ckpt, options, layout, quant)
+    return with_warnings(report, ckpt, options, layout)
 
 
 def with_known_issues(report: InspectReport) -> InspectReport:

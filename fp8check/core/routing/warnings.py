@@ -11,11 +11,10 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from fp8check.core.checkpoint.local import Checkpoint, activation_dtype
-from fp8check.core.formats.base import QuantConfig
-from fp8check.core.formats.registry import assign
+from fp8check.core.formats.base import Assignment
 from fp8check.core.model.layouts import QKV_CLASSES
 from fp8check.core.model.modules import ModelLayout
-from fp8check.core.model.tp import tp_layout
+from fp8check.core.model.tp import TPLayout, tp_layout
 from fp8check.core.records import InspectOptions, InspectReport, LayerReport, LoadReport
 from fp8check.core.routing.integrity import uses_e8m0_scales
 from fp8check.core.routing.linear import route
@@ -53,11 +52,10 @@ RULES = (
 )
 
 
-def with_warnings(report: InspectReport, ckpt: Checkpoint, options: InspectOptions, layout: ModelLayout,
-                  quant: QuantConfig | None) -> InspectReport:
-    """The report with every inspect rule's warnings added to its layers, FusedMoE layers and model. `quant`: the
-    quant config the front door settled on."""
-    alternatives = _faster_backends(report, ckpt, options, layout, quant)
+def with_warnings(report: InspectReport, ckpt: Checkpoint, options: InspectOptions, layout: ModelLayout
+                  ) -> InspectReport:
+    """The report with every inspect rule's warnings added to its layers, FusedMoE layers and model."""
+    alternatives = _faster_backends(report, ckpt, options, layout)
     layers = tuple(_add(layer, _slow_fallback(layer, alternatives.get(layer.name), report)
                         + _unverified(layer)) for layer in report.layers)
     moes = tuple(_add(moe, _unverified(moe)) for moe in report.moes)
@@ -115,23 +113,20 @@ def _slow_fallback(layer: LayerReport, alternative: tuple[str, str, str] | None,
             f"'{{\"linear_backend_per_quant\": {{\"{quantization}\": \"{backend}\"}}}}') routes this layer to {kernel}"]
 
 
-def _faster_backends(report: InspectReport, ckpt: Checkpoint, options: InspectOptions, model_layout: ModelLayout,
-                     quant: QuantConfig | None) -> dict[str, tuple[str, str, str]]:
+def _faster_backends(report: InspectReport, ckpt: Checkpoint, options: InspectOptions, model_layout: ModelLayout
+                     ) -> dict[str, tuple[str, str, str]]:
     """For each layer on a slow fallback: the highest-priority kernel of the platform's table that is no fallback
     and that some --linear-backend selects for this layer at this TP, with that backend. Routing is re-run only for
     those layers, so the common case costs nothing."""
-    slow = {layer.name for layer in report.layers if layer.kernel in SLOW_FALLBACKS and not layer.errors}
+    slow = {layer.name: layer for layer in report.layers if layer.kernel in SLOW_FALLBACKS and not layer.errors}
     if not slow:
         return {}
     ctx = RoutingContext.of(options, ckpt.config.sliding.model_type)
     out_dtype = activation_dtype(ckpt.config)
     owner = {kernel: backend for backend, kernels in BACKEND_KERNELS.items() for kernel in kernels}
 
-    def first_native(assignment, layout, e8m0: bool) -> tuple[str, str, str] | None:
-        choice = route(assignment, layout, ctx, options.backend, out_dtype, e8m0).choice
-        if choice is None:
-            return None
-        quantization = choice.quantization
+    def first_native(assignment: Assignment, quantization: str, layout: TPLayout, e8m0: bool
+                     ) -> tuple[str, str, str] | None:
         for kernel in candidates(quantization, ctx):
             backend = owner.get(kernel.name)
             if kernel.name in SLOW_FALLBACKS or backend is None:
@@ -145,11 +140,11 @@ def _faster_backends(report: InspectReport, ckpt: Checkpoint, options: InspectOp
     answers: dict[tuple, tuple[str, str, str] | None] = {}   # identical layers across blocks route alike
     found = {}
     for module in model_layout.linears:
-        if module.name not in slow:
+        layer = slow.get(module.name)
+        if layer is None or layer.assignment is None or layer.request is None:  # routed to a kernel: both carried
             continue
-        assignment = assign(module, quant)
         layout = tp_layout(module, module.tp_size(options.tp))
-        key = (assignment, layout, uses_e8m0_scales(module))
+        key = (layer.assignment, layer.request.quantization, layout, uses_e8m0_scales(module))
         if key not in answers:
             answers[key] = first_native(*key)
         answer = answers[key]
