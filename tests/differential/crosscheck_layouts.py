@@ -1,7 +1,7 @@
 """What a release's model classes say about their own layout, read from the classes (issue 33: the hand-kept table
 of fp8check.core.model.layouts is checked against them by tests/differential/packed_check.py).
 
-    python -m tests.differential.crosscheck_layouts PLATFORM [--stub] < architectures.json
+    python tests/differential/crosscheck_layouts.py PLATFORM [--stub] < architectures.json
 
 vLLM is imported as crosscheck_model imports it (the same mocked platform and stubs); no model is built. For each
 architecture name, the class the release's registry loads on that platform (`ModelRegistry._try_load_model_cls`, the
@@ -38,7 +38,7 @@ RENAMING_FIELDS = {"orig_to_new_regex": "regex", "orig_to_new_substr": "substr",
 
 def _prepare(platform: str, stubbed: bool) -> None:
     """crosscheck_model.main's setup, without the per-case parts: vLLM importable as on `platform`."""
-    from tests.differential import crosscheck_model as model
+    import crosscheck_model as model  # beside this file (a script: its folder is on sys.path)
     from fp8check.core.routing.crosscheck import _InertFinder, prepare
 
     if stubbed:

@@ -2,7 +2,7 @@
 comparison of that with fp8check's report of the same checkpoint.
 
 The vLLM side (a subprocess per release and platform, like crosscheck.py's, whose stubs it reuses):
-    python -m tests.differential.crosscheck_model PLATFORM [--stub] < cases.json
+    python tests/differential/crosscheck_model.py PLATFORM [--stub] < cases.json
 A case is {"id", "folder", "quantization", "allow_deprecated", "tp", "ep", "kv_cache_dtype"}. For each, the
 release's own `ModelConfig` (config.json read by transformers, vLLM's front door: detection, --quantization, allow-list,
 deprecation) and `VllmConfig` (quant config, capability and dtype gates; `enforce_eager`), then

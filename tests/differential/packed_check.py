@@ -451,7 +451,8 @@ def compare(architecture: str, ours: Arch | None, retired: tuple[str, str] | Non
 
 def read_release(release: str, platform: str, architectures: list[str]) -> dict[str, dict]:
     """crosscheck_layouts' facts of every architecture, from the release's wheel on `platform`."""
-    argv = [sys.executable, "-m", "tests.differential.crosscheck_layouts", platform, "--stub"]
+    argv = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "crosscheck_layouts.py"), platform,
+            "--stub"]
     proc = subprocess.run(argv, input=json.dumps(architectures), capture_output=True, text=True,
                           env=release_env(release), timeout=1800)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]

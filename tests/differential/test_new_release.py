@@ -380,7 +380,7 @@ GATE_034 = '''class GateLinear:
 
 @pytest.mark.parametrize("source", [GATE_034, "class GateLinear:\n    pass\n", None])
 def test_the_router_warmup_is_a_no_op_where_the_release_has_one(fake_vllm, source):
-    from tests.differential.crosscheck_model import _no_router_warmup
+    from crosscheck_model import _no_router_warmup
 
     path = "vllm/model_executor/layers/fused_moe/router/gate_linear.py"
     fake_vllm({path: source} if source else {})

@@ -17,14 +17,14 @@ from fp8check.core.checkpoint.local import open_local
 from fp8check.core.model.layouts import ARCHITECTURES
 from fp8check.core.model.vllm_registry import serves
 from fp8check.core.records import InspectOptions
-from tests.differential.crosscheck_model import (
-    MODEL, STAND_IN_IMPLS, _guard_attention_impls, compare_model, our_modules, read_modules,
-)
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.core.targets.profiles import select_profile
 
 sys.path.insert(0, os.path.dirname(__file__))
+from crosscheck_model import (  # noqa: E402
+    MODEL, STAND_IN_IMPLS, _guard_attention_impls, compare_model, our_modules, read_modules,
+)
 from whole_model import (  # noqa: E402
     FAMILIES, KV_CACHE_DTYPES, KV_FAMILIES, KV_QUANTS, NOT_LAID_OUT, PARALLEL, explained, fp8check_side, grid, served,
     still_open, write,

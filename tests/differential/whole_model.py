@@ -31,13 +31,13 @@ from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import InputError
 from fp8check.core.records import InspectOptions
 from fp8check.core.routing.crosscheck import vllm_error
-from tests.differential.crosscheck_model import compare_model, our_modules
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.synth import (Spec, bailing_tensors, bailing_v3_vision_tensors, deepseek_v4_vision_tensors,
                             deepseek_v41_tensors, inkling_tensors, kimi_k3_tensors, write_checkpoint)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from crosscheck_model import compare_model, our_modules  # noqa: E402  # isort: skip  (vLLM's side, beside this file)
 from run import (  # noqa: E402  # isort: skip  (the linear-by-linear run, beside this file)
     DEPRECATED_QUANTS, Difference, Suite, add_stand_in, did_not_start, difference_table, divergence, profile_for,
     publish, release_env,
@@ -1323,7 +1323,8 @@ def fp8check_side(folder: str, profile, platform: str, tp: int, ep: bool, quant:
 
 
 def run_release(release: str, platform: str, cases: list[dict]) -> tuple[dict, dict[str, dict]]:
-    argv = [sys.executable, "-m", "tests.differential.crosscheck_model", platform, "--stub"]
+    argv = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "crosscheck_model.py"), platform,
+            "--stub"]
     proc = subprocess.run(argv, input=json.dumps(cases), capture_output=True, text=True, env=release_env(release),
                           timeout=3600)
     lines = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
