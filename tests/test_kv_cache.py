@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
+import fp8check
 from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import InputError
 from fp8check.core.formats import online
@@ -84,8 +85,9 @@ def test_cache_dtypes_are_each_wheels_cache_dtype_literal(release, values):
 
 
 def test_inspect_refuses_an_unknown_kv_cache_dtype_before_reading_layers(make_checkpoint):
+    """The options are checked once, as they are built (api.routing_options), before any header is read."""
     with pytest.raises(InputError, match="--kv-cache-dtype 'fp9'"):
-        inspect(make_checkpoint(), kv_cache_dtype="fp9")
+        fp8check.inspect(make_checkpoint(), platform="h100", vllm="0.33", kv_cache_dtype="fp9")
 
 
 @pytest.mark.parametrize("release", RELEASES)

@@ -9,7 +9,6 @@ from fp8check.core.errors import InputError, printable
 from fp8check.core.formats.base import LAYER, Assignment
 from fp8check.core.formats.fp8 import block_fp8_config
 from fp8check.core.formats.frontdoor import FrontDoor
-from fp8check.core.formats.kv_cache import check_cache_dtype
 from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe, front_door, map_layer_lists
 from fp8check.core.model.layouts import (
     COLUMN, construction_refusal, import_refusal, map_vllm_name, model_arch, retired_error, tail_match,
@@ -31,10 +30,11 @@ from fp8check.kernels.base import RoutingContext
 TP_SWEEP = tuple(range(1, 17))
 
 
-def front_door_of(ckpt: Checkpoint, options: InspectOptions) -> FrontDoor:
+def front_door_of(ckpt: Checkpoint, options: InspectOptions, ctx: RoutingContext | None = None) -> FrontDoor:
     """The quant config vLLM builds for this checkpoint under the options, and its model-wide errors; its layer
-    lists as the model class's hf_to_vllm_mapper leaves them (map_layer_lists)."""
-    ctx = RoutingContext.of(options, ckpt.config.sliding.model_type)
+    lists as the model class's hf_to_vllm_mapper leaves them (map_layer_lists). `ctx`: the options' routing context
+    where the caller built it already."""
+    ctx = ctx or RoutingContext.of(options, ckpt.config.sliding.model_type)
     door = front_door(ckpt.config.raw_quantization_config, ckpt.config.quantization_config, ctx,
                       options.quantization, options.allow_deprecated_quantization, activation_dtype(ckpt.config))
     arch = model_arch(ckpt.config, ctx.profile)
@@ -127,8 +127,8 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
 @paused_gc()  # ~100k records built, none in a cycle (see paused_gc)
 def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelLayout | None = None) -> InspectReport:
     """Every module vLLM builds, routed under `options`; `layout` when the caller (load) built it already."""
-    check_cache_dtype(options.kv_cache_dtype, options.profile)
-    door = front_door_of(ckpt, options)
+    ctx = RoutingContext.of(options, ckpt.config.sliding.model_type)
+    door = front_door_of(ckpt, options, ctx)
     quant = door.quant
     if isinstance(quant, OutOfScopeConfig):
         if not door.errors:
@@ -137,7 +137,6 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
                 f"formats vLLM serves: {', '.join(sorted(FORMATS))}"
             )
         quant = None  # vLLM refuses the method before building a layer: the report says why, layers as stored
-    ctx = RoutingContext.of(options, ckpt.config.sliding.model_type)
     if layout is None:
         layout = build_layout(ckpt.tensors, ckpt.config, options.profile, ctx.kind)
     out_dtype = activation_dtype(ckpt.config)
@@ -209,7 +208,7 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         skipped=layout.skipped, ep=options.ep, tp_sizes_ok_ep=tp_ok_ep, memory=memory, attention=attention,
         architectures=ckpt.config.architectures, front_door_errors=tuple(door.errors),
     ))
-    return with_warnings(report, ckpt, options, layout)
+    return with_warnings(report, ckpt, options, layout, ctx)
 
 
 def with_known_issues(report: InspectReport) -> InspectReport:

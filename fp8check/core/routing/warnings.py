@@ -52,10 +52,11 @@ RULES = (
 )
 
 
-def with_warnings(report: InspectReport, ckpt: Checkpoint, options: InspectOptions, layout: ModelLayout
-                  ) -> InspectReport:
-    """The report with every inspect rule's warnings added to its layers, FusedMoE layers and model."""
-    alternatives = _faster_backends(report, ckpt, options, layout)
+def with_warnings(report: InspectReport, ckpt: Checkpoint, options: InspectOptions, layout: ModelLayout,
+                  ctx: RoutingContext) -> InspectReport:
+    """The report with every inspect rule's warnings added to its layers, FusedMoE layers and model (`ctx`: the
+    routing context inspect routed with)."""
+    alternatives = _faster_backends(report, ckpt, options, layout, ctx)
     layers = tuple(_add(layer, _slow_fallback(layer, alternatives.get(layer.name), report)
                         + _unverified(layer)) for layer in report.layers)
     moes = tuple(_add(moe, _unverified(moe)) for moe in report.moes)
@@ -113,15 +114,14 @@ def _slow_fallback(layer: LayerReport, alternative: tuple[str, str, str] | None,
             f"'{{\"linear_backend_per_quant\": {{\"{quantization}\": \"{backend}\"}}}}') routes this layer to {kernel}"]
 
 
-def _faster_backends(report: InspectReport, ckpt: Checkpoint, options: InspectOptions, model_layout: ModelLayout
-                     ) -> dict[str, tuple[str, str, str]]:
+def _faster_backends(report: InspectReport, ckpt: Checkpoint, options: InspectOptions, model_layout: ModelLayout,
+                     ctx: RoutingContext) -> dict[str, tuple[str, str, str]]:
     """For each layer on a slow fallback: the highest-priority kernel of the platform's table that is no fallback
     and that some --linear-backend selects for this layer at this TP, with that backend. Routing is re-run only for
     those layers, so the common case costs nothing."""
     slow = {layer.name: layer for layer in report.layers if layer.kernel in SLOW_FALLBACKS and not layer.errors}
     if not slow:
         return {}
-    ctx = RoutingContext.of(options, ckpt.config.sliding.model_type)
     out_dtype = activation_dtype(ckpt.config)
     owner = {kernel: backend for backend, kernels in BACKEND_KERNELS.items() for kernel in kernels}
 
