@@ -680,7 +680,20 @@ def _decilm_text(spec: Spec) -> dict[str, tuple[int, int]]:
     return shapes
 
 
-HAND_NAMED = {"step3": _step3_text, "decilm": _decilm_text}
+def _plamo3_text(spec: Spec) -> dict[str, tuple[int, int]]:
+    """PLaMo-3 (remote code, no transformers class; plamo3.py loads the names as saved): model.layers.layers.N, the
+    attention mixer's fused qkv_proj and o_proj, the MLP's fused gate_up_proj and down_proj."""
+    shapes: dict[str, tuple[int, int]] = {}
+    for i in range(spec.layers):
+        p = f"{spec.text_prefix}.layers.layers.{i}"
+        shapes.update({f"{p}.mixer.qkv_proj": ((spec.heads + 2 * spec.kv_heads) * spec.hd, spec.hidden),
+                       f"{p}.mixer.o_proj": (spec.hidden, spec.heads * spec.hd),
+                       f"{p}.mlp.gate_up_proj": (2 * spec.intermediate, spec.hidden),
+                       f"{p}.mlp.down_proj": (spec.hidden, spec.intermediate)})
+    return shapes
+
+
+HAND_NAMED = {"step3": _step3_text, "decilm": _decilm_text, "plamo3": _plamo3_text}
 
 
 def kimi_k3_tensors(config: dict) -> dict[str, tuple[int, ...]]:

@@ -70,6 +70,9 @@ NEMOTRON_NAS_BLOCKS = [
     {"attention": {"no_op": False, "n_heads_in_group": 1}, "ffn": {"no_op": False, "intermediate_size": 768}}]
 NEMOTRON_NAS_SPEC = dict(architecture="DeciLMForCausalLM", model_type="nemotron-nas", names="decilm", layers=4,
                          head_dim=128, extra_config={"block_configs": NEMOTRON_NAS_BLOCKS})
+# PLaMo-3 (remote code; synth's names="plamo3"): three layers, every second one full attention, a 64-token window.
+PLAMO3_SPEC = dict(architecture="Plamo3ForCausalLM", model_type="plamo3", names="plamo3", layers=3, head_dim=128,
+                   extra_config={"window_size": 64, "sliding_window_pattern": 2})
 # DeepSeek-V3.2 / GLM-5: MLA + MoE + the sparse-attention indexer (weights_proj BF16 as released).
 DSA = dict(num_hidden_layers=2, hidden_size=512, intermediate_size=1024, moe_intermediate_size=256,
            first_k_dense_replace=1, num_attention_heads=4, num_key_value_heads=4, q_lora_rank=256, kv_lora_rank=512,
@@ -1144,6 +1147,12 @@ FAMILIES = [
       "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:nemotron_nas.py"),
       "model.layers.3.mlp.down_proj": ("RowParallelLinear", "vllm:nemotron_nas.py"),
       "lm_head": ("ParallelLMHead", "vllm:nemotron_nas.py")}),
+    ("plamo-3", PLAMO3_SPEC, 2,
+     {"model.layers.layers.0.mixer.qkv_proj": ("QKVParallelLinear", "vllm:plamo3.py"),
+      "model.layers.layers.0.mixer.o_proj": ("RowParallelLinear", "vllm:plamo3.py"),
+      "model.layers.layers.2.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:plamo3.py"),
+      "model.layers.layers.2.mlp.down_proj": ("RowParallelLinear", "vllm:plamo3.py"),
+      "lm_head": ("ParallelLMHead", "vllm:plamo3.py")}),
     ("beam", BEAM_SPEC, 2,
      {"model.layers.0.self_attn.qkv_gate_proj": ("MergedColumnParallelLinear", "vllm:models/beam"),
       "model.layers.0.self_attn.o_proj": ("RowParallelLinear", "vllm:models/beam"),
@@ -2794,6 +2803,32 @@ def test_nemotron_nas_blocks_drop_attention_or_ffn_and_keep_their_own_kv_heads_a
     assert gate_up == {"model.layers.0.mlp.gate_up_proj": (1024, 256), "model.layers.1.mlp.gate_up_proj": (512, 256),
                        "model.layers.3.mlp.gate_up_proj": (1536, 256)}
     assert rep.ok
+
+
+@pytest.mark.parametrize("vllm, head_quant_config", [("0.33", False), ("0.34", True)])
+def test_plamo3_windows_no_kv_cache_method_and_the_heads_quant_config(make_checkpoint, vllm, head_quant_config):
+    """plamo3.py: per_layer_sliding_window from the remote Plamo3Config's window_size, every
+    sliding_window_pattern-th layer full; Attention built without quant_config (no KV cache method under an Fp8Config
+    that would give one); the ParallelLMHead takes the quant config from 0.34 only (FP8 methods leave it
+    unquantized either way)."""
+    profile = select_profile(vllm)
+    rep = inspect_checkpoint(open_local(make_checkpoint(quant="fp8-block", **PLAMO3_SPEC)),
+                             InspectOptions(parse_platform("h100"), profile))
+    assert [(a.name, a.sliding_window, a.kv_method) for a in rep.attention] == [
+        ("model.layers.layers.0.mixer.attn", 64, None), ("model.layers.layers.1.mixer.attn", None, None),
+        ("model.layers.layers.2.mixer.attn", 64, None)]
+    assert ARCHITECTURES["Plamo3ForCausalLM"].for_release(profile).head_quant_config is head_quant_config
+    assert rep.ok
+
+
+@pytest.mark.parametrize("keys, window", [({"window_size": 64}, 64), ({}, 128),
+                                          ({"window_size": 128, "sliding_window": 32}, 32),
+                                          ({"window_size": 128, "sliding_window": [32, None, 32]}, 32)])
+def test_plamo3_window_is_window_size_unless_a_legacy_sliding_window_overrides_it(make_checkpoint, keys, window):
+    """The remote Plamo3Config (configuration_plamo3.py): window_size (128 by default), which a legacy
+    sliding_window overrides (an integer, or a list whose windows are one); every second layer full here."""
+    rep = inspect(make_checkpoint(**dict(PLAMO3_SPEC, extra_config={"sliding_window_pattern": 2, **keys})))
+    assert [a.sliding_window for a in rep.attention] == [window, None, window]
 
 
 def test_granite_h_one_mamba_group_is_replicated_above_tp_1(make_checkpoint):

@@ -680,6 +680,51 @@ def _remote_code_exaone_config(folder: str) -> None:
     AutoConfig.register("exaone", ExaoneConfig)
 
 
+def _plamo3_config(pretrained_config):
+    """A stand-in of PLaMo-3's remote Plamo3Config (configuration_plamo3.py, model_type plamo3; no transformers or
+    vLLM class): window_size (a legacy integer sliding_window overrides it) and sliding_window_pattern, from which
+    its properties give plamo3.py interleaved_sliding_window (None on every pattern-th layer), layer_types and the
+    per-layer-type rope_parameters (rope_local_theta on the sliding layers)."""
+
+    class Plamo3Config(pretrained_config):
+        model_type = "plamo3"
+
+        def __init__(self, window_size=128, sliding_window_pattern=8, rope_theta=150_000, rope_local_theta=10_000,
+                     head_dim=128, rms_norm_eps=1e-6, tie_word_embeddings=True, **kwargs):
+            legacy = kwargs.pop("sliding_window", None)
+            windows = {w for w in legacy if w is not None} if isinstance(legacy, list) else set()
+            window_size = windows.pop() if len(windows) == 1 else legacy if isinstance(legacy, int) else window_size
+            self.window_size, self.sliding_window_pattern, self.head_dim = window_size, sliding_window_pattern, head_dim
+            self.rope_theta, self.rope_local_theta, self.rms_norm_eps = rope_theta, rope_local_theta, rms_norm_eps
+            super().__init__(tie_word_embeddings=tie_word_embeddings, **kwargs)
+
+        @property
+        def sliding_window(self):
+            return self.window_size
+
+        @property
+        def interleaved_sliding_window(self):
+            return [None if not (i + 1) % self.sliding_window_pattern else self.window_size
+                    for i in range(self.num_hidden_layers)]
+
+        @property
+        def layer_types(self):
+            return ["full_attention" if window is None else "sliding_attention"
+                    for window in self.interleaved_sliding_window]
+
+        @property
+        def rope_parameters(self):
+            every = {"full_attention": {"rope_theta": self.rope_theta, "rope_type": "default"},
+                     "sliding_attention": {"rope_theta": self.rope_local_theta, "rope_type": "default"}}
+            return {layer_type: every[layer_type] for layer_type in set(self.layer_types)}
+
+        @rope_parameters.setter
+        def rope_parameters(self, value):  # the remote class ignores what transformers normalizes into it
+            pass
+
+    return Plamo3Config
+
+
 # Model types whose config class only the hub's remote code defines (configuration_*.py beside the checkpoint, loaded
 # with --trust-remote-code): inclusionAI's Ling / Ring v1 (bailing_moe) and 2.0 (bailing_moe_v2). Neither transformers
 # 5.24 nor vLLM 0.25-0.34 has a class for them; the harness, which trusts no remote code, registers a PretrainedConfig
@@ -730,6 +775,8 @@ def _register_remote_code_configs() -> None:
                                                           {"model_type": model_type}), exist_ok=True)
     if "nemotron-nas" not in transformers.CONFIG_MAPPING:
         transformers.AutoConfig.register("nemotron-nas", _nemotron_nas_config(transformers.LlamaConfig))
+    if "plamo3" not in transformers.CONFIG_MAPPING:
+        transformers.AutoConfig.register("plamo3", _plamo3_config(transformers.PretrainedConfig))
     if "ernie4_5_moe_vl" in transformers.CONFIG_MAPPING:
         return
 

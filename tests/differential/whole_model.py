@@ -1081,6 +1081,12 @@ FAMILIES.update({
     # Llama-3.x-Nemotron-Super / Ultra (remote code: synth's names="decilm", Llama's names per block_configs).
     "nemotron-nas": (dict(architecture="DeciLMForCausalLM", model_type="nemotron-nas", names="decilm", layers=4),
                      {"block_configs": _NAS_BLOCKS, "hidden_act": "silu", "rms_norm_eps": 1e-5}),
+    # PLaMo-3 (remote code: synth's names="plamo3", model.layers.layers.N.mixer / .mlp, qkv and gate_up stored
+    # fused; the harness's stand-in of the remote Plamo3Config): layers 2 and 4 full attention, 1 and 3 a
+    # 512-token window; the LM head untied, quantized by the method from 0.34 (plamo3.py).
+    "plamo-3": (dict(architecture="Plamo3ForCausalLM", model_type="plamo3", names="plamo3", layers=4),
+                {"window_size": 512, "sliding_window_pattern": 2, "rope_theta": 1_000_000, "rope_local_theta": 10_000,
+                 "rms_norm_eps": 1e-6}),
 })
 # Beam (vllm/models/beam, 0.33+): three sliding layers and a full (NoPE) one, a dense layer 0 and MoE layers 1-3,
 # grouped sigmoid routing; 8 KV heads as Beam-1.0's config, so q / k / v and the output gate fuse into qkv_gate_proj

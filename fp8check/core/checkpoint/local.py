@@ -413,7 +413,7 @@ def _sliding_keys(sizes: dict, model_type: str, opt_int: Callable[..., int | Non
     config_type = text_type if isinstance(text_type, str) else model_type
     return SlidingKeys(
         model_type=config_type,
-        sliding_window=opt_int("sliding_window", minimum=0), sliding_window_given="sliding_window" in sizes,
+        **_window(sizes, config_type, opt_int),
         layer_types=layer_types, use_sliding_window=use,
         max_window_layers=opt_int("max_window_layers", minimum=0),
         sliding_window_pattern=_window_pattern(sizes, config_type, opt_int, where),
@@ -430,6 +430,26 @@ def _sliding_keys(sizes: dict, model_type: str, opt_int: Callable[..., int | Non
 LETTER_PATTERNS = frozenset({"exaone4", "exaone4_5_text", "exaone_moe"})
 # Config classes that name the pattern otherwise (AfmoeConfig: every global_attn_every_n_layers-th layer full).
 PATTERN_KEYS = {"afmoe": "global_attn_every_n_layers"}
+
+
+# Config classes that read the window under another key: PLaMo-3's remote Plamo3Config (configuration_plamo3.py)
+# takes window_size, which a legacy sliding_window overrides (an integer, or a list whose windows are all one).
+WINDOW_KEYS = {"plamo3": "window_size"}
+
+
+def _window(sizes: dict, model_type: str, opt_int: Callable[..., int | None]) -> dict:
+    """SlidingKeys' sliding_window and sliding_window_given, read under the config class's key."""
+    key = WINDOW_KEYS.get(model_type)
+    if key is None:
+        return {"sliding_window": opt_int("sliding_window", minimum=0),
+                "sliding_window_given": "sliding_window" in sizes}
+    legacy = sizes.get("sliding_window")
+    windows = {w for w in legacy if w is not None} if isinstance(legacy, list) else set()
+    if len(windows) == 1 and all(isinstance(w, int) and not isinstance(w, bool) and w >= 0 for w in windows):
+        return {"sliding_window": windows.pop(), "sliding_window_given": True}
+    if isinstance(legacy, int) and not isinstance(legacy, bool):
+        return {"sliding_window": opt_int("sliding_window", minimum=0), "sliding_window_given": True}
+    return {"sliding_window": opt_int(key, minimum=0), "sliding_window_given": key in sizes}
 
 
 def _window_pattern(sizes: dict, model_type: str, opt_int: Callable[..., int | None], where: str) -> int | str | None:

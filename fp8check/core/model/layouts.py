@@ -1824,6 +1824,16 @@ ARCHITECTURES["Cohere2VisionForConditionalGeneration"] = Arch(
 # down_proj row) of the block's own width (ffn_mult or intermediate_size), none where ffn.no_op. The KV heads of each
 # layer are read from its k_proj (layer_geometry); the ParallelLMHead is built with the quant config, as Llama's.
 ARCHITECTURES["DeciLMForCausalLM"] = Arch("vllm:nemotron_nas.py", layer_geometry=True)
+# PLaMo-3 (plamo3.py Plamo3ForCausalLM, registered 0.25-0.34; its linears alike 0.25 -> 0.33): the hub's remote-code
+# names, model.layers.layers.N (Plamo3Decoder inside Plamo3Model) .mixer.qkv_proj (QKVParallelLinear) / .mixer.o_proj
+# and .mlp.gate_up_proj / .mlp.down_proj, stored fused (packed_modules_mapping maps each to itself); QK-norm and the
+# four sandwich norms add no linear; per_layer_sliding_window from config.interleaved_sliding_window (the remote
+# Plamo3Config's: every sliding_window_pattern-th layer full, HF_WINDOWS["plamo3"]). Plamo3AttentionMixer builds
+# Attention without quant_config (no KV cache method, whatever the format). 0.34 builds the ParallelLMHead with the
+# quant config (prefix lm_head); before, without it.
+ARCHITECTURES["Plamo3ForCausalLM"] = Arch(
+    "vllm:plamo3.py", packed={"qkv_proj": ("qkv_proj",), "gate_up_proj": ("gate_up_proj",)},
+    attention_quant_config=False, fields_before=(("plamo3-head-quant", {"head_quant_config": False}),))
 
 # vLLM's Transformers modelling backend (transformers/base.py recursive_replace, utils.py replace_linear_class)
 # serves the architectures registry.py lists in _TRANSFORMERS_SUPPORTED_MODELS: each nn.Linear of transformers'
@@ -2247,6 +2257,9 @@ HF_WINDOWS: dict[str, HFWindow] = {
     "afmoe": HFWindow(1024, fills=_cohere2),         # AfmoeConfig: 1024, every global_attn_every_n_layers-th (4) full
     # Lfm3Config: 256; layer 2 of every 4 full attention, layers 4, 8, ... sliding, the rest convolutions
     "lfm3": HFWindow(256, fills=lambda index, keys, window: index % 4 == 0 and index > 0),
+    # PLaMo-3's remote Plamo3Config (configuration_plamo3.py): window_size (WINDOW_KEYS), 128 by default; its
+    # interleaved_sliding_window / layer_types properties make every sliding_window_pattern-th (8) layer full.
+    "plamo3": HFWindow(128, fills=lambda index, keys, window: bool((index + 1) % _pattern(keys, 8))),
 }
 # qwen2.py Qwen2Model.__init__ (0.28.0 / 0.33.0), verbatim.
 MIXED_WINDOWS = ("Sliding window for some but all layers is not supported. This model uses sliding window but "

@@ -41,6 +41,8 @@ WHEEL_CHANGES: dict[str, str] = {
                          "(_fused_qkv_kv_chunk_rows); a QKVParallelLinear before",
     "bailing-v3-replicated-gate": "0.33 wheel: bailing_moe_v3.py replicates a head-wise MLA g_proj that a block-FP8 "
                                   "Fp8Config quantizes (disable_tp), its rows within one block row",
+    "plamo3-head-quant": "0.34 wheel: plamo3.py builds its ParallelLMHead with the quant config (prefix lm_head); "
+                         "without it before",
     "bailing-v3-swiglustep": "0.34 wheel: bailing_moe_v3.py hands a clamped layer's FusedMoE activation 'swiglustep' "
                              "(0.33: 'silu' with the swiglu_limit)",
     "bailing-gate-linear": "0.31 wheel: bailing_moe.py and bailing_moe_v3.py build their router as GateLinear (a "
@@ -331,7 +333,7 @@ _V034 = _release("0.34", _V033, ("xpu-fp8-per-token", "w4afp8", "fp-quant-remove
                                  "cpu-requires-triton", "extensible-kv-cache", "transformers-backend-034",
                                  "glm5next-fused-conv", "dsv4-grouped-wo-a",
                                  "qwen4exp-indexer-alike", "step5-rocm", "mistral-large-4",
-                                 "diffkv-head-size-v", "bailing-v3-swiglustep"),
+                                 "diffkv-head-size-v", "bailing-v3-swiglustep", "plamo3-head-quant"),
                  "XPU per-token FP8 activations; w4afp8; the extensible KV cache (utilization 1.0 on CUDA/ROCm); "
                  "x86 CPUs require triton-cpu")
 PROFILES: tuple[RuleProfile, ...] = (_V034, _V033, _V032, _V031, _V030, _V029, _V028, _V027, _V026, _V025)
