@@ -299,6 +299,10 @@ TRANSFORMERS_HOSTS = {
     # Ling-3.0 VL (vLLM's own config class, model_type bailing_moe_v3_vl): its text_config is transformers'
     # BailingHybridForCausalLM's, saved under the same names (model.layers.N, lm_head); the tower and projector
     # (model.visual., model.linear_proj.) come as Spec.extra_tensors.
+    # dots3-note's released config.json (model_type dots3_note, vLLM's Dots3NoteConfig) is flat: the text keys and
+    # the swa_* aliases that transformers' Dots3NoteTextConfig reads; its Dots3NoteForCausalLM saves the names vLLM
+    # loads (model.layers.N.self_attn.g_proj, indexer.wq_b / wk / weights_proj, mlp.experts.E.gate_proj, ...).
+    "Dots3NoteForCausalLM": TransformersHost("Dots3NoteForCausalLM", r"(?!)", None, "dots3_note_text", dict),
     "BailingMoeV3VLForConditionalGeneration": TransformersHost(
         "BailingHybridForCausalLM", r"(?!)", None, "bailing_hybrid",
         lambda text: {k: v for k, v in text.items() if k != "model_type"}),

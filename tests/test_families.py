@@ -141,6 +141,20 @@ HYV4 = dict(num_hidden_layers=2, hidden_size=512, intermediate_size=1024, moe_in
             vocab_size=1000, pad_token_id=0, bos_token_id=1, eos_token_id=2)
 HYV4_SPEC = dict(architecture="HYV4ForCausalLM", model_type="hy_v4", transformers=True, hidden=512, extra_config=HYV4,
                  ignore=("lm_head", r"re:.*\.indexer\.weights_proj$"))
+# dots3-note (its released, flat config.json): a DSA layer with a dense MLP, then a sliding (SWA) layer with a MoE;
+# head-wise gates (g_proj: one row per head), the SWA's own MLA sizes (swa_*); indexer wk / weights_proj stored FP8.
+DOTS3 = dict(num_hidden_layers=2, hidden_size=512, intermediate_size=1024, moe_intermediate_size=256,
+             moe_shared_expert_intermediate_size=256, first_k_dense_replace=1, num_attention_heads=4,
+             num_key_value_heads=4, q_lora_rank=256, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64,
+             v_head_dim=128, n_routed_experts=4, n_shared_experts=1, num_experts_per_tok=2, n_group=1, topk_group=1,
+             norm_topk_prob=True, scoring_func="sigmoid", topk_method="noaux_tc", index_topk=2048, index_n_heads=4,
+             index_head_dim=128, layer_types=["full_attention", "sliding_attention"], swa_num_attention_heads=4,
+             swa_num_key_value_heads=4, swa_q_lora_rank=256, swa_kv_lora_rank=1024, swa_head_dim=256,
+             swa_qk_nope_head_dim=192, swa_qk_rope_head_dim=64, swa_v_head_dim=128, sliding_window_size=512,
+             swa_rope_theta=50000.0, attention_gate_type="headwise", swa_attention_gate_type="headwise",
+             apply_mla_qkv_lora_rescale=True, vocab_size=1000, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+DOTS3_SPEC = dict(architecture="Dots3NoteForCausalLM", model_type="dots3_note", transformers=True, hidden=512,
+                  extra_config=DOTS3, quant="fp8-block")
 # MiMo-V2-Flash: a full-attention layer with a dense MLP, a sliding layer (twice the KV heads, sinks) and a full one
 # with MoE; K's head size 192, V's 128; the hub config's keys mimo_v2.py reads beside transformers'; MTP tensors.
 MIMO_V2 = dict(num_hidden_layers=3, hidden_size=512, intermediate_size=1024, moe_intermediate_size=256,
@@ -936,6 +950,11 @@ FAMILIES = [
       "model.layers.1.self_attn.indexer.wk_weights_proj": ("MergedColumnParallelLinear", "vllm:models/hy_v4"),
       "model.layers.1.hc_attn_layer.hc_pre.hc_fn": ("ReplicatedLinear", "vllm:models/hy_v4"),
       "model.hc_head.hc_head_fn": ("ReplicatedLinear", "vllm:models/hy_v4")}),
+    ("dots3-note", DOTS3_SPEC, 2,
+     {"model.layers.0.self_attn.g_proj": ("ReplicatedLinear", "vllm:models/dots3_note"),
+      "model.layers.0.self_attn.indexer.wk_weights_proj": ("MergedColumnParallelLinear", "vllm:models/dots3_note"),
+      "model.layers.1.self_attn.fused_qkv_a_proj": ("DeepSeekV2FusedQkvAProjLinear", "vllm:models/dots3_note"),
+      "model.layers.1.self_attn.g_proj": ("ReplicatedLinear", "vllm:models/dots3_note")}),
     ("qwen3-next", dict(architecture="Qwen3NextForCausalLM", model_type="qwen3_next", extra_config=GDN_MOE, **HF), 2,
      {"model.layers.0.linear_attn.in_proj_qkvz": ("MergedColumnParallelLinear", "vllm:qwen3_next.py"),
       "model.layers.0.linear_attn.conv1d": ("ColumnParallelLinear", "vllm:qwen3_next.py"),
@@ -1845,6 +1864,32 @@ def test_hy_v4_refusals(make_checkpoint, platform, expected):
     refuses XPU on import."""
     rep = inspect(make_checkpoint(data="sparse", **HYV4_SPEC), platform)
     assert expected in rep.errors + tuple(e for a in rep.attention for e in a.errors)
+
+
+@pytest.mark.parametrize("platform,sparse_backend", [("h100", "DOTS3_NOTE_PADDED_MLA_SPARSE"),
+                                                     ("b200", "DOTS3_NOTE_PADDED_MLA_SPARSE"), ("a100", None)])
+def test_dots3_note_attention_backends_gates_and_dequantized_indexer(make_checkpoint, platform, sparse_backend):
+    """models/dots3_note: the DSA layer's MLAAttention (self_attn.mla_attn.mla_attn) is rebuilt on the model's padded
+    sparse backend after the selector's pick, whose refusal (no sparse MLA backend on SM80) stands; the sliding
+    layer's (self_attn.mla_attn) is handed Dots3NoteTritonMLABackend (TRITON_MLA) with sliding_window_size, never
+    asking the selector; head-wise g_proj is a quantized ReplicatedLinear at any TP; the loader dequantizes an FP8
+    indexer wk and weights_proj."""
+    rep = inspect(make_checkpoint(data="sparse", **DOTS3_SPEC), platform, tp=2)
+    assert [(a.name, a.backend, a.sliding_window, bool(a.errors)) for a in rep.attention] == [
+        ("model.layers.0.self_attn.mla_attn.mla_attn", sparse_backend, None, sparse_backend is None),
+        ("model.layers.1.self_attn.mla_attn", "TRITON_MLA", 512, False)]
+    layers = {layer.name: layer for layer in rep.layers}
+    assert all(layers[f"model.layers.{i}.self_attn.g_proj"].scheme == "Fp8LinearMethod" for i in (0, 1))
+    wk = layers["model.layers.0.self_attn.indexer.wk_weights_proj"]
+    assert wk.scheme.startswith("Unquantized") and wk.weight_dtype == "F8_E4M3" and wk.ok
+    assert all(layer.ok for layer in rep.layers) and not rep.errors
+
+
+def test_dots3_note_package_refuses_cpu_on_import(make_checkpoint):
+    """models/dots3_note/nvidia/attention.py imports MLA's FlashAttention prefill, whose fa_utils name CPU lacks."""
+    rep = inspect(make_checkpoint(data="sparse", **DOTS3_SPEC), "cpu")
+    assert any(e.startswith("Model architectures ['Dots3NoteForCausalLM'] failed to be inspected") and
+               "compile_flash_attn_varlen_func_from_specs" in e for e in rep.errors)
 
 
 @pytest.mark.parametrize("platform,backend", [("h100", "FLASH_ATTN_DIFFKV"), ("b200", "FLASH_ATTN_DIFFKV"),

@@ -56,6 +56,9 @@ MODEL_STUB_RISKS = {
     "vllm._flashkda_C": "inert module, and torch.ops._flashkda_C.get_workspace_size answers 0: the FlashKDA "
                         "extension (0.34's GLM-5-Next / Kimi-K3 KDA prefill on sm90 / 100 / 120) sizes its "
                         "workspace buffer at construction; a buffer size plays no part in any layer's method",
+    "vllm.third_party.deep_gemm._C": "inert module: the vendored DeepGEMM's extension, which the unzipped wheels "
+                                     "lack; dots3-note imports the package at import time (its vision tower casts "
+                                     "weights with it after loading). Routing asks has_deep_gemm(), patched apart",
     "tokenspeed_mla": "inert module: a Requires-Dist of the wheels; TOKENSPEED_MLA's selection check imports it "
                       "(sm100), as fp8check assumes it installed",
     "cutlass (nvidia-cutlass-dsl)": "inert module: a Requires-Dist of the 0.33 / 0.34 wheels; Kimi-K3 / Kimi-Linear's "
@@ -112,8 +115,10 @@ MODEL_STUB_RISKS = {
 # Imported while building some models: cuda-python (MiniMax-M2's fused RMS norm workspace on CUDA); tokenspeed-mla
 # (a Requires-Dist of the 0.28 and 0.33 wheels: TokenspeedMLABackend.supports_combination imports it on sm100);
 # torchvision (the vision-language model files import transformers' image processors, which import it), resolved
-# only after transformers has recorded it as absent, so that transformers itself takes no torchvision path.
-MODEL_INERT = ("cuda", "tokenspeed_mla", "vllm._flashkda_C", "cutlass")
+# only after transformers has recorded it as absent, so that transformers itself takes no torchvision path;
+# vllm.third_party.deep_gemm._C, the vendored DeepGEMM's compiled extension (dots3-note's vision.py imports
+# per_block_cast_to_fp8 from the vendored package at import time, on every platform).
+MODEL_INERT = ("cuda", "tokenspeed_mla", "vllm._flashkda_C", "cutlass", "vllm.third_party.deep_gemm._C")
 LATE_INERT = ("torchvision",)
 # torch.ops namespaces of vLLM's compiled extensions, which modules reference at import time
 # (`ROTARY_OP = torch.ops._C.rotary_embedding.default` in the compile passes).

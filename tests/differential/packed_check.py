@@ -306,6 +306,15 @@ EXPECTED: dict[tuple[str, str], str] = {
         "model MiMoV2FlashForCausalLM (which does) is no SupportsQuant, so the quant config's mapping stays empty: the "
         "shards load fused (MiMoV2Model.load_weights' stacked_params_mapping) and the lists are matched against the "
         "fused name, as fp8check does (Arch.quant_packed)") for name in ("gate_up_proj", "qkv_proj")},
+    **{("Dots3NoteForCausalLM", f"packed:{name}"): (
+        "models/dots3_note nvidia/multimodal.py Dots3NoteForCausalLM (no SupportsQuant) declares no "
+        "packed_modules_mapping, so configure_quant_config leaves the quant config's empty (its language model, "
+        "DeepseekV32ForCausalLM's, is built inside it): the shards load fused and the lists are matched against the "
+        "fused name, as fp8check does (Arch.quant_packed)")
+       for name in ("gate_up_proj", "qkv_proj", "wk_weights_proj")},
+    ("Dots3NoteForCausalLM", "load"): "models/dots3_note/nvidia/attention.py imports mla/prefill/flash_attn.py, which "
+                                      "imports a name fa_utils.py defines only on CUDA, XPU and ROCm: CPU refuses the "
+                                      "package on import, as fp8check reports (IMPORT_REFUSALS)",
     ("MiMoV2OmniForCausalLM", "tower packed:qkv"): "MiMoVisionAttention's qkv is stored fused under the name vLLM "
                                                    "builds (mimo_v2_omni.py QKVParallelLinear), in a tower built "
                                                    "with quant_config=None: matched by its own name, the same answer",

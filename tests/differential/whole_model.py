@@ -1104,6 +1104,26 @@ FAMILIES["flint"] = (dict(architecture="FlintForCausalLM", model_type="flint", *
                                                            "full_attention"],
                           no_rope_layer_indices=[0, 3], mlp_only_layers=[0], num_experts=8, num_experts_per_tok=2,
                           moe_intermediate_size=1024, shared_expert_intermediate_size=1024))
+# dots3-note (vllm/models/dots3_note, released config.json format): layer 0 a dense DSA layer, 1 a dense sliding (SWA)
+# one, 2 and 3 MoE layers of each kind; both gates head-wise (g_proj: one row per head), the SWA latent 1024 + 64 wide
+# (Dots3NoteTritonMLABackend's one head size, 1088). Text only: no vision_config / audio_config, so vLLM builds no
+# tower. Its indexer's wk and weights_proj are stored FP8 (the loader dequantizes both).
+FAMILIES["dots3-note"] = (
+    dict(architecture="Dots3NoteForCausalLM", model_type="dots3_note", **_HF),
+    dict(num_key_value_heads=16, moe_intermediate_size=1024, moe_shared_expert_intermediate_size=1024,
+         first_k_dense_replace=2, moe_layer_freq=1, q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128,
+         qk_rope_head_dim=64, v_head_dim=128, n_routed_experts=8, n_shared_experts=1, num_experts_per_tok=2,
+         n_group=1, topk_group=1, norm_topk_prob=True, scoring_func="sigmoid", topk_method="noaux_tc",
+         index_topk=2048, index_n_heads=16, index_head_dim=128, num_nextn_predict_layers=1,
+         layer_types=["full_attention", "sliding_attention", "full_attention", "sliding_attention"],
+         swa_num_attention_heads=16, swa_num_key_value_heads=16, swa_q_lora_rank=1024, swa_kv_lora_rank=1024,
+         swa_head_dim=256, swa_qk_nope_head_dim=192, swa_qk_rope_head_dim=64, swa_v_head_dim=128,
+         sliding_window_size=512, swa_rope_theta=50000.0, rope_theta=80000000.0, attention_gate_type="headwise",
+         swa_attention_gate_type="headwise", apply_mla_qkv_lora_rescale=True, pad_token_id=0, bos_token_id=1,
+         eos_token_id=2))
+# Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
+# nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
+ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}
 QUANTS = ("ct-fp8-block", "fp8-block", "ct-fp8-dynamic", "modelopt-fp8")
 # The other formats of the format issue: stored ones, and a bf16 checkpoint under each online --quantization.
 FORMAT_QUANTS = ("modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc", "quark-fp8-block", "inc-fp8-block",
@@ -1307,6 +1327,9 @@ def write(tmp: str, family: str, quant: str) -> str:
     engram_vocab = (extra.get("text_config") or extra).get("engram_compressed_vocab_size")
     if engram_vocab:
         write_word_tokenizer(folder, engram_vocab)
+    if family in ADDED_TOKENS:
+        with open(os.path.join(folder, "added_tokens.json"), "w", encoding="utf-8") as fh:
+            json.dump(ADDED_TOKENS[family], fh)
     processor = {"qwen2_5_vl": "Qwen2_5_VLProcessor", "qwen3_vl": "Qwen3VLProcessor"}.get(spec.vision or "")
     if processor:
         with open(os.path.join(folder, "preprocessor_config.json"), "w", encoding="utf-8") as fh:

@@ -229,6 +229,14 @@ class Arch(NamedTuple):
     # true) is set and the selector's backend cannot apply sinks, if it validates (hy_v4 attention.py
     # _resolve_sink_backend: HYV4FlashMLASparseBackend, which keeps the name FLASHMLA_SPARSE).
     sink_mla_backend: str | None = None
+    # The backend a model file hands its sparse MLA layers' MLAAttention after the selector was asked for it (dots3_note
+    # nvidia/model.py Dots3NoteFullAttention rebuilds DeepseekV2MLAAttention's as a Dots3NotePaddedMLAAttention of
+    # Dots3NotePaddedSparseBackend): the selector's refusal still stands, its pick does not.
+    sparse_mla_backend: str | None = None
+    # (path under self_attn, backend) of the MLAAttention of the MLA layers sparse_layer_types leaves dense, built with
+    # the backend given (the selector is never asked) and config.json's sliding_window_size (dots3_note's
+    # Dots3NoteSlidingAttention: `mla_attn`, Dots3NoteTritonMLABackend, named TRITON_MLA).
+    dense_mla_attention: tuple[str, str] | None = None
     # The RuntimeError the model file raises when no sparse MLA backend is valid for a sparse layer, before it asks
     # for one (hy_v4 attention.py HYV4MLAAttention: it refuses to fall back to dense attention).
     sparse_refusal: str | None = None
@@ -711,6 +719,38 @@ _DSA = _DEEPSEEK_V3._replace(
     unquantized=("mlp.gate", "indexer.wk_weights_proj"), disable_tp=("indexer.wk_weights_proj",),
     dequantized=("indexer.wk",), sparse_mla=True, mla_self_attention=frozenset({"cuda", "rocm"}))
 ARCHITECTURES.update({"DeepseekV32ForCausalLM": _DSA, "GlmMoeDsaForCausalLM": _DSA})
+
+# dots3-note (Dots3NoteForCausalLM: vllm/models/dots3_note, registry.py 0.28-0.34; read in 0.33 and 0.34, whose
+# nvidia/model.py differs in PP buffers and a load check only; the package has nvidia/ files only, imported on every
+# platform). nvidia/multimodal.py Dots3NoteForCausalLM: hf_to_vllm_mapper model. / lm_head. / mtp. under
+# language_model., vision_encoder. -> visual., audio_encoder. -> audio_tower.; no packed_modules_mapping and no
+# SupportsQuant, so the quant config's stays empty (quant_packed); the language model is nvidia/model.py's
+# Dots3NoteLanguageModelForCausalLM, DeepseekV32ForCausalLM's shell over Dots3NoteDecoderLayer:
+# - layer_types "sliding_attention": Dots3NoteSlidingAttention, a dense MLA of the swa_* sizes (fused_qkv_a_proj,
+#   q_b_proj / kv_b_proj columns, o_proj row, all with the quant config), its MLAAttention `self_attn.mla_attn` built
+#   with Dots3NoteTritonMLABackend (TRITON_MLA, sliding_window_size); the loader skips an indexer there
+#   (_adapt_weights);
+# - any other layer: Dots3NoteFullAttention, deepseek_v2.py's DeepseekV2MLAAttention with the DSA indexer on every
+#   platform (self_attn.mla_attn.mla_attn), its MLAAttention rebuilt with Dots3NotePaddedSparseBackend after the
+#   selector's sparse pick (DOTS3_NOTE_PADDED_MLA_SPARSE);
+# - both: g_proj a ReplicatedLinear of one row per head where attention_gate_type / swa_attention_gate_type is
+#   "headwise" (the released configs; transformers' Dots3NoteTextAttention builds no other), with the quant config;
+# - _adapt_weights dequantizes an FP8 indexer wk and weights_proj to BF16 (0.33 refuses one without its scale);
+# - Dots3NoteMoE: DeepseekV2MoE (GateLinear router without quant_config, grouped noaux_tc routing; Dots3NoteConfig
+#   defaults n_group / topk_group to 1) with a DeepseekV2MLP shared expert.
+# Not modelled: Fp8Config's block-padded dense MLP and shared expert (_padded_mlp_size: the intermediate width rounded
+# up to whole blocks per rank; fp8check still refuses one that does not split into blocks), an elementwise gate (a
+# ColumnParallelLinear of heads x v_head_dim), the vision / audio towers vLLM builds where config.json has a
+# vision_config / audio_config (plain nn.Linear, no quant method: stored BF16). CPU refuses the package on import
+# (IMPORT_REFUSALS).
+ARCHITECTURES["Dots3NoteForCausalLM"] = _DSA._replace(
+    source="vllm:models/dots3_note", styles={**_DSA.styles, "self_attn.g_proj": REPLICATED}, quant_packed=False,
+    dequantized=("indexer.wk", "indexer.weights_proj"), mla_self_attention=frozenset(),
+    sparse_layer_types=("full_attention", "indexed_attention"), sparse_mla_backend="DOTS3_NOTE_PADDED_MLA_SPARSE",
+    dense_mla_attention=("mla_attn", "TRITON_MLA"),
+    hf_to_vllm=(("prefix", "model.", "language_model.model."), ("prefix", "lm_head.", "language_model.lm_head."),
+                ("prefix", "mtp.", "language_model.mtp."), ("prefix", "vision_encoder.", "visual."),
+                ("prefix", "audio_encoder.", "audio_tower.")))
 
 # Mistral's own names for the Mistral-3 text models (registry.py, every release 0.25-0.34): Ministral3ForCausalLM is
 # mistral.py's MistralForCausalLM; MistralLarge3ForCausalLM (mistral_large_3.py) is deepseek_v2.py's
@@ -1974,6 +2014,10 @@ IMPORT_REFUSALS: dict[str, tuple[tuple[str, ...], str, str]] = {
                             "glm5next"),
     "Glm5NextForConditionalGeneration": (("xpu",), "NotImplementedError: GLM-5.3-Flash does not currently support "
                                                    "XPU.", "glm5next"),
+    # models/dots3_note/nvidia/attention.py imports mla/prefill/flash_attn.py, which imports a name fa_utils.py
+    # defines on CUDA, XPU and ROCm only.
+    "Dots3NoteForCausalLM": (("cpu",), "ImportError: cannot import name 'compile_flash_attn_varlen_func_from_specs' "
+                                       "from 'vllm.v1.attention.backends.fa_utils'", "dots3-note"),
     "MistralLarge4ForCausalLM": (("xpu", "cpu"), "NotImplementedError: Mistral Large 4 is only supported on NVIDIA and "
                                                  "AMD GPUs.", "mistral-large-4"),
 }

@@ -204,8 +204,17 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
             name = prefix if itself else f"{prefix}.{rules.mla_attention}"
             if arch is not None and arch.mla_kv_sharing:
                 name, latent = f"{prefix}.attn", _mistral_latent(ckpt.config, latent)
-            layers.append(AttentionLayer(name, prefix, index, latent, ckpt.config.num_attention_heads or 1, 1, True,
-                                         False, sparse=marked or sparse_mla_layer(arch, ckpt.config, index),
+            sparse = marked or sparse_mla_layer(arch, ckpt.config, index)
+            # A dense MLA layer of a model that hands it its backend and window (Arch.dense_mla_attention: dots3-note's
+            # sliding layers, swa_num_attention_heads heads: ModelConfig.heads_per_layer).
+            given, window, heads = None, None, ckpt.config.num_attention_heads or 1
+            if arch is not None and arch.dense_mla_attention and not sparse:
+                path, given = arch.dense_mla_attention
+                name, window = f"{prefix}.{path}", ckpt.config.sliding.sliding_window_size
+                per_layer = ckpt.config.heads_per_layer or ()
+                heads = per_layer[index] if index < len(per_layer) else heads
+            layers.append(AttentionLayer(name, prefix, index, latent, heads, 1, True, False, window, sparse=sparse,
+                                         given_backend=given,
                                          no_kv_method=itself and not rules.mla_self_attention_is_mla_attention))
     if arch is not None and arch.mla_kv_sharing:
         layers += _mla_kv_shared(layers, ckpt.config.kv_source_layers)
@@ -455,6 +464,8 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
                 choice = choice._replace(error=arch.sparse_refusal)
             elif layer.sparse and sink_backend is not None:
                 choice = sink_capable_backend(choice, spec, ctx, sink_backend)
+            elif layer.sparse and arch is not None and arch.sparse_mla_backend and choice.backend is not None:
+                choice = choice._replace(backend=arch.sparse_mla_backend)
         errors = ([window_error] if window_error else []) + ([choice.error] if choice.error else [])
         if arch is not None and arch.required_backend and not choice.error:
             errors += _required_backend_errors(arch.required_backend, choice.backend, kv_dtype, ctx.kind)

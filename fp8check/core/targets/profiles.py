@@ -192,6 +192,8 @@ WHEEL_CHANGES: dict[str, str] = {
     "kimi-xpu-amd-linear": "0.33 wheel: vllm.models.kimi_k3 resolves KimiLinearForCausalLM (Kimi-K3's text model too) "
                            "to amd/linear.py on XPU (nvidia/model.py before): its padded MoE and Kimi-K3's KDA layers "
                            "fail there as on ROCm",
+    "dots3-note": "0.28 wheel: vllm.models.dots3_note serves Dots3NoteForCausalLM; importing it on CPU raises an "
+                  "ImportError (its attention imports MLA's FlashAttention prefill, which CPU's fa_utils.py lacks)",
     "hy-v4": "0.29 wheel: vllm.models.hy_v4 serves HYV4ForCausalLM; importing it on XPU raises 'hy_v4 does not yet "
              "support XPU.'",
     "cpu-moe-deepseek-routing": "0.30 wheel: CPUExpertsFp8 also routes DeepSeekV3 and DeepseekV4",
@@ -294,7 +296,8 @@ _V027 = _release("0.27", _V026, ("rocm-cdna3-wording", "xpu-quant-allowlist", "m
                  "as 0.26 but for one ROCm message; XPU's quantization allow-list; FlashAttention's FP8 KV checks")
 _V028 = _release("0.28", _V027, (49664, 49932, 50787, 50826, "b12x", "humming-installed", "rocm-inc",
                                  "quark-per-block", "online-tp-amax", "mxfp8-backend-fallback",
-                                 "bitsandbytes-removed", "cpu-mla", "attn-adaptive-verification", "nvfp4-4over6-kv"),
+                                 "bitsandbytes-removed", "cpu-mla", "attn-adaptive-verification", "nvfp4-4over6-kv",
+                                 "dots3-note"),
                  "XPU block FP8 routes to W8A8 / XPUFp8BlockScaledMMKernel; Torch kernels on XPU")
 _V029 = _release("0.29", _V028, ("marlin-late", "torch-fp8-support", 47434, "pbwo-padding", "mxfp8-trtllm",
                                  "fa4-hd256", "attn-selector-dcp", "attn-import-error-text", "cpu-amx-mla",
