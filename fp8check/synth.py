@@ -229,11 +229,11 @@ def _is_linear_weight(name: str, shape: tuple[int, ...]) -> bool:
 _TRANSFORMERS_CACHE: dict[str, dict[str, tuple[int, ...]]] = {}
 class TransformersHost(NamedTuple):
     """A transformers class that holds a family's text model (transformers has no class of its own for it): built
-    with the family's config as its text_config; the names matching `drop` (its other parts) left out, and its text
-    model's `text_root` (when it saves it under one) written as `model.`. With `text_config` set, the host is a
-    causal LM built from that function of the family's text config (its text_config, or the config itself) as
-    transformers' `text_model_type` config instead; `renames` ((regex, replacement), in order) turn its saved names
-    into the family's."""
+    with the family's config as its text_config (a config with a text_config of its own: as the host's config); the
+    names matching `drop` (its other parts) left out, and its text model's `text_root` (when it saves it under one)
+    written as `model.`. With `text_config` set, the host is a causal LM built from that function of the family's
+    text config (its text_config, or the config itself) as transformers' `text_model_type` config instead; `renames`
+    ((regex, replacement), in order) turn its saved names into the family's."""
 
     architecture: str
     drop: str
@@ -287,6 +287,9 @@ TRANSFORMERS_HOSTS = {
     # k / v / g / o_proj, moe.gate, moe.router_bias, moe.{gate,up,down}_proj, share_expert, mlp. Its sparse-indexer
     # tensors (sparse_indexer_q / k / z / w, ssmax_s on the sparse layers) come as Spec.extra_tensors.
     "Step5ForCausalLM": TransformersHost("Step3p7ForConditionalGeneration", r"(vision_model|vit_large_projector)\."),
+    # Step-5's vision-language class (vLLM's own Step5VLConfig, model_type step5_vl: text_config a Step5Config,
+    # vision_config a PerceptionEncoderConfig) is Step-3.7's model with Step-5's text model, saved under the same names.
+    "Step5ForConditionalGeneration": TransformersHost("Step3p7ForConditionalGeneration", r"(?!)"),
     # GLM-5-Next's text model is Glm5NextForConditionalGeneration's model.language_model, its tower model.visual.
     "Glm5NextForCausalLM": TransformersHost("Glm5NextForConditionalGeneration", r"model\.(?!language_model\.)",
                                             r"model\.language_model\."),
@@ -492,7 +495,8 @@ def transformers_tensors(spec: Spec) -> dict[str, tuple[int, ...]]:
             hf_config = transformers.AutoConfig.for_model(host.text_model_type,
                                                           **host.text_config(fields.get("text_config", fields)))
         else:
-            hf_config = (model_class.config_class(text_config=fields) if host
+            hf_config = (model_class.config_class(**fields) if host and "text_config" in fields
+                         else model_class.config_class(text_config=fields) if host
                          else transformers.AutoConfig.for_model(spec.model_type, **fields))
         with torch.device("meta"):
             model = model_class._from_config(hf_config)

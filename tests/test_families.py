@@ -304,6 +304,14 @@ STEP5_SPEC = dict(HF, architecture="Step5ForCausalLM", model_type="step5", heads
                           "re:.*sparse_indexer_.*"),
                   extra_tensors={**{f"model.layers.1.self_attn.{n}.weight": s for n, s in _STEP5_INDEXER.items()},
                                  "model.layers.1.self_attn.ssmax_s": (8,)})
+# Step-5's vision-language class (vLLM's Step5VLConfig, model_type step5_vl): Step-5's text model as text_config under
+# Step-3.7's one-block tower and projector (written by transformers' Step3p7ForConditionalGeneration).
+STEP5_VL = dict(STEP5_SPEC, architecture="Step5ForConditionalGeneration", model_type="step5_vl", layers=3,
+                ignore=(*STEP5_SPEC["ignore"], "re:.*attn.qkv_proj$"),
+                extra_config={"text_config": dict(STEP5, architectures=["Step5ForCausalLM"], model_type="step5",
+                                                  hidden_size=256, intermediate_size=512, num_attention_heads=8,
+                                                  num_key_value_heads=2, vocab_size=1000),
+                              "vision_config": STEP37["vision_config"]})
 VISION = dict(depth=1, hidden_size=256, intermediate_size=512, num_heads=2, out_hidden_size=256)
 # The Transformers backend's architectures, written by transformers' classes (token ids inside the tiny vocabulary).
 TF = dict(transformers=True, head_dim=128, extra_config=dict(pad_token_id=0, bos_token_id=1, eos_token_id=2))
@@ -883,6 +891,11 @@ FAMILIES = [
       "model.layers.1.self_attn.sparse_indexer_w": ("ColumnParallelLinear", "vllm:models/step5"),
       "model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:models/step5"),
       "model.layers.1.share_expert.gate_up_proj": ("MergedColumnParallelLinear", "vllm:models/step5")}),
+    ("step-5-vl", STEP5_VL, 1,
+     {"model.layers.1.self_attn.qkv_indexer_proj": ("QKVParallelLinear", "vllm:models/step5"),
+      "model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:models/step5"),
+      "vision_model.transformer.resblocks.0.attn.qkv_proj": ("QKVParallelLinear", "vllm:step_vl.py"),
+      "vit_large_projector": ("ColumnParallelLinear", "vllm:step3p7.py")}),
     ("hunyuan-dense", dict(architecture="HunYuanDenseV1ForCausalLM", model_type="hunyuan_v1_dense", head_dim=128,
                            transformers=True), 2,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:transformers/causal.py")}),
@@ -2185,6 +2198,31 @@ def test_step5_sparse_layer_refuses_a_quantized_fused_gemm(make_checkpoint):
     assert fused.errors[0] == ("Step5 DSA layers fuse qkv with the sparse indexer into one plain GEMM and cannot be "
                                "quantized, but model.layers.1.self_attn.qkv_indexer_proj.weight resolved to "
                                "Fp8LinearMethod.")
+
+
+def test_step5_vl_keeps_its_towers_over_the_text_models_rocm_implementation(make_checkpoint):
+    """models/step5 vl.py: Step3p7ForConditionalGeneration's tower and projector (quantized) over the text model of
+    text_config's class, which 0.34 resolves on ROCm to amd/model.py (q / k / v -> qkv_proj on the sparse layer too,
+    the indexer unquantized apart) and elsewhere to nvidia/model.py (the fused, unquantized qkv_indexer_proj)."""
+    folder = make_checkpoint(data="sparse", **STEP5_VL)
+    for platform, sparse_qkv in (("h100", "qkv_indexer_proj"), ("mi300x", "qkv_proj")):
+        by_name = {layer.name: layer for layer in inspect(folder, platform).layers}
+        assert f"model.layers.1.self_attn.{sparse_qkv}" in by_name
+        assert by_name["vit_large_projector"].scheme.startswith("CompressedTensors")
+        assert by_name["vision_model.transformer.resblocks.0.mlp.fc1"].layout == "vllm:step_vl.py"
+    assert by_name["model.layers.1.self_attn.sparse_indexer_k"].scheme == "UnquantizedLinearMethod"
+
+
+def test_step5_vl_maps_a_shared_expert_ignore_entry_by_the_text_models_mapper_too(make_checkpoint):
+    """initialize_model's configure_quant_config (model_loader/utils.py) maps the quant config's lists by the VL
+    class's mapper, then by the text class's: an ignore entry under the checkpoint's share_expert name reaches
+    moe.share_expert on ROCm too, where amd/vl.py's own mapper (step3p7.py's) does not move it."""
+    ignore = (*STEP5_VL["ignore"], *(f"model.layers.1.share_expert.{p}" for p in ("gate_proj", "up_proj", "down_proj")))
+    folder = make_checkpoint(data="sparse", **dict(STEP5_VL, ignore=ignore))
+    for platform in ("h100", "mi300x"):
+        by_name = {layer.name: layer for layer in inspect(folder, platform).layers}
+        shared = by_name["model.layers.1.share_expert.gate_up_proj"]
+        assert shared.scheme == "UnquantizedLinearMethod" and not shared.errors
 
 
 def test_step5_sliding_heads_come_from_swa_num_attention_heads(make_checkpoint):

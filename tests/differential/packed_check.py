@@ -180,13 +180,19 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("BailingMoeV3VLForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "bailing_moe_v3_vl.py builds "
                                                                              "BailingMoeV3ForCausalLM "
                                                                              "(bailing_moe_v3.py)",
-    ("Step5ForCausalLM", "packed:qkvg_proj"): (
+    **{(a, "packed:qkvg_proj"): (
         "models/step5/nvidia/model.py builds qkvg_proj (q / k / v / g_proj, prefix qkv_proj) only on a layer whose "
         "q / k / v and g_proj are all unquantized with KV heads >= TP (Step5Attention.fuse_qkv_gate); not modelled: "
-        "fp8check lists qkv_proj + g_proj there"),
-    ("Step5ForCausalLM", "packed:qkv_indexer_proj"): (
-        "ROCm from 0.34 resolves amd/model.py (Llama's mapping; the indexer unfused): fp8check's rocm_layout there, "
-        "while this check reads the CUDA entry"),
+        "fp8check lists qkv_proj + g_proj there") for a in ("Step5ForCausalLM", "Step5ForConditionalGeneration")},
+    **{(a, "packed:qkv_indexer_proj"): (
+        "ROCm from 0.34 resolves amd/model.py (amd/vl.py takes its mapping: Llama's; the indexer unfused): "
+        "fp8check's rocm_layout there, while this check reads the CUDA entry")
+       for a in ("Step5ForCausalLM", "Step5ForConditionalGeneration")},
+    ("Step5ForConditionalGeneration", "renames"): (
+        "ROCm from 0.34 resolves models/step5/amd/vl.py, whose mapper is step3p7.py's alone; its text model's "
+        "(amd/model.py) moves share_expert under moe, and initialize_model's configure_quant_config maps the quant "
+        "config's lists by it after the VL class's: the names fp8check's CUDA renames give (its rocm_layout keeps "
+        "them), while this check reads the class's own mapper"),
     **{("Step5ForCausalLM", f"dropped:{what}"): (
         "models/step5/amd/model.py's mapper (ROCm, 0.34) drops the vision tower, the projector and ssmax_s, names a "
         "Step5ForCausalLM checkpoint does not hold (ssmax_s is no linear's)")

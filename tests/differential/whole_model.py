@@ -651,6 +651,15 @@ FAMILIES.update({
                                          "mlp_ratio": 4, "patch_size": 14, "spatial_merge_size": 2, "in_channels": 3,
                                          "hidden_act": "quick_gelu"})),
 })
+# Step-5's vision-language class (vLLM's own Step5VLConfig, model_type step5_vl; written by transformers'
+# Step3p7ForConditionalGeneration): step-5's text model as text_config (its class Step5ForCausalLM) under step-3.7's
+# tower and projector (OpenCLIP names: in_proj_weight stored BF16, ignored under vLLM's name qkv_proj).
+_STEP5_SPEC, _STEP5_TEXT = FAMILIES["step-5"]
+FAMILIES["step-5-vl"] = (
+    dict(_STEP5_SPEC, architecture="Step5ForConditionalGeneration", model_type="step5_vl",
+         ignore=(*_STEP5_SPEC["ignore"], "vision_model.transformer.resblocks.0.attn.qkv_proj")),
+    {"text_config": _text_config("step5", architectures=["Step5ForCausalLM"], head_dim=192, **_STEP5_TEXT),
+     "vision_config": FAMILIES["step-3.7"][1]["vision_config"]})
 # The Transformers backend's architectures (layouts.TP_PLANS; their own model files in older releases), written by
 # transformers' classes with token ids inside the small vocabulary.
 _TOKENS = dict(pad_token_id=0, bos_token_id=1, eos_token_id=2)

@@ -1311,14 +1311,15 @@ ARCHITECTURES["StepVLForConditionalGeneration"] = Arch(
     registered_text_model=True, hf_to_vllm=(*_OPENCLIP_RENAMES, *_STEP_VL_TEXT))
 # The text model's own load_weights applies Step3p5ForCausalLM's mapper after this one (share_expert ->
 # moe.share_expert).
+# step3p7.py's hf_to_vllm_mapper (Step-5's VL class's too).
+_STEP3P7_NAMES = (*_OPENCLIP_RENAMES, *(("prefix", f"model.{part}", part) for part in (
+    "vision_model.", "vit_large_projector.", "vit_large_projector")),
+                  ("prefix", "model.language_model.", "language_model.model."),
+                  ("prefix", "model.language_model", "language_model.model"), _STEP_VL_TEXT[0], _VL_TEXT[1],
+                  ("prefix", "lm_head", "language_model.lm_head"))
 ARCHITECTURES["Step3p7ForConditionalGeneration"] = Arch(
     "vllm:step3p7.py", towers=(_PERCEPTION_ENCODER, _STEP3P7_PROJECTOR), registered_text_model=True,
-    vllm_names=((".share_expert.", ".moe.share_expert."),),
-    hf_to_vllm=(*_OPENCLIP_RENAMES, *(("prefix", f"model.{part}", part) for part in (
-        "vision_model.", "vit_large_projector.", "vit_large_projector")),
-                ("prefix", "model.language_model.", "language_model.model."),
-                ("prefix", "model.language_model", "language_model.model"), _STEP_VL_TEXT[0], _VL_TEXT[1],
-                ("prefix", "lm_head", "language_model.lm_head")))
+    vllm_names=((".share_expert.", ".moe.share_expert."),), hf_to_vllm=_STEP3P7_NAMES)
 
 # Step-3 (step3_text.py Step3TextForCausalLM, registered 0.30-0.34, the file unchanged 0.33 -> 0.34): one KV head;
 # load_weights narrows the checkpoint's q_proj (share_q_dim rows), k_proj and v_proj into qkv_proj, a ReplicatedLinear
@@ -1440,6 +1441,24 @@ ARCHITECTURES["Step5ForCausalLM"] = ARCHITECTURES["Step3p5ForCausalLM"]._replace
     hf_to_vllm=(("regex", r"(?<!\.moe)\.share_expert\.", ".moe.share_expert."),),
     sparse_group_error=("Step5 DSA kernels require 4, 8, or 16 local query heads per KV group, got {q} (num_heads="
                         "{heads}, tp_size={tp})."))
+
+# Step-5's vision-language class (vllm.models.step5 Step5ForConditionalGeneration, registered 0.33 and 0.34; vLLM's own
+# Step5VLConfig, model_type step5_vl, text_config a Step5Config, vision_config a PerceptionEncoderConfig): nvidia/vl.py
+# (0.33, 0.34 off ROCm; unchanged) is Step3p7ForConditionalGeneration -- the same PerceptionEncoder tower and
+# vit_large_projector, both built with the quant config, the text model of text_config's class (Step5ForCausalLM, its
+# MTP layers skipped by its own loader) under language_model -- with Step-5's packed_modules_mapping and step3p7.py's
+# mapper | STEP5_SHARE_EXPERT_MAPPER (share_expert -> moe.share_expert, a regex: map_name applies it first; the quant
+# config's layer lists are mapped by it too). From 0.34 ROCm builds amd/vl.py: the text model amd/model.py's
+# (step5-rocm), its packed_modules_mapping Llama's, the mapper step3p7.py's alone: the text model's own loader moves
+# share_expert under moe and a sparse layer's indexer (beside its qkv_proj, only there) under self_attn.indexer
+# (Arch.vllm_names), and initialize_model's configure_quant_config (model_loader/utils.py) maps the quant config's layer
+# lists by the text class's mapper after the outer one's: share_expert there too, as on CUDA (model_arch keeps this
+# entry's renames and towers over the text model's ROCm layout).
+ARCHITECTURES["Step5ForConditionalGeneration"] = Arch(
+    "vllm:models/step5", towers=(_PERCEPTION_ENCODER, _STEP3P7_PROJECTOR), registered_text_model=True,
+    packed=_STEP5_PACKED, hf_to_vllm=(*ARCHITECTURES["Step5ForCausalLM"].hf_to_vllm, *_STEP3P7_NAMES),
+    vllm_names=((".share_expert.", ".moe.share_expert."),
+                (".self_attn.sparse_indexer_", ".self_attn.indexer.sparse_indexer_", "qkv_proj")))
 
 # Inkling (vllm/models/inkling, 0.26-0.34; 0.33 -> 0.34 changed only mtp.py): __init__.py resolves nvidia/model.py,
 # or amd/model.py on ROCm (the same modules; amd/moe.py drops the routed experts' quant config only under a Quark
@@ -2131,6 +2150,9 @@ def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
     arch = arch_for(config.architectures, profile)
     if arch is not None and arch.registered_text_model:
         text = ARCHITECTURES.get(text_model_architecture(config) or "")
+        if text is not None and text.rocm_layout:  # the text model's ROCm implementation under the same towers
+            rocm = text.rocm_layout[1]._replace(towers=arch.towers, hf_to_vllm=arch.hf_to_vllm)
+            text = text._replace(rocm_layout=(text.rocm_layout[0], rocm))
         arch = text._replace(towers=arch.towers, hf_to_vllm=arch.hf_to_vllm) if text is not None else arch
     if arch is not None and arch.rocm_layout and kind == "rocm" and (profile is None or profile.has(arch.rocm_layout[0])):
         arch = arch.rocm_layout[1]
