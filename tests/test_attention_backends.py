@@ -13,10 +13,9 @@ import pytest
 
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import select_profile
-from fp8check.kernels import attention
-from fp8check.kernels.attention import (
-    ATTENTION_BACKEND_NAMES, BACKENDS, AttentionSpec, flash_attn_version, select_attention_backend,
-)
+from fp8check.kernels import attention_backends as backends
+from fp8check.kernels.attention import select_attention_backend
+from fp8check.kernels.attention_backends import ATTENTION_BACKEND_NAMES, BACKENDS, AttentionSpec, flash_attn_version
 from fp8check.kernels.base import RoutingContext
 
 RELEASES = ("0.28", "0.33", "0.34")
@@ -39,7 +38,7 @@ def context(platform: str, release: str, *assume: str) -> RoutingContext:
 
 
 def choose(platform: str, release: str, requested: str | None = None, *assume: str,
-           **spec) -> attention.AttentionChoice:
+           **spec) -> backends.AttentionChoice:
     return select_attention_backend(AttentionSpec(**spec), context(platform, release, *assume), requested)
 
 
@@ -267,9 +266,9 @@ def test_attention_sinks(release, platform, backend, fa_reason):
     choice = choose(platform, release, kv_cache_dtype="auto", has_sink=True, sliding_window=128, **DENSE)
     assert (choice.backend, choice.error) == (backend, None)
     if fa_reason:
-        assert choice.rejected[0] == attention.Rejection("FLASH_ATTN", fa_reason)
+        assert choice.rejected[0] == backends.Rejection("FLASH_ATTN", fa_reason)
     if platform == "mi300x":
-        assert choice.rejected[0] == attention.Rejection("ROCM_ATTN", "attention sinks not supported")
+        assert choice.rejected[0] == backends.Rejection("ROCM_ATTN", "attention sinks not supported")
 
 
 @pytest.mark.parametrize("release, field", [("0.25", ""), ("0.28", "has_sliding_window=True, "),
@@ -277,10 +276,10 @@ def test_attention_sinks(release, platform, backend, fa_reason):
                                             ("0.34", "has_sliding_window=True, ")])
 def test_sliding_window_reaches_the_selector_of_dense_layers_and_from_034_of_mla(release, field):
     ctx = context("l40s", release)
-    dense = attention.selector_config(AttentionSpec(kv_cache_dtype="auto", sliding_window=4096, **DENSE), ctx)
+    dense = backends.selector_config(AttentionSpec(kv_cache_dtype="auto", sliding_window=4096, **DENSE), ctx)
     decoder = "decoder" if release == "0.34" else "AttentionType.DECODER"  # 0.34's StrEnum (attention-type-strenum)
-    assert f"attn_type={decoder}, {field}use_non_causal=False" in attention.config_repr(dense, ctx)
-    mla = attention.selector_config(AttentionSpec(kv_cache_dtype="auto", sliding_window=4096, has_sink=True,
+    assert f"attn_type={decoder}, {field}use_non_causal=False" in backends.config_repr(dense, ctx)
+    mla = backends.selector_config(AttentionSpec(kv_cache_dtype="auto", sliding_window=4096, has_sink=True,
                                                   per_head_scales=True, **MLA), ctx)
     assert not (mla.has_sink or mla.use_per_head_quant_scales)  # MLAAttention passes neither
     assert mla.has_sliding_window is (release == "0.34")         # mla-sliding-window-kv
@@ -323,7 +322,7 @@ def test_fa4_on_sm90_takes_fp8_at_head_size_512_from_0_31(release, backend):
     ("0.33", None, "--kv-cache-dtype fp8 is not supported by the CPU attention backend on this host."),
 ])
 def test_cpu_host_without_fp8_isa(monkeypatch, release, backend, error):
-    monkeypatch.setattr(attention, "CPU_AVX512", False)
+    monkeypatch.setattr(backends, "CPU_AVX512", False)
     choice = choose("cpu", release, None, "cpu_amx=no", kv_cache_dtype="fp8", **DENSE)
     assert (choice.backend, choice.error) == (backend, error)
 
@@ -370,7 +369,7 @@ def test_every_backend_class_is_an_enum_member_and_cites_its_file():
 
 # ----------------------------------------------------------------- what each release changed (profile changes)
 
-def reasons_of(choice: attention.AttentionChoice) -> dict[str, str]:
+def reasons_of(choice: backends.AttentionChoice) -> dict[str, str]:
     return {r.kernel: r.reason for r in choice.rejected}
 
 
@@ -414,7 +413,7 @@ def test_sm90_head_512_fp8_kv_refusals_from_034(release):
 
 @pytest.mark.parametrize("release", ["0.33", "0.34"])
 def test_the_034_backends_are_in_the_enum_of_034_only(release):
-    names = attention.attention_backend_names(context("b200", release))
+    names = backends.attention_backend_names(context("b200", release))
     new = ("FLASHINFER_TS", "KIMI_K3_KV_BALANCED_MLA")
     assert all((name in names) is (release == "0.34") for name in new)
     error = choose("b200", release, "nope", kv_cache_dtype="auto", **DENSE).error
@@ -453,7 +452,7 @@ def test_flashinfer_ts_when_forced(platform, assume, spec, backend, error):
     choice = choose(platform, "0.34", "FLASHINFER_TS", *assume, **spec)
     assert (choice.backend, choice.error) == (backend, error)
     if platform == "b200" and backend:
-        assert choice.notes == ("Using AttentionBackendEnum.FLASHINFER_TS backend.", attention.FlashInferTS.caveat)
+        assert choice.notes == ("Using AttentionBackendEnum.FLASHINFER_TS backend.", backends.FlashInferTS.caveat)
 
 
 KIMI = "KIMI_K3_KV_BALANCED_MLA"
@@ -490,7 +489,7 @@ def test_a_sliding_window_mla_layer_from_034(release, platform, kv):
     if release == "0.33":   # the window never reaches the selector: as without one
         assert choice == choose(platform, release, kv_cache_dtype=kv, **MLA)
     elif kv != "auto":
-        assert choice == attention.AttentionChoice(
+        assert choice == backends.AttentionChoice(
             None, (), f"Sliding-window MLA does not support kv_cache_dtype={kv}.")
     else:
         assert choice.backend == "TRITON_MLA"

@@ -19,7 +19,8 @@ from fp8check.core.routing import kv_cache as routing_kv
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import select_profile
-from fp8check.kernels.attention import AttentionSpec, config_repr, select_attention_backend, selector_config
+from fp8check.kernels.attention import select_attention_backend
+from fp8check.kernels.attention_backends import AttentionSpec, config_repr, selector_config
 from fp8check.kernels.base import RoutingContext
 
 NO_MM = "partial multimodal token full attention not supported"

@@ -16,7 +16,7 @@ from fp8check.core.routing import known_issues as ki
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets import profiles
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
-from fp8check.kernels import attention, moe, registry
+from fp8check.kernels import attention_backends, moe, registry
 from test_families import DSA, DSA_SPEC
 
 runner = CliRunner()
@@ -94,7 +94,7 @@ def test_the_triton_entry_covers_fused_moe_experts(make_checkpoint):
 def test_every_kernel_named_is_one_fp8check_routes():
     linear = {k.name for table in registry.TABLES.values() for row in table.values() for k in row}
     experts = {e.name for row in moe.BACKENDS.values() for e in row}
-    known = linear | experts | set(attention.BACKENDS)
+    known = linear | experts | set(attention_backends.BACKENDS)
     assert {k for issue in ki.KNOWN_ISSUES for k in issue.kernels} - known == set()
 
 

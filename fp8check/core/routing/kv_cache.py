@@ -47,10 +47,8 @@ from fp8check.core.model.layouts import (
 )
 from fp8check.core.model.memory import SlidingShare
 from fp8check.core.records import AttentionReport
-from fp8check.kernels.attention import (
-    AttentionChoice, AttentionSpec, diff_kv_backend, is_quantized_kv_cache, select_attention_backend,
-    sink_capable_backend,
-)
+from fp8check.kernels.attention import diff_kv_backend, select_attention_backend, sink_capable_backend
+from fp8check.kernels.attention_backends import AttentionChoice, AttentionSpec, is_quantized_kv_cache
 
 if TYPE_CHECKING:  # annotations only
     from fp8check.core.checkpoint.local import Checkpoint

@@ -341,8 +341,8 @@ _V034 = _release("0.34", _V033, ("xpu-fp8-per-token", "w4afp8", "fp-quant-remove
                  "x86 CPUs require triton-cpu")
 PROFILES: tuple[RuleProfile, ...] = (_V034, _V033, _V032, _V031, _V030, _V029, _V028, _V027, _V026, _V025)
 LATEST = PROFILES[0]
-# The profiles whose every attention backend class was read (fp8check.kernels.attention); the others follow them
-# through the changes above, and their attention rejections are marked as fp8check's inference.
+# The profiles whose every attention backend class was read (fp8check.kernels.attention_backends); the others follow
+# them through the changes above, and their attention rejections are marked as fp8check's inference.
 ATTENTION_READ = frozenset({"0.28", "0.33", "0.34"})
 
 
