@@ -30,10 +30,10 @@ import torch.nn.functional as F
 from fp8check.core.load import gemm
 from fp8check.core.load.against import worst_expert
 from fp8check.core.load.gemm import MAX_SCALE, MOE_MAX_SCALE, Fused, Recipe
-from fp8check.core.load.parallel import STYLES, RankResult, any_rank_failed, combine, merged, narrow, run_parallel
+from fp8check.core.load.parallel import RankResult, any_rank_failed, combine, merged, run_parallel
 from fp8check.core.load.weights import CheckpointFiles, ShardTensors, value_errors
 from fp8check.core.model.modules import MoEModule, Shard
-from fp8check.core.model.sharding import WEIGHT_SCALES, TensorRead
+from fp8check.core.model.sharding import COLUMN_STYLE, ROW_STYLE, WEIGHT_SCALES, TensorRead, rank_span
 from fp8check.core.model.tp import expert_ranges
 from fp8check.core.records import ExpertRun, LayerRun, LoadOptions, MoEReport, RankFigures
 from fp8check.core.routing.moe import DEFAULT_LEAVES, ExpertShapes, expert_shapes
@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # annotations only
     from fp8check.core.targets.profiles import RuleProfile
 
 # w1, w3 (gate, up) are column-parallel, w2 (down) row-parallel: how a rank narrows each, and how outputs join.
-EXPERT_STYLES = {"gate": STYLES["column"], "up": STYLES["column"], "down": STYLES["row"]}
+EXPERT_STYLES = {"gate": COLUMN_STYLE, "up": COLUMN_STYLE, "down": ROW_STYLE}  # FusedMoE w13 column, w2 row
 
 
 class MoEJob(NamedTuple):
@@ -152,7 +152,7 @@ def read_expert(shards: tuple[Shard, Shard, Shard], recipe: Recipe, files: Check
     """One expert's gate, up and down as TP rank `rank` of `tp` loads them (tp 1: whole)."""
     out = []
     for (role, style), shard in zip(EXPERT_STYLES.items(), shards):
-        span = narrow(shard.weight.shape[style.dim], tp, rank) if tp > 1 else None
+        span = rank_span(shard.weight.shape[style.dim], tp, rank) if tp > 1 else None
         weight = files.read(TensorRead(shard.weight, **({"cols" if style.dim else "rows": span} if span else {})))
         scale_suffix = next((s for s in WEIGHT_SCALES if s in shard.side), None)
         scale = _read_scale(shard.side[scale_suffix], role, recipe, files, tp, rank) if scale_suffix else None
@@ -171,15 +171,15 @@ def _read_scale(info, role: str, recipe: Recipe, files: CheckpointFiles, tp: int
     if tp == 1 and not recipe.refine or role == "down" and recipe.strategy == "channel":
         return files.read(TensorRead(info))
     if per_channel_rows:
-        return files.read(TensorRead(info, rows=narrow(info.shape[0], tp, rank)))
+        return files.read(TensorRead(info, rows=rank_span(info.shape[0], tp, rank)))
     if len(info.shape) != 2:
         return files.read(TensorRead(info))
     dim = EXPERT_STYLES[role].dim
     if not recipe.refine:
-        span = narrow(info.shape[dim], tp, rank)
+        span = rank_span(info.shape[dim], tp, rank)
         return files.read(TensorRead(info, **({"cols" if dim else "rows": span})))
     scale = files.read(TensorRead(info)).repeat_interleave(recipe.refine[0], 0).repeat_interleave(recipe.refine[1], 1)
-    start, stop = narrow(scale.shape[dim], tp, rank)
+    start, stop = rank_span(scale.shape[dim], tp, rank)
     return scale[:, start:stop] if dim else scale[start:stop]
 
 
@@ -428,7 +428,7 @@ def _rank_expert(rank, moe: MoEJob, expert: int, shards: tuple[Shard, Shard, Sha
     owner = expert_owner(expert, moe.num_experts, recipe.ep) if recipe.ep > 1 else None
     mine = owner is None or owner == rank.rank
     tp, r = (recipe.moe_tp, rank.rank) if recipe.ep == 1 else (1, 0)
-    cols = narrow(moe.intermediate, tp, r) if tp > 1 else (0, moe.intermediate)
+    cols = rank_span(moe.intermediate, tp, r) if tp > 1 else (0, moe.intermediate)
     errors: tuple[str, ...] = ()
     outputs, read = None, 0
     if mine:

@@ -21,14 +21,6 @@ from fp8check.core.load import ranks
 from fp8check.core.records import LayerRun, LoadOptions, RankFigures
 
 
-class Style(NamedTuple):
-    dim: int                           # the weight dimension a rank narrows (0: output rows, 1: input columns)
-    collective: str                    # how the ranks' outputs join: "all_gather" | "all_reduce"
-
-
-STYLES = {"column": Style(0, "all_gather"), "row": Style(1, "all_reduce")}
-
-
 class RankResult(NamedTuple):
     """One layer as one rank saw it; rank 0's carries the run."""
 
@@ -59,13 +51,6 @@ def merged(per_rank: list[RankResult]) -> LayerRun:
     return run._replace(status="FAIL" if rank_errors else run.status, errors=run.errors + rank_errors,
                         ranks=figures, bytes_read=sum(f.bytes_read for f in figures),
                         ms=max(timed) if timed else run.ms)
-
-
-def narrow(size: int, tp: int, rank: int) -> tuple[int, int]:
-    """A dimension as vLLM narrows it for a rank: rank * (size // tp), at most size // tp long."""
-    per = size // tp
-    start = per * rank
-    return start, min(start + per, size)
 
 
 def any_rank_failed(errors: tuple[str, ...], device: torch.device, group) -> bool:

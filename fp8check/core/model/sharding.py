@@ -39,6 +39,25 @@ from fp8check.core.model.tp import VOCAB_PADDING, TPLayout, divide
 
 Span = tuple[int, int]  # half-open [start, stop)
 
+
+class ParallelStyle(NamedTuple):
+    """One TP rule for every layer (gpt-fast tp.py's): the weight dimension a rank narrows and how the ranks'
+    outputs join. Linear modules (rank_reads) and FusedMoE experts (load.experts) both slice by it."""
+
+    dim: int                           # 0: output rows (column-parallel), 1: input columns (row-parallel)
+    collective: str                    # "all_gather" | "all_reduce"
+
+
+PARALLEL_STYLES = {"column": ParallelStyle(0, "all_gather"), "row": ParallelStyle(1, "all_reduce")}
+COLUMN_STYLE, ROW_STYLE = PARALLEL_STYLES["column"], PARALLEL_STYLES["row"]
+
+
+def rank_span(size: int, tp: int, rank: int) -> Span:
+    """A dimension as vLLM narrows it for a rank: rank * (size // tp), at most size // tp long."""
+    per = size // tp
+    start = per * rank
+    return start, min(start + per, size)
+
 WEIGHT_SCALES = ("weight_scale", "weight_scale_inv")
 
 
@@ -186,7 +205,7 @@ def _row(module: LinearModule, layout: TPLayout, rank: int, block: tuple[int, in
                             f"got {len(module.shards)}")
     shard = module.shards[0]
     k_rank = layout.input_size_per_partition
-    cols = _narrow(shard.weight, 1, rank * k_rank, k_rank)
+    cols = _narrow(shard.weight, ROW_STYLE.dim, rank * k_rank, k_rank)
     side, notes = {}, []
     for suffix, info in shard.side.items():
         if block and _side_kind(module, shard, suffix, info, block) == "block":
@@ -199,7 +218,7 @@ def _row(module: LinearModule, layout: TPLayout, rank: int, block: tuple[int, in
             side[suffix] = TensorRead(info)  # per-tensor, per-channel [N, 1] / [N], input_scale and bias: whole
     n = module.output_sizes[0]
     read = ShardRead(0, TensorRead(shard.weight, cols=cols), side, (0, n), None, notes=tuple(notes))
-    return RankReads(rank, layout.tp, "all_reduce", cols, n, rank == 0, (read,))
+    return RankReads(rank, layout.tp, ROW_STYLE.collective, cols, n, rank == 0, (read,))
 
 
 def _column(module: LinearModule, layout: TPLayout, rank: int, block: tuple[int, int] | None) -> RankReads:
@@ -231,7 +250,7 @@ def _column(module: LinearModule, layout: TPLayout, rank: int, block: tuple[int,
             (part.layer_offset + part.source * part.rank_rows,
              part.layer_offset + (part.source + 1) * part.rank_rows), notes=notes))
     width = sum(p.rank_rows for p in parts)
-    return RankReads(rank, layout.tp, "all_gather", (0, module.input_size), width, True, tuple(shards))
+    return RankReads(rank, layout.tp, COLUMN_STYLE.collective, (0, module.input_size), width, True, tuple(shards))
 
 
 def _parts(module: LinearModule, layout: TPLayout, rank: int, block: tuple[int, int] | None) -> list[_Part]:
@@ -331,7 +350,7 @@ def _lm_head(module: LinearModule, tp: int, rank: int, block: tuple[int, int] | 
         side[suffix] = TensorRead(info, rows=(start, stop)) if kind == "rows" else TensorRead(info)
     read = ShardRead(0, TensorRead(shard.weight, rows=(start, stop)), side, (0, stop - start), (start, stop),
                      padding=per - (stop - start))
-    return RankReads(rank, tp, "all_gather", (0, module.input_size), per, True, (read,))
+    return RankReads(rank, tp, COLUMN_STYLE.collective, (0, module.input_size), per, True, (read,))
 
 
 def _narrow(info: TensorInfo, dim: int, start: int, length: int) -> Span:
