@@ -767,6 +767,43 @@ def kimi_k3_tensors(config: dict) -> dict[str, tuple[int, ...]]:
     return out
 
 
+def alice_ai_tensors(config: dict) -> dict[str, tuple[int, ...]]:
+    """An AliceAI checkpoint's linear and convolution weights under the names vLLM's alice_ai.py loads, from its
+    config.json (transformers has no class for it): per config.layer_types a KDA layer (linear_attn.q / k / v /
+    b / f_a / f_b / g_a / g_b / o_proj, q / k / v_conv1d) or gated full attention (self_attn.q_proj twice the heads'
+    width, k / v / o_proj), a Qwen-style MoE on every layer (mlp.gate, shared_expert_gate, shared_expert, experts)
+    and the attention-residual projections (attn_res_proj from layer 1, mlp_res_proj, model.attnres_final.res_proj).
+    For Spec.extra_tensors (layers=0)."""
+    h, heads, kv = config["hidden_size"], config["num_attention_heads"], config["num_key_value_heads"]
+    head_dim, kda_heads, kda_dim = config["head_dim"], config["linear_num_key_heads"], config["linear_key_head_dim"]
+    proj, inter = kda_heads * kda_dim, config["moe_intermediate_size"]
+    shared = config["shared_expert_intermediate_size"]
+    out: dict[str, tuple[int, ...]] = {"model.attnres_final.res_proj.weight": (1, h)}
+    for i, kind in enumerate(config["layer_types"]):
+        p = f"model.layers.{i}"
+        if kind == "linear_attention":
+            a = f"{p}.linear_attn"
+            out.update({f"{a}.{leaf}.weight": (proj, h) for leaf in ("q_proj", "k_proj", "v_proj")})
+            out.update({f"{a}.b_proj.weight": (kda_heads, h), f"{a}.f_a_proj.weight": (kda_dim, h),
+                        f"{a}.g_a_proj.weight": (kda_dim, h), f"{a}.f_b_proj.weight": (proj, kda_dim),
+                        f"{a}.g_b_proj.weight": (proj, kda_dim), f"{a}.o_proj.weight": (h, proj)})
+            out.update({f"{a}.{c}_conv1d.weight": (proj, 1, config["linear_conv_kernel_dim"]) for c in "qkv"})
+        else:
+            a = f"{p}.self_attn"
+            out.update({f"{a}.q_proj.weight": (2 * heads * head_dim, h), f"{a}.k_proj.weight": (kv * head_dim, h),
+                        f"{a}.v_proj.weight": (kv * head_dim, h), f"{a}.o_proj.weight": (h, heads * head_dim)})
+        if i:
+            out[f"{p}.attn_res_proj.weight"] = (1, h)
+        m = f"{p}.mlp"
+        out.update({f"{p}.mlp_res_proj.weight": (1, h), f"{m}.gate.weight": (config["num_experts"], h),
+                    f"{m}.shared_expert_gate.weight": (1, h)})
+        out.update({f"{m}.shared_expert.{leaf}.weight": (shared, h) for leaf in ("gate_proj", "up_proj")})
+        out[f"{m}.shared_expert.down_proj.weight"] = (h, shared)
+        for e in range(config["num_experts"]):
+            out.update({f"{m}.experts.{e}.gate_proj.weight": (inter, h), f"{m}.experts.{e}.up_proj.weight": (inter, h),
+                        f"{m}.experts.{e}.down_proj.weight": (h, inter)})
+    return out
+
 def bailing_tensors(config: dict) -> dict[str, tuple[int, ...]]:
     """A Ling / Ring checkpoint's tensors under inclusionAI's names, from its config.json (transformers has no class
     for bailing_moe / bailing_moe_v2): model.word_embeddings, per layer attention.query_key_value (q, k, v stored

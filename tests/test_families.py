@@ -19,8 +19,8 @@ from fp8check.core.report.verdicts import inspect_verdict
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import LATEST, select_profile
-from fp8check.synth import (Spec, bailing_tensors, bailing_v3_vision_tensors, deepseek_v4_vision_tensors,
-                            deepseek_v41_tensors, inkling_tensors, kimi_k3_tensors,
+from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
+                            deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, kimi_k3_tensors,
                             tensor_specs, write_safetensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
@@ -432,6 +432,20 @@ def kimi_k3_spec(dsa: bool = False, **fields) -> dict:
             "hidden": 512, "vocab": 1000, "quant": "ct-fp8-block", "ignore": ignore, **fields}
 
 
+
+# AliceAI (transformers has no class for it: synth.alice_ai_tensors writes the names alice_ai.py loads by hand): a KDA
+# layer 0 and a gated full-attention layer 1, Qwen-style MoE with a shared expert on both, attention residuals. Stored
+# BF16: the residual projections (quant_config=None) and the KDA in_proj shards (b_proj: 4 rows).
+ALICE_AI = dict(hidden_size=512, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=128,
+                vocab_size=1000, max_position_embeddings=512, rms_norm_eps=1e-6, hidden_act="silu",
+                layer_types=["linear_attention", "full_attention"], linear_num_key_heads=4, linear_num_value_heads=4,
+                linear_key_head_dim=128, linear_value_head_dim=128, linear_conv_kernel_dim=4, num_experts=4,
+                num_experts_per_tok=2, moe_intermediate_size=256, shared_expert_intermediate_size=256,
+                block_attn_res_block_size=2, kda_allow_negative_eigenvalues=False, router_score_function="sigmoid",
+                router_bias_correction=True)
+ALICE_AI_SPEC = {"architecture": "AliceAIForCausalLM", "model_type": "alice_ai", "layers": 0, "hidden": 512,
+                 "vocab": 1000, "extra_config": ALICE_AI, "extra_tensors": alice_ai_tensors(ALICE_AI),
+                 "ignore": ("lm_head", "re:.*res_proj$", r"re:.*linear_attn\.(q|k|v|b|f_a)_proj$")}
 
 # Ling / Ring (transformers has no class for bailing_moe / bailing_moe_v2: synth.bailing_tensors writes inclusionAI's
 # names by hand). 2.0: a dense layer 0, then MoE with sigmoid grouped routing, the expert bias and a shared expert.
@@ -1115,6 +1129,14 @@ FAMILIES = [
       "language_model.layers.2.block_sparse_moe.routed_expert_up_proj": ("ReplicatedLinear", "vllm:models/kimi_k3"),
       "language_model.layers.1.mlp_res_proj": ("ReplicatedLinear", "vllm:models/kimi_k3"),
       "vision_tower.encoder.blocks.0.wqkv": ("QKVParallelLinear", "vllm:kimi_k25_vit.py")}),
+    ("alice-ai", ALICE_AI_SPEC, 2,
+     {"model.layers.0.linear_attn.in_proj_qkvgfab": ("MergedColumnParallelLinear", "vllm:alice_ai.py"),
+      "model.layers.0.linear_attn.g_a_proj": ("ReplicatedLinear", "vllm:alice_ai.py"),
+      "model.layers.0.linear_attn.f_b_proj": ("ColumnParallelLinear", "vllm:alice_ai.py"),
+      "model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:alice_ai.py"),
+      "model.layers.1.mlp.shared_expert.gate_up_proj": ("MergedColumnParallelLinear", "vllm:alice_ai.py"),
+      "model.layers.1.attn_res_proj": ("ReplicatedLinear", "vllm:alice_ai.py"),
+      "model.attnres_final.res_proj": ("ReplicatedLinear", "vllm:alice_ai.py")}),
     ("ling-v1", ling_spec(LING_V1, "BailingMoeForCausalLM"), 2,
      {"model.layers.0.attention.query_key_value": ("QKVParallelLinear", "vllm:bailing_moe.py"),
       "model.layers.0.mlp.gate": ("ReplicatedLinear", "vllm:bailing_moe.py")}),
@@ -2514,6 +2536,23 @@ def test_kimi_k31_dsa_layer_builds_its_own_gate_and_a_sparse_attention(make_chec
         ("language_model.layers.2.self_attn.mla_attn.mla_attn", "FLASHINFER_MLA_SPARSE")]
     assert [s.prefix for s in rep.skipped] == ["language_model.layers.3."] and rep.ok
 
+
+def test_alice_ai_residual_projections_and_routers_are_unquantized_and_kda_f_a_is_replicated(make_checkpoint):
+    """alice_ai.py: attn_res_proj (layers from 1), mlp_res_proj and attnres_final.res_proj are ReplicatedLinears
+    built without quant_config (as the GateLinear router and shared_expert_gate), so an FP8 checkpoint that quantizes
+    them fails to load; KimiGatedDeltaNetAttention's in_proj_qkvgfab (q, k, v, b, f_a: replicated_shard_id=4) holds
+    f_a whole on every rank."""
+    rep = inspect(make_checkpoint(**dict(ALICE_AI_SPEC, quant="fp8-block", data="sparse", ignore=("lm_head",))), tp=2)
+    layers = {layer.name: layer for layer in rep.layers}
+    assert "model.layers.0.attn_res_proj" not in layers
+    for name in ("model.layers.1.attn_res_proj", "model.layers.0.mlp_res_proj", "model.attnres_final.res_proj"):
+        assert layers[name].scheme.startswith("Unquantized") and "quant_config=None" in layers[name].errors[0], name
+    assert all(layers[f"model.layers.1.mlp.{router}"].scheme.startswith("Unquantized")
+               for router in ("gate", "shared_expert_gate"))
+    modules = _kimi_k3_modules(make_checkpoint(**dict(ALICE_AI_SPEC, quant="fp8-block", ignore=("lm_head",))))
+    in_proj = modules["model.layers.0.linear_attn.in_proj_qkvgfab"]
+    assert [s.name.rsplit(".", 1)[-1] for s in in_proj.shards] == ["q_proj", "k_proj", "v_proj", "b_proj", "f_a_proj"]
+    assert tp_layout(in_proj, 2).output_partition_sizes == (256, 256, 256, 2, 128)
 
 @pytest.mark.parametrize("act,judged", [("silu", True), ("situ", False)])
 def test_kimi_k3_latent_experts_take_the_latent_width_and_the_config_activation(make_checkpoint, act, judged):

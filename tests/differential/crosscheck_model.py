@@ -735,8 +735,9 @@ def _plamo3_config(pretrained_config):
 # 5.24 nor vLLM 0.25-0.34 has a class for them; the harness, which trusts no remote code, registers a PretrainedConfig
 # of that model type, so every field comes from config.json (the fixtures write each key the model file reads bare).
 # Sarvam's sarvam_moe / sarvam_mla likewise under the transformers vLLM 0.33 / 0.34 pin (< 5.21 / < 5.23; 5.24 has
-# classes for them, left in place where present).
-REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla")
+# classes for them, left in place where present). AliceAI (alice_ai, vLLM 0.33 / 0.34's alice_ai.py) likewise: no
+# transformers or vLLM config class; alice_ai.py reads every key off the checkpoint's config.
+REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "alice_ai")
 
 
 class _ConfigBlock(dict):

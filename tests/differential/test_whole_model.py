@@ -383,6 +383,8 @@ def test_each_family_checkpoint_is_judged_by_fp8check_without_notes(tmp_path, fa
                 # in_proj_qkvgfab's b_proj shard has one row a head (16 / TP 2 = 8): no 128-block fits it
                 # (validate_fp8_block_shape, vLLM's own error, as the whole-model run shows)
                 "kimi-linear": {f"model.layers.{i}.self_attn.in_proj_qkvgfab" for i in range(3)},
+                # AliceAI's KDA layers (0, 1, 3) build the same in_proj_qkvgfab under linear_attn (alice_ai.py)
+                "alice-ai": {f"model.layers.{i}.linear_attn.in_proj_qkvgfab" for i in (0, 1, 3)},
                 # Ling-3.0 under compressed-tensors: the KDA qkvb_proj's b_proj shard (one row a head) and the MLA's
                 # head-wise g_proj, 16 / TP 2 = 8 rows, fit no 128-block (validate_fp8_block_shape, vLLM's own error;
                 # bailing_moe_v3.py builds b_proj apart and replicates g_proj under block-FP8 Fp8Config only); with

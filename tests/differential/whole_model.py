@@ -33,8 +33,9 @@ from fp8check.core.records import InspectOptions
 from fp8check.core.routing.crosscheck import vllm_error
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
-from fp8check.synth import (Spec, bailing_tensors, bailing_v3_vision_tensors, deepseek_v4_vision_tensors,
-                            deepseek_v41_tensors, inkling_tensors, kimi_k3_tensors, write_checkpoint)
+from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
+                            deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, kimi_k3_tensors,
+                            write_checkpoint)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crosscheck_model import compare_model, our_modules  # noqa: E402  # isort: skip  (vLLM's side, beside this file)
@@ -790,6 +791,23 @@ FAMILIES["kimi-k3"] = (dict(architecture="KimiK3ForConditionalGeneration", model
 FAMILIES["kimi-k3.1"] = (dict(architecture="KimiK31ForConditionalGeneration", model_type="kimi_k31",
                               extra_tensors=kimi_k3_tensors(_kimi_k3_config(True)), **_K3_SPEC),
                          _kimi_k3_config(True))
+
+# AliceAI: transformers 5.24 has no class for it, so synth.alice_ai_tensors writes the checkpoint by hand under the
+# names alice_ai.py loads: KDA layers 0, 1 and 3, a gated full-attention layer 2, Qwen-style MoE with a shared
+# expert on every layer, attention-residual projections (BF16, as vLLM builds them without quant_config).
+_ALICE_AI = dict(hidden_size=BASE["hidden"], num_hidden_layers=4, num_attention_heads=16, num_key_value_heads=4,
+                 head_dim=128, vocab_size=BASE["vocab"], max_position_embeddings=4096, rms_norm_eps=1e-6,
+                 hidden_act="silu", rope_parameters={"rope_type": "default", "rope_theta": 1e7,
+                                                     "partial_rotary_factor": 0.5},
+                 layer_types=["linear_attention", "linear_attention", "full_attention", "linear_attention"],
+                 linear_num_key_heads=16, linear_num_value_heads=16, linear_key_head_dim=128,
+                 linear_value_head_dim=128, linear_conv_kernel_dim=4, num_experts=8, num_experts_per_tok=2,
+                 moe_intermediate_size=1024, shared_expert_intermediate_size=1024, norm_topk_prob=True,
+                 block_attn_res_block_size=2, kda_allow_negative_eigenvalues=False, router_score_function="sigmoid",
+                 router_bias_correction=True)
+FAMILIES["alice-ai"] = (dict(architecture="AliceAIForCausalLM", model_type="alice_ai", layers=0,
+                             extra_tensors=alice_ai_tensors(_ALICE_AI),
+                             ignore=("lm_head", "re:.*res_proj$")), _ALICE_AI)
 
 
 

@@ -981,6 +981,26 @@ ARCHITECTURES["KimiLinearForCausalLM"] = Arch(
     router=Router(("moe_router_activation_func", "sigmoid"), ("moe_renormalize", True), ("num_expert_group", 1), True))
 
 
+# AliceAI (alice_ai.py AliceAIForCausalLM, registry.py 0.33 / 0.34; 0.34 changed only which layers fuse the shared
+# expert into the ROCm AITER experts): config.layer_types picks per layer Kimi's KDA (kimi_gdn_linear_attn.py
+# KimiGatedDeltaNetAttention without the full-rank gate, under linear_attn: q / k / v / b_proj / f_a_proj fused into
+# in_proj_qkvgfab with f_a replicated, q / k / v_conv1d into an unquantized conv1d, f_b_proj and g_b_proj column,
+# g_a_proj replicated, o_proj row) or Qwen3-Next's gated full attention (qwen3_next.py Qwen3NextAttention,
+# attn_output_gate forced on); every layer an AliceAISparseMoeBlock (the router a GateLinear and shared_expert_gate a
+# ReplicatedLinear, both without quant_config; Qwen2MoeMLP shared_expert; sigmoid routing with the
+# e_score_correction_bias, renormalize=norm_topk_prob default True); attention residuals attn_res_proj (layers
+# from 1), mlp_res_proj and the model's attnres_final.res_proj, ReplicatedLinear(hidden, 1) without quant_config;
+# ParallelLMHead without quant_config; hf_to_vllm_mapper drops `mtp.`.
+_ALICE_AI_RES_PROJS = ("attn_res_proj", "mlp_res_proj", "attnres_final.res_proj")
+ARCHITECTURES["AliceAIForCausalLM"] = Arch(
+    "vllm:alice_ai.py", packed={**LLAMA_PACKED, **_KIMI_LINEAR_PACKED}, head_quant_config=False,
+    spec_prefix="mtp.", q_gate=True, sliding=MODEL_WINDOW, unquantized=_QWEN_MOE_ROUTERS,
+    conv_linears=("linear_attn.conv1d", "linear_attn.q_conv1d", "linear_attn.k_conv1d", "linear_attn.v_conv1d"),
+    styles={"g_a_proj": REPLICATED, **{proj: REPLICATED for proj in _ALICE_AI_RES_PROJS}},
+    unquantized_layers=_ALICE_AI_RES_PROJS, replicated_shards={"in_proj_qkvgfab": ("f_a_proj",)},
+    router=Router("sigmoid", ("norm_topk_prob", True), None, True))
+
+
 # Kimi-K3 (KimiK3ForConditionalGeneration, registry.py 0.30-0.34) and Kimi-K3.1 (KimiK31ForConditionalGeneration,
 # registered from 0.34 to the same class; model_type kimi_k31 reads as KimiK3Config): vllm.models.kimi_k3's
 # nvidia/model.py on CUDA, XPU and CPU, amd/model.py on ROCm. The MoonViT tower and projector of Kimi-K2.5
