@@ -155,6 +155,13 @@ DOTS3 = dict(num_hidden_layers=2, hidden_size=512, intermediate_size=1024, moe_i
              apply_mla_qkv_lora_rescale=True, vocab_size=1000, pad_token_id=0, bos_token_id=1, eos_token_id=2)
 DOTS3_SPEC = dict(architecture="Dots3NoteForCausalLM", model_type="dots3_note", transformers=True, hidden=512,
                   extra_config=DOTS3, quant="fp8-block")
+# ZAYA1: a full ("hybrid") and a sliding ("hybrid_sliding") CCA layer, each with a top-1 MoE and its MLP router
+# (router_hidden_size wide, num_experts + 1 classes), the routers left BF16 as a quantizer's ignore list leaves them.
+ZAYA = dict(num_hidden_layers=2, hidden_size=512, num_attention_heads=4, num_key_value_heads=2, head_dim=128,
+            moe_intermediate_size=256, num_experts=4, num_experts_per_tok=1, router_hidden_size=128,
+            layer_types=["hybrid", "hybrid_sliding"], sliding_window=512, vocab_size=1000)
+ZAYA_SPEC = dict(architecture="ZayaForCausalLM", model_type="zaya", transformers=True, hidden=512, extra_config=ZAYA,
+                 quant="fp8-block", ignore=("lm_head", r"re:.*\.mlp\.gate\..*"))
 # MiMo-V2-Flash: a full-attention layer with a dense MLP, a sliding layer (twice the KV heads, sinks) and a full one
 # with MoE; K's head size 192, V's 128; the hub config's keys mimo_v2.py reads beside transformers'; MTP tensors.
 MIMO_V2 = dict(num_hidden_layers=3, hidden_size=512, intermediate_size=1024, moe_intermediate_size=256,
@@ -982,6 +989,10 @@ FAMILIES = [
       "model.layers.0.self_attn.indexer.wk_weights_proj": ("MergedColumnParallelLinear", "vllm:models/dots3_note"),
       "model.layers.1.self_attn.fused_qkv_a_proj": ("DeepSeekV2FusedQkvAProjLinear", "vllm:models/dots3_note"),
       "model.layers.1.self_attn.g_proj": ("ReplicatedLinear", "vllm:models/dots3_note")}),
+    ("zaya", ZAYA_SPEC, 2,
+     {"model.layers.0.self_attn.qkv_proj.v_proj_delayed": ("ReplicatedLinear", "vllm:zaya.py"),
+      "model.layers.0.self_attn.o_proj": ("ReplicatedLinear", "vllm:zaya.py"),
+      "model.layers.1.mlp.gate.router_mlp.out_proj": ("ReplicatedLinear", "vllm:zaya.py")}),
     ("qwen3-next", dict(architecture="Qwen3NextForCausalLM", model_type="qwen3_next", extra_config=GDN_MOE, **HF), 2,
      {"model.layers.0.linear_attn.in_proj_qkvz": ("MergedColumnParallelLinear", "vllm:qwen3_next.py"),
       "model.layers.0.linear_attn.conv1d": ("ColumnParallelLinear", "vllm:qwen3_next.py"),
@@ -1925,6 +1936,25 @@ def test_dots3_note_package_refuses_cpu_on_import(make_checkpoint):
     rep = inspect(make_checkpoint(data="sparse", **DOTS3_SPEC), "cpu")
     assert any(e.startswith("Model architectures ['Dots3NoteForCausalLM'] failed to be inspected") and
                "compile_flash_attn_varlen_func_from_specs" in e for e in rep.errors)
+
+
+def test_zaya_replicates_every_linear_and_keeps_its_routers_unquantized(make_checkpoint):
+    """zaya.py: ZayaCCA's q / k / v_proj_current / v_proj_delayed and o_proj are quantized ReplicatedLinears at any TP,
+    ZayaRouter's down_proj / router_mlp linears ReplicatedLinears without quant_config whose widths are
+    router_hidden_size and num_experts + 1 (no hidden_size shape error); ZayaAttention's Attention takes config.json's
+    heads and the sliding window on "hybrid_sliding" layers only."""
+    rep = inspect(make_checkpoint(data="sparse", **ZAYA_SPEC), tp=2)
+    layers = {layer.name: layer for layer in rep.layers}
+    for leaf in ("qkv_proj.q_proj", "qkv_proj.k_proj", "qkv_proj.v_proj_current", "qkv_proj.v_proj_delayed",
+                 "o_proj"):
+        layer = layers[f"model.layers.1.self_attn.{leaf}"]
+        assert (layer.layer_type, layer.scheme) == ("ReplicatedLinear", "Fp8LinearMethod")
+    for leaf in ("down_proj", "router_mlp.fc1", "router_mlp.fc2", "router_mlp.out_proj"):
+        layer = layers[f"model.layers.0.mlp.gate.{leaf}"]
+        assert layer.layer_type == "ReplicatedLinear" and layer.scheme.startswith("Unquantized") and layer.ok
+    assert [(a.name, a.num_heads, a.num_kv_heads, a.sliding_window) for a in rep.attention] == [
+        ("model.layers.0.self_attn.attn", 4, 2, None), ("model.layers.1.self_attn.attn", 4, 2, 512)]
+    assert rep.ok
 
 
 @pytest.mark.parametrize("platform,backend", [("h100", "FLASH_ATTN_DIFFKV"), ("b200", "FLASH_ATTN_DIFFKV"),

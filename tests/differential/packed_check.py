@@ -169,6 +169,9 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("RicursiveForCausalLM", "registry"): "registry.py registers RicursiveForCausalLM (ricursive.py) from 0.34; "
                                          "0.33's registry has no such architecture, and fp8check lays it out only on "
                                          "releases that register it (vllm_registry.py)",
+    ("ZayaForCausalLM", "registry"): "registry.py registers ZayaForCausalLM (zaya.py) from 0.34; 0.33's registry has "
+                                    "no such architecture (its Transformers backend may build it: whole_model.py "
+                                    "OPEN), and fp8check lays it out only on releases that register it",
     ("Qwen2_5_VLForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "qwen2_5_vl.py builds Qwen2ForCausalLM "
                                                                          "(qwen2.py)",
     ("Mistral3ForConditionalGeneration", "source"): _TEXT_MODEL_FILE + "mistral3.py builds text_config's "

@@ -1148,6 +1148,13 @@ FAMILIES["dots3-note"] = (
          sliding_window_size=512, swa_rope_theta=50000.0, rope_theta=80000000.0, attention_gate_type="headwise",
          swa_attention_gate_type="headwise", apply_mla_qkv_lora_rescale=True, pad_token_id=0, bos_token_id=1,
          eos_token_id=2))
+# ZAYA1 (zaya.py): CCA attention (four replicated q / k / v projections) on full and sliding ("hybrid_sliding") layers,
+# a top-1 MoE on each with its MLP router (router_hidden_size wide, one "skip" class; built unquantized, so the ignore
+# list leaves it BF16).
+FAMILIES["zaya"] = (dict(architecture="ZayaForCausalLM", model_type="zaya", **_HF,
+                         ignore=("lm_head", r"re:.*\.mlp\.gate\..*")),
+                    dict(num_experts=8, num_experts_per_tok=1, moe_intermediate_size=1024, router_hidden_size=256,
+                         sliding_window=512, layer_types=["hybrid", "hybrid_sliding"] * 2))
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}
@@ -1275,6 +1282,11 @@ OPEN = (
      "`cutlass` and `quack`) on every platform but ROCm; whether vLLM's XPU / CPU installs carry nvidia-cutlass-dsl "
      "and quack-kernels (requirements of the CUDA wheel) is not read, so fp8check predicts the build vLLM 0.33 "
      "makes there"),
+    (r"^0\.33\.0\|[^|]*\|zaya\|",
+     "ZAYA1 on 0.33: the release has no zaya.py and registers no ZayaForCausalLM; with a transformers that knows the "
+     "zaya model type (the harness's) registry.py _try_resolve_transformers builds it through the Transformers "
+     "backend (every nn.Linear a ReplicatedLinear with the quant config: ZayaConfig has no base_model_tp_plan), which "
+     "fp8check does not model: it lays the checkpoint out by guess with unserved_reason's note"),
     (r"\|mistral-large-4-hf\|",
      "Mistral-Large-4 in HF format (transformers' mistral_large4, which 5.22.2 has and 5.21.0 lacks; tensors under "
      "Mistral's names): no release registers MistralLarge4ForConditionalGeneration (0.34's MistralLarge4ForCausalLM "

@@ -118,6 +118,7 @@ LAYER_TYPES = "layer_types"    # config.sliding_window where config.layer_types[
 EVEN_LAYERS = "even layers"    # gpt_oss.py: config.sliding_window if layer_idx % 2 == 0 else None
 MODEL_WINDOW = "model"         # not passed: CacheConfig.sliding_window for every layer
 HYBRID_PATTERN = "hybrid_layer_pattern"  # mimo_v2.py: config.sliding_window_size where hybrid_layer_pattern[i] == 1
+ZAYA_LAYER_TYPES = "hybrid_sliding"  # zaya.py: config.sliding_window where config.layer_types[i] == "hybrid_sliding"
 
 
 class Arch(NamedTuple):
@@ -150,10 +151,13 @@ class Arch(NamedTuple):
     # The error the attention raises where TP does not divide num_key_value_heads ("{heads}", "{kv}", "{tp}" filled;
     # ricursive.py RicursiveAttention: its q / k shards are a MergedColumnParallelLinear, no KV head replicated).
     kv_heads_tp_error: str | None = None
-    # The fused leaf under self_attn, no QKVParallelLinear, whose layer is an Attention of config.json's
+    # The leaf under self_attn, no QKVParallelLinear, whose layer is an Attention of config.json's
     # num_attention_heads / num_key_value_heads / head_dim (ricursive.py's qkg_proj: q, k and the output gate, v a
-    # ColumnParallelLinear of its own).
+    # ColumnParallelLinear of its own; zaya.py's o_proj, its q / k / v ReplicatedLinears under ZayaCCA).
     attention_linear: str | None = None
+    # True: the Attention takes the model's total heads on every rank, its projections replicated (zaya.py
+    # ZayaAttention: Attention(num_attention_heads, ..., num_key_value_heads) whatever the TP size).
+    attention_replicated: bool = False
     router: Router = _SOFTMAX_RENORMALIZED
     head_quant_config: bool = True  # False: ParallelLMHead(...) without quant_config (gpt_oss.py): never quantized
     # The FusedMoE activation the model file passes, or (config key, default) where it passes the config's (Kimi-K3's
@@ -186,7 +190,7 @@ class Arch(NamedTuple):
     # Transformers backend), and the layout that implementation builds from then on.
     moved: tuple[str, Arch] | None = None
     # The per_layer_sliding_window the model file hands Attention (attention_windows): LAYER_TYPES, EVEN_LAYERS,
-    # HYBRID_PATTERN or MODEL_WINDOW (none: every layer takes CacheConfig.sliding_window).
+    # HYBRID_PATTERN, ZAYA_LAYER_TYPES or MODEL_WINDOW (none: every layer takes CacheConfig.sliding_window).
     sliding: str = LAYER_TYPES
     # qwen2.py Qwen2Model (also Qwen3's, Qwen2.5-VL's and Qwen3-VL's text model) asserts that a mix of layer
     # types has max_window_layers == num_hidden_layers.
@@ -271,6 +275,9 @@ class Arch(NamedTuple):
     # rows, and one KV head of k_proj / v_proj into a ReplicatedLinear qkv_proj; wq then widens q to the heads): the
     # attention projections' shapes are the family's own, not checked against the heads.
     own_query_width: bool = False
+    # Tails of linears whose widths are not the decoder's (zaya.py ZayaRouter: down_proj gives router_hidden_size,
+    # router_mlp.out_proj num_experts + 1): not checked against hidden_size / the heads.
+    own_widths: tuple[str, ...] = ()
     # True: the last num_kv_shared_layers decoder layers reuse an earlier layer's KV cache (Gemma-4's E-models): their
     # q_proj is a ColumnParallelLinear of its own, their k_proj / v_proj / k_norm are dropped by the model's mapper,
     # and their Attention holds no cache (kv_sharing_target_layer_name).
@@ -1913,6 +1920,21 @@ ARCHITECTURES["DeciLMForCausalLM"] = Arch("vllm:nemotron_nas.py", layer_geometry
 ARCHITECTURES["Plamo3ForCausalLM"] = Arch(
     "vllm:plamo3.py", packed={"qkv_proj": ("qkv_proj",), "gate_up_proj": ("gate_up_proj",)},
     attention_quant_config=False, fields_before=(("plamo3-head-quant", {"head_quant_config": False}),))
+# ZAYA1 (zaya.py ZayaForCausalLM, registered 0.34 only): every linear a ReplicatedLinear, none fused: ZayaCCA's
+# self_attn.qkv_proj.{q_proj, k_proj, v_proj_current, v_proj_delayed} (a Mamba-state layer whose conv_qk_* are
+# nn.Conv1d) and ZayaAttention's o_proj with the quant config; ZayaRouter's mlp.gate.down_proj (hidden_size ->
+# router_hidden_size) and router_mlp.{fc1, fc2, out_proj} (-> num_experts + 1) without it (own_widths); the experts one
+# FusedMoE (precomputed routing, SiLU). ZayaAttention's Attention self_attn.attn has config.json's heads / head_dim
+# (attention_linear: o_proj, the one linear directly under self_attn), undivided at any TP (attention_replicated),
+# and config.sliding_window where config.layer_types[i] == "hybrid_sliding".
+_ZAYA_ROUTER = tuple(f"mlp.gate.{leaf}" for leaf in ("down_proj", "router_mlp.fc1", "router_mlp.fc2",
+                                                      "router_mlp.out_proj"))
+_ZAYA_ATTENTION = tuple(f"self_attn.{leaf}" for leaf in (
+    "qkv_proj.q_proj", "qkv_proj.k_proj", "qkv_proj.v_proj_current", "qkv_proj.v_proj_delayed", "o_proj"))
+ARCHITECTURES["ZayaForCausalLM"] = Arch(
+    "vllm:zaya.py", packed={}, styles=dict.fromkeys(_ZAYA_ATTENTION + _ZAYA_ROUTER, REPLICATED),
+    unquantized=_ZAYA_ROUTER, own_widths=_ZAYA_ROUTER, attention_linear="o_proj",
+    attention_replicated=True, sliding=ZAYA_LAYER_TYPES)
 
 # vLLM's Transformers modelling backend (transformers/base.py recursive_replace, utils.py replace_linear_class)
 # serves the architectures registry.py lists in _TRANSFORMERS_SUPPORTED_MODELS: each nn.Linear of transformers'
@@ -2405,6 +2427,8 @@ def attention_windows(config: ModelConfig, arch: Arch | None) -> AttentionWindow
             per_layer = window if i % 2 == 0 else None
         elif sliding == LAYER_TYPES and layer_types is not None:
             per_layer = window + arch_offset if layer_types[i] == SLIDING else None
+        elif sliding == ZAYA_LAYER_TYPES and layer_types is not None:
+            per_layer = window if layer_types[i] == ZAYA_LAYER_TYPES else None
         else:
             per_layer = None
         windows.append(per_layer if per_layer is not None else model_window)

@@ -52,7 +52,7 @@ def shape_errors(layout: ModelLayout, config: ModelConfig, arch: Arch | None) ->
         return {}
     errors: dict[str, list[str]] = {}
     for module in layout.linears:
-        if tower_for(arch, module.name) is None:
+        if tower_for(arch, module.name) is None and tail_match(module.name, arch.own_widths) is None:
             for shard in module.shards:
                 errors.setdefault(module.name, []).extend(_check(shard.weight, _expected(shard.name, module, config,
                                                                                           arch)))

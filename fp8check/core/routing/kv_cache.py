@@ -116,6 +116,7 @@ class AttentionLayer(NamedTuple):
     # The model's own AttentionLayerBase, neither Attention nor MLAAttention (Arch.mla_self_attention_is_mla_attention
     # False): the selector picks its backend, no format gives it a KV cache method.
     no_kv_method: bool = False
+    replicated: bool = False          # built with the model's total heads on every rank (Arch.attention_replicated)
 
 
 def own_attention_backend(arch, platform_kind: str, cc: int | None) -> str | None:
@@ -189,7 +190,8 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
             layers.append(AttentionLayer(prefix if own_backend else f"{prefix}.attn", prefix, index, head_dim, heads,
                                          kv_heads, False, sinks, window, own_backend=own_backend,
                                          given_backend=given,
-                                         head_size_v=head_size_v if head_size_v != head_dim else None))
+                                         head_size_v=head_size_v if head_size_v != head_dim else None,
+                                         replicated=arch is not None and arch.attention_replicated))
         elif mla:
             # a fused front-end's second part is kv_a_proj_with_mqa: the latent plus the rope dims
             latent = module.output_sizes[1 if len(module.output_sizes) > 1 else 0]
@@ -441,8 +443,9 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
             return _ds_mla_report(layer, requested, tp)
         kv_dtype = resolve(requested, kv, layer.mla, _skipped(layer, options.kv_cache_dtype_skip_layers))
         stored = stored_dtype(kv_dtype, model_dtype, options.platform.fp8_dtype)
-        heads = max(1, layer.num_heads // tp)
-        kv_heads = 1 if layer.mla else max(1, layer.num_kv_heads // tp)
+        split = 1 if layer.replicated else tp
+        heads = max(1, layer.num_heads // split)
+        kv_heads = 1 if layer.mla else max(1, layer.num_kv_heads // split)
         spec = AttentionSpec(head_size=layer.head_size, num_heads=heads, num_kv_heads=kv_heads,
                              kv_cache_dtype=kv_dtype, model_dtype=model_dtype, use_mla=layer.mla,
                              has_sink=layer.sinks, sliding_window=layer.sliding_window,
