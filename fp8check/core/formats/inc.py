@@ -195,8 +195,9 @@ def _construction_error(config: IncConfig, ctx: RoutingContext) -> str | None:
                                    f"backend={config.backend!r}."),
     )
     failed = next((message for ok, message in checks if not ok), None)
-    if failed or not isinstance(group_size, tuple):  # the checks above refuse a group size that is not 2-D
+    if failed:
         return f"AssertionError: {failed}"
+    assert isinstance(group_size, tuple)  # the 2-D group size check above
     for field, expected in FP8_BLOCK_FIELDS:
         expected = group_size[0] if field == "act_group_size" else expected
         actual = config.raw.get(field, expected)

@@ -384,13 +384,14 @@ def fits_at(footprint: WeightFootprint, platform: Platform, profile: RuleProfile
 
 def summary(memory: MemoryFit) -> str:
     """One line for the table and the Markdown."""
-    if memory.budget is None or memory.device_memory is None:  # the budget is known where the memory is
+    kv_bytes = memory.kv_bytes
+    if memory.budget is None or memory.device_memory is None or kv_bytes is None:  # all known where the memory is
         return f"memory: {gib(memory.weight_bytes)} of weights per rank; {memory.note}"
     head = (f"memory: {gib(memory.weight_bytes)} of weights per rank of {gib(memory.budget)} "
             f"({fraction(memory.utilization)} x {gib(memory.device_memory)})")
     if memory.error:
         return head + ": does not fit"
-    text = head + f"; KV cache {gib(memory.budget - memory.weight_bytes)} = {memory.kv_tokens:,} tokens at most"
+    text = head + f"; KV cache {gib(kv_bytes)} = {memory.kv_tokens:,} tokens at most"
     if memory.long_request_tokens is not None:
         text += f" (sliding-window layers at every token; up to {memory.long_request_tokens:,} past their window)"
     if memory.online_peak:
