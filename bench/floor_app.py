@@ -2,7 +2,7 @@
 
 By default it does nothing (bench/inspect.py). With FLOOR_READ_HEADERS=1 (bench/giants.py) its inspect reads and
 json-parses config.json, the index and every shard header of the folder, the least any header-only tool must do,
-and prints the counts. With FLOOR_HARD_EXIT=1 it ends as fp8check's console script does (fp8check.cli.app.run):
+and prints the counts. With FLOOR_HARD_EXIT=1 it ends as fp8check's console script does (fp8check.cli.app.run_process):
 atexit's handlers, then os._exit, skipping the interpreter's teardown (so that a ratio can leave that saving out).
 """
 

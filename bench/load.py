@@ -86,8 +86,8 @@ print(layers)
 """
 
 
-# The peers ending as fp8check's console script ends (fp8check.cli.app.run): atexit's handlers, then os._exit, without
-# the interpreter's teardown of torch (~0.4 s). A ratio against these leaves that saving out.
+# The peers ending as fp8check's console script ends (fp8check.cli.app.run_process): atexit's handlers, then
+# os._exit, without the interpreter's teardown of torch (~0.4 s). A ratio against these leaves that saving out.
 HARD_EXIT = "\nimport atexit, os\natexit._run_exitfuncs()\nsys.stdout.flush()\nos._exit(0)\n"
 
 

@@ -263,7 +263,7 @@ def routing_options(platform: Platform, *, tp: int = 1, ep: bool = False, vllm: 
         attention_backend=_attention_backend(attention_backend, RoutingContext(platform, profile)))
 
 
-def _backend(linear_backend: str, kernel_config: str | Mapping | None = None) -> records.Backend:
+def _backend(linear_backend: str, kernel_config: str | Mapping | None = None) -> records.LinearBackendOption:
     """--linear-backend plus vLLM's --kernel-config ({"linear_backend_per_quant": {...}}, JSON text or a dict)."""
     default = _backend_name(linear_backend, "--linear-backend")
     per_quant: dict[str, str] = {}
@@ -287,7 +287,7 @@ def _backend(linear_backend: str, kernel_config: str | Mapping | None = None) ->
                 raise InputError(f"--kernel-config: unknown quantization key {key!r} (one of "
                                  f"{', '.join(QUANTIZATION_KEYS)})")
             per_quant[key] = _backend_name(value, f"--kernel-config linear_backend_per_quant.{key}")
-    return records.Backend(default=default, per_quant=tuple(sorted(per_quant.items())))
+    return records.LinearBackendOption(default=default, per_quant=tuple(sorted(per_quant.items())))
 
 
 def disabled_kernels(names: str | Iterable[str]) -> tuple[str, ...]:
@@ -338,11 +338,11 @@ def _bounded(flag: str, value: int, low: int, high: int) -> int:
 
 
 def _backend_name(value: object, where: str) -> str:
-    from fp8check.kernels.registry import LINEAR_BACKENDS, normalize_backend
+    from fp8check.kernels.registry import LINEAR_BACKENDS, normalize_linear_backend
 
-    if not isinstance(value, str) or normalize_backend(value) not in LINEAR_BACKENDS:
+    if not isinstance(value, str) or normalize_linear_backend(value) not in LINEAR_BACKENDS:
         raise InputError(f"{where}: unknown linear backend {value!r} (one of {', '.join(LINEAR_BACKENDS)})")
-    return normalize_backend(value)
+    return normalize_linear_backend(value)
 
 
 def _quantization(value: str | None) -> str | None:
@@ -369,11 +369,11 @@ def _skip_layers(values: str | Iterable[str]) -> tuple[str, ...]:
 def _attention_backend(value: str | None, context: RoutingContext) -> str | None:
     """--attention-backend: a name of the release's AttentionBackendEnum in any case, as vLLM's AttentionConfig
     reads it (auto or None: vLLM chooses)."""
-    from fp8check.kernels.attention import normalize_backend, unknown_backend_error
+    from fp8check.kernels.attention import normalize_attention_backend, unknown_backend_error
 
     if value is not None and not isinstance(value, str):
         raise InputError(f"--attention-backend {value!r}: expected a backend name such as FLASH_ATTN, or auto")
-    name = normalize_backend(value)
+    name = normalize_attention_backend(value)
     unknown = unknown_backend_error(name, context) if name is not None else None
     if unknown:
         raise InputError(f"--attention-backend {printable(str(value))!r}: {unknown}")

@@ -15,7 +15,7 @@ import pytest
 
 from fp8check.core.checkpoint.local import open_local
 from fp8check.core.records import InspectOptions
-from fp8check.core.routing import kv_cache as routing_kv
+from fp8check.core.routing import attention as routing_attention
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import select_profile
@@ -167,7 +167,7 @@ def test_mla_layer_never_asks_for_mm_prefix(use_mla, expected):
     (dict(architecture="LlamaForCausalLM", model_type="llama"), False),
 ])
 def test_mm_prefix_lm(make_checkpoint, spec, expected):
-    assert routing_kv.mm_prefix_lm(open_local(make_checkpoint(**spec))) is expected
+    assert routing_attention.mm_prefix_lm(open_local(make_checkpoint(**spec))) is expected
 
 
 @pytest.mark.parametrize("release, platform, head_dim, backend", [

@@ -16,7 +16,7 @@ import yaml
 from typer.testing import CliRunner
 
 from fp8check.cli.app import app
-from fp8check.core.model.modules import layer_template
+from fp8check.core.records import layer_template
 from fp8check.core.planning.rows import collapsed_name
 from fp8check.core.routing.warnings import QUANT_ERROR_THRESHOLD, RULES
 from fp8check.synth import TP2_BLOCK_SHAPE

@@ -136,7 +136,7 @@ def test_lm_head_quantized_unless_excluded(tmp_path, quant, release):
     assert head.layer_type == "ParallelLMHead" and head.scheme != "UnquantizedEmbeddingMethod"
     assert head.kernel and not head.errors
     excluded = _layer(_inspect(tmp_path / "x", "cuda:90", release, quant=quant, ignore=("lm_head",)), "lm_head")
-    assert excluded.kernel is None and excluded.strategy is None
+    assert excluded.kernel is None and excluded.strategy_text is None
 
 
 @pytest.mark.parametrize("tp", [1, 2])
@@ -153,7 +153,7 @@ def test_a_quantized_lm_head_is_built_on_the_padded_vocabulary(tmp_path, tp):
 def test_legacy_hf_quant_config(tmp_path):
     report = _inspect(tmp_path, quant="modelopt-fp8-legacy", ignore=("model.layers.1.*",))
     assert report.quant_method == "modelopt"
-    assert _layer(report).kernel and _layer(report, "model.layers.1.self_attn.qkv_proj").strategy is None
+    assert _layer(report).kernel and _layer(report, "model.layers.1.self_attn.qkv_proj").strategy_text is None
 
 
 class _Module:
@@ -206,7 +206,7 @@ def test_exclude_modules_fallback_in_033(tmp_path, release, excluded):
     cfg = {"quant_method": "modelopt", "quant_algo": "FP8", "exclude_modules": ["model.layers.0.self_attn*"]}
     report = _inspect(tmp_path, "cuda:90", release, quant="modelopt-fp8", ignore=(),
                       extra_config={"quantization_config": cfg})
-    assert (_layer(report).strategy is None) == excluded
+    assert (_layer(report).strategy_text is None) == excluded
     # An explicit `ignore` wins, even an empty one.
     config = modelopt.for_release(_cfg(ignore=[], exclude_modules=["x"]), select_profile("0.33"))
     assert config.exclude_modules == ()
@@ -284,7 +284,7 @@ def test_legacy_normalization_reaches_parse():
 def test_moe_experts(tmp_path, quant):
     report = _inspect(tmp_path, "cuda:90", "0.33", quant=quant, **MOE)
     moe = report.moes[0]
-    assert moe.scheme == "ModelOptFp8MoEMethod" and moe.strategy == "tensor"
+    assert moe.scheme == "ModelOptFp8MoEMethod" and moe.strategy_text == "tensor"
     if quant == "modelopt-fp8":
         assert not moe.errors
     else:  # [N] / 4-D expert scales meet per-tensor slots: vLLM's _to_scalar refuses them at load

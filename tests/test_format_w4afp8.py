@@ -145,9 +145,9 @@ def test_dense_layers_route_as_native_block_fp8(checkpoints, platform, linear_ba
     native = _inspect(checkpoints["fp8-block"], platform, linear_backend=linear_backend)
     assert ours.quant_method == "w4afp8" and native.quant_method == "fp8"
     assert _dense(ours)
-    assert [(layer.name, layer.scheme, layer.kernel, layer.weight_key, layer.activation_key, layer.strategy,
+    assert [(layer.name, layer.scheme, layer.kernel, layer.weight_key, layer.activation_key, layer.strategy_text,
              layer.activation, layer.errors, layer.warnings) for layer in ours.layers] == \
-           [(layer.name, layer.scheme, layer.kernel, layer.weight_key, layer.activation_key, layer.strategy,
+           [(layer.name, layer.scheme, layer.kernel, layer.weight_key, layer.activation_key, layer.strategy_text,
              layer.activation, layer.errors, layer.warnings) for layer in native.layers]
 
 

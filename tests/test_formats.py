@@ -97,7 +97,7 @@ def test_inspect_routes_a_registered_format_end_to_end(make_checkpoint, toy_regi
     assert report.ok, report.errors + tuple(e for layer in report.layers + report.moes for e in layer.errors)
     assert report.quant_method == TOY
     quantized = [layer for layer in report.layers if layer.scheme == TOY_LINEAR]
-    assert quantized and all(layer.kernel and layer.strategy == "tensor" and layer.activation == "static tensor"
+    assert quantized and all(layer.kernel and layer.strategy_text == "tensor" and layer.activation == "static tensor"
                              and layer.weight_key == kFp8StaticTensorSym.name for layer in quantized)
     assert {layer.scheme for layer in report.layers if layer not in quantized} == {
         "UnquantizedLinearMethod", "UnquantizedEmbeddingMethod"}  # the routers; lm_head, ignored
@@ -185,13 +185,13 @@ def test_a_format_a_release_adds_is_vllms_unknown_method_before_it(make_checkpoi
 def test_native_fp8_dynamic_activations_are_per_token_on_xpu_from_0_34(make_checkpoint, backend, kernel_033,
                                                                         kernel_034):
     """Fp8LinearMethod.__init__: `elif cutlass_fp8_supported() or current_platform.is_xpu()` (0.34)."""
-    from fp8check.core.records import Backend
+    from fp8check.core.records import LinearBackendOption
 
     assert "xpu-fp8-per-token" in WHEEL_CHANGES and fp8.XPU_PER_TOKEN == "xpu-fp8-per-token"
     folder = make_checkpoint(quant="fp8-dynamic", data="sparse")
     for release, kernel, key in (("0.33", kernel_033, "kFp8DynamicTensorSym"),
                                  ("0.34", kernel_034, "kFp8DynamicTokenSym")):
-        report = _inspect(folder, "xpu", release, backend=Backend(backend))
+        report = _inspect(folder, "xpu", release, backend=LinearBackendOption(backend))
         quantized = [layer for layer in report.layers if layer.scheme == "Fp8LinearMethod"]
         assert quantized and {(layer.kernel, layer.weight_key, layer.activation_key, layer.errors)
                               for layer in quantized} == {(kernel, "kFp8StaticTensorSym", key, ())}, release

@@ -177,7 +177,7 @@ def test_recipe_add_a_kernel_routes(throwaway_kernel):
 def test_recipe_add_a_kernel_inspect(throwaway_kernel, tmp_path):
     folder = write_checkpoint(str(tmp_path / "ckpt"), quant="ct-fp8-dynamic", data="sparse")
     report = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), WITH_CHANGE))
-    assert {layer.kernel for layer in report.layers if layer.strategy} == {ThrowawayFP8Kernel.name}
+    assert {layer.kernel for layer in report.layers if layer.strategy_text} == {ThrowawayFP8Kernel.name}
 
 
 def test_recipe_add_a_kernel_side_tables(throwaway_kernel):

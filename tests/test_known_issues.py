@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from fp8check.cli.app import app
 from fp8check.core.checkpoint.local import open_local
-from fp8check.core.records import Backend, InspectOptions
+from fp8check.core.records import InspectOptions, LinearBackendOption
 from fp8check.core.routing import known_issues as ki
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets import profiles
@@ -23,6 +23,7 @@ runner = CliRunner()
 MOE = dict(quant="fp8-block", experts=4, architecture="Qwen3MoeForCausalLM", model_type="qwen3_moe")
 MINIMAX = dict(quant="fp8-block", experts=4, architecture="MiniMaxM2ForCausalLM", model_type="minimax_m2")
 DSV32 = dict(architecture="DeepseekV32ForCausalLM", model_type="deepseek_v32", extra_config=DSA, **DSA_SPEC)
+TRITON = LinearBackendOption("triton")
 
 
 def found(folder: str, platform: str, vllm: str, assume: tuple[str, ...] = (), **options) -> dict[str, tuple]:
@@ -41,12 +42,12 @@ CASES = {
     "cutlass-fp8-sm80": (dict(quant="modelopt-fp8"), ("a100", "0.29", {}), [
         ("a100", "0.31", {}),                                     # the fix: Cutlass refuses, Marlin serves
         ("a100", "0.28", {}),                                     # before 0.29 Marlin came first
-        ("a100", "0.30", {"backend": Backend("marlin")}),         # the workaround
+        ("a100", "0.30", {"backend": LinearBackendOption("marlin")}),  # the workaround
         ("h100", "0.29", {}),                                     # sm90: CUTLASS FP8 is native
     ]),
-    "triton-fp8e4nv-pre-ada": (dict(quant="fp8-block"), ("cuda:86", "0.34", {"backend": Backend("triton")}), [
+    "triton-fp8e4nv-pre-ada": (dict(quant="fp8-block"), ("cuda:86", "0.34", {"backend": TRITON}), [
         ("cuda:86", "0.34", {}),                                  # vLLM's own choice: Marlin
-        ("cuda:89", "0.34", {"backend": Backend("triton")}),      # Ada has fp8e4nv
+        ("cuda:89", "0.34", {"backend": TRITON}),                 # Ada has fp8e4nv
     ]),
     "deepgemm-minimax-m2-sm90": (MINIMAX, ("h100", "0.25", {}), [
         ("h100", "0.25", {"assume": ("deep_gemm=no",)}),

@@ -19,7 +19,7 @@ from fp8check.core.formats.kv_cache import (
     E5M2_REFUSED, FALLBACK_ONE, KV_SCALE_DEPRECATED, KVConfig, cache_dtypes, check_cache_dtype, remap,
 )
 from fp8check.core.records import InspectOptions
-from fp8check.core.routing import kv_cache as routing_kv
+from fp8check.core.routing import attention as routing_attention
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.core.targets.profiles import PROFILES
@@ -199,8 +199,8 @@ def test_mis_shaped_scales_are_named(make_checkpoint, quant, kv_cache, shape, me
 
 def test_per_head_ct_scales_load_and_ask_for_per_head_backends(make_checkpoint, monkeypatch):
     specs = []
-    real = routing_kv.select_attention_backend
-    monkeypatch.setattr(routing_kv, "select_attention_backend", lambda spec, *a: specs.append(spec) or real(spec, *a))
+    real = routing_attention.select_attention_backend
+    monkeypatch.setattr(routing_attention, "select_attention_backend", lambda spec, *a: specs.append(spec) or real(spec, *a))
     report = inspect(make_checkpoint(quant="ct-fp8", kv_cache="attn_head"))
     assert {a.scale_strategy for a in report.attention} == {"attn_head"}
     assert not any(a.errors for a in report.attention if a.backend)  # the shapes are right
@@ -272,8 +272,8 @@ def test_attention_shape_per_rank(make_checkpoint, tp, heads, kv_heads):
 
 def test_mla_layers_are_mla_attention_with_the_latent_as_head(make_checkpoint, monkeypatch):
     specs = []
-    real = routing_kv.select_attention_backend
-    monkeypatch.setattr(routing_kv, "select_attention_backend", lambda spec, *a: specs.append(spec) or real(spec, *a))
+    real = routing_attention.select_attention_backend
+    monkeypatch.setattr(routing_attention, "select_attention_backend", lambda spec, *a: specs.append(spec) or real(spec, *a))
     report = inspect(make_checkpoint(quant="fp8-block", data="sparse", kv_lora_rank=128, qk_rope_head_dim=32, **MLA))
     assert [a.name for a in report.attention] == [f"model.layers.{i}.self_attn.mla_attn.mla_attn" for i in (0, 1)]
     assert {(a.kind, a.head_size, a.num_kv_heads, a.kv_method) for a in report.attention} == {("MLA", 160, 1, None)}
@@ -282,8 +282,8 @@ def test_mla_layers_are_mla_attention_with_the_latent_as_head(make_checkpoint, m
 
 def test_gpt_oss_sinks_reach_the_backend_selection(make_checkpoint, monkeypatch):
     specs = []
-    real = routing_kv.select_attention_backend
-    monkeypatch.setattr(routing_kv, "select_attention_backend", lambda spec, *a: specs.append(spec) or real(spec, *a))
+    real = routing_attention.select_attention_backend
+    monkeypatch.setattr(routing_attention, "select_attention_backend", lambda spec, *a: specs.append(spec) or real(spec, *a))
     report = inspect(make_checkpoint(quant="fp8-block", architecture="GptOssForCausalLM", model_type="gpt_oss",
                                      attention_sinks=True, data="sparse"))
     # GptOssConfig's default sliding_window 128 on the even layers (gpt_oss.py): tests/test_kv_sliding.py

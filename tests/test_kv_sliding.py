@@ -18,7 +18,7 @@ from fp8check.core.model.layouts import MIXED_WINDOWS, AttentionWindows
 from fp8check.core.model.memory import SlidingShare, fit, summary, weight_footprint
 from fp8check.core.model.modules import build_layout
 from fp8check.core.records import InspectOptions
-from fp8check.core.routing import kv_cache as routing_kv
+from fp8check.core.routing import attention as routing_attention
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import PROFILES
@@ -95,8 +95,8 @@ def test_qwen2_refuses_a_mix_of_sliding_and_full_layers(make_checkpoint, release
 
 def test_the_window_reaches_the_backend_selector(make_checkpoint, monkeypatch):
     specs = []
-    real = routing_kv.select_attention_backend
-    monkeypatch.setattr(routing_kv, "select_attention_backend", lambda spec, *a: specs.append(spec) or real(spec, *a))
+    real = routing_attention.select_attention_backend
+    monkeypatch.setattr(routing_attention, "select_attention_backend", lambda spec, *a: specs.append(spec) or real(spec, *a))
     inspect(make_checkpoint(**GPT_OSS, layers=2))
     assert {(s.sliding_window, s.has_sink) for s in specs} == {(None, True), (128, True)}
 
@@ -139,7 +139,7 @@ def memory_of(folder: str, report, memory: str = "80GiB"):
     footprint = weight_footprint(ckpt.tensors, ckpt.config, build_layout(ckpt.tensors, ckpt.config))
     platform = apply_assumptions(parse_platform("cuda:9.0"), [f"device_memory={memory}"])
     per_token = sum(a.cache_bytes_per_token for a in report.attention)
-    return fit(footprint, platform, report.profile, 1, False, per_token, routing_kv.sliding_share(report.attention))
+    return fit(footprint, platform, report.profile, 1, False, per_token, routing_attention.sliding_share(report.attention))
 
 
 @pytest.mark.parametrize("spec, sliding_layers, long_factor", [
@@ -151,7 +151,7 @@ def test_memory_counts_sliding_layers_at_every_token_and_says_what_long_requests
                                                                                       sliding_layers, long_factor):
     folder = make_checkpoint(**spec)
     report = inspect(folder)
-    share = routing_kv.sliding_share(report.attention)
+    share = routing_attention.sliding_share(report.attention)
     per_layer = report.attention[0].cache_bytes_per_token  # K and V of 2 KV heads in bfloat16
     assert share == SlidingShare(sliding_layers, len(report.attention), (spec["sliding_window"],),
                                  sliding_layers * per_layer)
@@ -171,7 +171,7 @@ def test_memory_counts_sliding_layers_at_every_token_and_says_what_long_requests
 def test_models_without_sliding_windows_keep_their_report(make_checkpoint):
     folder = make_checkpoint()
     report = inspect(folder)
-    assert kinds(report) == [F, F] and routing_kv.sliding_share(report.attention) is None
+    assert kinds(report) == [F, F] and routing_attention.sliding_share(report.attention) is None
     memory = memory_of(folder, report)
     assert memory.note is None and memory.long_request_tokens is None and "window" not in summary(memory)
     doc = json.loads(runner.invoke(app, ["inspect", folder, "-p", "h100", "-f", "json"]).stdout)
@@ -203,7 +203,7 @@ def test_released_configs_without_a_window_inspect_as_before(make_checkpoint, mo
     folder = make_checkpoint(**spec)
     options = dict(kv_cache_dtype="fp8", kv_cache_dtype_skip_layers=("sliding_window",))
     report = inspect(folder, **options)
-    monkeypatch.setattr(routing_kv, "attention_windows", lambda config, arch: AttentionWindows((None,) * 64))
+    monkeypatch.setattr(routing_attention, "attention_windows", lambda config, arch: AttentionWindows((None,) * 64))
     assert report == inspect(folder, **options)
 
 

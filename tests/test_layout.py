@@ -11,7 +11,8 @@ from fp8check.core.checkpoint.local import open_local
 from fp8check.core.formats.compressed_tensors import assign as assign_compressed_tensors
 from fp8check.core.formats.registry import parse_quant_config
 from fp8check.core.formats.shared import matches
-from fp8check.core.model.modules import build_layout, layer_template
+from fp8check.core.model.modules import build_layout
+from fp8check.core.records import layer_template
 from fp8check.core.planning.rows import collapse, ranges
 from fp8check.core.records import InspectOptions
 from fp8check.core.routing.inspect import inspect_checkpoint

@@ -1,4 +1,4 @@
-"""load's KV cache check (fp8check.core.load.kv): vLLM's scale processing per KV method, the scale value checks
+"""load's KV cache check (fp8check.core.load.attention): vLLM's scale processing per KV method, the scale value checks
 naming the tensor, and the FP8 cache write round trip against its bound. Records are built directly (tiny data)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from fp8check.core.checkpoint.local import open_local
-from fp8check.core.load.kv import BASE_ONE_WARNING, run_attention, scale_role
+from fp8check.core.load.attention import BASE_ONE_WARNING, run_attention, scale_role
 from fp8check.core.records import AttentionReport, InspectOptions
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets import profiles

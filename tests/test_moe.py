@@ -19,7 +19,7 @@ from fp8check.core.planning.rows import collapse
 from fp8check.core.records import InspectOptions
 from fp8check.core.report.documents import inspect_document as to_json
 from fp8check.core.routing.inspect import inspect_checkpoint
-from fp8check.core.routing.moe import block_shape_error, experts_per_rank, refine_block
+from fp8check.core.routing.moe import expert_block_shape_error, experts_per_rank, refine_block
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import select_profile
 from fp8check.kernels.base import RoutingContext
@@ -344,8 +344,8 @@ def test_experts_per_rank(experts, ep, want):
     (256, 1, (128, 96), None),  # block_k is only checked when the TP world is larger than 1
     (768, 8, (128, 128), None),  # under EP the shard is whole
 ])
-def test_block_shape_error(ispp, tp, block, want):
-    assert block_shape_error(ispp, block, tp) == want
+def test_expert_block_shape_error(ispp, tp, block, want):
+    assert expert_block_shape_error(ispp, block, tp) == want
 
 
 @pytest.mark.parametrize("block, ispp, moe_tp, hidden, want", [

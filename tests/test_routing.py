@@ -13,7 +13,7 @@ import pytest
 
 from fp8check.core.checkpoint.local import open_local
 from fp8check.core.errors import InputError
-from fp8check.core.records import Backend, InspectOptions
+from fp8check.core.records import InspectOptions, LinearBackendOption
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import select_profile
@@ -25,7 +25,7 @@ ORIGINAL_CRASH = FAILED + "XPUW8A16FP8LinearKernel XPUW8A16FP8Linear only suppor
 def inspect(folder, platform, vllm="latest", backend="auto", assume=(), per_quant=(), disabled=(), tp=1):
     options = InspectOptions(
         platform=apply_assumptions(parse_platform(platform), list(assume)), profile=select_profile(vllm), tp=tp,
-        backend=Backend(backend, tuple(per_quant)), disabled_kernels=tuple(disabled),
+        backend=LinearBackendOption(backend, tuple(per_quant)), disabled_kernels=tuple(disabled),
     )
     return inspect_checkpoint(open_local(folder), options)
 

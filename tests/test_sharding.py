@@ -21,7 +21,7 @@ from fp8check.core.checkpoint.local import open_local
 from fp8check.core.checkpoint.safetensors_header import TensorInfo
 from fp8check.core.model.modules import LinearModule, Shard, build_layout
 from fp8check.core.model.sharding import ShardingError, TensorRead, rank_reads
-from fp8check.core.model.tp import block_shape_error, tp_layout
+from fp8check.core.model.tp import linear_block_shape_error, tp_layout
 from fp8check.synth import Spec, quantize_fp8, write_checkpoint
 
 BLOCK = (128, 128)
@@ -102,7 +102,7 @@ def rank_weight(plan, tensors, block) -> torch.Tensor:
 
 def check_module(module, tensors, tp, block):
     layout = tp_layout(module, tp)
-    assert layout.error is None and (block is None or block_shape_error(layout, block, False) is None)
+    assert layout.error is None and (block is None or linear_block_shape_error(layout, block, False) is None)
     full = full_weight(module, tensors, block)
     covered = torch.zeros(full.shape, dtype=torch.bool)
     for rank in range(tp):
@@ -229,7 +229,7 @@ def test_native_fp8_block_mismatch_escape(checkpoints):
     gate_up = next(m for m in layout.linears if m.layer_type == "MergedColumnParallelLinear")
     for tp in (1, 2):
         layout_tp = tp_layout(gate_up, tp)
-        assert block_shape_error(layout_tp, BLOCK, allow_mismatch_escape=True) is None
+        assert linear_block_shape_error(layout_tp, BLOCK, allow_mismatch_escape=True) is None
         plans = [rank_reads(gate_up, layout_tp, rank, BLOCK) for rank in range(tp)]
         assert any(p.notes for p in plans)
         full = full_weight(gate_up, tensors, BLOCK)

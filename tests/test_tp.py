@@ -6,7 +6,7 @@ import pytest
 
 from fp8check.core.checkpoint.local import open_local
 from fp8check.core.model.modules import LinearModule
-from fp8check.core.model.tp import block_shape_error, tp_layout
+from fp8check.core.model.tp import linear_block_shape_error, tp_layout
 from fp8check.core.records import InspectOptions
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
@@ -30,42 +30,42 @@ def test_qwen3_32b_block_shapes_pass_up_to_tp8(tp):
     for m in (QKV, GATE_UP, DOWN):
         layout = tp_layout(m, tp)
         assert layout.error is None
-        assert block_shape_error(layout, BLOCK, allow_mismatch_escape=False) is None
+        assert linear_block_shape_error(layout, BLOCK, allow_mismatch_escape=False) is None
 
 
 def test_qwen3_32b_tp16_merged_partition_message():
     layout = tp_layout(GATE_UP, 16)
     assert layout.output_partition_sizes == (1600, 1600)
-    assert block_shape_error(layout, BLOCK, False) == (
+    assert linear_block_shape_error(layout, BLOCK, False) == (
         "Weight output_partition_size = 1600 is not divisible by weight quantization block_n = 128.")
 
 
 def test_row_parallel_block_k_message():
     layout = tp_layout(DOWN, 16)
     assert layout.input_size_per_partition == 1600
-    assert block_shape_error(layout, BLOCK, False) == (
+    assert linear_block_shape_error(layout, BLOCK, False) == (
         "Weight input_size_per_partition = 1600 is not divisible by weight quantization block_k = 128.")
 
 
 def test_sub_block_shard_of_vllm_52997():
     # Qwen3.6-35B-A3B-FP8 at TP8 on H100: a 512-wide row-parallel input split 8 ways.
     layout = tp_layout(module("RowParallelLinear", 512, (2048,)), 8)
-    assert block_shape_error(layout, BLOCK, False) == (
+    assert linear_block_shape_error(layout, BLOCK, False) == (
         "Weight input_size_per_partition = 64 is not divisible by weight quantization block_k = 128.")
 
 
 def test_merged_not_split_exempts_the_last_partition():
     ragged_v = module("QKVParallelLinear", 256, (256, 128, 64), heads=(4, 2, 64))  # v_head_dim 32: v rows 64
-    assert block_shape_error(tp_layout(ragged_v, 1), BLOCK, False) is None
+    assert linear_block_shape_error(tp_layout(ragged_v, 1), BLOCK, False) is None
     ragged_k = module("QKVParallelLinear", 256, (256, 64, 64), heads=(4, 1, 64))
-    assert "output_partition_size = 64" in block_shape_error(tp_layout(ragged_k, 1), BLOCK, False)
+    assert "output_partition_size = 64" in linear_block_shape_error(tp_layout(ragged_k, 1), BLOCK, False)
 
 
 def test_native_fp8_merged_escape_skips_everything_but_compressed_tensors_has_none():
     gate_up = module("MergedColumnParallelLinear", 320, (320, 320))
     layout = tp_layout(gate_up, 2)  # partitions [160, 160], and K = 320 is ragged too
-    assert block_shape_error(layout, BLOCK, allow_mismatch_escape=True) is None
-    assert block_shape_error(layout, BLOCK, allow_mismatch_escape=False) == (
+    assert linear_block_shape_error(layout, BLOCK, allow_mismatch_escape=True) is None
+    assert linear_block_shape_error(layout, BLOCK, allow_mismatch_escape=False) == (
         "Weight output_partition_size = 160 is not divisible by weight quantization block_n = 128.")
 
 

@@ -180,7 +180,7 @@ def main() -> None:
         output.crashed(exc)
 
 
-def run(collector_paused: bool = False) -> NoReturn:
+def run_process(collector_paused: bool = False) -> NoReturn:
     """The process (fp8check.cli.entry): `main`, then the process ends at once, with main's exit code, once
     atexit's handlers have run and the output is flushed. What os._exit skips is only the interpreter's own
     teardown, which changes nothing a run wrote: after `load` it takes ~0.5 s (torch's modules and objects, freed

@@ -3,7 +3,7 @@ formats show under it (a warning or a module not judged taken as a failure). Pri
 
 from __future__ import annotations
 
-from fp8check.cli.options import FailOn, Format
+from fp8check.cli.options import FailOn, OutputFormat
 
 EXIT_OK, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
 
@@ -22,12 +22,12 @@ def exit_code(report, fail_on: FailOn) -> int:
     return EXIT_FAIL if not report.ok or any(failing(report, fail_on)) else EXIT_OK
 
 
-def as_judged(report, fmt: Format, fail_on: FailOn):
+def as_judged(report, fmt: OutputFormat, fail_on: FailOn):
     """The report JUnit renders: under --fail-on not-judged a module not judged fails its testcase, under warning
     a warning does too, as the exit code does. The table and Markdown show the report as it is (a warning stays a
     warning; the verdict says why the exit is 1) and the JSON keeps `ok` (no error), the warnings and `judged`
     apart: a program reads each."""
-    if fmt is Format.json or fail_on is FailOn.error:
+    if fmt is OutputFormat.json or fail_on is FailOn.error:
         return report
     from fp8check.core.report.verdicts import not_judged_as_failures
 

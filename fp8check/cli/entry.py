@@ -14,8 +14,8 @@ import gc
 
 
 def run():
-    """fp8check.cli.app.run, with the collector paused until the command starts."""
+    """fp8check.cli.app.run_process, with the collector paused until the command starts."""
     gc.disable()
-    from fp8check.cli.app import run as run_app
+    from fp8check.cli.app import run_process
 
-    run_app(collector_paused=True)
+    run_process(collector_paused=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import typer
 
 from fp8check.cli import ci, options, output
-from fp8check.cli.options import Format
+from fp8check.cli.options import OutputFormat
 
 EPILOG = ("Exit codes: 0 every layer routes and checks pass; 1 some layer would fail (or, under --fail-on, a module "
           "not judged or a warning); 2 bad usage or unreadable input. "
@@ -30,7 +30,7 @@ def inspect(
     kv_cache_dtype: options.KvCacheDtypeOpt = "auto",
     kv_cache_dtype_skip_layers: options.KvCacheSkipLayersOpt = [],  # noqa: B006 - typer needs a list
     attention_backend: options.AttentionBackendOpt = "auto",
-    fmt: options.FormatOpt = Format.table,
+    fmt: options.OutputFormatOpt = OutputFormat.table,
     output_path: options.OutputOpt = None,
     fail_on: options.FailOnOpt = options.FailOn.error,
     verbose: options.VerboseOpt = False,
@@ -42,7 +42,7 @@ def inspect(
     from fp8check.api import inspect_with_checkpoint
     from fp8check.core.targets.profiles import NewerRelease
 
-    as_json, newer = fmt is Format.json, None
+    as_json, newer = fmt is OutputFormat.json, None
     with output.errors_reported(model, as_json):
         try:
             report, ckpt = inspect_with_checkpoint(

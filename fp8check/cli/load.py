@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, NamedTuple, Optional
 import typer
 
 from fp8check.cli import ci, options, output
-from fp8check.cli.options import Format, TableOrJson
+from fp8check.cli.options import OutputFormat, TableOrJson
 from fp8check.core.errors import InputError
 
 if TYPE_CHECKING:  # annotations only (crosscheck imports vLLM's code lazily)
@@ -76,7 +76,7 @@ def load(
     kv_cache_dtype: options.KvCacheDtypeOpt = "auto",
     kv_cache_dtype_skip_layers: options.KvCacheSkipLayersOpt = [],  # noqa: B006 - typer needs a list
     attention_backend: options.AttentionBackendOpt = "auto",
-    fmt: options.FormatOpt = Format.table,
+    fmt: options.OutputFormatOpt = OutputFormat.table,
     output_path: options.OutputOpt = None,
     fail_on: options.FailOnOpt = options.FailOn.error,
     verbose: options.VerboseOpt = False,
@@ -90,7 +90,7 @@ def load(
 
     reuse_freed_memory()  # this process is the CLI's: its allocator is ours to tune
 
-    with output.errors_reported(model, fmt is Format.json):  # every argument is checked before torch is imported
+    with output.errors_reported(model, fmt is OutputFormat.json):  # every argument is checked before torch is imported
         report, ckpt = load_with_checkpoint(
             model, platform=platform, device=device, layers=layers, tokens=tokens, seed=seed,
             rank_timeout=rank_timeout, all_experts=all_experts, against=against, tp=tp, ep=ep, vllm=vllm,

@@ -12,7 +12,9 @@ from typing import Annotated, Optional
 import typer
 
 
-class Format(str, Enum):
+class OutputFormat(str, Enum):
+    """--format of inspect and load: the report as a table, JSON, Markdown or JUnit."""
+
     table = "table"
     json = "json"
     markdown = "markdown"
@@ -128,7 +130,7 @@ AttentionBackendOpt = Annotated[str, typer.Option(
     "(FLASH_ATTN, FLASHINFER, TRITON_ATTN, FLEX_ATTENTION, ROCM_ATTN, ROCM_AITER_FA, CPU_ATTN, FLASHMLA, "
     "CUTLASS_MLA, TRITON_MLA, ...; any case) or auto: the first valid backend of vLLM's priority list for the "
     "platform.")]
-FormatOpt = Annotated[Format, typer.Option(
+OutputFormatOpt = Annotated[OutputFormat, typer.Option(
     "--format", "-f", help="table (default), json (one object, schema_version 1), markdown (a CI summary) or junit "
     "(JUnit XML, one testcase per module and per kind of attention layer).")]
 TableJsonOrMarkdownOpt = Annotated[TableJsonOrMarkdown, typer.Option("--format", "-f",

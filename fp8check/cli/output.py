@@ -17,7 +17,7 @@ from typing import Callable, Iterator, NoReturn
 import typer
 
 from fp8check.cli import ci
-from fp8check.cli.options import FailOn, Format
+from fp8check.cli.options import FailOn, OutputFormat
 from fp8check.core.errors import InputError, printable
 from fp8check.core.records import LoadReport
 
@@ -98,9 +98,9 @@ def safe(text: str, limit: int = 200) -> str:
     return escape(printable(text, limit))
 
 
-def quiet(fmt: Format) -> bool:
+def quiet(fmt: OutputFormat) -> bool:
     """Progress bars only for people: not for machine formats, nor when stdout is not a terminal."""
-    return fmt in (Format.json, Format.junit) or not sys.stdout.isatty()
+    return fmt in (OutputFormat.json, OutputFormat.junit) or not sys.stdout.isatty()
 
 
 def print_document(document: dict, indent: int | None = None) -> str:
@@ -177,7 +177,7 @@ def show(fmt: str, output: str | None, document: Callable[[], dict], table: Call
 def unmatched_skip_layers(report, given: list[str]) -> None:
     """--kv-cache-dtype-skip-layers values that name no attention layer of this model (vLLM matches nothing with
     them, silently): one warning line on stderr each, whatever --format prints. `report`: inspect's or load's."""
-    from fp8check.core.model.modules import layer_template
+    from fp8check.core.records import layer_template
 
     attention = getattr(report, "inspect", report).attention
     indices = sorted({index for layer in attention for index in [layer_template(layer.name)[1]] if index is not None})
@@ -198,7 +198,7 @@ def unmatched_skip_layers(report, given: list[str]) -> None:
               "nothing", file=sys.stderr)
 
 
-def finish_report(report, fmt: Format, fail_on: FailOn, verbose: bool, fetch, output: str | None,
+def finish_report(report, fmt: OutputFormat, fail_on: FailOn, verbose: bool, fetch, output: str | None,
                   wide: bool = False) -> NoReturn:
     """inspect and load: the report in --format (judged under --fail-on), --output, the step summary, the exit
     code. The table and Markdown show a warning as a warning and a module not judged as it routes, and say in the
@@ -218,7 +218,8 @@ def finish_report(report, fmt: Format, fail_on: FailOn, verbose: bool, fetch, ou
          markdown=lambda: _renderer().markdown(report, fail_on.value), junit=as_junit)
     _append_step_summary(report, fail_on)
     failing = ci.failing(report, fail_on)
-    if any(failing) and fmt in (Format.json, Format.junit):  # the table and Markdown verdicts say it themselves
+    # the table and Markdown verdicts say it themselves
+    if any(failing) and fmt in (OutputFormat.json, OutputFormat.junit):
         from fp8check.core.report.verdicts import failing_text
 
         print(f"fp8check: failing on {failing_text(*failing)} (--fail-on {fail_on.value})", file=sys.stderr)

@@ -7,11 +7,11 @@ from a load report without importing torch. Types named only in annotations are 
 
 from __future__ import annotations
 
+import re
+from enum import Enum
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-from fp8check.core.model.modules import layer_template
-
-if TYPE_CHECKING:  # annotations only: records import nothing at run time but layer_template
+if TYPE_CHECKING:  # annotations only: records import nothing of fp8check at run time
     import torch
 
     from fp8check.core.checkpoint.local import Checkpoint
@@ -25,6 +25,55 @@ if TYPE_CHECKING:  # annotations only: records import nothing at run time but la
     from fp8check.kernels.registry import Rejection
 
 DEFAULT_TOKENS = 16
+_LAYER_INDEX = re.compile(r"\.(\d+)\.")
+
+
+def layer_template(name: str) -> tuple[str, int | None]:
+    """'model.layers.17.mlp.down_proj' -> ('model.layers.{i}.mlp.down_proj', 17), for collapsing rows."""
+    match = _LAYER_INDEX.search(name)
+    if not match:
+        return name, None
+    return name[: match.start()] + ".{i}." + name[match.end():], int(match.group(1))
+
+
+class Words(str, Enum):
+    """A str enum that prints as its value: `str()` and f-strings give "not run", not "Status.NOT_RUN", so JSON,
+    JUnit and the tables are what they were with plain strings (Python 3.10 has no StrEnum)."""
+
+    def __str__(self) -> str:
+        return str.__str__(self)
+
+    def __format__(self, spec: str) -> str:
+        return str.__format__(self, spec)
+
+
+class Status(Words):
+    """What `load` found for a module, an expert or a KV cache, and a module against BASE."""
+
+    OK = "ok"
+    WARN = "warn"                      # ran and agrees, with a warning
+    FAIL = "FAIL"
+    NOT_RUN = "not run"                # vLLM would refuse the layer, or fp8check does not run its method
+
+    @property
+    def ok(self) -> bool:
+        return self in (Status.OK, Status.WARN)
+
+
+class Strategy(Words):
+    """A weight's (or a KV cache scale's) quantization granularity, every format's in compressed-tensors'
+    QuantizationStrategy words (compressed_tensors/quantization/quant_args.py)."""
+
+    TENSOR = "tensor"
+    CHANNEL = "channel"                # one scale per output row
+    GROUP = "group"                    # one scale per `group_size` inputs of a row (MXFP8: 32)
+    BLOCK = "block"                    # one scale per [rows, cols] block
+    TOKEN = "token"                    # activations only: one scale per token
+    TENSOR_GROUP = "tensor_group"      # NVFP4: groups under a global scale
+    ATTN_HEAD = "attn_head"            # KV cache scales: one per attention head
+
+
+STRATEGY_VALUES = tuple(strategy.value for strategy in Strategy)
 
 
 # --against BASE: what a quantized module's figures are held to.
@@ -54,7 +103,7 @@ class Worst(NamedTuple):
 class Comparison(NamedTuple):
     """One module against BASE. `codes_*` are None for an unquantized module (no codes to requantize)."""
 
-    verdict: str               # ok | FAIL
+    verdict: Status            # ok | FAIL
     errors: tuple[str, ...]
     weight_rel_error: float | None
     cosine: float | None
@@ -90,7 +139,7 @@ class AgainstBase(Protocol):
     def summary(self) -> str: ...
 
 
-class Backend(NamedTuple):
+class LinearBackendOption(NamedTuple):
     """--linear-backend and --kernel-config's linear_backend_per_quant."""
 
     default: str = "auto"
@@ -104,7 +153,7 @@ class InspectOptions(NamedTuple):
     platform: Platform
     profile: RuleProfile
     tp: int = 1
-    backend: Backend = Backend()
+    backend: LinearBackendOption = LinearBackendOption()
     disabled_kernels: tuple[str, ...] = ()
     ep: bool = False                  # --ep: vLLM's --enable-expert-parallel
     quantization: str | None = None   # --quantization: vLLM's flag (an online method on an unquantized checkpoint)
@@ -120,7 +169,7 @@ class LayerReport(NamedTuple):
     shards: tuple[str, ...]
     weight_dtype: str
     shape: tuple[int, int]            # [sum of output widths, input]
-    strategy: str | None              # "block [128, 128]", "channel", "tensor", None when unquantized
+    strategy_text: str | None         # the strategy as shown: "block [128, 128]", "channel", None when unquantized
     activation: str | None            # "dynamic group 128", "static tensor", None for weight-only
     scheme: str
     kernel: str | None
@@ -153,7 +202,7 @@ class MoEReport(NamedTuple):
     shards: tuple[str, ...]           # checkpoint leaves of expert 0 (gate_proj, up_proj, down_proj / w1, w3, w2)
     weight_dtype: str
     shape: tuple[int, ...]            # w13 as vLLM stacks it at TP 1: [experts, 2 x intermediate, hidden]
-    strategy: str | None
+    strategy_text: str | None         # as LayerReport's: "block [128, 128]", "int4 group 128", ...
     activation: str | None
     scheme: str                       # the FusedMoE quant method class
     kernel: str | None                # the experts class the oracle picked
@@ -194,7 +243,7 @@ class AttentionReport(NamedTuple):
     kv_cache_dtype: str               # resolved CacheDType ("auto" shown as the model dtype): "bfloat16", "fp8", ...
     cache_dtype: str                  # what the cache holds: "bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", ...
     kv_method: str | None             # "CompressedTensorsKVCacheMethod", "Fp8KVCacheMethod", ...; None: no method
-    scale_strategy: str | None        # "tensor" | "attn_head" | None (no checkpoint k / v scale loads)
+    scale_strategy: Strategy | None   # TENSOR | ATTN_HEAD | None (no checkpoint k / v scale loads)
     scales: tuple[str, ...]           # checkpoint tensors the layer's k / v (/ q / prob) scales load from
     backend: str | None               # AttentionBackendEnum name; None when selection fails
     rejected: tuple[Rejection, ...]
@@ -219,7 +268,7 @@ class InspectReport(NamedTuple):
     platform: Platform
     profile: RuleProfile
     tp: int
-    backend: Backend
+    backend: LinearBackendOption
     quant_method: str | None
     layers: tuple[LayerReport, ...]
     moes: tuple[MoEReport, ...]
@@ -272,7 +321,7 @@ class LayerRun(NamedTuple):
     execution: str | None              # what ran where, e.g. "emulated on cpu (block numerics: fp32 per-K-block GEMM)"
     emulated: bool
     tokens: int
-    status: str
+    status: Status
     bytes_read: int = 0
     rel_error: float | None = None     # vs the fp32 reference from the same quantized operands
     bound: float | None = None
@@ -291,14 +340,14 @@ class LayerRun(NamedTuple):
 
     @property
     def ok(self) -> bool:
-        return self.status in ("ok", "warn")
+        return self.status.ok
 
 
 class ExpertRun(NamedTuple):
     """One expert's figures. rel_error is the worse of its two GEMMs, each against fp32 of the same operands."""
 
     expert: int
-    status: str                        # ok | warn | FAIL
+    status: Status                     # ok | warn | FAIL
     rank: int | None = None            # under --ep: the rank that holds it
     rel_error: float | None = None
     w13_error: float | None = None
@@ -320,7 +369,7 @@ class AttentionRun(NamedTuple):
     name: str
     kv_cache_dtype: str
     cache_dtype: str
-    status: str
+    status: Status
     k_scale: tuple[float, ...] = ()    # as vLLM uses them (one per tensor, or per head)
     v_scale: tuple[float, ...] = ()
     k_error: float | None = None       # relative round-trip error of K, of V
@@ -333,7 +382,7 @@ class AttentionRun(NamedTuple):
 
     @property
     def ok(self) -> bool:
-        return self.status in ("ok", "warn")
+        return self.status.ok
 
 
 class LoadReport(NamedTuple):

@@ -241,7 +241,7 @@ def _cpu(cfg: SelectorConfig, ctx: RoutingContext, requested: str | None) -> Att
     return AttentionChoice("CPU_ATTN", (), CPUAttention.impl_error(cfg, ctx), notes)
 
 
-def normalize_backend(value: str | None) -> str | None:
+def normalize_attention_backend(value: str | None) -> str | None:
     """AttentionConfig.validate_backend_before: 'auto' (any case) is None, anything else upper-cased."""
     if value is None or value.strip().lower() == "auto":
         return None
@@ -289,7 +289,7 @@ def diff_kv_backend(spec: AttentionSpec, head_size_v: int, ctx: RoutingContext,
     sinks: CUDA SM90 / SM100), else TRITON_ATTN_DIFFKV. The impl's refusals: FlashAttentionImpl's FP8 KV cache check
     at K's head size, then (diffkv-head-size-v) FlashAttentionDiffKVImpl's at V's; TritonAttentionImpl's, then
     TritonAttentionDiffKVImpl's quantized caches other than fp8 / fp8_e4m3."""
-    name = normalize_backend(requested)
+    name = normalize_attention_backend(requested)
     notes: tuple[str, ...] = ()
     if name is not None:
         error = unknown_backend_error(name, ctx)
@@ -333,7 +333,7 @@ def _diff_kv_fp8_cache(kv_cache_dtype: str, head_size: int, head_size_v: int, ha
 def select_attention_backend(spec: AttentionSpec, ctx: RoutingContext, requested: str | None = None) -> AttentionChoice:
     """get_attn_backend for one attention layer kind: the backend vLLM picks on ctx's platform and release (or
     --attention-backend `requested`), every rejection, vLLM's error and its logs on the way."""
-    name = normalize_backend(requested)
+    name = normalize_attention_backend(requested)
     if name is not None:
         error = unknown_backend_error(name, ctx)
         if error:

@@ -101,7 +101,7 @@ LINEAR_BACKENDS = ("auto", "cutlass", "flashinfer_cutlass", "flashinfer_cutedsl"
                    "aiter", "machete", "fbgemm", "conch", "exllama", "emulation", "xpu", "xpu_woq")
 
 
-def normalize_backend(value: str) -> str:
+def normalize_linear_backend(value: str) -> str:
     """vLLM lowercases --linear-backend and maps '-' to '_'."""
     return value.strip().lower().replace("-", "_")
 

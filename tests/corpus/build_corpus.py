@@ -678,7 +678,7 @@ def _(folder):
 def _(folder):
     """A [16, 0] block-FP8 weight: valid safetensors, but no linear layer vLLM builds from config.json has a zero
     dimension (its weight loader would refuse the shape). Found by bench/fuzz.py: a ZeroDivisionError in
-    tp.block_shape_error before the fix."""
+    tp.linear_block_shape_error before the fix."""
     model(folder, replace(TINY, quant="fp8-block", block=(8, 8)), change={WEIGHT: ("F8_E4M3", (16, 0))})
 
 

@@ -6,8 +6,9 @@
 Two grids. The CT / native-fp8 grid (QUANTS x PLATFORMS x TPS) as recorded since issue 16; the grid of the other
 formats and the online methods (FORMAT_QUANTS and ONLINE_METHODS on a bf16 checkpoint x FORMAT_PLATFORMS x
 FORMAT_TPS; 0.27.1 only on xpu, where its allow-list first appears). Every checkpoint goes through vLLM's own front
-door first (crosscheck.front_door: detection, allow-list, deprecation, capability and dtype gates, get_quant_config),
-compared as one "front door" row per checkpoint and TP; its four linears are compared when both sides pass it.
+door first (crosscheck.vllm_front_door: detection, allow-list, deprecation, capability and dtype gates,
+get_quant_config), compared as one "front door" row per checkpoint and TP; its four linears are compared when both
+sides pass it.
 
 Each release is the Python of its PyPI wheel, unzipped to $FP8CHECK_VLLM_SRC/<version> (default
 /tmp/vllm-src; `pip download vllm==X --no-deps` then unzip), with vLLM's pure-Python dependencies in

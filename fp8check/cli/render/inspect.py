@@ -17,7 +17,7 @@ from fp8check.core.checkpoint.local import FetchStats
 from fp8check.core.errors import printable
 from fp8check.core.model.memory import MemoryFit
 from fp8check.core.model.memory import summary as memory_summary
-from fp8check.core.model.modules import layer_template
+from fp8check.core.records import layer_template
 from fp8check.core.planning.rows import collapse, collapse_attention, without_index
 from fp8check.core.records import InspectReport
 from fp8check.core.report.verdicts import failing, inspect_verdict, not_judged, platform_text
@@ -67,9 +67,9 @@ def _unbroken(text: str) -> str:
 
 def _quantized(layer) -> str:
     """Strategy and activation in one cell, one a line: 'block 128×128', 'dynamic group 128'."""
-    if not layer.strategy:
+    if not layer.strategy_text:
         return "-"
-    return _unbroken(layer.strategy) + "\n" + (layer.activation or "weight-only")
+    return _unbroken(layer.strategy_text) + "\n" + (layer.activation or "weight-only")
 
 
 def inspect_table(report: InspectReport, console: Console, verbose: bool, fetch: FetchStats | None = None,
@@ -236,7 +236,7 @@ def inspect_markdown(report: InspectReport, fail_on: str = "error") -> str:
         status = ("FAIL: " + md_line(layer.errors[0]) if layer.errors else
                   "warn: " + md_line(layer.warnings[0]) if layer.warnings else "ok")
         cells = [f"`{printable(row.name)}`", layer.layer_type, _weight(layer),
-                 layer.strategy or "-", layer.scheme, layer.kernel or "-", status]
+                 layer.strategy_text or "-", layer.scheme, layer.kernel or "-", status]
         lines.append(md_row(cells))
     lines += _attention_markdown(report)
     lines += [""] + [f"- error: {md_line(e)}" for e in report.errors]

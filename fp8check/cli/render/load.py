@@ -13,9 +13,9 @@ from fp8check.cli.render.tables import (
 )
 from fp8check.core.checkpoint.local import FetchStats
 from fp8check.core.errors import printable
-from fp8check.core.model.modules import layer_template
+from fp8check.core.records import layer_template
 from fp8check.core.planning.rows import collapse_attention, collapse_attention_runs, collapse_runs, worst
-from fp8check.core.records import InspectReport, LoadReport
+from fp8check.core.records import InspectReport, LoadReport, Status
 from fp8check.core.report.verdicts import failing, load_verdict, not_judged, platform_text
 
 
@@ -34,15 +34,16 @@ def _against_cells(report, runs) -> tuple[str, ...]:
     return (_figure(worst(c.weight_rel_error for c in compared)), _figure(worst(c.output_rel_error for c in compared)))
 
 
-def _run_status(status: str, fail_on_warning: bool = False) -> str:
+def _run_status(status: Status, fail_on_warning: bool = False) -> str:
     warn = "[red]warn[/red]" if fail_on_warning else "[yellow]warn[/yellow]"
-    return {"ok": "[green]ok[/green]", "warn": warn, "FAIL": "[red]FAIL[/red]"}.get(status, "[red]not run[/red]")
+    return {Status.OK: "[green]ok[/green]", Status.WARN: warn, Status.FAIL: "[red]FAIL[/red]",
+            Status.NOT_RUN: "[red]not run[/red]"}[status]
 
 
 def _milliseconds(runs) -> str:
     """The time the runs took; '-' for modules that were not run. Under --tp the ranks run in step, so a run took
     its slowest rank's time (rank 0 alone may have had no part: an expert another rank owns under --ep)."""
-    ran = [r for r in runs if r.status != "not run"]
+    ran = [r for r in runs if r.status != Status.NOT_RUN]
     return _figure(sum(_run_ms(r) for r in ran), ".1f") if ran else "-"
 
 
@@ -54,7 +55,7 @@ def _run_ms(run) -> float:
 def _megabytes(runs) -> str:
     """MB read, per rank under --tp ("0.13 | 0.13"): what each rank read of its own slice, measured; '-' for
     modules that were not run."""
-    if all(r.status == "not run" for r in runs):
+    if all(r.status == Status.NOT_RUN for r in runs):
         return "-"
     per_rank: dict[int, int] = {}
     for run in runs:
@@ -68,7 +69,7 @@ def _megabytes(runs) -> str:
 def _run_route(run, layer) -> str:
     """What ran: 'kernel → numerics on the device'; a layer vLLM refuses is named by its scheme, not run."""
     scheme = layer.scheme if layer is not None else "?"
-    if run.status == "not run":
+    if run.status == Status.NOT_RUN:
         if layer is not None and layer.errors:
             return ("not run: vLLM refuses it before choosing a scheme" if scheme == "?" else
                     f"{scheme} → not run: vLLM refuses it (errors below)")
@@ -221,7 +222,7 @@ def _worst_expert(run, collapsed: bool) -> str:
 def _md_kernel(run, layer) -> tuple[str, str]:
     """The Markdown's kernel and numerics cells: 'unquantized' only for a layer vLLM leaves unquantized; a layer
     it refuses is named by its scheme."""
-    if run.status == "not run" and layer is not None and layer.errors:
+    if run.status == Status.NOT_RUN and layer is not None and layer.errors:
         return (run.kernel or ("refused before a scheme" if layer.scheme == "?" else f"{layer.scheme}: refused"),
                 "not run")
     return run.kernel or "unquantized", run.execution or "-"

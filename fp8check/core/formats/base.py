@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, NamedTuple, P
 
 if TYPE_CHECKING:  # annotations only
     from fp8check.core.formats.kv_cache import KVConfig
+    from fp8check.core.records import Strategy
     from fp8check.core.targets.profiles import RuleProfile
     from fp8check.kernels.base import RoutingContext
     from fp8check.kernels.quant_keys import QuantKey
@@ -84,7 +85,7 @@ class Assignment(NamedTuple):
     input_activations: Any = None
     output_activations: Any = None
     format: str | None = None
-    strategy: str | None = None            # weight strategy: "tensor" | "channel" | "block" | ...
+    strategy: Strategy | None = None       # the weight's quantization granularity
     block: tuple[int, int] | None = None   # block-quantized weights: the block
     static_input: bool = False             # activations quantized with a static (checkpoint) input_scale
     online: bool = False                   # the checkpoint stores the weight unquantized; vLLM quantizes it at load
@@ -104,7 +105,7 @@ class WeightScale(NamedTuple):
     """The scale an FP8 weight needs: its tensor suffix and the strategy that fixes its shape."""
 
     suffix: str                            # "weight_scale" | "weight_scale_inv"
-    strategy: str
+    strategy: Strategy
     block: tuple[int, int] | None = None
     group_size: int | None = None
     stray: str | None = None               # a scale suffix this format's scheme has no parameter for
@@ -130,7 +131,7 @@ class MoEMethod(NamedTuple):
     weight_key: QuantKey | None = None
     activation_key: QuantKey | None = None
     block: tuple[int, int] | None = None
-    strategy: str | None = None
+    strategy_text: str | None = None       # as reports show it: "block [128, 128]", "int4 group 128"
     activation: str | None = None
     allow_vllm_cutlass: bool = False
     assignment: Assignment | None = None
@@ -179,7 +180,7 @@ class Format(Generic[Config]):
     min_capability: int                    # the config class's get_min_capability(): a model-wide gate
     parse: Callable[[dict, str], Config]                 # (raw quantization_config, where) -> typed config
     assign: Callable[[Module, Config], Assignment]       # get_quant_method for one linear module
-    describe: Callable[[Assignment], tuple[str | None, str | None]]  # (strategy, activation) as reports show them
+    describe: Callable[[Assignment], tuple[str | None, str | None]]  # (strategy_text, activation) as reports show them
     # (assignment, ctx, --linear-backend) -> (the linear method / scheme class vLLM builds, or the error it raises)
     linear_scheme: Callable[[Assignment, RoutingContext, str], tuple[str | None, str | None]]
     fp8_schemes: frozenset[str]            # the schemes fp8check routes to a kernel; the others are only named

@@ -26,6 +26,7 @@ from fp8check.core.formats.shared import (
     ExpertsProbe, QuantArgs, block_weight_key, enum_value, ignored, is_int, matches, pattern_list, shard_names,
     torch_dtype,
 )
+from fp8check.core.records import STRATEGY_VALUES, Strategy
 from fp8check.kernels.base import FP8, FP8_BLOCK, W8A16_FP8, RoutingContext
 from fp8check.kernels.quant_keys import (
     QuantKey, kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockSym, kFp8StaticChannelSym,
@@ -36,7 +37,6 @@ if TYPE_CHECKING:  # annotations only
     from fp8check.core.targets.profiles import RuleProfile
 
 NAME = "compressed-tensors"
-STRATEGIES = ("tensor", "channel", "group", "block", "token", "tensor_group", "attn_head")
 DYNAMIC_STRATEGIES = ("token", "tensor", "tensor_group", "group")
 ACTIVATION_STRATEGIES = ("token", "tensor", "group", "tensor_group", "attn_head")
 COMPRESSION_FORMATS = (
@@ -108,7 +108,7 @@ def parse_quant_args(raw: object, where: str) -> QuantArgs:
         raise ConfigError(f"{where}.group_size: invalid group size {shown(group_size)}. Use group_size > 0 for strategy='group' and group_size = -1 for 'channel'")
     strategy = raw.get("strategy")
     if strategy is not None:
-        strategy = enum_value(strategy, STRATEGIES, f"{where}.strategy")
+        strategy = enum_value(strategy, STRATEGY_VALUES, f"{where}.strategy")
     block = _block_structure(raw.get("block_structure"), f"{where}.block_structure")
     dynamic = raw.get("dynamic", False)
     if isinstance(dynamic, str):
@@ -127,23 +127,23 @@ def parse_quant_args(raw: object, where: str) -> QuantArgs:
             strategy = "channel"
         else:
             raise ConfigError(f"{where}: invalid group size {group_size}. Use group_size > 0 for strategy='group' and group_size = -1 for 'channel'")
-    if strategy == "token" and not dynamic:
+    if strategy == Strategy.TOKEN and not dynamic:
         raise ConfigError(f"{where}: cannot perform static token quantization, please use dynamic=true")
-    if strategy in ("group", "tensor_group") and (group_size is None or group_size <= 0):
+    if strategy in (Strategy.GROUP, Strategy.TENSOR_GROUP) and (group_size is None or group_size <= 0):
         raise ConfigError(f"{where}: strategy {strategy} requires group_size to be set to a positive value")
-    if group_size is not None and group_size > 0 and strategy not in ("group", "tensor_group"):
+    if group_size is not None and group_size > 0 and strategy not in (Strategy.GROUP, Strategy.TENSOR_GROUP):
         raise ConfigError(f"{where}: group_size requires strategy to be set to 'group'")
-    if strategy == "block" and block is None:
+    if strategy == Strategy.BLOCK and block is None:
         raise ConfigError(f"{where}: block strategy requires block_structure (e.g. [128, 128])")
-    if block is not None and strategy != "block":
+    if block is not None and strategy != Strategy.BLOCK:
         raise ConfigError(f"{where}: block_structure requires strategy 'block', got {strategy!r}")
     if dynamic:
         if strategy not in DYNAMIC_STRATEGIES:
             raise ConfigError(f"{where}: one of {', '.join(DYNAMIC_STRATEGIES)} must be used for dynamic quant, got {strategy!r}")
-        if dynamic == "local" and strategy != "tensor_group":
+        if dynamic == "local" and strategy != Strategy.TENSOR_GROUP:
             raise ConfigError(f"{where}: dynamic 'local' is only supported for strategy tensor_group")
     return QuantArgs(
-        num_bits=num_bits, type=qtype, symmetric=symmetric, strategy=strategy, group_size=group_size,
+        num_bits=num_bits, type=qtype, symmetric=symmetric, strategy=Strategy(strategy), group_size=group_size,
         block_structure=block, dynamic=dynamic, actorder=actorder, scale_dtype=scale_dtype,
     )
 
@@ -225,7 +225,7 @@ def parse(raw: dict, where: str) -> CompressedTensorsConfig:
 
 
 def _q(num_bits, qtype, strategy, dynamic, group_size=None, block=None, scale_dtype=None) -> QuantArgs:
-    return QuantArgs(num_bits=num_bits, type=qtype, strategy=strategy, dynamic=dynamic, group_size=group_size,
+    return QuantArgs(num_bits=num_bits, type=qtype, strategy=Strategy(strategy), dynamic=dynamic, group_size=group_size,
                      block_structure=block, scale_dtype=scale_dtype)
 
 
@@ -238,7 +238,7 @@ def _int_wnam(weight_bits: int, act_bits: int = 16):
 PRESETS: dict[str, tuple[QuantArgs | None, QuantArgs | None]] = {
     **{f"W{w}A{a}": _int_wnam(w, a) for w in range(2, 9) for a in (4, 8, 16) if w <= a and (w, a) != (8, 8)},
     "UNQUANTIZED": (None, None),
-    "W4A16_ASYM": (QuantArgs(num_bits=4, type="int", strategy="group", group_size=128, symmetric=False), None),
+    "W4A16_ASYM": (QuantArgs(num_bits=4, type="int", strategy=Strategy.GROUP, group_size=128, symmetric=False), None),
     "W8A8": (_q(8, "int", "channel", False), _q(8, "int", "token", True)),
     "INT8": (_q(8, "int", "channel", False), _q(8, "int", "token", True)),
     "W4AFP8": (_q(4, "int", "group", False, group_size=128), _q(8, "float", "token", True)),
@@ -288,7 +288,7 @@ def _scheme_assignment(scheme: CTScheme, config: CompressedTensorsConfig) -> Ass
     strategy = w.strategy if w else None
     return Assignment(NAME, weights=w, input_activations=inp, output_activations=scheme.output_activations,
                       format=scheme.format or config.format, strategy=strategy,
-                      block=w.block_structure if w and strategy == "block" else None,
+                      block=w.block_structure if w and strategy == Strategy.BLOCK else None,
                       static_input=inp is not None and not inp.dynamic)
 
 
@@ -323,7 +323,7 @@ def describe(assignment: Assignment) -> tuple[str | None, str | None]:
     if w is None:
         return None, None
     strategy = w.strategy + (f" {list(w.block_structure)}" if w.block_structure else "")
-    strategy += f" {w.group_size}" if w.strategy == "group" else ""
+    strategy += f" {w.group_size}" if w.strategy == Strategy.GROUP else ""
     activation = None if a is None else (f"{'dynamic' if a.dynamic else 'static'} {a.strategy}"
                                          + (f" {a.group_size}" if a.group_size else ""))
     return strategy, activation
@@ -344,7 +344,7 @@ def is_fp8_w8a8(w: QuantArgs | None, a: QuantArgs | None) -> bool:
         return False
     if not (w.symmetric and not w.dynamic and w.strategy in FP8_WEIGHT_STRATEGIES):
         return False
-    return bool(a.dynamic) or (a.symmetric and a.strategy == "tensor")
+    return bool(a.dynamic) or (a.symmetric and a.strategy == Strategy.TENSOR)
 
 
 def is_fp8_w8a16(w: QuantArgs | None) -> bool:
@@ -354,7 +354,7 @@ def is_fp8_w8a16(w: QuantArgs | None) -> bool:
 
 def _is_mxfp8(w: QuantArgs) -> bool:
     """_is_mxfp8: 8-bit float, symmetric, group 32, uint8 scales (checked ahead of every FP8 row)."""
-    return (w.is_float8 and w.symmetric and w.strategy == "group" and w.group_size == 32
+    return (w.is_float8 and w.symmetric and w.strategy == Strategy.GROUP and w.group_size == 32
             and w.scale_dtype == "torch.uint8")
 
 
@@ -364,15 +364,15 @@ def linear_scheme(assignment: Assignment, ctx: RoutingContext, linear_backend: s
     if w is None:
         return UNQUANTIZED, None
     if w.type == "float" and w.num_bits == 4:
-        if w.strategy == "tensor_group" and w.group_size == 16:
-            if a is not None and not (a.type == "float" and a.num_bits == 4 and a.strategy == "tensor_group"):
+        if w.strategy == Strategy.TENSOR_GROUP and w.group_size == 16:
+            if a is not None and not (a.type == "float" and a.num_bits == 4 and a.strategy == Strategy.TENSOR_GROUP):
                 return None, "For NVFP4 weights, input quantization must also be NVFP4 format, None for NVFP4A16"
             return "CompressedTensorsW4A4Fp4", None
-        if w.strategy == "group" and w.group_size == 32:
+        if w.strategy == Strategy.GROUP and w.group_size == 32:
             return "CompressedTensorsW4A4Mxfp4", None
     if _is_mxfp8(w):
         return W8A8_MXFP8, None
-    if w.type == "int" and a is None and w.strategy in ("channel", "group") and fmt == "pack-quantized":
+    if w.type == "int" and a is None and w.strategy in (Strategy.CHANNEL, Strategy.GROUP) and fmt == "pack-quantized":
         return "CompressedTensorsWNA16", None
     if fmt in ACTIVATION_FORMATS:  # vLLM keys every FP8 scheme on is_activation_quantization_format(format)
         if is_fp8_w8a8(w, a):
@@ -380,7 +380,7 @@ def linear_scheme(assignment: Assignment, ctx: RoutingContext, linear_backend: s
                 # Only the global backend decides the scheme; "torch" opts in from 0.28 (0.27.1's
                 # compressed_tensors.py tests linear_backend == "xpu", 0.28.0's in ("xpu", "torch")).
                 supported = linear_backend in (("xpu", "torch") if ctx.profile.has(49664) else ("xpu",))
-                if ctx.profile.has(50787) and w.strategy == "block" and not supported:
+                if ctx.profile.has(50787) and w.strategy == Strategy.BLOCK and not supported:
                     supported = True  # "On XPU, block quantized weights always use the W8A8 kernel"
             else:
                 supported = capability_ok(ctx, SCHEME_MIN_CAPABILITY[W8A8_FP8])
@@ -403,13 +403,13 @@ def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m
     if scheme == W8A8_MXFP8:
         return mxfp8.kernel_request(scheme, assignment, ctx, e8m0)
     if scheme == W8A8_FP8:
-        if w.strategy == "block":
+        if w.strategy == Strategy.BLOCK:
             if static_input:
                 return KernelRefusal("AssertionError in CompressedTensorsW8A8Fp8: block-quantized weights need "
                                      "dynamic activations (is_static_input_scheme is True)")
             block = w.block_structure
             return KernelRequest(FP8_BLOCK, block_weight_key(block, e8m0), QuantKey(False, (1, block[0])))
-        weight = kFp8StaticChannelSym if w.strategy == "channel" else kFp8StaticTensorSym
+        weight = kFp8StaticChannelSym if w.strategy == Strategy.CHANNEL else kFp8StaticTensorSym
         return KernelRequest(FP8, weight, (kFp8StaticTensorSym if static_input else kFp8DynamicTokenSym))
     # CompressedTensorsW8A16Fp8: BLOCK maps to a hard-coded 128x128 key whatever block_structure says.
     weight = {"block": kFp8Static128BlockSym, "channel": kFp8StaticChannelSym}.get(w.strategy, kFp8StaticTensorSym)
@@ -451,13 +451,13 @@ def moe_method(name: str, leaves: tuple[str, str, str], config: CompressedTensor
     if a.method is None:
         return MoEMethod(UNQUANTIZED_MOE, note=a.reason, assignment=a)
     w, inp, fmt = a.weights, a.input_activations, a.format
-    if w.type == "float" and w.num_bits in (4, 8) and w.strategy in ("group", "tensor_group") and \
+    if w.type == "float" and w.num_bits in (4, 8) and w.strategy in (Strategy.GROUP, Strategy.TENSOR_GROUP) and \
             w.group_size in (16, 32):
         mxfp8 = w.num_bits == 8 and w.group_size == 32  # compressed_tensors_moe_w8a8_mxfp8.py (0.28, 0.33)
         return MoEMethod("CompressedTensorsW8A8Mxfp8MoEMethod" if mxfp8 else "(MXFP4/NVFP4 MoE method)", assignment=a,
                          note="MXFP8 experts (select_mxfp8_moe_backend) are not modelled: not judged" if mxfp8
                          else "not an FP8 e4m3 scheme; fp8check routes FP8 experts only")
-    if w.strategy in ("channel", "group") and inp is None and not w.dynamic:  # _is_wNa16_group_channel
+    if w.strategy in (Strategy.CHANNEL, Strategy.GROUP) and inp is None and not w.dynamic:  # _is_wNa16_group_channel
         if fmt != "pack-quantized" or w.num_bits not in (4, 8):
             return MoEMethod("?", assignment=a, error=_wna16_format_error(w.num_bits, profile))
         return MoEMethod("CompressedTensorsWNA16MoEMethod", assignment=a, note="not an FP8 scheme")
@@ -489,11 +489,11 @@ def _wna16_format_error(bits: int, profile: RuleProfile) -> str:
 def _fp8_moe(w: QuantArgs, inp: QuantArgs, a: Assignment) -> MoEMethod:
     """CompressedTensorsW8A8Fp8MoEMethod.__init__: ct2vllm_weight / ct2vllm_act exactly (a dynamic per-tensor
     activation maps to the 1x128 group key there)."""
-    per_tensor = w.strategy == "tensor" and inp.strategy == "tensor"
-    per_channel = w.strategy == "channel" and inp.strategy == "token"
+    per_tensor = w.strategy == Strategy.TENSOR and inp.strategy == Strategy.TENSOR
+    per_channel = w.strategy == Strategy.CHANNEL and inp.strategy == Strategy.TOKEN
     strategy, activation = describe(a)
-    base = MoEMethod(CT_FP8_MOE, strategy=strategy, activation=activation, allow_vllm_cutlass=True, assignment=a)
-    if not (per_tensor or per_channel) and w.strategy != "block":
+    base = MoEMethod(CT_FP8_MOE, strategy_text=strategy, activation=activation, allow_vllm_cutlass=True, assignment=a)
+    if not (per_tensor or per_channel) and w.strategy != Strategy.BLOCK:
         return base._replace(error=f"AssertionError in {CT_FP8_MOE}.__init__: weight strategy {w.strategy} with "
                                    f"{inp.strategy} activations is neither per-tensor, per-channel/per-token nor block")
     static = not inp.dynamic
@@ -503,14 +503,14 @@ def _fp8_moe(w: QuantArgs, inp: QuantArgs, a: Assignment) -> MoEMethod:
     weight = {"channel": kFp8StaticChannelSym, "tensor": kFp8StaticTensorSym, "block": kFp8Static128BlockSym}[w.strategy]
     if weight == kFp8Static128BlockSym:
         act = kFp8Dynamic128Sym
-    elif inp.strategy == "token":
+    elif inp.strategy == Strategy.TOKEN:
         act = kFp8DynamicTokenSym
-    elif inp.strategy == "tensor":
+    elif inp.strategy == Strategy.TENSOR:
         act = kFp8StaticTensorSym if static else kFp8Dynamic128Sym
     else:
         return base._replace(error=f"KeyError: <QuantizationStrategy.{inp.strategy.upper()}: '{inp.strategy}'> "
                                    f"(ct2vllm_act in {CT_FP8_MOE}.__init__)")
-    block = w.block_structure if w.strategy == "block" else None
+    block = w.block_structure if w.strategy == Strategy.BLOCK else None
     return base._replace(weight_key=weight, activation_key=act, block=block)
 
 
@@ -525,9 +525,8 @@ def maps_lists(config: CompressedTensorsConfig, mapper: Callable[[str], str]) ->
 
 
 # CompressedTensorsKVCacheMethod.validate_kv_cache_scheme's strategies, as it prints them, and every
-# QuantizationStrategy value (another raises in QuantizationStrategy(value) first).
+# QuantizationStrategy value (records.STRATEGY_VALUES; another raises in QuantizationStrategy(value) first).
 KV_STRATEGIES = "(<QuantizationStrategy.TENSOR: 'tensor'>, <QuantizationStrategy.ATTN_HEAD: 'attn_head'>)"
-KV_KNOWN_STRATEGIES = ("tensor", "channel", "group", "block", "token", "tensor_group", "attn_head")
 
 
 def kv_cache(config: CompressedTensorsConfig, raw: dict) -> KVConfig:
@@ -548,9 +547,9 @@ def kv_scheme_errors(scheme: dict | None) -> tuple[str, ...]:
         return ("Currently supported kv cache quantization is num_bits=8, type=float, however received "
                 f"num_bits={num_bits}, type={type_}",)
     strategy = scheme.get("strategy")
-    if strategy not in KV_KNOWN_STRATEGIES:  # QuantizationStrategy(value) raises before the check
+    if strategy not in STRATEGY_VALUES:  # QuantizationStrategy(value) raises before the check
         return (f"{strategy!r} is not a valid QuantizationStrategy",)
-    if strategy not in ("tensor", "attn_head"):
+    if strategy not in (Strategy.TENSOR, Strategy.ATTN_HEAD):
         return (f"Invalid strategy for compressed-tensors KV cache. Expected strategies: {KV_STRATEGIES}, found "
                 f"strategy: {strategy}",)
     if not scheme.get("symmetric"):

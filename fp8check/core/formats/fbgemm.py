@@ -24,6 +24,7 @@ from fp8check.core.formats.base import (
     WeightScale,
 )
 from fp8check.core.formats.shared import layer_skipped, pattern_list
+from fp8check.core.records import Strategy
 from fp8check.kernels.base import FP8, RoutingContext
 from fp8check.kernels.quant_keys import kFp8DynamicTokenSym, kFp8StaticTokenSym
 
@@ -68,7 +69,7 @@ def assign(module: Module, config: FbgemmFp8Config) -> Assignment:
         return Assignment(NAME, error=error)
     if is_ignored:
         return Assignment(None, reason="listed in modules_to_not_convert")
-    return Assignment(NAME, strategy="channel")
+    return Assignment(NAME, strategy=Strategy.CHANNEL)
 
 
 def describe(assignment: Assignment) -> tuple[str, str]:
@@ -88,7 +89,7 @@ def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m
 
 def expected_tensors(assignment: Assignment) -> ExpectedTensors:
     """weight F8_E4M3 [N, K] and weight_scale F32 [N, 1] (ChannelQuantScaleParameter); no input_scale parameter."""
-    return ExpectedTensors(WeightScale("weight_scale", "channel", stray="weight_scale_inv",
+    return ExpectedTensors(WeightScale("weight_scale", Strategy.CHANNEL, stray="weight_scale_inv",
                                        stray_note="FBGEMM FP8 checkpoints store 'weight_scale'; this tensor has no "
                                                   "vLLM parameter"), static_input=False)
 

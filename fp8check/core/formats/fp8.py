@@ -18,6 +18,7 @@ from fp8check.core.formats.base import (
 from fp8check.core.formats.kv_cache import FP8_METHOD as KV_METHOD
 from fp8check.core.formats.kv_cache import attention_method
 from fp8check.core.formats.shared import block_weight_key, exact, is_int, layer_skipped, pattern_list, suffix
+from fp8check.core.records import Strategy
 from fp8check.kernels.base import FP8, FP8_BLOCK, RoutingContext
 from fp8check.kernels.cuda import cutlass_fp8_supported
 from fp8check.kernels.quant_keys import (
@@ -107,7 +108,7 @@ def _quantized(config: NativeFp8Config) -> Assignment:
     """Fp8LinearMethod's assignment, under the config's own method name (an Fp8Config subclass such as w4afp8's
     W4AFP8Config keeps its name: the registry routes the assignment back to that format)."""
     block = config.weight_block_size
-    return Assignment(config.method, strategy="block" if block else "tensor", block=block,
+    return Assignment(config.method, strategy=Strategy.BLOCK if block else Strategy.TENSOR, block=block,
                       static_input=config.activation_scheme == "static")
 
 
@@ -152,10 +153,10 @@ def dynamic_per_token(ctx: RoutingContext) -> bool:
 
 def expected_tensors(assignment: Assignment) -> ExpectedTensors:
     if assignment.block:
-        scale = WeightScale("weight_scale_inv", "block", assignment.block, stray="weight_scale",
+        scale = WeightScale("weight_scale_inv", Strategy.BLOCK, assignment.block, stray="weight_scale",
                             stray_note="block fp8 checkpoints use weight_scale_inv; this tensor has no vLLM parameter")
     else:
-        scale = WeightScale("weight_scale", "tensor")
+        scale = WeightScale("weight_scale", Strategy.TENSOR)
     return ExpectedTensors(scale, assignment.static_input)
 
 

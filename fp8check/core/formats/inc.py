@@ -26,6 +26,7 @@ from fp8check.core.formats.base import (
     UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, KernelRequest, Module, MoEMethod,
 )
 from fp8check.core.formats.shared import pattern_list, shard_names
+from fp8check.core.records import Strategy
 from fp8check.kernels.base import RoutingContext
 
 if TYPE_CHECKING:  # annotations only
@@ -335,7 +336,7 @@ def assign(module: Module, config: IncConfig) -> Assignment:
                   else "outside block_name_to_quantize, or extra_config gives it bits >= 16")
         return Assignment(None, reason=reason, lm_head_linear_method=head)
     if resolved.fp8_block:
-        return Assignment(NAME, strategy="block", block=resolved.fp8_block)
+        return Assignment(NAME, strategy=Strategy.BLOCK, block=resolved.fp8_block)
     scheme = _other_scheme(resolved)  # the non-FP8 scheme resolve_scheme picks; none: vLLM's NotImplementedError
     if scheme is None:
         return Assignment(NAME, error=f"No INC scheme found for layer config: {resolved!r}")

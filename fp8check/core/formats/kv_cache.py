@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from fp8check.core.errors import InputError
 from fp8check.core.formats.shared import matches
+from fp8check.core.records import STRATEGY_VALUES, Strategy
 
 if TYPE_CHECKING:
     from fp8check.core.targets.profiles import RuleProfile
@@ -95,9 +96,11 @@ class KVConfig(NamedTuple):
         return self.mla_method if mla else self.method
 
     @property
-    def strategy(self) -> str | None:
-        """The per-layer scale layout the config declares: "tensor", "attn_head", or None."""
-        return (self.scheme or {}).get("strategy") if self.scheme is not None else None
+    def strategy(self) -> Strategy | None:
+        """The per-layer scale layout the config declares (TENSOR, ATTN_HEAD; another is the format's error), None
+        when it declares none or a value that is no strategy."""
+        value = (self.scheme or {}).get("strategy")
+        return Strategy(value) if value in STRATEGY_VALUES else None
 
 
 def cache_dtypes(profile: RuleProfile) -> tuple[str, ...]:

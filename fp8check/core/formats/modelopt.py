@@ -30,6 +30,7 @@ from fp8check.core.formats.base import (
 )
 from fp8check.core.formats.kv_cache import MODELOPT_METHOD, attention_method
 from fp8check.core.formats.shared import layer_skipped
+from fp8check.core.records import Strategy
 from fp8check.kernels.base import FP8, FP8_BLOCK, RoutingContext
 from fp8check.kernels.quant_keys import (
     kFp8Dynamic128Sym, kFp8DynamicTokenSym, kFp8Static128BlockSym, kFp8StaticTensorSym, kFp8StaticTokenSym,
@@ -244,16 +245,16 @@ def unquantized(module: Module, config: ModelOptConfig, name: str) -> Assignment
 
 def quantized(config: ModelOptConfig) -> Assignment:
     if config.quant_algo == PER_BLOCK:
-        return Assignment(NAME, strategy="block", block=BLOCK)
+        return Assignment(NAME, strategy=Strategy.BLOCK, block=BLOCK)
     if config.quant_algo == PER_CHANNEL_PER_TOKEN:
-        return Assignment(NAME, strategy="channel")
-    return Assignment(NAME, strategy="tensor", static_input=True)
+        return Assignment(NAME, strategy=Strategy.CHANNEL)
+    return Assignment(NAME, strategy=Strategy.TENSOR, static_input=True)
 
 
 def describe(assignment: Assignment) -> tuple[str, str]:
     if assignment.block:
         return f"block {list(assignment.block)}", f"dynamic group {assignment.block[1]}"
-    if assignment.strategy == "channel":
+    if assignment.strategy == Strategy.CHANNEL:
         return "channel", "dynamic token"
     return "tensor", "static tensor"
 
@@ -270,9 +271,9 @@ def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m
     FP8 static tensor / static tensor; FP8_PER_CHANNEL_PER_TOKEN static *token* (GroupShape(1, -1), not the
     channel key) / dynamic token; FP8_PB_WO static 128 x 128 blocks / dynamic 1 x 128 groups (W8A8: the block
     table)."""
-    if assignment.strategy == "block":
+    if assignment.strategy == Strategy.BLOCK:
         return KernelRequest(FP8_BLOCK, kFp8Static128BlockSym, kFp8Dynamic128Sym)
-    if assignment.strategy == "channel":
+    if assignment.strategy == Strategy.CHANNEL:
         return KernelRequest(FP8, kFp8StaticTokenSym, kFp8DynamicTokenSym)
     return KernelRequest(FP8, kFp8StaticTensorSym, kFp8StaticTensorSym)
 
@@ -304,15 +305,15 @@ def expected_tensors(assignment: Assignment) -> ExpectedTensors:
     a 1-D [N] weight_scale (ChannelQuantScaleParameter) and no input_scale; an [N, 1] scale does not load (the v2
     loaders assert the narrowed shapes are equal). FP8_PB_WO: the 4-D [ceil(N/128), 1, K/128, 1] weight_scale
     (BlockQuantScaleParameter), no input_scale."""
-    if assignment.strategy == "block":
-        scale = WeightScale("weight_scale", "block", assignment.block, stray="weight_scale_inv",
+    if assignment.strategy == Strategy.BLOCK:
+        scale = WeightScale("weight_scale", Strategy.BLOCK, assignment.block, stray="weight_scale_inv",
                             stray_note="ModelOpt FP8_PB_WO has no weight_scale_inv parameter: this tensor will not "
                             "load (vLLM expects a 4-D weight_scale; vllm#54126)", shape=_pbwo_scale_shape,
                             dtypes=("F32",))
-    elif assignment.strategy == "channel":
-        scale = WeightScale("weight_scale", "channel", shape=lambda n, k: (n,), dtypes=("F32",))
+    elif assignment.strategy == Strategy.CHANNEL:
+        scale = WeightScale("weight_scale", Strategy.CHANNEL, shape=lambda n, k: (n,), dtypes=("F32",))
     else:
-        scale = WeightScale("weight_scale", "tensor")
+        scale = WeightScale("weight_scale", Strategy.TENSOR)
     return ExpectedTensors(scale, assignment.static_input)
 
 
@@ -341,7 +342,7 @@ def moe_method(name: str, leaves: tuple[str, str, str], config: ModelOptConfig, 
         note = (f"ModelOptFp8MoEMethod serves {config.quant_algo} experts with per-tensor scale parameters: vLLM "
                 f"loads each expert's weight_scale with _to_scalar (reshape(())), so a {shape} expert scale fails to "
                 "load with \"RuntimeError: shape '[]' is invalid for input of size <its element count>\"")
-    assignment = Assignment(NAME, strategy="tensor", static_input=True)
+    assignment = Assignment(NAME, strategy=Strategy.TENSOR, static_input=True)
     return MoEMethod(MOE_METHOD, kFp8StaticTensorSym, kFp8StaticTensorSym, None, "tensor", "static tensor",
                      assignment=assignment, note=note)
 

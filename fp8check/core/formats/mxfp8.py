@@ -22,6 +22,7 @@ from fp8check.core.formats import modelopt
 from fp8check.core.formats.base import (
     Assignment, ExpectedTensors, Format, KernelRequest, Module, MoEMethod, WeightScale,
 )
+from fp8check.core.records import Strategy
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.mxfp8 import MXFP8, MXFP8_BLOCK_SIZE
 from fp8check.kernels.quant_keys import KernelConfig, kMxfp8Dynamic, kMxfp8Static
@@ -74,7 +75,7 @@ def parse(raw: dict, where: str) -> modelopt.ModelOptConfig:
 def assign(module: Module, config: modelopt.ModelOptConfig) -> Assignment:
     """get_quant_method for a LinearBase or ParallelLMHead: ModelOpt's exclusion and vision rules, else MXFP8
     (lm_head quantized unless excluded)."""
-    return modelopt.unquantized(module, config, NAME) or Assignment(NAME, strategy="group")
+    return modelopt.unquantized(module, config, NAME) or Assignment(NAME, strategy=Strategy.GROUP)
 
 
 def describe(assignment: Assignment) -> tuple[str, str]:
@@ -114,7 +115,7 @@ def online_input_error(k: int) -> str | None:
 
 # --- integrity -------------------------------------------------------------------------------------------
 
-MXFP8_WEIGHT_SCALE = WeightScale("weight_scale", "group", group_size=MXFP8_BLOCK_SIZE, dtypes=("U8",))
+MXFP8_WEIGHT_SCALE = WeightScale("weight_scale", Strategy.GROUP, group_size=MXFP8_BLOCK_SIZE, dtypes=("U8",))
 
 
 def expected_tensors(assignment: Assignment) -> ExpectedTensors:
@@ -132,9 +133,9 @@ def moe_method(name: str, leaves: tuple[str, str, str], config: modelopt.ModelOp
     if skipped:
         return skipped
     # No keys for the FP8 oracle: vLLM picks MXFP8 experts with select_mxfp8_moe_backend, which is not modelled.
-    return MoEMethod(MXFP8_MOE, strategy=f"mxfp8 group {MXFP8_BLOCK_SIZE}",
+    return MoEMethod(MXFP8_MOE, strategy_text=f"mxfp8 group {MXFP8_BLOCK_SIZE}",
                      activation=f"dynamic mxfp8 group {MXFP8_BLOCK_SIZE}",
-                     assignment=Assignment(NAME, strategy="group"),
+                     assignment=Assignment(NAME, strategy=Strategy.GROUP),
                      note="MXFP8 experts (select_mxfp8_moe_backend) are not modelled: not judged")
 
 

@@ -31,6 +31,7 @@ from fp8check.core.formats.kv_cache import KVConfig
 from fp8check.core.formats.base import (
     UNQUANTIZED_LM_HEAD, Assignment, ExpectedTensors, Format, KernelRequest, Module, MoEMethod,
 )
+from fp8check.core.records import Strategy
 from fp8check.kernels.base import FP8, FP8_BLOCK, RoutingContext
 from fp8check.kernels.quant_keys import (
     kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockSym, kFp8StaticChannelSym,
@@ -51,7 +52,8 @@ REDIRECT = "online-fp8-redirect"
 BLOCK = (128, 128)
 
 # The shorthand's weight strategy (its _ONLINE_SHORTHANDS weight key), linear method and MoE method.
-STRATEGY = {PER_TENSOR: "tensor", PER_BLOCK: "block", PER_CHANNEL: "channel", PER_MX_GROUP: "group"}
+STRATEGY = {PER_TENSOR: Strategy.TENSOR, PER_BLOCK: Strategy.BLOCK, PER_CHANNEL: Strategy.CHANNEL,
+            PER_MX_GROUP: Strategy.GROUP}
 LINEAR_METHOD = {"tensor": "Fp8PerTensorOnlineLinearMethod", "block": "Fp8PerBlockOnlineLinearMethod",
                  "channel": "Fp8PtpcOnlineLinearMethod", "group": mxfp8.ONLINE_LINEAR}
 MOE_METHOD = {"tensor": "Fp8PerTensorOnlineMoEMethod", "block": "Fp8PerBlockOnlineMoEMethod",
@@ -106,7 +108,7 @@ def config_warnings(config: OnlineFp8Config, ctx: RoutingContext) -> list[str]:
 
 def _quantized(config: OnlineFp8Config) -> Assignment:
     strategy = STRATEGY[config.shorthand]
-    return Assignment(NAME, strategy=strategy, block=BLOCK if strategy == "block" else None, online=True)
+    return Assignment(NAME, strategy=strategy, block=BLOCK if strategy == Strategy.BLOCK else None, online=True)
 
 
 def assign(module: Module, config: OnlineFp8Config) -> Assignment:
@@ -121,13 +123,13 @@ def assign(module: Module, config: OnlineFp8Config) -> Assignment:
 
 def describe(assignment: Assignment) -> tuple[str | None, str]:
     strategy = assignment.strategy
-    if strategy == "group":
+    if strategy == Strategy.GROUP:
         return mxfp8.describe(assignment)
     if assignment.block:
         return f"block {list(assignment.block)}", f"dynamic group {assignment.block[0]}"
     # Per-tensor activation granularity is vLLM's choice (per token where CUTLASS FP8 runs and, from 0.34, on XPU:
     # see kernel_request).
-    return strategy, "dynamic token" if strategy == "channel" else "dynamic"
+    return strategy, "dynamic token" if strategy == Strategy.CHANNEL else "dynamic"
 
 
 def linear_scheme(assignment: Assignment, ctx: RoutingContext, linear_backend: str) -> tuple[str, None]:
@@ -140,11 +142,11 @@ def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m
     scales, so e8m0 never applies; per-block weights are padded by per_block_cast_to_fp8 and never validated
     against the TP shard (validates_block_shape=False): only the block kernels' own N / K checks apply."""
     strategy = assignment.strategy
-    if strategy == "group":
+    if strategy == Strategy.GROUP:
         return mxfp8.kernel_request(scheme, assignment, ctx, e8m0)
-    if strategy == "block":
+    if strategy == Strategy.BLOCK:
         return KernelRequest(FP8_BLOCK, kFp8Static128BlockSym, kFp8Dynamic128Sym)
-    if strategy == "channel":
+    if strategy == Strategy.CHANNEL:
         return KernelRequest(FP8, kFp8StaticChannelSym, kFp8DynamicTokenSym)
     # Fp8PerTensorOnlineLinearMethod.activation_quant_key: Fp8LinearMethod's rule (per token on XPU from 0.34).
     act = kFp8DynamicTokenSym if fp8.dynamic_per_token(ctx) else kFp8DynamicTensorSym
@@ -164,7 +166,7 @@ def kernel_error(scheme: str, kernel: str, ctx: RoutingContext) -> str | None:
 
 def shape_error(assignment: Assignment, layout: RankShape, ctx: RoutingContext) -> str | None:
     """Mxfp8OnlineLinearMethod.create_weights: the rank's input width must be whole 1 x 32 groups."""
-    if assignment.strategy == "group":
+    if assignment.strategy == Strategy.GROUP:
         return mxfp8.online_input_error(layout.input_size_per_partition)
     return None
 
@@ -182,14 +184,14 @@ def moe_method(name: str, leaves: tuple[str, str, str], config: OnlineFp8Config,
     assignment = _quantized(config)
     strategy = assignment.strategy
     method = MOE_METHOD[str(strategy)]
-    if strategy == "group":  # select_mxfp8_moe_backend is not modelled: the experts are named, not judged
+    if strategy == Strategy.GROUP:  # select_mxfp8_moe_backend is not modelled: the experts are named, not judged
         return MoEMethod(method, assignment=assignment,
                          note="not an FP8 e4m3 scheme; fp8check routes FP8 experts only")
-    if strategy == "block":
+    if strategy == Strategy.BLOCK:
         return MoEMethod(method, kFp8Static128BlockSym, kFp8Dynamic128Sym, None, f"block {list(BLOCK)}",
                          f"dynamic group {BLOCK[0]}", assignment=assignment,
                          note="online per-block experts pad hidden / intermediate sizes to multiples of 128")
-    if strategy == "channel":
+    if strategy == Strategy.CHANNEL:
         refusals = tuple((backend, f"FP8 PTPC online MoE quant is not supported with the {backend} backend, which "
                                    "does not implement per-output-channel weight scales.")
                          for backend in PTPC_MOE_REFUSED)

@@ -22,6 +22,7 @@ from fp8check.core.formats.base import (
 )
 from fp8check.core.formats.kv_cache import QUARK_METHOD, KVConfig
 from fp8check.core.formats.shared import ExpertsProbe, ignored, matches, pattern_list
+from fp8check.core.records import Strategy
 from fp8check.kernels.base import FP8, FP8_BLOCK, RoutingContext
 from fp8check.kernels.quant_keys import (
     QuantKey, kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockE8M0Sym,
@@ -239,7 +240,7 @@ def _scheme_assignment(matched: dict, config: QuarkConfig) -> Assignment:
         return Assignment(NAME, weights=w, input_activations=a, scheme=NON_FP8_SCHEME)
     assert w is not None and a is not None  # _fp8_keys answers for a pair of tensor configs only
     block = w.qscheme == "per_block"
-    strategy = "block" if block else "channel" if w.qscheme == "per_channel" else "tensor"
+    strategy = Strategy.BLOCK if block else Strategy.CHANNEL if w.qscheme == "per_channel" else Strategy.TENSOR
     return Assignment(NAME, weights=w, input_activations=a, scheme=W8A8_FP8_PER_BLOCK if block else W8A8_FP8,
                       strategy=strategy, block=BLOCK if block else None, static_input=not a.is_dynamic,
                       # 0.28 / 0.29 register the block scale as weight_scale_inv, 0.30+ as weight_scale
@@ -303,7 +304,7 @@ def kernel_request(scheme: str, assignment: Assignment, ctx: RoutingContext, e8m
     activation but dynamic per-token gets kFp8StaticTensorSym, dynamic per-tensor included."""
     if scheme == W8A8_FP8_PER_BLOCK:
         return KernelRequest(FP8_BLOCK, kFp8Static128BlockSym, kFp8Dynamic128Sym)
-    weight = kFp8StaticChannelSym if assignment.strategy == "channel" else kFp8StaticTensorSym
+    weight = kFp8StaticChannelSym if assignment.strategy == Strategy.CHANNEL else kFp8StaticTensorSym
     a = assignment.input_activations
     if not a.is_dynamic:
         act = kFp8StaticTensorSym
@@ -322,10 +323,10 @@ def expected_tensors(assignment: Assignment) -> ExpectedTensors | None:
     loads too), per-block [ceil(N/128), ceil(K/128)] named weight_scale (0.30+) or weight_scale_inv (0.28/0.29)."""
     if assignment.strategy is None:
         return None
-    if assignment.strategy == "block":
+    if assignment.strategy == Strategy.BLOCK:
         suffix = assignment.scale_suffix or "weight_scale"  # set on every block assignment (_scheme_assignment)
         stray = "weight_scale_inv" if suffix == "weight_scale" else "weight_scale"
-        scale = WeightScale(suffix, "block", assignment.block, stray=stray,
+        scale = WeightScale(suffix, Strategy.BLOCK, assignment.block, stray=stray,
                             stray_note=f"this release's QuarkW8A8Fp8PerBlock registers {suffix}; this tensor has no "
                                        "vLLM parameter", partial_blocks=True)
     else:
@@ -357,7 +358,7 @@ def moe_method(name: str, leaves: tuple[str, str, str], config: QuarkConfig, pro
             return MoEMethod("?", error=UNSUPPORTED_MOE)
         return MoEMethod(NON_FP8_SCHEME, note="not an FP8 e4m3 scheme; fp8check routes FP8 experts only")
     strategy, activation = describe(assignment)
-    base = MoEMethod(FP8_MOE, strategy=strategy, activation=activation, assignment=assignment)
+    base = MoEMethod(FP8_MOE, strategy_text=strategy, activation=activation, assignment=assignment)
     if config.keys:
         return _moe_from_keys(base, *keys)
     # 0.25-0.29: the qschemes of the config, per-tensor or per-channel only.

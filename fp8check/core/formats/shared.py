@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Callable, NamedTuple
 
 from fp8check.core.errors import ConfigError, printable, shown
+from fp8check.core.records import Strategy
 from fp8check.kernels.quant_keys import QuantKey
 
 try:
@@ -28,7 +29,7 @@ class QuantArgs(NamedTuple):
     num_bits: int = 8
     type: str = "int"
     symmetric: bool = True
-    strategy: str = "tensor"
+    strategy: Strategy = Strategy.TENSOR
     group_size: int | None = None
     block_structure: tuple[int, int] | None = None
     dynamic: bool | str = False

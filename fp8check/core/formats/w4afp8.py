@@ -96,7 +96,7 @@ def moe_method(name: str, leaves: tuple[str, str, str], config: NativeFp8Config,
     error = None
     if config.group_size != GROUP_SIZE:
         error = f"AssertionError in {W4A8_MOE}.__init__: Only group size 128 supported for W4A8 MoE"
-    return MoEMethod(W4A8_MOE, strategy=f"int4 group {config.group_size}", activation="dynamic token",
+    return MoEMethod(W4A8_MOE, strategy_text=f"int4 group {config.group_size}", activation="dynamic token",
                      error=error, note=NOT_JUDGED, own_checks=w4a8_experts, packed=2)
 
 

@@ -37,7 +37,7 @@ from fp8check.core.load.gemm import as_matrix
 from fp8check.core.load.weights import CheckpointFiles, ShardTensors, read_shards
 from fp8check.core.model.modules import LinearModule, ModelLayout, Shard, build_layout
 from fp8check.core.model.sharding import TensorRead
-from fp8check.core.records import OUTPUT_LIMIT, WEIGHT_LIMIT, Comparison, Worst
+from fp8check.core.records import OUTPUT_LIMIT, WEIGHT_LIMIT, Comparison, Status, Worst
 from fp8check.core.routing.moe import expert_shapes
 
 FAR_LIMIT = 0.001           # codes more than one step from requantized BASE: measured 0 of 28.3 M
@@ -49,7 +49,7 @@ _FP8 = (torch.float8_e4m3fn, torch.float8_e4m3fnuz, torch.float8_e5m2, torch.flo
 
 
 def failed(errors: list[str]) -> Comparison:
-    return Comparison("FAIL", tuple(errors), None, None, None, None)
+    return Comparison(Status.FAIL, tuple(errors), None, None, None, None)
 
 
 class Base:
@@ -127,8 +127,8 @@ class Base:
         quantized = weight.codes_total is not None
         out_limit = OUTPUT_LIMIT if quantized else output_bound
         errors = _judge(module.name, weight, out_error, out_limit)
-        return Comparison("FAIL" if errors else "ok", tuple(errors), weight.rel_error, weight.cosine, weight.worst,
-                          out_error, weight.codes_total, weight.codes_far, weight.codes_drift,
+        return Comparison(Status.FAIL if errors else Status.OK, tuple(errors), weight.rel_error, weight.cosine,
+                          weight.worst, out_error, weight.codes_total, weight.codes_far, weight.codes_drift,
                           WEIGHT_LIMIT if quantized else UNQUANTIZED_LIMIT, out_limit)
 
     def compare_expert(self, name: str, expert: int, parts: tuple[ShardTensors, ...], block: tuple[int, int] | None,
@@ -156,8 +156,8 @@ class Base:
         out_error = _relative(output.to("cpu").double(), base_out.double())
         out_limit = OUTPUT_LIMIT if quantized else output_bound
         errors = _judge(label, weight, out_error, out_limit)
-        return Comparison("FAIL" if errors else "ok", tuple(errors), weight.rel_error, weight.cosine, weight.worst,
-                          out_error, weight.codes_total, weight.codes_far, weight.codes_drift,
+        return Comparison(Status.FAIL if errors else Status.OK, tuple(errors), weight.rel_error, weight.cosine,
+                          weight.worst, out_error, weight.codes_total, weight.codes_far, weight.codes_drift,
                           WEIGHT_LIMIT if quantized else UNQUANTIZED_LIMIT, out_limit, expert)
 
     def summary(self) -> str:
@@ -181,7 +181,7 @@ def worst_expert(comparisons: list[Comparison]) -> Comparison | None:
         values = [getattr(c, field) for c in comparisons if getattr(c, field) is not None]
         return sum(values) if values else None
 
-    return top._replace(verdict="FAIL" if errors else "ok", errors=errors, codes_total=total("codes_total"),
+    return top._replace(verdict=Status.FAIL if errors else Status.OK, errors=errors, codes_total=total("codes_total"),
                         codes_mismatched=total("codes_mismatched"), codes_drift=total("codes_drift"))
 
 

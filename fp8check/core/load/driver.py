@@ -5,7 +5,7 @@ numerics on the device -> an fp32 reference of the same processed weights and th
 (and, beside it, the checkpoint's own weights and the unquantized activations, for information) -> verdict. One
 module is held at a time. This module owns the run as a whole (the --device, the selection, the report); the
 layers run in linear.py, the FusedMoE experts in experts.py, both through gemm.py, and each attention layer's KV
-cache in kv.py. torch is imported here, so only `load` imports this module.
+cache in attention.py. torch is imported here, so only `load` imports this module.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import torch
 from fp8check.core.checkpoint.local import Checkpoint, activation_dtype
 from fp8check.core.errors import InputError, printable
 from fp8check.core.load.experts import MoEJob, load_moes, moe_jobs, tensor_names
-from fp8check.core.load.kv import run_attention
+from fp8check.core.load.attention import run_attention
 from fp8check.core.load.linear import layer_numerics, layer_recipe, not_run, run_layer, run_layers_parallel
 from fp8check.core.load.weights import CheckpointFiles, module_reads
 from fp8check.core.model.modules import LinearModule, ModelLayout, MoEModule, build_layout
@@ -81,7 +81,7 @@ class Selection(NamedTuple):
     moes: list[MoEModule]              # run (a job) or refused (a `not run` LayerRun with vLLM's reason)
     moe_jobs: list[MoEJob]
     moe_refused: dict[str, LayerRun]
-    attention: list[AttentionReport]   # their KV caches (fp8check.core.load.kv)
+    attention: list[AttentionReport]   # their KV caches (fp8check.core.load.attention)
 
 
 def selected_modules(report: InspectReport, modules: dict[str, LinearModule], layers: str | None) -> list[LinearModule]:
@@ -142,7 +142,7 @@ def load_checkpoint(ckpt: Checkpoint, fetch: Callable[[set[str]], str], options:
 
 def run_attention_layers(ckpt: Checkpoint, report: InspectReport, chosen: list[AttentionReport], folder: str,
                          options: LoadOptions, out_dtype: torch.dtype) -> list[AttentionRun]:
-    """Every selected attention layer's KV cache written and read back through its checkpoint scales (kv.py), on
+    """Every selected attention layer's KV cache written and read back through its checkpoint scales (attention.py), on
     options.device; the scales are read whole (a scalar, or one per head), one layer at a time."""
     files = CheckpointFiles(folder)
     runs = []

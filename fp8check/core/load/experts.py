@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import torch
 import torch.nn.functional as F
 
+from fp8check.core.formats.base import UNQUANTIZED_MOE
 from fp8check.core.load import gemm
 from fp8check.core.load.against import worst_expert
 from fp8check.core.load.gemm import MAX_SCALE, MOE_MAX_SCALE, Fused, Recipe
@@ -35,12 +36,10 @@ from fp8check.core.load.weights import CheckpointFiles, ShardTensors, value_erro
 from fp8check.core.model.modules import MoEModule, Shard
 from fp8check.core.model.sharding import COLUMN_STYLE, ROW_STYLE, WEIGHT_SCALES, TensorRead, rank_span
 from fp8check.core.model.tp import expert_ranges
-from fp8check.core.records import ExpertRun, LayerRun, LoadOptions, MoEReport, RankFigures
+from fp8check.core.records import ExpertRun, LayerRun, LoadOptions, MoEReport, RankFigures, Status, Strategy
 from fp8check.core.routing.moe import DEFAULT_LEAVES, ExpertShapes, expert_shapes
 from fp8check.kernels.numerics import gemm as numerics
-from fp8check.kernels.quant_keys import (
-    QuantKey, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8StaticChannelSym, kFp8StaticTensorSym,
-)
+from fp8check.kernels.quant_keys import QuantKey, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8StaticTensorSym
 
 if TYPE_CHECKING:  # annotations only
     from fp8check.core.targets.profiles import RuleProfile
@@ -64,7 +63,7 @@ class MoEJob(NamedTuple):
 
 # ------------------------------------------------------------------------------------------------- recipes
 
-def expert_recipe(report: MoEReport, method_strategy: str | None, static_input: bool) -> Recipe:
+def expert_recipe(report: MoEReport, method_strategy: Strategy | None, static_input: bool) -> Recipe:
     """The recipe of the experts class inspect selected: its numerics, and how its scheme quantizes activations."""
     kind = numerics.moe_numerics(report.kernel, report.block if method_strategy == "block" else None) \
         if report.kernel else numerics.UNQUANTIZED
@@ -91,17 +90,17 @@ def moe_jobs(moes: tuple[MoEModule, ...], reports: dict[str, MoEReport], profile
         report = reports[moe.name]
         shapes = expert_shapes(moe)
         base = LayerRun(name=moe.name, kernel=report.kernel, numerics=None, execution=None, emulated=False, tokens=0,
-                        status="not run", num_experts=report.num_experts)
+                        status=Status.NOT_RUN, num_experts=report.num_experts)
         if report.errors:
             refused[moe.name] = base._replace(errors=(f"not run: vLLM would not build this layer: {report.errors[0]}",))
             continue
         method = report.quant_method  # the method inspect routed the experts with (None: stored fused)
-        if method is None or (report.kernel is None and report.scheme != "UnquantizedFusedMoEMethod"):
+        unquantized = method is not None and method.method == UNQUANTIZED_MOE
+        if method is None or (report.kernel is None and not unquantized) or not (unquantized or method.assignment):
             refused[moe.name] = base._replace(errors=(f"not run: fp8check does not run {report.scheme} experts "
                                                       f"({'stored fused' if shapes.fused else 'not FP8 e4m3'})",))
             continue
-        strategy = None if method.method == "UnquantizedFusedMoEMethod" else (
-            "block" if method.block else "channel" if method.weight_key == kFp8StaticChannelSym else "tensor")
+        strategy = None if unquantized or method.assignment is None else method.assignment.strategy
         recipe = expert_recipe(report, strategy, method.activation_key == kFp8StaticTensorSym)
         if method.assignment is not None and method.assignment.online:
             recipe = recipe._replace(online=gemm.online_mode(profile))
@@ -168,7 +167,7 @@ def _read_scale(info, role: str, recipe: Recipe, files: CheckpointFiles, tp: int
     except under a refined grid (moe-block-refine), where vLLM upsamples the whole scale first (repeat_interleave,
     lossless), then narrows."""
     per_channel_rows = len(info.shape) == 1 and info.shape[0] > 1
-    if tp == 1 and not recipe.refine or role == "down" and recipe.strategy == "channel":
+    if tp == 1 and not recipe.refine or role == "down" and recipe.strategy == Strategy.CHANNEL:
         return files.read(TensorRead(info))
     if per_channel_rows:
         return files.read(TensorRead(info, rows=rank_span(info.shape[0], tp, rank)))
@@ -203,7 +202,7 @@ def process(gate: ShardTensors, up: ShardTensors, down: ShardTensors, recipe: Re
     reduction over the MoE's TP ranks (amax_for_moe_weight_quant)."""
     a1, a2 = input_scales
     # Per-channel w13 rows are whole on every rank: Fp8PtpcOnlineMoEMethod reduces only w2's amax.
-    w13_reduce = None if recipe.strategy == "channel" else reduce_amax
+    w13_reduce = None if recipe.strategy == Strategy.CHANNEL else reduce_amax
     return ExpertWeights(gemm.fuse((gate, up), recipe, a1, MOE_MAX_SCALE, w13_reduce),
                          gemm.fuse((down,), recipe, a2, MAX_SCALE, reduce_amax))
 
@@ -242,7 +241,7 @@ def run_expert(recipe: Recipe, weights: ExpertWeights, x: torch.Tensor, device: 
     ride = with_references and weights.w13.checkpoint is None
     # An fp32 emulation's unrounded output is the reference of its own operands (Execution.exact); the all-fp32
     # expert's rows ride along: the model-dtype activations through w13, then their SiLU-and-mul through w2.
-    first = gemm.run(recipe, w13, x, x_q, x_s, also=x.float() if ride else None)
+    first = gemm.run_recipe(recipe, w13, x, x_q, x_s, also=x.float() if ride else None)
     h = first.output
     half = h.shape[1] // 2
     act = F.silu(h[:, :half].float()) * h[:, half:].float()   # silu_and_mul computes in fp32
@@ -252,7 +251,7 @@ def run_expert(recipe: Recipe, weights: ExpertWeights, x: torch.Tensor, device: 
     rows = None
     if first.also is not None and first.exact is not None:
         rows = F.silu(first.also[:, :half]) * first.also[:, half:]
-    second = gemm.run(recipe, w2, act.to(x.dtype), i_q, i_s, also=rows)
+    second = gemm.run_recipe(recipe, w2, act.to(x.dtype), i_q, i_s, also=rows)
     references = (None if second.also is None or second.exact is None else
                   (first.exact, second.exact, second.also))
     ms = (gemm.clock(device) - start) * 1000
@@ -310,7 +309,7 @@ def summarize(job: MoEJob, experts: list[ExpertRun], execution: numerics.Executi
     judged = [e for e in experts if e.rel_error is not None]
     worst = max(judged, key=lambda e: e.rel_error or 0.0) if judged else None
     statuses = {e.status for e in experts}
-    status = "FAIL" if "FAIL" in statuses else "warn" if "warn" in statuses else "ok"
+    status = Status.FAIL if Status.FAIL in statuses else Status.WARN if Status.WARN in statuses else Status.OK
     selection = "every expert" if len(experts) == job.num_experts else \
         f"{len(experts)} of {job.num_experts} experts (the first and the last; --all-experts runs every one)"
     notes: tuple[str, ...] = (f"ran {selection}, each on the same {tokens} activation rows (routing is not modelled)",)
@@ -352,7 +351,7 @@ def load_moes_single(jobs: list[MoEJob], folder: str, options: LoadOptions, plat
             read = files.bytes_read - start
             problems = value_errors(parts)
             if problems:
-                experts.append(ExpertRun(expert, "FAIL", bytes_read=read, errors=tuple(problems)))
+                experts.append(ExpertRun(expert, Status.FAIL, bytes_read=read, errors=tuple(problems)))
                 continue
             weights = process(*parts, job.recipe, scales)
             outputs = run_expert(job.recipe, weights, x, options.device, job.intermediate, (0, job.intermediate),
@@ -361,9 +360,9 @@ def load_moes_single(jobs: list[MoEJob], folder: str, options: LoadOptions, plat
             run = _expert_run(expert, job, weights, x, outputs, out_dtype, read, outputs.ms)
             if options.against is not None:  # the codes and scales as stored, before process changed them
                 comparison = options.against.compare_expert(
-                    job.name, expert, parts, job.recipe.block if job.recipe.strategy == "block" else None, x,
+                    job.name, expert, parts, job.recipe.block if job.recipe.strategy == Strategy.BLOCK else None, x,
                     outputs.output, numerics.bound(job.recipe.numerics, out_dtype))
-                run = run._replace(against=comparison, status="FAIL" if comparison.errors else run.status,
+                run = run._replace(against=comparison, status=Status.FAIL if comparison.errors else run.status,
                                    errors=run.errors + comparison.errors)
             del parts
             experts.append(run)
@@ -445,7 +444,7 @@ def _rank_expert(rank, moe: MoEJob, expert: int, shards: tuple[Shard, Shard, Sha
     if rank.rank != 0:
         return None, errors, outputs
     if failed:
-        return ExpertRun(expert, "FAIL", owner, bytes_read=read, errors=errors), errors, outputs
+        return ExpertRun(expert, Status.FAIL, owner, bytes_read=read, errors=errors), errors, outputs
     whole = process(*read_expert(shards, recipe, reference_files, 1, 0), recipe, scales)
     return _expert_run(expert, moe, whole, x, joined, out_dtype, 0, None, owner), errors, outputs
 
@@ -475,7 +474,7 @@ def load_moes(names: list[str], jobs: list[MoEJob], refused: dict[str, LayerRun]
     own, or a model-level refusal such as the attention heads' TP split, which stops vLLM before any layer)."""
     if model_errors:
         jobs, refused = [], {name: LayerRun(name=name, kernel=None, numerics=None, execution=None, emulated=False,
-                                            tokens=options.tokens, status="not run",
+                                            tokens=options.tokens, status=Status.NOT_RUN,
                                             errors=tuple(f"not run: {e}" for e in model_errors)) for name in names}
     if options.inspect.tp > 1 and jobs:
         job = MoERankJob(folder, tuple(jobs), platform_kind, options.tokens, options.seed, out_dtype)

@@ -14,6 +14,7 @@ from typing import Callable, NamedTuple
 import torch
 
 from fp8check.core.load.weights import ShardTensors, float_problems
+from fp8check.core.records import Status, Strategy
 from fp8check.kernels.numerics import gemm as numerics
 from fp8check.kernels.numerics.fp8_math import scaled_fp8_quant
 from fp8check.kernels.numerics.gemm import LinearWeights
@@ -26,7 +27,7 @@ class Recipe(NamedTuple):
     quantizes how. One per linear layer; one per FusedMoE, the same for each of its experts' two GEMMs."""
 
     numerics: str                      # numerics.BLOCK | SCALED_MM | WEIGHT_ONLY | UNQUANTIZED
-    strategy: str | None               # weight strategy: "tensor" | "channel" | "block" | None (unquantized)
+    strategy: Strategy | None          # the weight's: TENSOR | CHANNEL | BLOCK | GROUP (MXFP8); None: unquantized
     block: tuple[int, int] | None      # the block the kernel sees (0.29+ may refine an expert's checkpoint block)
     refine: tuple[int, int] | None = None  # experts: checkpoint block // refined block (how far vLLM upsamples)
     activation: QuantKey | None = None     # None: activations stay in the model dtype (weight-only, unquantized)
@@ -71,8 +72,8 @@ def fuse(shards: tuple[ShardTensors, ...], recipe: Recipe, input_scale: torch.Te
         return Fused(LinearWeights(weight, None, None, None), None, (), bias)
     if recipe.online:
         return Fused(quantize_online(weight, recipe, reduce_amax), None, (), bias)
-    if recipe.strategy != "tensor":
-        block = recipe.block if recipe.strategy in ("block", "group") else None
+    if recipe.strategy != Strategy.TENSOR:
+        block = recipe.block if recipe.strategy in (Strategy.BLOCK, Strategy.GROUP) else None
         return Fused(LinearWeights(weight, _cat([as_matrix(_weight_scale(s)) for s in shards]), block, input_scale),
                      None, (), bias)
     scales = [_weight_scale(s).float().reshape(()) for s in shards]
@@ -98,10 +99,10 @@ def quantize_online(weight: torch.Tensor, recipe: Recipe,
     fp8 = torch.float8_e4m3fn
     fmax = torch.finfo(fp8).max
     w = weight.float()
-    if recipe.strategy == "group":  # Mxfp8OnlineLinearMethod: mxfp8_e4m3_quantize of the weight, 1 x 32 groups
+    if recipe.strategy == Strategy.GROUP:  # Mxfp8OnlineLinearMethod: mxfp8_e4m3_quantize of the weight, 1 x 32 groups
         codes, exponents = mx_quantize(w)
         return LinearWeights(codes, decode_e8m0(exponents), recipe.block, None)
-    if recipe.strategy == "block" and recipe.block:
+    if recipe.strategy == Strategy.BLOCK and recipe.block:
         bn, bk = recipe.block
         n, k = w.shape
         padded = torch.zeros(-(-n // bn) * bn, -(-k // bk) * bk, device=w.device)
@@ -110,7 +111,7 @@ def quantize_online(weight: torch.Tensor, recipe: Recipe,
         scale = view.abs().amax(dim=(1, 3), keepdim=True).clamp(1e-4) / fmax
         codes = (view * (1.0 / scale)).to(fp8).view_as(padded)[:n, :k].contiguous()
         return LinearWeights(codes, scale.view(view.shape[0], view.shape[2]), recipe.block, None)
-    per_channel = recipe.strategy == "channel"
+    per_channel = recipe.strategy == Strategy.CHANNEL
     amax = w.abs().amax(dim=1, keepdim=True) if per_channel else w.abs().amax().reshape(1)
     if reduce_amax is not None:
         amax = reduce_amax(amax)
@@ -245,8 +246,8 @@ def _weight_scale(shard: ShardTensors) -> torch.Tensor:
     return shard.scale
 
 
-def run(recipe: Recipe, w: LinearWeights, x: torch.Tensor, x_q: torch.Tensor | None, x_s: torch.Tensor | None,
-        also: torch.Tensor | None = None) -> numerics.Execution:
+def run_recipe(recipe: Recipe, w: LinearWeights, x: torch.Tensor, x_q: torch.Tensor | None, x_s: torch.Tensor | None,
+               also: torch.Tensor | None = None) -> numerics.Execution:
     """The routed kernel's numerics (numerics.run: `also` rows that ride along an fp32 emulation's pass over the
     weight)."""
     return numerics.run(recipe.numerics, w, x, x_q, x_s, also)
@@ -299,7 +300,7 @@ def relative_error(output: torch.Tensor, reference: torch.Tensor) -> float:
 
 
 class Verdict(NamedTuple):
-    status: str                        # ok | warn | FAIL
+    status: Status                     # ok | warn | FAIL
     errors: tuple[str, ...]
     warnings: tuple[str, ...]
     rel_error: float                   # the worst GEMM's, against the fp32 reference of its own operands
@@ -327,5 +328,5 @@ def judge(name: str, recipe: Recipe, out_dtype: torch.dtype, output: torch.Tenso
                           f"the {limit:.3g} bound of {recipe.numerics} numerics with {str(out_dtype)[6:]} output")
     if processing is not None and processing > limit:
         warnings.append(requantization.warning.format(name=name, moved=processing))
-    status = "FAIL" if errors else "warn" if warnings else "ok"
+    status = Status.FAIL if errors else Status.WARN if warnings else Status.OK
     return Verdict(status, tuple(errors), tuple(warnings), max(rels), rels, limit, processing, quant_error)

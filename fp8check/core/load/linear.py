@@ -20,7 +20,7 @@ from fp8check.core.model.modules import LinearModule
 from fp8check.core.model.sharding import RankReads, ShardingError, rank_reads
 from fp8check.core.model.tp import tp_layout
 from fp8check.core.progress import module_progress
-from fp8check.core.records import LayerReport, LayerRun, LoadOptions, RankFigures
+from fp8check.core.records import LayerReport, LayerRun, LoadOptions, RankFigures, Status, Strategy
 from fp8check.core.routing.linear import UNQUANTIZED_EMBEDDING
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.mxfp8 import MX_W8A8, MXFP8, MXFP8_BLOCK_SIZE
@@ -46,8 +46,8 @@ def layer_recipe(layer: LayerReport, ctx: RoutingContext) -> Recipe | None:
         return None
     online = gemm.online_mode(ctx.profile) if assignment.online else None
     if quantization == MXFP8:  # 1 x 32 groups of the weight, each with its E8M0 scale
-        return Recipe(kind, "group", (1, MXFP8_BLOCK_SIZE), activation=activation_key if kind == MX_W8A8 else None,
-                      online=online)
+        return Recipe(kind, Strategy.GROUP, (1, MXFP8_BLOCK_SIZE),
+                      activation=activation_key if kind == MX_W8A8 else None, online=online)
     return Recipe(kind, assignment.strategy, assignment.block,
                   activation=activation_key if kind in (numerics.SCALED_MM, numerics.BLOCK) else None, online=online)
 
@@ -59,7 +59,7 @@ def layer_numerics(layer: LayerReport) -> str | None:
 def not_run(module: LinearModule, layer: LayerReport, options: LoadOptions) -> LayerRun:
     reason = layer.errors[0] if layer.errors else f"{layer.scheme} is not an FP8 scheme fp8check runs"
     return LayerRun(name=module.name, kernel=layer.kernel, numerics=None, execution=None, emulated=False,
-                    tokens=options.tokens, status="not run",
+                    tokens=options.tokens, status=Status.NOT_RUN,
                     errors=(f"not run: vLLM would not build this layer: {reason}",))
 
 
@@ -93,7 +93,7 @@ def _online_amax_reduction(recipe: Recipe, reads: RankReads, group):
     the amax reduces over (row-parallel; column-parallel too for a per-tensor amax), from vLLM 0.28 on."""
     if recipe.online != "global" or reads.combine == "none":
         return None
-    if recipe.strategy == "channel" and reads.combine != "all_reduce":
+    if recipe.strategy == Strategy.CHANNEL and reads.combine != "all_reduce":
         return None
     return gemm.max_all_reduce(group)
 
@@ -117,7 +117,7 @@ def run_kernel(recipe: Recipe, fused: Fused, p: Prepared, add_bias: bool = True,
     device = p.x.device
     also = p.x.float() if with_references and fused.checkpoint is None and recipe.activation is not None else None
     start = gemm.clock(device)
-    execution = gemm.run(recipe, p.weights, p.x, p.x_q, p.x_s, also)
+    execution = gemm.run_recipe(recipe, p.weights, p.x, p.x_q, p.x_s, also)
     if add_bias and fused.bias is not None:
         execution = execution._replace(output=execution.output + fused.bias.to(execution.output))
     return execution, (gemm.clock(device) - start) * 1000
@@ -187,7 +187,8 @@ def run_layer(module: LinearModule, layer: LayerReport, recipe: Recipe | None, f
     problems = value_errors(shards)
     if problems:
         return LayerRun(name=module.name, kernel=layer.kernel, numerics=recipe.numerics, execution=None,
-                        emulated=False, tokens=options.tokens, status="FAIL", bytes_read=read, errors=tuple(problems))
+                        emulated=False, tokens=options.tokens, status=Status.FAIL, bytes_read=read,
+                        errors=tuple(problems))
     fused = fuse(shards, recipe)
     stored = shards if options.against is not None else ()  # --against compares the codes as stored
     del shards
@@ -201,7 +202,7 @@ def run_layer(module: LinearModule, layer: LayerReport, recipe: Recipe | None, f
     if options.against is None:
         return run
     against = options.against.compare(module, stored, recipe.block, x, output, v.bound)
-    return run._replace(against=against, status="FAIL" if against.errors else run.status,
+    return run._replace(against=against, status=Status.FAIL if against.errors else run.status,
                         errors=run.errors + against.errors)
 
 
@@ -295,7 +296,7 @@ def _run_module(rank: RankContext, i: int, recipe: Recipe, every: tuple[RankRead
     if failed:
         return RankResult(figures, errors, LayerRun(name=module.name, kernel=kernel, numerics=recipe.numerics,
                                                     execution=None, emulated=False, tokens=job.tokens,
-                                                    status="FAIL", errors=errors))
+                                                    status=Status.FAIL, errors=errors))
     whole = fuse(read_shards(module, reference_files), recipe)
     splits = tuple(r.input_cols for r in every) if reads.combine == "all_reduce" else None
     v = verdict(module.name, recipe, joined, references(recipe, whole, prepare(recipe, whole, x, device, splits)),

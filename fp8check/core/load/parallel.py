@@ -18,7 +18,7 @@ import torch.distributed as dist
 
 from fp8check.core.errors import InputError
 from fp8check.core.load import ranks
-from fp8check.core.records import LayerRun, LoadOptions, RankFigures
+from fp8check.core.records import LayerRun, LoadOptions, RankFigures, Status
 
 
 class RankResult(NamedTuple):
@@ -48,7 +48,7 @@ def merged(per_rank: list[RankResult]) -> LayerRun:
     rank_errors = tuple(e for r in per_rank[1:] for e in r.errors if e not in run.errors)
     figures = tuple(r.figures for r in per_rank)
     timed = [f.ms for f in figures if f.ms is not None]
-    return run._replace(status="FAIL" if rank_errors else run.status, errors=run.errors + rank_errors,
+    return run._replace(status=Status.FAIL if rank_errors else run.status, errors=run.errors + rank_errors,
                         ranks=figures, bytes_read=sum(f.bytes_read for f in figures),
                         ms=max(timed) if timed else run.ms)
 

@@ -19,6 +19,7 @@ from fp8check.core.model.layouts import (
     TORCH_LINEAR, Arch, Tower, map_vllm_name, model_arch, sparse_mla_layer, tail_match, tower_for, unserved_reason,
     vllm_module_name,
 )
+from fp8check.core.records import layer_template
 
 # Leaf names the generic rules build as RowParallelLinear (input split across ranks, all-reduce after).
 ROW_PARALLEL = frozenset({"o_proj", "down_proj", "out_proj", "dense_4h_to_h", "fc2", "wo", "w2", "c_proj", "proj"})
@@ -40,7 +41,6 @@ LLAMA_QKV = LLAMA_PACKED["qkv_proj"]
 # Router tensors some exporters store under '.experts.' (Laguna's experts.e_score_correction_bias): no expert's.
 ROUTER_SIDE = frozenset({"e_score_correction_bias"})
 _EXPERT_TAIL = re.compile(r"(?:\d+\.)?[^.]+(?:\.[^.]+)?")  # what follows '<FusedMoE name>.' in an expert tensor's name
-_LAYER_INDEX = re.compile(r"\.(\d+)\.")
 
 
 class Shard(NamedTuple):
@@ -738,11 +738,3 @@ def _expert_id(tail: str) -> str | None:
 
 def _natural_key(name: str) -> list:
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
-
-
-def layer_template(name: str) -> tuple[str, int | None]:
-    """'model.layers.17.mlp.down_proj' -> ('model.layers.{i}.mlp.down_proj', 17), for collapsing rows."""
-    match = _LAYER_INDEX.search(name)
-    if not match:
-        return name, None
-    return name[: match.start()] + ".{i}." + name[match.end():], int(match.group(1))

@@ -19,7 +19,7 @@ Mirrors vLLM 0.28.0 and 0.33.0, whose loaders are identical here:
   size; a rank loads rows [min(r*per, V), min((r+1)*per, V)) and zero-fills the rest (`weight_loader`);
   LogitsProcessor gathers the ranks' logits and keeps the first V columns.
 
-Callers validate the TP split first (`tp.tp_layout`, `tp.block_shape_error`, inspect's messages). What is left
+Callers validate the TP split first (`tp.tp_layout`, `tp.linear_block_shape_error`, inspect's messages). What is left
 here is what vLLM does with a split it accepted: a `torch.narrow` past the end, or the LM head's assertion on a
 block scale (ShardingError, with vLLM's or torch's message), or block scales that do not belong to the rows they
 are applied to (a note on the ShardRead; reachable only under native fp8's `allow_fp8_block_shape_mismatch`,

@@ -83,7 +83,7 @@ def tp_layout(module: LinearModule, tp: int) -> TPLayout:
     return TPLayout(tp, k, k, total, tuple(split), "column", one_partition=module.column_when_split)
 
 
-def block_shape_error(layout: TPLayout, block: tuple[int, int], allow_mismatch_escape: bool) -> str | None:
+def linear_block_shape_error(layout: TPLayout, block: tuple[int, int], allow_mismatch_escape: bool) -> str | None:
     """validate_fp8_block_shape, with ColumnParallelLinear's allow_fp8_block_shape_mismatch escape.
 
     The escape exists only for configs with a `weight_block_size` attribute (native fp8, not compressed-

@@ -14,7 +14,7 @@ from typing import Callable, NamedTuple
 
 from fp8check.core.checkpoint.local import Checkpoint
 from fp8check.core.errors import InputError
-from fp8check.core.model.modules import layer_template
+from fp8check.core.records import layer_template
 from fp8check.core.planning.rows import collapsed_name, without_index
 from fp8check.core.records import InspectOptions, InspectReport
 from fp8check.core.routing.inspect import inspect_checkpoint

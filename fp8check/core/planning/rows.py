@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, NamedTuple, Protocol, Sequence, TypeVar
 
-from fp8check.core.model.modules import layer_template
+from fp8check.core.records import layer_template
 from fp8check.core.records import AttentionReport, AttentionRun, LayerReport, MoEReport
 
 Shown = TypeVar("Shown")                                                # what a Row shows
@@ -39,7 +39,7 @@ def collapse(layers: Sequence[Layer]) -> list[Row[Layer]]:
     groups: dict[tuple, list[tuple[int | None, Layer]]] = {}
     for layer in layers:
         template, index = layer.template
-        key = (template, layer.layer_type, layer.weight_dtype, layer.shape, layer.strategy, layer.activation,
+        key = (template, layer.layer_type, layer.weight_dtype, layer.shape, layer.strategy_text, layer.activation,
                layer.scheme, layer.kernel, layer.rejected, tuple(without_index(e, index)
                                                                  for e in layer.errors + layer.warnings))
         groups.setdefault(key, []).append((index, layer))

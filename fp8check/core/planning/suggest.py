@@ -29,7 +29,7 @@ from fp8check.core.checkpoint.local import Checkpoint
 from fp8check.core.formats.kv_cache import AUTO, FP8_E4M3_VALUES, FP8_E5M2
 from fp8check.core.planning.diff import RouteOutcome, checkpoint_prefixes, describe, outcomes, responsible, restricted
 from fp8check.core.planning.rows import collapse
-from fp8check.core.records import Backend, InspectOptions, InspectReport
+from fp8check.core.records import InspectOptions, InspectReport, LinearBackendOption
 from fp8check.core.routing.inspect import front_door_of, inspect_checkpoint
 from fp8check.core.routing.known_issues import matching
 from fp8check.core.targets.profiles import PROFILES, RuleProfile
@@ -143,7 +143,7 @@ def _backends(report: InspectReport, options: InspectOptions, failing: set[str],
             if name in global_fixes or dict(current.per_quant).get(quantization) == name:
                 continue
             per_quant = dict(current.per_quant) | {quantization: name}
-            result = reroute(backend=Backend(current.default, tuple(sorted(per_quant.items()))))
+            result = reroute(backend=LinearBackendOption(current.default, tuple(sorted(per_quant.items()))))
             if _fixed(result, failing):
                 config = json.dumps({"linear_backend_per_quant": per_quant})
                 kernels = sorted({result[n].kernel for n in failing if result[n].kernel})

@@ -73,7 +73,7 @@ def _layer(layer: LayerReport | MoEReport, report: InspectReport) -> dict:
         "shards": list(layer.shards),
         "weight_dtype": layer.weight_dtype,
         "shape": list(layer.shape),
-        "strategy": layer.strategy,
+        "strategy": layer.strategy_text,
         "activation": layer.activation,
         "scheme": layer.scheme,
         "kernel": layer.kernel,

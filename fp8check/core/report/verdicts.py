@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from fp8check.core.model.layouts import GENERIC, unserved_reason
-from fp8check.core.records import InspectReport, LoadReport
+from fp8check.core.records import InspectReport, LoadReport, Status
 from fp8check.core.routing.warnings import all_warnings
 
 if TYPE_CHECKING:  # annotations only
@@ -157,9 +157,9 @@ def attention_summary(layers) -> str:
             + (f" via {', '.join(backends)}" if backends else "") + f", KV cache {', '.join(caches)}")
 
 
-def load_summary(report: LoadReport) -> dict[str, int]:
+def load_summary(report: LoadReport) -> dict[Status, int]:
     """Statuses of every linear module and FusedMoE layer load selected."""
-    counts = {"ok": 0, "warn": 0, "FAIL": 0, "not run": 0}
+    counts = dict.fromkeys(Status, 0)
     for run in report.runs + report.moe_runs:
         counts[run.status] += 1
     return counts
@@ -178,14 +178,15 @@ def load_verdict(report: LoadReport, fail_on: str = "error") -> str:
     kv = (f"; {len(judged)} attention KV cache{'' if len(judged) == 1 else 's'} round-trip within their bound"
           if judged else "")  # a cache in the model dtype quantizes nothing: nothing to say
     if report.ok:
-        warned = f", {counts['warn']} with warnings" if counts["warn"] else ""
-        text = (f"OK: {counts['ok'] + counts['warn']} modules{moes} ran and agree with their fp32 reference{warned}"
+        warned = f", {counts[Status.WARN]} with warnings" if counts[Status.WARN] else ""
+        agree = counts[Status.OK] + counts[Status.WARN]
+        text = (f"OK: {agree} modules{moes} ran and agree with their fp32 reference{warned}"
                 f"{kv} ({where}{said}){not_judged_text(report.inspect)}")
         return _judged(report, text, fail_on)
     ran = {run.name for run in report.moe_runs}
     bad_moes = sum(1 for moe in report.inspect.moes if not moe.ok and moe.name not in ran)
-    parts = [f"{counts['FAIL']} failed" if counts["FAIL"] else "",
-             f"{counts['not run']} not run" if counts["not run"] else "",
+    parts = [f"{counts[Status.FAIL]} failed" if counts[Status.FAIL] else "",
+             f"{counts[Status.NOT_RUN]} not run" if counts[Status.NOT_RUN] else "",
              f"{len(report.inspect.errors)} model-level error(s)" if report.inspect.errors else "",
              f"{bad_moes} FusedMoE layer(s) vLLM would refuse" if bad_moes else ""]
     modules = ", ".join(p for p in parts if p)

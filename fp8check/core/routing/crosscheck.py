@@ -208,7 +208,7 @@ def _hf_config(folder: str):
 _FRONT_DOORS: dict[tuple, tuple] = {}
 
 
-def front_door(checkpoint: dict):
+def vllm_front_door(checkpoint: dict):
     """vLLM's own path from `--quantization` and a checkpoint folder to a quant config: EngineArgs'
     resolve_quantization_config, ModelConfig._verify_quantization (detection, overrides, allow-list, deprecation)
     and VllmConfig._get_quantization_config (get_quant_config, capability and dtype gates), each called on a
@@ -241,7 +241,7 @@ def _front_door_cached(checkpoint: dict):
     key = (checkpoint["folder"], checkpoint["quantization"], checkpoint["allow_deprecated"])
     if key not in _FRONT_DOORS:
         try:
-            _FRONT_DOORS[key] = (front_door(checkpoint), None)
+            _FRONT_DOORS[key] = (vllm_front_door(checkpoint), None)
         except BaseException as exc:  # noqa: BLE001 - vLLM's refusal is the answer
             _FRONT_DOORS[key] = (None, f"{type(exc).__name__}: {exc}")
     return _FRONT_DOORS[key]

@@ -19,7 +19,7 @@ from fp8check.core.model.shapes import embedding_errors, shape_errors
 from fp8check.core.model.tp import tp_layout
 from fp8check.core.records import InspectOptions, InspectReport, LayerReport
 from fp8check.core.routing.integrity import check_module, uses_e8m0_scales
-from fp8check.core.routing.kv_cache import attention_inspector, sliding_share
+from fp8check.core.routing.attention import attention_inspector, sliding_share
 from fp8check.core.routing.linear import UNQUANTIZED, UNQUANTIZED_EMBEDDING, Route, route
 from fp8check.core.formats.base import UNQUANTIZED_MOE
 from fp8check.core.routing.known_issues import matching, message
@@ -223,12 +223,12 @@ def with_known_issues(report: InspectReport) -> InspectReport:
 
 def _layer_report(module: LinearModule, assignment: Assignment, result: Route, integrity_errors: list[str],
                   warnings: list[str]) -> LayerReport:
-    strategy, activation = describe(assignment)
+    strategy_text, activation = describe(assignment)
     choice = result.choice
     return LayerReport(
         name=module.name, layer_type=module.layer_type, shards=tuple(s.name for s in module.shards),
         weight_dtype="/".join(sorted({s.weight.dtype for s in module.shards})),
-        shape=(sum(module.output_sizes), module.input_size), strategy=strategy, activation=activation,
+        shape=(sum(module.output_sizes), module.input_size), strategy_text=strategy_text, activation=activation,
         scheme=(UNQUANTIZED_EMBEDDING if module.layer_type == "ParallelLMHead" and result.scheme == UNQUANTIZED
                 and not assignment.lm_head_linear_method else result.scheme), kernel=choice.kernel if choice else None,
         rejected=choice.rejected if choice else (),

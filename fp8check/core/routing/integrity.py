@@ -16,6 +16,7 @@ from fp8check.core.errors import printable
 from fp8check.core.formats.base import Assignment, ExpectedTensors, WeightScale
 from fp8check.core.formats.registry import FORMATS
 from fp8check.core.model.modules import LinearModule, Shard
+from fp8check.core.records import Strategy
 
 SCALE_DTYPES = ("F32", "BF16", "F16")
 E8M0 = "F8_E8M0"
@@ -50,8 +51,8 @@ def _chunk_scale_rows(module: LinearModule, expected: ExpectedTensors) -> int | 
     which mimo_v2.py _shard_fp8_qkv_proj reads beside one continuous grid: chunks x ceil(rows per chunk / 128)."""
     scale = expected.weight_scale
     rows = module.shards[0].weight.shape[0]
-    if not module.qkv_chunks or scale is None or scale.suffix != "weight_scale_inv" or scale.strategy != "block" \
-            or rows % module.qkv_chunks:
+    if not module.qkv_chunks or scale is None or scale.suffix != "weight_scale_inv" \
+            or scale.strategy != Strategy.BLOCK or rows % module.qkv_chunks:
         return None
     return module.qkv_chunks * math.ceil(rows // module.qkv_chunks / 128)
 
@@ -121,13 +122,13 @@ def _scale(shard: Shard, expected: WeightScale, errors: list[str], chunk_rows: i
         errors.append(f"{shard.name}.{suffix} is missing: the {strategy} FP8 weight {_t(shard.weight)} needs a "
                       f"scale of shape {shape}; without it vLLM loads the layer silently and computes garbage")
         return
-    allowed = expected.dtypes or (SCALE_DTYPES + ((E8M0,) if strategy == "block" else ()))
+    allowed = expected.dtypes or (SCALE_DTYPES + ((E8M0,) if strategy == Strategy.BLOCK else ()))
     if scale.dtype not in allowed:
         errors.append(f"{_t(scale)} has dtype {scale.dtype}; a {strategy} scale must be one of {', '.join(allowed)}")
     if want is None:
         if scale.numel != 1:
             errors.append(f"{_t(scale)} has shape {list(scale.shape)}, but a per-tensor scale holds one element")
-    elif scale.shape != want and not (strategy == "channel" and not expected.shape and scale.shape == (n,)):
+    elif scale.shape != want and not (strategy == Strategy.CHANNEL and not expected.shape and scale.shape == (n,)):
         errors.append(f"{_t(scale)} has shape {list(scale.shape)}, but a {strategy} scale for weight "
                       f"{list(shard.weight.shape)} must be {list(want)}")
 
@@ -144,13 +145,13 @@ def _input_scale(shard: Shard, static_input: bool, errors: list[str], warnings: 
 
 
 def _expected_shape(strategy: str, n: int, k: int, block, group_size) -> tuple[int, ...] | None:
-    if strategy == "tensor":
+    if strategy == Strategy.TENSOR:
         return None
-    if strategy == "channel":
+    if strategy == Strategy.CHANNEL:
         return (n, 1)
-    if strategy == "block":
+    if strategy == Strategy.BLOCK:
         return (math.ceil(n / block[0]), math.ceil(k / block[1]))
-    if strategy == "group" and group_size:
+    if strategy == Strategy.GROUP and group_size:
         return (n, math.ceil(k / group_size))
     return None
 

@@ -11,8 +11,8 @@ from typing import NamedTuple
 
 from fp8check.core.formats.base import UNQUANTIZED, Assignment, KernelRefusal, KernelRequest
 from fp8check.core.formats.registry import FORMATS
-from fp8check.core.model.tp import TPLayout, block_shape_error
-from fp8check.core.records import Backend
+from fp8check.core.model.tp import TPLayout, linear_block_shape_error
+from fp8check.core.records import LinearBackendOption
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.quant_keys import KernelConfig
 from fp8check.kernels.registry import KernelChoice, choose_kernel
@@ -41,8 +41,8 @@ def _scheme_capability_error(minimum: int | None, ctx: RoutingContext) -> str | 
             f"Current capability: {ctx.cc}.")
 
 
-def route(assignment: Assignment, layout: TPLayout, ctx: RoutingContext, backend: Backend, out_dtype: str,
-          e8m0: bool = False) -> Route:
+def route(assignment: Assignment, layout: TPLayout, ctx: RoutingContext, backend: LinearBackendOption,
+          out_dtype: str, e8m0: bool = False) -> Route:
     """Route one module's assignment at one TP size. Pure: the same inputs give the same Route."""
     if assignment.error:
         return Route(scheme=UNQUANTIZED if assignment.method is None else "?", errors=(assignment.error,))
@@ -67,7 +67,8 @@ def route(assignment: Assignment, layout: TPLayout, ctx: RoutingContext, backend
     if error:
         return Route(scheme=scheme, errors=(error,))
     if assignment.block and quant_format.validates_block_shape:
-        error = block_shape_error(layout, assignment.block, allow_mismatch_escape=quant_format.block_mismatch_escape)
+        error = linear_block_shape_error(layout, assignment.block,
+                                         allow_mismatch_escape=quant_format.block_mismatch_escape)
         if error:
             return Route(scheme=scheme, errors=(error,))
     if quant_format.shape_error is not None:

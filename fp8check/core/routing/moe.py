@@ -21,7 +21,8 @@ from fp8check.core.checkpoint.safetensors_header import TensorInfo
 from fp8check.core.formats.base import UNQUANTIZED_MOE, MoEMethod
 from fp8check.core.formats.registry import FORMATS
 from fp8check.core.model.layouts import GENERIC_ARCH, model_arch
-from fp8check.core.model.modules import LinearModule, MoEModule, Shard, layer_template
+from fp8check.core.model.modules import LinearModule, MoEModule, Shard
+from fp8check.core.records import layer_template
 from fp8check.core.model.tp import expert_ranges
 from fp8check.core.records import MoEReport
 from fp8check.core.routing.integrity import check_module
@@ -190,7 +191,7 @@ def place(method: MoEMethod, hidden: int, intermediate: int, num_experts: int, t
     if refusal:  # the method's process_weights refuses the backend the oracle chose
         return result._replace(errors=(refusal,))
     if method.block and block == method.block:
-        error = block_shape_error(ispp, method.block, tp)
+        error = expert_block_shape_error(ispp, method.block, tp)
         if error:
             return result._replace(errors=(error,))
     return result._replace(errors=(choice.error,)) if choice.error else result
@@ -205,7 +206,7 @@ def refine_block(block: tuple[int, int], ispp: int, moe_tp: int, hidden: int) ->
     return None if refine < 32 else (refine, refine)
 
 
-def block_shape_error(ispp: int, block: tuple[int, int], tp_world: int) -> str | None:
+def expert_block_shape_error(ispp: int, block: tuple[int, int], tp_world: int) -> str | None:
     """0.28's create_weights check, moved verbatim into validate_fp8_block_shape_moe (0.30). Its tp_size is the
     global TP world size, not the MoE's: under EP the shard is whole but the block_k rule still runs."""
     block_n, block_k = block
@@ -396,7 +397,7 @@ def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], qu
         reports.append(MoEReport(
             name=moe.name, num_experts=sweep.num_experts, shards=tuple(leaves), weight_dtype=dtypes,
             shape=(sweep.num_experts, (2 if moe.gated else 1) * shapes.intermediate, shapes.hidden),
-            strategy=method.strategy,
+            strategy_text=method.strategy_text,
             activation=method.activation, scheme=method.method, kernel=choice.kernel if choice else None,
             backend=choice.backend if choice else None, rejected=choice.rejected if choice else (),
             errors=tuple(errors + integrity_errors), warnings=tuple(warnings), notes=tuple(notes),

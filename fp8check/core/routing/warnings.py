@@ -15,7 +15,7 @@ from fp8check.core.formats.base import Assignment
 from fp8check.core.model.layouts import QKV_CLASSES
 from fp8check.core.model.modules import ModelLayout
 from fp8check.core.model.tp import TPLayout, tp_layout
-from fp8check.core.records import InspectOptions, InspectReport, LayerReport, LoadReport
+from fp8check.core.records import InspectOptions, InspectReport, LayerReport, LoadReport, Status
 from fp8check.core.routing.integrity import uses_e8m0_scales
 from fp8check.core.routing.linear import route
 from fp8check.kernels.base import RoutingContext
@@ -163,9 +163,9 @@ def with_load_warnings(report):
 
 
 def _quant_error(run):
-    if run.quant_error is None or run.quant_error <= QUANT_ERROR_THRESHOLD or run.status not in ("ok", "warn"):
+    if run.quant_error is None or run.quant_error <= QUANT_ERROR_THRESHOLD or not run.status.ok:
         return run
-    return run._replace(status="warn", warnings=run.warnings + (
+    return run._replace(status=Status.WARN, warnings=run.warnings + (
         f"quant-error: {run.name}: quantization error {run.quant_error:.1%} is above {QUANT_ERROR_THRESHOLD:.0%} "
         "(FP8 activations usually cost ~2.6 %): its static input_scale clips or wastes the FP8 range; recalibrate it "
         "or export the layer with dynamic activations",))

@@ -46,7 +46,7 @@ from fp8check.core.model.layouts import (
     tower_for, vllm_module_name,
 )
 from fp8check.core.model.memory import SlidingShare
-from fp8check.core.records import AttentionReport
+from fp8check.core.records import AttentionReport, Strategy
 from fp8check.kernels.attention import diff_kv_backend, select_attention_backend, sink_capable_backend
 from fp8check.kernels.attention_backends import AttentionChoice, AttentionSpec, is_quantized_kv_cache
 
@@ -342,7 +342,7 @@ def _shape_errors(scale: ScaleName, shape: tuple[int, ...], method: str | None, 
     numel = math.prod(shape)
     if method != CT_METHOD:  # KVCacheScaleParameter.weight_loader
         return [] if numel == 1 else [f"{scale.tensor}: " + NOT_SCALAR.format(shape=shape)]
-    if kv.strategy == "attn_head":  # _tp_aware_loader: flattened, one per KV head (q: per query head)
+    if kv.strategy == Strategy.ATTN_HEAD:  # _tp_aware_loader: flattened, one per KV head (q: per query head)
         want = layer.num_heads if scale.param == "q_scale" else layer.num_kv_heads
         if numel == want:
             return []
@@ -449,7 +449,7 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
         spec = AttentionSpec(head_size=layer.head_size, num_heads=heads, num_kv_heads=kv_heads,
                              kv_cache_dtype=kv_dtype, model_dtype=model_dtype, use_mla=layer.mla,
                              has_sink=layer.sinks, sliding_window=layer.sliding_window,
-                             per_head_scales=kv.strategy == "attn_head" and method is not None,
+                             per_head_scales=kv.strategy == Strategy.ATTN_HEAD and method is not None,
                              use_mm_prefix=use_mm_prefix and not layer.mla, use_sparse=layer.sparse,
                              index_topk=ckpt.config.index_topk if layer.sparse else None,
                              mla_dims=ckpt.config.mla_dims if layer.mla else None)
@@ -490,7 +490,7 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
         scales = sorted(load.scales.items())
         strategy = None
         if any(p in load.scales for p in KV_PARAMS):
-            strategy = (kv.strategy or "tensor") if method == CT_METHOD else "tensor"
+            strategy = (kv.strategy or Strategy.TENSOR) if method == CT_METHOD else Strategy.TENSOR
         return AttentionReport(
             name=layer.name, kind=_kind(layer), head_size=layer.head_size, num_heads=heads, num_kv_heads=kv_heads,
             kv_cache_dtype=model_dtype if kv_dtype == AUTO else kv_dtype, cache_dtype=stored, kv_method=method,

@@ -40,12 +40,11 @@ from typing import Mapping, NamedTuple
 import torch
 
 from fp8check.core.load.gemm import relative_error
-from fp8check.core.records import AttentionReport, AttentionRun
+from fp8check.core.records import AttentionReport, AttentionRun, Status, Strategy
 from fp8check.core.targets.platforms import Platform
 from fp8check.kernels.numerics.kv_cache import FP8_CACHE_DTYPES, CacheWrite, unit_roundoff, write_and_read
 
 CT_METHOD = "CompressedTensorsKVCacheMethod"
-PER_HEAD = "attn_head"
 CALIBRATION_MAX = 448.0                # torch.finfo(torch.float8_e4m3fn).max: what exporters divide amax by
 MODEL_DTYPES = ("bfloat16", "float16", "float32")  # a cache in one of these is stored as computed
 EMULATED_KV_DTYPES = ("fp8", "fp8_e4m3", "fp8_e5m2")  # vLLM's per-tensor FP8 cache (KVQuantMode.FP8_PER_TENSOR)
@@ -107,7 +106,7 @@ def run_attention(report: AttentionReport, scales: Mapping[str, torch.Tensor], p
     head counts are per rank): per-head scales are checked against the checkpoint's head count, and the round trip
     covers rank 0's heads."""
     run = AttentionRun(name=report.name, kv_cache_dtype=report.kv_cache_dtype, cache_dtype=report.cache_dtype,
-                       status="not run")
+                       status=Status.NOT_RUN)
     if report.errors:
         return run._replace(errors=(f"not run: vLLM would not build this layer: {report.errors[0]}",))
     loaded = _loaded(report, scales)
@@ -123,10 +122,10 @@ def run_attention(report: AttentionReport, scales: Mapping[str, torch.Tensor], p
     if not quantized:
         note = (f"{report.name}: the KV cache holds {report.cache_dtype}: K and V are stored as computed, no scale "
                 f"is used, nothing to round-trip")
-        status = "FAIL" if processed.errors else "warn" if processed.problems else "ok"
+        status = Status.FAIL if processed.errors else Status.WARN if processed.problems else Status.OK
         return run._replace(status=status, errors=processed.errors, warnings=processed.problems, notes=(note,))
     if processed.errors:
-        return run._replace(status="FAIL", errors=processed.errors + processed.problems,
+        return run._replace(status=Status.FAIL, errors=processed.errors + processed.problems,
                             warnings=processed.warnings, notes=processed.notes)
     return _round_trip(run, report, loaded, processed, platform, device, tokens, seed, model_dtype)
 
@@ -251,7 +250,7 @@ def _base_problems(loaded: dict[str, Scale], k: float, v: float, used: tuple[flo
 def _ct_process(report: AttentionReport, loaded: dict[str, Scale], platform: Platform, tp: int, quantized: bool
                 ) -> Processed:
     """CompressedTensorsKVCacheMethod: create_weights' ones, the loaders' shape rules, the scales as stored."""
-    per_head = report.scale_strategy == PER_HEAD
+    per_head = report.scale_strategy == Strategy.ATTN_HEAD
     heads = report.num_kv_heads
     errors: list[str] = []
     problems: list[str] = []
@@ -362,7 +361,7 @@ def _round_trip(run: AttentionRun, report: AttentionReport, loaded: dict[str, Sc
         drawn.append(f"{role.upper()} reaches {float(x.float().abs().max()):.4g}")
         if not error <= bound:
             errors.append(_bound_error(report, role, error, bound, written, x, used, dtype))
-    status = "FAIL" if errors else "warn" if processed.warnings else "ok"
+    status = Status.FAIL if errors else Status.WARN if processed.warnings else Status.OK
     notes.append(f"{report.name}: {tokens} tokens x {heads} KV heads x {report.head_size} drawn in "
                  f"{str(model_dtype).removeprefix('torch.')} at the range each checkpoint scale was calibrated for "
                  f"(scale x 448; unit variance without one): {', '.join(drawn)}")
