@@ -16,9 +16,9 @@ import yaml
 from typer.testing import CliRunner
 
 from fp8check.cli.app import app
-from fp8check.core.records import layer_template
 from fp8check.core.planning.rows import collapsed_name
 from fp8check.core.routing.warnings import QUANT_ERROR_THRESHOLD, RULES
+from fp8check.core.vocabulary import layer_template
 from fp8check.synth import TP2_BLOCK_SHAPE
 
 DOCS = os.path.join(os.path.dirname(__file__), "..", "docs", "ci.md")

@@ -21,7 +21,7 @@ import fp8check
 from fp8check.api import routing_options, target
 from fp8check.cli import render
 from fp8check.cli.app import app
-from fp8check.core import records
+from fp8check.core import records, vocabulary
 from fp8check.core.model.memory import MemoryFit
 from fp8check.core.report import documents, junit
 from fp8check.kernels.registry import Rejection
@@ -259,7 +259,7 @@ def _drifted(doc: dict):
 
 def kv_run(index: int, **changes) -> records.AttentionRun:
     fields = dict(name=f"model.layers.{index}.self_attn.attn", kv_cache_dtype="fp8_e4m3",
-                  cache_dtype="float8_e4m3fn", status=records.Status.OK, k_scale=(0.01 * (index + 1),), v_scale=(0.02,),
+                  cache_dtype="float8_e4m3fn", status=vocabulary.Status.OK, k_scale=(0.01 * (index + 1),), v_scale=(0.02,),
                   k_error=0.021 + index / 1000, v_error=0.022, bound=0.0625, bytes_read=8)
     return records.AttentionRun(**{**fields, **changes})
 
@@ -270,7 +270,7 @@ ZERO_V = "model.layers.3.self_attn.v_scale is 0: a KV cache scale must be finite
 def loaded(attention_runs, layers=None) -> records.LoadReport:
     """A load report of the example with these KV cache runs (every linear module ran and agrees)."""
     inspected = with_attention(layers if layers is not None else [attention(run_index) for run_index in range(4)])
-    runs = tuple(records.LayerRun(layer.name, layer.kernel, "scaled_mm", "on cpu", False, 16, records.Status.OK, 1000,
+    runs = tuple(records.LayerRun(layer.name, layer.kernel, "scaled_mm", "on cpu", False, 16, vocabulary.Status.OK, 1000,
                                   1e-3, 1e-2, ms=1.0) for layer in inspected.layers)
     return records.LoadReport(inspected, "cpu", "cpu", 16, 0, None, runs, 9000, 0.5,
                               attention_runs=tuple(attention_runs))
@@ -288,7 +288,7 @@ def test_the_schema_catches_attention_drift(command):
 
 
 def test_load_json_has_every_kv_cache_run():
-    doc = documents.load_document(loaded([kv_run(0), kv_run(3, status=records.Status.FAIL, v_scale=(0.0,), v_error=None,
+    doc = documents.load_document(loaded([kv_run(0), kv_run(3, status=vocabulary.Status.FAIL, v_scale=(0.0,), v_error=None,
                                                          errors=(ZERO_V,))]))
     assert schema_errors(doc) == [] and doc["ok"] is False
     assert doc["attention_runs"][1] == {
@@ -301,7 +301,7 @@ def test_load_json_has_every_kv_cache_run():
 
 def test_load_shows_one_row_per_kind_of_kv_round_trip_with_the_worst_errors_and_the_scales():
     report = loaded([kv_run(0), kv_run(1), kv_run(2),
-                     kv_run(3, status=records.Status.FAIL, v_scale=(0.0,), v_error=None, errors=(ZERO_V,))])
+                     kv_run(3, status=vocabulary.Status.FAIL, v_scale=(0.0,), v_error=None, errors=(ZERO_V,))])
     text = table_of(report)
     ok_row = lines_starting(text, "model.layers.{0..2}.self_attn.attn")[0].split()
     assert ok_row[1:] == ["fp8_e4m3", "→", "k", "0.01..0.03", "2.30e-02", "2.20e-02", "6.2e-02", "ok"]
@@ -335,7 +335,7 @@ def test_load_markdown_and_junit_carry_the_kv_round_trips():
     from xml.etree import ElementTree as ET
 
     report = loaded([kv_run(0), kv_run(1),
-                     kv_run(3, status=records.Status.FAIL, v_scale=(0.0,), v_error=None, errors=(ZERO_V,))])
+                     kv_run(3, status=vocabulary.Status.FAIL, v_scale=(0.0,), v_error=None, errors=(ZERO_V,))])
     text = render.markdown(report)
     assert "| `model.layers.{0..1}.self_attn.attn` | fp8_e4m3 → float8_e4m3fn | 0.01..0.02 | 0.02 | 2.20e-02 | " \
            "2.20e-02 | 6.2e-02 | ok |" in text

@@ -12,12 +12,12 @@ from fp8check.core.formats.compressed_tensors import assign as assign_compressed
 from fp8check.core.formats.registry import parse_quant_config
 from fp8check.core.formats.shared import matches
 from fp8check.core.model.modules import build_layout
-from fp8check.core.records import layer_template
 from fp8check.core.planning.rows import collapse, ranges
 from fp8check.core.records import InspectOptions
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.core.targets.profiles import LATEST, select_profile
+from fp8check.core.vocabulary import layer_template
 from fp8check.synth import write_safetensors
 
 

@@ -23,7 +23,7 @@ from fp8check.synth import write_checkpoint
 PACKAGE = Path(fp8check.__file__).resolve().parent
 MAX_MODULES_PER_FOLDER = 15
 # Packages of fp8check/core in the one direction of flow (docs/architecture.md): each may import the ones before
-# it, never one after it. records, errors and progress (modules directly in core/) are shared by all.
+# it, never one after it. records, vocabulary, errors and progress (modules directly in core/) are shared by all.
 STAGES = ("targets", "formats", "checkpoint", "model", "routing", "load", "planning", "report")
 
 

@@ -177,7 +177,7 @@ def show(fmt: str, output: str | None, document: Callable[[], dict], table: Call
 def unmatched_skip_layers(report, given: list[str]) -> None:
     """--kv-cache-dtype-skip-layers values that name no attention layer of this model (vLLM matches nothing with
     them, silently): one warning line on stderr each, whatever --format prints. `report`: inspect's or load's."""
-    from fp8check.core.records import layer_template
+    from fp8check.core.vocabulary import layer_template
 
     attention = getattr(report, "inspect", report).attention
     indices = sorted({index for layer in attention for index in [layer_template(layer.name)[1]] if index is not None})

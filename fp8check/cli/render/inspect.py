@@ -17,10 +17,10 @@ from fp8check.core.checkpoint.local import FetchStats
 from fp8check.core.errors import printable
 from fp8check.core.model.memory import MemoryFit
 from fp8check.core.model.memory import summary as memory_summary
-from fp8check.core.records import layer_template
 from fp8check.core.planning.rows import collapse, collapse_attention, without_index
 from fp8check.core.records import InspectReport
 from fp8check.core.report.verdicts import failing, inspect_verdict, not_judged, platform_text
+from fp8check.core.vocabulary import layer_template
 
 
 def _rejected(rejection, named: bool = True) -> str:

@@ -13,10 +13,10 @@ from fp8check.cli.render.tables import (
 )
 from fp8check.core.checkpoint.local import FetchStats
 from fp8check.core.errors import printable
-from fp8check.core.records import layer_template
 from fp8check.core.planning.rows import collapse_attention, collapse_attention_runs, collapse_runs, worst
-from fp8check.core.records import InspectReport, LoadReport, Status
+from fp8check.core.records import InspectReport, LoadReport
 from fp8check.core.report.verdicts import failing, load_verdict, not_judged, platform_text
+from fp8check.core.vocabulary import Status, layer_template
 
 
 def _figure(value: float | None, digits: str = ".2e") -> str:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, NamedTuple, P
 
 if TYPE_CHECKING:  # annotations only
     from fp8check.core.formats.kv_cache import KVConfig
-    from fp8check.core.records import Strategy
+    from fp8check.core.vocabulary import Strategy
     from fp8check.core.targets.profiles import RuleProfile
     from fp8check.kernels.base import RoutingContext
     from fp8check.kernels.quant_keys import QuantKey

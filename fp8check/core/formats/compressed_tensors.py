@@ -26,7 +26,7 @@ from fp8check.core.formats.shared import (
     ExpertsProbe, QuantArgs, block_weight_key, enum_value, ignored, is_int, matches, pattern_list, shard_names,
     torch_dtype,
 )
-from fp8check.core.records import STRATEGY_VALUES, Strategy
+from fp8check.core.vocabulary import STRATEGY_VALUES, Strategy
 from fp8check.kernels.base import FP8, FP8_BLOCK, W8A16_FP8, RoutingContext
 from fp8check.kernels.quant_keys import (
     QuantKey, kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockSym, kFp8StaticChannelSym,

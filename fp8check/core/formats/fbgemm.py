@@ -24,7 +24,7 @@ from fp8check.core.formats.base import (
     WeightScale,
 )
 from fp8check.core.formats.shared import layer_skipped, pattern_list
-from fp8check.core.records import Strategy
+from fp8check.core.vocabulary import Strategy
 from fp8check.kernels.base import FP8, RoutingContext
 from fp8check.kernels.quant_keys import kFp8DynamicTokenSym, kFp8StaticTokenSym
 

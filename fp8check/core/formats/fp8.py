@@ -18,7 +18,7 @@ from fp8check.core.formats.base import (
 from fp8check.core.formats.kv_cache import FP8_METHOD as KV_METHOD
 from fp8check.core.formats.kv_cache import attention_method
 from fp8check.core.formats.shared import block_weight_key, exact, is_int, layer_skipped, pattern_list, suffix
-from fp8check.core.records import Strategy
+from fp8check.core.vocabulary import Strategy
 from fp8check.kernels.base import FP8, FP8_BLOCK, RoutingContext
 from fp8check.kernels.cuda import cutlass_fp8_supported
 from fp8check.kernels.quant_keys import (

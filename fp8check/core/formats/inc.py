@@ -26,7 +26,7 @@ from fp8check.core.formats.base import (
     UNQUANTIZED_MOE, Assignment, ExpectedTensors, Format, KernelRequest, Module, MoEMethod,
 )
 from fp8check.core.formats.shared import pattern_list, shard_names
-from fp8check.core.records import Strategy
+from fp8check.core.vocabulary import Strategy
 from fp8check.kernels.base import RoutingContext
 
 if TYPE_CHECKING:  # annotations only

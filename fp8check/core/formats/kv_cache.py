@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from fp8check.core.errors import InputError
 from fp8check.core.formats.shared import matches
-from fp8check.core.records import STRATEGY_VALUES, Strategy
+from fp8check.core.vocabulary import STRATEGY_VALUES, Strategy
 
 if TYPE_CHECKING:
     from fp8check.core.targets.profiles import RuleProfile

@@ -30,7 +30,7 @@ from fp8check.core.formats.base import (
 )
 from fp8check.core.formats.kv_cache import MODELOPT_METHOD, attention_method
 from fp8check.core.formats.shared import layer_skipped
-from fp8check.core.records import Strategy
+from fp8check.core.vocabulary import Strategy
 from fp8check.kernels.base import FP8, FP8_BLOCK, RoutingContext
 from fp8check.kernels.quant_keys import (
     kFp8Dynamic128Sym, kFp8DynamicTokenSym, kFp8Static128BlockSym, kFp8StaticTensorSym, kFp8StaticTokenSym,

@@ -22,7 +22,7 @@ from fp8check.core.formats import modelopt
 from fp8check.core.formats.base import (
     Assignment, ExpectedTensors, Format, KernelRequest, Module, MoEMethod, WeightScale,
 )
-from fp8check.core.records import Strategy
+from fp8check.core.vocabulary import Strategy
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.mxfp8 import MXFP8, MXFP8_BLOCK_SIZE
 from fp8check.kernels.quant_keys import KernelConfig, kMxfp8Dynamic, kMxfp8Static

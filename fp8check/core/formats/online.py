@@ -31,7 +31,7 @@ from fp8check.core.formats.kv_cache import KVConfig
 from fp8check.core.formats.base import (
     UNQUANTIZED_LM_HEAD, Assignment, ExpectedTensors, Format, KernelRequest, Module, MoEMethod,
 )
-from fp8check.core.records import Strategy
+from fp8check.core.vocabulary import Strategy
 from fp8check.kernels.base import FP8, FP8_BLOCK, RoutingContext
 from fp8check.kernels.quant_keys import (
     kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockSym, kFp8StaticChannelSym,

@@ -22,7 +22,7 @@ from fp8check.core.formats.base import (
 )
 from fp8check.core.formats.kv_cache import QUARK_METHOD, KVConfig
 from fp8check.core.formats.shared import ExpertsProbe, ignored, matches, pattern_list
-from fp8check.core.records import Strategy
+from fp8check.core.vocabulary import Strategy
 from fp8check.kernels.base import FP8, FP8_BLOCK, RoutingContext
 from fp8check.kernels.quant_keys import (
     QuantKey, kFp8Dynamic128Sym, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8Static128BlockE8M0Sym,

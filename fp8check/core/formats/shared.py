@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Callable, NamedTuple
 
 from fp8check.core.errors import ConfigError, printable, shown
-from fp8check.core.records import Strategy
+from fp8check.core.vocabulary import Strategy
 from fp8check.kernels.quant_keys import QuantKey
 
 try:

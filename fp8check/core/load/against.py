@@ -37,8 +37,9 @@ from fp8check.core.load.gemm import as_matrix
 from fp8check.core.load.weights import CheckpointFiles, ShardTensors, read_shards
 from fp8check.core.model.modules import LinearModule, ModelLayout, Shard, build_layout
 from fp8check.core.model.sharding import TensorRead
-from fp8check.core.records import OUTPUT_LIMIT, WEIGHT_LIMIT, Comparison, Status, Worst
+from fp8check.core.records import OUTPUT_LIMIT, WEIGHT_LIMIT, Comparison, Worst
 from fp8check.core.routing.moe import expert_shapes
+from fp8check.core.vocabulary import Status
 
 FAR_LIMIT = 0.001           # codes more than one step from requantized BASE: measured 0 of 28.3 M
 DRIFT_LIMIT = 0.03          # net one-step drift: measured 0; the bf16 scale's own rounding allows <= 2.25 %

@@ -40,8 +40,9 @@ from typing import Mapping, NamedTuple
 import torch
 
 from fp8check.core.load.gemm import relative_error
-from fp8check.core.records import AttentionReport, AttentionRun, Status, Strategy
+from fp8check.core.records import AttentionReport, AttentionRun
 from fp8check.core.targets.platforms import Platform
+from fp8check.core.vocabulary import Status, Strategy
 from fp8check.kernels.numerics.kv_cache import FP8_CACHE_DTYPES, CacheWrite, unit_roundoff, write_and_read
 
 CT_METHOD = "CompressedTensorsKVCacheMethod"

@@ -36,8 +36,9 @@ from fp8check.core.load.weights import CheckpointFiles, ShardTensors, value_erro
 from fp8check.core.model.modules import MoEModule, Shard
 from fp8check.core.model.sharding import COLUMN_STYLE, ROW_STYLE, WEIGHT_SCALES, TensorRead, rank_span
 from fp8check.core.model.tp import expert_ranges
-from fp8check.core.records import ExpertRun, LayerRun, LoadOptions, MoEReport, RankFigures, Status, Strategy
+from fp8check.core.records import ExpertRun, LayerRun, LoadOptions, MoEReport, RankFigures
 from fp8check.core.routing.moe import DEFAULT_LEAVES, ExpertShapes, expert_shapes
+from fp8check.core.vocabulary import Status, Strategy
 from fp8check.kernels.numerics import gemm as numerics
 from fp8check.kernels.quant_keys import QuantKey, kFp8DynamicTensorSym, kFp8DynamicTokenSym, kFp8StaticTensorSym
 

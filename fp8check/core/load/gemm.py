@@ -14,7 +14,7 @@ from typing import Callable, NamedTuple
 import torch
 
 from fp8check.core.load.weights import ShardTensors, float_problems
-from fp8check.core.records import Status, Strategy
+from fp8check.core.vocabulary import Status, Strategy
 from fp8check.kernels.numerics import gemm as numerics
 from fp8check.kernels.numerics.fp8_math import scaled_fp8_quant
 from fp8check.kernels.numerics.gemm import LinearWeights

@@ -20,8 +20,9 @@ from fp8check.core.model.modules import LinearModule
 from fp8check.core.model.sharding import RankReads, ShardingError, rank_reads
 from fp8check.core.model.tp import tp_layout
 from fp8check.core.progress import module_progress
-from fp8check.core.records import LayerReport, LayerRun, LoadOptions, RankFigures, Status, Strategy
+from fp8check.core.records import LayerReport, LayerRun, LoadOptions, RankFigures
 from fp8check.core.routing.linear import UNQUANTIZED_EMBEDDING
+from fp8check.core.vocabulary import Status, Strategy
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.mxfp8 import MX_W8A8, MXFP8, MXFP8_BLOCK_SIZE
 from fp8check.kernels.numerics import gemm as numerics
@@ -83,7 +84,7 @@ class References(NamedTuple):
     unquantized: torch.Tensor          # model-dtype activations x the checkpoint's own weight
 
 
-def fuse(shards, recipe: Recipe, reduce_amax=None) -> Fused:
+def fuse_linear(shards, recipe: Recipe, reduce_amax=None) -> Fused:
     """gemm.fuse with vLLM's rules for linear layers: requantize_with_max_scale, static input scales' max."""
     return gemm.fuse(shards, recipe, gemm.shards_input_scale(shards), MAX_SCALE, reduce_amax)
 
@@ -189,7 +190,7 @@ def run_layer(module: LinearModule, layer: LayerReport, recipe: Recipe | None, f
         return LayerRun(name=module.name, kernel=layer.kernel, numerics=recipe.numerics, execution=None,
                         emulated=False, tokens=options.tokens, status=Status.FAIL, bytes_read=read,
                         errors=tuple(problems))
-    fused = fuse(shards, recipe)
+    fused = fuse_linear(shards, recipe)
     stored = shards if options.against is not None else ()  # --against compares the codes as stored
     del shards
     x = gemm.activations(module.name, module.input_size, options.tokens, options.seed, out_dtype)
@@ -281,7 +282,7 @@ def _run_module(rank: RankContext, i: int, recipe: Recipe, every: tuple[RankRead
     if errors:  # every rank must join the same collectives: a rank with bad values joins with zeros
         partial = torch.zeros(x.shape[0], reads.output_width, dtype=job.out_dtype, device=device)
     else:
-        fused = fuse(shards, recipe, _online_amax_reduction(recipe, reads, rank.group))
+        fused = fuse_linear(shards, recipe, _online_amax_reduction(recipe, reads, rank.group))
         operands = prepare(recipe, fused, x[:, reads.input_cols[0]:reads.input_cols[1]], device)
         # vLLM adds a row-parallel layer's bias on rank 0 only, before the all-reduce.
         execution, ms = run_kernel(recipe, fused, operands, add_bias=reads.combine != "all_reduce" or reads.adds_bias)
@@ -297,7 +298,7 @@ def _run_module(rank: RankContext, i: int, recipe: Recipe, every: tuple[RankRead
         return RankResult(figures, errors, LayerRun(name=module.name, kernel=kernel, numerics=recipe.numerics,
                                                     execution=None, emulated=False, tokens=job.tokens,
                                                     status=Status.FAIL, errors=errors))
-    whole = fuse(read_shards(module, reference_files), recipe)
+    whole = fuse_linear(read_shards(module, reference_files), recipe)
     splits = tuple(r.input_cols for r in every) if reads.combine == "all_reduce" else None
     v = verdict(module.name, recipe, joined, references(recipe, whole, prepare(recipe, whole, x, device, splits)),
                 job.out_dtype)

@@ -18,7 +18,8 @@ import torch.distributed as dist
 
 from fp8check.core.errors import InputError
 from fp8check.core.load import ranks
-from fp8check.core.records import LayerRun, LoadOptions, RankFigures, Status
+from fp8check.core.records import LayerRun, LoadOptions, RankFigures
+from fp8check.core.vocabulary import Status
 
 
 class RankResult(NamedTuple):

@@ -19,7 +19,7 @@ from fp8check.core.model.layouts import (
     TORCH_LINEAR, Arch, Tower, map_vllm_name, model_arch, sparse_mla_layer, tail_match, tower_for, unserved_reason,
     vllm_module_name,
 )
-from fp8check.core.records import layer_template
+from fp8check.core.vocabulary import layer_template
 
 # Leaf names the generic rules build as RowParallelLinear (input split across ranks, all-reduce after).
 ROW_PARALLEL = frozenset({"o_proj", "down_proj", "out_proj", "dense_4h_to_h", "fc2", "wo", "w2", "c_proj", "proj"})

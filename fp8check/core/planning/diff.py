@@ -14,11 +14,11 @@ from typing import Callable, NamedTuple
 
 from fp8check.core.checkpoint.local import Checkpoint
 from fp8check.core.errors import InputError
-from fp8check.core.records import layer_template
 from fp8check.core.planning.rows import collapsed_name, without_index
 from fp8check.core.records import InspectOptions, InspectReport
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.profiles import WHEEL_CHANGES, RuleProfile
+from fp8check.core.vocabulary import layer_template
 
 
 class RouteOutcome(NamedTuple):

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, NamedTuple, Protocol, Sequence, TypeVar
 
-from fp8check.core.records import layer_template
 from fp8check.core.records import AttentionReport, AttentionRun, LayerReport, MoEReport
+from fp8check.core.vocabulary import layer_template
 
 Shown = TypeVar("Shown")                                                # what a Row shows
 Layer = TypeVar("Layer", LayerReport, MoEReport, LayerReport | MoEReport)  # what collapse() groups

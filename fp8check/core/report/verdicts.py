@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from fp8check.core.model.layouts import GENERIC, unserved_reason
-from fp8check.core.records import InspectReport, LoadReport, Status
+from fp8check.core.records import InspectReport, LoadReport
 from fp8check.core.routing.warnings import all_warnings
+from fp8check.core.vocabulary import Status
 
 if TYPE_CHECKING:  # annotations only
     from fp8check.core.planning.diff import DiffReport

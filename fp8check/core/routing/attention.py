@@ -46,7 +46,8 @@ from fp8check.core.model.layouts import (
     tower_for, vllm_module_name,
 )
 from fp8check.core.model.memory import SlidingShare
-from fp8check.core.records import AttentionReport, Strategy
+from fp8check.core.records import AttentionReport
+from fp8check.core.vocabulary import Strategy
 from fp8check.kernels.attention import diff_kv_backend, select_attention_backend, sink_capable_backend
 from fp8check.kernels.attention_backends import AttentionChoice, AttentionSpec, is_quantized_kv_cache
 

@@ -16,7 +16,7 @@ from fp8check.core.errors import printable
 from fp8check.core.formats.base import Assignment, ExpectedTensors, WeightScale
 from fp8check.core.formats.registry import FORMATS
 from fp8check.core.model.modules import LinearModule, Shard
-from fp8check.core.records import Strategy
+from fp8check.core.vocabulary import Strategy
 
 SCALE_DTYPES = ("F32", "BF16", "F16")
 E8M0 = "F8_E8M0"

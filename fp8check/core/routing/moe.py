@@ -22,10 +22,10 @@ from fp8check.core.formats.base import UNQUANTIZED_MOE, MoEMethod
 from fp8check.core.formats.registry import FORMATS
 from fp8check.core.model.layouts import GENERIC_ARCH, model_arch
 from fp8check.core.model.modules import LinearModule, MoEModule, Shard
-from fp8check.core.records import layer_template
 from fp8check.core.model.tp import expert_ranges
 from fp8check.core.records import MoEReport
 from fp8check.core.routing.integrity import check_module
+from fp8check.core.vocabulary import layer_template
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.moe import MoEChoice, MoEConfig, key_text, refined_block_accepted, select_backend
 from fp8check.kernels.quant_keys import QuantKey

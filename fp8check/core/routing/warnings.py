@@ -15,9 +15,10 @@ from fp8check.core.formats.base import Assignment
 from fp8check.core.model.layouts import QKV_CLASSES
 from fp8check.core.model.modules import ModelLayout
 from fp8check.core.model.tp import TPLayout, tp_layout
-from fp8check.core.records import InspectOptions, InspectReport, LayerReport, LoadReport, Status
+from fp8check.core.records import InspectOptions, InspectReport, LayerReport, LoadReport
 from fp8check.core.routing.integrity import uses_e8m0_scales
 from fp8check.core.routing.linear import route
+from fp8check.core.vocabulary import Status
 from fp8check.kernels.base import RoutingContext
 from fp8check.kernels.moe import BACKENDS
 from fp8check.kernels.registry import BACKEND_KERNELS, SLOW_FALLBACKS, TABLES, candidates
