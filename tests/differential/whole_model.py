@@ -973,8 +973,9 @@ FAMILIES.update({
 # quant config but Quark on ROCm, where FP8 experts ask for the Triton MoE backend: muse-spark-bf16-experts leaves
 # the experts BF16 (Quark's exclude), which ROCm builds.
 _MUSE_SPARK_TEXT = {"hidden_size": BASE["hidden"], "intermediate_size": 4096, "num_hidden_layers": 4,
-                    "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 128, "vocab_size": BASE["vocab"],
+                    "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": BASE["vocab"],
                     "sliding_window": 512, "max_position_embeddings": 4096, "hidden_act": "silu",
+                    "tie_word_embeddings": False,
                     "attention_bias": False, "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0},
                     "layer_types": ["sliding_attention"] * 3 + ["full_attention"],
                     "layer_rope_theta": [500000.0] * 3 + [0], "mlp_layer_types": ["dense"] + ["sparse"] * 3,

@@ -11,7 +11,8 @@ from fp8check.core.formats.fp8 import block_fp8_config
 from fp8check.core.formats.frontdoor import FrontDoor
 from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe, front_door, map_layer_lists
 from fp8check.core.model.layouts import (
-    COLUMN, construction_refusal, import_refusal, map_vllm_name, model_arch, retired_error, tail_match,
+    COLUMN, construction_refusal, import_refusal, map_vllm_name, model_arch, quant_config_refusal, retired_error,
+    tail_match,
 )
 from fp8check.core.model.memory import fit, fits_at, weight_footprint
 from fp8check.core.model.modules import LinearModule, ModelLayout, at_tp, build_layout
@@ -74,6 +75,8 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
     errors += ([retired] if retired else []) + ([refused] if refused else []) + list(door.errors)
     stub = construction_refusal(ckpt.config.architectures, ctx)
     errors += [stub] if stub else []
+    quant_refused = quant_config_refusal(ckpt.config.architectures, door.config_name, ctx)
+    errors += [quant_refused] if quant_refused else []
     if not ctx.profile.has("mistral-large-4"):  # what the Mistral-format reader of 0.25-0.33 refuses
         errors += ckpt.config.errors_before_034
     heads = ckpt.config.num_attention_heads
@@ -180,6 +183,9 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
                                      options.ep, out_dtype)
     moes = tuple(moe._replace(errors=tuple(wrong_shapes[moe.name]) + moe.errors) if moe.name in wrong_shapes else moe
                  for moe in moes)
+    refusal = arch.quantized_moe_refusal if arch is not None else None
+    if refusal and ctx.kind in refusal[0] and any(moe.scheme != UNQUANTIZED_MOE for moe in moes):
+        errors.append(refusal[1])  # raised by the first quantized FusedMoE vLLM builds
     attention_at = attention_inspector(ckpt, layout, quant, options, ctx, out_dtype)
     attention = attention_at(options.tp)
     linear_ok = tuple(
