@@ -426,6 +426,12 @@ class Arch(NamedTuple):
     # experts are quantized (Muse-Spark's ROCm MuseSparkQuarkW8A8Fp8FusedMoE wants --moe-backend triton, which
     # fp8check does not model: the default 'auto' is refused); unquantized experts build.
     quantized_moe_refusal: tuple[tuple[str, ...], str] | None = None
+    # (tails, method class): unquantized linears whose quant method the model file replaces with its own
+    # UnquantizedLinearMethod subclass after building them (Muse-Spark's pooler / unpooler: MuseSparkTorchLinearMethod).
+    own_linear_method: tuple[tuple[str, ...], str] | None = None
+    # (method class, experts class, backend) of the model's own FusedMoE method for unquantized experts, in place of
+    # UnquantizedFusedMoEMethod's oracle (Muse-Spark's MuseSparkUnquantizedFusedMoE, pinned to Triton experts).
+    own_unquantized_moe: tuple[str, str, str] | None = None
     # (WHEEL_CHANGES key, {field: value}): fields the model file built otherwise until the release that brought the
     # change (the newest first; each older one applied over it).
     fields_before: tuple[tuple[str, dict], ...] = ()
@@ -1604,6 +1610,8 @@ ARCHITECTURES["MuseSparkForConditionalGeneration"] = Arch(
     kv_heads_tp_error="AssertionError: KV-head padding is not supported for the fused QKV+O-gate projection: "
                       "total_num_kv_heads={kv}, tp_size={tp}.",
     quantized_moe_refusal=(("rocm",), _MUSE_SPARK_MESSAGE),
+    own_linear_method=(("mlp.pre_expert_proj", "mlp.post_expert_proj"), "MuseSparkTorchLinearMethod"),
+    own_unquantized_moe=("MuseSparkUnquantizedFusedMoE", "MuseSparkTritonExperts", "TRITON"),
     fields_before=(("muse-spark-rename", {"quantized_moe_refusal": (
         ("rocm",), _MUSE_SPARK_MESSAGE.replace("Muse Spark", "MuseSpark1x"))}),),
     hf_to_vllm=tuple(("regex", old, new) for old, new in (
