@@ -589,6 +589,43 @@ _MUSE_GLIMMER_LAYERS = {
     "model.vision_adapter.fc2": ("nn.Linear", "vllm:muse_glimmer.py"),
     "model.vision_projection": ("nn.Linear", "vllm:muse_glimmer.py")}
 
+# Muse-Spark (transformers' MuseSparkForConditionalGeneration): a dense and a MoE layer (experts at moe_hidden_size
+# between the pooling linears), a one-block vision tower and a four-stage audio tower, and the text keys vLLM's own
+# config class reads bare. vLLM builds it under Quark on ROCm only, and there only with BF16 experts (FP8 experts want
+# --moe-backend triton): the experts, the pooling linears and the towers left BF16.
+MUSE_SPARK = {"text_config": {"hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 2,
+                              "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 128, "vocab_size": 1000,
+                              "sliding_window": 512, "layer_types": ["sliding_attention", "full_attention"],
+                              "layer_rope_theta": [500000.0, 0], "mlp_layer_types": ["dense", "sparse"],
+                              "num_local_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 256,
+                              "moe_hidden_size": 256, "num_shared_experts": 0, "max_position_embeddings": 512},
+              "vision_config": {"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 1,
+                                "num_attention_heads": 4},
+              "audio_config": {"out_hidden_size": 512, "hidden_sizes": [64, 128, 256, 512], "depths": [1, 1, 1, 1]},
+              "out_hidden_size": 1024, "projector_hidden_size": 512}
+_MUSE_SPARK_BF16 = ("lm_head", "re:model\\.vision_.*", "re:model\\.audio_.*", "re:.*_expert_proj$",
+                    "re:.*\\.experts(\\..*)?$")
+
+
+def muse_spark_spec(ignore: tuple[str, ...] = _MUSE_SPARK_BF16, **fields) -> dict:
+    return {"architecture": "MuseSparkForConditionalGeneration", "model_type": "muse_spark", "transformers": True,
+            "sizes_in_text_config": True, "extra_config": MUSE_SPARK, "ignore": ignore, "quant": "quark-fp8",
+            **fields}
+
+
+_MUSE_SPARK = "vllm:models/muse_spark/amd/model.py"
+_MUSE_SPARK_LAYERS = {
+    "model.language_model.layers.0.self_attn.qkv_proj": ("ColumnParallelLinear", _MUSE_SPARK),
+    "model.language_model.layers.0.self_attn.o_proj": ("RowParallelLinear", _MUSE_SPARK),
+    "model.language_model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", _MUSE_SPARK),
+    "model.language_model.layers.1.mlp.gate": ("ReplicatedLinear", _MUSE_SPARK),
+    "model.language_model.layers.1.mlp.pre_expert_proj": ("ReplicatedLinear", _MUSE_SPARK),
+    "model.vision_tower.layers.0.attn.qkv_proj": ("QKVParallelLinear", "vllm:models/muse_spark/common/vision.py"),
+    "model.vision_tower.patch_embedder.patch_embedding": ("ColumnParallelLinear",
+                                                          "vllm:models/muse_spark/common/vision.py"),
+    "model.vision_projection": ("RowParallelLinear", "vllm:models/muse_spark/common/omni.py"),
+    "model.audio_tower.proj": ("ColumnParallelLinear", "vllm:models/muse_spark/common/audio.py")}
+
 # (id, Spec fields, TP, {layer name: (vLLM class, layout)}) — each family at a TP size it is deployed with.
 # MiniMax-M3 as the Hub's config.json writes it: layer 0 dense with full attention, layer 1 MoE with sparse attention
 # (the indexer's 2 heads, as many as the KV heads, which MinimaxM3QKVParallelLinearWithIndexer asserts).
@@ -1246,6 +1283,7 @@ FAMILIES = [
     ("inkling-text", inkling_spec("InklingForCausalLM"), 2, _inkling_layers("model.")),
     ("muse-glimmer", muse_glimmer_spec(), 2, _MUSE_GLIMMER_LAYERS),
     ("muse-glimmer-causal", muse_glimmer_spec("MuseGlimmerForCausalLM"), 2, _MUSE_GLIMMER_LAYERS),
+    ("muse-spark", muse_spark_spec(platform="mi300x"), 2, _MUSE_SPARK_LAYERS),
 ]
 
 
@@ -3173,6 +3211,55 @@ def test_muse_glimmer_output_gate_and_unquantized_tower(make_checkpoint):
     fp8_tower = make_checkpoint(quant="ct-fp8-block", data="sparse", **{**muse_glimmer_spec(), "ignore": ("lm_head",)})
     failing = {layer.name for layer in inspect(fp8_tower, tp=2).layers if layer.errors}
     assert "model.vision_tower.layers.0.attn.qkv_proj" in failing
+
+
+def test_muse_spark_on_rocm_fuses_the_output_gate_and_names_its_own_unquantized_methods(make_checkpoint):
+    """models/muse_spark/amd/model.py: q / k / v and the output gate are one ColumnParallelLinear qkv_proj (its
+    heads the attention's), the pooling linears get MuseSparkTorchLinearMethod, BF16 experts MuseSparkUnquantizedFusedMoE
+    on Triton experts; the towers are built without the quant config. Laid out from the table, not guessed."""
+    rep = inspect(make_checkpoint(data="sparse", **muse_spark_spec()), platform="mi300x", tp=2)
+    layers = {layer.name: layer for layer in rep.layers}
+    qkv = layers["model.language_model.layers.0.self_attn.qkv_proj"]
+    assert rep.ok and qkv.shards[-1].endswith("self_attn.gate_proj") and qkv.scheme == "QuarkW8A8Fp8"
+    assert qkv.shape == (2 * (4 + 2) * 128, 512) and "generic" not in {layer.layout for layer in rep.layers}
+    assert layers["model.language_model.layers.1.mlp.post_expert_proj"].scheme == "MuseSparkTorchLinearMethod"
+    assert not inspect_verdict(rep).endswith("see the notes)")  # the own unquantized methods are judged
+    assert [(m.scheme, m.kernel, m.backend, m.num_experts) for m in rep.moes] == [
+        ("MuseSparkUnquantizedFusedMoE", "MuseSparkTritonExperts", "TRITON", 4)]
+    assert [(a.num_heads, a.num_kv_heads, a.sliding_window) for a in rep.attention] == [(2, 1, 512), (2, 1, None)]
+    assert layers["model.audio_tower.layers.0.conv_blocks.0.mlp.fc1"].scheme == "UnquantizedLinearMethod"
+
+
+@pytest.mark.parametrize("platform,quant,ignore,vllm,error", [
+    ("h100", "quark-fp8", _MUSE_SPARK_BF16, "0.34", "Muse Spark only supports NVFP4 (modelopt_fp4) quantized "
+                                                    "checkpoints; got quantization 'quark'."),
+    ("h100", "fp8-block", _MUSE_SPARK_BF16, "0.33", "MuseSpark1x only supports NVFP4 (modelopt_fp4) quantized "
+                                                    "checkpoints; got quantization 'fp8'."),
+    ("cpu", "ct-fp8-block", _MUSE_SPARK_BF16, "0.34", "Muse Spark only supports NVFP4 (modelopt_fp4) quantized "
+                                                      "checkpoints; got quantization 'compressed-tensors'."),
+    ("mi300x", "modelopt-fp8", _MUSE_SPARK_BF16, "0.34", "Muse Spark on ROCm only supports Quark W8A8 FP8 or "
+                                                         "OCP-MXFP4 W4A4 quantized checkpoints; got quantization "
+                                                         "'modelopt'."),
+    ("mi300x", "quark-fp8", _MUSE_SPARK_BF16[:-1], "0.34", "Muse Spark FP8 on ROCm requires the Triton MoE backend; "
+                                                           "got 'auto'."),
+    ("mi300x", "quark-fp8", _MUSE_SPARK_BF16[:-1], "0.33", "MuseSpark1x FP8 on ROCm requires the Triton MoE "
+                                                           "backend; got 'auto'."),
+])
+def test_muse_spark_refuses_every_fp8_build_but_rocm_quark_with_bf16_experts(make_checkpoint, platform, quant, ignore,
+                                                                             vllm, error):
+    """nvidia/model.py / amd/model.py MuseSparkForCausalLM.__init__: only ModelOptNvFp4Config off ROCm, QuarkConfig
+    on ROCm (QUANT_CONFIG_REFUSALS); amd/muse_moe_runner.py: Quark FP8 experts need --moe-backend triton, so the
+    default refuses them (Arch.quantized_moe_refusal) at every TP; 0.33 says MuseSpark1x (muse-spark-rename)."""
+    folder = make_checkpoint(data="sparse", **muse_spark_spec(ignore=ignore, quant=quant))
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform(platform), select_profile(vllm)))
+    assert error in rep.errors and not rep.tp_sizes_ok
+
+
+def test_muse_spark_refuses_a_tp_that_does_not_divide_the_kv_heads(make_checkpoint):
+    """common/layers.py MuseSparkQKVOGateParallelLinear asserts that TP divides the KV heads (no replication)."""
+    rep = inspect(make_checkpoint(data="sparse", **muse_spark_spec()), platform="mi300x", tp=4)
+    assert ("AssertionError: KV-head padding is not supported for the fused QKV+O-gate projection: "
+            "total_num_kv_heads=2, tp_size=4.") in rep.errors and rep.tp_sizes_ok == (1, 2)
 
 
 def test_mimo_v2_flash_with_a_vision_config_is_built_as_mimo_v2_omni_with_bf16_towers(make_checkpoint):

@@ -290,6 +290,11 @@ EXPECTED: dict[tuple[str, str], str] = {
                                          "model.mtp. with a WeightsMapper of its own, not the class's "
                                          "hf_to_vllm_mapper"
        for a in ("InklingForCausalLM", "InklingForConditionalGeneration")},
+    ("MuseSparkForConditionalGeneration", "packed:qkv_proj"): (
+        "models/muse_spark's packed_modules_mapping fuses q / k / v; its hf_to_vllm_mapper's orig_to_new_stacked "
+        "(common/omni.py OMNI_WEIGHTS_MAPPER) loads the output gate .self_attn.gate_proj into qkv_proj as well (shard "
+        "o_gate of common/layers.py MuseSparkQKVOGateParallelLinear), which fp8check fuses with them; the quant "
+        "config's lists are asked for q / k / v only, so an exclude naming the gate alone is not modelled"),
     ("BeamForCausalLM", "packed:qkv_gate_proj"): (
         "models/beam (nvidia/model.py, amd/model.py) names the output gate shard output_gate_proj, the name its "
         "hf_to_vllm_mapper gives the checkpoint's .self_attn.gate_proj; fp8check fuses under the checkpoint's names "

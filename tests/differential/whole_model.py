@@ -965,6 +965,44 @@ FAMILIES.update({
     "muse-glimmer-causal": (dict(architecture="MuseGlimmerForCausalLM", **_MUSE_GLIMMER_SPEC), _MUSE_GLIMMER),
 })
 
+# Muse-Spark (vllm/models/muse_spark, 0.33 / 0.34): transformers' MuseSparkForConditionalGeneration, three sliding
+# layers and a full (NoPE) one, a dense layer 0 then MoE layers whose experts run at moe_hidden_size between the
+# pre_expert_proj / post_expert_proj pooling linears (vLLM builds those without the quant config, so they are left
+# BF16 here), a one-block vision tower and a four-stage audio tower (both built without the quant config), and the
+# text config's keys vLLM's own MuseSparkTextConfig reads bare (it has no defaults). vLLM refuses every FP8
+# quant config but Quark on ROCm, where FP8 experts ask for the Triton MoE backend: muse-spark-bf16-experts leaves
+# the experts BF16 (Quark's exclude), which ROCm builds.
+_MUSE_SPARK_TEXT = {"hidden_size": BASE["hidden"], "intermediate_size": 4096, "num_hidden_layers": 4,
+                    "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": BASE["vocab"],
+                    "sliding_window": 512, "max_position_embeddings": 4096, "hidden_act": "silu",
+                    "tie_word_embeddings": False,
+                    "attention_bias": False, "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0},
+                    "layer_types": ["sliding_attention"] * 3 + ["full_attention"],
+                    "layer_rope_theta": [500000.0] * 3 + [0], "mlp_layer_types": ["dense"] + ["sparse"] * 3,
+                    "num_shared_experts": 0, "num_local_experts": 8, "num_experts_per_tok": 2,
+                    "moe_intermediate_size": 1024, "moe_hidden_size": 1024, "routed_scaling_factor": 1.0,
+                    "rms_norm_eps": 1e-5, "post_norm_eps": 1e-8, "output_multiplier": 0.25,
+                    "final_logit_softcapping": 20.0, "qk_scale_factor": 5.4730064863875,
+                    "residual_gate_temperature": 0.3}
+_MUSE_SPARK = {"text_config": _MUSE_SPARK_TEXT,
+               "vision_config": {"hidden_size": 1024, "intermediate_size": 2048, "num_hidden_layers": 1,
+                                 "num_attention_heads": 16, "hidden_act": "gelu", "patch_size": 14, "merge_size": 2,
+                                 "patch_temporal": 2, "pos_emb_height": 32, "pos_emb_width": 32,
+                                 "rope_parameters": {"rope_type": "axial", "rope_theta": 10000.0},
+                                 "layer_types": ["full_attention"], "layer_norm_eps": 1e-5},
+               "audio_config": {"out_hidden_size": BASE["hidden"], "hidden_sizes": [64, 128, 256, 512],
+                                "depths": [1, 1, 1, 1], "patch_sizes": [16, 6, 5, 4], "num_hidden_layers": 4,
+                                "mlp_ratio": 4.0, "conv_kernel_size": 7, "hidden_act": "gelu", "rms_norm_eps": 1e-6},
+               "out_hidden_size": 4096, "projector_hidden_size": 2048, "projector_hidden_act": "gelu"}
+_MUSE_SPARK_IGNORE = ("lm_head", "re:model\\.vision_.*", "re:model\\.audio_.*", "re:.*\\.mlp\\.(pre|post)_expert_proj$")
+_MUSE_SPARK_SPEC = dict(architecture="MuseSparkForConditionalGeneration", model_type="muse_spark",
+                        sizes_in_text_config=True, **_HF)
+FAMILIES.update({
+    "muse-spark": (dict(ignore=_MUSE_SPARK_IGNORE, **_MUSE_SPARK_SPEC), _MUSE_SPARK),
+    "muse-spark-bf16-experts": (dict(ignore=_MUSE_SPARK_IGNORE + ("re:.*\\.experts(\\..*)?$",),
+                                     **_MUSE_SPARK_SPEC), _MUSE_SPARK),
+})
+
 # Qwen4-Exp: three gated-delta-net layers (layer 1 with a PLE block; ple_layer_ids are 1-based), a QSA layer (the
 # indexer's 16 heads of 128, one key head), 4 hyper-connection streams, MoE with a shared expert; its MTP block under
 # mtp. (the Qwen4ExpMTP draft's). Left BF16 as vLLM builds them: the gated-delta-net b / a projections (no 128-block

@@ -113,8 +113,10 @@ class ModelConfig(NamedTuple):
     text_architectures: tuple[str, ...] = ()
     text_model_type: str = ""
     expert_dtype: str | None = None   # DeepSeek-V4: "fp8" or "fp4" (the default vLLM reads when absent)
-    # Kimi-K3's latent MoE: routed_expert_hidden_size, the width its routed experts take and give (None: hidden_size)
+    # The width routed experts take and give where it is not hidden_size (None: hidden_size), and the config key that
+    # holds it: Kimi-K3's latent MoE routed_expert_hidden_size, Muse-Spark's pooled MoE moe_hidden_size.
     moe_hidden_size: int | None = None
+    moe_hidden_key: str | None = None
     kv_lora_rank: int | None = None   # MLA: the latent's width (without the RoPE part)
     # Mistral-Large-4 (params.json's kv_sharing, as vLLM's Mistral reader lists it): each layer's KV-cache source
     # layer, itself unless it reuses an earlier layer's latent cache; () when absent.
@@ -193,6 +195,10 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
             raise ConfigError(f"{where}: {key} must be {kind} integer, got {shown(value)}")
         return value
 
+    # Kimi-K3's routed_expert_hidden_size (nvidia/model.py KimiMoE), Muse-Spark's moe_hidden_size (amd/model.py
+    # MuseSparkMoE: the experts run between its pre_expert_proj / post_expert_proj pooling linears).
+    moe_hidden_key = next((k for k in ("routed_expert_hidden_size", "moe_hidden_size") if sizes.get(k) is not None),
+                          None)
     archs = doc.get("architectures") or []
     # Both are printed in notes: control characters (terminal escapes) in them are refused, not echoed.
     if not isinstance(archs, list) or not all(isinstance(a, str) and is_printable(a) for a in archs):
@@ -238,7 +244,8 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         num_nextn_predict_layers=opt_int("num_nextn_predict_layers", minimum=0) or 0,
         num_mtp_modules=opt_int("num_mtp_modules", minimum=0) or 0,
         first_k_dense_replace=opt_int("first_k_dense_replace", minimum=0),
-        moe_hidden_size=opt_int("routed_expert_hidden_size"),
+        moe_hidden_size=opt_int(moe_hidden_key) if moe_hidden_key else None,
+        moe_hidden_key=moe_hidden_key,
         # Kimi-K3.1 nests it in dsa_config (vLLM's KimiLinearConfig copies dsa_config.index_topk up to index_topk).
         index_topk=opt_int("index_topk") or (opt_int("index_topk", sizes["dsa_config"])
                                              if isinstance(sizes.get("dsa_config"), dict) else None),

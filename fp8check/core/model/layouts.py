@@ -422,6 +422,16 @@ class Arch(NamedTuple):
     # fit one block row: built with disable_tp above TP 1, each rank slicing its heads (bailing_moe_v3.py
     # BailingMoeV3MLAAttention replicate_g_proj, whose scales cannot split over ranks).
     block_fp8_replicated: tuple[str, ...] = ()
+    # (platform kinds, vLLM's message): the model's FusedMoE method raises while building on those platforms when the
+    # experts are quantized (Muse-Spark's ROCm MuseSparkQuarkW8A8Fp8FusedMoE wants --moe-backend triton, which
+    # fp8check does not model: the default 'auto' is refused); unquantized experts build.
+    quantized_moe_refusal: tuple[tuple[str, ...], str] | None = None
+    # (tails, method class): unquantized linears whose quant method the model file replaces with its own
+    # UnquantizedLinearMethod subclass after building them (Muse-Spark's pooler / unpooler: MuseSparkTorchLinearMethod).
+    own_linear_method: tuple[tuple[str, ...], str] | None = None
+    # (method class, experts class, backend) of the model's own FusedMoE method for unquantized experts, in place of
+    # UnquantizedFusedMoEMethod's oracle (Muse-Spark's MuseSparkUnquantizedFusedMoE, pinned to Triton experts).
+    own_unquantized_moe: tuple[str, str, str] | None = None
     # (WHEEL_CHANGES key, {field: value}): fields the model file built otherwise until the release that brought the
     # change (the newest first; each older one applied over it).
     fields_before: tuple[tuple[str, dict], ...] = ()
@@ -1561,6 +1571,94 @@ _MUSE_GLIMMER = Arch(
 ARCHITECTURES["MuseGlimmerForCausalLM"] = _MUSE_GLIMMER
 ARCHITECTURES["MuseGlimmerForConditionalGeneration"] = _MUSE_GLIMMER
 
+# Muse-Spark (vllm/models/muse_spark, registered 0.33-0.34; __init__.py resolves amd/model.py + amd/multimodal.py on
+# ROCm, nvidia/ on every other platform; 0.34 renamed the text classes and messages from "MuseSpark1x" to "Muse Spark",
+# muse-spark-rename). Both text classes refuse, while building, every quant config but their own
+# (QUANT_CONFIG_REFUSALS: NVFP4 off ROCm, Quark on ROCm), so the one FP8 layout vLLM builds is ROCm's under Quark,
+# laid out here (amd/model.py, common/omni.py, common/vision.py, common/audio.py). MuseSparkAttention: q / k / v and
+# the output gate self_attn.gate_proj stacked into qkv_proj (common/layers.py MuseSparkQKVOGateParallelLinear, a
+# ColumnParallelLinear over [q, k, v, o_gate] with the quant config, split by head groups: it asserts that TP divides
+# the KV heads, no replication), o_proj row, Attention with the quant config and the layer_types window. Dense layers
+# (mlp_layer_types "dense") LlamaMLP gate_up_proj / down_proj; MuseSparkMoE: the router mlp.gate a GateLinear
+# without quant_config (fp32), the pooling pre_expert_proj / post_expert_proj ReplicatedLinears without quant_config
+# (vLLM swaps in its MuseSparkTorchLinearMethod, a plain F.linear), the experts one FusedMoE at moe_hidden_size with
+# sigmoid routing over an always-registered expert_bias, whose method (muse_moe_runner.py MuseSparkRoutedExperts) is
+# Quark's W8A8 FP8 only behind the Triton MoE backend (--moe-backend triton: quantized_moe_refusal) and BF16 Triton
+# experts where Quark's exclude skips them. The towers are built without the quant config: NaViT (q / k / v ->
+# qkv_proj over the vision heads, attn.proj row, mlp.fc1 column / fc2 row, the patch embedding a column, the position
+# table a parameter), the vision adapter (fc1 column, fc2 row), vision_projection a row, and the audio AutoEncoder
+# (patch embedder proj, conv-block fc1 column / fc2 row, proj column; depthwise convolutions, no linears).
+_MUSE_SPARK_SOURCE = "vllm:models/muse_spark/amd/model.py"
+_MUSE_SPARK_VISION = Tower("vllm:models/muse_spark/common/vision.py", ("model.vision_tower.",), vision_heads=True,
+                           quantized=False, styles={"attn.proj": ROW, "mlp.fc1": COLUMN, "mlp.fc2": ROW,
+                                                    "patch_embedder.patch_embedding": COLUMN})
+_MUSE_SPARK_ADAPTER = Tower("vllm:models/muse_spark/common/omni.py", ("model.vision_adapter.",
+                                                                      "model.vision_projection"),
+                            quantized=False, styles={"fc1": COLUMN, "fc2": ROW, "vision_projection": ROW})
+_MUSE_SPARK_AUDIO = Tower("vllm:models/muse_spark/common/audio.py", ("model.audio_tower.",), quantized=False,
+                          styles={"patch_embedder.proj": COLUMN, "mlp.fc1": COLUMN, "mlp.fc2": ROW,
+                                  "audio_tower.proj": COLUMN})
+_MUSE_SPARK_MESSAGE = "Muse Spark FP8 on ROCm requires the Triton MoE backend; got 'auto'."
+ARCHITECTURES["MuseSparkForConditionalGeneration"] = Arch(
+    _MUSE_SPARK_SOURCE, packed={**LLAMA_PACKED, "qkv_proj": ("q_proj", "k_proj", "v_proj", "gate_proj")},
+    styles={"self_attn.qkv_proj": COLUMN, "mlp.pre_expert_proj": REPLICATED, "mlp.post_expert_proj": REPLICATED},
+    merged_qkv_gate="qkv_proj", unquantized=("mlp.gate",),
+    unquantized_layers=("mlp.pre_expert_proj", "mlp.post_expert_proj"),
+    router=Router("sigmoid", True, None, True),
+    towers=(_MUSE_SPARK_VISION, _MUSE_SPARK_ADAPTER, _MUSE_SPARK_AUDIO),
+    matrix_norms=("patch_embedder.position_embedding_table",),
+    kv_heads_tp_error="AssertionError: KV-head padding is not supported for the fused QKV+O-gate projection: "
+                      "total_num_kv_heads={kv}, tp_size={tp}.",
+    quantized_moe_refusal=(("rocm",), _MUSE_SPARK_MESSAGE),
+    own_linear_method=(("mlp.pre_expert_proj", "mlp.post_expert_proj"), "MuseSparkTorchLinearMethod"),
+    own_unquantized_moe=("MuseSparkUnquantizedFusedMoE", "MuseSparkTritonExperts", "TRITON"),
+    fields_before=(("muse-spark-rename", {"quantized_moe_refusal": (
+        ("rocm",), _MUSE_SPARK_MESSAGE.replace("Muse Spark", "MuseSpark1x"))}),),
+    hf_to_vllm=tuple(("regex", old, new) for old, new in (
+        (r"^model\.language_model\.", "model."),
+        (r"^(model\.layers\.\d+)\.input_layernorm\.", r"\1.self_attn.pre_qkv_proj_norm."),
+        (r"^(model\.layers\.\d+)\.post_attention_residual_gate\.", r"\1.add_attn."),
+        (r"^(model\.layers\.\d+)\.post_feedforward_residual_gate\.", r"\1.add_ffn."),
+        (r"^(model\.layers\.\d+)\.pre_feedforward_layernorm\.", r"\1.pre_ffn_norm."),
+        (r"^(model\.layers\.\d+)\.post_feedforward_layernorm\.", r"\1.post_ffn_norm."),
+        (r"^(model\.layers\.\d+)\.mlp\.experts\.post_expert_norm\.", r"\1.feed_forward.post_expert_norm."),
+        (r"^(model\.layers\.\d+)\.mlp\.gate\.e_score_correction_bias$", r"\1.feed_forward.expert_bias"),
+        (r"^(model\.layers\.\d+)\.mlp\.gate\.", r"\1.feed_forward.router."),
+        (r"^(model\.layers\.\d+)\.mlp\.pre_expert_proj\.", r"\1.feed_forward.pooler."),
+        (r"^(model\.layers\.\d+)\.mlp\.post_expert_proj\.", r"\1.feed_forward.unpooler."),
+        (r"^(model\.layers\.\d+)\.mlp\.", r"\1.feed_forward."),
+        (r"\.experts\.gate_up_proj_input_scale$", ".experts.w13_input_scale"),
+        (r"\.experts\.gate_up_proj_weight_scale_2$", ".experts.w13_weight_scale_2"),
+        (r"\.experts\.gate_up_proj_weight_scale$", ".experts.w13_weight_scale"),
+        (r"\.experts\.down_proj_input_scale$", ".experts.w2_input_scale"),
+        (r"\.experts\.down_proj_weight_scale_2$", ".experts.w2_weight_scale_2"),
+        (r"\.experts\.down_proj_weight_scale$", ".experts.w2_weight_scale"),
+        (r"\.experts\.gate_up_proj$", ".experts.w13_weight"),
+        (r"\.experts\.down_proj$", ".experts.w2_weight"),
+        (r"^model\.vision_adapter\.fc1\.", "vision_model.adapter.c_fc."),
+        (r"^model\.vision_adapter\.fc2\.", "vision_model.adapter.c_proj."),
+        (r"^model\.vision_tower\.patch_embedder\.patch_embedding\.", "vision_model.conv1_linear."),
+        (r"^model\.vision_tower\.patch_embedder\.position_embedding_table\.weight$",
+         "vision_model.positional_embedding_vlm"),
+        (r"^model\.vision_tower\.layers\.", "vision_model.encoder.layers."),
+        (r"^model\.vision_tower\.", "vision_model."),
+        (r"^model\.vision_projection\.", "vision_projection."),
+        (r"^(vision_model\.encoder\.layers\.\d+)\.attn\.proj\.", r"\1.attn.out_proj."),
+        (r"^(vision_model\.encoder\.layers\.\d+)\.norm1\.", r"\1.ln_1."),
+        (r"^(vision_model\.encoder\.layers\.\d+)\.norm2\.", r"\1.ln_2."),
+        (r"^(vision_model\.encoder\.layers\.\d+)\.mlp\.fc1\.", r"\1.mlp.c_fc."),
+        (r"^(vision_model\.encoder\.layers\.\d+)\.mlp\.fc2\.", r"\1.mlp.c_proj."),
+        (r"^model\.audio_tower\.layers\.(\d+)\.conv_blocks\.0\.", r"audio_encoder.stages.\1.1."),
+        (r"^model\.audio_tower\.layers\.(\d+)\.conv_blocks\.1\.", r"audio_encoder.stages.\1.2."),
+        (r"^(audio_encoder\.stages\.\d+\.\d+)\.conv\.", r"\1.conv.conv."),
+        (r"^(audio_encoder\.stages\.\d+\.\d+)\.mlp\.fc1\.", r"\1.linear1."),
+        (r"^(audio_encoder\.stages\.\d+\.\d+)\.mlp\.fc2\.", r"\1.linear2."),
+        (r"^model\.audio_tower\.layers\.(\d+)\.patch_embedder\.norm\.", r"audio_encoder.stages.\1.0.norm."),
+        (r"^model\.audio_tower\.layers\.(\d+)\.patch_embedder\.proj\.", r"audio_encoder.stages.\1.0.linear."),
+        (r"^model\.audio_tower\.post_proj_norm\.", "audio_encoder.dual_norm."),
+        (r"^model\.audio_tower\.proj\.", "audio_encoder.o_proj."),
+        (r"^model\.audio_tower\.norm\.", "audio_encoder.norm."))))
+
 # Hunyuan (HunYuanDenseV1 / HunYuanMoEV1): registry.py serves both through the Transformers backend
 # (transformers/causal.py, moe.py), which builds each nn.Linear from the HF model's tp_plan (q / k / v fused by its
 # QKVFuser, gate / up by its GLUFuser, o / down row) and every Linear the plan does not name as a ReplicatedLinear
@@ -2105,6 +2203,48 @@ CONSTRUCTION_REFUSALS: dict[str, tuple[tuple[str, ...], str] | tuple[tuple[str, 
     **{arch: (("cpu",), "`get_accelerator_view_from_cpu_tensor` is currently not supported in: cpu")
        for arch in ("Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration")},
 }
+
+
+class QuantConfigRefusal(NamedTuple):
+    """A model class that raises while building under any quant config but those it accepts, on some platforms."""
+
+    kinds: tuple[str, ...]      # platform kinds
+    accepted: tuple[str, ...]   # get_name() of the quant configs it builds with
+    message: str                # vLLM's, verbatim; {name}: the config's get_name()
+    # (WHEEL_CHANGES key, the message before that release)
+    before: tuple[str, str] | None = None
+
+    def text(self, profile) -> str:
+        return self.before[1] if self.before and not profile.has(self.before[0]) else self.message
+
+
+# Architectures whose classes refuse a quant config while building: models/muse_spark nvidia/model.py and amd/model.py
+# MuseSparkForCausalLM.__init__ (0.33 MuseSpark1xForCausalLM), supported_quantization_configs: ModelOptNvFp4Config
+# off ROCm, QuarkConfig on ROCm (the Omni class builds the text class with the same vllm_config).
+_MUSE_SPARK_NVIDIA = ("only supports NVFP4 (modelopt_fp4) quantized checkpoints; got quantization '{name}'.")
+_MUSE_SPARK_AMD = ("on ROCm only supports Quark W8A8 FP8 or OCP-MXFP4 W4A4 quantized checkpoints; got quantization "
+                   "'{name}'.")
+QUANT_CONFIG_REFUSALS: dict[str, tuple[QuantConfigRefusal, ...]] = {
+    "MuseSparkForConditionalGeneration": (
+        QuantConfigRefusal(("cuda", "xpu", "cpu"), ("modelopt_fp4",), f"Muse Spark {_MUSE_SPARK_NVIDIA}",
+                           ("muse-spark-rename", f"MuseSpark1x {_MUSE_SPARK_NVIDIA}")),
+        QuantConfigRefusal(("rocm",), ("quark",), f"Muse Spark {_MUSE_SPARK_AMD}",
+                           ("muse-spark-rename", f"MuseSpark1x {_MUSE_SPARK_AMD}"))),
+}
+
+
+def quant_config_refusal(architectures: tuple[str, ...], config_name: str | None, ctx) -> str | None:
+    """vLLM's refusal of the quant config (its get_name(); None: unquantized) by the model class the release builds
+    (the first listed architecture it registers) on this platform; None: accepted."""
+    arch = next((a for a in architectures if serves(a, ctx.profile)), None)
+    if config_name is None or arch is None:
+        return None
+    refusal = next((r for r in QUANT_CONFIG_REFUSALS.get(arch, ()) if ctx.kind in r.kinds), None)
+    if refusal is None or config_name in refusal.accepted:
+        return None
+    return refusal.text(ctx.profile).format(name=config_name)
+
+
 # registry.py _ModelRegistry.inspect_model_cls / _raise_for_unsupported: what the import failure becomes, verbatim.
 INSPECT_FAILED = "Model architectures {archs} failed to be inspected. Please check the logs for more details."
 

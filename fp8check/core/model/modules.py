@@ -38,8 +38,10 @@ REPLICATED_LEAVES = frozenset({"q_a_proj", "kv_a_proj_with_mqa"})
 # deepseek_v2.py DeepseekV2ForCausalLM: packed_modules_mapping gains this entry when q_lora_rank is set.
 MLA_FUSED = ("fused_qkv_a_proj", ("q_a_proj", "kv_a_proj_with_mqa"))
 LLAMA_QKV = LLAMA_PACKED["qkv_proj"]
-# Router tensors some exporters store under '.experts.' (Laguna's experts.e_score_correction_bias): no expert's.
-ROUTER_SIDE = frozenset({"e_score_correction_bias"})
+# Tensors some exporters store under '.experts.' that are no expert's: Laguna's experts.e_score_correction_bias (the
+# router's), transformers' Muse-Spark experts.post_expert_norm.weight (the norm MuseSparkMoE applies to every expert's
+# output: amd/model.py maps it to feed_forward.post_expert_norm).
+NOT_EXPERT_TAILS = frozenset({"e_score_correction_bias", "post_expert_norm.weight"})
 _EXPERT_TAIL = re.compile(r"(?:\d+\.)?[^.]+(?:\.[^.]+)?")  # what follows '<FusedMoE name>.' in an expert tensor's name
 
 
@@ -730,7 +732,7 @@ def _expert_id(tail: str) -> str | None:
     r'^(?P<moe>.+\.experts)\.(?:\d+\.)?[^.]+(?:\.[^.]+)?$' (the regex is greedy, so its `moe` group ends at the
     last '.experts.'; an earlier one leaves a longer tail, which never matches when the last one's does not).
     """
-    if _EXPERT_TAIL.fullmatch(tail) is None or tail in ROUTER_SIDE:
+    if _EXPERT_TAIL.fullmatch(tail) is None or tail in NOT_EXPERT_TAILS:
         return None
     head = tail.split(".", 1)[0]
     return head if head.isdigit() else "fused"

@@ -121,8 +121,9 @@ def _experts(moe: MoEModule, config: ModelConfig) -> list[str]:
     """Expert 0's gate / up takes hidden_size and its down gives it (routing.moe.expert_shapes holds every other
     expert to expert 0's shapes); one message per projection."""
     found: dict[str, str] = {}
-    # Kimi-K3's latent MoE (nvidia/model.py KimiMoE): FusedMoE's hidden_size is routed_expert_hidden_size.
-    width, key = ((config.moe_hidden_size, "routed_expert_hidden_size") if config.moe_hidden_size
+    # Kimi-K3's latent MoE (nvidia/model.py KimiMoE) and Muse-Spark's pooled one (amd/model.py MuseSparkMoE):
+    # FusedMoE's hidden_size is the config's moe_hidden_key.
+    width, key = ((config.moe_hidden_size, config.moe_hidden_key) if config.moe_hidden_size and config.moe_hidden_key
                   else (config.hidden_size, "hidden_size"))
     for info, tail in zip(moe.tensors, moe.tails):
         parts = tail.split(".")

@@ -32,9 +32,16 @@ def not_judged_reason(row, report: InspectReport) -> str | None:
             return f"laid out by guess: {unserved}"
         return (f"laid out by guess: architecture {'/'.join(architectures)} is not in fp8check's table"
                 if architectures else "laid out by guess: config.json names no architecture of fp8check's table")
-    if row.ok and row.kernel is None and not row.scheme.startswith("Unquantized"):
+    if row.ok and row.kernel is None and not row.scheme.startswith("Unquantized") and not _own_unquantized(row):
         return f"method {row.scheme} is named, not modelled"
     return None
+
+
+def _own_unquantized(row) -> bool:
+    """A linear module vLLM leaves unquantized under a model file's own UnquantizedLinearMethod subclass
+    (Arch.own_linear_method: its assignment has no method)."""
+    assignment = getattr(row, "assignment", None)
+    return assignment is not None and assignment.method is None
 
 
 def not_judged(report: InspectReport) -> list:

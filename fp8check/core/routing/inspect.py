@@ -11,7 +11,8 @@ from fp8check.core.formats.fp8 import block_fp8_config
 from fp8check.core.formats.frontdoor import FrontDoor
 from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe, front_door, map_layer_lists
 from fp8check.core.model.layouts import (
-    COLUMN, construction_refusal, import_refusal, map_vllm_name, model_arch, retired_error, tail_match,
+    COLUMN, construction_refusal, import_refusal, map_vllm_name, model_arch, quant_config_refusal, retired_error,
+    tail_match,
 )
 from fp8check.core.model.memory import fit, fits_at, weight_footprint
 from fp8check.core.model.modules import LinearModule, ModelLayout, at_tp, build_layout
@@ -74,6 +75,8 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
     errors += ([retired] if retired else []) + ([refused] if refused else []) + list(door.errors)
     stub = construction_refusal(ckpt.config.architectures, ctx)
     errors += [stub] if stub else []
+    quant_refused = quant_config_refusal(ckpt.config.architectures, door.config_name, ctx)
+    errors += [quant_refused] if quant_refused else []
     if not ctx.profile.has("mistral-large-4"):  # what the Mistral-format reader of 0.25-0.33 refuses
         errors += ckpt.config.errors_before_034
     heads = ckpt.config.num_attention_heads
@@ -160,6 +163,9 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         e8m0 = uses_e8m0_scales(module)
         signatures.add((assignment, module_shape, e8m0))
         result = route_cached(assignment, module_shape, options.tp, e8m0)
+        own = arch.own_linear_method if arch is not None else None
+        if own and result.scheme == UNQUANTIZED and tail_match(module.name, own[0]):
+            result = result._replace(scheme=own[1])
         integrity_errors, warnings = check_module(module, assignment)
         integrity_errors = wrong_shapes.get(module.name, []) + integrity_errors  # the loader fails first
         if arch is not None and assignment.method is not None and tail_match(module.name, arch.unquantized_only):
@@ -180,16 +186,24 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
                                      options.ep, out_dtype)
     moes = tuple(moe._replace(errors=tuple(wrong_shapes[moe.name]) + moe.errors) if moe.name in wrong_shapes else moe
                  for moe in moes)
+    refusal = arch.quantized_moe_refusal if arch is not None else None
+    # raised by the first quantized FusedMoE vLLM builds, at any TP
+    moe_refused = bool(refusal and ctx.kind in refusal[0] and any(moe.scheme != UNQUANTIZED_MOE for moe in moes))
+    errors += [refusal[1]] if refusal and moe_refused else []
     attention_at = attention_inspector(ckpt, layout, quant, options, ctx, out_dtype)
     attention = attention_at(options.tp)
     linear_ok = tuple(
         tp for tp in TP_SWEEP
-        if not model_errors(ckpt, door, tp, ctx)
+        if not moe_refused and not model_errors(ckpt, door, tp, ctx)
         and not any(route_cached(a, s, tp, e).errors for a, s, e in signatures)
         and not any(a.errors for a in attention_at(tp))
     )
     online = frozenset(online_modules) | frozenset(m.name for m in moes
                                                    if online_modules and m.scheme != UNQUANTIZED_MOE)
+    own_moe = arch.own_unquantized_moe if arch is not None else None
+    if own_moe:  # the model's own method for unquantized experts, its experts class and backend fixed
+        moes = tuple(moe._replace(scheme=own_moe[0], kernel=own_moe[1], backend=own_moe[2])
+                     if moe.scheme == UNQUANTIZED_MOE else moe for moe in moes)
     # does it fit: a failure too, and in the TP sweep
     footprint = weight_footprint(ckpt.tensors, ckpt.config, layout, online)
     kv_per_token = sum(a.cache_bytes_per_token for a in attention) if attention else None  # in the resolved KV dtype

@@ -194,6 +194,8 @@ WHEEL_CHANGES: dict[str, str] = {
                            "fail there as on ROCm",
     "dots3-note": "0.28 wheel: vllm.models.dots3_note serves Dots3NoteForCausalLM; importing it on CPU raises an "
                   "ImportError (its attention imports MLA's FlashAttention prefill, which CPU's fa_utils.py lacks)",
+    "muse-spark-rename": "0.34 wheel: vllm.models.muse_spark's text classes and messages say 'Muse Spark' "
+                         "(MuseSparkForCausalLM; 'MuseSpark1x' in 0.33): its quant-config and MoE-backend refusals",
     "hy-v4": "0.29 wheel: vllm.models.hy_v4 serves HYV4ForCausalLM; importing it on XPU raises 'hy_v4 does not yet "
              "support XPU.'",
     "cpu-moe-deepseek-routing": "0.30 wheel: CPUExpertsFp8 also routes DeepSeekV3 and DeepseekV4",
@@ -336,7 +338,8 @@ _V034 = _release("0.34", _V033, ("xpu-fp8-per-token", "w4afp8", "fp-quant-remove
                                  "cpu-requires-triton", "extensible-kv-cache", "transformers-backend-034",
                                  "glm5next-fused-conv", "dsv4-grouped-wo-a",
                                  "qwen4exp-indexer-alike", "step5-rocm", "mistral-large-4",
-                                 "diffkv-head-size-v", "bailing-v3-swiglustep", "plamo3-head-quant"),
+                                 "diffkv-head-size-v", "bailing-v3-swiglustep", "plamo3-head-quant",
+                                 "muse-spark-rename"),
                  "XPU per-token FP8 activations; w4afp8; the extensible KV cache (utilization 1.0 on CUDA/ROCm); "
                  "x86 CPUs require triton-cpu")
 PROFILES: tuple[RuleProfile, ...] = (_V034, _V033, _V032, _V031, _V030, _V029, _V028, _V027, _V026, _V025)
