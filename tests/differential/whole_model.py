@@ -35,7 +35,7 @@ from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
                             deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, kimi_k3_tensors,
-                            write_checkpoint)
+                            radio_tensors, write_checkpoint)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crosscheck_model import compare_model, our_modules  # noqa: E402  # isort: skip  (vLLM's side, beside this file)
@@ -1155,6 +1155,27 @@ FAMILIES["zaya"] = (dict(architecture="ZayaForCausalLM", model_type="zaya", **_H
                          ignore=("lm_head", r"re:.*\.mlp\.gate\..*")),
                     dict(num_experts=8, num_experts_per_tok=1, moe_intermediate_size=1024, router_hidden_size=256,
                          sliding_window=512, layer_types=["hybrid", "hybrid_sliding"] * 2))
+# NVIDIA's Nemotron VL (nano_nemotron_vl.py; remote-code config, model_type NemotronH_Nano_VL_V2, as released):
+# nemotron-h's text model as llm_config (written by transformers' NemotronHForCausalLM under language_model.), a
+# ViT-L RADIO tower named by vision_config.args.model and the mlp1 projector (synth.radio_tensors), both stored BF16
+# and ignored (vLLM builds the tower without the quant config, mlp1 of torch nn.Linears).
+_NEMOTRON_VL = dict(
+    llm_config=_text_config("nemotron_h", architectures=["NemotronHForCausalLM"], tie_word_embeddings=False,
+                            torch_dtype="bfloat16",
+                            **FAMILIES["nemotron-h"][1]),
+    vision_config={"model_type": "radio", "architectures": ["RADIOModel"], "patch_size": 16, "max_resolution": 2048,
+                   "preferred_resolution": [512, 512], "version": "radio_v2.5-h",
+                   "args": {"model": "vit_large_patch16_224", "cpe_max_size": 2048, "register_multiple": 8,
+                            "cls_token_per_teacher": True, "teachers": [{"name": "siglip2-g"}, {"name": "dfn_clip"}],
+                            "qkv_bias": True}},
+    force_image_size=512, patch_size=16, downsample_ratio=0.5, template="nemotron-h-5p5", ps_version="v2",
+    image_tag_type="internvl", projector_hidden_size=4096, vit_hidden_size=1024,
+    norm_mean=[0.48145466, 0.4578275, 0.40821073], norm_std=[0.26862954, 0.26130258, 0.27577711])
+FAMILIES["nemotron-nano-vl"] = (
+    dict(architecture="NemotronH_Nano_VL_V2", model_type="NemotronH_Nano_VL_V2", sizes_in_text_config=True, **_HF,
+         extra_tensors=radio_tensors(_NEMOTRON_VL),
+         ignore=("language_model.lm_head", r"re:vision_model\..*", r"re:mlp1\..*")),
+    _NEMOTRON_VL)
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

@@ -1109,6 +1109,46 @@ ARCHITECTURES["NemotronHForCausalLM"] = Arch(
     gated_experts=False, mamba_in_proj="mixer.in_proj", sliding=MODEL_WINDOW,
     hf_to_vllm=(("substr", "A_log", "A"), ("substr", "embeddings", "embed_tokens"), ("prefix", "backbone", "model")))
 
+# NVIDIA's Nemotron VL (nano_nemotron_vl.py NemotronH_Nano_VL_V2, the class of NemotronH_Nano_VL_V2,
+# NemotronH_Nano_Omni_Reasoning_V3, NemotronH_Super_Omni_Reasoning_V3 and NemotronH_Omni_Reasoning_V3; remote-code
+# config, llm_config read as text_config): the text model init_vllm_registered_model(hf_config=config.text_config)
+# under language_model (Nemotron-H's NemotronHForCausalLM; its packed_modules_mapping), whose own loader applies
+# nemotron_h.py's mapper after load_weights strips "language_model." (so "language_model.mtp." is dropped there);
+# the class's hf_to_vllm_mapper renames language_model.backbone -> language_model.model. The RADIO tower
+# (radio.py RadioModel(config=...), no quant_config: unquantized) is vision_model; mlp1 an nn.Sequential of torch
+# nn.Linears (1, 3). radio.py's tree changed in 0.34 (radio-transformers-tree): 0.33 builds RadioInternVisionModel
+# under vision_model.model (load_weights: radio_model.model.blocks.N -> model.encoder.layers.N, patch_generator kept),
+# intern_vit.py's attention (attn.qkv QKVParallelLinear, attn.proj row) and InternMLP (mlp.fc1 column, mlp.fc2 row);
+# 0.34 mirrors transformers' RadioModel (hf_to_vllm_mapper: radio_model.model.blocks -> encoder.layer, .attn. ->
+# .attention., patch_generator.embedder -> embeddings.patch_projection, video_embedder -> video_patch_projection). The
+# patch embedders are ViTPatchLinear, an nn.Linear. Checkpoints keep NVIDIA's remote-code names
+# (vision_model.radio_model.model.blocks.N.attn.qkv); the tower's vision heads come from args.model
+# (local.RADIO_VIT_SIZES).
+_RADIO_STORED = "vision_model.radio_model.model."
+_RADIO = Tower("vllm:radio.py", ("vision_model.",), packed={"qkv": ("qkv",)}, vision_heads=True, quantized=False,
+               styles={"attention.qkv": "QKVParallelLinear", "attention.proj": ROW, "mlp.fc1": COLUMN, "mlp.fc2": ROW,
+                       "embeddings.patch_projection": TORCH_LINEAR,
+                       "embeddings.video_patch_projection": TORCH_LINEAR},
+               renames=((f"{_RADIO_STORED}blocks.", "vision_model.encoder.layer."), (".attn.", ".attention."),
+                        (f"{_RADIO_STORED}patch_generator.embedder", "vision_model.embeddings.patch_projection"),
+                        (f"{_RADIO_STORED}patch_generator.video_embedder",
+                         "vision_model.embeddings.video_patch_projection")))
+_RADIO_INTERN = Tower("vllm:radio.py", ("vision_model.",), packed={"qkv": ("qkv",)}, vision_heads=True,
+                      quantized=False, styles={"attn.qkv": "QKVParallelLinear", "attn.proj": ROW, "mlp.fc1": COLUMN,
+                                               "mlp.fc2": ROW, "patch_generator.embedder": TORCH_LINEAR,
+                                               "patch_generator.video_embedder": TORCH_LINEAR},
+                      renames=((f"{_RADIO_STORED}blocks.", "vision_model.model.encoder.layers."),
+                               (_RADIO_STORED, "vision_model.model.")))
+_NEMOTRON_VL_MLP1 = Tower("vllm:nano_nemotron_vl.py", ("mlp1.",), styles={"mlp1.1": TORCH_LINEAR, "mlp1.3": TORCH_LINEAR})
+_NEMOTRON_NANO_VL = Arch(
+    "vllm:nano_nemotron_vl.py", towers=(_RADIO, _NEMOTRON_VL_MLP1), registered_text_model=True,
+    spec_prefix="language_model.mtp",
+    hf_to_vllm=(("prefix", "language_model.backbone", "language_model.model"),),
+    fields_before=(("radio-transformers-tree", {"towers": (_RADIO_INTERN, _NEMOTRON_VL_MLP1)}),))
+ARCHITECTURES.update({arch: _NEMOTRON_NANO_VL for arch in (
+    "NemotronH_Nano_VL_V2", "NemotronH_Nano_Omni_Reasoning_V3", "NemotronH_Super_Omni_Reasoning_V3",
+    "NemotronH_Omni_Reasoning_V3")})
+
 # Granite-4.0-H / Granite-4.0 (granitemoehybrid.py GraniteMoeHybridForCausalLM, registered in every release; 0.33 ->
 # 0.34 only a loop variable): a Mamba2 or attention mixer per layer by config.layer_types. The Mamba layer is
 # `mamba` = MambaMixer2(prefix=f"{prefix}.mixer") (mamba_mixer2.py: in_proj merged over [I, I, GN, GN, H], conv1d a
@@ -2192,10 +2232,15 @@ def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
     arch = arch_for(config.architectures, profile)
     if arch is not None and arch.registered_text_model:
         text = ARCHITECTURES.get(text_model_architecture(config) or "")
+        # the entry's towers as the release builds them; its spec_prefix (the text model's MTP under the entry's
+        # prefix) where it names one
+        towers = arch.for_release(profile).towers
+        kept = dict(towers=towers, hf_to_vllm=arch.hf_to_vllm,
+                    spec_prefix=arch.spec_prefix or (text.spec_prefix if text is not None else None))
         if text is not None and text.rocm_layout:  # the text model's ROCm implementation under the same towers
-            rocm = text.rocm_layout[1]._replace(towers=arch.towers, hf_to_vllm=arch.hf_to_vllm)
+            rocm = text.rocm_layout[1]._replace(**kept)
             text = text._replace(rocm_layout=(text.rocm_layout[0], rocm))
-        arch = text._replace(towers=arch.towers, hf_to_vllm=arch.hf_to_vllm) if text is not None else arch
+        arch = text._replace(**kept) if text is not None else arch
     if arch is not None and arch.rocm_layout and kind == "rocm" and (profile is None or profile.has(arch.rocm_layout[0])):
         arch = arch.rocm_layout[1]
     return arch.for_release(profile) if arch is not None else None
