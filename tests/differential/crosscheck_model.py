@@ -794,15 +794,17 @@ def _nemotron_nas_config(llama_config):
 def _nemotron_vl_config(pretrained_config, nemotron_h_config, model_type: str):
     """A stand-in of NVIDIA's remote NemotronH_Nano_VL_V2_Config (configuration.py of the Nemotron Nano VL / Omni
     checkpoints): vision_config a config of its keys (without its auto_map: the RADIO args, preferred_resolution,
-    patch_size, which nano_nemotron_vl.py reads), llm_config (or text_config) a NemotronHConfig as text_config, every
+    patch_size, which nano_nemotron_vl.py reads), llm_config (or text_config) a NemotronHConfig as text_config, the
+    Omni checkpoints' sound_config a config of its keys (the remote SoundConfig's, which parakeet.py reads), every
     other key an attribute."""
 
     class NemotronVLConfig(pretrained_config):
 
-        def __init__(self, vision_config=None, llm_config=None, text_config=None, **kwargs):
+        def __init__(self, vision_config=None, llm_config=None, text_config=None, sound_config=None, **kwargs):
             super().__init__(**kwargs)
             self.vision_config = pretrained_config(**(vision_config or {}))
             self.text_config = nemotron_h_config(**(llm_config or text_config or {}))
+            self.sound_config = pretrained_config(**sound_config) if sound_config is not None else None
 
     NemotronVLConfig.model_type = model_type
     return NemotronVLConfig

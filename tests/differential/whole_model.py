@@ -35,7 +35,7 @@ from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
                             deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, kimi_k3_tensors,
-                            radio_tensors, write_checkpoint)
+                            nemotron_vl_tensors, write_checkpoint)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crosscheck_model import compare_model, our_modules  # noqa: E402  # isort: skip  (vLLM's side, beside this file)
@@ -1157,7 +1157,7 @@ FAMILIES["zaya"] = (dict(architecture="ZayaForCausalLM", model_type="zaya", **_H
                          sliding_window=512, layer_types=["hybrid", "hybrid_sliding"] * 2))
 # NVIDIA's Nemotron VL (nano_nemotron_vl.py; remote-code config, model_type NemotronH_Nano_VL_V2, as released):
 # nemotron-h's text model as llm_config (written by transformers' NemotronHForCausalLM under language_model.), a
-# ViT-L RADIO tower named by vision_config.args.model and the mlp1 projector (synth.radio_tensors), both stored BF16
+# ViT-L RADIO tower named by vision_config.args.model and the mlp1 projector (synth.nemotron_vl_tensors), both stored BF16
 # and ignored (vLLM builds the tower without the quant config, mlp1 of torch nn.Linears).
 _NEMOTRON_VL = dict(
     llm_config=_text_config("nemotron_h", architectures=["NemotronHForCausalLM"], tie_word_embeddings=False,
@@ -1173,9 +1173,31 @@ _NEMOTRON_VL = dict(
     norm_mean=[0.48145466, 0.4578275, 0.40821073], norm_std=[0.26862954, 0.26130258, 0.27577711])
 FAMILIES["nemotron-nano-vl"] = (
     dict(architecture="NemotronH_Nano_VL_V2", model_type="NemotronH_Nano_VL_V2", sizes_in_text_config=True, **_HF,
-         extra_tensors=radio_tensors(_NEMOTRON_VL),
+         extra_tensors=nemotron_vl_tensors(_NEMOTRON_VL),
          ignore=("language_model.lm_head", r"re:vision_model\..*", r"re:mlp1\..*")),
     _NEMOTRON_VL)
+# Nemotron-3 Omni (the same class; model_type NemotronH_Nano_Omni_Reasoning_V3): its RADIO tower packs video in
+# two-frame tubelets (video_embedder), its text model has an MTP layer (stored under language_model.mtp., which
+# nemotron_h.py's mapper drops; the class then builds vision_final_layernorm) and a Parakeet sound encoder with its
+# projection (sound_config), stored BF16 and ignored like the tower.
+_NEMOTRON_OMNI_TEXT = dict(_NEMOTRON_VL["llm_config"], num_nextn_predict_layers=1)
+_NEMOTRON_OMNI = dict(
+    _NEMOTRON_VL, llm_config=_NEMOTRON_OMNI_TEXT,
+    vision_config=dict(_NEMOTRON_VL["vision_config"], video_temporal_patch_size=2, separate_video_embedder=True),
+    sound_config={"model_type": "parakeet", "hidden_size": 1024, "num_attention_heads": 8, "num_hidden_layers": 2,
+                  "intermediate_size": 4096, "conv_kernel_size": 9, "subsampling_factor": 8,
+                  "subsampling_conv_channels": 256, "subsampling_conv_kernel_size": 3, "subsampling_conv_stride": 2,
+                  "num_mel_bins": 128, "projection_hidden_size": 4096, "projection_bias": False,
+                  "sampling_rate": 16000})
+_H = BASE["hidden"]
+FAMILIES["nemotron-omni"] = (
+    dict(FAMILIES["nemotron-nano-vl"][0], architecture="NemotronH_Nano_Omni_Reasoning_V3",
+         model_type="NemotronH_Nano_Omni_Reasoning_V3",
+         extra_tensors={**nemotron_vl_tensors(_NEMOTRON_OMNI), "language_model.mtp.layers.0.eh_proj.weight": (_H, 2 * _H),
+                        "language_model.mtp.layers.0.mixer.up_proj.weight": (4096, _H),
+                        "language_model.mtp.layers.0.mixer.down_proj.weight": (_H, 4096)},
+         ignore=("language_model.lm_head", r"re:vision_model\..*", r"re:mlp1\..*", r"re:sound_(encoder|projection)\..*")),
+    _NEMOTRON_OMNI)
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

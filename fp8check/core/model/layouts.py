@@ -1140,11 +1140,18 @@ _RADIO_INTERN = Tower("vllm:radio.py", ("vision_model.",), packed={"qkv": ("qkv"
                       renames=((f"{_RADIO_STORED}blocks.", "vision_model.model.encoder.layers."),
                                (_RADIO_STORED, "vision_model.model.")))
 _NEMOTRON_VL_MLP1 = Tower("vllm:nano_nemotron_vl.py", ("mlp1.",), styles={"mlp1.1": TORCH_LINEAR, "mlp1.3": TORCH_LINEAR})
+# An Omni checkpoint's sound_config builds parakeet.py's ProjectedParakeet (no quant config): transformers'
+# ParakeetEncoder as sound_encoder.encoder and ParakeetProjection as sound_encoder.projection (its load_weights reads
+# the checkpoint's sound_projection.* there), every linear a torch nn.Linear.
+_PARAKEET = Tower("vllm:parakeet.py", ("sound_encoder.", "sound_projection."), packed={},
+                  styles={leaf: TORCH_LINEAR for leaf in ("q_proj", "k_proj", "v_proj", "o_proj", "relative_k_proj",
+                                                          "linear1", "linear2", "subsampling.linear")},
+                  renames=(("sound_projection.", "sound_encoder.projection."),))
 _NEMOTRON_NANO_VL = Arch(
-    "vllm:nano_nemotron_vl.py", towers=(_RADIO, _NEMOTRON_VL_MLP1), registered_text_model=True,
+    "vllm:nano_nemotron_vl.py", towers=(_RADIO, _NEMOTRON_VL_MLP1, _PARAKEET), registered_text_model=True,
     spec_prefix="language_model.mtp",
     hf_to_vllm=(("prefix", "language_model.backbone", "language_model.model"),),
-    fields_before=(("radio-transformers-tree", {"towers": (_RADIO_INTERN, _NEMOTRON_VL_MLP1)}),))
+    fields_before=(("radio-transformers-tree", {"towers": (_RADIO_INTERN, _NEMOTRON_VL_MLP1, _PARAKEET)}),))
 ARCHITECTURES.update({arch: _NEMOTRON_NANO_VL for arch in (
     "NemotronH_Nano_VL_V2", "NemotronH_Nano_Omni_Reasoning_V3", "NemotronH_Super_Omni_Reasoning_V3",
     "NemotronH_Omni_Reasoning_V3")})
