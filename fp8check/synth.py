@@ -318,6 +318,12 @@ TRANSFORMERS_HOSTS = {
                               ((r"^", "language_model."),))
        for arch in ("NemotronH_Nano_VL_V2", "NemotronH_Nano_Omni_Reasoning_V3", "NemotronH_Super_Omni_Reasoning_V3",
                     "NemotronH_Omni_Reasoning_V3")},
+    # Llama-3.1-Nemotron-Nano-VL (model_type Llama_Nemotron_Nano_VL): its llm_config Llama's, saved under
+    # language_model. (language_model.model.layers.N, language_model.lm_head); the towers as above.
+    "Llama_Nemotron_Nano_VL": TransformersHost("LlamaForCausalLM", r"(?!)", None, "llama",
+                                               lambda doc: {k: v for k, v in doc["llm_config"].items()
+                                                            if k not in ("model_type", "architectures")},
+                                               ((r"^", "language_model."),)),
 }
 
 # transformers' class of a config.json architecture it spells otherwise (Moonshot's checkpoints name the class

@@ -1198,6 +1198,17 @@ FAMILIES["nemotron-omni"] = (
                         "language_model.mtp.layers.0.mixer.down_proj.weight": (_H, 4096)},
          ignore=("language_model.lm_head", r"re:vision_model\..*", r"re:mlp1\..*", r"re:sound_(encoder|projection)\..*")),
     _NEMOTRON_OMNI)
+# Llama-3.1-Nemotron-Nano-VL (nemotron_vl.py; remote-code config, model_type Llama_Nemotron_Nano_VL): Llama as
+# llm_config (written by transformers' LlamaForCausalLM under language_model.), the same ViT-L RADIO tower and mlp1,
+# stored BF16 and ignored (torch nn.Linears in vLLM: the remote RADIOModel, the harness's stand-in of it).
+_LLAMA_NEMOTRON_VL = dict(
+    {k: v for k, v in _NEMOTRON_VL.items() if k != "llm_config"},
+    llm_config=_text_config("llama", architectures=["LlamaForCausalLM"], tie_word_embeddings=False,
+                            torch_dtype="bfloat16"), vit_hidden_size=1024)
+FAMILIES["llama-nemotron-vl"] = (
+    dict(FAMILIES["nemotron-nano-vl"][0], architecture="Llama_Nemotron_Nano_VL", model_type="Llama_Nemotron_Nano_VL",
+         layers=2, extra_tensors=nemotron_vl_tensors(_LLAMA_NEMOTRON_VL)),
+    _LLAMA_NEMOTRON_VL)
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

@@ -1148,13 +1148,29 @@ _PARAKEET = Tower("vllm:parakeet.py", ("sound_encoder.", "sound_projection."), p
                                                           "linear1", "linear2", "subsampling.linear")},
                   renames=(("sound_projection.", "sound_encoder.projection."),))
 _NEMOTRON_NANO_VL = Arch(
-    "vllm:nano_nemotron_vl.py", towers=(_RADIO, _NEMOTRON_VL_MLP1, _PARAKEET), registered_text_model=True,
+    "vllm:nano_nemotron_vl.py", packed=_QKV_ONLY, towers=(_RADIO, _NEMOTRON_VL_MLP1, _PARAKEET),
+    registered_text_model=True,
     spec_prefix="language_model.mtp",
     hf_to_vllm=(("prefix", "language_model.backbone", "language_model.model"),),
     fields_before=(("radio-transformers-tree", {"towers": (_RADIO_INTERN, _NEMOTRON_VL_MLP1, _PARAKEET)}),))
 ARCHITECTURES.update({arch: _NEMOTRON_NANO_VL for arch in (
     "NemotronH_Nano_VL_V2", "NemotronH_Nano_Omni_Reasoning_V3", "NemotronH_Super_Omni_Reasoning_V3",
     "NemotronH_Omni_Reasoning_V3")})
+
+# Llama-3.1-Nemotron-Nano-VL (nemotron_vl.py LlamaNemotronVLChatModel, registered 0.25-0.34, unchanged 0.33 -> 0.34;
+# remote-code config, llm_config read as text_config): the vision model is AutoModel.from_config(config.vision_config,
+# trust_remote_code) -- NVIDIA's remote-code RADIOModel (hf_model.py: timm's VisionTransformer under
+# radio_model.model, blocks.N.attn.qkv / attn.proj / mlp.fc1 / mlp.fc2 and the patch embedder, all torch nn.Linears;
+# no quant config reaches it), mlp1 LayerNorm / Linear / GELU / Linear (torch nn.Linears), and the text model of
+# text_config's class (Llama) under language_model, saved as vLLM names it. The class's hf_to_vllm_mapper only drops
+# the input conditioner's norm_mean / norm_std (no linear).
+_RADIO_REMOTE = Tower("vllm:nemotron_vl.py", ("vision_model.",), packed={},
+                      styles={leaf: TORCH_LINEAR for leaf in ("attn.qkv", "attn.proj", "mlp.fc1", "mlp.fc2",
+                                                              "patch_generator.embedder",
+                                                              "patch_generator.video_embedder")})
+ARCHITECTURES["Llama_Nemotron_Nano_VL"] = Arch(
+    "vllm:nemotron_vl.py", registered_text_model=True,
+    towers=(_RADIO_REMOTE, _NEMOTRON_VL_MLP1._replace(source="vllm:nemotron_vl.py")))
 
 # Granite-4.0-H / Granite-4.0 (granitemoehybrid.py GraniteMoeHybridForCausalLM, registered in every release; 0.33 ->
 # 0.34 only a loop variable): a Mamba2 or attention mixer per layer by config.layer_types. The Mamba layer is
