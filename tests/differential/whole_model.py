@@ -1366,6 +1366,16 @@ OPEN = (
      "gpt-oss's ModelOpt per-channel / PB_WO experts: fp8check's expert-scale shape check raises an error on them "
      "(their backend is not judged, activation swigluoai); whether gpt_oss.py's weight loader accepts those scales "
      "is not yet read"),
+    (r"\|(nemotron-h|nemotron-nano-vl|nemotron-omni)\|modelopt-(pcpt|pbwo)\|[^|]*\.mixer\.experts\|",
+     "Nemotron-H's non-gated experts (up / down only, relu2_no_mul) with ModelOpt per-channel / PB_WO scales: "
+     "fp8check's expert-scale shape check raises an error on them (their backend is not judged), where vLLM's "
+     "ModelOptFp8MoEMethod builds FlashInfer CUTLASS experts; whether its weight loader accepts those scales on a "
+     "one-shard w13 is not yet read"),
+    (rf"^{SINCE_033}\|cuda:(90|100)\|(nemotron-h|nemotron-nano-vl|nemotron-omni)\|modelopt-pbwo\|"
+     r"[^|]*\.mixer\.in_proj\|",
+     "ModelOpt PB_WO pads a weight's N up to the block from 0.29 (pbwo-padding): Nemotron-H's Mamba in_proj ([I, I, "
+     "GN, GN, H] rows, H not a whole block) is padded, and vLLM picks FlashInfer-DeepGEMM where fp8check hands the "
+     "unpadded N to the kernel choice (Cutlass)"),
     (rf"^{SINCE_033}\|cuda:(90|100)\|[^|]*\|modelopt-pbwo\|.*\.gate\|",
      "ModelOpt PB_WO pads a weight's N up to the block from 0.29 (pbwo-padding); fp8check does not hand the padded "
      "N to the kernel choice, so a layer narrower than 128 (an 8-expert router left out of the ignore list) gets "
