@@ -257,6 +257,16 @@ def nemotron_vl_spec(architecture: str = "NemotronH_Nano_VL_V2", omni: bool = Fa
                 extra_tensors={**nemotron_vl_tensors(config), **extra})
 
 
+def llama_nemotron_vl_spec() -> dict:
+    """Llama-3.1-Nemotron-Nano-VL (nemotron_vl.py): Llama as llm_config under language_model., the same towers."""
+    spec = nemotron_vl_spec("Llama_Nemotron_Nano_VL")
+    text = dict(model_type="llama", architectures=["LlamaForCausalLM"], hidden_size=512, intermediate_size=512,
+                num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=128, vocab_size=1000,
+                max_position_embeddings=512, tie_word_embeddings=False, torch_dtype="bfloat16")
+    config = dict(spec["extra_config"], llm_config=text)
+    return dict(spec, layers=2, experts=0, extra_config=config, extra_tensors=nemotron_vl_tensors(config))
+
+
 # Granite (hidden_size // heads = 128, as granite*.py size the heads): Granite-4.0-H with a Mamba layer and an attention
 # layer (one Mamba group, 8 heads of 128), 4 experts and a shared MLP on each.
 GRANITE = dict(transformers=True, hidden=512, head_dim=128, extra_config=dict(attention_multiplier=0.0078125,
@@ -1281,6 +1291,12 @@ FAMILIES = [
         "mlp1.1": ("nn.Linear", "vllm:nano_nemotron_vl.py")})
       for arch in ("NemotronH_Nano_VL_V2", "NemotronH_Nano_Omni_Reasoning_V3", "NemotronH_Super_Omni_Reasoning_V3",
                    "NemotronH_Omni_Reasoning_V3")),
+    ("llama-nemotron-vl", llama_nemotron_vl_spec(), 2,
+     {"language_model.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:llama.py"),
+      "language_model.model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:llama.py"),
+      "vision_model.radio_model.model.blocks.0.attn.qkv": ("nn.Linear", "vllm:nemotron_vl.py"),
+      "vision_model.radio_model.model.patch_generator.embedder": ("nn.Linear", "vllm:nemotron_vl.py"),
+      "mlp1.3": ("nn.Linear", "vllm:nemotron_vl.py")}),
     ("inkling", inkling_spec(), 2, _inkling_layers("model.llm.")),
     ("inkling-text", inkling_spec("InklingForCausalLM"), 2, _inkling_layers("model.")),
     ("muse-glimmer", muse_glimmer_spec(), 2, _MUSE_GLIMMER_LAYERS),
