@@ -1122,10 +1122,11 @@ ARCHITECTURES["NemotronHForCausalLM"] = Arch(
 # 0.34 mirrors transformers' RadioModel (hf_to_vllm_mapper: radio_model.model.blocks -> encoder.layer, .attn. ->
 # .attention., patch_generator.embedder -> embeddings.patch_projection, video_embedder -> video_patch_projection). The
 # patch embedders are ViTPatchLinear, an nn.Linear. Checkpoints keep NVIDIA's remote-code names
-# (vision_model.radio_model.model.blocks.N.attn.qkv); the tower's vision heads come from args.model
+# (vision_model.radio_model.model.blocks.N.attn.qkv, the QKVParallelLinear's one stored tensor: no packed entry, as in
+# the class's packed_modules_mapping, Nemotron-H's); the tower's vision heads come from args.model
 # (local.RADIO_VIT_SIZES).
 _RADIO_STORED = "vision_model.radio_model.model."
-_RADIO = Tower("vllm:radio.py", ("vision_model.",), packed={"qkv": ("qkv",)}, vision_heads=True, quantized=False,
+_RADIO = Tower("vllm:radio.py", ("vision_model.",), packed={}, vision_heads=True, quantized=False,
                styles={"attention.qkv": "QKVParallelLinear", "attention.proj": ROW, "mlp.fc1": COLUMN, "mlp.fc2": ROW,
                        "embeddings.patch_projection": TORCH_LINEAR,
                        "embeddings.video_patch_projection": TORCH_LINEAR},
@@ -1133,7 +1134,7 @@ _RADIO = Tower("vllm:radio.py", ("vision_model.",), packed={"qkv": ("qkv",)}, vi
                         (f"{_RADIO_STORED}patch_generator.embedder", "vision_model.embeddings.patch_projection"),
                         (f"{_RADIO_STORED}patch_generator.video_embedder",
                          "vision_model.embeddings.video_patch_projection")))
-_RADIO_INTERN = Tower("vllm:radio.py", ("vision_model.",), packed={"qkv": ("qkv",)}, vision_heads=True,
+_RADIO_INTERN = Tower("vllm:radio.py", ("vision_model.",), packed={}, vision_heads=True,
                       quantized=False, styles={"attn.qkv": "QKVParallelLinear", "attn.proj": ROW, "mlp.fc1": COLUMN,
                                                "mlp.fc2": ROW, "patch_generator.embedder": TORCH_LINEAR,
                                                "patch_generator.video_embedder": TORCH_LINEAR},
