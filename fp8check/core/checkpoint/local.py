@@ -221,8 +221,8 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
     # prefix_dense_intermediate_size (cohere2_moe.py Cohere2MoeMLP: intermediate_size where it is null or absent).
     dense = ("dense_intermediate_size" if "dense_intermediate_size" in sizes else "prefix_dense_intermediate_size"
              if _positive_int(sizes.get("prefix_dense_intermediate_size")) else "intermediate_size")
-    vision = multimodal.get("vision_config") if isinstance(multimodal.get("vision_config"), dict) else {}
-    vision = {**_radio_sizes(vision), **vision}
+    vision_doc = multimodal.get("vision_config")
+    vision: dict = {**_radio_sizes(vision_doc), **vision_doc} if isinstance(vision_doc, dict) else {}
     audio = multimodal.get("audio_config") if isinstance(multimodal.get("audio_config"), dict) else {}
     return ModelConfig(
         architectures=tuple(archs),
@@ -293,7 +293,8 @@ RADIO_VIT_SIZES = {"vit_small_patch16_224": (384, 12, 6, 1536), "vit_base_patch1
 def _radio_sizes(vision: dict) -> dict:
     """The sizes vLLM's RadioConfig gives a RADIO vision_config's args.model (RADIO_VIT_SIZES), {} for another."""
     args = vision.get("args")
-    sizes = RADIO_VIT_SIZES.get(args.get("model")) if isinstance(args, dict) else None
+    model = args.get("model") if isinstance(args, dict) else None
+    sizes = RADIO_VIT_SIZES.get(model) if isinstance(model, str) else None
     return dict(zip(("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size"), sizes)) \
         if sizes else {}
 

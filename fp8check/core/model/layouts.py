@@ -2258,13 +2258,12 @@ def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
         text = ARCHITECTURES.get(text_model_architecture(config) or "")
         # the entry's towers as the release builds them; its spec_prefix (the text model's MTP under the entry's
         # prefix) where it names one
-        towers = arch.for_release(profile).towers
-        kept = dict(towers=towers, hf_to_vllm=arch.hf_to_vllm,
-                    spec_prefix=arch.spec_prefix or (text.spec_prefix if text is not None else None))
+        towers, renames = arch.for_release(profile).towers, arch.hf_to_vllm
+        spec_prefix = arch.spec_prefix or (text.spec_prefix if text is not None else None)
         if text is not None and text.rocm_layout:  # the text model's ROCm implementation under the same towers
-            rocm = text.rocm_layout[1]._replace(**kept)
+            rocm = text.rocm_layout[1]._replace(towers=towers, hf_to_vllm=renames, spec_prefix=spec_prefix)
             text = text._replace(rocm_layout=(text.rocm_layout[0], rocm))
-        arch = text._replace(**kept) if text is not None else arch
+        arch = text._replace(towers=towers, hf_to_vllm=renames, spec_prefix=spec_prefix) if text is not None else arch
     if arch is not None and arch.rocm_layout and kind == "rocm" and (profile is None or profile.has(arch.rocm_layout[0])):
         arch = arch.rocm_layout[1]
     return arch.for_release(profile) if arch is not None else None
