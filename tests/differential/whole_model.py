@@ -1198,6 +1198,9 @@ FAMILIES["nemotron-omni"] = (
                         "language_model.mtp.layers.0.mixer.down_proj.weight": (_H, 4096)},
          ignore=("language_model.lm_head", r"re:vision_model\..*", r"re:mlp1\..*", r"re:sound_(encoder|projection)\..*")),
     _NEMOTRON_OMNI)
+# The registry's other two names of the class, with the Omni's checkpoint.
+FAMILIES.update({family: (dict(FAMILIES["nemotron-omni"][0], architecture=arch), _NEMOTRON_OMNI) for family, arch in (
+    ("nemotron-super-omni", "NemotronH_Super_Omni_Reasoning_V3"), ("nemotron-omni-v3", "NemotronH_Omni_Reasoning_V3"))})
 # Llama-3.1-Nemotron-Nano-VL (nemotron_vl.py; remote-code config, model_type Llama_Nemotron_Nano_VL): Llama as
 # llm_config (written by transformers' LlamaForCausalLM under language_model.), the same ViT-L RADIO tower and mlp1,
 # stored BF16 and ignored (torch nn.Linears in vLLM: the remote RADIOModel, the harness's stand-in of it).
