@@ -310,6 +310,10 @@ EXPECTED: dict[tuple[str, str], str] = {
         "fp8check drops them under the class's prefix (Arch.spec_prefix), no mapper of the class's file")
        for a in ("NemotronH_Nano_VL_V2", "NemotronH_Nano_Omni_Reasoning_V3", "NemotronH_Super_Omni_Reasoning_V3",
                  "NemotronH_Omni_Reasoning_V3")},
+    **{("Llama_Nemotron_Nano_VL", f"dropped:substr:{name}"): (
+        "nemotron_vl.py's mapper drops the remote RADIO tower's input-conditioner buffers (input_conditioner."
+        f"{name}), no linear's: fp8check lists them with the other non-linear weights")
+       for name in ("norm_mean", "norm_std")},
     **{("Llama_Nemotron_Nano_VL", f"packed:{name}"): (
         "nemotron_vl.py's LlamaNemotronVLChatModel (not SupportsQuant) has no packed_modules_mapping of its own, and "
         "its language model (llama.py's LlamaForCausalLM, built by init_vllm_registered_model) never hands its own to "

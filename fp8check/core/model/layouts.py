@@ -1140,7 +1140,8 @@ _RADIO_INTERN = Tower("vllm:radio.py", ("vision_model.",), packed={}, vision_hea
                                                "patch_generator.video_embedder": TORCH_LINEAR},
                       renames=((f"{_RADIO_STORED}blocks.", "vision_model.model.encoder.layers."),
                                (_RADIO_STORED, "vision_model.model.")))
-_NEMOTRON_VL_MLP1 = Tower("vllm:nano_nemotron_vl.py", ("mlp1.",), styles={"mlp1.1": TORCH_LINEAR, "mlp1.3": TORCH_LINEAR})
+_NEMOTRON_VL_MLP1 = Tower("vllm:nano_nemotron_vl.py", ("mlp1.",), packed={},
+                          styles={"mlp1.1": TORCH_LINEAR, "mlp1.3": TORCH_LINEAR})
 # An Omni checkpoint's sound_config builds parakeet.py's ProjectedParakeet (no quant config): transformers'
 # ParakeetEncoder as sound_encoder.encoder and ParakeetProjection as sound_encoder.projection (its load_weights reads
 # the checkpoint's sound_projection.* there), every linear a torch nn.Linear.
