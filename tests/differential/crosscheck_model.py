@@ -831,7 +831,8 @@ def _remote_radio_model(config):
     linear = torch.nn.Linear
 
     def block():
-        return torch.nn.ModuleDict({"attn": torch.nn.ModuleDict({"qkv": linear(dim, 3 * dim), "proj": linear(dim, dim)}),
+        attn = torch.nn.ModuleDict({"qkv": linear(dim, 3 * dim), "proj": linear(dim, dim)})
+        return torch.nn.ModuleDict({"attn": attn,
                                     "mlp": torch.nn.ModuleDict({"fc1": linear(dim, inter), "fc2": linear(inter, dim)})})
 
     vit = torch.nn.ModuleDict({"patch_generator": torch.nn.ModuleDict({"embedder": linear(3 * patch * patch, dim,

@@ -1157,8 +1157,8 @@ FAMILIES["zaya"] = (dict(architecture="ZayaForCausalLM", model_type="zaya", **_H
                          sliding_window=512, layer_types=["hybrid", "hybrid_sliding"] * 2))
 # NVIDIA's Nemotron VL (nano_nemotron_vl.py; remote-code config, model_type NemotronH_Nano_VL_V2, as released):
 # nemotron-h's text model as llm_config (written by transformers' NemotronHForCausalLM under language_model.), a
-# ViT-L RADIO tower named by vision_config.args.model and the mlp1 projector (synth.nemotron_vl_tensors), both stored BF16
-# and ignored (vLLM builds the tower without the quant config, mlp1 of torch nn.Linears).
+# ViT-L RADIO tower named by vision_config.args.model and the mlp1 projector (synth.nemotron_vl_tensors), both stored
+# BF16 and ignored (vLLM builds the tower without the quant config, mlp1 of torch nn.Linears).
 _NEMOTRON_VL = dict(
     llm_config=_text_config("nemotron_h", architectures=["NemotronHForCausalLM"], tie_word_embeddings=False,
                             torch_dtype="bfloat16",
@@ -1193,10 +1193,12 @@ _H = BASE["hidden"]
 FAMILIES["nemotron-omni"] = (
     dict(FAMILIES["nemotron-nano-vl"][0], architecture="NemotronH_Nano_Omni_Reasoning_V3",
          model_type="NemotronH_Nano_Omni_Reasoning_V3",
-         extra_tensors={**nemotron_vl_tensors(_NEMOTRON_OMNI), "language_model.mtp.layers.0.eh_proj.weight": (_H, 2 * _H),
+         extra_tensors={**nemotron_vl_tensors(_NEMOTRON_OMNI),
+                        "language_model.mtp.layers.0.eh_proj.weight": (_H, 2 * _H),
                         "language_model.mtp.layers.0.mixer.up_proj.weight": (4096, _H),
                         "language_model.mtp.layers.0.mixer.down_proj.weight": (_H, 4096)},
-         ignore=("language_model.lm_head", r"re:vision_model\..*", r"re:mlp1\..*", r"re:sound_(encoder|projection)\..*")),
+         ignore=("language_model.lm_head", r"re:vision_model\..*", r"re:mlp1\..*",
+                 r"re:sound_(encoder|projection)\..*")),
     _NEMOTRON_OMNI)
 # The registry's other two names of the class, with the Omni's checkpoint.
 FAMILIES.update({family: (dict(FAMILIES["nemotron-omni"][0], architecture=arch), _NEMOTRON_OMNI) for family, arch in (

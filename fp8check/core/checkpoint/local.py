@@ -282,8 +282,8 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
     )
 
 
-# A RADIO vision_config (NVIDIA's remote-code RADIOConfig) names its ViT in args.model; vLLM's RadioConfig sizes the tower
-# from it: (hidden_size, num_hidden_layers, num_attention_heads, intermediate_size), VIT_TIMM_DIM_BY_NAME of
+# A RADIO vision_config (NVIDIA's remote-code RADIOConfig) names its ViT in args.model; vLLM's RadioConfig sizes the
+# tower from it: (hidden_size, num_hidden_layers, num_attention_heads, intermediate_size), VIT_TIMM_DIM_BY_NAME of
 # vllm/transformers_utils/configs/radio.py (0.25-0.34).
 RADIO_VIT_SIZES = {"vit_small_patch16_224": (384, 12, 6, 1536), "vit_base_patch16_224": (768, 12, 12, 3072),
                    "vit_large_patch16_224": (1024, 24, 16, 4096), "vit_huge_patch16_224": (1280, 32, 16, 5120),
