@@ -309,6 +309,21 @@ TRANSFORMERS_HOSTS = {
     "BailingMoeV3VLForConditionalGeneration": TransformersHost(
         "BailingHybridForCausalLM", r"(?!)", None, "bailing_hybrid",
         lambda text: {k: v for k, v in text.items() if k != "model_type"}),
+    # NVIDIA's Nemotron VL (remote-code config, model_type NemotronH_Nano_VL_V2): its llm_config is transformers'
+    # NemotronHForCausalLM's, saved under language_model. (language_model.backbone.layers.N, language_model.lm_head);
+    # the RADIO tower, the mlp1 projector and an Omni's sound encoder come as Spec.extra_tensors (nemotron_vl_tensors).
+    **{arch: TransformersHost("NemotronHForCausalLM", r"(?!)", None, "nemotron_h",
+                              lambda doc: {k: v for k, v in doc["llm_config"].items()
+                                           if k not in ("model_type", "architectures")},
+                              ((r"^", "language_model."),))
+       for arch in ("NemotronH_Nano_VL_V2", "NemotronH_Nano_Omni_Reasoning_V3", "NemotronH_Super_Omni_Reasoning_V3",
+                    "NemotronH_Omni_Reasoning_V3")},
+    # Llama-3.1-Nemotron-Nano-VL (model_type Llama_Nemotron_Nano_VL): its llm_config Llama's, saved under
+    # language_model. (language_model.model.layers.N, language_model.lm_head); the towers as above.
+    "Llama_Nemotron_Nano_VL": TransformersHost("LlamaForCausalLM", r"(?!)", None, "llama",
+                                               lambda doc: {k: v for k, v in doc["llm_config"].items()
+                                                            if k not in ("model_type", "architectures")},
+                                               ((r"^", "language_model."),)),
 }
 
 # transformers' class of a config.json architecture it spells otherwise (Moonshot's checkpoints name the class
@@ -385,6 +400,61 @@ def bailing_v3_vision_tensors(vision: dict, text_hidden: int) -> dict[str, tuple
                     f"{p}.mlp.linear_fc1.weight": (inter, dim), f"{p}.mlp.linear_fc2.weight": (dim, inter)})
     out.update({"model.linear_proj.0.weight": (text_hidden, merged), "model.linear_proj.2.weight": (text_hidden,
                                                                                                      text_hidden)})
+    return out
+
+
+def nemotron_vl_tensors(config: dict) -> dict[str, tuple[int, ...]]:
+    """A Nemotron VL / Omni checkpoint's towers (NVIDIA's remote-code names, which vLLM's radio.py, parakeet.py and
+    nano_nemotron_vl.py load) from its config.json, for a spec's extra_tensors: the RADIO tower
+    (vision_config.args.model sized by local.RADIO_VIT_SIZES) under vision_model.radio_model.model: patch_generator
+    (embedder, video_embedder where video_temporal_patch_size > 1, pos_embed, cls_token), per block norm1 / attn.qkv
+    (stored fused) / attn.proj / norm2 / mlp.fc1 / mlp.fc2, and the input conditioner; mlp1 (RMSNorm, Linear, ReLU^2,
+    Linear) over the pixel-shuffled tokens; with a sound_config, the Parakeet encoder (sound_encoder.encoder.:
+    transformers' ParakeetEncoder names) and its projection (sound_projection.); with MTP layers in llm_config, the
+    vision_final_layernorm (vision_projector.)."""
+    from fp8check.core.checkpoint.local import RADIO_VIT_SIZES  # noqa: PLC0415
+
+    vision, text = config["vision_config"], config["llm_config"]
+    dim, layers, _, inter = RADIO_VIT_SIZES[vision["args"]["model"]]
+    patch, frames = vision.get("patch_size", 16), vision.get("video_temporal_patch_size", 1)
+    root = "vision_model.radio_model"
+    generator = f"{root}.model.patch_generator"
+    out: dict[str, tuple[int, ...]] = {
+        f"{generator}.embedder.weight": (dim, 3 * patch * patch), f"{generator}.pos_embed": (1, 128 * 128, dim),
+        f"{generator}.cls_token.token": (8, dim), f"{root}.input_conditioner.norm_mean": (3, 1, 1),
+        f"{root}.input_conditioner.norm_std": (3, 1, 1)}
+    if frames > 1:
+        out[f"{generator}.video_embedder.weight"] = (dim, 3 * frames * patch * patch)
+    for i in range(layers):
+        block = f"{root}.model.blocks.{i}"
+        out.update({f"{block}.norm1.weight": (dim,), f"{block}.norm1.bias": (dim,),
+                    f"{block}.attn.qkv.weight": (3 * dim, dim), f"{block}.attn.qkv.bias": (3 * dim,),
+                    f"{block}.attn.proj.weight": (dim, dim), f"{block}.attn.proj.bias": (dim,),
+                    f"{block}.norm2.weight": (dim,), f"{block}.norm2.bias": (dim,),
+                    f"{block}.mlp.fc1.weight": (inter, dim), f"{block}.mlp.fc1.bias": (inter,),
+                    f"{block}.mlp.fc2.weight": (dim, inter), f"{block}.mlp.fc2.bias": (dim,)})
+    shuffled = dim * round(1 / config["downsample_ratio"]) ** 2
+    out.update({"mlp1.0.weight": (shuffled,), "mlp1.1.weight": (config["projector_hidden_size"], shuffled),
+                "mlp1.3.weight": (text["hidden_size"], config["projector_hidden_size"])})
+    if text.get("num_nextn_predict_layers"):
+        out.update({f"vision_projector.vision_final_layernorm.{p}": (dim,) for p in ("weight", "bias")})
+    sound = config.get("sound_config")
+    if sound:
+        width, ffn, channels = sound["hidden_size"], sound["intermediate_size"], sound["subsampling_conv_channels"]
+        encoder = "sound_encoder.encoder"
+        out[f"{encoder}.subsampling.linear.weight"] = (width, channels * (sound["num_mel_bins"] // 8))
+        for i in range(sound["num_hidden_layers"]):
+            layer = f"{encoder}.layers.{i}"
+            out.update({f"{layer}.self_attn.{leaf}.weight": (width, width)
+                        for leaf in ("q_proj", "k_proj", "v_proj", "o_proj", "relative_k_proj")})
+            for ff in ("feed_forward1", "feed_forward2"):
+                out.update({f"{layer}.{ff}.linear1.weight": (ffn, width), f"{layer}.{ff}.linear2.weight": (width, ffn)})
+            out.update({f"{layer}.conv.pointwise_conv1.weight": (2 * width, width, 1),
+                        f"{layer}.conv.pointwise_conv2.weight": (width, width, 1),
+                        f"{layer}.norm_out.weight": (width,)})
+        out.update({"sound_projection.norm.weight": (width,),
+                    "sound_projection.linear1.weight": (sound["projection_hidden_size"], width),
+                    "sound_projection.linear2.weight": (text["hidden_size"], sound["projection_hidden_size"])})
     return out
 
 

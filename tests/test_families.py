@@ -21,7 +21,7 @@ from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import LATEST, select_profile
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
                             deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, kimi_k3_tensors,
-                            tensor_specs, write_safetensors)
+                            nemotron_vl_tensors, tensor_specs, write_safetensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
 # Qwen3-Next / Qwen3.5, written by transformers' own classes: one gated-delta-net layer, one full-attention layer;
@@ -228,6 +228,45 @@ NEMOTRON_H = dict(hybrid_override_pattern="M*-E", mamba_num_heads=8, mamba_head_
                   n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=256,
                   moe_shared_expert_intermediate_size=256, n_shared_experts=1, n_group=1, topk_group=1,
                   norm_topk_prob=True, num_hidden_layers=4)
+# NVIDIA's Nemotron VL (nano_nemotron_vl.py; remote-code config): NEMOTRON_H as llm_config under language_model., a
+# ViT-S RADIO tower (vision_config.args.model) and mlp1, both stored BF16 and ignored; the Omni adds two-frame video
+# tubelets, an MTP layer (language_model.mtp.) and a Parakeet sound encoder.
+NEMOTRON_VL_IGNORE = ("language_model.lm_head", r"re:vision_model\..*", r"re:mlp1\..*",
+                      r"re:sound_(encoder|projection)\..*")
+
+
+def nemotron_vl_spec(architecture: str = "NemotronH_Nano_VL_V2", omni: bool = False) -> dict:
+    text = dict(NEMOTRON_H, model_type="nemotron_h", architectures=["NemotronHForCausalLM"], hidden_size=512,
+                intermediate_size=512, num_attention_heads=4, num_key_value_heads=2, head_dim=128, vocab_size=1000,
+                max_position_embeddings=512, tie_word_embeddings=False, torch_dtype="bfloat16")
+    vision = {"model_type": "radio", "patch_size": 16, "preferred_resolution": [512, 512],
+              "args": {"model": "vit_small_patch16_224", "cpe_max_size": 2048, "register_multiple": 8,
+                       "cls_token_per_teacher": True, "teachers": [{"name": "siglip2-g"}]}}
+    config = dict(llm_config=text, vision_config=vision, force_image_size=512, patch_size=16, downsample_ratio=0.5,
+                  ps_version="v2", projector_hidden_size=512, vit_hidden_size=384)
+    extra = {}
+    if omni:
+        config.update(llm_config=dict(text, num_nextn_predict_layers=1),
+                      vision_config=dict(vision, video_temporal_patch_size=2),
+                      sound_config={"hidden_size": 256, "num_attention_heads": 4, "num_hidden_layers": 1,
+                                    "intermediate_size": 512, "subsampling_conv_channels": 64, "num_mel_bins": 128,
+                                    "projection_hidden_size": 512})
+        extra = {"language_model.mtp.layers.0.eh_proj.weight": (512, 1024)}
+    return dict(architecture=architecture, model_type=architecture, transformers=True, layers=4,
+                sizes_in_text_config=True, hidden=512, experts=4, ignore=NEMOTRON_VL_IGNORE, extra_config=config,
+                extra_tensors={**nemotron_vl_tensors(config), **extra})
+
+
+def llama_nemotron_vl_spec() -> dict:
+    """Llama-3.1-Nemotron-Nano-VL (nemotron_vl.py): Llama as llm_config under language_model., the same towers."""
+    spec = nemotron_vl_spec("Llama_Nemotron_Nano_VL")
+    text = dict(model_type="llama", architectures=["LlamaForCausalLM"], hidden_size=512, intermediate_size=512,
+                num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=128, vocab_size=1000,
+                max_position_embeddings=512, tie_word_embeddings=False, torch_dtype="bfloat16")
+    config = dict(spec["extra_config"], llm_config=text)
+    return dict(spec, layers=2, experts=0, extra_config=config, extra_tensors=nemotron_vl_tensors(config))
+
+
 # Granite (hidden_size // heads = 128, as granite*.py size the heads): Granite-4.0-H with a Mamba layer and an attention
 # layer (one Mamba group, 8 heads of 128), 4 experts and a shared MLP on each.
 GRANITE = dict(transformers=True, hidden=512, head_dim=128, extra_config=dict(attention_multiplier=0.0078125,
@@ -1279,6 +1318,22 @@ FAMILIES = [
       "model.visual.blocks.0.mlp.linear_fc1": ("ColumnParallelLinear", "vllm:qwen3_vl.py"),
       "model.linear_proj.0": ("ColumnParallelLinear", "vllm:bailing_moe_v3_vl.py"),
       "model.linear_proj.2": ("RowParallelLinear", "vllm:bailing_moe_v3_vl.py")}),
+    *((arch.lower(), nemotron_vl_spec(arch), 1,
+       {"language_model.backbone.layers.0.mixer.in_proj": ("MergedColumnParallelLinear", "vllm:nemotron_h.py"),
+        "language_model.backbone.layers.1.mixer.qkv_proj": ("QKVParallelLinear", "vllm:nemotron_h.py"),
+        "language_model.backbone.layers.3.mixer.gate": ("ReplicatedLinear", "vllm:nemotron_h.py"),
+        "vision_model.encoder.layer.0.attention.qkv": ("QKVParallelLinear", "vllm:radio.py"),
+        "vision_model.encoder.layer.11.mlp.fc2": ("RowParallelLinear", "vllm:radio.py"),
+        "vision_model.embeddings.patch_projection": ("nn.Linear", "vllm:radio.py"),
+        "mlp1.1": ("nn.Linear", "vllm:nano_nemotron_vl.py")})
+      for arch in ("NemotronH_Nano_VL_V2", "NemotronH_Nano_Omni_Reasoning_V3", "NemotronH_Super_Omni_Reasoning_V3",
+                   "NemotronH_Omni_Reasoning_V3")),
+    ("llama-nemotron-vl", llama_nemotron_vl_spec(), 2,
+     {"language_model.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:llama.py"),
+      "language_model.model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:llama.py"),
+      "vision_model.radio_model.model.blocks.0.attn.qkv": ("nn.Linear", "vllm:nemotron_vl.py"),
+      "vision_model.radio_model.model.patch_generator.embedder": ("nn.Linear", "vllm:nemotron_vl.py"),
+      "mlp1.3": ("nn.Linear", "vllm:nemotron_vl.py")}),
     ("inkling", inkling_spec(), 2, _inkling_layers("model.llm.")),
     ("inkling-text", inkling_spec("InklingForCausalLM"), 2, _inkling_layers("model.")),
     ("muse-glimmer", muse_glimmer_spec(), 2, _MUSE_GLIMMER_LAYERS),
@@ -2313,6 +2368,40 @@ def test_step5_vl_maps_a_shared_expert_ignore_entry_by_the_text_models_mapper_to
         by_name = {layer.name: layer for layer in inspect(folder, platform).layers}
         shared = by_name["model.layers.1.share_expert.gate_up_proj"]
         assert shared.scheme == "UnquantizedLinearMethod" and not shared.errors
+
+
+def test_nemotron_vl_reads_llm_config_and_lays_out_its_towers_per_release(make_checkpoint):
+    """nano_nemotron_vl.py: llm_config is the text config (vLLM's _CONFIG_ATTRS_MAPPING), Nemotron-H under
+    language_model (laid out, not guessed); the RADIO tower is built without the quant config, under radio.py's 0.33
+    tree (vision_model.model.encoder.layers.N.attn) or 0.34's transformers-like one (encoder.layer.N.attention); mlp1
+    and the patch embedder are torch nn.Linears; its heads come from vision_config.args.model."""
+    folder = make_checkpoint(data="sparse", **nemotron_vl_spec())
+    config = open_local(folder).config
+    assert config.text_architectures == ("NemotronHForCausalLM",) and config.mamba is not None
+    assert config.vision_heads == 6 and config.vision_hidden_size == 384
+    for vllm, qkv, embedder in (("0.33", "vision_model.model.encoder.layers.0.attn.qkv",
+                                 "vision_model.model.patch_generator.embedder"),
+                                ("0.34", "vision_model.encoder.layer.0.attention.qkv",
+                                 "vision_model.embeddings.patch_projection")):
+        rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm)))
+        by_name = {layer.name: layer for layer in rep.layers}
+        assert by_name[qkv].scheme == "UnquantizedLinearMethod" and by_name[qkv].layout == "vllm:radio.py"
+        assert by_name[embedder].layer_type == "nn.Linear"
+        assert "generic" not in {layer.layout for layer in rep.layers} and not rep.notes and rep.ok
+        assert by_name["language_model.backbone.layers.2.mixer.up_proj"].scheme.startswith("CompressedTensors")
+
+
+def test_nemotron_omni_drops_its_mtp_layer_and_lists_the_sound_encoder(make_checkpoint):
+    """The Omni checkpoints (the same class): nemotron_h.py's mapper drops language_model.mtp. after load_weights strips
+    language_model.; parakeet.py's ProjectedParakeet (sound_encoder.encoder, sound_projection -> sound_encoder.
+    projection) and the video embedder are torch nn.Linears."""
+    rep = inspect(make_checkpoint(data="sparse", **nemotron_vl_spec("NemotronH_Nano_Omni_Reasoning_V3", omni=True)))
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert [s.prefix for s in rep.skipped] == ["language_model.mtp"]
+    for name in ("sound_encoder.encoder.layers.0.self_attn.q_proj", "sound_encoder.projection.linear1",
+                 "vision_model.embeddings.video_patch_projection"):
+        assert by_name[name].layer_type == "nn.Linear" and by_name[name].scheme == "UnquantizedLinearMethod"
+    assert rep.ok
 
 
 def test_step5_sliding_heads_come_from_swa_num_attention_heads(make_checkpoint):

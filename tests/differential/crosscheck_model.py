@@ -105,6 +105,20 @@ MODEL_STUB_RISKS = {
     "EXAONE-3 config": "model_type exaone, remote code on the hub (configuration_exaone.py, --trust-remote-code) "
                        "that transformers < 5.24 lacks, is read by a stand-in config class of the keys exaone.py "
                        "reads (_remote_code_exaone_config)",
+    "Nemotron VL config": "model_type NemotronH_Nano_VL_V2 / NemotronH_Nano_Omni_Reasoning_V3 / "
+                          "Llama_Nemotron_Nano_VL (NVIDIA's configuration.py, served with --trust-remote-code) is "
+                          "read by a stand-in of the remote class: vision_config a plain config of its keys (the RADIO "
+                          "args the model files read), llm_config the config class of its model_type as text_config "
+                          "(_nemotron_vl_config)",
+    "Llama-Nemotron-Nano-VL tower": "nemotron_vl.py builds its vision model with AutoModel.from_config(vision_config, "
+                                    "trust_remote_code): NVIDIA's remote RADIOModel, which an offline build cannot "
+                                    "load; a stand-in of its torch nn.Linears under the checkpoint's names "
+                                    "(_remote_radio_model) takes its place, so that tower's rows agree by "
+                                    "construction (no quant config reaches it either way)",
+    "Nemotron VL tokenizer": "nano_nemotron_vl.py's NemotronH_Nano_VL_V2 encodes its image tags with the checkpoint's "
+                             "tokenizer while it is built (cached_tokenizer_from_config, None under "
+                             "skip_tokenizer_init): a stand-in answers one token id; token ids play no part in any "
+                             "layer's method, kernel or backend",
     "attention impl": "the release's impl is built; its refusals (ValueError / NotImplementedError: fp8_e5m2 on "
                       "XPU, Triton's SM89 FP8) are the build's error; where building it needs what is stubbed "
                       "(a FlashInfer constant, a device workspace), a stand-in takes its place (an instance of "
@@ -357,6 +371,8 @@ def _no_shardq_workspace() -> None:
 
 
 _BEAM_ALLREDUCE = "vllm.models.beam.nvidia.allreduce"
+_NEMOTRON_VL = "vllm.model_executor.models.nano_nemotron_vl"
+_LLAMA_NEMOTRON_VL = "vllm.model_executor.models.nemotron_vl"
 
 
 class _PatchAfterImport(importlib.abc.MetaPathFinder):
@@ -380,6 +396,20 @@ class _PatchAfterImport(importlib.abc.MetaPathFinder):
 
             spec.loader.exec_module = exec_module
         return spec
+
+
+def _nemotron_vl_tokenizer() -> None:
+    """NemotronH_Nano_VL_V2.__init__ (nano_nemotron_vl.py, 0.25-0.34) tokenizes IMG_START / IMG_END / IMG_CONTEXT with
+    cached_tokenizer_from_config, which answers None under the harness's skip_tokenizer_init (MODEL_STUB_RISKS): a
+    stand-in tokenizer answers one id for any text once the release's model file is imported."""
+    class OneToken:
+        def encode(self, text, add_special_tokens=False):
+            return [0]
+
+    def one_token(module) -> None:
+        module.cached_tokenizer_from_config = lambda *args, **kwargs: OneToken()
+
+    sys.meta_path.insert(0, _PatchAfterImport(_NEMOTRON_VL, one_token))
 
 
 def _no_beam_allreduce_workspace() -> None:
@@ -578,7 +608,7 @@ def _moe_parts(method) -> tuple[str | None, str | None]:
 
 
 def read_modules(model) -> dict[str, dict]:
-    """Every module that holds a quant method, and every plain torch nn.Linear (read as UnquantizedLinearMethod,
+    """Every module that holds a quant method, and every torch nn.Linear (read as UnquantizedLinearMethod,
     fp8check's label for it), by its vLLM name, with its class and base classes. A FusedMoE whose method an inner
     module holds (0.33's MoERunner and its routed_experts) is reported once, under the outer name."""
     import torch
@@ -598,7 +628,8 @@ def read_modules(model) -> dict[str, dict]:
         if getattr(module, "prefix", None) in paths[id(module)][1:]:
             name = module.prefix
         types_ = [cls.__name__ for cls in type(module).__mro__]
-        if type(module) is torch.nn.Linear:  # no quant method at all: unquantized by construction
+        # no quant method at all: unquantized by construction (radio.py's ViTPatchLinear is an nn.Linear too)
+        if isinstance(module, torch.nn.Linear):
             out[_canonical(name)] = {"kind": "linear", "type": "nn.Linear", "types": ["nn.Linear"],
                                      "scheme": "UnquantizedLinearMethod", "kernel": None, "backend": None}
             continue
@@ -767,6 +798,67 @@ def _nemotron_nas_config(llama_config):
     return DeciLMConfig
 
 
+def _nemotron_vl_config(pretrained_config, auto_config, model_type: str):
+    """A stand-in of NVIDIA's remote Nemotron VL configs (configuration.py of the Nemotron Nano VL / Omni and
+    Llama-Nemotron-Nano-VL checkpoints): vision_config a config of its keys (without its auto_map: the RADIO args,
+    preferred_resolution, patch_size, which nano_nemotron_vl.py reads), llm_config (or text_config) the config class
+    of its model_type (Nemotron-H's, Llama's) as text_config, the Omni checkpoints' sound_config a config of its keys
+    (the remote SoundConfig's, which parakeet.py reads), every other key an attribute."""
+
+    class NemotronVLConfig(pretrained_config):
+        def __init__(self, vision_config=None, llm_config=None, text_config=None, sound_config=None, **kwargs):
+            super().__init__(**kwargs)
+            self.vision_config = pretrained_config(**(vision_config or {}))
+            text = dict(llm_config or text_config or {"model_type": "nemotron_h"})
+            self.text_config = auto_config.for_model(text.pop("model_type"), **text)
+            self.sound_config = pretrained_config(**sound_config) if sound_config is not None else None
+
+    NemotronVLConfig.model_type = model_type
+    return NemotronVLConfig
+
+
+def _remote_radio_model(config):
+    """A stand-in of NVIDIA's remote-code RADIOModel (hf_model.py of the C-RADIO checkpoints), which nemotron_vl.py
+    builds with AutoModel.from_config(config.vision_config, trust_remote_code) and an offline build cannot: its torch
+    nn.Linears under the names the checkpoints hold (radio_model.model: timm's VisionTransformer blocks.N.attn.qkv /
+    proj, mlp.fc1 / fc2, the patch generator's embedder), sized by args.model as vLLM's RadioConfig sizes it
+    (VIT_TIMM_DIM_BY_NAME)."""
+    import torch
+    from vllm.transformers_utils.configs.radio import VIT_TIMM_DIM_BY_NAME
+
+    dim, layers, _, inter = VIT_TIMM_DIM_BY_NAME[config.args["model"]]
+    patch = getattr(config, "patch_size", 16)
+    linear = torch.nn.Linear
+
+    def block():
+        attn = torch.nn.ModuleDict({"qkv": linear(dim, 3 * dim), "proj": linear(dim, dim)})
+        return torch.nn.ModuleDict({"attn": attn,
+                                    "mlp": torch.nn.ModuleDict({"fc1": linear(dim, inter), "fc2": linear(inter, dim)})})
+
+    vit = torch.nn.ModuleDict({"patch_generator": torch.nn.ModuleDict({"embedder": linear(3 * patch * patch, dim,
+                                                                                            bias=False)}),
+                               "blocks": torch.nn.ModuleList(block() for _ in range(layers))})
+    return torch.nn.ModuleDict({"radio_model": torch.nn.ModuleDict({"model": vit})})
+
+
+def _nemotron_vl_remote_tower() -> None:
+    """nemotron_vl.py's AutoModel answers _remote_radio_model for a RADIO vision_config (one with args, NVIDIA's
+    remote RADIOConfig), once the release's model file is imported; any other config goes to transformers'."""
+    def remote_tower(module) -> None:
+        real = module.AutoModel
+
+        class AutoModel:
+            @staticmethod
+            def from_config(config, **kwargs):
+                if isinstance(getattr(config, "args", None), dict):
+                    return _remote_radio_model(config)
+                return real.from_config(config, **kwargs)
+
+        module.AutoModel = AutoModel
+
+    sys.meta_path.insert(0, _PatchAfterImport(_LLAMA_NEMOTRON_VL, remote_tower))
+
+
 def _register_remote_code_configs() -> None:
     """Stand-ins of config classes only remote code defines: REMOTE_CODE_MODEL_TYPES as plain configs, and
     ERNIE-4.5-VL's (model_type ernie4_5_moe_vl, the hub's Ernie4_5_VLMoEConfig: flat text keys, its vision_config a
@@ -781,6 +873,10 @@ def _register_remote_code_configs() -> None:
                                                           {"model_type": model_type}), exist_ok=True)
     if "nemotron-nas" not in transformers.CONFIG_MAPPING:
         transformers.AutoConfig.register("nemotron-nas", _nemotron_nas_config(transformers.LlamaConfig))
+    for model_type in ("NemotronH_Nano_VL_V2", "NemotronH_Nano_Omni_Reasoning_V3", "Llama_Nemotron_Nano_VL"):
+        if model_type not in transformers.CONFIG_MAPPING:
+            transformers.AutoConfig.register(model_type, _nemotron_vl_config(
+                transformers.PretrainedConfig, transformers.AutoConfig, model_type))
     if "plamo3" not in transformers.CONFIG_MAPPING:
         transformers.AutoConfig.register("plamo3", _plamo3_config(transformers.PretrainedConfig))
     if "ernie4_5_moe_vl" in transformers.CONFIG_MAPPING:
@@ -1033,6 +1129,8 @@ def main() -> None:
         _no_shardq_workspace()
         _mla_prefill_workspace()
         _no_beam_allreduce_workspace()
+        _nemotron_vl_tokenizer()
+        _nemotron_vl_remote_tower()
         _stub_device_queries(sys.argv[1])
         _stub_flashinfer_probes(sys.argv[1])
         _guard_attention_impls()

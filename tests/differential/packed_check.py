@@ -309,6 +309,22 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("MiMoV2FlashForCausalLM", "dropped:substr:mtp"): "mimo_v2.py MiMoV2Model.load_weights skips every name holding "
                                                       "\"mtp\" itself (`if \"mtp\" in name: continue`), no "
                                                       "hf_to_vllm_mapper",
+    **{(a, "dropped:prefix:language_model.mtp"): (
+        "nano_nemotron_vl.py's load_weights strips language_model. and hands the text model its names, whose loader "
+        "applies nemotron_h.py's mapper (mtp. -> None): the Omni checkpoints' language_model.mtp.* never load; "
+        "fp8check drops them under the class's prefix (Arch.spec_prefix), no mapper of the class's file")
+       for a in ("NemotronH_Nano_VL_V2", "NemotronH_Nano_Omni_Reasoning_V3", "NemotronH_Super_Omni_Reasoning_V3",
+                 "NemotronH_Omni_Reasoning_V3")},
+    **{("Llama_Nemotron_Nano_VL", f"dropped:substr:{name}"): (
+        "nemotron_vl.py's mapper drops the remote RADIO tower's input-conditioner buffers (input_conditioner."
+        f"{name}), no linear's: fp8check lists them with the other non-linear weights")
+       for name in ("norm_mean", "norm_std")},
+    **{("Llama_Nemotron_Nano_VL", f"packed:{name}"): (
+        "nemotron_vl.py's LlamaNemotronVLChatModel (not SupportsQuant) has no packed_modules_mapping of its own, and "
+        "its language model (llama.py's LlamaForCausalLM, built by init_vllm_registered_model) never hands its own to "
+        "the quant config: the shards load fused, but vLLM's ignore-list matching does not expand a fused name into "
+        "its shards; fp8check expands it (not modelled: an ignore list naming only some shards differs)")
+       for name in ("gate_up_proj", "qkv_proj")},
     ("MiMoV2ForCausalLM", "dropped:substr:mtp"): "mimo_v2.py MiMoV2Model.load_weights (MiMo-V2-Flash's, which "
                                                  "MiMoV2ForCausalLM inherits) skips every name holding \"mtp\" "
                                                  "itself, no hf_to_vllm_mapper",

@@ -381,6 +381,9 @@ def test_each_family_checkpoint_is_judged_by_fp8check_without_notes(tmp_path, fa
                 # MambaMixer2's in_proj ends in one column per Mamba head (32 / TP 2 = 16): no 128-block fits it
                 # (validate_fp8_block_shape, vLLM's own error; NVIDIA's FP8 exports are per tensor).
                 "nemotron-h": {"backbone.layers.0.mixer.in_proj"},
+                # the same text model under nano_nemotron_vl.py's language_model
+                **{family: {"language_model.backbone.layers.0.mixer.in_proj"}
+                   for family in ("nemotron-nano-vl", "nemotron-omni", "nemotron-super-omni", "nemotron-omni-v3")},
                 # MiMo-V2-Pro's fused FP8 qkv_proj under compressed-tensors: mimo_v2.py _try_load_fp8_qkv_proj holds
                 # the weight until a weight_scale_inv that this format never writes arrives (never loaded, no error).
                 "mimo-v2-pro": {f"model.layers.{i}.self_attn.qkv_proj" for i in range(4)},

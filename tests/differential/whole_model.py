@@ -35,7 +35,7 @@ from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
                             deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, kimi_k3_tensors,
-                            write_checkpoint)
+                            nemotron_vl_tensors, write_checkpoint)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crosscheck_model import compare_model, our_modules  # noqa: E402  # isort: skip  (vLLM's side, beside this file)
@@ -1193,6 +1193,65 @@ FAMILIES["zaya"] = (dict(architecture="ZayaForCausalLM", model_type="zaya", **_H
                          ignore=("lm_head", r"re:.*\.mlp\.gate\..*")),
                     dict(num_experts=8, num_experts_per_tok=1, moe_intermediate_size=1024, router_hidden_size=256,
                          sliding_window=512, layer_types=["hybrid", "hybrid_sliding"] * 2))
+# NVIDIA's Nemotron VL (nano_nemotron_vl.py; remote-code config, model_type NemotronH_Nano_VL_V2, as released):
+# nemotron-h's text model as llm_config (written by transformers' NemotronHForCausalLM under language_model.), a
+# ViT-L RADIO tower named by vision_config.args.model and the mlp1 projector (synth.nemotron_vl_tensors), both stored
+# BF16 and ignored (vLLM builds the tower without the quant config, mlp1 of torch nn.Linears).
+_NEMOTRON_VL = dict(
+    llm_config=_text_config("nemotron_h", architectures=["NemotronHForCausalLM"], tie_word_embeddings=False,
+                            torch_dtype="bfloat16",
+                            **FAMILIES["nemotron-h"][1]),
+    vision_config={"model_type": "radio", "architectures": ["RADIOModel"], "patch_size": 16, "max_resolution": 2048,
+                   "preferred_resolution": [512, 512], "version": "radio_v2.5-h",
+                   "args": {"model": "vit_large_patch16_224", "cpe_max_size": 2048, "register_multiple": 8,
+                            "cls_token_per_teacher": True, "teachers": [{"name": "siglip2-g"}, {"name": "dfn_clip"}],
+                            "qkv_bias": True}},
+    force_image_size=512, patch_size=16, downsample_ratio=0.5, template="nemotron-h-5p5", ps_version="v2",
+    image_tag_type="internvl", projector_hidden_size=4096, vit_hidden_size=1024,
+    norm_mean=[0.48145466, 0.4578275, 0.40821073], norm_std=[0.26862954, 0.26130258, 0.27577711])
+FAMILIES["nemotron-nano-vl"] = (
+    dict(architecture="NemotronH_Nano_VL_V2", model_type="NemotronH_Nano_VL_V2", sizes_in_text_config=True, **_HF,
+         extra_tensors=nemotron_vl_tensors(_NEMOTRON_VL),
+         ignore=("language_model.lm_head", r"re:vision_model\..*", r"re:mlp1\..*")),
+    _NEMOTRON_VL)
+# Nemotron-3 Omni (the same class; model_type NemotronH_Nano_Omni_Reasoning_V3): its RADIO tower packs video in
+# two-frame tubelets (video_embedder), its text model has an MTP layer (stored under language_model.mtp., which
+# nemotron_h.py's mapper drops; the class then builds vision_final_layernorm) and a Parakeet sound encoder with its
+# projection (sound_config), stored BF16 and ignored like the tower.
+_NEMOTRON_OMNI_TEXT = dict(_NEMOTRON_VL["llm_config"], num_nextn_predict_layers=1)
+_NEMOTRON_OMNI = dict(
+    _NEMOTRON_VL, llm_config=_NEMOTRON_OMNI_TEXT,
+    vision_config=dict(_NEMOTRON_VL["vision_config"], video_temporal_patch_size=2, separate_video_embedder=True),
+    sound_config={"model_type": "parakeet", "hidden_size": 1024, "num_attention_heads": 8, "num_hidden_layers": 2,
+                  "intermediate_size": 4096, "conv_kernel_size": 9, "subsampling_factor": 8,
+                  "subsampling_conv_channels": 256, "subsampling_conv_kernel_size": 3, "subsampling_conv_stride": 2,
+                  "num_mel_bins": 128, "projection_hidden_size": 4096, "projection_bias": False,
+                  "sampling_rate": 16000})
+_H = BASE["hidden"]
+FAMILIES["nemotron-omni"] = (
+    dict(FAMILIES["nemotron-nano-vl"][0], architecture="NemotronH_Nano_Omni_Reasoning_V3",
+         model_type="NemotronH_Nano_Omni_Reasoning_V3",
+         extra_tensors={**nemotron_vl_tensors(_NEMOTRON_OMNI),
+                        "language_model.mtp.layers.0.eh_proj.weight": (_H, 2 * _H),
+                        "language_model.mtp.layers.0.mixer.up_proj.weight": (4096, _H),
+                        "language_model.mtp.layers.0.mixer.down_proj.weight": (_H, 4096)},
+         ignore=("language_model.lm_head", r"re:vision_model\..*", r"re:mlp1\..*",
+                 r"re:sound_(encoder|projection)\..*")),
+    _NEMOTRON_OMNI)
+# The registry's other two names of the class, with the Omni's checkpoint.
+FAMILIES.update({family: (dict(FAMILIES["nemotron-omni"][0], architecture=arch), _NEMOTRON_OMNI) for family, arch in (
+    ("nemotron-super-omni", "NemotronH_Super_Omni_Reasoning_V3"), ("nemotron-omni-v3", "NemotronH_Omni_Reasoning_V3"))})
+# Llama-3.1-Nemotron-Nano-VL (nemotron_vl.py; remote-code config, model_type Llama_Nemotron_Nano_VL): Llama as
+# llm_config (written by transformers' LlamaForCausalLM under language_model.), the same ViT-L RADIO tower and mlp1,
+# stored BF16 and ignored (torch nn.Linears in vLLM: the remote RADIOModel, the harness's stand-in of it).
+_LLAMA_NEMOTRON_VL = dict(
+    {k: v for k, v in _NEMOTRON_VL.items() if k != "llm_config"},
+    llm_config=_text_config("llama", architectures=["LlamaForCausalLM"], tie_word_embeddings=False,
+                            torch_dtype="bfloat16"), vit_hidden_size=1024)
+FAMILIES["llama-nemotron-vl"] = (
+    dict(FAMILIES["nemotron-nano-vl"][0], architecture="Llama_Nemotron_Nano_VL", model_type="Llama_Nemotron_Nano_VL",
+         layers=2, extra_tensors=nemotron_vl_tensors(_LLAMA_NEMOTRON_VL)),
+    _LLAMA_NEMOTRON_VL)
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}
@@ -1350,6 +1409,16 @@ OPEN = (
      "gpt-oss's ModelOpt per-channel / PB_WO experts: fp8check's expert-scale shape check raises an error on them "
      "(their backend is not judged, activation swigluoai); whether gpt_oss.py's weight loader accepts those scales "
      "is not yet read"),
+    (r"\|(nemotron-h|nemotron-nano-vl|nemotron-omni)\|modelopt-(pcpt|pbwo)\|[^|]*\.mixer\.experts\|",
+     "Nemotron-H's non-gated experts (up / down only, relu2_no_mul) with ModelOpt per-channel / PB_WO scales: "
+     "fp8check's expert-scale shape check raises an error on them (their backend is not judged), where vLLM's "
+     "ModelOptFp8MoEMethod builds FlashInfer CUTLASS experts; whether its weight loader accepts those scales on a "
+     "one-shard w13 is not yet read"),
+    (rf"^{SINCE_033}\|cuda:(90|100)\|(nemotron-h|nemotron-nano-vl|nemotron-omni)\|modelopt-pbwo\|"
+     r"[^|]*\.mixer\.in_proj\|",
+     "ModelOpt PB_WO pads a weight's N up to the block from 0.29 (pbwo-padding): Nemotron-H's Mamba in_proj ([I, I, "
+     "GN, GN, H] rows, H not a whole block) is padded, and vLLM picks FlashInfer-DeepGEMM where fp8check hands the "
+     "unpadded N to the kernel choice (Cutlass)"),
     (rf"^{SINCE_033}\|cuda:(90|100)\|[^|]*\|modelopt-pbwo\|.*\.gate\|",
      "ModelOpt PB_WO pads a weight's N up to the block from 0.29 (pbwo-padding); fp8check does not hand the padded "
      "N to the kernel choice, so a layer narrower than 128 (an 8-expert router left out of the ignore list) gets "

@@ -182,7 +182,9 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
     # transformers' Qwen3OmniMoeConfig.get_text_config, which vLLM's hf_text_config is, returns its text_config).
     thinker = doc.get("thinker_config")
     multimodal = thinker if isinstance(thinker, dict) else doc
-    text = multimodal.get("text_config")
+    # NVIDIA's Nemotron VL configs (remote code) name it llm_config, which vLLM reads as text_config
+    # (transformers_utils/config.py _CONFIG_ATTRS_MAPPING, where the config has no text_config).
+    text = multimodal.get("text_config", multimodal.get("llm_config"))
     # Multimodal configs keep the decoder's sizes in text_config; quantization_config stays at the top.
     sizes = text if isinstance(text, dict) and "hidden_size" in text else doc
 
@@ -225,7 +227,8 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
     # prefix_dense_intermediate_size (cohere2_moe.py Cohere2MoeMLP: intermediate_size where it is null or absent).
     dense = ("dense_intermediate_size" if "dense_intermediate_size" in sizes else "prefix_dense_intermediate_size"
              if _positive_int(sizes.get("prefix_dense_intermediate_size")) else "intermediate_size")
-    vision = multimodal.get("vision_config") if isinstance(multimodal.get("vision_config"), dict) else {}
+    vision_doc = multimodal.get("vision_config")
+    vision: dict = {**_radio_sizes(vision_doc), **vision_doc} if isinstance(vision_doc, dict) else {}
     audio = multimodal.get("audio_config") if isinstance(multimodal.get("audio_config"), dict) else {}
     return ModelConfig(
         architectures=tuple(archs),
@@ -284,6 +287,23 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         attention_geometry=_attention_geometry(sizes, opt_int, where),
         fused_qkv_layout=sizes.get("attention_projection_layout") == "fused_qkv",
     )
+
+
+# A RADIO vision_config (NVIDIA's remote-code RADIOConfig) names its ViT in args.model; vLLM's RadioConfig sizes the
+# tower from it: (hidden_size, num_hidden_layers, num_attention_heads, intermediate_size), VIT_TIMM_DIM_BY_NAME of
+# vllm/transformers_utils/configs/radio.py (0.25-0.34).
+RADIO_VIT_SIZES = {"vit_small_patch16_224": (384, 12, 6, 1536), "vit_base_patch16_224": (768, 12, 12, 3072),
+                   "vit_large_patch16_224": (1024, 24, 16, 4096), "vit_huge_patch16_224": (1280, 32, 16, 5120),
+                   "vit_so400m_patch16_224": (1152, 27, 16, 4304)}
+
+
+def _radio_sizes(vision: dict) -> dict:
+    """The sizes vLLM's RadioConfig gives a RADIO vision_config's args.model (RADIO_VIT_SIZES), {} for another."""
+    args = vision.get("args")
+    model = args.get("model") if isinstance(args, dict) else None
+    sizes = RADIO_VIT_SIZES.get(model) if isinstance(model, str) else None
+    return dict(zip(("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size"), sizes)) \
+        if sizes else {}
 
 
 def _attention_geometry(sizes: dict, opt_int: Callable[..., int | None],

@@ -1119,6 +1119,71 @@ ARCHITECTURES["NemotronHForCausalLM"] = Arch(
     gated_experts=False, mamba_in_proj="mixer.in_proj", sliding=MODEL_WINDOW,
     hf_to_vllm=(("substr", "A_log", "A"), ("substr", "embeddings", "embed_tokens"), ("prefix", "backbone", "model")))
 
+# NVIDIA's Nemotron VL (nano_nemotron_vl.py NemotronH_Nano_VL_V2, the class of NemotronH_Nano_VL_V2,
+# NemotronH_Nano_Omni_Reasoning_V3, NemotronH_Super_Omni_Reasoning_V3 and NemotronH_Omni_Reasoning_V3; remote-code
+# config, llm_config read as text_config): the text model init_vllm_registered_model(hf_config=config.text_config)
+# under language_model (Nemotron-H's NemotronHForCausalLM; its packed_modules_mapping), whose own loader applies
+# nemotron_h.py's mapper after load_weights strips "language_model." (so "language_model.mtp." is dropped there);
+# the class's hf_to_vllm_mapper renames language_model.backbone -> language_model.model. The RADIO tower
+# (radio.py RadioModel(config=...), no quant_config: unquantized) is vision_model; mlp1 an nn.Sequential of torch
+# nn.Linears (1, 3). radio.py's tree changed in 0.34 (radio-transformers-tree): 0.33 builds RadioInternVisionModel
+# under vision_model.model (load_weights: radio_model.model.blocks.N -> model.encoder.layers.N, patch_generator kept),
+# intern_vit.py's attention (attn.qkv QKVParallelLinear, attn.proj row) and InternMLP (mlp.fc1 column, mlp.fc2 row);
+# 0.34 mirrors transformers' RadioModel (hf_to_vllm_mapper: radio_model.model.blocks -> encoder.layer, .attn. ->
+# .attention., patch_generator.embedder -> embeddings.patch_projection, video_embedder -> video_patch_projection). The
+# patch embedders are ViTPatchLinear, an nn.Linear. Checkpoints keep NVIDIA's remote-code names
+# (vision_model.radio_model.model.blocks.N.attn.qkv, the QKVParallelLinear's one stored tensor: no packed entry, as in
+# the class's packed_modules_mapping, Nemotron-H's); the tower's vision heads come from args.model
+# (local.RADIO_VIT_SIZES).
+_RADIO_STORED = "vision_model.radio_model.model."
+_RADIO = Tower("vllm:radio.py", ("vision_model.",), packed={}, vision_heads=True, quantized=False,
+               styles={"attention.qkv": "QKVParallelLinear", "attention.proj": ROW, "mlp.fc1": COLUMN, "mlp.fc2": ROW,
+                       "embeddings.patch_projection": TORCH_LINEAR,
+                       "embeddings.video_patch_projection": TORCH_LINEAR},
+               renames=((f"{_RADIO_STORED}blocks.", "vision_model.encoder.layer."), (".attn.", ".attention."),
+                        (f"{_RADIO_STORED}patch_generator.embedder", "vision_model.embeddings.patch_projection"),
+                        (f"{_RADIO_STORED}patch_generator.video_embedder",
+                         "vision_model.embeddings.video_patch_projection")))
+_RADIO_INTERN = Tower("vllm:radio.py", ("vision_model.",), packed={}, vision_heads=True,
+                      quantized=False, styles={"attn.qkv": "QKVParallelLinear", "attn.proj": ROW, "mlp.fc1": COLUMN,
+                                               "mlp.fc2": ROW, "patch_generator.embedder": TORCH_LINEAR,
+                                               "patch_generator.video_embedder": TORCH_LINEAR},
+                      renames=((f"{_RADIO_STORED}blocks.", "vision_model.model.encoder.layers."),
+                               (_RADIO_STORED, "vision_model.model.")))
+_NEMOTRON_VL_MLP1 = Tower("vllm:nano_nemotron_vl.py", ("mlp1.",), packed={},
+                          styles={"mlp1.1": TORCH_LINEAR, "mlp1.3": TORCH_LINEAR})
+# An Omni checkpoint's sound_config builds parakeet.py's ProjectedParakeet (no quant config): transformers'
+# ParakeetEncoder as sound_encoder.encoder and ParakeetProjection as sound_encoder.projection (its load_weights reads
+# the checkpoint's sound_projection.* there), every linear a torch nn.Linear.
+_PARAKEET = Tower("vllm:parakeet.py", ("sound_encoder.", "sound_projection."), packed={},
+                  styles={leaf: TORCH_LINEAR for leaf in ("q_proj", "k_proj", "v_proj", "o_proj", "relative_k_proj",
+                                                          "linear1", "linear2", "subsampling.linear")},
+                  renames=(("sound_projection.", "sound_encoder.projection."),))
+_NEMOTRON_NANO_VL = Arch(
+    "vllm:nano_nemotron_vl.py", packed=_QKV_ONLY, towers=(_RADIO, _NEMOTRON_VL_MLP1, _PARAKEET),
+    registered_text_model=True,
+    spec_prefix="language_model.mtp",
+    hf_to_vllm=(("prefix", "language_model.backbone", "language_model.model"),),
+    fields_before=(("radio-transformers-tree", {"towers": (_RADIO_INTERN, _NEMOTRON_VL_MLP1, _PARAKEET)}),))
+ARCHITECTURES.update({arch: _NEMOTRON_NANO_VL for arch in (
+    "NemotronH_Nano_VL_V2", "NemotronH_Nano_Omni_Reasoning_V3", "NemotronH_Super_Omni_Reasoning_V3",
+    "NemotronH_Omni_Reasoning_V3")})
+
+# Llama-3.1-Nemotron-Nano-VL (nemotron_vl.py LlamaNemotronVLChatModel, registered 0.25-0.34, unchanged 0.33 -> 0.34;
+# remote-code config, llm_config read as text_config): the vision model is AutoModel.from_config(config.vision_config,
+# trust_remote_code) -- NVIDIA's remote-code RADIOModel (hf_model.py: timm's VisionTransformer under
+# radio_model.model, blocks.N.attn.qkv / attn.proj / mlp.fc1 / mlp.fc2 and the patch embedder, all torch nn.Linears;
+# no quant config reaches it), mlp1 LayerNorm / Linear / GELU / Linear (torch nn.Linears), and the text model of
+# text_config's class (Llama) under language_model, saved as vLLM names it. The class's hf_to_vllm_mapper only drops
+# the input conditioner's norm_mean / norm_std (no linear).
+_RADIO_REMOTE = Tower("vllm:nemotron_vl.py", ("vision_model.",), packed={},
+                      styles={leaf: TORCH_LINEAR for leaf in ("attn.qkv", "attn.proj", "mlp.fc1", "mlp.fc2",
+                                                              "patch_generator.embedder",
+                                                              "patch_generator.video_embedder")})
+ARCHITECTURES["Llama_Nemotron_Nano_VL"] = Arch(
+    "vllm:nemotron_vl.py", registered_text_model=True,
+    towers=(_RADIO_REMOTE, _NEMOTRON_VL_MLP1._replace(source="vllm:nemotron_vl.py")))
+
 # Granite-4.0-H / Granite-4.0 (granitemoehybrid.py GraniteMoeHybridForCausalLM, registered in every release; 0.33 ->
 # 0.34 only a loop variable): a Mamba2 or attention mixer per layer by config.layer_types. The Mamba layer is
 # `mamba` = MambaMixer2(prefix=f"{prefix}.mixer") (mamba_mixer2.py: in_proj merged over [I, I, GN, GN, H], conv1d a
@@ -2332,10 +2397,14 @@ def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
     arch = arch_for(config.architectures, profile)
     if arch is not None and arch.registered_text_model:
         text = ARCHITECTURES.get(text_model_architecture(config) or "")
+        # the entry's towers as the release builds them; its spec_prefix (the text model's MTP under the entry's
+        # prefix) where it names one
+        towers, renames = arch.for_release(profile).towers, arch.hf_to_vllm
+        spec_prefix = arch.spec_prefix or (text.spec_prefix if text is not None else None)
         if text is not None and text.rocm_layout:  # the text model's ROCm implementation under the same towers
-            rocm = text.rocm_layout[1]._replace(towers=arch.towers, hf_to_vllm=arch.hf_to_vllm)
+            rocm = text.rocm_layout[1]._replace(towers=towers, hf_to_vllm=renames, spec_prefix=spec_prefix)
             text = text._replace(rocm_layout=(text.rocm_layout[0], rocm))
-        arch = text._replace(towers=arch.towers, hf_to_vllm=arch.hf_to_vllm) if text is not None else arch
+        arch = text._replace(towers=towers, hf_to_vllm=renames, spec_prefix=spec_prefix) if text is not None else arch
     if arch is not None and arch.rocm_layout and kind == "rocm" and (profile is None or profile.has(arch.rocm_layout[0])):
         arch = arch.rocm_layout[1]
     return arch.for_release(profile) if arch is not None else None
