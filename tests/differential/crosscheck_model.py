@@ -76,6 +76,11 @@ MODEL_STUB_RISKS = {
     "MLA prefill workspace": "meta-device buffers for the FlashInfer and TRT-LLM ragged MLA prefill backends (0.33 / "
                              "0.34), which reserve one while the layer is built from the workspace manager the GPU "
                              "model runner initializes; a buffer plays no part in any layer's method or backend",
+    "ROCm MLA prefill": "on ROCm the MLA prefill backend FLASH_ATTN is available (is_available answers True, its "
+                        "flash_attn_varlen_func a never-called op): the ROCm flash-attn package vLLM's ROCm images "
+                        "carry, which this host lacks (platforms/rocm.py get_mla_prefill_backend_cls: ROCM_AITER_FA "
+                        "with AITER on, else FLASH_ATTN); its dimension and dtype checks run as they are, and "
+                        "fp8check does not model MLA prefill backends",
     "HAS_TRITON (model runner)": "True while VllmConfig is built and the model constructed (config/vllm.py "
                                  "use_v2_model_runner, 0.30-0.33, a property the model file may read): a GPU install "
                                  "has Triton (a CPU one triton-cpu, as the CPU platform check assumes), so vLLM picks "
@@ -420,6 +425,22 @@ def _mla_prefill_workspace() -> None:
             continue
         if hasattr(module, "current_workspace_manager"):
             module.current_workspace_manager = _MetaWorkspace
+
+
+def _rocm_mla_prefill(platform: str) -> None:
+    """On ROCm every MLA layer asks get_mla_prefill_backend_cls (platforms/rocm.py, 0.30+) for ROCM_AITER_FA (AITER
+    on) or FLASH_ATTN (the ROCm flash-attn package), and without either the build stops ("No valid MLA prefill
+    backend found"): FLASH_ATTN is made available, its kernel a never-called op (MODEL_STUB_RISKS), so its own
+    dimension / dtype checks decide and the layer is built as on a host with the package."""
+    if not platform.startswith("rocm"):
+        return
+    try:
+        module = importlib.import_module("vllm.v1.attention.backends.mla.prefill.flash_attn")
+    except ImportError:  # before 0.30: no prefill backends of their own
+        return
+    module.FlashAttnPrefillBackend.is_available = classmethod(lambda cls: True)
+    if module.flash_attn_varlen_func is None:
+        module.flash_attn_varlen_func = _CompiledOp("flash_attn_varlen_func")
 
 
 class _StandInImpl:
@@ -1032,6 +1053,7 @@ def main() -> None:
         _no_router_warmup()
         _no_shardq_workspace()
         _mla_prefill_workspace()
+        _rocm_mla_prefill(sys.argv[1])
         _no_beam_allreduce_workspace()
         _stub_device_queries(sys.argv[1])
         _stub_flashinfer_probes(sys.argv[1])

@@ -1251,6 +1251,11 @@ EXPLAINED = (
      "KimiK31ForConditionalGeneration (registry.py from 0.34) and refuses the checkpoint; fp8check, reading 0.33's "
      "registry (vllm_registry.py), lays it out by guess, every module not judged and the verdict quoting that "
      "refusal (or the Transformers backend the remote code could reach, not modelled)"),
+    (r"^0\.34\.0\|rocm:[^|]*\|kimi-k3\.1\|\(model\)\|\|",
+     "vLLM builds Kimi-K3.1 on ROCm with Kimi-K3's amd/linear.py, which has no DSA layer: the DSA layer is a dense MLA "
+     "layer with no indexer, and load_weights then looks the indexer's tensors up in params_dict unguarded (KeyError), "
+     "a failure after construction that a meta-device build does not reach; fp8check predicts it for the model "
+     "(Arch.unloadable) and lists those tensors as skipped"),
     (r"^0\.28\.0\|[^|]*\|(mistral-3|ministral-3-vl|mistral-large-3-hf)\|.*failed to be inspected",
      "harness: vLLM 0.28's pixtral.py imports transformers' PixtralRotaryEmbedding, which the transformers of this "
      "environment (5.x) no longer has (0.28 pins an older one): Mistral-3 is compared on 0.33 only"),

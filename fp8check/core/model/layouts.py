@@ -422,6 +422,10 @@ class Arch(NamedTuple):
     # fit one block row: built with disable_tp above TP 1, each rank slicing its heads (bailing_moe_v3.py
     # BailingMoeV3MLAAttention replicate_g_proj, whose scales cannot split over ranks).
     block_fp8_replicated: tuple[str, ...] = ()
+    # Name parts of checkpoint tensors the model file builds no parameter for while its load_weights looks every name
+    # it does not map up in params_dict unguarded (KeyError): listed as skipped, and the load fails (Kimi-K3.1's DSA
+    # indexer under Kimi-K3's ROCm text model, amd/linear.py, which builds every MLA layer dense).
+    unloadable: tuple[str, ...] = ()
     # (WHEEL_CHANGES key, {field: value}): fields the model file built otherwise until the release that brought the
     # change (the newest first; each older one applied over it).
     fields_before: tuple[tuple[str, dict], ...] = ()
@@ -1058,6 +1062,36 @@ _KIMI_K3 = Arch(
                 (".self_attn.indexer.wq_b", ".self_attn.dsa_indexer.wq_index"),
                 (".self_attn.indexer.", ".self_attn.dsa_indexer."),
                 ("mm_projector.proj.0", "mm_projector.linear_1"), ("mm_projector.proj.2", "mm_projector.linear_2")))
+# Kimi-K3 on ROCm from 0.33 (kimi-k3-rocm; vllm.models.kimi_k3's __init__ resolves amd/model.py there, whose text
+# model is amd/linear.py's KimiLinearForCausalLM; 0.32's amd/linear.py built q_a_proj / kv_a_proj_with_mqa apart and
+# g_proj a column of its own): the same tower, projector and names as nvidia/model.py, and what amd/linear.py builds
+# otherwise:
+# - no packed_modules_mapping anywhere (amd/model.py is SupportsQuant without one, amd/linear.py no SupportsQuant):
+#   the quant config's lists are matched against each fused layer's own name;
+# - MLA with q_lora_rank and mla_use_output_gate: q_a_proj / kv_a_proj_with_mqa / g_proj fused into
+#   `fused_qkv_a_proj` (KimiK3MergedQKVGateLinear, latents replicated, gate split; load_weights' g_proj shard 2);
+#   without the gate a MergedColumnParallelLinear over the two latents (disable_tp), not modelled here;
+# - no DSA layers (amd/linear.py has no KimiK3DSAAttention: a Kimi-K3.1 DSA layer builds as a dense MLA layer, and
+#   its indexer's tensors have no parameter: load_weights' params_dict[name] fails on them, Arch.unloadable);
+# - latent MoE (KimiMoE): routed_expert_down_proj a ReplicatedLinear with the quant config's
+#   online_quantization_config (0.34; None in 0.33) -- no quant method for a stored format: "the checkpoint stores
+#   this layer in BF16" -- and routed_expert_up_proj with quant_config=None (a ColumnParallelLinear with
+#   gather_output where TP > 1 divides hidden_size, shared experts are set and routed_scaling_factor is 1.0, else
+#   replicated; the column case is not modelled). Their FP8 scales have no parameter, so load_weights'
+#   params_dict[name] fails on them: an FP8 weight there is a load failure.
+_KIMI_K3_ROCM_PACKED = {**{fused: parts for fused, parts in _KIMI_K3_PACKED.items()
+                           if fused not in ("fused_qkv_a_g_proj", "wkv_index")},
+                        "fused_qkv_a_proj": ("q_a_proj", "kv_a_proj_with_mqa", "g_proj")}
+_KIMI_K3_ROCM = _KIMI_K3._replace(
+    source="vllm:models/kimi_k3/amd", packed=_KIMI_K3_ROCM_PACKED, quant_packed=False,
+    styles={**{tail: style for tail, style in _KIMI_K3.styles.items()
+               if tail not in ("fused_qkv_a_g_proj", "self_attn.fused_qkv_a_proj", "indexer.wq_b")},
+            "self_attn.fused_qkv_a_proj": "KimiK3MergedQKVGateLinear"},
+    unquantized_layers=("routed_expert_down_proj", "routed_expert_up_proj", *_KIMI_K3_RES_PROJS),
+    disable_tp=(), packed_unless={}, sparse_marker=None, unloadable=(".self_attn.indexer.",),
+    replicated_shards={"fused_qkv_a_proj": ("q_a_proj", "kv_a_proj_with_mqa"), "in_proj_qkvgfab": ("f_a_proj",)},
+    vllm_names=tuple(pair for pair in _KIMI_K3.vllm_names if "indexer" not in pair[0]))
+_KIMI_K3 = _KIMI_K3._replace(rocm_layout=("kimi-k3-rocm", _KIMI_K3_ROCM))
 ARCHITECTURES.update({"KimiK3ForConditionalGeneration": _KIMI_K3, "KimiK31ForConditionalGeneration": _KIMI_K3})
 
 

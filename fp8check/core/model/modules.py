@@ -169,7 +169,7 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
                     group[1].append(tail)
                     continue
         others.append(stored_names.get(name, name))
-        dropped = next((d for d in arch.spec_substrings if d in name), None) or next(
+        dropped = next((d for d in arch.spec_substrings + arch.unloadable if d in name), None) or next(
             (d for tower in arch.towers for d in tower.dropped if d in name), None)
         if skip_prefixes and name.startswith(skip_prefixes):
             spec = next(p for p in skip_prefixes if name.startswith(p))
@@ -238,6 +238,9 @@ def _skip_reason(arch: Arch, config: ModelConfig, prefix: str) -> str:
     if tower is not None:
         return (f"{tower.source[5:]} builds the tower without it and drops every name holding '{prefix}': vLLM never "
                 "loads it")
+    if prefix in arch.unloadable:
+        return (f"{arch.source[5:]} builds no module for names holding '{prefix}' and its load_weights looks them up "
+                "in params_dict unguarded: the load fails (KeyError)")
     if prefix in arch.spec_substrings:
         return (f"{arch.source[5:]}'s hf_to_vllm_mapper drops every name holding '{prefix}' (an MTP block, a tower "
                 "or a speech generator this model class does not build): vLLM's main model never loads it")
@@ -292,7 +295,8 @@ def _packed(arch: Arch, tower: Tower | None, config: ModelConfig) -> dict[str, t
     if tower is not None:
         return tower.packed
     if arch.mla and arch.mla_fused_qkv_a and config.q_lora_rank:
-        return {**arch.packed, MLA_FUSED[0]: MLA_FUSED[1]}
+        # an entry of the layout's own under that name wins (Kimi-K3's ROCm fused_qkv_a_proj holds the gate too)
+        return {**arch.packed, MLA_FUSED[0]: arch.packed.get(MLA_FUSED[0], MLA_FUSED[1])}
     return arch.packed
 
 

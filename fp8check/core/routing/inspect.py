@@ -66,7 +66,8 @@ CPU_NEEDS_TRITON = "vLLM on x86 CPUs requires Triton (triton-cpu)."
 
 def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext) -> list[str]:
     """Failures before any layer is built: the platform's own start-up check, the front door (method, platform,
-    deprecation, capability, dtype, the config's own refusals) and the attention-head split."""
+    deprecation, capability, dtype, the config's own refusals) and the attention-head split; and the model's own
+    loader failing on a tensor it builds no parameter for (Arch.unloadable)."""
     needs_triton = ctx.kind == "cpu" and ctx.profile.has("cpu-requires-triton")
     errors = [CPU_NEEDS_TRITON] if needs_triton and not ctx.platform.assumptions.triton_cpu else []
     retired = retired_error(ckpt.config.architectures, ctx.profile)
@@ -80,6 +81,12 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
     if heads and heads % tp:
         errors.append(f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp}).")
     arch = model_arch(ckpt.config, ctx.profile, ctx.kind)
+    unloadable = arch.unloadable if arch is not None else ()
+    lost = next((name for name in ckpt.tensors if any(p in name for p in unloadable)), None) if unloadable else None
+    if lost is not None and arch is not None:  # after the model is built: its own loader's failure
+        errors.append(f"KeyError: {lost} has no parameter in the model {arch.source[5:]} builds (no module for names "
+                      f"holding {' / '.join(repr(p) for p in arch.unloadable)}), and its load_weights looks it up in "
+                      "params_dict unguarded: the load fails")
     if arch is not None and arch.sparse_mla and ctx.kind == "cuda" and not ctx.platform.assumptions.deep_gemm:
         errors.append(SPARSE_INDEXER_NEEDS_DEEP_GEMM)
     sparse = any(name.endswith(".sparse_indexer_q.weight") for name in ckpt.tensors)

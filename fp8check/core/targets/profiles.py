@@ -192,6 +192,9 @@ WHEEL_CHANGES: dict[str, str] = {
     "kimi-xpu-amd-linear": "0.33 wheel: vllm.models.kimi_k3 resolves KimiLinearForCausalLM (Kimi-K3's text model too) "
                            "to amd/linear.py on XPU (nvidia/model.py before): its padded MoE and Kimi-K3's KDA layers "
                            "fail there as on ROCm",
+    "kimi-k3-rocm": "0.33 wheel: Kimi-K3's ROCm text model (models/kimi_k3/amd/linear.py) fuses q_a_proj / "
+                    "kv_a_proj_with_mqa / g_proj into fused_qkv_a_proj (KimiK3MergedQKVGateLinear) and builds the latent "
+                    "MoE's routed_expert_down_proj / up_proj unquantized; fp8check lays it out from this release on",
     "dots3-note": "0.28 wheel: vllm.models.dots3_note serves Dots3NoteForCausalLM; importing it on CPU raises an "
                   "ImportError (its attention imports MLA's FlashAttention prefill, which CPU's fa_utils.py lacks)",
     "hy-v4": "0.29 wheel: vllm.models.hy_v4 serves HYV4ForCausalLM; importing it on XPU raises 'hy_v4 does not yet "
@@ -327,7 +330,7 @@ _V033 = _release("0.33", _V032, ("cpu-fp8-channel", "modelopt-exclude-modules", 
                                  "xpu-fa-d512", "xpu-triton-flash-attn", "cpu-attn-kv-check", "rocm-octave",
                                  "flash-attn-mla-sparse-fa4", "attention-backends-033", "aiter-moe-split",
                                  "deepgemm-moe-exclusion", "glm5next-sm100-fp8-kv", "mimo-v2-kv-chunks",
-                                 "kimi-xpu-amd-linear", "bailing-v3-replicated-gate"),
+                                 "kimi-xpu-amd-linear", "bailing-v3-replicated-gate", "kimi-k3-rocm"),
                  "CPU channel-wise FP8 kernel; AITER's FusedMoE classes split")
 
 _V034 = _release("0.34", _V033, ("xpu-fp8-per-token", "w4afp8", "fp-quant-removed", "ptpc-w8a16-refused",
