@@ -103,7 +103,9 @@ MODEL_STUB_RISKS = {
                                              "device (SM count of H100, B200, A100, L40S, RTX PRO 6000 for sm90 / "
                                              "100 / 80 / 89 / 120; Max 1100's 448 EUs; 8 devices); the CUDA "
                                              "device's name is fp8check's label of the platform (cuda:80), which "
-                                             "vLLM's messages quote where a real GPU's name would be",
+                                             "vLLM's messages quote where a real GPU's name would be; a ROCm "
+                                             "device's name is its gfx arch's part (AMD_Instinct_MI300X for gfx942: "
+                                             "amdsmi absent), which only picks a fused-MoE tuning file",
     "GateLinear SM90 router warmup": "0.34+: _register_sm90_bf16x3_warmup is a no-op (it registers a CuTe-DSL JIT "
                                      "warmup of the router GEMM on sm90 and imports nvidia-cutlass-dsl, absent "
                                      "here); no routing effect: the router's method and class are read as built",
@@ -220,6 +222,11 @@ def _accelerator(device) -> bool:
 SM_COUNTS = {90: 132, 100: 148, 80: 108, 89: 142, 120: 188}
 
 
+# The name platforms/rocm.py get_device_name gives each gfx arch's part (its _ROCM_DEVICE_ID_NAME_MAP, or the market
+# name): MI300X, MI355X, MI250X.
+ROCM_DEVICE_NAMES = {"gfx942": "AMD_Instinct_MI300X", "gfx950": "AMD Instinct MI355X", "gfx90a": "AMD Instinct MI250X"}
+
+
 def _stub_device_queries(platform: str) -> None:
     """torch.cuda's / torch.xpu's device queries, which attention backends ask while building, answered for the
     mocked device."""
@@ -239,6 +246,12 @@ def _stub_device_queries(platform: str) -> None:
     if kind == "rocm":
         torch.cuda.current_device = lambda: 0
         torch.accelerator.current_device_index = lambda: 0  # DeepSeek-V4.1's Engram table, as on CUDA below
+        # The product name (platforms/rocm.py get_device_name asks amdsmi, absent here): the fused-MoE tuning file a
+        # model looks up while building (K2-Horizon's MoVA value experts, try_get_optimal_moe_config).
+        import vllm.platforms as platforms
+
+        name = ROCM_DEVICE_NAMES.get(rest, f"AMD_{rest}")
+        type(platforms.current_platform).get_device_name = classmethod(lambda cls, device_id=0: name)
     if kind != "cuda":
         return
     cc = int(rest)
@@ -758,7 +771,8 @@ def _plamo3_config(pretrained_config):
 # Sarvam's sarvam_moe / sarvam_mla likewise under the transformers vLLM 0.33 / 0.34 pin (< 5.21 / < 5.23; 5.24 has
 # classes for them, left in place where present). AliceAI (alice_ai, vLLM 0.33 / 0.34's alice_ai.py) likewise: no
 # transformers or vLLM config class; alice_ai.py reads every key off the checkpoint's config.
-REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "alice_ai")
+# K2-Horizon (k2_horizon, vLLM 0.30-0.34's k2_horizon.py) likewise.
+REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "alice_ai", "k2_horizon")
 
 
 class _ConfigBlock(dict):

@@ -34,8 +34,8 @@ from fp8check.core.routing.crosscheck import vllm_error
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
-                            deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, kimi_k3_tensors,
-                            write_checkpoint)
+                            deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, k2_horizon_tensors,
+                            kimi_k3_tensors, write_checkpoint)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crosscheck_model import compare_model, our_modules  # noqa: E402  # isort: skip  (vLLM's side, beside this file)
@@ -809,6 +809,26 @@ FAMILIES["alice-ai"] = (dict(architecture="AliceAIForCausalLM", model_type="alic
                              extra_tensors=alice_ai_tensors(_ALICE_AI),
                              ignore=("lm_head", "re:.*res_proj$")), _ALICE_AI)
 
+
+# K2-Horizon: no transformers or vLLM config class, so synth.k2_horizon_tensors writes the checkpoint by hand under the
+# names k2_horizon.py loads: a dense layer 0 (mlp_only_layers: qkv_proj, an MLP), then MoE layers with MoVA attention
+# (qk_proj, v_router, 8 value experts), the attention output gate (gate_proj) on every layer, a router with a bias, a
+# shared expert. The routers (v_router, mlp.gate: built with the quant config) and the value experts (whose weights
+# compute_mova_v_sparse reads itself) stored BF16 and named in the ignore list.
+_K2_HORIZON = dict(hidden_size=BASE["hidden"], num_hidden_layers=4, num_attention_heads=16, num_key_value_heads=4,
+                   head_dim=128, rope_head_dim=64, vocab_size=BASE["vocab"], max_position_embeddings=4096,
+                   rms_norm_eps=1e-6, hidden_act="silu", rope_parameters={"rope_type": "default", "rope_theta": 1e6},
+                   query_key_norm=True, attention_bias=False, attention_gate_func="silu", layernorm_num_groups=1,
+                   intermediate_size=4096, num_experts=8, num_experts_per_tok=2, moe_intermediate_size=1024,
+                   num_shared_experts=1, decoder_sparse_step=1, mlp_only_layers=[0], norm_topk_prob=True,
+                   moe_gate_bias=True, router_score_func="sigmoid", router_scaling_factor=2.5, mova_num_experts=8,
+                   mova_num_experts_per_tok=2, tie_word_embeddings=False)
+FAMILIES["k2-horizon"] = (dict(architecture="K2HorizonForCausalLM", model_type="k2_horizon", layers=0,
+                               extra_tensors=k2_horizon_tensors(_K2_HORIZON),
+                               ignore=("lm_head", *(name.removesuffix(".weight") for name in
+                                                    k2_horizon_tensors(_K2_HORIZON)
+                                                    if name.endswith((".mlp.gate.weight", ".v_router.weight"))
+                                                    or ".v_experts." in name))), _K2_HORIZON)
 
 
 # Ling / Ring (vLLM's bailing_moe.py): transformers has no class for bailing_moe / bailing_moe_v2, so

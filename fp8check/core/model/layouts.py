@@ -422,6 +422,14 @@ class Arch(NamedTuple):
     # fit one block row: built with disable_tp above TP 1, each rank slicing its heads (bailing_moe_v3.py
     # BailingMoeV3MLAAttention replicate_g_proj, whose scales cannot split over ranks).
     block_fp8_replicated: tuple[str, ...] = ()
+    # Dotted name parts of column-parallel linears (or of a fused layer's shards) that hold config.num_key_value_heads
+    # heads and are split as KV heads: above that TP each rank holds one head, replicated (k2_horizon.py
+    # K2HorizonMoVAAttention: qk_proj's k part and each v_experts.<i> are kv_size * tp wide, kv_size one head a rank).
+    kv_head_parts: tuple[str, ...] = ()
+    # Dotted name parts of linears whose weight the model's forward reads itself into a kernel that takes no scale
+    # (k2_horizon.py compute_mova_v_sparse stacks v_experts.<i>.weight into fused_mova_impl, use_fp8_w8a8=False): a
+    # quantized one is built, but its FP8 weight computes unscaled.
+    raw_weight_layers: tuple[str, ...] = ()
     # Name parts of checkpoint tensors the model file builds no parameter for while its load_weights looks every name
     # it does not map up in params_dict unguarded (KeyError): listed as skipped, and the load fails (Kimi-K3.1's DSA
     # indexer under Kimi-K3's ROCm text model, amd/linear.py, which builds every MLA layer dense).
@@ -1010,6 +1018,32 @@ ARCHITECTURES["AliceAIForCausalLM"] = Arch(
     styles={"g_a_proj": REPLICATED, **{proj: REPLICATED for proj in _ALICE_AI_RES_PROJS}},
     unquantized_layers=_ALICE_AI_RES_PROJS, replicated_shards={"in_proj_qkvgfab": ("f_a_proj",)},
     router=Router("sigmoid", ("norm_topk_prob", True), None, True))
+
+
+# K2-Horizon (k2_horizon.py K2HorizonForCausalLM, registry.py 0.30-0.34; 0.33 and 0.34 alike, 0.31 / 0.32 the same
+# linears, 0.30's router a ReplicatedLinear with the quant config; no transformers or vLLM config class: vLLM reads
+# the keys off config.json). A layer is sparse when it is not in mlp_only_layers, num_experts > 0 and
+# (index + 1) % decoder_sparse_step == 0:
+# - attention: on a dense layer (or without MoVA: mova_num_experts 0) K2HorizonAttention, q / k / v -> qkv_proj
+#   (QKVParallelLinear), o_proj row; on a sparse layer with MoVA K2HorizonMoVAAttention: q / k -> qk_proj, a
+#   MergedColumnParallelLinear over [heads x head_dim, kv_size x TP] (kv_size a rank's KV heads, one above the KV head
+#   count: load_weights repeats k_proj's heads), v_router a ReplicatedLinear WITH the quant config, v_experts.<i>
+#   ColumnParallelLinears of kv_size x TP with the quant config whose weights compute_mova_v_sparse stacks itself into
+#   fused_mova_impl (no scale: raw_weight_layers); with attention_gate_func a gate_proj column; the Attention takes
+#   config.json's heads (attention_linear qk_proj); no per-layer window;
+# - MLP: K2HorizonMLP (gate_up_proj, down_proj) on dense layers; on sparse ones K2HorizonSparseMoeBlock: the router
+#   mlp.gate a GateLinear WITH the quant config (quantized_routers; bias moe_gate_bias, the e_score_correction_bias),
+#   shared_experts a K2HorizonMLP, FusedMoE experts gate_proj / up_proj / down_proj, scoring router_score_func,
+#   renormalize norm_topk_prob;
+# - ParallelLMHead with the quant config.
+# Not modelled: packed_modules_mapping holds gate_up_proj only when mlp_only_layers is set (an ignore list naming
+# gate_proj / up_proj alone then leaves gate_up_proj quantized), which the packed entry here always lists.
+ARCHITECTURES["K2HorizonForCausalLM"] = Arch(
+    "vllm:k2_horizon.py", packed={**LLAMA_PACKED, "qk_proj": ("q_proj", "k_proj")}, sliding=MODEL_WINDOW,
+    quantized_routers=("mlp.gate",), styles={"v_router": REPLICATED, "self_attn.gate_proj": COLUMN},
+    attention_linear="qk_proj", kv_head_parts=("self_attn.k_proj", "self_attn.v_experts"),
+    raw_weight_layers=("self_attn.v_experts",),
+    router=Router(("router_score_func", "softmax"), ("norm_topk_prob", False), None, ("moe_gate_bias", True)))
 
 
 # Kimi-K3 (KimiK3ForConditionalGeneration, registry.py 0.30-0.34) and Kimi-K3.1 (KimiK31ForConditionalGeneration,

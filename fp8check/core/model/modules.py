@@ -79,6 +79,9 @@ class LinearModule(NamedTuple):
     # MiMo-V2-Pro's fused qkv_proj (Arch.fused_qkv_chunks): the chunks of [Q K V] it is stored pre-sharded in
     # (config.num_key_value_heads; at_tp, integrity's per-chunk scale rows); 0 for every other module.
     qkv_chunks: int = 0
+    # (config.num_key_value_heads, the parts holding those heads) of a column layer that splits them as KV heads, one a
+    # rank replicated above that TP (Arch.kv_head_parts); (0, ()) for every other module.
+    kv_parts: tuple[int, tuple[int, ...]] = (0, ())
 
     @property
     def leaf(self) -> str:
@@ -501,7 +504,14 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
                         dequantized=dequantized,
                         whole_parts=(2, 3) if one_group else
                         tuple(i for i, s in enumerate(shards) if s.name.rsplit(".", 1)[-1] in whole),
-                        column_when_split=one_group, qkv_chunks=qkv_chunks)
+                        column_when_split=one_group, qkv_chunks=qkv_chunks,
+                        kv_parts=_kv_parts(shards, config, arch) if tower is None else (0, ()))
+
+
+def _kv_parts(shards: tuple[Shard, ...], config: ModelConfig, arch: Arch) -> tuple[int, tuple[int, ...]]:
+    """LinearModule.kv_parts: the shards named by Arch.kv_head_parts (a dotted part of their name)."""
+    parts = tuple(i for i, s in enumerate(shards) if any(f".{p}." in f".{s.name}." for p in arch.kv_head_parts))
+    return (config.num_key_value_heads or 0, parts) if parts and config.num_key_value_heads else (0, ())
 
 
 def _layer_geometry(config: ModelConfig, name: str, widths: tuple[int, ...]) -> tuple[int, int, int, int] | None:

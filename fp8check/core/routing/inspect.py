@@ -60,6 +60,10 @@ SPARSE_CAPABILITY = "Step5 DSA requires SM90, SM100 or SM103; got {}."
 PLAIN_GEMM_ONLY = ("Step5 DSA layers fuse qkv with the sparse indexer into one plain GEMM and cannot be quantized, but "
                    "{}.weight resolved to {}.")
 _LINEAR_METHOD_CLASS = {"compressed-tensors": "CompressedTensorsLinearMethod", "quark": "QuarkLinearMethod"}
+# Arch.raw_weight_layers: a quantized layer whose weight the model's forward reads itself.
+# (k2_horizon.py compute_mova_v_sparse stacks v_experts' weights into fused_mova_impl, use_fp8_w8a8=False).
+RAW_WEIGHT = ("{} is built with {}, but {}'s forward reads its weight itself into a kernel that takes no scale: its "
+              "FP8 values compute unscaled; list the layer in the config's ignore list and store it in BF16")
 # platforms/cpu.py CpuPlatform.check_and_update_config, 0.34 (a warning before), verbatim.
 CPU_NEEDS_TRITON = "vLLM on x86 CPUs requires Triton (triton-cpu)."
 
@@ -162,7 +166,7 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
     for module in (at_tp(module, options.tp, ckpt.config, ctx.profile) for module in layout.linears):
         assignment = assign(module, quant)
         module_shape = (module.layer_type, module.input_size, module.output_sizes, module.heads, module.tp_split,
-                        module.split_heads, module.whole_parts, module.column_when_split)
+                        module.split_heads, module.whole_parts, module.column_when_split, module.kv_parts)
         shape_to_module.setdefault(module_shape, module)
         e8m0 = uses_e8m0_scales(module)
         signatures.add((assignment, module_shape, e8m0))
@@ -172,6 +176,10 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         if arch is not None and assignment.method is not None and tail_match(module.name, arch.unquantized_only):
             method_class = _LINEAR_METHOD_CLASS.get(assignment.method, result.scheme)
             integrity_errors.insert(0, PLAIN_GEMM_ONLY.format(module.name, method_class))
+        raw = arch is not None and any(f".{p}." in f".{module.name}." for p in arch.raw_weight_layers)
+        if raw and arch is not None and assignment.method is not None and result.scheme \
+                and not result.scheme.startswith("Unquantized"):
+            integrity_errors.insert(0, RAW_WEIGHT.format(module.name, result.scheme, arch.source[5:]))
         if assignment.online and assignment.method is not None and not assignment.error:
             online_modules.append(module.name)
         layer = _layer_report(module, assignment, result, integrity_errors, warnings)
