@@ -1204,7 +1204,7 @@ SINCE_033 = r"0\.(3[3-9]|[4-9]\d)\.\d+"
 # Differences with a known reason, each listed in the output: a regular expression searched in
 # "release|platform|architecture|module|vLLM's error|kv=--kv-cache-dtype" and why: vLLM's MLA prefill code, which
 # fp8check does not model (it models the decode backend the selector picks), a 0.28 CPU config bug, and harness
-# limits.
+# limits. ROCm's MLA prefill backend, which this host lacks, is a stand-in (crosscheck_model._rocm_mla_prefill).
 EXPLAINED = (
     (r"^[^|]*\|[^|]*\|step-vl\|\(model\)\|.*has model type `step_vl` but Transformers does not recognize",
      "harness: StepVL's config (model_type step_vl, Step3-VL-10B) is remote code only, neither transformers 5.24 nor "
@@ -1215,10 +1215,6 @@ EXPLAINED = (
      "vLLM 0.28 on CPU cannot build MLA attention: mla/prefill/flash_attn.py imports a name fa_utils.py defines only "
      "on CUDA, XPU and ROCm (an ImportError at construction, every MLA model, its text naming the install path); "
      "fp8check reports the decode backend CPU's selector picks and does not model MLA prefill backends"),
-    (r"^[^|]*\|rocm:.*No valid MLA prefill backend found",
-     "MLA prefill on ROCm needs AITER enabled (VLLM_ROCM_USE_AITER=1) or the ROCm flash-attn package "
-     "(platforms/rocm.py get_mla_prefill_backend_cls: ROCM_AITER_FA, FLASH_ATTN), which this host lacks; fp8check "
-     "reports the decode backend and does not model MLA prefill backends"),
     (r"^0\.28\.0\|cpu\|.*IndexError: list index out of range",
      "vLLM 0.28's CPU platform check (CpuPlatform.check_and_update_config -> ModelConfig.use_mla -> "
      "_get_transformers_backend_cls) indexes an empty architectures list for a nested (vision-language) config"),
@@ -1263,7 +1259,8 @@ EXPLAINED = (
     (r"^0\.33\.0\|rocm:[^|]*\|qwen4-exp(-vl)?\|\(model\)\|NotImplementedError: Qwen4Exp QSA requires FlashAttention",
      "harness: 0.33's ROCm QSA impl (models/qwen4_exp/amd/qsa.py Qwen4ExpQSAFlashAttentionImpl) needs "
      "flash_attn_varlen_func from AITER or the ROCm flash-attn package (fa_utils.py "
-     "is_flash_attn_varlen_func_available), which this host lacks, as for MLA prefill above; fp8check reports the "
+     "is_flash_attn_varlen_func_available), which this host lacks (as ROCm's MLA prefill, which the harness stands in "
+     "for); fp8check reports the "
      "QSA layer's backend (QWEN4_EXP_QSA_TRITON), which 0.34 builds here"),
     (r"^0\.33\.0\|[^|]*\|kimi-k3\.1\|\(model\)\|ValueError: The checkpoint you are trying to load has model "
      r"type `kimi_k31`",
