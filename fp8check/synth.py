@@ -815,7 +815,8 @@ def k2_horizon_tensors(config: dict) -> dict[str, tuple[int, ...]]:
     out: dict[str, tuple[int, ...]] = {}
     for i in range(config["num_hidden_layers"]):
         a, m = f"model.layers.{i}.self_attn", f"model.layers.{i}.mlp"
-        sparse = i not in config.get("mlp_only_layers", []) and experts > 0 and (i + 1) % config["decoder_sparse_step"] == 0
+        sparse = (i not in config.get("mlp_only_layers", []) and experts > 0
+                  and (i + 1) % config["decoder_sparse_step"] == 0)
         out.update({f"{a}.q_proj.weight": (heads * head_dim, h), f"{a}.k_proj.weight": (kv * head_dim, h),
                     f"{a}.o_proj.weight": (h, heads * head_dim)})
         if config.get("attention_gate_func"):

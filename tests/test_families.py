@@ -1926,6 +1926,16 @@ def test_hy_v4_sparse_layers_take_the_sink_capable_flashmla_sparse(make_checkpoi
     assert len(hc) == 5 and all(layer.scheme == "UnquantizedLinearMethod" for layer in hc) and rep.ok
 
 
+@pytest.mark.parametrize("platform,vllm,backend", [("mi300x", "0.34", "ROCM_AITER_MLA_SPARSE"),
+                                                   ("mi355x", "0.30", "ROCM_AITER_MLA_SPARSE")])
+def test_hy_v4_keeps_rocm_aiter_mla_sparse_on_mi300_and_mi350(make_checkpoint, platform, vllm, backend):
+    """rocm_aiter_mla_sparse.py (0.30+): supports_sink answers on_mi3xx() (gfx942, gfx950), so hy_v4's
+    _resolve_sink_backend keeps the selector's ROCM_AITER_MLA_SPARSE and its sink there."""
+    rep = inspect_checkpoint(open_local(make_checkpoint(data="sparse", **HYV4_SPEC)),
+                             InspectOptions(parse_platform(platform), select_profile(vllm)))
+    assert [a.backend for a in rep.attention if a.name == "model.layers.1.self_attn.mla_attn"] == [backend]
+
+
 @pytest.mark.parametrize("platform,expected", [
     ("cpu", "HYV4 sparse attention was requested, but no valid sparse MLA backend is available for current "
             "runtime/config. Refusing to fall back to dense attention."),
@@ -3243,7 +3253,8 @@ def test_k2_horizon_mova_splits_its_kv_parts_as_kv_heads_and_reads_value_experts
     modules = {m.name: m for m in build_layout(open_local(folder).tensors, open_local(folder).config).linears}
     qk, expert = modules["model.layers.1.self_attn.qk_proj"], modules["model.layers.1.self_attn.v_experts.0"]
     assert tp_layout(qk, 4).output_partition_sizes == (128, 128) and tp_layout(qk, 4).output_size == 1024
-    assert tp_layout(expert, 4).output_partition_sizes == (128,) and tp_layout(qk, 2).output_partition_sizes == (256, 128)
+    assert tp_layout(expert, 4).output_partition_sizes == (128,)
+    assert tp_layout(qk, 2).output_partition_sizes == (256, 128)
     rep = inspect(folder, tp=4)
     layers = {layer.name: layer for layer in rep.layers}
     assert not layers["model.layers.1.self_attn.qk_proj"].errors

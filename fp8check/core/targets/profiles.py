@@ -196,8 +196,9 @@ WHEEL_CHANGES: dict[str, str] = {
                                    "gfx950): HY-V4's sparse MLA layers keep it and their learnable sink on MI300 / "
                                    "MI350 (attention.py _resolve_sink_backend)",
     "kimi-k3-rocm": "0.33 wheel: Kimi-K3's ROCm text model (models/kimi_k3/amd/linear.py) fuses q_a_proj / "
-                    "kv_a_proj_with_mqa / g_proj into fused_qkv_a_proj (KimiK3MergedQKVGateLinear) and builds the latent "
-                    "MoE's routed_expert_down_proj / up_proj unquantized; fp8check lays it out from this release on",
+                    "kv_a_proj_with_mqa / g_proj into fused_qkv_a_proj (KimiK3MergedQKVGateLinear) and builds the "
+                    "latent MoE's routed_expert_down_proj / up_proj unquantized; fp8check lays it out from this "
+                    "release on",
     "dots3-note": "0.28 wheel: vllm.models.dots3_note serves Dots3NoteForCausalLM; importing it on CPU raises an "
                   "ImportError (its attention imports MLA's FlashAttention prefill, which CPU's fa_utils.py lacks)",
     "hy-v4": "0.29 wheel: vllm.models.hy_v4 serves HYV4ForCausalLM; importing it on XPU raises 'hy_v4 does not yet "
