@@ -3255,6 +3255,10 @@ def test_k2_horizon_mova_splits_its_kv_parts_as_kv_heads_and_reads_value_experts
     assert tp_layout(qk, 4).output_partition_sizes == (128, 128) and tp_layout(qk, 4).output_size == 1024
     assert tp_layout(expert, 4).output_partition_sizes == (128,)
     assert tp_layout(qk, 2).output_partition_sizes == (256, 128)
+    # rank 3 of 4 loads KV head 3 // 2 = 1 (load_weights repeats each of k_proj's heads over its 2 replicas)
+    assert [read.weight.rows for read in rank_reads(qk, tp_layout(qk, 4), 3, (128, 128)).shards] == \
+        [(384, 512), (128, 256)]
+    assert [read.weight.rows for read in rank_reads(expert, tp_layout(expert, 4), 1, None).shards] == [(0, 128)]
     rep = inspect(folder, tp=4)
     layers = {layer.name: layer for layer in rep.layers}
     assert not layers["model.layers.1.self_attn.qk_proj"].errors
