@@ -1050,8 +1050,8 @@ ARCHITECTURES["K2HorizonForCausalLM"] = Arch(
 # registered from 0.34 to the same class; model_type kimi_k31 reads as KimiK3Config): vllm.models.kimi_k3's
 # nvidia/model.py on CUDA, XPU and CPU, amd/model.py on ROCm. The MoonViT tower and projector of Kimi-K2.5
 # (kimi_k25_vit.py, _maybe_ignore_quant_config), and the registry's KimiLinearForCausalLM over text_config
-# (init_vllm_registered_model: nvidia/model.py on CUDA and CPU; amd/linear.py on ROCm and XPU, not laid out here:
-# its routed_expert_up_proj is unquantized, its MLA attention wrapped) whose text layers hf_to_vllm_mapper moves from
+# (init_vllm_registered_model: nvidia/model.py on CUDA and CPU; amd/linear.py on ROCm and XPU, its ROCm layout
+# _KIMI_K3_ROCM below, its MLA attention wrapped) whose text layers hf_to_vllm_mapper moves from
 # the checkpoint's language_model.layers. to language_model.model.layers.; KimiLinearModel.load_weights skips the MTP
 # layers past num_hidden_layers (get_spec_layer_idx_from_weight_name: KimiK3MTP loads them). What the text model adds
 # to Kimi-Linear's (0.30-0.34 alike, read in 0.33 / 0.34 and compared there; 0.34 adds the DSA layers):
