@@ -874,6 +874,44 @@ def alice_ai_tensors(config: dict) -> dict[str, tuple[int, ...]]:
                         f"{m}.experts.{e}.down_proj.weight": (h, inter)})
     return out
 
+def k2_horizon_tensors(config: dict) -> dict[str, tuple[int, ...]]:
+    """A K2-Horizon checkpoint's linear weights under the names vLLM's k2_horizon.py loads, from its config.json
+    (neither transformers nor vLLM has a config class for it): per layer the attention (q / k / o_proj and, with
+    attention_gate_func, gate_proj; v_proj on dense layers, MoVA's v_router and v_experts.<i> on the sparse ones) and
+    a dense MLP (layers in mlp_only_layers or off decoder_sparse_step) or the MoE (mlp.gate, shared_experts, experts).
+    For Spec.extra_tensors (layers=0)."""
+    h, heads, kv = config["hidden_size"], config["num_attention_heads"], config["num_key_value_heads"]
+    head_dim, experts, inter = config["head_dim"], config["num_experts"], config["moe_intermediate_size"]
+    out: dict[str, tuple[int, ...]] = {}
+    for i in range(config["num_hidden_layers"]):
+        a, m = f"model.layers.{i}.self_attn", f"model.layers.{i}.mlp"
+        sparse = (i not in config.get("mlp_only_layers", []) and experts > 0
+                  and (i + 1) % config["decoder_sparse_step"] == 0)
+        out.update({f"{a}.q_proj.weight": (heads * head_dim, h), f"{a}.k_proj.weight": (kv * head_dim, h),
+                    f"{a}.o_proj.weight": (h, heads * head_dim)})
+        if config.get("attention_gate_func"):
+            out[f"{a}.gate_proj.weight"] = (heads * head_dim, h)
+        if sparse and config["mova_num_experts"] > 0:
+            out[f"{a}.v_router.weight"] = (config["mova_num_experts"], h)
+            out.update({f"{a}.v_experts.{e}.weight": (kv * head_dim, h) for e in range(config["mova_num_experts"])})
+        else:
+            out[f"{a}.v_proj.weight"] = (kv * head_dim, h)
+        if not sparse:
+            out.update({f"{m}.gate_proj.weight": (config["intermediate_size"], h),
+                        f"{m}.up_proj.weight": (config["intermediate_size"], h),
+                        f"{m}.down_proj.weight": (h, config["intermediate_size"])})
+            continue
+        out[f"{m}.gate.weight"] = (experts, h)
+        shared = inter * config["num_shared_experts"]
+        if shared:
+            out.update({f"{m}.shared_experts.{leaf}.weight": (shared, h) for leaf in ("gate_proj", "up_proj")})
+            out[f"{m}.shared_experts.down_proj.weight"] = (h, shared)
+        for e in range(experts):
+            out.update({f"{m}.experts.{e}.gate_proj.weight": (inter, h), f"{m}.experts.{e}.up_proj.weight": (inter, h),
+                        f"{m}.experts.{e}.down_proj.weight": (h, inter)})
+    return out
+
+
 def bailing_tensors(config: dict) -> dict[str, tuple[int, ...]]:
     """A Ling / Ring checkpoint's tensors under inclusionAI's names, from its config.json (transformers has no class
     for bailing_moe / bailing_moe_v2): model.word_embeddings, per layer attention.query_key_value (q, k, v stored

@@ -20,8 +20,8 @@ from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import LATEST, select_profile
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
-                            deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, kimi_k3_tensors,
-                            nemotron_vl_tensors, tensor_specs, write_safetensors)
+                            deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, k2_horizon_tensors,
+                            kimi_k3_tensors, nemotron_vl_tensors, tensor_specs, write_safetensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
 # Qwen3-Next / Qwen3.5, written by transformers' own classes: one gated-delta-net layer, one full-attention layer;
@@ -477,6 +477,22 @@ def kimi_k3_spec(dsa: bool = False, **fields) -> dict:
             "sizes_in_text_config": True, "extra_config": config, "extra_tensors": kimi_k3_tensors(config),
             "hidden": 512, "vocab": 1000, "quant": "ct-fp8-block", "ignore": ignore, **fields}
 
+
+
+# K2-Horizon (no transformers or vLLM config class: synth.k2_horizon_tensors writes the names k2_horizon.py loads by
+# hand): a dense layer 0 (mlp_only_layers: qkv_proj, an MLP), a MoE layer 1 with MoVA attention (qk_proj, v_router,
+# four value experts), the attention output gate on both. The routers and value experts are stored BF16 and ignored.
+K2_HORIZON = dict(hidden_size=512, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=128,
+                  rope_head_dim=64, vocab_size=1000, max_position_embeddings=512, rms_norm_eps=1e-6, hidden_act="silu",
+                  rope_parameters={"rope_type": "default", "rope_theta": 1e6}, query_key_norm=True,
+                  attention_bias=False, attention_gate_func="silu", layernorm_num_groups=1, intermediate_size=1024,
+                  num_experts=4, num_experts_per_tok=2, moe_intermediate_size=256, num_shared_experts=1,
+                  decoder_sparse_step=1, mlp_only_layers=[0], norm_topk_prob=True, moe_gate_bias=True,
+                  router_score_func="sigmoid", router_scaling_factor=2.5, mova_num_experts=4,
+                  mova_num_experts_per_tok=2, tie_word_embeddings=False)
+K2_HORIZON_SPEC = {"architecture": "K2HorizonForCausalLM", "model_type": "k2_horizon", "layers": 0, "hidden": 512,
+                   "vocab": 1000, "extra_config": K2_HORIZON, "extra_tensors": k2_horizon_tensors(K2_HORIZON),
+                   "ignore": ("lm_head", r"re:.*mlp\.gate$", r"re:.*v_router$", r"re:.*v_experts\.\d+$")}
 
 
 # AliceAI (transformers has no class for it: synth.alice_ai_tensors writes the names alice_ai.py loads by hand): a KDA
@@ -1224,6 +1240,15 @@ FAMILIES = [
       "model.layers.1.mlp.shared_expert.gate_up_proj": ("MergedColumnParallelLinear", "vllm:alice_ai.py"),
       "model.layers.1.attn_res_proj": ("ReplicatedLinear", "vllm:alice_ai.py"),
       "model.attnres_final.res_proj": ("ReplicatedLinear", "vllm:alice_ai.py")}),
+    ("k2-horizon", K2_HORIZON_SPEC, 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:k2_horizon.py"),
+      "model.layers.0.self_attn.gate_proj": ("ColumnParallelLinear", "vllm:k2_horizon.py"),
+      "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:k2_horizon.py"),
+      "model.layers.1.self_attn.qk_proj": ("MergedColumnParallelLinear", "vllm:k2_horizon.py"),
+      "model.layers.1.self_attn.v_router": ("ReplicatedLinear", "vllm:k2_horizon.py"),
+      "model.layers.1.self_attn.v_experts.0": ("ColumnParallelLinear", "vllm:k2_horizon.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:k2_horizon.py"),
+      "model.layers.1.mlp.shared_experts.gate_up_proj": ("MergedColumnParallelLinear", "vllm:k2_horizon.py")}),
     ("ling-v1", ling_spec(LING_V1, "BailingMoeForCausalLM"), 2,
      {"model.layers.0.attention.query_key_value": ("QKVParallelLinear", "vllm:bailing_moe.py"),
       "model.layers.0.mlp.gate": ("ReplicatedLinear", "vllm:bailing_moe.py")}),
@@ -1991,6 +2016,16 @@ def test_hy_v4_sparse_layers_take_the_sink_capable_flashmla_sparse(make_checkpoi
     assert [s.prefix for s in rep.skipped] == ["model.layers.0.self_attn.indexer."]
     hc = [layer for layer in rep.layers if layer.name.endswith(("hc_fn", "hc_head_fn"))]
     assert len(hc) == 5 and all(layer.scheme == "UnquantizedLinearMethod" for layer in hc) and rep.ok
+
+
+@pytest.mark.parametrize("platform,vllm,backend", [("mi300x", "0.34", "ROCM_AITER_MLA_SPARSE"),
+                                                   ("mi355x", "0.30", "ROCM_AITER_MLA_SPARSE")])
+def test_hy_v4_keeps_rocm_aiter_mla_sparse_on_mi300_and_mi350(make_checkpoint, platform, vllm, backend):
+    """rocm_aiter_mla_sparse.py (0.30+): supports_sink answers on_mi3xx() (gfx942, gfx950), so hy_v4's
+    _resolve_sink_backend keeps the selector's ROCM_AITER_MLA_SPARSE and its sink there."""
+    rep = inspect_checkpoint(open_local(make_checkpoint(data="sparse", **HYV4_SPEC)),
+                             InspectOptions(parse_platform(platform), select_profile(vllm)))
+    assert [a.backend for a in rep.attention if a.name == "model.layers.1.self_attn.mla_attn"] == [backend]
 
 
 @pytest.mark.parametrize("platform,expected", [
@@ -3380,3 +3415,54 @@ def test_mimo_v2_omni_lists_ask_the_fused_qkv_proj_by_its_own_name(make_checkpoi
     layer = next(layer for layer in rep.layers if layer.name == "model.layers.0.self_attn.qkv_proj")
     assert (layer.scheme == "UnquantizedLinearMethod") is qkv_ignored
     assert bool(layer.errors) is not qkv_ignored
+
+
+def test_k2_horizon_mova_splits_its_kv_parts_as_kv_heads_and_reads_value_experts_raw(make_checkpoint):
+    """k2_horizon.py K2HorizonMoVAAttention: qk_proj is a MergedColumnParallelLinear over [heads x head_dim,
+    kv_size x TP] and each v_experts.<i> a ColumnParallelLinear of kv_size x TP (kv_size: one KV head a rank above
+    the KV head count, load_weights repeating k_proj's heads), so at TP 4 over 2 KV heads each rank holds 128 rows
+    of K and of each value expert, a whole 128-block; the router mlp.gate and v_router get the quant config; a
+    quantized value expert is built, but compute_mova_v_sparse reads its weight unscaled (an error)."""
+    folder = make_checkpoint(**dict(K2_HORIZON_SPEC, quant="ct-fp8-block", data="sparse",
+                                    ignore=("lm_head", r"re:.*mlp\.gate$", r"re:.*v_router$")))
+    modules = {m.name: m for m in build_layout(open_local(folder).tensors, open_local(folder).config).linears}
+    qk, expert = modules["model.layers.1.self_attn.qk_proj"], modules["model.layers.1.self_attn.v_experts.0"]
+    assert tp_layout(qk, 4).output_partition_sizes == (128, 128) and tp_layout(qk, 4).output_size == 1024
+    assert tp_layout(expert, 4).output_partition_sizes == (128,)
+    assert tp_layout(qk, 2).output_partition_sizes == (256, 128)
+    # rank 3 of 4 loads KV head 3 // 2 = 1 (load_weights repeats each of k_proj's heads over its 2 replicas)
+    assert [read.weight.rows for read in rank_reads(qk, tp_layout(qk, 4), 3, (128, 128)).shards] == \
+        [(384, 512), (128, 256)]
+    assert [read.weight.rows for read in rank_reads(expert, tp_layout(expert, 4), 1, None).shards] == [(0, 128)]
+    rep = inspect(folder, tp=4)
+    layers = {layer.name: layer for layer in rep.layers}
+    assert not layers["model.layers.1.self_attn.qk_proj"].errors
+    assert "compute unscaled" in layers["model.layers.1.self_attn.v_experts.0"].errors[0]
+    assert {a.name for a in rep.attention} >= {"model.layers.0.self_attn.attn", "model.layers.1.self_attn.attn"}
+    for router in ("model.layers.1.mlp.gate", "model.layers.1.self_attn.v_router"):  # quant config, ignored here
+        assert layers[router].layer_type == "ReplicatedLinear" and not layers[router].errors
+
+
+def test_kimi_k3_on_rocm_is_amd_linear_py(make_checkpoint):
+    """models/kimi_k3/amd (0.33, 0.34): fused_qkv_a_proj is the KimiK3MergedQKVGateLinear over q_a_proj /
+    kv_a_proj_with_mqa / g_proj, the latent MoE's routed_expert_down_proj / up_proj are built unquantized (an FP8 one
+    fails the load), and Kimi-K3.1's DSA indexer has no module (its tensors fail the load); the layout is laid out,
+    not guessed."""
+    folder = make_checkpoint(**kimi_k3_spec(quant="fp8-block", ignore=("language_model.lm_head", r"re:.*_res_proj$")))
+    rep = inspect(folder, platform="mi300x")
+    layers = {layer.name: layer for layer in rep.layers}
+    fused = layers["language_model.layers.2.self_attn.fused_qkv_a_proj"]
+    assert (fused.layer_type, fused.layout) == ("KimiK3MergedQKVGateLinear", "vllm:models/kimi_k3/amd")
+    assert "language_model.layers.2.self_attn.fused_qkv_a_g_proj" not in layers
+    for leaf in ("routed_expert_down_proj", "routed_expert_up_proj"):
+        layer = layers[f"language_model.layers.1.block_sparse_moe.{leaf}"]
+        assert layer.scheme.startswith("Unquantized") and layer.errors, leaf
+    assert "generic" not in {layer.layout for layer in rep.layers}
+    cuda = {layer.name: layer for layer in inspect(folder).layers}
+    assert cuda["language_model.layers.1.block_sparse_moe.routed_expert_up_proj"].scheme == "Fp8LinearMethod"
+    rep = inspect(make_checkpoint(**kimi_k3_spec(dsa=True, quant="fp8-block")), platform="mi300x")
+    assert not any(".indexer." in layer.name for layer in rep.layers)
+    assert any(s.prefix == ".self_attn.indexer." for s in rep.skipped)
+    assert any(e.startswith("KeyError: language_model.layers.2.self_attn.indexer.") for e in rep.errors)
+    older = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("mi300x"), select_profile("0.32")))
+    assert "language_model.layers.2.self_attn.fused_qkv_a_g_proj" in {layer.name for layer in older.layers}

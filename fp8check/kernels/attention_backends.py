@@ -1105,6 +1105,11 @@ class RocmAiterMLASparse(Backend):
     kv_cache_dtypes = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3")
     mla = sparse = True
 
+    @classmethod
+    def supports_sink(cls, ctx: RoutingContext) -> bool:
+        """on_mi3xx() (platforms/rocm.py: gfx942, gfx950) from rocm-aiter-mla-sparse-sinks."""
+        return ctx.profile.has("rocm-aiter-mla-sparse-sinks") and ctx.platform.arch in ("gfx942", "gfx950")
+
 
 class XPUMLASparse(Backend):
     name, source = "XPU_MLA_SPARSE", "vllm/v1/attention/backends/mla/xpu_mla_sparse.py (XPUMLASparseBackend)"

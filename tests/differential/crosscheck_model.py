@@ -76,6 +76,11 @@ MODEL_STUB_RISKS = {
     "MLA prefill workspace": "meta-device buffers for the FlashInfer and TRT-LLM ragged MLA prefill backends (0.33 / "
                              "0.34), which reserve one while the layer is built from the workspace manager the GPU "
                              "model runner initializes; a buffer plays no part in any layer's method or backend",
+    "ROCm MLA prefill": "on ROCm the MLA prefill backend FLASH_ATTN is available (is_available answers True, its "
+                        "flash_attn_varlen_func a never-called op): the ROCm flash-attn package vLLM's ROCm images "
+                        "carry, which this host lacks (platforms/rocm.py get_mla_prefill_backend_cls: ROCM_AITER_FA "
+                        "with AITER on, else FLASH_ATTN); its dimension and dtype checks run as they are, and "
+                        "fp8check does not model MLA prefill backends",
     "HAS_TRITON (model runner)": "True while VllmConfig is built and the model constructed (config/vllm.py "
                                  "use_v2_model_runner, 0.30-0.33, a property the model file may read): a GPU install "
                                  "has Triton (a CPU one triton-cpu, as the CPU platform check assumes), so vLLM picks "
@@ -98,7 +103,9 @@ MODEL_STUB_RISKS = {
                                              "device (SM count of H100, B200, A100, L40S, RTX PRO 6000 for sm90 / "
                                              "100 / 80 / 89 / 120; Max 1100's 448 EUs; 8 devices); the CUDA "
                                              "device's name is fp8check's label of the platform (cuda:80), which "
-                                             "vLLM's messages quote where a real GPU's name would be",
+                                             "vLLM's messages quote where a real GPU's name would be; a ROCm "
+                                             "device's name is its gfx arch's part (AMD_Instinct_MI300X for gfx942: "
+                                             "amdsmi absent), which only picks a fused-MoE tuning file",
     "GateLinear SM90 router warmup": "0.34+: _register_sm90_bf16x3_warmup is a no-op (it registers a CuTe-DSL JIT "
                                      "warmup of the router GEMM on sm90 and imports nvidia-cutlass-dsl, absent "
                                      "here); no routing effect: the router's method and class are read as built",
@@ -229,6 +236,11 @@ def _accelerator(device) -> bool:
 SM_COUNTS = {90: 132, 100: 148, 80: 108, 89: 142, 120: 188}
 
 
+# The name platforms/rocm.py get_device_name gives each gfx arch's part (its _ROCM_DEVICE_ID_NAME_MAP, or the market
+# name): MI300X, MI355X, MI250X.
+ROCM_DEVICE_NAMES = {"gfx942": "AMD_Instinct_MI300X", "gfx950": "AMD Instinct MI355X", "gfx90a": "AMD Instinct MI250X"}
+
+
 def _stub_device_queries(platform: str) -> None:
     """torch.cuda's / torch.xpu's device queries, which attention backends ask while building, answered for the
     mocked device."""
@@ -248,6 +260,12 @@ def _stub_device_queries(platform: str) -> None:
     if kind == "rocm":
         torch.cuda.current_device = lambda: 0
         torch.accelerator.current_device_index = lambda: 0  # DeepSeek-V4.1's Engram table, as on CUDA below
+        # The product name (platforms/rocm.py get_device_name asks amdsmi, absent here): the fused-MoE tuning file a
+        # model looks up while building (K2-Horizon's MoVA value experts, try_get_optimal_moe_config).
+        import vllm.platforms as platforms
+
+        name = ROCM_DEVICE_NAMES.get(rest, f"AMD_{rest}")
+        type(platforms.current_platform).get_device_name = classmethod(lambda cls, device_id=0: name)
     if kind != "cuda":
         return
     cc = int(rest)
@@ -450,6 +468,22 @@ def _mla_prefill_workspace() -> None:
             continue
         if hasattr(module, "current_workspace_manager"):
             module.current_workspace_manager = _MetaWorkspace
+
+
+def _rocm_mla_prefill(platform: str) -> None:
+    """On ROCm every MLA layer asks get_mla_prefill_backend_cls (platforms/rocm.py, 0.30+) for ROCM_AITER_FA (AITER
+    on) or FLASH_ATTN (the ROCm flash-attn package), and without either the build stops ("No valid MLA prefill
+    backend found"): FLASH_ATTN is made available, its kernel a never-called op (MODEL_STUB_RISKS), so its own
+    dimension / dtype checks decide and the layer is built as on a host with the package."""
+    if not platform.startswith("rocm"):
+        return
+    try:
+        module = importlib.import_module("vllm.v1.attention.backends.mla.prefill.flash_attn")
+    except ImportError:  # before 0.30: no prefill backends of their own
+        return
+    module.FlashAttnPrefillBackend.is_available = classmethod(lambda cls: True)
+    if module.flash_attn_varlen_func is None:
+        module.flash_attn_varlen_func = _CompiledOp("flash_attn_varlen_func")
 
 
 class _StandInImpl:
@@ -768,7 +802,8 @@ def _plamo3_config(pretrained_config):
 # Sarvam's sarvam_moe / sarvam_mla likewise under the transformers vLLM 0.33 / 0.34 pin (< 5.21 / < 5.23; 5.24 has
 # classes for them, left in place where present). AliceAI (alice_ai, vLLM 0.33 / 0.34's alice_ai.py) likewise: no
 # transformers or vLLM config class; alice_ai.py reads every key off the checkpoint's config.
-REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "alice_ai")
+# K2-Horizon (k2_horizon, vLLM 0.30-0.34's k2_horizon.py) likewise.
+REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "alice_ai", "k2_horizon")
 
 
 class _ConfigBlock(dict):
@@ -1128,6 +1163,7 @@ def main() -> None:
         _no_router_warmup()
         _no_shardq_workspace()
         _mla_prefill_workspace()
+        _rocm_mla_prefill(sys.argv[1])
         _no_beam_allreduce_workspace()
         _nemotron_vl_tokenizer()
         _nemotron_vl_remote_tower()

@@ -95,6 +95,12 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("Qwen3MoeForCausalLM", "packed:gate_up_proj"): "qwen3_moe.py's __init__ adds gate_up_proj when mlp_only_layers "
                                                     "(dense layers); without them every MLP is a FusedMoE and no "
                                                     "gate_proj / up_proj linear exists to fuse",
+    ("K2HorizonForCausalLM", "packed:gate_up_proj"): "k2_horizon.py's __init__ adds gate_up_proj when "
+                                                     "mlp_only_layers; without them the shared experts' and the "
+                                                     "decoder_sparse_step dense layers' gate_proj / up_proj still load "
+                                                     "fused (load_weights' stacked_params_mapping), but an ignore list "
+                                                     "naming only those shards leaves gate_up_proj quantized in vLLM, "
+                                                     "which fp8check expands (not modelled)",
     ("Qwen3VLMoeForConditionalGeneration", "packed:gate_up_proj"): "qwen3_vl_moe.py's __init__ merges the language "
                                                                    "model's mapping (Qwen3MoeForCausalLM: gate_up_proj "
                                                                    "when mlp_only_layers)",

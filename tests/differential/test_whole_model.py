@@ -327,8 +327,8 @@ MLA_IMPORT = "ImportError: cannot import name 'compile_flash_attn_varlen_func_fr
 @pytest.mark.parametrize("where,listed", [
     (f"0.28.0|cpu|deepseek-v3|(model)|{MLA_IMPORT}", True),
     (f"0.33.0|cpu|deepseek-v3|(model)|{MLA_IMPORT}", False),
-    ("0.33.0|rocm:gfx942|deepseek-v3|(model)|ValueError: No valid MLA prefill backend found with ...", True),
-    ("0.33.0|cuda:90|deepseek-v3|(model)|ValueError: No valid MLA prefill backend found with ...", False),
+    ("0.34.0|rocm:gfx942|kimi-k3.1|(model)|", True),
+    ("0.34.0|cuda:90|kimi-k3.1|(model)|", False),
     ("0.28.0|xpu|mistral-3|(model)|ValueError: Model architectures ['M'] failed to be inspected.", True),
     ("0.33.0|xpu|mistral-3|(model)|ValueError: Model architectures ['M'] failed to be inspected.", False),
 ])

@@ -34,8 +34,8 @@ from fp8check.core.routing.crosscheck import vllm_error
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
-                            deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, kimi_k3_tensors,
-                            nemotron_vl_tensors, write_checkpoint)
+                            deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, k2_horizon_tensors,
+                            kimi_k3_tensors, nemotron_vl_tensors, write_checkpoint)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crosscheck_model import compare_model, our_modules  # noqa: E402  # isort: skip  (vLLM's side, beside this file)
@@ -810,6 +810,26 @@ FAMILIES["alice-ai"] = (dict(architecture="AliceAIForCausalLM", model_type="alic
                              ignore=("lm_head", "re:.*res_proj$")), _ALICE_AI)
 
 
+# K2-Horizon: no transformers or vLLM config class, so synth.k2_horizon_tensors writes the checkpoint by hand under the
+# names k2_horizon.py loads: a dense layer 0 (mlp_only_layers: qkv_proj, an MLP), then MoE layers with MoVA attention
+# (qk_proj, v_router, 8 value experts), the attention output gate (gate_proj) on every layer, a router with a bias, a
+# shared expert. The routers (v_router, mlp.gate: built with the quant config) and the value experts (whose weights
+# compute_mova_v_sparse reads itself) stored BF16 and named in the ignore list.
+_K2_HORIZON = dict(hidden_size=BASE["hidden"], num_hidden_layers=4, num_attention_heads=16, num_key_value_heads=4,
+                   head_dim=128, rope_head_dim=64, vocab_size=BASE["vocab"], max_position_embeddings=4096,
+                   rms_norm_eps=1e-6, hidden_act="silu", rope_parameters={"rope_type": "default", "rope_theta": 1e6},
+                   query_key_norm=True, attention_bias=False, attention_gate_func="silu", layernorm_num_groups=1,
+                   intermediate_size=4096, num_experts=8, num_experts_per_tok=2, moe_intermediate_size=1024,
+                   num_shared_experts=1, decoder_sparse_step=1, mlp_only_layers=[0], norm_topk_prob=True,
+                   moe_gate_bias=True, router_score_func="sigmoid", router_scaling_factor=2.5, mova_num_experts=8,
+                   mova_num_experts_per_tok=2, tie_word_embeddings=False)
+FAMILIES["k2-horizon"] = (dict(architecture="K2HorizonForCausalLM", model_type="k2_horizon", layers=0,
+                               extra_tensors=k2_horizon_tensors(_K2_HORIZON),
+                               ignore=("lm_head", *(name.removesuffix(".weight") for name in
+                                                    k2_horizon_tensors(_K2_HORIZON)
+                                                    if name.endswith((".mlp.gate.weight", ".v_router.weight"))
+                                                    or ".v_experts." in name))), _K2_HORIZON)
+
 
 # Ling / Ring (vLLM's bailing_moe.py): transformers has no class for bailing_moe / bailing_moe_v2, so
 # synth.bailing_tensors writes the checkpoint by hand under inclusionAI's names, with the keys the released config.json
@@ -1281,7 +1301,7 @@ SINCE_033 = r"0\.(3[3-9]|[4-9]\d)\.\d+"
 # Differences with a known reason, each listed in the output: a regular expression searched in
 # "release|platform|architecture|module|vLLM's error|kv=--kv-cache-dtype" and why: vLLM's MLA prefill code, which
 # fp8check does not model (it models the decode backend the selector picks), a 0.28 CPU config bug, and harness
-# limits.
+# limits. ROCm's MLA prefill backend, which this host lacks, is a stand-in (crosscheck_model._rocm_mla_prefill).
 EXPLAINED = (
     (r"^[^|]*\|[^|]*\|step-vl\|\(model\)\|.*has model type `step_vl` but Transformers does not recognize",
      "harness: StepVL's config (model_type step_vl, Step3-VL-10B) is remote code only, neither transformers 5.24 nor "
@@ -1292,10 +1312,6 @@ EXPLAINED = (
      "vLLM 0.28 on CPU cannot build MLA attention: mla/prefill/flash_attn.py imports a name fa_utils.py defines only "
      "on CUDA, XPU and ROCm (an ImportError at construction, every MLA model, its text naming the install path); "
      "fp8check reports the decode backend CPU's selector picks and does not model MLA prefill backends"),
-    (r"^[^|]*\|rocm:.*No valid MLA prefill backend found",
-     "MLA prefill on ROCm needs AITER enabled (VLLM_ROCM_USE_AITER=1) or the ROCm flash-attn package "
-     "(platforms/rocm.py get_mla_prefill_backend_cls: ROCM_AITER_FA, FLASH_ATTN), which this host lacks; fp8check "
-     "reports the decode backend and does not model MLA prefill backends"),
     (r"^0\.28\.0\|cpu\|.*IndexError: list index out of range",
      "vLLM 0.28's CPU platform check (CpuPlatform.check_and_update_config -> ModelConfig.use_mla -> "
      "_get_transformers_backend_cls) indexes an empty architectures list for a nested (vision-language) config"),
@@ -1340,7 +1356,8 @@ EXPLAINED = (
     (r"^0\.33\.0\|rocm:[^|]*\|qwen4-exp(-vl)?\|\(model\)\|NotImplementedError: Qwen4Exp QSA requires FlashAttention",
      "harness: 0.33's ROCm QSA impl (models/qwen4_exp/amd/qsa.py Qwen4ExpQSAFlashAttentionImpl) needs "
      "flash_attn_varlen_func from AITER or the ROCm flash-attn package (fa_utils.py "
-     "is_flash_attn_varlen_func_available), which this host lacks, as for MLA prefill above; fp8check reports the "
+     "is_flash_attn_varlen_func_available), which this host lacks (as ROCm's MLA prefill, which the harness stands in "
+     "for); fp8check reports the "
      "QSA layer's backend (QWEN4_EXP_QSA_TRITON), which 0.34 builds here"),
     (r"^0\.33\.0\|[^|]*\|kimi-k3\.1\|\(model\)\|ValueError: The checkpoint you are trying to load has model "
      r"type `kimi_k31`",
@@ -1348,6 +1365,11 @@ EXPLAINED = (
      "KimiK31ForConditionalGeneration (registry.py from 0.34) and refuses the checkpoint; fp8check, reading 0.33's "
      "registry (vllm_registry.py), lays it out by guess, every module not judged and the verdict quoting that "
      "refusal (or the Transformers backend the remote code could reach, not modelled)"),
+    (r"^0\.34\.0\|rocm:[^|]*\|kimi-k3\.1\|\(model\)\|\|",
+     "vLLM builds Kimi-K3.1 on ROCm with Kimi-K3's amd/linear.py, which has no DSA layer: the DSA layer is a dense MLA "
+     "layer with no indexer, and load_weights then looks the indexer's tensors up in params_dict unguarded (KeyError), "
+     "a failure after construction that a meta-device build does not reach; fp8check predicts it for the model "
+     "(Arch.unloadable) and lists those tensors as skipped"),
     (r"^0\.28\.0\|[^|]*\|(mistral-3|ministral-3-vl|mistral-large-3-hf)\|.*failed to be inspected",
      "harness: vLLM 0.28's pixtral.py imports transformers' PixtralRotaryEmbedding, which the transformers of this "
      "environment (5.x) no longer has (0.28 pins an older one): Mistral-3 is compared on 0.33 only"),

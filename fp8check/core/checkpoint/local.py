@@ -32,7 +32,8 @@ ROUTER_KEYS = ("scoring_func", "norm_topk_prob", "n_group", "topk_method", "use_
                "router_score_function",  # Flint's (models/flint/model.py)
                "min_moe_intermediate_per_partition",  # Kimi's amd/linear.py KimiMoE (Arch.padded_moe_refusal)
                "score_func",  # Arcee Trinity's (afmoe.py)
-               "use_expert_bias")  # LFM2-MoE's (lfm2_moe.py)
+               "use_expert_bias",  # LFM2-MoE's (lfm2_moe.py)
+               "router_score_func", "moe_gate_bias")  # K2-Horizon's (k2_horizon.py)
 
 
 class SlidingKeys(NamedTuple):

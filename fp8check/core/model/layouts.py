@@ -432,6 +432,18 @@ class Arch(NamedTuple):
     # (method class, experts class, backend) of the model's own FusedMoE method for unquantized experts, in place of
     # UnquantizedFusedMoEMethod's oracle (Muse-Spark's MuseSparkUnquantizedFusedMoE, pinned to Triton experts).
     own_unquantized_moe: tuple[str, str, str] | None = None
+    # Dotted name parts of column-parallel linears (or of a fused layer's shards) that hold config.num_key_value_heads
+    # heads and are split as KV heads: above that TP each rank holds one head, replicated (k2_horizon.py
+    # K2HorizonMoVAAttention: qk_proj's k part and each v_experts.<i> are kv_size * tp wide, kv_size one head a rank).
+    kv_head_parts: tuple[str, ...] = ()
+    # Dotted name parts of linears whose weight the model's forward reads itself into a kernel that takes no scale
+    # (k2_horizon.py compute_mova_v_sparse stacks v_experts.<i>.weight into fused_mova_impl, use_fp8_w8a8=False): a
+    # quantized one is built, but its FP8 weight computes unscaled.
+    raw_weight_layers: tuple[str, ...] = ()
+    # Name parts of checkpoint tensors the model file builds no parameter for while its load_weights looks every name
+    # it does not map up in params_dict unguarded (KeyError): listed as skipped, and the load fails (Kimi-K3.1's DSA
+    # indexer under Kimi-K3's ROCm text model, amd/linear.py, which builds every MLA layer dense).
+    unloadable: tuple[str, ...] = ()
     # (WHEEL_CHANGES key, {field: value}): fields the model file built otherwise until the release that brought the
     # change (the newest first; each older one applied over it).
     fields_before: tuple[tuple[str, dict], ...] = ()
@@ -1018,12 +1030,38 @@ ARCHITECTURES["AliceAIForCausalLM"] = Arch(
     router=Router("sigmoid", ("norm_topk_prob", True), None, True))
 
 
+# K2-Horizon (k2_horizon.py K2HorizonForCausalLM, registry.py 0.30-0.34; 0.33 and 0.34 alike, 0.31 / 0.32 the same
+# linears, 0.30's router a ReplicatedLinear with the quant config; no transformers or vLLM config class: vLLM reads
+# the keys off config.json). A layer is sparse when it is not in mlp_only_layers, num_experts > 0 and
+# (index + 1) % decoder_sparse_step == 0:
+# - attention: on a dense layer (or without MoVA: mova_num_experts 0) K2HorizonAttention, q / k / v -> qkv_proj
+#   (QKVParallelLinear), o_proj row; on a sparse layer with MoVA K2HorizonMoVAAttention: q / k -> qk_proj, a
+#   MergedColumnParallelLinear over [heads x head_dim, kv_size x TP] (kv_size a rank's KV heads, one above the KV head
+#   count: load_weights repeats k_proj's heads), v_router a ReplicatedLinear WITH the quant config, v_experts.<i>
+#   ColumnParallelLinears of kv_size x TP with the quant config whose weights compute_mova_v_sparse stacks itself into
+#   fused_mova_impl (no scale: raw_weight_layers); with attention_gate_func a gate_proj column; the Attention takes
+#   config.json's heads (attention_linear qk_proj); no per-layer window;
+# - MLP: K2HorizonMLP (gate_up_proj, down_proj) on dense layers; on sparse ones K2HorizonSparseMoeBlock: the router
+#   mlp.gate a GateLinear WITH the quant config (quantized_routers; bias moe_gate_bias, the e_score_correction_bias),
+#   shared_experts a K2HorizonMLP, FusedMoE experts gate_proj / up_proj / down_proj, scoring router_score_func,
+#   renormalize norm_topk_prob;
+# - ParallelLMHead with the quant config.
+# Not modelled: packed_modules_mapping holds gate_up_proj only when mlp_only_layers is set (an ignore list naming
+# gate_proj / up_proj alone then leaves gate_up_proj quantized), which the packed entry here always lists.
+ARCHITECTURES["K2HorizonForCausalLM"] = Arch(
+    "vllm:k2_horizon.py", packed={**LLAMA_PACKED, "qk_proj": ("q_proj", "k_proj")}, sliding=MODEL_WINDOW,
+    quantized_routers=("mlp.gate",), styles={"v_router": REPLICATED, "self_attn.gate_proj": COLUMN},
+    attention_linear="qk_proj", kv_head_parts=("self_attn.k_proj", "self_attn.v_experts"),
+    raw_weight_layers=("self_attn.v_experts",),
+    router=Router(("router_score_func", "softmax"), ("norm_topk_prob", False), None, ("moe_gate_bias", True)))
+
+
 # Kimi-K3 (KimiK3ForConditionalGeneration, registry.py 0.30-0.34) and Kimi-K3.1 (KimiK31ForConditionalGeneration,
 # registered from 0.34 to the same class; model_type kimi_k31 reads as KimiK3Config): vllm.models.kimi_k3's
 # nvidia/model.py on CUDA, XPU and CPU, amd/model.py on ROCm. The MoonViT tower and projector of Kimi-K2.5
 # (kimi_k25_vit.py, _maybe_ignore_quant_config), and the registry's KimiLinearForCausalLM over text_config
-# (init_vllm_registered_model: nvidia/model.py on CUDA and CPU; amd/linear.py on ROCm and XPU, not laid out here:
-# its routed_expert_up_proj is unquantized, its MLA attention wrapped) whose text layers hf_to_vllm_mapper moves from
+# (init_vllm_registered_model: nvidia/model.py on CUDA and CPU; amd/linear.py on ROCm and XPU, its ROCm layout
+# _KIMI_K3_ROCM below, its MLA attention wrapped) whose text layers hf_to_vllm_mapper moves from
 # the checkpoint's language_model.layers. to language_model.model.layers.; KimiLinearModel.load_weights skips the MTP
 # layers past num_hidden_layers (get_spec_layer_idx_from_weight_name: KimiK3MTP loads them). What the text model adds
 # to Kimi-Linear's (0.30-0.34 alike, read in 0.33 / 0.34 and compared there; 0.34 adds the DSA layers):
@@ -1068,6 +1106,36 @@ _KIMI_K3 = Arch(
                 (".self_attn.indexer.wq_b", ".self_attn.dsa_indexer.wq_index"),
                 (".self_attn.indexer.", ".self_attn.dsa_indexer."),
                 ("mm_projector.proj.0", "mm_projector.linear_1"), ("mm_projector.proj.2", "mm_projector.linear_2")))
+# Kimi-K3 on ROCm from 0.33 (kimi-k3-rocm; vllm.models.kimi_k3's __init__ resolves amd/model.py there, whose text
+# model is amd/linear.py's KimiLinearForCausalLM; 0.32's amd/linear.py built q_a_proj / kv_a_proj_with_mqa apart and
+# g_proj a column of its own): the same tower, projector and names as nvidia/model.py, and what amd/linear.py builds
+# otherwise:
+# - no packed_modules_mapping anywhere (amd/model.py is SupportsQuant without one, amd/linear.py no SupportsQuant):
+#   the quant config's lists are matched against each fused layer's own name;
+# - MLA with q_lora_rank and mla_use_output_gate: q_a_proj / kv_a_proj_with_mqa / g_proj fused into
+#   `fused_qkv_a_proj` (KimiK3MergedQKVGateLinear, latents replicated, gate split; load_weights' g_proj shard 2);
+#   without the gate a MergedColumnParallelLinear over the two latents (disable_tp), not modelled here;
+# - no DSA layers (amd/linear.py has no KimiK3DSAAttention: a Kimi-K3.1 DSA layer builds as a dense MLA layer, and
+#   its indexer's tensors have no parameter: load_weights' params_dict[name] fails on them, Arch.unloadable);
+# - latent MoE (KimiMoE): routed_expert_down_proj a ReplicatedLinear with the quant config's
+#   online_quantization_config (0.34; None in 0.33) -- no quant method for a stored format: "the checkpoint stores
+#   this layer in BF16" -- and routed_expert_up_proj with quant_config=None (a ColumnParallelLinear with
+#   gather_output where TP > 1 divides hidden_size, shared experts are set and routed_scaling_factor is 1.0, else
+#   replicated; the column case is not modelled). Their FP8 scales have no parameter, so load_weights'
+#   params_dict[name] fails on them: an FP8 weight there is a load failure.
+_KIMI_K3_ROCM_PACKED = {**{fused: parts for fused, parts in _KIMI_K3_PACKED.items()
+                           if fused not in ("fused_qkv_a_g_proj", "wkv_index")},
+                        "fused_qkv_a_proj": ("q_a_proj", "kv_a_proj_with_mqa", "g_proj")}
+_KIMI_K3_ROCM = _KIMI_K3._replace(
+    source="vllm:models/kimi_k3/amd", packed=_KIMI_K3_ROCM_PACKED, quant_packed=False,
+    styles={**{tail: style for tail, style in _KIMI_K3.styles.items()
+               if tail not in ("fused_qkv_a_g_proj", "self_attn.fused_qkv_a_proj", "indexer.wq_b")},
+            "self_attn.fused_qkv_a_proj": "KimiK3MergedQKVGateLinear"},
+    unquantized_layers=("routed_expert_down_proj", "routed_expert_up_proj", *_KIMI_K3_RES_PROJS),
+    disable_tp=(), packed_unless={}, sparse_marker=None, unloadable=(".self_attn.indexer.",),
+    replicated_shards={"fused_qkv_a_proj": ("q_a_proj", "kv_a_proj_with_mqa"), "in_proj_qkvgfab": ("f_a_proj",)},
+    vllm_names=tuple(pair for pair in _KIMI_K3.vllm_names if "indexer" not in pair[0]))
+_KIMI_K3 = _KIMI_K3._replace(rocm_layout=("kimi-k3-rocm", _KIMI_K3_ROCM))
 ARCHITECTURES.update({"KimiK3ForConditionalGeneration": _KIMI_K3, "KimiK31ForConditionalGeneration": _KIMI_K3})
 
 

@@ -81,6 +81,9 @@ class LinearModule(NamedTuple):
     # MiMo-V2-Pro's fused qkv_proj (Arch.fused_qkv_chunks): the chunks of [Q K V] it is stored pre-sharded in
     # (config.num_key_value_heads; at_tp, integrity's per-chunk scale rows); 0 for every other module.
     qkv_chunks: int = 0
+    # (config.num_key_value_heads, the parts holding those heads) of a column layer that splits them as KV heads, one a
+    # rank replicated above that TP (Arch.kv_head_parts); (0, ()) for every other module.
+    kv_parts: tuple[int, tuple[int, ...]] = (0, ())
 
     @property
     def leaf(self) -> str:
@@ -171,7 +174,7 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
                     group[1].append(tail)
                     continue
         others.append(stored_names.get(name, name))
-        dropped = next((d for d in arch.spec_substrings if d in name), None) or next(
+        dropped = next((d for d in arch.spec_substrings + arch.unloadable if d in name), None) or next(
             (d for tower in arch.towers for d in tower.dropped if d in name), None)
         if skip_prefixes and name.startswith(skip_prefixes):
             spec = next(p for p in skip_prefixes if name.startswith(p))
@@ -249,6 +252,9 @@ def _skip_reason(arch: Arch, config: ModelConfig, prefix: str) -> str:
     if tower is not None:
         return (f"{tower.source[5:]} builds the tower without it and drops every name holding '{prefix}': vLLM never "
                 "loads it")
+    if prefix in arch.unloadable:
+        return (f"{arch.source[5:]} builds no module for names holding '{prefix}' and its load_weights looks them up "
+                "in params_dict unguarded: the load fails (KeyError)")
     if prefix in arch.spec_substrings:
         return (f"{arch.source[5:]}'s hf_to_vllm_mapper drops every name holding '{prefix}' (an MTP block, a tower "
                 "or a speech generator this model class does not build): vLLM's main model never loads it")
@@ -303,7 +309,8 @@ def _packed(arch: Arch, tower: Tower | None, config: ModelConfig) -> dict[str, t
     if tower is not None:
         return tower.packed
     if arch.mla and arch.mla_fused_qkv_a and config.q_lora_rank:
-        return {**arch.packed, MLA_FUSED[0]: MLA_FUSED[1]}
+        # an entry of the layout's own under that name wins (Kimi-K3's ROCm fused_qkv_a_proj holds the gate too)
+        return {**arch.packed, MLA_FUSED[0]: arch.packed.get(MLA_FUSED[0], MLA_FUSED[1])}
     return arch.packed
 
 
@@ -508,7 +515,14 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
                         dequantized=dequantized,
                         whole_parts=(2, 3) if one_group else
                         tuple(i for i, s in enumerate(shards) if s.name.rsplit(".", 1)[-1] in whole),
-                        column_when_split=one_group, qkv_chunks=qkv_chunks)
+                        column_when_split=one_group, qkv_chunks=qkv_chunks,
+                        kv_parts=_kv_parts(shards, config, arch) if tower is None else (0, ()))
+
+
+def _kv_parts(shards: tuple[Shard, ...], config: ModelConfig, arch: Arch) -> tuple[int, tuple[int, ...]]:
+    """LinearModule.kv_parts: the shards named by Arch.kv_head_parts (a dotted part of their name)."""
+    parts = tuple(i for i, s in enumerate(shards) if any(f".{p}." in f".{s.name}." for p in arch.kv_head_parts))
+    return (config.num_key_value_heads or 0, parts) if parts and config.num_key_value_heads else (0, ())
 
 
 def _layer_geometry(config: ModelConfig, name: str, widths: tuple[int, ...]) -> tuple[int, int, int, int] | None:

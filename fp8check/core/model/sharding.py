@@ -270,6 +270,9 @@ def _parts(module: LinearModule, layout: TPLayout, rank: int, block: tuple[int, 
         scale_span = scale_offsets[i] if scale_offsets else None
         # load_qkv_weight narrows k and v at tp_rank // num_kv_head_replicas; q and merged parts at tp_rank
         source = rank // replicas if module.layer_type in QKV_CLASSES and i > 0 else rank
+        kv_heads, kv_parts = module.kv_parts
+        if i in kv_parts and layout.tp > kv_heads:  # K2-Horizon's MoVA K / value experts: the rank's KV head
+            source = rank // (layout.tp // kv_heads)
         if i in whole:
             source = 0
         if module.layer_type == QSA_QKV_INDEXER and i == 3:

@@ -75,8 +75,12 @@ def tp_layout(module: LinearModule, tp: int) -> TPLayout:
     split: list[int] = []
     # Parts every rank holds whole (LinearModule.whole_parts): the layer's output_sizes hold them x tp.
     total = sum(widths) + sum(widths[i] for i in module.whole_parts) * (tp - 1)
+    kv_heads, kv_parts = module.kv_parts
     for i, width in enumerate(widths):
         part, error = (width, None) if i in module.whole_parts else divide(width, tp)
+        if i in kv_parts and tp > kv_heads:  # one KV head a rank, replicated: the part is that head x tp wide
+            part, error = width // kv_heads, (None if tp % kv_heads == 0 else "AssertionError")
+            total += part * tp - width
         if error:
             return TPLayout(tp, k, k, total, widths, "column", error)
         split.append(part)

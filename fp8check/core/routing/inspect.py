@@ -61,13 +61,18 @@ SPARSE_CAPABILITY = "Step5 DSA requires SM90, SM100 or SM103; got {}."
 PLAIN_GEMM_ONLY = ("Step5 DSA layers fuse qkv with the sparse indexer into one plain GEMM and cannot be quantized, but "
                    "{}.weight resolved to {}.")
 _LINEAR_METHOD_CLASS = {"compressed-tensors": "CompressedTensorsLinearMethod", "quark": "QuarkLinearMethod"}
+# Arch.raw_weight_layers: a quantized layer whose weight the model's forward reads itself.
+# (k2_horizon.py compute_mova_v_sparse stacks v_experts' weights into fused_mova_impl, use_fp8_w8a8=False).
+RAW_WEIGHT = ("{} is built with {}, but {}'s forward reads its weight itself into a kernel that takes no scale: its "
+              "FP8 values compute unscaled; list the layer in the config's ignore list and store it in BF16")
 # platforms/cpu.py CpuPlatform.check_and_update_config, 0.34 (a warning before), verbatim.
 CPU_NEEDS_TRITON = "vLLM on x86 CPUs requires Triton (triton-cpu)."
 
 
 def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext) -> list[str]:
     """Failures before any layer is built: the platform's own start-up check, the front door (method, platform,
-    deprecation, capability, dtype, the config's own refusals) and the attention-head split."""
+    deprecation, capability, dtype, the config's own refusals) and the attention-head split; and the model's own
+    loader failing on a tensor it builds no parameter for (Arch.unloadable)."""
     needs_triton = ctx.kind == "cpu" and ctx.profile.has("cpu-requires-triton")
     errors = [CPU_NEEDS_TRITON] if needs_triton and not ctx.platform.assumptions.triton_cpu else []
     retired = retired_error(ckpt.config.architectures, ctx.profile)
@@ -83,6 +88,12 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
     if heads and heads % tp:
         errors.append(f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp}).")
     arch = model_arch(ckpt.config, ctx.profile, ctx.kind)
+    unloadable = arch.unloadable if arch is not None else ()
+    lost = next((name for name in ckpt.tensors if any(p in name for p in unloadable)), None) if unloadable else None
+    if lost is not None and arch is not None:  # after the model is built: its own loader's failure
+        errors.append(f"KeyError: {lost} has no parameter in the model {arch.source[5:]} builds (no module for names "
+                      f"holding {' / '.join(repr(p) for p in arch.unloadable)}), and its load_weights looks it up in "
+                      "params_dict unguarded: the load fails")
     if arch is not None and arch.sparse_mla and ctx.kind == "cuda" and not ctx.platform.assumptions.deep_gemm:
         errors.append(SPARSE_INDEXER_NEEDS_DEEP_GEMM)
     sparse = any(name.endswith(".sparse_indexer_q.weight") for name in ckpt.tensors)
@@ -158,7 +169,7 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
     for module in (at_tp(module, options.tp, ckpt.config, ctx.profile) for module in layout.linears):
         assignment = assign(module, quant)
         module_shape = (module.layer_type, module.input_size, module.output_sizes, module.heads, module.tp_split,
-                        module.split_heads, module.whole_parts, module.column_when_split)
+                        module.split_heads, module.whole_parts, module.column_when_split, module.kv_parts)
         shape_to_module.setdefault(module_shape, module)
         e8m0 = uses_e8m0_scales(module)
         signatures.add((assignment, module_shape, e8m0))
@@ -171,6 +182,10 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         if arch is not None and assignment.method is not None and tail_match(module.name, arch.unquantized_only):
             method_class = _LINEAR_METHOD_CLASS.get(assignment.method, result.scheme)
             integrity_errors.insert(0, PLAIN_GEMM_ONLY.format(module.name, method_class))
+        raw = arch is not None and any(f".{p}." in f".{module.name}." for p in arch.raw_weight_layers)
+        if raw and arch is not None and assignment.method is not None and result.scheme \
+                and not result.scheme.startswith("Unquantized"):
+            integrity_errors.insert(0, RAW_WEIGHT.format(module.name, result.scheme, arch.source[5:]))
         if assignment.online and assignment.method is not None and not assignment.error:
             online_modules.append(module.name)
         layer = _layer_report(module, assignment, result, integrity_errors, warnings)

@@ -192,6 +192,13 @@ WHEEL_CHANGES: dict[str, str] = {
     "kimi-xpu-amd-linear": "0.33 wheel: vllm.models.kimi_k3 resolves KimiLinearForCausalLM (Kimi-K3's text model too) "
                            "to amd/linear.py on XPU (nvidia/model.py before): its padded MoE and Kimi-K3's KDA layers "
                            "fail there as on ROCm",
+    "rocm-aiter-mla-sparse-sinks": "0.30 wheel: ROCMAiterMLASparseBackend.supports_sink answers on_mi3xx() (gfx942, "
+                                   "gfx950): HY-V4's sparse MLA layers keep it and their learnable sink on MI300 / "
+                                   "MI350 (attention.py _resolve_sink_backend)",
+    "kimi-k3-rocm": "0.33 wheel: Kimi-K3's ROCm text model (models/kimi_k3/amd/linear.py) fuses q_a_proj / "
+                    "kv_a_proj_with_mqa / g_proj into fused_qkv_a_proj (KimiK3MergedQKVGateLinear) and builds the "
+                    "latent MoE's routed_expert_down_proj / up_proj unquantized; fp8check lays it out from this "
+                    "release on",
     "dots3-note": "0.28 wheel: vllm.models.dots3_note serves Dots3NoteForCausalLM; importing it on CPU raises an "
                   "ImportError (its attention imports MLA's FlashAttention prefill, which CPU's fa_utils.py lacks)",
     "muse-spark-rename": "0.34 wheel: vllm.models.muse_spark's text classes and messages say 'Muse Spark' "
@@ -316,6 +323,7 @@ _V030 = _release("0.30", _V029, (49381, "xpu-moe-wna16", "quark-fp8-keys", "inc-
                                  "attn-selector-rswa", "attn-composite", "flashinfer-mla-sparse-sm90", "mla-d512",
                                  "flashinfer-mla-sparse-nope",
                                  "flashinfer-sm90-sinks", "nvfp4-ds-mla", "rocm-kv-dtype-hint",
+                                 "rocm-aiter-mla-sparse-sinks",
                                  "attention-backends-030", "cpu-moe-deepseek-routing", "glm5next",
                                  "trtllm-swiglu-block"),
                  "as 0.29 for FP8 linear layers; ModelOpt's generic method; the mm-prefix composite backends")
@@ -334,7 +342,7 @@ _V033 = _release("0.33", _V032, ("cpu-fp8-channel", "modelopt-exclude-modules", 
                                  "xpu-fa-d512", "xpu-triton-flash-attn", "cpu-attn-kv-check", "rocm-octave",
                                  "flash-attn-mla-sparse-fa4", "attention-backends-033", "aiter-moe-split",
                                  "deepgemm-moe-exclusion", "glm5next-sm100-fp8-kv", "mimo-v2-kv-chunks",
-                                 "kimi-xpu-amd-linear", "bailing-v3-replicated-gate"),
+                                 "kimi-xpu-amd-linear", "bailing-v3-replicated-gate", "kimi-k3-rocm"),
                  "CPU channel-wise FP8 kernel; AITER's FusedMoE classes split")
 
 _V034 = _release("0.34", _V033, ("xpu-fp8-per-token", "w4afp8", "fp-quant-removed", "ptpc-w8a16-refused",
