@@ -736,8 +736,30 @@ def _plamo3_config(pretrained_config):
 # of that model type, so every field comes from config.json (the fixtures write each key the model file reads bare).
 # Sarvam's sarvam_moe / sarvam_mla likewise under the transformers vLLM 0.33 / 0.34 pin (< 5.21 / < 5.23; 5.24 has
 # classes for them, left in place where present). AliceAI (alice_ai, vLLM 0.33 / 0.34's alice_ai.py) likewise: no
-# transformers or vLLM config class; alice_ai.py reads every key off the checkpoint's config.
-REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "alice_ai")
+# transformers or vLLM config class; alice_ai.py reads every key off the checkpoint's config. InternLM2's internlm2
+# likewise (configuration_internlm2.py; internlm2.py reads its keys bare).
+REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "alice_ai", "internlm2")
+# InternVL's remote-code configs (configuration_internvl_chat.py; H2OVL's h2ovl_chat, Skywork-R1V's skywork_chat the
+# same class): vision_config an InternVisionConfig, llm_config the config of its text model's model_type, which vLLM
+# renames text_config (_CONFIG_ATTRS_MAPPING). Neither transformers nor vLLM has a class for them.
+INTERNVL_CHAT_MODEL_TYPES = ("internvl_chat", "h2ovl_chat", "skywork_chat")
+
+
+def _internvl_chat_config(model_type: str):
+    """A stand-in of InternVL's remote InternVLChatConfig under `model_type`: the nested configs built as the remote
+    class builds them (llm_config by its model_type, vision_config a plain config of its keys), every other key from
+    config.json (the fixtures write each key internvl.py / h2ovl.py / skyworkr1v.py read)."""
+    import transformers
+
+    class InternVLChatConfig(transformers.PretrainedConfig):
+        def __init__(self, vision_config=None, llm_config=None, **kwargs):
+            super().__init__(**kwargs)
+            self.vision_config = transformers.PretrainedConfig(**(vision_config or {}))
+            llm = dict(llm_config or {})
+            self.llm_config = transformers.AutoConfig.for_model(llm.pop("model_type", "llama"), **llm)
+
+    InternVLChatConfig.model_type = model_type
+    return InternVLChatConfig
 
 
 class _ConfigBlock(dict):
@@ -768,7 +790,8 @@ def _nemotron_nas_config(llama_config):
 
 
 def _register_remote_code_configs() -> None:
-    """Stand-ins of config classes only remote code defines: REMOTE_CODE_MODEL_TYPES as plain configs, and
+    """Stand-ins of config classes only remote code defines: REMOTE_CODE_MODEL_TYPES as plain configs,
+    INTERNVL_CHAT_MODEL_TYPES (_internvl_chat_config), and
     ERNIE-4.5-VL's (model_type ernie4_5_moe_vl, the hub's Ernie4_5_VLMoEConfig: flat text keys, its vision_config a
     config object, which ernie45_vl.py reads as attributes; transformers 5.24's own ernie4_5_vl_moe is another,
     nested format that vLLM's file does not read)."""
@@ -779,6 +802,9 @@ def _register_remote_code_configs() -> None:
             continue
         transformers.AutoConfig.register(model_type, type(f"RemoteCode_{model_type}", (transformers.PretrainedConfig,),
                                                           {"model_type": model_type}), exist_ok=True)
+    for model_type in INTERNVL_CHAT_MODEL_TYPES:
+        if model_type not in transformers.CONFIG_MAPPING:
+            transformers.AutoConfig.register(model_type, _internvl_chat_config(model_type))
     if "nemotron-nas" not in transformers.CONFIG_MAPPING:
         transformers.AutoConfig.register("nemotron-nas", _nemotron_nas_config(transformers.LlamaConfig))
     if "plamo3" not in transformers.CONFIG_MAPPING:
