@@ -3,7 +3,8 @@ comparison of that with fp8check's report of the same checkpoint.
 
 The vLLM side (a subprocess per release and platform, like crosscheck.py's, whose stubs it reuses):
     python tests/differential/crosscheck_model.py PLATFORM [--stub] < cases.json
-A case is {"id", "folder", "quantization", "allow_deprecated", "tp", "ep", "kv_cache_dtype"}. For each, the
+A case is {"id", "folder", "quantization", "allow_deprecated", "tp", "ep", "kv_cache_dtype", "tokenizer"} (tokenizer:
+the checkpoint's tokenizer is loaded, where the front door asks it; else skipped). For each, the
 release's own `ModelConfig` (config.json read by transformers, vLLM's front door: detection, --quantization, allow-list,
 deprecation) and `VllmConfig` (quant config, capability and dtype gates; `enforce_eager`), then
 `model_loader.utils.initialize_model` under `torch.device("meta")` — the model file decides which layers get the
@@ -854,7 +855,8 @@ def build_model(case: dict) -> dict:
     _register_remote_code_configs()
     try:
         model_config = ModelConfig(
-            model=case["folder"], dtype=MODEL_DTYPE, enforce_eager=True, max_model_len=256, skip_tokenizer_init=True,
+            model=case["folder"], dtype=MODEL_DTYPE, enforce_eager=True, max_model_len=256,
+            skip_tokenizer_init=not case.get("tokenizer"),
             quantization=case.get("quantization"), allow_deprecated_quantization=case.get("allow_deprecated", False),
             **extra)
         _remote_code_vision_config(model_config.hf_config, case["folder"])

@@ -1208,6 +1208,11 @@ FAMILIES["zaya"] = (dict(architecture="ZayaForCausalLM", model_type="zaya", **_H
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}
+# Families whose front door asks the tokenizer (built from the checkpoint's, not skipped: crosscheck_model's
+# case["tokenizer"]): internvl.py's InternVLProcessingInfo reads the tokenizer's vocabulary for a Qwen2 / Qwen3 text
+# model's video token while vLLM sizes the multimodal limits (get_supported_mm_limits). A word-level one of the
+# vocabulary's size (no <|video_pad|>: images only, as a tokenizer without it serves).
+TOKENIZER_FAMILIES = ("internvl-chat",)
 QUANTS = ("ct-fp8-block", "fp8-block", "ct-fp8-dynamic", "modelopt-fp8")
 # The other formats of the format issue: stored ones, and a bf16 checkpoint under each online --quantization.
 FORMAT_QUANTS = ("modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc", "quark-fp8-block", "inc-fp8-block",
@@ -1416,6 +1421,8 @@ def write(tmp: str, family: str, quant: str) -> str:
     engram_vocab = (extra.get("text_config") or extra).get("engram_compressed_vocab_size")
     if engram_vocab:
         write_word_tokenizer(folder, engram_vocab)
+    if family in TOKENIZER_FAMILIES:
+        write_word_tokenizer(folder, spec.vocab)
     if family in ADDED_TOKENS:
         with open(os.path.join(folder, "added_tokens.json"), "w", encoding="utf-8") as fh:
             json.dump(ADDED_TOKENS[family], fh)
@@ -1484,7 +1491,8 @@ def whole_model_suite(releases: list[str], platforms: list[str], families: list[
                     quantization, deprecated = served(quant)
                     cases.append({"id": "|".join(map(str, key)), "folder": folders[(family, quant)], "tp": tp,
                                   "ep": ep, "quantization": quantization, "allow_deprecated": deprecated,
-                                  "kv_cache_dtype": kv, "names": sorted(ours[key][0])})
+                                  "kv_cache_dtype": kv, "names": sorted(ours[key][0]),
+                                  "tokenizer": family in TOKENIZER_FAMILIES})
                 jobs_[(release, pl)] = pool.submit(run_release, release, pl, cases)
     table: dict[tuple[str, str], Counter] = defaultdict(Counter)
     attention: dict[tuple[str, str, str], Counter] = defaultdict(Counter)  # (release, platform, kv) -> verdicts
