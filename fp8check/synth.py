@@ -808,6 +808,7 @@ def alice_ai_tensors(config: dict) -> dict[str, tuple[int, ...]]:
                         f"{m}.experts.{e}.down_proj.weight": (h, inter)})
     return out
 
+
 def internlm2_tensors(config: dict, root: str = "model") -> dict[str, tuple[int, ...]]:
     """An InternLM2 text model's decoder layers under the hub's remote-code names (transformers has no class for
     internlm2), from its config (config.json, or an InternVL config's llm_config): per layer attention.wqkv (q, k and

@@ -106,6 +106,11 @@ MODEL_STUB_RISKS = {
     "EXAONE-3 config": "model_type exaone, remote code on the hub (configuration_exaone.py, --trust-remote-code) "
                        "that transformers < 5.24 lacks, is read by a stand-in config class of the keys exaone.py "
                        "reads (_remote_code_exaone_config)",
+    "InternVL / InternLM2 configs": "model types internvl_chat / h2ovl_chat / skywork_chat and internlm2 are the "
+                                    "hub's remote code (--trust-remote-code), read by stand-ins that build "
+                                    "llm_config / vision_config as the remote class does (_internvl_chat_config); "
+                                    "an InternVL case with a Qwen2 / Qwen3 text model loads the fixture's word-level "
+                                    "tokenizer, which internvl.py's video-token probe asks at the front door",
     "attention impl": "the release's impl is built; its refusals (ValueError / NotImplementedError: fp8_e5m2 on "
                       "XPU, Triton's SM89 FP8) are the build's error; where building it needs what is stubbed "
                       "(a FlashInfer constant, a device workspace), a stand-in takes its place (an instance of "
