@@ -131,6 +131,10 @@ class Spec:
     fused_on_disk: bool = False      # Phi-3: qkv_proj and gate_up_proj stored fused
     attention_sinks: bool = False    # gpt-oss: a per-head self_attn.sinks parameter
     tie_embeddings: bool = False     # tie_word_embeddings (Gemma): no lm_head tensor, the head is embed_tokens
+    # The token embedding's and the LM head's leaves (under text_prefix; the head under its root): InternLM2's
+    # exporter saves them as tok_embeddings and output.
+    embedding: str = "embed_tokens"
+    head: str = "lm_head"
     # FP8 KV cache scales, under the format's names (KV_SCALE_NAMES) and config signal (compressed-tensors'
     # kv_cache_scheme, ModelOpt's kv_cache_quant_algo / kv_cache_scheme, Quark's kv_cache_group); None writes none.
     kv_cache: str | None = None      # "tensor" (one scalar per layer) | "attn_head" ([kv_heads, 1, 1])
@@ -210,7 +214,7 @@ def linear_shapes(spec: Spec) -> dict[str, tuple[int, int]]:
             shapes[f"{p}.shared_head.head"] = (spec.vocab, spec.hidden)
     shapes.update({n[: -len(".weight")]: tuple(s) for n, s in spec.extra_tensors.items() if _is_linear_weight(n, s)})
     if not spec.tie_embeddings:
-        shapes["language_model.lm_head" if spec.text_prefix == "language_model.model" else "lm_head"] = (
+        shapes[f"language_model.{spec.head}" if spec.text_prefix == "language_model.model" else spec.head] = (
             spec.vocab, spec.hidden)
     if spec.vision:
         shapes.update(VISION_TOWERS[spec.vision](spec))
@@ -912,6 +916,55 @@ def k2_horizon_tensors(config: dict) -> dict[str, tuple[int, ...]]:
     return out
 
 
+def internlm2_tensors(config: dict, root: str = "model") -> dict[str, tuple[int, ...]]:
+    """An InternLM2 text model's decoder layers under the hub's remote-code names (transformers has no class for
+    internlm2), from its config (config.json, or an InternVL config's llm_config): per layer attention.wqkv (q, k and
+    v stored fused, head size hidden_size // heads), attention.wo, feed_forward.w1 / w3 / w2 and the attention_norm /
+    ffn_norm weights, under `root`. For Spec.extra_tensors (layers=0; Spec.embedding / head name the rest)."""
+    h, heads, inter = config["hidden_size"], config["num_attention_heads"], config["intermediate_size"]
+    head_dim, kv = h // heads, config.get("num_key_value_heads") or heads
+    out: dict[str, tuple[int, ...]] = {}
+    for i in range(config["num_hidden_layers"]):
+        p = f"{root}.layers.{i}"
+        out.update({f"{p}.attention.wqkv.weight": ((heads + 2 * kv) * head_dim, h),
+                    f"{p}.attention.wo.weight": (h, heads * head_dim), f"{p}.feed_forward.w1.weight": (inter, h),
+                    f"{p}.feed_forward.w3.weight": (inter, h), f"{p}.feed_forward.w2.weight": (h, inter),
+                    f"{p}.attention_norm.weight": (h,), f"{p}.ffn_norm.weight": (h,)})
+    return out
+
+
+def intern_vit_tensors(config: dict) -> dict[str, tuple[int, ...]]:
+    """An InternVL remote-code checkpoint's vision tower and projector (modeling_intern_vit.py's names, which vLLM's
+    intern_vit.py loads as saved), from its config.json: vision_model.embeddings (class / position embeddings, the
+    patch convolution), per vision_config layer attn.qkv (stored fused, with a bias where qkv_bias), the q / k norms
+    where qk_normalization, attn.proj, mlp.fc1 / fc2 (biased), norm1 / norm2 and the layer scales ls1 / ls2; then
+    mlp1 (a LayerNorm over the pixel-shuffled features, 1 / downsample_ratio squared vision widths, linears 1 and 3 to
+    the text model's width). For Spec.extra_tensors."""
+    vision, text = config["vision_config"], config["llm_config"]
+    v, inter, patch = vision["hidden_size"], vision["intermediate_size"], vision["patch_size"]
+    positions = (vision["image_size"] // patch) ** 2 + 1
+    e = "vision_model.embeddings"
+    out: dict[str, tuple[int, ...]] = {f"{e}.class_embedding": (1, 1, v), f"{e}.position_embedding": (1, positions, v),
+                                       f"{e}.patch_embedding.weight": (v, 3, patch, patch),
+                                       f"{e}.patch_embedding.bias": (v,)}
+    for i in range(vision["num_hidden_layers"]):
+        p = f"vision_model.encoder.layers.{i}"
+        out.update({f"{p}.attn.qkv.weight": (3 * v, v), f"{p}.attn.proj.weight": (v, v), f"{p}.attn.proj.bias": (v,),
+                    f"{p}.mlp.fc1.weight": (inter, v), f"{p}.mlp.fc1.bias": (inter,), f"{p}.mlp.fc2.weight": (v, inter),
+                    f"{p}.mlp.fc2.bias": (v,), f"{p}.norm1.weight": (v,), f"{p}.norm2.weight": (v,),
+                    f"{p}.ls1": (v,), f"{p}.ls2": (v,)})
+        if vision.get("qkv_bias"):
+            out[f"{p}.attn.qkv.bias"] = (3 * v,)
+        if vision.get("qk_normalization"):
+            out.update({f"{p}.attn.q_norm.weight": (v,), f"{p}.attn.k_norm.weight": (v,)})
+        if vision.get("norm_type") == "layer_norm":
+            out.update({f"{p}.norm1.bias": (v,), f"{p}.norm2.bias": (v,)})
+    shuffled, h = v * int(1 / config["downsample_ratio"]) ** 2, text["hidden_size"]
+    out.update({"mlp1.0.weight": (shuffled,), "mlp1.0.bias": (shuffled,), "mlp1.1.weight": (h, shuffled),
+                "mlp1.1.bias": (h,), "mlp1.3.weight": (h, h), "mlp1.3.bias": (h,)})
+    return out
+
+
 def bailing_tensors(config: dict) -> dict[str, tuple[int, ...]]:
     """A Ling / Ring checkpoint's tensors under inclusionAI's names, from its config.json (transformers has no class
     for bailing_moe / bailing_moe_v2): model.word_embeddings, per layer attention.query_key_value (q, k, v stored
@@ -1223,7 +1276,7 @@ def tensor_specs(spec: Spec) -> dict[str, tuple[str, tuple[int, ...]]]:
     """Every tensor name -> (dtype, shape) the checkpoint holds."""
     quant = QUANTS[spec.quant] if spec.quant else None
     out: dict[str, tuple[str, tuple[int, ...]]] = {
-        f"{spec.text_prefix}.embed_tokens.weight": ("BF16", (spec.vocab, spec.hidden))}
+        f"{spec.text_prefix}.{spec.embedding}.weight": ("BF16", (spec.vocab, spec.hidden))}
     if spec.transformers:
         out = {name: ("BF16", shape) for name, shape in transformers_tensors(spec).items()
                if not _is_linear_weight(name, shape)}

@@ -20,8 +20,9 @@ from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import LATEST, select_profile
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
-                            deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, k2_horizon_tensors,
-                            kimi_k3_tensors, nemotron_vl_tensors, tensor_specs, write_safetensors)
+                            deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, intern_vit_tensors,
+                            internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors, nemotron_vl_tensors, tensor_specs,
+                            write_safetensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
 # Qwen3-Next / Qwen3.5, written by transformers' own classes: one gated-delta-net layer, one full-attention layer;
@@ -508,6 +509,36 @@ ALICE_AI = dict(hidden_size=512, num_hidden_layers=2, num_attention_heads=4, num
 ALICE_AI_SPEC = {"architecture": "AliceAIForCausalLM", "model_type": "alice_ai", "layers": 0, "hidden": 512,
                  "vocab": 1000, "extra_config": ALICE_AI, "extra_tensors": alice_ai_tensors(ALICE_AI),
                  "ignore": ("lm_head", "re:.*res_proj$", r"re:.*linear_attn\.(q|k|v|b|f_a)_proj$")}
+
+# InternLM2 (remote code only: synth.internlm2_tensors writes the hub's names): attention.wqkv stored fused, wo,
+# feed_forward.w1 / w3 / w2, model.tok_embeddings and the head `output`.
+INTERNLM2 = dict(architectures=["InternLM2ForCausalLM"], model_type="internlm2", hidden_size=256, intermediate_size=512,
+                 num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2, vocab_size=1000,
+                 max_position_embeddings=512, rms_norm_eps=1e-5, rope_theta=1000000, tie_word_embeddings=False)
+INTERNLM2_NAMES = dict(layers=0, embedding="tok_embeddings", head="output")
+INTERNLM2_SPEC = dict(architecture="InternLM2ForCausalLM", model_type="internlm2", sizes_in_text_config=True,
+                      extra_config=INTERNLM2, extra_tensors=internlm2_tensors(INTERNLM2), ignore=("output",),
+                      **INTERNLM2_NAMES)
+# InternVL's remote-code format (config.json's llm_config and vision_config): a one-layer InternViT of 2 heads of 128
+# (3 heads in the replication test) and mlp1 (torch nn.Linears in InternVL / H2OVL: stored BF16, listed).
+INTERN_VIT = dict(hidden_size=256, intermediate_size=512, num_attention_heads=2, num_hidden_layers=1, image_size=28,
+                  patch_size=14, qkv_bias=True, qk_normalization=False, norm_type="layer_norm")
+
+
+def internvl_chat_spec(architecture: str, llm: dict, vision: dict = INTERN_VIT, ignore=("mlp1.1", "mlp1.3")) -> dict:
+    config = {"llm_config": llm, "vision_config": vision, "downsample_ratio": 0.5, "select_layer": -1,
+              "force_image_size": 28, "ps_version": "v2"}
+    internlm2 = llm["model_type"] == "internlm2"
+    return dict(architecture=architecture, model_type="internvl_chat", text_prefix="language_model.model",
+                sizes_in_text_config=True, extra_config=config,
+                extra_tensors={**(internlm2_tensors(llm, "language_model.model") if internlm2 else {}),
+                               **intern_vit_tensors(config)},
+                ignore=("language_model.output" if internlm2 else "language_model.lm_head", *ignore),
+                **(INTERNLM2_NAMES if internlm2 else dict(head_dim=128, heads=2, kv_heads=2)))
+
+
+QWEN2_LLM = dict(architectures=["Qwen2ForCausalLM"], model_type="qwen2", hidden_size=256, intermediate_size=512,
+                 num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2, head_dim=128, vocab_size=1000)
 
 # Ling / Ring (transformers has no class for bailing_moe / bailing_moe_v2: synth.bailing_tensors writes inclusionAI's
 # names by hand). 2.0: a dense layer 0, then MoE with sigmoid grouped routing, the expert bias and a shared expert.
@@ -1232,6 +1263,26 @@ FAMILIES = [
       "language_model.layers.2.block_sparse_moe.routed_expert_up_proj": ("ReplicatedLinear", "vllm:models/kimi_k3"),
       "language_model.layers.1.mlp_res_proj": ("ReplicatedLinear", "vllm:models/kimi_k3"),
       "vision_tower.encoder.blocks.0.wqkv": ("QKVParallelLinear", "vllm:kimi_k25_vit.py")}),
+    ("internlm2", INTERNLM2_SPEC, 2,
+     {"model.layers.0.attention.wqkv": ("QKVParallelLinear", "vllm:internlm2.py"),
+      "model.layers.0.attention.wo": ("RowParallelLinear", "vllm:internlm2.py"),
+      "model.layers.0.feed_forward.gate_up_proj": ("MergedColumnParallelLinear", "vllm:internlm2.py"),
+      "model.layers.0.feed_forward.w2": ("RowParallelLinear", "vllm:internlm2.py"),
+      "output": ("ParallelLMHead", "vllm:internlm2.py")}),
+    ("internvl-chat", internvl_chat_spec("InternVLChatModel", QWEN2_LLM), 2,
+     {"vision_model.encoder.layers.0.attn.qkv": ("QKVParallelLinear", "vllm:intern_vit.py"),
+      "vision_model.encoder.layers.0.attn.proj": ("RowParallelLinear", "vllm:intern_vit.py"),
+      "vision_model.encoder.layers.0.mlp.fc1": ("ColumnParallelLinear", "vllm:intern_vit.py"),
+      "vision_model.encoder.layers.0.mlp.fc2": ("RowParallelLinear", "vllm:intern_vit.py"),
+      "mlp1.1": ("nn.Linear", "vllm:internvl.py"), "mlp1.3": ("nn.Linear", "vllm:internvl.py"),
+      "language_model.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen2.py")}),
+    ("h2ovl", internvl_chat_spec("H2OVLChatModel", dict(QWEN2_LLM, architectures=["LlamaForCausalLM"],
+                                                        model_type="llama")), 2,
+     {"mlp1.1": ("nn.Linear", "vllm:internvl.py"),
+      "language_model.model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:llama.py")}),
+    ("skywork-r1v", internvl_chat_spec("SkyworkR1VChatModel", QWEN2_LLM, ignore=()), 2,
+     {"mlp1.1": ("ReplicatedLinear", "vllm:skyworkr1v.py"), "mlp1.3": ("ReplicatedLinear", "vllm:skyworkr1v.py"),
+      "vision_model.encoder.layers.0.attn.qkv": ("QKVParallelLinear", "vllm:intern_vit.py")}),
     ("alice-ai", ALICE_AI_SPEC, 2,
      {"model.layers.0.linear_attn.in_proj_qkvgfab": ("MergedColumnParallelLinear", "vllm:alice_ai.py"),
       "model.layers.0.linear_attn.g_a_proj": ("ReplicatedLinear", "vllm:alice_ai.py"),
@@ -1406,6 +1457,35 @@ def test_mtp_layers_are_skipped_by_the_key_each_loader_reads(make_checkpoint, ar
     rep = inspect(make_checkpoint(architecture=arch, layers=2, mtp_layers=1, mtp_key=other, head_dim=128,
                                   data="sparse"))
     assert not rep.skipped and not rep.ok  # the BF16 eh_proj is then a main-model layer that is not ignored
+
+
+def test_internvl_chat_reads_llm_config_and_lays_out_an_internlm2_text_model(make_checkpoint):
+    """internvl.py: the language model is llm_config's class (vLLM renames it text_config), here internlm2.py's, under
+    language_model: the fused wqkv a QKVParallelLinear whose Attention is attention.attn, the head `output`; the
+    tower quantized, mlp1 torch nn.Linears (BF16, no quant method)."""
+    folder = make_checkpoint(quant="ct-fp8-block", data="sparse", **internvl_chat_spec("InternVLChatModel", INTERNLM2))
+    rep = inspect(folder, tp=2)
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert rep.ok and not rep.notes, [e for layer in rep.layers for e in layer.errors]
+    assert by_name["language_model.model.layers.0.attention.wqkv"].layout == "vllm:internlm2.py"
+    assert by_name["language_model.output"].layer_type == "ParallelLMHead"
+    assert by_name["vision_model.encoder.layers.0.attn.qkv"].scheme == "CompressedTensorsW8A8Fp8"
+    assert by_name["mlp1.1"].scheme == "UnquantizedLinearMethod"
+    assert [a.name for a in rep.attention] == [f"language_model.model.layers.{i}.attention.attn" for i in (0, 1)]
+    assert all(a.kv_method == "CompressedTensorsKVCacheMethod" for a in rep.attention)
+
+
+def test_intern_vit_attention_is_replicated_where_tp_does_not_divide_the_vision_heads(make_checkpoint):
+    """intern_vit.py InternParallelAttention builds qkv and proj with disable_tp where TP does not divide the heads
+    (InternViT-6B's 25); the MLP stays split."""
+    vision = dict(INTERN_VIT, hidden_size=384, num_attention_heads=3)
+    folder = make_checkpoint(quant="ct-fp8-block", data="sparse",
+                             **internvl_chat_spec("InternVLChatModel", QWEN2_LLM, vision))
+    ckpt = open_local(folder)
+    split = {m.name.rsplit(".", 2)[-2] + "." + m.leaf: (m.tp_size(2), m.tp_size(3))
+             for m in build_layout(ckpt.tensors, ckpt.config).linears if m.name.startswith("vision_model.")}
+    assert split == {"attn.qkv": (1, 3), "attn.proj": (1, 3), "mlp.fc1": (2, 3), "mlp.fc2": (2, 3)}
+    assert inspect(folder, tp=2).ok
 
 
 def test_llama4_router_outside_ignore_loads(make_checkpoint):

@@ -170,7 +170,9 @@ def run_crosscheck(model: str, platform: str, *, revision: str | None = None, to
     report = inspect_checkpoint(ckpt, opts)
     config = load_json(os.path.join(folder, "config.json"), "config.json")
     assert isinstance(config, dict)  # open_checkpoint refused any other config.json
-    config = config.get("text_config", config)
+    # A vision-language config's text model (InternVL's remote-code configs name it llm_config: local.py's reading).
+    text = config.get("text_config", config.get("llm_config"))
+    config = text if isinstance(text, dict) else config
     checkpoint = {"folder": folder, "quantization": opts.quantization,
                   "allow_deprecated": opts.allow_deprecated_quantization}
     mocks, rows = cross.crosscheck(report, config, platform.strip().lower() == "auto", checkpoint,

@@ -3,7 +3,8 @@ comparison of that with fp8check's report of the same checkpoint.
 
 The vLLM side (a subprocess per release and platform, like crosscheck.py's, whose stubs it reuses):
     python tests/differential/crosscheck_model.py PLATFORM [--stub] < cases.json
-A case is {"id", "folder", "quantization", "allow_deprecated", "tp", "ep", "kv_cache_dtype"}. For each, the
+A case is {"id", "folder", "quantization", "allow_deprecated", "tp", "ep", "kv_cache_dtype", "tokenizer"} (tokenizer:
+the checkpoint's tokenizer is loaded, where the front door asks it; else skipped). For each, the
 release's own `ModelConfig` (config.json read by transformers, vLLM's front door: detection, --quantization, allow-list,
 deprecation) and `VllmConfig` (quant config, capability and dtype gates; `enforce_eager`), then
 `model_loader.utils.initialize_model` under `torch.device("meta")` — the model file decides which layers get the
@@ -126,6 +127,11 @@ MODEL_STUB_RISKS = {
                              "tokenizer while it is built (cached_tokenizer_from_config, None under "
                              "skip_tokenizer_init): a stand-in answers one token id; token ids play no part in any "
                              "layer's method, kernel or backend",
+    "InternVL / InternLM2 configs": "model types internvl_chat / h2ovl_chat / skywork_chat and internlm2 are the "
+                                    "hub's remote code (--trust-remote-code), read by stand-ins that build "
+                                    "llm_config / vision_config as the remote class does (_internvl_chat_config); "
+                                    "an InternVL case with a Qwen2 / Qwen3 text model loads the fixture's word-level "
+                                    "tokenizer, which internvl.py's video-token probe asks at the front door",
     "attention impl": "the release's impl is built; its refusals (ValueError / NotImplementedError: fp8_e5m2 on "
                       "XPU, Triton's SM89 FP8) are the build's error; where building it needs what is stubbed "
                       "(a FlashInfer constant, a device workspace), a stand-in takes its place (an instance of "
@@ -802,8 +808,31 @@ def _plamo3_config(pretrained_config):
 # Sarvam's sarvam_moe / sarvam_mla likewise under the transformers vLLM 0.33 / 0.34 pin (< 5.21 / < 5.23; 5.24 has
 # classes for them, left in place where present). AliceAI (alice_ai, vLLM 0.33 / 0.34's alice_ai.py) likewise: no
 # transformers or vLLM config class; alice_ai.py reads every key off the checkpoint's config.
-# K2-Horizon (k2_horizon, vLLM 0.30-0.34's k2_horizon.py) likewise.
-REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "alice_ai", "k2_horizon")
+# K2-Horizon (k2_horizon, vLLM 0.30-0.34's k2_horizon.py) likewise, and InternLM2's internlm2
+# (configuration_internlm2.py; internlm2.py reads its keys bare).
+REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "alice_ai", "k2_horizon",
+                           "internlm2")
+# InternVL's remote-code configs (configuration_internvl_chat.py; H2OVL's h2ovl_chat, Skywork-R1V's skywork_chat the
+# same class): vision_config an InternVisionConfig, llm_config the config of its text model's model_type, which vLLM
+# renames text_config (_CONFIG_ATTRS_MAPPING). Neither transformers nor vLLM has a class for them.
+INTERNVL_CHAT_MODEL_TYPES = ("internvl_chat", "h2ovl_chat", "skywork_chat")
+
+
+def _internvl_chat_config(model_type: str):
+    """A stand-in of InternVL's remote InternVLChatConfig under `model_type`: the nested configs built as the remote
+    class builds them (llm_config by its model_type, vision_config a plain config of its keys), every other key from
+    config.json (the fixtures write each key internvl.py / h2ovl.py / skyworkr1v.py read)."""
+    import transformers
+
+    class InternVLChatConfig(transformers.PretrainedConfig):
+        def __init__(self, vision_config=None, llm_config=None, **kwargs):
+            super().__init__(**kwargs)
+            self.vision_config = transformers.PretrainedConfig(**(vision_config or {}))
+            llm = dict(llm_config or {})
+            self.llm_config = transformers.AutoConfig.for_model(llm.pop("model_type", "llama"), **llm)
+
+    InternVLChatConfig.model_type = model_type
+    return InternVLChatConfig
 
 
 class _ConfigBlock(dict):
@@ -895,7 +924,8 @@ def _nemotron_vl_remote_tower() -> None:
 
 
 def _register_remote_code_configs() -> None:
-    """Stand-ins of config classes only remote code defines: REMOTE_CODE_MODEL_TYPES as plain configs, and
+    """Stand-ins of config classes only remote code defines: REMOTE_CODE_MODEL_TYPES as plain configs,
+    INTERNVL_CHAT_MODEL_TYPES (_internvl_chat_config), and
     ERNIE-4.5-VL's (model_type ernie4_5_moe_vl, the hub's Ernie4_5_VLMoEConfig: flat text keys, its vision_config a
     config object, which ernie45_vl.py reads as attributes; transformers 5.24's own ernie4_5_vl_moe is another,
     nested format that vLLM's file does not read)."""
@@ -906,6 +936,9 @@ def _register_remote_code_configs() -> None:
             continue
         transformers.AutoConfig.register(model_type, type(f"RemoteCode_{model_type}", (transformers.PretrainedConfig,),
                                                           {"model_type": model_type}), exist_ok=True)
+    for model_type in INTERNVL_CHAT_MODEL_TYPES:
+        if model_type not in transformers.CONFIG_MAPPING:
+            transformers.AutoConfig.register(model_type, _internvl_chat_config(model_type))
     if "nemotron-nas" not in transformers.CONFIG_MAPPING:
         transformers.AutoConfig.register("nemotron-nas", _nemotron_nas_config(transformers.LlamaConfig))
     for model_type in ("NemotronH_Nano_VL_V2", "NemotronH_Nano_Omni_Reasoning_V3", "Llama_Nemotron_Nano_VL"):
@@ -959,7 +992,8 @@ def build_model(case: dict) -> dict:
     _register_remote_code_configs()
     try:
         model_config = ModelConfig(
-            model=case["folder"], dtype=MODEL_DTYPE, enforce_eager=True, max_model_len=256, skip_tokenizer_init=True,
+            model=case["folder"], dtype=MODEL_DTYPE, enforce_eager=True, max_model_len=256,
+            skip_tokenizer_init=not case.get("tokenizer"),
             quantization=case.get("quantization"), allow_deprecated_quantization=case.get("allow_deprecated", False),
             **extra)
         _remote_code_vision_config(model_config.hf_config, case["folder"])

@@ -36,6 +36,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run import release_env  # noqa: E402  # isort: skip  (the linear-by-linear run, beside this file)
 
 PLATFORMS = ("cuda:90", "rocm:gfx942", "cpu")
+# InternVL's remote-code classes and the prefixes their hf_to_vllm_mapper drops (internvl.py, skyworkr1v.py).
+_INTERNVL_CHAT = ("InternVLChatModel", "H2OVLChatModel", "SkyworkR1VChatModel")
+_INTERNVL_TRAINING_ONLY = ("action_embed", "box_token", "cg_criterion", "cg_model", "loc_decoder", "loc_encoder", "sam",
+                           "temporal_embed", "temporal_token", "track_embed", "track_embed_decoder", "track_token")
 # MistralLarge3ForCausalLM is DeepseekV3ForCausalLM (mistral_large_3.py): the same __init__.
 _DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM",
              "MistralLarge3ForCausalLM")
@@ -239,6 +243,18 @@ EXPECTED: dict[tuple[str, str], str] = {
         "(SupportsQuant.__new__): the fusions fp8check expands are vLLM's")
        for a in ("InternS1ForConditionalGeneration", "InternVLForConditionalGeneration")
        for name in ("gate_up_proj", "qkv_proj")},
+    **{(a, f"packed:{name}"): (
+        "internvl.py / h2ovl.py / skyworkr1v.py: the class is no SupportsQuant, so configure_quant_config hands the "
+        "quant config its packed_modules_mapping, SupportsLoRA's empty one (InternVisionModel's own is never read), "
+        "and the language model (init_vllm_registered_model of llm_config's class: InternLM2, Qwen2 / Qwen3, Llama, "
+        "each SupportsQuant) adds its own (SupportsQuant.__new__): fp8check lays the text model out by that class's "
+        "entry; the entry's LLAMA_PACKED serves only a text class the table lacks")
+       for a in _INTERNVL_CHAT for name in ("gate_up_proj", "qkv_proj")},
+    **{(a, f"dropped:prefix:{part}"): (
+        "InternVL's mapper drops the prefixes of training-only modules (SAM, tracking, grounding heads) that the "
+        "released InternVL / H2OVL / Skywork-R1V checkpoints do not hold; not modelled (Arch.spec_prefix holds one "
+        "prefix): fp8check would list such tensors where vLLM skips them")
+       for a in _INTERNVL_CHAT for part in _INTERNVL_TRAINING_ONLY},
     ("Ernie4_5_VLMoeForConditionalGeneration", "dropped:substr:mtp"): (
         "ernie45_vl_moe.py Ernie4_5_VLMoeForCausalLM.load_weights skips every name holding \"mtp\" itself (`if "
         "\"mtp\" in name ...: continue`), not the class's hf_to_vllm_mapper"),

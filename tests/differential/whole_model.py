@@ -34,8 +34,9 @@ from fp8check.core.routing.crosscheck import vllm_error
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
-                            deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, k2_horizon_tensors,
-                            kimi_k3_tensors, nemotron_vl_tensors, write_checkpoint)
+                            deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, intern_vit_tensors,
+                            internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors, nemotron_vl_tensors,
+                            write_checkpoint)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crosscheck_model import compare_model, our_modules  # noqa: E402  # isort: skip  (vLLM's side, beside this file)
@@ -829,6 +830,55 @@ FAMILIES["k2-horizon"] = (dict(architecture="K2HorizonForCausalLM", model_type="
                                                     k2_horizon_tensors(_K2_HORIZON)
                                                     if name.endswith((".mlp.gate.weight", ".v_router.weight"))
                                                     or ".v_experts." in name))), _K2_HORIZON)
+# InternLM2 (internlm2.py): remote code only (configuration_internlm2.py, model_type internlm2; transformers has no
+# class), so synth.internlm2_tensors writes the hub's names: attention.wqkv (stored fused) / wo, feed_forward.w1 / w3 /
+# w2, model.tok_embeddings and the head `output` (InternLM2.5-7B's config, scaled in depth).
+_INTERNLM2 = dict(architectures=["InternLM2ForCausalLM"], model_type="internlm2", hidden_size=BASE["hidden"],
+                  intermediate_size=BASE["intermediate"], num_hidden_layers=BASE["layers"],
+                  num_attention_heads=BASE["heads"], num_key_value_heads=BASE["kv_heads"], vocab_size=BASE["vocab"],
+                  max_position_embeddings=512, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=1000000, bias=False,
+                  tie_word_embeddings=False)
+_INTERNLM2_NAMES = dict(layers=0, embedding="tok_embeddings", head="output")
+FAMILIES["internlm2"] = (dict(architecture="InternLM2ForCausalLM", model_type="internlm2", **_INTERNLM2_NAMES,
+                              sizes_in_text_config=True, extra_tensors=internlm2_tensors(_INTERNLM2), ignore=("output",)), _INTERNLM2)
+# InternVL in its remote-code format (internvl.py InternVLChatModel, h2ovl.py, skyworkr1v.py): config.json's llm_config
+# and vision_config (InternVisionConfig's keys), synth.intern_vit_tensors the tower and mlp1 under the hub's names.
+# InternViT-300M (16 heads) over Qwen2 (InternVL3-8B) and Llama (H2OVL-Mississippi); InternViT-6B (25 heads, which TP
+# 2 / 8 do not divide: qkv / proj replicated) over InternLM2 (InternVL2.5-26B) and Qwen2 (Skywork-R1V-38B). The tower
+# is quantized (vLLM hands it the quant config); InternVL's mlp1 is torch nn.Linears, stored BF16 and listed.
+_VIT_300M = dict(architectures=["InternVisionModel"], model_type="intern_vit_6b", hidden_size=_V,
+                 intermediate_size=4 * _V, num_attention_heads=16, num_hidden_layers=1, image_size=448, patch_size=14,
+                 qkv_bias=True, qk_normalization=False, norm_type="layer_norm", layer_norm_eps=1e-6,
+                 hidden_act="gelu", initializer_factor=1.0, num_channels=3)
+_VIT_6B = dict(_VIT_300M, hidden_size=3200, intermediate_size=12800, num_attention_heads=25, qkv_bias=False,
+               qk_normalization=True, norm_type="rms_norm", initializer_factor=0.1)
+
+
+def _internvl_chat(architecture: str, model_type: str, llm: dict, vision: dict,
+                   ignore: tuple[str, ...] = ("mlp1.1", "mlp1.3")) -> tuple[dict, dict]:
+    """An InternVL-format family: its Spec fields and config.json (the text model as llm_config)."""
+    config = {"llm_config": llm, "vision_config": vision, "downsample_ratio": 0.5, "select_layer": -1,
+              "force_image_size": 448, "ps_version": "v2", "template": "internvl2_5", "dynamic_image_size": True,
+              "use_thumbnail": True, "min_dynamic_patch": 1, "max_dynamic_patch": 12, "use_backbone_lora": 0,
+              "use_llm_lora": 0}
+    internlm2 = llm["model_type"] == "internlm2"
+    text = internlm2_tensors(llm, "language_model.model") if internlm2 else {}
+    head = "language_model.output" if internlm2 else "language_model.lm_head"
+    spec = dict(architecture=architecture, model_type=model_type, text_prefix="language_model.model",
+                sizes_in_text_config=True, extra_tensors={**text, **intern_vit_tensors(config)},
+                ignore=(head, *ignore), **(_INTERNLM2_NAMES if internlm2 else {}))
+    return spec, config
+
+
+_QWEN2_LLM = _text_config("qwen2", architectures=["Qwen2ForCausalLM"], rope_theta=1000000.0, rms_norm_eps=1e-6)
+FAMILIES.update({
+    "internvl-chat": _internvl_chat("InternVLChatModel", "internvl_chat", _QWEN2_LLM, _VIT_300M),
+    "internvl-chat-internlm2": _internvl_chat("InternVLChatModel", "internvl_chat", _INTERNLM2, _VIT_6B),
+    "h2ovl": _internvl_chat("H2OVLChatModel", "h2ovl_chat",
+                            _text_config("llama", architectures=["LlamaForCausalLM"], rms_norm_eps=1e-5), _VIT_300M),
+    # Skywork-R1V's mlp1 is ReplicatedLinears with the quant config: quantized here.
+    "skywork-r1v": _internvl_chat("SkyworkR1VChatModel", "skywork_chat", _QWEN2_LLM, _VIT_6B, ignore=()),
+})
 
 
 # Ling / Ring (vLLM's bailing_moe.py): transformers has no class for bailing_moe / bailing_moe_v2, so
@@ -1275,6 +1325,11 @@ FAMILIES["llama-nemotron-vl"] = (
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}
+# Families whose front door asks the tokenizer (built from the checkpoint's, not skipped: crosscheck_model's
+# case["tokenizer"]): internvl.py's InternVLProcessingInfo reads the tokenizer's vocabulary for a Qwen2 / Qwen3 text
+# model's video token while vLLM sizes the multimodal limits (get_supported_mm_limits). A word-level one of the
+# vocabulary's size (no <|video_pad|>: images only, as a tokenizer without it serves).
+TOKENIZER_FAMILIES = ("internvl-chat",)
 QUANTS = ("ct-fp8-block", "fp8-block", "ct-fp8-dynamic", "modelopt-fp8")
 # The other formats of the format issue: stored ones, and a bf16 checkpoint under each online --quantization.
 FORMAT_QUANTS = ("modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc", "quark-fp8-block", "inc-fp8-block",
@@ -1495,6 +1550,8 @@ def write(tmp: str, family: str, quant: str) -> str:
     engram_vocab = (extra.get("text_config") or extra).get("engram_compressed_vocab_size")
     if engram_vocab:
         write_word_tokenizer(folder, engram_vocab)
+    if family in TOKENIZER_FAMILIES:
+        write_word_tokenizer(folder, spec.vocab)
     if family in ADDED_TOKENS:
         with open(os.path.join(folder, "added_tokens.json"), "w", encoding="utf-8") as fh:
             json.dump(ADDED_TOKENS[family], fh)
@@ -1563,7 +1620,8 @@ def whole_model_suite(releases: list[str], platforms: list[str], families: list[
                     quantization, deprecated = served(quant)
                     cases.append({"id": "|".join(map(str, key)), "folder": folders[(family, quant)], "tp": tp,
                                   "ep": ep, "quantization": quantization, "allow_deprecated": deprecated,
-                                  "kv_cache_dtype": kv, "names": sorted(ours[key][0])})
+                                  "kv_cache_dtype": kv, "names": sorted(ours[key][0]),
+                                  "tokenizer": family in TOKENIZER_FAMILIES})
                 jobs_[(release, pl)] = pool.submit(run_release, release, pl, cases)
     table: dict[tuple[str, str], Counter] = defaultdict(Counter)
     attention: dict[tuple[str, str, str], Counter] = defaultdict(Counter)  # (release, platform, kv) -> verdicts

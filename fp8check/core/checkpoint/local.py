@@ -183,8 +183,9 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
     # transformers' Qwen3OmniMoeConfig.get_text_config, which vLLM's hf_text_config is, returns its text_config).
     thinker = doc.get("thinker_config")
     multimodal = thinker if isinstance(thinker, dict) else doc
-    # NVIDIA's Nemotron VL configs (remote code) name it llm_config, which vLLM reads as text_config
-    # (transformers_utils/config.py _CONFIG_ATTRS_MAPPING, where the config has no text_config).
+    # NVIDIA's Nemotron VL configs and InternVL's (internvl_chat, h2ovl_chat, skywork_chat), both remote code, nest
+    # the text model as llm_config, which vLLM renames text_config (transformers_utils/config.py
+    # _CONFIG_ATTRS_MAPPING, where text_config is absent).
     text = multimodal.get("text_config", multimodal.get("llm_config"))
     # Multimodal configs keep the decoder's sizes in text_config; quantization_config stays at the top.
     sizes = text if isinstance(text, dict) and "hidden_size" in text else doc

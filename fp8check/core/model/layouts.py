@@ -90,6 +90,9 @@ class Tower(NamedTuple):
     # as the model's mapper left it) makes the model pass quant_config=None to the whole tower
     # (bailing_moe_v3_vl.py BailingMoeV3VisionTransformer / BailingMoeV3VLProjector).
     fp8_ignored_whole: str | None = None
+    # Tails of attention linears built with disable_tp at a TP size that does not divide vision_config's heads
+    # (intern_vit.py InternParallelAttention: qkv and proj, the tower's MLP split as ever).
+    vision_heads_split: tuple[str, ...] = ()
 
 
 class Router(NamedTuple):
@@ -1536,6 +1539,29 @@ _INTERNS1 = Arch("vllm:interns1.py", towers=(_INTERNS1_VISION, _INTERNS1_PROJECT
                              ("prefix", "model.multi_modal_projector.", "multi_modal_projector.")))
 ARCHITECTURES.update({"InternS1ForConditionalGeneration": _INTERNS1, "InternVLForConditionalGeneration": _INTERNS1})
 
+# InternVL in its remote-code format (internvl.py InternVLChatModel, h2ovl.py H2OVLChatModel, a subclass building the
+# same modules, skyworkr1v.py SkyworkR1VChatModel; registered 0.25-0.34, the three files alike 0.33 -> 0.34): config.json
+# nests the text model as llm_config, which vLLM renames text_config (transformers_utils/config.py
+# _CONFIG_ATTRS_MAPPING), and the language model is the class it names (init_vllm_registered_model: InternLM2, Qwen2,
+# Qwen3, Llama) under language_model, the checkpoint's own names (the mapper only drops training-only prefixes). The
+# InternViT tower (intern_vit.py InternVisionModel, vision_model.encoder.layers.N) takes the model's quant config:
+# attn.qkv stored fused, a QKVParallelLinear over vision_config's heads, attn.proj row, both built with disable_tp
+# where TP does not divide the heads (InternParallelAttention), mlp.fc1 column / fc2 row; its select_layer
+# override keeps every layer at the released -1 (not modelled otherwise). The quant config's packed mapping is the
+# language model's (the class's own is SupportsLoRA's empty one; InternVisionModel is no SupportsQuant). mlp1 (a
+# LayerNorm, then linears 1 and 3) is torch nn.Linears in InternVL / H2OVL, quantized ReplicatedLinears in Skywork-R1V.
+_INTERN_VIT = Tower("vllm:intern_vit.py", ("vision_model.",), packed={}, vision_heads=True,
+                    styles={"attn.qkv": "QKVParallelLinear", "attn.proj": ROW, "mlp.fc1": COLUMN, "mlp.fc2": ROW},
+                    vision_heads_split=("attn.qkv", "attn.proj"))
+_INTERNVL_MLP1 = Tower("vllm:internvl.py", ("mlp1.",), packed={}, styles={"1": TORCH_LINEAR, "3": TORCH_LINEAR})
+_INTERNVL_CHAT = Arch("vllm:internvl.py", towers=(_INTERN_VIT, _INTERNVL_MLP1), registered_text_model=True)
+ARCHITECTURES.update({
+    "InternVLChatModel": _INTERNVL_CHAT,
+    "H2OVLChatModel": _INTERNVL_CHAT._replace(source="vllm:h2ovl.py"),
+    "SkyworkR1VChatModel": _INTERNVL_CHAT._replace(source="vllm:skyworkr1v.py", towers=(
+        _INTERN_VIT, _INTERNVL_MLP1._replace(source="vllm:skyworkr1v.py",
+                                              styles={"1": REPLICATED, "3": REPLICATED})))})
+
 # ERNIE-4.5-VL (ernie45_vl.py Ernie4_5_VLMoeForConditionalGeneration over ernie45_vl_moe.py's text model, registered
 # 0.25-0.34, the modules alike in every release; 0.34 only moves the resampler out of the encoder CUDA graph's eager
 # path). The hub's config is remote code (model_type ernie4_5_moe_vl: flat, moe_num_experts / moe_intermediate_size
@@ -2151,6 +2177,15 @@ ARCHITECTURES["DeciLMForCausalLM"] = Arch("vllm:nemotron_nas.py", layer_geometry
 ARCHITECTURES["Plamo3ForCausalLM"] = Arch(
     "vllm:plamo3.py", packed={"qkv_proj": ("qkv_proj",), "gate_up_proj": ("gate_up_proj",)},
     attention_quant_config=False, fields_before=(("plamo3-head-quant", {"head_quant_config": False}),))
+# InternLM2 (internlm2.py InternLM2ForCausalLM, registered 0.25-0.34, the file alike 0.33 -> 0.34; config class remote
+# code, model_type internlm2): the hub's names, attention.wqkv stored fused (packed wqkv -> [wqkv]; a QKVParallelLinear
+# of head size hidden_size // heads, its Attention attention.attn with the quant config), attention.wo row,
+# feed_forward.w1 / w3 -> gate_up_proj (the mapper's orig_to_new_stacked, packed gate_up_proj -> [w1, w3]),
+# feed_forward.w2 row; the embedding model.tok_embeddings and the ParallelLMHead `output`, with the quant config.
+ARCHITECTURES["InternLM2ForCausalLM"] = Arch(
+    "vllm:internlm2.py", packed={"wqkv": ("wqkv",), "gate_up_proj": ("w1", "w3")},
+    styles={"attention.wqkv": "QKVParallelLinear", "attention.wo": ROW, "feed_forward.w2": ROW,
+            "output": "ParallelLMHead"})
 # ZAYA1 (zaya.py ZayaForCausalLM, registered 0.34 only): every linear a ReplicatedLinear, none fused: ZayaCCA's
 # self_attn.qkv_proj.{q_proj, k_proj, v_proj_current, v_proj_delayed} (a Mamba-state layer whose conv_qk_* are
 # nn.Conv1d) and ZayaAttention's o_proj with the quant config; ZayaRouter's mlp.gate.down_proj (hidden_size ->

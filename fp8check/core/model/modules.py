@@ -66,7 +66,8 @@ class LinearModule(NamedTuple):
     fused: bool = False       # the name is a packed_modules_mapping key: ignore/targets also ask its shards
     unquantized: str | None = None  # why vLLM builds it without a quant method (router, tower), if it does
     tp_split: bool = True     # False: built with disable_tp (DeepSeek's fused_qkv_a_proj), or a torch nn.Linear
-    # A head count: built with disable_tp at a TP size that does not divide it (Tower.disable_tp_unless_heads_divide)
+    # A head count: built with disable_tp at a TP size that does not divide it (Tower.disable_tp_unless_heads_divide,
+    # Tower.vision_heads_split)
     split_heads: int | None = None
     dequantized: tuple[str, ...] = ()  # shards vLLM's loader dequantizes to BF16 when stored in FP8
     whole_parts: tuple[int, ...] = ()  # fused parts every TP rank holds whole (Arch.replicated_shards)
@@ -510,8 +511,7 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
                         fused=listed_by_shards,
                         unquantized=unquantized,
                         tp_split=layer_type not in (FUSED_QKV_A, TORCH_LINEAR) and not replicated,
-                        split_heads=config.audio_heads if tower is not None and tower.disable_tp_unless_heads_divide
-                        else None,
+                        split_heads=_split_heads(name, config, tower),
                         dequantized=dequantized,
                         whole_parts=(2, 3) if one_group else
                         tuple(i for i, s in enumerate(shards) if s.name.rsplit(".", 1)[-1] in whole),
@@ -523,6 +523,16 @@ def _kv_parts(shards: tuple[Shard, ...], config: ModelConfig, arch: Arch) -> tup
     """LinearModule.kv_parts: the shards named by Arch.kv_head_parts (a dotted part of their name)."""
     parts = tuple(i for i, s in enumerate(shards) if any(f".{p}." in f".{s.name}." for p in arch.kv_head_parts))
     return (config.num_key_value_heads or 0, parts) if parts and config.num_key_value_heads else (0, ())
+
+
+def _split_heads(name: str, config: ModelConfig, tower: Tower | None) -> int | None:
+    """The head count whose indivisibility by TP makes vLLM build the module with disable_tp, or None
+    (Tower.disable_tp_unless_heads_divide: audio_config's heads; Tower.vision_heads_split: vision_config's)."""
+    if tower is None:
+        return None
+    if tower.disable_tp_unless_heads_divide:
+        return config.audio_heads
+    return config.vision_heads if tail_match(name, tower.vision_heads_split) else None
 
 
 def _layer_geometry(config: ModelConfig, name: str, widths: tuple[int, ...]) -> tuple[int, int, int, int] | None:
