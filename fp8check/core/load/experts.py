@@ -66,13 +66,13 @@ class MoEJob(NamedTuple):
 
 def expert_recipe(report: MoEReport, method_strategy: Strategy | None, static_input: bool) -> Recipe:
     """The recipe of the experts class inspect selected: its numerics, and how its scheme quantizes activations."""
-    kind = numerics.moe_numerics(report.kernel, report.block if method_strategy == "block" else None) \
+    kind = numerics.moe_numerics(report.kernel, report.block if method_strategy == Strategy.BLOCK else None) \
         if report.kernel else numerics.UNQUANTIZED
     activation = None
     if kind in (numerics.BLOCK, numerics.SCALED_MM):
-        if method_strategy == "block" and report.block:
+        if method_strategy == Strategy.BLOCK and report.block:
             activation = QuantKey(False, (1, report.block[1]))
-        elif method_strategy == "channel":
+        elif method_strategy == Strategy.CHANNEL:
             activation = kFp8DynamicTokenSym
         else:
             activation = kFp8StaticTensorSym if static_input else kFp8DynamicTensorSym
