@@ -170,7 +170,6 @@ class KernelRefusal(NamedTuple):
     error: str
 
 
-
 @dataclass(frozen=True)
 class Format(Generic[Config]):
     """One vLLM quant_method. Register it in fp8check.core.formats.registry.FORMATS under `name`. Its hooks take the
