@@ -182,9 +182,8 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         if arch is not None and assignment.method is not None and tail_match(module.name, arch.unquantized_only):
             method_class = _LINEAR_METHOD_CLASS.get(assignment.method, result.scheme)
             integrity_errors.insert(0, PLAIN_GEMM_ONLY.format(module.name, method_class))
-        raw = arch is not None and any(f".{p}." in f".{module.name}." for p in arch.raw_weight_layers)
-        if raw and arch is not None and assignment.method is not None and result.scheme \
-                and not result.scheme.startswith("Unquantized"):
+        if arch is not None and assignment.method is not None and not result.scheme.startswith("Unquantized") \
+                and any(f".{p}." in f".{module.name}." for p in arch.raw_weight_layers):
             integrity_errors.insert(0, RAW_WEIGHT.format(module.name, result.scheme, arch.source[5:]))
         if assignment.online and assignment.method is not None and not assignment.error:
             online_modules.append(module.name)
