@@ -3546,3 +3546,16 @@ def test_kimi_k3_on_rocm_is_amd_linear_py(make_checkpoint):
     assert any(e.startswith("KeyError: language_model.layers.2.self_attn.indexer.") for e in rep.errors)
     older = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("mi300x"), select_profile("0.32")))
     assert "language_model.layers.2.self_attn.fused_qkv_a_g_proj" in {layer.name for layer in older.layers}
+
+
+@pytest.mark.parametrize("spec,refusal", [
+    (dict(architecture="Qwen3MoeForCausalLM", **QWEN_MOE), "Tensor parallel size 8 is greater than the number of "
+                                                           "experts 4."),
+    (ERNIE_VL, "Tensor parallel size 8 is greater than the number of experts [4, 4]."),  # the list, as printed
+    (dict(architecture="MixtralForCausalLM", moe_style="mixtral", **QWEN_MOE), None),  # mixtral.py: no such check
+], ids=["qwen3-moe", "ernie-4.5-vl", "mixtral"])
+def test_moe_block_refuses_a_tp_above_its_experts_where_its_model_file_does(make_checkpoint, spec, refusal):
+    folder = make_checkpoint(**{"quant": "ct-fp8-block", "moe_intermediate": 256, "vision_hidden": 256, **spec})
+    over, within = inspect(folder, tp=8), inspect(folder, tp=4)
+    assert [e for e in over.errors if "greater than the number of experts" in e] == ([refusal] if refusal else [])
+    assert not [e for e in within.errors if "greater than the number of experts" in e]

@@ -78,6 +78,9 @@ FAMILIES: dict[str, tuple[dict, dict]] = {
     "qwen3-moe-router-unlisted": (dict(architecture="Qwen3MoeForCausalLM", model_type="qwen3_moe",
                                        ignore_routers=False, **_MOE),
                                   {"num_experts_per_tok": 2, "decoder_sparse_step": 1, "mlp_only_layers": []}),
+    # Fewer experts than TP 8: qwen3_moe.py's MoE block refuses the build (layouts.TP_ABOVE_EXPERTS).
+    "qwen3-moe-4-experts": (dict(architecture="Qwen3MoeForCausalLM", model_type="qwen3_moe", experts=4),
+                            {"num_experts_per_tok": 2, "decoder_sparse_step": 1, "mlp_only_layers": []}),
     "deepseek-v2-lite": (dict(architecture="DeepseekV2ForCausalLM", model_type="deepseek_v2", **_MLA),
                          {"num_experts_per_tok": 2, "n_group": 1, "topk_group": 1, "topk_method": "greedy"}),
     "deepseek-v3": (dict(architecture="DeepseekV3ForCausalLM", model_type="deepseek_v3", q_lora_rank=1536,

@@ -22,6 +22,9 @@ from fp8check.core.formats.registry import parse_quant_config
 INDEX_FILE = "model.safetensors.index.json"
 SINGLE_FILE = "model.safetensors"
 MAX_JSON_BYTES = 50_000_000  # config.json and the index are KBs; refuse anything absurd before parsing it
+# The keys vLLM's MoE model files read their routed-expert count from (fp8check.core.model.layouts.TP_ABOVE_EXPERTS
+# names which).
+EXPERT_COUNT_KEYS = ("num_experts", "moe_num_experts", "num_local_experts", "n_routed_experts")
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 ROUTER_KEYS = ("scoring_func", "norm_topk_prob", "n_group", "topk_method", "use_routing_bias",
                "moe_router_activation", "norm_expert_weight",  # these two: Step-3.5's
@@ -128,6 +131,9 @@ class ModelConfig(NamedTuple):
     attention_geometry: tuple[tuple[int, int, int, int], ...] | None = None
     # MiMo-V2-Pro: config.json's attention_projection_layout is "fused_qkv" (mimo_v2.py MiMoV2FlashDecoderLayer).
     fused_qkv_layout: bool = False
+    # The expert-count keys config.json gives (EXPERT_COUNT_KEYS), as stored: an int, or a list (ERNIE-4.5-VL's text and
+    # vision experts); the one a model file reads is named in layouts.TP_ABOVE_EXPERTS.
+    expert_counts: tuple[tuple[str, int | tuple[int, ...]], ...] = ()
     # A Mistral-format checkpoint's params.json as vLLM 0.25-0.33 refuse it (fp8check.core.checkpoint.mistral:
     # BLOCK FP8, Mistral-Large-4); the config above is 0.34's reading.
     errors_before_034: tuple[str, ...] = ()
@@ -282,6 +288,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         audio_heads=opt_int("encoder_attention_heads", audio),
         router_keys=tuple((key, sizes[key]) for key in ROUTER_KEYS if isinstance(sizes.get(key), (str, bool, int))),
         sliding=_sliding_keys(sizes, model_type, opt_int, where),
+        expert_counts=_expert_counts(sizes),
         **_text_model(text if isinstance(text, dict) else None, where),
         expert_dtype=_expert_dtype(sizes, model_type, raw_quant),
         kv_lora_rank=opt_int("kv_lora_rank"),
@@ -289,6 +296,18 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         attention_geometry=_attention_geometry(sizes, opt_int, where),
         fused_qkv_layout=sizes.get("attention_projection_layout") == "fused_qkv",
     )
+
+
+def _expert_counts(sizes: dict) -> tuple[tuple[str, int | tuple[int, ...]], ...]:
+    """config.json's EXPERT_COUNT_KEYS that hold a positive count or a list of them (anything else: not read)."""
+    counts: list[tuple[str, int | tuple[int, ...]]] = []
+    for key in EXPERT_COUNT_KEYS:
+        value = sizes.get(key)
+        if _positive_int(value):
+            counts.append((key, value))
+        elif isinstance(value, list) and value and all(_positive_int(v) for v in value):
+            counts.append((key, tuple(value)))
+    return tuple(counts)
 
 
 # A RADIO vision_config (NVIDIA's remote-code RADIOConfig) names its ViT in args.model; vLLM's RadioConfig sizes the

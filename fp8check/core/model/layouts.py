@@ -2460,6 +2460,34 @@ def arch_for(architectures: tuple[str, ...], profile=None) -> Arch | None:
                  if a in ARCHITECTURES and (profile is None or serves(a, profile))), None)
 
 
+# The model files whose MoE block refuses, while building, a TP group larger than its routed experts (with or without
+# expert parallelism: `if self.tp_size > config.<key>: raise ValueError(...)`, 0.25-0.34; hunyuan_v1.py had it too
+# before its move to the Transformers backend), and the config key each reads (fp8check.core.checkpoint.local
+# EXPERT_COUNT_KEYS). The VL / hybrid files build another file's block: qwen3_vl_moe.py and
+# qwen3_omni_moe_thinker.py qwen3_moe.py's, qwen3_5.py qwen3_next.py's, mimo_v2_omni.py mimo_v2.py's, ernie45_vl.py
+# ernie45_vl_moe.py's (the largest entry of its list of text and vision experts).
+TP_ABOVE_EXPERTS = {
+    "qwen2_moe.py": "num_experts", "qwen3_moe.py": "num_experts", "qwen3_next.py": "num_experts",
+    "qwen3_5.py": "num_experts", "qwen3_vl_moe.py": "num_experts", "qwen3_omni_moe_thinker.py": "num_experts",
+    "k2_horizon.py": "num_experts", "laguna.py": "num_experts",
+    "exaone_moe.py": "num_experts", "hy_v3.py": "num_experts", "cohere2_moe.py": "num_experts",
+    "lfm2_moe.py": "num_experts", "alice_ai.py": "num_experts", "minimax_m2.py": "num_local_experts",
+    "mimo_v2.py": "n_routed_experts", "mimo_v2_omni.py": "n_routed_experts", "step3_text.py": "moe_num_experts",
+    "step3p5.py": "moe_num_experts", "ernie45_moe.py": "moe_num_experts", "ernie45_vl.py": "moe_num_experts",
+}
+
+
+def experts_tp_error(arch: Arch | None, config: ModelConfig, tp: int) -> str | None:
+    """The ValueError of a TP_ABOVE_EXPERTS model file's MoE block when TP exceeds the config's expert count, verbatim
+    (the count printed as the model file prints it: ERNIE-4.5-VL's whole list)."""
+    key = TP_ABOVE_EXPERTS.get(arch.source.removeprefix("vllm:")) if arch is not None else None
+    count = dict(config.expert_counts).get(key) if key else None
+    if count is None or tp <= (max(count) if isinstance(count, tuple) else count):
+        return None
+    shown = list(count) if isinstance(count, tuple) else count
+    return f"Tensor parallel size {tp} is greater than the number of experts {shown}."
+
+
 # registry.py _ModelRegistry._raise_for_unsupported's refusal of what no table and no Transformers class serves.
 NOT_SUPPORTED = "Model architectures {archs} are not supported for now"
 

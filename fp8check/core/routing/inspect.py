@@ -11,7 +11,7 @@ from fp8check.core.formats.fp8 import block_fp8_config
 from fp8check.core.formats.frontdoor import FrontDoor
 from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe, front_door, map_layer_lists
 from fp8check.core.model.layouts import (
-    COLUMN, construction_refusal, import_refusal, map_vllm_name, model_arch, quant_config_refusal, retired_error,
+    COLUMN, construction_refusal, experts_tp_error, import_refusal, map_vllm_name, model_arch, quant_config_refusal, retired_error,
     tail_match,
 )
 from fp8check.core.model.memory import fit, fits_at, weight_footprint
@@ -132,6 +132,8 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
         errors.append("AssertionError: group_norm_size must be divisible by tp_size")
     if arch is not None and arch.kv_heads_tp_error and heads and kv_heads and kv_heads % tp:
         errors.append(arch.kv_heads_tp_error.format(heads=heads, kv=kv_heads, tp=tp))
+    too_few_experts = experts_tp_error(arch, ckpt.config, tp)
+    errors += [too_few_experts] if too_few_experts else []
     if arch is not None and not arch.kv_replication and kv_heads and kv_heads < tp:
         errors.append(f"integer modulo by zero ({arch.source[5:]} gives each rank num_key_value_heads // TP = "
                       f"{kv_heads} // {tp} = 0 KV heads: it does not replicate KV heads; use TP <= {kv_heads})")
