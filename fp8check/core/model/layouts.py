@@ -2239,20 +2239,25 @@ TP_PLANS: dict[str, dict[str, str]] = {
     "FlexOlmoForCausalLM": _GATHERED_ATTENTION,
     "OlmoeForCausalLM": _GATHERED_ATTENTION,
     "MellumForCausalLM": _LLAMA_PLAN,
+    "GPTNeoXForCausalLM": {"attention.query_key_value": "colwise", "attention.dense": "rowwise",
+                           "mlp.dense_h_to_4h": "colwise", "mlp.dense_4h_to_h": "rowwise"},
+    "GPTBigCodeForCausalLM": {},
     "Kolibri1ForCausalLM": {**{k: v for k, v in _LLAMA_PLAN.items() if not k.startswith("mlp.")},
                             "mlp.shared_experts.gate_proj": "colwise", "mlp.shared_experts.up_proj": "colwise",
                             "mlp.shared_experts.down_proj": "rowwise"},
 }
 
 
-def _transformers_backend(arch: str, native: Arch | None = None, moved: str | None = None, **moe) -> Arch:
+def _transformers_backend(arch: str, native: Arch | None = None, moved: str | None = None,
+                          attention_linear: str | None = None, **moe) -> Arch:
     """The Transformers backend's layout of `arch` (`moe`: the router fields of a TransformersMoEForCausalLM);
-    with `native`, the layout of the releases before `moved`."""
+    with `native`, the layout of the releases before `moved`; `attention_linear`: the attention's projection stored
+    fused that no fuser builds as a QKVParallelLinear (Arch.attention_linear)."""
     styles = {**_FUSED_OUTPUTS,
               **{tail: _PLAN_CLASS.get(style, REPLICATED) for tail, style in TP_PLANS[arch].items()}}
     # base.py create_attention_instances: per_layer_sliding_window where config.layer_types marks the layer sliding.
     backend = Arch("vllm:transformers/moe.py" if moe else "vllm:transformers/causal.py", styles=styles,
-                   unplanned=REPLICATED, sliding=LAYER_TYPES, **moe)
+                   unplanned=REPLICATED, sliding=LAYER_TYPES, attention_linear=attention_linear, **moe)
     return native._replace(moved=(moved, backend)) if native and moved else backend
 
 
@@ -2295,6 +2300,20 @@ ARCHITECTURES.update({
                                               native=Arch("vllm:olmoe.py", **_OLMOE_ROUTER),
                                               moved="transformers-backend-034"),
     "SmolLM3ForCausalLM": _transformers_backend("SmolLM3ForCausalLM"),
+    # GPT-NeoX (Pythia): gpt_neox.py until 0.32 moved it (query_key_value a QKVParallelLinear, dense / dense_4h_to_h
+    # row, the head embed_out with the quant config); the backend builds query_key_value, stored fused with each
+    # head's [q k v] rows together, as its plan's ColumnParallelLinear (a rank's slice is whole heads), its Attention
+    # attention.attn taking config.json's heads.
+    "GPTNeoXForCausalLM": _transformers_backend(
+        "GPTNeoXForCausalLM", attention_linear="query_key_value",
+        native=Arch("vllm:gpt_neox.py", packed={}, styles={"attention.query_key_value": "QKVParallelLinear",
+                                                           "attention.dense": ROW}, sliding=MODEL_WINDOW),
+        moved=_MOVED_032),
+    # GPTBigCode (StarCoder, SantaCoder): the backend in every release 0.25-0.34; GPTBigCodeConfig has no tp_plan, so
+    # attn.c_attn (q and the multi-query K / V stored fused), attn.c_proj and the MLP are ReplicatedLinears, and the
+    # Attention attn.attn takes config.json's heads with one KV head under multi_query (the config class's
+    # num_key_value_heads).
+    "GPTBigCodeForCausalLM": _transformers_backend("GPTBigCodeForCausalLM", attention_linear="c_attn"),
     "Starcoder2ForCausalLM": _transformers_backend("Starcoder2ForCausalLM"),
     "VaultGemmaForCausalLM": _transformers_backend("VaultGemmaForCausalLM"),
 })
@@ -2322,6 +2341,42 @@ ARCHITECTURES.update({
     "Kolibri1ForCausalLM": _transformers_backend(
         "Kolibri1ForCausalLM", parameter_weights=("mlp.gate",), router=Router(custom="Custom")),
 })
+
+# The registry's older dense families (0.25-0.34, each file alike 0.33 / 0.34).
+# opt.py OPTForCausalLM: q / k / v -> qkv_proj (its packed mapping), out_proj / fc2 row, fc1 column; project_in /
+# project_out (where word_embed_proj_dim differs from hidden_size: OPT-350M) ReplicatedLinears with the quant config;
+# the learned position table embed_positions an embedding (OPTLearnedPositionalEmbedding, no linear); the LM head a
+# ParallelLMHead without quant_config (tied to embed_tokens by default); the mapper moves a bare decoder. under model.
+ARCHITECTURES["OPTForCausalLM"] = Arch(
+    "vllm:opt.py", packed=_QKV_ONLY, styles={"fc1": COLUMN, "fc2": ROW, "self_attn.out_proj": ROW,
+                                             "project_in": REPLICATED, "project_out": REPLICATED},
+    head_quant_config=False, sliding=MODEL_WINDOW, other_tables=("embed_positions",),
+    hf_to_vllm=(("prefix", "decoder.", "model.decoder."),))
+# gpt_j.py GPTJForCausalLM: attn q / k / v -> qkv_proj through its mapper's orig_to_new_stacked alone (the class has no
+# packed_modules_mapping and is no SupportsQuant: the quant config's lists are matched against qkv_proj itself),
+# attn.out_proj / mlp.fc_out row, mlp.fc_in column; the LM head takes the quant config.
+ARCHITECTURES["GPTJForCausalLM"] = Arch(
+    "vllm:gpt_j.py", packed=_QKV_ONLY, quant_packed=False, styles={"attn.out_proj": ROW, "mlp.fc_in": COLUMN,
+                                                                   "mlp.fc_out": ROW}, sliding=MODEL_WINDOW)
+# bloom.py BloomForCausalLM (SupportsQuant, no packed mapping): self_attention.query_key_value stored fused, a
+# QKVParallelLinear over num_attention_heads (every head a KV head; the loader regroups its per-head [q k v] rows),
+# self_attention.dense / mlp.dense_4h_to_h row, mlp.dense_h_to_4h column; ALiBi attention; the LM head a
+# ParallelLMHead without quant_config, tied to word_embeddings by default.
+ARCHITECTURES["BloomForCausalLM"] = Arch(
+    "vllm:bloom.py", packed={}, styles={"self_attention.query_key_value": "QKVParallelLinear",
+                                        "self_attention.dense": ROW, "mlp.dense_h_to_4h": COLUMN,
+                                        "mlp.dense_4h_to_h": ROW},
+    head_quant_config=False, sliding=MODEL_WINDOW)
+# falcon.py FalconForCausalLM (packed query_key_value: [query_key_value]): self_attention.query_key_value stored fused,
+# a QKVParallelLinear whose KV heads are config.num_kv_heads with new_decoder_architecture (Falcon-40B / 180B), one
+# with multi_query (Falcon-7B), else num_attention_heads (local.py reads them so), self_attention.dense /
+# mlp.dense_4h_to_h row, mlp.dense_h_to_4h column; rotary or ALiBi attention; the LM head takes the quant config
+# (tied to word_embeddings unless tie_word_embeddings is false).
+ARCHITECTURES["FalconForCausalLM"] = Arch(
+    "vllm:falcon.py", packed={"query_key_value": ("query_key_value",)},
+    styles={"self_attention.query_key_value": "QKVParallelLinear", "self_attention.dense": ROW,
+            "mlp.dense_h_to_4h": COLUMN, "mlp.dense_4h_to_h": ROW}, sliding=MODEL_WINDOW)
+
 
 # Architectures not in the table: the name-based rules fp8check had before the table, which cover
 # Llama-like decoders and the router names of the MoE families above. MTP layers declared in the config
