@@ -1339,7 +1339,7 @@ FAMILIES.update({
              dict(_TOKENS, n_inner=4096, activation_function="gelu_new")),
     "gpt-bigcode": (dict(architecture="GPTBigCodeForCausalLM", model_type="gpt_bigcode", tie_embeddings=True,
                          **_CLASSIC), dict(_TOKENS, n_inner=4096, multi_query=True)),
-    "gpt-neox": (dict(architecture="GPTNeoXForCausalLM", model_type="gpt_neox", **_CLASSIC),
+    "gpt-neox": (dict(architecture="GPTNeoXForCausalLM", model_type="gpt_neox", ignore=("embed_out",), **_CLASSIC),
                  dict(_TOKENS, rotary_pct=0.25, use_parallel_residual=True)),
     "gpt-j": (dict(architecture="GPTJForCausalLM", model_type="gptj", **_CLASSIC),
               dict(_TOKENS, n_inner=4096, rotary_dim=64)),

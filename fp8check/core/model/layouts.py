@@ -2248,13 +2248,17 @@ TP_PLANS: dict[str, dict[str, str]] = {
 }
 
 
+# The classes each backend architecture's linears get: its plan's, and rowwise after the fusers' q/k/v and gate/up.
+TP_PLAN_STYLES = {arch: {**_FUSED_OUTPUTS, **{tail: _PLAN_CLASS.get(style, REPLICATED)
+                                               for tail, style in plan.items()}} for arch, plan in TP_PLANS.items()}
+
+
 def _transformers_backend(arch: str, native: Arch | None = None, moved: str | None = None,
                           attention_linear: str | None = None, **moe) -> Arch:
     """The Transformers backend's layout of `arch` (`moe`: the router fields of a TransformersMoEForCausalLM);
     with `native`, the layout of the releases before `moved`; `attention_linear`: the attention's projection stored
     fused that no fuser builds as a QKVParallelLinear (Arch.attention_linear)."""
-    styles = {**_FUSED_OUTPUTS,
-              **{tail: _PLAN_CLASS.get(style, REPLICATED) for tail, style in TP_PLANS[arch].items()}}
+    styles = TP_PLAN_STYLES[arch]
     # base.py create_attention_instances: per_layer_sliding_window where config.layer_types marks the layer sliding.
     backend = Arch("vllm:transformers/moe.py" if moe else "vllm:transformers/causal.py", styles=styles,
                    unplanned=REPLICATED, sliding=LAYER_TYPES, attention_linear=attention_linear, **moe)
@@ -2304,16 +2308,21 @@ ARCHITECTURES.update({
     # row, the head embed_out with the quant config); the backend builds query_key_value, stored fused with each
     # head's [q k v] rows together, as its plan's ColumnParallelLinear (a rank's slice is whole heads), its Attention
     # attention.attn taking config.json's heads.
-    "GPTNeoXForCausalLM": _transformers_backend(
-        "GPTNeoXForCausalLM", attention_linear="query_key_value",
-        native=Arch("vllm:gpt_neox.py", packed={}, styles={"attention.query_key_value": "QKVParallelLinear",
-                                                           "attention.dense": ROW}, sliding=MODEL_WINDOW),
-        moved=_MOVED_032),
-    # GPTBigCode (StarCoder, SantaCoder): the backend in every release 0.25-0.34; GPTBigCodeConfig has no tp_plan, so
-    # attn.c_attn (q and the multi-query K / V stored fused), attn.c_proj and the MLP are ReplicatedLinears, and the
-    # Attention attn.attn takes config.json's heads with one KV head under multi_query (the config class's
-    # num_key_value_heads).
-    "GPTBigCodeForCausalLM": _transformers_backend("GPTBigCodeForCausalLM", attention_linear="c_attn"),
+    "GPTNeoXForCausalLM": Arch(
+        "vllm:gpt_neox.py", packed={}, styles={"attention.query_key_value": "QKVParallelLinear",
+                                               "attention.dense": ROW, "embed_out": "ParallelLMHead"},
+        sliding=MODEL_WINDOW, moved=(_MOVED_032, _transformers_backend(
+            "GPTNeoXForCausalLM", attention_linear="query_key_value")._replace(
+                styles={**TP_PLAN_STYLES["GPTNeoXForCausalLM"], "embed_out": "ParallelLMHead"}))),
+    # GPTBigCode (StarCoder, SantaCoder): the backend in every release 0.25-0.34. GPTBigCodeConfig has no tp_plan, so
+    # the MLP's c_fc / c_proj are ReplicatedLinears; the packed-QKV fuser (transformers/fusers/packed_qkv.py
+    # PackedQKVFuser, 0.33 / 0.34 alike) matches multi-query attention's c_attn(x).split((q, kv, kv)) and builds attn.c_attn
+    # as a QKVParallelLinear (one KV head: GPTBigCodeConfig's num_key_value_heads under multi_query) and the
+    # projection returned after it, attn.c_proj, as rowwise. The position table wpe an nn.Embedding. Not modelled: a
+    # multi_query false checkpoint, whose per-head view of c_attn the fuser does not match (all replicated).
+    "GPTBigCodeForCausalLM": _transformers_backend("GPTBigCodeForCausalLM")._replace(
+        styles={**TP_PLAN_STYLES["GPTBigCodeForCausalLM"], "attn.c_attn": "QKVParallelLinear", "attn.c_proj": ROW},
+        other_tables=("wpe",)),
     "Starcoder2ForCausalLM": _transformers_backend("Starcoder2ForCausalLM"),
     "VaultGemmaForCausalLM": _transformers_backend("VaultGemmaForCausalLM"),
 })
