@@ -2307,13 +2307,17 @@ ARCHITECTURES.update({
     # GPT-NeoX (Pythia): gpt_neox.py until 0.32 moved it (query_key_value a QKVParallelLinear, dense / dense_4h_to_h
     # row, the head embed_out with the quant config); the backend builds query_key_value, stored fused with each
     # head's [q k v] rows together, as its plan's ColumnParallelLinear (a rank's slice is whole heads), its Attention
-    # attention.attn taking config.json's heads.
+    # attention.attn taking config.json's heads. Its mapper (base.py _create_hf_to_vllm_mapper) renames embed_out. to
+    # lm_head. (transformers' WeightRenaming for gpt_neox) and the base model prefix gpt_neox to model; applied to a
+    # quant config's lists too, where a bare "embed_out" entry (no dot) stays as it is and never names lm_head.
+    # GPTBigCode's likewise maps transformer to model.
     "GPTNeoXForCausalLM": Arch(
         "vllm:gpt_neox.py", packed={}, styles={"attention.query_key_value": "QKVParallelLinear",
                                                "attention.dense": ROW, "embed_out": "ParallelLMHead"},
         sliding=MODEL_WINDOW, moved=(_MOVED_032, _transformers_backend(
             "GPTNeoXForCausalLM", attention_linear="query_key_value")._replace(
-                styles={**TP_PLAN_STYLES["GPTNeoXForCausalLM"], "embed_out": "ParallelLMHead"}))),
+                styles={**TP_PLAN_STYLES["GPTNeoXForCausalLM"], "embed_out": "ParallelLMHead"},
+                hf_to_vllm=(("regex", r"^embed_out\.", "lm_head."), ("regex", r"^gpt_neox\.(.+)", r"model.\1"))))),
     # GPTBigCode (StarCoder, SantaCoder): the backend in every release 0.25-0.34. GPTBigCodeConfig has no tp_plan, so
     # the MLP's c_fc / c_proj are ReplicatedLinears; the packed-QKV fuser (transformers/fusers/packed_qkv.py
     # PackedQKVFuser, 0.33 / 0.34 alike) matches multi-query attention's c_attn(x).split((q, kv, kv)) and builds attn.c_attn
@@ -2322,7 +2326,7 @@ ARCHITECTURES.update({
     # multi_query false checkpoint, whose per-head view of c_attn the fuser does not match (all replicated).
     "GPTBigCodeForCausalLM": _transformers_backend("GPTBigCodeForCausalLM")._replace(
         styles={**TP_PLAN_STYLES["GPTBigCodeForCausalLM"], "attn.c_attn": "QKVParallelLinear", "attn.c_proj": ROW},
-        other_tables=("wpe",)),
+        other_tables=("wpe",), hf_to_vllm=(("regex", r"^transformer\.(.+)", r"model.\1"),)),
     "Starcoder2ForCausalLM": _transformers_backend("Starcoder2ForCausalLM"),
     "VaultGemmaForCausalLM": _transformers_backend("VaultGemmaForCausalLM"),
 })
