@@ -447,6 +447,10 @@ class Arch(NamedTuple):
     # it does not map up in params_dict unguarded (KeyError): listed as skipped, and the load fails (Kimi-K3.1's DSA
     # indexer under Kimi-K3's ROCm text model, amd/linear.py, which builds every MLA layer dense).
     unloadable: tuple[str, ...] = ()
+    # Tails of linears whose 2-D weight the checkpoint stores [in, out] (HF's Conv1D) and whose model file's loader
+    # transposes the `.weight` alone (gpt2.py GPT2Model._transpose_conv1d: c_attn, c_proj, c_fc): laid out as vLLM's
+    # [out, in]; a scale with more than one element keeps the stored orientation and does not fit vLLM's parameter.
+    transposed: tuple[str, ...] = ()
     # (WHEEL_CHANGES key, {field: value}): fields the model file built otherwise until the release that brought the
     # change (the newest first; each older one applied over it).
     fields_before: tuple[tuple[str, dict], ...] = ()
@@ -2367,10 +2371,23 @@ ARCHITECTURES["OPTForCausalLM"] = Arch(
     hf_to_vllm=(("prefix", "decoder.", "model.decoder."),))
 # gpt_j.py GPTJForCausalLM: attn q / k / v -> qkv_proj through its mapper's orig_to_new_stacked alone (the class has no
 # packed_modules_mapping and is no SupportsQuant: the quant config's lists are matched against qkv_proj itself),
-# attn.out_proj / mlp.fc_out row, mlp.fc_in column; the LM head takes the quant config.
+# attn.out_proj / mlp.fc_out row, mlp.fc_in column; the LM head takes the quant config; the mapper drops the
+# causal-mask buffers attn.bias / attn.masked_bias that GPT-J-6B's checkpoint holds.
 ARCHITECTURES["GPTJForCausalLM"] = Arch(
     "vllm:gpt_j.py", packed=_QKV_ONLY, quant_packed=False, styles={"attn.out_proj": ROW, "mlp.fc_in": COLUMN,
-                                                                   "mlp.fc_out": ROW}, sliding=MODEL_WINDOW)
+                                                                   "mlp.fc_out": ROW},
+    spec_substrings=("attn.bias", "attn.masked_bias"), sliding=MODEL_WINDOW)
+# gpt2.py GPT2LMHeadModel: attn.c_attn stored fused, a QKVParallelLinear over n_head (every head a KV head),
+# attn.c_proj / mlp.c_proj row, mlp.c_fc column, all three HF Conv1D weights stored [in, out] and transposed on load
+# (Arch.transposed); wpe an nn.Embedding; the LM head takes the quant config under the prefix ".lm_head" (f"{prefix}.
+# lm_head" with an empty prefix), tied to wte by default; GPT2Model's mapper drops the causal-mask buffers attn.bias /
+# attn.masked_bias.
+_GPT2_CONV1D = ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj")
+ARCHITECTURES["GPT2LMHeadModel"] = Arch(
+    "vllm:gpt2.py", packed={}, styles={"attn.c_attn": "QKVParallelLinear", "attn.c_proj": ROW, "mlp.c_fc": COLUMN,
+                                       "mlp.c_proj": ROW},
+    transposed=_GPT2_CONV1D, other_tables=("wpe",), spec_substrings=(".attn.bias", ".attn.masked_bias"),
+    quant_prefixes=(("regex", r"^lm_head\.weight$", ".lm_head.weight"),), sliding=MODEL_WINDOW)
 # bloom.py BloomForCausalLM (SupportsQuant, no packed mapping): self_attention.query_key_value stored fused, a
 # QKVParallelLinear over num_attention_heads (every head a KV head; the loader regroups its per-head [q k v] rows),
 # self_attention.dense / mlp.dense_4h_to_h row, mlp.dense_h_to_4h column; ALiBi attention; the LM head a
