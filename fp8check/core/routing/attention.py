@@ -169,10 +169,10 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
         if not dense and arch is not None and arch.attention_linear is not None:
             merged, config_kv_heads = _SELF_ATTN.match(module.name), ckpt.config.num_key_value_heads
             # no head_dim in config.json (GPT-NeoX): hidden_size / num_attention_heads, as the config class derives it
-            head_dim = config_head_dim or (ckpt.config.hidden_size // config_heads
-                                           if config_heads and ckpt.config.hidden_size else None)
-            if merged and merged.group(3) == arch.attention_linear and config_heads and config_kv_heads and head_dim:
-                dense, geometry = merged, (config_heads, config_kv_heads, head_dim)
+            size = config_head_dim or (ckpt.config.hidden_size // config_heads
+                                       if config_heads and ckpt.config.hidden_size else None)
+            if merged and merged.group(3) == arch.attention_linear and config_heads and config_kv_heads and size:
+                dense, geometry = merged, (config_heads, config_kv_heads, size)
         mla = None if dense else _MLA.match(module.name)
         if dense and arch is not None and arch.linear_attention_gate and \
                 f"{dense.group(1).rpartition('.')[0]}.{arch.linear_attention_gate}" in names:
