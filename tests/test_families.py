@@ -362,6 +362,9 @@ STEP5_VL = dict(STEP5_SPEC, architecture="Step5ForConditionalGeneration", model_
 VISION = dict(depth=1, hidden_size=256, intermediate_size=512, num_heads=2, out_hidden_size=256)
 # The Transformers backend's architectures, written by transformers' classes (token ids inside the tiny vocabulary).
 TF = dict(transformers=True, head_dim=128, extra_config=dict(pad_token_id=0, bos_token_id=1, eos_token_id=2))
+# The registry's older dense families (the eighth round), written by transformers' own classes at 128-head widths.
+CLASSIC = dict(transformers=True, layers=1, hidden=256, heads=2, kv_heads=2, head_dim=None, intermediate=512,
+               vocab=1000, extra_config=dict(pad_token_id=0, bos_token_id=1, eos_token_id=2))
 OLMOE = dict(TF, extra_config=dict(TF["extra_config"], num_experts=4, num_experts_per_tok=2, intermediate_size=256))
 # Mellum: layer 0 dense and sliding, layer 1 MoE with full attention; Kolibri-1: every layer MoE with a shared expert.
 MELLUM = dict(TF, extra_config=dict(TF["extra_config"], num_experts=4, num_experts_per_tok=2, moe_intermediate_size=256,
@@ -477,7 +480,6 @@ def kimi_k3_spec(dsa: bool = False, **fields) -> dict:
             "model_type": "kimi_k31" if dsa else "kimi_k3", "layers": 0, "text_prefix": "language_model.model",
             "sizes_in_text_config": True, "extra_config": config, "extra_tensors": kimi_k3_tensors(config),
             "hidden": 512, "vocab": 1000, "quant": "ct-fp8-block", "ignore": ignore, **fields}
-
 
 
 # K2-Horizon (no transformers or vLLM config class: synth.k2_horizon_tensors writes the names k2_horizon.py loads by
@@ -636,8 +638,6 @@ def inkling_spec(architecture: str = "InklingForConditionalGeneration") -> dict:
             "extra_tensors": inkling_tensors(INKLING_TEXT, "model.llm." if nested else "model."),
             "extra_config": {"text_config": INKLING_TEXT, "vision_config": {}, "audio_config": {}} if nested
             else INKLING_TEXT}
-
-
 
 
 def _inkling_layers(root: str) -> dict[str, tuple[str, str]]:
@@ -1415,6 +1415,32 @@ FAMILIES = [
     ("muse-glimmer", muse_glimmer_spec(), 2, _MUSE_GLIMMER_LAYERS),
     ("muse-glimmer-causal", muse_glimmer_spec("MuseGlimmerForCausalLM"), 2, _MUSE_GLIMMER_LAYERS),
     ("muse-spark", muse_spark_spec(platform="mi300x"), 2, _MUSE_SPARK_LAYERS),
+    *((family, dict(CLASSIC, architecture=arch, model_type=model_type,
+                    extra_config=dict(CLASSIC["extra_config"], **extra), **{"tie_embeddings": True, **fields}), 2,
+       {name: (cls, source) for name, cls in expected.items()})
+      for family, arch, model_type, source, fields, extra, expected in (
+          ("opt", "OPTForCausalLM", "opt", "vllm:opt.py", {}, dict(ffn_dim=512, word_embed_proj_dim=256),
+           {"model.decoder.layers.0.self_attn.qkv_proj": "QKVParallelLinear",
+            "model.decoder.layers.0.fc2": "RowParallelLinear"}),
+          ("gpt-2", "GPT2LMHeadModel", "gpt2", "vllm:gpt2.py", dict(quant="modelopt-fp8"), dict(n_inner=512),
+           {"transformer.h.0.attn.c_attn": "QKVParallelLinear", "transformer.h.0.mlp.c_fc": "ColumnParallelLinear"}),
+          ("gpt-bigcode", "GPTBigCodeForCausalLM", "gpt_bigcode", "vllm:transformers/causal.py", {},
+           dict(n_inner=512), {"transformer.h.0.attn.c_attn": "QKVParallelLinear",
+                               "transformer.h.0.mlp.c_fc": "ReplicatedLinear"}),
+          ("gpt-neox", "GPTNeoXForCausalLM", "gpt_neox", "vllm:transformers/causal.py",
+           dict(tie_embeddings=False, ignore=("embed_out",)),
+           {}, {"gpt_neox.layers.0.attention.query_key_value": "ColumnParallelLinear",
+                "gpt_neox.layers.0.attention.dense": "RowParallelLinear"}),
+          ("gpt-j", "GPTJForCausalLM", "gptj", "vllm:gpt_j.py", dict(tie_embeddings=False),
+           dict(n_inner=512, rotary_dim=64), {"transformer.h.0.attn.qkv_proj": "QKVParallelLinear",
+                                              "transformer.h.0.mlp.fc_out": "RowParallelLinear"}),
+          ("bloom", "BloomForCausalLM", "bloom", "vllm:bloom.py", {}, {},
+           {"transformer.h.0.self_attention.query_key_value": "QKVParallelLinear",
+            "transformer.h.0.self_attention.dense": "RowParallelLinear"}),
+          ("falcon", "FalconForCausalLM", "falcon", "vllm:falcon.py", {}, dict(bias=False),
+           {"transformer.h.0.self_attention.query_key_value": "QKVParallelLinear",
+            "transformer.h.0.mlp.dense_h_to_4h": "ColumnParallelLinear"}),
+      )),
 ]
 
 
@@ -1571,7 +1597,6 @@ def test_glm_router_class_follows_the_release(make_checkpoint, vllm, layer_type)
     rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm)))
     gate = next(layer for layer in rep.layers if layer.name == "model.layers.0.mlp.gate")
     assert (gate.layer_type, gate.scheme) == (layer_type, "UnquantizedLinearMethod") and rep.ok
-
 
 
 @pytest.mark.parametrize("vllm,layer_type", [("0.30", "nn.Linear"), ("0.31", "ReplicatedLinear")])
@@ -2542,7 +2567,6 @@ def test_step5_sparse_layers_build_on_sm90_sm100_sm103_only(make_checkpoint):
     assert "got 2 (num_heads=8, tp_size=4)." in " ".join(inspect(folder, "b200", tp=4).errors)
 
 
-
 def test_step35_stacked_experts_read_as_the_per_expert_ones(make_checkpoint, tmp_path):
     """step3p5.py also loads its original stacked experts (moe.gate_proj.weight [E, I, H], ModelOpt's weight_scale /
     input_scale [E]) by slicing loaded_weight[expert_id]: the same FusedMoE as the per-expert checkpoint."""
@@ -2770,7 +2794,6 @@ def test_kimi_k25_mtp_layer_under_language_model_is_skipped(make_checkpoint):
     rep = inspect(make_checkpoint(**dict(spec, quant="fp8-block", data="sparse", moe_intermediate=256)))
     assert not any(layer.name.startswith("language_model.model.layers.2.") for layer in rep.layers)
     assert [s.prefix for s in rep.skipped] == ["language_model.model.layers.2."]
-
 
 
 def _kimi_k3_modules(folder):
@@ -3559,3 +3582,107 @@ def test_moe_block_refuses_a_tp_above_its_experts_where_its_model_file_does(make
     over, within = inspect(folder, tp=8), inspect(folder, tp=4)
     assert [e for e in over.errors if "greater than the number of experts" in e] == ([refusal] if refusal else [])
     assert not [e for e in within.errors if "greater than the number of experts" in e]
+
+
+def _classic(arch: str, model_type: str, quant: str = "fp8-block", **fields) -> dict:
+    extra = dict(CLASSIC["extra_config"], **fields.pop("extra_config", {}))
+    return dict(CLASSIC, architecture=arch, model_type=model_type, quant=quant, extra_config=extra, **fields)
+
+
+def _layers(rep) -> dict:
+    return {layer.name: (layer.layer_type, layer.scheme) for layer in rep.layers}
+
+
+def test_opt_is_opt_py_with_its_projections_and_unquantized_head(make_checkpoint):
+    """opt.py: q / k / v -> qkv_proj, out_proj / fc2 row, fc1 column; OPT-350M's project_in / project_out (where
+    word_embed_proj_dim differs from hidden_size) ReplicatedLinears with the quant config; embed_positions a position
+    table (no linear; its shape is not vocab x hidden, nor is embed_tokens' hidden wide); the head without
+    quant_config. Laid out, not guessed."""
+    spec = _classic("OPTForCausalLM", "opt", tie_embeddings=False, ignore=("lm_head", "model.decoder.project_in",
+                                                                           "model.decoder.project_out"),
+                    extra_config=dict(ffn_dim=512, word_embed_proj_dim=128, do_layer_norm_before=False))
+    rep = inspect(make_checkpoint(**spec), tp=2)
+    layers = _layers(rep)
+    assert layers["model.decoder.layers.0.self_attn.qkv_proj"][0] == "QKVParallelLinear"
+    assert layers["model.decoder.layers.0.self_attn.out_proj"][0] == layers["model.decoder.layers.0.fc2"][0] == \
+        "RowParallelLinear"
+    assert layers["model.decoder.layers.0.fc1"] == ("ColumnParallelLinear", "Fp8LinearMethod")
+    assert layers["model.decoder.project_in"][0] == layers["model.decoder.project_out"][0] == "ReplicatedLinear"
+    head = next(layer for layer in rep.layers if layer.name == "lm_head")
+    assert head.scheme.startswith("Unquantized") and not ARCHITECTURES["OPTForCausalLM"].head_quant_config
+    assert not any("embed_positions" in name for name in layers)
+    assert [a.name for a in rep.attention] == ["model.decoder.layers.0.self_attn.attn"]
+    assert "generic" not in {layer.layout for layer in rep.layers} and rep.ok
+
+
+def test_gpt_j_bloom_and_falcon_lay_out_their_fused_attention(make_checkpoint):
+    """gpt_j.py (q / k / v -> qkv_proj without a packed mapping: the lists match qkv_proj itself), bloom.py and
+    falcon.py (query_key_value stored fused, a QKVParallelLinear: BLOOM's every head a KV head, Falcon-7B's one under
+    multi_query, Falcon-40B's num_kv_heads with new_decoder_architecture), each layer's Attention beside it."""
+    cases = (
+        (_classic("GPTJForCausalLM", "gptj", extra_config=dict(n_inner=512, rotary_dim=64)), "transformer.h.0.attn",
+         "qkv_proj", (2, 2)),
+        (_classic("BloomForCausalLM", "bloom", tie_embeddings=True), "transformer.h.0.self_attention",
+         "query_key_value", (2, 2)),
+        (_classic("FalconForCausalLM", "falcon", tie_embeddings=True,
+                  extra_config=dict(multi_query=True, new_decoder_architecture=False, parallel_attn=True, bias=False)),
+         "transformer.h.0.self_attention", "query_key_value", (2, 1)),
+        (_classic("FalconForCausalLM", "falcon", tie_embeddings=True,
+                  extra_config=dict(new_decoder_architecture=True, num_kv_heads=2, bias=False)),
+         "transformer.h.0.self_attention", "query_key_value", (2, 2)),
+    )
+    for spec, attention, qkv, (heads, kv_heads) in cases:
+        rep = inspect(make_checkpoint(**spec))
+        layer = next(layer for layer in rep.layers if layer.name == f"{attention}.{qkv}")
+        assert layer.layer_type == "QKVParallelLinear" and layer.scheme == "Fp8LinearMethod", spec["architecture"]
+        assert [(a.name, a.num_heads, a.num_kv_heads) for a in rep.attention] == [
+            (f"{attention}.attn", heads, kv_heads)], spec["architecture"]
+        assert "generic" not in {layer.layout for layer in rep.layers} and rep.ok, spec["architecture"]
+
+
+def test_gpt2_conv1d_weights_are_transposed_and_their_block_scales_fail_the_load(make_checkpoint):
+    """gpt2.py: c_attn / c_proj / c_fc are HF Conv1D weights stored [in, out] that GPT2Model._transpose_conv1d
+    transposes on load, the weight alone: laid out as vLLM's [out, in] (c_attn a QKVParallelLinear of 3 x hidden);
+    a block scale written in the stored orientation does not fit (a per-tensor one does)."""
+    spec = _classic("GPT2LMHeadModel", "gpt2", tie_embeddings=True, extra_config=dict(n_inner=512))
+    rep = inspect(make_checkpoint(**spec))
+    c_attn = next(layer for layer in rep.layers if layer.name == "transformer.h.0.attn.c_attn")
+    assert (c_attn.layer_type, c_attn.shape) == ("QKVParallelLinear", (768, 256))
+    assert "vLLM's loader transposes the weight alone" in c_attn.errors[0]
+    assert [a.name for a in rep.attention] == ["transformer.h.0.attn.attn"]
+    rep = inspect(make_checkpoint(**dict(spec, quant="modelopt-fp8")))
+    assert rep.ok and "generic" not in {layer.layout for layer in rep.layers}
+
+
+@pytest.mark.parametrize("vllm,layout,qkv", [("0.31", "vllm:gpt_neox.py", "QKVParallelLinear"),
+                                             ("0.33", "vllm:transformers/causal.py", "ColumnParallelLinear")])
+def test_gpt_neox_moved_to_the_transformers_backend(make_checkpoint, vllm, layout, qkv):
+    """gpt_neox.py until 0.32 moved GPT-NeoX to the Transformers backend, which builds query_key_value as its plan's
+    ColumnParallelLinear (the Attention attention.attn of config.json's heads) and renames embed_out. to lm_head.: a
+    ModelOpt exclude list naming embed_out (no dot) no longer leaves the head unquantized."""
+    spec = _classic("GPTNeoXForCausalLM", "gpt_neox", quant="modelopt-fp8", ignore=("embed_out",),
+                    extra_config=dict(rotary_pct=0.25))
+    rep = inspect_checkpoint(open_local(make_checkpoint(**spec)),
+                             InspectOptions(parse_platform("h100"), select_profile(vllm)))
+    layers = {layer.name: layer for layer in rep.layers}
+    assert (layers["gpt_neox.layers.0.attention.query_key_value"].layer_type,
+            layers["gpt_neox.layers.0.attention.query_key_value"].layout) == (qkv, layout)
+    assert [a.name for a in rep.attention] == ["gpt_neox.layers.0.attention.attn"]
+    head = layers["embed_out"]
+    assert head.layer_type == "ParallelLMHead"
+    assert (head.scheme == "ModelOptLinearMethod") is (vllm == "0.33") and (bool(head.errors) is (vllm == "0.33"))
+
+
+def test_gpt_bigcode_packed_qkv_is_fused_by_the_backend(make_checkpoint):
+    """The Transformers backend's PackedQKVFuser builds multi-query attention's c_attn as a QKVParallelLinear (one
+    KV head: GPTBigCodeConfig under multi_query) and c_proj rowwise; the MLP replicated (no tp_plan); wpe a position
+    table."""
+    spec = _classic("GPTBigCodeForCausalLM", "gpt_bigcode", tie_embeddings=True,
+                    extra_config=dict(n_inner=512, multi_query=True))
+    rep = inspect(make_checkpoint(**spec))
+    layers = _layers(rep)
+    assert layers["transformer.h.0.attn.c_attn"][0] == "QKVParallelLinear"
+    assert layers["transformer.h.0.attn.c_proj"][0] == "RowParallelLinear"
+    assert layers["transformer.h.0.mlp.c_fc"][0] == layers["transformer.h.0.mlp.c_proj"][0] == "ReplicatedLinear"
+    assert [(a.name, a.num_kv_heads) for a in rep.attention] == [("transformer.h.0.attn.attn", 1)]
+    assert "generic" not in {layer.layout for layer in rep.layers} and rep.ok

@@ -87,6 +87,9 @@ MODEL_STUB_RISKS = {
                                  "has Triton (a CPU one triton-cpu, as the CPU platform check assumes), so vLLM picks "
                                  "Model Runner V2 as a host would; without it 0.33 refuses Step-5 ('Model Runner V1 "
                                  "does not support: Step5') and LongCat-Flash-Lite ('requires the V2 model runner')",
+    "ALiBi slopes": "computed on the CPU (bloom.py / falcon.py _get_alibi_slopes, read back with .tolist() while "
+                    "building), where a real build computes them on the device: the same values, which play no part "
+                    "in any layer's method, kernel or backend",
     "executor backend": "`mp` named explicitly: its choice (a device count) plays no part in building the model",
     "model registry inspection": "vLLM inspects a model class in a subprocess; here in-process (same answer, "
                                  "the subprocess would not carry the stubs)",
@@ -969,6 +972,32 @@ def _triton_installed():
     return mock.patch.object(vllm_config_module, "HAS_TRITON", True)
 
 
+# Model files whose attention computes its ALiBi slopes with torch ops and reads them back (.tolist()) while building.
+ALIBI_MODELS = ("bloom", "falcon")
+
+
+@contextlib.contextmanager
+def _alibi_slopes_on_cpu():
+    """bloom.py / falcon.py compute each attention's ALiBi slopes (_get_alibi_slopes) under the default device and
+    read them back with .tolist(): a real build does so on the device, here they are computed on the CPU, not the
+    meta device, which holds no values (MODEL_STUB_RISKS "ALiBi slopes")."""
+    import torch
+
+    with contextlib.ExitStack() as stack:
+        for name in ALIBI_MODELS:
+            module = importlib.import_module(f"vllm.model_executor.models.{name}")
+            slopes = getattr(module, "_get_alibi_slopes", None)
+            if slopes is None:
+                continue
+
+            def on_cpu(*args, _slopes=slopes, **kwargs):
+                with torch.device("cpu"):
+                    return _slopes(*args, **kwargs)
+
+            stack.enter_context(mock.patch.object(module, "_get_alibi_slopes", on_cpu))
+        yield
+
+
 def build_model(case: dict) -> dict:
     """vLLM's whole model for one case: {"id", "error", "modules", "names"}; names maps fp8check's checkpoint
     names (case["names"]) through the model class's hf_to_vllm_mapper, as vLLM's loader renames them."""
@@ -1011,7 +1040,7 @@ def build_model(case: dict) -> dict:
         return dict(result, stage="front door", error=_vllm_error(exc))
     torch.set_default_dtype(torch.bfloat16)
     try:
-        with set_current_vllm_config(config), torch.device("meta"), _triton_installed():
+        with set_current_vllm_config(config), torch.device("meta"), _triton_installed(), _alibi_slopes_on_cpu():
             model = initialize_model(vllm_config=config)
     except BaseException as exc:  # noqa: BLE001
         return dict(result, stage="model", error=_vllm_error(exc), stand_in_impls=sorted(set(STAND_IN_IMPLS)))

@@ -367,6 +367,15 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("Dots3NoteForCausalLM", "load"): "models/dots3_note/nvidia/attention.py imports mla/prefill/flash_attn.py, which "
                                       "imports a name fa_utils.py defines only on CUDA, XPU and ROCm: CPU refuses the "
                                       "package on import, as fp8check reports (IMPORT_REFUSALS)",
+    ("GPTJForCausalLM", "packed:qkv_proj"): (
+        "gpt_j.py GPTJForCausalLM (no SupportsQuant) declares no packed_modules_mapping: its mapper's orig_to_new_stacked "
+        "loads q / k / v into qkv_proj, and the quant config's mapping stays empty, so the lists are matched against "
+        "qkv_proj itself, as fp8check does (Arch.quant_packed)"),
+    **{(a, "renames"): (
+        "the Transformers backend builds its hf_to_vllm_mapper in __init__ (transformers/base.py "
+        "_create_hf_to_vllm_mapper: transformers' WeightRenaming, GPT-NeoX's embed_out. -> lm_head., and the base "
+        "model prefix gpt_neox / transformer -> model); the class attribute this check reads is unset")
+       for a in ("GPTNeoXForCausalLM", "GPTBigCodeForCausalLM")},
     ("MiMoV2OmniForCausalLM", "tower packed:qkv"): "MiMoVisionAttention's qkv is stored fused under the name vLLM "
                                                    "builds (mimo_v2_omni.py QKVParallelLinear), in a tower built "
                                                    "with quant_config=None: matched by its own name, the same answer",

@@ -1325,6 +1325,38 @@ FAMILIES["llama-nemotron-vl"] = (
     dict(FAMILIES["nemotron-nano-vl"][0], architecture="Llama_Nemotron_Nano_VL", model_type="Llama_Nemotron_Nano_VL",
          layers=2, extra_tensors=nemotron_vl_tensors(_LLAMA_NEMOTRON_VL)),
     _LLAMA_NEMOTRON_VL)
+# The registry's older dense families (issue 33, the eighth round), written by transformers' classes under the names
+# their exporters save, with config.json's own keys (no num_key_value_heads: vLLM reads the KV heads from
+# multi_query / num_kv_heads where the family has them). OPT-6.7B-like (word_embed_proj_dim = hidden) and OPT-350M-like
+# (word_embed_proj_dim below hidden: project_in / project_out, post-layer norms); GPT-2 (Conv1D weights stored
+# [in, out]); StarCoder / SantaCoder's GPTBigCode (multi-query c_attn); Pythia's GPT-NeoX; GPT-J-6B; BLOOM; Falcon-7B
+# (multi-query, parallel attention), Falcon-40B / 180B (new_decoder_architecture, num_kv_heads) and Falcon-RW
+# (sequential attention and MLP, ALiBi).
+_CLASSIC = dict(transformers=True, layers=2, head_dim=None, kv_heads=BASE["heads"])
+FAMILIES.update({
+    "opt": (dict(architecture="OPTForCausalLM", model_type="opt", tie_embeddings=True, **_CLASSIC),
+            dict(_TOKENS, ffn_dim=4096, word_embed_proj_dim=BASE["hidden"], do_layer_norm_before=True)),
+    "opt-350m": (dict(architecture="OPTForCausalLM", model_type="opt", tie_embeddings=True, **_CLASSIC),
+                 dict(_TOKENS, ffn_dim=4096, word_embed_proj_dim=1024, do_layer_norm_before=False)),
+    "gpt2": (dict(architecture="GPT2LMHeadModel", model_type="gpt2", tie_embeddings=True, **_CLASSIC),
+             dict(_TOKENS, n_inner=4096, activation_function="gelu_new")),
+    "gpt-bigcode": (dict(architecture="GPTBigCodeForCausalLM", model_type="gpt_bigcode", tie_embeddings=True,
+                         **_CLASSIC), dict(_TOKENS, n_inner=4096, multi_query=True)),
+    "gpt-neox": (dict(architecture="GPTNeoXForCausalLM", model_type="gpt_neox", ignore=("embed_out",), **_CLASSIC),
+                 dict(_TOKENS, rotary_pct=0.25, use_parallel_residual=True)),
+    "gpt-j": (dict(architecture="GPTJForCausalLM", model_type="gptj", **_CLASSIC),
+              dict(_TOKENS, n_inner=4096, rotary_dim=64)),
+    "bloom": (dict(architecture="BloomForCausalLM", model_type="bloom", tie_embeddings=True, **_CLASSIC), dict(_TOKENS)),
+    "falcon-7b": (dict(architecture="FalconForCausalLM", model_type="falcon", **_CLASSIC),
+                  dict(_TOKENS, multi_query=True, parallel_attn=True, new_decoder_architecture=False, alibi=False,
+                       bias=False)),
+    "falcon-40b": (dict(architecture="FalconForCausalLM", model_type="falcon", **dict(_CLASSIC, kv_heads=4)),
+                   dict(_TOKENS, new_decoder_architecture=True, num_kv_heads=4, parallel_attn=True, alibi=False,
+                        bias=False)),
+    "falcon-rw": (dict(architecture="FalconForCausalLM", model_type="falcon", **_CLASSIC),
+                  dict(_TOKENS, multi_query=False, parallel_attn=False, new_decoder_architecture=False, alibi=True,
+                       bias=True)),
+})
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

@@ -121,6 +121,9 @@ class ModelConfig(NamedTuple):
     # holds it: Kimi-K3's latent MoE routed_expert_hidden_size, Muse-Spark's pooled MoE moe_hidden_size.
     moe_hidden_size: int | None = None
     moe_hidden_key: str | None = None
+    # The token embedding's (and a tied LM head's) width where it is not hidden_size: OPT's word_embed_proj_dim
+    # (opt.py: embed_tokens and lm_head at that width, project_in / project_out between it and hidden_size).
+    embedding_size: int | None = None
     kv_lora_rank: int | None = None   # MLA: the latent's width (without the RoPE part)
     # Mistral-Large-4 (params.json's kv_sharing, as vLLM's Mistral reader lists it): each layer's KV-cache source
     # layer, itself unless it reuses an earlier layer's latent cache; () when absent.
@@ -230,7 +233,9 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
     quant_where = f"{where}: quantization_config"
     if raw_quant is None and hf_quant_config is not None:
         raw_quant, quant_where = hf_quant_config, HF_QUANT_CONFIG
-    heads = opt_int("num_attention_heads")
+    # GPT-2 / GPT-J / GPTBigCode / BLOOM configs name the sizes as their transformers config class's attribute_map
+    # aliases them (n_embd, n_head, n_layer; BLOOM's and Falcon's legacy n_embed), which vLLM reads through it.
+    heads = opt_int("num_attention_heads") or opt_int("n_head")
     # MiniMax-M3 names its dense MLP's width dense_intermediate_size (intermediate_size is the experts'), Cohere2-MoE
     # prefix_dense_intermediate_size (cohere2_moe.py Cohere2MoeMLP: intermediate_size where it is null or absent).
     dense = ("dense_intermediate_size" if "dense_intermediate_size" in sizes else "prefix_dense_intermediate_size"
@@ -242,13 +247,15 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         architectures=tuple(archs),
         model_type=model_type,
         dtype=dtype,
-        hidden_size=opt_int("hidden_size"),
+        hidden_size=opt_int("hidden_size") or opt_int("n_embd") or opt_int("n_embed"),
         num_attention_heads=heads,
         # Step-3 / Step-3.5 name the KV heads num_attention_groups (step3_text.py, step3p5.py read that key).
-        num_key_value_heads=opt_int("num_key_value_heads") or opt_int("num_attention_groups") or heads,
+        num_key_value_heads=_multi_query_kv_heads(sizes, model_type, opt_int) or opt_int("num_key_value_heads")
+        or opt_int("num_attention_groups") or heads,
         head_dim=opt_int("head_dim", minimum=0) or None,  # 0: none given (GLM-5-Next's MLA config writes it)
         # EXAONE-3's config names it num_layers (ExaoneConfig.attribute_map; exaone.py reads num_hidden_layers).
-        num_hidden_layers=opt_int("num_hidden_layers") or (opt_int("num_layers") if model_type == "exaone" else None),
+        num_hidden_layers=opt_int("num_hidden_layers") or opt_int("n_layer")
+        or (opt_int("num_layers") if model_type == "exaone" else None),
         quantization_config=parse_quant_config(raw_quant, quant_where),
         raw_quantization_config=raw_quant if isinstance(raw_quant, dict) else None,
         q_lora_rank=opt_int("q_lora_rank"),
@@ -257,6 +264,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         first_k_dense_replace=opt_int("first_k_dense_replace", minimum=0),
         moe_hidden_size=opt_int(moe_hidden_key) if moe_hidden_key else None,
         moe_hidden_key=moe_hidden_key,
+        embedding_size=opt_int("word_embed_proj_dim") if model_type == "opt" else None,
         # Kimi-K3.1 nests it in dsa_config (vLLM's KimiLinearConfig copies dsa_config.index_topk up to index_topk).
         index_topk=opt_int("index_topk") or (opt_int("index_topk", sizes["dsa_config"])
                                              if isinstance(sizes.get("dsa_config"), dict) else None),
@@ -396,6 +404,23 @@ def _number(sizes: dict, key: str, where: str) -> float | None:
     if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value:
         raise ConfigError(f"{where}: {key} must be a number or null, got {shown(value)}")
     return float(value)
+
+
+def _multi_query_kv_heads(sizes: dict, model_type: str, opt_int: Callable[..., int | None]) -> int | None:
+    """The KV heads of the families that derive them from flags: falcon.py FalconAttention takes config.num_kv_heads
+    with new_decoder_architecture (Falcon-40B / 180B; FalconConfig defaults it to the heads), one KV head with
+    multi_query (FalconConfig's default true: Falcon-7B), else every head; GPTBigCodeConfig sets num_key_value_heads to
+    one under multi_query (its default true: StarCoder), which the Transformers backend's Attention takes. None: the
+    config's keys (num_key_value_heads, ...) decide."""
+    if model_type == "falcon":
+        if sizes.get("new_decoder_architecture") is True:
+            return opt_int("num_kv_heads") or opt_int("num_attention_heads") or opt_int("n_head")
+        return 1 if sizes.get("multi_query", True) is not False else (opt_int("num_attention_heads")
+                                                                       or opt_int("n_head"))
+    if model_type == "gpt_bigcode":
+        return 1 if sizes.get("multi_query", True) is not False else (opt_int("num_attention_heads")
+                                                                       or opt_int("n_head"))
+    return None
 
 
 def _sliding_heads(sizes: dict, heads: int | None) -> tuple[int, ...] | None:

@@ -57,6 +57,11 @@ def layer_numerics(layer: LayerReport) -> str | None:
     return kernel_numerics(layer.kernel) if layer.kernel else None
 
 
+# A module whose weight is stored [in, out] (LinearModule.transposed): its reads are not vLLM's rows.
+TRANSPOSED_NOT_RUN = ("not run: its weight is stored [in, out] and vLLM's loader transposes it (gpt2.py "
+                      "_transpose_conv1d), which fp8check's reader does not")
+
+
 def not_run(module: LinearModule, layer: LayerReport, options: LoadOptions) -> LayerRun:
     reason = layer.errors[0] if layer.errors else f"{layer.scheme} is not an FP8 scheme fp8check runs"
     return LayerRun(name=module.name, kernel=layer.kernel, numerics=None, execution=None, emulated=False,
@@ -182,6 +187,8 @@ def run_layer(module: LinearModule, layer: LayerReport, recipe: Recipe | None, f
     """One module end to end on one device; every failure becomes the layer's status, never an exception."""
     if recipe is None:
         return not_run(module, layer, options)
+    if module.transposed:
+        return not_run(module, layer, options)._replace(errors=(TRANSPOSED_NOT_RUN,))
     before = files.bytes_read
     shards = read_shards(module, files)
     read = files.bytes_read - before
@@ -233,6 +240,8 @@ def run_layers_parallel(folder: str, modules: list[LinearModule], layers: dict[s
     for module in modules:  # every rank's reads are found before any process starts
         recipe = recipes[module.name]
         try:
+            if recipe and module.transposed:
+                recipe, refused[module.name] = None, TRANSPOSED_NOT_RUN
             every = recipe and tuple(rank_reads(module, tp_layout(module, tp), r, recipe.block) for r in range(tp))
         except ShardingError as exc:
             recipe, every, refused[module.name] = None, None, f"not run: vLLM would fail loading it: {exc}"

@@ -447,6 +447,10 @@ class Arch(NamedTuple):
     # it does not map up in params_dict unguarded (KeyError): listed as skipped, and the load fails (Kimi-K3.1's DSA
     # indexer under Kimi-K3's ROCm text model, amd/linear.py, which builds every MLA layer dense).
     unloadable: tuple[str, ...] = ()
+    # Tails of linears whose 2-D weight the checkpoint stores [in, out] (HF's Conv1D) and whose model file's loader
+    # transposes the `.weight` alone (gpt2.py GPT2Model._transpose_conv1d: c_attn, c_proj, c_fc): laid out as vLLM's
+    # [out, in]; a scale with more than one element keeps the stored orientation and does not fit vLLM's parameter.
+    transposed: tuple[str, ...] = ()
     # (WHEEL_CHANGES key, {field: value}): fields the model file built otherwise until the release that brought the
     # change (the newest first; each older one applied over it).
     fields_before: tuple[tuple[str, dict], ...] = ()
@@ -2239,20 +2243,29 @@ TP_PLANS: dict[str, dict[str, str]] = {
     "FlexOlmoForCausalLM": _GATHERED_ATTENTION,
     "OlmoeForCausalLM": _GATHERED_ATTENTION,
     "MellumForCausalLM": _LLAMA_PLAN,
+    "GPTNeoXForCausalLM": {"attention.query_key_value": "colwise", "attention.dense": "rowwise",
+                           "mlp.dense_h_to_4h": "colwise", "mlp.dense_4h_to_h": "rowwise"},
+    "GPTBigCodeForCausalLM": {},
     "Kolibri1ForCausalLM": {**{k: v for k, v in _LLAMA_PLAN.items() if not k.startswith("mlp.")},
                             "mlp.shared_experts.gate_proj": "colwise", "mlp.shared_experts.up_proj": "colwise",
                             "mlp.shared_experts.down_proj": "rowwise"},
 }
 
 
-def _transformers_backend(arch: str, native: Arch | None = None, moved: str | None = None, **moe) -> Arch:
+# The classes each backend architecture's linears get: its plan's, and rowwise after the fusers' q/k/v and gate/up.
+TP_PLAN_STYLES = {arch: {**_FUSED_OUTPUTS, **{tail: _PLAN_CLASS.get(style, REPLICATED)
+                                               for tail, style in plan.items()}} for arch, plan in TP_PLANS.items()}
+
+
+def _transformers_backend(arch: str, native: Arch | None = None, moved: str | None = None,
+                          attention_linear: str | None = None, **moe) -> Arch:
     """The Transformers backend's layout of `arch` (`moe`: the router fields of a TransformersMoEForCausalLM);
-    with `native`, the layout of the releases before `moved`."""
-    styles = {**_FUSED_OUTPUTS,
-              **{tail: _PLAN_CLASS.get(style, REPLICATED) for tail, style in TP_PLANS[arch].items()}}
+    with `native`, the layout of the releases before `moved`; `attention_linear`: the attention's projection stored
+    fused that no fuser builds as a QKVParallelLinear (Arch.attention_linear)."""
+    styles = TP_PLAN_STYLES[arch]
     # base.py create_attention_instances: per_layer_sliding_window where config.layer_types marks the layer sliding.
     backend = Arch("vllm:transformers/moe.py" if moe else "vllm:transformers/causal.py", styles=styles,
-                   unplanned=REPLICATED, sliding=LAYER_TYPES, **moe)
+                   unplanned=REPLICATED, sliding=LAYER_TYPES, attention_linear=attention_linear, **moe)
     return native._replace(moved=(moved, backend)) if native and moved else backend
 
 
@@ -2295,6 +2308,29 @@ ARCHITECTURES.update({
                                               native=Arch("vllm:olmoe.py", **_OLMOE_ROUTER),
                                               moved="transformers-backend-034"),
     "SmolLM3ForCausalLM": _transformers_backend("SmolLM3ForCausalLM"),
+    # GPT-NeoX (Pythia): gpt_neox.py until 0.32 moved it (query_key_value a QKVParallelLinear, dense / dense_4h_to_h
+    # row, the head embed_out with the quant config); the backend builds query_key_value, stored fused with each
+    # head's [q k v] rows together, as its plan's ColumnParallelLinear (a rank's slice is whole heads), its Attention
+    # attention.attn taking config.json's heads. Its mapper (base.py _create_hf_to_vllm_mapper) renames embed_out. to
+    # lm_head. (transformers' WeightRenaming for gpt_neox) and the base model prefix gpt_neox to model; applied to a
+    # quant config's lists too, where a bare "embed_out" entry (no dot) stays as it is and never names lm_head.
+    # GPTBigCode's likewise maps transformer to model.
+    "GPTNeoXForCausalLM": Arch(
+        "vllm:gpt_neox.py", packed={}, styles={"attention.query_key_value": "QKVParallelLinear",
+                                               "attention.dense": ROW, "embed_out": "ParallelLMHead"},
+        sliding=MODEL_WINDOW, moved=(_MOVED_032, _transformers_backend(
+            "GPTNeoXForCausalLM", attention_linear="query_key_value")._replace(
+                styles={**TP_PLAN_STYLES["GPTNeoXForCausalLM"], "embed_out": "ParallelLMHead"},
+                hf_to_vllm=(("regex", r"^embed_out\.", "lm_head."), ("regex", r"^gpt_neox\.(.+)", r"model.\1"))))),
+    # GPTBigCode (StarCoder, SantaCoder): the backend in every release 0.25-0.34. GPTBigCodeConfig has no tp_plan, so
+    # the MLP's c_fc / c_proj are ReplicatedLinears; the packed-QKV fuser (transformers/fusers/packed_qkv.py
+    # PackedQKVFuser, 0.33 / 0.34 alike) matches multi-query attention's c_attn(x).split((q, kv, kv)) and builds attn.c_attn
+    # as a QKVParallelLinear (one KV head: GPTBigCodeConfig's num_key_value_heads under multi_query) and the
+    # projection returned after it, attn.c_proj, as rowwise. The position table wpe an nn.Embedding. Not modelled: a
+    # multi_query false checkpoint, whose per-head view of c_attn the fuser does not match (all replicated).
+    "GPTBigCodeForCausalLM": _transformers_backend("GPTBigCodeForCausalLM")._replace(
+        styles={**TP_PLAN_STYLES["GPTBigCodeForCausalLM"], "attn.c_attn": "QKVParallelLinear", "attn.c_proj": ROW},
+        other_tables=("wpe",), hf_to_vllm=(("regex", r"^transformer\.(.+)", r"model.\1"),)),
     "Starcoder2ForCausalLM": _transformers_backend("Starcoder2ForCausalLM"),
     "VaultGemmaForCausalLM": _transformers_backend("VaultGemmaForCausalLM"),
 })
@@ -2322,6 +2358,55 @@ ARCHITECTURES.update({
     "Kolibri1ForCausalLM": _transformers_backend(
         "Kolibri1ForCausalLM", parameter_weights=("mlp.gate",), router=Router(custom="Custom")),
 })
+
+# The registry's older dense families (0.25-0.34, each file alike 0.33 / 0.34).
+# opt.py OPTForCausalLM: q / k / v -> qkv_proj (its packed mapping), out_proj / fc2 row, fc1 column; project_in /
+# project_out (where word_embed_proj_dim differs from hidden_size: OPT-350M) ReplicatedLinears with the quant config;
+# the learned position table embed_positions an embedding (OPTLearnedPositionalEmbedding, no linear); the LM head a
+# ParallelLMHead without quant_config (tied to embed_tokens by default); the mapper moves a bare decoder. under model.
+ARCHITECTURES["OPTForCausalLM"] = Arch(
+    "vllm:opt.py", packed=_QKV_ONLY, styles={"fc1": COLUMN, "fc2": ROW, "self_attn.out_proj": ROW,
+                                             "project_in": REPLICATED, "project_out": REPLICATED},
+    head_quant_config=False, sliding=MODEL_WINDOW, other_tables=("embed_positions",),
+    hf_to_vllm=(("prefix", "decoder.", "model.decoder."),))
+# gpt_j.py GPTJForCausalLM: attn q / k / v -> qkv_proj through its mapper's orig_to_new_stacked alone (the class has no
+# packed_modules_mapping and is no SupportsQuant: the quant config's lists are matched against qkv_proj itself),
+# attn.out_proj / mlp.fc_out row, mlp.fc_in column; the LM head takes the quant config; the mapper drops the
+# causal-mask buffers attn.bias / attn.masked_bias that GPT-J-6B's checkpoint holds.
+ARCHITECTURES["GPTJForCausalLM"] = Arch(
+    "vllm:gpt_j.py", packed=_QKV_ONLY, quant_packed=False, styles={"attn.out_proj": ROW, "mlp.fc_in": COLUMN,
+                                                                   "mlp.fc_out": ROW},
+    spec_substrings=("attn.bias", "attn.masked_bias"), sliding=MODEL_WINDOW)
+# gpt2.py GPT2LMHeadModel: attn.c_attn stored fused, a QKVParallelLinear over n_head (every head a KV head),
+# attn.c_proj / mlp.c_proj row, mlp.c_fc column, all three HF Conv1D weights stored [in, out] and transposed on load
+# (Arch.transposed); wpe an nn.Embedding; the LM head takes the quant config under the prefix ".lm_head" (f"{prefix}.
+# lm_head" with an empty prefix), tied to wte by default; GPT2Model's mapper drops the causal-mask buffers attn.bias /
+# attn.masked_bias.
+_GPT2_CONV1D = ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj")
+ARCHITECTURES["GPT2LMHeadModel"] = Arch(
+    "vllm:gpt2.py", packed={}, styles={"attn.c_attn": "QKVParallelLinear", "attn.c_proj": ROW, "mlp.c_fc": COLUMN,
+                                       "mlp.c_proj": ROW},
+    transposed=_GPT2_CONV1D, other_tables=("wpe",), spec_substrings=(".attn.bias", ".attn.masked_bias"),
+    quant_prefixes=(("regex", r"^lm_head\.weight$", ".lm_head.weight"),), sliding=MODEL_WINDOW)
+# bloom.py BloomForCausalLM (SupportsQuant, no packed mapping): self_attention.query_key_value stored fused, a
+# QKVParallelLinear over num_attention_heads (every head a KV head; the loader regroups its per-head [q k v] rows),
+# self_attention.dense / mlp.dense_4h_to_h row, mlp.dense_h_to_4h column; ALiBi attention; the LM head a
+# ParallelLMHead without quant_config, tied to word_embeddings by default.
+ARCHITECTURES["BloomForCausalLM"] = Arch(
+    "vllm:bloom.py", packed={}, styles={"self_attention.query_key_value": "QKVParallelLinear",
+                                        "self_attention.dense": ROW, "mlp.dense_h_to_4h": COLUMN,
+                                        "mlp.dense_4h_to_h": ROW},
+    head_quant_config=False, sliding=MODEL_WINDOW)
+# falcon.py FalconForCausalLM (packed query_key_value: [query_key_value]): self_attention.query_key_value stored fused,
+# a QKVParallelLinear whose KV heads are config.num_kv_heads with new_decoder_architecture (Falcon-40B / 180B), one
+# with multi_query (Falcon-7B), else num_attention_heads (local.py reads them so), self_attention.dense /
+# mlp.dense_4h_to_h row, mlp.dense_h_to_4h column; rotary or ALiBi attention; the LM head takes the quant config
+# (tied to word_embeddings unless tie_word_embeddings is false).
+ARCHITECTURES["FalconForCausalLM"] = Arch(
+    "vllm:falcon.py", packed={"query_key_value": ("query_key_value",)},
+    styles={"self_attention.query_key_value": "QKVParallelLinear", "self_attention.dense": ROW,
+            "mlp.dense_h_to_4h": COLUMN, "mlp.dense_4h_to_h": ROW}, sliding=MODEL_WINDOW)
+
 
 # Architectures not in the table: the name-based rules fp8check had before the table, which cover
 # Llama-like decoders and the router names of the MoE families above. MTP layers declared in the config

@@ -28,7 +28,9 @@ EMBEDDINGS = ("embed_tokens", "wte", "word_embeddings", "tok_embeddings", "embed
               "embed_tokens_per_layer",   # Gemma-4's per-layer embeddings (VocabParallelEmbedding)
               "ngram_embedding",          # Qwen4-Exp's PLE n-gram tables (ple_embedding.ngram_embedding.shard_N)
               "ngram_embeddings",         # LongCat-Flash-Lite's NgramEmbedding: embedders' tables, post_projs
-              "speech_embeddings")        # MiMo-V2-Omni's audio codebook tables (mimo_audio.py nn.Embedding)
+              "speech_embeddings",        # MiMo-V2-Omni's audio codebook tables (mimo_audio.py nn.Embedding)
+              "embed_positions",          # OPT's learned position table (opt.py OPTLearnedPositionalEmbedding)
+              "wpe")                      # GPT-2's / GPTBigCode's position table (gpt2.py nn.Embedding)
 EMBEDDING_SET = frozenset(EMBEDDINGS)
 # Tensors that belong to a linear module besides its weight.
 SIDE_TENSORS = ("weight_scale", "weight_scale_inv", "input_scale", "weight_zero_point", "input_zero_point",
@@ -85,6 +87,9 @@ class LinearModule(NamedTuple):
     # (config.num_key_value_heads, the parts holding those heads) of a column layer that splits them as KV heads, one a
     # rank replicated above that TP (Arch.kv_head_parts); (0, ()) for every other module.
     kv_parts: tuple[int, tuple[int, ...]] = (0, ())
+    # True: its weights are stored [in, out] and the model's loader transposes the weight alone (Arch.transposed); the
+    # shards' weight shapes here are vLLM's [out, in].
+    transposed: bool = False
 
     @property
     def leaf(self) -> str:
@@ -190,7 +195,10 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
                                                               arch.matrix_norms + arch.parameter_weights)
                                            or len(info.shape) == 3
                                            and tail_match(name[: -len(".weight")], arch.conv_linears)):
-            weights[name[: -len(".weight")]] = Shard(name=name[: -len(".weight")], weight=info, side={})
+            base = name[: -len(".weight")]
+            if len(info.shape) == 2 and tail_match(base, arch.transposed):  # laid out as vLLM's [out, in]
+                info = info._replace(shape=(info.shape[1], info.shape[0]))
+            weights[base] = Shard(name=base, weight=info, side={})
         elif name.endswith(".weight"):
             other_weights.add(name[: -len(".weight")])
         elif name.rsplit(".", 1)[-1] in SIDE_TENSORS:
@@ -516,7 +524,8 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
                         whole_parts=(2, 3) if one_group else
                         tuple(i for i, s in enumerate(shards) if s.name.rsplit(".", 1)[-1] in whole),
                         column_when_split=one_group, qkv_chunks=qkv_chunks,
-                        kv_parts=_kv_parts(shards, config, arch) if tower is None else (0, ()))
+                        kv_parts=_kv_parts(shards, config, arch) if tower is None else (0, ()),
+                        transposed=tower is None and tail_match(name, arch.transposed) is not None)
 
 
 def _kv_parts(shards: tuple[Shard, ...], config: ModelConfig, arch: Arch) -> tuple[int, tuple[int, ...]]:

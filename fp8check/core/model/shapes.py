@@ -74,7 +74,8 @@ def embedding_errors(tensors: dict, layout: ModelLayout, config: ModelConfig, ar
         if (len(info.shape) == 2 and parts[-1] == "weight" and parts[-2] in EMBEDDING_SET
                 and tower_for(arch, name) is None and not name.startswith(("mtp.", "model.mtp"))
                 and tail_match(name.removesuffix(".weight"), arch.other_tables) is None):
-            wanted = [Expected(1, config.hidden_size, "hidden_size")]
+            wanted = [Expected(1, config.embedding_size, "word_embed_proj_dim") if config.embedding_size
+                      else Expected(1, config.hidden_size, "hidden_size")]
             if config.vocab_size:
                 wanted.append(Expected(0, config.vocab_size, "vocab_size"))
             found += _check(info, wanted)
@@ -88,7 +89,8 @@ def _expected(shard: str, module: LinearModule, config: ModelConfig, arch: Arch)
     if hidden is None:  # config.json names no hidden_size: nothing to hold the shapes to
         return wanted
     if leaf == "lm_head":
-        wanted.append(Expected(1, hidden, "hidden_size"))
+        wanted.append(Expected(1, config.embedding_size, "word_embed_proj_dim") if config.embedding_size
+                      else Expected(1, hidden, "hidden_size"))
         if config.vocab_size:
             wanted.append(Expected(0, config.vocab_size, "vocab_size"))
         return wanted

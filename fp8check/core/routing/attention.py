@@ -61,10 +61,13 @@ if TYPE_CHECKING:  # annotations only
 # layers: qkv_indexer_proj; Ling / Ring's bailing_moe.py: attention.query_key_value, its Attention attention.attn).
 # Beam's qkv_gate_proj (Arch.merged_qkv_gate) is a MergedColumnParallelLinear with the attention's heads.
 # EXAONE-3 (exaone.py) names the attention transformer.h.N.attn.attention, its Attention under it as .attn; InternLM2
-# (internlm2.py) attention.wqkv, its Attention attention.attn.
-_DENSE = re.compile(r"^(.*\.(?:layers|h)\.(\d+)\.(?:self_attn|mixer|attention|attn\.attention))\."
-                    r"(qkv_proj|qkv_indexer_proj|query_key_value|qkv_gate_proj|wqkv)$")
-_SELF_ATTN = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.([^.]+)$")  # any linear of a decoder layer's self_attn
+# (internlm2.py) attention.wqkv, its Attention attention.attn. GPT-J's attn.qkv_proj, GPT-2's attn.c_attn, BLOOM's and
+# Falcon's self_attention.query_key_value (gpt_j.py, gpt2.py, bloom.py, falcon.py): the Attention beside it, .attn.
+_DENSE = re.compile(r"^(.*\.(?:layers|h)\.(\d+)\.(?:self_attn|self_attention|mixer|attention|attn\.attention|attn))\."
+                    r"(qkv_proj|qkv_indexer_proj|query_key_value|qkv_gate_proj|wqkv|c_attn)$")
+# Any linear of a decoder layer's attention module (self_attn; the Transformers backend's GPT-NeoX attention, GPTBigCode
+# attn).
+_SELF_ATTN = re.compile(r"^(.*\.(?:layers|h)\.(\d+)\.(?:self_attn|attention|attn))\.([^.]+)$")
 _Q_ONLY = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.q_proj$")  # a KV-shared layer's query projection
 # Ling / Ring 2.5's MLA is `attention`; LongCat-Flash's FlashDecoderLayer (longcat_flash.py) holds two MLA attentions,
 # self_attn.0 and self_attn.1.
@@ -165,9 +168,11 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
         # A fused q / k linear of another class (Arch.attention_linear): the Attention takes config.json's geometry.
         if not dense and arch is not None and arch.attention_linear is not None:
             merged, config_kv_heads = _SELF_ATTN.match(module.name), ckpt.config.num_key_value_heads
-            if merged and merged.group(3) == arch.attention_linear and config_heads and config_kv_heads \
-                    and config_head_dim:
-                dense, geometry = merged, (config_heads, config_kv_heads, config_head_dim)
+            # no head_dim in config.json (GPT-NeoX): hidden_size / num_attention_heads, as the config class derives it
+            size = config_head_dim or (ckpt.config.hidden_size // config_heads
+                                       if config_heads and ckpt.config.hidden_size else None)
+            if merged and merged.group(3) == arch.attention_linear and config_heads and config_kv_heads and size:
+                dense, geometry = merged, (config_heads, config_kv_heads, size)
         mla = None if dense else _MLA.match(module.name)
         if dense and arch is not None and arch.linear_attention_gate and \
                 f"{dense.group(1).rpartition('.')[0]}.{arch.linear_attention_gate}" in names:

@@ -41,7 +41,7 @@ def check_module(module: LinearModule, assignment: Assignment) -> tuple[list[str
                           "bfloat16/float16 parameter unscaled")
         elif expected is not None:
             _check_shard(shard, expected, errors, warnings, listable=module.vllm_names is None or bool(
-                module.vllm_names[0]), chunk_rows=_chunk_scale_rows(module, expected))
+                module.vllm_names[0]), chunk_rows=_chunk_scale_rows(module, expected), transposed=module.transposed)
             _held_qkv(module, shard, expected, errors)
     return errors, warnings
 
@@ -74,14 +74,22 @@ def uses_e8m0_scales(module: LinearModule) -> bool:
 
 
 def _check_shard(shard: Shard, expected: ExpectedTensors, errors: list[str], warnings: list[str],
-                 listable: bool, chunk_rows: int | None = None) -> None:
+                 listable: bool, chunk_rows: int | None = None, transposed: bool = False) -> None:
     """`listable`: a layer list of the quantization config can name the module (False: the model file builds it
     without a prefix, Arch.quant_prefixes' NO_HEAD_PREFIX); `chunk_rows`: a block scale may also have these rows
-    (_chunk_scale_rows)."""
+    (_chunk_scale_rows); `transposed`: the weight is stored [in, out] and vLLM's loader transposes it alone
+    (LinearModule.transposed)."""
     scale = expected.weight_scale
     if scale is not None:
         _fp8_weight(shard.weight, errors, warnings, listable)
-        _scale(shard, scale, errors, chunk_rows)
+        _scale(shard, scale, errors, chunk_rows, transposed)
+        stored = shard.side.get(scale.suffix)
+        n, k = shard.weight.shape
+        if transposed and n == k and stored is not None and stored.numel > 1:
+            warnings.append(f"{_t(stored)}: the weight is stored [in, out] and vLLM's loader transposes the weight "
+                            "alone (gpt2.py _transpose_conv1d); on a square weight the header cannot tell whether "
+                            "this scale was written for vLLM's [out, in] or for the stored orientation, where it "
+                            "would scale the wrong rows")
         if scale.stray and scale.stray in shard.side:
             warnings.append(f"{_t(shard.side[scale.stray])}: {scale.stray_note}")
         if scale.partial_blocks and scale.block:
@@ -109,7 +117,8 @@ def _fp8_weight(weight: TensorInfo, errors: list[str], warnings: list[str], list
                         "(values beyond ±448 saturate)")
 
 
-def _scale(shard: Shard, expected: WeightScale, errors: list[str], chunk_rows: int | None = None) -> None:
+def _scale(shard: Shard, expected: WeightScale, errors: list[str], chunk_rows: int | None = None,
+           transposed: bool = False) -> None:
     suffix, strategy = expected.suffix, expected.strategy
     scale = shard.side.get(suffix)
     n, k = shard.weight.shape
@@ -129,8 +138,10 @@ def _scale(shard: Shard, expected: WeightScale, errors: list[str], chunk_rows: i
         if scale.numel != 1:
             errors.append(f"{_t(scale)} has shape {list(scale.shape)}, but a per-tensor scale holds one element")
     elif scale.shape != want and not (strategy == Strategy.CHANNEL and not expected.shape and scale.shape == (n,)):
+        stored = (f" (the weight is stored [in, out] = {list(shard.weight.shape[::-1])} and vLLM's loader transposes "
+                  "the weight alone, not its scales: gpt2.py _transpose_conv1d)" if transposed else "")
         errors.append(f"{_t(scale)} has shape {list(scale.shape)}, but a {strategy} scale for weight "
-                      f"{list(shard.weight.shape)} must be {list(want)}")
+                      f"{list(shard.weight.shape)} must be {list(want)}{stored}")
 
 
 def _input_scale(shard: Shard, static_input: bool, errors: list[str], warnings: list[str]) -> None:
