@@ -276,6 +276,12 @@ GRANITE_MOE = dict(intermediate_size=256, num_local_experts=4, num_experts_per_t
 GRANITE_H = dict(GRANITE_MOE, shared_intermediate_size=256, layer_types=["linear_attention", "full_attention"],
                  mamba_n_heads=8, mamba_d_head=128, mamba_n_groups=1, mamba_d_state=128, mamba_expand=2,
                  position_embedding_type="nope", attention_multiplier=0.0078125)
+# Jamba: a Mamba-1 layer with the MoE (4 experts), an attention layer with a dense MLP; the mixers' linears left BF16
+# (MambaMixer takes no quant config).
+JAMBA = dict(num_experts=4, num_experts_per_tok=2, expert_layer_period=2, expert_layer_offset=0, attn_layer_period=2,
+             attn_layer_offset=1, mamba_d_state=16, mamba_d_conv=4, mamba_expand=2, mamba_dt_rank=32)
+JAMBA_SPEC = dict(GRANITE, architecture="JambaForCausalLM", model_type="jamba", extra_config=JAMBA,
+                  ignore=("lm_head", "re:.*\\.mamba\\."))
 ERNIE_MOE = dict(use_bias=False, moe_intermediate_size=256, moe_k=2, moe_num_experts=4, moe_num_shared_experts=1,
                  moe_layer_start_index=1, moe_layer_end_index=-1, moe_layer_interval=1)
 GEMMA4 = dict(num_hidden_layers=4, global_head_dim=256, num_global_key_value_heads=1, attention_k_eq_v=True,
@@ -938,6 +944,14 @@ FAMILIES = [
       "model.layers.0.shared_mlp.output_linear": ("RowParallelLinear", "vllm:granitemoehybrid.py"),
       "model.layers.1.block_sparse_moe.router.layer": ("ReplicatedLinear", "vllm:granitemoehybrid.py"),
       "model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:granitemoehybrid.py")}),
+    ("jamba", JAMBA_SPEC, 2,
+     {"model.layers.0.mamba.in_proj": ("MergedColumnParallelLinear", "vllm:jamba.py"),
+      "model.layers.0.mamba.x_proj": ("RowParallelLinear", "vllm:jamba.py"),
+      "model.layers.0.mamba.dt_proj": ("ColumnParallelLinear", "vllm:jamba.py"),
+      "model.layers.0.mamba.conv1d": ("ColumnParallelLinear", "vllm:jamba.py"),
+      "model.layers.0.feed_forward.router": ("ReplicatedLinear", "vllm:jamba.py"),
+      "model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:jamba.py"),
+      "model.layers.1.feed_forward.gate_up_proj": ("MergedColumnParallelLinear", "vllm:jamba.py")}),
     ("granite-3", dict(GRANITE, architecture="GraniteForCausalLM", model_type="granite"), 2,
      {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:granite.py")}),
     ("granite-moe", dict(GRANITE, architecture="GraniteMoeForCausalLM", model_type="granitemoe",
@@ -3546,3 +3560,16 @@ def test_kimi_k3_on_rocm_is_amd_linear_py(make_checkpoint):
     assert any(e.startswith("KeyError: language_model.layers.2.self_attn.indexer.") for e in rep.errors)
     older = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("mi300x"), select_profile("0.32")))
     assert "language_model.layers.2.self_attn.fused_qkv_a_g_proj" in {layer.name for layer in older.layers}
+
+
+def test_jamba_mamba_mixer_takes_no_quant_config(make_checkpoint):
+    """jamba.py builds MambaMixer (layers/mamba/mamba_mixer.py) without a quant config: its linears are unquantized
+    whatever the format says, an FP8 one there fails the load; the attention layer's Attention has no KV cache
+    method (built without quant_config either)."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(JAMBA_SPEC, ignore=("lm_head",))))
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert by_name["model.layers.0.mamba.in_proj"].scheme == "UnquantizedLinearMethod"
+    assert not rep.ok and by_name["model.layers.0.mamba.out_proj"].errors
+    ok = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **JAMBA_SPEC))
+    assert ok.ok and [a.name for a in ok.attention] == ["model.layers.1.self_attn.attn"]
+    assert ok.attention[0].kv_method is None

@@ -287,6 +287,12 @@ def _gdn_ignore(root: str, leaves: tuple[str, ...] = ("in_proj_b", "in_proj_a"),
     return dict(ignore=(head, *(f"{root}.layers.{i}.linear_attn.{leaf}" for i in (0, 2) for leaf in leaves)))
 
 
+def _mamba1_ignore(root: str, layers: tuple[int, ...], leaf: str = "mamba") -> tuple[str, ...]:
+    """The Mamba-1 mixers' linears (layers/mamba/mamba_mixer.py MambaMixer: no quant config), left BF16 by the
+    exporter: the ignore list of those layers."""
+    return tuple(f"{root}.layers.{i}.{leaf}.{p}" for i in layers for p in ("in_proj", "x_proj", "dt_proj", "out_proj"))
+
+
 # GLM-5-Next (GLM-5.3-Flash): KDA and sparse-MLA layers alternating (real widths: NoPE MLA of 256-wide heads, a
 # 512 latent, the kpool indexer), dense then MoE MLPs, one MTP layer (get_spec_layer_idx_from_weight_name skips it).
 # The FP8 release quantizes the MLPs and experts (and the MLA's q_a / kv_a / q_b / o and the indexer's wk, which
@@ -409,6 +415,13 @@ FAMILIES.update({
     "lfm3": (dict(architecture="Lfm3ForCausalLM", model_type="lfm3", tie_embeddings=True, **_HF),
              dict(conv_L_cache=7, sliding_window=512, pad_token_id=0, bos_token_id=1, eos_token_id=2,
                   layer_types=["conv", "full_attention", "sliding_attention", "conv"])),
+    # Jamba: Mamba-1 layers (0, 2) with the MoE, attention layers (1, 3) with a dense MLP; the exporter leaves the
+    # mixers' linears BF16, as vLLM builds them (MambaMixer takes no quant config).
+    "jamba": (dict(architecture="JambaForCausalLM", model_type="jamba", **_HF,
+                   ignore=("lm_head", *_mamba1_ignore("model", (0, 2)))),
+              dict(num_experts=8, num_experts_per_tok=2, expert_layer_period=2, expert_layer_offset=0,
+                   attn_layer_period=2, attn_layer_offset=1, mamba_d_state=16, mamba_d_conv=4, mamba_expand=2,
+                   mamba_dt_rank=128, mamba_conv_bias=True, mamba_proj_bias=False)),
     "ernie-4.5": (dict(architecture="Ernie4_5ForCausalLM", model_type="ernie4_5", **_HF), {"use_bias": False}),
     "ernie-4.5-moe": (dict(architecture="Ernie4_5_MoeForCausalLM", model_type="ernie4_5_moe", **_HF),
                       dict(use_bias=False, num_hidden_layers=3, moe_intermediate_size=1024, moe_k=2,

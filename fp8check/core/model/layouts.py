@@ -1323,6 +1323,31 @@ ARCHITECTURES["Lfm2MoeForCausalLM"] = Arch(
 # the quant config (unlike LFM2's).
 ARCHITECTURES["Lfm3ForCausalLM"] = Arch("vllm:lfm3.py", packed=_LFM2_PACKED, styles={"self_attn.gate_proj": COLUMN},
                                         **_SHORT_CONV)
+
+# Mamba-1 mixers (layers/mamba/mamba_mixer.py MambaMixer, 0.25-0.34; 0.33 -> 0.34 only LoRA's row padding): the mixer
+# takes no quant_config at all, so every linear in it is unquantized whatever the format says (an FP8 weight there
+# fails the load): in_proj a MergedColumnParallelLinear over [I, I] (x and the gate, one stored tensor), x_proj a
+# RowParallelLinear (dt rank + 2 x state), dt_proj a ColumnParallelLinear, out_proj row, conv1d a ColumnParallelLinear
+# ([I, 1, kernel] stored). `leaf` is the mixer's attribute in the model file.
+def _mamba1_mixer(leaf: str) -> dict[str, Any]:
+    return dict(conv_linears=(f"{leaf}.conv1d",), equal_parts={f"{leaf}.in_proj": 2},
+                styles={f"{leaf}.in_proj": "MergedColumnParallelLinear", f"{leaf}.x_proj": ROW,
+                        f"{leaf}.dt_proj": COLUMN, f"{leaf}.out_proj": ROW},
+                unquantized_layers=tuple(f"{leaf}.{p}" for p in ("in_proj", "x_proj", "dt_proj", "out_proj")),
+                own_widths=(f"{leaf}.x_proj", f"{leaf}.dt_proj"))
+
+
+# Jamba (jamba.py JambaForCausalLM, registered in every release, unchanged 0.33 -> 0.34): per config.layers_block_type
+# a Mamba-1 layer (`mamba` = MambaMixer(prefix=f"{prefix}.mixer"), no quant_config: _mamba1_mixer) or an attention
+# layer (its q / k / v -> qkv_proj and o_proj sit on the decoder layer itself: hf_to_vllm_mapper drops `.self_attn.`;
+# head size hidden_size // heads; Attention `attn` built without quant_config, so no KV cache method, and without a
+# window); per config.layers_num_experts a dense feed_forward (llama.py's LlamaMLP: gate_up_proj, down_proj) or
+# JambaMoE (the router feed_forward.router a GateLinear without quant_config, the experts one FusedMoE of softmax
+# top-k, renormalize=False, intermediate_size wide). The LM head is built without quant_config.
+ARCHITECTURES["JambaForCausalLM"] = Arch(
+    "vllm:jamba.py", packed={**LLAMA_PACKED, "in_proj": ("in_proj",)}, unquantized=("feed_forward.router",),
+    router=Router(renormalize=False), head_quant_config=False, attention_quant_config=False, sliding=MODEL_WINDOW,
+    hf_to_vllm=(("substr", ".self_attn.", "."), ("substr", ".A_log", ".A")), **_mamba1_mixer("mamba"))
 # ERNIE-4.5 (ernie45.py: llama.py's LlamaForCausalLM) and ERNIE-4.5-MoE (ernie45_moe.py): the router mlp.gate a
 # GateLinear without quant_config, softmax routing with the e_score_correction_bias (mlp.moe_statics), shared
 # experts; hf_to_vllm_mapper drops every name holding "mtp" (model.mtp_block.N, mtp_emb_norm, mtp_linear_proj).
