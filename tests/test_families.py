@@ -282,6 +282,10 @@ JAMBA = dict(num_experts=4, num_experts_per_tok=2, expert_layer_period=2, expert
              attn_layer_offset=1, mamba_d_state=16, mamba_d_conv=4, mamba_expand=2, mamba_dt_rank=32)
 JAMBA_SPEC = dict(GRANITE, architecture="JambaForCausalLM", model_type="jamba", extra_config=JAMBA,
                   ignore=("lm_head", "re:.*\\.mamba\\."))
+# Falcon-H1: attention and a Mamba2 mixer (one group, 8 heads of 128) in both layers.
+FALCON_H1 = dict(mamba_d_ssm=1024, mamba_n_heads=8, mamba_d_head=128, mamba_n_groups=1, mamba_d_state=128,
+                 mamba_d_conv=4, mamba_expand=2)
+FALCON_H1_SPEC = dict(GRANITE, architecture="FalconH1ForCausalLM", model_type="falcon_h1", extra_config=FALCON_H1)
 ERNIE_MOE = dict(use_bias=False, moe_intermediate_size=256, moe_k=2, moe_num_experts=4, moe_num_shared_experts=1,
                  moe_layer_start_index=1, moe_layer_end_index=-1, moe_layer_interval=1)
 GEMMA4 = dict(num_hidden_layers=4, global_head_dim=256, num_global_key_value_heads=1, attention_k_eq_v=True,
@@ -952,6 +956,12 @@ FAMILIES = [
       "model.layers.0.feed_forward.router": ("ReplicatedLinear", "vllm:jamba.py"),
       "model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:jamba.py"),
       "model.layers.1.feed_forward.gate_up_proj": ("MergedColumnParallelLinear", "vllm:jamba.py")}),
+    ("falcon-h1", FALCON_H1_SPEC, 1,
+     {"model.layers.0.mamba.in_proj": ("MergedColumnParallelLinear", "vllm:falcon_h1.py"),
+      "model.layers.0.mamba.conv1d": ("ColumnParallelLinear", "vllm:falcon_h1.py"),
+      "model.layers.0.mamba.out_proj": ("RowParallelLinear", "vllm:falcon_h1.py"),
+      "model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:falcon_h1.py"),
+      "model.layers.1.feed_forward.gate_up_proj": ("MergedColumnParallelLinear", "vllm:falcon_h1.py")}),
     ("granite-3", dict(GRANITE, architecture="GraniteForCausalLM", model_type="granite"), 2,
      {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:granite.py")}),
     ("granite-moe", dict(GRANITE, architecture="GraniteMoeForCausalLM", model_type="granitemoe",
@@ -3573,3 +3583,15 @@ def test_jamba_mamba_mixer_takes_no_quant_config(make_checkpoint):
     ok = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **JAMBA_SPEC))
     assert ok.ok and [a.name for a in ok.attention] == ["model.layers.1.self_attn.attn"]
     assert ok.attention[0].kv_method is None
+
+
+@pytest.mark.parametrize("listed,quantized", [(("model.layers.0.mamba.in_proj",), True),
+                                              (("model.layers.0.mamba.in_proj", "model.2.mixer.in_proj"), False)])
+def test_falcon_h1_quant_lists_see_the_ssm_branch_under_its_offset_prefix(make_checkpoint, listed, quantized):
+    """falcon_h1.py builds layer i's MambaMixer2 under the prefix model.{L + i}.mixer: an ignore list naming the
+    checkpoint's model.layers.i.mamba.in_proj never reaches it (vLLM quantizes it over the BF16 weight), vLLM's own
+    prefix does."""
+    spec = dict(FALCON_H1_SPEC, data="sparse", quant="fp8-block", ignore=("lm_head", *listed))
+    rep = inspect(make_checkpoint(**spec))
+    in_proj = next(layer for layer in rep.layers if layer.name == "model.layers.0.mamba.in_proj")
+    assert (in_proj.scheme != "UnquantizedLinearMethod") == quantized and rep.ok != quantized

@@ -422,6 +422,20 @@ FAMILIES.update({
               dict(num_experts=8, num_experts_per_tok=2, expert_layer_period=2, expert_layer_offset=0,
                    attn_layer_period=2, attn_layer_offset=1, mamba_d_state=16, mamba_d_conv=4, mamba_expand=2,
                    mamba_dt_rank=128, mamba_conv_bias=True, mamba_proj_bias=False)),
+    # Falcon-H1: attention and a Mamba2 mixer (one group) in every layer, a dense MLP. The exporter lists the mixers'
+    # in_proj ([I, I, GN, GN, H]: H rows no whole block) by their checkpoint names, which vLLM's prefix for them
+    # (model.{L + i}.mixer.in_proj) never matches: vLLM quantizes them over BF16 weights.
+    "falcon-h1": (dict(architecture="FalconH1ForCausalLM", model_type="falcon_h1", **_HF,
+                       ignore=("lm_head", *(f"model.layers.{i}.mamba.in_proj" for i in range(4)))),
+                  dict(mamba_d_ssm=4096, mamba_n_heads=64, mamba_d_head=64, mamba_n_groups=1, mamba_d_state=128,
+                       mamba_d_conv=4, mamba_expand=2, mamba_chunk_size=256, mamba_rms_norm=True)),
+    # The same with the list naming them also as vLLM's prefix does: in_proj skipped, every TP size built.
+    "falcon-h1-listed": (dict(architecture="FalconH1ForCausalLM", model_type="falcon_h1", **_HF,
+                              ignore=("lm_head", *(f"model.layers.{i}.mamba.in_proj" for i in range(4)),
+                                      *(f"model.{4 + i}.mixer.in_proj" for i in range(4)))),
+                         dict(mamba_d_ssm=4096, mamba_n_heads=64, mamba_d_head=64, mamba_n_groups=1,
+                              mamba_d_state=128, mamba_d_conv=4, mamba_expand=2, mamba_chunk_size=256,
+                              mamba_rms_norm=True)),
     "ernie-4.5": (dict(architecture="Ernie4_5ForCausalLM", model_type="ernie4_5", **_HF), {"use_bias": False}),
     "ernie-4.5-moe": (dict(architecture="Ernie4_5_MoeForCausalLM", model_type="ernie4_5_moe", **_HF),
                       dict(use_bias=False, num_hidden_layers=3, moe_intermediate_size=1024, moe_k=2,

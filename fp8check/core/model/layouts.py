@@ -366,6 +366,11 @@ class Arch(NamedTuple):
     # prefix "model" (model.h.N...); exaone_moe.py and qwen3_omni_moe_thinker.py build their ParallelLMHead with no prefix
     # ("": no list names it; NO_HEAD_PREFIX).
     quant_prefixes: tuple[tuple[str, str, str], ...] = ()
+    # (vLLM module name part, prefix part): a branch of decoder layer i that the model file builds under the prefix
+    # `<root>.{num_hidden_layers + i}.<prefix part>`, so that no two layers' state shares an index (falcon_h1.py
+    # FalconH1ParallelHybrid: the SSM branch `mamba.mamba` of model.layers.i under `model.{L + i}.mixer`): what
+    # get_quant_method matches the config's lists against there (offset_prefixes).
+    offset_prefix: tuple[str, str] | None = None
     # True: Mistral-Large-4's MLA (models/mistral/nvidia/attention.py MistralMLAAttention): the MLAAttention is
     # `self_attn.attn`, its latent cache kv_lora_rank + qk_rope_head_dim wide on NoPE layers too (whose
     # kv_a_proj_with_mqa lacks the RoPE part), and a layer whose config.kv_source_layers entry is another layer
@@ -1333,10 +1338,21 @@ def _mamba1_mixer(leaf: str) -> dict[str, Any]:
     return dict(conv_linears=(f"{leaf}.conv1d",), equal_parts={f"{leaf}.in_proj": 2},
                 styles={f"{leaf}.in_proj": "MergedColumnParallelLinear", f"{leaf}.x_proj": ROW,
                         f"{leaf}.dt_proj": COLUMN, f"{leaf}.out_proj": ROW},
-                unquantized_layers=tuple(f"{leaf}.{p}" for p in ("in_proj", "x_proj", "dt_proj", "out_proj")),
-                own_widths=(f"{leaf}.x_proj", f"{leaf}.dt_proj"))
+                unquantized_layers=tuple(f"{leaf}.{p}" for p in ("in_proj", "x_proj", "dt_proj", "out_proj")))
 
 
+# Falcon-H1 (falcon_h1.py FalconH1ForCausalLM, registered in every release, unchanged 0.33 -> 0.34): every layer a
+# FalconH1ParallelHybrid, attention and a Mamba2 mixer side by side, then a feed_forward MLP (gate_up_proj merged,
+# down_proj row). The attention branch `self_attn` is built with the layer's own prefix (its qkv_proj, o_proj and
+# Attention `attn` are model.layers.i.qkv_proj ... to the quant config's lists), head size config.head_dim or
+# hidden_size // heads, the Attention with the quant config and no window. The SSM branch is `mamba`, its
+# MambaMixer2 `mamba.mamba` (hf_to_vllm_mapper: "mamba" -> "mamba.mamba"; mamba_mixer2.py: in_proj merged over
+# [I, I, GN, GN, H] with the quant config, conv1d unquantized, out_proj row), built under the prefix
+# model.{L + i}.mixer (offset_prefix). The LM head is built without quant_config.
+ARCHITECTURES["FalconH1ForCausalLM"] = Arch(
+    "vllm:falcon_h1.py", conv_linears=("mamba.conv1d",), mamba_in_proj="mamba.in_proj", head_quant_config=False,
+    sliding=MODEL_WINDOW, hf_to_vllm=(("substr", "A_log", "A"), ("substr", "mamba", "mamba.mamba")),
+    quant_prefixes=(("substr", ".self_attn.", "."),), offset_prefix=("mamba.mamba", "mixer"))
 # Jamba (jamba.py JambaForCausalLM, registered in every release, unchanged 0.33 -> 0.34): per config.layers_block_type
 # a Mamba-1 layer (`mamba` = MambaMixer(prefix=f"{prefix}.mixer"), no quant_config: _mamba1_mixer) or an attention
 # layer (its q / k / v -> qkv_proj and o_proj sit on the decoder layer itself: hf_to_vllm_mapper drops `.self_attn.`;
@@ -2536,6 +2552,17 @@ def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
     if arch is not None and arch.rocm_layout and kind == "rocm" and (profile is None or profile.has(arch.rocm_layout[0])):
         arch = arch.rocm_layout[1]
     return arch.for_release(profile) if arch is not None else None
+
+
+def offset_prefixes(arch: Arch, config: ModelConfig) -> tuple[tuple[str, str, str], ...]:
+    """Arch.offset_prefix as renames (regex, as quant_prefixes'), one per decoder layer of config.json's
+    num_hidden_layers."""
+    if arch.offset_prefix is None or not config.num_hidden_layers:
+        return ()
+    part, prefix = arch.offset_prefix
+    layers = config.num_hidden_layers
+    return tuple(("regex", rf"^(.*?)\.layers\.{i}\.{re.escape(part)}\.", rf"\g<1>.{layers + i}.{prefix}.")
+                 for i in range(layers))
 
 
 def map_vllm_name(name: str, renames: tuple[tuple[str, str, str], ...]) -> str:
