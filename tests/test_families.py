@@ -286,6 +286,9 @@ JAMBA_SPEC = dict(GRANITE, architecture="JambaForCausalLM", model_type="jamba", 
 FALCON_H1 = dict(mamba_d_ssm=1024, mamba_n_heads=8, mamba_d_head=128, mamba_n_groups=1, mamba_d_state=128,
                  mamba_d_conv=4, mamba_expand=2)
 FALCON_H1_SPEC = dict(GRANITE, architecture="FalconH1ForCausalLM", model_type="falcon_h1", extra_config=FALCON_H1)
+# Granite's sliding-window classes: a sliding layer, then a full one (a sink on each).
+GRANITE_SWA = dict(sliding_window=512, layer_types=["sliding_attention", "full_attention"], pad_token_id=0,
+                   bos_token_id=1, eos_token_id=2)
 ERNIE_MOE = dict(use_bias=False, moe_intermediate_size=256, moe_k=2, moe_num_experts=4, moe_num_shared_experts=1,
                  moe_layer_start_index=1, moe_layer_end_index=-1, moe_layer_interval=1)
 GEMMA4 = dict(num_hidden_layers=4, global_head_dim=256, num_global_key_value_heads=1, attention_k_eq_v=True,
@@ -970,6 +973,14 @@ FAMILIES = [
     ("granite-moe-shared", dict(GRANITE, architecture="GraniteMoeSharedForCausalLM", model_type="granitemoeshared",
                                 extra_config=dict(GRANITE_MOE, shared_intermediate_size=256)), 2,
      {"model.layers.0.shared_mlp.input_linear": ("MergedColumnParallelLinear", "vllm:granitemoeshared.py")}),
+    ("granite-swa", dict(GRANITE, architecture="GraniteSWAForCausalLM", model_type="granite_swa",
+                         extra_config=dict(GRANITE["extra_config"], **GRANITE_SWA)), 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:granite.py"),
+      "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:granite.py")}),
+    ("granite-moe-swa", dict(GRANITE, architecture="GraniteMoeSWAForCausalLM", model_type="granitemoe_swa",
+                             extra_config=dict(GRANITE_MOE, shared_intermediate_size=256, **GRANITE_SWA)), 2,
+     {"model.layers.0.block_sparse_moe.router": ("ReplicatedLinear", "vllm:granitemoeshared.py"),
+      "model.layers.0.shared_mlp.input_linear": ("MergedColumnParallelLinear", "vllm:granitemoeshared.py")}),
     ("ernie-4.5", dict(architecture="Ernie4_5ForCausalLM", model_type="ernie4_5", extra_config={"use_bias": False},
                        **HF), 2,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:ernie45.py")}),
@@ -3595,3 +3606,12 @@ def test_falcon_h1_quant_lists_see_the_ssm_branch_under_its_offset_prefix(make_c
     rep = inspect(make_checkpoint(**spec))
     in_proj = next(layer for layer in rep.layers if layer.name == "model.layers.0.mamba.in_proj")
     assert (in_proj.scheme != "UnquantizedLinearMethod") == quantized and rep.ok != quantized
+
+
+def test_granite_swa_layers_take_the_window_and_a_sink(make_checkpoint):
+    """granite.py granite_layer_attn_params: the sliding layer gets config.sliding_window, and with layer_types set
+    every layer holds a per-head sink (the checkpoint's self_attn.sinks)."""
+    spec = dict(GRANITE, architecture="GraniteSWAForCausalLM", model_type="granite_swa", data="sparse",
+                extra_config=dict(GRANITE["extra_config"], **GRANITE_SWA))
+    rep = inspect(make_checkpoint(**spec))
+    assert rep.ok and [a.sliding_window for a in rep.attention] == [512, None]

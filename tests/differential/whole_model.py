@@ -220,6 +220,9 @@ _QWEN35_MOE = dict(num_experts=8, moe_intermediate_size=1024, shared_expert_inte
 _HF = dict(transformers=True, layers=4)
 # LFM2's layer kinds: short convolutions and full attention.
 _LFM_LAYERS = dict(layer_types=["conv", "full_attention", "conv", "full_attention"])
+# Granite's sliding-window classes: three sliding layers, then a full one.
+_SWA_LAYERS = ["sliding_attention"] * 3 + ["full_attention"]
+_SWA_TOKENS = dict(pad_token_id=0, bos_token_id=1, eos_token_id=2)  # the config class's defaults lie past the vocab
 # Granite's multipliers (granite.py, granitemoe*.py: scales, no linears).
 _GRANITE = dict(attention_multiplier=0.0078125, embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=8.0)
 # GLM-4V's tower (glm4_1v.py Glm4vVisionTransformer): one block, its MLP as wide as out_hidden_size.
@@ -399,6 +402,13 @@ FAMILIES.update({
     "granite-moe-shared": (dict(architecture="GraniteMoeSharedForCausalLM", model_type="granitemoeshared", **_HF),
                            dict(_GRANITE, intermediate_size=1024, shared_intermediate_size=2048,
                                 num_local_experts=8, num_experts_per_tok=2)),
+    # Granite's sliding-window classes: sliding / full layers (a sink on every one), the MoE with a shared MLP.
+    "granite-swa": (dict(architecture="GraniteSWAForCausalLM", model_type="granite_swa", **_HF),
+                    dict(_GRANITE, **_SWA_TOKENS, sliding_window=512, layer_types=_SWA_LAYERS)),
+    "granite-moe-swa": (dict(architecture="GraniteMoeSWAForCausalLM", model_type="granitemoe_swa", **_HF),
+                        dict(_GRANITE, **_SWA_TOKENS, intermediate_size=1024, shared_intermediate_size=2048,
+                             num_local_experts=8, num_experts_per_tok=2, sliding_window=512,
+                             layer_types=_SWA_LAYERS)),
     # Arcee Trinity: a dense layer, then MoE layers with a shared expert; sliding and full gated attention; the
     # routing keys afmoe.py reads bare.
     "afmoe": (dict(architecture="AfmoeForCausalLM", model_type="afmoe", **_HF),

@@ -1297,6 +1297,17 @@ ARCHITECTURES["GraniteMoeForCausalLM"] = Arch(
     vllm_names=(_GRANITE_ROUTER,))
 ARCHITECTURES["GraniteMoeSharedForCausalLM"] = ARCHITECTURES["GraniteMoeForCausalLM"]._replace(
     source="vllm:granitemoeshared.py", styles=_GRANITE_SHARED_MLP)
+# Granite's sliding-window classes (registered 0.29-0.34; registry.py builds GraniteSWAForCausalLM with granite.py's
+# GraniteForCausalLM, GraniteMoeSWAForCausalLM with granitemoeshared.py's GraniteMoeSharedForCausalLM): their configs'
+# layer_types give the sliding layers config.sliding_window and every layer a per-head sink (granite.py
+# granite_layer_attn_params: attention_sinks, default true where layer_types is set; the checkpoints hold
+# self_attn.sinks). transformers' GraniteMoeSWA saves the router as block_sparse_moe.router (GraniteMoeModel's mapper:
+# .router.weight -> .gate.weight).
+_GRANITE_SWA_ROUTER = (".block_sparse_moe.router", ".block_sparse_moe.gate")
+ARCHITECTURES["GraniteSWAForCausalLM"] = ARCHITECTURES["GraniteForCausalLM"]
+ARCHITECTURES["GraniteMoeSWAForCausalLM"] = ARCHITECTURES["GraniteMoeSharedForCausalLM"]._replace(
+    unquantized=("block_sparse_moe.router.layer", "block_sparse_moe.router"),
+    vllm_names=(_GRANITE_ROUTER, _GRANITE_SWA_ROUTER))
 
 # LFM2 (lfm2.py Lfm2ForCausalLM, registered 0.30-0.34, 0.33 -> 0.34 unchanged): per config.layer_types an attention
 # layer ("full_attention") or a short-convolution one, each with a feed_forward Lfm2MLP (w1 / w3 -> w13 merged, w2
