@@ -289,6 +289,13 @@ FALCON_H1_SPEC = dict(GRANITE, architecture="FalconH1ForCausalLM", model_type="f
 # Granite's sliding-window classes: a sliding layer, then a full one (a sink on each).
 GRANITE_SWA = dict(sliding_window=512, layer_types=["sliding_attention", "full_attention"], pad_token_id=0,
                    bos_token_id=1, eos_token_id=2)
+# OLMo Hybrid: a gated-delta-net layer (4 key / value heads of 128; b_proj / a_proj, a row per head, left BF16) and a
+# full-attention layer.
+OLMO_HYBRID_SPEC = dict(GRANITE, architecture="OlmoHybridForCausalLM", model_type="olmo_hybrid",
+                        ignore=("lm_head", "re:.*linear_attn\\.(b|a)_proj$"),
+                        extra_config=dict(linear_num_key_heads=4, linear_num_value_heads=4, linear_key_head_dim=128,
+                                          linear_value_head_dim=128, layer_types=["linear_attention", "full_attention"],
+                                          pad_token_id=0, eos_token_id=2))
 ERNIE_MOE = dict(use_bias=False, moe_intermediate_size=256, moe_k=2, moe_num_experts=4, moe_num_shared_experts=1,
                  moe_layer_start_index=1, moe_layer_end_index=-1, moe_layer_interval=1)
 GEMMA4 = dict(num_hidden_layers=4, global_head_dim=256, num_global_key_value_heads=1, attention_k_eq_v=True,
@@ -981,6 +988,12 @@ FAMILIES = [
                              extra_config=dict(GRANITE_MOE, shared_intermediate_size=256, **GRANITE_SWA)), 2,
      {"model.layers.0.block_sparse_moe.router": ("ReplicatedLinear", "vllm:granitemoeshared.py"),
       "model.layers.0.shared_mlp.input_linear": ("MergedColumnParallelLinear", "vllm:granitemoeshared.py")}),
+    ("olmo-hybrid", OLMO_HYBRID_SPEC, 2,
+     {"model.layers.0.linear_attn.in_proj_qkvg": ("MergedColumnParallelLinear", "vllm:olmo_hybrid.py"),
+      "model.layers.0.linear_attn.b_proj": ("ColumnParallelLinear", "vllm:olmo_hybrid.py"),
+      "model.layers.0.linear_attn.conv1d": ("ColumnParallelLinear", "vllm:olmo_hybrid.py"),
+      "model.layers.0.linear_attn.o_proj": ("RowParallelLinear", "vllm:olmo_hybrid.py"),
+      "model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:olmo_hybrid.py")}),
     ("ernie-4.5", dict(architecture="Ernie4_5ForCausalLM", model_type="ernie4_5", extra_config={"use_bias": False},
                        **HF), 2,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:ernie45.py")}),
@@ -3615,3 +3628,12 @@ def test_granite_swa_layers_take_the_window_and_a_sink(make_checkpoint):
                 extra_config=dict(GRANITE["extra_config"], **GRANITE_SWA))
     rep = inspect(make_checkpoint(**spec))
     assert rep.ok and [a.sliding_window for a in rep.attention] == [512, None]
+
+
+def test_olmo_hybrid_linear_layers_have_no_attention(make_checkpoint):
+    """olmo_hybrid.py: the gated-delta-net layer fuses q / k / v / g into in_proj_qkvg (not the attention's qkv_proj)
+    and its three convolutions into one unquantized conv1d; only the full-attention layer builds an Attention."""
+    rep = inspect(make_checkpoint(data="sparse", **OLMO_HYBRID_SPEC))
+    conv = next(layer for layer in rep.layers if layer.name == "model.layers.0.linear_attn.conv1d")
+    assert rep.ok and conv.scheme == "UnquantizedLinearMethod"
+    assert [a.name for a in rep.attention] == ["model.layers.1.self_attn.attn"]

@@ -446,6 +446,13 @@ FAMILIES.update({
                          dict(mamba_d_ssm=4096, mamba_n_heads=64, mamba_d_head=64, mamba_n_groups=1,
                               mamba_d_state=128, mamba_d_conv=4, mamba_expand=2, mamba_chunk_size=256,
                               mamba_rms_norm=True)),
+    # OLMo Hybrid: gated-delta-net and full-attention layers alternating; b_proj / a_proj (a row per value head, no
+    # whole block) left BF16 as the exporter leaves them.
+    "olmo-hybrid": (dict(architecture="OlmoHybridForCausalLM", model_type="olmo_hybrid", **_HF,
+                         **_gdn_ignore("model", ("b_proj", "a_proj"))),
+                    dict(linear_num_key_heads=16, linear_num_value_heads=16, linear_key_head_dim=128,
+                         linear_value_head_dim=128, linear_conv_kernel_dim=4, pad_token_id=0, eos_token_id=2,
+                         layer_types=["linear_attention", "full_attention"] * 2)),
     "ernie-4.5": (dict(architecture="Ernie4_5ForCausalLM", model_type="ernie4_5", **_HF), {"use_bias": False}),
     "ernie-4.5-moe": (dict(architecture="Ernie4_5_MoeForCausalLM", model_type="ernie4_5_moe", **_HF),
                       dict(use_bias=False, num_hidden_layers=3, moe_intermediate_size=1024, moe_k=2,

@@ -1364,6 +1364,20 @@ ARCHITECTURES["FalconH1ForCausalLM"] = Arch(
     "vllm:falcon_h1.py", conv_linears=("mamba.conv1d",), mamba_in_proj="mamba.in_proj", head_quant_config=False,
     sliding=MODEL_WINDOW, hf_to_vllm=(("substr", "A_log", "A"), ("substr", "mamba", "mamba.mamba")),
     quant_prefixes=(("substr", ".self_attn.", "."),), offset_prefix=("mamba.mamba", "mixer"))
+# OLMo Hybrid (olmo_hybrid.py OlmoHybridForCausalLM, registered in every release, unchanged 0.33 -> 0.34, as its
+# layers/mamba/gdn/olmo_gdn_linear_attn.py): per config.layer_types a gated-delta-net layer `linear_attn`
+# (OlmoHybridGatedDeltaNetAttention: q / k / v / g -> in_proj_qkvg merged over [K, K, V, V], b_proj and a_proj
+# ColumnParallelLinears of num_v_heads rows, all with the quant config; q_conv1d / k_conv1d / v_conv1d loaded into
+# one conv1d without quant_config (OlmoHybridModel's mapper stacks them), o_proj row; no Attention) or full attention
+# (q / k / v -> qkv_proj, head size hidden_size // heads, its Attention with the quant config and no window), each
+# with a gate_up_proj / down_proj MLP. in_proj_qkvg is listed before qkv_proj: a layer holding g_proj fuses four.
+ARCHITECTURES["OlmoHybridForCausalLM"] = Arch(
+    "vllm:olmo_hybrid.py",
+    packed={"in_proj_qkvg": ("q_proj", "k_proj", "v_proj", "g_proj"), **LLAMA_PACKED,
+            "conv1d": ("q_conv1d", "k_conv1d", "v_conv1d")},
+    styles={"linear_attn.b_proj": COLUMN, "linear_attn.a_proj": COLUMN},
+    conv_linears=("linear_attn.conv1d", "linear_attn.q_conv1d", "linear_attn.k_conv1d", "linear_attn.v_conv1d"),
+    own_widths=("linear_attn.in_proj_qkvg",), sliding=MODEL_WINDOW)
 # Jamba (jamba.py JambaForCausalLM, registered in every release, unchanged 0.33 -> 0.34): per config.layers_block_type
 # a Mamba-1 layer (`mamba` = MambaMixer(prefix=f"{prefix}.mixer"), no quant_config: _mamba1_mixer) or an attention
 # layer (its q / k / v -> qkv_proj and o_proj sit on the decoder layer itself: hf_to_vllm_mapper drops `.self_attn.`;
