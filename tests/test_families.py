@@ -296,6 +296,14 @@ OLMO_HYBRID_SPEC = dict(GRANITE, architecture="OlmoHybridForCausalLM", model_typ
                         extra_config=dict(linear_num_key_heads=4, linear_num_value_heads=4, linear_key_head_dim=128,
                                           linear_value_head_dim=128, layer_types=["linear_attention", "full_attention"],
                                           pad_token_id=0, eos_token_id=2))
+# Mamba / Falcon-Mamba: Mamba-1 mixers only (tied head), left BF16 (vLLM quantizes none of them); Mamba-2: one group,
+# 8 heads of 128.
+MAMBA = dict(state_size=16, expand=2, conv_kernel=4, time_step_rank=32, intermediate_size=1024)
+MAMBA_SPEC = dict(GRANITE, architecture="MambaForCausalLM", model_type="mamba", extra_config=MAMBA,
+                  tie_embeddings=True, ignore=("lm_head", "re:.*\\.mixer\\."))
+MAMBA2_SPEC = dict(GRANITE, architecture="Mamba2ForCausalLM", model_type="mamba2",
+                   extra_config=dict(num_heads=8, head_dim=128, n_groups=1, state_size=128, expand=2, conv_kernel=4,
+                                     pad_token_id=0, bos_token_id=1, eos_token_id=2))
 ERNIE_MOE = dict(use_bias=False, moe_intermediate_size=256, moe_k=2, moe_num_experts=4, moe_num_shared_experts=1,
                  moe_layer_start_index=1, moe_layer_end_index=-1, moe_layer_interval=1)
 GEMMA4 = dict(num_hidden_layers=4, global_head_dim=256, num_global_key_value_heads=1, attention_k_eq_v=True,
@@ -994,6 +1002,16 @@ FAMILIES = [
       "model.layers.0.linear_attn.conv1d": ("ColumnParallelLinear", "vllm:olmo_hybrid.py"),
       "model.layers.0.linear_attn.o_proj": ("RowParallelLinear", "vllm:olmo_hybrid.py"),
       "model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:olmo_hybrid.py")}),
+    ("mamba", MAMBA_SPEC, 2,
+     {"backbone.layers.0.mixer.in_proj": ("MergedColumnParallelLinear", "vllm:mamba.py"),
+      "backbone.layers.0.mixer.x_proj": ("RowParallelLinear", "vllm:mamba.py"),
+      "backbone.layers.1.mixer.conv1d": ("ColumnParallelLinear", "vllm:mamba.py")}),
+    ("falcon-mamba", dict(MAMBA_SPEC, architecture="FalconMambaForCausalLM", model_type="falcon_mamba"), 2,
+     {"backbone.layers.0.mixer.dt_proj": ("ColumnParallelLinear", "vllm:mamba.py")}),
+    ("mamba2", MAMBA2_SPEC, 1,
+     {"backbone.layers.0.mixer.in_proj": ("MergedColumnParallelLinear", "vllm:mamba2.py"),
+      "backbone.layers.0.mixer.conv1d": ("ColumnParallelLinear", "vllm:mamba2.py"),
+      "backbone.layers.1.mixer.out_proj": ("RowParallelLinear", "vllm:mamba2.py")}),
     ("ernie-4.5", dict(architecture="Ernie4_5ForCausalLM", model_type="ernie4_5", extra_config={"use_bias": False},
                        **HF), 2,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:ernie45.py")}),
@@ -3637,3 +3655,14 @@ def test_olmo_hybrid_linear_layers_have_no_attention(make_checkpoint):
     conv = next(layer for layer in rep.layers if layer.name == "model.layers.0.linear_attn.conv1d")
     assert rep.ok and conv.scheme == "UnquantizedLinearMethod"
     assert [a.name for a in rep.attention] == ["model.layers.1.self_attn.attn"]
+
+
+def test_mamba_fp8_mixers_load_unscaled_and_mamba2_reads_its_sizes(make_checkpoint):
+    """mamba.py's MambaMixer takes no quant config: an FP8 checkpoint of it has every mixer linear loaded unscaled
+    (nothing of the model is quantized); mamba2.py's MambaMixer2 does, its in_proj [I, I, GN, GN, H] sized from
+    Mamba2Config's num_heads / head_dim / n_groups / state_size."""
+    rep = inspect(make_checkpoint(data="sparse", **dict(MAMBA_SPEC, ignore=("lm_head",))))
+    assert not rep.ok and all(layer.scheme == "UnquantizedLinearMethod" for layer in rep.layers)
+    rep = inspect(make_checkpoint(data="sparse", **MAMBA2_SPEC))
+    in_proj = next(layer for layer in rep.layers if layer.name == "backbone.layers.0.mixer.in_proj")
+    assert rep.ok and in_proj.shape == (2 * 1024 + 2 * 128 + 8, 512) and in_proj.scheme != "UnquantizedLinearMethod"

@@ -453,6 +453,17 @@ FAMILIES.update({
                     dict(linear_num_key_heads=16, linear_num_value_heads=16, linear_key_head_dim=128,
                          linear_value_head_dim=128, linear_conv_kernel_dim=4, pad_token_id=0, eos_token_id=2,
                          layer_types=["linear_attention", "full_attention"] * 2)),
+    # Mamba / Falcon-Mamba: Mamba-1 mixers only, which vLLM never quantizes (the exporter's FP8 weights load
+    # unscaled); the same with the mixers left BF16 (nothing FP8 at all).
+    "mamba": (dict(architecture="MambaForCausalLM", model_type="mamba", tie_embeddings=True, **_HF),
+              dict(state_size=16, expand=2, conv_kernel=4, time_step_rank=128, intermediate_size=4096)),
+    "falcon-mamba": (dict(architecture="FalconMambaForCausalLM", model_type="falcon_mamba", tie_embeddings=True,
+                          **_HF, ignore=("lm_head", *_mamba1_ignore("backbone", (0, 1, 2, 3), "mixer"))),
+                     dict(state_size=16, expand=2, conv_kernel=4, time_step_rank=128, intermediate_size=4096)),
+    # Mamba-2: MambaMixer2 layers (8 groups of 128 states, 64 heads of 64).
+    "mamba2": (dict(architecture="Mamba2ForCausalLM", model_type="mamba2", **_HF),
+               dict(num_heads=64, head_dim=64, n_groups=8, state_size=128, expand=2, conv_kernel=4,
+                    pad_token_id=0, bos_token_id=1, eos_token_id=2)),
     "ernie-4.5": (dict(architecture="Ernie4_5ForCausalLM", model_type="ernie4_5", **_HF), {"use_bias": False}),
     "ernie-4.5-moe": (dict(architecture="Ernie4_5_MoeForCausalLM", model_type="ernie4_5_moe", **_HF),
                       dict(use_bias=False, num_hidden_layers=3, moe_intermediate_size=1024, moe_k=2,

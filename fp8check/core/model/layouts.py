@@ -1364,6 +1364,19 @@ ARCHITECTURES["FalconH1ForCausalLM"] = Arch(
     "vllm:falcon_h1.py", conv_linears=("mamba.conv1d",), mamba_in_proj="mamba.in_proj", head_quant_config=False,
     sliding=MODEL_WINDOW, hf_to_vllm=(("substr", "A_log", "A"), ("substr", "mamba", "mamba.mamba")),
     quant_prefixes=(("substr", ".self_attn.", "."),), offset_prefix=("mamba.mamba", "mixer"))
+# Mamba / Falcon-Mamba (mamba.py MambaForCausalLM, registered in every release for both names, unchanged 0.33 -> 0.34):
+# backbone.layers.i.mixer a MambaMixer (_mamba1_mixer: no quant config), the LM head built without quant_config, the
+# token table backbone.embeddings: vLLM quantizes no layer of it, so an FP8 checkpoint is one it loads unscaled.
+ARCHITECTURES["MambaForCausalLM"] = Arch("vllm:mamba.py", packed={}, head_quant_config=False, sliding=MODEL_WINDOW,
+                                         hf_to_vllm=(("substr", ".A_log", ".A"),), **_mamba1_mixer("mixer"))
+ARCHITECTURES["FalconMambaForCausalLM"] = ARCHITECTURES["MambaForCausalLM"]
+# Mamba-2 (mamba2.py Mamba2ForCausalLM, registered in every release; 0.33 -> 0.34 only a loop variable):
+# backbone.layers.i.mixer a MambaMixer2 with the quant config (in_proj merged over [I, I, GN, GN, H], conv1d
+# unquantized, out_proj row; the sizes from Mamba2Config's num_heads / head_dim / n_groups / state_size), the LM head
+# built without quant_config.
+ARCHITECTURES["Mamba2ForCausalLM"] = Arch("vllm:mamba2.py", packed={}, head_quant_config=False, sliding=MODEL_WINDOW,
+                                          conv_linears=("mixer.conv1d",), mamba_in_proj="mixer.in_proj",
+                                          hf_to_vllm=(("substr", ".A_log", ".A"),))
 # OLMo Hybrid (olmo_hybrid.py OlmoHybridForCausalLM, registered in every release, unchanged 0.33 -> 0.34, as its
 # layers/mamba/gdn/olmo_gdn_linear_attn.py): per config.layer_types a gated-delta-net layer `linear_attn`
 # (OlmoHybridGatedDeltaNetAttention: q / k / v / g -> in_proj_qkvg merged over [K, K, V, V], b_proj and a_proj
