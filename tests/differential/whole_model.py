@@ -389,6 +389,15 @@ FAMILIES.update({
                         n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=1024,
                         moe_shared_expert_intermediate_size=1024, n_shared_experts=1, n_group=1, topk_group=1,
                         norm_topk_prob=True, num_hidden_layers=4)),
+    # Nemotron-H with one Mamba group: above TP 1 MambaMixer2 replicates it on every rank (in_proj a column over
+    # [I, I, N, N, H] widened by the duplicated groups, mamba_mixer2.py extra_groups_for_head_shards).
+    "nemotron-h-one-group": (dict(architecture="NemotronHForCausalLM", model_type="nemotron_h", **_HF),
+                             dict(hybrid_override_pattern="M*-E", mamba_num_heads=32, mamba_head_dim=64, n_groups=1,
+                                  ssm_state_size=128, conv_kernel=4, expand=1, use_conv_bias=True,
+                                  mlp_hidden_act="relu2", n_routed_experts=8, num_experts_per_tok=2,
+                                  moe_intermediate_size=1024, moe_shared_expert_intermediate_size=1024,
+                                  n_shared_experts=1, n_group=1, topk_group=1, norm_topk_prob=True,
+                                  num_hidden_layers=4)),
     # Granite-4.0-H: Mamba2 / attention layers, one Mamba group (replicated above TP 1), MoE and shared MLP on each.
     "granite-4.0-h": (dict(architecture="GraniteMoeHybridForCausalLM", model_type="granitemoehybrid", **_HF),
                       dict(_GRANITE, intermediate_size=1024, shared_intermediate_size=4096,
