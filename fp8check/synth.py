@@ -184,7 +184,7 @@ ROUTER_LEAVES = (".mlp.gate", ".block_sparse_moe.gate", ".feed_forward.router", 
                  ".mixer.gate", ".router.proj", ".mlp.gate.wg",
                  ".moe.gate", ".mlp.router.gate",  # Nemotron-H, Gemma-4, Hunyuan, Step-3.5, HY-V3
                  ".mlp.router.classifier",  # LongCat-Flash
-                 ".block_sparse_moe.router.layer",  # Granite MoE
+                 ".block_sparse_moe.router.layer", ".block_sparse_moe.router",  # Granite MoE (transformers 5: SWA)
                  ".feed_forward.gate")  # LFM2-MoE
 # Towers vLLM builds with quant_config=None (mllama4.py, step3_vl.py): the FP8 checkpoints keep them in BF16.
 BF16_TOWERS = {"llama4": ("vision_model.", "multi_modal_projector."), "step3": ("vision_model.", "vit_large_projector")}

@@ -276,6 +276,34 @@ GRANITE_MOE = dict(intermediate_size=256, num_local_experts=4, num_experts_per_t
 GRANITE_H = dict(GRANITE_MOE, shared_intermediate_size=256, layer_types=["linear_attention", "full_attention"],
                  mamba_n_heads=8, mamba_d_head=128, mamba_n_groups=1, mamba_d_state=128, mamba_expand=2,
                  position_embedding_type="nope", attention_multiplier=0.0078125)
+# Jamba: a Mamba-1 layer with the MoE (4 experts), an attention layer with a dense MLP; the mixers' linears left BF16
+# (MambaMixer takes no quant config).
+JAMBA = dict(num_experts=4, num_experts_per_tok=2, expert_layer_period=2, expert_layer_offset=0, attn_layer_period=2,
+             attn_layer_offset=1, mamba_d_state=16, mamba_d_conv=4, mamba_expand=2, mamba_dt_rank=32)
+JAMBA_SPEC = dict(GRANITE, architecture="JambaForCausalLM", model_type="jamba", extra_config=JAMBA,
+                  ignore=("lm_head", "re:.*\\.mamba\\."))
+# Falcon-H1: attention and a Mamba2 mixer (one group, 8 heads of 128) in both layers.
+FALCON_H1 = dict(mamba_d_ssm=1024, mamba_n_heads=8, mamba_d_head=128, mamba_n_groups=1, mamba_d_state=128,
+                 mamba_d_conv=4, mamba_expand=2)
+FALCON_H1_SPEC = dict(GRANITE, architecture="FalconH1ForCausalLM", model_type="falcon_h1", extra_config=FALCON_H1)
+# Granite's sliding-window classes: a sliding layer, then a full one (a sink on each).
+GRANITE_SWA = dict(sliding_window=512, layer_types=["sliding_attention", "full_attention"], pad_token_id=0,
+                   bos_token_id=1, eos_token_id=2)
+# OLMo Hybrid: a gated-delta-net layer (4 key / value heads of 128; b_proj / a_proj, a row per head, left BF16) and a
+# full-attention layer.
+OLMO_HYBRID_SPEC = dict(GRANITE, architecture="OlmoHybridForCausalLM", model_type="olmo_hybrid",
+                        ignore=("lm_head", "re:.*linear_attn\\.(b|a)_proj$"),
+                        extra_config=dict(linear_num_key_heads=4, linear_num_value_heads=4, linear_key_head_dim=128,
+                                          linear_value_head_dim=128, layer_types=["linear_attention", "full_attention"],
+                                          pad_token_id=0, eos_token_id=2))
+# Mamba / Falcon-Mamba: Mamba-1 mixers only (tied head), left BF16 (vLLM quantizes none of them); Mamba-2: one group,
+# 8 heads of 128.
+MAMBA = dict(state_size=16, expand=2, conv_kernel=4, time_step_rank=32, intermediate_size=1024)
+MAMBA_SPEC = dict(GRANITE, architecture="MambaForCausalLM", model_type="mamba", extra_config=MAMBA,
+                  tie_embeddings=True, ignore=("lm_head", "re:.*\\.mixer\\."))
+MAMBA2_SPEC = dict(GRANITE, architecture="Mamba2ForCausalLM", model_type="mamba2",
+                   extra_config=dict(num_heads=8, head_dim=128, n_groups=1, state_size=128, expand=2, conv_kernel=4,
+                                     pad_token_id=0, bos_token_id=1, eos_token_id=2))
 ERNIE_MOE = dict(use_bias=False, moe_intermediate_size=256, moe_k=2, moe_num_experts=4, moe_num_shared_experts=1,
                  moe_layer_start_index=1, moe_layer_end_index=-1, moe_layer_interval=1)
 GEMMA4 = dict(num_hidden_layers=4, global_head_dim=256, num_global_key_value_heads=1, attention_k_eq_v=True,
@@ -938,6 +966,20 @@ FAMILIES = [
       "model.layers.0.shared_mlp.output_linear": ("RowParallelLinear", "vllm:granitemoehybrid.py"),
       "model.layers.1.block_sparse_moe.router.layer": ("ReplicatedLinear", "vllm:granitemoehybrid.py"),
       "model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:granitemoehybrid.py")}),
+    ("jamba", JAMBA_SPEC, 2,
+     {"model.layers.0.mamba.in_proj": ("MergedColumnParallelLinear", "vllm:jamba.py"),
+      "model.layers.0.mamba.x_proj": ("RowParallelLinear", "vllm:jamba.py"),
+      "model.layers.0.mamba.dt_proj": ("ColumnParallelLinear", "vllm:jamba.py"),
+      "model.layers.0.mamba.conv1d": ("ColumnParallelLinear", "vllm:jamba.py"),
+      "model.layers.0.feed_forward.router": ("ReplicatedLinear", "vllm:jamba.py"),
+      "model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:jamba.py"),
+      "model.layers.1.feed_forward.gate_up_proj": ("MergedColumnParallelLinear", "vllm:jamba.py")}),
+    ("falcon-h1", FALCON_H1_SPEC, 1,
+     {"model.layers.0.mamba.in_proj": ("MergedColumnParallelLinear", "vllm:falcon_h1.py"),
+      "model.layers.0.mamba.conv1d": ("ColumnParallelLinear", "vllm:falcon_h1.py"),
+      "model.layers.0.mamba.out_proj": ("RowParallelLinear", "vllm:falcon_h1.py"),
+      "model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:falcon_h1.py"),
+      "model.layers.1.feed_forward.gate_up_proj": ("MergedColumnParallelLinear", "vllm:falcon_h1.py")}),
     ("granite-3", dict(GRANITE, architecture="GraniteForCausalLM", model_type="granite"), 2,
      {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:granite.py")}),
     ("granite-moe", dict(GRANITE, architecture="GraniteMoeForCausalLM", model_type="granitemoe",
@@ -946,6 +988,30 @@ FAMILIES = [
     ("granite-moe-shared", dict(GRANITE, architecture="GraniteMoeSharedForCausalLM", model_type="granitemoeshared",
                                 extra_config=dict(GRANITE_MOE, shared_intermediate_size=256)), 2,
      {"model.layers.0.shared_mlp.input_linear": ("MergedColumnParallelLinear", "vllm:granitemoeshared.py")}),
+    ("granite-swa", dict(GRANITE, architecture="GraniteSWAForCausalLM", model_type="granite_swa",
+                         extra_config=dict(GRANITE["extra_config"], **GRANITE_SWA)), 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:granite.py"),
+      "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:granite.py")}),
+    ("granite-moe-swa", dict(GRANITE, architecture="GraniteMoeSWAForCausalLM", model_type="granitemoe_swa",
+                             extra_config=dict(GRANITE_MOE, shared_intermediate_size=256, **GRANITE_SWA)), 2,
+     {"model.layers.0.block_sparse_moe.router": ("ReplicatedLinear", "vllm:granitemoeshared.py"),
+      "model.layers.0.shared_mlp.input_linear": ("MergedColumnParallelLinear", "vllm:granitemoeshared.py")}),
+    ("olmo-hybrid", OLMO_HYBRID_SPEC, 2,
+     {"model.layers.0.linear_attn.in_proj_qkvg": ("MergedColumnParallelLinear", "vllm:olmo_hybrid.py"),
+      "model.layers.0.linear_attn.b_proj": ("ColumnParallelLinear", "vllm:olmo_hybrid.py"),
+      "model.layers.0.linear_attn.conv1d": ("ColumnParallelLinear", "vllm:olmo_hybrid.py"),
+      "model.layers.0.linear_attn.o_proj": ("RowParallelLinear", "vllm:olmo_hybrid.py"),
+      "model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:olmo_hybrid.py")}),
+    ("mamba", MAMBA_SPEC, 2,
+     {"backbone.layers.0.mixer.in_proj": ("MergedColumnParallelLinear", "vllm:mamba.py"),
+      "backbone.layers.0.mixer.x_proj": ("RowParallelLinear", "vllm:mamba.py"),
+      "backbone.layers.1.mixer.conv1d": ("ColumnParallelLinear", "vllm:mamba.py")}),
+    ("falcon-mamba", dict(MAMBA_SPEC, architecture="FalconMambaForCausalLM", model_type="falcon_mamba"), 2,
+     {"backbone.layers.0.mixer.dt_proj": ("ColumnParallelLinear", "vllm:mamba.py")}),
+    ("mamba2", MAMBA2_SPEC, 1,
+     {"backbone.layers.0.mixer.in_proj": ("MergedColumnParallelLinear", "vllm:mamba2.py"),
+      "backbone.layers.0.mixer.conv1d": ("ColumnParallelLinear", "vllm:mamba2.py"),
+      "backbone.layers.1.mixer.out_proj": ("RowParallelLinear", "vllm:mamba2.py")}),
     ("ernie-4.5", dict(architecture="Ernie4_5ForCausalLM", model_type="ernie4_5", extra_config={"use_bias": False},
                        **HF), 2,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:ernie45.py")}),
@@ -3686,3 +3752,57 @@ def test_gpt_bigcode_packed_qkv_is_fused_by_the_backend(make_checkpoint):
     assert layers["transformer.h.0.mlp.c_fc"][0] == layers["transformer.h.0.mlp.c_proj"][0] == "ReplicatedLinear"
     assert [(a.name, a.num_kv_heads) for a in rep.attention] == [("transformer.h.0.attn.attn", 1)]
     assert "generic" not in {layer.layout for layer in rep.layers} and rep.ok
+
+
+def test_jamba_mamba_mixer_takes_no_quant_config(make_checkpoint):
+    """jamba.py builds MambaMixer (layers/mamba/mamba_mixer.py) without a quant config: its linears are unquantized
+    whatever the format says, an FP8 one there fails the load; the attention layer's Attention has no KV cache
+    method (built without quant_config either)."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(JAMBA_SPEC, ignore=("lm_head",))))
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert by_name["model.layers.0.mamba.in_proj"].scheme == "UnquantizedLinearMethod"
+    assert not rep.ok and by_name["model.layers.0.mamba.out_proj"].errors
+    ok = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **JAMBA_SPEC))
+    assert ok.ok and [a.name for a in ok.attention] == ["model.layers.1.self_attn.attn"]
+    assert ok.attention[0].kv_method is None
+
+
+@pytest.mark.parametrize("listed,quantized", [(("model.layers.0.mamba.in_proj",), True),
+                                              (("model.layers.0.mamba.in_proj", "model.2.mixer.in_proj"), False)])
+def test_falcon_h1_quant_lists_see_the_ssm_branch_under_its_offset_prefix(make_checkpoint, listed, quantized):
+    """falcon_h1.py builds layer i's MambaMixer2 under the prefix model.{L + i}.mixer: an ignore list naming the
+    checkpoint's model.layers.i.mamba.in_proj never reaches it (vLLM quantizes it over the BF16 weight), vLLM's own
+    prefix does."""
+    spec = dict(FALCON_H1_SPEC, data="sparse", quant="fp8-block", ignore=("lm_head", *listed))
+    rep = inspect(make_checkpoint(**spec))
+    in_proj = next(layer for layer in rep.layers if layer.name == "model.layers.0.mamba.in_proj")
+    assert (in_proj.scheme != "UnquantizedLinearMethod") == quantized and rep.ok != quantized
+
+
+def test_granite_swa_layers_take_the_window_and_a_sink(make_checkpoint):
+    """granite.py granite_layer_attn_params: the sliding layer gets config.sliding_window, and with layer_types set
+    every layer holds a per-head sink (the checkpoint's self_attn.sinks)."""
+    spec = dict(GRANITE, architecture="GraniteSWAForCausalLM", model_type="granite_swa", data="sparse",
+                extra_config=dict(GRANITE["extra_config"], **GRANITE_SWA))
+    rep = inspect(make_checkpoint(**spec))
+    assert rep.ok and [a.sliding_window for a in rep.attention] == [512, None]
+
+
+def test_olmo_hybrid_linear_layers_have_no_attention(make_checkpoint):
+    """olmo_hybrid.py: the gated-delta-net layer fuses q / k / v / g into in_proj_qkvg (not the attention's qkv_proj)
+    and its three convolutions into one unquantized conv1d; only the full-attention layer builds an Attention."""
+    rep = inspect(make_checkpoint(data="sparse", **OLMO_HYBRID_SPEC))
+    conv = next(layer for layer in rep.layers if layer.name == "model.layers.0.linear_attn.conv1d")
+    assert rep.ok and conv.scheme == "UnquantizedLinearMethod"
+    assert [a.name for a in rep.attention] == ["model.layers.1.self_attn.attn"]
+
+
+def test_mamba_fp8_mixers_load_unscaled_and_mamba2_reads_its_sizes(make_checkpoint):
+    """mamba.py's MambaMixer takes no quant config: an FP8 checkpoint of it has every mixer linear loaded unscaled
+    (nothing of the model is quantized); mamba2.py's MambaMixer2 does, its in_proj [I, I, GN, GN, H] sized from
+    Mamba2Config's num_heads / head_dim / n_groups / state_size."""
+    rep = inspect(make_checkpoint(data="sparse", **dict(MAMBA_SPEC, ignore=("lm_head",))))
+    assert not rep.ok and all(layer.scheme == "UnquantizedLinearMethod" for layer in rep.layers)
+    rep = inspect(make_checkpoint(data="sparse", **MAMBA2_SPEC))
+    in_proj = next(layer for layer in rep.layers if layer.name == "backbone.layers.0.mixer.in_proj")
+    assert rep.ok and in_proj.shape == (2 * 1024 + 2 * 128 + 8, 512) and in_proj.scheme != "UnquantizedLinearMethod"

@@ -50,6 +50,9 @@ MODEL_STUB_RISKS = {
                              "import time; no kernel is compiled or run while building",
     "triton.Config": "a record of its arguments in vLLM's Triton placeholder (MODEL_STUB_RISKS): Mamba / GDN "
                      "kernel modules read num_stages / num_warps off their autotune configs at import time",
+    "triton.set_allocator": "a no-op in vLLM's Triton placeholder: OLMo Hybrid's gated-delta-net layer hands Triton a "
+                            "scratch allocator at construction (triton_utils/allocation.py set_triton_allocator); "
+                            "no kernel runs while building",
     "cuda (cuda-python)": "inert module: MiniMax-M2's RMS-norm workspace imports it at construction",
     "torch.ops._C.get_cuda_view_from_cpu_tensor": "the host tensor itself, on the meta device: Qwen4-Exp's n-gram "
                                                   "embedding tables (pinned host memory, read by the device through "
@@ -366,6 +369,7 @@ def _stub_compiled_namespaces() -> None:
 
     if isinstance(vllm.triton_utils.triton, getattr(importing, "TritonPlaceholder", ())):
         vllm.triton_utils.triton.Config = _TritonConfig
+        vllm.triton_utils.triton.set_allocator = lambda alloc_fn: None
     # 0.28's ExpertMapManager formats its (meta) expert map for a log line while building.
     try:
         from vllm.model_executor.layers.fused_moe.expert_map_manager import ExpertMapManager

@@ -379,6 +379,10 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("MiMoV2OmniForCausalLM", "tower packed:qkv"): "MiMoVisionAttention's qkv is stored fused under the name vLLM "
                                                    "builds (mimo_v2_omni.py QKVParallelLinear), in a tower built "
                                                    "with quant_config=None: matched by its own name, the same answer",
+    ("OlmoHybridForCausalLM", "packed:conv1d"): "olmo_hybrid.py's OlmoHybridModel mapper stacks q_conv1d / k_conv1d / "
+                                                "v_conv1d into one conv1d (orig_to_new_stacked), outside "
+                                                "packed_modules_mapping; built with quant_config=None, no list "
+                                                "reaches it either way",
     ("LongcatFlashForCausalLM", "dropped:prefix:model.mtp."): "longcat_flash.py has no hf_to_vllm_mapper: "
                                                               "FlashModel.load_weights skips every name starting "
                                                               "with mtp. (model.mtp. once AutoWeightsLoader strips "

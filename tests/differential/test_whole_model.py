@@ -381,6 +381,16 @@ def test_each_family_checkpoint_is_judged_by_fp8check_without_notes(tmp_path, fa
                 # MambaMixer2's in_proj ends in one column per Mamba head (32 / TP 2 = 16): no 128-block fits it
                 # (validate_fp8_block_shape, vLLM's own error; NVIDIA's FP8 exports are per tensor).
                 "nemotron-h": {"backbone.layers.0.mixer.in_proj"},
+                # with one group the same in_proj is one column over the group replicated a rank (2320 rows at TP 2)
+                "nemotron-h-one-group": {"backbone.layers.0.mixer.in_proj"},
+                # Falcon-H1's mixers listed BF16 under the checkpoint's names, which vLLM's prefix (model.{L + i}.mixer)
+                # never matches: FP8 layers over BF16 weights (falcon-h1-listed names vLLM's prefix too)
+                "falcon-h1": {f"model.layers.{i}.mamba.in_proj" for i in range(4)},
+                # mamba.py's MambaMixer takes no quant config: every FP8 mixer weight is loaded unscaled
+                "mamba": {f"backbone.layers.{i}.mixer.{leaf}" for i in range(4)
+                          for leaf in ("in_proj", "x_proj", "dt_proj", "out_proj")},
+                # Mamba-2's in_proj ends in one column per head (64 / TP 2 = 32): no 128-block fits it
+                "mamba2": {f"backbone.layers.{i}.mixer.in_proj" for i in range(4)},
                 # the same text model under nano_nemotron_vl.py's language_model
                 **{family: {"language_model.backbone.layers.0.mixer.in_proj"}
                    for family in ("nemotron-nano-vl", "nemotron-omni", "nemotron-super-omni", "nemotron-omni-v3")},

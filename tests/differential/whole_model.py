@@ -223,6 +223,9 @@ _QWEN35_MOE = dict(num_experts=8, moe_intermediate_size=1024, shared_expert_inte
 _HF = dict(transformers=True, layers=4)
 # LFM2's layer kinds: short convolutions and full attention.
 _LFM_LAYERS = dict(layer_types=["conv", "full_attention", "conv", "full_attention"])
+# Granite's sliding-window classes: three sliding layers, then a full one.
+_SWA_LAYERS = ["sliding_attention"] * 3 + ["full_attention"]
+_SWA_TOKENS = dict(pad_token_id=0, bos_token_id=1, eos_token_id=2)  # the config class's defaults lie past the vocab
 # Granite's multipliers (granite.py, granitemoe*.py: scales, no linears).
 _GRANITE = dict(attention_multiplier=0.0078125, embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=8.0)
 # GLM-4V's tower (glm4_1v.py Glm4vVisionTransformer): one block, its MLP as wide as out_hidden_size.
@@ -288,6 +291,12 @@ def _gdn_ignore(root: str, leaves: tuple[str, ...] = ("in_proj_b", "in_proj_a"),
     """Qwen's FP8 exports leave the gated-delta-net's b / a projections (num_v_heads rows, no 128-block fits) and
     the head unquantized: the ignore list of layers 0 and 2 (the linear-attention ones)."""
     return dict(ignore=(head, *(f"{root}.layers.{i}.linear_attn.{leaf}" for i in (0, 2) for leaf in leaves)))
+
+
+def _mamba1_ignore(root: str, layers: tuple[int, ...], leaf: str = "mamba") -> tuple[str, ...]:
+    """The Mamba-1 mixers' linears (layers/mamba/mamba_mixer.py MambaMixer: no quant config), left BF16 by the
+    exporter: the ignore list of those layers."""
+    return tuple(f"{root}.layers.{i}.{leaf}.{p}" for i in layers for p in ("in_proj", "x_proj", "dt_proj", "out_proj"))
 
 
 # GLM-5-Next (GLM-5.3-Flash): KDA and sparse-MLA layers alternating (real widths: NoPE MLA of 256-wide heads, a
@@ -383,6 +392,15 @@ FAMILIES.update({
                         n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=1024,
                         moe_shared_expert_intermediate_size=1024, n_shared_experts=1, n_group=1, topk_group=1,
                         norm_topk_prob=True, num_hidden_layers=4)),
+    # Nemotron-H with one Mamba group: above TP 1 MambaMixer2 replicates it on every rank (in_proj a column over
+    # [I, I, N, N, H] widened by the duplicated groups, mamba_mixer2.py extra_groups_for_head_shards).
+    "nemotron-h-one-group": (dict(architecture="NemotronHForCausalLM", model_type="nemotron_h", **_HF),
+                             dict(hybrid_override_pattern="M*-E", mamba_num_heads=32, mamba_head_dim=64, n_groups=1,
+                                  ssm_state_size=128, conv_kernel=4, expand=1, use_conv_bias=True,
+                                  mlp_hidden_act="relu2", n_routed_experts=8, num_experts_per_tok=2,
+                                  moe_intermediate_size=1024, moe_shared_expert_intermediate_size=1024,
+                                  n_shared_experts=1, n_group=1, topk_group=1, norm_topk_prob=True,
+                                  num_hidden_layers=4)),
     # Granite-4.0-H: Mamba2 / attention layers, one Mamba group (replicated above TP 1), MoE and shared MLP on each.
     "granite-4.0-h": (dict(architecture="GraniteMoeHybridForCausalLM", model_type="granitemoehybrid", **_HF),
                       dict(_GRANITE, intermediate_size=1024, shared_intermediate_size=4096,
@@ -396,6 +414,13 @@ FAMILIES.update({
     "granite-moe-shared": (dict(architecture="GraniteMoeSharedForCausalLM", model_type="granitemoeshared", **_HF),
                            dict(_GRANITE, intermediate_size=1024, shared_intermediate_size=2048,
                                 num_local_experts=8, num_experts_per_tok=2)),
+    # Granite's sliding-window classes: sliding / full layers (a sink on every one), the MoE with a shared MLP.
+    "granite-swa": (dict(architecture="GraniteSWAForCausalLM", model_type="granite_swa", **_HF),
+                    dict(_GRANITE, **_SWA_TOKENS, sliding_window=512, layer_types=_SWA_LAYERS)),
+    "granite-moe-swa": (dict(architecture="GraniteMoeSWAForCausalLM", model_type="granitemoe_swa", **_HF),
+                        dict(_GRANITE, **_SWA_TOKENS, intermediate_size=1024, shared_intermediate_size=2048,
+                             num_local_experts=8, num_experts_per_tok=2, sliding_window=512,
+                             layer_types=_SWA_LAYERS)),
     # Arcee Trinity: a dense layer, then MoE layers with a shared expert; sliding and full gated attention; the
     # routing keys afmoe.py reads bare.
     "afmoe": (dict(architecture="AfmoeForCausalLM", model_type="afmoe", **_HF),
@@ -412,6 +437,45 @@ FAMILIES.update({
     "lfm3": (dict(architecture="Lfm3ForCausalLM", model_type="lfm3", tie_embeddings=True, **_HF),
              dict(conv_L_cache=7, sliding_window=512, pad_token_id=0, bos_token_id=1, eos_token_id=2,
                   layer_types=["conv", "full_attention", "sliding_attention", "conv"])),
+    # Jamba: Mamba-1 layers (0, 2) with the MoE, attention layers (1, 3) with a dense MLP; the exporter leaves the
+    # mixers' linears BF16, as vLLM builds them (MambaMixer takes no quant config).
+    "jamba": (dict(architecture="JambaForCausalLM", model_type="jamba", **_HF,
+                   ignore=("lm_head", *_mamba1_ignore("model", (0, 2)))),
+              dict(num_experts=8, num_experts_per_tok=2, expert_layer_period=2, expert_layer_offset=0,
+                   attn_layer_period=2, attn_layer_offset=1, mamba_d_state=16, mamba_d_conv=4, mamba_expand=2,
+                   mamba_dt_rank=128, mamba_conv_bias=True, mamba_proj_bias=False)),
+    # Falcon-H1: attention and a Mamba2 mixer (one group) in every layer, a dense MLP. The exporter lists the mixers'
+    # in_proj ([I, I, GN, GN, H]: H rows no whole block) by their checkpoint names, which vLLM's prefix for them
+    # (model.{L + i}.mixer.in_proj) never matches: vLLM quantizes them over BF16 weights.
+    "falcon-h1": (dict(architecture="FalconH1ForCausalLM", model_type="falcon_h1", **_HF,
+                       ignore=("lm_head", *(f"model.layers.{i}.mamba.in_proj" for i in range(4)))),
+                  dict(mamba_d_ssm=4096, mamba_n_heads=64, mamba_d_head=64, mamba_n_groups=1, mamba_d_state=128,
+                       mamba_d_conv=4, mamba_expand=2, mamba_chunk_size=256, mamba_rms_norm=True)),
+    # The same with the list naming them also as vLLM's prefix does: in_proj skipped, every TP size built.
+    "falcon-h1-listed": (dict(architecture="FalconH1ForCausalLM", model_type="falcon_h1", **_HF,
+                              ignore=("lm_head", *(f"model.layers.{i}.mamba.in_proj" for i in range(4)),
+                                      *(f"model.{4 + i}.mixer.in_proj" for i in range(4)))),
+                         dict(mamba_d_ssm=4096, mamba_n_heads=64, mamba_d_head=64, mamba_n_groups=1,
+                              mamba_d_state=128, mamba_d_conv=4, mamba_expand=2, mamba_chunk_size=256,
+                              mamba_rms_norm=True)),
+    # OLMo Hybrid: gated-delta-net and full-attention layers alternating; b_proj / a_proj (a row per value head, no
+    # whole block) left BF16 as the exporter leaves them.
+    "olmo-hybrid": (dict(architecture="OlmoHybridForCausalLM", model_type="olmo_hybrid", **_HF,
+                         **_gdn_ignore("model", ("b_proj", "a_proj"))),
+                    dict(linear_num_key_heads=16, linear_num_value_heads=16, linear_key_head_dim=128,
+                         linear_value_head_dim=128, linear_conv_kernel_dim=4, pad_token_id=0, eos_token_id=2,
+                         layer_types=["linear_attention", "full_attention"] * 2)),
+    # Mamba / Falcon-Mamba: Mamba-1 mixers only, which vLLM never quantizes (the exporter's FP8 weights load
+    # unscaled); the same with the mixers left BF16 (nothing FP8 at all).
+    "mamba": (dict(architecture="MambaForCausalLM", model_type="mamba", tie_embeddings=True, **_HF),
+              dict(state_size=16, expand=2, conv_kernel=4, time_step_rank=128, intermediate_size=4096)),
+    "falcon-mamba": (dict(architecture="FalconMambaForCausalLM", model_type="falcon_mamba", tie_embeddings=True,
+                          **_HF, ignore=("lm_head", *_mamba1_ignore("backbone", (0, 1, 2, 3), "mixer"))),
+                     dict(state_size=16, expand=2, conv_kernel=4, time_step_rank=128, intermediate_size=4096)),
+    # Mamba-2: MambaMixer2 layers (8 groups of 128 states, 64 heads of 64).
+    "mamba2": (dict(architecture="Mamba2ForCausalLM", model_type="mamba2", **_HF),
+               dict(num_heads=64, head_dim=64, n_groups=8, state_size=128, expand=2, conv_kernel=4,
+                    pad_token_id=0, bos_token_id=1, eos_token_id=2)),
     "ernie-4.5": (dict(architecture="Ernie4_5ForCausalLM", model_type="ernie4_5", **_HF), {"use_bias": False}),
     "ernie-4.5-moe": (dict(architecture="Ernie4_5_MoeForCausalLM", model_type="ernie4_5_moe", **_HF),
                       dict(use_bias=False, num_hidden_layers=3, moe_intermediate_size=1024, moe_k=2,

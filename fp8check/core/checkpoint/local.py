@@ -275,7 +275,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         vocab_size=opt_int("vocab_size"),
         num_kv_shared_layers=opt_int("num_kv_shared_layers", minimum=0) or 0,
         intermediate_size=sizes.get(dense) if _positive_int(sizes.get(dense)) else None,
-        mamba=_mamba_sizes(opt_int, sizes),
+        mamba=_mamba_sizes(opt_int, sizes, model_type),
         gated_delta_net=_gated_delta_net_sizes(opt_int),
         heads_per_layer=_int_list(sizes, "num_attention_heads_per_layer", where) or _sliding_heads(sizes, heads),
         limited_moe_layers=tuple(i for i, limit in enumerate(
@@ -443,13 +443,19 @@ def _sliding_heads(sizes: dict, heads: int | None) -> tuple[int, ...] | None:
     return None
 
 
-def _mamba_sizes(opt_int: Callable[..., int | None], sizes_doc: dict) -> tuple[int, int, int, int] | None:
-    """MambaMixer2's sizes from the text config, or None when it has no Mamba heads: Nemotron-H's keys, else
-    Granite-4.0-H's (granitemoehybrid.py: mamba_n_heads, mamba_d_head, mamba_n_groups, mamba_d_state; transformers'
-    GraniteMoeHybridConfig defaults groups 1, state 256, and a head size of mamba_expand (2) x hidden_size / heads)."""
+def _mamba_sizes(opt_int: Callable[..., int | None], sizes_doc: dict,
+                 model_type: str) -> tuple[int, int, int, int] | None:
+    """MambaMixer2's sizes from the text config, or None when it has no Mamba heads: Nemotron-H's keys, Mamba-2's
+    (mamba2.py: num_heads, head_dim, n_groups, state_size; transformers' Mamba2Config defaults 128, 64, 8, 128), else
+    Granite-4.0-H's and Falcon-H1's (granitemoehybrid.py, falcon_h1.py: mamba_n_heads, mamba_d_head, mamba_n_groups,
+    mamba_d_state; their config classes default groups 1, state 256, and a head size of mamba_expand (2) x
+    hidden_size / heads)."""
     sizes = tuple(opt_int(key) for key in ("mamba_num_heads", "mamba_head_dim", "n_groups", "ssm_state_size"))
     if all(sizes):
         return sizes  # type: ignore[return-value]
+    if model_type == "mamba2":
+        return (opt_int("num_heads") or 128, opt_int("head_dim") or 64, opt_int("n_groups") or 8,
+                opt_int("state_size") or 128)
     heads, hidden = opt_int("mamba_n_heads"), opt_int("hidden_size")
     if not heads or not hidden:
         return None

@@ -366,6 +366,11 @@ class Arch(NamedTuple):
     # prefix "model" (model.h.N...); exaone_moe.py and qwen3_omni_moe_thinker.py build their ParallelLMHead with no prefix
     # ("": no list names it; NO_HEAD_PREFIX).
     quant_prefixes: tuple[tuple[str, str, str], ...] = ()
+    # (vLLM module name part, prefix part): a branch of decoder layer i that the model file builds under the prefix
+    # `<root>.{num_hidden_layers + i}.<prefix part>`, so that no two layers' state shares an index (falcon_h1.py
+    # FalconH1ParallelHybrid: the SSM branch `mamba.mamba` of model.layers.i under `model.{L + i}.mixer`): what
+    # get_quant_method matches the config's lists against there (offset_prefixes).
+    offset_prefix: tuple[str, str] | None = None
     # True: Mistral-Large-4's MLA (models/mistral/nvidia/attention.py MistralMLAAttention): the MLAAttention is
     # `self_attn.attn`, its latent cache kv_lora_rank + qk_rope_head_dim wide on NoPE layers too (whose
     # kv_a_proj_with_mqa lacks the RoPE part), and a layer whose config.kv_source_layers entry is another layer
@@ -1296,6 +1301,17 @@ ARCHITECTURES["GraniteMoeForCausalLM"] = Arch(
     vllm_names=(_GRANITE_ROUTER,))
 ARCHITECTURES["GraniteMoeSharedForCausalLM"] = ARCHITECTURES["GraniteMoeForCausalLM"]._replace(
     source="vllm:granitemoeshared.py", styles=_GRANITE_SHARED_MLP)
+# Granite's sliding-window classes (registered 0.29-0.34; registry.py builds GraniteSWAForCausalLM with granite.py's
+# GraniteForCausalLM, GraniteMoeSWAForCausalLM with granitemoeshared.py's GraniteMoeSharedForCausalLM): their configs'
+# layer_types give the sliding layers config.sliding_window and every layer a per-head sink (granite.py
+# granite_layer_attn_params: attention_sinks, default true where layer_types is set; the checkpoints hold
+# self_attn.sinks). transformers' GraniteMoeSWA saves the router as block_sparse_moe.router (GraniteMoeModel's mapper:
+# .router.weight -> .gate.weight).
+_GRANITE_SWA_ROUTER = (".block_sparse_moe.router", ".block_sparse_moe.gate")
+ARCHITECTURES["GraniteSWAForCausalLM"] = ARCHITECTURES["GraniteForCausalLM"]
+ARCHITECTURES["GraniteMoeSWAForCausalLM"] = ARCHITECTURES["GraniteMoeSharedForCausalLM"]._replace(
+    unquantized=("block_sparse_moe.router.layer", "block_sparse_moe.router"),
+    vllm_names=(_GRANITE_ROUTER, _GRANITE_SWA_ROUTER))
 
 # LFM2 (lfm2.py Lfm2ForCausalLM, registered 0.30-0.34, 0.33 -> 0.34 unchanged): per config.layer_types an attention
 # layer ("full_attention") or a short-convolution one, each with a feed_forward Lfm2MLP (w1 / w3 -> w13 merged, w2
@@ -1327,6 +1343,69 @@ ARCHITECTURES["Lfm2MoeForCausalLM"] = Arch(
 # the quant config (unlike LFM2's).
 ARCHITECTURES["Lfm3ForCausalLM"] = Arch("vllm:lfm3.py", packed=_LFM2_PACKED, styles={"self_attn.gate_proj": COLUMN},
                                         **_SHORT_CONV)
+
+# Mamba-1 mixers (layers/mamba/mamba_mixer.py MambaMixer, 0.25-0.34; 0.33 -> 0.34 only LoRA's row padding): the mixer
+# takes no quant_config at all, so every linear in it is unquantized whatever the format says (an FP8 weight there
+# fails the load): in_proj a MergedColumnParallelLinear over [I, I] (x and the gate, one stored tensor), x_proj a
+# RowParallelLinear (dt rank + 2 x state), dt_proj a ColumnParallelLinear, out_proj row, conv1d a ColumnParallelLinear
+# ([I, 1, kernel] stored). `leaf` is the mixer's attribute in the model file.
+def _mamba1_mixer(leaf: str) -> dict[str, Any]:
+    return dict(conv_linears=(f"{leaf}.conv1d",), equal_parts={f"{leaf}.in_proj": 2},
+                styles={f"{leaf}.in_proj": "MergedColumnParallelLinear", f"{leaf}.x_proj": ROW,
+                        f"{leaf}.dt_proj": COLUMN, f"{leaf}.out_proj": ROW},
+                unquantized_layers=tuple(f"{leaf}.{p}" for p in ("in_proj", "x_proj", "dt_proj", "out_proj")))
+
+
+# Falcon-H1 (falcon_h1.py FalconH1ForCausalLM, registered in every release, unchanged 0.33 -> 0.34): every layer a
+# FalconH1ParallelHybrid, attention and a Mamba2 mixer side by side, then a feed_forward MLP (gate_up_proj merged,
+# down_proj row). The attention branch `self_attn` is built with the layer's own prefix (its qkv_proj, o_proj and
+# Attention `attn` are model.layers.i.qkv_proj ... to the quant config's lists), head size config.head_dim or
+# hidden_size // heads, the Attention with the quant config and no window. The SSM branch is `mamba`, its
+# MambaMixer2 `mamba.mamba` (hf_to_vllm_mapper: "mamba" -> "mamba.mamba"; mamba_mixer2.py: in_proj merged over
+# [I, I, GN, GN, H] with the quant config, conv1d unquantized, out_proj row), built under the prefix
+# model.{L + i}.mixer (offset_prefix). The LM head is built without quant_config.
+ARCHITECTURES["FalconH1ForCausalLM"] = Arch(
+    "vllm:falcon_h1.py", conv_linears=("mamba.conv1d",), mamba_in_proj="mamba.in_proj", head_quant_config=False,
+    sliding=MODEL_WINDOW, hf_to_vllm=(("substr", "A_log", "A"), ("substr", "mamba", "mamba.mamba")),
+    quant_prefixes=(("substr", ".self_attn.", "."),), offset_prefix=("mamba.mamba", "mixer"))
+# Mamba / Falcon-Mamba (mamba.py MambaForCausalLM, registered in every release for both names, unchanged 0.33 -> 0.34):
+# backbone.layers.i.mixer a MambaMixer (_mamba1_mixer: no quant config), the LM head built without quant_config, the
+# token table backbone.embeddings: vLLM quantizes no layer of it, so an FP8 checkpoint is one it loads unscaled.
+ARCHITECTURES["MambaForCausalLM"] = Arch("vllm:mamba.py", packed={}, head_quant_config=False, sliding=MODEL_WINDOW,
+                                         hf_to_vllm=(("substr", ".A_log", ".A"),), **_mamba1_mixer("mixer"))
+ARCHITECTURES["FalconMambaForCausalLM"] = ARCHITECTURES["MambaForCausalLM"]
+# Mamba-2 (mamba2.py Mamba2ForCausalLM, registered in every release; 0.33 -> 0.34 only a loop variable):
+# backbone.layers.i.mixer a MambaMixer2 with the quant config (in_proj merged over [I, I, GN, GN, H], conv1d
+# unquantized, out_proj row; the sizes from Mamba2Config's num_heads / head_dim / n_groups / state_size), the LM head
+# built without quant_config.
+ARCHITECTURES["Mamba2ForCausalLM"] = Arch("vllm:mamba2.py", packed={}, head_quant_config=False, sliding=MODEL_WINDOW,
+                                          conv_linears=("mixer.conv1d",), mamba_in_proj="mixer.in_proj",
+                                          hf_to_vllm=(("substr", ".A_log", ".A"),))
+# OLMo Hybrid (olmo_hybrid.py OlmoHybridForCausalLM, registered in every release, unchanged 0.33 -> 0.34, as its
+# layers/mamba/gdn/olmo_gdn_linear_attn.py): per config.layer_types a gated-delta-net layer `linear_attn`
+# (OlmoHybridGatedDeltaNetAttention: q / k / v / g -> in_proj_qkvg merged over [K, K, V, V], b_proj and a_proj
+# ColumnParallelLinears of num_v_heads rows, all with the quant config; q_conv1d / k_conv1d / v_conv1d loaded into
+# one conv1d without quant_config (OlmoHybridModel's mapper stacks them), o_proj row; no Attention) or full attention
+# (q / k / v -> qkv_proj, head size hidden_size // heads, its Attention with the quant config and no window), each
+# with a gate_up_proj / down_proj MLP. in_proj_qkvg is listed before qkv_proj: a layer holding g_proj fuses four.
+ARCHITECTURES["OlmoHybridForCausalLM"] = Arch(
+    "vllm:olmo_hybrid.py",
+    packed={"in_proj_qkvg": ("q_proj", "k_proj", "v_proj", "g_proj"), **LLAMA_PACKED,
+            "conv1d": ("q_conv1d", "k_conv1d", "v_conv1d")},
+    styles={"linear_attn.b_proj": COLUMN, "linear_attn.a_proj": COLUMN},
+    conv_linears=("linear_attn.conv1d", "linear_attn.q_conv1d", "linear_attn.k_conv1d", "linear_attn.v_conv1d"),
+    own_widths=("linear_attn.in_proj_qkvg",), sliding=MODEL_WINDOW)
+# Jamba (jamba.py JambaForCausalLM, registered in every release, unchanged 0.33 -> 0.34): per config.layers_block_type
+# a Mamba-1 layer (`mamba` = MambaMixer(prefix=f"{prefix}.mixer"), no quant_config: _mamba1_mixer) or an attention
+# layer (its q / k / v -> qkv_proj and o_proj sit on the decoder layer itself: hf_to_vllm_mapper drops `.self_attn.`;
+# head size hidden_size // heads; Attention `attn` built without quant_config, so no KV cache method, and without a
+# window); per config.layers_num_experts a dense feed_forward (llama.py's LlamaMLP: gate_up_proj, down_proj) or
+# JambaMoE (the router feed_forward.router a GateLinear without quant_config, the experts one FusedMoE of softmax
+# top-k, renormalize=False, intermediate_size wide). The LM head is built without quant_config.
+ARCHITECTURES["JambaForCausalLM"] = Arch(
+    "vllm:jamba.py", packed={**LLAMA_PACKED, "in_proj": ("in_proj",)}, unquantized=("feed_forward.router",),
+    router=Router(renormalize=False), head_quant_config=False, attention_quant_config=False, sliding=MODEL_WINDOW,
+    hf_to_vllm=(("substr", ".self_attn.", "."), ("substr", ".A_log", ".A")), **_mamba1_mixer("mamba"))
 # ERNIE-4.5 (ernie45.py: llama.py's LlamaForCausalLM) and ERNIE-4.5-MoE (ernie45_moe.py): the router mlp.gate a
 # GateLinear without quant_config, softmax routing with the e_score_correction_bias (mlp.moe_statics), shared
 # experts; hf_to_vllm_mapper drops every name holding "mtp" (model.mtp_block.N, mtp_emb_norm, mtp_linear_proj).
@@ -2624,6 +2703,17 @@ def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
     if arch is not None and arch.rocm_layout and kind == "rocm" and (profile is None or profile.has(arch.rocm_layout[0])):
         arch = arch.rocm_layout[1]
     return arch.for_release(profile) if arch is not None else None
+
+
+def offset_prefixes(arch: Arch, config: ModelConfig) -> tuple[tuple[str, str, str], ...]:
+    """Arch.offset_prefix as renames (regex, as quant_prefixes'), one per decoder layer of config.json's
+    num_hidden_layers."""
+    if arch.offset_prefix is None or not config.num_hidden_layers:
+        return ()
+    part, prefix = arch.offset_prefix
+    layers = config.num_hidden_layers
+    return tuple(("regex", rf"^(.*?)\.layers\.{i}\.{re.escape(part)}\.", rf"\g<1>.{layers + i}.{prefix}.")
+                 for i in range(layers))
 
 
 def map_vllm_name(name: str, renames: tuple[tuple[str, str, str], ...]) -> str:

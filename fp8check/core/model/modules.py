@@ -16,8 +16,8 @@ from fp8check.core.checkpoint.safetensors_header import TensorInfo
 from fp8check.core.formats.fp8 import FP8_CONFIG_METHODS, block_fp8_config, block_fp8_skips
 from fp8check.core.model.layouts import (
     ANY_SIZE_TOWER_METHODS, COLUMN, FUSED_QKV_A, GENERIC, GENERIC_ARCH, LLAMA_PACKED, QKV_CLASSES, REPLICATED, ROW,
-    TORCH_LINEAR, Arch, Tower, map_vllm_name, model_arch, sparse_mla_layer, tail_match, tower_for, unserved_reason,
-    vllm_module_name,
+    TORCH_LINEAR, Arch, Tower, map_vllm_name, model_arch, offset_prefixes, sparse_mla_layer, tail_match, tower_for,
+    unserved_reason, vllm_module_name,
 )
 from fp8check.core.vocabulary import layer_template
 
@@ -215,7 +215,8 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
                 orphans.append(info)
         else:
             shard.side[suffix] = info
-    linears = tuple(_with_vllm_names(m, arch.hf_to_vllm + arch.quant_prefixes) for m in _fuse(weights, config, arch))
+    renames = arch.hf_to_vllm + arch.quant_prefixes + offset_prefixes(arch, config)
+    linears = tuple(_with_vllm_names(m, renames) for m in _fuse(weights, config, arch))
     moes = tuple(  # experts counted over distinct tails: ~1,500 per FusedMoE, not one set.add per tensor
         MoEModule(name=name, num_experts=len(set(map(expert_ids.__getitem__, set(tails)))), tensors=tuple(infos),
                   tails=tuple(tails), layout=arch.source, gated=arch.gated_experts,
