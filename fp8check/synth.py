@@ -186,8 +186,9 @@ ROUTER_LEAVES = (".mlp.gate", ".block_sparse_moe.gate", ".feed_forward.router", 
                  ".mlp.router.classifier",  # LongCat-Flash
                  ".block_sparse_moe.router.layer",  # Granite MoE
                  ".feed_forward.gate")  # LFM2-MoE
-# Towers vLLM builds with quant_config=None (mllama4.py, step3_vl.py): the FP8 checkpoints keep them in BF16.
-BF16_TOWERS = {"llama4": ("vision_model.", "multi_modal_projector."), "step3": ("vision_model.", "vit_large_projector")}
+# Towers vLLM builds with quant_config=None (mllama4.py, step3_vl.py, pixtral.py): the FP8 checkpoints keep them in BF16.
+BF16_TOWERS = {"llama4": ("vision_model.", "multi_modal_projector."), "step3": ("vision_model.", "vit_large_projector"),
+               "pixtral-mistral": ("vision_encoder.", "patch_merger.", "vision_language_adapter.")}  # pixtral.py
 
 
 def linear_shapes(spec: Spec) -> dict[str, tuple[int, int]]:
@@ -663,6 +664,17 @@ def _pixtral(spec: Spec) -> dict[str, tuple[int, int]]:
             "multi_modal_projector.linear_1": (spec.hidden, v), "multi_modal_projector.linear_2": (spec.hidden, spec.hidden)}
 
 
+def _pixtral_mistral(spec: Spec) -> dict[str, tuple[int, int]]:
+    """Pixtral in Mistral's format (Mistral-Small-3.1, Magistral: params.json's vision_encoder): one VisionTransformer
+    block, the PatchMerger of 2x2 patches and the VisionLanguageAdapter, under names mistral_name turns into the
+    consolidated ones (attention.wq, feed_forward.w1, ...)."""
+    v, p = spec.vision_hidden, "vision_encoder.transformer.layers.0"
+    return {**{f"{p}.attention.{x}_proj": (v, v) for x in "qkvo"}, f"{p}.feed_forward.gate_proj": (2 * v, v),
+            f"{p}.feed_forward.up_proj": (2 * v, v), f"{p}.feed_forward.down_proj": (v, 2 * v),
+            "patch_merger.merging_layer": (v, 4 * v), "vision_language_adapter.w_in": (spec.hidden, v),
+            "vision_language_adapter.w_out": (spec.hidden, spec.hidden)}
+
+
 def _llama4_vision(spec: Spec) -> dict[str, tuple[int, int]]:
     v, p = spec.vision_hidden, "vision_model.model.layers.0"
     return {**{f"{p}.self_attn.{x}_proj": (v, v) for x in "qkvo"}, f"{p}.mlp.fc1": (2 * v, v), f"{p}.mlp.fc2": (v, 2 * v),
@@ -710,7 +722,7 @@ def _perception_encoder(spec: Spec) -> dict[str, tuple[int, int]]:
             "vit_large_projector": (spec.hidden, 4 * v)}
 
 
-VISION_TOWERS = {"pixtral": _pixtral, "llama4": _llama4_vision, "qwen2_5_vl": _qwen2_5_vl, "qwen3_vl": _qwen3_vl,
+VISION_TOWERS = {"pixtral": _pixtral, "pixtral-mistral": _pixtral_mistral, "llama4": _llama4_vision, "qwen2_5_vl": _qwen2_5_vl, "qwen3_vl": _qwen3_vl,
                  "siglip": _siglip, "step3": _step3_vision, "perception_encoder": _perception_encoder}
 
 

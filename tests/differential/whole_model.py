@@ -349,6 +349,13 @@ _PIXTRAL_VLM = {k: v for k, v in FAMILIES["mistral-3"][1].items() if k != "text_
 _MISTRAL3_IGNORE = dict(ignore=("language_model.lm_head", "multi_modal_projector.patch_merger.merging_layer"))
 _DEEPSEEK_V3_TEXT = {k: v for k, v in _DSA.items() if not k.startswith(("index_", "num_nextn"))}
 _LLAMA_4_SCALING = {"original_max_position_embeddings": 8192, "beta": 0.1}
+# params.json's vision_encoder as Mistral-Small-3.1 writes it (pixtral.py VisionEncoderArgs), BASE's vision widths.
+_PIXTRAL_ENCODER_ARGS = dict(hidden_size=BASE["vision_hidden"], num_channels=3, image_size=1540, patch_size=14,
+                             intermediate_size=2 * BASE["vision_hidden"], num_hidden_layers=1,
+                             num_attention_heads=BASE["vision_heads"], rope_theta=10000.0, image_token_id=10,
+                             image_break_token_id=12, image_end_token_id=13, adapter_bias=False,
+                             spatial_merge_size=2, add_pre_mm_projector_layer_norm=True,
+                             mm_projector_id="patch_merge")
 _MISTRAL_LARGE4_TEXT = dict(num_hidden_layers=4, moe_intermediate_size=1024, first_k_dense_replace=1,
                             num_key_value_heads=16, kv_lora_rank=512, qk_nope_head_dim=64, qk_rope_head_dim=64,
                             v_head_dim=128, n_routed_experts=8, n_shared_experts=1, num_experts_per_tok=2,
@@ -590,6 +597,11 @@ FAMILIES.update({
                             {"nope": "rope,nope,nope,rope", "kv_sharing": {"source_layers_str": "0,1,1,3"},
                              "dsa": {"topk": 2048, "n_heads": 16, "head_dim": 128, "norm_eps": 1e-6,
                                      "ssmax_scaling": False, "sharing": "full,full,shared,full"}}),
+    # Pixtral in Mistral's format (Mistral-Small-3.1 / Magistral: params.json's vision_encoder; pixtral.py
+    # PixtralForConditionalGeneration over mistral.py's text model): the vision encoder, patch merger and adapter
+    # built without quant_config, stored in BF16.
+    "pixtral-fmt": (dict(architecture="PixtralForConditionalGeneration", vision="pixtral-mistral",
+                         mistral_format=True), {"vision_encoder": _PIXTRAL_ENCODER_ARGS}),
     # The official Qwen3.5 releases: vision-language, text under model.language_model, a Qwen3-VL tower.
     "qwen3.5-vl": (dict(architecture="Qwen3_5ForConditionalGeneration", model_type="qwen3_5", **_HF,
                         **_gdn_ignore("model.language_model")),

@@ -730,7 +730,9 @@ def mistral_config(params: object, config_json: object = None) -> ModelConfig:
 
 def vllm_named(checkpoint: Checkpoint) -> Checkpoint:
     """A Mistral-format checkpoint's tensors under the names its model class loads them as."""
-    names = checkpoint_names(checkpoint.config.architectures[0], checkpoint.tensors)
+    config = checkpoint.config
+    names = checkpoint_names(config.architectures[0], checkpoint.tensors,
+                             config.text_architectures[0] if config.text_architectures else None)
     return replace(checkpoint, tensors=rename_tensors(checkpoint.tensors, names, ", ".join(checkpoint.files)))
 
 

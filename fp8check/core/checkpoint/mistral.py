@@ -34,6 +34,7 @@ CONSOLIDATED = "consolidated*.safetensors"
 CONSOLIDATED_INDEX = "consolidated.safetensors.index.json"
 MISTRAL_LARGE_3 = "MistralLarge3ForCausalLM"
 MISTRAL_LARGE_4 = "MistralLarge4ForCausalLM"
+PIXTRAL = "PixtralForConditionalGeneration"
 
 
 def is_mistral_format(listing) -> bool:
@@ -71,11 +72,12 @@ def hf_config(params: dict, defaults: dict | None = None) -> dict:
     moe = config.get("moe") or {}
     is_mistral_large_3 = bool(moe) and (moe.get("num_shared_experts") or 0) > 0
     multimodal = config.get("multimodal") or {}
-    if multimodal.get("vision_encoder_args") or config.get("vision_encoder") or \
-            (multimodal.get("whisper_model_args") or {}).get("encoder_args"):
-        raise NotLaidOut(f"{where}: a Mistral-format vision / audio model (vLLM builds "
-                         "PixtralForConditionalGeneration / Voxtral from it): fp8check does not lay out its "
-                         "consolidated tower names; point it at an HF-format copy (config.json + *.safetensors)")
+    is_vision = bool(multimodal.get("vision_encoder_args") or config.get("vision_encoder"))
+    is_audio = bool((multimodal.get("whisper_model_args") or {}).get("encoder_args"))
+    if is_audio:
+        raise NotLaidOut(f"{where}: a Mistral-format audio model (vLLM builds Voxtral from it): fp8check does not lay "
+                         "out its consolidated tower names; point it at an HF-format copy (config.json + "
+                         "*.safetensors)")
     if config.get("model_type") == "mamba":
         raise NotLaidOut(f"{where}: a Mistral-format Mamba model (vLLM builds Mamba2ForCausalLM from it): fp8check "
                          "does not lay out its consolidated names; point it at an HF-format copy")
@@ -97,9 +99,29 @@ def hf_config(params: dict, defaults: dict | None = None) -> dict:
                          "has no mapping from the consolidated names): point fp8check at an HF-format copy")
     else:
         config["architectures"] = ["MistralForCausalLM"]
+    if is_vision:
+        config = _vision(config)
     for key, value in (defaults or {}).items():
         config.setdefault(key, value)
     return config
+
+
+def _vision(config: dict) -> dict:
+    """_remap_mistral_vision_args: the text model's config becomes text_config (its architecture as chosen above),
+    `multimodal` (else `vision_encoder`) the vision_config, under PixtralForConditionalGeneration; the quantization
+    config stays at the top."""
+    vision = config.pop("multimodal") if config.get("multimodal") else config.pop("vision_encoder")
+    if missing := [key for key in VISION_ENCODER_ARGS if not isinstance(vision, dict) or key not in vision]:
+        # pixtral.py PixtralForConditionalGeneration.__init__: VisionEncoderArgs(**the vision_config keys it has)
+        quoted = [f"'{key}'" for key in missing]
+        listed = quoted[0] if len(quoted) == 1 else f"{quoted[0]} and {quoted[1]}" if len(quoted) == 2 else \
+            f"{', '.join(quoted[:-1])}, and {quoted[-1]}"
+        raise ConfigError(f"TypeError: VisionEncoderArgs.__init__() missing {len(missing)} required positional "
+                          f"argument{'s' if len(missing) > 1 else ''}: {listed}")
+    wrapped = {"model_type": "pixtral", "architectures": [PIXTRAL], "text_config": config, "vision_config": vision}
+    if config.get("quantization_config"):
+        wrapped["quantization_config"] = config["quantization_config"]
+    return wrapped
 
 
 # 0.25.0-0.33.0's transformers_utils/configs/mistral.py, verbatim: its quantization assert, and the llama-4 scaling
@@ -124,6 +146,11 @@ def errors_before_034(params: dict) -> tuple[str, ...]:
     if not isinstance(scaling, dict) or not {"original_max_position_embeddings", "beta"} <= set(scaling):
         return (LLAMA_4_SCALING_BEFORE_034,)
     return (LARGE_4_BEFORE_034,)
+
+
+# pixtral.py VisionEncoderArgs' fields without a default (0.25-0.34).
+VISION_ENCODER_ARGS = ("hidden_size", "num_channels", "image_size", "patch_size", "intermediate_size",
+                       "num_hidden_layers", "num_attention_heads", "rope_theta", "image_token_id")
 
 
 def _general(config: dict) -> None:
@@ -338,8 +365,35 @@ def mistral_large_4_name(name: str) -> str:
 CHECKPOINT_NAMES = {"MistralForCausalLM": mistral_name, MISTRAL_LARGE_3: mistral_large_3_name,
                     MISTRAL_LARGE_4: mistral_large_4_name}
 
+# pixtral.py PixtralForConditionalGeneration.load_weights (0.25-0.34): the vision encoder's consolidated leaves as
+# its hf_to_vllm_mapper renames them (wq / wk / wv then load into qkv_proj, w1 / w3 into gate_up_proj: the layout's
+# packed entries; wo -> o_proj and w2 -> down_proj as _vision_encoder_name_remap).
+_PIXTRAL_ENCODER = [(re.compile(rf"^(vision_encoder\.transformer\.layers\.\d+\.{block})\.{old}(?=\.|$)"),
+                     rf"\1.{new}") for block, old, new in (
+    ("attention", "wq", "q_proj"), ("attention", "wk", "k_proj"), ("attention", "wv", "v_proj"),
+    ("attention", "wo", "o_proj"), ("feed_forward", "w1", "gate_proj"), ("feed_forward", "w2", "down_proj"),
+    ("feed_forward", "w3", "up_proj"))]
+# The tensors it loads into its own modules (vision encoder, patch merger, pre-projector norm, adapter); every other
+# name loses a "language_model." prefix and goes to the text model's loader.
+PIXTRAL_TOWERS = ("vision_encoder", "vision_tower", "patch_merger", "pre_mm_projector_norm",
+                  "vision_language_adapter", "multi_modal_projector")
 
-def checkpoint_names(architecture: str, names) -> dict[str, str]:
-    """Each consolidated name -> the name the model class loads it under (`architecture` as hf_config chose it)."""
+
+def pixtral_name(name: str, text_rename) -> str:
+    """A Pixtral checkpoint's tensor: a tower's under its vLLM name, the text model's as its class loads it, under
+    the language_model the wrapper builds it in."""
+    if name.startswith(PIXTRAL_TOWERS):
+        for pattern, new in _PIXTRAL_ENCODER:
+            name = pattern.sub(new, name)
+        return name
+    return "language_model." + text_rename(name.removeprefix("language_model."))
+
+
+def checkpoint_names(architecture: str, names, text_architecture: str | None = None) -> dict[str, str]:
+    """Each consolidated name -> the name the model class loads it under (`architecture` as hf_config chose it; a
+    Pixtral wrapper's text model is `text_architecture`)."""
+    if architecture == PIXTRAL:
+        text_rename = CHECKPOINT_NAMES[text_architecture or "MistralForCausalLM"]
+        return {name: pixtral_name(name, text_rename) for name in names}
     rename = CHECKPOINT_NAMES[architecture]
     return {name: rename(name) for name in names}

@@ -499,6 +499,14 @@ _PIXTRAL = Tower("vllm:pixtral.py", ("vision_tower.", "model.vision_tower."), vi
 # its patch_merger.merging_layer is a torch nn.Linear (never quantized).
 _MISTRAL3_PROJECTOR = Tower("vllm:mistral3.py", ("multi_modal_projector.", "model.multi_modal_projector."),
                             styles={"linear_1": COLUMN, "linear_2": ROW, "patch_merger.merging_layer": TORCH_LINEAR})
+# pixtral.py PixtralForConditionalGeneration (Mistral-format Pixtral: params.json's vision_encoder, read by
+# fp8check.core.checkpoint.mistral): VisionTransformer built without quant_config (QKVParallelLinear over vision
+# heads, o_proj row, feed_forward gate_up_proj merged / down_proj row), PatchMerger's merging_layer and
+# VisionLanguageAdapter's w_in / w_out ReplicatedLinears without quant_config; the text model is the class
+# text_config names (init_vllm_registered_model).
+_PIXTRAL_ENCODER = Tower("vllm:pixtral.py", ("vision_encoder.",), vision_heads=True, quantized=False)
+_PIXTRAL_ADAPTER = Tower("vllm:pixtral.py", ("vision_language_adapter.", "patch_merger."), quantized=False,
+                         styles={"w_in": REPLICATED, "w_out": REPLICATED, "merging_layer": REPLICATED})
 # mllama4.py: Llama4VisionModel and Llama4MultiModalProjector are built with quant_config=None; vision
 # attention q/k/v -> qkv_proj (vision heads), o_proj row, mlp fc1 column / fc2 row, vision_adapter.mlp the
 # same, patch_embedding.linear column; projector linear_1 ColumnParallelLinear(gather_output=True).
@@ -567,6 +575,8 @@ ARCHITECTURES: dict[str, Arch] = {
                                                  _VL_TEXT[1], ("prefix", "model.", "language_model.model."),
                                                  ("suffix", ".activation_scale", ".input_scale"),
                                                  ("suffix", ".weight_scale_inv", ".weight_scale"))),
+    "PixtralForConditionalGeneration": Arch("vllm:pixtral.py", towers=(_PIXTRAL_ENCODER, _PIXTRAL_ADAPTER),
+                                            registered_text_model=True),
     "Qwen2ForCausalLM": Arch("vllm:qwen2.py", **_QWEN2_MODEL),
     "Qwen3ForCausalLM": Arch("vllm:qwen3.py", **_QWEN2_MODEL),
     "Qwen2MoeForCausalLM": Arch("vllm:qwen2_moe.py", unquantized=_QWEN_MOE_ROUTERS, router=_NORM_TOPK,
