@@ -178,6 +178,7 @@ MOE_STYLES = {
     "mixtral": ("block_sparse_moe", "gate", ("w1", "w3", "w2"), None),                       # also MiniMax-M2
     "llama4": ("feed_forward", "router", ("gate_proj", "up_proj", "down_proj"), "shared_expert"),
     "gpt_oss": ("mlp", "router", ("gate_proj", "up_proj", "down_proj"), None),
+    "mistral": ("feed_forward", "gate", ("w1", "w3", "w2"), None),  # mistral-inference's MoeLayer (consolidated)
 }
 # Layer names vLLM builds without a quant config: real checkpoints store them in BF16.
 ROUTER_LEAVES = (".mlp.gate", ".block_sparse_moe.gate", ".feed_forward.router", ".mlp.router", ".shared_expert_gate",

@@ -602,6 +602,11 @@ FAMILIES.update({
     # built without quant_config, stored in BF16.
     "pixtral-fmt": (dict(architecture="PixtralForConditionalGeneration", vision="pixtral-mistral",
                          mistral_format=True), {"vision_encoder": _PIXTRAL_ENCODER_ARGS}),
+    # Mixtral in Mistral's format (params.json's `moe` without shared experts, consolidated names under
+    # mistral-inference's MoeLayer: feed_forward.gate, feed_forward.experts.E.w1): MixtralForCausalLM, which reads
+    # num_local_experts, a key the reader never writes (errors_every_release).
+    "mixtral-fmt": (dict(architecture="MixtralForCausalLM", moe_style="mistral", mistral_format=True, **_MOE),
+                    {"moe": {"num_experts_per_tok": 2, "num_experts": 8}}),
     # The official Qwen3.5 releases: vision-language, text under model.language_model, a Qwen3-VL tower.
     "qwen3.5-vl": (dict(architecture="Qwen3_5ForConditionalGeneration", model_type="qwen3_5", **_HF,
                         **_gdn_ignore("model.language_model")),

@@ -11,7 +11,7 @@ from typing import Callable, NamedTuple, TypeGuard
 
 from fp8check.core.checkpoint.mistral import (
     CONSOLIDATED_INDEX, MISTRAL_PARAMS, NotLaidOut, checkpoint_names, consolidated_files, errors_before_034,
-    hf_config, is_mistral_format,
+    errors_every_release, hf_config, is_mistral_format,
 )
 from fp8check.core.checkpoint.safetensors_header import SafetensorsHeader, TensorInfo, open_regular, read_header
 from fp8check.core.errors import CheckpointFileError, ConfigError, InputError, is_printable, printable, shown
@@ -131,6 +131,8 @@ class ModelConfig(NamedTuple):
     # A Mistral-format checkpoint's params.json as vLLM 0.25-0.33 refuse it (fp8check.core.checkpoint.mistral:
     # BLOCK FP8, Mistral-Large-4); the config above is 0.34's reading.
     errors_before_034: tuple[str, ...] = ()
+    # What every release refuses in it (errors_every_release: a Mixtral, which mixtral.py cannot build or load).
+    mistral_errors: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -720,12 +722,14 @@ def open_local(folder: str, allowed_root: str | None = None, source: str | None 
 
 def mistral_config(params: object, config_json: object = None) -> ModelConfig:
     """A Mistral-format checkpoint's config (fp8check.core.checkpoint.mistral): params.json adapted as vLLM 0.34
-    adapts it, config.json's keys (when there is one) as defaults, and what vLLM 0.25-0.33 refuse in it."""
+    adapts it, config.json's keys (when there is one) as defaults, and what vLLM 0.25-0.33 (or every release)
+    refuse in it."""
     defaults = {} if config_json is None else config_json
     if not isinstance(params, dict) or not isinstance(defaults, dict):
         raise ConfigError(f"{MISTRAL_PARAMS} and config.json must be JSON objects")
-    return parse_model_config(hf_config(params, defaults), MISTRAL_PARAMS)._replace(
-        errors_before_034=errors_before_034(params))
+    adapted = hf_config(params, defaults)
+    return parse_model_config(adapted, MISTRAL_PARAMS)._replace(errors_before_034=errors_before_034(params),
+                                                                mistral_errors=errors_every_release(adapted))
 
 
 def vllm_named(checkpoint: Checkpoint) -> Checkpoint:

@@ -26,7 +26,7 @@ from fp8check.core.errors import ConfigError
 
 
 class NotLaidOut(ConfigError):
-    """A Mistral-format model fp8check does not read (vision, audio, Mamba, Mixtral), whatever vLLM makes of it."""
+    """A Mistral-format model fp8check does not read (audio, Mamba), whatever vLLM makes of it."""
 
 
 MISTRAL_PARAMS = "params.json"
@@ -35,6 +35,7 @@ CONSOLIDATED_INDEX = "consolidated.safetensors.index.json"
 MISTRAL_LARGE_3 = "MistralLarge3ForCausalLM"
 MISTRAL_LARGE_4 = "MistralLarge4ForCausalLM"
 PIXTRAL = "PixtralForConditionalGeneration"
+MIXTRAL = "MixtralForCausalLM"
 
 
 def is_mistral_format(listing) -> bool:
@@ -94,9 +95,9 @@ def hf_config(params: dict, defaults: dict | None = None) -> dict:
         if not isinstance(scaling, dict) or not {"original_max_position_embeddings", "beta"} <= set(scaling):
             raise ConfigError(f"{where}: MistralLarge3 expect llama4 scaling config.")
     elif moe:
-        # mixtral.py's MixtralForCausalLM has no Mistral-name mapping (its loader meets `layers.N.attention.wq`).
-        raise NotLaidOut(f"{where}: a Mistral-format Mixtral model (vLLM builds MixtralForCausalLM, whose loader "
-                         "has no mapping from the consolidated names): point fp8check at an HF-format copy")
+        # The `moe` block stays as params.json writes it (no _remap_moe_args): errors_every_release says what
+        # mixtral.py makes of that.
+        config["architectures"] = [MIXTRAL]
     else:
         config["architectures"] = ["MistralForCausalLM"]
     if is_vision:
@@ -116,7 +117,7 @@ def _vision(config: dict) -> dict:
         quoted = [f"'{key}'" for key in missing]
         listed = quoted[0] if len(quoted) == 1 else f"{quoted[0]} and {quoted[1]}" if len(quoted) == 2 else \
             f"{', '.join(quoted[:-1])}, and {quoted[-1]}"
-        raise ConfigError(f"TypeError: VisionEncoderArgs.__init__() missing {len(missing)} required positional "
+        raise ConfigError(f"VisionEncoderArgs.__init__() missing {len(missing)} required positional "
                           f"argument{'s' if len(missing) > 1 else ''}: {listed}")
     wrapped = {"model_type": "pixtral", "architectures": [PIXTRAL], "text_config": config, "vision_config": vision}
     if config.get("quantization_config"):
@@ -151,6 +152,26 @@ def errors_before_034(params: dict) -> tuple[str, ...]:
 # pixtral.py VisionEncoderArgs' fields without a default (0.25-0.34).
 VISION_ENCODER_ARGS = ("hidden_size", "num_channels", "image_size", "patch_size", "intermediate_size",
                        "num_hidden_layers", "num_attention_heads", "rope_theta", "image_token_id")
+
+
+# mixtral.py MixtralDecoderLayer reads config.num_local_experts, which the reader never writes for a `moe` block
+# without shared experts (it keeps `moe` as is): the build fails unless config.json gives the key (0.25-0.34).
+MIXTRAL_NO_EXPERTS = "'PreTrainedConfig' object has no attribute 'num_local_experts'"
+# With it the model builds and its loader (AutoWeightsLoader, which meets the consolidated names unchanged: mixtral.py
+# maps HF expert names only) finds no child `layers` (the first name in the file's sorted keys), utils.py's message.
+MIXTRAL_NAMES = ("There is no module or parameter named 'layers' in MixtralForCausalLM (mixtral.py's "
+                 "loader has no mapping from the consolidated names; serve the HF-format files with --config-format "
+                 "hf --load-format hf)")
+
+
+def errors_every_release(config: dict) -> tuple[str, ...]:
+    """What every release 0.25-0.34 refuses in this Mistral-format checkpoint (`config`: hf_config's): a Mixtral
+    (MixtralForCausalLM from a `moe` block without shared experts, its own or a Pixtral's text model) fails to build
+    without config.json's num_local_experts, and to load with it."""
+    text = config.get("text_config", config)
+    if MIXTRAL not in (text.get("architectures") or ()):
+        return ()
+    return (MIXTRAL_NO_EXPERTS,) if "num_local_experts" not in text else (MIXTRAL_NAMES,)
 
 
 def _general(config: dict) -> None:
@@ -362,8 +383,14 @@ def mistral_large_4_name(name: str) -> str:
     return name if ".mlp.experts." in name else name.replace(".w2.", ".down_proj.")
 
 
+def mixtral_name(name: str) -> str:
+    """A Mistral-format Mixtral's tensor, which vLLM refuses (errors_every_release): its name as stored, the FP8
+    scales under the fp8 format's names so that each layer reads as the FP8 layer it is."""
+    return next((name[: -len(old)] + new for old, new in _LARGE_3_SUFFIXES if name.endswith(old)), name)
+
+
 CHECKPOINT_NAMES = {"MistralForCausalLM": mistral_name, MISTRAL_LARGE_3: mistral_large_3_name,
-                    MISTRAL_LARGE_4: mistral_large_4_name}
+                    MISTRAL_LARGE_4: mistral_large_4_name, MIXTRAL: mixtral_name}
 
 # pixtral.py PixtralForConditionalGeneration.load_weights (0.25-0.34): the vision encoder's consolidated leaves as
 # its hf_to_vllm_mapper renames them (wq / wk / wv then load into qkv_proj, w1 / w3 into gate_up_proj: the layout's
