@@ -189,7 +189,10 @@ ROUTER_LEAVES = (".mlp.gate", ".block_sparse_moe.gate", ".feed_forward.router", 
                  ".feed_forward.gate")  # LFM2-MoE
 # Towers vLLM builds with quant_config=None (mllama4.py, step3_vl.py, pixtral.py): the FP8 checkpoints keep them in BF16.
 BF16_TOWERS = {"llama4": ("vision_model.", "multi_modal_projector."), "step3": ("vision_model.", "vit_large_projector"),
-               "pixtral-mistral": ("vision_encoder.", "patch_merger.", "vision_language_adapter.")}  # pixtral.py
+               "pixtral-mistral": ("vision_encoder.", "patch_merger.", "vision_language_adapter."),  # pixtral.py
+               # voxtral.py quantizes the encoder (an FP8 one's scales, which its loader does not rename, fail the
+               # load); Mistral's FP8 exports keep the audio tower in BF16
+               "voxtral-mistral": ("mm_whisper_embeddings.",)}
 
 
 def linear_shapes(spec: Spec) -> dict[str, tuple[int, int]]:
@@ -676,6 +679,16 @@ def _pixtral_mistral(spec: Spec) -> dict[str, tuple[int, int]]:
             "vision_language_adapter.w_out": (spec.hidden, spec.hidden)}
 
 
+def _voxtral_mistral(spec: Spec) -> dict[str, tuple[int, int]]:
+    """Voxtral in Mistral's format (params.json's multimodal.whisper_model_args): one Whisper encoder block (fc1 / fc2
+    as feed_forward.w1 / w2) and the audio-language projection over 4 downsampled frames, under names mistral_name
+    turns into the consolidated ones."""
+    v, p = spec.vision_hidden, "mm_whisper_embeddings.whisper_encoder.transformer.layers.0"
+    return {**{f"{p}.attention.{x}_proj": (v, v) for x in "qkvo"}, f"{p}.feed_forward.w1": (4 * v, v),
+            f"{p}.feed_forward.w2": (v, 4 * v), "mm_whisper_embeddings.audio_language_projection.0": (spec.hidden, 4 * v),
+            "mm_whisper_embeddings.audio_language_projection.2": (spec.hidden, spec.hidden)}
+
+
 def _llama4_vision(spec: Spec) -> dict[str, tuple[int, int]]:
     v, p = spec.vision_hidden, "vision_model.model.layers.0"
     return {**{f"{p}.self_attn.{x}_proj": (v, v) for x in "qkvo"}, f"{p}.mlp.fc1": (2 * v, v), f"{p}.mlp.fc2": (v, 2 * v),
@@ -723,7 +736,7 @@ def _perception_encoder(spec: Spec) -> dict[str, tuple[int, int]]:
             "vit_large_projector": (spec.hidden, 4 * v)}
 
 
-VISION_TOWERS = {"pixtral": _pixtral, "pixtral-mistral": _pixtral_mistral, "llama4": _llama4_vision, "qwen2_5_vl": _qwen2_5_vl, "qwen3_vl": _qwen3_vl,
+VISION_TOWERS = {"pixtral": _pixtral, "pixtral-mistral": _pixtral_mistral, "voxtral-mistral": _voxtral_mistral, "llama4": _llama4_vision, "qwen2_5_vl": _qwen2_5_vl, "qwen3_vl": _qwen3_vl,
                  "siglip": _siglip, "step3": _step3_vision, "perception_encoder": _perception_encoder}
 
 

@@ -356,6 +356,14 @@ _PIXTRAL_ENCODER_ARGS = dict(hidden_size=BASE["vision_hidden"], num_channels=3, 
                              image_break_token_id=12, image_end_token_id=13, adapter_bias=False,
                              spatial_merge_size=2, add_pre_mm_projector_layer_norm=True,
                              mm_projector_id="patch_merge")
+# params.json's multimodal.whisper_model_args as Voxtral writes it (voxtral-small: Whisper-large-v3's encoder, 4x
+# downsampled), BASE's vision widths.
+_WHISPER_ARGS = {"encoder_args": {"audio_encoding_args": {"sampling_rate": 16000, "frame_rate": 12.5,
+                                                          "num_mel_bins": 128, "hop_length": 160, "window_size": 400},
+                                  "dim": BASE["vision_hidden"], "n_layers": 1, "head_dim": 64,
+                                  "hidden_dim": 4 * BASE["vision_hidden"], "n_heads": BASE["vision_heads"],
+                                  "vocab_size": 51866, "max_source_positions": 1500},
+                 "downsample_args": {"downsample_factor": 4}}
 _MISTRAL_LARGE4_TEXT = dict(num_hidden_layers=4, moe_intermediate_size=1024, first_k_dense_replace=1,
                             num_key_value_heads=16, kv_lora_rank=512, qk_nope_head_dim=64, qk_rope_head_dim=64,
                             v_head_dim=128, n_routed_experts=8, n_shared_experts=1, num_experts_per_tok=2,
@@ -602,6 +610,11 @@ FAMILIES.update({
     # built without quant_config, stored in BF16.
     "pixtral-fmt": (dict(architecture="PixtralForConditionalGeneration", vision="pixtral-mistral",
                          mistral_format=True), {"vision_encoder": _PIXTRAL_ENCODER_ARGS}),
+    # Voxtral in Mistral's format (Voxtral-Small / -Mini: params.json's multimodal.whisper_model_args; voxtral.py
+    # VoxtralForConditionalGeneration over mistral.py's text model): the Whisper encoder, which the model quantizes,
+    # and the adapter stored in BF16.
+    "voxtral-fmt": (dict(architecture="VoxtralForConditionalGeneration", vision="voxtral-mistral",
+                         mistral_format=True), {"multimodal": {"whisper_model_args": _WHISPER_ARGS}}),
     # Mixtral in Mistral's format (params.json's `moe` without shared experts, consolidated names under
     # mistral-inference's MoeLayer: feed_forward.gate, feed_forward.experts.E.w1): MixtralForCausalLM, which reads
     # num_local_experts, a key the reader never writes (errors_every_release).

@@ -36,6 +36,7 @@ MISTRAL_LARGE_3 = "MistralLarge3ForCausalLM"
 MISTRAL_LARGE_4 = "MistralLarge4ForCausalLM"
 PIXTRAL = "PixtralForConditionalGeneration"
 MIXTRAL = "MixtralForCausalLM"
+VOXTRAL = "VoxtralForConditionalGeneration"
 
 
 def is_mistral_format(listing) -> bool:
@@ -74,11 +75,13 @@ def hf_config(params: dict, defaults: dict | None = None) -> dict:
     is_mistral_large_3 = bool(moe) and (moe.get("num_shared_experts") or 0) > 0
     multimodal = config.get("multimodal") or {}
     is_vision = bool(multimodal.get("vision_encoder_args") or config.get("vision_encoder"))
-    is_audio = bool((multimodal.get("whisper_model_args") or {}).get("encoder_args"))
-    if is_audio:
-        raise NotLaidOut(f"{where}: a Mistral-format audio model (vLLM builds Voxtral from it): fp8check does not lay "
-                         "out its consolidated tower names; point it at an HF-format copy (config.json + "
-                         "*.safetensors)")
+    encoder = (multimodal.get("whisper_model_args") or {}).get("encoder_args")
+    if is_vision and encoder:
+        raise ConfigError(f"{where}: Vision and audio are mutually exclusive")
+    if encoder and encoder.get("causal"):
+        raise NotLaidOut(f"{where}: a Mistral-format streaming audio model (a causal Whisper encoder: vLLM builds "
+                         "VoxtralRealtimeGeneration from it), which fp8check does not lay out; point it at an "
+                         "HF-format copy (config.json + *.safetensors)")
     if config.get("model_type") == "mamba":
         raise NotLaidOut(f"{where}: a Mistral-format Mamba model (vLLM builds Mamba2ForCausalLM from it): fp8check "
                          "does not lay out its consolidated names; point it at an HF-format copy")
@@ -102,6 +105,8 @@ def hf_config(params: dict, defaults: dict | None = None) -> dict:
         config["architectures"] = ["MistralForCausalLM"]
     if is_vision:
         config = _vision(config)
+    if encoder:
+        config = _audio(config, where)
     for key, value in (defaults or {}).items():
         config.setdefault(key, value)
     return config
@@ -147,6 +152,26 @@ def errors_before_034(params: dict) -> tuple[str, ...]:
     if not isinstance(scaling, dict) or not {"original_max_position_embeddings", "beta"} <= set(scaling):
         return (LLAMA_4_SCALING_BEFORE_034,)
     return (LARGE_4_BEFORE_034,)
+
+
+def _audio(config: dict, where: str) -> dict:
+    """_remap_mistral_audio_args (a bidirectional encoder): the text model's config becomes text_config, the Whisper
+    encoder's args a WhisperConfig's keys as audio_config, under VoxtralForConditionalGeneration."""
+    whisper = config["multimodal"].pop("whisper_model_args")
+    try:
+        encoder, audio = whisper["encoder_args"], whisper["encoder_args"]["audio_encoding_args"]
+        audio_config = {"model_type": "whisper", "num_mel_bins": audio["num_mel_bins"],
+                        "downsample_factor": whisper["downsample_args"]["downsample_factor"],
+                        "d_model": encoder["dim"], "encoder_layers": encoder["n_layers"],
+                        "encoder_ffn_dim": encoder["hidden_dim"], "encoder_attention_heads": encoder["n_heads"],
+                        "encoder_head_dim": encoder["head_dim"], "vocab_size": encoder["vocab_size"],
+                        "is_encoder_decoder": False, "is_causal": False, "block_pool_size": 1}
+    except (KeyError, TypeError) as exc:  # vLLM's KeyError, reading the same keys
+        raise ConfigError(f"{where}: multimodal.whisper_model_args lacks {exc}") from None
+    wrapped = {"model_type": "voxtral", "architectures": [VOXTRAL], "text_config": config, "audio_config": audio_config}
+    if config.get("quantization_config"):
+        wrapped["quantization_config"] = config["quantization_config"]
+    return wrapped
 
 
 # pixtral.py VisionEncoderArgs' fields without a default (0.25-0.34).
@@ -416,11 +441,42 @@ def pixtral_name(name: str, text_rename) -> str:
     return "language_model." + text_rename(name.removeprefix("language_model."))
 
 
+# voxtral.py VoxtralForConditionalGeneration.load_weights (0.25-0.34): the Whisper encoder's tensors (under
+# mm_whisper_embeddings, but its tok_embeddings, the text model's, and audio_language_projection, the adapter's) as
+# VoxtralEncoderModel.mistral_remapping renames them (q / k / v then load into qkv_proj, the layout's packed entry),
+# under the whisper_encoder it is built in; the adapter's Sequential indices as its w_in / w_out.
+_VOXTRAL_ENCODER = [(re.compile(rf"\Amm_whisper_embeddings\.whisper_encoder\.{old}\Z"),
+                     rf"whisper_encoder.whisper_encoder.{new}") for old, new in (
+    (r"conv_layers\.0\.(?:conv\.)?(weight|bias)", r"conv1.\1"), (r"conv_layers\.1\.(?:conv\.)?(weight|bias)", r"conv2.\1"),
+    (r"transformer\.layers\.(\d+)\.attention\.w([qkv])\.(weight|bias)", r"layers.\1.self_attn.\2_proj.\3"),
+    (r"transformer\.layers\.(\d+)\.attention\.wo\.(weight|bias)", r"layers.\1.self_attn.out_proj.\2"),
+    (r"transformer\.layers\.(\d+)\.attention_norm\.(weight|bias)", r"layers.\1.self_attn_layer_norm.\2"),
+    (r"transformer\.layers\.(\d+)\.feed_forward\.w([12])\.(weight|bias)", r"layers.\1.mlp.fc\2.\3"),
+    (r"transformer\.layers\.(\d+)\.ffn_norm\.(weight|bias)", r"layers.\1.final_layer_norm.\2"),
+    (r"transformer\.norm\.(weight|bias)", r"layer_norm.\1"))] + [
+    (re.compile(rf"\Amm_whisper_embeddings\.audio_language_projection\.{index}\.weight\Z"),
+     f"audio_language_adapter.{leaf}.weight") for index, leaf in ((0, "w_in"), (2, "w_out"))]
+
+
+def voxtral_name(name: str, text_rename) -> str:
+    """A Voxtral checkpoint's tensor: the encoder's and the adapter's under their vLLM names, the text model's (its
+    token embedding under mm_whisper_embeddings too) as its class loads it, under language_model. An encoder tensor
+    no rule renames (an FP8 scale: the rules take weight and bias only) keeps its name, which the encoder's loader
+    finds no parameter for."""
+    for pattern, new in _VOXTRAL_ENCODER:
+        if pattern.match(name):
+            return pattern.sub(new, name)
+    if name.startswith("mm_whisper_embeddings.whisper_encoder."):
+        return name
+    return "language_model." + text_rename(name.removeprefix("mm_whisper_embeddings."))
+
+
 def checkpoint_names(architecture: str, names, text_architecture: str | None = None) -> dict[str, str]:
     """Each consolidated name -> the name the model class loads it under (`architecture` as hf_config chose it; a
     Pixtral wrapper's text model is `text_architecture`)."""
-    if architecture == PIXTRAL:
+    if architecture in (PIXTRAL, VOXTRAL):
         text_rename = CHECKPOINT_NAMES[text_architecture or "MistralForCausalLM"]
-        return {name: pixtral_name(name, text_rename) for name in names}
+        wrapped = pixtral_name if architecture == PIXTRAL else voxtral_name
+        return {name: wrapped(name, text_rename) for name in names}
     rename = CHECKPOINT_NAMES[architecture]
     return {name: rename(name) for name in names}

@@ -507,6 +507,16 @@ _MISTRAL3_PROJECTOR = Tower("vllm:mistral3.py", ("multi_modal_projector.", "mode
 _PIXTRAL_ENCODER = Tower("vllm:pixtral.py", ("vision_encoder.",), vision_heads=True, quantized=False)
 _PIXTRAL_ADAPTER = Tower("vllm:pixtral.py", ("vision_language_adapter.", "patch_merger."), quantized=False,
                          styles={"w_in": REPLICATED, "w_out": REPLICATED, "merging_layer": REPLICATED})
+# voxtral.py VoxtralForConditionalGeneration (Mistral-format Voxtral: params.json's multimodal.whisper_model_args, a
+# bidirectional encoder): whisper.py's WhisperEncoder built with the model's quant config (vllm_config.with_hf_config
+# keeps it): self_attn q / k / v -> qkv_proj (QKVParallelLinear over audio_config's heads, KV heads the same),
+# out_proj row, mlp fc1 column / fc2 row; AudioLanguageAdapter's w_in / w_out torch nn.Linears (no quant method).
+# Not modelled: the encoder layers' quant prefix (WhisperEncoder hands `<layer>.layers`), which only an ignore list
+# of another format would meet.
+_VOXTRAL_ENCODER = Tower("vllm:voxtral.py", ("whisper_encoder.",), packed={"qkv_proj": LLAMA_PACKED["qkv_proj"]},
+                         audio_heads=True, styles={"out_proj": ROW, "fc1": COLUMN, "fc2": ROW})
+_VOXTRAL_ADAPTER = Tower("vllm:voxtral.py", ("audio_language_adapter.",), quantized=False,
+                         styles={"w_in": TORCH_LINEAR, "w_out": TORCH_LINEAR})
 # mllama4.py: Llama4VisionModel and Llama4MultiModalProjector are built with quant_config=None; vision
 # attention q/k/v -> qkv_proj (vision heads), o_proj row, mlp fc1 column / fc2 row, vision_adapter.mlp the
 # same, patch_embedding.linear column; projector linear_1 ColumnParallelLinear(gather_output=True).
@@ -576,6 +586,8 @@ ARCHITECTURES: dict[str, Arch] = {
                                                  ("suffix", ".activation_scale", ".input_scale"),
                                                  ("suffix", ".weight_scale_inv", ".weight_scale"))),
     "PixtralForConditionalGeneration": Arch("vllm:pixtral.py", towers=(_PIXTRAL_ENCODER, _PIXTRAL_ADAPTER),
+                                            registered_text_model=True),
+    "VoxtralForConditionalGeneration": Arch("vllm:voxtral.py", towers=(_VOXTRAL_ENCODER, _VOXTRAL_ADAPTER),
                                             registered_text_model=True),
     "Qwen2ForCausalLM": Arch("vllm:qwen2.py", **_QWEN2_MODEL),
     "Qwen3ForCausalLM": Arch("vllm:qwen3.py", **_QWEN2_MODEL),
