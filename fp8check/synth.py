@@ -1456,6 +1456,11 @@ def mistral_name(name: str) -> str:
     """A tensor's name in a consolidated.safetensors (Mistral's) from the HF-style one this module writes."""
     for pattern, new in _MISTRAL_PARTS:
         name = re.sub(pattern, new, name)
+    return _mistral_scale_name(name)
+
+
+def _mistral_scale_name(name: str) -> str:
+    """A tensor under its own name, its FP8 scale's suffix as Mistral's exporter writes it."""
     head, _, suffix = name.rpartition(".")
     return f"{head}.{MISTRAL_SCALES[suffix]}" if suffix in MISTRAL_SCALES else name
 
@@ -1483,14 +1488,19 @@ def mistral_params(spec: Spec) -> dict:
 
 def write_mistral_checkpoint(folder: str, spec: Spec) -> str:
     """params.json + consolidated.safetensors (Spec.mistral_format)."""
-    if spec.transformers or (spec.quant and spec.quant not in MISTRAL_QUANTIZATION):
-        raise ValueError(f"a Mistral-format checkpoint is hand-named and stores {sorted(MISTRAL_QUANTIZATION)}")
+    # Codestral Mamba: params.json's model_type mamba, mamba_ssm's tensor names (transformers' Mamba2 saves the same)
+    mamba = spec.architecture == "Mamba2ForCausalLM"
+    if (spec.transformers and not mamba) or (spec.quant and spec.quant not in MISTRAL_QUANTIZATION):
+        raise ValueError(f"a Mistral-format checkpoint is hand-named (Mamba-2: transformers') and stores "
+                         f"{sorted(MISTRAL_QUANTIZATION)}")
     params = mistral_params(spec)
+    if mamba:
+        params["model_type"] = "mamba"
     with open(os.path.join(folder, "params.json"), "w") as fh:
         json.dump(params, fh, indent=2)
     entries = _mistral_large_4_tensors(spec, params) if params.get("dsa") else tensor_specs(spec)
     data = None if spec.data == "sparse" else tensor_data(spec, entries)
-    renamed = {mistral_name(name): name for name in entries}
+    renamed = {(_mistral_scale_name(name) if mamba else mistral_name(name)): name for name in entries}
     write_safetensors(os.path.join(folder, "consolidated.safetensors"), {n: entries[o] for n, o in renamed.items()},
                       data and {n: data[o] for n, o in renamed.items()})
     return folder

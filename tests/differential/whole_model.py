@@ -364,6 +364,11 @@ _WHISPER_ARGS = {"encoder_args": {"audio_encoding_args": {"sampling_rate": 16000
                                   "hidden_dim": 4 * BASE["vision_hidden"], "n_heads": BASE["vision_heads"],
                                   "vocab_size": 51866, "max_source_positions": 1500},
                  "downsample_args": {"downsample_factor": 4}}
+# Mamba2Config's keys (Mamba-Codestral-7B's config.json over BASE's width: 64 heads of 64, 8 groups of 128 states).
+_MAMBA2 = dict(num_heads=64, head_dim=64, n_groups=8, state_size=128, expand=2, conv_kernel=4, use_conv_bias=True,
+               use_bias=False, layer_norm_epsilon=1e-5, hidden_act="silu", residual_in_fp32=True, chunk_size=256,
+               rms_norm=True, norm_before_gate=False, tie_word_embeddings=False)
+_MAMBA2_SPEC = dict(transformers=True, heads=32, kv_heads=32, ignore=("lm_head", "re:.*conv1d$"))
 _MISTRAL_LARGE4_TEXT = dict(num_hidden_layers=4, moe_intermediate_size=1024, first_k_dense_replace=1,
                             num_key_value_heads=16, kv_lora_rank=512, qk_nope_head_dim=64, qk_rope_head_dim=64,
                             v_head_dim=128, n_routed_experts=8, n_shared_experts=1, num_experts_per_tok=2,
@@ -615,6 +620,11 @@ FAMILIES.update({
     # and the adapter stored in BF16.
     "voxtral-fmt": (dict(architecture="VoxtralForConditionalGeneration", vision="voxtral-mistral",
                          mistral_format=True), {"multimodal": {"whisper_model_args": _WHISPER_ARGS}}),
+    # Mamba-2 (mamba2.py Mamba2ForCausalLM, transformers' names) and Codestral Mamba in Mistral's format (params.json's
+    # model_type mamba with the Mamba2Config keys a config.json beside it gives; mamba_ssm's names, Mistral's scales).
+    "mamba2": (dict(architecture="Mamba2ForCausalLM", model_type="mamba2", **_MAMBA2_SPEC), _MAMBA2),
+    "mamba-fmt": (dict(architecture="Mamba2ForCausalLM", model_type="mamba2", mistral_format=True, **_MAMBA2_SPEC),
+                  _MAMBA2),
     # Mixtral in Mistral's format (params.json's `moe` without shared experts, consolidated names under
     # mistral-inference's MoeLayer: feed_forward.gate, feed_forward.experts.E.w1): MixtralForCausalLM, which reads
     # num_local_experts, a key the reader never writes (errors_every_release).

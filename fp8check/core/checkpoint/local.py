@@ -402,12 +402,15 @@ def _sliding_heads(sizes: dict, heads: int | None) -> tuple[int, ...] | None:
 
 
 def _mamba_sizes(opt_int: Callable[..., int | None], sizes_doc: dict) -> tuple[int, int, int, int] | None:
-    """MambaMixer2's sizes from the text config, or None when it has no Mamba heads: Nemotron-H's keys, else
-    Granite-4.0-H's (granitemoehybrid.py: mamba_n_heads, mamba_d_head, mamba_n_groups, mamba_d_state; transformers'
+    """MambaMixer2's sizes from the text config, or None when it has no Mamba heads: Nemotron-H's keys, Mamba2's,
+    else Granite-4.0-H's (granitemoehybrid.py: mamba_n_heads, mamba_d_head, mamba_n_groups, mamba_d_state; transformers'
     GraniteMoeHybridConfig defaults groups 1, state 256, and a head size of mamba_expand (2) x hidden_size / heads)."""
     sizes = tuple(opt_int(key) for key in ("mamba_num_heads", "mamba_head_dim", "n_groups", "ssm_state_size"))
     if all(sizes):
         return sizes  # type: ignore[return-value]
+    if sizes_doc.get("model_type") in ("mamba2", "mamba"):  # Mamba2Config's keys (mamba2.py; Codestral's params.json)
+        mamba2 = tuple(opt_int(key) for key in ("num_heads", "head_dim", "n_groups", "state_size"))
+        return mamba2 if all(mamba2) else None  # type: ignore[return-value]
     heads, hidden = opt_int("mamba_n_heads"), opt_int("hidden_size")
     if not heads or not hidden:
         return None

@@ -37,6 +37,7 @@ MISTRAL_LARGE_4 = "MistralLarge4ForCausalLM"
 PIXTRAL = "PixtralForConditionalGeneration"
 MIXTRAL = "MixtralForCausalLM"
 VOXTRAL = "VoxtralForConditionalGeneration"
+MAMBA2 = "Mamba2ForCausalLM"
 
 
 def is_mistral_format(listing) -> bool:
@@ -83,9 +84,8 @@ def hf_config(params: dict, defaults: dict | None = None) -> dict:
                          "VoxtralRealtimeGeneration from it), which fp8check does not lay out; point it at an "
                          "HF-format copy (config.json + *.safetensors)")
     if config.get("model_type") == "mamba":
-        raise NotLaidOut(f"{where}: a Mistral-format Mamba model (vLLM builds Mamba2ForCausalLM from it): fp8check "
-                         "does not lay out its consolidated names; point it at an HF-format copy")
-    if config.get("dsa"):
+        config["architectures"] = [MAMBA2]
+    elif config.get("dsa"):
         if not (is_mla and is_mistral_large_3):  # adapt_config_dict's assert
             raise ConfigError(f"{where}: Mistral DSA requires MLA + MoE.")
         _moe(config)
@@ -414,8 +414,14 @@ def mixtral_name(name: str) -> str:
     return next((name[: -len(old)] + new for old, new in _LARGE_3_SUFFIXES if name.endswith(old)), name)
 
 
+def mamba2_name(name: str) -> str:
+    """mamba2.py Mamba2ForCausalLM.hf_to_vllm_mapper (0.25-0.34): `.A_log` -> `.A`; Codestral Mamba's consolidated
+    names are mamba_ssm's (transformers' Mamba2 saves the same), which it loads as they are."""
+    return name.replace(".A_log", ".A", 1)
+
+
 CHECKPOINT_NAMES = {"MistralForCausalLM": mistral_name, MISTRAL_LARGE_3: mistral_large_3_name,
-                    MISTRAL_LARGE_4: mistral_large_4_name, MIXTRAL: mixtral_name}
+                    MISTRAL_LARGE_4: mistral_large_4_name, MIXTRAL: mixtral_name, MAMBA2: mamba2_name}
 
 # pixtral.py PixtralForConditionalGeneration.load_weights (0.25-0.34): the vision encoder's consolidated leaves as
 # its hf_to_vllm_mapper renames them (wq / wk / wv then load into qkv_proj, w1 / w3 into gate_up_proj: the layout's
