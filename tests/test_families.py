@@ -234,6 +234,9 @@ WHISPER_ARGS = {"encoder_args": {"audio_encoding_args": {"num_mel_bins": 128, "h
                                  "dim": 256, "n_layers": 1, "head_dim": 64, "hidden_dim": 1024, "n_heads": 4,
                                  "vocab_size": 51866},
                 "downsample_args": {"downsample_factor": 4}}
+# Mamba2Config's keys (Codestral Mamba's, 512 wide: 16 heads of 64, 2 groups of 128 states).
+MAMBA2 = dict(num_heads=16, head_dim=64, n_groups=2, state_size=128, expand=2, conv_kernel=4, use_conv_bias=True,
+              use_bias=False, layer_norm_epsilon=1e-5, hidden_act="silu", rms_norm=True, tie_word_embeddings=False)
 # Nemotron-H: one mixer a layer (Mamba2, attention, relu2 MLP, MoE), per-channel FP8 as NVIDIA's exports.
 NEMOTRON_H = dict(hybrid_override_pattern="M*-E", mamba_num_heads=8, mamba_head_dim=64, n_groups=2,
                   ssm_state_size=128, conv_kernel=4, expand=1, use_conv_bias=True, mlp_hidden_act="relu2",
@@ -926,6 +929,13 @@ FAMILIES = [
       "whisper_encoder.whisper_encoder.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:voxtral.py"),
       "whisper_encoder.whisper_encoder.layers.0.mlp.fc2": ("RowParallelLinear", "vllm:voxtral.py"),
       "audio_language_adapter.w_in": ("nn.Linear", "vllm:voxtral.py")}),
+    # Mamba-2 (Codestral Mamba's sizes, scaled): attention-free MambaMixer2 layers under backbone (TP 1: in_proj's
+    # head part, 16 rows, is no 128-block at TP 2).
+    ("mamba2", dict(architecture="Mamba2ForCausalLM", model_type="mamba2", transformers=True, hidden=512, heads=8,
+                    ignore=("lm_head", "re:.*conv1d$"), extra_config=MAMBA2), 1,
+     {"backbone.layers.0.mixer.in_proj": ("MergedColumnParallelLinear", "vllm:mamba2.py"),
+      "backbone.layers.0.mixer.conv1d": ("ColumnParallelLinear", "vllm:mamba2.py"),
+      "backbone.layers.1.mixer.out_proj": ("RowParallelLinear", "vllm:mamba2.py")}),
     ("deepseek-v3.2", dict(architecture="DeepseekV32ForCausalLM", model_type="deepseek_v32", extra_config=DSA,
                            **DSA_SPEC), 2,
      {"model.layers.0.self_attn.indexer.wq_b": ("ReplicatedLinear", "vllm:models/deepseek_v32"),
@@ -2722,6 +2732,26 @@ def test_a_mistral_format_voxtral_quantizes_its_encoder(make_checkpoint):
     assert encoder.scheme == "Fp8LinearMethod" and any("is BF16" in e for e in encoder.errors)
     assert by_name["audio_language_adapter.w_in"].scheme == "UnquantizedLinearMethod"
     assert by_name["language_model.model.layers.0.self_attn.qkv_proj"].errors == ()
+
+
+def test_codestral_mamba_in_mistral_format_is_mamba2(make_checkpoint):
+    """params.json's model_type mamba: Mamba2ForCausalLM over mamba_ssm's names (not renamed); Mistral's scale names
+    (qscale_weight), which its loader has no parameter for, leave the FP8 mixers without their scales."""
+    folder = make_checkpoint(architecture="Mamba2ForCausalLM", model_type="mamba2", transformers=True,
+                             mistral_format=True, quant="fp8-dynamic", hidden=512, heads=8, data="sparse",
+                             ignore=("lm_head", "re:.*conv1d$"), extra_config=MAMBA2)
+    rep = inspect(folder)
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert rep.architectures == ("Mamba2ForCausalLM",) and not rep.attention
+    in_proj = by_name["backbone.layers.0.mixer.in_proj"]
+    assert (in_proj.layer_type, in_proj.layout, in_proj.scheme) == ("MergedColumnParallelLinear", "vllm:mamba2.py",
+                                                                     "Fp8LinearMethod")
+    assert any("weight_scale is missing" in e for e in in_proj.errors)
+    with open(f"{folder}/params.json") as fh:  # without the Mamba2Config keys a config.json gives: vLLM's build fails
+        params = {k: v for k, v in json.load(fh).items() if k not in MAMBA2 or k == "n_groups"}
+    with open(f"{folder}/params.json", "w") as fh:
+        json.dump(params, fh)
+    assert inspect(folder).errors == ("'PreTrainedConfig' object has no attribute 'state_size'",)
 
 
 def test_a_mistral_format_mixtral_is_vllms_refusal(make_checkpoint):

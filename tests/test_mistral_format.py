@@ -138,7 +138,7 @@ def test_params_keys_become_the_hf_config():
 
 
 @pytest.mark.parametrize("params,match", [
-    ({"model_type": "mamba"}, "Mamba"),
+    ({"multimodal": {"whisper_model_args": {"encoder_args": {"causal": True}}}}, "streaming audio"),
     ({"vision_encoder": {"hidden_size": 1024}}, "VisionEncoderArgs.__init__\\(\\) missing 8 required positional"),
     ({"vision_encoder": {"hidden_size": 1024}, "multimodal": {"whisper_model_args": {"encoder_args": {"dim": 8}}}},
      "mutually exclusive"),
@@ -190,13 +190,12 @@ def test_mistral_large_4_is_refused_on_import_off_nvidia_and_amd(tmp_path, platf
     assert any("Mistral Large 4 is only supported on NVIDIA and AMD GPUs." in e for e in rep.errors)
 
 
-def test_a_mamba_params_json_falls_back_to_the_hf_files_beside_it(tmp_path):
-    """A Mistral-format model fp8check does not lay out (Codestral Mamba: params.json's model_type mamba) is read
-    through the config.json + *.safetensors beside it (`--config-format hf --load-format hf`); alone, it is
-    refused."""
+def test_a_streaming_voxtral_params_json_falls_back_to_the_hf_files_beside_it(tmp_path):
+    """A Mistral-format model fp8check does not lay out (Voxtral Realtime: a causal Whisper encoder) is read through
+    the config.json + *.safetensors beside it (`--config-format hf --load-format hf`); alone, it is refused."""
     folder = write(tmp_path, quant="fp8-static", hidden=512, heads=4, kv_heads=2, head_dim=128,
-                   extra_config={"model_type": "mamba"})
-    with pytest.raises(ConfigError, match="Mamba"):
+                   extra_config={"multimodal": {"whisper_model_args": {"encoder_args": {"causal": True}}}})
+    with pytest.raises(ConfigError, match="streaming audio"):
         open_local(folder)
     write_checkpoint(folder, Spec(quant="fp8-static", data="sparse", hidden=512, heads=4, kv_heads=2, head_dim=128))
     checkpoint = open_local(folder)

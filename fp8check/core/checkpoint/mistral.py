@@ -26,7 +26,7 @@ from fp8check.core.errors import ConfigError
 
 
 class NotLaidOut(ConfigError):
-    """A Mistral-format model fp8check does not read (audio, Mamba), whatever vLLM makes of it."""
+    """A Mistral-format model fp8check does not read (a streaming audio model), whatever vLLM makes of it."""
 
 
 MISTRAL_PARAMS = "params.json"
@@ -57,8 +57,10 @@ def hf_config(params: dict, defaults: dict | None = None) -> dict:
     Ported: _remap_general_mistral_args, _remap_mistral_sliding_window, _remap_mistral_quantization_args,
     _remap_mistral_mla_args, _remap_moe_args, _remap_mistral_large_4_args (the per-layer lists), the architecture
     choice. Not ported (no effect on the layers or their routing): YaRN / llama-4 scaling (rope_parameters; the
-    Mistral-Large-3 assert on llama_4_scaling is kept), the DSpark draft config. Vision (Pixtral), audio (Voxtral),
-    Mamba and Mixtral params.json raise NotLaidOut: fp8check does not lay out those consolidated checkpoints."""
+    Mistral-Large-3 assert on llama_4_scaling is kept), the DSpark draft config. Also ported: the Mamba branch
+    (Mamba2ForCausalLM), Mixtral's (MixtralForCausalLM, the `moe` block kept as is), _remap_mistral_vision_args
+    (Pixtral) and _remap_mistral_audio_args for a bidirectional encoder (Voxtral); a causal one (Voxtral Realtime)
+    raises NotLaidOut."""
     where = MISTRAL_PARAMS
     config = dict(params)
     _general(config)
@@ -189,12 +191,23 @@ MIXTRAL_NAMES = ("There is no module or parameter named 'layers' in MixtralForCa
                  "hf --load-format hf)")
 
 
+# mamba2.py Mamba2DecoderLayer's reads of the config, in order (MambaMixer2's arguments; `expand` is getattr's
+# default for intermediate_size, evaluated whether or not the key is there): params.json gives none of them, so
+# Codestral Mamba builds only with a config.json beside it.
+MAMBA2_KEYS = ("state_size", "conv_kernel", "expand", "use_conv_bias", "use_bias", "n_groups", "num_heads", "head_dim",
+               "layer_norm_epsilon")
+
+
 def errors_every_release(config: dict) -> tuple[str, ...]:
     """What every release 0.25-0.34 refuses in this Mistral-format checkpoint (`config`: hf_config's): a Mixtral
     (MixtralForCausalLM from a `moe` block without shared experts, its own or a Pixtral's text model) fails to build
-    without config.json's num_local_experts, and to load with it."""
+    without config.json's num_local_experts, and to load with it; a Mamba without Mamba2Config's keys fails to build."""
     text = config.get("text_config", config)
-    if MIXTRAL not in (text.get("architectures") or ()):
+    architectures = text.get("architectures") or ()
+    if MAMBA2 in architectures:
+        missing = next((key for key in MAMBA2_KEYS if key not in text), None)
+        return (f"'PreTrainedConfig' object has no attribute '{missing}'",) if missing else ()
+    if MIXTRAL not in architectures:
         return ()
     return (MIXTRAL_NO_EXPERTS,) if "num_local_experts" not in text else (MIXTRAL_NAMES,)
 
