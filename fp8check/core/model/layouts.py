@@ -591,9 +591,9 @@ ARCHITECTURES: dict[str, Arch] = {
                                             registered_text_model=True),
     # mamba2.py (Mamba-2, Codestral Mamba: also from Mistral's params.json, model_type mamba): attention-free, each
     # layer a MambaMixer2 (in_proj over [I, I, G*N, G*N, H], conv1d a ColumnParallelLinear without quant_config,
-    # out_proj row) under backbone.layers.
-    "Mamba2ForCausalLM": Arch("vllm:mamba2.py", conv_linears=("mixer.conv1d",), mamba_in_proj="mixer.in_proj",
-                              sliding=MODEL_WINDOW),
+    # out_proj row) under backbone.layers; no packed_modules_mapping.
+    "Mamba2ForCausalLM": Arch("vllm:mamba2.py", packed={}, conv_linears=("mixer.conv1d",),
+                              mamba_in_proj="mixer.in_proj", sliding=MODEL_WINDOW),
     "Qwen2ForCausalLM": Arch("vllm:qwen2.py", **_QWEN2_MODEL),
     "Qwen3ForCausalLM": Arch("vllm:qwen3.py", **_QWEN2_MODEL),
     "Qwen2MoeForCausalLM": Arch("vllm:qwen2_moe.py", unquantized=_QWEN_MOE_ROUTERS, router=_NORM_TOPK,
