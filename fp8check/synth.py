@@ -178,6 +178,7 @@ MOE_STYLES = {
     "mixtral": ("block_sparse_moe", "gate", ("w1", "w3", "w2"), None),                       # also MiniMax-M2
     "llama4": ("feed_forward", "router", ("gate_proj", "up_proj", "down_proj"), "shared_expert"),
     "gpt_oss": ("mlp", "router", ("gate_proj", "up_proj", "down_proj"), None),
+    "mistral": ("feed_forward", "gate", ("w1", "w3", "w2"), None),  # mistral-inference's MoeLayer (consolidated)
 }
 # Layer names vLLM builds without a quant config: real checkpoints store them in BF16.
 ROUTER_LEAVES = (".mlp.gate", ".block_sparse_moe.gate", ".feed_forward.router", ".mlp.router", ".shared_expert_gate",
@@ -186,8 +187,12 @@ ROUTER_LEAVES = (".mlp.gate", ".block_sparse_moe.gate", ".feed_forward.router", 
                  ".mlp.router.classifier",  # LongCat-Flash
                  ".block_sparse_moe.router.layer", ".block_sparse_moe.router",  # Granite MoE (transformers 5: SWA)
                  ".feed_forward.gate")  # LFM2-MoE
-# Towers vLLM builds with quant_config=None (mllama4.py, step3_vl.py): the FP8 checkpoints keep them in BF16.
-BF16_TOWERS = {"llama4": ("vision_model.", "multi_modal_projector."), "step3": ("vision_model.", "vit_large_projector")}
+# Towers vLLM builds with quant_config=None (mllama4.py, step3_vl.py, pixtral.py): the FP8 checkpoints keep them in BF16.
+BF16_TOWERS = {"llama4": ("vision_model.", "multi_modal_projector."), "step3": ("vision_model.", "vit_large_projector"),
+               "pixtral-mistral": ("vision_encoder.", "patch_merger.", "vision_language_adapter."),  # pixtral.py
+               # voxtral.py quantizes the encoder (an FP8 one's scales, which its loader does not rename, fail the
+               # load); Mistral's FP8 exports keep the audio tower in BF16
+               "voxtral-mistral": ("mm_whisper_embeddings.",)}
 
 
 def linear_shapes(spec: Spec) -> dict[str, tuple[int, int]]:
@@ -663,6 +668,27 @@ def _pixtral(spec: Spec) -> dict[str, tuple[int, int]]:
             "multi_modal_projector.linear_1": (spec.hidden, v), "multi_modal_projector.linear_2": (spec.hidden, spec.hidden)}
 
 
+def _pixtral_mistral(spec: Spec) -> dict[str, tuple[int, int]]:
+    """Pixtral in Mistral's format (Mistral-Small-3.1, Magistral: params.json's vision_encoder): one VisionTransformer
+    block, the PatchMerger of 2x2 patches and the VisionLanguageAdapter, under names mistral_name turns into the
+    consolidated ones (attention.wq, feed_forward.w1, ...)."""
+    v, p = spec.vision_hidden, "vision_encoder.transformer.layers.0"
+    return {**{f"{p}.attention.{x}_proj": (v, v) for x in "qkvo"}, f"{p}.feed_forward.gate_proj": (2 * v, v),
+            f"{p}.feed_forward.up_proj": (2 * v, v), f"{p}.feed_forward.down_proj": (v, 2 * v),
+            "patch_merger.merging_layer": (v, 4 * v), "vision_language_adapter.w_in": (spec.hidden, v),
+            "vision_language_adapter.w_out": (spec.hidden, spec.hidden)}
+
+
+def _voxtral_mistral(spec: Spec) -> dict[str, tuple[int, int]]:
+    """Voxtral in Mistral's format (params.json's multimodal.whisper_model_args): one Whisper encoder block (fc1 / fc2
+    as feed_forward.w1 / w2) and the audio-language projection over 4 downsampled frames, under names mistral_name
+    turns into the consolidated ones."""
+    v, p = spec.vision_hidden, "mm_whisper_embeddings.whisper_encoder.transformer.layers.0"
+    return {**{f"{p}.attention.{x}_proj": (v, v) for x in "qkvo"}, f"{p}.feed_forward.w1": (4 * v, v),
+            f"{p}.feed_forward.w2": (v, 4 * v), "mm_whisper_embeddings.audio_language_projection.0": (spec.hidden, 4 * v),
+            "mm_whisper_embeddings.audio_language_projection.2": (spec.hidden, spec.hidden)}
+
+
 def _llama4_vision(spec: Spec) -> dict[str, tuple[int, int]]:
     v, p = spec.vision_hidden, "vision_model.model.layers.0"
     return {**{f"{p}.self_attn.{x}_proj": (v, v) for x in "qkvo"}, f"{p}.mlp.fc1": (2 * v, v), f"{p}.mlp.fc2": (v, 2 * v),
@@ -710,7 +736,7 @@ def _perception_encoder(spec: Spec) -> dict[str, tuple[int, int]]:
             "vit_large_projector": (spec.hidden, 4 * v)}
 
 
-VISION_TOWERS = {"pixtral": _pixtral, "llama4": _llama4_vision, "qwen2_5_vl": _qwen2_5_vl, "qwen3_vl": _qwen3_vl,
+VISION_TOWERS = {"pixtral": _pixtral, "pixtral-mistral": _pixtral_mistral, "voxtral-mistral": _voxtral_mistral, "llama4": _llama4_vision, "qwen2_5_vl": _qwen2_5_vl, "qwen3_vl": _qwen3_vl,
                  "siglip": _siglip, "step3": _step3_vision, "perception_encoder": _perception_encoder}
 
 
@@ -1430,6 +1456,11 @@ def mistral_name(name: str) -> str:
     """A tensor's name in a consolidated.safetensors (Mistral's) from the HF-style one this module writes."""
     for pattern, new in _MISTRAL_PARTS:
         name = re.sub(pattern, new, name)
+    return _mistral_scale_name(name)
+
+
+def _mistral_scale_name(name: str) -> str:
+    """A tensor under its own name, its FP8 scale's suffix as Mistral's exporter writes it."""
     head, _, suffix = name.rpartition(".")
     return f"{head}.{MISTRAL_SCALES[suffix]}" if suffix in MISTRAL_SCALES else name
 
@@ -1457,14 +1488,19 @@ def mistral_params(spec: Spec) -> dict:
 
 def write_mistral_checkpoint(folder: str, spec: Spec) -> str:
     """params.json + consolidated.safetensors (Spec.mistral_format)."""
-    if spec.transformers or (spec.quant and spec.quant not in MISTRAL_QUANTIZATION):
-        raise ValueError(f"a Mistral-format checkpoint is hand-named and stores {sorted(MISTRAL_QUANTIZATION)}")
+    # Codestral Mamba: params.json's model_type mamba, mamba_ssm's tensor names (transformers' Mamba2 saves the same)
+    mamba = spec.architecture == "Mamba2ForCausalLM"
+    if (spec.transformers and not mamba) or (spec.quant and spec.quant not in MISTRAL_QUANTIZATION):
+        raise ValueError(f"a Mistral-format checkpoint is hand-named (Mamba-2: transformers') and stores "
+                         f"{sorted(MISTRAL_QUANTIZATION)}")
     params = mistral_params(spec)
+    if mamba:
+        params["model_type"] = "mamba"
     with open(os.path.join(folder, "params.json"), "w") as fh:
         json.dump(params, fh, indent=2)
     entries = _mistral_large_4_tensors(spec, params) if params.get("dsa") else tensor_specs(spec)
     data = None if spec.data == "sparse" else tensor_data(spec, entries)
-    renamed = {mistral_name(name): name for name in entries}
+    renamed = {(_mistral_scale_name(name) if mamba else mistral_name(name)): name for name in entries}
     write_safetensors(os.path.join(folder, "consolidated.safetensors"), {n: entries[o] for n, o in renamed.items()},
                       data and {n: data[o] for n, o in renamed.items()})
     return folder

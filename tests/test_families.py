@@ -223,6 +223,20 @@ MISTRAL_LARGE_4 = dict(mla=True, head_dim=128, kv_lora_rank=512, qk_rope_head_di
                        extra_config={"nope": "rope,nope,nope,rope", "kv_sharing": {"source_layers_str": "0,1,1,3"},
                                      "dsa": {"topk": 2048, "n_heads": 4, "head_dim": 128, "norm_eps": 1e-6,
                                              "ssmax_scaling": False, "sharing": "full,full,shared,full"}})
+# Pixtral in Mistral's format (params.json's vision_encoder, Mistral-Small-3.1's keys over the test's vision widths:
+# 256 wide, 4 heads) and Voxtral (multimodal.whisper_model_args: one bidirectional Whisper encoder block).
+PIXTRAL_ENCODER = dict(hidden_size=256, num_channels=3, image_size=1540, patch_size=14, intermediate_size=512,
+                       num_hidden_layers=1, num_attention_heads=4, rope_theta=10000.0, image_token_id=10,
+                       adapter_bias=False, spatial_merge_size=2, add_pre_mm_projector_layer_norm=True,
+                       mm_projector_id="patch_merge")
+WHISPER_ARGS = {"encoder_args": {"audio_encoding_args": {"num_mel_bins": 128, "hop_length": 160, "window_size": 400,
+                                                         "sampling_rate": 16000},
+                                 "dim": 256, "n_layers": 1, "head_dim": 64, "hidden_dim": 1024, "n_heads": 4,
+                                 "vocab_size": 51866},
+                "downsample_args": {"downsample_factor": 4}}
+# Mamba2Config's keys (Codestral Mamba's, 512 wide: 16 heads of 64, 2 groups of 128 states).
+MAMBA2 = dict(num_heads=16, head_dim=64, n_groups=2, state_size=128, expand=2, conv_kernel=4, use_conv_bias=True,
+              use_bias=False, layer_norm_epsilon=1e-5, hidden_act="silu", rms_norm=True, tie_word_embeddings=False)
 # Nemotron-H: one mixer a layer (Mamba2, attention, relu2 MLP, MoE), per-channel FP8 as NVIDIA's exports.
 NEMOTRON_H = dict(hybrid_override_pattern="M*-E", mamba_num_heads=8, mamba_head_dim=64, n_groups=2,
                   ssm_state_size=128, conv_kernel=4, expand=1, use_conv_bias=True, mlp_hidden_act="relu2",
@@ -923,6 +937,33 @@ FAMILIES = [
       "model.layers.1.self_attn.indexer.wk_weights_proj": ("MergedColumnParallelLinear",
                                                            "vllm:models/mistral/mistral_large4"),
       "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:models/mistral/mistral_large4")}),
+    # Pixtral in Mistral's format: mistral.py's text model under language_model, the vision encoder, patch merger and
+    # adapter built without quant_config (stored BF16).
+    ("pixtral-mistral-format", dict(architecture="PixtralForConditionalGeneration", mistral_format=True,
+                                    quant="fp8-static", vision="pixtral-mistral", head_dim=128,
+                                    extra_config={"vision_encoder": PIXTRAL_ENCODER}), 2,
+     {"language_model.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:mistral.py"),
+      "vision_encoder.transformer.layers.0.attention.qkv_proj": ("QKVParallelLinear", "vllm:pixtral.py"),
+      "vision_encoder.transformer.layers.0.feed_forward.gate_up_proj": ("MergedColumnParallelLinear",
+                                                                        "vllm:pixtral.py"),
+      "patch_merger.merging_layer": ("ReplicatedLinear", "vllm:pixtral.py"),
+      "vision_language_adapter.w_out": ("ReplicatedLinear", "vllm:pixtral.py")}),
+    # Voxtral in Mistral's format (BF16 here: an FP8 one's encoder is test_a_mistral_format_voxtral_*'s): the Whisper
+    # encoder's qkv_proj over audio_config's heads, fc1 / fc2, the adapter's torch nn.Linears.
+    ("voxtral-mistral-format", dict(architecture="VoxtralForConditionalGeneration", mistral_format=True, quant=None,
+                                    vision="voxtral-mistral", head_dim=128,
+                                    extra_config={"multimodal": {"whisper_model_args": WHISPER_ARGS}}), 2,
+     {"language_model.model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:mistral.py"),
+      "whisper_encoder.whisper_encoder.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:voxtral.py"),
+      "whisper_encoder.whisper_encoder.layers.0.mlp.fc2": ("RowParallelLinear", "vllm:voxtral.py"),
+      "audio_language_adapter.w_in": ("nn.Linear", "vllm:voxtral.py")}),
+    # Mamba-2 (Codestral Mamba's sizes, scaled): attention-free MambaMixer2 layers under backbone (TP 1: in_proj's
+    # head part, 16 rows, is no 128-block at TP 2).
+    ("mamba2", dict(architecture="Mamba2ForCausalLM", model_type="mamba2", transformers=True, hidden=512, heads=8,
+                    ignore=("lm_head", "re:.*conv1d$"), extra_config=MAMBA2), 1,
+     {"backbone.layers.0.mixer.in_proj": ("MergedColumnParallelLinear", "vllm:mamba2.py"),
+      "backbone.layers.0.mixer.conv1d": ("ColumnParallelLinear", "vllm:mamba2.py"),
+      "backbone.layers.1.mixer.out_proj": ("RowParallelLinear", "vllm:mamba2.py")}),
     ("deepseek-v3.2", dict(architecture="DeepseekV32ForCausalLM", model_type="deepseek_v32", extra_config=DSA,
                            **DSA_SPEC), 2,
      {"model.layers.0.self_attn.indexer.wq_b": ("ReplicatedLinear", "vllm:models/deepseek_v32"),
@@ -2767,6 +2808,58 @@ def test_a_mistral_format_checkpoint_is_read_not_refused(tmp_path):
     checkpoint = open_local(str(tmp_path))
     assert checkpoint.config.architectures == ("MistralForCausalLM",)
     assert list(checkpoint.tensors) == ["model.layers.0.self_attn.q_proj.weight"]
+
+
+def test_a_mistral_format_voxtral_quantizes_its_encoder(make_checkpoint):
+    """voxtral.py builds the Whisper encoder with the model's quant config: under params.json's FP8 `quantization`
+    (no ignore list) a BF16 encoder is an FP8 layer that vLLM loads unscaled; the adapter has no quant method."""
+    folder = make_checkpoint(architecture="VoxtralForConditionalGeneration", mistral_format=True, quant="fp8-static",
+                             vision="voxtral-mistral", vision_hidden=256, head_dim=128, data="sparse",
+                             extra_config={"multimodal": {"whisper_model_args": WHISPER_ARGS}})
+    rep = inspect(folder)
+    by_name = {layer.name: layer for layer in rep.layers}
+    encoder = by_name["whisper_encoder.whisper_encoder.layers.0.self_attn.qkv_proj"]
+    assert encoder.scheme == "Fp8LinearMethod" and any("is BF16" in e for e in encoder.errors)
+    assert by_name["audio_language_adapter.w_in"].scheme == "UnquantizedLinearMethod"
+    assert by_name["language_model.model.layers.0.self_attn.qkv_proj"].errors == ()
+
+
+def test_codestral_mamba_in_mistral_format_is_mamba2(make_checkpoint):
+    """params.json's model_type mamba: Mamba2ForCausalLM over mamba_ssm's names (not renamed); Mistral's scale names
+    (qscale_weight), which its loader has no parameter for, leave the FP8 mixers without their scales."""
+    folder = make_checkpoint(architecture="Mamba2ForCausalLM", model_type="mamba2", transformers=True,
+                             mistral_format=True, quant="fp8-dynamic", hidden=512, heads=8, data="sparse",
+                             ignore=("lm_head", "re:.*conv1d$"), extra_config=MAMBA2)
+    rep = inspect(folder)
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert rep.architectures == ("Mamba2ForCausalLM",) and not rep.attention
+    in_proj = by_name["backbone.layers.0.mixer.in_proj"]
+    assert (in_proj.layer_type, in_proj.layout, in_proj.scheme) == ("MergedColumnParallelLinear", "vllm:mamba2.py",
+                                                                     "Fp8LinearMethod")
+    assert any("weight_scale is missing" in e for e in in_proj.errors)
+    with open(f"{folder}/params.json") as fh:  # without the Mamba2Config keys a config.json gives: vLLM's build fails
+        params = {k: v for k, v in json.load(fh).items() if k not in MAMBA2 or k == "n_groups"}
+    with open(f"{folder}/params.json", "w") as fh:
+        json.dump(params, fh)
+    assert inspect(folder).errors == ("'PreTrainedConfig' object has no attribute 'state_size'",)
+
+
+def test_a_mistral_format_mixtral_is_vllms_refusal(make_checkpoint):
+    """A `moe` block without shared experts: vLLM builds MixtralForCausalLM from a config without num_local_experts
+    (the build fails; --enable-expert-parallel counts 0 experts) and, given config.json's, fails to load the
+    consolidated names."""
+    from fp8check.core.checkpoint.mistral import MIXTRAL_NAMES, MIXTRAL_NO_EXPERTS
+
+    folder = make_checkpoint(architecture="MixtralForCausalLM", mistral_format=True, quant="fp8-static",
+                             moe_style="mistral", experts=4, head_dim=128, data="sparse",
+                             extra_config={"moe": {"num_experts_per_tok": 2, "num_experts": 4}})
+    rep = inspect(folder)
+    assert rep.architectures == ("MixtralForCausalLM",) and MIXTRAL_NO_EXPERTS in rep.errors and not rep.ok
+    ep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), LATEST, tp=2, ep=True))
+    assert "Number of experts in the model must be greater than 0 when expert parallelism is enabled." in ep.errors
+    with open(f"{folder}/config.json", "w") as fh:
+        json.dump({"num_local_experts": 4}, fh)
+    assert MIXTRAL_NAMES in inspect(folder).errors
 
 
 @pytest.mark.parametrize("vllm,platform,error", [

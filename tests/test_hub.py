@@ -447,12 +447,12 @@ def test_a_mistral_format_repo_is_read_as_vllm_reads_it(fake, make_checkpoint):
     assert "model.layers.0.self_attn.q_proj.weight_scale" in checkpoint.tensors
 
 
-def test_a_mistral_format_vision_repo_is_read_through_its_hf_files(fake, make_checkpoint):
-    """A Mistral-format model fp8check does not lay out (params.json's vision_encoder) beside config.json: the
-    HF-format files are read, as open_local reads such a folder."""
+def test_a_mistral_format_streaming_audio_repo_is_read_through_its_hf_files(fake, make_checkpoint):
+    """A Mistral-format model fp8check does not lay out (a causal Whisper encoder: Voxtral Realtime) beside
+    config.json: the HF-format files are read, as open_local reads such a folder."""
     folder = make_checkpoint(**SHAPE, mistral_format=True, quant="fp8-static",
-                             extra_config={"vision_encoder": {"hidden_size": 1024}})
+                             extra_config={"multimodal": {"whisper_model_args": {"encoder_args": {"causal": True}}}})
     write_checkpoint(folder, **SHAPE, quant="fp8-static")
-    fake.add_repo("mistralai/pixtral", folder)
-    checkpoint = open_checkpoint("mistralai/pixtral")
+    fake.add_repo("mistralai/voxtral-realtime", folder)
+    checkpoint = open_checkpoint("mistralai/voxtral-realtime")
     assert checkpoint.config.architectures == ("LlamaForCausalLM",) and checkpoint.files == ("model.safetensors",)

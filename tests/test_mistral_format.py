@@ -138,8 +138,10 @@ def test_params_keys_become_the_hf_config():
 
 
 @pytest.mark.parametrize("params,match", [
-    ({"moe": {"num_experts": 8, "num_experts_per_tok": 2}}, "Mixtral"),
-    ({"vision_encoder": {"hidden_size": 1024}}, "vision / audio"),
+    ({"multimodal": {"whisper_model_args": {"encoder_args": {"causal": True}}}}, "streaming audio"),
+    ({"vision_encoder": {"hidden_size": 1024}}, "VisionEncoderArgs.__init__\\(\\) missing 8 required positional"),
+    ({"vision_encoder": {"hidden_size": 1024}, "multimodal": {"whisper_model_args": {"encoder_args": {"dim": 8}}}},
+     "mutually exclusive"),
     ({"moe": {"num_experts": 8, "num_shared_experts": 1}}, "llama4 scaling"),
     ({"quantization": {"qformat_weight": "fp8_e4m3", "qscheme_act": "BLOCK"}}, "BLOCK quantization must be used"),
     ({"quantization": {"qformat_weight": "int4"}}, "unknown quantization"),
@@ -188,12 +190,12 @@ def test_mistral_large_4_is_refused_on_import_off_nvidia_and_amd(tmp_path, platf
     assert any("Mistral Large 4 is only supported on NVIDIA and AMD GPUs." in e for e in rep.errors)
 
 
-def test_a_vision_params_json_falls_back_to_the_hf_files_beside_it(tmp_path):
-    """A Mistral-format model fp8check does not lay out (Pixtral: params.json's vision_encoder) is read through the
-    config.json + *.safetensors beside it (`--config-format hf --load-format hf`); alone, it is refused."""
+def test_a_streaming_voxtral_params_json_falls_back_to_the_hf_files_beside_it(tmp_path):
+    """A Mistral-format model fp8check does not lay out (Voxtral Realtime: a causal Whisper encoder) is read through
+    the config.json + *.safetensors beside it (`--config-format hf --load-format hf`); alone, it is refused."""
     folder = write(tmp_path, quant="fp8-static", hidden=512, heads=4, kv_heads=2, head_dim=128,
-                   extra_config={"vision_encoder": {"hidden_size": 1024}})
-    with pytest.raises(ConfigError, match="vision / audio"):
+                   extra_config={"multimodal": {"whisper_model_args": {"encoder_args": {"causal": True}}}})
+    with pytest.raises(ConfigError, match="streaming audio"):
         open_local(folder)
     write_checkpoint(folder, Spec(quant="fp8-static", data="sparse", hidden=512, heads=4, kv_heads=2, head_dim=128))
     checkpoint = open_local(folder)

@@ -734,7 +734,9 @@ def _remote_code_exaone_config(folder: str) -> None:
     with --trust-remote-code); the transformers of vLLM 0.33 / 0.34 has no class for it and an offline build has no
     remote code. The harness registers a stand-in of the remote class holding the keys exaone.py reads (num_layers
     as num_hidden_layers, activation_function, layer_norm_epsilon, rope_theta); its defaults only fill keys a
-    config.json lacks (the released configs write them all)."""
+    config.json lacks (the released configs write them all). A Mistral-format folder (params.json) has none."""
+    if not os.path.exists(os.path.join(folder, "config.json")):
+        return
     with open(os.path.join(folder, "config.json")) as fh:
         if json.load(fh).get("model_type") != "exaone":
             return

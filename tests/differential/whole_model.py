@@ -361,6 +361,26 @@ _PIXTRAL_VLM = {k: v for k, v in FAMILIES["mistral-3"][1].items() if k != "text_
 _MISTRAL3_IGNORE = dict(ignore=("language_model.lm_head", "multi_modal_projector.patch_merger.merging_layer"))
 _DEEPSEEK_V3_TEXT = {k: v for k, v in _DSA.items() if not k.startswith(("index_", "num_nextn"))}
 _LLAMA_4_SCALING = {"original_max_position_embeddings": 8192, "beta": 0.1}
+# params.json's vision_encoder as Mistral-Small-3.1 writes it (pixtral.py VisionEncoderArgs), BASE's vision widths.
+_PIXTRAL_ENCODER_ARGS = dict(hidden_size=BASE["vision_hidden"], num_channels=3, image_size=1540, patch_size=14,
+                             intermediate_size=2 * BASE["vision_hidden"], num_hidden_layers=1,
+                             num_attention_heads=BASE["vision_heads"], rope_theta=10000.0, image_token_id=10,
+                             image_break_token_id=12, image_end_token_id=13, adapter_bias=False,
+                             spatial_merge_size=2, add_pre_mm_projector_layer_norm=True,
+                             mm_projector_id="patch_merge")
+# params.json's multimodal.whisper_model_args as Voxtral writes it (voxtral-small: Whisper-large-v3's encoder, 4x
+# downsampled), BASE's vision widths.
+_WHISPER_ARGS = {"encoder_args": {"audio_encoding_args": {"sampling_rate": 16000, "frame_rate": 12.5,
+                                                          "num_mel_bins": 128, "hop_length": 160, "window_size": 400},
+                                  "dim": BASE["vision_hidden"], "n_layers": 1, "head_dim": 64,
+                                  "hidden_dim": 4 * BASE["vision_hidden"], "n_heads": BASE["vision_heads"],
+                                  "vocab_size": 51866, "max_source_positions": 1500},
+                 "downsample_args": {"downsample_factor": 4}}
+# Mamba2Config's keys (Mamba-Codestral-7B's config.json over BASE's width: 64 heads of 64, 8 groups of 128 states).
+_MAMBA2 = dict(num_heads=64, head_dim=64, n_groups=8, state_size=128, expand=2, conv_kernel=4, use_conv_bias=True,
+               use_bias=False, layer_norm_epsilon=1e-5, hidden_act="silu", residual_in_fp32=True, chunk_size=256,
+               rms_norm=True, norm_before_gate=False, tie_word_embeddings=False)
+_MAMBA2_SPEC = dict(transformers=True, heads=32, kv_heads=32, ignore=("lm_head", "re:.*conv1d$"))
 _MISTRAL_LARGE4_TEXT = dict(num_hidden_layers=4, moe_intermediate_size=1024, first_k_dense_replace=1,
                             num_key_value_heads=16, kv_lora_rank=512, qk_nope_head_dim=64, qk_rope_head_dim=64,
                             v_head_dim=128, n_routed_experts=8, n_shared_experts=1, num_experts_per_tok=2,
@@ -657,6 +677,26 @@ FAMILIES.update({
                             {"nope": "rope,nope,nope,rope", "kv_sharing": {"source_layers_str": "0,1,1,3"},
                              "dsa": {"topk": 2048, "n_heads": 16, "head_dim": 128, "norm_eps": 1e-6,
                                      "ssmax_scaling": False, "sharing": "full,full,shared,full"}}),
+    # Pixtral in Mistral's format (Mistral-Small-3.1 / Magistral: params.json's vision_encoder; pixtral.py
+    # PixtralForConditionalGeneration over mistral.py's text model): the vision encoder, patch merger and adapter
+    # built without quant_config, stored in BF16.
+    "pixtral-fmt": (dict(architecture="PixtralForConditionalGeneration", vision="pixtral-mistral",
+                         mistral_format=True), {"vision_encoder": _PIXTRAL_ENCODER_ARGS}),
+    # Voxtral in Mistral's format (Voxtral-Small / -Mini: params.json's multimodal.whisper_model_args; voxtral.py
+    # VoxtralForConditionalGeneration over mistral.py's text model): the Whisper encoder, which the model quantizes,
+    # and the adapter stored in BF16.
+    "voxtral-fmt": (dict(architecture="VoxtralForConditionalGeneration", vision="voxtral-mistral",
+                         mistral_format=True), {"multimodal": {"whisper_model_args": _WHISPER_ARGS}}),
+    # Mamba-2 (mamba2.py Mamba2ForCausalLM, transformers' names) and Codestral Mamba in Mistral's format (params.json's
+    # model_type mamba with the Mamba2Config keys a config.json beside it gives; mamba_ssm's names, Mistral's scales).
+    "mamba2": (dict(architecture="Mamba2ForCausalLM", model_type="mamba2", **_MAMBA2_SPEC), _MAMBA2),
+    "mamba-fmt": (dict(architecture="Mamba2ForCausalLM", model_type="mamba2", mistral_format=True, **_MAMBA2_SPEC),
+                  _MAMBA2),
+    # Mixtral in Mistral's format (params.json's `moe` without shared experts, consolidated names under
+    # mistral-inference's MoeLayer: feed_forward.gate, feed_forward.experts.E.w1): MixtralForCausalLM, which reads
+    # num_local_experts, a key the reader never writes (errors_every_release).
+    "mixtral-fmt": (dict(architecture="MixtralForCausalLM", moe_style="mistral", mistral_format=True, **_MOE),
+                    {"moe": {"num_experts_per_tok": 2, "num_experts": 8}}),
     # The official Qwen3.5 releases: vision-language, text under model.language_model, a Qwen3-VL tower.
     "qwen3.5-vl": (dict(architecture="Qwen3_5ForConditionalGeneration", model_type="qwen3_5", **_HF,
                         **_gdn_ignore("model.language_model")),

@@ -11,7 +11,7 @@ from typing import Callable, NamedTuple, TypeGuard
 
 from fp8check.core.checkpoint.mistral import (
     CONSOLIDATED_INDEX, MISTRAL_PARAMS, NotLaidOut, checkpoint_names, consolidated_files, errors_before_034,
-    hf_config, is_mistral_format,
+    errors_every_release, hf_config, is_mistral_format,
 )
 from fp8check.core.checkpoint.safetensors_header import SafetensorsHeader, TensorInfo, open_regular, read_header
 from fp8check.core.errors import CheckpointFileError, ConfigError, InputError, is_printable, printable, shown
@@ -140,6 +140,8 @@ class ModelConfig(NamedTuple):
     # A Mistral-format checkpoint's params.json as vLLM 0.25-0.33 refuse it (fp8check.core.checkpoint.mistral:
     # BLOCK FP8, Mistral-Large-4); the config above is 0.34's reading.
     errors_before_034: tuple[str, ...] = ()
+    # What every release refuses in it (errors_every_release: a Mixtral, which mixtral.py cannot build or load).
+    mistral_errors: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -446,7 +448,8 @@ def _sliding_heads(sizes: dict, heads: int | None) -> tuple[int, ...] | None:
 def _mamba_sizes(opt_int: Callable[..., int | None], sizes_doc: dict,
                  model_type: str) -> tuple[int, int, int, int] | None:
     """MambaMixer2's sizes from the text config, or None when it has no Mamba heads: Nemotron-H's keys, Mamba-2's
-    (mamba2.py: num_heads, head_dim, n_groups, state_size; transformers' Mamba2Config defaults 128, 64, 8, 128), else
+    (mamba2.py: num_heads, head_dim, n_groups, state_size; transformers' Mamba2Config defaults 128, 64, 8, 128;
+    Codestral Mamba's params.json, model_type mamba, gives all four, a Mamba-1 config.json none), else
     Granite-4.0-H's and Falcon-H1's (granitemoehybrid.py, falcon_h1.py: mamba_n_heads, mamba_d_head, mamba_n_groups,
     mamba_d_state; their config classes default groups 1, state 256, and a head size of mamba_expand (2) x
     hidden_size / heads)."""
@@ -456,6 +459,9 @@ def _mamba_sizes(opt_int: Callable[..., int | None], sizes_doc: dict,
     if model_type == "mamba2":
         return (opt_int("num_heads") or 128, opt_int("head_dim") or 64, opt_int("n_groups") or 8,
                 opt_int("state_size") or 128)
+    if model_type == "mamba":
+        mamba2 = tuple(opt_int(key) for key in ("num_heads", "head_dim", "n_groups", "state_size"))
+        return mamba2 if all(mamba2) else None  # type: ignore[return-value]
     heads, hidden = opt_int("mamba_n_heads"), opt_int("hidden_size")
     if not heads or not hidden:
         return None
@@ -770,17 +776,21 @@ def open_local(folder: str, allowed_root: str | None = None, source: str | None 
 
 def mistral_config(params: object, config_json: object = None) -> ModelConfig:
     """A Mistral-format checkpoint's config (fp8check.core.checkpoint.mistral): params.json adapted as vLLM 0.34
-    adapts it, config.json's keys (when there is one) as defaults, and what vLLM 0.25-0.33 refuse in it."""
+    adapts it, config.json's keys (when there is one) as defaults, and what vLLM 0.25-0.33 (or every release)
+    refuse in it."""
     defaults = {} if config_json is None else config_json
     if not isinstance(params, dict) or not isinstance(defaults, dict):
         raise ConfigError(f"{MISTRAL_PARAMS} and config.json must be JSON objects")
-    return parse_model_config(hf_config(params, defaults), MISTRAL_PARAMS)._replace(
-        errors_before_034=errors_before_034(params))
+    adapted = hf_config(params, defaults)
+    return parse_model_config(adapted, MISTRAL_PARAMS)._replace(errors_before_034=errors_before_034(params),
+                                                                mistral_errors=errors_every_release(adapted))
 
 
 def vllm_named(checkpoint: Checkpoint) -> Checkpoint:
     """A Mistral-format checkpoint's tensors under the names its model class loads them as."""
-    names = checkpoint_names(checkpoint.config.architectures[0], checkpoint.tensors)
+    config = checkpoint.config
+    names = checkpoint_names(config.architectures[0], checkpoint.tensors,
+                             config.text_architectures[0] if config.text_architectures else None)
     return replace(checkpoint, tensors=rename_tensors(checkpoint.tensors, names, ", ".join(checkpoint.files)))
 
 

@@ -26,7 +26,7 @@ from fp8check.core.errors import ConfigError
 
 
 class NotLaidOut(ConfigError):
-    """A Mistral-format model fp8check does not read (vision, audio, Mamba, Mixtral), whatever vLLM makes of it."""
+    """A Mistral-format model fp8check does not read (a streaming audio model), whatever vLLM makes of it."""
 
 
 MISTRAL_PARAMS = "params.json"
@@ -34,6 +34,10 @@ CONSOLIDATED = "consolidated*.safetensors"
 CONSOLIDATED_INDEX = "consolidated.safetensors.index.json"
 MISTRAL_LARGE_3 = "MistralLarge3ForCausalLM"
 MISTRAL_LARGE_4 = "MistralLarge4ForCausalLM"
+PIXTRAL = "PixtralForConditionalGeneration"
+MIXTRAL = "MixtralForCausalLM"
+VOXTRAL = "VoxtralForConditionalGeneration"
+MAMBA2 = "Mamba2ForCausalLM"
 
 
 def is_mistral_format(listing) -> bool:
@@ -53,8 +57,10 @@ def hf_config(params: dict, defaults: dict | None = None) -> dict:
     Ported: _remap_general_mistral_args, _remap_mistral_sliding_window, _remap_mistral_quantization_args,
     _remap_mistral_mla_args, _remap_moe_args, _remap_mistral_large_4_args (the per-layer lists), the architecture
     choice. Not ported (no effect on the layers or their routing): YaRN / llama-4 scaling (rope_parameters; the
-    Mistral-Large-3 assert on llama_4_scaling is kept), the DSpark draft config. Vision (Pixtral), audio (Voxtral),
-    Mamba and Mixtral params.json raise NotLaidOut: fp8check does not lay out those consolidated checkpoints."""
+    Mistral-Large-3 assert on llama_4_scaling is kept), the DSpark draft config. Also ported: the Mamba branch
+    (Mamba2ForCausalLM), Mixtral's (MixtralForCausalLM, the `moe` block kept as is), _remap_mistral_vision_args
+    (Pixtral) and _remap_mistral_audio_args for a bidirectional encoder (Voxtral); a causal one (Voxtral Realtime)
+    raises NotLaidOut."""
     where = MISTRAL_PARAMS
     config = dict(params)
     _general(config)
@@ -71,15 +77,17 @@ def hf_config(params: dict, defaults: dict | None = None) -> dict:
     moe = config.get("moe") or {}
     is_mistral_large_3 = bool(moe) and (moe.get("num_shared_experts") or 0) > 0
     multimodal = config.get("multimodal") or {}
-    if multimodal.get("vision_encoder_args") or config.get("vision_encoder") or \
-            (multimodal.get("whisper_model_args") or {}).get("encoder_args"):
-        raise NotLaidOut(f"{where}: a Mistral-format vision / audio model (vLLM builds "
-                         "PixtralForConditionalGeneration / Voxtral from it): fp8check does not lay out its "
-                         "consolidated tower names; point it at an HF-format copy (config.json + *.safetensors)")
+    is_vision = bool(multimodal.get("vision_encoder_args") or config.get("vision_encoder"))
+    encoder = (multimodal.get("whisper_model_args") or {}).get("encoder_args")
+    if is_vision and encoder:
+        raise ConfigError(f"{where}: Vision and audio are mutually exclusive")
+    if encoder and encoder.get("causal"):
+        raise NotLaidOut(f"{where}: a Mistral-format streaming audio model (a causal Whisper encoder: vLLM builds "
+                         "VoxtralRealtimeGeneration from it), which fp8check does not lay out; point it at an "
+                         "HF-format copy (config.json + *.safetensors)")
     if config.get("model_type") == "mamba":
-        raise NotLaidOut(f"{where}: a Mistral-format Mamba model (vLLM builds Mamba2ForCausalLM from it): fp8check "
-                         "does not lay out its consolidated names; point it at an HF-format copy")
-    if config.get("dsa"):
+        config["architectures"] = [MAMBA2]
+    elif config.get("dsa"):
         if not (is_mla and is_mistral_large_3):  # adapt_config_dict's assert
             raise ConfigError(f"{where}: Mistral DSA requires MLA + MoE.")
         _moe(config)
@@ -92,14 +100,36 @@ def hf_config(params: dict, defaults: dict | None = None) -> dict:
         if not isinstance(scaling, dict) or not {"original_max_position_embeddings", "beta"} <= set(scaling):
             raise ConfigError(f"{where}: MistralLarge3 expect llama4 scaling config.")
     elif moe:
-        # mixtral.py's MixtralForCausalLM has no Mistral-name mapping (its loader meets `layers.N.attention.wq`).
-        raise NotLaidOut(f"{where}: a Mistral-format Mixtral model (vLLM builds MixtralForCausalLM, whose loader "
-                         "has no mapping from the consolidated names): point fp8check at an HF-format copy")
+        # The `moe` block stays as params.json writes it (no _remap_moe_args): errors_every_release says what
+        # mixtral.py makes of that.
+        config["architectures"] = [MIXTRAL]
     else:
         config["architectures"] = ["MistralForCausalLM"]
+    if is_vision:
+        config = _vision(config)
+    if encoder:
+        config = _audio(config, where)
     for key, value in (defaults or {}).items():
         config.setdefault(key, value)
     return config
+
+
+def _vision(config: dict) -> dict:
+    """_remap_mistral_vision_args: the text model's config becomes text_config (its architecture as chosen above),
+    `multimodal` (else `vision_encoder`) the vision_config, under PixtralForConditionalGeneration; the quantization
+    config stays at the top."""
+    vision = config.pop("multimodal") if config.get("multimodal") else config.pop("vision_encoder")
+    if missing := [key for key in VISION_ENCODER_ARGS if not isinstance(vision, dict) or key not in vision]:
+        # pixtral.py PixtralForConditionalGeneration.__init__: VisionEncoderArgs(**the vision_config keys it has)
+        quoted = [f"'{key}'" for key in missing]
+        listed = quoted[0] if len(quoted) == 1 else f"{quoted[0]} and {quoted[1]}" if len(quoted) == 2 else \
+            f"{', '.join(quoted[:-1])}, and {quoted[-1]}"
+        raise ConfigError(f"VisionEncoderArgs.__init__() missing {len(missing)} required positional "
+                          f"argument{'s' if len(missing) > 1 else ''}: {listed}")
+    wrapped = {"model_type": "pixtral", "architectures": [PIXTRAL], "text_config": config, "vision_config": vision}
+    if config.get("quantization_config"):
+        wrapped["quantization_config"] = config["quantization_config"]
+    return wrapped
 
 
 # 0.25.0-0.33.0's transformers_utils/configs/mistral.py, verbatim: its quantization assert, and the llama-4 scaling
@@ -124,6 +154,62 @@ def errors_before_034(params: dict) -> tuple[str, ...]:
     if not isinstance(scaling, dict) or not {"original_max_position_embeddings", "beta"} <= set(scaling):
         return (LLAMA_4_SCALING_BEFORE_034,)
     return (LARGE_4_BEFORE_034,)
+
+
+def _audio(config: dict, where: str) -> dict:
+    """_remap_mistral_audio_args (a bidirectional encoder): the text model's config becomes text_config, the Whisper
+    encoder's args a WhisperConfig's keys as audio_config, under VoxtralForConditionalGeneration."""
+    whisper = config["multimodal"].pop("whisper_model_args")
+    try:
+        encoder, audio = whisper["encoder_args"], whisper["encoder_args"]["audio_encoding_args"]
+        audio_config = {"model_type": "whisper", "num_mel_bins": audio["num_mel_bins"],
+                        "downsample_factor": whisper["downsample_args"]["downsample_factor"],
+                        "d_model": encoder["dim"], "encoder_layers": encoder["n_layers"],
+                        "encoder_ffn_dim": encoder["hidden_dim"], "encoder_attention_heads": encoder["n_heads"],
+                        "encoder_head_dim": encoder["head_dim"], "vocab_size": encoder["vocab_size"],
+                        "is_encoder_decoder": False, "is_causal": False, "block_pool_size": 1}
+    except (KeyError, TypeError) as exc:  # vLLM's KeyError, reading the same keys
+        raise ConfigError(f"{where}: multimodal.whisper_model_args lacks {exc}") from None
+    wrapped = {"model_type": "voxtral", "architectures": [VOXTRAL], "text_config": config, "audio_config": audio_config}
+    if config.get("quantization_config"):
+        wrapped["quantization_config"] = config["quantization_config"]
+    return wrapped
+
+
+# pixtral.py VisionEncoderArgs' fields without a default (0.25-0.34).
+VISION_ENCODER_ARGS = ("hidden_size", "num_channels", "image_size", "patch_size", "intermediate_size",
+                       "num_hidden_layers", "num_attention_heads", "rope_theta", "image_token_id")
+
+
+# mixtral.py MixtralDecoderLayer reads config.num_local_experts, which the reader never writes for a `moe` block
+# without shared experts (it keeps `moe` as is): the build fails unless config.json gives the key (0.25-0.34).
+MIXTRAL_NO_EXPERTS = "'PreTrainedConfig' object has no attribute 'num_local_experts'"
+# With it the model builds and its loader (AutoWeightsLoader, which meets the consolidated names unchanged: mixtral.py
+# maps HF expert names only) finds no child `layers` (the first name in the file's sorted keys), utils.py's message.
+MIXTRAL_NAMES = ("There is no module or parameter named 'layers' in MixtralForCausalLM (mixtral.py's "
+                 "loader has no mapping from the consolidated names; serve the HF-format files with --config-format "
+                 "hf --load-format hf)")
+
+
+# mamba2.py Mamba2DecoderLayer's reads of the config, in order (MambaMixer2's arguments; `expand` is getattr's
+# default for intermediate_size, evaluated whether or not the key is there): params.json gives none of them, so
+# Codestral Mamba builds only with a config.json beside it.
+MAMBA2_KEYS = ("state_size", "conv_kernel", "expand", "use_conv_bias", "use_bias", "n_groups", "num_heads", "head_dim",
+               "layer_norm_epsilon")
+
+
+def errors_every_release(config: dict) -> tuple[str, ...]:
+    """What every release 0.25-0.34 refuses in this Mistral-format checkpoint (`config`: hf_config's): a Mixtral
+    (MixtralForCausalLM from a `moe` block without shared experts, its own or a Pixtral's text model) fails to build
+    without config.json's num_local_experts, and to load with it; a Mamba without Mamba2Config's keys fails to build."""
+    text = config.get("text_config", config)
+    architectures = text.get("architectures") or ()
+    if MAMBA2 in architectures:
+        missing = next((key for key in MAMBA2_KEYS if key not in text), None)
+        return (f"'PreTrainedConfig' object has no attribute '{missing}'",) if missing else ()
+    if MIXTRAL not in architectures:
+        return ()
+    return (MIXTRAL_NO_EXPERTS,) if "num_local_experts" not in text else (MIXTRAL_NAMES,)
 
 
 def _general(config: dict) -> None:
@@ -335,11 +421,81 @@ def mistral_large_4_name(name: str) -> str:
     return name if ".mlp.experts." in name else name.replace(".w2.", ".down_proj.")
 
 
+def mixtral_name(name: str) -> str:
+    """A Mistral-format Mixtral's tensor, which vLLM refuses (errors_every_release): its name as stored, the FP8
+    scales under the fp8 format's names so that each layer reads as the FP8 layer it is."""
+    return next((name[: -len(old)] + new for old, new in _LARGE_3_SUFFIXES if name.endswith(old)), name)
+
+
+def mamba2_name(name: str) -> str:
+    """mamba2.py Mamba2ForCausalLM.hf_to_vllm_mapper (0.25-0.34): `.A_log` -> `.A`; Codestral Mamba's consolidated
+    names are mamba_ssm's (transformers' Mamba2 saves the same), which it loads as they are."""
+    return name.replace(".A_log", ".A", 1)
+
+
 CHECKPOINT_NAMES = {"MistralForCausalLM": mistral_name, MISTRAL_LARGE_3: mistral_large_3_name,
-                    MISTRAL_LARGE_4: mistral_large_4_name}
+                    MISTRAL_LARGE_4: mistral_large_4_name, MIXTRAL: mixtral_name, MAMBA2: mamba2_name}
+
+# pixtral.py PixtralForConditionalGeneration.load_weights (0.25-0.34): the vision encoder's consolidated leaves as
+# its hf_to_vllm_mapper renames them (wq / wk / wv then load into qkv_proj, w1 / w3 into gate_up_proj: the layout's
+# packed entries; wo -> o_proj and w2 -> down_proj as _vision_encoder_name_remap).
+_PIXTRAL_ENCODER = [(re.compile(rf"^(vision_encoder\.transformer\.layers\.\d+\.{block})\.{old}(?=\.|$)"),
+                     rf"\1.{new}") for block, old, new in (
+    ("attention", "wq", "q_proj"), ("attention", "wk", "k_proj"), ("attention", "wv", "v_proj"),
+    ("attention", "wo", "o_proj"), ("feed_forward", "w1", "gate_proj"), ("feed_forward", "w2", "down_proj"),
+    ("feed_forward", "w3", "up_proj"))]
+# The tensors it loads into its own modules (vision encoder, patch merger, pre-projector norm, adapter); every other
+# name loses a "language_model." prefix and goes to the text model's loader.
+PIXTRAL_TOWERS = ("vision_encoder", "vision_tower", "patch_merger", "pre_mm_projector_norm",
+                  "vision_language_adapter", "multi_modal_projector")
 
 
-def checkpoint_names(architecture: str, names) -> dict[str, str]:
-    """Each consolidated name -> the name the model class loads it under (`architecture` as hf_config chose it)."""
+def pixtral_name(name: str, text_rename) -> str:
+    """A Pixtral checkpoint's tensor: a tower's under its vLLM name, the text model's as its class loads it, under
+    the language_model the wrapper builds it in."""
+    if name.startswith(PIXTRAL_TOWERS):
+        for pattern, new in _PIXTRAL_ENCODER:
+            name = pattern.sub(new, name)
+        return name
+    return "language_model." + text_rename(name.removeprefix("language_model."))
+
+
+# voxtral.py VoxtralForConditionalGeneration.load_weights (0.25-0.34): the Whisper encoder's tensors (under
+# mm_whisper_embeddings, but its tok_embeddings, the text model's, and audio_language_projection, the adapter's) as
+# VoxtralEncoderModel.mistral_remapping renames them (q / k / v then load into qkv_proj, the layout's packed entry),
+# under the whisper_encoder it is built in; the adapter's Sequential indices as its w_in / w_out.
+_VOXTRAL_ENCODER = [(re.compile(rf"\Amm_whisper_embeddings\.whisper_encoder\.{old}\Z"),
+                     rf"whisper_encoder.whisper_encoder.{new}") for old, new in (
+    (r"conv_layers\.0\.(?:conv\.)?(weight|bias)", r"conv1.\1"), (r"conv_layers\.1\.(?:conv\.)?(weight|bias)", r"conv2.\1"),
+    (r"transformer\.layers\.(\d+)\.attention\.w([qkv])\.(weight|bias)", r"layers.\1.self_attn.\2_proj.\3"),
+    (r"transformer\.layers\.(\d+)\.attention\.wo\.(weight|bias)", r"layers.\1.self_attn.out_proj.\2"),
+    (r"transformer\.layers\.(\d+)\.attention_norm\.(weight|bias)", r"layers.\1.self_attn_layer_norm.\2"),
+    (r"transformer\.layers\.(\d+)\.feed_forward\.w([12])\.(weight|bias)", r"layers.\1.mlp.fc\2.\3"),
+    (r"transformer\.layers\.(\d+)\.ffn_norm\.(weight|bias)", r"layers.\1.final_layer_norm.\2"),
+    (r"transformer\.norm\.(weight|bias)", r"layer_norm.\1"))] + [
+    (re.compile(rf"\Amm_whisper_embeddings\.audio_language_projection\.{index}\.weight\Z"),
+     f"audio_language_adapter.{leaf}.weight") for index, leaf in ((0, "w_in"), (2, "w_out"))]
+
+
+def voxtral_name(name: str, text_rename) -> str:
+    """A Voxtral checkpoint's tensor: the encoder's and the adapter's under their vLLM names, the text model's (its
+    token embedding under mm_whisper_embeddings too) as its class loads it, under language_model. An encoder tensor
+    no rule renames (an FP8 scale: the rules take weight and bias only) keeps its name, which the encoder's loader
+    finds no parameter for."""
+    for pattern, new in _VOXTRAL_ENCODER:
+        if pattern.match(name):
+            return pattern.sub(new, name)
+    if name.startswith("mm_whisper_embeddings.whisper_encoder."):
+        return name
+    return "language_model." + text_rename(name.removeprefix("mm_whisper_embeddings."))
+
+
+def checkpoint_names(architecture: str, names, text_architecture: str | None = None) -> dict[str, str]:
+    """Each consolidated name -> the name the model class loads it under (`architecture` as hf_config chose it; a
+    Pixtral wrapper's text model is `text_architecture`)."""
+    if architecture in (PIXTRAL, VOXTRAL):
+        text_rename = CHECKPOINT_NAMES[text_architecture or "MistralForCausalLM"]
+        wrapped = pixtral_name if architecture == PIXTRAL else voxtral_name
+        return {name: wrapped(name, text_rename) for name in names}
     rename = CHECKPOINT_NAMES[architecture]
     return {name: rename(name) for name in names}

@@ -508,6 +508,24 @@ _PIXTRAL = Tower("vllm:pixtral.py", ("vision_tower.", "model.vision_tower."), vi
 # its patch_merger.merging_layer is a torch nn.Linear (never quantized).
 _MISTRAL3_PROJECTOR = Tower("vllm:mistral3.py", ("multi_modal_projector.", "model.multi_modal_projector."),
                             styles={"linear_1": COLUMN, "linear_2": ROW, "patch_merger.merging_layer": TORCH_LINEAR})
+# pixtral.py PixtralForConditionalGeneration (Mistral-format Pixtral: params.json's vision_encoder, read by
+# fp8check.core.checkpoint.mistral): VisionTransformer built without quant_config (QKVParallelLinear over vision
+# heads, o_proj row, feed_forward gate_up_proj merged / down_proj row), PatchMerger's merging_layer and
+# VisionLanguageAdapter's w_in / w_out ReplicatedLinears without quant_config; the text model is the class
+# text_config names (init_vllm_registered_model).
+_PIXTRAL_ENCODER = Tower("vllm:pixtral.py", ("vision_encoder.",), vision_heads=True, quantized=False)
+_PIXTRAL_ADAPTER = Tower("vllm:pixtral.py", ("vision_language_adapter.", "patch_merger."), quantized=False,
+                         styles={"w_in": REPLICATED, "w_out": REPLICATED, "merging_layer": REPLICATED})
+# voxtral.py VoxtralForConditionalGeneration (Mistral-format Voxtral: params.json's multimodal.whisper_model_args, a
+# bidirectional encoder): whisper.py's WhisperEncoder built with the model's quant config (vllm_config.with_hf_config
+# keeps it): self_attn q / k / v -> qkv_proj (QKVParallelLinear over audio_config's heads, KV heads the same),
+# out_proj row, mlp fc1 column / fc2 row; AudioLanguageAdapter's w_in / w_out torch nn.Linears (no quant method).
+# Not modelled: the encoder layers' quant prefix (WhisperEncoder hands `<layer>.layers`), which only an ignore list
+# of another format would meet.
+_VOXTRAL_ENCODER = Tower("vllm:voxtral.py", ("whisper_encoder.",), packed={"qkv_proj": LLAMA_PACKED["qkv_proj"]},
+                         audio_heads=True, styles={"out_proj": ROW, "fc1": COLUMN, "fc2": ROW})
+_VOXTRAL_ADAPTER = Tower("vllm:voxtral.py", ("audio_language_adapter.",), quantized=False,
+                         styles={"w_in": TORCH_LINEAR, "w_out": TORCH_LINEAR})
 # mllama4.py: Llama4VisionModel and Llama4MultiModalProjector are built with quant_config=None; vision
 # attention q/k/v -> qkv_proj (vision heads), o_proj row, mlp fc1 column / fc2 row, vision_adapter.mlp the
 # same, patch_embedding.linear column; projector linear_1 ColumnParallelLinear(gather_output=True).
@@ -576,6 +594,15 @@ ARCHITECTURES: dict[str, Arch] = {
                                                  _VL_TEXT[1], ("prefix", "model.", "language_model.model."),
                                                  ("suffix", ".activation_scale", ".input_scale"),
                                                  ("suffix", ".weight_scale_inv", ".weight_scale"))),
+    "PixtralForConditionalGeneration": Arch("vllm:pixtral.py", towers=(_PIXTRAL_ENCODER, _PIXTRAL_ADAPTER),
+                                            registered_text_model=True),
+    "VoxtralForConditionalGeneration": Arch("vllm:voxtral.py", towers=(_VOXTRAL_ENCODER, _VOXTRAL_ADAPTER),
+                                            registered_text_model=True),
+    # mamba2.py (Mamba-2, Codestral Mamba: also from Mistral's params.json, model_type mamba): attention-free, each
+    # layer a MambaMixer2 (in_proj over [I, I, G*N, G*N, H], conv1d a ColumnParallelLinear without quant_config,
+    # out_proj row) under backbone.layers; no packed_modules_mapping.
+    "Mamba2ForCausalLM": Arch("vllm:mamba2.py", packed={}, conv_linears=("mixer.conv1d",),
+                              mamba_in_proj="mixer.in_proj", sliding=MODEL_WINDOW),
     "Qwen2ForCausalLM": Arch("vllm:qwen2.py", **_QWEN2_MODEL),
     "Qwen3ForCausalLM": Arch("vllm:qwen3.py", **_QWEN2_MODEL),
     "Qwen2MoeForCausalLM": Arch("vllm:qwen2_moe.py", unquantized=_QWEN_MOE_ROUTERS, router=_NORM_TOPK,

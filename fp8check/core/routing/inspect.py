@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from fp8check.core.checkpoint.local import Checkpoint, activation_dtype, paused_gc
+from fp8check.core.checkpoint.mistral import MIXTRAL_NO_EXPERTS
 from fp8check.core.errors import InputError, printable
 from fp8check.core.formats.base import LAYER, Assignment
 from fp8check.core.formats.fp8 import block_fp8_config
@@ -84,6 +85,7 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
     errors += [quant_refused] if quant_refused else []
     if not ctx.profile.has("mistral-large-4"):  # what the Mistral-format reader of 0.25-0.33 refuses
         errors += ckpt.config.errors_before_034
+    errors += ckpt.config.mistral_errors
     heads = ckpt.config.num_attention_heads
     if heads and heads % tp:
         errors.append(f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp}).")
@@ -193,7 +195,9 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         layers.append(layer._replace(layer_type=COLUMN) if module.column_when_split and options.tp > 1 else layer)
 
     errors = model_errors(ckpt, door, options.tp, ctx)
-    if options.ep and not layout.moes:  # ModelConfig._verify_with_expert_parallelism, every release
+    # ModelConfig._verify_with_expert_parallelism, every release: the config's expert count, which a Mistral-format
+    # Mixtral's never gives (fp8check.core.checkpoint.mistral.MIXTRAL_NO_EXPERTS).
+    if options.ep and (not layout.moes or MIXTRAL_NO_EXPERTS in ckpt.config.mistral_errors):
         errors.append("Number of experts in the model must be greater than 0 when expert parallelism is enabled.")
     errors += list(ckpt.integrity_errors) + embedding_errors(ckpt.tensors, layout, ckpt.config, arch)
     errors += [f"{printable(t.name)} ({t.file}) is a scale/side tensor with no weight {printable(t.name.rsplit('.', 1)[0])}.weight "
