@@ -957,13 +957,6 @@ FAMILIES = [
       "whisper_encoder.whisper_encoder.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:voxtral.py"),
       "whisper_encoder.whisper_encoder.layers.0.mlp.fc2": ("RowParallelLinear", "vllm:voxtral.py"),
       "audio_language_adapter.w_in": ("nn.Linear", "vllm:voxtral.py")}),
-    # Mamba-2 (Codestral Mamba's sizes, scaled): attention-free MambaMixer2 layers under backbone (TP 1: in_proj's
-    # head part, 16 rows, is no 128-block at TP 2).
-    ("mamba2", dict(architecture="Mamba2ForCausalLM", model_type="mamba2", transformers=True, hidden=512, heads=8,
-                    ignore=("lm_head", "re:.*conv1d$"), extra_config=MAMBA2), 1,
-     {"backbone.layers.0.mixer.in_proj": ("MergedColumnParallelLinear", "vllm:mamba2.py"),
-      "backbone.layers.0.mixer.conv1d": ("ColumnParallelLinear", "vllm:mamba2.py"),
-      "backbone.layers.1.mixer.out_proj": ("RowParallelLinear", "vllm:mamba2.py")}),
     ("deepseek-v3.2", dict(architecture="DeepseekV32ForCausalLM", model_type="deepseek_v32", extra_config=DSA,
                            **DSA_SPEC), 2,
      {"model.layers.0.self_attn.indexer.wq_b": ("ReplicatedLinear", "vllm:models/deepseek_v32"),

@@ -687,9 +687,8 @@ FAMILIES.update({
     # and the adapter stored in BF16.
     "voxtral-fmt": (dict(architecture="VoxtralForConditionalGeneration", vision="voxtral-mistral",
                          mistral_format=True), {"multimodal": {"whisper_model_args": _WHISPER_ARGS}}),
-    # Mamba-2 (mamba2.py Mamba2ForCausalLM, transformers' names) and Codestral Mamba in Mistral's format (params.json's
-    # model_type mamba with the Mamba2Config keys a config.json beside it gives; mamba_ssm's names, Mistral's scales).
-    "mamba2": (dict(architecture="Mamba2ForCausalLM", model_type="mamba2", **_MAMBA2_SPEC), _MAMBA2),
+    # Codestral Mamba in Mistral's format (mamba2.py Mamba2ForCausalLM from params.json's model_type mamba with the
+    # Mamba2Config keys a config.json beside it gives; mamba_ssm's names, Mistral's scales; "mamba2": the HF format).
     "mamba-fmt": (dict(architecture="Mamba2ForCausalLM", model_type="mamba2", mistral_format=True, **_MAMBA2_SPEC),
                   _MAMBA2),
     # Mixtral in Mistral's format (params.json's `moe` without shared experts, consolidated names under

@@ -598,11 +598,6 @@ ARCHITECTURES: dict[str, Arch] = {
                                             registered_text_model=True),
     "VoxtralForConditionalGeneration": Arch("vllm:voxtral.py", towers=(_VOXTRAL_ENCODER, _VOXTRAL_ADAPTER),
                                             registered_text_model=True),
-    # mamba2.py (Mamba-2, Codestral Mamba: also from Mistral's params.json, model_type mamba): attention-free, each
-    # layer a MambaMixer2 (in_proj over [I, I, G*N, G*N, H], conv1d a ColumnParallelLinear without quant_config,
-    # out_proj row) under backbone.layers; no packed_modules_mapping.
-    "Mamba2ForCausalLM": Arch("vllm:mamba2.py", packed={}, conv_linears=("mixer.conv1d",),
-                              mamba_in_proj="mixer.in_proj", sliding=MODEL_WINDOW),
     "Qwen2ForCausalLM": Arch("vllm:qwen2.py", **_QWEN2_MODEL),
     "Qwen3ForCausalLM": Arch("vllm:qwen3.py", **_QWEN2_MODEL),
     "Qwen2MoeForCausalLM": Arch("vllm:qwen2_moe.py", unquantized=_QWEN_MOE_ROUTERS, router=_NORM_TOPK,
@@ -1401,7 +1396,8 @@ ARCHITECTURES["FalconH1ForCausalLM"] = Arch(
 ARCHITECTURES["MambaForCausalLM"] = Arch("vllm:mamba.py", packed={}, head_quant_config=False, sliding=MODEL_WINDOW,
                                          hf_to_vllm=(("substr", ".A_log", ".A"),), **_mamba1_mixer("mixer"))
 ARCHITECTURES["FalconMambaForCausalLM"] = ARCHITECTURES["MambaForCausalLM"]
-# Mamba-2 (mamba2.py Mamba2ForCausalLM, registered in every release; 0.33 -> 0.34 only a loop variable):
+# Mamba-2 (mamba2.py Mamba2ForCausalLM, registered in every release; 0.33 -> 0.34 only a loop variable; also Codestral
+# Mamba from Mistral's params.json, model_type mamba): attention-free, no packed_modules_mapping,
 # backbone.layers.i.mixer a MambaMixer2 with the quant config (in_proj merged over [I, I, GN, GN, H], conv1d
 # unquantized, out_proj row; the sizes from Mamba2Config's num_heads / head_dim / n_groups / state_size), the LM head
 # built without quant_config.
