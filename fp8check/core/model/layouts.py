@@ -2426,8 +2426,8 @@ ARCHITECTURES.update({
                 hf_to_vllm=(("regex", r"^embed_out\.", "lm_head."), ("regex", r"^gpt_neox\.(.+)", r"model.\1"))))),
     # GPTBigCode (StarCoder, SantaCoder): the backend in every release 0.25-0.34. GPTBigCodeConfig has no tp_plan, so
     # the MLP's c_fc / c_proj are ReplicatedLinears; the packed-QKV fuser (transformers/fusers/packed_qkv.py
-    # PackedQKVFuser, 0.33 / 0.34 alike) matches multi-query attention's c_attn(x).split((q, kv, kv)) and builds attn.c_attn
-    # as a QKVParallelLinear (one KV head: GPTBigCodeConfig's num_key_value_heads under multi_query) and the
+    # PackedQKVFuser, 0.33 / 0.34 alike) matches multi-query attention's c_attn(x).split((q, kv, kv)) and builds
+    # attn.c_attn as a QKVParallelLinear (one KV head: GPTBigCodeConfig's num_key_value_heads under multi_query) and the
     # projection returned after it, attn.c_proj, as rowwise. The position table wpe an nn.Embedding. Not modelled: a
     # multi_query false checkpoint, whose per-head view of c_attn the fuser does not match (all replicated).
     "GPTBigCodeForCausalLM": _transformers_backend("GPTBigCodeForCausalLM")._replace(
