@@ -243,6 +243,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
              if _positive_int(sizes.get("prefix_dense_intermediate_size")) else "intermediate_size")
     vision_doc = multimodal.get("vision_config")
     vision: dict = {**_radio_sizes(vision_doc), **vision_doc} if isinstance(vision_doc, dict) else {}
+    vision_type = vision["model_type"] if isinstance(vision.get("model_type"), str) else ""
     audio = multimodal.get("audio_config") if isinstance(multimodal.get("audio_config"), dict) else {}
     return ModelConfig(
         architectures=tuple(archs),
@@ -290,8 +291,8 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         vision_kv_heads=opt_int("num_key_value_heads", vision),
         vision_hidden_size=opt_int("hidden_size", vision),
         vision_intermediate_size=opt_int("intermediate_size", vision),
-        vision_model_type=vision["model_type"] if isinstance(vision.get("model_type"), str) else "",
-        vision_layers=opt_int("num_hidden_layers", vision) or VISION_LAYERS.get(vision.get("model_type")),
+        vision_model_type=vision_type,
+        vision_layers=opt_int("num_hidden_layers", vision) or VISION_LAYERS.get(vision_type),
         vision_feature_layers=_feature_layers(multimodal, model_type, where),
         audio_hidden_size=opt_int("hidden_size", audio),
         audio_heads=opt_int("encoder_attention_heads", audio),
