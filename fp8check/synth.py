@@ -380,12 +380,12 @@ SAVED_NAMES: dict[str, tuple[tuple[str, ...], ...]] = {
     # transformers 5.24 saves a nested SiglipVisionModel without its vision_model. level (CLIPVisionModel's PrefixChange
     # is reverted only at the top level); Cohere's checkpoints (and vLLM's SiglipVisionModel) hold it.
     "cohere2_vision": ((r"^model\.vision_tower\.(?!vision_model\.)", "model.vision_tower.vision_model."),),
-    # The same for LLaVA's CLIP / SigLIP towers (llava-hf's checkpoints hold vision_tower.vision_model.*, as vLLM's
-    # CLIPVisionModel / SiglipVisionModel build them); a Pixtral-HF tower (transformer.*, patch_conv, ln_pre) has no
-    # such level.
+    # The same for LLaVA's CLIP / SigLIP towers and PaliGemma's (the released checkpoints hold
+    # vision_tower.vision_model.*, as vLLM's CLIPVisionModel / SiglipVisionModel build them); a Pixtral-HF tower
+    # (transformer.*, patch_conv, ln_pre) has no such level.
     **{model_type: ((r"^vision_tower\.(?=(embeddings|encoder|pre_layrnorm|post_layernorm|head)\.)",
                      "vision_tower.vision_model."),)
-       for model_type in ("llava", "llava_next", "llava_next_video", "llava_onevision")},
+       for model_type in ("llava", "llava_next", "llava_next_video", "llava_onevision", "paligemma")},
     # Keyed by architecture: Intern-S1's checkpoints hold transformers >= 4.52's names (model.language_model.,
     # model.vision_tower., model.multi_modal_projector., lm_head; interns1.py's hf_to_vllm_mapper reads them), where
     # transformers 5.24's InternVL reverts to the legacy language_model.model. / vision_tower. ones.

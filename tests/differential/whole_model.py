@@ -1360,6 +1360,31 @@ FAMILIES.update({
                                             "num_attention_heads": 16, "image_size": 384, "patch_size": 14,
                                             "vision_use_head": False})),
 })
+# Idefics3 / SmolVLM (idefics3.py, smolvlm.py: the Idefics2 tower, the connector's ReplicatedLinear, llama.py's
+# LlamaModel at model.text_model, all quantized but the head) and PaliGemma-2 / PaliGemma (paligemma.py: the whole
+# SigLIP tower quantized, its pooling head saved and dropped, the projector an nn.Linear stored BF16; Gemma-2's / Gemma's
+# text model with tied embeddings), written by transformers' classes.
+_IDEFICS3_KEYS = dict(scale_factor=2, image_token_id=4000, text_config=_text_config("llama"),
+                      vision_config={"model_type": "idefics3_vision", "hidden_size": _V, "intermediate_size": 4 * _V,
+                                     "num_hidden_layers": 2, "num_attention_heads": 16, "image_size": 364,
+                                     "patch_size": 14})
+_PALIGEMMA_VISION = {"model_type": "siglip_vision_model", "hidden_size": _V, "intermediate_size": 4 * _V,
+                     "num_hidden_layers": 2, "num_attention_heads": 16, "image_size": 224, "patch_size": 14,
+                     "projection_dim": BASE["hidden"]}
+FAMILIES.update({
+    "idefics3": (dict(architecture="Idefics3ForConditionalGeneration", model_type="idefics3", transformers=True),
+                 _IDEFICS3_KEYS),
+    "smolvlm": (dict(architecture="SmolVLMForConditionalGeneration", model_type="smolvlm", transformers=True),
+                dict(_IDEFICS3_KEYS, vision_config=dict(_IDEFICS3_KEYS["vision_config"], model_type="smolvlm_vision"))),
+    "paligemma-2": (dict(architecture="PaliGemmaForConditionalGeneration", model_type="paligemma", transformers=True,
+                         tie_embeddings=True, ignore=_UNQUANTIZED_PROJECTOR),
+                    dict(image_token_index=4000, text_config=_text_config("gemma2", tie_word_embeddings=True),
+                         vision_config=_PALIGEMMA_VISION)),
+    "paligemma": (dict(architecture="PaliGemmaForConditionalGeneration", model_type="paligemma", transformers=True,
+                       tie_embeddings=True, ignore=_UNQUANTIZED_PROJECTOR),
+                  dict(image_token_index=4000, text_config=_text_config("gemma", tie_word_embeddings=True),
+                       vision_config=_PALIGEMMA_VISION)),
+})
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

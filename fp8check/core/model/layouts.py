@@ -2212,6 +2212,26 @@ ARCHITECTURES.update({
         towers=(Tower("vllm:llava_onevision.py", _LLAVA_ROOTS,
                       styles={"linear_1": TORCH_LINEAR, "linear_2": TORCH_LINEAR}),)),
 })
+# Idefics3 / SmolVLM (idefics3.py Idefics3ForConditionalGeneration, smolvlm.py SmolVLMForConditionalGeneration, its
+# subclass building the same modules; registered 0.25-0.34, alike 0.33 -> 0.34), no weights mapper: the tower
+# (idefics2_vision_model.py Idefics2VisionTransformer, model.vision_model.encoder.layers.N) with the quant config,
+# self_attn q / k / v -> qkv_proj over the vision heads, out_proj row, mlp fc1 column / fc2 row; the connector's
+# modality_projection.proj a ReplicatedLinear with the quant config; the text model llama.py's LlamaModel (whatever
+# text_config says) at model.text_model, the LM head lm_head with the quant config.
+_IDEFICS3 = Arch("vllm:idefics3.py", towers=(
+    Tower("vllm:idefics2_vision_model.py", ("model.vision_model.",), vision_heads=True),
+    Tower("vllm:idefics3.py", ("model.connector.",), styles={"modality_projection.proj": REPLICATED})))
+# PaliGemma / PaliGemma-2 (paligemma.py PaliGemmaForConditionalGeneration, 0.25-0.34; 0.34 changed only its forward):
+# SiglipVisionModel (whole, use_head False: the pooling head.* dropped) with the quant config; the projector's linear a
+# torch nn.Linear; the language model GemmaForCausalLM where text_config's model_type is gemma, else Gemma2ForCausalLM
+# (the file overwrites text_config.architectures: CAUSAL_LM_CLASSES of those two types) under language_model.
+_PALIGEMMA = Arch("vllm:paligemma.py", towers=(
+    _SIGLIP._replace(dropped=("vision_tower.vision_model.head.",)),
+    Tower("vllm:paligemma.py", _LLAVA_ROOTS, styles={"linear": TORCH_LINEAR})), registered_text_model=True,
+    hf_to_vllm=_LLAVA_NAMES)
+ARCHITECTURES.update({"Idefics3ForConditionalGeneration": _IDEFICS3,
+                      "SmolVLMForConditionalGeneration": _IDEFICS3._replace(source="vllm:smolvlm.py"),
+                      "PaliGemmaForConditionalGeneration": _PALIGEMMA})
 # Nemotron-NAS (nemotron_nas.py DeciLMForCausalLM, registered 0.25-0.34, 0.33 / 0.34 alike: Llama-3.x-Nemotron-Super
 # / Ultra; config class remote code, model_type nemotron-nas). One DeciLMDecoderLayer per config.block_configs entry:
 # llama.py's attention (q / k / v -> qkv_proj, o_proj row) with num_attention_heads // attention.n_heads_in_group KV
@@ -2535,7 +2555,8 @@ def unserved_reason(architectures: tuple[str, ...], profile) -> str | None:
 CAUSAL_LM_CLASSES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
                      "ministral3": "Ministral3ForCausalLM", "deepseek_v3": "DeepseekV3ForCausalLM",
                      "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM",
-                     "cohere2": "Cohere2ForCausalLM", "granite": "GraniteForCausalLM"}
+                     "cohere2": "Cohere2ForCausalLM", "granite": "GraniteForCausalLM", "gemma": "GemmaForCausalLM",
+                     "gemma2": "Gemma2ForCausalLM"}
 
 
 def text_model_architecture(config: ModelConfig) -> str | None:
@@ -2556,6 +2577,8 @@ def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
         arch = arch._replace(towers=(tower, *arch.towers) if tower is not None else arch.towers, vision_towers={})
     if arch is not None and arch.registered_text_model:
         text = ARCHITECTURES.get(text_model_architecture(config) or "")
+        if text is not None and text.moved is not None:  # the implementation this release builds the class with
+            text = text.for_release(profile)
         # the entry's towers as the release builds them; its spec_prefix (the text model's MTP under the entry's
         # prefix) where it names one
         towers, renames = arch.for_release(profile).towers, arch.hf_to_vllm
