@@ -590,6 +590,10 @@ def transformers_tensors(spec: Spec) -> dict[str, tuple[int, ...]]:
         tie = getattr(hf_config.get_text_config(decoder=True), "tie_word_embeddings",
                       getattr(hf_config, "tie_word_embeddings", False))
         tied = set(getattr(model, "all_tied_weights_keys", None) or {}) if tie else set()
+        # ... under the names they are saved with (transformers' reverted conversion moves a VL model's lm_head. to
+        # language_model.lm_head.: PaliGemma, LLaVA)
+        tied |= set(_saved_names(spec, revert_weight_conversion(
+            model, {name: t for name, t in model.state_dict().items() if name in tied})))
         _TRANSFORMERS_CACHE[key] = _per_expert({name: tuple(t.shape) for name, t in state.items()
                                                 if name not in tied})
     return {**_TRANSFORMERS_CACHE[key], **{n: tuple(s) for n, s in spec.extra_tensors.items()}}

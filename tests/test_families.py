@@ -775,6 +775,27 @@ def llava_spec(arch="LlavaForConditionalGeneration", model_type="llava", text="l
 LLAVA_PIXTRAL = {"model_type": "pixtral", "head_dim": 64, "patch_size": 16, "image_size": 1024, **_LLAVA_VISION}
 LLAVA_SIGLIP = {"model_type": "siglip_vision_model", "image_size": 384, "patch_size": 14, "vision_use_head": False,
                 **_LLAVA_VISION}
+# Idefics3 / SmolVLM (no weights mapper: model.vision_model, model.connector, model.text_model, lm_head) and
+# PaliGemma-2 (a SigLIP tower whose pooling head is saved, the projector an nn.Linear stored BF16, Gemma-2 tied).
+_IDEFICS3_VISION = dict(image_size=364, patch_size=14, **_LLAVA_VISION)
+
+
+def idefics3_spec(arch="Idefics3ForConditionalGeneration", model_type="idefics3", vision_type="idefics3_vision"):
+    return dict(architecture=arch, model_type=model_type, **HF, extra_config={
+        "text_config": dict(_LLAVA_TEXT, model_type="llama"), "scale_factor": 2, "image_token_id": 900,
+        "vision_config": dict(_IDEFICS3_VISION, model_type=vision_type)})
+
+
+_IDEFICS3_LAYERS = {"model.vision_model.encoder.layers.1.self_attn.qkv_proj": ("QKVParallelLinear",
+                                                                              "vllm:idefics2_vision_model.py"),
+                    "model.vision_model.encoder.layers.1.mlp.fc2": ("RowParallelLinear", "vllm:idefics2_vision_model.py"),
+                    "model.connector.modality_projection.proj": ("ReplicatedLinear", "vllm:idefics3.py")}
+PALIGEMMA2 = dict(architecture="PaliGemmaForConditionalGeneration", model_type="paligemma", tie_embeddings=True,
+                  **dict(HF, ignore=("re:.*multi_modal_projector.*",)), extra_config={
+                      "text_config": dict(_LLAVA_TEXT, model_type="gemma2", tie_word_embeddings=True),
+                      "image_token_index": 900, "vision_config": {
+                          "model_type": "siglip_vision_model", "image_size": 224, "patch_size": 14,
+                          "projection_dim": 256, **_LLAVA_VISION}})
 _LLAVA_CLIP_LAYERS = {
     "vision_tower.vision_model.encoder.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:clip.py"),
     "vision_tower.vision_model.encoder.layers.0.self_attn.out_proj": ("RowParallelLinear", "vllm:clip.py"),
@@ -1464,6 +1485,15 @@ FAMILIES = [
       "vision_tower.vision_model.encoder.layers.1.mlp.fc2": ("RowParallelLinear", "vllm:siglip.py"),
       "multi_modal_projector.linear_2": ("nn.Linear", "vllm:llava_onevision.py"),
       "language_model.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen2.py")}),
+    ("idefics3", idefics3_spec(), 2,
+     {**_IDEFICS3_LAYERS, "model.text_model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:idefics3.py")}),
+    ("smolvlm", idefics3_spec("SmolVLMForConditionalGeneration", "smolvlm", "smolvlm_vision"), 2,
+     {**_IDEFICS3_LAYERS, "model.text_model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear",
+                                                                        "vllm:smolvlm.py")}),
+    ("paligemma-2", PALIGEMMA2, 2,
+     {"vision_tower.vision_model.encoder.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:siglip.py"),
+      "multi_modal_projector.linear": ("nn.Linear", "vllm:paligemma.py"),
+      "language_model.model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:gemma2.py")}),
 ]
 
 
