@@ -3293,6 +3293,20 @@ def test_llava_tower_is_the_class_of_its_vision_config(make_checkpoint):
     assert not rep.skipped and rep.ok
 
 
+def test_paligemma_builds_gemma_through_the_release_that_serves_it(make_checkpoint):
+    """paligemma.py builds GemmaForCausalLM for a gemma text config: gemma.py until 0.33, the Transformers backend
+    from 0.34 (Arch.moved), with the SigLIP tower (its pooling head dropped) and the nn.Linear projector either way."""
+    spec = dict(PALIGEMMA2, extra_config=dict(PALIGEMMA2["extra_config"],
+                                              text_config=dict(_LLAVA_TEXT, model_type="gemma")))
+    folder = make_checkpoint(data="sparse", **spec)
+    for vllm, text in (("0.33", "vllm:gemma.py"), ("0.34", "vllm:transformers/causal.py")):
+        rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm)))
+        layouts = {layer.name.split(".")[0]: layer.layout for layer in rep.layers}
+        assert layouts == {"language_model": text, "vision_tower": "vllm:siglip.py",
+                           "multi_modal_projector": "vllm:paligemma.py"}
+        assert [s.prefix for s in rep.skipped] == ["vision_tower.vision_model.head."] and rep.ok
+
+
 def test_nemotron_nas_blocks_drop_attention_or_ffn_and_keep_their_own_kv_heads_and_widths(make_checkpoint):
     """nemotron_nas.py DeciLMDecoderLayer: no attention (nor KV cache) where attention.no_op, num_attention_heads //
     n_heads_in_group KV heads elsewhere; the MLP's width from ffn_mult (rounded up to 256) or intermediate_size."""
