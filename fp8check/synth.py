@@ -385,6 +385,12 @@ SAVED_NAMES: dict[str, tuple[tuple[str, ...], ...]] = {
     # transformers 5.24 saves a nested SiglipVisionModel without its vision_model. level (CLIPVisionModel's PrefixChange
     # is reverted only at the top level); Cohere's checkpoints (and vLLM's SiglipVisionModel) hold it.
     "cohere2_vision": ((r"^model\.vision_tower\.(?!vision_model\.)", "model.vision_tower.vision_model."),),
+    # The same for LLaVA's CLIP / SigLIP towers and PaliGemma's (the released checkpoints hold
+    # vision_tower.vision_model.*, as vLLM's CLIPVisionModel / SiglipVisionModel build them); a Pixtral-HF tower
+    # (transformer.*, patch_conv, ln_pre) has no such level.
+    **{model_type: ((r"^vision_tower\.(?=(embeddings|encoder|pre_layrnorm|post_layernorm|head)\.)",
+                     "vision_tower.vision_model."),)
+       for model_type in ("llava", "llava_next", "llava_next_video", "llava_onevision", "paligemma")},
     # Keyed by architecture: Intern-S1's checkpoints hold transformers >= 4.52's names (model.language_model.,
     # model.vision_tower., model.multi_modal_projector., lm_head; interns1.py's hf_to_vllm_mapper reads them), where
     # transformers 5.24's InternVL reverts to the legacy language_model.model. / vision_tower. ones.
@@ -589,6 +595,10 @@ def transformers_tensors(spec: Spec) -> dict[str, tuple[int, ...]]:
         tie = getattr(hf_config.get_text_config(decoder=True), "tie_word_embeddings",
                       getattr(hf_config, "tie_word_embeddings", False))
         tied = set(getattr(model, "all_tied_weights_keys", None) or {}) if tie else set()
+        # ... under the names they are saved with (transformers' reverted conversion moves a VL model's lm_head. to
+        # language_model.lm_head.: PaliGemma, LLaVA)
+        tied |= set(_saved_names(spec, revert_weight_conversion(
+            model, {name: t for name, t in model.state_dict().items() if name in tied})))
         _TRANSFORMERS_CACHE[key] = _per_expert({name: tuple(t.shape) for name, t in state.items()
                                                 if name not in tied})
     return {**_TRANSFORMERS_CACHE[key], **{n: tuple(s) for n, s in spec.extra_tensors.items()}}

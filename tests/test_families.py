@@ -797,6 +797,53 @@ ERNIE_VL = dict(architecture="Ernie4_5_VLMoeForConditionalGeneration", model_typ
                         r"re:^model\.resampler_model\."))
 
 
+# LLaVA (llava.py and its NeXT / NeXT-Video / OneVision siblings), written by transformers' own classes: a tower of two
+# layers (CLIP, SigLIP without its pooling head, or Pixtral-HF), the text model text_config's (Llama, Mistral, Qwen2).
+_LLAVA_TEXT = dict(hidden_size=256, intermediate_size=512, num_hidden_layers=2, num_attention_heads=2,
+                   num_key_value_heads=1, head_dim=128, vocab_size=1000)
+_LLAVA_VISION = dict(hidden_size=256, intermediate_size=1024, num_hidden_layers=2, num_attention_heads=4)
+LLAVA_CLIP = {"model_type": "clip_vision_model", "image_size": 336, "patch_size": 14, **_LLAVA_VISION}
+
+
+def llava_spec(arch="LlavaForConditionalGeneration", model_type="llava", text="llama", vision=None, ignore=(),
+               **keys):
+    """A LLaVA-family checkpoint (CLIP at vision_feature_layer -2 unless `vision` / `keys` say otherwise)."""
+    return dict(architecture=arch, model_type=model_type, **dict(HF, ignore=("language_model.lm_head", *ignore)),
+                extra_config={"text_config": dict(_LLAVA_TEXT, model_type=text), "vision_config": vision or LLAVA_CLIP,
+                              "image_token_index": 900, "video_token_index": 901, "projector_hidden_act": "gelu",
+                              **keys})
+
+
+LLAVA_PIXTRAL = {"model_type": "pixtral", "head_dim": 64, "patch_size": 16, "image_size": 1024, **_LLAVA_VISION}
+LLAVA_SIGLIP = {"model_type": "siglip_vision_model", "image_size": 384, "patch_size": 14, "vision_use_head": False,
+                **_LLAVA_VISION}
+# Idefics3 / SmolVLM (no weights mapper: model.vision_model, model.connector, model.text_model, lm_head) and
+# PaliGemma-2 (a SigLIP tower whose pooling head is saved, the projector an nn.Linear stored BF16, Gemma-2 tied).
+_IDEFICS3_VISION = dict(image_size=364, patch_size=14, **_LLAVA_VISION)
+
+
+def idefics3_spec(arch="Idefics3ForConditionalGeneration", model_type="idefics3", vision_type="idefics3_vision"):
+    return dict(architecture=arch, model_type=model_type, **HF, extra_config={
+        "text_config": dict(_LLAVA_TEXT, model_type="llama"), "scale_factor": 2, "image_token_id": 900,
+        "vision_config": dict(_IDEFICS3_VISION, model_type=vision_type)})
+
+
+_IDEFICS3_LAYERS = {"model.vision_model.encoder.layers.1.self_attn.qkv_proj": ("QKVParallelLinear",
+                                                                              "vllm:idefics2_vision_model.py"),
+                    "model.vision_model.encoder.layers.1.mlp.fc2": ("RowParallelLinear", "vllm:idefics2_vision_model.py"),
+                    "model.connector.modality_projection.proj": ("ReplicatedLinear", "vllm:idefics3.py")}
+PALIGEMMA2 = dict(architecture="PaliGemmaForConditionalGeneration", model_type="paligemma", tie_embeddings=True,
+                  **dict(HF, ignore=("re:.*multi_modal_projector.*",)), extra_config={
+                      "text_config": dict(_LLAVA_TEXT, model_type="gemma2", tie_word_embeddings=True),
+                      "image_token_index": 900, "vision_config": {
+                          "model_type": "siglip_vision_model", "image_size": 224, "patch_size": 14,
+                          "projection_dim": 256, **_LLAVA_VISION}})
+_LLAVA_CLIP_LAYERS = {
+    "vision_tower.vision_model.encoder.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:clip.py"),
+    "vision_tower.vision_model.encoder.layers.0.self_attn.out_proj": ("RowParallelLinear", "vllm:clip.py"),
+    "vision_tower.vision_model.encoder.layers.0.mlp.fc1": ("ColumnParallelLinear", "vllm:clip.py")}
+
+
 FAMILIES = [
     ("llama-2-mha", dict(architecture="LlamaForCausalLM", kv_heads=4, head_dim=128), 4,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:llama.py")}),
@@ -1541,6 +1588,38 @@ FAMILIES = [
            {"transformer.h.0.self_attention.query_key_value": "QKVParallelLinear",
             "transformer.h.0.mlp.dense_h_to_4h": "ColumnParallelLinear"}),
       )),
+    ("llava", llava_spec(), 2,
+     {**_LLAVA_CLIP_LAYERS, "multi_modal_projector.linear_1": ("ColumnParallelLinear", "vllm:llava.py"),
+      "multi_modal_projector.linear_2": ("RowParallelLinear", "vllm:llava.py"),
+      "language_model.model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:llama.py")}),
+    ("llava-pixtral", llava_spec(text="mistral", vision=LLAVA_PIXTRAL, vision_feature_layer=-1), 2,
+     {"vision_tower.transformer.layers.1.attention.qkv_proj": ("QKVParallelLinear", "vllm:pixtral.py"),
+      "vision_tower.transformer.layers.1.feed_forward.gate_up_proj": ("MergedColumnParallelLinear",
+                                                                      "vllm:pixtral.py"),
+      "multi_modal_projector.linear_2": ("RowParallelLinear", "vllm:llava.py"),
+      "language_model.model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:mistral.py")}),
+    ("llava-next", llava_spec("LlavaNextForConditionalGeneration", "llava_next", "mistral"), 2,
+     {**_LLAVA_CLIP_LAYERS, "multi_modal_projector.linear_1": ("ColumnParallelLinear", "vllm:llava.py"),
+      "language_model.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:mistral.py")}),
+    ("llava-next-video", llava_spec("LlavaNextVideoForConditionalGeneration", "llava_next_video",
+                                    ignore=("re:.*multi_modal_projector.*",)), 2,
+     {**_LLAVA_CLIP_LAYERS, "multi_modal_projector.linear_1": ("nn.Linear", "vllm:llava_next_video.py"),
+      "language_model.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:llama.py")}),
+    ("llava-onevision", llava_spec("LlavaOnevisionForConditionalGeneration", "llava_onevision", "qwen2",
+                                   LLAVA_SIGLIP, ignore=("re:.*multi_modal_projector.*",), vision_feature_layer=-1), 2,
+     {"vision_tower.vision_model.encoder.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:siglip.py"),
+      "vision_tower.vision_model.encoder.layers.1.mlp.fc2": ("RowParallelLinear", "vllm:siglip.py"),
+      "multi_modal_projector.linear_2": ("nn.Linear", "vllm:llava_onevision.py"),
+      "language_model.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen2.py")}),
+    ("idefics3", idefics3_spec(), 2,
+     {**_IDEFICS3_LAYERS, "model.text_model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:idefics3.py")}),
+    ("smolvlm", idefics3_spec("SmolVLMForConditionalGeneration", "smolvlm", "smolvlm_vision"), 2,
+     {**_IDEFICS3_LAYERS, "model.text_model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear",
+                                                                        "vllm:smolvlm.py")}),
+    ("paligemma-2", PALIGEMMA2, 2,
+     {"vision_tower.vision_model.encoder.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:siglip.py"),
+      "multi_modal_projector.linear": ("nn.Linear", "vllm:paligemma.py"),
+      "language_model.model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:gemma2.py")}),
 ]
 
 
@@ -3356,6 +3435,51 @@ def test_cohere2_vision_drops_the_pooling_head_and_keeps_the_projector_unquantiz
         ("MergedColumnParallelLinear", "UnquantizedLinearMethod"), ("RowParallelLinear", "UnquantizedLinearMethod")]
     assert [a.sliding_window for a in rep.attention if "language_model" in a.name] == [513, 513, 513, None]
     assert rep.ok
+
+
+def test_llava_builds_its_tower_up_to_the_deepest_vision_feature_layer(make_checkpoint):
+    """llava.py init_vision_tower_for_llava builds the tower up to the deepest vision_feature_layer (LlavaConfig's -2
+    where config.json has none: llava-1.5's last CLIP layer) and clip.py's load_weights drops the layers beyond: listed
+    as skipped, never laid out; a list of feature layers (Granite-Vision) builds up to its deepest."""
+    rep = inspect(make_checkpoint(data="sparse", **llava_spec()))
+    assert [s.prefix for s in rep.skipped] == ["vision_tower.vision_model.encoder.layers.1."]
+    assert "vision_feature_layer ([-2] of 2)" in rep.skipped[0].reason
+    assert not any(layer.name.startswith("vision_tower.vision_model.encoder.layers.1.") for layer in rep.layers)
+    assert rep.ok and not rep.notes
+    rep = inspect(make_checkpoint(data="sparse", **llava_spec("LlavaNextForConditionalGeneration", "llava_next",
+                                                              vision_feature_layer=[-2, 0, -1])))
+    assert not rep.skipped and rep.ok
+    assert "vision_tower.vision_model.encoder.layers.1.mlp.fc2" in {layer.name for layer in rep.layers}
+
+
+def test_llava_tower_is_the_class_of_its_vision_config(make_checkpoint):
+    """init_vision_tower_for_llava picks CLIPVisionModel, SiglipVisionModel (use_head False: its mapper drops the
+    attention-pooling head.* transformers saves) or PixtralHFVisionModel by vision_config's class; vision_config's model
+    type decides the layout of everything under vision_tower."""
+    siglip = dict(LLAVA_SIGLIP, vision_use_head=True)
+    rep = inspect(make_checkpoint(data="sparse", **llava_spec("LlavaOnevisionForConditionalGeneration",
+                                                              "llava_onevision", "qwen2", siglip,
+                                                              ignore=("re:.*multi_modal_projector.*",))))
+    assert [s.prefix for s in rep.skipped] == ["vision_tower.vision_model.head."]
+    assert {layer.layout for layer in rep.layers if layer.name.startswith("vision_tower.")} == {"vllm:siglip.py"}
+    assert rep.ok
+    rep = inspect(make_checkpoint(data="sparse", **llava_spec(vision=LLAVA_PIXTRAL, vision_feature_layer=-1)))
+    assert {layer.layout for layer in rep.layers if layer.name.startswith("vision_tower.")} == {"vllm:pixtral.py"}
+    assert not rep.skipped and rep.ok
+
+
+def test_paligemma_builds_gemma_through_the_release_that_serves_it(make_checkpoint):
+    """paligemma.py builds GemmaForCausalLM for a gemma text config: gemma.py until 0.33, the Transformers backend
+    from 0.34 (Arch.moved), with the SigLIP tower (its pooling head dropped) and the nn.Linear projector either way."""
+    spec = dict(PALIGEMMA2, extra_config=dict(PALIGEMMA2["extra_config"],
+                                              text_config=dict(_LLAVA_TEXT, model_type="gemma")))
+    folder = make_checkpoint(data="sparse", **spec)
+    for vllm, text in (("0.33", "vllm:gemma.py"), ("0.34", "vllm:transformers/causal.py")):
+        rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm)))
+        layouts = {layer.name.split(".")[0]: layer.layout for layer in rep.layers}
+        assert layouts == {"language_model": text, "vision_tower": "vllm:siglip.py",
+                           "multi_modal_projector": "vllm:paligemma.py"}
+        assert [s.prefix for s in rep.skipped] == ["vision_tower.vision_model.head."] and rep.ok
 
 
 def test_nemotron_nas_blocks_drop_attention_or_ffn_and_keep_their_own_kv_heads_and_widths(make_checkpoint):

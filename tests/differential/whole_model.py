@@ -1460,6 +1460,69 @@ FAMILIES.update({
                   dict(_TOKENS, multi_query=False, parallel_attn=False, new_decoder_architecture=False, alibi=True,
                        bias=True)),
 })
+# LLaVA (llava.py, llava_next.py, llava_next_video.py, llava_onevision.py), written by transformers' own classes (the
+# CLIP / SigLIP towers under vision_tower.vision_model.): llava-1.5 (a CLIP tower of two layers at its
+# vision_feature_layer -2, so vLLM builds one and drops the other's tensors; Llama), HF-format Pixtral-12B (a Pixtral-HF
+# tower; a mistral text_config without architectures; tower and projector ignored, as RedHatAI/pixtral-12b-FP8-dynamic
+# writes it), LLaVA-NeXT (CLIP at -2, Mistral, image_newline), LLaVA-NeXT-Video (its projector nn.Linears stored BF16
+# and ignored) and LLaVA-OneVision (SigLIP without the pooling head at -1, Qwen2, the projector ignored); the towers and
+# LLaVA's projector quantized otherwise.
+_CLIP_VISION = {"model_type": "clip_vision_model", "hidden_size": _V, "intermediate_size": 4 * _V,
+                "num_hidden_layers": 2, "num_attention_heads": 16, "image_size": 336, "patch_size": 14}
+_LLAVA_KEYS = dict(vision_feature_layer=-2, vision_feature_select_strategy="default", image_token_index=4000,
+                   projector_hidden_act="gelu")
+_LLAVA_VLM = dict(transformers=True, ignore=("language_model.lm_head",))
+_UNQUANTIZED_PROJECTOR = ("language_model.lm_head", r"re:.*multi_modal_projector.*")
+FAMILIES.update({
+    "llava": (dict(architecture="LlavaForConditionalGeneration", model_type="llava", **_LLAVA_VLM),
+              dict(_LLAVA_KEYS, text_config=_text_config("llama"), vision_config=_CLIP_VISION)),
+    "llava-pixtral": (dict(architecture="LlavaForConditionalGeneration", model_type="llava", transformers=True,
+                           ignore=("language_model.lm_head", r"re:vision_tower.*", r"re:multi_modal_projector.*")),
+                      dict(_LLAVA_KEYS, vision_feature_layer=-1, vision_feature_select_strategy="full",
+                           image_token_index=10, text_config=_text_config("mistral"),
+                           vision_config={"model_type": "pixtral", "hidden_size": _V, "intermediate_size": 4 * _V,
+                                          "num_hidden_layers": 2, "num_attention_heads": 16, "head_dim": _V // 16,
+                                          "patch_size": 16, "image_size": 1024, "hidden_act": "gelu"})),
+    "llava-next": (dict(architecture="LlavaNextForConditionalGeneration", model_type="llava_next", **_LLAVA_VLM),
+                   dict(_LLAVA_KEYS, text_config=_text_config("mistral"), vision_config=_CLIP_VISION)),
+    "llava-next-video": (dict(architecture="LlavaNextVideoForConditionalGeneration", model_type="llava_next_video",
+                              transformers=True, ignore=_UNQUANTIZED_PROJECTOR),
+                         dict(_LLAVA_KEYS, video_token_index=4001, text_config=_text_config("llama"),
+                              vision_config=_CLIP_VISION)),
+    "llava-onevision": (dict(architecture="LlavaOnevisionForConditionalGeneration", model_type="llava_onevision",
+                             transformers=True, ignore=_UNQUANTIZED_PROJECTOR),
+                        dict(vision_feature_layer=-1, vision_feature_select_strategy="full", image_token_index=4000,
+                             video_token_index=4001, text_config=_text_config("qwen2"),
+                             vision_config={"model_type": "siglip_vision_model", "hidden_size": _V,
+                                            "intermediate_size": 4 * _V, "num_hidden_layers": 2,
+                                            "num_attention_heads": 16, "image_size": 384, "patch_size": 14,
+                                            "vision_use_head": False})),
+})
+# Idefics3 / SmolVLM (idefics3.py, smolvlm.py: the Idefics2 tower, the connector's ReplicatedLinear, llama.py's
+# LlamaModel at model.text_model, all quantized but the head) and PaliGemma-2 / PaliGemma (paligemma.py: the whole
+# SigLIP tower quantized, its pooling head saved and dropped, the projector an nn.Linear stored BF16; Gemma-2's / Gemma's
+# text model with tied embeddings), written by transformers' classes.
+_IDEFICS3_KEYS = dict(scale_factor=2, image_token_id=4000, text_config=_text_config("llama"),
+                      vision_config={"model_type": "idefics3_vision", "hidden_size": _V, "intermediate_size": 4 * _V,
+                                     "num_hidden_layers": 2, "num_attention_heads": 16, "image_size": 364,
+                                     "patch_size": 14})
+_PALIGEMMA_VISION = {"model_type": "siglip_vision_model", "hidden_size": _V, "intermediate_size": 4 * _V,
+                     "num_hidden_layers": 2, "num_attention_heads": 16, "image_size": 224, "patch_size": 14,
+                     "projection_dim": BASE["hidden"]}
+FAMILIES.update({
+    "idefics3": (dict(architecture="Idefics3ForConditionalGeneration", model_type="idefics3", transformers=True),
+                 _IDEFICS3_KEYS),
+    "smolvlm": (dict(architecture="SmolVLMForConditionalGeneration", model_type="smolvlm", transformers=True),
+                dict(_IDEFICS3_KEYS, vision_config=dict(_IDEFICS3_KEYS["vision_config"], model_type="smolvlm_vision"))),
+    "paligemma-2": (dict(architecture="PaliGemmaForConditionalGeneration", model_type="paligemma", transformers=True,
+                         tie_embeddings=True, ignore=_UNQUANTIZED_PROJECTOR),
+                    dict(image_token_index=4000, text_config=_text_config("gemma2", tie_word_embeddings=True),
+                         vision_config=_PALIGEMMA_VISION)),
+    "paligemma": (dict(architecture="PaliGemmaForConditionalGeneration", model_type="paligemma", transformers=True,
+                       tie_embeddings=True, ignore=_UNQUANTIZED_PROJECTOR),
+                  dict(image_token_index=4000, text_config=_text_config("gemma", tie_word_embeddings=True),
+                       vision_config=_PALIGEMMA_VISION)),
+})
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

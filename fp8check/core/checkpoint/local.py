@@ -107,6 +107,12 @@ class ModelConfig(NamedTuple):
     vision_kv_heads: int | None = None      # vision_config.num_key_value_heads (EXAONE-4.5's GQA tower); None: MHA
     vision_hidden_size: int | None = None   # vision_config: hidden size of the vision tower
     vision_intermediate_size: int | None = None
+    vision_model_type: str = ""             # vision_config.model_type (which tower class a Llava model builds)
+    # vision_config.num_hidden_layers, its config class's default where absent (VISION_LAYERS); None: neither known
+    vision_layers: int | None = None
+    # vision_feature_layer (an int or a list), its config class's default where absent (VISION_FEATURE_LAYERS); ():
+    # neither given nor known
+    vision_feature_layers: tuple[int, ...] = ()
     audio_hidden_size: int | None = None    # audio_config (Gemma-4)
     audio_heads: int | None = None          # audio_config's encoder_attention_heads (Qwen3-Omni's audio tower)
     # The FusedMoE routing (and Kimi-K3's activation) keys model files read (ROUTER_KEYS), as stored.
@@ -183,6 +189,12 @@ ARCHITECTURE_REWRITES = {("DeepseekV4ForCausalLM",): ("vision_n_layers", "Deepse
 # 0.25-0.34) builds MiMo-V2-Omni for any mimo_v2 / mimo_v2_flash config with a vision_config.
 MODEL_TYPE_REWRITES = {model_type: ("vision_config", "MiMoV2OmniForCausalLM")
                        for model_type in ("mimo_v2", "mimo_v2_flash")}
+# transformers' vision_feature_layer default per config class (model_type; LlavaConfig, LlavaNextConfig,
+# LlavaNextVideoConfig -2, LlavaOnevisionConfig and Mistral3Config -1; 5.16-5.25 alike), and num_hidden_layers per
+# vision config class (CLIPVisionConfig, SiglipVisionConfig 12, PixtralVisionConfig 24): what vLLM's
+# init_vision_tower_for_llava / init_vision_tower_for_mistral3 read where config.json has no such key.
+VISION_FEATURE_LAYERS = {"llava": -2, "llava_next": -2, "llava_next_video": -2, "llava_onevision": -1, "mistral3": -1}
+VISION_LAYERS = {"clip_vision_model": 12, "siglip_vision_model": 12, "pixtral": 24}
 
 
 def parse_model_config(doc: object, where: str = "config.json", hf_quant_config: object = None) -> ModelConfig:
@@ -244,6 +256,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
              if _positive_int(sizes.get("prefix_dense_intermediate_size")) else "intermediate_size")
     vision_doc = multimodal.get("vision_config")
     vision: dict = {**_radio_sizes(vision_doc), **vision_doc} if isinstance(vision_doc, dict) else {}
+    vision_type = vision["model_type"] if isinstance(vision.get("model_type"), str) else ""
     audio = multimodal.get("audio_config") if isinstance(multimodal.get("audio_config"), dict) else {}
     return ModelConfig(
         architectures=tuple(archs),
@@ -294,6 +307,9 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         vision_kv_heads=opt_int("num_key_value_heads", vision),
         vision_hidden_size=opt_int("hidden_size", vision),
         vision_intermediate_size=opt_int("intermediate_size", vision),
+        vision_model_type=vision_type,
+        vision_layers=opt_int("num_hidden_layers", vision) or VISION_LAYERS.get(vision_type),
+        vision_feature_layers=_feature_layers(multimodal, model_type, where),
         audio_hidden_size=opt_int("hidden_size", audio),
         audio_heads=opt_int("encoder_attention_heads", audio),
         router_keys=tuple((key, sizes[key]) for key in ROUTER_KEYS if isinstance(sizes.get(key), (str, bool, int))),
@@ -374,6 +390,18 @@ def _text_model(text: dict | None, where: str) -> dict:
     if not isinstance(model_type, str) or not is_printable(model_type):
         raise ConfigError(f"{where}: text_config.model_type must be a printable string, got {shown(model_type)}")
     return dict(text_architectures=tuple(archs), text_model_type=model_type)
+
+
+def _feature_layers(doc: dict, model_type: str, where: str) -> tuple[int, ...]:
+    """vision_feature_layer as a tuple (one index, or the list LLaVA-NeXT's Granite-Vision configs give), the config
+    class's default where absent (VISION_FEATURE_LAYERS)."""
+    value = doc.get("vision_feature_layer", VISION_FEATURE_LAYERS.get(model_type))
+    if value is None:
+        return ()
+    values = value if isinstance(value, list) else [value]
+    if not values or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        raise ConfigError(f"{where}: vision_feature_layer must be an integer or a list of integers, got {shown(value)}")
+    return tuple(values)
 
 
 def _mla_dims(opt_int) -> tuple[int, int, int] | None:

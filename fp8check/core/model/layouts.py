@@ -93,6 +93,11 @@ class Tower(NamedTuple):
     # Tails of attention linears built with disable_tp at a TP size that does not divide vision_config's heads
     # (intern_vit.py InternParallelAttention: qkv and proj, the tower's MLP split as ever).
     vision_heads_split: tuple[str, ...] = ()
+    # Its layer list under each root (`vision_model.encoder.layers`), where the model builds the tower only up to the
+    # deepest vision_feature_layer (llava.py init_vision_tower_for_llava / mistral3.py init_vision_tower_for_mistral3:
+    # num_hidden_layers_override) and the tower's load_weights drops the layers beyond (clip.py, siglip.py,
+    # pixtral.py): those tensors are listed as skipped.
+    layers_path: str | None = None
 
 
 class Router(NamedTuple):
@@ -459,6 +464,10 @@ class Arch(NamedTuple):
     # (WHEEL_CHANGES key, {field: value}): fields the model file built otherwise until the release that brought the
     # change (the newest first; each older one applied over it).
     fields_before: tuple[tuple[str, dict], ...] = ()
+    # vision_config.model_type -> the tower the model builds under its vision root, by the vision config's class
+    # (llava.py init_vision_tower_for_llava: CLIPVisionModel, SiglipVisionModel or PixtralHFVisionModel), ahead of
+    # `towers`; another model type builds none of them (vLLM raises "Unsupported vision config").
+    vision_towers: dict[str, Tower] = {}
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
@@ -503,7 +512,8 @@ _QWEN3_MOE_ROUTERS: dict[str, Any] = dict(unquantized=("mlp.shared_expert_gate",
 
 # pixtral.py PixtralHFVisionModel (Mistral-3's vision_tower): attention.{q,k,v}_proj -> qkv_proj
 # (QKVParallelLinear over vision heads), o_proj row, feed_forward gate/up -> gate_up_proj, down_proj row.
-_PIXTRAL = Tower("vllm:pixtral.py", ("vision_tower.", "model.vision_tower."), vision_heads=True)
+_PIXTRAL = Tower("vllm:pixtral.py", ("vision_tower.", "model.vision_tower."), vision_heads=True,
+                 layers_path="transformer.layers")
 # mistral3.py Mistral3MultiModalProjector: linear_1 ColumnParallelLinear, linear_2 RowParallelLinear;
 # its patch_merger.merging_layer is a torch nn.Linear (never quantized).
 _MISTRAL3_PROJECTOR = Tower("vllm:mistral3.py", ("multi_modal_projector.", "model.multi_modal_projector."),
@@ -2266,6 +2276,68 @@ ARCHITECTURES["Cohere2VisionForConditionalGeneration"] = Arch(
                                       _COHERE2_VISION_PROJECTOR), registered_text_model=True, hf_to_vllm=(
         ("prefix", "model.vision_tower.", "vision_tower."),
         ("prefix", "model.multi_modal_projector.", "multi_modal_projector."), _VL_TEXT[0]))
+# LLaVA (llava.py LlavaForConditionalGeneration, registered 0.25-0.34; llava.py, llava_next.py, llava_onevision.py,
+# clip.py alike 0.33 -> 0.34): init_vision_tower_for_llava builds the tower of vision_config's class at vision_tower.
+# with the model's quant config, up to the deepest vision_feature_layer (-2 by default: llava-1.5's last CLIP layer is
+# never built and its tensors never loaded; Tower.layers_path) and without its post-norm; CLIP (clip.py CLIPVisionModel)
+# and SigLIP (siglip.py SiglipVisionModel, use_head False: its mapper drops an attention-pooling head.*) under
+# vision_model.encoder.layers.N, self_attn q / k / v -> qkv_proj over the vision heads, out_proj row, mlp fc1 column /
+# fc2 row; Pixtral-HF (pixtral.py PixtralHFVisionModel: HF-format Pixtral-12B) as in Mistral-3.
+# LlavaMultiModalProjector: linear_1 ColumnParallelLinear, linear_2 RowParallelLinear, both with the quant config. The
+# language model is text_config's class (init_vllm_registered_model; Pixtral-12B's text_config, a mistral one without
+# architectures, is given MistralForCausalLM) under language_model; the mapper moves transformers >= 4.52's names.
+_CLIP = Tower("vllm:clip.py", ("vision_tower.", "model.vision_tower."), vision_heads=True,
+              layers_path="vision_model.encoder.layers")
+_LLAVA_TOWERS = {"clip_vision_model": _CLIP, "pixtral": _PIXTRAL,
+                 "siglip_vision_model": _SIGLIP._replace(dropped=("vision_tower.vision_model.head.",),
+                                                         layers_path="vision_model.encoder.layers")}
+_LLAVA_ROOTS = ("multi_modal_projector.", "model.multi_modal_projector.")
+_LLAVA_NAMES = (_VL_TEXT[0], ("prefix", "model.vision_tower.", "vision_tower."),
+                ("prefix", "model.multi_modal_projector.", "multi_modal_projector."), _VL_TEXT[1])
+# LLaVA-NeXT's mapper also moves model.image_newline (an nn.Parameter, no linear).
+_LLAVA_NEXT_NAMES = (*_LLAVA_NAMES[:3], ("prefix", "model.image_newline", "image_newline"), _VL_TEXT[1])
+_LLAVA_PROJECTOR = Tower("vllm:llava.py", _LLAVA_ROOTS, styles={"linear_1": COLUMN, "linear_2": ROW})
+_LLAVA = Arch("vllm:llava.py", towers=(_LLAVA_PROJECTOR,), vision_towers=_LLAVA_TOWERS, registered_text_model=True,
+              hf_to_vllm=_LLAVA_NAMES)
+ARCHITECTURES.update({
+    "LlavaForConditionalGeneration": _LLAVA,
+    # llava_next.py LlavaNextForConditionalGeneration: LLaVA's tower and projector (linear_1 over the vision hidden
+    # size times the feature layers where vision_feature_layer is a list: Granite-Vision) and an image_newline.
+    "LlavaNextForConditionalGeneration": _LLAVA._replace(source="vllm:llava_next.py", hf_to_vllm=_LLAVA_NEXT_NAMES),
+    # llava_next_video.py LlavaNextVideoForConditionalGeneration: LLaVA's tower; LlavaNextMultiModalProjector's
+    # linear_1 / linear_2 are torch nn.Linears (never quantized); the pooler has no weights.
+    "LlavaNextVideoForConditionalGeneration": _LLAVA._replace(
+        source="vllm:llava_next_video.py", hf_to_vllm=_LLAVA_NEXT_NAMES,
+        towers=(Tower("vllm:llava_next_video.py", _LLAVA_ROOTS,
+                      styles={"linear_1": TORCH_LINEAR, "linear_2": TORCH_LINEAR}),)),
+    # llava_onevision.py LlavaOnevisionForConditionalGeneration (SigLIP, vision_feature_layer -1 by default):
+    # LlavaOnevisionMultiModalProjector's linear_1 / linear_2 torch nn.Linears. The class has no packed mapping and is
+    # no SupportsQuant; its text model's class (Qwen2ForCausalLM, a SupportsQuant) gives the quant config its own.
+    "LlavaOnevisionForConditionalGeneration": _LLAVA._replace(
+        source="vllm:llava_onevision.py", hf_to_vllm=_LLAVA_NEXT_NAMES,
+        towers=(Tower("vllm:llava_onevision.py", _LLAVA_ROOTS,
+                      styles={"linear_1": TORCH_LINEAR, "linear_2": TORCH_LINEAR}),)),
+})
+# Idefics3 / SmolVLM (idefics3.py Idefics3ForConditionalGeneration, smolvlm.py SmolVLMForConditionalGeneration, its
+# subclass building the same modules; registered 0.25-0.34, alike 0.33 -> 0.34), no weights mapper: the tower
+# (idefics2_vision_model.py Idefics2VisionTransformer, model.vision_model.encoder.layers.N) with the quant config,
+# self_attn q / k / v -> qkv_proj over the vision heads, out_proj row, mlp fc1 column / fc2 row; the connector's
+# modality_projection.proj a ReplicatedLinear with the quant config; the text model llama.py's LlamaModel (whatever
+# text_config says) at model.text_model, the LM head lm_head with the quant config.
+_IDEFICS3 = Arch("vllm:idefics3.py", towers=(
+    Tower("vllm:idefics2_vision_model.py", ("model.vision_model.",), vision_heads=True),
+    Tower("vllm:idefics3.py", ("model.connector.",), styles={"modality_projection.proj": REPLICATED})))
+# PaliGemma / PaliGemma-2 (paligemma.py PaliGemmaForConditionalGeneration, 0.25-0.34; 0.34 changed only its forward):
+# SiglipVisionModel (whole, use_head False: the pooling head.* dropped) with the quant config; the projector's linear a
+# torch nn.Linear; the language model GemmaForCausalLM where text_config's model_type is gemma, else Gemma2ForCausalLM
+# (the file overwrites text_config.architectures: CAUSAL_LM_CLASSES of those two types) under language_model.
+_PALIGEMMA = Arch("vllm:paligemma.py", towers=(
+    _SIGLIP._replace(dropped=("vision_tower.vision_model.head.",)),
+    Tower("vllm:paligemma.py", _LLAVA_ROOTS, styles={"linear": TORCH_LINEAR})), registered_text_model=True,
+    hf_to_vllm=_LLAVA_NAMES)
+ARCHITECTURES.update({"Idefics3ForConditionalGeneration": _IDEFICS3,
+                      "SmolVLMForConditionalGeneration": _IDEFICS3._replace(source="vllm:smolvlm.py"),
+                      "PaliGemmaForConditionalGeneration": _PALIGEMMA})
 # Nemotron-NAS (nemotron_nas.py DeciLMForCausalLM, registered 0.25-0.34, 0.33 / 0.34 alike: Llama-3.x-Nemotron-Super
 # / Ultra; config class remote code, model_type nemotron-nas). One DeciLMDecoderLayer per config.block_configs entry:
 # llama.py's attention (q / k / v -> qkv_proj, o_proj row) with num_attention_heads // attention.n_heads_in_group KV
@@ -2695,9 +2767,11 @@ def unserved_reason(architectures: tuple[str, ...], profile) -> str | None:
 
 
 # transformers' MODEL_FOR_CAUSAL_LM_MAPPING_NAMES (5.24) for the text model types of registered_text_model entries.
-CAUSAL_LM_CLASSES = {"mistral": "MistralForCausalLM", "ministral3": "Ministral3ForCausalLM",
-                     "deepseek_v3": "DeepseekV3ForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
-                     "qwen3_moe": "Qwen3MoeForCausalLM", "cohere2": "Cohere2ForCausalLM"}
+CAUSAL_LM_CLASSES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
+                     "ministral3": "Ministral3ForCausalLM", "deepseek_v3": "DeepseekV3ForCausalLM",
+                     "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM",
+                     "cohere2": "Cohere2ForCausalLM", "granite": "GraniteForCausalLM", "gemma": "GemmaForCausalLM",
+                     "gemma2": "Gemma2ForCausalLM"}
 
 
 def text_model_architecture(config: ModelConfig) -> str | None:
@@ -2713,8 +2787,13 @@ def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
     on the platform `kind` (Arch.rocm_layout; "": the CUDA one), with a registered_text_model entry's text model laid
     out as the table entry of its own class (its towers kept); an unlisted text class keeps the entry's own layout."""
     arch = arch_for(config.architectures, profile)
+    if arch is not None and arch.vision_towers:
+        tower = arch.vision_towers.get(config.vision_model_type)
+        arch = arch._replace(towers=(tower, *arch.towers) if tower is not None else arch.towers, vision_towers={})
     if arch is not None and arch.registered_text_model:
         text = ARCHITECTURES.get(text_model_architecture(config) or "")
+        if text is not None and text.moved is not None:  # the implementation this release builds the class with
+            text = text.for_release(profile)
         # the entry's towers as the release builds them; its spec_prefix (the text model's MTP under the entry's
         # prefix) where it names one
         towers, renames = arch.for_release(profile).towers, arch.hf_to_vllm

@@ -143,7 +143,8 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
             why = unserved or f"architecture {'/'.join(config.architectures)} is not in fp8check's table"
             notes.append(f"{why}; parallel styles are inferred from layer names (q/k/v -> QKV, gate/up -> merged, "
                          "o/down/out -> row); each layer's layout reads 'generic'")
-    skip_prefixes = _spec_layer_prefixes(arch, config) + _kv_shared_drops(arch, config) + _dense_indexers(arch, config)
+    skip_prefixes = (_spec_layer_prefixes(arch, config) + _kv_shared_drops(arch, config) + _dense_indexers(arch, config)
+                     + _unbuilt_tower_layers(arch, config))
     if arch.stacked_experts:
         tensors = _unstack_experts(tensors, arch.stacked_experts,
                                    {leaf: (leaf,) for leaf in ("gate_proj", "up_proj", "down_proj")})
@@ -255,6 +256,10 @@ def _skip_reason(arch: Arch, config: ModelConfig, prefix: str) -> str:
         return (f"a KV-shared layer's {prefix.rstrip('.').rsplit('.', 1)[-1]} (num_kv_shared_layers = "
                 f"{config.num_kv_shared_layers}): the layer reuses an earlier layer's KV cache and {arch.source[5:]} "
                 "drops it")
+    if prefix in _unbuilt_tower_layers(arch, config):
+        return (f"a vision layer past the deepest vision_feature_layer ({list(config.vision_feature_layers)} of "
+                f"{config.vision_layers}): the model builds the tower up to it and the tower's loader drops the layers "
+                "beyond, so vLLM never loads it")
     if prefix in _dense_indexers(arch, config):
         return (f"the indexer of a dense MLA layer (its layer_types entry is no sparse one): {arch.source[5:]} builds "
                 "no indexer there and its loader skips these tensors")
@@ -287,6 +292,19 @@ def _dense_indexers(arch: Arch, config: ModelConfig) -> tuple[str, ...]:
         return ()
     return tuple(f"model.layers.{i}.self_attn.indexer." for i in range(config.num_hidden_layers or 0)
                  if not sparse_mla_layer(arch, config, i))
+
+
+def _unbuilt_tower_layers(arch: Arch, config: ModelConfig) -> tuple[str, ...]:
+    """The layers of a tower with Tower.layers_path past the deepest vision_feature_layer: llava.py / mistral3.py
+    _get_num_hidden_layers builds max(get_layer_index(i, vision layers)) of them (utils.py get_layer_index: a
+    negative index counts from the end, num_hidden_layers + i + 1) and clip.py / siglip.py / pixtral.py's load_weights
+    drop the names of the layers beyond."""
+    total = config.vision_layers
+    if total is None or not config.vision_feature_layers:
+        return ()
+    built = max(i if i >= 0 else total + i + 1 for i in config.vision_feature_layers)
+    return tuple(f"{root}{tower.layers_path}.{i}." for tower in arch.towers if tower.layers_path
+                 for root in tower.roots for i in range(built, total))
 
 
 def _kv_shared_drops(arch: Arch, config: ModelConfig) -> tuple[str, ...]:
