@@ -431,6 +431,12 @@ QWEN3_OMNI = dict(
 QWEN3_OMNI_SPEC = dict(architecture="Qwen3OmniMoeForConditionalGeneration", model_type="qwen3_omni_moe",
                        transformers=True, sizes_in_text_config=True, extra_config=QWEN3_OMNI,
                        ignore=("thinker.lm_head", "re:.*audio_tower.*", "re:talker.*", "re:code2wav.*"))
+# Qwen2-VL: a flat config (Qwen2's text keys at the top level, as Qwen/Qwen2-VL-* and RedHatAI's FP8 exports write it)
+# and a one-block tower (embed_dim 256, 2 heads, the non-gated QuickGELU MLP 4 x wide), saved by transformers under
+# the released checkpoints' names (model.layers.N, visual.blocks.N).
+QWEN2_VL_SPEC = dict(architecture="Qwen2VLForConditionalGeneration", model_type="qwen2_vl", transformers=True,
+                     hidden=512, head_dim=128, extra_config=dict(vision_config=dict(
+                         depth=1, embed_dim=256, hidden_size=512, mlp_ratio=4, num_heads=2)))
 # Kimi-K2.5: a DeepSeek-V3 text model (MLA with q-LoRA, dense layer 0, sigmoid-routed MoE) and a MoonViT tower.
 KIMI_K2_TEXT = dict(model_type="deepseek_v3", num_hidden_layers=2, hidden_size=512, intermediate_size=1024,
                     moe_intermediate_size=256, first_k_dense_replace=1, num_attention_heads=4, num_key_value_heads=4,
@@ -1001,9 +1007,9 @@ FAMILIES = [
                                                             out_hidden_size=256, fullatt_block_indexes=[0])},
                         extra_tensors=EXAONE_MTP, **HF), 2,
      {"model.language_model.layers.3.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:exaone4_5.py"),
-      "model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:exaone4_5.py"),
-      "model.visual.blocks.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:exaone4_5.py"),
-      "model.visual.merger.mlp.2": ("RowParallelLinear", "vllm:exaone4_5.py")}),
+      "visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:exaone4_5.py"),
+      "visual.blocks.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:exaone4_5.py"),
+      "visual.merger.mlp.2": ("RowParallelLinear", "vllm:exaone4_5.py")}),
     ("step-3.5", dict(architecture="Step3p5ForCausalLM", model_type="step3p5", extra_config=STEP35,
                       **dict(HF, ignore=("lm_head", "re:.*g_proj$"))), 2,  # per-head gates: a row per head
      {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:step3p5.py"),
@@ -1136,15 +1142,15 @@ FAMILIES = [
                                                           vocab_size=1000),
                                       "vision_config": VISION}, **HF), 2,
      {"model.language_model.layers.0.linear_attn.in_proj_qkvz": ("MergedColumnParallelLinear", "vllm:qwen3_5.py"),
-      "model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen3_vl.py"),
-      "model.visual.merger.linear_fc2": ("RowParallelLinear", "vllm:qwen3_vl.py")}),
+      "visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen3_vl.py"),
+      "visual.merger.linear_fc2": ("RowParallelLinear", "vllm:qwen3_vl.py")}),
     ("qwen3.5-moe-vl", dict(architecture="Qwen3_5MoeForConditionalGeneration", model_type="qwen3_5_moe",
                             extra_config={"text_config": dict(GDN_MOE, model_type="qwen3_5_moe_text", hidden_size=256,
                                                               num_hidden_layers=2, num_attention_heads=4,
                                                               num_key_value_heads=2, head_dim=128, vocab_size=1000),
                                           "vision_config": VISION}, **HF), 2,
      {"model.language_model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen3_5.py"),
-      "model.visual.blocks.0.mlp.linear_fc1": ("ColumnParallelLinear", "vllm:qwen3_vl.py")}),
+      "visual.blocks.0.mlp.linear_fc1": ("ColumnParallelLinear", "vllm:qwen3_vl.py")}),
     ("qwen4-exp", QWEN4_EXP_SPEC, 2,
      {"model.layers.0.linear_attn.in_proj_qkvz": ("MergedColumnParallelLinear", "vllm:models/qwen4_exp"),
       "model.layers.0.ple.kv_proj": ("MergedColumnParallelLinear", "vllm:models/qwen4_exp"),
@@ -1161,7 +1167,7 @@ FAMILIES = [
                                                             head_dim=128, vocab_size=1000),
                                         "vision_config": dict(VISION, deepstack_visual_indexes=[])}), 2,
      {"model.language_model.layers.1.self_attn.qkv_proj": ("Qwen4ExpQSAQKVIndexerLinear", "vllm:models/qwen4_exp"),
-      "model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen3_vl.py")}),
+      "visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen3_vl.py")}),
     ("minimax-m3-text", dict(architecture="MiniMaxM3SparseForCausalLM", model_type="minimax_m3_vl_text",
                              moe_style="mixtral", experts=4, head_dim=128), 2,
      {"model.layers.0.block_sparse_moe.gate": ("ReplicatedLinear", "vllm:models/minimax_m3"),
@@ -1198,10 +1204,10 @@ FAMILIES = [
       "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:glm4.py")}),
     *((family, dict(architecture=arch, model_type=model_type, **dict(HF, ignore=("lm_head",)), extra_config={
         "text_config": text, "vision_config": dict(GLM4V_VISION, model_type=f"{model_type}_vision")}), 2,
-       {"model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:glm4_1v.py"),
-        "model.visual.blocks.0.attn.proj": ("RowParallelLinear", "vllm:glm4_1v.py"),
-        "model.visual.merger.proj": ("ColumnParallelLinear", "vllm:glm4_1v.py"),
-        "model.visual.merger.gate_up_proj": ("MergedColumnParallelLinear", "vllm:glm4_1v.py"),
+       {"visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:glm4_1v.py"),
+        "visual.blocks.0.attn.proj": ("RowParallelLinear", "vllm:glm4_1v.py"),
+        "visual.merger.proj": ("ColumnParallelLinear", "vllm:glm4_1v.py"),
+        "visual.merger.gate_up_proj": ("MergedColumnParallelLinear", "vllm:glm4_1v.py"),
         "model.language_model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:glm4_1v.py"),
         **extra})
       for family, arch, model_type, text, extra in (
@@ -1220,8 +1226,8 @@ FAMILIES = [
                            extra_tensors={"model.language_model.layers.2.eh_proj.weight": (512, 1024)},
                            extra_config={"text_config": dict(GLM5_NEXT, model_type="glm5_next_text"),
                                          "vision_config": dict(VISION, projection_intermediate_size=512)}), 2,
-     {"model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:models/glm5next"),
-      "model.visual.merger.proj": ("ColumnParallelLinear", "vllm:models/glm5next"),
+     {"visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:models/glm5next"),
+      "visual.merger.proj": ("ColumnParallelLinear", "vllm:models/glm5next"),
       "model.language_model.layers.0.self_attn.in_proj_qkvbfg_a": ("MergedColumnParallelLinear",
                                                                    "vllm:models/glm5next")}),
     # Stored as Moonshot's INT4 releases keep it: the tower and projector BF16 (vLLM builds them with
@@ -1256,6 +1262,15 @@ FAMILIES = [
       "thinker.audio_tower.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen3_omni_moe_thinker.py"),
       "thinker.audio_tower.layers.0.fc2": ("RowParallelLinear", "vllm:qwen3_omni_moe_thinker.py"),
       "thinker.audio_tower.proj2": ("ReplicatedLinear", "vllm:qwen3_omni_moe_thinker.py")}),
+    ("qwen2-vl", QWEN2_VL_SPEC, 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen2_vl.py"),
+      "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:qwen2_vl.py"),
+      "visual.blocks.0.attn.qkv": ("ColumnParallelLinear", "vllm:qwen2_vl.py"),
+      "visual.blocks.0.attn.proj": ("RowParallelLinear", "vllm:qwen2_vl.py"),
+      "visual.blocks.0.mlp.fc1": ("ColumnParallelLinear", "vllm:qwen2_vl.py"),
+      "visual.blocks.0.mlp.fc2": ("RowParallelLinear", "vllm:qwen2_vl.py"),
+      "visual.merger.mlp.0": ("ColumnParallelLinear", "vllm:qwen2_vl.py"),
+      "visual.merger.mlp.2": ("RowParallelLinear", "vllm:qwen2_vl.py")}),
     ("kimi-k3", kimi_k3_spec(), 2,
      {"language_model.layers.0.self_attn.in_proj_qkvgfab": ("MergedColumnParallelLinear", "vllm:models/kimi_k3"),
       "language_model.layers.1.self_attn.f_b_proj": ("ColumnParallelLinear", "vllm:models/kimi_k3"),
@@ -1389,9 +1404,9 @@ FAMILIES = [
     ("ling-3-vl", LING_3_VL_SPEC, 1,
      {"model.layers.0.attention.qkvb_proj": ("MergedColumnParallelLinear", "vllm:bailing_moe_v3.py"),
       "model.layers.3.attention.dense": ("RowParallelLinear", "vllm:bailing_moe_v3.py"),
-      "model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen3_vl.py"),
-      "model.visual.blocks.0.attn.proj": ("RowParallelLinear", "vllm:qwen3_vl.py"),
-      "model.visual.blocks.0.mlp.linear_fc1": ("ColumnParallelLinear", "vllm:qwen3_vl.py"),
+      "visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen3_vl.py"),
+      "visual.blocks.0.attn.proj": ("RowParallelLinear", "vllm:qwen3_vl.py"),
+      "visual.blocks.0.mlp.linear_fc1": ("ColumnParallelLinear", "vllm:qwen3_vl.py"),
       "model.linear_proj.0": ("ColumnParallelLinear", "vllm:bailing_moe_v3_vl.py"),
       "model.linear_proj.2": ("RowParallelLinear", "vllm:bailing_moe_v3_vl.py")}),
     *((arch.lower(), nemotron_vl_spec(arch), 1,
@@ -3008,7 +3023,7 @@ def test_exaone45_tower_kv_heads_and_the_skipped_mtp_block(make_checkpoint):
     spec = next(f[1] for f in FAMILIES if f[0] == "exaone-4.5")
     folder = make_checkpoint(**{"data": "sparse", **spec})
     ckpt = open_local(folder)
-    qkv = next(m for m in build_layout(ckpt.tensors, ckpt.config).linears if m.name == "model.visual.blocks.0.attn.qkv")
+    qkv = next(m for m in build_layout(ckpt.tensors, ckpt.config).linears if m.name == "visual.blocks.0.attn.qkv")
     assert qkv.heads == (4, 2, 128) and qkv.output_sizes == (512, 256, 256)
     rep = inspect(folder)
     assert rep.ok and [s.prefix for s in rep.skipped] == ["mtp."]

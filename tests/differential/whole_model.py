@@ -1184,6 +1184,15 @@ FAMILIES.update({
                         ignore=("thinker.lm_head", "re:.*audio_tower.*", "re:talker.*", "re:code2wav.*")),
                    _QWEN3_OMNI),
 })
+# Qwen2-VL (transformers' Qwen2VLForConditionalGeneration, flat config.json as Qwen/Qwen2-VL-*-Instruct and
+# RedHatAI's FP8 exports write it): two vision blocks of embed_dim 1024 (16 heads, mlp_ratio 4, QuickGELU) and the
+# 2 x 2 patch merger into the text model's width.
+_QWEN2_VL_VISION = {"depth": 2, "embed_dim": _V, "hidden_size": BASE["hidden"],
+                    "mlp_ratio": 4, "num_heads": 16, "in_chans": 3, "spatial_merge_size": 2, "patch_size": 14,
+                    "temporal_patch_size": 2}
+FAMILIES["qwen2-vl"] = (dict(architecture="Qwen2VLForConditionalGeneration", model_type="qwen2_vl", **_HF),
+                        {"vision_config": _QWEN2_VL_VISION, "rope_scaling": {"type": "mrope",
+                                                                            "mrope_section": [16, 24, 24]}})
 # Nemotron-NAS's block_configs (nemotron_nas.py): GQA 4 KV heads with ffn_mult 2.625 (3584 wide), a no-op attention
 # (ffn_mult 1.3125: 1792, not a whole number of 128-blocks at TP 8), 2 KV heads with a no-op FFN, 8 KV heads with
 # ffn_mult 5.25 (7168).

@@ -513,6 +513,12 @@ _QWEN_VL_PACKED = {**LLAMA_PACKED, "qkv": ("qkv",)}
 _QWEN25_VISUAL = Tower("vllm:qwen2_5_vl.py", ("visual.", "model.visual."), packed=_QWEN_VL_PACKED,
                        vision_heads=True, styles={"attn.qkv": "QKVParallelLinear", "attn.proj": ROW,
                                                   "mlp.0": COLUMN, "mlp.2": ROW})
+# qwen2_vl.py Qwen2VisionTransformer: blocks.N.attn.qkv stored fused and built as a ColumnParallelLinear (no
+# QKVParallelLinear: its mapper stacks separate q / k / v into it), attn.proj row; the non-gated QuickGELU mlp.fc1
+# ColumnParallelLinear / fc2 RowParallelLinear; merger.mlp.0 ColumnParallelLinear, merger.mlp.2 RowParallelLinear.
+_QWEN2_VISUAL = Tower("vllm:qwen2_vl.py", ("visual.", "model.visual."), packed={},
+                      styles={"attn.qkv": COLUMN, "attn.proj": ROW, "mlp.fc1": COLUMN, "mlp.fc2": ROW,
+                              "mlp.0": COLUMN, "mlp.2": ROW})
 # qwen3_vl.py Qwen3_VisionTransformer: the same attention; mlp, merger and deepstack_merger_list.N use
 # linear_fc1 ColumnParallelLinear / linear_fc2 RowParallelLinear.
 _QWEN3_VISUAL = Tower("vllm:qwen3_vl.py", ("visual.", "model.visual."), packed=_QWEN_VL_PACKED,
@@ -574,6 +580,12 @@ ARCHITECTURES: dict[str, Arch] = {
     "Qwen3MoeForCausalLM": Arch("vllm:qwen3_moe.py", router=_NORM_TOPK, sliding=MODEL_WINDOW, **_QWEN3_MOE_ROUTERS),
     "Qwen2_5_VLForConditionalGeneration": Arch("vllm:qwen2.py", packed=_QWEN_VL_PACKED, towers=(_QWEN25_VISUAL,),
                                                hf_to_vllm=_QWEN25_VL_NAMES, **_QWEN2_MODEL),
+    # qwen2_vl.py (0.33 / 0.34 alike): Qwen2's text model (init_vllm_registered_model of Qwen2ForCausalLM) under
+    # Qwen2.5-VL's names; see _QWEN2_VISUAL. The class declares no packed_modules_mapping (SupportsLoRA's empty one,
+    # handed to the quant config by reference: configure_quant_config), Qwen2ForCausalLM (SupportsQuant) adds its
+    # own q / k / v and gate / up entries.
+    "Qwen2VLForConditionalGeneration": Arch("vllm:qwen2_vl.py", towers=(_QWEN2_VISUAL,), hf_to_vllm=_QWEN25_VL_NAMES,
+                                            **_QWEN2_MODEL),
     # The text models: Qwen2ForCausalLM (qwen2.py); Qwen3LLMForCausalLM (qwen3_vl.py, a Qwen3ForCausalLM);
     # Qwen3MoeLLMForCausalLM (qwen3_vl_moe.py, a Qwen3MoeForCausalLM).
     "Qwen3VLForConditionalGeneration": Arch("vllm:qwen3_vl.py", packed=_QWEN_VL_PACKED, towers=(_QWEN3_VISUAL,),
@@ -2662,6 +2674,8 @@ HF_WINDOWS: dict[str, HFWindow] = {
     "mimo": _QWEN_WINDOW,                           # MiMo-7B's remote-code MiMoConfig(Qwen2Config)
     "qwen2_5_vl_text": _QWEN25_VL_WINDOW,
     "qwen2_5_vl": _QWEN25_VL_WINDOW,                # a flat Qwen2.5-VL config
+    "qwen2_vl_text": _QWEN25_VL_WINDOW,             # Qwen2VLTextConfig: Qwen2.5-VL's defaults
+    "qwen2_vl": _QWEN25_VL_WINDOW,                  # a flat Qwen2-VL config
     "qwen2_moe": HFWindow(4096, gated=True, fills=_qwen2_moe, window_layers=28),
     "qwen3_moe": HFWindow(4096, gated=True),
     "qwen3_vl_moe_text": HFWindow(forced_none=True),
