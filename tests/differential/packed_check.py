@@ -250,6 +250,11 @@ EXPECTED: dict[tuple[str, str], str] = {
         "each SupportsQuant) adds its own (SupportsQuant.__new__): fp8check lays the text model out by that class's "
         "entry; the entry's LLAMA_PACKED serves only a text class the table lacks")
        for a in _INTERNVL_CHAT for name in ("gate_up_proj", "qkv_proj")},
+    **{("Qwen2VLForConditionalGeneration", f"packed:{name}"): (
+        "qwen2_vl.py's class is no SupportsQuant, so configure_quant_config hands the quant config its "
+        "packed_modules_mapping, SupportsLoRA's empty one, and the language model (init_vllm_registered_model of "
+        "Qwen2ForCausalLM, SupportsQuant) adds its own q / k / v and gate / up entries (SupportsQuant.__new__): the "
+        "entry's packed is that one") for name in ("gate_up_proj", "qkv_proj")},
     **{(a, f"dropped:prefix:{part}"): (
         "InternVL's mapper drops the prefixes of training-only modules (SAM, tracking, grounding heads) that the "
         "released InternVL / H2OVL / Skywork-R1V checkpoints do not hold; not modelled (Arch.spec_prefix holds one "
