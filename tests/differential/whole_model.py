@@ -1193,6 +1193,35 @@ _QWEN2_VL_VISION = {"depth": 2, "embed_dim": _V, "hidden_size": BASE["hidden"],
 FAMILIES["qwen2-vl"] = (dict(architecture="Qwen2VLForConditionalGeneration", model_type="qwen2_vl", **_HF),
                         {"vision_config": _QWEN2_VL_VISION, "rope_scaling": {"type": "mrope",
                                                                             "mrope_section": [16, 24, 24]}})
+# Qwen2.5-Omni-7B (transformers' Qwen2_5OmniForConditionalGeneration: thinker, talker, token2wav): the thinker's Qwen2
+# text model, a two-block Qwen2.5-VL vision tower (q / k / v stored apart, one full-attention block), a two-layer
+# audio tower of the release's widths, a one-layer talker and token2wav. The audio tower, talker and token2wav stay
+# BF16 (vLLM builds the audio tower from transformers' torch nn.Linears and never builds the other two).
+_QWEN25_OMNI = dict(
+    thinker_config=dict(
+        text_config=_text_config("qwen2_5_omni_text", tie_word_embeddings=False),
+        vision_config=dict(model_type="qwen2_5_omni_vision_encoder", depth=2, hidden_size=_V,
+                           intermediate_size=2 * _V, num_heads=16, out_hidden_size=BASE["hidden"],
+                           fullatt_block_indexes=[1], window_size=112, patch_size=14, spatial_merge_size=2,
+                           temporal_patch_size=2, in_channels=3),
+        audio_config=dict(model_type="qwen2_5_omni_audio_encoder", d_model=1280, encoder_attention_heads=20,
+                          encoder_ffn_dim=5120, encoder_layers=2, output_dim=BASE["hidden"], num_mel_bins=128,
+                          max_source_positions=1500, n_window=100)),
+    talker_config=dict(hidden_size=1024, intermediate_size=2048, num_hidden_layers=1, num_attention_heads=16,
+                       num_key_value_heads=2, head_dim=64, vocab_size=8448, embedding_size=BASE["hidden"]),
+    token2wav_config=dict(dit_config=dict(hidden_size=256, num_hidden_layers=1, num_attention_heads=4, head_dim=64,
+                                          look_ahead_layers=[0], look_backward_layers=[0])),
+    enable_audio_output=True)
+FAMILIES["qwen2.5-omni"] = (dict(architecture="Qwen2_5OmniForConditionalGeneration", model_type="qwen2_5_omni", **_HF,
+                                 sizes_in_text_config=True,
+                                 ignore=("thinker.lm_head", "re:.*audio_tower.*", "re:talker.*", "re:token2wav.*")),
+                            _QWEN25_OMNI)
+# The same with the vision attention's q / k / v listed by name (kept BF16): vLLM matches the stacked attn.qkv by its
+# own name (the class's packed entry is the dotted "attn.qkv"), so it builds an FP8 method over BF16 weights.
+FAMILIES["qwen2.5-omni-vision-qkv-listed"] = (
+    dict(FAMILIES["qwen2.5-omni"][0], ignore=(*FAMILIES["qwen2.5-omni"][0]["ignore"],
+                                              *(f"thinker.visual.blocks.{i}.attn.{x}" for i in (0, 1) for x in "qkv"))),
+    _QWEN25_OMNI)
 # Nemotron-NAS's block_configs (nemotron_nas.py): GQA 4 KV heads with ffn_mult 2.625 (3584 wide), a no-op attention
 # (ffn_mult 1.3125: 1792, not a whole number of 128-blocks at TP 8), 2 KV heads with a no-op FFN, 8 KV heads with
 # ffn_mult 5.25 (7168).

@@ -93,6 +93,10 @@ class Tower(NamedTuple):
     # Tails of attention linears built with disable_tp at a TP size that does not divide vision_config's heads
     # (intern_vit.py InternParallelAttention: qkv and proj, the tower's MLP split as ever).
     vision_heads_split: tuple[str, ...] = ()
+    # Fused leaves the quant config's lists match by their own name only, never by their shards: the class's
+    # packed_modules_mapping keys them under a dotted name (qwen2_5_omni_thinker.py's "attn.qkv": ["attn.q", "attn.k",
+    # "attn.v"]), which quant_utils.py is_layer_skipped, looking a layer's last name part up, never meets.
+    unexpanded: tuple[str, ...] = ()
 
 
 class Router(NamedTuple):
@@ -397,7 +401,8 @@ class Arch(NamedTuple):
     split_experts: tuple[str, str] | None = None
     # Tails of 2-D checkpoint weights that are norms or other bare parameters, not linears (commandr.py's per-head
     # q_norm / k_norm, a LayerNorm of shape [heads, head_dim]; Inkling's InklingGate weight, which its forward
-    # multiplies itself; MuseGlimmer's vision position table): listed with the other non-linear weights.
+    # multiplies itself; MuseGlimmer's vision position table; Qwen2.5-Omni's audio_bos_eos_token, an nn.Embedding of
+    # two rows in transformers' audio encoder): listed with the other non-linear weights.
     matrix_norms: tuple[str, ...] = ()
     # (backend, vLLM's assertion text): the model file asserts that each Attention's impl is that backend's, after
     # importing it, and that its KV cache is the model dtype's (Flint's FlintAttention: FlashInferImpl, kv_cache_dtype
@@ -708,6 +713,33 @@ ARCHITECTURES["Qwen3OmniMoeForConditionalGeneration"] = ARCHITECTURES["Qwen3MoeF
     hf_to_vllm=(("prefix", "thinker.lm_head.", "language_model.lm_head."),
                 ("prefix", "thinker.model.", "language_model.model."), ("prefix", "thinker.", ""),
                 ("prefix", "model.", "language_model.model."), ("prefix", "lm_head.", "language_model.lm_head.")))
+
+# Qwen2.5-Omni (registry.py 0.25-0.34: Qwen2_5OmniModel and Qwen2_5OmniForConditionalGeneration ->
+# qwen2_5_omni_thinker.py Qwen2_5OmniThinkerForConditionalGeneration; 0.33 -> 0.34 changed the processor only). vLLM
+# builds the thinker only: its hf_to_vllm_mapper maps thinker.model. / thinker.lm_head. under language_model., strips
+# "thinker." from the towers, and maps every talker. and token2wav. tensor to None.
+# - transformers' own Qwen2_5OmniAudioEncoder (audio_tower), imported as is: every linear a torch nn.Linear
+#   (self_attn q / k / v / out_proj, fc1, fc2, proj), no quant method; audio_bos_eos_token an nn.Embedding.
+# - qwen2_5_vl.py's Qwen2_5_VisionTransformer (visual) with the quant config: attn.q / k / v, stored apart
+#   (transformers' Qwen2_5OmniVisionAttention), stacked into attn.qkv by its mapper (orig_to_new_stacked), a
+#   QKVParallelLinear over the vision heads, matched by the quant config's lists by its own name (Tower.unexpanded:
+#   the class's packed entry is "attn.qkv"); attn.proj row, mlp gate / up -> gate_up_proj, down_proj row;
+#   merger.mlp.0 column, mlp.2 row.
+# - Qwen2ForCausalLM over thinker_config.text_config (init_vllm_registered_model). The class is no SupportsQuant:
+#   configure_quant_config hands the quant config its packed_modules_mapping, qkv_proj / gate_up_proj beside the
+#   tower's "attn.qkv".
+_QWEN25_OMNI_AUDIO = Tower("vllm:qwen2_5_omni_thinker.py", ("thinker.audio_tower.", "audio_tower."), packed={},
+                           styles={tail: TORCH_LINEAR for tail in ("q_proj", "k_proj", "v_proj", "out_proj", "fc1",
+                                                                   "fc2", "proj")})
+_QWEN25_OMNI_VISUAL = _QWEN25_VISUAL._replace(source="vllm:qwen2_5_omni_thinker.py",
+                                              roots=("thinker.visual.", "visual."),
+                                              packed={**LLAMA_PACKED, "qkv": ("q", "k", "v")}, unexpanded=("qkv",))
+_QWEN25_OMNI = Arch("vllm:qwen2_5_omni_thinker.py", towers=(_QWEN25_OMNI_AUDIO, _QWEN25_OMNI_VISUAL),
+                    spec_substrings=("talker.", "token2wav."), matrix_norms=("audio_tower.audio_bos_eos_token",),
+                    hf_to_vllm=(("prefix", "thinker.lm_head.", "language_model.lm_head."),
+                                ("prefix", "thinker.model.", "language_model.model."), ("prefix", "thinker.", "")),
+                    **_QWEN2_MODEL)
+ARCHITECTURES.update({"Qwen2_5OmniForConditionalGeneration": _QWEN25_OMNI, "Qwen2_5OmniModel": _QWEN25_OMNI})
 
 # Qwen4-Exp (vllm.models.qwen4_exp, registered 0.29-0.34, read from 0.33 / 0.34: __init__.py resolves nvidia/model.py
 # on CUDA and CPU, amd/model.py on ROCm, and refuses XPU / TPU on import, IMPORT_REFUSALS). Qwen3.5's gated-delta-net
@@ -2676,6 +2708,8 @@ HF_WINDOWS: dict[str, HFWindow] = {
     "qwen2_5_vl": _QWEN25_VL_WINDOW,                # a flat Qwen2.5-VL config
     "qwen2_vl_text": _QWEN25_VL_WINDOW,             # Qwen2VLTextConfig: Qwen2.5-VL's defaults
     "qwen2_vl": _QWEN25_VL_WINDOW,                  # a flat Qwen2-VL config
+    # Qwen2_5OmniTextConfig (Qwen2.5-Omni's thinker): 32768, from max_window_layers (28) where use_sliding_window
+    "qwen2_5_omni_text": HFWindow(32768, gated=True, fills=_from_max_window_layers, window_layers=28),
     "qwen2_moe": HFWindow(4096, gated=True, fills=_qwen2_moe, window_layers=28),
     "qwen3_moe": HFWindow(4096, gated=True),
     "qwen3_vl_moe_text": HFWindow(forced_none=True),
