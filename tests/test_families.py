@@ -431,6 +431,25 @@ QWEN3_OMNI = dict(
 QWEN3_OMNI_SPEC = dict(architecture="Qwen3OmniMoeForConditionalGeneration", model_type="qwen3_omni_moe",
                        transformers=True, sizes_in_text_config=True, extra_config=QWEN3_OMNI,
                        ignore=("thinker.lm_head", "re:.*audio_tower.*", "re:talker.*", "re:code2wav.*"))
+# Qwen2.5-Omni: the thinker (transformers' audio encoder, a Qwen2.5-VL tower with q / k / v apart, a Qwen2 text model)
+# beside the talker and token2wav, all under transformers' Qwen2_5OmniForConditionalGeneration; the audio tower,
+# talker and token2wav stored BF16.
+QWEN25_OMNI = dict(
+    thinker_config=dict(
+        text_config=dict(model_type="qwen2_5_omni_text", hidden_size=512, intermediate_size=1024,
+                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, vocab_size=1000,
+                         tie_word_embeddings=False),
+        vision_config=dict(model_type="qwen2_5_omni_vision_encoder", depth=1, hidden_size=256, intermediate_size=512,
+                           num_heads=2, out_hidden_size=512, fullatt_block_indexes=[0]),
+        audio_config=dict(model_type="qwen2_5_omni_audio_encoder", d_model=256, encoder_attention_heads=4,
+                          encoder_ffn_dim=512, encoder_layers=1, output_dim=512)),
+    talker_config=dict(hidden_size=256, intermediate_size=512, num_hidden_layers=1, num_attention_heads=2,
+                       num_key_value_heads=1, head_dim=128, vocab_size=1000, embedding_size=512),
+    token2wav_config=dict(dit_config=dict(hidden_size=128, num_hidden_layers=1, num_attention_heads=2, head_dim=64,
+                                          look_ahead_layers=[0], look_backward_layers=[0])))
+QWEN25_OMNI_SPEC = dict(architecture="Qwen2_5OmniForConditionalGeneration", model_type="qwen2_5_omni",
+                        transformers=True, sizes_in_text_config=True, extra_config=QWEN25_OMNI,
+                        ignore=("thinker.lm_head", "re:.*audio_tower.*", "re:talker.*", "re:token2wav.*"))
 # Qwen2-VL: a flat config (Qwen2's text keys at the top level, as Qwen/Qwen2-VL-* and RedHatAI's FP8 exports write it)
 # and a one-block tower (embed_dim 256, 2 heads, the non-gated QuickGELU MLP 4 x wide), saved by transformers under
 # the released checkpoints' names (model.layers.N, visual.blocks.N).
@@ -1262,6 +1281,18 @@ FAMILIES = [
       "thinker.audio_tower.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen3_omni_moe_thinker.py"),
       "thinker.audio_tower.layers.0.fc2": ("RowParallelLinear", "vllm:qwen3_omni_moe_thinker.py"),
       "thinker.audio_tower.proj2": ("ReplicatedLinear", "vllm:qwen3_omni_moe_thinker.py")}),
+    *((family, spec, 2,
+       {"thinker.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen2_5_omni_thinker.py"),
+        "thinker.model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:qwen2_5_omni_thinker.py"),
+        "thinker.lm_head": ("ParallelLMHead", "vllm:qwen2_5_omni_thinker.py"),
+        "thinker.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen2_5_omni_thinker.py"),
+        "thinker.visual.blocks.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:qwen2_5_omni_thinker.py"),
+        "thinker.visual.merger.mlp.2": ("RowParallelLinear", "vllm:qwen2_5_omni_thinker.py"),
+        "thinker.audio_tower.layers.0.self_attn.q_proj": ("nn.Linear", "vllm:qwen2_5_omni_thinker.py"),
+        "thinker.audio_tower.layers.0.fc1": ("nn.Linear", "vllm:qwen2_5_omni_thinker.py"),
+        "thinker.audio_tower.proj": ("nn.Linear", "vllm:qwen2_5_omni_thinker.py")})
+      for family, spec in (("qwen2.5-omni", QWEN25_OMNI_SPEC),
+                           ("qwen2.5-omni-model", dict(QWEN25_OMNI_SPEC, architecture="Qwen2_5OmniModel")))),
     ("qwen2-vl", QWEN2_VL_SPEC, 2,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen2_vl.py"),
       "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:qwen2_vl.py"),
@@ -3106,6 +3137,26 @@ def test_qwen3_omni_builds_the_thinker_only_with_a_bf16_audio_tower(make_checkpo
     fp8_audio = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
         QWEN3_OMNI_SPEC, ignore=("thinker.lm_head", "re:talker.*", "re:code2wav.*"))), tp=2)
     assert {layer.name for layer in fp8_audio.layers if not layer.ok} == {layer.name for layer in audio}
+
+
+def test_qwen25_omni_builds_the_thinker_and_matches_the_vision_qkv_by_its_own_name(make_checkpoint):
+    """qwen2_5_omni_thinker.py: the mapper drops talker. and token2wav.; the audio tower is transformers' own (torch
+    nn.Linears, no quant method); the tower's attn.q / k / v stack into attn.qkv, whose packed entry is the dotted
+    "attn.qkv": an ignore list naming the shards leaves the fused layer FP8 in vLLM, over BF16 weights."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **QWEN25_OMNI_SPEC), tp=2)
+    assert rep.ok, [e for layer in rep.layers for e in layer.errors] + list(rep.errors)
+    assert sorted(s.prefix for s in rep.skipped) == ["talker.", "token2wav."]
+    audio = [layer for layer in rep.layers if layer.name.startswith("thinker.audio_tower.")]
+    assert len(audio) == 7 and all(layer.layer_type == "nn.Linear" for layer in audio)
+    assert "thinker.audio_tower.audio_bos_eos_token" not in {layer.name for layer in rep.layers}
+    listed = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        QWEN25_OMNI_SPEC, ignore=(*QWEN25_OMNI_SPEC["ignore"], "thinker.visual.blocks.0.attn.q",
+                                  "thinker.visual.blocks.0.attn.k", "thinker.visual.blocks.0.attn.v"))), tp=2)
+    assert [layer.name for layer in listed.layers if not layer.ok] == ["thinker.visual.blocks.0.attn.qkv"]
+    gate_up = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        QWEN25_OMNI_SPEC, ignore=(*QWEN25_OMNI_SPEC["ignore"], "thinker.visual.blocks.0.mlp.gate_proj",
+                                  "thinker.visual.blocks.0.mlp.up_proj"))), tp=2)
+    assert gate_up.ok  # gate_up_proj, an undotted entry, is matched by its shards
 
 
 def test_qwen3_omni_head_has_no_prefix_so_modelopt_quantizes_it_whatever_it_excludes(make_checkpoint):

@@ -1216,6 +1216,8 @@ FAMILIES["qwen2.5-omni"] = (dict(architecture="Qwen2_5OmniForConditionalGenerati
                                  sizes_in_text_config=True,
                                  ignore=("thinker.lm_head", "re:.*audio_tower.*", "re:talker.*", "re:token2wav.*")),
                             _QWEN25_OMNI)
+# The name Qwen2.5-Omni's first configs carried (registry.py: the same thinker class).
+FAMILIES["qwen2.5-omni-model"] = (dict(FAMILIES["qwen2.5-omni"][0], architecture="Qwen2_5OmniModel"), _QWEN25_OMNI)
 # The same with the vision attention's q / k / v listed by name (kept BF16): vLLM matches the stacked attn.qkv by its
 # own name (the class's packed entry is the dotted "attn.qkv"), so it builds an FP8 method over BF16 weights.
 FAMILIES["qwen2.5-omni-vision-qkv-listed"] = (
