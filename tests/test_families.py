@@ -450,6 +450,16 @@ QWEN25_OMNI = dict(
 QWEN25_OMNI_SPEC = dict(architecture="Qwen2_5OmniForConditionalGeneration", model_type="qwen2_5_omni",
                         transformers=True, sizes_in_text_config=True, extra_config=QWEN25_OMNI,
                         ignore=("thinker.lm_head", "re:.*audio_tower.*", "re:talker.*", "re:token2wav.*"))
+# Qwen2-Audio: transformers' audio encoder (one layer) and projector, stored BF16, over a Qwen2 text model.
+QWEN2_AUDIO_SPEC = dict(architecture="Qwen2AudioForConditionalGeneration", model_type="qwen2_audio", transformers=True,
+                        sizes_in_text_config=True,
+                        ignore=("language_model.lm_head", "re:.*audio_tower.*", "re:.*multi_modal_projector.*"),
+                        extra_config=dict(
+                            text_config=dict(model_type="qwen2", hidden_size=512, intermediate_size=1024,
+                                             num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                             vocab_size=1000),
+                            audio_config=dict(model_type="qwen2_audio_encoder", d_model=256, encoder_attention_heads=4,
+                                              encoder_ffn_dim=512, encoder_layers=1, max_source_positions=64)))
 # Qwen2-VL: a flat config (Qwen2's text keys at the top level, as Qwen/Qwen2-VL-* and RedHatAI's FP8 exports write it)
 # and a one-block tower (embed_dim 256, 2 heads, the non-gated QuickGELU MLP 4 x wide), saved by transformers under
 # the released checkpoints' names (model.layers.N, visual.blocks.N).
@@ -1293,6 +1303,13 @@ FAMILIES = [
         "thinker.audio_tower.proj": ("nn.Linear", "vllm:qwen2_5_omni_thinker.py")})
       for family, spec in (("qwen2.5-omni", QWEN25_OMNI_SPEC),
                            ("qwen2.5-omni-model", dict(QWEN25_OMNI_SPEC, architecture="Qwen2_5OmniModel")))),
+    ("qwen2-audio", QWEN2_AUDIO_SPEC, 2,
+     {"language_model.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen2_audio.py"),
+      "language_model.model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:qwen2_audio.py"),
+      "language_model.lm_head": ("ParallelLMHead", "vllm:qwen2_audio.py"),
+      "audio_tower.layers.0.self_attn.k_proj": ("nn.Linear", "vllm:qwen2_audio.py"),
+      "audio_tower.layers.0.fc2": ("nn.Linear", "vllm:qwen2_audio.py"),
+      "multi_modal_projector.linear": ("nn.Linear", "vllm:qwen2_audio.py")}),
     ("qwen2-vl", QWEN2_VL_SPEC, 2,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen2_vl.py"),
       "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:qwen2_vl.py"),
@@ -3157,6 +3174,18 @@ def test_qwen25_omni_builds_the_thinker_and_matches_the_vision_qkv_by_its_own_na
         QWEN25_OMNI_SPEC, ignore=(*QWEN25_OMNI_SPEC["ignore"], "thinker.visual.blocks.0.mlp.gate_proj",
                                   "thinker.visual.blocks.0.mlp.up_proj"))), tp=2)
     assert gate_up.ok  # gate_up_proj, an undotted entry, is matched by its shards
+
+
+def test_qwen2_audio_encoder_is_transformers_own_and_never_quantized(make_checkpoint):
+    """qwen2_audio.py builds transformers' Qwen2AudioEncoder and an nn.Linear projector: no quant method, so an FP8
+    audio tower is an error; embed_positions is an embedding, no linear."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **QWEN2_AUDIO_SPEC), tp=2)
+    assert rep.ok, [e for layer in rep.layers for e in layer.errors] + list(rep.errors)
+    assert "audio_tower.embed_positions" not in {layer.name for layer in rep.layers}
+    fp8 = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        QWEN2_AUDIO_SPEC, ignore=("language_model.lm_head",))), tp=2)
+    assert {layer.name for layer in fp8.layers if not layer.ok} == {
+        layer.name for layer in fp8.layers if layer.name.startswith(("audio_tower.", "multi_modal_projector."))}
 
 
 def test_qwen3_omni_head_has_no_prefix_so_modelopt_quantizes_it_whatever_it_excludes(make_checkpoint):

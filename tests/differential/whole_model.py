@@ -1224,6 +1224,15 @@ FAMILIES["qwen2.5-omni-vision-qkv-listed"] = (
     dict(FAMILIES["qwen2.5-omni"][0], ignore=(*FAMILIES["qwen2.5-omni"][0]["ignore"],
                                               *(f"thinker.visual.blocks.{i}.attn.{x}" for i in (0, 1) for x in "qkv"))),
     _QWEN25_OMNI)
+# Qwen2-Audio-7B (transformers' Qwen2AudioForConditionalGeneration): Whisper-like audio encoder of the release's widths
+# (two layers, 20 heads of 64), the projector, a Qwen2 text model; the audio encoder and projector stay BF16 (vLLM
+# builds them from transformers' torch nn.Linears).
+FAMILIES["qwen2-audio"] = (
+    dict(architecture="Qwen2AudioForConditionalGeneration", model_type="qwen2_audio", **_HF, sizes_in_text_config=True,
+         ignore=("language_model.lm_head", "re:.*audio_tower.*", "re:.*multi_modal_projector.*")),
+    {"text_config": _text_config("qwen2"),
+     "audio_config": dict(model_type="qwen2_audio_encoder", d_model=1280, encoder_attention_heads=20,
+                          encoder_ffn_dim=5120, encoder_layers=2, num_mel_bins=128, max_source_positions=1500)})
 # Nemotron-NAS's block_configs (nemotron_nas.py): GQA 4 KV heads with ffn_mult 2.625 (3584 wide), a no-op attention
 # (ffn_mult 1.3125: 1792, not a whole number of 128-blocks at TP 8), 2 KV heads with a no-op FFN, 8 KV heads with
 # ffn_mult 5.25 (7168).

@@ -401,8 +401,8 @@ class Arch(NamedTuple):
     split_experts: tuple[str, str] | None = None
     # Tails of 2-D checkpoint weights that are norms or other bare parameters, not linears (commandr.py's per-head
     # q_norm / k_norm, a LayerNorm of shape [heads, head_dim]; Inkling's InklingGate weight, which its forward
-    # multiplies itself; MuseGlimmer's vision position table; Qwen2.5-Omni's audio_bos_eos_token, an nn.Embedding of
-    # two rows in transformers' audio encoder): listed with the other non-linear weights.
+    # multiplies itself; MuseGlimmer's vision position table; Qwen2.5-Omni's audio_bos_eos_token and Qwen2-Audio's
+    # embed_positions, nn.Embeddings of transformers' audio encoders): listed with the other non-linear weights.
     matrix_norms: tuple[str, ...] = ()
     # (backend, vLLM's assertion text): the model file asserts that each Attention's impl is that backend's, after
     # importing it, and that its KV cache is the model dtype's (Flint's FlintAttention: FlashInferImpl, kv_cache_dtype
@@ -740,6 +740,20 @@ _QWEN25_OMNI = Arch("vllm:qwen2_5_omni_thinker.py", towers=(_QWEN25_OMNI_AUDIO, 
                                 ("prefix", "thinker.model.", "language_model.model."), ("prefix", "thinker.", "")),
                     **_QWEN2_MODEL)
 ARCHITECTURES.update({"Qwen2_5OmniForConditionalGeneration": _QWEN25_OMNI, "Qwen2_5OmniModel": _QWEN25_OMNI})
+
+# Qwen2-Audio (qwen2_audio.py Qwen2AudioForConditionalGeneration, registered 0.25-0.34, the file alike 0.33 -> 0.34):
+# transformers' own Qwen2AudioEncoder (audio_tower: self_attn q / k / v / out_proj, fc1, fc2 torch nn.Linears, no quant
+# method; embed_positions an nn.Embedding) and the model's Qwen2AudioMultiModalProjector (linear, a torch nn.Linear)
+# beside Qwen2ForCausalLM over text_config (init_vllm_registered_model) under language_model. No hf_to_vllm_mapper: the
+# checkpoint's names (language_model.model.layers.N, language_model.lm_head) are vLLM's. The class is neither
+# SupportsQuant nor SupportsLoRA: the quant config's packed mapping is the language model's (SupportsQuant.__new__).
+_QWEN2_AUDIO_LINEARS = ("q_proj", "k_proj", "v_proj", "out_proj", "fc1", "fc2")
+ARCHITECTURES["Qwen2AudioForConditionalGeneration"] = Arch(
+    "vllm:qwen2_audio.py", towers=(
+        Tower("vllm:qwen2_audio.py", ("audio_tower.",), packed={},
+              styles={tail: TORCH_LINEAR for tail in _QWEN2_AUDIO_LINEARS}),
+        Tower("vllm:qwen2_audio.py", ("multi_modal_projector.",), packed={}, styles={"linear": TORCH_LINEAR})),
+    matrix_norms=("audio_tower.embed_positions",), **_QWEN2_MODEL)
 
 # Qwen4-Exp (vllm.models.qwen4_exp, registered 0.29-0.34, read from 0.33 / 0.34: __init__.py resolves nvidia/model.py
 # on CUDA and CPU, amd/model.py on ROCm, and refuses XPU / TPU on import, IMPORT_REFUSALS). Qwen3.5's gated-delta-net
