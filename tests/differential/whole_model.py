@@ -35,7 +35,7 @@ from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
                             deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, intern_vit_tensors,
-                            internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors, nemotron_vl_tensors,
+                            internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors, moonvit_tensors, nemotron_vl_tensors,
                             write_checkpoint)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -1233,6 +1233,25 @@ FAMILIES["qwen2-audio"] = (
     {"text_config": _text_config("qwen2"),
      "audio_config": dict(model_type="qwen2_audio_encoder", d_model=1280, encoder_attention_heads=20,
                           encoder_ffn_dim=5120, encoder_layers=2, num_mel_bins=128, max_source_positions=1500)})
+# Kimi-VL-A3B (vLLM's KimiVLConfig; transformers has no class for it): DeepSeek-V3's text model as Moonshot's config
+# writes it (MLA without q-LoRA, a dense layer 0, sigmoid-routed MoE with two shared experts, norm_topk_prob set), a
+# two-block MoonViT tower of the release's widths (1152, 16 heads, MLP 4304) and the projector, stored BF16 (vLLM
+# builds both without a quant config).
+_KIMI_VL = dict(
+    text_config=_text_config("deepseek_v3", num_hidden_layers=3, first_k_dense_replace=1, q_lora_rank=None,
+                             kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128,
+                             moe_intermediate_size=1024, n_routed_experts=8, n_shared_experts=2,
+                             num_experts_per_tok=2, n_group=1, topk_group=1, norm_topk_prob=True,
+                             scoring_func="sigmoid", topk_method="noaux_tc", routed_scaling_factor=2.446,
+                             num_key_value_heads=16, tie_word_embeddings=False),
+    vision_config=dict(model_type="moonvit", patch_size=14, init_pos_emb_height=64, init_pos_emb_width=64,
+                       num_attention_heads=16, num_hidden_layers=2, hidden_size=1152, intermediate_size=4304,
+                       merge_kernel_size=[2, 2]),
+    media_placeholder_token_id=163605)
+FAMILIES["kimi-vl"] = (dict(architecture="KimiVLForConditionalGeneration", model_type="kimi_vl", **_HF,
+                            sizes_in_text_config=True, extra_tensors=moonvit_tensors(_KIMI_VL),
+                            ignore=("language_model.lm_head", "re:.*vision_tower.*", "re:.*multi_modal_projector.*")),
+                       _KIMI_VL)
 # Nemotron-NAS's block_configs (nemotron_nas.py): GQA 4 KV heads with ffn_mult 2.625 (3584 wide), a no-op attention
 # (ffn_mult 1.3125: 1792, not a whole number of 128-blocks at TP 8), 2 KV heads with a no-op FFN, 8 KV heads with
 # ffn_mult 5.25 (7168).

@@ -1050,6 +1050,22 @@ ARCHITECTURES["KimiK25ForConditionalGeneration"] = _DEEPSEEK_V3._replace(
     vllm_names=(("mm_projector.proj.0", "mm_projector.linear_1"), ("mm_projector.proj.2", "mm_projector.linear_2")))
 
 
+# Kimi-VL (kimi_vl.py KimiVLForConditionalGeneration, registered 0.25-0.34, kimi_vl.py and moonvit.py alike 0.33 ->
+# 0.34): deepseek_v2.py's DeepseekV2ForCausalLM over text_config (vLLM's KimiVLConfig reads it as transformers'
+# DeepseekV2Config whatever its model_type: norm_topk_prob false by default; MLA, q_lora_rank null in the releases)
+# under language_model, the checkpoint's names (no hf_to_vllm_mapper); moonvit.py's MoonVitPretrainedModel
+# (vision_tower.encoder.blocks.N: wqkv a QKVParallelLinear over the vision heads, stored fused, wo row, mlp.fc0 column /
+# fc1 row) and KimiVLMultiModalProjector (linear_1 / linear_2 ReplicatedLinear), both built without a quant config.
+# Neither the class nor DeepseekV2ForCausalLM is SupportsQuant and the class declares no packed_modules_mapping, so the
+# quant config's stays empty: its lists are matched against fused_qkv_a_proj / gate_up_proj by their own names
+# (Arch.quant_packed).
+ARCHITECTURES["KimiVLForConditionalGeneration"] = _DEEPSEEK._replace(
+    source="vllm:kimi_vl.py", quant_packed=False, towers=(
+        _MOONVIT._replace(source="vllm:moonvit.py", quantized=False, unquantized_methods=()),
+        Tower("vllm:kimi_vl.py", ("multi_modal_projector.",), packed={}, quantized=False,
+              styles={"linear_1": REPLICATED, "linear_2": REPLICATED})))
+
+
 # Kimi-Linear (vllm.models.kimi_k3, 0.27-0.34 alike; 0.25 / 0.26's kimi_linear.py is not compared: nvidia/model.py
 # KimiLinearModel on CUDA and CPU, amd/linear.py on ROCm and XPU; the same linears): KDA layers
 # (linear_attn_config.kda_layers, 1-based; kimi_gdn_linear_attn.py KimiGatedDeltaNetAttention) fuse q / k / v /
