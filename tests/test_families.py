@@ -21,8 +21,8 @@ from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import LATEST, select_profile
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
                             deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, intern_vit_tensors,
-                            internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors, nemotron_vl_tensors, tensor_specs,
-                            write_safetensors)
+                            internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors, moonvit_tensors, nemotron_vl_tensors,
+                            tensor_specs, write_safetensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
 # Qwen3-Next / Qwen3.5, written by transformers' own classes: one gated-delta-net layer, one full-attention layer;
@@ -476,6 +476,15 @@ KIMI_K25 = dict(architecture="KimiK25ForConditionalGeneration", model_type="kimi
                 extra_config={"text_config": KIMI_K2_TEXT, "projection_hidden_size": 256,
                               "vision_config": {"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 1,
                                                 "num_attention_heads": 2}})
+# Kimi-VL: DeepSeek-V3's text model without q-LoRA (Moonshot's config) and a one-block MoonViT with its projector,
+# stored BF16 (moonvit_tensors).
+KIMI_VL = dict(text_config=dict(KIMI_K2_TEXT, q_lora_rank=None),
+               vision_config=dict(model_type="moonvit", patch_size=14, init_pos_emb_height=8, init_pos_emb_width=8,
+                                  num_attention_heads=2, num_hidden_layers=1, hidden_size=256, intermediate_size=512,
+                                  merge_kernel_size=[2, 2]))
+KIMI_VL_SPEC = dict(architecture="KimiVLForConditionalGeneration", model_type="kimi_vl", transformers=True,
+                    sizes_in_text_config=True, extra_config=KIMI_VL, extra_tensors=moonvit_tensors(KIMI_VL),
+                    ignore=("language_model.lm_head", "re:.*vision_tower.*", "re:.*multi_modal_projector.*"))
 # Kimi-Linear: KDA layers 1 and 2, NoPE MLA layer 3 (1-based, as the checkpoints list them), MoE from layer 1.
 KIMI_LINEAR = dict(num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=4, kv_lora_rank=512,
                    qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, mla_use_nope=True, num_experts=4,
@@ -1310,6 +1319,15 @@ FAMILIES = [
       "audio_tower.layers.0.self_attn.k_proj": ("nn.Linear", "vllm:qwen2_audio.py"),
       "audio_tower.layers.0.fc2": ("nn.Linear", "vllm:qwen2_audio.py"),
       "multi_modal_projector.linear": ("nn.Linear", "vllm:qwen2_audio.py")}),
+    ("kimi-vl", KIMI_VL_SPEC, 2,
+     {"language_model.model.layers.0.self_attn.kv_a_proj_with_mqa": ("ReplicatedLinear", "vllm:kimi_vl.py"),
+      "language_model.model.layers.0.self_attn.q_proj": ("ColumnParallelLinear", "vllm:kimi_vl.py"),
+      "language_model.model.layers.1.mlp.shared_experts.gate_up_proj": ("MergedColumnParallelLinear",
+                                                                        "vllm:kimi_vl.py"),
+      "language_model.model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:kimi_vl.py"),
+      "vision_tower.encoder.blocks.0.wqkv": ("QKVParallelLinear", "vllm:moonvit.py"),
+      "vision_tower.encoder.blocks.0.mlp.fc1": ("RowParallelLinear", "vllm:moonvit.py"),
+      "multi_modal_projector.linear_2": ("ReplicatedLinear", "vllm:kimi_vl.py")}),
     ("qwen2-vl", QWEN2_VL_SPEC, 2,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen2_vl.py"),
       "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:qwen2_vl.py"),
@@ -3186,6 +3204,20 @@ def test_qwen2_audio_encoder_is_transformers_own_and_never_quantized(make_checkp
         QWEN2_AUDIO_SPEC, ignore=("language_model.lm_head",))), tp=2)
     assert {layer.name for layer in fp8.layers if not layer.ok} == {
         layer.name for layer in fp8.layers if layer.name.startswith(("audio_tower.", "multi_modal_projector."))}
+
+
+def test_kimi_vl_tower_is_unquantized_and_lists_match_fused_layers_by_their_own_names(make_checkpoint):
+    """kimi_vl.py builds MoonViT and its projector without a quant config (an FP8 one is an error), and no packed
+    mapping reaches the quant config: an ignore list naming gate_proj / up_proj leaves gate_up_proj quantized in vLLM,
+    over BF16 weights."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        KIMI_VL_SPEC, ignore=("language_model.lm_head",))), tp=2)
+    assert {layer.name for layer in rep.layers if not layer.ok} == {
+        layer.name for layer in rep.layers if layer.name.startswith(("vision_tower.", "multi_modal_projector."))}
+    shared = "language_model.model.layers.1.mlp.shared_experts"
+    listed = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        KIMI_VL_SPEC, ignore=(*KIMI_VL_SPEC["ignore"], f"{shared}.gate_proj", f"{shared}.up_proj"))), tp=2)
+    assert [layer.name for layer in listed.layers if not layer.ok] == [f"{shared}.gate_up_proj"]
 
 
 def test_qwen3_omni_head_has_no_prefix_so_modelopt_quantizes_it_whatever_it_excludes(make_checkpoint):
