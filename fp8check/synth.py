@@ -963,7 +963,8 @@ def moonvit_tensors(config: dict) -> dict[str, tuple[int, ...]]:
     merged = v * vision["merge_kernel_size"][0] * vision["merge_kernel_size"][1]
     out.update({"vision_tower.encoder.final_layernorm.weight": (v,), "vision_tower.encoder.final_layernorm.bias": (v,),
                 "multi_modal_projector.pre_norm.weight": (v,), "multi_modal_projector.pre_norm.bias": (v,),
-                "multi_modal_projector.linear_1.weight": (merged, merged), "multi_modal_projector.linear_1.bias": (merged,),
+                "multi_modal_projector.linear_1.weight": (merged, merged),
+                "multi_modal_projector.linear_1.bias": (merged,),
                 "multi_modal_projector.linear_2.weight": (h, merged), "multi_modal_projector.linear_2.bias": (h,)})
     return out
 

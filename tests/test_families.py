@@ -21,8 +21,8 @@ from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import LATEST, select_profile
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
                             deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, intern_vit_tensors,
-                            internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors, moonvit_tensors, nemotron_vl_tensors,
-                            tensor_specs, write_safetensors)
+                            internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors, moonvit_tensors,
+                            nemotron_vl_tensors, tensor_specs, write_safetensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
 # Qwen3-Next / Qwen3.5, written by transformers' own classes: one gated-delta-net layer, one full-attention layer;

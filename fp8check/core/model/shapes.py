@@ -68,7 +68,8 @@ def embedding_errors(tensors: dict, layout: ModelLayout, config: ModelConfig, ar
     if arch is None or not config.hidden_size:
         return []
     found = []
-    dropped = {info.name for skipped in layout.skipped for info in skipped.tensors}  # never loaded (Qwen2.5-Omni's talker)
+    # tensors the loader drops are never loaded (Qwen2.5-Omni's talker.model.embed_tokens)
+    dropped = {info.name for skipped in layout.skipped for info in skipped.tensors}
     for name in layout.non_expert_names:
         info = tensors[name]
         parts = name.split(".")
