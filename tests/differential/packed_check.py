@@ -262,12 +262,12 @@ EXPECTED: dict[tuple[str, str], str] = {
         "built); fp8check drops the names holding them (Arch.spec_substrings; spec_prefix holds one prefix): the "
         "same names, as no thinker tensor holds either")
        for a in _QWEN25_OMNI for kind in ("prefix", "substr") for part in ("talker", "token2wav")},
-    **{(a, f"packed:{name}"): (
+    **{(a, what): (
         "qwen2_5_omni_thinker.py's packed_modules_mapping keys the vision tower's stacked q / k / v as \"attn.qkv\": "
         "[\"attn.q\", \"attn.k\", \"attn.v\"]; fp8check fuses the tower's q / k / v leaves into qkv (the module "
         "vLLM builds) and, as quant_utils.py is_layer_skipped never meets a dotted key (it looks up a layer's last "
         "name part), matches the quant config's lists against qkv by its own name (Tower.unexpanded)")
-       for a in _QWEN25_OMNI for name in ("attn.qkv", "qkv")},
+       for a in _QWEN25_OMNI for what in ("packed:attn.qkv", "tower packed:qkv")},
     **{(a, f"dropped:prefix:{part}"): (
         "InternVL's mapper drops the prefixes of training-only modules (SAM, tracking, grounding heads) that the "
         "released InternVL / H2OVL / Skywork-R1V checkpoints do not hold; not modelled (Arch.spec_prefix holds one "
