@@ -318,6 +318,12 @@ TRANSFORMERS_HOSTS = {
     "BailingMoeV3VLForConditionalGeneration": TransformersHost(
         "BailingHybridForCausalLM", r"(?!)", None, "bailing_hybrid",
         lambda text: {k: v for k, v in text.items() if k != "model_type"}),
+    # Kimi-VL (vLLM's own KimiVLConfig, model_type kimi_vl): its text_config is transformers' DeepseekV3ForCausalLM's,
+    # saved under language_model. (language_model.model.layers.N, language_model.lm_head); MoonViT and the projector
+    # come as Spec.extra_tensors (moonvit_tensors).
+    "KimiVLForConditionalGeneration": TransformersHost(
+        "DeepseekV3ForCausalLM", r"(?!)", None, "deepseek_v3",
+        lambda text: {k: v for k, v in text.items() if k != "model_type"}, ((r"^", "language_model."),)),
     # NVIDIA's Nemotron VL (remote-code config, model_type NemotronH_Nano_VL_V2): its llm_config is transformers'
     # NemotronHForCausalLM's, saved under language_model. (language_model.backbone.layers.N, language_model.lm_head);
     # the RADIO tower, the mlp1 projector and an Omni's sound encoder come as Spec.extra_tensors (nemotron_vl_tensors).
@@ -358,7 +364,9 @@ TRANSFORMERS_CLASSES = {"KimiK25ForConditionalGeneration": "Kimi_K25ForCondition
                         # Sarvam (modeling_auto.py): sarvam_moe is GLM-4-MoE's class, sarvam_mla DeepSeek-V3's
                         "SarvamMoEForCausalLM": "Glm4MoeForCausalLM", "SarvamMLAForCausalLM": "DeepseekV3ForCausalLM",
                         # vLLM's registry serves both MuseGlimmer names with one class; transformers has the VL one
-                        "MuseGlimmerForCausalLM": "MuseGlimmerForConditionalGeneration"}
+                        "MuseGlimmerForCausalLM": "MuseGlimmerForConditionalGeneration",
+                        # vLLM's registry serves Qwen2.5-Omni's early name with the same thinker class
+                        "Qwen2_5OmniModel": "Qwen2_5OmniForConditionalGeneration"}
 # Names transformers 5.24's revert_weight_conversion leaves wrong, as (regex, replacement) per model_type: kimi_k25's
 # conversion renames "blocks" -> "layers" unanchored, so its reversal turns the text model's layers into blocks, and
 # two of its in-memory names are not reverted; Moonshot's checkpoints hold language_model.model.layers.N,
@@ -966,6 +974,34 @@ def internlm2_tensors(config: dict, root: str = "model") -> dict[str, tuple[int,
                     f"{p}.attention.wo.weight": (h, heads * head_dim), f"{p}.feed_forward.w1.weight": (inter, h),
                     f"{p}.feed_forward.w3.weight": (inter, h), f"{p}.feed_forward.w2.weight": (h, inter),
                     f"{p}.attention_norm.weight": (h,), f"{p}.ffn_norm.weight": (h,)})
+    return out
+
+
+def moonvit_tensors(config: dict) -> dict[str, tuple[int, ...]]:
+    """A Kimi-VL checkpoint's MoonViT tower and projector (moonvit.py MoonVitPretrainedModel and kimi_vl.py
+    KimiVLMultiModalProjector, under the names vLLM loads as saved), from its config.json: vision_tower.patch_embed
+    (the patch convolution, the learned init_pos_emb_height x width position table), per vision_config layer the
+    encoder block's norm0 / norm1, wqkv (stored fused) and wo with biases, mlp.fc0 / fc1; the encoder's
+    final_layernorm; then multi_modal_projector's pre_norm and linear_1 / linear_2 over the merge_kernel_size-merged
+    features. For Spec.extra_tensors."""
+    vision, h = config["vision_config"], config["text_config"]["hidden_size"]
+    v, inter, patch = vision["hidden_size"], vision["intermediate_size"], vision["patch_size"]
+    e = "vision_tower.patch_embed"
+    out: dict[str, tuple[int, ...]] = {f"{e}.proj.weight": (v, 3, patch, patch), f"{e}.proj.bias": (v,),
+                                       f"{e}.pos_emb.weight": (vision["init_pos_emb_height"],
+                                                               vision["init_pos_emb_width"], v)}
+    for i in range(vision["num_hidden_layers"]):
+        p = f"vision_tower.encoder.blocks.{i}"
+        out.update({f"{p}.norm0.weight": (v,), f"{p}.norm0.bias": (v,), f"{p}.norm1.weight": (v,),
+                    f"{p}.norm1.bias": (v,), f"{p}.wqkv.weight": (3 * v, v), f"{p}.wqkv.bias": (3 * v,),
+                    f"{p}.wo.weight": (v, v), f"{p}.wo.bias": (v,), f"{p}.mlp.fc0.weight": (inter, v),
+                    f"{p}.mlp.fc0.bias": (inter,), f"{p}.mlp.fc1.weight": (v, inter), f"{p}.mlp.fc1.bias": (v,)})
+    merged = v * vision["merge_kernel_size"][0] * vision["merge_kernel_size"][1]
+    out.update({"vision_tower.encoder.final_layernorm.weight": (v,), "vision_tower.encoder.final_layernorm.bias": (v,),
+                "multi_modal_projector.pre_norm.weight": (v,), "multi_modal_projector.pre_norm.bias": (v,),
+                "multi_modal_projector.linear_1.weight": (merged, merged),
+                "multi_modal_projector.linear_1.bias": (merged,),
+                "multi_modal_projector.linear_2.weight": (h, merged), "multi_modal_projector.linear_2.bias": (h,)})
     return out
 
 

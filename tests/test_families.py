@@ -21,8 +21,8 @@ from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import LATEST, select_profile
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
                             deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, intern_vit_tensors,
-                            internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors, nemotron_vl_tensors, tensor_specs,
-                            write_safetensors)
+                            internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors, moonvit_tensors,
+                            nemotron_vl_tensors, tensor_specs, write_safetensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
 # Qwen3-Next / Qwen3.5, written by transformers' own classes: one gated-delta-net layer, one full-attention layer;
@@ -476,6 +476,41 @@ QWEN3_OMNI = dict(
 QWEN3_OMNI_SPEC = dict(architecture="Qwen3OmniMoeForConditionalGeneration", model_type="qwen3_omni_moe",
                        transformers=True, sizes_in_text_config=True, extra_config=QWEN3_OMNI,
                        ignore=("thinker.lm_head", "re:.*audio_tower.*", "re:talker.*", "re:code2wav.*"))
+# Qwen2.5-Omni: the thinker (transformers' audio encoder, a Qwen2.5-VL tower with q / k / v apart, a Qwen2 text model)
+# beside the talker and token2wav, all under transformers' Qwen2_5OmniForConditionalGeneration; the audio tower,
+# talker and token2wav stored BF16.
+QWEN25_OMNI = dict(
+    thinker_config=dict(
+        text_config=dict(model_type="qwen2_5_omni_text", hidden_size=512, intermediate_size=1024,
+                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, vocab_size=1000,
+                         tie_word_embeddings=False),
+        vision_config=dict(model_type="qwen2_5_omni_vision_encoder", depth=1, hidden_size=256, intermediate_size=512,
+                           num_heads=2, out_hidden_size=512, fullatt_block_indexes=[0]),
+        audio_config=dict(model_type="qwen2_5_omni_audio_encoder", d_model=256, encoder_attention_heads=4,
+                          encoder_ffn_dim=512, encoder_layers=1, output_dim=512)),
+    talker_config=dict(hidden_size=256, intermediate_size=512, num_hidden_layers=1, num_attention_heads=2,
+                       num_key_value_heads=1, head_dim=128, vocab_size=1000, embedding_size=512),
+    token2wav_config=dict(dit_config=dict(hidden_size=128, num_hidden_layers=1, num_attention_heads=2, head_dim=64,
+                                          look_ahead_layers=[0], look_backward_layers=[0])))
+QWEN25_OMNI_SPEC = dict(architecture="Qwen2_5OmniForConditionalGeneration", model_type="qwen2_5_omni",
+                        transformers=True, sizes_in_text_config=True, extra_config=QWEN25_OMNI,
+                        ignore=("thinker.lm_head", "re:.*audio_tower.*", "re:talker.*", "re:token2wav.*"))
+# Qwen2-Audio: transformers' audio encoder (one layer) and projector, stored BF16, over a Qwen2 text model.
+QWEN2_AUDIO_SPEC = dict(architecture="Qwen2AudioForConditionalGeneration", model_type="qwen2_audio", transformers=True,
+                        sizes_in_text_config=True,
+                        ignore=("language_model.lm_head", "re:.*audio_tower.*", "re:.*multi_modal_projector.*"),
+                        extra_config=dict(
+                            text_config=dict(model_type="qwen2", hidden_size=512, intermediate_size=1024,
+                                             num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                             vocab_size=1000),
+                            audio_config=dict(model_type="qwen2_audio_encoder", d_model=256, encoder_attention_heads=4,
+                                              encoder_ffn_dim=512, encoder_layers=1, max_source_positions=64)))
+# Qwen2-VL: a flat config (Qwen2's text keys at the top level, as Qwen/Qwen2-VL-* and RedHatAI's FP8 exports write it)
+# and a one-block tower (embed_dim 256, 2 heads, the non-gated QuickGELU MLP 4 x wide), saved by transformers under
+# the released checkpoints' names (model.layers.N, visual.blocks.N).
+QWEN2_VL_SPEC = dict(architecture="Qwen2VLForConditionalGeneration", model_type="qwen2_vl", transformers=True,
+                     hidden=512, head_dim=128, extra_config=dict(vision_config=dict(
+                         depth=1, embed_dim=256, hidden_size=512, mlp_ratio=4, num_heads=2)))
 # Kimi-K2.5: a DeepSeek-V3 text model (MLA with q-LoRA, dense layer 0, sigmoid-routed MoE) and a MoonViT tower.
 KIMI_K2_TEXT = dict(model_type="deepseek_v3", num_hidden_layers=2, hidden_size=512, intermediate_size=1024,
                     moe_intermediate_size=256, first_k_dense_replace=1, num_attention_heads=4, num_key_value_heads=4,
@@ -486,6 +521,15 @@ KIMI_K25 = dict(architecture="KimiK25ForConditionalGeneration", model_type="kimi
                 extra_config={"text_config": KIMI_K2_TEXT, "projection_hidden_size": 256,
                               "vision_config": {"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 1,
                                                 "num_attention_heads": 2}})
+# Kimi-VL: DeepSeek-V3's text model without q-LoRA (Moonshot's config) and a one-block MoonViT with its projector,
+# stored BF16 (moonvit_tensors).
+KIMI_VL = dict(text_config=dict(KIMI_K2_TEXT, q_lora_rank=None),
+               vision_config=dict(model_type="moonvit", patch_size=14, init_pos_emb_height=8, init_pos_emb_width=8,
+                                  num_attention_heads=2, num_hidden_layers=1, hidden_size=256, intermediate_size=512,
+                                  merge_kernel_size=[2, 2]))
+KIMI_VL_SPEC = dict(architecture="KimiVLForConditionalGeneration", model_type="kimi_vl", transformers=True,
+                    sizes_in_text_config=True, extra_config=KIMI_VL, extra_tensors=moonvit_tensors(KIMI_VL),
+                    ignore=("language_model.lm_head", "re:.*vision_tower.*", "re:.*multi_modal_projector.*"))
 # Kimi-Linear: KDA layers 1 and 2, NoPE MLA layer 3 (1-based, as the checkpoints list them), MoE from layer 1.
 KIMI_LINEAR = dict(num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=4, kv_lora_rank=512,
                    qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, mla_use_nope=True, num_experts=4,
@@ -1148,9 +1192,9 @@ FAMILIES = [
                                                             out_hidden_size=256, fullatt_block_indexes=[0])},
                         extra_tensors=EXAONE_MTP, **HF), 2,
      {"model.language_model.layers.3.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:exaone4_5.py"),
-      "model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:exaone4_5.py"),
-      "model.visual.blocks.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:exaone4_5.py"),
-      "model.visual.merger.mlp.2": ("RowParallelLinear", "vllm:exaone4_5.py")}),
+      "visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:exaone4_5.py"),
+      "visual.blocks.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:exaone4_5.py"),
+      "visual.merger.mlp.2": ("RowParallelLinear", "vllm:exaone4_5.py")}),
     ("step-3.5", dict(architecture="Step3p5ForCausalLM", model_type="step3p5", extra_config=STEP35,
                       **dict(HF, ignore=("lm_head", "re:.*g_proj$"))), 2,  # per-head gates: a row per head
      {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:step3p5.py"),
@@ -1283,15 +1327,15 @@ FAMILIES = [
                                                           vocab_size=1000),
                                       "vision_config": VISION}, **HF), 2,
      {"model.language_model.layers.0.linear_attn.in_proj_qkvz": ("MergedColumnParallelLinear", "vllm:qwen3_5.py"),
-      "model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen3_vl.py"),
-      "model.visual.merger.linear_fc2": ("RowParallelLinear", "vllm:qwen3_vl.py")}),
+      "visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen3_vl.py"),
+      "visual.merger.linear_fc2": ("RowParallelLinear", "vllm:qwen3_vl.py")}),
     ("qwen3.5-moe-vl", dict(architecture="Qwen3_5MoeForConditionalGeneration", model_type="qwen3_5_moe",
                             extra_config={"text_config": dict(GDN_MOE, model_type="qwen3_5_moe_text", hidden_size=256,
                                                               num_hidden_layers=2, num_attention_heads=4,
                                                               num_key_value_heads=2, head_dim=128, vocab_size=1000),
                                           "vision_config": VISION}, **HF), 2,
      {"model.language_model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen3_5.py"),
-      "model.visual.blocks.0.mlp.linear_fc1": ("ColumnParallelLinear", "vllm:qwen3_vl.py")}),
+      "visual.blocks.0.mlp.linear_fc1": ("ColumnParallelLinear", "vllm:qwen3_vl.py")}),
     ("qwen4-exp", QWEN4_EXP_SPEC, 2,
      {"model.layers.0.linear_attn.in_proj_qkvz": ("MergedColumnParallelLinear", "vllm:models/qwen4_exp"),
       "model.layers.0.ple.kv_proj": ("MergedColumnParallelLinear", "vllm:models/qwen4_exp"),
@@ -1308,7 +1352,7 @@ FAMILIES = [
                                                             head_dim=128, vocab_size=1000),
                                         "vision_config": dict(VISION, deepstack_visual_indexes=[])}), 2,
      {"model.language_model.layers.1.self_attn.qkv_proj": ("Qwen4ExpQSAQKVIndexerLinear", "vllm:models/qwen4_exp"),
-      "model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen3_vl.py")}),
+      "visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen3_vl.py")}),
     ("minimax-m3-text", dict(architecture="MiniMaxM3SparseForCausalLM", model_type="minimax_m3_vl_text",
                              moe_style="mixtral", experts=4, head_dim=128), 2,
      {"model.layers.0.block_sparse_moe.gate": ("ReplicatedLinear", "vllm:models/minimax_m3"),
@@ -1345,10 +1389,10 @@ FAMILIES = [
       "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:glm4.py")}),
     *((family, dict(architecture=arch, model_type=model_type, **dict(HF, ignore=("lm_head",)), extra_config={
         "text_config": text, "vision_config": dict(GLM4V_VISION, model_type=f"{model_type}_vision")}), 2,
-       {"model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:glm4_1v.py"),
-        "model.visual.blocks.0.attn.proj": ("RowParallelLinear", "vllm:glm4_1v.py"),
-        "model.visual.merger.proj": ("ColumnParallelLinear", "vllm:glm4_1v.py"),
-        "model.visual.merger.gate_up_proj": ("MergedColumnParallelLinear", "vllm:glm4_1v.py"),
+       {"visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:glm4_1v.py"),
+        "visual.blocks.0.attn.proj": ("RowParallelLinear", "vllm:glm4_1v.py"),
+        "visual.merger.proj": ("ColumnParallelLinear", "vllm:glm4_1v.py"),
+        "visual.merger.gate_up_proj": ("MergedColumnParallelLinear", "vllm:glm4_1v.py"),
         "model.language_model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:glm4_1v.py"),
         **extra})
       for family, arch, model_type, text, extra in (
@@ -1367,8 +1411,8 @@ FAMILIES = [
                            extra_tensors={"model.language_model.layers.2.eh_proj.weight": (512, 1024)},
                            extra_config={"text_config": dict(GLM5_NEXT, model_type="glm5_next_text"),
                                          "vision_config": dict(VISION, projection_intermediate_size=512)}), 2,
-     {"model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:models/glm5next"),
-      "model.visual.merger.proj": ("ColumnParallelLinear", "vllm:models/glm5next"),
+     {"visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:models/glm5next"),
+      "visual.merger.proj": ("ColumnParallelLinear", "vllm:models/glm5next"),
       "model.language_model.layers.0.self_attn.in_proj_qkvbfg_a": ("MergedColumnParallelLinear",
                                                                    "vllm:models/glm5next")}),
     # Stored as Moonshot's INT4 releases keep it: the tower and projector BF16 (vLLM builds them with
@@ -1403,6 +1447,43 @@ FAMILIES = [
       "thinker.audio_tower.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen3_omni_moe_thinker.py"),
       "thinker.audio_tower.layers.0.fc2": ("RowParallelLinear", "vllm:qwen3_omni_moe_thinker.py"),
       "thinker.audio_tower.proj2": ("ReplicatedLinear", "vllm:qwen3_omni_moe_thinker.py")}),
+    *((family, spec, 2,
+       {"thinker.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen2_5_omni_thinker.py"),
+        "thinker.model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:qwen2_5_omni_thinker.py"),
+        "thinker.lm_head": ("ParallelLMHead", "vllm:qwen2_5_omni_thinker.py"),
+        "thinker.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen2_5_omni_thinker.py"),
+        "thinker.visual.blocks.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:qwen2_5_omni_thinker.py"),
+        "thinker.visual.merger.mlp.2": ("RowParallelLinear", "vllm:qwen2_5_omni_thinker.py"),
+        "thinker.audio_tower.layers.0.self_attn.q_proj": ("nn.Linear", "vllm:qwen2_5_omni_thinker.py"),
+        "thinker.audio_tower.layers.0.fc1": ("nn.Linear", "vllm:qwen2_5_omni_thinker.py"),
+        "thinker.audio_tower.proj": ("nn.Linear", "vllm:qwen2_5_omni_thinker.py")})
+      for family, spec in (("qwen2.5-omni", QWEN25_OMNI_SPEC),
+                           ("qwen2.5-omni-model", dict(QWEN25_OMNI_SPEC, architecture="Qwen2_5OmniModel")))),
+    ("qwen2-audio", QWEN2_AUDIO_SPEC, 2,
+     {"language_model.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen2_audio.py"),
+      "language_model.model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:qwen2_audio.py"),
+      "language_model.lm_head": ("ParallelLMHead", "vllm:qwen2_audio.py"),
+      "audio_tower.layers.0.self_attn.k_proj": ("nn.Linear", "vllm:qwen2_audio.py"),
+      "audio_tower.layers.0.fc2": ("nn.Linear", "vllm:qwen2_audio.py"),
+      "multi_modal_projector.linear": ("nn.Linear", "vllm:qwen2_audio.py")}),
+    ("kimi-vl", KIMI_VL_SPEC, 2,
+     {"language_model.model.layers.0.self_attn.kv_a_proj_with_mqa": ("ReplicatedLinear", "vllm:kimi_vl.py"),
+      "language_model.model.layers.0.self_attn.q_proj": ("ColumnParallelLinear", "vllm:kimi_vl.py"),
+      "language_model.model.layers.1.mlp.shared_experts.gate_up_proj": ("MergedColumnParallelLinear",
+                                                                        "vllm:kimi_vl.py"),
+      "language_model.model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:kimi_vl.py"),
+      "vision_tower.encoder.blocks.0.wqkv": ("QKVParallelLinear", "vllm:moonvit.py"),
+      "vision_tower.encoder.blocks.0.mlp.fc1": ("RowParallelLinear", "vllm:moonvit.py"),
+      "multi_modal_projector.linear_2": ("ReplicatedLinear", "vllm:kimi_vl.py")}),
+    ("qwen2-vl", QWEN2_VL_SPEC, 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen2_vl.py"),
+      "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:qwen2_vl.py"),
+      "visual.blocks.0.attn.qkv": ("ColumnParallelLinear", "vllm:qwen2_vl.py"),
+      "visual.blocks.0.attn.proj": ("RowParallelLinear", "vllm:qwen2_vl.py"),
+      "visual.blocks.0.mlp.fc1": ("ColumnParallelLinear", "vllm:qwen2_vl.py"),
+      "visual.blocks.0.mlp.fc2": ("RowParallelLinear", "vllm:qwen2_vl.py"),
+      "visual.merger.mlp.0": ("ColumnParallelLinear", "vllm:qwen2_vl.py"),
+      "visual.merger.mlp.2": ("RowParallelLinear", "vllm:qwen2_vl.py")}),
     ("kimi-k3", kimi_k3_spec(), 2,
      {"language_model.layers.0.self_attn.in_proj_qkvgfab": ("MergedColumnParallelLinear", "vllm:models/kimi_k3"),
       "language_model.layers.1.self_attn.f_b_proj": ("ColumnParallelLinear", "vllm:models/kimi_k3"),
@@ -1536,9 +1617,9 @@ FAMILIES = [
     ("ling-3-vl", LING_3_VL_SPEC, 1,
      {"model.layers.0.attention.qkvb_proj": ("MergedColumnParallelLinear", "vllm:bailing_moe_v3.py"),
       "model.layers.3.attention.dense": ("RowParallelLinear", "vllm:bailing_moe_v3.py"),
-      "model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen3_vl.py"),
-      "model.visual.blocks.0.attn.proj": ("RowParallelLinear", "vllm:qwen3_vl.py"),
-      "model.visual.blocks.0.mlp.linear_fc1": ("ColumnParallelLinear", "vllm:qwen3_vl.py"),
+      "visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen3_vl.py"),
+      "visual.blocks.0.attn.proj": ("RowParallelLinear", "vllm:qwen3_vl.py"),
+      "visual.blocks.0.mlp.linear_fc1": ("ColumnParallelLinear", "vllm:qwen3_vl.py"),
       "model.linear_proj.0": ("ColumnParallelLinear", "vllm:bailing_moe_v3_vl.py"),
       "model.linear_proj.2": ("RowParallelLinear", "vllm:bailing_moe_v3_vl.py")}),
     *((arch.lower(), nemotron_vl_spec(arch), 1,
@@ -3262,7 +3343,7 @@ def test_exaone45_tower_kv_heads_and_the_skipped_mtp_block(make_checkpoint):
     spec = next(f[1] for f in FAMILIES if f[0] == "exaone-4.5")
     folder = make_checkpoint(**{"data": "sparse", **spec})
     ckpt = open_local(folder)
-    qkv = next(m for m in build_layout(ckpt.tensors, ckpt.config).linears if m.name == "model.visual.blocks.0.attn.qkv")
+    qkv = next(m for m in build_layout(ckpt.tensors, ckpt.config).linears if m.name == "visual.blocks.0.attn.qkv")
     assert qkv.heads == (4, 2, 128) and qkv.output_sizes == (512, 256, 256)
     rep = inspect(folder)
     assert rep.ok and [s.prefix for s in rep.skipped] == ["mtp."]
@@ -3345,6 +3426,52 @@ def test_qwen3_omni_builds_the_thinker_only_with_a_bf16_audio_tower(make_checkpo
     fp8_audio = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
         QWEN3_OMNI_SPEC, ignore=("thinker.lm_head", "re:talker.*", "re:code2wav.*"))), tp=2)
     assert {layer.name for layer in fp8_audio.layers if not layer.ok} == {layer.name for layer in audio}
+
+
+def test_qwen25_omni_builds_the_thinker_and_matches_the_vision_qkv_by_its_own_name(make_checkpoint):
+    """qwen2_5_omni_thinker.py: the mapper drops talker. and token2wav.; the audio tower is transformers' own (torch
+    nn.Linears, no quant method); the tower's attn.q / k / v stack into attn.qkv, whose packed entry is the dotted
+    "attn.qkv": an ignore list naming the shards leaves the fused layer FP8 in vLLM, over BF16 weights."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **QWEN25_OMNI_SPEC), tp=2)
+    assert rep.ok, [e for layer in rep.layers for e in layer.errors] + list(rep.errors)
+    assert sorted(s.prefix for s in rep.skipped) == ["talker.", "token2wav."]
+    audio = [layer for layer in rep.layers if layer.name.startswith("thinker.audio_tower.")]
+    assert len(audio) == 7 and all(layer.layer_type == "nn.Linear" for layer in audio)
+    assert "thinker.audio_tower.audio_bos_eos_token" not in {layer.name for layer in rep.layers}
+    listed = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        QWEN25_OMNI_SPEC, ignore=(*QWEN25_OMNI_SPEC["ignore"], "thinker.visual.blocks.0.attn.q",
+                                  "thinker.visual.blocks.0.attn.k", "thinker.visual.blocks.0.attn.v"))), tp=2)
+    assert [layer.name for layer in listed.layers if not layer.ok] == ["thinker.visual.blocks.0.attn.qkv"]
+    gate_up = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        QWEN25_OMNI_SPEC, ignore=(*QWEN25_OMNI_SPEC["ignore"], "thinker.visual.blocks.0.mlp.gate_proj",
+                                  "thinker.visual.blocks.0.mlp.up_proj"))), tp=2)
+    assert gate_up.ok  # gate_up_proj, an undotted entry, is matched by its shards
+
+
+def test_qwen2_audio_encoder_is_transformers_own_and_never_quantized(make_checkpoint):
+    """qwen2_audio.py builds transformers' Qwen2AudioEncoder and an nn.Linear projector: no quant method, so an FP8
+    audio tower is an error; embed_positions is an embedding, no linear."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **QWEN2_AUDIO_SPEC), tp=2)
+    assert rep.ok, [e for layer in rep.layers for e in layer.errors] + list(rep.errors)
+    assert "audio_tower.embed_positions" not in {layer.name for layer in rep.layers}
+    fp8 = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        QWEN2_AUDIO_SPEC, ignore=("language_model.lm_head",))), tp=2)
+    assert {layer.name for layer in fp8.layers if not layer.ok} == {
+        layer.name for layer in fp8.layers if layer.name.startswith(("audio_tower.", "multi_modal_projector."))}
+
+
+def test_kimi_vl_tower_is_unquantized_and_lists_match_fused_layers_by_their_own_names(make_checkpoint):
+    """kimi_vl.py builds MoonViT and its projector without a quant config (an FP8 one is an error), and no packed
+    mapping reaches the quant config: an ignore list naming gate_proj / up_proj leaves gate_up_proj quantized in vLLM,
+    over BF16 weights."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        KIMI_VL_SPEC, ignore=("language_model.lm_head",))), tp=2)
+    assert {layer.name for layer in rep.layers if not layer.ok} == {
+        layer.name for layer in rep.layers if layer.name.startswith(("vision_tower.", "multi_modal_projector."))}
+    shared = "language_model.model.layers.1.mlp.shared_experts"
+    listed = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        KIMI_VL_SPEC, ignore=(*KIMI_VL_SPEC["ignore"], f"{shared}.gate_proj", f"{shared}.up_proj"))), tp=2)
+    assert [layer.name for layer in listed.layers if not layer.ok] == [f"{shared}.gate_up_proj"]
 
 
 def test_qwen3_omni_head_has_no_prefix_so_modelopt_quantizes_it_whatever_it_excludes(make_checkpoint):

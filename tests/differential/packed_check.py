@@ -38,6 +38,8 @@ from run import release_env  # noqa: E402  # isort: skip  (the linear-by-linear 
 PLATFORMS = ("cuda:90", "rocm:gfx942", "cpu")
 # InternVL's remote-code classes and the prefixes their hf_to_vllm_mapper drops (internvl.py, skyworkr1v.py).
 _INTERNVL_CHAT = ("InternVLChatModel", "H2OVLChatModel", "SkyworkR1VChatModel")
+# Qwen2.5-Omni's two registry names (qwen2_5_omni_thinker.py, one class).
+_QWEN25_OMNI = ("Qwen2_5OmniForConditionalGeneration", "Qwen2_5OmniModel")
 _INTERNVL_TRAINING_ONLY = ("action_embed", "box_token", "cg_criterion", "cg_model", "loc_decoder", "loc_encoder", "sam",
                            "temporal_embed", "temporal_token", "track_embed", "track_embed_decoder", "track_token")
 # MistralLarge3ForCausalLM is DeepseekV3ForCausalLM (mistral_large_3.py): the same __init__.
@@ -250,6 +252,22 @@ EXPECTED: dict[tuple[str, str], str] = {
         "each SupportsQuant) adds its own (SupportsQuant.__new__): fp8check lays the text model out by that class's "
         "entry; the entry's LLAMA_PACKED serves only a text class the table lacks")
        for a in _INTERNVL_CHAT for name in ("gate_up_proj", "qkv_proj")},
+    **{("Qwen2VLForConditionalGeneration", f"packed:{name}"): (
+        "qwen2_vl.py's class is no SupportsQuant, so configure_quant_config hands the quant config its "
+        "packed_modules_mapping, SupportsLoRA's empty one, and the language model (init_vllm_registered_model of "
+        "Qwen2ForCausalLM, SupportsQuant) adds its own q / k / v and gate / up entries (SupportsQuant.__new__): the "
+        "entry's packed is that one") for name in ("gate_up_proj", "qkv_proj")},
+    **{(a, f"dropped:{kind}:{part}."): (
+        "qwen2_5_omni_thinker.py's mapper drops the prefixes talker. and token2wav. (the speech generator, never "
+        "built); fp8check drops the names holding them (Arch.spec_substrings; spec_prefix holds one prefix): the "
+        "same names, as no thinker tensor holds either")
+       for a in _QWEN25_OMNI for kind in ("prefix", "substr") for part in ("talker", "token2wav")},
+    **{(a, what): (
+        "qwen2_5_omni_thinker.py's packed_modules_mapping keys the vision tower's stacked q / k / v as \"attn.qkv\": "
+        "[\"attn.q\", \"attn.k\", \"attn.v\"]; fp8check fuses the tower's q / k / v leaves into qkv (the module "
+        "vLLM builds) and, as quant_utils.py is_layer_skipped never meets a dotted key (it looks up a layer's last "
+        "name part), matches the quant config's lists against qkv by its own name (Tower.unexpanded)")
+       for a in _QWEN25_OMNI for what in ("packed:attn.qkv", "tower packed:qkv")},
     **{(a, f"dropped:prefix:{part}"): (
         "InternVL's mapper drops the prefixes of training-only modules (SAM, tracking, grounding heads) that the "
         "released InternVL / H2OVL / Skywork-R1V checkpoints do not hold; not modelled (Arch.spec_prefix holds one "

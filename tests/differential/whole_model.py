@@ -35,8 +35,8 @@ from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
                             deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, intern_vit_tensors,
-                            internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors, nemotron_vl_tensors,
-                            write_checkpoint)
+                            internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors, moonvit_tensors,
+                            nemotron_vl_tensors, write_checkpoint)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crosscheck_model import compare_model, our_modules  # noqa: E402  # isort: skip  (vLLM's side, beside this file)
@@ -1290,6 +1290,74 @@ FAMILIES.update({
                         ignore=("thinker.lm_head", "re:.*audio_tower.*", "re:talker.*", "re:code2wav.*")),
                    _QWEN3_OMNI),
 })
+# Qwen2-VL (transformers' Qwen2VLForConditionalGeneration, flat config.json as Qwen/Qwen2-VL-*-Instruct and
+# RedHatAI's FP8 exports write it): two vision blocks of embed_dim 1024 (16 heads, mlp_ratio 4, QuickGELU) and the
+# 2 x 2 patch merger into the text model's width.
+_QWEN2_VL_VISION = {"depth": 2, "embed_dim": _V, "hidden_size": BASE["hidden"],
+                    "mlp_ratio": 4, "num_heads": 16, "in_chans": 3, "spatial_merge_size": 2, "patch_size": 14,
+                    "temporal_patch_size": 2}
+FAMILIES["qwen2-vl"] = (dict(architecture="Qwen2VLForConditionalGeneration", model_type="qwen2_vl", **_HF),
+                        {"vision_config": _QWEN2_VL_VISION, "rope_scaling": {"type": "mrope",
+                                                                            "mrope_section": [16, 24, 24]}})
+# Qwen2.5-Omni-7B (transformers' Qwen2_5OmniForConditionalGeneration: thinker, talker, token2wav): the thinker's Qwen2
+# text model, a two-block Qwen2.5-VL vision tower (q / k / v stored apart, one full-attention block), a two-layer
+# audio tower of the release's widths, a one-layer talker and token2wav. The audio tower, talker and token2wav stay
+# BF16 (vLLM builds the audio tower from transformers' torch nn.Linears and never builds the other two).
+_QWEN25_OMNI = dict(
+    thinker_config=dict(
+        text_config=_text_config("qwen2_5_omni_text", tie_word_embeddings=False),
+        vision_config=dict(model_type="qwen2_5_omni_vision_encoder", depth=2, hidden_size=_V,
+                           intermediate_size=2 * _V, num_heads=16, out_hidden_size=BASE["hidden"],
+                           fullatt_block_indexes=[1], window_size=112, patch_size=14, spatial_merge_size=2,
+                           temporal_patch_size=2, in_channels=3),
+        audio_config=dict(model_type="qwen2_5_omni_audio_encoder", d_model=1280, encoder_attention_heads=20,
+                          encoder_ffn_dim=5120, encoder_layers=2, output_dim=BASE["hidden"], num_mel_bins=128,
+                          max_source_positions=1500, n_window=100)),
+    talker_config=dict(hidden_size=1024, intermediate_size=2048, num_hidden_layers=1, num_attention_heads=16,
+                       num_key_value_heads=2, head_dim=64, vocab_size=8448, embedding_size=BASE["hidden"]),
+    token2wav_config=dict(dit_config=dict(hidden_size=256, num_hidden_layers=1, num_attention_heads=4, head_dim=64,
+                                          look_ahead_layers=[0], look_backward_layers=[0])),
+    enable_audio_output=True)
+FAMILIES["qwen2.5-omni"] = (dict(architecture="Qwen2_5OmniForConditionalGeneration", model_type="qwen2_5_omni", **_HF,
+                                 sizes_in_text_config=True,
+                                 ignore=("thinker.lm_head", "re:.*audio_tower.*", "re:talker.*", "re:token2wav.*")),
+                            _QWEN25_OMNI)
+# The name Qwen2.5-Omni's first configs carried (registry.py: the same thinker class).
+FAMILIES["qwen2.5-omni-model"] = (dict(FAMILIES["qwen2.5-omni"][0], architecture="Qwen2_5OmniModel"), _QWEN25_OMNI)
+# The same with the vision attention's q / k / v listed by name (kept BF16): vLLM matches the stacked attn.qkv by its
+# own name (the class's packed entry is the dotted "attn.qkv"), so it builds an FP8 method over BF16 weights.
+FAMILIES["qwen2.5-omni-vision-qkv-listed"] = (
+    dict(FAMILIES["qwen2.5-omni"][0], ignore=(*FAMILIES["qwen2.5-omni"][0]["ignore"],
+                                              *(f"thinker.visual.blocks.{i}.attn.{x}" for i in (0, 1) for x in "qkv"))),
+    _QWEN25_OMNI)
+# Qwen2-Audio-7B (transformers' Qwen2AudioForConditionalGeneration): Whisper-like audio encoder of the release's widths
+# (two layers, 20 heads of 64), the projector, a Qwen2 text model; the audio encoder and projector stay BF16 (vLLM
+# builds them from transformers' torch nn.Linears).
+FAMILIES["qwen2-audio"] = (
+    dict(architecture="Qwen2AudioForConditionalGeneration", model_type="qwen2_audio", **_HF, sizes_in_text_config=True,
+         ignore=("language_model.lm_head", "re:.*audio_tower.*", "re:.*multi_modal_projector.*")),
+    {"text_config": _text_config("qwen2"),
+     "audio_config": dict(model_type="qwen2_audio_encoder", d_model=1280, encoder_attention_heads=20,
+                          encoder_ffn_dim=5120, encoder_layers=2, num_mel_bins=128, max_source_positions=1500)})
+# Kimi-VL-A3B (vLLM's KimiVLConfig; transformers has no class for it): DeepSeek-V3's text model as Moonshot's config
+# writes it (MLA without q-LoRA, a dense layer 0, sigmoid-routed MoE with two shared experts, norm_topk_prob set), a
+# two-block MoonViT tower of the release's widths (1152, 16 heads, MLP 4304) and the projector, stored BF16 (vLLM
+# builds both without a quant config).
+_KIMI_VL = dict(
+    text_config=_text_config("deepseek_v3", num_hidden_layers=3, first_k_dense_replace=1, q_lora_rank=None,
+                             kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128,
+                             moe_intermediate_size=1024, n_routed_experts=8, n_shared_experts=2,
+                             num_experts_per_tok=2, n_group=1, topk_group=1, norm_topk_prob=True,
+                             scoring_func="sigmoid", topk_method="noaux_tc", routed_scaling_factor=2.446,
+                             num_key_value_heads=16, tie_word_embeddings=False),
+    vision_config=dict(model_type="moonvit", patch_size=14, init_pos_emb_height=64, init_pos_emb_width=64,
+                       num_attention_heads=16, num_hidden_layers=2, hidden_size=1152, intermediate_size=4304,
+                       merge_kernel_size=[2, 2]),
+    media_placeholder_token_id=163605)
+FAMILIES["kimi-vl"] = (dict(architecture="KimiVLForConditionalGeneration", model_type="kimi_vl", **_HF,
+                            sizes_in_text_config=True, extra_tensors=moonvit_tensors(_KIMI_VL),
+                            ignore=("language_model.lm_head", "re:.*vision_tower.*", "re:.*multi_modal_projector.*")),
+                       _KIMI_VL)
 # Nemotron-NAS's block_configs (nemotron_nas.py): GQA 4 KV heads with ffn_mult 2.625 (3584 wide), a no-op attention
 # (ffn_mult 1.3125: 1792, not a whole number of 128-blocks at TP 8), 2 KV heads with a no-op FFN, 8 KV heads with
 # ffn_mult 5.25 (7168).

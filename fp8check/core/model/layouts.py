@@ -98,6 +98,10 @@ class Tower(NamedTuple):
     # num_hidden_layers_override) and the tower's load_weights drops the layers beyond (clip.py, siglip.py,
     # pixtral.py): those tensors are listed as skipped.
     layers_path: str | None = None
+    # Fused leaves the quant config's lists match by their own name only, never by their shards: the class's
+    # packed_modules_mapping keys them under a dotted name (qwen2_5_omni_thinker.py's "attn.qkv": ["attn.q", "attn.k",
+    # "attn.v"]), which quant_utils.py is_layer_skipped, looking a layer's last name part up, never meets.
+    unexpanded: tuple[str, ...] = ()
 
 
 class Router(NamedTuple):
@@ -407,7 +411,8 @@ class Arch(NamedTuple):
     split_experts: tuple[str, str] | None = None
     # Tails of 2-D checkpoint weights that are norms or other bare parameters, not linears (commandr.py's per-head
     # q_norm / k_norm, a LayerNorm of shape [heads, head_dim]; Inkling's InklingGate weight, which its forward
-    # multiplies itself; MuseGlimmer's vision position table): listed with the other non-linear weights.
+    # multiplies itself; MuseGlimmer's vision position table; Qwen2.5-Omni's audio_bos_eos_token and Qwen2-Audio's
+    # embed_positions, nn.Embeddings of transformers' audio encoders): listed with the other non-linear weights.
     matrix_norms: tuple[str, ...] = ()
     # (backend, vLLM's assertion text): the model file asserts that each Attention's impl is that backend's, after
     # importing it, and that its KV cache is the model dtype's (Flint's FlintAttention: FlashInferImpl, kv_cache_dtype
@@ -550,6 +555,12 @@ _QWEN_VL_PACKED = {**LLAMA_PACKED, "qkv": ("qkv",)}
 _QWEN25_VISUAL = Tower("vllm:qwen2_5_vl.py", ("visual.", "model.visual."), packed=_QWEN_VL_PACKED,
                        vision_heads=True, styles={"attn.qkv": "QKVParallelLinear", "attn.proj": ROW,
                                                   "mlp.0": COLUMN, "mlp.2": ROW})
+# qwen2_vl.py Qwen2VisionTransformer: blocks.N.attn.qkv stored fused and built as a ColumnParallelLinear (no
+# QKVParallelLinear: its mapper stacks separate q / k / v into it), attn.proj row; the non-gated QuickGELU mlp.fc1
+# ColumnParallelLinear / fc2 RowParallelLinear; merger.mlp.0 ColumnParallelLinear, merger.mlp.2 RowParallelLinear.
+_QWEN2_VISUAL = Tower("vllm:qwen2_vl.py", ("visual.", "model.visual."), packed={},
+                      styles={"attn.qkv": COLUMN, "attn.proj": ROW, "mlp.fc1": COLUMN, "mlp.fc2": ROW,
+                              "mlp.0": COLUMN, "mlp.2": ROW})
 # qwen3_vl.py Qwen3_VisionTransformer: the same attention; mlp, merger and deepstack_merger_list.N use
 # linear_fc1 ColumnParallelLinear / linear_fc2 RowParallelLinear.
 _QWEN3_VISUAL = Tower("vllm:qwen3_vl.py", ("visual.", "model.visual."), packed=_QWEN_VL_PACKED,
@@ -615,6 +626,12 @@ ARCHITECTURES: dict[str, Arch] = {
     "Qwen3MoeForCausalLM": Arch("vllm:qwen3_moe.py", router=_NORM_TOPK, sliding=MODEL_WINDOW, **_QWEN3_MOE_ROUTERS),
     "Qwen2_5_VLForConditionalGeneration": Arch("vllm:qwen2.py", packed=_QWEN_VL_PACKED, towers=(_QWEN25_VISUAL,),
                                                hf_to_vllm=_QWEN25_VL_NAMES, **_QWEN2_MODEL),
+    # qwen2_vl.py (0.33 / 0.34 alike): Qwen2's text model (init_vllm_registered_model of Qwen2ForCausalLM) under
+    # Qwen2.5-VL's names; see _QWEN2_VISUAL. The class declares no packed_modules_mapping (SupportsLoRA's empty one,
+    # handed to the quant config by reference: configure_quant_config), Qwen2ForCausalLM (SupportsQuant) adds its
+    # own q / k / v and gate / up entries.
+    "Qwen2VLForConditionalGeneration": Arch("vllm:qwen2_vl.py", towers=(_QWEN2_VISUAL,), hf_to_vllm=_QWEN25_VL_NAMES,
+                                            **_QWEN2_MODEL),
     # The text models: Qwen2ForCausalLM (qwen2.py); Qwen3LLMForCausalLM (qwen3_vl.py, a Qwen3ForCausalLM);
     # Qwen3MoeLLMForCausalLM (qwen3_vl_moe.py, a Qwen3MoeForCausalLM).
     "Qwen3VLForConditionalGeneration": Arch("vllm:qwen3_vl.py", packed=_QWEN_VL_PACKED, towers=(_QWEN3_VISUAL,),
@@ -737,6 +754,47 @@ ARCHITECTURES["Qwen3OmniMoeForConditionalGeneration"] = ARCHITECTURES["Qwen3MoeF
     hf_to_vllm=(("prefix", "thinker.lm_head.", "language_model.lm_head."),
                 ("prefix", "thinker.model.", "language_model.model."), ("prefix", "thinker.", ""),
                 ("prefix", "model.", "language_model.model."), ("prefix", "lm_head.", "language_model.lm_head.")))
+
+# Qwen2.5-Omni (registry.py 0.25-0.34: Qwen2_5OmniModel and Qwen2_5OmniForConditionalGeneration ->
+# qwen2_5_omni_thinker.py Qwen2_5OmniThinkerForConditionalGeneration; 0.33 -> 0.34 changed the processor only). vLLM
+# builds the thinker only: its hf_to_vllm_mapper maps thinker.model. / thinker.lm_head. under language_model., strips
+# "thinker." from the towers, and maps every talker. and token2wav. tensor to None.
+# - transformers' own Qwen2_5OmniAudioEncoder (audio_tower), imported as is: every linear a torch nn.Linear
+#   (self_attn q / k / v / out_proj, fc1, fc2, proj), no quant method; audio_bos_eos_token an nn.Embedding.
+# - qwen2_5_vl.py's Qwen2_5_VisionTransformer (visual) with the quant config: attn.q / k / v, stored apart
+#   (transformers' Qwen2_5OmniVisionAttention), stacked into attn.qkv by its mapper (orig_to_new_stacked), a
+#   QKVParallelLinear over the vision heads, matched by the quant config's lists by its own name (Tower.unexpanded:
+#   the class's packed entry is "attn.qkv"); attn.proj row, mlp gate / up -> gate_up_proj, down_proj row;
+#   merger.mlp.0 column, mlp.2 row.
+# - Qwen2ForCausalLM over thinker_config.text_config (init_vllm_registered_model). The class is no SupportsQuant:
+#   configure_quant_config hands the quant config its packed_modules_mapping, qkv_proj / gate_up_proj beside the
+#   tower's "attn.qkv".
+_QWEN25_OMNI_AUDIO = Tower("vllm:qwen2_5_omni_thinker.py", ("thinker.audio_tower.", "audio_tower."), packed={},
+                           styles={tail: TORCH_LINEAR for tail in ("q_proj", "k_proj", "v_proj", "out_proj", "fc1",
+                                                                   "fc2", "proj")})
+_QWEN25_OMNI_VISUAL = _QWEN25_VISUAL._replace(source="vllm:qwen2_5_omni_thinker.py",
+                                              roots=("thinker.visual.", "visual."),
+                                              packed={**LLAMA_PACKED, "qkv": ("q", "k", "v")}, unexpanded=("qkv",))
+_QWEN25_OMNI = Arch("vllm:qwen2_5_omni_thinker.py", towers=(_QWEN25_OMNI_AUDIO, _QWEN25_OMNI_VISUAL),
+                    spec_substrings=("talker.", "token2wav."), matrix_norms=("audio_tower.audio_bos_eos_token",),
+                    hf_to_vllm=(("prefix", "thinker.lm_head.", "language_model.lm_head."),
+                                ("prefix", "thinker.model.", "language_model.model."), ("prefix", "thinker.", "")),
+                    **_QWEN2_MODEL)
+ARCHITECTURES.update({"Qwen2_5OmniForConditionalGeneration": _QWEN25_OMNI, "Qwen2_5OmniModel": _QWEN25_OMNI})
+
+# Qwen2-Audio (qwen2_audio.py Qwen2AudioForConditionalGeneration, registered 0.25-0.34, the file alike 0.33 -> 0.34):
+# transformers' own Qwen2AudioEncoder (audio_tower: self_attn q / k / v / out_proj, fc1, fc2 torch nn.Linears, no quant
+# method; embed_positions an nn.Embedding) and the model's Qwen2AudioMultiModalProjector (linear, a torch nn.Linear)
+# beside Qwen2ForCausalLM over text_config (init_vllm_registered_model) under language_model. No hf_to_vllm_mapper: the
+# checkpoint's names (language_model.model.layers.N, language_model.lm_head) are vLLM's. The class is neither
+# SupportsQuant nor SupportsLoRA: the quant config's packed mapping is the language model's (SupportsQuant.__new__).
+_QWEN2_AUDIO_LINEARS = ("q_proj", "k_proj", "v_proj", "out_proj", "fc1", "fc2")
+ARCHITECTURES["Qwen2AudioForConditionalGeneration"] = Arch(
+    "vllm:qwen2_audio.py", towers=(
+        Tower("vllm:qwen2_audio.py", ("audio_tower.",), packed={},
+              styles={tail: TORCH_LINEAR for tail in _QWEN2_AUDIO_LINEARS}),
+        Tower("vllm:qwen2_audio.py", ("multi_modal_projector.",), packed={}, styles={"linear": TORCH_LINEAR})),
+    matrix_norms=("audio_tower.embed_positions",), **_QWEN2_MODEL)
 
 # Qwen4-Exp (vllm.models.qwen4_exp, registered 0.29-0.34, read from 0.33 / 0.34: __init__.py resolves nvidia/model.py
 # on CUDA and CPU, amd/model.py on ROCm, and refuses XPU / TPU on import, IMPORT_REFUSALS). Qwen3.5's gated-delta-net
@@ -1031,6 +1089,22 @@ _KIMI_K25_NAMES = (("prefix", "language_model.layers.", "language_model.model.la
 ARCHITECTURES["KimiK25ForConditionalGeneration"] = _DEEPSEEK_V3._replace(
     source="vllm:kimi_k25.py", towers=(_MOONVIT, _KIMI_K25_PROJECTOR), hf_to_vllm=_KIMI_K25_NAMES,
     vllm_names=(("mm_projector.proj.0", "mm_projector.linear_1"), ("mm_projector.proj.2", "mm_projector.linear_2")))
+
+
+# Kimi-VL (kimi_vl.py KimiVLForConditionalGeneration, registered 0.25-0.34, kimi_vl.py and moonvit.py alike 0.33 ->
+# 0.34): deepseek_v2.py's DeepseekV2ForCausalLM over text_config (vLLM's KimiVLConfig reads it as transformers'
+# DeepseekV2Config whatever its model_type: norm_topk_prob false by default; MLA, q_lora_rank null in the releases)
+# under language_model, the checkpoint's names (no hf_to_vllm_mapper); moonvit.py's MoonVitPretrainedModel
+# (vision_tower.encoder.blocks.N: wqkv a QKVParallelLinear over the vision heads, stored fused, wo row, mlp.fc0 column /
+# fc1 row) and KimiVLMultiModalProjector (linear_1 / linear_2 ReplicatedLinear), both built without a quant config.
+# Neither the class nor DeepseekV2ForCausalLM is SupportsQuant and the class declares no packed_modules_mapping, so the
+# quant config's stays empty: its lists are matched against fused_qkv_a_proj / gate_up_proj by their own names
+# (Arch.quant_packed).
+ARCHITECTURES["KimiVLForConditionalGeneration"] = _DEEPSEEK._replace(
+    source="vllm:kimi_vl.py", quant_packed=False, towers=(
+        _MOONVIT._replace(source="vllm:moonvit.py", quantized=False, unquantized_methods=()),
+        Tower("vllm:kimi_vl.py", ("multi_modal_projector.",), packed={}, quantized=False,
+              styles={"linear_1": REPLICATED, "linear_2": REPLICATED})))
 
 
 # Kimi-Linear (vllm.models.kimi_k3, 0.27-0.34 alike; 0.25 / 0.26's kimi_linear.py is not compared: nvidia/model.py
@@ -2967,6 +3041,10 @@ HF_WINDOWS: dict[str, HFWindow] = {
     "mimo": _QWEN_WINDOW,                           # MiMo-7B's remote-code MiMoConfig(Qwen2Config)
     "qwen2_5_vl_text": _QWEN25_VL_WINDOW,
     "qwen2_5_vl": _QWEN25_VL_WINDOW,                # a flat Qwen2.5-VL config
+    "qwen2_vl_text": _QWEN25_VL_WINDOW,             # Qwen2VLTextConfig: Qwen2.5-VL's defaults
+    "qwen2_vl": _QWEN25_VL_WINDOW,                  # a flat Qwen2-VL config
+    # Qwen2_5OmniTextConfig (Qwen2.5-Omni's thinker): 32768, from max_window_layers (28) where use_sliding_window
+    "qwen2_5_omni_text": HFWindow(32768, gated=True, fills=_from_max_window_layers, window_layers=28),
     "qwen2_moe": HFWindow(4096, gated=True, fills=_qwen2_moe, window_layers=28),
     "qwen3_moe": HFWindow(4096, gated=True),
     "qwen3_vl_moe_text": HFWindow(forced_none=True),

@@ -532,8 +532,8 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
                                     or _block_fp8_replicated(name, widths[0], config, arch))
     whole = arch.replicated_shards.get(leaf, ()) if tower is None and fused else ()
     # The quant config's lists ask a fused layer's shards only where its packed_modules_mapping holds the layer's
-    # (Arch.quant_packed).
-    listed_by_shards = fused and (tower is not None or arch.quant_packed)
+    # (Arch.quant_packed), and never for a tower's Tower.unexpanded leaf.
+    listed_by_shards = fused and (leaf not in tower.unexpanded if tower is not None else arch.quant_packed)
     return LinearModule(name, layer_type, shards, k, widths, heads, layout=(tower or arch).source,
                         fused=listed_by_shards,
                         unquantized=unquantized,

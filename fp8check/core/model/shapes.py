@@ -68,10 +68,12 @@ def embedding_errors(tensors: dict, layout: ModelLayout, config: ModelConfig, ar
     if arch is None or not config.hidden_size:
         return []
     found = []
+    # tensors the loader drops are never loaded (Qwen2.5-Omni's talker.model.embed_tokens)
+    dropped = {info.name for skipped in layout.skipped for info in skipped.tensors}
     for name in layout.non_expert_names:
         info = tensors[name]
         parts = name.split(".")
-        if (len(info.shape) == 2 and parts[-1] == "weight" and parts[-2] in EMBEDDING_SET
+        if (len(info.shape) == 2 and parts[-1] == "weight" and parts[-2] in EMBEDDING_SET and name not in dropped
                 and tower_for(arch, name) is None and not name.startswith(("mtp.", "model.mtp"))
                 and tail_match(name.removesuffix(".weight"), arch.other_tables) is None):
             wanted = [Expected(1, config.embedding_size, "word_embed_proj_dim") if config.embedding_size
