@@ -353,7 +353,9 @@ TRANSFORMERS_CLASSES = {"KimiK25ForConditionalGeneration": "Kimi_K25ForCondition
                         # Sarvam (modeling_auto.py): sarvam_moe is GLM-4-MoE's class, sarvam_mla DeepSeek-V3's
                         "SarvamMoEForCausalLM": "Glm4MoeForCausalLM", "SarvamMLAForCausalLM": "DeepseekV3ForCausalLM",
                         # vLLM's registry serves both MuseGlimmer names with one class; transformers has the VL one
-                        "MuseGlimmerForCausalLM": "MuseGlimmerForConditionalGeneration"}
+                        "MuseGlimmerForCausalLM": "MuseGlimmerForConditionalGeneration",
+                        # Phi-3.5-MoE: vLLM's registry spells transformers' PhimoeForCausalLM PhiMoEForCausalLM
+                        "PhiMoEForCausalLM": "PhimoeForCausalLM"}
 # Names transformers 5.24's revert_weight_conversion leaves wrong, as (regex, replacement) per model_type: kimi_k25's
 # conversion renames "blocks" -> "layers" unanchored, so its reversal turns the text model's layers into blocks, and
 # two of its in-memory names are not reverted; Moonshot's checkpoints hold language_model.model.layers.N,

@@ -1322,6 +1322,10 @@ FAMILIES["llama-nemotron-vl"] = (
     dict(FAMILIES["nemotron-nano-vl"][0], architecture="Llama_Nemotron_Nano_VL", model_type="Llama_Nemotron_Nano_VL",
          layers=2, extra_tensors=nemotron_vl_tensors(_LLAMA_NEMOTRON_VL)),
     _LLAMA_NEMOTRON_VL)
+# The registry's text classes laid out in the eighth round, written by transformers' classes where it has one.
+# Phi-3.5-MoE (phimoe.py): every layer a MoE of w1 / w3 / w2 experts under block_sparse_moe, sparsemixer top-2.
+FAMILIES["phi-moe"] = (dict(architecture="PhiMoEForCausalLM", model_type="phimoe", transformers=True, layers=2),
+                       dict(_TOKENS, num_local_experts=8, num_experts_per_tok=2, intermediate_size=1024))
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

@@ -2202,6 +2202,15 @@ ARCHITECTURES["ZayaForCausalLM"] = Arch(
     unquantized=_ZAYA_ROUTER, own_widths=_ZAYA_ROUTER, attention_linear="o_proj",
     attention_replicated=True, sliding=ZAYA_LAYER_TYPES)
 
+# Phi-3.5-MoE (phimoe.py PhiMoEForCausalLM, registered 0.25-0.34, the file alike 0.33 -> 0.34): Llama's attention (q /
+# k / v -> qkv_proj with biases, o_proj row; its Attention takes no per-layer window), every layer a PhiMoE block:
+# block_sparse_moe.gate a GateLinear without quant_config, the experts a FusedMoE of the checkpoint's w1 / w3 / w2
+# (ckpt_names) with renormalize=False and phimoe_routing_function (sparsemixer top-2), a custom_routing_function
+# whose CustomRoutingRouter.routing_method_type is Custom; the ParallelLMHead (bias) built with quant_config=None.
+ARCHITECTURES["PhiMoEForCausalLM"] = Arch(
+    "vllm:phimoe.py", packed=_QKV_ONLY, unquantized=("block_sparse_moe.gate",),
+    router=Router(renormalize=False, custom="Custom"), head_quant_config=False, sliding=MODEL_WINDOW)
+
 # vLLM's Transformers modelling backend (transformers/base.py recursive_replace, utils.py replace_linear_class)
 # serves the architectures registry.py lists in _TRANSFORMERS_SUPPORTED_MODELS: each nn.Linear of transformers'
 # model becomes the class its config's base_model_tp_plan names (colwise / colwise_gather_output:
