@@ -107,6 +107,9 @@ MODEL_STUB_RISKS = {
                                              "vLLM's messages quote where a real GPU's name would be; a ROCm "
                                              "device's name is its gfx arch's part (AMD_Instinct_MI300X for gfx942: "
                                              "amdsmi absent), which only picks a fused-MoE tuning file",
+    "XIELU on the CPU": "Apertus' xIELU activation (activation.py XIELU) is built on the CPU: it reads its beta / eps "
+                        "buffers back with .item() while built, which the meta device cannot; an activation's "
+                        "scalars play no part in any layer's method, kernel or backend",
     "GateLinear SM90 router warmup": "0.34+: _register_sm90_bf16x3_warmup is a no-op (it registers a CuTe-DSL JIT "
                                      "warmup of the router GEMM on sm90 and imports nvidia-cutlass-dsl, absent "
                                      "here); no routing effect: the router's method and class are read as built",
@@ -380,6 +383,21 @@ def _no_router_warmup() -> None:
         return
     if hasattr(GateLinear, "_register_sm90_bf16x3_warmup"):
         GateLinear._register_sm90_bf16x3_warmup = lambda self: None
+
+
+def _xielu_on_cpu() -> None:
+    """XIELU (activation.py; Apertus' MLP) reads its beta / eps buffers back with .item() while it is built, which the
+    meta device cannot: the activation is built on the CPU (MODEL_STUB_RISKS)."""
+    import torch
+    from vllm.model_executor.layers.activation import XIELU
+
+    build = XIELU.__init__
+
+    def on_cpu(self, *args, **kwargs):
+        with torch.device("cpu"):
+            build(self, *args, **kwargs)
+
+    XIELU.__init__ = on_cpu
 
 
 def _no_shardq_workspace() -> None:
@@ -1195,6 +1213,7 @@ def main() -> None:
         sys.meta_path.insert(0, _InertFinder(LATE_INERT))
         _stub_compiled_namespaces()
         _no_router_warmup()
+        _xielu_on_cpu()
         _no_shardq_workspace()
         _mla_prefill_workspace()
         _rocm_mla_prefill(sys.argv[1])

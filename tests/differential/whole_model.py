@@ -1326,6 +1326,13 @@ FAMILIES["llama-nemotron-vl"] = (
 # Phi-3.5-MoE (phimoe.py): every layer a MoE of w1 / w3 / w2 experts under block_sparse_moe, sparsemixer top-2.
 FAMILIES["phi-moe"] = (dict(architecture="PhiMoEForCausalLM", model_type="phimoe", transformers=True, layers=2),
                        dict(_TOKENS, num_local_experts=8, num_experts_per_tok=2, intermediate_size=1024))
+# Minitron / Nemotron-4 (nemotron.py) and Apertus (apertus.py): non-gated MLPs (up_proj, down_proj), squared ReLU and
+# xIELU; Apertus' layer 0 sliding (its config class defaults no window: the released configs set none).
+FAMILIES["nemotron"] = (dict(architecture="NemotronForCausalLM", model_type="nemotron", transformers=True, layers=2),
+                        dict(_TOKENS, hidden_act="relu2", partial_rotary_factor=0.5, norm_eps=1e-5))
+FAMILIES["apertus"] = (dict(architecture="ApertusForCausalLM", model_type="apertus", transformers=True, layers=2),
+                       dict(_TOKENS, hidden_act="xielu", max_position_embeddings=65536,
+                            layer_types=["sliding_attention", "full_attention"], sliding_window=512))
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

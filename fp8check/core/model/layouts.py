@@ -2210,6 +2210,14 @@ ARCHITECTURES["ZayaForCausalLM"] = Arch(
 ARCHITECTURES["PhiMoEForCausalLM"] = Arch(
     "vllm:phimoe.py", packed=_QKV_ONLY, unquantized=("block_sparse_moe.gate",),
     router=Router(renormalize=False, custom="Custom"), head_quant_config=False, sliding=MODEL_WINDOW)
+# Nemotron-4 / Minitron (nemotron.py NemotronForCausalLM, registered 0.25-0.34, alike 0.33 / 0.34): q / k / v ->
+# qkv_proj (packed_modules_mapping holds no gate_up_proj), o_proj row; a non-gated MLP, up_proj a ColumnParallelLinear
+# and down_proj row (squared ReLU); its Attention takes no per-layer window; the ParallelLMHead with the quant config.
+ARCHITECTURES["NemotronForCausalLM"] = Arch("vllm:nemotron.py", packed=_QKV_ONLY, sliding=MODEL_WINDOW)
+# Apertus (apertus.py ApertusForCausalLM, registered 0.25-0.34, alike 0.33 / 0.34): nemotron.py's linears (qkv_proj with
+# QK-norm, o_proj row; a non-gated xIELU MLP, up_proj column, down_proj row), the window on the layers
+# config.layer_types marks sliding; the ParallelLMHead with the quant config.
+ARCHITECTURES["ApertusForCausalLM"] = Arch("vllm:apertus.py", packed=_QKV_ONLY)
 
 # vLLM's Transformers modelling backend (transformers/base.py recursive_replace, utils.py replace_linear_class)
 # serves the architectures registry.py lists in _TRANSFORMERS_SUPPORTED_MODELS: each nn.Linear of transformers'
