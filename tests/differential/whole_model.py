@@ -1333,6 +1333,13 @@ FAMILIES["nemotron"] = (dict(architecture="NemotronForCausalLM", model_type="nem
 FAMILIES["apertus"] = (dict(architecture="ApertusForCausalLM", model_type="apertus", transformers=True, layers=2),
                        dict(_TOKENS, hidden_act="xielu", max_position_embeddings=65536,
                             layer_types=["sliding_attention", "full_attention"], sliding_window=512))
+# DeepSeek-MoE v1 (deepseek_v2.py's DeepseekForCausalLM; remote-code config, model_type deepseek): MHA (16 KV heads),
+# a dense layer 0, then 8 softmax-routed experts with two shared ones, as deepseek-moe-16b's config.json writes it.
+FAMILIES["deepseek-moe"] = (
+    dict(architecture="DeepseekForCausalLM", model_type="deepseek", kv_heads=16, moe_style="deepseek", shared_experts=2,
+         first_k_dense=1, **_MOE),
+    dict(num_experts_per_tok=2, moe_layer_freq=1, norm_topk_prob=False, scoring_func="softmax", hidden_act="silu",
+         rms_norm_eps=1e-6, rope_theta=10000.0, bos_token_id=1, eos_token_id=2))
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

@@ -2218,6 +2218,15 @@ ARCHITECTURES["NemotronForCausalLM"] = Arch("vllm:nemotron.py", packed=_QKV_ONLY
 # QK-norm, o_proj row; a non-gated xIELU MLP, up_proj column, down_proj row), the window on the layers
 # config.layer_types marks sliding; the ParallelLMHead with the quant config.
 ARCHITECTURES["ApertusForCausalLM"] = Arch("vllm:apertus.py", packed=_QKV_ONLY)
+# DeepSeek-MoE v1 (deepseek_v2.py DeepseekForCausalLM, a DeepseekV2ForCausalLM; registered 0.25-0.34, alike 0.33 /
+# 0.34; config remote code, model_type deepseek): use_mha (config.model_type == "deepseek") builds DeepseekAttention,
+# q / k / v -> qkv_proj (packed_modules_mapping gains qkv_proj) and o_proj row, both constructed WITHOUT a prefix: the
+# quant config is asked with "" (no ignore / exclude entry names them), its Attention self_attn.attn with the quant
+# config and no per-layer window; DeepSeek-V2's MLP / MoE (dense layers below first_k_dense_replace, then mlp.gate an
+# unquantized GateLinear, FusedMoE routed as DeepSeek-V2's, shared_experts) and LM head (with the quant config).
+ARCHITECTURES["DeepseekForCausalLM"] = _DEEPSEEK._replace(
+    packed=LLAMA_PACKED, mla=False,
+    quant_prefixes=(("regex", r"^(?:.*\.)?self_attn\.(?:q_proj|k_proj|v_proj|o_proj)\.weight$", ".weight"),))
 
 # vLLM's Transformers modelling backend (transformers/base.py recursive_replace, utils.py replace_linear_class)
 # serves the architectures registry.py lists in _TRANSFORMERS_SUPPORTED_MODELS: each nn.Linear of transformers'
