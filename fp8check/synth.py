@@ -777,7 +777,21 @@ def _plamo3_text(spec: Spec) -> dict[str, tuple[int, int]]:
     return shapes
 
 
-HAND_NAMED = {"step3": _step3_text, "decilm": _decilm_text, "plamo3": _plamo3_text}
+def _chatglm_text(spec: Spec) -> dict[str, tuple[int, int]]:
+    """ChatGLM-2 / 3 and GLM-4-9B (remote code, vLLM's own ChatGLMConfig; chatglm.py loads the names as saved):
+    <root>.encoder.layers.N, the attention's fused query_key_value and dense, the MLP's fused dense_h_to_4h (gate and
+    up rows) and dense_4h_to_h; the embedding and output_layer as the Spec names them."""
+    shapes: dict[str, tuple[int, int]] = {}
+    for i in range(spec.layers):
+        p = f"{spec.text_prefix}.encoder.layers.{i}"
+        shapes.update({f"{p}.self_attention.query_key_value": ((spec.heads + 2 * spec.kv_heads) * spec.hd, spec.hidden),
+                       f"{p}.self_attention.dense": (spec.hidden, spec.heads * spec.hd),
+                       f"{p}.mlp.dense_h_to_4h": (2 * spec.intermediate, spec.hidden),
+                       f"{p}.mlp.dense_4h_to_h": (spec.hidden, spec.intermediate)})
+    return shapes
+
+
+HAND_NAMED = {"step3": _step3_text, "decilm": _decilm_text, "plamo3": _plamo3_text, "chatglm": _chatglm_text}
 
 
 def kimi_k3_tensors(config: dict) -> dict[str, tuple[int, ...]]:

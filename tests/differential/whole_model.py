@@ -1340,6 +1340,15 @@ FAMILIES["deepseek-moe"] = (
          first_k_dense=1, **_MOE),
     dict(num_experts_per_tok=2, moe_layer_freq=1, norm_topk_prob=False, scoring_func="softmax", hidden_act="silu",
          rms_norm_eps=1e-6, rope_theta=10000.0, bos_token_id=1, eos_token_id=2))
+# ChatGLM / GLM-4-9B (chatglm.py; vLLM's own ChatGLMConfig): synth's names="chatglm", fused query_key_value (4
+# multi-query groups) and dense_h_to_4h, the head transformer.output_layer; the registry's two names of the class.
+_CHATGLM = dict(num_layers=2, padded_vocab_size=BASE["vocab"], ffn_hidden_size=BASE["intermediate"], kv_channels=128,
+                multi_query_attention=True, multi_query_group_num=4, add_qkv_bias=True, add_bias_linear=False,
+                seq_length=4096, original_rope=True, rmsnorm=True, layernorm_epsilon=1.5625e-07)
+FAMILIES.update({family: (dict(architecture=arch, model_type="chatglm", names="chatglm", text_prefix="transformer",
+                               embedding="embedding.word_embeddings", head="transformer.output_layer",
+                               ignore=("transformer.output_layer",)), _CHATGLM)
+                 for family, arch in (("chatglm", "ChatGLMModel"), ("chatglm-cg", "ChatGLMForConditionalGeneration"))})
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

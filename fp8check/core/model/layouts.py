@@ -2227,6 +2227,19 @@ ARCHITECTURES["ApertusForCausalLM"] = Arch("vllm:apertus.py", packed=_QKV_ONLY)
 ARCHITECTURES["DeepseekForCausalLM"] = _DEEPSEEK._replace(
     packed=LLAMA_PACKED, mla=False,
     quant_prefixes=(("regex", r"^(?:.*\.)?self_attn\.(?:q_proj|k_proj|v_proj|o_proj)\.weight$", ".weight"),))
+# ChatGLM-2 / 3 and GLM-4-9B (chatglm.py ChatGLMForCausalLM, registered as ChatGLMModel and
+# ChatGLMForConditionalGeneration 0.25-0.34, alike 0.33 / 0.34; vLLM's own ChatGLMConfig, model_type chatglm): the
+# checkpoint's names under transformer.encoder.layers.N, self_attention.query_key_value stored fused (packed
+# query_key_value -> [query_key_value]; a QKVParallelLinear of kv_channels-wide heads, multi_query_group_num KV heads),
+# self_attention.dense row, its Attention self_attention.attn with the quant config and no per-layer window;
+# mlp.dense_h_to_4h stored fused (a MergedColumnParallelLinear over [ffn_hidden_size] x 2), mlp.dense_4h_to_h row; the
+# ParallelLMHead transformer.output_layer with the quant config. A config with a vision_config is refused (the
+# RuntimeError naming GLM4VForCausalLM), not modelled.
+_CHATGLM = Arch("vllm:chatglm.py", packed={"query_key_value": ("query_key_value",), "dense_h_to_4h": ("dense_h_to_4h",)},
+                styles={"self_attention.query_key_value": "QKVParallelLinear", "self_attention.dense": ROW,
+                        "output_layer": "ParallelLMHead"},
+                equal_parts={"mlp.dense_h_to_4h": 2}, sliding=MODEL_WINDOW)
+ARCHITECTURES.update({"ChatGLMModel": _CHATGLM, "ChatGLMForConditionalGeneration": _CHATGLM})
 
 # vLLM's Transformers modelling backend (transformers/base.py recursive_replace, utils.py replace_linear_class)
 # serves the architectures registry.py lists in _TRANSFORMERS_SUPPORTED_MODELS: each nn.Linear of transformers'

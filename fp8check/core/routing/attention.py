@@ -61,8 +61,9 @@ if TYPE_CHECKING:  # annotations only
 # layers: qkv_indexer_proj; Ling / Ring's bailing_moe.py: attention.query_key_value, its Attention attention.attn).
 # Beam's qkv_gate_proj (Arch.merged_qkv_gate) is a MergedColumnParallelLinear with the attention's heads.
 # EXAONE-3 (exaone.py) names the attention transformer.h.N.attn.attention, its Attention under it as .attn; InternLM2
-# (internlm2.py) attention.wqkv, its Attention attention.attn.
-_DENSE = re.compile(r"^(.*\.(?:layers|h)\.(\d+)\.(?:self_attn|mixer|attention|attn\.attention))\."
+# (internlm2.py) attention.wqkv, its Attention attention.attn; ChatGLM (chatglm.py) self_attention.query_key_value, its
+# Attention self_attention.attn.
+_DENSE = re.compile(r"^(.*\.(?:layers|h)\.(\d+)\.(?:self_attn|self_attention|mixer|attention|attn\.attention))\."
                     r"(qkv_proj|qkv_indexer_proj|query_key_value|qkv_gate_proj|wqkv)$")
 _SELF_ATTN = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.([^.]+)$")  # any linear of a decoder layer's self_attn
 _Q_ONLY = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.q_proj$")  # a KV-shared layer's query projection
