@@ -355,7 +355,11 @@ TRANSFORMERS_CLASSES = {"KimiK25ForConditionalGeneration": "Kimi_K25ForCondition
                         # vLLM's registry serves both MuseGlimmer names with one class; transformers has the VL one
                         "MuseGlimmerForCausalLM": "MuseGlimmerForConditionalGeneration",
                         # Phi-3.5-MoE: vLLM's registry spells transformers' PhimoeForCausalLM PhiMoEForCausalLM
-                        "PhiMoEForCausalLM": "PhimoeForCausalLM"}
+                        "PhiMoEForCausalLM": "PhimoeForCausalLM",
+                        # IQuest-Coder, the legacy LLaMAForCausalLM spelling and InternLM3 (transformers' internlm3
+                        # maps to LlamaForCausalLM): Llama's class and names
+                        "IQuestCoderForCausalLM": "LlamaForCausalLM", "LLaMAForCausalLM": "LlamaForCausalLM",
+                        "InternLM3ForCausalLM": "LlamaForCausalLM"}
 # Names transformers 5.24's revert_weight_conversion leaves wrong, as (regex, replacement) per model_type: kimi_k25's
 # conversion renames "blocks" -> "layers" unanchored, so its reversal turns the text model's layers into blocks, and
 # two of its in-memory names are not reverted; Moonshot's checkpoints hold language_model.model.layers.N,

@@ -828,9 +828,11 @@ def _plamo3_config(pretrained_config):
 # transformers or vLLM config class; alice_ai.py reads every key off the checkpoint's config.
 # K2-Horizon (k2_horizon, vLLM 0.30-0.34's k2_horizon.py) likewise, InternLM2's internlm2
 # (configuration_internlm2.py; internlm2.py reads its keys bare) and DeepSeek-MoE v1's deepseek
-# (configuration_deepseek.py; deepseek_v2.py reads its keys bare or with getattr defaults).
+# (configuration_deepseek.py; deepseek_v2.py reads its keys bare or with getattr defaults), and the Llama-named
+# minicpm, solar and orion (configuration_minicpm.py / configuration_solar.py / configuration_orion.py); InternLM3's
+# internlm3 (configuration_internlm3.py) where the release's transformers pin lacks it (5.24 has InternLM3Config).
 REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "alice_ai", "k2_horizon",
-                           "internlm2", "deepseek")
+                           "internlm2", "deepseek", "minicpm", "solar", "orion", "internlm3")
 # InternVL's remote-code configs (configuration_internvl_chat.py; H2OVL's h2ovl_chat, Skywork-R1V's skywork_chat the
 # same class): vision_config an InternVisionConfig, llm_config the config of its text model's model_type, which vLLM
 # renames text_config (_CONFIG_ATTRS_MAPPING). Neither transformers nor vLLM has a class for them.

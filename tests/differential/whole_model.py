@@ -1349,6 +1349,25 @@ FAMILIES.update({family: (dict(architecture=arch, model_type="chatglm", names="c
                                embedding="embedding.word_embeddings", head="transformer.output_layer",
                                ignore=("transformer.output_layer",)), _CHATGLM)
                  for family, arch in (("chatglm", "ChatGLMModel"), ("chatglm-cg", "ChatGLMForConditionalGeneration"))})
+# llama.py's other registry names (InternLM3 written by transformers' InternLM3ForCausalLM; IQuest-Coder and the legacy
+# LLaMAForCausalLM by LlamaForCausalLM, their checkpoints' names), and the Llama-named remote-code families: MiniCPM
+# (muP scales), Solar Pro (its bskcn skip connections over layers 0 / 1), Orion.
+FAMILIES.update({
+    "internlm3": (dict(architecture="InternLM3ForCausalLM", model_type="internlm3", transformers=True, layers=2),
+                  dict(_TOKENS, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=50000000, bias=False, qkv_bias=False)),
+    "iquest-coder": (dict(architecture="IQuestCoderForCausalLM", model_type="llama", transformers=True, layers=2),
+                     dict(_TOKENS)),
+    "llama-legacy": (dict(architecture="LLaMAForCausalLM", model_type="llama", transformers=True, layers=2),
+                     dict(_TOKENS)),
+    "minicpm": (dict(architecture="MiniCPMForCausalLM", model_type="minicpm"),
+                dict(_TOKENS, hidden_act="silu", rms_norm_eps=1e-5, scale_emb=12, scale_depth=1.4, dim_model_base=256,
+                     rope_theta=10000.0)),
+    "solar": (dict(architecture="SolarForCausalLM", model_type="solar"),
+              dict(_TOKENS, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=10000.0, bskcn_1=[0], bskcn_2=[0],
+                   bskcn_3=[1], bskcn_4=[1], bskcn_tv=[0.9, 0.8])),
+    "orion": (dict(architecture="OrionForCausalLM", model_type="orion"),
+              dict(_TOKENS, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=10000.0)),
+})
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

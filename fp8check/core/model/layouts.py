@@ -545,6 +545,11 @@ ARCHITECTURES: dict[str, Arch] = {
     "LlamaForCausalLM": Arch("vllm:llama.py"),
     # TeleChat3 (dense; registry.py 0.25-0.34: llama.py's LlamaForCausalLM under Llama's names, alike 0.33 / 0.34).
     "TeleChat3ForCausalLM": Arch("vllm:llama.py"),
+    # registry.py's other names of llama.py's LlamaForCausalLM (0.25-0.34, alike 0.33 / 0.34), Llama's names: InternLM3
+    # (transformers' internlm3), IQuest-Coder, and the legacy LLaMAForCausalLM spelling of early Llama exports.
+    "InternLM3ForCausalLM": Arch("vllm:llama.py"),
+    "IQuestCoderForCausalLM": Arch("vllm:llama.py"),
+    "LLaMAForCausalLM": Arch("vllm:llama.py"),
     # HyperCLOVA X SEED (hyperclovax.py HyperCLOVAXForCausalLM, 0.25-0.34, alike 0.33 / 0.34): Llama's names and
     # fusions with muP multipliers and peri-norms (no linears); its Attention takes no per-layer window.
     "HyperCLOVAXForCausalLM": Arch("vllm:hyperclovax.py", sliding=MODEL_WINDOW),
@@ -2240,6 +2245,16 @@ _CHATGLM = Arch("vllm:chatglm.py", packed={"query_key_value": ("query_key_value"
                         "output_layer": "ParallelLMHead"},
                 equal_parts={"mlp.dense_h_to_4h": 2}, sliding=MODEL_WINDOW)
 ARCHITECTURES.update({"ChatGLMModel": _CHATGLM, "ChatGLMForConditionalGeneration": _CHATGLM})
+# MiniCPM / MiniCPM4 (minicpm.py MiniCPMForCausalLM, registered 0.25-0.34, alike 0.33 / 0.34; config remote code,
+# model_type minicpm), Solar Pro (solar.py SolarForCausalLM; remote code, model_type solar: bskcn_* skip connections,
+# no linears) and Orion (orion.py OrionForCausalLM; remote code, model_type orion): Llama's names and fusions (q / k /
+# v -> qkv_proj, gate / up -> gate_up_proj, o_proj / down_proj row; solar.py and orion.py by the hf_to_vllm_mapper's
+# orig_to_new_stacked), Attention with the quant config and no per-layer window, the ParallelLMHead with the quant
+# config. A MiniCPM config with num_experts builds MiniCPMMoE, whose experts are bare nn.Parameters (ws / w2s, no
+# quant method): not modelled (no FP8 release).
+ARCHITECTURES.update({"MiniCPMForCausalLM": Arch("vllm:minicpm.py", sliding=MODEL_WINDOW),
+                      "SolarForCausalLM": Arch("vllm:solar.py", sliding=MODEL_WINDOW),
+                      "OrionForCausalLM": Arch("vllm:orion.py", sliding=MODEL_WINDOW)})
 
 # vLLM's Transformers modelling backend (transformers/base.py recursive_replace, utils.py replace_linear_class)
 # serves the architectures registry.py lists in _TRANSFORMERS_SUPPORTED_MODELS: each nn.Linear of transformers'
