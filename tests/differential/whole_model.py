@@ -1340,6 +1340,12 @@ FAMILIES["deepseek-moe"] = (
          first_k_dense=1, **_MOE),
     dict(num_experts_per_tok=2, moe_layer_freq=1, norm_topk_prob=False, scoring_func="softmax", hidden_act="silu",
          rms_norm_eps=1e-6, rope_theta=10000.0, bos_token_id=1, eos_token_id=2))
+# The same with layer 0's attention listed BF16: DeepseekAttention builds qkv_proj / o_proj without a prefix, so no
+# ignore entry reaches them and vLLM makes FP8 layers of the BF16 weights (fp8check: an integrity error on each).
+FAMILIES["deepseek-moe-attn-bf16"] = (
+    dict(FAMILIES["deepseek-moe"][0], ignore=("lm_head", *(f"model.layers.0.self_attn.{leaf}"
+                                                          for leaf in ("q_proj", "k_proj", "v_proj", "o_proj")))),
+    FAMILIES["deepseek-moe"][1])
 # ChatGLM / GLM-4-9B (chatglm.py; vLLM's own ChatGLMConfig): synth's names="chatglm", fused query_key_value (4
 # multi-query groups) and dense_h_to_4h, the head transformer.output_layer; the registry's two names of the class.
 _CHATGLM = dict(num_layers=2, padded_vocab_size=BASE["vocab"], ffn_hidden_size=BASE["intermediate"], kv_channels=128,
