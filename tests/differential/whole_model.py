@@ -1374,6 +1374,12 @@ FAMILIES.update({
     "orion": (dict(architecture="OrionForCausalLM", model_type="orion"),
               dict(_TOKENS, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=10000.0)),
 })
+# Orion with layer 0's q / k / v listed BF16: orion.py declares no packed_modules_mapping, so the list is matched
+# against the fused qkv_proj, which it does not name: vLLM makes an FP8 layer of the BF16 shards (fp8check: an error).
+FAMILIES["orion-qkv-bf16"] = (dict(FAMILIES["orion"][0], ignore=("lm_head", *(f"model.layers.0.self_attn.{leaf}"
+                                                                              for leaf in ("q_proj", "k_proj",
+                                                                                           "v_proj")))),
+                              FAMILIES["orion"][1])
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

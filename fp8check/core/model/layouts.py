@@ -2250,11 +2250,12 @@ ARCHITECTURES.update({"ChatGLMModel": _CHATGLM, "ChatGLMForConditionalGeneration
 # no linears) and Orion (orion.py OrionForCausalLM; remote code, model_type orion): Llama's names and fusions (q / k /
 # v -> qkv_proj, gate / up -> gate_up_proj, o_proj / down_proj row; solar.py and orion.py by the hf_to_vllm_mapper's
 # orig_to_new_stacked), Attention with the quant config and no per-layer window, the ParallelLMHead with the quant
-# config. A MiniCPM config with num_experts builds MiniCPMMoE, whose experts are bare nn.Parameters (ws / w2s, no
-# quant method): not modelled (no FP8 release).
+# config. OrionForCausalLM (no SupportsQuant) declares no packed_modules_mapping: the quant config's stays empty, so its
+# lists are matched against the fused names (quant_packed). A MiniCPM config with num_experts builds MiniCPMMoE, whose
+# experts are bare nn.Parameters (ws / w2s, no quant method): not modelled (no FP8 release).
 ARCHITECTURES.update({"MiniCPMForCausalLM": Arch("vllm:minicpm.py", sliding=MODEL_WINDOW),
                       "SolarForCausalLM": Arch("vllm:solar.py", sliding=MODEL_WINDOW),
-                      "OrionForCausalLM": Arch("vllm:orion.py", sliding=MODEL_WINDOW)})
+                      "OrionForCausalLM": Arch("vllm:orion.py", sliding=MODEL_WINDOW, quant_packed=False)})
 
 # vLLM's Transformers modelling backend (transformers/base.py recursive_replace, utils.py replace_linear_class)
 # serves the architectures registry.py lists in _TRANSFORMERS_SUPPORTED_MODELS: each nn.Linear of transformers'
