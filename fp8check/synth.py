@@ -366,7 +366,13 @@ TRANSFORMERS_CLASSES = {"KimiK25ForConditionalGeneration": "Kimi_K25ForCondition
                         # vLLM's registry serves both MuseGlimmer names with one class; transformers has the VL one
                         "MuseGlimmerForCausalLM": "MuseGlimmerForConditionalGeneration",
                         # vLLM's registry serves Qwen2.5-Omni's early name with the same thinker class
-                        "Qwen2_5OmniModel": "Qwen2_5OmniForConditionalGeneration"}
+                        "Qwen2_5OmniModel": "Qwen2_5OmniForConditionalGeneration",
+                        # Phi-3.5-MoE: vLLM's registry spells transformers' PhimoeForCausalLM PhiMoEForCausalLM
+                        "PhiMoEForCausalLM": "PhimoeForCausalLM",
+                        # IQuest-Coder, the legacy LLaMAForCausalLM spelling and InternLM3 (transformers' internlm3
+                        # maps to LlamaForCausalLM): Llama's class and names
+                        "IQuestCoderForCausalLM": "LlamaForCausalLM", "LLaMAForCausalLM": "LlamaForCausalLM",
+                        "InternLM3ForCausalLM": "LlamaForCausalLM"}
 # Names transformers 5.24's revert_weight_conversion leaves wrong, as (regex, replacement) per model_type: kimi_k25's
 # conversion renames "blocks" -> "layers" unanchored, so its reversal turns the text model's layers into blocks, and
 # two of its in-memory names are not reverted; Moonshot's checkpoints hold language_model.model.layers.N,
@@ -819,7 +825,21 @@ def _plamo3_text(spec: Spec) -> dict[str, tuple[int, int]]:
     return shapes
 
 
-HAND_NAMED = {"step3": _step3_text, "decilm": _decilm_text, "plamo3": _plamo3_text}
+def _chatglm_text(spec: Spec) -> dict[str, tuple[int, int]]:
+    """ChatGLM-2 / 3 and GLM-4-9B (remote code, vLLM's own ChatGLMConfig; chatglm.py loads the names as saved):
+    <root>.encoder.layers.N, the attention's fused query_key_value and dense, the MLP's fused dense_h_to_4h (gate and
+    up rows) and dense_4h_to_h; the embedding and output_layer as the Spec names them."""
+    shapes: dict[str, tuple[int, int]] = {}
+    for i in range(spec.layers):
+        p = f"{spec.text_prefix}.encoder.layers.{i}"
+        shapes.update({f"{p}.self_attention.query_key_value": ((spec.heads + 2 * spec.kv_heads) * spec.hd, spec.hidden),
+                       f"{p}.self_attention.dense": (spec.hidden, spec.heads * spec.hd),
+                       f"{p}.mlp.dense_h_to_4h": (2 * spec.intermediate, spec.hidden),
+                       f"{p}.mlp.dense_4h_to_h": (spec.hidden, spec.intermediate)})
+    return shapes
+
+
+HAND_NAMED = {"step3": _step3_text, "decilm": _decilm_text, "plamo3": _plamo3_text, "chatglm": _chatglm_text}
 
 
 def kimi_k3_tensors(config: dict) -> dict[str, tuple[int, ...]]:

@@ -71,6 +71,23 @@ NEMOTRON_NAS_BLOCKS = [
     {"attention": {"no_op": False, "n_heads_in_group": 1}, "ffn": {"no_op": False, "intermediate_size": 768}}]
 NEMOTRON_NAS_SPEC = dict(architecture="DeciLMForCausalLM", model_type="nemotron-nas", names="decilm", layers=4,
                          head_dim=128, extra_config={"block_configs": NEMOTRON_NAS_BLOCKS})
+# The eighth round's text families. Phi-3.5-MoE (transformers' PhimoeForCausalLM): w1 / w3 / w2 experts.
+PHIMOE_SPEC = dict(architecture="PhiMoEForCausalLM", model_type="phimoe", transformers=True, head_dim=128,
+                   extra_config=dict(pad_token_id=0, bos_token_id=1, eos_token_id=2, num_local_experts=4,
+                                     num_experts_per_tok=2, intermediate_size=256))
+# DeepSeek-MoE v1 (remote code, model_type deepseek): MHA, a dense layer 0, softmax-routed experts, a shared expert.
+DEEPSEEK_MOE_SPEC = dict(architecture="DeepseekForCausalLM", model_type="deepseek", head_dim=128, moe_style="deepseek",
+                         experts=4, shared_experts=1, first_k_dense=1,
+                         extra_config=dict(num_experts_per_tok=2, norm_topk_prob=False))
+# ChatGLM / GLM-4-9B (vLLM's ChatGLMConfig; synth's names="chatglm"): 2 multi-query groups of 128.
+CHATGLM = dict(num_layers=2, padded_vocab_size=1000, ffn_hidden_size=512, kv_channels=128, multi_query_attention=True,
+               multi_query_group_num=2, add_qkv_bias=True, seq_length=4096, original_rope=True)
+CHATGLM_SPEC = dict(architecture="ChatGLMModel", model_type="chatglm", names="chatglm", text_prefix="transformer",
+                    embedding="embedding.word_embeddings", head="transformer.output_layer", head_dim=128,
+                    ignore=("transformer.output_layer",), extra_config=CHATGLM)
+# Solar Pro (remote code): Llama's names, bskcn skip connections (no linears).
+SOLAR_SPEC = dict(architecture="SolarForCausalLM", model_type="solar", head_dim=128,
+                  extra_config=dict(bskcn_1=[0], bskcn_2=[0], bskcn_3=[1], bskcn_4=[1], bskcn_tv=[0.9, 0.8]))
 # PLaMo-3 (remote code; synth's names="plamo3"): three layers, every second one full attention, a 64-token window.
 PLAMO3_SPEC = dict(architecture="Plamo3ForCausalLM", model_type="plamo3", names="plamo3", layers=3, head_dim=128,
                    extra_config={"window_size": 64, "sliding_window_pattern": 2})
@@ -1592,6 +1609,47 @@ FAMILIES = [
       "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:nemotron_nas.py"),
       "model.layers.3.mlp.down_proj": ("RowParallelLinear", "vllm:nemotron_nas.py"),
       "lm_head": ("ParallelLMHead", "vllm:nemotron_nas.py")}),
+    ("phi-moe", PHIMOE_SPEC, 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:phimoe.py"),
+      "model.layers.0.block_sparse_moe.gate": ("ReplicatedLinear", "vllm:phimoe.py"),
+      "lm_head": ("ParallelLMHead", "vllm:phimoe.py")}),
+    ("nemotron", dict(architecture="NemotronForCausalLM", model_type="nemotron",
+                      **dict(TF, extra_config=dict(TF["extra_config"], hidden_act="relu2"))), 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:nemotron.py"),
+      "model.layers.0.mlp.up_proj": ("ColumnParallelLinear", "vllm:nemotron.py"),
+      "model.layers.0.mlp.down_proj": ("RowParallelLinear", "vllm:nemotron.py")}),
+    ("apertus", dict(architecture="ApertusForCausalLM", model_type="apertus",
+                     **dict(TF, extra_config=dict(TF["extra_config"], hidden_act="xielu",
+                                                  max_position_embeddings=65536))), 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:apertus.py"),
+      "model.layers.0.mlp.up_proj": ("ColumnParallelLinear", "vllm:apertus.py"),
+      "model.layers.1.mlp.down_proj": ("RowParallelLinear", "vllm:apertus.py")}),
+    ("deepseek-moe", DEEPSEEK_MOE_SPEC, 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:deepseek_v2.py"),
+      "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:deepseek_v2.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:deepseek_v2.py"),
+      "model.layers.1.mlp.shared_experts.down_proj": ("RowParallelLinear", "vllm:deepseek_v2.py")}),
+    *((family, dict(CHATGLM_SPEC, architecture=arch), 2,
+       {"transformer.encoder.layers.0.self_attention.query_key_value": ("QKVParallelLinear", "vllm:chatglm.py"),
+        "transformer.encoder.layers.0.self_attention.dense": ("RowParallelLinear", "vllm:chatglm.py"),
+        "transformer.encoder.layers.1.mlp.dense_h_to_4h": ("MergedColumnParallelLinear", "vllm:chatglm.py"),
+        "transformer.encoder.layers.1.mlp.dense_4h_to_h": ("RowParallelLinear", "vllm:chatglm.py"),
+        "transformer.output_layer": ("ParallelLMHead", "vllm:chatglm.py")})
+      for family, arch in (("chatglm", "ChatGLMModel"), ("chatglm-cg", "ChatGLMForConditionalGeneration"))),
+    *((family, dict(architecture=arch, model_type=model_type, **TF), 2,
+       {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:llama.py"),
+        "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:llama.py")})
+      for family, arch, model_type in (("internlm3", "InternLM3ForCausalLM", "internlm3"),
+                                       ("iquest-coder", "IQuestCoderForCausalLM", "llama"),
+                                       ("llama-legacy", "LLaMAForCausalLM", "llama"))),
+    *((family, spec, 2,
+       {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", source),
+        "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", source),
+        "lm_head": ("ParallelLMHead", source)})
+      for family, spec, source in (
+          ("minicpm", dict(architecture="MiniCPMForCausalLM", model_type="minicpm", head_dim=128), "vllm:minicpm.py"),
+          ("solar", SOLAR_SPEC, "vllm:solar.py"),
+          ("orion", dict(architecture="OrionForCausalLM", model_type="orion", head_dim=128), "vllm:orion.py"))),
     ("plamo-3", PLAMO3_SPEC, 2,
      {"model.layers.layers.0.mixer.qkv_proj": ("QKVParallelLinear", "vllm:plamo3.py"),
       "model.layers.layers.0.mixer.o_proj": ("RowParallelLinear", "vllm:plamo3.py"),
@@ -3623,6 +3681,45 @@ def test_nemotron_nas_blocks_drop_attention_or_ffn_and_keep_their_own_kv_heads_a
     assert gate_up == {"model.layers.0.mlp.gate_up_proj": (1024, 256), "model.layers.1.mlp.gate_up_proj": (512, 256),
                        "model.layers.3.mlp.gate_up_proj": (1536, 256)}
     assert rep.ok
+
+
+def test_phimoe_routes_its_sparsemixer_as_a_custom_function_and_keeps_its_head_unquantized(make_checkpoint):
+    """phimoe.py: FusedMoE with phimoe_routing_function (CustomRoutingRouter: routing method Custom, not the softmax
+    renormalization the generic rules read), the w1 / w3 / w2 experts, a ParallelLMHead built with quant_config=None
+    (ModelOpt, which quantizes heads, leaves it BF16)."""
+    rep = inspect(make_checkpoint(quant="modelopt-fp8", data="sparse", moe_intermediate=256, ignore=(), **PHIMOE_SPEC),
+                  platform="b200")
+    assert {m.notes for m in rep.moes} == {("routing method Custom (phimoe.py's custom_routing_function)",)}
+    assert all(m.shards == ("w1", "w3", "w2") for m in rep.moes)
+    head = next(layer for layer in rep.layers if layer.name == "lm_head")
+    assert head.scheme == "UnquantizedEmbeddingMethod" and "quant_config=None" in " ".join(head.notes)
+
+
+def test_deepseek_v1_attention_is_built_without_a_prefix_so_no_ignore_entry_reaches_it(make_checkpoint):
+    """deepseek_v2.py DeepseekAttention (use_mha: model_type deepseek) builds qkv_proj and o_proj without a prefix:
+    an ignore list naming layer 0's attention leaves them FP8 layers over the BF16 weights (vLLM's build, measured by
+    the whole-model suite's deepseek-moe-attn-bf16); the MLP the same list names stays BF16."""
+    attention = tuple(f"model.layers.0.self_attn.{leaf}" for leaf in ("q_proj", "k_proj", "v_proj", "o_proj"))
+    rep = inspect(make_checkpoint(quant="fp8-block", data="sparse", moe_intermediate=256,
+                                  ignore=("lm_head", *attention, "model.layers.0.mlp.down_proj"), **DEEPSEEK_MOE_SPEC))
+    failing = {layer.name for layer in rep.layers if layer.errors}
+    assert failing == {"model.layers.0.self_attn.qkv_proj", "model.layers.0.self_attn.o_proj"}
+    down = next(layer for layer in rep.layers if layer.name == "model.layers.0.mlp.down_proj")
+    assert down.scheme == "UnquantizedLinearMethod"
+
+
+def test_chatglm_reads_its_config_keys_and_splits_the_fused_mlp_in_two(make_checkpoint):
+    """vLLM's ChatGLMConfig: num_layers, padded_vocab_size, multi_query_group_num KV heads (chatglm.py GLMAttention);
+    dense_h_to_4h a MergedColumnParallelLinear over [ffn_hidden_size] x 2; the Attention self_attention.attn."""
+    ckpt = open_local(make_checkpoint(data="sparse", **CHATGLM_SPEC))
+    assert (ckpt.config.num_hidden_layers, ckpt.config.num_key_value_heads, ckpt.config.vocab_size) == (2, 2, 1000)
+    fused = {m.name.rsplit(".", 1)[-1]: m for m in build_layout(ckpt.tensors, ckpt.config, LATEST).linears
+             if ".layers.0." in m.name}
+    assert fused["dense_h_to_4h"].output_sizes == (512, 512)
+    assert fused["query_key_value"].heads == (4, 2, 128)
+    rep = inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), LATEST))
+    assert [(a.name, a.num_kv_heads) for a in rep.attention] == [
+        (f"transformer.encoder.layers.{i}.self_attention.attn", 2) for i in range(2)]
 
 
 @pytest.mark.parametrize("vllm, head_quant_config", [("0.33", False), ("0.34", True)])

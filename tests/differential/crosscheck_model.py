@@ -113,6 +113,9 @@ MODEL_STUB_RISKS = {
                                              "vLLM's messages quote where a real GPU's name would be; a ROCm "
                                              "device's name is its gfx arch's part (AMD_Instinct_MI300X for gfx942: "
                                              "amdsmi absent), which only picks a fused-MoE tuning file",
+    "XIELU on the CPU": "Apertus' xIELU activation (activation.py XIELU) is built on the CPU: it reads its beta / eps "
+                        "buffers back with .item() while built, which the meta device cannot; an activation's "
+                        "scalars play no part in any layer's method, kernel or backend",
     "GateLinear SM90 router warmup": "0.34+: _register_sm90_bf16x3_warmup is a no-op (it registers a CuTe-DSL JIT "
                                      "warmup of the router GEMM on sm90 and imports nvidia-cutlass-dsl, absent "
                                      "here); no routing effect: the router's method and class are read as built",
@@ -387,6 +390,21 @@ def _no_router_warmup() -> None:
         return
     if hasattr(GateLinear, "_register_sm90_bf16x3_warmup"):
         GateLinear._register_sm90_bf16x3_warmup = lambda self: None
+
+
+def _xielu_on_cpu() -> None:
+    """XIELU (activation.py; Apertus' MLP) reads its beta / eps buffers back with .item() while it is built, which the
+    meta device cannot: the activation is built on the CPU (MODEL_STUB_RISKS)."""
+    import torch
+    from vllm.model_executor.layers.activation import XIELU
+
+    build = XIELU.__init__
+
+    def on_cpu(self, *args, **kwargs):
+        with torch.device("cpu"):
+            build(self, *args, **kwargs)
+
+    XIELU.__init__ = on_cpu
 
 
 def _no_shardq_workspace() -> None:
@@ -817,10 +835,13 @@ def _plamo3_config(pretrained_config):
 # Sarvam's sarvam_moe / sarvam_mla likewise under the transformers vLLM 0.33 / 0.34 pin (< 5.21 / < 5.23; 5.24 has
 # classes for them, left in place where present). AliceAI (alice_ai, vLLM 0.33 / 0.34's alice_ai.py) likewise: no
 # transformers or vLLM config class; alice_ai.py reads every key off the checkpoint's config.
-# K2-Horizon (k2_horizon, vLLM 0.30-0.34's k2_horizon.py) likewise, and InternLM2's internlm2
-# (configuration_internlm2.py; internlm2.py reads its keys bare).
+# K2-Horizon (k2_horizon, vLLM 0.30-0.34's k2_horizon.py) likewise, InternLM2's internlm2
+# (configuration_internlm2.py; internlm2.py reads its keys bare) and DeepSeek-MoE v1's deepseek
+# (configuration_deepseek.py; deepseek_v2.py reads its keys bare or with getattr defaults), and the Llama-named
+# minicpm, solar and orion (configuration_minicpm.py / configuration_solar.py / configuration_orion.py); InternLM3's
+# internlm3 (configuration_internlm3.py) where the release's transformers pin lacks it (5.24 has InternLM3Config).
 REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "alice_ai", "k2_horizon",
-                           "internlm2")
+                           "internlm2", "deepseek", "minicpm", "solar", "orion", "internlm3")
 # InternVL's remote-code configs (configuration_internvl_chat.py; H2OVL's h2ovl_chat, Skywork-R1V's skywork_chat the
 # same class): vision_config an InternVisionConfig, llm_config the config of its text model's model_type, which vLLM
 # renames text_config (_CONFIG_ATTRS_MAPPING). Neither transformers nor vLLM has a class for them.
@@ -1230,6 +1251,7 @@ def main() -> None:
         sys.meta_path.insert(0, _InertFinder(LATE_INERT))
         _stub_compiled_namespaces()
         _no_router_warmup()
+        _xielu_on_cpu()
         _no_shardq_workspace()
         _mla_prefill_workspace()
         _rocm_mla_prefill(sys.argv[1])

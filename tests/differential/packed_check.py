@@ -43,7 +43,7 @@ _QWEN25_OMNI = ("Qwen2_5OmniForConditionalGeneration", "Qwen2_5OmniModel")
 _INTERNVL_TRAINING_ONLY = ("action_embed", "box_token", "cg_criterion", "cg_model", "loc_decoder", "loc_encoder", "sam",
                            "temporal_embed", "temporal_token", "track_embed", "track_embed_decoder", "track_token")
 # MistralLarge3ForCausalLM is DeepseekV3ForCausalLM (mistral_large_3.py): the same __init__.
-_DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM",
+_DEEPSEEK = ("DeepseekForCausalLM", "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM",
              "MistralLarge3ForCausalLM")
 _DSA = ("DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM")
 # The entries served through the Transformers backend in the newest release (older ones may build their own file).
@@ -382,6 +382,11 @@ EXPECTED: dict[tuple[str, str], str] = {
         "DeepseekV32ForCausalLM's, is built inside it): the shards load fused and the lists are matched against the "
         "fused name, as fp8check does (Arch.quant_packed)")
        for name in ("gate_up_proj", "qkv_proj", "wk_weights_proj")},
+    **{("OrionForCausalLM", f"packed:{name}"): (
+        "orion.py OrionForCausalLM (no SupportsQuant) declares no packed_modules_mapping, so configure_quant_config "
+        "leaves the quant config's empty: the shards load fused (the hf_to_vllm_mapper's orig_to_new_stacked) and the "
+        "lists are matched against the fused name, as fp8check does (Arch.quant_packed)")
+       for name in ("gate_up_proj", "qkv_proj")},
     ("Dots3NoteForCausalLM", "load"): "models/dots3_note/nvidia/attention.py imports mla/prefill/flash_attn.py, which "
                                       "imports a name fa_utils.py defines only on CUDA, XPU and ROCm: CPU refuses the "
                                       "package on import, as fp8check reports (IMPORT_REFUSALS)",

@@ -380,6 +380,11 @@ def test_each_family_checkpoint_is_judged_by_fp8check_without_notes(tmp_path, fa
                 # Granite-4.0-H's one Mamba group: at TP > 1 mamba_mixer2.py builds in_proj as a plain
                 # ColumnParallelLinear with the group replicated, 4384 rows a rank at TP 2 (vLLM's own block error).
                 "granite-4.0-h": {f"model.layers.{i}.mamba.in_proj" for i in (0, 2, 3)},
+                # DeepSeek-MoE v1's attention is built without a prefix (deepseek_v2.py DeepseekAttention): the
+                # ignore list does not reach it, so the BF16 q / k / v / o become FP8 layers (vLLM's own build)
+                "deepseek-moe-attn-bf16": {"model.layers.0.self_attn.qkv_proj", "model.layers.0.self_attn.o_proj"},
+                # orion.py declares no packed_modules_mapping: the list naming q / k / v misses the fused qkv_proj
+                "orion-qkv-bf16": {"model.layers.0.self_attn.qkv_proj"},
                 # MambaMixer2's in_proj ends in one column per Mamba head (32 / TP 2 = 16): no 128-block fits it
                 # (validate_fp8_block_shape, vLLM's own error; NVIDIA's FP8 exports are per tensor).
                 "nemotron-h": {"backbone.layers.0.mixer.in_proj"},

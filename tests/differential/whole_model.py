@@ -1591,6 +1591,64 @@ FAMILIES.update({
                   dict(image_token_index=4000, text_config=_text_config("gemma", tie_word_embeddings=True),
                        vision_config=_PALIGEMMA_VISION)),
 })
+# The registry's text classes laid out in the eighth round, written by transformers' classes where it has one.
+# Phi-3.5-MoE (phimoe.py): every layer a MoE of w1 / w3 / w2 experts under block_sparse_moe, sparsemixer top-2.
+FAMILIES["phi-moe"] = (dict(architecture="PhiMoEForCausalLM", model_type="phimoe", transformers=True, layers=2),
+                       dict(_TOKENS, num_local_experts=8, num_experts_per_tok=2, intermediate_size=1024))
+# Minitron / Nemotron-4 (nemotron.py) and Apertus (apertus.py): non-gated MLPs (up_proj, down_proj), squared ReLU and
+# xIELU; Apertus' layer 0 sliding (its config class defaults no window: the released configs set none).
+FAMILIES["nemotron"] = (dict(architecture="NemotronForCausalLM", model_type="nemotron", transformers=True, layers=2),
+                        dict(_TOKENS, hidden_act="relu2", partial_rotary_factor=0.5, norm_eps=1e-5))
+FAMILIES["apertus"] = (dict(architecture="ApertusForCausalLM", model_type="apertus", transformers=True, layers=2),
+                       dict(_TOKENS, hidden_act="xielu", max_position_embeddings=65536,
+                            layer_types=["sliding_attention", "full_attention"], sliding_window=512))
+# DeepSeek-MoE v1 (deepseek_v2.py's DeepseekForCausalLM; remote-code config, model_type deepseek): MHA (16 KV heads),
+# a dense layer 0, then 8 softmax-routed experts with two shared ones, as deepseek-moe-16b's config.json writes it.
+FAMILIES["deepseek-moe"] = (
+    dict(architecture="DeepseekForCausalLM", model_type="deepseek", kv_heads=16, moe_style="deepseek", shared_experts=2,
+         first_k_dense=1, **_MOE),
+    dict(num_experts_per_tok=2, moe_layer_freq=1, norm_topk_prob=False, scoring_func="softmax", hidden_act="silu",
+         rms_norm_eps=1e-6, rope_theta=10000.0, bos_token_id=1, eos_token_id=2))
+# The same with layer 0's attention listed BF16: DeepseekAttention builds qkv_proj / o_proj without a prefix, so no
+# ignore entry reaches them and vLLM makes FP8 layers of the BF16 weights (fp8check: an integrity error on each).
+FAMILIES["deepseek-moe-attn-bf16"] = (
+    dict(FAMILIES["deepseek-moe"][0], ignore=("lm_head", *(f"model.layers.0.self_attn.{leaf}"
+                                                          for leaf in ("q_proj", "k_proj", "v_proj", "o_proj")))),
+    FAMILIES["deepseek-moe"][1])
+# ChatGLM / GLM-4-9B (chatglm.py; vLLM's own ChatGLMConfig): synth's names="chatglm", fused query_key_value (4
+# multi-query groups) and dense_h_to_4h, the head transformer.output_layer; the registry's two names of the class.
+_CHATGLM = dict(num_layers=2, padded_vocab_size=BASE["vocab"], ffn_hidden_size=BASE["intermediate"], kv_channels=128,
+                multi_query_attention=True, multi_query_group_num=4, add_qkv_bias=True, add_bias_linear=False,
+                seq_length=4096, original_rope=True, rmsnorm=True, layernorm_epsilon=1.5625e-07)
+FAMILIES.update({family: (dict(architecture=arch, model_type="chatglm", names="chatglm", text_prefix="transformer",
+                               embedding="embedding.word_embeddings", head="transformer.output_layer",
+                               ignore=("transformer.output_layer",)), _CHATGLM)
+                 for family, arch in (("chatglm", "ChatGLMModel"), ("chatglm-cg", "ChatGLMForConditionalGeneration"))})
+# llama.py's other registry names (InternLM3 written by transformers' InternLM3ForCausalLM; IQuest-Coder and the legacy
+# LLaMAForCausalLM by LlamaForCausalLM, their checkpoints' names), and the Llama-named remote-code families: MiniCPM
+# (muP scales), Solar Pro (its bskcn skip connections over layers 0 / 1), Orion.
+FAMILIES.update({
+    "internlm3": (dict(architecture="InternLM3ForCausalLM", model_type="internlm3", transformers=True, layers=2),
+                  dict(_TOKENS, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=50000000, bias=False, qkv_bias=False)),
+    "iquest-coder": (dict(architecture="IQuestCoderForCausalLM", model_type="llama", transformers=True, layers=2),
+                     dict(_TOKENS)),
+    "llama-legacy": (dict(architecture="LLaMAForCausalLM", model_type="llama", transformers=True, layers=2),
+                     dict(_TOKENS)),
+    "minicpm": (dict(architecture="MiniCPMForCausalLM", model_type="minicpm"),
+                dict(_TOKENS, hidden_act="silu", rms_norm_eps=1e-5, scale_emb=12, scale_depth=1.4, dim_model_base=256,
+                     rope_theta=10000.0)),
+    "solar": (dict(architecture="SolarForCausalLM", model_type="solar"),
+              dict(_TOKENS, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=10000.0, bskcn_1=[0], bskcn_2=[0],
+                   bskcn_3=[1], bskcn_4=[1], bskcn_tv=[0.9, 0.8])),
+    "orion": (dict(architecture="OrionForCausalLM", model_type="orion"),
+              dict(_TOKENS, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=10000.0)),
+})
+# Orion with layer 0's q / k / v listed BF16: orion.py declares no packed_modules_mapping, so the list is matched
+# against the fused qkv_proj, which it does not name: vLLM makes an FP8 layer of the BF16 shards (fp8check: an error).
+FAMILIES["orion-qkv-bf16"] = (dict(FAMILIES["orion"][0], ignore=("lm_head", *(f"model.layers.0.self_attn.{leaf}"
+                                                                              for leaf in ("q_proj", "k_proj",
+                                                                                           "v_proj")))),
+                              FAMILIES["orion"][1])
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

@@ -197,6 +197,39 @@ VISION_FEATURE_LAYERS = {"llava": -2, "llava_next": -2, "llava_next_video": -2, 
 VISION_LAYERS = {"clip_vision_model": 12, "siglip_vision_model": 12, "pixtral": 24}
 
 
+# Config classes that hold a standard key under a name of their own (their attribute_map, or an __init__ that stores
+# one key as another), which the model file reads through the standard name: model_type -> {standard key: config.json
+# key, or a function of config.json giving its value}. EXAONE-3's ExaoneConfig (num_layers); vLLM's ChatGLMConfig
+# (transformers_utils/configs/chatglm.py: num_layers, padded_vocab_size; chatglm.py's KV heads are
+# multi_query_group_num where multi_query_attention, else the heads; its MLP ffn_hidden_size wide).
+CONFIG_KEY_ALIASES: dict[str, dict[str, str | Callable[[dict], object]]] = {
+    "exaone": {"num_hidden_layers": "num_layers"},
+    # GPT-2 / GPT-J / GPTBigCode / BLOOM: their config classes' attribute_map (n_embd, n_head, n_layer); BLOOM's and
+    # Falcon's legacy n_embed kwarg (BloomConfig / FalconConfig.__init__).
+    **dict.fromkeys(("gpt2", "gptj", "gpt_bigcode"),
+                    {"hidden_size": "n_embd", "num_attention_heads": "n_head", "num_hidden_layers": "n_layer"}),
+    "bloom": {"hidden_size": "n_embed", "num_attention_heads": "n_head", "num_hidden_layers": "n_layer"},
+    # Falcon's RW-era configs: vLLM's RWConfig attribute_map (transformers_utils/configs/falcon.py: n_layer, n_head,
+    # n_head_kv).
+    "falcon": {"hidden_size": "n_embed", "num_attention_heads": "n_head", "num_hidden_layers": "n_layer",
+               "num_kv_heads": "n_head_kv"},
+    "chatglm": {"num_hidden_layers": "num_layers", "vocab_size": "padded_vocab_size",
+                "intermediate_size": "ffn_hidden_size",
+                "num_key_value_heads": lambda doc: doc.get("multi_query_group_num", 1)
+                if doc.get("multi_query_attention") else doc.get("num_attention_heads")},
+}
+
+
+def _aliased(sizes: dict, model_type: object) -> dict:
+    """`sizes` with the standard keys its config class reads under other names (CONFIG_KEY_ALIASES) filled in."""
+    aliases = CONFIG_KEY_ALIASES.get(model_type) if isinstance(model_type, str) else None
+    if not aliases:
+        return sizes
+    filled = {key: source(sizes) if callable(source) else sizes.get(source) for key, source in aliases.items()
+              if key not in sizes}
+    return {**sizes, **{key: value for key, value in filled.items() if value is not None}}
+
+
 def parse_model_config(doc: object, where: str = "config.json", hf_quant_config: object = None) -> ModelConfig:
     """config.json (`doc`), with ModelOpt's legacy hf_quant_config.json standing in for its quantization_config
     when config.json has none (vLLM's transformers_utils/config.py)."""
@@ -211,7 +244,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
     # _CONFIG_ATTRS_MAPPING, where text_config is absent).
     text = multimodal.get("text_config", multimodal.get("llm_config"))
     # Multimodal configs keep the decoder's sizes in text_config; quantization_config stays at the top.
-    sizes = text if isinstance(text, dict) and "hidden_size" in text else doc
+    sizes = _aliased(text if isinstance(text, dict) and "hidden_size" in text else doc, doc.get("model_type"))
 
     def opt_int(key: str, section: dict | None = None, minimum: int = 1) -> int | None:
         value = (sizes if section is None else section).get(key)
@@ -247,9 +280,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
     quant_where = f"{where}: quantization_config"
     if raw_quant is None and hf_quant_config is not None:
         raw_quant, quant_where = hf_quant_config, HF_QUANT_CONFIG
-    # GPT-2 / GPT-J / GPTBigCode / BLOOM configs name the sizes as their transformers config class's attribute_map
-    # aliases them (n_embd, n_head, n_layer; BLOOM's and Falcon's legacy n_embed), which vLLM reads through it.
-    heads = opt_int("num_attention_heads") or opt_int("n_head")
+    heads = opt_int("num_attention_heads")
     # MiniMax-M3 names its dense MLP's width dense_intermediate_size (intermediate_size is the experts'), Cohere2-MoE
     # prefix_dense_intermediate_size (cohere2_moe.py Cohere2MoeMLP: intermediate_size where it is null or absent).
     dense = ("dense_intermediate_size" if "dense_intermediate_size" in sizes else "prefix_dense_intermediate_size"
@@ -262,15 +293,13 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         architectures=tuple(archs),
         model_type=model_type,
         dtype=dtype,
-        hidden_size=opt_int("hidden_size") or opt_int("n_embd") or opt_int("n_embed"),
+        hidden_size=opt_int("hidden_size"),
         num_attention_heads=heads,
         # Step-3 / Step-3.5 name the KV heads num_attention_groups (step3_text.py, step3p5.py read that key).
         num_key_value_heads=_multi_query_kv_heads(sizes, model_type, opt_int) or opt_int("num_key_value_heads")
         or opt_int("num_attention_groups") or heads,
         head_dim=opt_int("head_dim", minimum=0) or None,  # 0: none given (GLM-5-Next's MLA config writes it)
-        # EXAONE-3's config names it num_layers (ExaoneConfig.attribute_map; exaone.py reads num_hidden_layers).
-        num_hidden_layers=opt_int("num_hidden_layers") or opt_int("n_layer")
-        or (opt_int("num_layers") if model_type == "exaone" else None),
+        num_hidden_layers=opt_int("num_hidden_layers"),
         quantization_config=parse_quant_config(raw_quant, quant_where),
         raw_quantization_config=raw_quant if isinstance(raw_quant, dict) else None,
         q_lora_rank=opt_int("q_lora_rank"),
@@ -444,12 +473,10 @@ def _multi_query_kv_heads(sizes: dict, model_type: str, opt_int: Callable[..., i
     config's keys (num_key_value_heads, ...) decide."""
     if model_type == "falcon":
         if sizes.get("new_decoder_architecture") is True:
-            return opt_int("num_kv_heads") or opt_int("num_attention_heads") or opt_int("n_head")
-        return 1 if sizes.get("multi_query", True) is not False else (opt_int("num_attention_heads")
-                                                                       or opt_int("n_head"))
+            return opt_int("num_kv_heads") or opt_int("num_attention_heads")
+        return 1 if sizes.get("multi_query", True) is not False else opt_int("num_attention_heads")
     if model_type == "gpt_bigcode":
-        return 1 if sizes.get("multi_query", True) is not False else (opt_int("num_attention_heads")
-                                                                       or opt_int("n_head"))
+        return 1 if sizes.get("multi_query", True) is not False else opt_int("num_attention_heads")
     return None
 
 

@@ -593,6 +593,11 @@ ARCHITECTURES: dict[str, Arch] = {
     "LlamaForCausalLM": Arch("vllm:llama.py"),
     # TeleChat3 (dense; registry.py 0.25-0.34: llama.py's LlamaForCausalLM under Llama's names, alike 0.33 / 0.34).
     "TeleChat3ForCausalLM": Arch("vllm:llama.py"),
+    # registry.py's other names of llama.py's LlamaForCausalLM (0.25-0.34, alike 0.33 / 0.34), Llama's names: InternLM3
+    # (transformers' internlm3), IQuest-Coder, and the legacy LLaMAForCausalLM spelling of early Llama exports.
+    "InternLM3ForCausalLM": Arch("vllm:llama.py"),
+    "IQuestCoderForCausalLM": Arch("vllm:llama.py"),
+    "LLaMAForCausalLM": Arch("vllm:llama.py"),
     # HyperCLOVA X SEED (hyperclovax.py HyperCLOVAXForCausalLM, 0.25-0.34, alike 0.33 / 0.34): Llama's names and
     # fusions with muP multipliers and peri-norms (no linears); its Attention takes no per-layer window.
     "HyperCLOVAXForCausalLM": Arch("vllm:hyperclovax.py", sliding=MODEL_WINDOW),
@@ -2453,6 +2458,56 @@ ARCHITECTURES["ZayaForCausalLM"] = Arch(
     "vllm:zaya.py", packed={}, styles=dict.fromkeys(_ZAYA_ATTENTION + _ZAYA_ROUTER, REPLICATED),
     unquantized=_ZAYA_ROUTER, own_widths=_ZAYA_ROUTER, attention_linear="o_proj",
     attention_replicated=True, sliding=ZAYA_LAYER_TYPES)
+
+# Phi-3.5-MoE (phimoe.py PhiMoEForCausalLM, registered 0.25-0.34, the file alike 0.33 -> 0.34): Llama's attention (q /
+# k / v -> qkv_proj with biases, o_proj row; its Attention takes no per-layer window), every layer a PhiMoE block:
+# block_sparse_moe.gate a GateLinear without quant_config, the experts a FusedMoE of the checkpoint's w1 / w3 / w2
+# (ckpt_names) with renormalize=False and phimoe_routing_function (sparsemixer top-2), a custom_routing_function
+# whose CustomRoutingRouter.routing_method_type is Custom; the ParallelLMHead (bias) built with quant_config=None.
+ARCHITECTURES["PhiMoEForCausalLM"] = Arch(
+    "vllm:phimoe.py", packed=_QKV_ONLY, unquantized=("block_sparse_moe.gate",),
+    router=Router(renormalize=False, custom="Custom"), head_quant_config=False, sliding=MODEL_WINDOW)
+# Nemotron-4 / Minitron (nemotron.py NemotronForCausalLM, registered 0.25-0.34, alike 0.33 / 0.34): q / k / v ->
+# qkv_proj (packed_modules_mapping holds no gate_up_proj), o_proj row; a non-gated MLP, up_proj a ColumnParallelLinear
+# and down_proj row (squared ReLU); its Attention takes no per-layer window; the ParallelLMHead with the quant config.
+ARCHITECTURES["NemotronForCausalLM"] = Arch("vllm:nemotron.py", packed=_QKV_ONLY, sliding=MODEL_WINDOW)
+# Apertus (apertus.py ApertusForCausalLM, registered 0.25-0.34, alike 0.33 / 0.34): nemotron.py's linears (qkv_proj with
+# QK-norm, o_proj row; a non-gated xIELU MLP, up_proj column, down_proj row), the window on the layers
+# config.layer_types marks sliding; the ParallelLMHead with the quant config.
+ARCHITECTURES["ApertusForCausalLM"] = Arch("vllm:apertus.py", packed=_QKV_ONLY)
+# DeepSeek-MoE v1 (deepseek_v2.py DeepseekForCausalLM, a DeepseekV2ForCausalLM; registered 0.25-0.34, alike 0.33 /
+# 0.34; config remote code, model_type deepseek): use_mha (config.model_type == "deepseek") builds DeepseekAttention,
+# q / k / v -> qkv_proj (packed_modules_mapping gains qkv_proj) and o_proj row, both constructed WITHOUT a prefix: the
+# quant config is asked with "" (no ignore / exclude entry names them), its Attention self_attn.attn with the quant
+# config and no per-layer window; DeepSeek-V2's MLP / MoE (dense layers below first_k_dense_replace, then mlp.gate an
+# unquantized GateLinear, FusedMoE routed as DeepSeek-V2's, shared_experts) and LM head (with the quant config).
+ARCHITECTURES["DeepseekForCausalLM"] = _DEEPSEEK._replace(
+    packed=LLAMA_PACKED, mla=False,
+    quant_prefixes=(("regex", r"^(?:.*\.)?self_attn\.(?:q_proj|k_proj|v_proj|o_proj)\.weight$", ".weight"),))
+# ChatGLM-2 / 3 and GLM-4-9B (chatglm.py ChatGLMForCausalLM, registered as ChatGLMModel and
+# ChatGLMForConditionalGeneration 0.25-0.34, alike 0.33 / 0.34; vLLM's own ChatGLMConfig, model_type chatglm): the
+# checkpoint's names under transformer.encoder.layers.N, self_attention.query_key_value stored fused (packed
+# query_key_value -> [query_key_value]; a QKVParallelLinear of kv_channels-wide heads, multi_query_group_num KV heads),
+# self_attention.dense row, its Attention self_attention.attn with the quant config and no per-layer window;
+# mlp.dense_h_to_4h stored fused (a MergedColumnParallelLinear over [ffn_hidden_size] x 2), mlp.dense_4h_to_h row; the
+# ParallelLMHead transformer.output_layer with the quant config. A config with a vision_config is refused (the
+# RuntimeError naming GLM4VForCausalLM), not modelled.
+_CHATGLM = Arch("vllm:chatglm.py", packed={"query_key_value": ("query_key_value",), "dense_h_to_4h": ("dense_h_to_4h",)},
+                styles={"self_attention.query_key_value": "QKVParallelLinear", "self_attention.dense": ROW,
+                        "output_layer": "ParallelLMHead"},
+                equal_parts={"mlp.dense_h_to_4h": 2}, sliding=MODEL_WINDOW)
+ARCHITECTURES.update({"ChatGLMModel": _CHATGLM, "ChatGLMForConditionalGeneration": _CHATGLM})
+# MiniCPM / MiniCPM4 (minicpm.py MiniCPMForCausalLM, registered 0.25-0.34, alike 0.33 / 0.34; config remote code,
+# model_type minicpm), Solar Pro (solar.py SolarForCausalLM; remote code, model_type solar: bskcn_* skip connections,
+# no linears) and Orion (orion.py OrionForCausalLM; remote code, model_type orion): Llama's names and fusions (q / k /
+# v -> qkv_proj, gate / up -> gate_up_proj, o_proj / down_proj row; solar.py and orion.py by the hf_to_vllm_mapper's
+# orig_to_new_stacked), Attention with the quant config and no per-layer window, the ParallelLMHead with the quant
+# config. OrionForCausalLM (no SupportsQuant) declares no packed_modules_mapping: the quant config's stays empty, so its
+# lists are matched against the fused names (quant_packed). A MiniCPM config with num_experts builds MiniCPMMoE, whose
+# experts are bare nn.Parameters (ws / w2s, no quant method): not modelled (no FP8 release).
+ARCHITECTURES.update({"MiniCPMForCausalLM": Arch("vllm:minicpm.py", sliding=MODEL_WINDOW),
+                      "SolarForCausalLM": Arch("vllm:solar.py", sliding=MODEL_WINDOW),
+                      "OrionForCausalLM": Arch("vllm:orion.py", sliding=MODEL_WINDOW, quant_packed=False)})
 
 # vLLM's Transformers modelling backend (transformers/base.py recursive_replace, utils.py replace_linear_class)
 # serves the architectures registry.py lists in _TRANSFORMERS_SUPPORTED_MODELS: each nn.Linear of transformers'
