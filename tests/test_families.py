@@ -1209,9 +1209,9 @@ FAMILIES = [
                                                             out_hidden_size=256, fullatt_block_indexes=[0])},
                         extra_tensors=EXAONE_MTP, **HF), 2,
      {"model.language_model.layers.3.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:exaone4_5.py"),
-      "visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:exaone4_5.py"),
-      "visual.blocks.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:exaone4_5.py"),
-      "visual.merger.mlp.2": ("RowParallelLinear", "vllm:exaone4_5.py")}),
+      "model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:exaone4_5.py"),
+      "model.visual.blocks.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:exaone4_5.py"),
+      "model.visual.merger.mlp.2": ("RowParallelLinear", "vllm:exaone4_5.py")}),
     ("step-3.5", dict(architecture="Step3p5ForCausalLM", model_type="step3p5", extra_config=STEP35,
                       **dict(HF, ignore=("lm_head", "re:.*g_proj$"))), 2,  # per-head gates: a row per head
      {"model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:step3p5.py"),
@@ -1344,15 +1344,15 @@ FAMILIES = [
                                                           vocab_size=1000),
                                       "vision_config": VISION}, **HF), 2,
      {"model.language_model.layers.0.linear_attn.in_proj_qkvz": ("MergedColumnParallelLinear", "vllm:qwen3_5.py"),
-      "visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen3_vl.py"),
-      "visual.merger.linear_fc2": ("RowParallelLinear", "vllm:qwen3_vl.py")}),
+      "model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen3_vl.py"),
+      "model.visual.merger.linear_fc2": ("RowParallelLinear", "vllm:qwen3_vl.py")}),
     ("qwen3.5-moe-vl", dict(architecture="Qwen3_5MoeForConditionalGeneration", model_type="qwen3_5_moe",
                             extra_config={"text_config": dict(GDN_MOE, model_type="qwen3_5_moe_text", hidden_size=256,
                                                               num_hidden_layers=2, num_attention_heads=4,
                                                               num_key_value_heads=2, head_dim=128, vocab_size=1000),
                                           "vision_config": VISION}, **HF), 2,
      {"model.language_model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen3_5.py"),
-      "visual.blocks.0.mlp.linear_fc1": ("ColumnParallelLinear", "vllm:qwen3_vl.py")}),
+      "model.visual.blocks.0.mlp.linear_fc1": ("ColumnParallelLinear", "vllm:qwen3_vl.py")}),
     ("qwen4-exp", QWEN4_EXP_SPEC, 2,
      {"model.layers.0.linear_attn.in_proj_qkvz": ("MergedColumnParallelLinear", "vllm:models/qwen4_exp"),
       "model.layers.0.ple.kv_proj": ("MergedColumnParallelLinear", "vllm:models/qwen4_exp"),
@@ -1369,7 +1369,7 @@ FAMILIES = [
                                                             head_dim=128, vocab_size=1000),
                                         "vision_config": dict(VISION, deepstack_visual_indexes=[])}), 2,
      {"model.language_model.layers.1.self_attn.qkv_proj": ("Qwen4ExpQSAQKVIndexerLinear", "vllm:models/qwen4_exp"),
-      "visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen3_vl.py")}),
+      "model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen3_vl.py")}),
     ("minimax-m3-text", dict(architecture="MiniMaxM3SparseForCausalLM", model_type="minimax_m3_vl_text",
                              moe_style="mixtral", experts=4, head_dim=128), 2,
      {"model.layers.0.block_sparse_moe.gate": ("ReplicatedLinear", "vllm:models/minimax_m3"),
@@ -1406,10 +1406,10 @@ FAMILIES = [
       "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:glm4.py")}),
     *((family, dict(architecture=arch, model_type=model_type, **dict(HF, ignore=("lm_head",)), extra_config={
         "text_config": text, "vision_config": dict(GLM4V_VISION, model_type=f"{model_type}_vision")}), 2,
-       {"visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:glm4_1v.py"),
-        "visual.blocks.0.attn.proj": ("RowParallelLinear", "vllm:glm4_1v.py"),
-        "visual.merger.proj": ("ColumnParallelLinear", "vllm:glm4_1v.py"),
-        "visual.merger.gate_up_proj": ("MergedColumnParallelLinear", "vllm:glm4_1v.py"),
+       {"model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:glm4_1v.py"),
+        "model.visual.blocks.0.attn.proj": ("RowParallelLinear", "vllm:glm4_1v.py"),
+        "model.visual.merger.proj": ("ColumnParallelLinear", "vllm:glm4_1v.py"),
+        "model.visual.merger.gate_up_proj": ("MergedColumnParallelLinear", "vllm:glm4_1v.py"),
         "model.language_model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:glm4_1v.py"),
         **extra})
       for family, arch, model_type, text, extra in (
@@ -1428,8 +1428,8 @@ FAMILIES = [
                            extra_tensors={"model.language_model.layers.2.eh_proj.weight": (512, 1024)},
                            extra_config={"text_config": dict(GLM5_NEXT, model_type="glm5_next_text"),
                                          "vision_config": dict(VISION, projection_intermediate_size=512)}), 2,
-     {"visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:models/glm5next"),
-      "visual.merger.proj": ("ColumnParallelLinear", "vllm:models/glm5next"),
+     {"model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:models/glm5next"),
+      "model.visual.merger.proj": ("ColumnParallelLinear", "vllm:models/glm5next"),
       "model.language_model.layers.0.self_attn.in_proj_qkvbfg_a": ("MergedColumnParallelLinear",
                                                                    "vllm:models/glm5next")}),
     # Stored as Moonshot's INT4 releases keep it: the tower and projector BF16 (vLLM builds them with
@@ -1675,9 +1675,9 @@ FAMILIES = [
     ("ling-3-vl", LING_3_VL_SPEC, 1,
      {"model.layers.0.attention.qkvb_proj": ("MergedColumnParallelLinear", "vllm:bailing_moe_v3.py"),
       "model.layers.3.attention.dense": ("RowParallelLinear", "vllm:bailing_moe_v3.py"),
-      "visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen3_vl.py"),
-      "visual.blocks.0.attn.proj": ("RowParallelLinear", "vllm:qwen3_vl.py"),
-      "visual.blocks.0.mlp.linear_fc1": ("ColumnParallelLinear", "vllm:qwen3_vl.py"),
+      "model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:qwen3_vl.py"),
+      "model.visual.blocks.0.attn.proj": ("RowParallelLinear", "vllm:qwen3_vl.py"),
+      "model.visual.blocks.0.mlp.linear_fc1": ("ColumnParallelLinear", "vllm:qwen3_vl.py"),
       "model.linear_proj.0": ("ColumnParallelLinear", "vllm:bailing_moe_v3_vl.py"),
       "model.linear_proj.2": ("RowParallelLinear", "vllm:bailing_moe_v3_vl.py")}),
     *((arch.lower(), nemotron_vl_spec(arch), 1,
@@ -3401,7 +3401,7 @@ def test_exaone45_tower_kv_heads_and_the_skipped_mtp_block(make_checkpoint):
     spec = next(f[1] for f in FAMILIES if f[0] == "exaone-4.5")
     folder = make_checkpoint(**{"data": "sparse", **spec})
     ckpt = open_local(folder)
-    qkv = next(m for m in build_layout(ckpt.tensors, ckpt.config).linears if m.name == "visual.blocks.0.attn.qkv")
+    qkv = next(m for m in build_layout(ckpt.tensors, ckpt.config).linears if m.name == "model.visual.blocks.0.attn.qkv")
     assert qkv.heads == (4, 2, 128) and qkv.output_sizes == (512, 256, 256)
     rep = inspect(folder)
     assert rep.ok and [s.prefix for s in rep.skipped] == ["mtp."]

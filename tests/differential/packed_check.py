@@ -257,6 +257,18 @@ EXPECTED: dict[tuple[str, str], str] = {
         "packed_modules_mapping, SupportsLoRA's empty one, and the language model (init_vllm_registered_model of "
         "Qwen2ForCausalLM, SupportsQuant) adds its own q / k / v and gate / up entries (SupportsQuant.__new__): the "
         "entry's packed is that one") for name in ("gate_up_proj", "qkv_proj")},
+    **{("Qwen2AudioForConditionalGeneration", f"packed:{name}"): (
+        "qwen2_audio.py's class declares no packed_modules_mapping (nor SupportsLoRA / SupportsQuant); its language "
+        "model (Qwen2ForCausalLM, SupportsQuant) adds its own q / k / v and gate / up entries to the quant config: the "
+        "entry's packed is that one") for name in ("gate_up_proj", "qkv_proj")},
+    **{("KimiVLForConditionalGeneration", f"packed:{name}"): (
+        "kimi_vl.py's class declares no packed_modules_mapping and its language model (DeepseekV2ForCausalLM) is no "
+        "SupportsQuant: the quant config's stays empty, which the entry models with Arch.quant_packed=False (lists "
+        "matched by the fused names); the fusions themselves are load_weights' stacked_params_mapping")
+       for name in ("gate_up_proj", "qkv_proj")},
+    ("KimiVLForConditionalGeneration", "tower packed:wqkv"): "MoonViT's wqkv is stored fused (Kimi-K2.5's tower "
+                                                             "entry maps it to itself); no quant config reaches the "
+                                                             "tower (moonvit.py), so no list is matched against it",
     **{(a, f"dropped:{kind}:{part}."): (
         "qwen2_5_omni_thinker.py's mapper drops the prefixes talker. and token2wav. (the speech generator, never "
         "built); fp8check drops the names holding them (Arch.spec_substrings; spec_prefix holds one prefix): the "

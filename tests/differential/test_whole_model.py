@@ -436,6 +436,9 @@ def test_each_family_checkpoint_is_judged_by_fp8check_without_notes(tmp_path, fa
                                          ("ling-3-vl-tower-bf16", LING_3_VL_TOWER))},
                 # (ling-3-vl-tower-bf16: bailing_moe_v3_vl.py builds a tower listed whole unquantized under an
                 # Fp8Config only; compressed-tensors builds it FP8, over the BF16 tensors)
+                # Qwen2.5-Omni with the vision q / k / v listed BF16: vLLM matches attn.qkv by its own name (the
+                # dotted packed key "attn.qkv"), so it is an FP8 layer over BF16 weights (Tower.unexpanded)
+                "qwen2.5-omni-vision-qkv-listed": {f"thinker.visual.blocks.{i}.attn.qkv" for i in (0, 1)},
                 # LFM3's per-head output gate self_attn.gate_proj: one row a head (16 / TP 2 = 8), no 128-block fits
                 # it (validate_fp8_block_shape, vLLM's own error)
                 "lfm3": {f"model.layers.{i}.self_attn.gate_proj" for i in (1, 2)},
