@@ -505,6 +505,18 @@ _MISTRAL3_PROJECTOR = Tower("vllm:mistral3.py", ("multi_modal_projector.", "mode
 # VisionLanguageAdapter's w_in / w_out ReplicatedLinears without quant_config; the text model is the class
 # text_config names (init_vllm_registered_model).
 _PIXTRAL_ENCODER = Tower("vllm:pixtral.py", ("vision_encoder.",), vision_heads=True, quantized=False)
+# Its hf_to_vllm_mapper: an HF-format (Mistral-3 named) checkpoint's prefixes and projector names, and from 0.34
+# (profile change pixtral-mistral-regex) the vision encoder's consolidated leaves, which its load_weights renames
+# itself in every release.
+_PIXTRAL_REGEXES = tuple(("regex", rf"^vision_encoder\.transformer\.layers\.(\d+)\.{block}\.{old}(?=\.|$)",
+                          rf"vision_encoder.transformer.layers.\1.{block}.{new}") for block, old, new in (
+    ("attention", "wq", "q_proj"), ("attention", "wk", "k_proj"), ("attention", "wv", "v_proj"),
+    ("attention", "wo", "o_proj"), ("feed_forward", "w1", "gate_proj"), ("feed_forward", "w2", "down_proj"),
+    ("feed_forward", "w3", "up_proj")))
+_PIXTRAL_NAMES = (("substr", ".linear_1.", ".w_in."), ("substr", ".linear_2.", ".w_out."),
+                  ("prefix", "model.language_model.", "language_model.model."),
+                  ("prefix", "model.vision_tower.", "vision_encoder."),
+                  ("prefix", "model.multi_modal_projector.", "vision_language_adapter."))
 _PIXTRAL_ADAPTER = Tower("vllm:pixtral.py", ("vision_language_adapter.", "patch_merger."), quantized=False,
                          styles={"w_in": REPLICATED, "w_out": REPLICATED, "merging_layer": REPLICATED})
 # voxtral.py VoxtralForConditionalGeneration (Mistral-format Voxtral: params.json's multimodal.whisper_model_args, a
@@ -586,14 +598,16 @@ ARCHITECTURES: dict[str, Arch] = {
                                                  ("suffix", ".activation_scale", ".input_scale"),
                                                  ("suffix", ".weight_scale_inv", ".weight_scale"))),
     "PixtralForConditionalGeneration": Arch("vllm:pixtral.py", towers=(_PIXTRAL_ENCODER, _PIXTRAL_ADAPTER),
-                                            registered_text_model=True),
+                                            registered_text_model=True, hf_to_vllm=(*_PIXTRAL_REGEXES, *_PIXTRAL_NAMES),
+                                            fields_before=(("pixtral-mistral-regex", {"hf_to_vllm": _PIXTRAL_NAMES}),)),
     "VoxtralForConditionalGeneration": Arch("vllm:voxtral.py", towers=(_VOXTRAL_ENCODER, _VOXTRAL_ADAPTER),
                                             registered_text_model=True),
     # mamba2.py (Mamba-2, Codestral Mamba: also from Mistral's params.json, model_type mamba): attention-free, each
     # layer a MambaMixer2 (in_proj over [I, I, G*N, G*N, H], conv1d a ColumnParallelLinear without quant_config,
     # out_proj row) under backbone.layers; no packed_modules_mapping.
     "Mamba2ForCausalLM": Arch("vllm:mamba2.py", packed={}, conv_linears=("mixer.conv1d",),
-                              mamba_in_proj="mixer.in_proj", sliding=MODEL_WINDOW),
+                              mamba_in_proj="mixer.in_proj", sliding=MODEL_WINDOW,
+                              hf_to_vllm=(("substr", ".A_log", ".A"),)),
     "Qwen2ForCausalLM": Arch("vllm:qwen2.py", **_QWEN2_MODEL),
     "Qwen3ForCausalLM": Arch("vllm:qwen3.py", **_QWEN2_MODEL),
     "Qwen2MoeForCausalLM": Arch("vllm:qwen2_moe.py", unquantized=_QWEN_MOE_ROUTERS, router=_NORM_TOPK,
