@@ -529,6 +529,18 @@ _MISTRAL3_PROJECTOR = Tower("vllm:mistral3.py", ("multi_modal_projector.", "mode
 # VisionLanguageAdapter's w_in / w_out ReplicatedLinears without quant_config; the text model is the class
 # text_config names (init_vllm_registered_model).
 _PIXTRAL_ENCODER = Tower("vllm:pixtral.py", ("vision_encoder.",), vision_heads=True, quantized=False)
+# Its hf_to_vllm_mapper: an HF-format (Mistral-3 named) checkpoint's prefixes and projector names, and from 0.34
+# (profile change pixtral-mistral-regex) the vision encoder's consolidated leaves, which its load_weights renames
+# itself in every release.
+_PIXTRAL_REGEXES = tuple(("regex", rf"^vision_encoder\.transformer\.layers\.(\d+)\.{block}\.{old}(?=\.|$)",
+                          rf"vision_encoder.transformer.layers.\1.{block}.{new}") for block, old, new in (
+    ("attention", "wq", "q_proj"), ("attention", "wk", "k_proj"), ("attention", "wv", "v_proj"),
+    ("attention", "wo", "o_proj"), ("feed_forward", "w1", "gate_proj"), ("feed_forward", "w2", "down_proj"),
+    ("feed_forward", "w3", "up_proj")))
+_PIXTRAL_NAMES = (("substr", ".linear_1.", ".w_in."), ("substr", ".linear_2.", ".w_out."),
+                  ("prefix", "model.language_model.", "language_model.model."),
+                  ("prefix", "model.vision_tower.", "vision_encoder."),
+                  ("prefix", "model.multi_modal_projector.", "vision_language_adapter."))
 _PIXTRAL_ADAPTER = Tower("vllm:pixtral.py", ("vision_language_adapter.", "patch_merger."), quantized=False,
                          styles={"w_in": REPLICATED, "w_out": REPLICATED, "merging_layer": REPLICATED})
 # voxtral.py VoxtralForConditionalGeneration (Mistral-format Voxtral: params.json's multimodal.whisper_model_args, a
@@ -621,7 +633,8 @@ ARCHITECTURES: dict[str, Arch] = {
                                                  ("suffix", ".activation_scale", ".input_scale"),
                                                  ("suffix", ".weight_scale_inv", ".weight_scale"))),
     "PixtralForConditionalGeneration": Arch("vllm:pixtral.py", towers=(_PIXTRAL_ENCODER, _PIXTRAL_ADAPTER),
-                                            registered_text_model=True),
+                                            registered_text_model=True, hf_to_vllm=(*_PIXTRAL_REGEXES, *_PIXTRAL_NAMES),
+                                            fields_before=(("pixtral-mistral-regex", {"hf_to_vllm": _PIXTRAL_NAMES}),)),
     "VoxtralForConditionalGeneration": Arch("vllm:voxtral.py", towers=(_VOXTRAL_ENCODER, _VOXTRAL_ADAPTER),
                                             registered_text_model=True),
     "Qwen2ForCausalLM": Arch("vllm:qwen2.py", **_QWEN2_MODEL),

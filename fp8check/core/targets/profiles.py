@@ -271,6 +271,9 @@ WHEEL_CHANGES: dict[str, str] = {
                        "Mistral-format reader (transformers_utils/configs/mistral.py) builds from a params.json with "
                        "`dsa` (a MistralLarge3ForCausalLM before); the reader takes BLOCK FP8 (refused before); "
                        "importing the model on XPU / CPU raises",
+    "pixtral-mistral-regex": "0.34 wheel: pixtral.py's hf_to_vllm_mapper gains regexes renaming the vision "
+                             "encoder's consolidated leaves (wq / wk / wv / wo, w1 / w2 / w3) as its load_weights "
+                             "does in every release",
     "radio-transformers-tree": "0.34 wheel: radio.py's RadioModel mirrors transformers' RadioModel (vision_model."
                                "encoder.layer.N.attention.qkv / proj, embeddings.patch_projection; its "
                                "hf_to_vllm_mapper renames NVIDIA's remote-code names onto it); 0.33 builds "
@@ -352,7 +355,7 @@ _V034 = _release("0.34", _V033, ("xpu-fp8-per-token", "w4afp8", "fp-quant-remove
                                  "glm5next-fused-conv", "dsv4-grouped-wo-a",
                                  "qwen4exp-indexer-alike", "step5-rocm", "mistral-large-4",
                                  "diffkv-head-size-v", "bailing-v3-swiglustep", "plamo3-head-quant",
-                                 "muse-spark-rename", "radio-transformers-tree"),
+                                 "muse-spark-rename", "radio-transformers-tree", "pixtral-mistral-regex"),
                  "XPU per-token FP8 activations; w4afp8; the extensible KV cache (utilization 1.0 on CUDA/ROCm); "
                  "x86 CPUs require triton-cpu")
 PROFILES: tuple[RuleProfile, ...] = (_V034, _V033, _V032, _V031, _V030, _V029, _V028, _V027, _V026, _V025)
