@@ -132,6 +132,14 @@ MODEL_STUB_RISKS = {
                                     "llm_config / vision_config as the remote class does (_internvl_chat_config); "
                                     "an InternVL case with a Qwen2 / Qwen3 text model loads the fixture's word-level "
                                     "tokenizer, which internvl.py's video-token probe asks at the front door",
+    "Gemma-3n sparse activation": "GeluAndMulSparse's constructor (Gemma-3n's activation_sparsity_pattern layers) "
+                                  "runs on the CPU device: its std multiplier is a scalar's item(), which the meta "
+                                  "device cannot answer; a constant plays no part in any layer's method",
+    "Gemma-3n vision tower": "without timm installed, gemma3n_mm.py's MobileNetV5 tower (transformers' "
+                             "TimmWrapperModel, which requires timm) is an empty module: timm 1.0.31's "
+                             "mobilenetv5_300m_enc holds convolutions and norms only (282 4-D and 266 1-D tensors, no "
+                             "nn.Linear), so no compared row depends on it; a host serving Gemma-3n installs timm, and "
+                             "with it installed the harness builds the real tower",
     "attention impl": "the release's impl is built; its refusals (ValueError / NotImplementedError: fp8_e5m2 on "
                       "XPU, Triton's SM89 FP8) are the build's error; where building it needs what is stubbed "
                       "(a FlashInfer constant, a device workspace), a stand-in takes its place (an instance of "
@@ -923,6 +931,55 @@ def _nemotron_vl_remote_tower() -> None:
     sys.meta_path.insert(0, _PatchAfterImport(_LLAMA_NEMOTRON_VL, remote_tower))
 
 
+_ACTIVATION = "vllm.model_executor.layers.activation"
+_GEMMA3N_MM = "vllm.model_executor.models.gemma3n_mm"
+
+
+def _host_sparsity_constant() -> None:
+    """GeluAndMulSparse.__init__ (layers/activation.py, Gemma-3n's sparse MLP layers) computes its std multiplier
+    with torch.tensor(...).item(), which the meta device the model is built on cannot answer: the constructor runs
+    on the host's CPU device, as on a GPU host the scalar is a host tensor's item too."""
+    def host_init(module) -> None:
+        import torch
+
+        real = module.GeluAndMulSparse.__init__
+
+        def __init__(self, *args, **kwargs):
+            with torch.device("cpu"):
+                real(self, *args, **kwargs)
+
+        module.GeluAndMulSparse.__init__ = __init__
+
+    if _ACTIVATION in sys.modules:  # imported while the platform was prepared
+        host_init(sys.modules[_ACTIVATION])
+    else:
+        sys.meta_path.insert(0, _PatchAfterImport(_ACTIVATION, host_init))
+
+
+def _gemma3n_vision_tower() -> None:
+    """Where timm is not installed, gemma3n_mm.py's AutoModel.from_config(vision_config) (transformers'
+    TimmWrapperModel over timm's MobileNetV5, which requires timm) answers an empty module: the tower's
+    convolutions and norms hold no linear and no quant method, so no row is lost (MODEL_STUB_RISKS); with timm
+    installed the real tower is built."""
+    def empty_tower(module) -> None:
+        if importlib.util.find_spec("timm") is not None:
+            return
+        import torch
+
+        real = module.AutoModel
+
+        class AutoModel:
+            @staticmethod
+            def from_config(config, **kwargs):
+                if getattr(config, "model_type", None) == "gemma3n_vision":
+                    return torch.nn.Module()
+                return real.from_config(config, **kwargs)
+
+        module.AutoModel = AutoModel
+
+    sys.meta_path.insert(0, _PatchAfterImport(_GEMMA3N_MM, empty_tower))
+
+
 def _register_remote_code_configs() -> None:
     """Stand-ins of config classes only remote code defines: REMOTE_CODE_MODEL_TYPES as plain configs,
     INTERNVL_CHAT_MODEL_TYPES (_internvl_chat_config), and
@@ -1201,6 +1258,8 @@ def main() -> None:
         _no_beam_allreduce_workspace()
         _nemotron_vl_tokenizer()
         _nemotron_vl_remote_tower()
+        _host_sparsity_constant()
+        _gemma3n_vision_tower()
         _stub_device_queries(sys.argv[1])
         _stub_flashinfer_probes(sys.argv[1])
         _guard_attention_impls()

@@ -1379,7 +1379,7 @@ _GEMMA3N_SELF_DECODER = ("altup_projections.", "per_layer_model_projection")
 _GEMMA3N_ALTUP_INPUTS = range(8)  # altup_num_inputs - 1 projections each (4 in the released configs)
 ARCHITECTURES["Gemma3nForCausalLM"] = Arch(
     "vllm:gemma3n.py", spec_substrings=("audio_tower.", "embed_audio.", "embed_vision.", "vision_tower."),
-    kv_shared_layers=True,
+    kv_shared_layers=True, other_tables=("embed_tokens_per_layer",),
     styles={"altup.correction_coefs": REPLICATED, "altup.prediction_coefs": REPLICATED,
             "altup.modality_router": REPLICATED, "laurel.linear_left": COLUMN, "laurel.linear_right": ROW,
             "per_layer_input_gate": REPLICATED, "per_layer_projection": REPLICATED,
