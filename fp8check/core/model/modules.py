@@ -28,7 +28,8 @@ EMBEDDINGS = ("embed_tokens", "wte", "word_embeddings", "tok_embeddings", "embed
               "embed_tokens_per_layer",   # Gemma-4's per-layer embeddings (VocabParallelEmbedding)
               "ngram_embedding",          # Qwen4-Exp's PLE n-gram tables (ple_embedding.ngram_embedding.shard_N)
               "ngram_embeddings",         # LongCat-Flash-Lite's NgramEmbedding: embedders' tables, post_projs
-              "speech_embeddings")        # MiMo-V2-Omni's audio codebook tables (mimo_audio.py nn.Embedding)
+              "speech_embeddings",        # MiMo-V2-Omni's audio codebook tables (mimo_audio.py nn.Embedding)
+              "embedding")                # Gemma-3n's embed_vision / embed_audio tables (VocabParallelEmbedding)
 EMBEDDING_SET = frozenset(EMBEDDINGS)
 # Tensors that belong to a linear module besides its weight.
 SIDE_TENSORS = ("weight_scale", "weight_scale_inv", "input_scale", "weight_zero_point", "input_zero_point",
