@@ -20,9 +20,9 @@ from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import LATEST, select_profile
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
-                            deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, intern_vit_tensors,
-                            internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors, nemotron_vl_tensors, tensor_specs,
-                            write_safetensors)
+                            deepseek_v4_vision_tensors, deepseek_v41_tensors, gemma3n_tower_tensors, inkling_tensors,
+                            intern_vit_tensors, internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors,
+                            nemotron_vl_tensors, tensor_specs, write_safetensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
 # Qwen3-Next / Qwen3.5, written by transformers' own classes: one gated-delta-net layer, one full-attention layer;
@@ -3546,3 +3546,89 @@ def test_kimi_k3_on_rocm_is_amd_linear_py(make_checkpoint):
     assert any(e.startswith("KeyError: language_model.layers.2.self_attn.indexer.") for e in rep.errors)
     older = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("mi300x"), select_profile("0.32")))
     assert "language_model.layers.2.self_attn.fused_qkv_a_g_proj" in {layer.name for layer in older.layers}
+
+
+# Gemma-3n at test widths: four layers, the last two KV-shared (a sliding one reading layer 0, a full one layer 1).
+GEMMA3N_TEXT = dict(hidden_size=256, intermediate_size=[512] * 4, num_hidden_layers=4, num_attention_heads=2,
+                    num_key_value_heads=1, head_dim=128, vocab_size=256, vocab_size_per_layer_input=256,
+                    hidden_size_per_layer_input=64, altup_num_inputs=4, laurel_rank=32, num_kv_shared_layers=2,
+                    activation_sparsity_pattern=[0.95, 0.0, 0.0, 0.0], sliding_window=512,
+                    layer_types=["sliding_attention", "full_attention"] * 2, tie_word_embeddings=True,
+                    hidden_activation="gelu_pytorch_tanh")
+GEMMA3N_VL = {"text_config": {"model_type": "gemma3n_text", **GEMMA3N_TEXT},
+              "vision_config": {"model_type": "gemma3n_vision", "architecture": "mobilenetv5_300m_enc",
+                                "hidden_size": 256, "vocab_size": 128},
+              "audio_config": {"model_type": "gemma3n_audio", "hidden_size": 256, "vocab_size": 128,
+                               "conf_num_hidden_layers": 1, "conf_num_attention_heads": 2},
+              "tie_word_embeddings": True}
+
+
+def test_gemma3n_text_model_is_laid_out_as_gemma3n_py_builds_it(make_checkpoint):
+    """gemma3n.py: AltUp's coefficients and router, the per-layer input gate / projection ReplicatedLinear with the
+    quant config, Laurel column / row, the self-decoder's per_layer_model_projection and altup_projections and the
+    text model's altup_unembed_projections ColumnParallelLinear; the KV-shared layers' q_proj alone; every layer
+    laid out (not guessed)."""
+    folder = make_checkpoint(architecture="Gemma3nForCausalLM", model_type="gemma3n_text", tie_embeddings=True,
+                             data="sparse", transformers=True, extra_config=GEMMA3N_TEXT)
+    rep = inspect(folder)
+    assert rep.ok, list(rep.errors)
+    assert {layer.layout for layer in rep.layers} == {"vllm:gemma3n.py"} and not rep.notes
+    types = {layer.name: layer.layer_type for layer in rep.layers}
+    assert {name.removeprefix("model.layers.0."): kind for name, kind in types.items()
+            if name.startswith("model.layers.0.")} == {
+        "altup.correction_coefs": "ReplicatedLinear", "altup.prediction_coefs": "ReplicatedLinear",
+        "altup.modality_router": "ReplicatedLinear", "laurel.linear_left": "ColumnParallelLinear",
+        "laurel.linear_right": "RowParallelLinear", "per_layer_input_gate": "ReplicatedLinear",
+        "per_layer_projection": "ReplicatedLinear", "self_attn.qkv_proj": "QKVParallelLinear",
+        "self_attn.o_proj": "RowParallelLinear", "mlp.gate_up_proj": "MergedColumnParallelLinear",
+        "mlp.down_proj": "RowParallelLinear"}
+    assert types["model.layers.3.self_attn.q_proj"] == "ColumnParallelLinear"
+    assert "model.layers.3.self_attn.qkv_proj" not in types
+    for name in ("model.per_layer_model_projection", "model.altup_projections.2", "model.altup_unembed_projections.0"):
+        assert types[name] == "ColumnParallelLinear"
+    assert all(layer.scheme.startswith("CompressedTensors") for layer in rep.layers)
+    shared = {a.name: a for a in rep.attention}
+    assert [(shared[f"model.layers.{i}.self_attn.attn"].kind, shared[f"model.layers.{i}.self_attn.attn"]
+             .cache_bytes_per_token) for i in (2, 3)] == [("sliding window 512", 0), ("full", 0)]
+
+
+def test_gemma3n_lists_match_the_self_decoder_prefix(make_checkpoint):
+    """get_quant_method is asked with the self-decoder's prefix (model.self_decoder.per_layer_model_projection);
+    the quant config's lists are mapped by the class mappers' renames only, whose self_decoder. prefixes never apply
+    to a name under model.: an ignore entry naming the checkpoint's model.per_layer_model_projection leaves vLLM's
+    layer quantized, and its BF16 weight is an error. A regex matching both names skips it."""
+    def layer(ignore):
+        folder = make_checkpoint(architecture="Gemma3nForCausalLM", model_type="gemma3n_text", tie_embeddings=True,
+                                 data="sparse", transformers=True, extra_config=GEMMA3N_TEXT, ignore=ignore)
+        rep = inspect(folder)
+        return {layer.name: layer for layer in rep.layers}["model.per_layer_model_projection"]
+    named = layer(("lm_head", "model.per_layer_model_projection"))
+    assert named.scheme.startswith("CompressedTensors") and named.errors
+    matched = layer(("lm_head", "re:.*per_layer_model_projection$"))
+    assert matched.scheme == "UnquantizedLinearMethod" and not matched.errors
+
+
+def test_gemma3n_towers_are_built_without_the_quant_config(make_checkpoint):
+    """gemma3n_mm.py: the text model under language_model (laid out as Gemma3nForCausalLM); the USM audio encoder's
+    linears torch nn.Linears, the embedders' embedding_projection a RowParallelLinear without the quant config, their
+    tables embeddings; the MobileNetV5 tower holds no linear."""
+    folder = make_checkpoint(architecture="Gemma3nForConditionalGeneration", model_type="gemma3n",
+                             tie_embeddings=True, data="sparse", transformers=True, sizes_in_text_config=True,
+                             extra_config=GEMMA3N_VL, extra_tensors=gemma3n_tower_tensors(GEMMA3N_VL),
+                             ignore=("re:.*vision_tower.*", "re:.*audio_tower.*", "re:.*embed_vision.*",
+                                     "re:.*embed_audio.*"))
+    rep = inspect(folder)
+    assert rep.ok, list(rep.errors)
+    assert "generic" not in {layer.layout for layer in rep.layers} and not rep.notes
+    by_name = {layer.name: layer for layer in rep.layers}
+    for name in ("model.audio_tower.conformer.0.attention.attn.q_proj",
+                 "model.audio_tower.conformer.0.lconv1d.linear_start",
+                 "model.audio_tower.subsample_conv_projection.input_proj_linear"):
+        assert by_name[name].layer_type == "nn.Linear" and by_name[name].scheme == "UnquantizedLinearMethod"
+    for tower in ("vision", "audio"):
+        projection = by_name[f"model.embed_{tower}.embedding_projection"]
+        assert projection.layer_type == "RowParallelLinear" and projection.scheme == "UnquantizedLinearMethod"
+        assert f"model.embed_{tower}.embedding" not in by_name
+    assert not [name for name in by_name if "vision_tower" in name]
+    assert by_name["model.language_model.layers.0.altup.modality_router"].scheme.startswith("CompressedTensors")
+    assert by_name["model.language_model.layers.3.self_attn.q_proj"].layer_type == "ColumnParallelLinear"

@@ -449,6 +449,11 @@ FAMILIES.update({
     # 64): six layers, the last two KV-shared (one sliding, one full, as the released 30 / 35-layer configs end).
     "gemma-3n": (dict(architecture="Gemma3nForCausalLM", model_type="gemma3n_text", tie_embeddings=True, **_HF),
                  _GEMMA3N_TEXT),
+    # An ignore list naming the self-decoder's projection by its checkpoint name and AltUp by a pattern: vLLM asks with
+    # model.self_decoder.per_layer_model_projection, which the exact entry does not name (its BF16 weight behind FP8).
+    "gemma-3n-listed": (dict(architecture="Gemma3nForCausalLM", model_type="gemma3n_text", tie_embeddings=True,
+                             ignore=("lm_head", "model.per_layer_model_projection", "re:.*altup.*"), **_HF),
+                        _GEMMA3N_TEXT),
     # The vision-language / audio class as RedHatAI's FP8-dynamic checkpoints are exported: the towers and embedders
     # left BF16 by the ignore list; one conformer block.
     "gemma-3n-vl": (dict(architecture="Gemma3nForConditionalGeneration", model_type="gemma3n", tie_embeddings=True,
