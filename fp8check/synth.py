@@ -331,6 +331,12 @@ TRANSFORMERS_HOSTS = {
     "Gemma3nForConditionalGeneration": TransformersHost(
         "Gemma3nForCausalLM", r"(?!)", None, "gemma3n_text",
         lambda text: {k: v for k, v in text.items() if k != "model_type"}, ((r"^model\.", "model.language_model."),)),
+    # Phi-3-vision's remote-code config (phi3_v): its text model is transformers' Phi3ForCausalLM's, saved under the
+    # same names (q / k / v and gate / up stored fused); the CLIP tower and projection come as Spec.extra_tensors
+    # (phi3v_vision_tensors).
+    "Phi3VForCausalLM": TransformersHost(
+        "Phi3ForCausalLM", r"(?!)", None, "phi3",
+        lambda doc: {k: v for k, v in doc.items() if k not in ("img_processor", "embd_layer")}),
     "Llama_Nemotron_Nano_VL": TransformersHost("LlamaForCausalLM", r"(?!)", None, "llama",
                                                lambda doc: {k: v for k, v in doc["llm_config"].items()
                                                             if k not in ("model_type", "architectures")},
@@ -411,6 +417,31 @@ def bailing_v3_vision_tensors(vision: dict, text_hidden: int) -> dict[str, tuple
                     f"{p}.mlp.linear_fc1.weight": (inter, dim), f"{p}.mlp.linear_fc2.weight": (dim, inter)})
     out.update({"model.linear_proj.0.weight": (text_hidden, merged), "model.linear_proj.2.weight": (text_hidden,
                                                                                                      text_hidden)})
+    return out
+
+
+def phi3v_vision_tensors(hidden: int, layers: int = 24) -> dict[str, tuple[int, ...]]:
+    """A Phi-3-vision checkpoint's image embedding (microsoft's remote-code names, which phi3v.py loads) for a spec's
+    extra_tensors: CLIP ViT-L/14-336 (1024 wide, 16 heads, 24 layers) under
+    model.vision_embed_tokens.img_processor.vision_model. (embeddings, pre / post layer norms, per layer q / k / v /
+    out_proj, mlp.fc1 / fc2 with biases), the HD separators glb_GN / sub_GN and img_projection.0 / .2 (over the 2 x 2
+    merged features, to the text model's `hidden`)."""
+    dim, inter, root = 1024, 4096, "model.vision_embed_tokens"
+    vit = f"{root}.img_processor.vision_model"
+    out: dict[str, tuple[int, ...]] = {
+        f"{vit}.embeddings.class_embedding": (dim,), f"{vit}.embeddings.patch_embedding.weight": (dim, 3, 14, 14),
+        f"{vit}.embeddings.position_embedding.weight": (577, dim), f"{vit}.pre_layrnorm.weight": (dim,),
+        f"{vit}.pre_layrnorm.bias": (dim,), f"{vit}.post_layernorm.weight": (dim,), f"{vit}.post_layernorm.bias": (dim,),
+        f"{root}.glb_GN": (1, 1, 4 * dim), f"{root}.sub_GN": (1, 1, 1, 4 * dim),
+        f"{root}.img_projection.0.weight": (hidden, 4 * dim), f"{root}.img_projection.0.bias": (hidden,),
+        f"{root}.img_projection.2.weight": (hidden, hidden), f"{root}.img_projection.2.bias": (hidden,)}
+    for i in range(layers):
+        layer = f"{vit}.encoder.layers.{i}"
+        for leaf, rows, cols in (("self_attn.q_proj", dim, dim), ("self_attn.k_proj", dim, dim),
+                                 ("self_attn.v_proj", dim, dim), ("self_attn.out_proj", dim, dim),
+                                 ("mlp.fc1", inter, dim), ("mlp.fc2", dim, inter)):
+            out.update({f"{layer}.{leaf}.weight": (rows, cols), f"{layer}.{leaf}.bias": (rows,)})
+        out.update({f"{layer}.{norm}.{p}": (dim,) for norm in ("layer_norm1", "layer_norm2") for p in ("weight", "bias")})
     return out
 
 

@@ -817,9 +817,10 @@ def _plamo3_config(pretrained_config):
 # classes for them, left in place where present). AliceAI (alice_ai, vLLM 0.33 / 0.34's alice_ai.py) likewise: no
 # transformers or vLLM config class; alice_ai.py reads every key off the checkpoint's config.
 # K2-Horizon (k2_horizon, vLLM 0.30-0.34's k2_horizon.py) likewise, and InternLM2's internlm2
-# (configuration_internlm2.py; internlm2.py reads its keys bare).
+# (configuration_internlm2.py; internlm2.py reads its keys bare), and Phi-3-vision's phi3_v (configuration_phi3_v.py:
+# Phi-3's keys with img_processor / embd_layer, which phi3v.py and llama.py read bare).
 REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "alice_ai", "k2_horizon",
-                           "internlm2")
+                           "internlm2", "phi3_v")
 # InternVL's remote-code configs (configuration_internvl_chat.py; H2OVL's h2ovl_chat, Skywork-R1V's skywork_chat the
 # same class): vision_config an InternVisionConfig, llm_config the config of its text model's model_type, which vLLM
 # renames text_config (_CONFIG_ATTRS_MAPPING). Neither transformers nor vLLM has a class for them.

@@ -34,9 +34,9 @@ from fp8check.core.routing.crosscheck import vllm_error
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
-                            deepseek_v4_vision_tensors, deepseek_v41_tensors, gemma3n_tower_tensors, inkling_tensors, intern_vit_tensors,
-                            internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors, nemotron_vl_tensors,
-                            write_checkpoint)
+                            deepseek_v4_vision_tensors, deepseek_v41_tensors, gemma3n_tower_tensors, inkling_tensors,
+                            intern_vit_tensors, internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors,
+                            nemotron_vl_tensors, phi3v_vision_tensors, write_checkpoint)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crosscheck_model import compare_model, our_modules  # noqa: E402  # isort: skip  (vLLM's side, beside this file)
@@ -459,6 +459,17 @@ FAMILIES.update({
     "gemma-3n-vl": (dict(architecture="Gemma3nForConditionalGeneration", model_type="gemma3n", tie_embeddings=True,
                          sizes_in_text_config=True, ignore=_GEMMA3N_IGNORE, extra_tensors=gemma3n_tower_tensors(
                              _GEMMA3N_VL), **_HF), _GEMMA3N_VL),
+    # Phi-3.5-vision (remote-code config phi3_v): Phi-3's text model at BASE's widths, the fixed CLIP tower (24 layers
+    # of 1024: phi3v.py builds 23) quantized, its img_projection (torch nn.Linears) left BF16 by the ignore list.
+    "phi-3-vision": (dict(architecture="Phi3VForCausalLM", model_type="phi3_v",
+                          extra_tensors=phi3v_vision_tensors(BASE["hidden"]), **_HF,
+                          ignore=("lm_head", "re:.*img_projection.*")),
+                     {"img_processor": {"image_dim_out": 1024, "model_name": "openai/clip-vit-large-patch14-336",
+                                        "name": "clip_vision_model", "num_img_tokens": 144},
+                      "embd_layer": {"embedding_cls": "image", "hd_transform_order": "sub_glb", "projection_cls": "mlp",
+                                     "use_hd_transform": True, "with_learnable_separator": True},
+                      "rms_norm_eps": 1e-05, "hidden_act": "silu", "tie_word_embeddings": False, "pad_token_id": 0,
+                      "bos_token_id": 1, "eos_token_id": 2}),
     "laguna": (dict(architecture="LagunaForCausalLM", model_type="laguna", **_HF,  # per-head gates: one row a head
                     ignore=("lm_head", *(f"model.layers.{i}.self_attn.g_proj" for i in range(3)))),
                dict(num_hidden_layers=3, num_attention_heads_per_layer=[16, 32, 16],

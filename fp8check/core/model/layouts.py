@@ -1414,6 +1414,26 @@ ARCHITECTURES["Gemma3nForConditionalGeneration"] = ARCHITECTURES["Gemma3nForCaus
                 ("prefix", "model.multi_modal_projector.", "multi_modal_projector."), _VL_TEXT[1],
                 ("prefix", "model", "language_model.model")))
 
+# Phi-3-vision / Phi-3.5-vision (phi3v.py Phi3VForCausalLM, registered 0.25-0.34, 0.33 -> 0.34 alike; model_type
+# phi3_v, the hub's remote-code config): the text model is llama.py's LlamaForCausalLM (init_vllm_registered_model,
+# prefix "") over Phi-3's checkpoint, qkv_proj and gate_up_proj stored fused (loaded as stored); vision_embed_tokens
+# holds clip.py's CLIPVisionModel built from the fixed CLIP_VIT_LARGE_PATCH14_336_CONFIG (16 heads:
+# local.FIXED_VISION_HEADS) with the quant config, up to img_processor.layer_idx (-2 when absent, as the released
+# configs: 23 of its 24 layers; CLIPVisionTransformer.load_weights drops the layers beyond): self_attn q / k / v ->
+# qkv_proj (QKV over the vision heads), out_proj row, mlp fc1 column / fc2 row; img_projection.0 / .2 torch
+# nn.Linears. Both classes are SupportsQuant: the lists are mapped by Phi3V's mapper (model. -> language_model.model.,
+# lm_head. -> language_model.lm_head., model.vision_embed_tokens. -> vision_embed_tokens.) and the quant config's packed
+# mapping is Llama's (q / k / v, gate / up; a list naming the stored qkv_proj itself is then matched by its shards'
+# names, not modelled).
+_PHI3V_CLIP = Tower("vllm:clip.py", ("model.vision_embed_tokens.",), vision_heads=True,
+                    styles={"img_projection.0": TORCH_LINEAR, "img_projection.2": TORCH_LINEAR},
+                    dropped=("img_processor.vision_model.encoder.layers.23.",))
+ARCHITECTURES["Phi3VForCausalLM"] = ARCHITECTURES["Phi3ForCausalLM"]._replace(
+    source="vllm:phi3v.py", towers=(_PHI3V_CLIP,),
+    hf_to_vllm=(("prefix", "model.vision_embed_tokens.wte", "embed_tokens"),
+                ("prefix", "model.vision_embed_tokens.", "vision_embed_tokens."), _VL_TEXT[1],
+                ("prefix", "model.", "language_model.model.")))
+
 # Laguna (laguna.py, 0.33 and 0.34): only q / k / v are packed (gate_proj and up_proj stay two ColumnParallelLinear,
 # dense MLP and shared expert alike), g_proj a ColumnParallelLinear, a head count per layer
 # (num_attention_heads_per_layer), the router mlp.gate a GateLinear without quant_config, sigmoid routing with the
