@@ -22,7 +22,7 @@ from fp8check.core.targets.profiles import LATEST, select_profile
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
                             deepseek_v4_vision_tensors, deepseek_v41_tensors, gemma3n_tower_tensors, inkling_tensors,
                             intern_vit_tensors, internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors,
-                            nemotron_vl_tensors, tensor_specs, write_safetensors)
+                            nemotron_vl_tensors, phi3v_vision_tensors, tensor_specs, write_safetensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
 # Qwen3-Next / Qwen3.5, written by transformers' own classes: one gated-delta-net layer, one full-attention layer;
@@ -3632,3 +3632,28 @@ def test_gemma3n_towers_are_built_without_the_quant_config(make_checkpoint):
     assert not [name for name in by_name if "vision_tower" in name]
     assert by_name["model.language_model.layers.0.altup.modality_router"].scheme.startswith("CompressedTensors")
     assert by_name["model.language_model.layers.3.self_attn.q_proj"].layer_type == "ColumnParallelLinear"
+
+
+def test_phi3_vision_builds_the_fixed_clip_tower_over_llama(make_checkpoint):
+    """phi3v.py: Phi-3's text model (qkv_proj / gate_up_proj stored fused) built by llama.py, the CLIP tower of its
+    fixed config (16 heads, whatever config.json holds) with the quant config up to layer_idx -2 (layer 23 dropped by
+    clip.py's loader), img_projection torch nn.Linears."""
+    folder = make_checkpoint(architecture="Phi3VForCausalLM", model_type="phi3_v", data="sparse", transformers=True,
+                             extra_tensors=phi3v_vision_tensors(256), ignore=("lm_head", "re:.*img_projection.*"),
+                             extra_config=dict(hidden_size=256, intermediate_size=512, num_hidden_layers=1,
+                                               num_attention_heads=2, num_key_value_heads=2, vocab_size=256,
+                                               pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                                               img_processor={"image_dim_out": 1024, "num_img_tokens": 144},
+                                               embd_layer={"use_hd_transform": True,
+                                                           "with_learnable_separator": True}))
+    rep = inspect(folder, tp=2)
+    assert rep.ok, list(rep.errors)
+    assert "generic" not in {layer.layout for layer in rep.layers} and not rep.notes
+    by_name = {layer.name: layer for layer in rep.layers}
+    vit = "model.vision_embed_tokens.img_processor.vision_model.encoder.layers"
+    qkv = by_name[f"{vit}.22.self_attn.qkv_proj"]
+    assert qkv.layer_type == "QKVParallelLinear" and qkv.scheme.startswith("CompressedTensors")
+    assert f"{vit}.23.self_attn.qkv_proj" not in by_name
+    assert [s.prefix for s in rep.skipped] == ["img_processor.vision_model.encoder.layers.23."]
+    assert by_name["model.vision_embed_tokens.img_projection.0"].layer_type == "nn.Linear"
+    assert by_name["model.layers.0.self_attn.qkv_proj"].layer_type == "QKVParallelLinear"
