@@ -431,7 +431,8 @@ def phi3v_vision_tensors(hidden: int, layers: int = 24) -> dict[str, tuple[int, 
     out: dict[str, tuple[int, ...]] = {
         f"{vit}.embeddings.class_embedding": (dim,), f"{vit}.embeddings.patch_embedding.weight": (dim, 3, 14, 14),
         f"{vit}.embeddings.position_embedding.weight": (577, dim), f"{vit}.pre_layrnorm.weight": (dim,),
-        f"{vit}.pre_layrnorm.bias": (dim,), f"{vit}.post_layernorm.weight": (dim,), f"{vit}.post_layernorm.bias": (dim,),
+        f"{vit}.pre_layrnorm.bias": (dim,), f"{vit}.post_layernorm.weight": (dim,),
+        f"{vit}.post_layernorm.bias": (dim,),
         f"{root}.glb_GN": (1, 1, 4 * dim), f"{root}.sub_GN": (1, 1, 1, 4 * dim),
         f"{root}.img_projection.0.weight": (hidden, 4 * dim), f"{root}.img_projection.0.bias": (hidden,),
         f"{root}.img_projection.2.weight": (hidden, hidden), f"{root}.img_projection.2.bias": (hidden,)}
@@ -441,7 +442,8 @@ def phi3v_vision_tensors(hidden: int, layers: int = 24) -> dict[str, tuple[int, 
                                  ("self_attn.v_proj", dim, dim), ("self_attn.out_proj", dim, dim),
                                  ("mlp.fc1", inter, dim), ("mlp.fc2", dim, inter)):
             out.update({f"{layer}.{leaf}.weight": (rows, cols), f"{layer}.{leaf}.bias": (rows,)})
-        out.update({f"{layer}.{norm}.{p}": (dim,) for norm in ("layer_norm1", "layer_norm2") for p in ("weight", "bias")})
+        out.update({f"{layer}.{norm}.{p}": (dim,) for norm in ("layer_norm1", "layer_norm2")
+                    for p in ("weight", "bias")})
     return out
 
 

@@ -236,7 +236,8 @@ _GEMMA4 = dict(num_hidden_layers=4, global_head_dim=256, num_global_key_value_he
 _GEMMA3N_TEXT = dict(hidden_size=2048, intermediate_size=[8192] * 6, num_hidden_layers=6, num_attention_heads=8,
                      num_key_value_heads=2, head_dim=256, vocab_size=4096, vocab_size_per_layer_input=4096,
                      hidden_size_per_layer_input=256, altup_num_inputs=4, altup_active_idx=0, altup_correct_scale=True,
-                     laurel_rank=64, num_kv_shared_layers=2, activation_sparsity_pattern=[0.95, 0.95, 0.0, 0.0, 0.0, 0.0],
+                     laurel_rank=64, num_kv_shared_layers=2,
+                     activation_sparsity_pattern=[0.95, 0.95, 0.0, 0.0, 0.0, 0.0],
                      layer_types=["sliding_attention"] * 3 + ["full_attention", "sliding_attention", "full_attention"],
                      sliding_window=512, hidden_activation="gelu_pytorch_tanh", final_logit_softcapping=30.0,
                      tie_word_embeddings=True, max_position_embeddings=512)
