@@ -282,6 +282,24 @@ GEMMA4 = dict(num_hidden_layers=4, global_head_dim=256, num_global_key_value_hea
               layer_types=["sliding_attention", "full_attention"] * 2, sliding_window=512, hidden_size_per_layer_input=0,
               num_kv_shared_layers=0, enable_moe_block=True, num_experts=4, top_k_experts=2, moe_intermediate_size=256,
               head_dim=128, tie_word_embeddings=True)
+# Gemma-3n at test widths: four layers, the last two KV-shared (a sliding one reading layer 0, a full one layer 1).
+GEMMA3N_TEXT = dict(hidden_size=256, intermediate_size=[512] * 4, num_hidden_layers=4, num_attention_heads=2,
+                    num_key_value_heads=1, head_dim=128, vocab_size=256, vocab_size_per_layer_input=256,
+                    hidden_size_per_layer_input=64, altup_num_inputs=4, laurel_rank=32, num_kv_shared_layers=2,
+                    activation_sparsity_pattern=[0.95, 0.0, 0.0, 0.0], sliding_window=512,
+                    layer_types=["sliding_attention", "full_attention"] * 2, tie_word_embeddings=True,
+                    hidden_activation="gelu_pytorch_tanh")
+GEMMA3N_VL = {"text_config": {"model_type": "gemma3n_text", **GEMMA3N_TEXT},
+              "vision_config": {"model_type": "gemma3n_vision", "architecture": "mobilenetv5_300m_enc",
+                                "hidden_size": 256, "vocab_size": 128},
+              "audio_config": {"model_type": "gemma3n_audio", "hidden_size": 256, "vocab_size": 128,
+                               "conf_num_hidden_layers": 1, "conf_num_attention_heads": 2},
+              "tie_word_embeddings": True}
+# Phi-3-vision's remote-code config (phi3_v): Phi-3's keys with the image embedding's.
+PHI3V = dict(hidden_size=256, intermediate_size=512, num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
+             vocab_size=256, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+             img_processor={"image_dim_out": 1024, "num_img_tokens": 144},
+             embd_layer={"use_hd_transform": True, "with_learnable_separator": True})
 LAGUNA = dict(num_hidden_layers=3, num_attention_heads_per_layer=[4, 8, 4], head_dim=128,
               layer_types=["full_attention", "sliding_attention", "full_attention"], sliding_window=512,
               mlp_layer_types=["dense", "sparse", "sparse"], gating=True, num_experts=4, num_experts_per_tok=2,
@@ -970,6 +988,25 @@ FAMILIES = [
      {"model.vision_tower.encoder.layers.0.self_attn.q_proj.linear": ("ReplicatedLinear", "vllm:gemma4_mm.py"),
       "model.embed_vision.embedding_projection": ("ReplicatedLinear", "vllm:gemma4_mm.py"),
       "model.language_model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:gemma4_mm.py")}),
+    # Gemma-3n at TP 1: Laurel's rank (32) splits into no 128-block at TP 2 (vLLM's own block error)
+    ("gemma-3n", dict(architecture="Gemma3nForCausalLM", model_type="gemma3n_text", tie_embeddings=True,
+                      transformers=True, extra_config=GEMMA3N_TEXT), 1,
+     {"model.layers.0.altup.modality_router": ("ReplicatedLinear", "vllm:gemma3n.py"),
+      "model.layers.0.laurel.linear_right": ("RowParallelLinear", "vllm:gemma3n.py")}),
+    ("gemma-3n-vl", dict(architecture="Gemma3nForConditionalGeneration", model_type="gemma3n", tie_embeddings=True,
+                         transformers=True, sizes_in_text_config=True, extra_config=GEMMA3N_VL,
+                         extra_tensors=gemma3n_tower_tensors(GEMMA3N_VL),
+                         ignore=("re:.*vision_tower.*", "re:.*audio_tower.*", "re:.*embed_vision.*",
+                                 "re:.*embed_audio.*")), 1,
+     {"model.audio_tower.conformer.0.attention.post": ("nn.Linear", "vllm:gemma3n_mm.py"),
+      "model.embed_audio.embedding_projection": ("RowParallelLinear", "vllm:gemma3n_mm.py"),
+      "model.language_model.per_layer_model_projection": ("ColumnParallelLinear", "vllm:gemma3n_mm.py")}),
+    ("phi-3-vision", dict(architecture="Phi3VForCausalLM", model_type="phi3_v", transformers=True,
+                          extra_config=PHI3V, extra_tensors=phi3v_vision_tensors(256),
+                          ignore=("lm_head", "re:.*img_projection.*")), 2,
+     {"model.vision_embed_tokens.img_processor.vision_model.encoder.layers.0.self_attn.qkv_proj": (
+         "QKVParallelLinear", "vllm:clip.py"),
+      "model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:phi3v.py")}),
     ("laguna", dict(architecture="LagunaForCausalLM", model_type="laguna", extra_config=LAGUNA,
                     **dict(HF, ignore=("lm_head", "re:.*g_proj$"))), 2,  # per-head gates: a row per head
      {"model.layers.0.mlp.gate_proj": ("ColumnParallelLinear", "vllm:laguna.py"),
@@ -3548,20 +3585,6 @@ def test_kimi_k3_on_rocm_is_amd_linear_py(make_checkpoint):
     assert "language_model.layers.2.self_attn.fused_qkv_a_g_proj" in {layer.name for layer in older.layers}
 
 
-# Gemma-3n at test widths: four layers, the last two KV-shared (a sliding one reading layer 0, a full one layer 1).
-GEMMA3N_TEXT = dict(hidden_size=256, intermediate_size=[512] * 4, num_hidden_layers=4, num_attention_heads=2,
-                    num_key_value_heads=1, head_dim=128, vocab_size=256, vocab_size_per_layer_input=256,
-                    hidden_size_per_layer_input=64, altup_num_inputs=4, laurel_rank=32, num_kv_shared_layers=2,
-                    activation_sparsity_pattern=[0.95, 0.0, 0.0, 0.0], sliding_window=512,
-                    layer_types=["sliding_attention", "full_attention"] * 2, tie_word_embeddings=True,
-                    hidden_activation="gelu_pytorch_tanh")
-GEMMA3N_VL = {"text_config": {"model_type": "gemma3n_text", **GEMMA3N_TEXT},
-              "vision_config": {"model_type": "gemma3n_vision", "architecture": "mobilenetv5_300m_enc",
-                                "hidden_size": 256, "vocab_size": 128},
-              "audio_config": {"model_type": "gemma3n_audio", "hidden_size": 256, "vocab_size": 128,
-                               "conf_num_hidden_layers": 1, "conf_num_attention_heads": 2},
-              "tie_word_embeddings": True}
-
 
 def test_gemma3n_text_model_is_laid_out_as_gemma3n_py_builds_it(make_checkpoint):
     """gemma3n.py: AltUp's coefficients and router, the per-layer input gate / projection ReplicatedLinear with the
@@ -3640,12 +3663,7 @@ def test_phi3_vision_builds_the_fixed_clip_tower_over_llama(make_checkpoint):
     clip.py's loader), img_projection torch nn.Linears."""
     folder = make_checkpoint(architecture="Phi3VForCausalLM", model_type="phi3_v", data="sparse", transformers=True,
                              extra_tensors=phi3v_vision_tensors(256), ignore=("lm_head", "re:.*img_projection.*"),
-                             extra_config=dict(hidden_size=256, intermediate_size=512, num_hidden_layers=1,
-                                               num_attention_heads=2, num_key_value_heads=2, vocab_size=256,
-                                               pad_token_id=0, bos_token_id=1, eos_token_id=2,
-                                               img_processor={"image_dim_out": 1024, "num_img_tokens": 144},
-                                               embd_layer={"use_hd_transform": True,
-                                                           "with_learnable_separator": True}))
+                             extra_config=PHI3V)
     rep = inspect(folder, tp=2)
     assert rep.ok, list(rep.errors)
     assert "generic" not in {layer.layout for layer in rep.layers} and not rep.notes
