@@ -335,6 +335,19 @@ TRANSFORMERS_HOSTS = {
                     "NemotronH_Omni_Reasoning_V3")},
     # Llama-3.1-Nemotron-Nano-VL (model_type Llama_Nemotron_Nano_VL): its llm_config Llama's, saved under
     # language_model. (language_model.model.layers.N, language_model.lm_head); the towers as above.
+    # Gemma-3n's vision-language class: transformers' Gemma3nForConditionalGeneration builds its MobileNetV5 tower
+    # through timm, which fp8check does not need; its text model is Gemma3nForCausalLM's, saved under
+    # model.language_model. (tied: no lm_head); the towers and embedders come as Spec.extra_tensors
+    # (gemma3n_tower_tensors).
+    "Gemma3nForConditionalGeneration": TransformersHost(
+        "Gemma3nForCausalLM", r"(?!)", None, "gemma3n_text",
+        lambda text: {k: v for k, v in text.items() if k != "model_type"}, ((r"^model\.", "model.language_model."),)),
+    # Phi-3-vision's remote-code config (phi3_v): its text model is transformers' Phi3ForCausalLM's, saved under the
+    # same names (q / k / v and gate / up stored fused); the CLIP tower and projection come as Spec.extra_tensors
+    # (phi3v_vision_tensors).
+    "Phi3VForCausalLM": TransformersHost(
+        "Phi3ForCausalLM", r"(?!)", None, "phi3",
+        lambda doc: {k: v for k, v in doc.items() if k not in ("img_processor", "embd_layer")}),
     "Llama_Nemotron_Nano_VL": TransformersHost("LlamaForCausalLM", r"(?!)", None, "llama",
                                                lambda doc: {k: v for k, v in doc["llm_config"].items()
                                                             if k not in ("model_type", "architectures")},
@@ -429,6 +442,81 @@ def bailing_v3_vision_tensors(vision: dict, text_hidden: int) -> dict[str, tuple
                     f"{p}.mlp.linear_fc1.weight": (inter, dim), f"{p}.mlp.linear_fc2.weight": (dim, inter)})
     out.update({"model.linear_proj.0.weight": (text_hidden, merged), "model.linear_proj.2.weight": (text_hidden,
                                                                                                      text_hidden)})
+    return out
+
+
+def phi3v_vision_tensors(hidden: int, layers: int = 24) -> dict[str, tuple[int, ...]]:
+    """A Phi-3-vision checkpoint's image embedding (microsoft's remote-code names, which phi3v.py loads) for a spec's
+    extra_tensors: CLIP ViT-L/14-336 (1024 wide, 16 heads, 24 layers) under
+    model.vision_embed_tokens.img_processor.vision_model. (embeddings, pre / post layer norms, per layer q / k / v /
+    out_proj, mlp.fc1 / fc2 with biases), the HD separators glb_GN / sub_GN and img_projection.0 / .2 (over the 2 x 2
+    merged features, to the text model's `hidden`)."""
+    dim, inter, root = 1024, 4096, "model.vision_embed_tokens"
+    vit = f"{root}.img_processor.vision_model"
+    out: dict[str, tuple[int, ...]] = {
+        f"{vit}.embeddings.class_embedding": (dim,), f"{vit}.embeddings.patch_embedding.weight": (dim, 3, 14, 14),
+        f"{vit}.embeddings.position_embedding.weight": (577, dim), f"{vit}.pre_layrnorm.weight": (dim,),
+        f"{vit}.pre_layrnorm.bias": (dim,), f"{vit}.post_layernorm.weight": (dim,),
+        f"{vit}.post_layernorm.bias": (dim,),
+        f"{root}.glb_GN": (1, 1, 4 * dim), f"{root}.sub_GN": (1, 1, 1, 4 * dim),
+        f"{root}.img_projection.0.weight": (hidden, 4 * dim), f"{root}.img_projection.0.bias": (hidden,),
+        f"{root}.img_projection.2.weight": (hidden, hidden), f"{root}.img_projection.2.bias": (hidden,)}
+    for i in range(layers):
+        layer = f"{vit}.encoder.layers.{i}"
+        for leaf, rows, cols in (("self_attn.q_proj", dim, dim), ("self_attn.k_proj", dim, dim),
+                                 ("self_attn.v_proj", dim, dim), ("self_attn.out_proj", dim, dim),
+                                 ("mlp.fc1", inter, dim), ("mlp.fc2", dim, inter)):
+            out.update({f"{layer}.{leaf}.weight": (rows, cols), f"{layer}.{leaf}.bias": (rows,)})
+        out.update({f"{layer}.{norm}.{p}": (dim,) for norm in ("layer_norm1", "layer_norm2")
+                    for p in ("weight", "bias")})
+    return out
+
+
+def gemma3n_tower_tensors(config: dict) -> dict[str, tuple[int, ...]]:
+    """A Gemma-3n checkpoint's towers (transformers' names, which gemma3n_mm.py loads) from its config.json, for a
+    spec's extra_tensors: the USM audio encoder (model.audio_tower.: the subsampling convolutions and input_proj_linear,
+    per conformer block two macaron feed-forwards, the attention's q / k / v / post and relative-position pos_proj, the
+    light convolution's linear_start / depthwise conv / linear_end, and their norms), the embedders
+    (model.embed_vision. / model.embed_audio.: embedding table, norms, embedding_projection) and the MobileNetV5
+    tower's stem and first block (model.vision_tower.timm_model.: convolutions and norms, no linear)."""
+    text, audio, vision = config["text_config"], config["audio_config"], config["vision_config"]
+    width, channels = audio["hidden_size"], audio.get("sscp_conv_channel_size", [128, 32])
+    bins = audio.get("input_feat_size", 128)
+    root = "model.audio_tower"
+    out: dict[str, tuple[int, ...]] = {
+        f"{root}.subsample_conv_projection.conv_0.conv.weight": (channels[0], 1, 3, 3),
+        f"{root}.subsample_conv_projection.conv_0.norm.weight": (channels[0],),
+        f"{root}.subsample_conv_projection.conv_1.conv.weight": (channels[1], channels[0], 3, 3),
+        f"{root}.subsample_conv_projection.conv_1.norm.weight": (channels[1],),
+        f"{root}.subsample_conv_projection.input_proj_linear.weight": (width, channels[1] * bins // 4)}
+    for i in range(audio["conf_num_hidden_layers"]):
+        block = f"{root}.conformer.{i}"
+        for ffw in ("ffw_layer_start", "ffw_layer_end"):
+            out.update({f"{block}.{ffw}.pre_layer_norm.weight": (width,),
+                        f"{block}.{ffw}.ffw_layer_1.weight": (4 * width, width),
+                        f"{block}.{ffw}.ffw_layer_2.weight": (width, 4 * width),
+                        f"{block}.{ffw}.post_layer_norm.weight": (width,)})
+        attn = f"{block}.attention"
+        out.update({f"{attn}.pre_attn_norm.weight": (width,), f"{attn}.post_norm.weight": (width,),
+                    f"{attn}.attn.per_dim_scale": (width // audio["conf_num_attention_heads"],),
+                    f"{attn}.attn.relative_position_embedding.pos_proj.weight": (width, width),
+                    **{f"{attn}.attn.{leaf}.weight": (width, width) for leaf in ("q_proj", "k_proj", "v_proj")},
+                    f"{attn}.post.weight": (width, width),
+                    f"{block}.lconv1d.pre_layer_norm.weight": (width,),
+                    f"{block}.lconv1d.linear_start.weight": (2 * width, width),
+                    f"{block}.lconv1d.depthwise_conv1d.weight": (width, 1, audio.get("conf_conv_kernel_size", 5)),
+                    f"{block}.lconv1d.conv_norm.weight": (width,),
+                    f"{block}.lconv1d.linear_end.weight": (width, width), f"{block}.norm.weight": (width,)})
+    for tower, tower_config in (("vision", vision), ("audio", audio)):
+        embedder, dim = f"model.embed_{tower}", tower_config["hidden_size"]
+        out.update({f"{embedder}.embedding.weight": (tower_config["vocab_size"], dim),
+                    f"{embedder}.hard_embedding_norm.weight": (dim,), f"{embedder}.soft_embedding_norm.weight": (dim,),
+                    f"{embedder}.embedding_projection.weight": (text["hidden_size"], dim)})
+    timm = "model.vision_tower.timm_model"
+    out.update({f"{timm}.conv_stem.conv.weight": (64, 3, 3, 3), f"{timm}.conv_stem.conv.bias": (64,),
+                f"{timm}.conv_stem.bn.weight": (64,), f"{timm}.blocks.0.0.conv_exp.weight": (256, 64, 3, 3),
+                f"{timm}.blocks.0.0.bn1.weight": (256,), f"{timm}.blocks.0.0.conv_pwl.weight": (128, 256, 1, 1),
+                f"{timm}.blocks.0.0.bn2.weight": (128,)})
     return out
 
 

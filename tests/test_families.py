@@ -20,9 +20,10 @@ from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import LATEST, select_profile
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
-                            deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, intern_vit_tensors,
-                            internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors, moonvit_tensors,
-                            nemotron_vl_tensors, tensor_specs, write_safetensors)
+                            deepseek_v4_vision_tensors, deepseek_v41_tensors, gemma3n_tower_tensors, inkling_tensors,
+                            intern_vit_tensors, internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors,
+                            moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, tensor_specs,
+                            write_safetensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
 # Qwen3-Next / Qwen3.5, written by transformers' own classes: one gated-delta-net layer, one full-attention layer;
@@ -341,6 +342,24 @@ GEMMA4 = dict(num_hidden_layers=4, global_head_dim=256, num_global_key_value_hea
               layer_types=["sliding_attention", "full_attention"] * 2, sliding_window=512, hidden_size_per_layer_input=0,
               num_kv_shared_layers=0, enable_moe_block=True, num_experts=4, top_k_experts=2, moe_intermediate_size=256,
               head_dim=128, tie_word_embeddings=True)
+# Gemma-3n at test widths: four layers, the last two KV-shared (a sliding one reading layer 0, a full one layer 1).
+GEMMA3N_TEXT = dict(hidden_size=256, intermediate_size=[512] * 4, num_hidden_layers=4, num_attention_heads=2,
+                    num_key_value_heads=1, head_dim=128, vocab_size=256, vocab_size_per_layer_input=256,
+                    hidden_size_per_layer_input=64, altup_num_inputs=4, laurel_rank=32, num_kv_shared_layers=2,
+                    activation_sparsity_pattern=[0.95, 0.0, 0.0, 0.0], sliding_window=512,
+                    layer_types=["sliding_attention", "full_attention"] * 2, tie_word_embeddings=True,
+                    hidden_activation="gelu_pytorch_tanh")
+GEMMA3N_VL = {"text_config": {"model_type": "gemma3n_text", **GEMMA3N_TEXT},
+              "vision_config": {"model_type": "gemma3n_vision", "architecture": "mobilenetv5_300m_enc",
+                                "hidden_size": 256, "vocab_size": 128},
+              "audio_config": {"model_type": "gemma3n_audio", "hidden_size": 256, "vocab_size": 128,
+                               "conf_num_hidden_layers": 1, "conf_num_attention_heads": 2},
+              "tie_word_embeddings": True}
+# Phi-3-vision's remote-code config (phi3_v): Phi-3's keys with the image embedding's.
+PHI3V = dict(hidden_size=256, intermediate_size=512, num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
+             vocab_size=256, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+             img_processor={"image_dim_out": 1024, "num_img_tokens": 144},
+             embd_layer={"use_hd_transform": True, "with_learnable_separator": True})
 LAGUNA = dict(num_hidden_layers=3, num_attention_heads_per_layer=[4, 8, 4], head_dim=128,
               layer_types=["full_attention", "sliding_attention", "full_attention"], sliding_window=512,
               mlp_layer_types=["dense", "sparse", "sparse"], gating=True, num_experts=4, num_experts_per_tok=2,
@@ -1178,6 +1197,25 @@ FAMILIES = [
      {"model.vision_tower.encoder.layers.0.self_attn.q_proj.linear": ("ReplicatedLinear", "vllm:gemma4_mm.py"),
       "model.embed_vision.embedding_projection": ("ReplicatedLinear", "vllm:gemma4_mm.py"),
       "model.language_model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:gemma4_mm.py")}),
+    # Gemma-3n at TP 1: Laurel's rank (32) splits into no 128-block at TP 2 (vLLM's own block error)
+    ("gemma-3n", dict(architecture="Gemma3nForCausalLM", model_type="gemma3n_text", tie_embeddings=True,
+                      transformers=True, extra_config=GEMMA3N_TEXT), 1,
+     {"model.layers.0.altup.modality_router": ("ReplicatedLinear", "vllm:gemma3n.py"),
+      "model.layers.0.laurel.linear_right": ("RowParallelLinear", "vllm:gemma3n.py")}),
+    ("gemma-3n-vl", dict(architecture="Gemma3nForConditionalGeneration", model_type="gemma3n", tie_embeddings=True,
+                         transformers=True, sizes_in_text_config=True, extra_config=GEMMA3N_VL,
+                         extra_tensors=gemma3n_tower_tensors(GEMMA3N_VL),
+                         ignore=("re:.*vision_tower.*", "re:.*audio_tower.*", "re:.*embed_vision.*",
+                                 "re:.*embed_audio.*")), 1,
+     {"model.audio_tower.conformer.0.attention.post": ("nn.Linear", "vllm:gemma3n_mm.py"),
+      "model.embed_audio.embedding_projection": ("RowParallelLinear", "vllm:gemma3n_mm.py"),
+      "model.language_model.per_layer_model_projection": ("ColumnParallelLinear", "vllm:gemma3n_mm.py")}),
+    ("phi-3-vision", dict(architecture="Phi3VForCausalLM", model_type="phi3_v", transformers=True,
+                          extra_config=PHI3V, extra_tensors=phi3v_vision_tensors(256),
+                          ignore=("lm_head", "re:.*img_projection.*")), 2,
+     {"model.vision_embed_tokens.img_processor.vision_model.encoder.layers.0.self_attn.qkv_proj": (
+         "QKVParallelLinear", "vllm:clip.py"),
+      "model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:phi3v.py")}),
     ("laguna", dict(architecture="LagunaForCausalLM", model_type="laguna", extra_config=LAGUNA,
                     **dict(HF, ignore=("lm_head", "re:.*g_proj$"))), 2,  # per-head gates: a row per head
      {"model.layers.0.mlp.gate_proj": ("ColumnParallelLinear", "vllm:laguna.py"),
@@ -4240,3 +4278,94 @@ def test_mamba_fp8_mixers_load_unscaled_and_mamba2_reads_its_sizes(make_checkpoi
     rep = inspect(make_checkpoint(data="sparse", **MAMBA2_SPEC))
     in_proj = next(layer for layer in rep.layers if layer.name == "backbone.layers.0.mixer.in_proj")
     assert rep.ok and in_proj.shape == (2 * 1024 + 2 * 128 + 8, 512) and in_proj.scheme != "UnquantizedLinearMethod"
+
+
+def test_gemma3n_text_model_is_laid_out_as_gemma3n_py_builds_it(make_checkpoint):
+    """gemma3n.py: AltUp's coefficients and router, the per-layer input gate / projection ReplicatedLinear with the
+    quant config, Laurel column / row, the self-decoder's per_layer_model_projection and altup_projections and the
+    text model's altup_unembed_projections ColumnParallelLinear; the KV-shared layers' q_proj alone; every layer
+    laid out (not guessed)."""
+    folder = make_checkpoint(architecture="Gemma3nForCausalLM", model_type="gemma3n_text", tie_embeddings=True,
+                             data="sparse", transformers=True, extra_config=GEMMA3N_TEXT)
+    rep = inspect(folder)
+    assert rep.ok, list(rep.errors)
+    assert {layer.layout for layer in rep.layers} == {"vllm:gemma3n.py"} and not rep.notes
+    types = {layer.name: layer.layer_type for layer in rep.layers}
+    assert {name.removeprefix("model.layers.0."): kind for name, kind in types.items()
+            if name.startswith("model.layers.0.")} == {
+        "altup.correction_coefs": "ReplicatedLinear", "altup.prediction_coefs": "ReplicatedLinear",
+        "altup.modality_router": "ReplicatedLinear", "laurel.linear_left": "ColumnParallelLinear",
+        "laurel.linear_right": "RowParallelLinear", "per_layer_input_gate": "ReplicatedLinear",
+        "per_layer_projection": "ReplicatedLinear", "self_attn.qkv_proj": "QKVParallelLinear",
+        "self_attn.o_proj": "RowParallelLinear", "mlp.gate_up_proj": "MergedColumnParallelLinear",
+        "mlp.down_proj": "RowParallelLinear"}
+    assert types["model.layers.3.self_attn.q_proj"] == "ColumnParallelLinear"
+    assert "model.layers.3.self_attn.qkv_proj" not in types
+    for name in ("model.per_layer_model_projection", "model.altup_projections.2", "model.altup_unembed_projections.0"):
+        assert types[name] == "ColumnParallelLinear"
+    assert all(layer.scheme.startswith("CompressedTensors") for layer in rep.layers)
+    shared = {a.name: a for a in rep.attention}
+    assert [(shared[f"model.layers.{i}.self_attn.attn"].kind, shared[f"model.layers.{i}.self_attn.attn"]
+             .cache_bytes_per_token) for i in (2, 3)] == [("sliding window 512", 0), ("full", 0)]
+
+
+def test_gemma3n_lists_match_the_self_decoder_prefix(make_checkpoint):
+    """get_quant_method is asked with the self-decoder's prefix (model.self_decoder.per_layer_model_projection);
+    the quant config's lists are mapped by the class mappers' renames only, whose self_decoder. prefixes never apply
+    to a name under model.: an ignore entry naming the checkpoint's model.per_layer_model_projection leaves vLLM's
+    layer quantized, and its BF16 weight is an error. A regex matching both names skips it."""
+    def layer(ignore):
+        folder = make_checkpoint(architecture="Gemma3nForCausalLM", model_type="gemma3n_text", tie_embeddings=True,
+                                 data="sparse", transformers=True, extra_config=GEMMA3N_TEXT, ignore=ignore)
+        rep = inspect(folder)
+        return {layer.name: layer for layer in rep.layers}["model.per_layer_model_projection"]
+    named = layer(("lm_head", "model.per_layer_model_projection"))
+    assert named.scheme.startswith("CompressedTensors") and named.errors
+    matched = layer(("lm_head", "re:.*per_layer_model_projection$"))
+    assert matched.scheme == "UnquantizedLinearMethod" and not matched.errors
+
+
+def test_gemma3n_towers_are_built_without_the_quant_config(make_checkpoint):
+    """gemma3n_mm.py: the text model under language_model (laid out as Gemma3nForCausalLM); the USM audio encoder's
+    linears torch nn.Linears, the embedders' embedding_projection a RowParallelLinear without the quant config, their
+    tables embeddings; the MobileNetV5 tower holds no linear."""
+    folder = make_checkpoint(architecture="Gemma3nForConditionalGeneration", model_type="gemma3n",
+                             tie_embeddings=True, data="sparse", transformers=True, sizes_in_text_config=True,
+                             extra_config=GEMMA3N_VL, extra_tensors=gemma3n_tower_tensors(GEMMA3N_VL),
+                             ignore=("re:.*vision_tower.*", "re:.*audio_tower.*", "re:.*embed_vision.*",
+                                     "re:.*embed_audio.*"))
+    rep = inspect(folder)
+    assert rep.ok, list(rep.errors)
+    assert "generic" not in {layer.layout for layer in rep.layers} and not rep.notes
+    by_name = {layer.name: layer for layer in rep.layers}
+    for name in ("model.audio_tower.conformer.0.attention.attn.q_proj",
+                 "model.audio_tower.conformer.0.lconv1d.linear_start",
+                 "model.audio_tower.subsample_conv_projection.input_proj_linear"):
+        assert by_name[name].layer_type == "nn.Linear" and by_name[name].scheme == "UnquantizedLinearMethod"
+    for tower in ("vision", "audio"):
+        projection = by_name[f"model.embed_{tower}.embedding_projection"]
+        assert projection.layer_type == "RowParallelLinear" and projection.scheme == "UnquantizedLinearMethod"
+        assert f"model.embed_{tower}.embedding" not in by_name
+    assert not [name for name in by_name if "vision_tower" in name]
+    assert by_name["model.language_model.layers.0.altup.modality_router"].scheme.startswith("CompressedTensors")
+    assert by_name["model.language_model.layers.3.self_attn.q_proj"].layer_type == "ColumnParallelLinear"
+
+
+def test_phi3_vision_builds_the_fixed_clip_tower_over_llama(make_checkpoint):
+    """phi3v.py: Phi-3's text model (qkv_proj / gate_up_proj stored fused) built by llama.py, the CLIP tower of its
+    fixed config (16 heads, whatever config.json holds) with the quant config up to layer_idx -2 (layer 23 dropped by
+    clip.py's loader), img_projection torch nn.Linears."""
+    folder = make_checkpoint(architecture="Phi3VForCausalLM", model_type="phi3_v", data="sparse", transformers=True,
+                             extra_tensors=phi3v_vision_tensors(256), ignore=("lm_head", "re:.*img_projection.*"),
+                             extra_config=PHI3V)
+    rep = inspect(folder, tp=2)
+    assert rep.ok, list(rep.errors)
+    assert "generic" not in {layer.layout for layer in rep.layers} and not rep.notes
+    by_name = {layer.name: layer for layer in rep.layers}
+    vit = "model.vision_embed_tokens.img_processor.vision_model.encoder.layers"
+    qkv = by_name[f"{vit}.22.self_attn.qkv_proj"]
+    assert qkv.layer_type == "QKVParallelLinear" and qkv.scheme.startswith("CompressedTensors")
+    assert f"{vit}.23.self_attn.qkv_proj" not in by_name
+    assert [s.prefix for s in rep.skipped] == ["img_processor.vision_model.encoder.layers.23."]
+    assert by_name["model.vision_embed_tokens.img_projection.0"].layer_type == "nn.Linear"
+    assert by_name["model.layers.0.self_attn.qkv_proj"].layer_type == "QKVParallelLinear"

@@ -141,6 +141,14 @@ MODEL_STUB_RISKS = {
                                     "llm_config / vision_config as the remote class does (_internvl_chat_config); "
                                     "an InternVL case with a Qwen2 / Qwen3 text model loads the fixture's word-level "
                                     "tokenizer, which internvl.py's video-token probe asks at the front door",
+    "Gemma-3n sparse activation": "GeluAndMulSparse's constructor (Gemma-3n's activation_sparsity_pattern layers) "
+                                  "runs on the CPU device: its std multiplier is a scalar's item(), which the meta "
+                                  "device cannot answer; a constant plays no part in any layer's method",
+    "Gemma-3n vision tower": "without timm installed, gemma3n_mm.py's MobileNetV5 tower (transformers' "
+                             "TimmWrapperModel, which requires timm) is an empty module: timm 1.0.31's "
+                             "mobilenetv5_300m_enc holds convolutions and norms only (282 4-D and 266 1-D tensors, no "
+                             "nn.Linear), so no compared row depends on it; a host serving Gemma-3n installs timm, and "
+                             "with it installed the harness builds the real tower",
     "attention impl": "the release's impl is built; its refusals (ValueError / NotImplementedError: fp8_e5m2 on "
                       "XPU, Triton's SM89 FP8) are the build's error; where building it needs what is stubbed "
                       "(a FlashInfer constant, a device workspace), a stand-in takes its place (an instance of "
@@ -837,11 +845,13 @@ def _plamo3_config(pretrained_config):
 # transformers or vLLM config class; alice_ai.py reads every key off the checkpoint's config.
 # K2-Horizon (k2_horizon, vLLM 0.30-0.34's k2_horizon.py) likewise, InternLM2's internlm2
 # (configuration_internlm2.py; internlm2.py reads its keys bare) and DeepSeek-MoE v1's deepseek
-# (configuration_deepseek.py; deepseek_v2.py reads its keys bare or with getattr defaults), and the Llama-named
+# (configuration_deepseek.py; deepseek_v2.py reads its keys bare or with getattr defaults), the Llama-named
 # minicpm, solar and orion (configuration_minicpm.py / configuration_solar.py / configuration_orion.py); InternLM3's
-# internlm3 (configuration_internlm3.py) where the release's transformers pin lacks it (5.24 has InternLM3Config).
+# internlm3 (configuration_internlm3.py) where the release's transformers pin lacks it (5.24 has InternLM3Config);
+# and Phi-3-vision's phi3_v (configuration_phi3_v.py: Phi-3's keys with img_processor / embd_layer, which phi3v.py and
+# llama.py read bare).
 REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "alice_ai", "k2_horizon",
-                           "internlm2", "deepseek", "minicpm", "solar", "orion", "internlm3")
+                           "internlm2", "deepseek", "minicpm", "solar", "orion", "internlm3", "phi3_v")
 # InternVL's remote-code configs (configuration_internvl_chat.py; H2OVL's h2ovl_chat, Skywork-R1V's skywork_chat the
 # same class): vision_config an InternVisionConfig, llm_config the config of its text model's model_type, which vLLM
 # renames text_config (_CONFIG_ATTRS_MAPPING). Neither transformers nor vLLM has a class for them.
@@ -951,6 +961,55 @@ def _nemotron_vl_remote_tower() -> None:
         module.AutoModel = AutoModel
 
     sys.meta_path.insert(0, _PatchAfterImport(_LLAMA_NEMOTRON_VL, remote_tower))
+
+
+_ACTIVATION = "vllm.model_executor.layers.activation"
+_GEMMA3N_MM = "vllm.model_executor.models.gemma3n_mm"
+
+
+def _host_sparsity_constant() -> None:
+    """GeluAndMulSparse.__init__ (layers/activation.py, Gemma-3n's sparse MLP layers) computes its std multiplier
+    with torch.tensor(...).item(), which the meta device the model is built on cannot answer: the constructor runs
+    on the host's CPU device, as on a GPU host the scalar is a host tensor's item too."""
+    def host_init(module) -> None:
+        import torch
+
+        real = module.GeluAndMulSparse.__init__
+
+        def __init__(self, *args, **kwargs):
+            with torch.device("cpu"):
+                real(self, *args, **kwargs)
+
+        module.GeluAndMulSparse.__init__ = __init__
+
+    if _ACTIVATION in sys.modules:  # imported while the platform was prepared
+        host_init(sys.modules[_ACTIVATION])
+    else:
+        sys.meta_path.insert(0, _PatchAfterImport(_ACTIVATION, host_init))
+
+
+def _gemma3n_vision_tower() -> None:
+    """Where timm is not installed, gemma3n_mm.py's AutoModel.from_config(vision_config) (transformers'
+    TimmWrapperModel over timm's MobileNetV5, which requires timm) answers an empty module: the tower's
+    convolutions and norms hold no linear and no quant method, so no row is lost (MODEL_STUB_RISKS); with timm
+    installed the real tower is built."""
+    def empty_tower(module) -> None:
+        if importlib.util.find_spec("timm") is not None:
+            return
+        import torch
+
+        real = module.AutoModel
+
+        class AutoModel:
+            @staticmethod
+            def from_config(config, **kwargs):
+                if getattr(config, "model_type", None) == "gemma3n_vision":
+                    return torch.nn.Module()
+                return real.from_config(config, **kwargs)
+
+        module.AutoModel = AutoModel
+
+    sys.meta_path.insert(0, _PatchAfterImport(_GEMMA3N_MM, empty_tower))
 
 
 def _register_remote_code_configs() -> None:
@@ -1258,6 +1317,8 @@ def main() -> None:
         _no_beam_allreduce_workspace()
         _nemotron_vl_tokenizer()
         _nemotron_vl_remote_tower()
+        _host_sparsity_constant()
+        _gemma3n_vision_tower()
         _stub_device_queries(sys.argv[1])
         _stub_flashinfer_probes(sys.argv[1])
         _guard_attention_impls()

@@ -442,6 +442,14 @@ def test_each_family_checkpoint_is_judged_by_fp8check_without_notes(tmp_path, fa
                 # LFM3's per-head output gate self_attn.gate_proj: one row a head (16 / TP 2 = 8), no 128-block fits
                 # it (validate_fp8_block_shape, vLLM's own error)
                 "lfm3": {f"model.layers.{i}.self_attn.gate_proj" for i in (1, 2)},
+                # Gemma-3n's Laurel block (laurel_rank 64): linear_left's 64 rows and linear_right's 64 columns split to
+                # 32 a rank, no 128-block (validate_fp8_block_shape, vLLM's own error); gemma-3n-listed's ignore entry
+                # under the checkpoint's name misses model.self_decoder.per_layer_model_projection (BF16 behind FP8)
+                **{family: {f"{root}.layers.{i}.laurel.{leaf}" for i in range(6) for leaf in ("linear_left",
+                                                                                               "linear_right")}
+                   | extra for family, root, extra in (
+                       ("gemma-3n", "model", set()), ("gemma-3n-vl", "model.language_model", set()),
+                       ("gemma-3n-listed", "model", {"model.per_layer_model_projection"}))},
                 # Kimi-K3 / K3.1: the same KDA in_proj and MoonViT tower as Kimi-Linear and Kimi-K2.5; on 0.33 (no
                 # DSA layers) K3's layer 3 is an MLA whose fused_qkv_a_g_proj shard (the replicated q_a / kv_a latents
                 # and 1/2 of g_proj: 576 rows) fits no 128-block either.

@@ -34,9 +34,9 @@ from fp8check.core.routing.crosscheck import vllm_error
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
-                            deepseek_v4_vision_tensors, deepseek_v41_tensors, inkling_tensors, intern_vit_tensors,
-                            internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors, moonvit_tensors,
-                            nemotron_vl_tensors, write_checkpoint)
+                            deepseek_v4_vision_tensors, deepseek_v41_tensors, gemma3n_tower_tensors, inkling_tensors,
+                            intern_vit_tensors, internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors,
+                            moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, write_checkpoint)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crosscheck_model import compare_model, our_modules  # noqa: E402  # isort: skip  (vLLM's side, beside this file)
@@ -238,6 +238,27 @@ _GEMMA4 = dict(num_hidden_layers=4, global_head_dim=256, num_global_key_value_he
                layer_types=["sliding_attention", "full_attention"] * 2, sliding_window=512,
                hidden_size_per_layer_input=0, num_kv_shared_layers=0, enable_moe_block=True, num_experts=8,
                top_k_experts=2, moe_intermediate_size=1024, tie_word_embeddings=True)
+# Gemma-3n's text config (gemma3n_text) as the released E2B writes it, at six layers.
+_GEMMA3N_TEXT = dict(hidden_size=2048, intermediate_size=[8192] * 6, num_hidden_layers=6, num_attention_heads=8,
+                     num_key_value_heads=2, head_dim=256, vocab_size=4096, vocab_size_per_layer_input=4096,
+                     hidden_size_per_layer_input=256, altup_num_inputs=4, altup_active_idx=0, altup_correct_scale=True,
+                     laurel_rank=64, num_kv_shared_layers=2,
+                     activation_sparsity_pattern=[0.95, 0.95, 0.0, 0.0, 0.0, 0.0],
+                     layer_types=["sliding_attention"] * 3 + ["full_attention", "sliding_attention", "full_attention"],
+                     sliding_window=512, hidden_activation="gelu_pytorch_tanh", final_logit_softcapping=30.0,
+                     tie_word_embeddings=True, max_position_embeddings=512)
+_GEMMA3N_VL = {"text_config": {"model_type": "gemma3n_text", **_GEMMA3N_TEXT},
+               "vision_config": {"model_type": "gemma3n_vision", "architecture": "mobilenetv5_300m_enc",
+                                 "hidden_size": 2048, "vocab_size": 128, "vocab_offset": 262144,
+                                 "rms_norm_eps": 1e-06, "do_pooling": False},
+               "audio_config": {"model_type": "gemma3n_audio", "hidden_size": 1536, "vocab_size": 128,
+                                "vocab_offset": 262272, "conf_num_hidden_layers": 1, "conf_num_attention_heads": 8,
+                                "input_feat_size": 128},
+               "tie_word_embeddings": True, "audio_soft_tokens_per_image": 188, "vision_soft_tokens_per_image": 256,
+               "boi_token_id": 255999, "eoi_token_id": 262144, "boa_token_id": 256000, "eoa_token_id": 262272,
+               "image_token_id": 262145, "audio_token_id": 262273}
+_GEMMA3N_IGNORE = ("lm_head", "re:.*vision_tower.*", "re:.*audio_tower.*", "re:.*embed_vision.*",
+                   "re:.*embed_audio.*")
 # DeepSeek-V3.2 / GLM-5: DeepSeek-V3's MLA and MoE with the sparse-attention indexer (index_topk as released).
 _DSA = dict(num_hidden_layers=2, moe_intermediate_size=1024, first_k_dense_replace=1, moe_layer_freq=1,
             num_key_value_heads=16, q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64,
@@ -512,6 +533,31 @@ FAMILIES.update({
                                       "num_hidden_layers": 1, "num_attention_heads": 16, "num_key_value_heads": 16,
                                       "head_dim": 64, "patch_size": 16, "pooling_kernel_size": 3},
                     "audio_config": None}),
+    # Gemma-3n (E2B's geometry: 8 heads, 2 KV heads of 256, per-layer inputs of 256, four AltUp inputs, Laurel rank
+    # 64): six layers, the last two KV-shared (one sliding, one full, as the released 30 / 35-layer configs end).
+    "gemma-3n": (dict(architecture="Gemma3nForCausalLM", model_type="gemma3n_text", tie_embeddings=True, **_HF),
+                 _GEMMA3N_TEXT),
+    # An ignore list naming the self-decoder's projection by its checkpoint name and AltUp by a pattern: vLLM asks with
+    # model.self_decoder.per_layer_model_projection, which the exact entry does not name (its BF16 weight behind FP8).
+    "gemma-3n-listed": (dict(architecture="Gemma3nForCausalLM", model_type="gemma3n_text", tie_embeddings=True,
+                             ignore=("lm_head", "model.per_layer_model_projection", "re:.*altup.*"), **_HF),
+                        _GEMMA3N_TEXT),
+    # The vision-language / audio class as RedHatAI's FP8-dynamic checkpoints are exported: the towers and embedders
+    # left BF16 by the ignore list; one conformer block.
+    "gemma-3n-vl": (dict(architecture="Gemma3nForConditionalGeneration", model_type="gemma3n", tie_embeddings=True,
+                         sizes_in_text_config=True, ignore=_GEMMA3N_IGNORE, extra_tensors=gemma3n_tower_tensors(
+                             _GEMMA3N_VL), **_HF), _GEMMA3N_VL),
+    # Phi-3.5-vision (remote-code config phi3_v): Phi-3's text model at BASE's widths, the fixed CLIP tower (24 layers
+    # of 1024: phi3v.py builds 23) quantized, its img_projection (torch nn.Linears) left BF16 by the ignore list.
+    "phi-3-vision": (dict(architecture="Phi3VForCausalLM", model_type="phi3_v",
+                          extra_tensors=phi3v_vision_tensors(BASE["hidden"]), **_HF,
+                          ignore=("lm_head", "re:.*img_projection.*")),
+                     {"img_processor": {"image_dim_out": 1024, "model_name": "openai/clip-vit-large-patch14-336",
+                                        "name": "clip_vision_model", "num_img_tokens": 144},
+                      "embd_layer": {"embedding_cls": "image", "hd_transform_order": "sub_glb", "projection_cls": "mlp",
+                                     "use_hd_transform": True, "with_learnable_separator": True},
+                      "rms_norm_eps": 1e-05, "hidden_act": "silu", "tie_word_embeddings": False, "pad_token_id": 0,
+                      "bos_token_id": 1, "eos_token_id": 2}),
     "laguna": (dict(architecture="LagunaForCausalLM", model_type="laguna", **_HF,  # per-head gates: one row a head
                     ignore=("lm_head", *(f"model.layers.{i}.self_attn.g_proj" for i in range(3)))),
                dict(num_hidden_layers=3, num_attention_heads_per_layer=[16, 32, 16],

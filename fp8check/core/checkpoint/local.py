@@ -230,6 +230,11 @@ def _aliased(sizes: dict, model_type: object) -> dict:
     return {**sizes, **{key: value for key, value in filled.items() if value is not None}}
 
 
+# Model types whose vision tower the model file builds from a fixed config, whatever config.json holds: its heads
+# (phi3v.py CLIP_VIT_LARGE_PATCH14_336_CONFIG, 0.25-0.34: 16 heads of 64).
+FIXED_VISION_HEADS = {"phi3_v": 16}
+
+
 def parse_model_config(doc: object, where: str = "config.json", hf_quant_config: object = None) -> ModelConfig:
     """config.json (`doc`), with ModelOpt's legacy hf_quant_config.json standing in for its quantization_config
     when config.json has none (vLLM's transformers_utils/config.py)."""
@@ -332,7 +337,8 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         # PerceptionEncoder (step_vl.py) heads, Kimi-K3's KimiK3VisionConfig (vLLM transformers_utils/configs/
         # kimi_k3.py) vt_num_attention_heads; DeepSeek-V4's vision keys are flat (vision_n_heads).
         vision_heads=(opt_int("num_attention_heads", vision) or opt_int("num_heads", vision) or opt_int("heads", vision)
-                      or opt_int("vt_num_attention_heads", vision) or opt_int("vision_n_heads", doc)),
+                      or opt_int("vt_num_attention_heads", vision) or opt_int("vision_n_heads", doc)
+                      or FIXED_VISION_HEADS.get(model_type)),
         vision_kv_heads=opt_int("num_key_value_heads", vision),
         vision_hidden_size=opt_int("hidden_size", vision),
         vision_intermediate_size=opt_int("intermediate_size", vision),

@@ -1572,6 +1572,76 @@ ARCHITECTURES["Gemma4ForConditionalGeneration"] = ARCHITECTURES["Gemma4ForCausal
 # Methods whose tower layers gemma4_mm.py always quantizes (they handle sizes that are not multiples of 64).
 ANY_SIZE_TOWER_METHODS = ("bitsandbytes", "torchao", "compressed-tensors")
 
+# Gemma-3n (gemma3n.py Gemma3nForCausalLM, registered 0.25-0.34; 0.33 -> 0.34 a comment only): every linear with the
+# quant config. Per decoder layer: q / k / v -> qkv_proj (the last num_kv_shared_layers: q_proj alone, a
+# ColumnParallelLinear, their k / v / k_norm dropped by _kv_sharing_weights_mapper), o_proj row, gate / up ->
+# gate_up_proj, down_proj row; AltUp's correction_coefs / prediction_coefs / modality_router ReplicatedLinear, Laurel's
+# linear_left column / linear_right row, per_layer_input_gate / per_layer_projection ReplicatedLinear. The self-decoder
+# (Gemma3nSelfDecoder) holds embed_tokens, embed_tokens_per_layer (VocabParallelEmbeddings), per_layer_model_projection
+# and altup_projections.N (ColumnParallelLinear, gather_output); the text model altup_unembed_projections.N (the same).
+# No LM head module: the logits read embed_tokens. Gemma3nTextModel's mapper moves the self-decoder's checkpoint names
+# under self_decoder. at load, and its class mapper reaches the quant config's lists (SupportsQuant) only as prefixes of
+# bare names, which no list entry under model. / language_model.model. is: get_quant_method is asked with the
+# self_decoder. prefix (quant_prefixes), so a list naming model.per_layer_model_projection does not skip it.
+_GEMMA3N_SELF_DECODER = ("altup_projections.", "per_layer_model_projection")
+_GEMMA3N_ALTUP_INPUTS = range(8)  # altup_num_inputs - 1 projections each (4 in the released configs)
+ARCHITECTURES["Gemma3nForCausalLM"] = Arch(
+    "vllm:gemma3n.py", spec_substrings=("audio_tower.", "embed_audio.", "embed_vision.", "vision_tower."),
+    kv_shared_layers=True, other_tables=("embed_tokens_per_layer",),
+    styles={"altup.correction_coefs": REPLICATED, "altup.prediction_coefs": REPLICATED,
+            "altup.modality_router": REPLICATED, "laurel.linear_left": COLUMN, "laurel.linear_right": ROW,
+            "per_layer_input_gate": REPLICATED, "per_layer_projection": REPLICATED,
+            "per_layer_model_projection": COLUMN,
+            **{f"{root}.{i}": COLUMN for root in ("altup_projections", "altup_unembed_projections")
+               for i in _GEMMA3N_ALTUP_INPUTS}},
+    own_widths=("altup.correction_coefs", "altup.prediction_coefs", "altup.modality_router", "laurel.linear_left",
+                "laurel.linear_right", "per_layer_input_gate", "per_layer_projection", "per_layer_model_projection"),
+    quant_prefixes=tuple(("substr", f".{part}", f".self_decoder.{part}") for part in _GEMMA3N_SELF_DECODER),
+    vllm_names=tuple((f".{part}", f".self_decoder.{part}") for part in _GEMMA3N_SELF_DECODER))
+
+# gemma3n_mm.py Gemma3nForConditionalGeneration: the text model as Gemma3nForCausalLM under language_model (its mapper:
+# model.language_model. -> language_model.model.); the vision tower AutoModel.from_config(vision_config) -- timm's
+# MobileNetV5 through transformers' TimmWrapperModel: convolutions and norms only, no linear -- and the audio tower
+# transformers' Gemma3nAudioEncoder (USM conformer), every linear a torch nn.Linear; embed_vision / embed_audio
+# (Gemma3nMultimodalEmbedder) a VocabParallelEmbedding and a RowParallelLinear embedding_projection, all built without
+# the quant config. The class is no SupportsQuant: configure_quant_config hands the quant config its mapper and its
+# packed_modules_mapping (q / k / v, gate / up).
+_GEMMA3N_AUDIO = Tower("vllm:gemma3n_mm.py", ("model.audio_tower.", "audio_tower."), packed={}, quantized=False,
+                       styles={leaf: TORCH_LINEAR for leaf in (
+                           "input_proj_linear", "ffw_layer_1", "ffw_layer_2", "pos_proj", "q_proj", "k_proj", "v_proj",
+                           "post", "linear_start", "linear_end")})
+_GEMMA3N_EMBEDDERS = Tower("vllm:gemma3n_mm.py", ("model.embed_vision.", "embed_vision.", "model.embed_audio.",
+                                                  "embed_audio."), packed={}, quantized=False,
+                           styles={"embedding_projection": ROW})
+_GEMMA3N_VISION = Tower("vllm:gemma3n_mm.py", ("model.vision_tower.", "vision_tower."), packed={}, quantized=False)
+ARCHITECTURES["Gemma3nForConditionalGeneration"] = ARCHITECTURES["Gemma3nForCausalLM"]._replace(
+    source="vllm:gemma3n_mm.py", spec_substrings=(), towers=(_GEMMA3N_VISION, _GEMMA3N_AUDIO, _GEMMA3N_EMBEDDERS),
+    hf_to_vllm=(("prefix", "model.embed_audio.", "embed_audio."), ("prefix", "model.embed_vision.", "embed_vision."),
+                ("prefix", "model.language_model.", "language_model.model."),
+                ("prefix", "model.vision_tower.", "vision_tower."), ("prefix", "model.audio_tower.", "audio_tower."),
+                ("prefix", "model.multi_modal_projector.", "multi_modal_projector."), _VL_TEXT[1],
+                ("prefix", "model", "language_model.model")))
+
+# Phi-3-vision / Phi-3.5-vision (phi3v.py Phi3VForCausalLM, registered 0.25-0.34, 0.33 -> 0.34 alike; model_type
+# phi3_v, the hub's remote-code config): the text model is llama.py's LlamaForCausalLM (init_vllm_registered_model,
+# prefix "") over Phi-3's checkpoint, qkv_proj and gate_up_proj stored fused (loaded as stored); vision_embed_tokens
+# holds clip.py's CLIPVisionModel built from the fixed CLIP_VIT_LARGE_PATCH14_336_CONFIG (16 heads:
+# local.FIXED_VISION_HEADS) with the quant config, up to img_processor.layer_idx (-2 when absent, as the released
+# configs: 23 of its 24 layers; CLIPVisionTransformer.load_weights drops the layers beyond): self_attn q / k / v ->
+# qkv_proj (QKV over the vision heads), out_proj row, mlp fc1 column / fc2 row; img_projection.0 / .2 torch
+# nn.Linears. Both classes are SupportsQuant: the lists are mapped by Phi3V's mapper (model. -> language_model.model.,
+# lm_head. -> language_model.lm_head., model.vision_embed_tokens. -> vision_embed_tokens.) and the quant config's packed
+# mapping is Llama's (q / k / v, gate / up; a list naming the stored qkv_proj itself is then matched by its shards'
+# names, not modelled).
+_PHI3V_CLIP = Tower("vllm:clip.py", ("model.vision_embed_tokens.",), vision_heads=True,
+                    styles={"img_projection.0": TORCH_LINEAR, "img_projection.2": TORCH_LINEAR},
+                    dropped=("img_processor.vision_model.encoder.layers.23.",))
+ARCHITECTURES["Phi3VForCausalLM"] = ARCHITECTURES["Phi3ForCausalLM"]._replace(
+    source="vllm:phi3v.py", towers=(_PHI3V_CLIP,),
+    hf_to_vllm=(("prefix", "model.vision_embed_tokens.wte", "embed_tokens"),
+                ("prefix", "model.vision_embed_tokens.", "vision_embed_tokens."), _VL_TEXT[1],
+                ("prefix", "model.", "language_model.model.")))
+
 # Laguna (laguna.py, 0.33 and 0.34): only q / k / v are packed (gate_proj and up_proj stay two ColumnParallelLinear,
 # dense MLP and shared expert alike), g_proj a ColumnParallelLinear, a head count per layer
 # (num_attention_heads_per_layer), the router mlp.gate a GateLinear without quant_config, sigmoid routing with the

@@ -30,7 +30,8 @@ EMBEDDINGS = ("embed_tokens", "wte", "word_embeddings", "tok_embeddings", "embed
               "ngram_embeddings",         # LongCat-Flash-Lite's NgramEmbedding: embedders' tables, post_projs
               "speech_embeddings",        # MiMo-V2-Omni's audio codebook tables (mimo_audio.py nn.Embedding)
               "embed_positions",          # OPT's learned position table (opt.py OPTLearnedPositionalEmbedding)
-              "wpe")                      # GPT-2's / GPTBigCode's position table (gpt2.py nn.Embedding)
+              "wpe",                      # GPT-2's / GPTBigCode's position table (gpt2.py nn.Embedding)
+              "embedding")                # Gemma-3n's embed_vision / embed_audio tables (VocabParallelEmbedding)
 EMBEDDING_SET = frozenset(EMBEDDINGS)
 # Tensors that belong to a linear module besides its weight.
 SIDE_TENSORS = ("weight_scale", "weight_scale_inv", "input_scale", "weight_zero_point", "input_zero_point",
