@@ -18,6 +18,7 @@ from fp8check.core.errors import CheckpointFileError, ConfigError, InputError, i
 from fp8check.core.formats.base import QuantConfig
 from fp8check.core.formats.frontdoor import HF_QUANT_CONFIG
 from fp8check.core.formats.registry import parse_quant_config
+from fp8check.core.model.transformers_classes import EXPERT_ALIASES
 
 INDEX_FILE = "model.safetensors.index.json"
 SINGLE_FILE = "model.safetensors"
@@ -108,6 +109,9 @@ class ModelConfig(NamedTuple):
     audio_heads: int | None = None          # audio_config's encoder_attention_heads (Qwen3-Omni's audio tower)
     # The FusedMoE routing (and Kimi-K3's activation) keys model files read (ROUTER_KEYS), as stored.
     router_keys: tuple[tuple[str, object], ...] = ()
+    # The num_experts aliases vLLM reads (transformers_classes.EXPERT_ALIASES), as stored: which Transformers backend
+    # class an architecture the release does not register gets (layouts.transformers_backend).
+    expert_counts: tuple[tuple[str, object], ...] = ()
     sliding: SlidingKeys = SlidingKeys()
     # A vision-language config's text_config: its own architectures, else its model_type (what vLLM resolves the
     # language model's class from, config/vllm.py VllmConfig.with_hf_config); () without a text_config.
@@ -281,6 +285,8 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         audio_hidden_size=opt_int("hidden_size", audio),
         audio_heads=opt_int("encoder_attention_heads", audio),
         router_keys=tuple((key, sizes[key]) for key in ROUTER_KEYS if isinstance(sizes.get(key), (str, bool, int))),
+        expert_counts=tuple((key, tuple(sizes[key]) if isinstance(sizes[key], list) else sizes[key])
+                            for key in EXPERT_ALIASES if key in sizes),
         sliding=_sliding_keys(sizes, model_type, opt_int, where),
         **_text_model(text if isinstance(text, dict) else None, where),
         expert_dtype=_expert_dtype(sizes, model_type, raw_quant),
