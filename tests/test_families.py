@@ -3550,21 +3550,26 @@ def test_kimi_k3_on_rocm_is_amd_linear_py(make_checkpoint):
 
 # Architectures no release registers, built by the Transformers backend from transformers' own class
 # (layouts.transformers_backend, from fp8check.core.model.transformers_classes).
-@pytest.mark.parametrize("arch,model_type", [("HeliumForCausalLM", "helium"), ("MinistralForCausalLM", "ministral"),
-                                             ("NanoChatForCausalLM", "nanochat")])
+@pytest.mark.parametrize("arch,model_type,mlp", [
+    ("HeliumForCausalLM", "helium", {"mlp.gate_up_proj": "MergedColumnParallelLinear",
+                                     "mlp.down_proj": "RowParallelLinear"}),
+    ("MinistralForCausalLM", "ministral", {"mlp.gate_up_proj": "MergedColumnParallelLinear",
+                                           "mlp.down_proj": "RowParallelLinear"}),
+    ("NanoChatForCausalLM", "nanochat", {"mlp.fc1": "ColumnParallelLinear", "mlp.fc2": "RowParallelLinear"})])
 @pytest.mark.parametrize("vllm", ["0.33", "0.34"])
 def test_an_unregistered_dense_transformers_class_is_laid_out_from_its_generated_plan(make_checkpoint, arch,
-                                                                                     model_type, vllm):
-    # q / k / v and gate / up fused (QKVFuser / GLUFuser), o / down rowwise: its config class's base_model_tp_plan.
-    folder = make_checkpoint(architecture=arch, model_type=model_type, layers=2, **TF)
+                                                                                     model_type, mlp, vllm):
+    # q / k / v fused (QKVFuser), gate / up too where there are both (GLUFuser), the rest as the config class's
+    # base_model_tp_plan says (NanoChat's fc1 colwise, fc2 rowwise).
+    folder = make_checkpoint(architecture=arch, model_type=model_type, layers=2, **dict(TF, head_dim=64))
     rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm), tp=2))
     assert rep.ok, list(rep.errors)
     by_name = {layer.name: layer for layer in rep.layers}
     assert {layer.layout for layer in rep.layers if not layer.name.startswith("lm_head")} == {
         "vllm:transformers/causal.py"}
-    assert [by_name[f"model.layers.0.{leaf}"].layer_type for leaf in (
-        "self_attn.qkv_proj", "self_attn.o_proj", "mlp.gate_up_proj", "mlp.down_proj")] == [
-        "QKVParallelLinear", "RowParallelLinear", "MergedColumnParallelLinear", "RowParallelLinear"]
+    assert {leaf: by_name[f"model.layers.0.{leaf}"].layer_type for leaf in ("self_attn.qkv_proj", "self_attn.o_proj",
+                                                                             *mlp)} == {
+        "self_attn.qkv_proj": "QKVParallelLinear", "self_attn.o_proj": "RowParallelLinear", **mlp}
     assert len(rep.attention) == 2
     verdict = inspect_verdict(rep)
     assert "not judged" not in verdict and "guess" not in verdict

@@ -202,7 +202,13 @@ def source() -> str:
                 f"({''.join(f'{json.dumps(path)}, ' for path in entry['attention'])})".replace(", )", ",)")
             fields = f'{entry["compatible"]}, {entry["nested"]}, {experts}, {plan}, {attention}'
             row = f'    "{name}": TransformersClass({fields}),'
-            rows.append(row if len(row) <= 120 else f'    "{name}": TransformersClass(\n        {fields}),')
+            if len(row) > 120:
+                fields = f'{entry["compatible"]}, {entry["nested"]}, {experts}, {plan},\n        {attention}'
+                row = f'    "{name}": TransformersClass(\n        {fields}),'
+            if max(len(line) for line in row.splitlines()) > 120:
+                paths = "".join(f"\n        {json.dumps(path)}," for path in entry["attention"])
+                row = f'    "{name}": TransformersClass(\n        {fields.rpartition(chr(10))[0]}\n        ({paths})),'
+            rows.append(row)
         tables.append("\n".join(rows + ["}"]))
     lines = [HEADER, "# transformers_utils/config.py CONFIG_FIELD_ALIASES[\"num_experts\"], in getattr_iter's order.",
              f"EXPERT_ALIASES = {EXPERT_ALIASES!r}",

@@ -25,7 +25,8 @@ class TransformersClass(NamedTuple):
     tp_plan: dict[str, str] | None            # the text config's base_model_tp_plan
     # A text-only compatible class: the modules of decoder layer 0 (paths under it) that dispatch its attention
     # through the attention interface (fusers/attention.py AttentionFuser), its base model built from the defaults;
-    # () none, which vLLM refuses (base.py _create_attention_instances); None: not read (or the build raised)
+    # () none, which vLLM refuses (base.py _create_attention_instances); None: not read (nested, incompatible, or
+    # the model does not build from the defaults)
     attention: tuple[str, ...] | None = None
 
 
@@ -201,6 +202,8 @@ _PLAN_14 = {
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
     "layers.*.self_attn.o_proj": "rowwise",
+    "layers.*.self_attn.q_norm": "replicated_with_grad_allreduce",
+    "layers.*.self_attn.k_norm": "replicated_with_grad_allreduce",
     "layers.*.mlp.experts.gate_up_proj": "packed_colwise",
     "layers.*.mlp.experts.down_proj": "rowwise",
     "layers.*.mlp.experts": "moe_tp_experts",
@@ -210,13 +213,15 @@ _PLAN_14 = {
     "layers.*.mlp.gate_proj": "colwise",
     "layers.*.mlp.up_proj": "colwise",
     "layers.*.mlp.down_proj": "rowwise",
-    "embed_tokens": "embedding_rowwise",
 }
 _PLAN_15 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
     "layers.*.self_attn.o_proj": "rowwise",
+    "layers.*.mlp.experts.gate_up_proj": "packed_colwise",
+    "layers.*.mlp.experts.down_proj": "rowwise",
+    "layers.*.mlp.experts": "moe_tp_experts",
     "layers.*.mlp.shared_experts.gate_proj": "colwise",
     "layers.*.mlp.shared_experts.up_proj": "colwise",
     "layers.*.mlp.shared_experts.down_proj": "rowwise",
@@ -229,6 +234,19 @@ _PLAN_16 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
+    "layers.*.self_attn.o_proj": "rowwise",
+    "layers.*.mlp.shared_experts.gate_proj": "colwise",
+    "layers.*.mlp.shared_experts.up_proj": "colwise",
+    "layers.*.mlp.shared_experts.down_proj": "rowwise",
+    "layers.*.mlp.gate_proj": "colwise",
+    "layers.*.mlp.up_proj": "colwise",
+    "layers.*.mlp.down_proj": "rowwise",
+    "embed_tokens": "embedding_rowwise",
+}
+_PLAN_17 = {
+    "layers.*.self_attn.q_proj": "colwise",
+    "layers.*.self_attn.k_proj": "colwise",
+    "layers.*.self_attn.v_proj": "colwise",
     "layers.*.self_attn.q_norm": "replicated_with_grad_allreduce",
     "layers.*.self_attn.k_norm": "replicated_with_grad_allreduce",
     "layers.*.self_attn.o_proj": "rowwise",
@@ -236,7 +254,7 @@ _PLAN_16 = {
     "layers.*.mlp.up_proj": "colwise",
     "layers.*.mlp.down_proj": "rowwise",
 }
-_PLAN_17 = {
+_PLAN_18 = {
     "layers.*.self_attn.q_proj": "colwise_gather_output",
     "layers.*.self_attn.k_proj": "colwise_gather_output",
     "layers.*.self_attn.v_proj": "colwise_gather_output",
@@ -245,13 +263,13 @@ _PLAN_17 = {
     "layers.*.mlp.experts.down_proj": "rowwise",
     "layers.*.mlp.experts": "moe_tp_experts",
 }
-_PLAN_18 = {
+_PLAN_19 = {
     "layers.*.attention.query_key_value": "colwise",
     "layers.*.attention.dense": "rowwise",
     "layers.*.mlp.dense_h_to_4h": "colwise",
     "layers.*.mlp.dense_4h_to_h": "rowwise",
 }
-_PLAN_19 = {
+_PLAN_20 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -263,7 +281,7 @@ _PLAN_19 = {
     "layers.*.mlp.down_proj": "rowwise",
     "embed_tokens": "embedding_rowwise",
 }
-_PLAN_20 = {
+_PLAN_21 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -276,7 +294,7 @@ _PLAN_20 = {
     "layers.*.mlp.down_proj": "rowwise",
     "embed_tokens": "embedding_rowwise",
 }
-_PLAN_21 = {
+_PLAN_22 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -284,7 +302,7 @@ _PLAN_21 = {
     "layers.*.mlp.gate_up_proj": "colwise_gather_output",
     "layers.*.mlp.down_proj": "rowwise_split_input",
 }
-_PLAN_22 = {
+_PLAN_23 = {
     "layers.*.self_attn.q_b_proj": "colwise",
     "layers.*.self_attn.kv_a_proj_with_mqa": "mla_kv_a_proj",
     "layers.*.self_attn.kv_b_proj": "colwise",
@@ -296,7 +314,7 @@ _PLAN_22 = {
     "layers.*.mlp.up_proj": "colwise",
     "layers.*.mlp.down_proj": "rowwise",
 }
-_PLAN_23 = {
+_PLAN_24 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -306,7 +324,7 @@ _PLAN_23 = {
     "layers.*.block_sparse_moe.experts.down_proj": "rowwise",
     "layers.*.block_sparse_moe.experts": "moe_tp_experts",
 }
-_PLAN_24 = {
+_PLAN_25 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -317,7 +335,7 @@ _PLAN_24 = {
     "layers.*.mlp.down_proj": "rowwise",
     "embed_tokens": "embedding_rowwise",
 }
-_PLAN_25 = {
+_PLAN_26 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -334,7 +352,7 @@ _PLAN_25 = {
     "layers.*.mlp.up_proj": "colwise",
     "layers.*.mlp.down_proj": "rowwise",
 }
-_PLAN_26 = {
+_PLAN_27 = {
     "layers.*.self_attn.q_b_proj": "colwise",
     "layers.*.self_attn.kv_a_proj_with_mqa": "mla_kv_a_proj",
     "layers.*.self_attn.kv_b_proj": "colwise",
@@ -351,7 +369,7 @@ _PLAN_26 = {
     "layers.*.mlp.up_proj": "colwise",
     "layers.*.mlp.down_proj": "rowwise",
 }
-_PLAN_27 = {
+_PLAN_28 = {
     "L_module.layers.*.self_attn.q_proj": "colwise",
     "H_module.layers.*.self_attn.q_proj": "colwise",
     "L_module.layers.*.self_attn.k_proj": "colwise",
@@ -369,7 +387,7 @@ _PLAN_27 = {
     "L_module.layers.*.mlp.down_proj": "rowwise",
     "H_module.layers.*.mlp.down_proj": "rowwise",
 }
-_PLAN_28 = {
+_PLAN_29 = {
     "embed_tokens": "embedding_rowwise",
     "layers.*.mlp.experts.gate_up_proj": "colwise",
     "layers.*.mlp.experts.down_proj": "rowwise",
@@ -382,7 +400,7 @@ _PLAN_28 = {
     "layers.*.mlp.up_proj": "colwise",
     "layers.*.mlp.down_proj": "rowwise",
 }
-_PLAN_29 = {
+_PLAN_30 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -396,7 +414,7 @@ _PLAN_29 = {
     "layers.*.mlp.shared_experts.up_proj": "colwise",
     "layers.*.mlp.shared_experts.down_proj": "rowwise",
 }
-_PLAN_30 = {
+_PLAN_31 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -414,7 +432,7 @@ _PLAN_30 = {
     "layers.*.mlp.shared_experts.up_proj": "colwise",
     "layers.*.mlp.shared_experts.down_proj": "rowwise",
 }
-_PLAN_31 = {
+_PLAN_32 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -429,7 +447,7 @@ _PLAN_31 = {
     "layers.*.feed_forward.up_proj": "colwise",
     "layers.*.feed_forward.down_proj": "rowwise",
 }
-_PLAN_32 = {
+_PLAN_33 = {
     "layers.*.self_attn.*.q_b_proj": "colwise",
     "layers.*.self_attn.*.kv_a_proj_with_mqa": "mla_kv_a_proj",
     "layers.*.self_attn.*.kv_b_proj": "colwise",
@@ -442,7 +460,7 @@ _PLAN_32 = {
     "layers.*.mlps.*.up_proj": "colwise",
     "layers.*.mlps.*.down_proj": "rowwise",
 }
-_PLAN_33 = {
+_PLAN_34 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -456,7 +474,7 @@ _PLAN_33 = {
     "layers.*.mlp.up_proj": "colwise",
     "layers.*.mlp.down_proj": "rowwise",
 }
-_PLAN_34 = {
+_PLAN_35 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -469,7 +487,7 @@ _PLAN_34 = {
     "layers.*.mlp.experts.down_proj": "rowwise",
     "layers.*.mlp.experts": "moe_tp_experts",
 }
-_PLAN_35 = {
+_PLAN_36 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.q_b_proj": "colwise",
     "layers.*.self_attn.kv_a_proj_with_mqa": "mla_kv_a_proj",
@@ -480,7 +498,7 @@ _PLAN_35 = {
     "layers.*.mlp.down_proj": "rowwise",
     "embed_tokens": "embedding_rowwise",
 }
-_PLAN_36 = {
+_PLAN_37 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -496,7 +514,7 @@ _PLAN_36 = {
     "layers.*.linear_attn.in_proj_a": "colwise_gather_output",
     "layers.*.linear_attn.out_proj": "colwise_gather_output",
 }
-_PLAN_37 = {
+_PLAN_38 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -505,7 +523,7 @@ _PLAN_37 = {
     "layers.*.mlp.experts.down_proj": "rowwise",
     "layers.*.mlp.experts": "moe_tp_experts",
 }
-_PLAN_38 = {
+_PLAN_39 = {
     "embed_tokens": "embedding_rowwise",
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
@@ -516,14 +534,14 @@ _PLAN_38 = {
     "layers.*.mlp.up_proj": "colwise",
     "layers.*.mlp.down_proj": "rowwise",
 }
-_PLAN_39 = {
+_PLAN_40 = {
     "layers.*.mlp.pre_expert_proj": "rowwise_split_input",
     "layers.*.mlp.post_expert_proj": "rowwise_split_input",
     "layers.*.mlp.gate_proj": "colwise",
     "layers.*.mlp.up_proj": "colwise",
     "layers.*.mlp.down_proj": "rowwise",
 }
-_PLAN_40 = {
+_PLAN_41 = {
     "layers.*.self_attn.q_proj": "colwise_gather_output",
     "layers.*.self_attn.k_proj": "colwise_gather_output",
     "layers.*.self_attn.v_proj": "colwise_gather_output",
@@ -532,13 +550,13 @@ _PLAN_40 = {
     "layers.*.mlp.up_proj": "colwise",
     "layers.*.mlp.down_proj": "rowwise",
 }
-_PLAN_41 = {
+_PLAN_42 = {
     "layers.*.self_attn.qkv_proj": "colwise_gather_output",
     "layers.*.self_attn.o_proj": "rowwise_split_input",
     "layers.*.mlp.gate_up_proj": "colwise_gather_output",
     "layers.*.mlp.down_proj": "rowwise_split_input",
 }
-_PLAN_42 = {
+_PLAN_43 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -546,7 +564,7 @@ _PLAN_42 = {
     "layers.*.mlp.fc1": "colwise",
     "layers.*.mlp.fc2": "rowwise",
 }
-_PLAN_43 = {
+_PLAN_44 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -566,7 +584,7 @@ _PLAN_43 = {
     "layers.*.linear_attn.in_proj_ba": "colwise_gather_output",
     "layers.*.linear_attn.out_proj": "colwise_gather_output",
 }
-_PLAN_44 = {
+_PLAN_45 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -577,7 +595,7 @@ _PLAN_44 = {
     "layers.*.mlp.up_proj": "colwise",
     "layers.*.mlp.down_proj": "rowwise",
 }
-_PLAN_45 = {
+_PLAN_46 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -596,7 +614,7 @@ _PLAN_45 = {
     "layers.*.linear_attn.in_proj_a": "colwise_gather_output",
     "layers.*.linear_attn.out_proj": "colwise_gather_output",
 }
-_PLAN_46 = {
+_PLAN_47 = {
     "layers.*.mlp.experts.gate_up_proj": "packed_colwise",
     "layers.*.mlp.experts.down_proj": "rowwise",
     "layers.*.mlp.experts": "moe_tp_experts",
@@ -614,7 +632,7 @@ _PLAN_46 = {
     "hyper_connection_mixer.input_mix_weight_down": "rowwise_split_input",
     "layers.*.ple.ple_embedding.ngram_embedding": "colwise_gather_output",
 }
-_PLAN_47 = {
+_PLAN_48 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -623,7 +641,7 @@ _PLAN_47 = {
     "layers.*.mlp.c_proj": "rowwise",
     "embed_tokens": "embedding_rowwise",
 }
-_PLAN_48 = {
+_PLAN_49 = {
     "layers.*.self_attn.q_proj": "colwise_gather_output",
     "layers.*.self_attn.k_proj": "colwise_gather_output",
     "layers.*.self_attn.v_proj": "colwise_gather_output",
@@ -633,18 +651,18 @@ _PLAN_48 = {
     "layers.*.mlp.experts.down_proj": "rowwise",
     "layers.*.mlp.experts": "moe_tp_experts",
 }
-_PLAN_49 = {
+_PLAN_50 = {
     "layers.*.mlp.gate_proj": "colwise",
     "layers.*.mlp.up_proj": "colwise",
     "layers.*.mlp.down_proj": "rowwise",
     "embed_tokens": "embedding_rowwise",
 }
-_PLAN_50 = {
+_PLAN_51 = {
     "layers.*.mlp.experts.gate_up_proj": "packed_colwise",
     "layers.*.mlp.experts.down_proj": "rowwise",
     "layers.*.mlp.experts": "moe_tp_experts",
 }
-_PLAN_51 = {
+_PLAN_52 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -656,7 +674,7 @@ _PLAN_51 = {
     "layers.*.mlp.shared_experts.up_proj": "colwise",
     "layers.*.mlp.shared_experts.down_proj": "rowwise",
 }
-_PLAN_52 = {
+_PLAN_53 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -668,7 +686,7 @@ _PLAN_52 = {
     "layers.*.mlp.up_proj": "colwise",
     "layers.*.mlp.down_proj": "rowwise",
 }
-_PLAN_53 = {
+_PLAN_54 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -682,7 +700,7 @@ _PLAN_53 = {
     "layers.*.experts.down_proj": "rowwise",
     "layers.*.experts": "moe_tp_experts",
 }
-_PLAN_54 = {
+_PLAN_55 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -695,7 +713,7 @@ _PLAN_54 = {
     "layers.*.mlp.down_embed": "embedding_rowwise",
     "layers.*.mlp.up_embed": "embedding_rowwise",
 }
-_PLAN_55 = {
+_PLAN_56 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -713,7 +731,7 @@ _PLAN_55 = {
     "layers.*.mlp.up_proj": "colwise",
     "layers.*.mlp.down_proj": "rowwise",
 }
-_PLAN_56 = {
+_PLAN_57 = {
     "layers.*.mlp.experts.gate_up_proj": "packed_colwise",
     "layers.*.mlp.experts.down_proj": "rowwise",
     "layers.*.mlp.experts": "moe_tp_experts",
@@ -724,7 +742,7 @@ _PLAN_56 = {
     "layers.*.mlp.up_proj": "colwise",
     "layers.*.mlp.down_proj": "rowwise",
 }
-_PLAN_57 = {
+_PLAN_58 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -736,12 +754,12 @@ _PLAN_57 = {
     "layers.*.mlp.up_proj": "colwise",
     "layers.*.mlp.down_proj": "rowwise",
 }
-_PLAN_58 = {
+_PLAN_59 = {
     "layers.*.block_sparse_moe.experts.gate_up_proj": "packed_colwise",
     "layers.*.block_sparse_moe.experts.down_proj": "rowwise",
     "layers.*.block_sparse_moe.experts": "moe_tp_experts",
 }
-_PLAN_59 = {
+_PLAN_60 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -751,7 +769,7 @@ _PLAN_59 = {
     "layers.*.mlp.up_proj": "colwise",
     "layers.*.mlp.down_proj": "rowwise",
 }
-_PLAN_60 = {
+_PLAN_61 = {
     "layers.*.mlp.experts.gate_up_proj": "colwise",
     "layers.*.mlp.experts.down_proj": "rowwise",
     "layers.*.mlp.experts": "moe_tp_experts",
@@ -763,12 +781,12 @@ _PLAN_60 = {
     "layers.*.mlp.up_proj": "colwise",
     "layers.*.mlp.down_proj": "rowwise",
 }
-_PLAN_61 = {
+_PLAN_62 = {
     "layers.*.feed_forward.experts.gate_up_proj": "packed_colwise",
     "layers.*.feed_forward.experts.down_proj": "rowwise",
     "layers.*.feed_forward.experts": "moe_tp_experts",
 }
-_PLAN_62 = {
+_PLAN_63 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.q_b_proj": "colwise",
     "layers.*.self_attn.kv_a_proj_with_mqa": "mla_kv_a_proj",
@@ -778,7 +796,7 @@ _PLAN_62 = {
     "layers.*.mlp.up_proj": "colwise",
     "layers.*.mlp.down_proj": "rowwise",
 }
-_PLAN_63 = {
+_PLAN_64 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -788,13 +806,13 @@ _PLAN_63 = {
     "layers.*.mlp.up_proj": "colwise",
     "layers.*.mlp.down_proj": "rowwise",
 }
-_PLAN_64 = {
+_PLAN_65 = {
     "embeddings": "embedding_rowwise",
     "layers.*.mixer.experts.up_proj": "colwise",
     "layers.*.mixer.experts.down_proj": "rowwise",
     "layers.*.mixer.experts": "moe_tp_experts",
 }
-_PLAN_65 = {
+_PLAN_66 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -806,7 +824,7 @@ _PLAN_65 = {
     "layers.*.mlp.experts.down_proj": "rowwise",
     "layers.*.mlp.experts": "moe_tp_experts",
 }
-_PLAN_66 = {
+_PLAN_67 = {
     "layers.*.mlp.experts.gate_up_proj": "packed_colwise",
     "layers.*.mlp.experts.down_proj": "rowwise",
     "layers.*.mlp.experts": "moe_tp_experts",
@@ -824,7 +842,7 @@ _PLAN_66 = {
     "hyper_connection_mixer.input_mix_weight_down": "rowwise_split_input",
     "layers.*.ple.ple_embedding.ngram_embedding": "embedding_colwise",
 }
-_PLAN_67 = {
+_PLAN_68 = {
     "layers.*.self_attn.q_proj": "colwise",
     "layers.*.self_attn.k_proj": "colwise",
     "layers.*.self_attn.v_proj": "colwise",
@@ -832,7 +850,7 @@ _PLAN_67 = {
     "layers.*.mlp.c_fc": "colwise",
     "layers.*.mlp.c_proj": "rowwise",
 }
-_PLAN_68 = {
+_PLAN_69 = {
     "layers.*.mlp.gate_proj": "colwise",
     "layers.*.mlp.up_proj": "colwise",
     "layers.*.mlp.down_proj": "rowwise",
@@ -840,9 +858,11 @@ _PLAN_68 = {
 
 CLASSES_5_20_2: dict[str, TransformersClass] = {
     "AXK1ForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 192), ("num_local_experts", 192)), _PLAN_0, ("self_attn",)),
+        True, False, (("n_routed_experts", 192), ("num_local_experts", 192)), _PLAN_0,
+        ("self_attn",)),
     "AXK2ForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_1, ("self_attn",)),
+        True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_1,
+        ("self_attn",)),
     "AfmoeForCausalLM": TransformersClass(True, False, (("num_experts", 64),), None, ("self_attn",)),
     "ApertusForCausalLM": TransformersClass(True, False, (), _PLAN_2, ("self_attn",)),
     "ArceeForCausalLM": TransformersClass(True, False, (), _PLAN_3, ("self_attn",)),
@@ -850,34 +870,39 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "AriaTextForCausalLM": TransformersClass(True, False, (("moe_num_experts", 8),), _PLAN_4, ("self_attn",)),
     "AyaVisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None),
     "BailingHybridForCausalLM": TransformersClass(
-        True, False, (("num_experts", 512), ("num_local_experts", 512)), _PLAN_0, ()),
+        True, False, (("num_experts", 512), ("num_local_experts", 512)), _PLAN_0,
+        ()),
     "BambaForCausalLM": TransformersClass(True, False, (), None, ()),
     "BartForCausalLM": TransformersClass(
-        True, False, (), None, ("self_attn", "decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
+        True, False, (), None,
+        ("self_attn", "decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
     "BeamForCausalLM": TransformersClass(True, False, (("num_experts", 256),), _PLAN_6, ("self_attn",)),
     "BertGenerationDecoder": TransformersClass(True, False, (), None, ("attention.self",)),
     "BertLMHeadModel": TransformersClass(True, False, (), None, ("attention.self",)),
     "BigBirdForCausalLM": TransformersClass(False, False, (), None, None),
     "BigBirdPegasusForCausalLM": TransformersClass(
-        True, False, (), None, ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
+        True, False, (), None,
+        ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
     "BioGptForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
     "BitNetForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
     "BlenderbotForCausalLM": TransformersClass(
-        True, False, (), None, ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
+        True, False, (), None,
+        ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
     "BlenderbotSmallForCausalLM": TransformersClass(
-        True, False, (), None, ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
+        True, False, (), None,
+        ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
     "Blip2ForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "BlipForConditionalGeneration": TransformersClass(False, True, (), None, None),
     "BloomForCausalLM": TransformersClass(False, False, (), None, None),
-    "BltForCausalLM": TransformersClass(True, None, (), None, None),
+    "BltForCausalLM": TransformersClass(True, False, (), None, None),
     "CTRLLMHeadModel": TransformersClass(True, False, (), None, ("multi_head_attention",)),
     "CamembertForCausalLM": TransformersClass(True, False, (), None, ("attention.self",)),
-    "ChameleonForConditionalGeneration": TransformersClass(True, None, (), None, None),
+    "ChameleonForConditionalGeneration": TransformersClass(True, False, (), None, None),
     "CodeGenForCausalLM": TransformersClass(False, False, (), None, None),
     "Cohere2ForCausalLM": TransformersClass(True, False, (), _PLAN_5, ("self_attn",)),
     "Cohere2MoeForCausalLM": TransformersClass(True, False, (("num_experts", 8),), _PLAN_5, ("self_attn",)),
     "Cohere2VisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None),
-    "CohereCompassForCausalLM": TransformersClass(True, None, (), None, None),
+    "CohereCompassForCausalLM": TransformersClass(True, False, (), _PLAN_5, None),
     "CohereCompassForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None),
     "CohereForCausalLM": TransformersClass(True, False, (), _PLAN_5, ("self_attn",)),
     "Cosmos3EdgeForConditionalGeneration": TransformersClass(True, True, (), _PLAN_7, None),
@@ -885,108 +910,132 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "CpmAntForCausalLM": TransformersClass(False, False, (), None, None),
     "CwmForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "Data2VecTextForCausalLM": TransformersClass(True, False, (), None, ("attention.self",)),
-    "DbrxForCausalLM": TransformersClass(True, None, (), None, None),
+    "DbrxForCausalLM": TransformersClass(True, False, (), None, None),
     "DeepseekOcr2ForConditionalGeneration": TransformersClass(
-        True, True, (("num_experts", 64), ("n_routed_experts", 64)), _PLAN_9, None),
+        True, True, (("num_experts", 64), ("n_routed_experts", 64)), _PLAN_9,
+        None),
     "DeepseekV2ForCausalLM": TransformersClass(
-        True, False, (("num_experts", 64), ("n_routed_experts", 64)), _PLAN_10, ("self_attn",)),
+        True, False, (("num_experts", 64), ("n_routed_experts", 64)), _PLAN_10,
+        ("self_attn",)),
     "DeepseekV32ForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_11, ("self_attn",)),
+        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_11,
+        ("self_attn",)),
     "DeepseekV3ForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_0, ("self_attn",)),
+        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_0,
+        ("self_attn",)),
     "DeepseekV4ForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), None, ("self_attn",)),
+        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), None,
+        ("self_attn",)),
     "DeepseekVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "DeepseekVLHybridForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "DiffLlamaForCausalLM": TransformersClass(True, False, (), None, ()),
     "DiffusionGemmaForBlockDiffusion": TransformersClass(True, True, (("num_experts", None),), _PLAN_12, None),
     "DogeForCausalLM": TransformersClass(True, False, (("num_experts", 16384),), _PLAN_13, ("self_attn",)),
-    "Dots1ForCausalLM": TransformersClass(True, None, (), None, None),
+    "Dots1ForCausalLM": TransformersClass(
+        True, False, (("n_routed_experts", None), ("num_local_experts", None)), _PLAN_14,
+        None),
     "ElectraForCausalLM": TransformersClass(True, False, (), None, ("attention.self",)),
-    "Emu3ForCausalLM": TransformersClass(True, None, (), None, None),
+    "Emu3ForCausalLM": TransformersClass(True, False, (), None, None),
     "Emu3ForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "Ernie4_5ForCausalLM": TransformersClass(True, False, (), _PLAN_5, ("self_attn",)),
     "Ernie4_5_MoeForCausalLM": TransformersClass(
-        True, False, (("num_experts", 64), ("moe_num_experts", 64)), _PLAN_14, ("self_attn",)),
+        True, False, (("num_experts", 64), ("moe_num_experts", 64)), _PLAN_15,
+        ("self_attn",)),
     "Ernie4_5_VLMoeForConditionalGeneration": TransformersClass(
-        True, True, (("num_experts", 64), ("moe_num_experts", 64)), _PLAN_15, None),
+        True, True, (("num_experts", 64), ("moe_num_experts", 64)), _PLAN_16,
+        None),
     "ErnieForCausalLM": TransformersClass(True, False, (), None, ("attention.self",)),
-    "EvollaForProteinText2Text": TransformersClass(True, None, (), None, None),
-    "Exaone4ForCausalLM": TransformersClass(True, False, (), _PLAN_16, ("self_attn",)),
-    "Exaone4_5_ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_16, None),
-    "ExaoneMoeForCausalLM": TransformersClass(True, False, (("num_experts", 64),), _PLAN_16, ("self_attn",)),
+    "EvollaForProteinText2Text": TransformersClass(True, False, (), None, None),
+    "Exaone4ForCausalLM": TransformersClass(True, False, (), _PLAN_17, ("self_attn",)),
+    "Exaone4_5_ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
+    "ExaoneMoeForCausalLM": TransformersClass(True, False, (("num_experts", 64),), _PLAN_17, ("self_attn",)),
     "FalconForCausalLM": TransformersClass(False, False, (), None, None),
     "FalconH1ForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
     "FalconMambaForCausalLM": TransformersClass(True, False, (), None, ()),
     "FastVlmForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "FlexOlmoForCausalLM": TransformersClass(
-        True, False, (("num_experts", 7), ("num_local_experts", 7)), _PLAN_17, ("self_attn",)),
+        True, False, (("num_experts", 7), ("num_local_experts", 7)), _PLAN_18,
+        ("self_attn",)),
     "Florence2ForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "FuyuForCausalLM": TransformersClass(True, True, (), None, None),
     "GPT2LMHeadModel": TransformersClass(True, False, (), None, ("attn",)),
     "GPTBigCodeForCausalLM": TransformersClass(True, False, (), None, ("attn",)),
     "GPTJForCausalLM": TransformersClass(False, False, (), None, None),
     "GPTNeoForCausalLM": TransformersClass(False, False, (), None, None),
-    "GPTNeoXForCausalLM": TransformersClass(True, False, (), _PLAN_18, ("attention",)),
+    "GPTNeoXForCausalLM": TransformersClass(True, False, (), _PLAN_19, ("attention",)),
     "GPTNeoXJapaneseForCausalLM": TransformersClass(False, False, (), None, None),
     "Gemma2ForCausalLM": TransformersClass(True, False, (), _PLAN_5, ("self_attn",)),
-    "Gemma3ForCausalLM": TransformersClass(True, False, (), _PLAN_19, ("self_attn",)),
-    "Gemma3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_19, None),
-    "Gemma3nForCausalLM": TransformersClass(True, False, (), _PLAN_20, ("self_attn",)),
-    "Gemma3nForConditionalGeneration": TransformersClass(True, True, (), _PLAN_20, None),
+    "Gemma3ForCausalLM": TransformersClass(True, False, (), _PLAN_20, ("self_attn",)),
+    "Gemma3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_20, None),
+    "Gemma3nForCausalLM": TransformersClass(True, False, (), _PLAN_21, ("self_attn",)),
+    "Gemma3nForConditionalGeneration": TransformersClass(True, True, (), _PLAN_21, None),
     "Gemma4AssistantForCausalLM": TransformersClass(True, None, (), None, None),
     "Gemma4ForCausalLM": TransformersClass(True, False, (("num_experts", None),), _PLAN_12, ("self_attn",)),
     "Gemma4ForConditionalGeneration": TransformersClass(True, True, (("num_experts", None),), _PLAN_12, None),
-    "Gemma4UnifiedAssistantForCausalLM": TransformersClass(True, True, (), _PLAN_19, None),
-    "Gemma4UnifiedForCausalLM": TransformersClass(True, False, (), _PLAN_19, ("self_attn",)),
-    "Gemma4UnifiedForConditionalGeneration": TransformersClass(True, True, (), _PLAN_19, None),
+    "Gemma4UnifiedAssistantForCausalLM": TransformersClass(True, True, (), _PLAN_20, None),
+    "Gemma4UnifiedForCausalLM": TransformersClass(True, False, (), _PLAN_20, ("self_attn",)),
+    "Gemma4UnifiedForConditionalGeneration": TransformersClass(True, True, (), _PLAN_20, None),
     "GemmaForCausalLM": TransformersClass(True, False, (), _PLAN_5, ("self_attn",)),
     "GitForCausalLM": TransformersClass(True, False, (), None, ()),
-    "Glm46VForConditionalGeneration": TransformersClass(True, True, (), _PLAN_21, None),
-    "Glm4ForCausalLM": TransformersClass(True, False, (), _PLAN_21, ("self_attn",)),
+    "Glm46VForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None),
+    "Glm4ForCausalLM": TransformersClass(True, False, (), _PLAN_22, ("self_attn",)),
     "Glm4MoeForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_9, ("self_attn",)),
+        True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_9,
+        ("self_attn",)),
     "Glm4MoeLiteForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 64), ("num_local_experts", 64)), _PLAN_22, ("self_attn",)),
-    "Glm4vForConditionalGeneration": TransformersClass(True, True, (), _PLAN_21, None),
+        True, False, (("n_routed_experts", 64), ("num_local_experts", 64)), _PLAN_23,
+        ("self_attn",)),
+    "Glm4vForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None),
     "Glm4vMoeForConditionalGeneration": TransformersClass(
-        True, True, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_8, None),
+        True, True, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_8,
+        None),
     "Glm5NextForConditionalGeneration": TransformersClass(
-        True, True, (("n_routed_experts", 288), ("num_local_experts", 288)), _PLAN_11, None),
-    "GlmForCausalLM": TransformersClass(True, False, (), _PLAN_21, ("self_attn",)),
+        True, True, (("n_routed_experts", 288), ("num_local_experts", 288)), _PLAN_11,
+        None),
+    "GlmForCausalLM": TransformersClass(True, False, (), _PLAN_22, ("self_attn",)),
     "GlmMoeDsaForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_11, ("self_attn",)),
-    "GlmOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_21, None),
+        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_11,
+        ("self_attn",)),
+    "GlmOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None),
     "GotOcr2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None),
     "GptOssForCausalLM": TransformersClass(
-        True, False, (("num_experts", 128), ("num_local_experts", 128)), None, ("self_attn",)),
+        True, False, (("num_experts", 128), ("num_local_experts", 128)), None,
+        ("self_attn",)),
     "Granite4VisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "GraniteForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "GraniteMoeForCausalLM": TransformersClass(True, False, (("num_local_experts", 8),), None, ("self_attn",)),
     "GraniteMoeHybridForCausalLM": TransformersClass(True, False, (("num_local_experts", 8),), None, ()),
-    "GraniteMoeSWAForCausalLM": TransformersClass(True, False, (("num_local_experts", 8),), _PLAN_23, ("self_attn",)),
+    "GraniteMoeSWAForCausalLM": TransformersClass(True, False, (("num_local_experts", 8),), _PLAN_24, ("self_attn",)),
     "GraniteMoeSharedForCausalLM": TransformersClass(True, False, (("num_local_experts", 8),), None, ("self_attn",)),
-    "GraniteSWAForCausalLM": TransformersClass(True, False, (), _PLAN_24, ("self_attn",)),
+    "GraniteSWAForCausalLM": TransformersClass(True, False, (), _PLAN_25, ("self_attn",)),
     "HYV3ForCausalLM": TransformersClass(
-        True, False, (("num_experts", 192), ("num_local_experts", 192)), _PLAN_25, ("self_attn",)),
+        True, False, (("num_experts", 192), ("num_local_experts", 192)), _PLAN_26,
+        ("self_attn",)),
     "HYV4ForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_26, ("self_attn",)),
+        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_27,
+        ("self_attn",)),
     "HeliumForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "HrmTextForCausalLM": TransformersClass(
-        True, False, (), _PLAN_27, ("L_module.layers.0.self_attn", "H_module.layers.0.self_attn",)),
-    "HunYuanDenseV1ForCausalLM": TransformersClass(True, None, (), None, None),
-    "HunYuanMoEV1ForCausalLM": TransformersClass(True, None, (), None, None),
+        True, False, (), _PLAN_28,
+        ("L_module.layers.0.self_attn", "H_module.layers.0.self_attn",)),
+    "HunYuanDenseV1ForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
+    "HunYuanMoEV1ForCausalLM": TransformersClass(
+        True, False, (("num_experts", 1), ("num_local_experts", 1)), None,
+        ("self_attn",)),
     "HunYuanVLForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "HyperCLOVAXForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "HyperCLOVAXVisionV2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "Idefics2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "Idefics3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "IdeficsForVisionText2Text": TransformersClass(
-        True, False, (), None, ("layers.0.self_attn", "gated_cross_attn_layers.0.cross_attn",)),
+        True, False, (), None,
+        ("layers.0.self_attn", "gated_cross_attn_layers.0.cross_attn",)),
     "InklingForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_28, ("self_attn",)),
+        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_29,
+        ("self_attn",)),
     "InklingForConditionalGeneration": TransformersClass(
-        True, True, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_28, None),
+        True, True, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_29,
+        None),
     "InstructBlipForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "InstructBlipVideoForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "InternVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
@@ -995,121 +1044,143 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "JanusForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "JetMoeForCausalLM": TransformersClass(True, False, (("num_local_experts", 8),), None, ("self_attention",)),
     "KimiLinearForCausalLM": TransformersClass(
-        True, False, (("num_experts", 256), ("num_local_experts", 256)), _PLAN_0, ()),
+        True, False, (("num_experts", 256), ("num_local_experts", 256)), _PLAN_0,
+        ()),
     "Kimi_K25ForConditionalGeneration": TransformersClass(
-        True, True, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_0, None),
+        True, True, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_0,
+        None),
     "Kolibri1ForCausalLM": TransformersClass(
-        True, False, (("num_experts", 384), ("num_local_experts", 384)), _PLAN_29, ("self_attn",)),
+        True, False, (("num_experts", 384), ("num_local_experts", 384)), _PLAN_30,
+        ("self_attn",)),
     "Kosmos2ForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "Kosmos2_5ForConditionalGeneration": TransformersClass(True, True, (), None, None),
-    "LagunaForCausalLM": TransformersClass(True, False, (("num_experts", 256),), _PLAN_30, ("self_attn",)),
+    "LagunaForCausalLM": TransformersClass(True, False, (("num_experts", 256),), _PLAN_31, ("self_attn",)),
     "Lfm2ForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
-    "Lfm2MoeForCausalLM": TransformersClass(True, None, (), None, None),
+    "Lfm2MoeForCausalLM": TransformersClass(True, False, (("num_experts", 32),), None, None),
     "Lfm2VlForConditionalGeneration": TransformersClass(True, True, (), None, None),
-    "LightOnOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_16, None),
-    "Llama4ForCausalLM": TransformersClass(True, False, (("num_local_experts", 16),), _PLAN_31, ("self_attn",)),
-    "Llama4ForConditionalGeneration": TransformersClass(True, True, (("num_local_experts", 16),), _PLAN_31, None),
+    "LightOnOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
+    "Llama4ForCausalLM": TransformersClass(True, False, (("num_local_experts", 16),), _PLAN_32, ("self_attn",)),
+    "Llama4ForConditionalGeneration": TransformersClass(True, True, (("num_local_experts", 16),), _PLAN_32, None),
     "LlamaForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "LlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "LlavaNextForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "LlavaNextVideoForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "LlavaOnevisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "LongcatFlashForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 512), ("num_local_experts", 512)), _PLAN_32, ("layers.0.self_attn.0",)),
+        True, False, (("n_routed_experts", 512), ("num_local_experts", 512)), _PLAN_33,
+        ("layers.0.self_attn.0",)),
     "MBartForCausalLM": TransformersClass(
-        True, False, (), None, ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
+        True, False, (), None,
+        ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
     "Mamba2ForCausalLM": TransformersClass(True, False, (), None, ()),
     "MambaForCausalLM": TransformersClass(True, False, (), None, ()),
     "MarianForCausalLM": TransformersClass(
-        True, False, (), None, ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
+        True, False, (), None,
+        ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
     "MegatronBertForCausalLM": TransformersClass(False, False, (), None, None),
     "MellumForCausalLM": TransformersClass(
-        True, False, (("num_experts", 64), ("num_local_experts", 64)), _PLAN_33, ("self_attn",)),
+        True, False, (("num_experts", 64), ("num_local_experts", 64)), _PLAN_34,
+        ("self_attn",)),
     "MiMoV2FlashForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_34, ("self_attn",)),
-    "MiniCPM3ForCausalLM": TransformersClass(True, False, (), _PLAN_35, ("self_attn",)),
-    "MiniCPMV4_6ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_36, None),
-    "MiniCPMV4_7ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_36, None),
+        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_35,
+        ("self_attn",)),
+    "MiniCPM3ForCausalLM": TransformersClass(True, False, (), _PLAN_36, ("self_attn",)),
+    "MiniCPMV4_6ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None),
+    "MiniCPMV4_7ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None),
     "MiniMaxForCausalLM": TransformersClass(
-        True, False, (("num_experts", 8), ("num_local_experts", 8)), _PLAN_37, ("self_attn",)),
+        True, False, (("num_experts", 8), ("num_local_experts", 8)), _PLAN_38,
+        ("self_attn",)),
     "MiniMaxM2ForCausalLM": TransformersClass(
-        True, False, (("num_experts", 256), ("num_local_experts", 256)), _PLAN_17, ("self_attn",)),
+        True, False, (("num_experts", 256), ("num_local_experts", 256)), _PLAN_18,
+        ("self_attn",)),
     "MiniMaxM3SparseForConditionalGeneration": TransformersClass(
-        True, True, (("num_experts", 128), ("num_local_experts", 128)), _PLAN_17, None),
+        True, True, (("num_experts", 128), ("num_local_experts", 128)), _PLAN_18,
+        None),
     "MiniMaxM3VLForCausalLM": TransformersClass(
-        True, False, (("num_experts", 128), ("num_local_experts", 128)), _PLAN_17, ("self_attn",)),
+        True, False, (("num_experts", 128), ("num_local_experts", 128)), _PLAN_18,
+        ("self_attn",)),
     "Ministral3ForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "MinistralForCausalLM": TransformersClass(True, None, (), None, None),
+    "MinistralForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "Mistral3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "Mistral4ForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_0, ("self_attn",)),
+        True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_0,
+        ("self_attn",)),
     "MistralForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "MixtralForCausalLM": TransformersClass(
-        True, False, (("num_experts", 8), ("num_local_experts", 8)), _PLAN_37, ("self_attn",)),
-    "MllamaForCausalLM": TransformersClass(True, None, (), None, None),
+        True, False, (("num_experts", 8), ("num_local_experts", 8)), _PLAN_38,
+        ("self_attn",)),
+    "MllamaForCausalLM": TransformersClass(True, False, (), None, None),
     "MllamaForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "ModernBertDecoderForCausalLM": TransformersClass(True, False, (), None, ("attn",)),
     "Molmo2ForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "MoshiForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
-    "MossTranscribeDiarizeForConditionalGeneration": TransformersClass(True, True, (), _PLAN_16, None),
+    "MossTranscribeDiarizeForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
     "MptForCausalLM": TransformersClass(False, False, (), None, None),
-    "MuseGlimmerForConditionalGeneration": TransformersClass(True, True, (), _PLAN_38, None),
-    "MuseSparkForConditionalGeneration": TransformersClass(True, True, (("num_local_experts", 256),), _PLAN_39, None),
-    "MusicgenForCausalLM": TransformersClass(True, None, (), None, None),
-    "MusicgenMelodyForCausalLM": TransformersClass(True, None, (), None, None),
+    "MuseGlimmerForConditionalGeneration": TransformersClass(True, True, (), _PLAN_39, None),
+    "MuseSparkForConditionalGeneration": TransformersClass(True, True, (("num_local_experts", 256),), _PLAN_40, None),
+    "MusicgenForCausalLM": TransformersClass(True, False, (), None, None),
+    "MusicgenMelodyForCausalLM": TransformersClass(True, False, (), None, None),
     "MvpForCausalLM": TransformersClass(False, False, (), None, None),
     "NanoChatForCausalLM": TransformersClass(True, False, (), _PLAN_7, ("self_attn",)),
-    "NemotronForCausalLM": TransformersClass(True, None, (), None, None),
+    "NemotronForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
     "NemotronHForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 8), ("num_local_experts", 8)), None, ()),
+        True, False, (("n_routed_experts", 8), ("num_local_experts", 8)), None,
+        ()),
     "NemotronH_Omni_Reasoning_V3": TransformersClass(
-        True, True, (("n_routed_experts", 8), ("num_local_experts", 8)), None, None),
+        True, True, (("n_routed_experts", 8), ("num_local_experts", 8)), None,
+        None),
     "OPTForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
-    "Olmo2ForCausalLM": TransformersClass(True, False, (), _PLAN_40, ("self_attn",)),
-    "Olmo3ForCausalLM": TransformersClass(True, False, (), _PLAN_40, ("self_attn",)),
+    "Olmo2ForCausalLM": TransformersClass(True, False, (), _PLAN_41, ("self_attn",)),
+    "Olmo3ForCausalLM": TransformersClass(True, False, (), _PLAN_41, ("self_attn",)),
     "OlmoForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "OlmoHybridForCausalLM": TransformersClass(True, False, (), _PLAN_40, ()),
+    "OlmoHybridForCausalLM": TransformersClass(True, False, (), _PLAN_41, ()),
     "OlmoeForCausalLM": TransformersClass(
-        True, False, (("num_experts", 64), ("num_local_experts", 64)), _PLAN_17, ("self_attn",)),
+        True, False, (("num_experts", 64), ("num_local_experts", 64)), _PLAN_18,
+        ("self_attn",)),
     "OpenAIGPTLMHeadModel": TransformersClass(False, False, (), None, None),
     "Ovis2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "PI0ForConditionalGeneration": TransformersClass(True, None, (), None, None),
+    "PI0ForConditionalGeneration": TransformersClass(True, False, (), None, None),
     "PLBartForCausalLM": TransformersClass(
-        True, False, (), None, ("self_attn", "decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
+        True, False, (), None,
+        ("self_attn", "decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
     "PPFormulaNetForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "PaddleOCRVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None),
     "PaliGemmaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None),
     "PegasusForCausalLM": TransformersClass(
-        True, False, (), None, ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
+        True, False, (), None,
+        ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
     "PerceptionLMForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "PersimmonForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
-    "Phi3ForCausalLM": TransformersClass(True, False, (), _PLAN_41, ("self_attn",)),
-    "Phi4MultimodalForCausalLM": TransformersClass(True, False, (), _PLAN_41, ("self_attn",)),
-    "PhiForCausalLM": TransformersClass(True, False, (), _PLAN_42, ("self_attn",)),
+    "Phi3ForCausalLM": TransformersClass(True, False, (), _PLAN_42, ("self_attn",)),
+    "Phi4MultimodalForCausalLM": TransformersClass(True, False, (), _PLAN_42, ("self_attn",)),
+    "PhiForCausalLM": TransformersClass(True, False, (), _PLAN_43, ("self_attn",)),
     "PhimoeForCausalLM": TransformersClass(True, False, (("num_local_experts", 16),), None, ("self_attn",)),
     "Pix2StructForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "ProphetNetForCausalLM": TransformersClass(False, False, (), None, None),
-    "QianfanOCRForConditionalGeneration": TransformersClass(True, True, (), _PLAN_16, None),
+    "QianfanOCRForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
     "Qwen2ForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "Qwen2MoeForCausalLM": TransformersClass(True, False, (("num_experts", 60),), _PLAN_8, ("self_attn",)),
     "Qwen2VLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "Qwen2_5OmniThinkerForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None),
     "Qwen2_5_VLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "Qwen3ForCausalLM": TransformersClass(True, False, (), _PLAN_16, ("self_attn",)),
+    "Qwen3ForCausalLM": TransformersClass(True, False, (), _PLAN_17, ("self_attn",)),
     "Qwen3MoeForCausalLM": TransformersClass(
-        True, False, (("num_experts", 128), ("num_local_experts", 128)), _PLAN_33, ("self_attn",)),
-    "Qwen3NextForCausalLM": TransformersClass(True, False, (("num_experts", 512),), _PLAN_43, ()),
+        True, False, (("num_experts", 128), ("num_local_experts", 128)), _PLAN_34,
+        ("self_attn",)),
+    "Qwen3NextForCausalLM": TransformersClass(True, False, (("num_experts", 512),), _PLAN_44, ()),
     "Qwen3OmniMoeThinkerForConditionalGeneration": TransformersClass(
-        True, True, (("num_experts", 128),), _PLAN_44, None),
+        True, True, (("num_experts", 128),), _PLAN_45,
+        None),
     "Qwen3VLForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "Qwen3VLMoeForConditionalGeneration": TransformersClass(
-        True, True, (("num_experts", 60), ("num_local_experts", 60)), _PLAN_5, None),
-    "Qwen3_5ForCausalLM": TransformersClass(True, False, (), _PLAN_36, ()),
-    "Qwen3_5ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_36, None),
-    "Qwen3_5MoeForCausalLM": TransformersClass(True, False, (("num_experts", 256),), _PLAN_45, ()),
-    "Qwen3_5MoeForConditionalGeneration": TransformersClass(True, True, (("num_experts", 256),), _PLAN_45, None),
-    "Qwen4ExpForCausalLM": TransformersClass(True, None, (), None, None),
-    "Qwen4ExpForConditionalGeneration": TransformersClass(True, True, (("num_experts", 512),), _PLAN_46, None),
+        True, True, (("num_experts", 60), ("num_local_experts", 60)), _PLAN_5,
+        None),
+    "Qwen3_5ForCausalLM": TransformersClass(True, False, (), _PLAN_37, ()),
+    "Qwen3_5ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None),
+    "Qwen3_5MoeForCausalLM": TransformersClass(True, False, (("num_experts", 256),), _PLAN_46, ()),
+    "Qwen3_5MoeForConditionalGeneration": TransformersClass(True, True, (("num_experts", 256),), _PLAN_46, None),
+    "Qwen4ExpForCausalLM": TransformersClass(True, False, (("num_experts", 512),), _PLAN_47, None),
+    "Qwen4ExpForConditionalGeneration": TransformersClass(True, True, (("num_experts", 512),), _PLAN_47, None),
     "RecurrentGemmaForCausalLM": TransformersClass(True, False, (), None, ()),
     "ReformerModelWithLMHead": TransformersClass(False, False, (), None, None),
     "RemBertForCausalLM": TransformersClass(False, False, (), None, None),
@@ -1122,31 +1193,36 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "SmolLM3ForCausalLM": TransformersClass(True, False, (), _PLAN_5, ("self_attn",)),
     "SmolVLMForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "SolarOpenForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_37, ("self_attn",)),
+        True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_38,
+        ("self_attn",)),
     "StableLmForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
-    "Starcoder2ForCausalLM": TransformersClass(True, False, (), _PLAN_47, ("self_attn",)),
+    "Starcoder2ForCausalLM": TransformersClass(True, False, (), _PLAN_48, ("self_attn",)),
     "Step3p7ForConditionalGeneration": TransformersClass(
-        True, True, (("moe_num_experts", 288), ("n_routed_experts", 288), ("num_local_experts", 288)), _PLAN_48, None),
-    "T5Gemma2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_19, None),
+        True, True, (("moe_num_experts", 288), ("n_routed_experts", 288), ("num_local_experts", 288)), _PLAN_49,
+        None),
+    "T5Gemma2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_20, None),
     "TrOCRForCausalLM": TransformersClass(False, False, (), None, None),
     "UdopForConditionalGeneration": TransformersClass(
-        True, False, (), None, ("layer.0.SelfAttention", "decoder.block.0.layer.0.SelfAttention", "decoder.block.0.layer.1.EncDecAttention",)),
+        True, False, (), None,
+        ("layer.0.SelfAttention", "decoder.block.0.layer.0.SelfAttention", "decoder.block.0.layer.1.EncDecAttention",)),
     "UnlimitedOcrForConditionalGeneration": TransformersClass(
-        True, True, (("num_experts", 64), ("n_routed_experts", 64)), _PLAN_9, None),
+        True, True, (("num_experts", 64), ("n_routed_experts", 64)), _PLAN_9,
+        None),
     "VaultGemmaForCausalLM": TransformersClass(True, False, (), _PLAN_5, ("self_attn",)),
     "VideoLlama3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "VideoLlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "VipLlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "VisionEncoderDecoderModel": TransformersClass(True, True, (), None, None),
     "WhisperForCausalLM": TransformersClass(
-        True, False, (), None, ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
+        True, False, (), None,
+        ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
     "XGLMForCausalLM": TransformersClass(False, False, (), None, None),
     "XLMRobertaForCausalLM": TransformersClass(True, False, (), None, ("attention.self",)),
     "XLMRobertaXLForCausalLM": TransformersClass(True, False, (), None, ("attention.self",)),
     "XLMWithLMHeadModel": TransformersClass(False, False, (), None, None),
     "XLNetLMHeadModel": TransformersClass(False, False, (), None, None),
     "XmodForCausalLM": TransformersClass(True, False, (), None, ("attention.self",)),
-    "YoutuForCausalLM": TransformersClass(True, False, (), _PLAN_49, ("self_attn",)),
+    "YoutuForCausalLM": TransformersClass(True, False, (), _PLAN_50, ("self_attn",)),
     "Zamba2ForCausalLM": TransformersClass(True, False, (), None, ()),
     "ZambaForCausalLM": TransformersClass(True, False, (), None, ()),
     "ZayaForCausalLM": TransformersClass(True, False, (("num_experts", 16),), None, ("self_attn",)),
@@ -1154,44 +1230,51 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
 }
 CLASSES_5_22_2: dict[str, TransformersClass] = {
     "AXK1ForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 192), ("num_local_experts", 192)), _PLAN_0, ("self_attn",)),
+        True, False, (("n_routed_experts", 192), ("num_local_experts", 192)), _PLAN_0,
+        ("self_attn",)),
     "AXK2ForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_1, ("self_attn",)),
-    "AfmoeForCausalLM": TransformersClass(True, False, (("num_experts", 64),), _PLAN_50, ("self_attn",)),
+        True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_1,
+        ("self_attn",)),
+    "AfmoeForCausalLM": TransformersClass(True, False, (("num_experts", 64),), _PLAN_51, ("self_attn",)),
     "ApertusForCausalLM": TransformersClass(True, False, (), _PLAN_2, ("self_attn",)),
     "ArceeForCausalLM": TransformersClass(True, False, (), _PLAN_3, ("self_attn",)),
-    "AriaForConditionalGeneration": TransformersClass(True, True, (("moe_num_experts", 8),), _PLAN_51, None),
-    "AriaTextForCausalLM": TransformersClass(True, False, (("moe_num_experts", 8),), _PLAN_51, ("self_attn",)),
+    "AriaForConditionalGeneration": TransformersClass(True, True, (("moe_num_experts", 8),), _PLAN_52, None),
+    "AriaTextForCausalLM": TransformersClass(True, False, (("moe_num_experts", 8),), _PLAN_52, ("self_attn",)),
     "AyaVisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "BailingHybridForCausalLM": TransformersClass(
-        True, False, (("num_experts", 512), ("num_local_experts", 512)), _PLAN_0, ()),
+        True, False, (("num_experts", 512), ("num_local_experts", 512)), _PLAN_0,
+        ()),
     "BambaForCausalLM": TransformersClass(True, False, (), None, ()),
     "BartForCausalLM": TransformersClass(
-        True, False, (), None, ("self_attn", "decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
+        True, False, (), None,
+        ("self_attn", "decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
     "BeamForCausalLM": TransformersClass(True, False, (("num_experts", 256),), _PLAN_6, ("self_attn",)),
     "BertGenerationDecoder": TransformersClass(True, False, (), None, ("attention.self",)),
     "BertLMHeadModel": TransformersClass(True, False, (), None, ("attention.self",)),
     "BigBirdForCausalLM": TransformersClass(False, False, (), None, None),
     "BigBirdPegasusForCausalLM": TransformersClass(
-        True, False, (), None, ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
+        True, False, (), None,
+        ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
     "BioGptForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
     "BitNetForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
     "BlenderbotForCausalLM": TransformersClass(
-        True, False, (), None, ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
+        True, False, (), None,
+        ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
     "BlenderbotSmallForCausalLM": TransformersClass(
-        True, False, (), None, ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
+        True, False, (), None,
+        ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
     "Blip2ForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "BlipForConditionalGeneration": TransformersClass(False, True, (), None, None),
     "BloomForCausalLM": TransformersClass(False, False, (), None, None),
-    "BltForCausalLM": TransformersClass(True, None, (), None, None),
+    "BltForCausalLM": TransformersClass(True, False, (), None, None),
     "CTRLLMHeadModel": TransformersClass(True, False, (), None, ("multi_head_attention",)),
     "CamembertForCausalLM": TransformersClass(True, False, (), None, ("attention.self",)),
-    "ChameleonForConditionalGeneration": TransformersClass(True, None, (), None, None),
+    "ChameleonForConditionalGeneration": TransformersClass(True, False, (), None, None),
     "CodeGenForCausalLM": TransformersClass(False, False, (), None, None),
     "Cohere2ForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "Cohere2MoeForCausalLM": TransformersClass(True, False, (("num_experts", 8),), _PLAN_52, ("self_attn",)),
+    "Cohere2MoeForCausalLM": TransformersClass(True, False, (("num_experts", 8),), _PLAN_53, ("self_attn",)),
     "Cohere2VisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "CohereCompassForCausalLM": TransformersClass(True, None, (), None, None),
+    "CohereCompassForCausalLM": TransformersClass(True, False, (), _PLAN_8, None),
     "CohereCompassForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "CohereForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "Cosmos3EdgeForConditionalGeneration": TransformersClass(True, True, (), _PLAN_7, None),
@@ -1199,236 +1282,284 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "CpmAntForCausalLM": TransformersClass(False, False, (), None, None),
     "CwmForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "Data2VecTextForCausalLM": TransformersClass(True, False, (), None, ("attention.self",)),
-    "DbrxForCausalLM": TransformersClass(True, None, (), None, None),
+    "DbrxForCausalLM": TransformersClass(True, False, (), None, None),
     "DeepseekOcr2ForConditionalGeneration": TransformersClass(
-        True, True, (("num_experts", 64), ("n_routed_experts", 64)), _PLAN_9, None),
+        True, True, (("num_experts", 64), ("n_routed_experts", 64)), _PLAN_9,
+        None),
     "DeepseekV2ForCausalLM": TransformersClass(
-        True, False, (("num_experts", 64), ("n_routed_experts", 64)), _PLAN_10, ("self_attn",)),
+        True, False, (("num_experts", 64), ("n_routed_experts", 64)), _PLAN_10,
+        ("self_attn",)),
     "DeepseekV32ForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_11, ("self_attn",)),
+        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_11,
+        ("self_attn",)),
     "DeepseekV3ForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_0, ("self_attn",)),
+        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_0,
+        ("self_attn",)),
     "DeepseekV4ForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_50, ("self_attn",)),
+        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_51,
+        ("self_attn",)),
     "DeepseekVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "DeepseekVLHybridForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "DiffLlamaForCausalLM": TransformersClass(True, False, (), None, ()),
-    "DiffusionGemmaForBlockDiffusion": TransformersClass(True, True, (("num_experts", None),), _PLAN_53, None),
-    "DogeForCausalLM": TransformersClass(True, False, (("num_experts", 16384),), _PLAN_54, ("self_attn",)),
-    "Dots1ForCausalLM": TransformersClass(True, None, (), None, None),
+    "DiffusionGemmaForBlockDiffusion": TransformersClass(True, True, (("num_experts", None),), _PLAN_54, None),
+    "DogeForCausalLM": TransformersClass(True, False, (("num_experts", 16384),), _PLAN_55, ("self_attn",)),
+    "Dots1ForCausalLM": TransformersClass(
+        True, False, (("n_routed_experts", None), ("num_local_experts", None)), _PLAN_14,
+        None),
     "ElectraForCausalLM": TransformersClass(True, False, (), None, ("attention.self",)),
-    "Emu3ForCausalLM": TransformersClass(True, None, (), None, None),
+    "Emu3ForCausalLM": TransformersClass(True, False, (), None, None),
     "Emu3ForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "Ernie4_5ForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "Ernie4_5_MoeForCausalLM": TransformersClass(
-        True, False, (("num_experts", 64), ("moe_num_experts", 64)), _PLAN_9, ("self_attn",)),
+        True, False, (("num_experts", 64), ("moe_num_experts", 64)), _PLAN_9,
+        ("self_attn",)),
     "Ernie4_5_VLMoeForConditionalGeneration": TransformersClass(
-        True, True, (("num_experts", 64), ("moe_num_experts", 64)), _PLAN_55, None),
+        True, True, (("num_experts", 64), ("moe_num_experts", 64)), _PLAN_56,
+        None),
     "ErnieForCausalLM": TransformersClass(True, False, (), None, ("attention.self",)),
-    "EvollaForProteinText2Text": TransformersClass(True, None, (), None, None),
-    "Exaone4ForCausalLM": TransformersClass(True, False, (), _PLAN_16, ("self_attn",)),
-    "Exaone4_5_ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_16, None),
-    "ExaoneMoeForCausalLM": TransformersClass(True, False, (("num_experts", 64),), _PLAN_33, ("self_attn",)),
+    "EvollaForProteinText2Text": TransformersClass(True, False, (), None, None),
+    "Exaone4ForCausalLM": TransformersClass(True, False, (), _PLAN_17, ("self_attn",)),
+    "Exaone4_5_ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
+    "ExaoneMoeForCausalLM": TransformersClass(True, False, (("num_experts", 64),), _PLAN_34, ("self_attn",)),
     "FalconForCausalLM": TransformersClass(False, False, (), None, None),
     "FalconH1ForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
     "FalconMambaForCausalLM": TransformersClass(True, False, (), None, ()),
     "FastVlmForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "FlexOlmoForCausalLM": TransformersClass(
-        True, False, (("num_experts", 7), ("num_local_experts", 7)), _PLAN_17, ("self_attn",)),
-    "FlintForCausalLM": TransformersClass(True, False, (("num_experts", 256),), _PLAN_56, ("self_attn",)),
+        True, False, (("num_experts", 7), ("num_local_experts", 7)), _PLAN_18,
+        ("self_attn",)),
+    "FlintForCausalLM": TransformersClass(True, False, (("num_experts", 256),), _PLAN_57, ("self_attn",)),
     "Florence2ForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "FuyuForCausalLM": TransformersClass(True, True, (), None, None),
     "GPT2LMHeadModel": TransformersClass(True, False, (), None, ("attn",)),
     "GPTBigCodeForCausalLM": TransformersClass(True, False, (), None, ("attn",)),
     "GPTJForCausalLM": TransformersClass(False, False, (), None, None),
     "GPTNeoForCausalLM": TransformersClass(False, False, (), None, None),
-    "GPTNeoXForCausalLM": TransformersClass(True, False, (), _PLAN_18, ("attention",)),
+    "GPTNeoXForCausalLM": TransformersClass(True, False, (), _PLAN_19, ("attention",)),
     "GPTNeoXJapaneseForCausalLM": TransformersClass(False, False, (), None, None),
     "Gemma2ForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "Gemma3ForCausalLM": TransformersClass(True, False, (), _PLAN_16, ("self_attn",)),
-    "Gemma3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_16, None),
-    "Gemma3nForCausalLM": TransformersClass(True, False, (), _PLAN_57, ("self_attn",)),
-    "Gemma3nForConditionalGeneration": TransformersClass(True, True, (), _PLAN_57, None),
+    "Gemma3ForCausalLM": TransformersClass(True, False, (), _PLAN_17, ("self_attn",)),
+    "Gemma3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
+    "Gemma3nForCausalLM": TransformersClass(True, False, (), _PLAN_58, ("self_attn",)),
+    "Gemma3nForConditionalGeneration": TransformersClass(True, True, (), _PLAN_58, None),
     "Gemma4AssistantForCausalLM": TransformersClass(True, None, (), None, None),
-    "Gemma4ForCausalLM": TransformersClass(True, False, (("num_experts", None),), _PLAN_53, ("self_attn",)),
-    "Gemma4ForConditionalGeneration": TransformersClass(True, True, (("num_experts", None),), _PLAN_53, None),
-    "Gemma4UnifiedAssistantForCausalLM": TransformersClass(True, True, (), _PLAN_16, None),
-    "Gemma4UnifiedForCausalLM": TransformersClass(True, False, (), _PLAN_16, ("self_attn",)),
-    "Gemma4UnifiedForConditionalGeneration": TransformersClass(True, True, (), _PLAN_16, None),
+    "Gemma4ForCausalLM": TransformersClass(True, False, (("num_experts", None),), _PLAN_54, ("self_attn",)),
+    "Gemma4ForConditionalGeneration": TransformersClass(True, True, (("num_experts", None),), _PLAN_54, None),
+    "Gemma4UnifiedAssistantForCausalLM": TransformersClass(True, True, (), _PLAN_17, None),
+    "Gemma4UnifiedForCausalLM": TransformersClass(True, False, (), _PLAN_17, ("self_attn",)),
+    "Gemma4UnifiedForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
     "GemmaForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "GitForCausalLM": TransformersClass(True, False, (), None, ()),
-    "Glm46VForConditionalGeneration": TransformersClass(True, True, (), _PLAN_21, None),
-    "Glm4ForCausalLM": TransformersClass(True, False, (), _PLAN_21, ("self_attn",)),
+    "Glm46VForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None),
+    "Glm4ForCausalLM": TransformersClass(True, False, (), _PLAN_22, ("self_attn",)),
     "Glm4MoeForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_9, ("self_attn",)),
+        True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_9,
+        ("self_attn",)),
     "Glm4MoeLiteForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 64), ("num_local_experts", 64)), _PLAN_22, ("self_attn",)),
-    "Glm4vForConditionalGeneration": TransformersClass(True, True, (), _PLAN_21, None),
+        True, False, (("n_routed_experts", 64), ("num_local_experts", 64)), _PLAN_23,
+        ("self_attn",)),
+    "Glm4vForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None),
     "Glm4vMoeForConditionalGeneration": TransformersClass(
-        True, True, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_9, None),
+        True, True, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_9,
+        None),
     "Glm5NextForConditionalGeneration": TransformersClass(
-        True, True, (("n_routed_experts", 288), ("num_local_experts", 288)), _PLAN_11, None),
-    "GlmForCausalLM": TransformersClass(True, False, (), _PLAN_21, ("self_attn",)),
+        True, True, (("n_routed_experts", 288), ("num_local_experts", 288)), _PLAN_11,
+        None),
+    "GlmForCausalLM": TransformersClass(True, False, (), _PLAN_22, ("self_attn",)),
     "GlmMoeDsaForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_11, ("self_attn",)),
-    "GlmOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_21, None),
+        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_11,
+        ("self_attn",)),
+    "GlmOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None),
     "GotOcr2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "GptOssForCausalLM": TransformersClass(
-        True, False, (("num_experts", 128), ("num_local_experts", 128)), None, ("self_attn",)),
+        True, False, (("num_experts", 128), ("num_local_experts", 128)), None,
+        ("self_attn",)),
     "Granite4VisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "GraniteForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "GraniteMoeForCausalLM": TransformersClass(True, False, (("num_local_experts", 8),), _PLAN_58, ("self_attn",)),
-    "GraniteMoeHybridForCausalLM": TransformersClass(True, False, (("num_local_experts", 8),), _PLAN_58, ()),
-    "GraniteMoeSWAForCausalLM": TransformersClass(True, False, (("num_local_experts", 8),), _PLAN_23, ("self_attn",)),
+    "GraniteMoeForCausalLM": TransformersClass(True, False, (("num_local_experts", 8),), _PLAN_59, ("self_attn",)),
+    "GraniteMoeHybridForCausalLM": TransformersClass(True, False, (("num_local_experts", 8),), _PLAN_59, ()),
+    "GraniteMoeSWAForCausalLM": TransformersClass(True, False, (("num_local_experts", 8),), _PLAN_24, ("self_attn",)),
     "GraniteMoeSharedForCausalLM": TransformersClass(
-        True, False, (("num_local_experts", 8),), _PLAN_58, ("self_attn",)),
-    "GraniteSWAForCausalLM": TransformersClass(True, False, (), _PLAN_59, ("self_attn",)),
+        True, False, (("num_local_experts", 8),), _PLAN_59,
+        ("self_attn",)),
+    "GraniteSWAForCausalLM": TransformersClass(True, False, (), _PLAN_60, ("self_attn",)),
     "HYV3ForCausalLM": TransformersClass(
-        True, False, (("num_experts", 192), ("num_local_experts", 192)), _PLAN_25, ("self_attn",)),
+        True, False, (("num_experts", 192), ("num_local_experts", 192)), _PLAN_26,
+        ("self_attn",)),
     "HYV4ForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_26, ("self_attn",)),
+        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_27,
+        ("self_attn",)),
     "HeliumForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "HrmTextForCausalLM": TransformersClass(
-        True, False, (), _PLAN_27, ("L_module.layers.0.self_attn", "H_module.layers.0.self_attn",)),
-    "HunYuanDenseV1ForCausalLM": TransformersClass(True, None, (), None, None),
-    "HunYuanMoEV1ForCausalLM": TransformersClass(True, None, (), None, None),
+        True, False, (), _PLAN_28,
+        ("L_module.layers.0.self_attn", "H_module.layers.0.self_attn",)),
+    "HunYuanDenseV1ForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
+    "HunYuanMoEV1ForCausalLM": TransformersClass(
+        True, False, (("num_experts", 1), ("num_local_experts", 1)), _PLAN_51,
+        ("self_attn",)),
     "HunYuanVLForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "HyperCLOVAXForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "HyperCLOVAXVisionV2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "Idefics2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "Idefics3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "IdeficsForVisionText2Text": TransformersClass(
-        True, False, (), None, ("layers.0.self_attn", "gated_cross_attn_layers.0.cross_attn",)),
+        True, False, (), None,
+        ("layers.0.self_attn", "gated_cross_attn_layers.0.cross_attn",)),
     "InklingForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_60, ("self_attn",)),
+        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_61,
+        ("self_attn",)),
     "InklingForConditionalGeneration": TransformersClass(
-        True, True, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_60, None),
+        True, True, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_61,
+        None),
     "InstructBlipForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "InstructBlipVideoForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "InternVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "Jais2ForCausalLM": TransformersClass(True, False, (), _PLAN_3, ("self_attn",)),
-    "JambaForCausalLM": TransformersClass(True, False, (("num_experts", 16), ("num_local_experts", 16)), _PLAN_61, ()),
+    "JambaForCausalLM": TransformersClass(True, False, (("num_experts", 16), ("num_local_experts", 16)), _PLAN_62, ()),
     "JanusForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "JetMoeForCausalLM": TransformersClass(True, False, (("num_local_experts", 8),), None, ("self_attention",)),
     "KimiLinearForCausalLM": TransformersClass(
-        True, False, (("num_experts", 256), ("num_local_experts", 256)), _PLAN_0, ()),
+        True, False, (("num_experts", 256), ("num_local_experts", 256)), _PLAN_0,
+        ()),
     "Kimi_K25ForConditionalGeneration": TransformersClass(
-        True, True, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_0, None),
+        True, True, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_0,
+        None),
     "Kolibri1ForCausalLM": TransformersClass(
-        True, False, (("num_experts", 384), ("num_local_experts", 384)), _PLAN_29, ("self_attn",)),
+        True, False, (("num_experts", 384), ("num_local_experts", 384)), _PLAN_30,
+        ("self_attn",)),
     "Kosmos2ForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "Kosmos2_5ForConditionalGeneration": TransformersClass(True, True, (), None, None),
-    "LagunaForCausalLM": TransformersClass(True, False, (("num_experts", 256),), _PLAN_30, ("self_attn",)),
+    "LagunaForCausalLM": TransformersClass(True, False, (("num_experts", 256),), _PLAN_31, ("self_attn",)),
     "Lfm2ForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
-    "Lfm2MoeForCausalLM": TransformersClass(True, None, (), None, None),
+    "Lfm2MoeForCausalLM": TransformersClass(True, False, (("num_experts", 32),), _PLAN_62, None),
     "Lfm2VlForConditionalGeneration": TransformersClass(True, True, (), None, None),
-    "LightOnOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_16, None),
-    "Llama4ForCausalLM": TransformersClass(True, False, (("num_local_experts", 16),), _PLAN_31, ("self_attn",)),
-    "Llama4ForConditionalGeneration": TransformersClass(True, True, (("num_local_experts", 16),), _PLAN_31, None),
+    "LightOnOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
+    "Llama4ForCausalLM": TransformersClass(True, False, (("num_local_experts", 16),), _PLAN_32, ("self_attn",)),
+    "Llama4ForConditionalGeneration": TransformersClass(True, True, (("num_local_experts", 16),), _PLAN_32, None),
     "LlamaForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "LlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "LlavaNextForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "LlavaNextVideoForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "LlavaOnevisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "LongcatFlashForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 512), ("num_local_experts", 512)), _PLAN_32, ("layers.0.self_attn.0",)),
+        True, False, (("n_routed_experts", 512), ("num_local_experts", 512)), _PLAN_33,
+        ("layers.0.self_attn.0",)),
     "MBartForCausalLM": TransformersClass(
-        True, False, (), None, ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
+        True, False, (), None,
+        ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
     "Mamba2ForCausalLM": TransformersClass(True, False, (), None, ()),
     "MambaForCausalLM": TransformersClass(True, False, (), None, ()),
     "MarianForCausalLM": TransformersClass(
-        True, False, (), None, ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
+        True, False, (), None,
+        ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
     "MegatronBertForCausalLM": TransformersClass(False, False, (), None, None),
     "MellumForCausalLM": TransformersClass(
-        True, False, (("num_experts", 64), ("num_local_experts", 64)), _PLAN_33, ("self_attn",)),
+        True, False, (("num_experts", 64), ("num_local_experts", 64)), _PLAN_34,
+        ("self_attn",)),
     "MiMoV2FlashForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_34, ("self_attn",)),
-    "MiniCPM3ForCausalLM": TransformersClass(True, False, (), _PLAN_62, ("self_attn",)),
-    "MiniCPMOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_36, None),
-    "MiniCPMV4_6ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_36, None),
-    "MiniCPMV4_7ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_36, None),
+        True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_35,
+        ("self_attn",)),
+    "MiniCPM3ForCausalLM": TransformersClass(True, False, (), _PLAN_63, ("self_attn",)),
+    "MiniCPMOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None),
+    "MiniCPMV4_6ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None),
+    "MiniCPMV4_7ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None),
     "MiniMaxForCausalLM": TransformersClass(
-        True, False, (("num_experts", 8), ("num_local_experts", 8)), _PLAN_37, ("self_attn",)),
+        True, False, (("num_experts", 8), ("num_local_experts", 8)), _PLAN_38,
+        ("self_attn",)),
     "MiniMaxM2ForCausalLM": TransformersClass(
-        True, False, (("num_experts", 256), ("num_local_experts", 256)), _PLAN_17, ("self_attn",)),
+        True, False, (("num_experts", 256), ("num_local_experts", 256)), _PLAN_18,
+        ("self_attn",)),
     "MiniMaxM3SparseForConditionalGeneration": TransformersClass(
-        True, True, (("num_experts", 128), ("num_local_experts", 128)), _PLAN_17, None),
+        True, True, (("num_experts", 128), ("num_local_experts", 128)), _PLAN_18,
+        None),
     "MiniMaxM3VLForCausalLM": TransformersClass(
-        True, False, (("num_experts", 128), ("num_local_experts", 128)), _PLAN_17, ("self_attn",)),
+        True, False, (("num_experts", 128), ("num_local_experts", 128)), _PLAN_18,
+        ("self_attn",)),
     "Ministral3ForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "MinistralForCausalLM": TransformersClass(True, None, (), None, None),
+    "MinistralForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "Mistral3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "Mistral4ForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_0, ("self_attn",)),
+        True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_0,
+        ("self_attn",)),
     "MistralForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "MistralLarge4ForConditionalGeneration": TransformersClass(
-        True, True, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_0, None),
+        True, True, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_0,
+        None),
     "MixtralForCausalLM": TransformersClass(
-        True, False, (("num_experts", 8), ("num_local_experts", 8)), _PLAN_37, ("self_attn",)),
-    "MllamaForCausalLM": TransformersClass(True, None, (), None, None),
+        True, False, (("num_experts", 8), ("num_local_experts", 8)), _PLAN_38,
+        ("self_attn",)),
+    "MllamaForCausalLM": TransformersClass(True, False, (), None, None),
     "MllamaForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "ModernBertDecoderForCausalLM": TransformersClass(True, False, (), None, ("attn",)),
     "Molmo2ForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "MoshiForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
-    "MossTranscribeDiarizeForConditionalGeneration": TransformersClass(True, True, (), _PLAN_16, None),
+    "MossTranscribeDiarizeForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
     "MptForCausalLM": TransformersClass(False, False, (), None, None),
-    "MuseGlimmerForConditionalGeneration": TransformersClass(True, True, (), _PLAN_63, None),
-    "MuseSparkForConditionalGeneration": TransformersClass(True, True, (("num_local_experts", 256),), _PLAN_39, None),
-    "MusicgenForCausalLM": TransformersClass(True, None, (), None, None),
-    "MusicgenMelodyForCausalLM": TransformersClass(True, None, (), None, None),
+    "MuseGlimmerForConditionalGeneration": TransformersClass(True, True, (), _PLAN_64, None),
+    "MuseSparkForConditionalGeneration": TransformersClass(True, True, (("num_local_experts", 256),), _PLAN_40, None),
+    "MusicgenForCausalLM": TransformersClass(True, False, (), None, None),
+    "MusicgenMelodyForCausalLM": TransformersClass(True, False, (), None, None),
     "MvpForCausalLM": TransformersClass(False, False, (), None, None),
     "NanoChatForCausalLM": TransformersClass(True, False, (), _PLAN_7, ("self_attn",)),
-    "NemotronForCausalLM": TransformersClass(True, None, (), None, None),
+    "NemotronForCausalLM": TransformersClass(True, False, (), _PLAN_3, ("self_attn",)),
     "NemotronHForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 8), ("num_local_experts", 8)), _PLAN_64, ()),
+        True, False, (("n_routed_experts", 8), ("num_local_experts", 8)), _PLAN_65,
+        ()),
     "NemotronH_Omni_Reasoning_V3": TransformersClass(
-        True, True, (("n_routed_experts", 8), ("num_local_experts", 8)), _PLAN_64, None),
+        True, True, (("n_routed_experts", 8), ("num_local_experts", 8)), _PLAN_65,
+        None),
     "OPTForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
-    "Olmo2ForCausalLM": TransformersClass(True, False, (), _PLAN_40, ("self_attn",)),
-    "Olmo3ForCausalLM": TransformersClass(True, False, (), _PLAN_40, ("self_attn",)),
+    "Olmo2ForCausalLM": TransformersClass(True, False, (), _PLAN_41, ("self_attn",)),
+    "Olmo3ForCausalLM": TransformersClass(True, False, (), _PLAN_41, ("self_attn",)),
     "OlmoForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "OlmoHybridForCausalLM": TransformersClass(True, False, (), _PLAN_40, ()),
+    "OlmoHybridForCausalLM": TransformersClass(True, False, (), _PLAN_41, ()),
     "OlmoeForCausalLM": TransformersClass(
-        True, False, (("num_experts", 64), ("num_local_experts", 64)), _PLAN_17, ("self_attn",)),
+        True, False, (("num_experts", 64), ("num_local_experts", 64)), _PLAN_18,
+        ("self_attn",)),
     "OpenAIGPTLMHeadModel": TransformersClass(False, False, (), None, None),
     "Ovis2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "PI0ForConditionalGeneration": TransformersClass(True, None, (), None, None),
+    "PI0ForConditionalGeneration": TransformersClass(True, False, (), None, None),
     "PLBartForCausalLM": TransformersClass(
-        True, False, (), None, ("self_attn", "decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
+        True, False, (), None,
+        ("self_attn", "decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
     "PPFormulaNetForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "PaddleOCRVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "PaliGemmaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "PegasusForCausalLM": TransformersClass(
-        True, False, (), None, ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
+        True, False, (), None,
+        ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
     "PerceptionLMForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "PersimmonForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
-    "Phi3ForCausalLM": TransformersClass(True, False, (), _PLAN_41, ("self_attn",)),
-    "Phi4MultimodalForCausalLM": TransformersClass(True, False, (), _PLAN_41, ("self_attn",)),
-    "PhiForCausalLM": TransformersClass(True, False, (), _PLAN_42, ("self_attn",)),
-    "PhimoeForCausalLM": TransformersClass(True, False, (("num_local_experts", 16),), _PLAN_50, ("self_attn",)),
+    "Phi3ForCausalLM": TransformersClass(True, False, (), _PLAN_42, ("self_attn",)),
+    "Phi4MultimodalForCausalLM": TransformersClass(True, False, (), _PLAN_42, ("self_attn",)),
+    "PhiForCausalLM": TransformersClass(True, False, (), _PLAN_43, ("self_attn",)),
+    "PhimoeForCausalLM": TransformersClass(True, False, (("num_local_experts", 16),), _PLAN_51, ("self_attn",)),
     "Pix2StructForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "ProphetNetForCausalLM": TransformersClass(False, False, (), None, None),
-    "QianfanOCRForConditionalGeneration": TransformersClass(True, True, (), _PLAN_16, None),
+    "QianfanOCRForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
     "Qwen2ForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "Qwen2MoeForCausalLM": TransformersClass(True, False, (("num_experts", 60),), _PLAN_52, ("self_attn",)),
+    "Qwen2MoeForCausalLM": TransformersClass(True, False, (("num_experts", 60),), _PLAN_53, ("self_attn",)),
     "Qwen2VLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "Qwen2_5OmniThinkerForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "Qwen2_5_VLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "Qwen3ForCausalLM": TransformersClass(True, False, (), _PLAN_16, ("self_attn",)),
+    "Qwen3ForCausalLM": TransformersClass(True, False, (), _PLAN_17, ("self_attn",)),
     "Qwen3MoeForCausalLM": TransformersClass(
-        True, False, (("num_experts", 128), ("num_local_experts", 128)), _PLAN_33, ("self_attn",)),
-    "Qwen3NextForCausalLM": TransformersClass(True, False, (("num_experts", 512),), _PLAN_43, ()),
+        True, False, (("num_experts", 128), ("num_local_experts", 128)), _PLAN_34,
+        ("self_attn",)),
+    "Qwen3NextForCausalLM": TransformersClass(True, False, (("num_experts", 512),), _PLAN_44, ()),
     "Qwen3OmniMoeThinkerForConditionalGeneration": TransformersClass(
-        True, True, (("num_experts", 128),), _PLAN_52, None),
+        True, True, (("num_experts", 128),), _PLAN_53,
+        None),
     "Qwen3VLForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "Qwen3VLMoeForConditionalGeneration": TransformersClass(
-        True, True, (("num_experts", 60), ("num_local_experts", 60)), _PLAN_65, None),
-    "Qwen3_5ForCausalLM": TransformersClass(True, False, (), _PLAN_36, ()),
-    "Qwen3_5ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_36, None),
-    "Qwen3_5MoeForCausalLM": TransformersClass(True, False, (("num_experts", 256),), _PLAN_45, ()),
-    "Qwen3_5MoeForConditionalGeneration": TransformersClass(True, True, (("num_experts", 256),), _PLAN_45, None),
-    "Qwen4ExpForCausalLM": TransformersClass(True, None, (), None, None),
-    "Qwen4ExpForConditionalGeneration": TransformersClass(True, True, (("num_experts", 512),), _PLAN_66, None),
+        True, True, (("num_experts", 60), ("num_local_experts", 60)), _PLAN_66,
+        None),
+    "Qwen3_5ForCausalLM": TransformersClass(True, False, (), _PLAN_37, ()),
+    "Qwen3_5ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None),
+    "Qwen3_5MoeForCausalLM": TransformersClass(True, False, (("num_experts", 256),), _PLAN_46, ()),
+    "Qwen3_5MoeForConditionalGeneration": TransformersClass(True, True, (("num_experts", 256),), _PLAN_46, None),
+    "Qwen4ExpForCausalLM": TransformersClass(True, False, (("num_experts", 512),), _PLAN_67, None),
+    "Qwen4ExpForConditionalGeneration": TransformersClass(True, True, (("num_experts", 512),), _PLAN_67, None),
     "RecurrentGemmaForCausalLM": TransformersClass(True, False, (), None, ()),
     "ReformerModelWithLMHead": TransformersClass(False, False, (), None, None),
     "RemBertForCausalLM": TransformersClass(False, False, (), None, None),
@@ -1441,31 +1572,36 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "SmolLM3ForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "SmolVLMForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "SolarOpenForCausalLM": TransformersClass(
-        True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_37, ("self_attn",)),
+        True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_38,
+        ("self_attn",)),
     "StableLmForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
-    "Starcoder2ForCausalLM": TransformersClass(True, False, (), _PLAN_67, ("self_attn",)),
+    "Starcoder2ForCausalLM": TransformersClass(True, False, (), _PLAN_68, ("self_attn",)),
     "Step3p7ForConditionalGeneration": TransformersClass(
-        True, True, (("moe_num_experts", 288), ("n_routed_experts", 288), ("num_local_experts", 288)), _PLAN_48, None),
-    "T5Gemma2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_16, None),
+        True, True, (("moe_num_experts", 288), ("n_routed_experts", 288), ("num_local_experts", 288)), _PLAN_49,
+        None),
+    "T5Gemma2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
     "TrOCRForCausalLM": TransformersClass(False, False, (), None, None),
     "UdopForConditionalGeneration": TransformersClass(
-        True, False, (), None, ("layer.0.SelfAttention", "decoder.block.0.layer.0.SelfAttention", "decoder.block.0.layer.1.EncDecAttention",)),
+        True, False, (), None,
+        ("layer.0.SelfAttention", "decoder.block.0.layer.0.SelfAttention", "decoder.block.0.layer.1.EncDecAttention",)),
     "UnlimitedOcrForConditionalGeneration": TransformersClass(
-        True, True, (("num_experts", 64), ("n_routed_experts", 64)), _PLAN_9, None),
+        True, True, (("num_experts", 64), ("n_routed_experts", 64)), _PLAN_9,
+        None),
     "VaultGemmaForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "VideoLlama3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "VideoLlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "VipLlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "VisionEncoderDecoderModel": TransformersClass(True, True, (), None, None),
     "WhisperForCausalLM": TransformersClass(
-        True, False, (), None, ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
+        True, False, (), None,
+        ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
     "XGLMForCausalLM": TransformersClass(False, False, (), None, None),
     "XLMRobertaForCausalLM": TransformersClass(True, False, (), None, ("attention.self",)),
     "XLMRobertaXLForCausalLM": TransformersClass(True, False, (), None, ("attention.self",)),
     "XLMWithLMHeadModel": TransformersClass(False, False, (), None, None),
     "XLNetLMHeadModel": TransformersClass(False, False, (), None, None),
     "XmodForCausalLM": TransformersClass(True, False, (), None, ("attention.self",)),
-    "YoutuForCausalLM": TransformersClass(True, False, (), _PLAN_68, ("self_attn",)),
+    "YoutuForCausalLM": TransformersClass(True, False, (), _PLAN_69, ("self_attn",)),
     "Zamba2ForCausalLM": TransformersClass(True, False, (), None, ()),
     "ZambaForCausalLM": TransformersClass(True, False, (), None, ()),
     "ZayaForCausalLM": TransformersClass(True, False, (("num_experts", 16),), None, ("self_attn",)),
