@@ -2541,7 +2541,7 @@ def unserved_reason(architectures: tuple[str, ...], profile, expert_counts: tupl
         return f"{head}: it refuses it ({refusal}) unless its Transformers backend builds it, which is not modelled"
     assumed = f"transformers {backend.version}, the newest vLLM {profile.name} allows,"
     if backend.found is None:
-        return (f"{head} and {assumed} has no causal-LM or image-text-to-text class {architectures[0]}: vLLM refuses "
+        return (f"{head}: {assumed} has no causal-LM or image-text-to-text class {architectures[0]}, so vLLM refuses "
                 f"it ({refusal}) unless the config's auto_map names remote code (--trust-remote-code), not modelled")
     if backend.built is None:
         return (f"{head}: {NOT_SUPPORTED.format(archs=list(architectures))} ({architectures[0]} of {assumed} is not "
