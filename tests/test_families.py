@@ -4369,3 +4369,74 @@ def test_phi3_vision_builds_the_fixed_clip_tower_over_llama(make_checkpoint):
     assert [s.prefix for s in rep.skipped] == ["img_processor.vision_model.encoder.layers.23."]
     assert by_name["model.vision_embed_tokens.img_projection.0"].layer_type == "nn.Linear"
     assert by_name["model.layers.0.self_attn.qkv_proj"].layer_type == "QKVParallelLinear"
+
+
+# Architectures no release registers, built by the Transformers backend from transformers' own class
+# (layouts.transformers_backend, from fp8check.core.model.transformers_classes).
+@pytest.mark.parametrize("arch,model_type,mlp", [
+    ("HeliumForCausalLM", "helium", {"mlp.gate_up_proj": "MergedColumnParallelLinear",
+                                     "mlp.down_proj": "RowParallelLinear"}),
+    ("MinistralForCausalLM", "ministral", {"mlp.gate_up_proj": "MergedColumnParallelLinear",
+                                           "mlp.down_proj": "RowParallelLinear"}),
+    ("NanoChatForCausalLM", "nanochat", {"mlp.fc1": "ColumnParallelLinear", "mlp.fc2": "RowParallelLinear"})])
+@pytest.mark.parametrize("vllm", ["0.33", "0.34"])
+def test_an_unregistered_dense_transformers_class_is_laid_out_from_its_generated_plan(make_checkpoint, arch,
+                                                                                     model_type, mlp, vllm):
+    # q / k / v fused (QKVFuser), gate / up too where there are both (GLUFuser), the rest as the config class's
+    # base_model_tp_plan says (NanoChat's fc1 colwise, fc2 rowwise).
+    folder = make_checkpoint(architecture=arch, model_type=model_type, layers=2, **dict(TF, head_dim=64))
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm), tp=2))
+    assert rep.ok, list(rep.errors)
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert {layer.layout for layer in rep.layers if not layer.name.startswith("lm_head")} == {
+        "vllm:transformers/causal.py"}
+    assert {leaf: by_name[f"model.layers.0.{leaf}"].layer_type for leaf in ("self_attn.qkv_proj", "self_attn.o_proj",
+                                                                             *mlp)} == {
+        "self_attn.qkv_proj": "QKVParallelLinear", "self_attn.o_proj": "RowParallelLinear", **mlp}
+    assert len(rep.attention) == 2
+    verdict = inspect_verdict(rep)
+    assert "not judged" not in verdict and "guess" not in verdict
+    version = {"0.33": "5.20.2", "0.34": "5.22.2"}[vllm]
+    assert any(f"builds {arch} of transformers {version} (the newest vLLM {vllm} allows) as TransformersForCausalLM"
+               in note for note in rep.notes)
+
+
+def test_an_unregistered_transformers_class_before_033_stays_guessed(make_checkpoint):
+    # No transformers data for 0.32's pin (< 5.20): laid out by guess, "not modelled".
+    folder = make_checkpoint(architecture="HeliumForCausalLM", model_type="helium", layers=1, **TF)
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile("0.32")))
+    assert {layer.layout for layer in rep.layers} == {"generic"}
+    assert "unless its Transformers backend builds it, which is not modelled" in inspect_verdict(rep)
+
+
+@pytest.mark.parametrize("arch,model_type,extra,error", [
+    # GPTNeoForCausalLM: neither is_backend_compatible() nor _can_set_attn_implementation()
+    ("GPTNeoForCausalLM", "gpt_neo", {"attention_types": [[["global", "local"], 1]]},
+     "Model architectures ['GPTNeoForCausalLM'] are not supported for now (vLLM 0.34 registers none of them, and "
+     "GPTNeoForCausalLM of transformers 5.22.2"),
+    # DiffLlama's attention does not call the attention interface: base.py _create_attention_instances refuses it
+    ("DiffLlamaForCausalLM", "diffllama", {},
+     "Layer 0 does not dispatch through the Transformers attention interface and vLLM has no other way to handle it.")])
+def test_an_unregistered_transformers_class_vllm_cannot_build_is_refused(make_checkpoint, arch, model_type, extra,
+                                                                        error):
+    folder = make_checkpoint(architecture=arch, model_type=model_type, layers=2,
+                             **dict(TF, extra_config=dict(TF["extra_config"], **extra)))
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile("0.34")))
+    assert any(e.startswith(error) for e in rep.errors), list(rep.errors)
+
+
+def test_an_unregistered_moe_or_multimodal_transformers_class_is_named_not_laid_out(make_checkpoint):
+    # PhimoeForCausalLM (num_local_experts 16 by default): TransformersMoEForCausalLM, not judged; config.json's own
+    # expert count decides (num_local_experts 0: a dense TransformersForCausalLM). A name transformers' causal-LM and
+    # image-text-to-text classes lack: nothing found.
+    folder = make_checkpoint(architecture="PhimoeForCausalLM", model_type="phimoe", layers=1)
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile("0.34")))
+    assert "its Transformers backend builds PhimoeForCausalLM of transformers 5.22.2, the newest vLLM 0.34 allows, " \
+           "as TransformersMoEForCausalLM, which is not laid out" in inspect_verdict(rep)
+    from fp8check.core.model.layouts import transformers_backend
+    profile = select_profile("0.34")
+    assert transformers_backend(("PhimoeForCausalLM",), profile, (("num_local_experts", 0),)).built == \
+        "TransformersForCausalLM"
+    assert transformers_backend(("AyaVisionForConditionalGeneration",), profile).built == \
+        "TransformersMultiModalForCausalLM"
+    assert transformers_backend(("FooBarForCausalLM",), profile).found is None

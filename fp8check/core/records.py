@@ -235,6 +235,7 @@ class InspectReport(NamedTuple):
     suggestions: tuple = ()                 # fp8check.core.planning.suggest.Suggestion, filled in by the CLI for a failure
     attention: tuple[AttentionReport, ...] = ()  # one per attention layer
     architectures: tuple[str, ...] = ()     # config.json's: what a module laid out by guess names (report.verdicts)
+    expert_counts: tuple[tuple[str, object], ...] = ()  # config.json's ModelConfig.expert_counts (report.verdicts)
     # vLLM's refusals of the quantization config before any layer is built (formats.frontdoor; in `errors` too),
     # carried for the planning views and crosscheck, which never run the front door again
     front_door_errors: tuple[str, ...] = ()

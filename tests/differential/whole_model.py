@@ -841,6 +841,21 @@ FAMILIES.update({
         ("flex-olmo", "FlexOlmoForCausalLM", "flex_olmo", {}, _OLMOE),
     )
 })
+# Architectures no release registers, which the Transformers backend builds from transformers' own class
+# (layouts.transformers_backend, from the generated fp8check.core.model.transformers_classes): dense text models of
+# the transformers the harness runs (5.20.2), written by transformers' classes; GPT-Neo's class is not
+# backend-compatible (vLLM's refusal).
+FAMILIES.update({
+    family: (dict(architecture=arch, model_type=model_type, transformers=True, layers=2), dict(_TOKENS, **extra))
+    for family, arch, model_type, extra in (
+        ("helium", "HeliumForCausalLM", "helium", {}),
+        ("ministral-hf", "MinistralForCausalLM", "ministral", {}),
+        ("nanochat", "NanoChatForCausalLM", "nanochat", {}),
+        ("diffllama", "DiffLlamaForCausalLM", "diffllama", {}),
+        ("persimmon", "PersimmonForCausalLM", "persimmon", {}),
+        ("gpt-neo", "GPTNeoForCausalLM", "gpt_neo", {"attention_types": [[["global", "local"], 1]]}),
+    )
+})
 # TeleChat3 (dense): llama.py's LlamaForCausalLM under its own architecture name (Llama's config, as synth writes it).
 FAMILIES["telechat-3"] = (dict(architecture="TeleChat3ForCausalLM", model_type="llama", transformers=True, layers=2),
                           dict(_TOKENS))
@@ -1731,6 +1746,12 @@ SINCE_033 = r"0\.(3[3-9]|[4-9]\d)\.\d+"
 # fp8check does not model (it models the decode backend the selector picks), a 0.28 CPU config bug, and harness
 # limits. ROCm's MLA prefill backend, which this host lacks, is a stand-in (crosscheck_model._rocm_mla_prefill).
 EXPLAINED = (
+    (r"^[^|]*\|[^|]*\|gpt-neo\|\(model\)\|ValueError: Model architectures \['GPTNeoForCausalLM'\] are not supported "
+     r"for now\. Supported architectures: dict_keys",
+     "vLLM's refusal of an architecture neither its registry nor its Transformers backend serves "
+     "(registry.py _raise_for_unsupported) lists every architecture the registry holds after 'Supported "
+     "architectures:' (thousands of characters, in registration order); fp8check quotes the sentence before that "
+     "list and says why (layouts.transformers_refusal: GPT-Neo's transformers class is not backend-compatible)"),
     (r"^[^|]*\|[^|]*\|step-vl\|\(model\)\|.*has model type `step_vl` but Transformers does not recognize",
      "harness: StepVL's config (model_type step_vl, Step3-VL-10B) is remote code only, neither transformers 5.24 nor "
      "vLLM has a class for it, and vLLM serves it with --trust-remote-code; an offline build stops at the front "
@@ -1807,6 +1828,11 @@ EXPLAINED = (
 # Differences fp8check still has, found by this run and not fixed yet: listed (the "open" column), never hidden.
 # Matched like EXPLAINED, on "release|platform|architecture|format|module|vLLM's error".
 OPEN = (
+    (r"^[^|]*\|[^|]*\|persimmon\|[^|]*\|model\.layers\.\d+\.self_attn\.attn\|",
+     "Persimmon through the Transformers backend (no release registers PersimmonForCausalLM): its one "
+     "query_key_value linear is no q / k / v triple the backend's QKVFuser fuses, so it stays a ReplicatedLinear (as "
+     "fp8check lays it out) and the backend still builds an Attention at self_attn.attn from the config's geometry; "
+     "fp8check's KV-cache routing finds attention layers by their QKV linear and lists none there (not yet read)"),
     (r"\|kimi-linear\|modelopt-pbwo\|[^|]*in_proj_qkvgfab\|",
      "ModelOpt PB_WO pads N up to the block (pbwo-padding): in_proj_qkvgfab's b_proj shard (one row a head) is padded "
      "in vLLM, which then picks FlashInfer-DeepGEMM / DeepGEMM; fp8check hands the unpadded N to the kernel choice"),

@@ -18,13 +18,11 @@ from fp8check.core.errors import CheckpointFileError, ConfigError, InputError, i
 from fp8check.core.formats.base import QuantConfig
 from fp8check.core.formats.frontdoor import HF_QUANT_CONFIG
 from fp8check.core.formats.registry import parse_quant_config
+from fp8check.core.model.transformers_classes import EXPERT_ALIASES
 
 INDEX_FILE = "model.safetensors.index.json"
 SINGLE_FILE = "model.safetensors"
 MAX_JSON_BYTES = 50_000_000  # config.json and the index are KBs; refuse anything absurd before parsing it
-# The keys vLLM's MoE model files read their routed-expert count from (fp8check.core.model.layouts.TP_ABOVE_EXPERTS
-# names which).
-EXPERT_COUNT_KEYS = ("num_experts", "moe_num_experts", "num_local_experts", "n_routed_experts")
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 ROUTER_KEYS = ("scoring_func", "norm_topk_prob", "n_group", "topk_method", "use_routing_bias",
                "moe_router_activation", "norm_expert_weight",  # these two: Step-3.5's
@@ -117,6 +115,10 @@ class ModelConfig(NamedTuple):
     audio_heads: int | None = None          # audio_config's encoder_attention_heads (Qwen3-Omni's audio tower)
     # The FusedMoE routing (and Kimi-K3's activation) keys model files read (ROUTER_KEYS), as stored.
     router_keys: tuple[tuple[str, object], ...] = ()
+    # The num_experts aliases vLLM reads (transformers_classes.EXPERT_ALIASES), as stored (a list as a tuple: ERNIE-4.5-VL's
+    # text and vision experts): which Transformers backend class an architecture the release does not register gets
+    # (layouts.transformers_backend), and the count a MoE model file refuses a larger TP than (layouts.TP_ABOVE_EXPERTS).
+    expert_counts: tuple[tuple[str, object], ...] = ()
     sliding: SlidingKeys = SlidingKeys()
     # A vision-language config's text_config: its own architectures, else its model_type (what vLLM resolves the
     # language model's class from, config/vllm.py VllmConfig.with_hf_config); () without a text_config.
@@ -140,9 +142,6 @@ class ModelConfig(NamedTuple):
     attention_geometry: tuple[tuple[int, int, int, int], ...] | None = None
     # MiMo-V2-Pro: config.json's attention_projection_layout is "fused_qkv" (mimo_v2.py MiMoV2FlashDecoderLayer).
     fused_qkv_layout: bool = False
-    # The expert-count keys config.json gives (EXPERT_COUNT_KEYS), as stored: an int, or a list (ERNIE-4.5-VL's text and
-    # vision experts); the one a model file reads is named in layouts.TP_ABOVE_EXPERTS.
-    expert_counts: tuple[tuple[str, int | tuple[int, ...]], ...] = ()
     # A Mistral-format checkpoint's params.json as vLLM 0.25-0.33 refuse it (fp8check.core.checkpoint.mistral:
     # BLOCK FP8, Mistral-Large-4); the config above is 0.34's reading.
     errors_before_034: tuple[str, ...] = ()
@@ -348,8 +347,9 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         audio_hidden_size=opt_int("hidden_size", audio),
         audio_heads=opt_int("encoder_attention_heads", audio),
         router_keys=tuple((key, sizes[key]) for key in ROUTER_KEYS if isinstance(sizes.get(key), (str, bool, int))),
+        expert_counts=tuple((key, tuple(sizes[key]) if isinstance(sizes[key], list) else sizes[key])
+                            for key in EXPERT_ALIASES if key in sizes),
         sliding=_sliding_keys(sizes, model_type, opt_int, where),
-        expert_counts=_expert_counts(sizes),
         **_text_model(text if isinstance(text, dict) else None, where),
         expert_dtype=_expert_dtype(sizes, model_type, raw_quant),
         kv_lora_rank=opt_int("kv_lora_rank"),
@@ -359,16 +359,6 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
     )
 
 
-def _expert_counts(sizes: dict) -> tuple[tuple[str, int | tuple[int, ...]], ...]:
-    """config.json's EXPERT_COUNT_KEYS that hold a positive count or a list of them (anything else: not read)."""
-    counts: list[tuple[str, int | tuple[int, ...]]] = []
-    for key in EXPERT_COUNT_KEYS:
-        value = sizes.get(key)
-        if _positive_int(value):
-            counts.append((key, value))
-        elif isinstance(value, list) and value and all(_positive_int(v) for v in value):
-            counts.append((key, tuple(value)))
-    return tuple(counts)
 
 
 # A RADIO vision_config (NVIDIA's remote-code RADIOConfig) names its ViT in args.model; vLLM's RadioConfig sizes the

@@ -38,6 +38,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
+from fp8check.core.model.transformers_classes import CLASSES as TRANSFORMERS_CLASSES
+from fp8check.core.model.transformers_classes import EXPERT_ALIASES, TRANSFORMERS, TransformersClass
 from fp8check.core.model.vllm_registry import SERVED_BY, serves
 
 if TYPE_CHECKING:  # annotations only
@@ -2639,16 +2641,20 @@ TP_PLANS: dict[str, dict[str, str]] = {
 
 
 # The classes each backend architecture's linears get: its plan's, and rowwise after the fusers' q/k/v and gate/up.
-TP_PLAN_STYLES = {arch: {**_FUSED_OUTPUTS, **{tail: _PLAN_CLASS.get(style, REPLICATED)
-                                               for tail, style in plan.items()}} for arch, plan in TP_PLANS.items()}
+def _plan_styles(plan: dict[str, str]) -> dict[str, str]:
+    return {**_FUSED_OUTPUTS, **{tail: _PLAN_CLASS.get(style, REPLICATED) for tail, style in plan.items()}}
+
+
+TP_PLAN_STYLES = {arch: _plan_styles(plan) for arch, plan in TP_PLANS.items()}
 
 
 def _transformers_backend(arch: str, native: Arch | None = None, moved: str | None = None,
-                          attention_linear: str | None = None, **moe) -> Arch:
+                          attention_linear: str | None = None, plan: dict[str, str] | None = None, **moe) -> Arch:
     """The Transformers backend's layout of `arch` (`moe`: the router fields of a TransformersMoEForCausalLM);
     with `native`, the layout of the releases before `moved`; `attention_linear`: the attention's projection stored
-    fused that no fuser builds as a QKVParallelLinear (Arch.attention_linear)."""
-    styles = TP_PLAN_STYLES[arch]
+    fused that no fuser builds as a QKVParallelLinear (Arch.attention_linear). `plan`: its tp_plan by decoder-layer
+    tail (None: TP_PLANS')."""
+    styles = TP_PLAN_STYLES[arch] if plan is None else _plan_styles(plan)
     # base.py create_attention_instances: per_layer_sliding_window where config.layer_types marks the layer sliding.
     backend = Arch("vllm:transformers/moe.py" if moe else "vllm:transformers/causal.py", styles=styles,
                    unplanned=REPLICATED, sliding=LAYER_TYPES, attention_linear=attention_linear, **moe)
@@ -2792,6 +2798,62 @@ ARCHITECTURES["FalconForCausalLM"] = Arch(
     "vllm:falcon.py", packed={"query_key_value": ("query_key_value",)},
     styles={"self_attention.query_key_value": "QKVParallelLinear", "self_attention.dense": ROW,
             "mlp.dense_h_to_4h": COLUMN, "mlp.dense_4h_to_h": ROW}, sliding=MODEL_WINDOW)
+
+
+# Any other architecture transformers has, which the release does not register: registry.py
+# _ModelRegistry.inspect_model_cls / resolve_model_cls hand architectures[0] to _try_resolve_transformers when no
+# listed architecture is registered, which builds the Transformers backend when transformers has the class and it is
+# backend-compatible, else returns None and the registry refuses the model (_raise_for_unsupported); the backend class
+# is config/model.py _get_transformers_backend_cls's, the runner its _SUFFIX_TO_DEFAULTS' (0.33 / 0.34 alike). What
+# transformers has is fp8check.core.model.transformers_classes, read from the newest transformers each profile's
+# release allows (none for releases before 0.33: their reason stays "not modelled"). A text-only (not nested), dense
+# TransformersForCausalLM is laid out as the hand-listed ones above, from its config class's base_model_tp_plan (a
+# decoder layer's "layers.*.<tail>" entries by tail); a MoE or multimodal backend class is named, not laid out.
+_POOLING_SUFFIX = "Model"                        # _SUFFIX_TO_DEFAULTS: ("Model", ("pooling", "embed")), checked after
+_GENERATE_SUFFIXES = ("ChatModel", "LMHeadModel")  # these two ("generate"); the mappings' other names match neither
+_CAUSAL_LM = "TransformersForCausalLM"
+
+
+class TransformersBackend(NamedTuple):
+    """What vLLM makes of an architecture its release does not register, with the transformers it assumes."""
+
+    version: str                          # transformers' (transformers_classes.TRANSFORMERS)
+    found: TransformersClass | None       # None: transformers' causal-LM / image-text-to-text classes lack it
+    built: str | None                     # the backend class vLLM builds (None: found is incompatible, refused)
+
+
+def transformers_backend(architectures: tuple[str, ...], profile, expert_counts: tuple = ()) -> \
+        TransformersBackend | None:
+    """The Transformers backend's judgement of config.json's first architecture (`expert_counts`: config.json's
+    EXPERT_ALIASES, ModelConfig.expert_counts) when `profile`'s release registers none of `architectures`; None
+    when it registers one, when config.json names none, or when the profile has no transformers data."""
+    version = TRANSFORMERS.get(getattr(profile, "name", ""))
+    if version is None or not architectures or any(serves(a, profile) for a in architectures):
+        return None
+    found = TRANSFORMERS_CLASSES[version].get(architectures[0])
+    if found is None or not found.compatible:
+        return TransformersBackend(version, found, None)
+    # transformers_utils/model_arch_config_convertor.py get_num_experts: the first alias the text config has (its
+    # class's default unless config.json gives it), a list's first entry; ModelConfig.is_moe: > 0
+    given, defaults = dict(expert_counts), dict(found.experts)
+    experts = next((given.get(alias, defaults.get(alias)) for alias in EXPERT_ALIASES
+                    if alias in given or alias in defaults), 0)
+    experts = experts[0] if isinstance(experts, (list, tuple)) and experts else experts
+    moe = isinstance(experts, int) and experts > 0
+    pooling = architectures[0].endswith(_POOLING_SUFFIX) and not architectures[0].endswith(_GENERATE_SUFFIXES)
+    built = (f"Transformers{'MultiModal' if found.nested else ''}{'MoE' if moe else ''}"
+             f"{'EmbeddingModel' if pooling else 'ForCausalLM'}")
+    return TransformersBackend(version, found, built)
+
+
+def transformers_backend_arch(config: ModelConfig, profile) -> Arch | None:
+    """The layout of a TransformersForCausalLM the release builds for an architecture it does not register, from
+    its generated tp_plan; None for any other judgement (transformers_backend)."""
+    backend = transformers_backend(config.architectures, profile, config.expert_counts)
+    if backend is None or backend.built != _CAUSAL_LM or backend.found is None or not backend.found.attention:
+        return None
+    plan = {key.removeprefix("layers.*."): style for key, style in (backend.found.tp_plan or {}).items()}
+    return _transformers_backend(config.architectures[0], plan=plan)
 
 
 # Architectures not in the table: the name-based rules fp8check had before the table, which cover
@@ -2953,9 +3015,10 @@ def experts_tp_error(arch: Arch | None, config: ModelConfig, tp: int) -> str | N
     (the count printed as the model file prints it: ERNIE-4.5-VL's whole list)."""
     key = TP_ABOVE_EXPERTS.get(arch.source.removeprefix("vllm:")) if arch is not None else None
     count = dict(config.expert_counts).get(key) if key else None
-    if count is None or tp <= (max(count) if isinstance(count, tuple) else count):
+    counts = count if isinstance(count, tuple) else (count,)
+    if not counts or not all(isinstance(n, int) and not isinstance(n, bool) for n in counts) or tp <= max(counts):
         return None
-    shown = list(count) if isinstance(count, tuple) else count
+    shown = list(counts) if isinstance(count, tuple) else count
     return f"Tensor parallel size {tp} is greater than the number of experts {shown}."
 
 
@@ -2963,19 +3026,57 @@ def experts_tp_error(arch: Arch | None, config: ModelConfig, tp: int) -> str | N
 NOT_SUPPORTED = "Model architectures {archs} are not supported for now"
 
 
-def unserved_reason(architectures: tuple[str, ...], profile) -> str | None:
+def unserved_reason(architectures: tuple[str, ...], profile, expert_counts: tuple = ()) -> str | None:
     """Why a checkpoint none of whose architectures `profile`'s release registers (fp8check.core.model.vllm_registry)
     is not laid out: vLLM refuses it, or builds it through its Transformers backend (registry.py inspect_model_cls
     falls back to _try_resolve_transformers: transformers' own class, or the config's auto_map with
-    --trust-remote-code), which fp8check does not model. None when the release registers one of them (or when
-    config.json names none)."""
+    --trust-remote-code) as a class fp8check names but does not lay out (transformers_backend; `expert_counts`:
+    ModelConfig.expert_counts). None when the release registers one of them (or when config.json names none)."""
     if not architectures or any(serves(a, profile) for a in architectures):
         return None
     later = [name for name in SERVED_BY.get(architectures[0], ()) if name != profile.name]
     since = f" (registered by vLLM {', '.join(later)})" if later else ""
-    return (f"vLLM {profile.name} registers no {'/'.join(architectures)}{since}: it refuses it "
-            f"('{NOT_SUPPORTED.format(archs=list(architectures))}') unless its Transformers backend builds it, "
-            "which is not modelled")
+    head = f"vLLM {profile.name} registers no {'/'.join(architectures)}{since}"
+    refusal = f"'{NOT_SUPPORTED.format(archs=list(architectures))}'"
+    backend = transformers_backend(architectures, profile, expert_counts)
+    if backend is None:
+        return f"{head}: it refuses it ({refusal}) unless its Transformers backend builds it, which is not modelled"
+    assumed = f"transformers {backend.version}, the newest vLLM {profile.name} allows,"
+    if backend.found is None:
+        return (f"{head}: {assumed} has no causal-LM or image-text-to-text class {architectures[0]}, so vLLM refuses "
+                f"it ({refusal}) unless the config's auto_map names remote code (--trust-remote-code), not modelled")
+    if backend.built is None:
+        return (f"{head}: {NOT_SUPPORTED.format(archs=list(architectures))} ({architectures[0]} of {assumed} is not "
+                "backend-compatible)")
+    if backend.found.nested is None or (backend.built == _CAUSAL_LM and backend.found.attention is None):
+        return (f"{head}: its Transformers backend builds {architectures[0]} of {assumed} as {backend.built}, which "
+                "fp8check could not read (the class does not build from its config class's defaults): not modelled")
+    return (f"{head}: its Transformers backend builds {architectures[0]} of {assumed} as {backend.built}, which is "
+            "not laid out")
+
+
+# transformers/base.py _create_attention_instances (0.33 / 0.34), verbatim: a decoder layer no module of which
+# dispatches through the attention interface ("{layer}": its index, with config.layer_types' entry in parentheses).
+UNDISPATCHED = ("Layer {layer} does not dispatch through the Transformers attention interface and vLLM has no other "
+                "way to handle it.")
+
+
+def transformers_refusal(config: ModelConfig, profile) -> str | None:
+    """vLLM's refusal of a checkpoint its release does not register whose transformers class is not
+    backend-compatible, or whose first decoder layer dispatches no attention through the interface
+    (TransformersClass.attention; transformers_backend); None: any other judgement."""
+    architectures = config.architectures
+    backend = transformers_backend(architectures, profile, config.expert_counts)
+    if backend is None or backend.found is None:
+        return None
+    if backend.built is None:
+        return (f"{NOT_SUPPORTED.format(archs=list(architectures))} (vLLM {profile.name} registers none of them, and "
+                f"{architectures[0]} of transformers {backend.version}, the newest it allows, is not "
+                "backend-compatible: is_backend_compatible() and _can_set_attn_implementation() are false)")
+    if backend.found.attention == () and backend.built == _CAUSAL_LM:
+        layer_types = config.sliding.layer_types
+        return UNDISPATCHED.format(layer=f"0 ({layer_types[0]})" if layer_types else "0")
+    return None
 
 
 # transformers' MODEL_FOR_CAUSAL_LM_MAPPING_NAMES (5.24) for the text model types of registered_text_model entries.
@@ -2999,6 +3100,8 @@ def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
     on the platform `kind` (Arch.rocm_layout; "": the CUDA one), with a registered_text_model entry's text model laid
     out as the table entry of its own class (its towers kept); an unlisted text class keeps the entry's own layout."""
     arch = arch_for(config.architectures, profile)
+    if arch is None and profile is not None:
+        arch = transformers_backend_arch(config, profile)
     if arch is not None and arch.vision_towers:
         tower = arch.vision_towers.get(config.vision_model_type)
         arch = arch._replace(towers=(tower, *arch.towers) if tower is not None else arch.towers, vision_towers={})

@@ -17,6 +17,7 @@ from fp8check.core.formats.fp8 import FP8_CONFIG_METHODS, block_fp8_config, bloc
 from fp8check.core.model.layouts import (
     ANY_SIZE_TOWER_METHODS, COLUMN, FUSED_QKV_A, GENERIC, GENERIC_ARCH, LLAMA_PACKED, QKV_CLASSES, REPLICATED, ROW,
     TORCH_LINEAR, Arch, Tower, map_vllm_name, model_arch, offset_prefixes, sparse_mla_layer, tail_match, tower_for,
+    transformers_backend,
     unserved_reason, vllm_module_name,
 )
 from fp8check.core.vocabulary import layer_template
@@ -139,11 +140,16 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
         arch = arch._replace(indexer_shards=())
     if arch is None or arch.source == GENERIC:  # GENERIC: a release whose model file the table does not lay out
         arch = GENERIC_ARCH
-        unserved = unserved_reason(config.architectures, profile) if profile is not None else None
+        unserved = unserved_reason(config.architectures, profile, config.expert_counts) if profile is not None else None
         if config.architectures:
             why = unserved or f"architecture {'/'.join(config.architectures)} is not in fp8check's table"
             notes.append(f"{why}; parallel styles are inferred from layer names (q/k/v -> QKV, gate/up -> merged, "
                          "o/down/out -> row); each layer's layout reads 'generic'")
+    elif profile is not None and (backend := transformers_backend(config.architectures, profile,
+                                                                  config.expert_counts)) is not None:
+        notes.append(f"vLLM {profile.name} registers no {'/'.join(config.architectures)}: its Transformers backend "
+                     f"builds {config.architectures[0]} of transformers {backend.version} (the newest vLLM "
+                     f"{profile.name} allows) as {backend.built}, laid out from its base_model_tp_plan")
     skip_prefixes = (_spec_layer_prefixes(arch, config) + _kv_shared_drops(arch, config) + _dense_indexers(arch, config)
                      + _unbuilt_tower_layers(arch, config))
     if arch.stacked_experts:

@@ -27,7 +27,7 @@ def not_judged_reason(row, report: InspectReport) -> str | None:
     not model (no kernel, no error)."""
     if row.layout == GENERIC:
         architectures = report.architectures
-        unserved = unserved_reason(architectures, report.profile)
+        unserved = unserved_reason(architectures, report.profile, report.expert_counts)
         if unserved:
             return f"laid out by guess: {unserved}"
         return (f"laid out by guess: architecture {'/'.join(architectures)} is not in fp8check's table"

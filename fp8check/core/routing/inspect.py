@@ -12,8 +12,8 @@ from fp8check.core.formats.fp8 import block_fp8_config
 from fp8check.core.formats.frontdoor import FrontDoor
 from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe, front_door, map_layer_lists
 from fp8check.core.model.layouts import (
-    COLUMN, construction_refusal, experts_tp_error, import_refusal, map_vllm_name, model_arch, quant_config_refusal, retired_error,
-    tail_match,
+    COLUMN, construction_refusal, experts_tp_error, import_refusal, map_vllm_name, model_arch, quant_config_refusal,
+    retired_error, tail_match, transformers_refusal,
 )
 from fp8check.core.model.memory import fit, fits_at, weight_footprint
 from fp8check.core.model.modules import LinearModule, ModelLayout, at_tp, build_layout
@@ -77,7 +77,7 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
     needs_triton = ctx.kind == "cpu" and ctx.profile.has("cpu-requires-triton")
     errors = [CPU_NEEDS_TRITON] if needs_triton and not ctx.platform.assumptions.triton_cpu else []
     retired = retired_error(ckpt.config.architectures, ctx.profile)
-    refused = import_refusal(ckpt.config.architectures, ctx)
+    refused = import_refusal(ckpt.config.architectures, ctx) or transformers_refusal(ckpt.config, ctx.profile)
     errors += ([retired] if retired else []) + ([refused] if refused else []) + list(door.errors)
     stub = construction_refusal(ckpt.config.architectures, ctx)
     errors += [stub] if stub else []
@@ -240,7 +240,7 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         backend=options.backend, quant_method=door.config_name if quant else None, layers=tuple(layers),
         moes=moes, errors=tuple(errors), warnings=door.warnings, tp_sizes_ok=tp_ok, notes=layout.notes,
         skipped=layout.skipped, ep=options.ep, tp_sizes_ok_ep=tp_ok_ep, memory=memory, attention=attention,
-        architectures=ckpt.config.architectures, front_door_errors=tuple(door.errors),
+        architectures=ckpt.config.architectures, expert_counts=ckpt.config.expert_counts, front_door_errors=tuple(door.errors),
     ))
     return with_warnings(report, ckpt, options, layout, ctx)
 
