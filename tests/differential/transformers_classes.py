@@ -25,13 +25,15 @@ transformers/fusers/attention.py AttentionFuser finds them (its AST reading, cop
 
 from __future__ import annotations
 
-import argparse
 import glob
 import json
 import os
 import subprocess
 import sys
 import zipfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from generated_module import write_or_check  # noqa: E402  # isort: skip  (beside this file)
 
 TARGET = os.path.join(os.path.dirname(__file__), "..", "..", "fp8check", "core", "model", "transformers_classes.py")
 SRC = os.environ.get("FP8CHECK_TRANSFORMERS_SRC", "/tmp/transformers-src")
@@ -222,23 +224,8 @@ def source() -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--write", action="store_true", help="regenerate the module instead of checking it")
-    args = parser.parse_args()
-    text = source()
-    if args.write:
-        with open(TARGET, "w") as out:
-            out.write(text)
-        return 0
-    current = open(TARGET).read()
-    if current == text:
-        print("fp8check/core/model/transformers_classes.py agrees with the profiles' transformers")
-        return 0
-    import difflib  # noqa: PLC0415
-
-    sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), text.splitlines(True), "committed",
-                                               "transformers"))
-    return 1
+    return write_or_check(__doc__.split("\n\n")[0], TARGET, source, "fp8check/core/model/transformers_classes.py agrees with the profiles' transformers",
+                          "transformers")
 
 
 if __name__ == "__main__":

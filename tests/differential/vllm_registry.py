@@ -11,12 +11,12 @@ _PREVIOUSLY_SUPPORTED_MODELS and _OOT_SUPPORTED_MODELS, which name what it no lo
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import new_release  # noqa: E402  # isort: skip  (beside this file)
+from generated_module import write_or_check  # noqa: E402  # isort: skip
 import run  # noqa: E402  # isort: skip
 
 from fp8check.core.targets.profiles import PROFILES  # noqa: E402
@@ -69,22 +69,8 @@ def source(fetch: bool = True) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--write", action="store_true", help="regenerate the module instead of checking it")
-    args = parser.parse_args()
-    text = source()
-    if args.write:
-        with open(TARGET, "w") as out:
-            out.write(text)
-        return 0
-    current = open(TARGET).read()
-    if current == text:
-        print("fp8check/core/model/vllm_registry.py agrees with the releases' registry.py")
-        return 0
-    import difflib  # noqa: PLC0415
-
-    sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), text.splitlines(True), "committed", "wheels"))
-    return 1
+    return write_or_check(__doc__.split("\n\n")[0], TARGET, source, "fp8check/core/model/vllm_registry.py agrees with the releases' registry.py",
+                          "wheels")
 
 
 if __name__ == "__main__":
