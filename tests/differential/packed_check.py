@@ -261,6 +261,22 @@ EXPECTED: dict[tuple[str, str], str] = {
         "qwen2_audio.py's class declares no packed_modules_mapping (nor SupportsLoRA / SupportsQuant); its language "
         "model (Qwen2ForCausalLM, SupportsQuant) adds its own q / k / v and gate / up entries to the quant config: the "
         "entry's packed is that one") for name in ("gate_up_proj", "qkv_proj")},
+    **{("LlavaOnevisionForConditionalGeneration", f"packed:{name}"): (
+        "llava_onevision.py's class declares no packed_modules_mapping (nor SupportsQuant); its language model "
+        "(init_vllm_registered_model of Qwen2ForCausalLM, SupportsQuant) adds its own q / k / v and gate / up entries "
+        "to the quant config (SupportsQuant.__new__): the entry's packed is that one") for name in ("gate_up_proj",
+                                                                                             "qkv_proj")},
+    **{("Phi3VForCausalLM", f"packed:{name}"): (
+        "phi3v.py's Phi3VForCausalLM (SupportsQuant) declares no packed_modules_mapping; its language model "
+        "(init_vllm_registered_model of LlamaForCausalLM, SupportsQuant) adds Llama's q / k / v and gate / up entries "
+        "to the quant config, so Phi-3's stored-fused qkv_proj / gate_up_proj are matched by their shards' names too; "
+        "fp8check's self-mapped entries (Phi-3's) match the fused names alike") for name in ("gate_up_proj",
+                                                                                          "qkv_proj")},
+    **{("Phi3VForCausalLM", f"tower packed:{name}"): (
+        "the CLIP tower (clip.py CLIPVisionModel, built inside Phi3HDImageEmbedding) declares q / k / v -> qkv_proj, "
+        "and the language model's Llama entries (q / k / v, gate / up) reach the quant config: the tower's fused "
+        "names are matched by their shards as fp8check's tower entry does") for name in ("gate_up_proj",
+                                                                                      "qkv_proj")},
     **{("KimiVLForConditionalGeneration", f"packed:{name}"): (
         "kimi_vl.py's class declares no packed_modules_mapping and its language model (DeepseekV2ForCausalLM) is no "
         "SupportsQuant: the quant config's stays empty, which the entry models with Arch.quant_packed=False (lists "
