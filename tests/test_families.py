@@ -1917,7 +1917,8 @@ def test_vision_qkv_splits_by_the_vision_heads(make_checkpoint, vision, heads):
 
 def test_unknown_architecture_is_generic_and_says_so(make_checkpoint):
     rep = inspect(make_checkpoint(architecture="FancyNewForCausalLM", mtp_layers=1, head_dim=128, data="sparse"))
-    assert "vLLM 0.34 registers no FancyNewForCausalLM: it refuses it" in rep.notes[0]
+    assert "vLLM 0.34 registers no FancyNewForCausalLM: transformers 5.22.2, the newest vLLM 0.34 allows, has no " \
+           "causal-LM or image-text-to-text class" in rep.notes[0]
     assert {layer.layout for layer in rep.layers} == {"generic"}
     assert rep.skipped and "inferred" in rep.skipped[0].reason and rep.ok
 
@@ -4384,7 +4385,7 @@ def test_an_unregistered_dense_transformers_class_is_laid_out_from_its_generated
                                                                                      model_type, mlp, vllm):
     # q / k / v fused (QKVFuser), gate / up too where there are both (GLUFuser), the rest as the config class's
     # base_model_tp_plan says (NanoChat's fc1 colwise, fc2 rowwise).
-    folder = make_checkpoint(architecture=arch, model_type=model_type, layers=2, **dict(TF, head_dim=64))
+    folder = make_checkpoint(architecture=arch, model_type=model_type, layers=2, **TF)
     rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm), tp=2))
     assert rep.ok, list(rep.errors)
     by_name = {layer.name: layer for layer in rep.layers}

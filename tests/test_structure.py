@@ -122,7 +122,8 @@ def test_stages_import_only_upstream():
 # module says a release difference one way, `profile.has(change)` (docs/architecture.md, "Add a vLLM release").
 # The modules that define releases: the profiles, and each profile release's registry as generated from its wheel
 # (fp8check.core.model.vllm_registry, keyed by profile name like profiles.ATTENTION_READ).
-RELEASE_DEFINITIONS = (PACKAGE / "core" / "targets" / "profiles.py", PACKAGE / "core" / "model" / "vllm_registry.py")
+RELEASE_DEFINITIONS = (PACKAGE / "core" / "targets" / "profiles.py", PACKAGE / "core" / "model" / "vllm_registry.py",
+                       PACKAGE / "core" / "model" / "transformers_classes.py")
 
 
 def _release_literal(node: ast.AST) -> bool:
