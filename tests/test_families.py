@@ -4385,8 +4385,9 @@ def test_an_unregistered_dense_transformers_class_is_laid_out_from_its_generated
                                                                                      model_type, mlp, vllm):
     # q / k / v fused (QKVFuser), gate / up too where there are both (GLUFuser), the rest as the config class's
     # base_model_tp_plan says (NanoChat's fc1 colwise, fc2 rowwise).
-    folder = make_checkpoint(architecture=arch, model_type=model_type, layers=2, **TF)
-    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm), tp=2))
+    # 64-wide heads (HeliumConfig's, hidden / heads), TP 1: at TP 2 a rank's 64 KV rows fit no 128-block
+    folder = make_checkpoint(architecture=arch, model_type=model_type, layers=2, **dict(TF, head_dim=64))
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm), tp=1))
     assert rep.ok, list(rep.errors)
     by_name = {layer.name: layer for layer in rep.layers}
     assert {layer.layout for layer in rep.layers if not layer.name.startswith("lm_head")} == {
