@@ -23,7 +23,7 @@ INDEX_FILE = "model.safetensors.index.json"
 SINGLE_FILE = "model.safetensors"
 MAX_JSON_BYTES = 50_000_000  # config.json and the index are KBs; refuse anything absurd before parsing it
 # transformers_utils/config.py CONFIG_FIELD_ALIASES["num_experts"] (0.33 / 0.34 alike), in getattr_iter's order (the
-# generated fp8check.core.model.transformers_classes holds the same tuple).
+# generated fp8check.core.model.transformers_classes is written from this one).
 EXPERT_ALIASES = ("num_experts", "moe_num_experts", "n_routed_experts", "num_local_experts")
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 ROUTER_KEYS = ("scoring_func", "norm_topk_prob", "n_group", "topk_method", "use_routing_bias",

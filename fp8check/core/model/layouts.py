@@ -39,7 +39,8 @@ import re
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from fp8check.core.model.transformers_classes import CLASSES as TRANSFORMERS_CLASSES
-from fp8check.core.model.transformers_classes import EXPERT_ALIASES, TRANSFORMERS, TransformersClass
+from fp8check.core.checkpoint.local import EXPERT_ALIASES
+from fp8check.core.model.transformers_classes import TRANSFORMERS, TransformersClass
 from fp8check.core.model.vllm_registry import SERVED_BY, serves
 
 if TYPE_CHECKING:  # annotations only
