@@ -41,7 +41,8 @@ MAX_SEED = 2**32 - 1
 QUANTIZATION_KEYS = (FP8, FP8_BLOCK, W8A16_FP8, "int8_w8a8", "mixed_precision", "mxfp8", "mxfp4", "mxfp6", "nvfp4_w4a4",
                      "nvfp4_w4a16")
 ROUTING_OPTIONS = ("ep", "linear_backend", "kernel_config", "assume", "disable_kernel", "quantization",
-                   "allow_deprecated_quantization", "kv_cache_dtype", "kv_cache_dtype_skip_layers", "attention_backend")
+                   "allow_deprecated_quantization", "kv_cache_dtype", "kv_cache_dtype_skip_layers", "attention_backend",
+                   "moe_backend")
 
 
 class InspectReport(records.InspectReport):
@@ -104,7 +105,7 @@ def inspect(model: str, *, platform: str = "auto", tp: int = 1, vllm: str = "aut
     :param options: ep, linear_backend, kernel_config, assume, disable_kernel, quantization,
         allow_deprecated_quantization, kv_cache_dtype (vLLM's CacheDType: auto, bfloat16, fp8, fp8_e5m2, ...),
         kv_cache_dtype_skip_layers (layer indices, sliding_window), attention_backend (an AttentionBackendEnum
-        name, or auto), as on the command line.
+        name, or auto), moe_backend (vLLM's --moe-backend: auto, triton, deep_gemm, ...), as on the command line.
     :raises InputError: an invalid argument, or a checkpoint that cannot be read.
     """
     return inspect_with_checkpoint(model, platform=platform, tp=tp, vllm=vllm, revision=revision, token=token,
@@ -242,7 +243,7 @@ def routing_options(platform: Platform, *, tp: int = 1, ep: bool = False, vllm: 
                     disable_kernel: str | Iterable[str] = (), quantization: str | None = None,
                     allow_deprecated_quantization: bool = False, kv_cache_dtype: str = "auto",
                     kv_cache_dtype_skip_layers: str | Iterable[str] = (), attention_backend: str | None = "auto",
-                    vllm_option: str = "--vllm") -> records.InspectOptions:
+                    moe_backend: str = "auto", vllm_option: str = "--vllm") -> records.InspectOptions:
     """The routing options every check shares, checked, for `platform` (`target`: --platform with --assume
     applied). `vllm_option` is the flag the profile's errors name (diff's --from and --to)."""
     from fp8check.core.formats.kv_cache import check_cache_dtype
@@ -258,25 +259,35 @@ def routing_options(platform: Platform, *, tp: int = 1, ep: bool = False, vllm: 
     return records.InspectOptions(
         platform=platform, profile=profile, tp=_bounded("--tp", tp, 1, MAX_TP),
         ep=ep, backend=_backend(linear_backend, kernel_config), disabled_kernels=disabled_kernels(disable_kernel),
+        moe_backend=_moe_backend(moe_backend, kernel_config, profile),
         quantization=_quantization(quantization), allow_deprecated_quantization=allow_deprecated_quantization,
         kv_cache_dtype=kv_cache_dtype, kv_cache_dtype_skip_layers=_skip_layers(kv_cache_dtype_skip_layers),
         attention_backend=_attention_backend(attention_backend, RoutingContext(platform, profile)))
+
+
+def _kernel_config(kernel_config: str | Mapping | None) -> Mapping:
+    """vLLM's --kernel-config (JSON text or a dict), with the keys fp8check reads."""
+    if not kernel_config:
+        return {}
+    if isinstance(kernel_config, str):
+        try:
+            doc = json.loads(kernel_config)
+        except ValueError as exc:
+            raise InputError(f"--kernel-config is not valid JSON: {exc}") from None
+    else:
+        doc = kernel_config
+    if not isinstance(doc, Mapping) or set(doc) - {"linear_backend", "linear_backend_per_quant", "moe_backend"}:
+        raise InputError("--kernel-config takes a JSON object with linear_backend, linear_backend_per_quant and / or "
+                         "moe_backend")
+    return doc
 
 
 def _backend(linear_backend: str, kernel_config: str | Mapping | None = None) -> records.LinearBackendOption:
     """--linear-backend plus vLLM's --kernel-config ({"linear_backend_per_quant": {...}}, JSON text or a dict)."""
     default = _backend_name(linear_backend, "--linear-backend")
     per_quant: dict[str, str] = {}
-    if kernel_config:
-        if isinstance(kernel_config, str):
-            try:
-                doc = json.loads(kernel_config)
-            except ValueError as exc:
-                raise InputError(f"--kernel-config is not valid JSON: {exc}") from None
-        else:
-            doc = kernel_config
-        if not isinstance(doc, Mapping) or set(doc) - {"linear_backend", "linear_backend_per_quant"}:
-            raise InputError("--kernel-config takes a JSON object with linear_backend and/or linear_backend_per_quant")
+    doc = _kernel_config(kernel_config)
+    if doc:
         if "linear_backend" in doc:
             default = _backend_name(doc["linear_backend"], "--kernel-config linear_backend")
         mapping = doc.get("linear_backend_per_quant") or {}
@@ -334,6 +345,24 @@ def _items(value: str | int | Iterable) -> list:
 def _bounded(flag: str, value: int, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise InputError(f"{flag} {value!r}: expected a whole number from {low} to {high}")
+    return value
+
+
+def _moe_backend(moe_backend: str, kernel_config: str | Mapping | None, profile) -> str:
+    """--moe-backend, else --kernel-config's moe_backend (vLLM's EngineArgs: an explicit --moe-backend overrides
+    it), normalized as KernelConfig does and checked against the release's MoEBackend values."""
+    from fp8check.kernels.moe import moe_backend_values, normalize_moe_backend
+
+    where, value = "--moe-backend", moe_backend
+    if not isinstance(value, str):
+        raise InputError(f"--moe-backend {value!r}: expected a string such as triton or deep_gemm")
+    if normalize_moe_backend(value) == "auto":
+        where, value = "--kernel-config moe_backend", _kernel_config(kernel_config).get("moe_backend", "auto")
+        if not isinstance(value, str):
+            raise InputError(f"{where} {value!r}: expected a string such as triton or deep_gemm")
+    value, values = normalize_moe_backend(value), moe_backend_values(profile)
+    if value not in values:
+        raise InputError(f"{where}: vLLM {profile.name} takes no MoE backend {value!r} (one of {', '.join(values)})")
     return value
 
 

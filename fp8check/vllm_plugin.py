@@ -104,12 +104,12 @@ def verdict(config, engine_args=None) -> tuple[bool, str]:
     from fp8check.api import inspect_with_checkpoint
     from fp8check.core.targets.profiles import NewerRelease
 
-    options, notes = inputs(config, engine_args)
+    options = inputs(config, engine_args)
     as_json = output_format() == "json"
     try:
         report, ckpt = inspect_with_checkpoint(**options)
     except NewerRelease as exc:
-        return newer_release_verdict(exc, options, notes, as_json)
+        return newer_release_verdict(exc, options, as_json)
     if as_json:
         import json
 
@@ -117,10 +117,10 @@ def verdict(config, engine_args=None) -> tuple[bool, str]:
     from fp8check.cli import render
 
     text = rendered(lambda console: render.table(report, console, False, ckpt.fetch, False, "error"))
-    return not report.ok, "\n".join([text, *notes])
+    return not report.ok, text
 
 
-def newer_release_verdict(exc, options: dict, notes: list[str], as_json: bool) -> tuple[bool, str]:
+def newer_release_verdict(exc, options: dict, as_json: bool) -> tuple[bool, str]:
     """The installed vLLM is newer than fp8check's profiles: its own code answers (fp8check crosscheck, linear
     layers only, on this host's platform), as `fp8check inspect` does."""
     from fp8check.cli.load import run_crosscheck
@@ -140,7 +140,7 @@ def newer_release_verdict(exc, options: dict, notes: list[str], as_json: bool) -
 
     text = rendered(lambda console: crosscheck_table(*result, console))
     return failed, "\n".join([f"note: {exc}; answered with vLLM {exc.version}'s own routing code (linear layers)",
-                              text, *notes])
+                              text])
 
 
 def output_format() -> str:
@@ -160,14 +160,13 @@ def rendered(draw) -> str:
     return buffer.getvalue().rstrip("\n")
 
 
-def inputs(config, engine_args=None) -> tuple[dict, list[str]]:
-    """fp8check.api.inspect_with_checkpoint's keywords for a VllmConfig, and notes on what fp8check does not model.
+def inputs(config, engine_args=None) -> dict:
+    """fp8check.api.inspect_with_checkpoint's keywords for a VllmConfig.
     `--quantization` is the flag as typed (EngineArgs; the config holds the method vLLM settled on, which fp8check
     derives itself); every other value is the config's."""
     model_config, parallel, cache = config.model_config, config.parallel_config, config.cache_config
     kernel = getattr(config, "kernel_config", None)
     attention = getattr(config, "attention_config", None)
-    notes = []
     platform, assume = vllm_platform()
     options = {
         "model": str(model_config.model),
@@ -185,14 +184,12 @@ def inputs(config, engine_args=None) -> tuple[dict, list[str]]:
         "linear_backend": str(getattr(kernel, "linear_backend", None) or "auto"),
         "kernel_config": None,
         "attention_backend": _enum_name(getattr(attention, "backend", None)) or "auto",
+        "moe_backend": str(getattr(kernel, "moe_backend", None) or "auto"),
     }
     per_quant = getattr(kernel, "linear_backend_per_quant", None)
     if per_quant:
         options["kernel_config"] = {"linear_backend_per_quant": {k: str(v) for k, v in dict(per_quant).items()}}
-    moe_backend = str(getattr(kernel, "moe_backend", None) or "auto")
-    if moe_backend != "auto":
-        notes.append(f"note: --moe-backend {moe_backend} is not modelled; FusedMoE rows show vLLM's auto choice")
-    return options, notes
+    return options
 
 
 def vllm_platform() -> tuple[str, dict]:

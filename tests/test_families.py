@@ -4015,10 +4015,37 @@ def test_muse_spark_refuses_every_fp8_build_but_rocm_quark_with_bf16_experts(mak
                                                                              vllm, error):
     """nvidia/model.py / amd/model.py MuseSparkForCausalLM.__init__: only ModelOptNvFp4Config off ROCm, QuarkConfig
     on ROCm (QUANT_CONFIG_REFUSALS); amd/muse_moe_runner.py: Quark FP8 experts need --moe-backend triton, so the
-    default refuses them (Arch.quantized_moe_refusal) at every TP; 0.33 says MuseSpark1x (muse-spark-rename)."""
+    default refuses them (Arch.moe_backend_required) at every TP; 0.33 says MuseSpark1x (muse-spark-rename)."""
     folder = make_checkpoint(data="sparse", **muse_spark_spec(ignore=ignore, quant=quant))
     rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform(platform), select_profile(vllm)))
     assert error in rep.errors and not rep.tp_sizes_ok
+
+
+@pytest.mark.parametrize("ignore, moe_backend, scheme, unjudged", [
+    # FP8 experts behind the Triton backend: the runner's own method on its Triton experts subclass
+    (_MUSE_SPARK_BF16[:-1], "triton", "MuseSparkQuarkW8A8Fp8FusedMoE", False),
+    (_MUSE_SPARK_BF16, "triton", "MuseSparkUnquantizedFusedMoE", False),
+    # BF16 experts under another backend vLLM's unquantized oracle maps: it answers first (not modelled: not judged)
+    (_MUSE_SPARK_BF16, "flashinfer_cutlass", "UnquantizedFusedMoEMethod", True),
+])
+def test_muse_spark_takes_the_triton_moe_backend(make_checkpoint, ignore, moe_backend, scheme, unjudged):
+    """amd/muse_moe_runner.py: MuseSparkQuarkW8A8Fp8FusedMoE's validate_fp8_deployment takes --moe-backend triton
+    only, and builds MuseSparkTritonExperts (a TritonExperts); BF16 experts keep MuseSparkUnquantizedFusedMoE under
+    auto / triton."""
+    folder = make_checkpoint(data="sparse", **muse_spark_spec(ignore=ignore, quant="quark-fp8"))
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("mi300x"), select_profile("0.34"),
+                                                                moe_backend=moe_backend))
+    assert not rep.errors and rep.moes
+    assert {(moe.scheme, bool(moe.unjudged)) for moe in rep.moes} == {(scheme, unjudged)}
+    if not unjudged:
+        assert {(moe.kernel, moe.backend) for moe in rep.moes} == {("MuseSparkTritonExperts", "TRITON")}
+    # one it does not map: its refusal (map_unquantized_backend), before Muse-Spark's own check
+    folder = make_checkpoint(data="sparse", **muse_spark_spec(ignore=_MUSE_SPARK_BF16, quant="quark-fp8"))
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("mi300x"), select_profile("0.34"),
+                                                                moe_backend="deep_gemm"))
+    assert {moe.errors for moe in rep.moes} == {(
+        "moe_backend='deep_gemm' is not supported for unquantized MoE. Expected one of ['triton', 'batched_triton', "
+        "'flashinfer_trtllm', 'flashinfer_cutlass', 'aiter'].",)}
 
 
 def test_muse_spark_refuses_a_tp_that_does_not_divide_the_kv_heads(make_checkpoint):

@@ -209,10 +209,14 @@ def test_cli_table_and_junit_show_one_row_per_moe_layer(make_checkpoint, tmp_pat
     assert "model.layers.1.block_sparse_moe.experts" in junit and "TritonOrCutlassExperts -&gt; emulated" in junit
 
 
-@pytest.mark.parametrize("width, block, refine", [(256, (128, 128), None), (384, (64, 64), (2, 2))])
-def test_each_rank_dequantizes_to_its_rows_of_the_whole_expert(make_checkpoint, width, block, refine):
+@pytest.mark.parametrize("width, block, refine, shard_rows", [
+    (256, (128, 128), None, None), (384, (64, 64), (2, 2), None),
+    (384, (128, 128), None, 256),  # moe-block-pad: rank 0 holds rows 0..255, rank 1 rows 256..383 (and padding)
+])
+def test_each_rank_dequantizes_to_its_rows_of_the_whole_expert(make_checkpoint, width, block, refine, shard_rows):
     """read_expert: a rank's w1/w3 rows and w2 columns, with their scales narrowed (and, under 0.33's refined grid,
-    upsampled first), dequantize to exactly that part of the whole expert dequantized with the checkpoint's blocks."""
+    upsampled first; under a padded shard, by whole blocks), dequantize to exactly that part of the whole expert
+    dequantized with the checkpoint's blocks."""
     from fp8check.core.load.experts import _roles, read_expert
     from fp8check.core.load.gemm import Recipe
     from fp8check.core.load.weights import CheckpointFiles
@@ -222,13 +226,30 @@ def test_each_rank_dequantizes_to_its_rows_of_the_whole_expert(make_checkpoint, 
     folder = make_checkpoint(**{**QWEN3_MOE, "quant": "fp8-block", "moe_intermediate": width})
     ckpt = open_local(folder)
     shards = _roles(expert_shapes(build_layout(ckpt.tensors, ckpt.config).moes[0]), 3)
-    recipe = Recipe(numerics.BLOCK, "block", block, refine, None, False, 2, 1)
+    recipe = Recipe(numerics.BLOCK, "block", block, refine, None, False, 2, 1, shard_rows=shard_rows)
     files = CheckpointFiles(folder)
     whole = [numerics.dequantize(p.weight, p.scale, (128, 128)) for p in read_expert(shards, recipe._replace(
         refine=None, block=(128, 128)), files, 1, 0)]
     for rank in (0, 1):
         parts = read_expert(shards, recipe, files, 2, rank)
         gate, up, down = (numerics.dequantize(p.weight, p.scale, block) for p in parts)
-        rows = slice(width // 2 * rank, width // 2 * (rank + 1))
+        per = shard_rows or width // 2
+        rows = slice(per * rank, min(per * (rank + 1), width))
         assert torch.equal(gate, whole[0][rows]) and torch.equal(up, whole[1][rows])
         assert torch.equal(down, whole[2][:, rows])
+
+
+def test_a_padded_shard_runs_on_the_ranks_vllm_gives_its_blocks(make_checkpoint):
+    """--moe-backend deep_gemm on 384-wide experts at TP 2 (0.34): DeepGEMM refuses the refined [64, 64] block, so
+    vLLM pads each rank to 256 rows (pad_tp_shard_to_weight_blocks): rank 0 loads two blocks, rank 1 one."""
+    folder = make_checkpoint(**{**QWEN3_MOE, "quant": "fp8-block", "moe_intermediate": 384})
+    target = parse_platform("h100")
+    routing = InspectOptions(platform=target, profile=select_profile("0.34"), tp=2, moe_backend="deep_gemm")
+    options = LoadOptions(routing, torch.device("cpu"), layers=EXPERTS, rank_timeout_s=120)
+    report = load_checkpoint(open_local(folder), lambda names: folder, options)
+    assert report.ok, [run.errors for run in report.moe_runs]
+    moe = report.inspect.moes[0]
+    assert (moe.block, moe.intermediate_per_rank, moe.kernel) == ((128, 128), 256, "TritonOrDeepGemmExperts")
+    run = report.moe_runs[0]
+    assert run.ranks[0].bytes_read == 2 * run.ranks[1].bytes_read
+    assert all(e.rel_error <= run.bound for e in run.experts)

@@ -404,3 +404,150 @@ def test_families_get_one_row_per_moe_template(make_checkpoint, family, platform
     (row,) = moe_rows(rep)
     assert row.count == 2 and "{" in row.name and row.name.endswith(".experts")
     assert (row.layer.scheme, row.layer.kernel) == (method, kernel) and row.layer.ok
+
+
+# ---------------------------------------------------------------------------------------------- --moe-backend
+# select_fp8_moe_backend's branch for an explicit moe_backend (fused_moe/oracle/fp8.py, alike 0.25 ... 0.34):
+# map_fp8_backend, then return_or_raise on the requested backend's classes only; no fallback to another backend.
+
+def inspect_with(folder, platform, tp=1, vllm="0.34", moe_backend="auto", ep=False):
+    options = InspectOptions(parse_platform(platform), select_profile(vllm), tp=tp, ep=ep, moe_backend=moe_backend)
+    return inspect_checkpoint(open_local(folder), options)
+
+
+@pytest.mark.parametrize("platform, moe_backend, kernel, backend, error", [
+    # sm90 block FP8 under TP: auto takes Triton; DeepGEMM and FlashInfer's CUTLASS experts take it when asked
+    ("h100", "deep_gemm", "TritonOrDeepGemmExperts", "DEEPGEMM", None),
+    ("h100", "flashinfer_cutlass", "FlashInferExperts", "FLASHINFER_CUTLASS", None),
+    ("h100", "marlin", "MarlinExperts", "MARLIN", None),
+    # Fp8MoEMethod builds the oracle with allow_vllm_cutlass=False
+    ("h100", "cutlass", None, None, "vLLM CUTLASS FP8 MoE backend is disabled for this configuration."),
+    # TRT-LLM's FP8 experts are Blackwell's: the requested backend's last class's reason, no other backend tried
+    ("h100", "flashinfer_trtllm", None, None, "Fp8 MoE backend 'FLASHINFER_TRTLLM' does not support the deployment "
+                                              "configuration since kernel does not support current device cuda"),
+    ("mi300x", "aiter", None, None, "Fp8 MoE backend 'AITER' does not support the deployment configuration since "),
+    ("b200", "triton", "TritonExperts", "TRITON", None),
+])
+def test_an_explicit_moe_backend_is_taken_or_refused(make_checkpoint, platform, moe_backend, kernel, backend, error):
+    rep = inspect_with(make_checkpoint(**{**QWEN3_MOE, "moe_intermediate": 256}), platform, tp=2,
+                       moe_backend=moe_backend)
+    (row,) = moe_rows(rep)
+    moe = row.layer
+    assert (moe.kernel, moe.backend) == (kernel, backend)
+    assert moe.unjudged is None
+    if error:
+        assert not moe.ok and moe.errors[0].startswith(error)
+    else:
+        assert moe.ok and rep.ok
+
+
+def test_an_explicit_backend_is_worded_as_each_release_words_it(make_checkpoint):
+    folder = make_checkpoint(**{**QWEN3_MOE, "moe_intermediate": 256})
+    old = moe_rows(inspect_with(folder, "h100", tp=2, vllm="0.33", moe_backend="flashinfer_trtllm"))[0].layer
+    assert old.errors[0].startswith("FP8 MoE backend FLASHINFER_TRTLLM does not support the deployment configuration "
+                                    "since kernel does not support current device")
+
+
+@pytest.mark.parametrize("vllm, block, per_rank, kernel, error", [
+    # 768-wide experts at TP 8: 96 rows per rank. 0.29-0.30 refine to [32, 32] whatever was asked, which DeepGEMM
+    # refuses; from 0.31 a requested backend that refuses the refined block has the shard padded to whole blocks.
+    ("0.30", (32, 32), 96, None, "FP8 MoE backend DEEPGEMM does not support the deployment configuration since "
+                                 "kernel does not support quantization scheme"),
+    ("0.33", (128, 128), 128, "TritonOrDeepGemmExperts", None),
+    ("0.34", (128, 128), 128, "TritonOrDeepGemmExperts", None),
+])
+def test_a_requested_backend_pads_the_shard_instead_of_refining(make_checkpoint, vllm, block, per_rank, kernel, error):
+    rep = inspect_with(make_checkpoint(**QWEN3_MOE), "h100", tp=8, vllm=vllm, moe_backend="deep_gemm")
+    moe = moe_rows(rep)[0].layer
+    assert (moe.block, moe.intermediate_per_rank, moe.kernel) == (block, per_rank, kernel)
+    if error:
+        assert moe.errors[0].startswith(error)
+    else:
+        assert moe.ok and any("pads each rank's experts to whole 128-blocks (96 -> 128 rows" in n for n in moe.notes)
+    # --moe-backend triton takes the refined block: no padding
+    refined = moe_rows(inspect_with(make_checkpoint(**QWEN3_MOE), "h100", tp=8, vllm=vllm,
+                                    moe_backend="triton"))[0].layer
+    assert (refined.block, refined.intermediate_per_rank, refined.kernel) == ((32, 32), 96, "TritonExperts")
+
+
+def test_padding_refuses_experts_no_block_divides(make_checkpoint):
+    # 704-wide experts: 88 rows per rank at TP 8, refined block gcd(128, 88, 1024) = 8 < 32 (none): pad_tp_shard_to_
+    # weight_blocks refuses a global width that is no multiple of the block.
+    rep = inspect_with(make_checkpoint(**{**QWEN3_MOE, "moe_intermediate": 704}), "h100", tp=8,
+                       moe_backend="deep_gemm")
+    assert moe_rows(rep)[0].layer.errors == ("Block-aligned FP8 TP sharding requires 128-aligned global expert "
+                                             "dimensions, pure TP, and no LoRA or expert bias.",)
+
+
+@pytest.mark.parametrize("spec, moe_backend, why", [
+    # a value map_fp8_backend refuses, unless MegaMoE / FlashInfer MoE-EP take it first: not modelled
+    (dict(QWEN3_MOE, moe_intermediate=256), "deep_gemm_mega_moe", "--moe-backend deep_gemm_mega_moe is not modelled"),
+    # unquantized experts: select_unquantized_moe_backend is not modelled under an explicit backend
+    (dict(QWEN3_MOE, moe_intermediate=256, quant=None), "triton",
+     "--moe-backend triton with UnquantizedFusedMoEMethod: the backend its oracle takes is not modelled"),
+])
+def test_a_backend_fp8check_does_not_model_is_not_judged(make_checkpoint, spec, moe_backend, why):
+    from fp8check.core.report.verdicts import inspect_verdict, not_judged
+
+    rep = inspect_with(make_checkpoint(**spec), "h100", tp=2, moe_backend=moe_backend)
+    moe = moe_rows(rep)[0].layer
+    assert moe.unjudged.startswith(why) and moe.kernel is None
+    assert not_judged(rep) == list(rep.moes)
+    assert f"2 FusedMoE not judged ({why}" in inspect_verdict(rep)
+
+
+@pytest.mark.parametrize("moe_backend", ["emulation", "batched_triton", "triton_unfused"])
+def test_fp8_experts_refuse_a_backend_their_oracle_does_not_map(make_checkpoint, moe_backend):
+    # map_fp8_backend (oracle/fp8.py), raised while building (the whole-model suite saw it on Qwen3-MoE and
+    # DeepSeek-V3 for every value but the megakernel ones)
+    rep = inspect_with(make_checkpoint(**{**QWEN3_MOE, "moe_intermediate": 256}), "h100", tp=2, moe_backend=moe_backend)
+    assert {moe.errors for moe in rep.moes} == {(
+        f"moe_backend='{moe_backend}' is not supported for FP8 MoE. Expected one of ['triton', 'deep_gemm', 'cutlass', "
+        "'flashinfer_trtllm', 'flashinfer_cutlass', 'marlin', 'humming', 'aiter', 'hpc'].",)}
+    assert not rep.tp_sizes_ok and not rep.ok
+
+
+@pytest.mark.parametrize("vllm, listed", [
+    ("0.26", "['triton', 'flashinfer_trtllm', 'flashinfer_cutlass', 'aiter']"),
+    ("0.34", "['triton', 'batched_triton', 'flashinfer_trtllm', 'flashinfer_cutlass', 'aiter']"),
+])
+def test_unquantized_experts_refuse_a_backend_their_oracle_does_not_map(make_checkpoint, vllm, listed):
+    # map_unquantized_backend (oracle/unquantized.py), raised by UnquantizedFusedMoEMethod.__init__ at every TP
+    rep = inspect_with(make_checkpoint(**{**QWEN3_MOE, "moe_intermediate": 256, "quant": None}), "h100", tp=2,
+                       vllm=vllm, moe_backend="deep_gemm")
+    assert {moe.errors for moe in rep.moes} == {(
+        f"moe_backend='deep_gemm' is not supported for unquantized MoE. Expected one of {listed}.",)}
+    assert not rep.tp_sizes_ok
+
+
+@pytest.mark.parametrize("vllm, value, accepted", [
+    ("0.26", "batched_triton", False), ("0.27", "batched_triton", True),
+    ("0.31", "flashinfer_moe_ep_mega_cutedsl", True), ("0.32", "flashinfer_moe_ep_mega_cutedsl", False),
+    ("0.34", "Deep-GEMM", True),  # KernelConfig lowercases and maps '-' to '_'
+    ("0.34", "bogus", False),
+])
+def test_the_release_decides_which_values_moe_backend_takes(make_checkpoint, vllm, value, accepted):
+    from fp8check.api import inspect as api_inspect
+    from fp8check.core.errors import InputError
+
+    folder = make_checkpoint(**{**QWEN3_MOE, "moe_intermediate": 256})
+    if accepted:
+        assert api_inspect(folder, platform="h100", vllm=vllm, moe_backend=value).moe_backend == \
+            value.lower().replace("-", "_")
+    else:
+        with pytest.raises(InputError, match=f"vLLM {vllm} takes no MoE backend"):
+            api_inspect(folder, platform="h100", vllm=vllm, moe_backend=value)
+
+
+def test_moe_backend_from_the_flag_or_the_kernel_config(make_checkpoint):
+    folder = make_checkpoint(**{**QWEN3_MOE, "moe_intermediate": 256})
+    result = CliRunner().invoke(app, ["inspect", folder, "-p", "h100", "--tp", "2", "--vllm", "0.34", "-f", "json",
+                                      "--kernel-config", '{"moe_backend": "deep_gemm"}'])
+    doc = json.loads(result.stdout)
+    assert doc["moe_backend"] == "deep_gemm" and doc["moe"][0]["backend"] == "DEEPGEMM"
+    # an explicit --moe-backend overrides the kernel config's, as vLLM's EngineArgs does
+    result = CliRunner().invoke(app, ["inspect", folder, "-p", "h100", "--tp", "2", "--vllm", "0.34", "-f", "json",
+                                      "--kernel-config", '{"moe_backend": "deep_gemm"}', "--moe-backend", "marlin"])
+    assert json.loads(result.stdout)["moe"][0]["backend"] == "MARLIN"
+    bad = CliRunner().invoke(app, ["inspect", folder, "-p", "h100", "--moe-backend", "bogus"])
+    assert bad.exit_code == 2 and "takes no MoE backend 'bogus'" in bad.output

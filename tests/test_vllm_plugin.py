@@ -113,16 +113,16 @@ def test_the_config_maps_to_inspects_options(fake_vllm):
                                             moe_backend="marlin"),
         attention_config=types.SimpleNamespace(backend=enum))
     config.model_config.revision, config.model_config.hf_token = "main", "hf_secret"
-    options, notes = vllm_plugin.inputs(config, FakeEngineArgs(config, quantization="fp8"))
+    options = vllm_plugin.inputs(config, FakeEngineArgs(config, quantization="fp8"))
     assert options == {
         "model": EXAMPLE, "revision": "main", "token": "hf_secret", "platform": "cuda:90", "assume": {}, "tp": 4,
         "ep": True, "vllm": "auto", "quantization": "fp8", "allow_deprecated_quantization": False,
         "kv_cache_dtype": "fp8_e4m3",
         "kv_cache_dtype_skip_layers": ["sliding_window"], "linear_backend": "triton",
-        "kernel_config": {"linear_backend_per_quant": {"fp8_block": "cutlass"}}, "attention_backend": "FLASHINFER"}
-    assert notes == ["note: --moe-backend marlin is not modelled; FusedMoE rows show vLLM's auto choice"]
+        "kernel_config": {"linear_backend_per_quant": {"fp8_block": "cutlass"}}, "attention_backend": "FLASHINFER",
+        "moe_backend": "marlin"}
     config.model_config.hf_token = True  # vLLM's "use the saved login": fp8check's default
-    assert vllm_plugin.inputs(config)[0]["token"] is None
+    assert vllm_plugin.inputs(config)["token"] is None
 
 
 @pytest.mark.parametrize("platform,expected", [

@@ -30,6 +30,7 @@ def inspect(
     kv_cache_dtype: options.KvCacheDtypeOpt = "auto",
     kv_cache_dtype_skip_layers: options.KvCacheSkipLayersOpt = [],  # noqa: B006 - typer needs a list
     attention_backend: options.AttentionBackendOpt = "auto",
+    moe_backend: options.MoeBackendOpt = "auto",
     fmt: options.OutputFormatOpt = OutputFormat.table,
     output_path: options.OutputOpt = None,
     fail_on: options.FailOnOpt = options.FailOn.error,
@@ -50,7 +51,7 @@ def inspect(
                 kernel_config=kernel_config, assume=assume, disable_kernel=disable_kernel, quantization=quantization,
                 allow_deprecated_quantization=allow_deprecated_quantization, kv_cache_dtype=kv_cache_dtype,
                 kv_cache_dtype_skip_layers=kv_cache_dtype_skip_layers, attention_backend=attention_backend,
-                revision=revision, token=token)
+                moe_backend=moe_backend, revision=revision, token=token)
         except NewerRelease as exc:  # the installed vLLM is newer than every profile: its own code answers
             newer = exc
     if newer is not None:

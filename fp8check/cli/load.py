@@ -76,6 +76,7 @@ def load(
     kv_cache_dtype: options.KvCacheDtypeOpt = "auto",
     kv_cache_dtype_skip_layers: options.KvCacheSkipLayersOpt = [],  # noqa: B006 - typer needs a list
     attention_backend: options.AttentionBackendOpt = "auto",
+    moe_backend: options.MoeBackendOpt = "auto",
     fmt: options.OutputFormatOpt = OutputFormat.table,
     output_path: options.OutputOpt = None,
     fail_on: options.FailOnOpt = options.FailOn.error,
@@ -97,7 +98,7 @@ def load(
             linear_backend=linear_backend, kernel_config=kernel_config, assume=assume, disable_kernel=disable_kernel,
             quantization=quantization, allow_deprecated_quantization=allow_deprecated_quantization,
             kv_cache_dtype=kv_cache_dtype, kv_cache_dtype_skip_layers=kv_cache_dtype_skip_layers,
-            attention_backend=attention_backend, revision=revision, token=token,
+            attention_backend=attention_backend, moe_backend=moe_backend, revision=revision, token=token,
             progress=not output.quiet(fmt))
     if os.environ.get("RANK", "0") != "0" and "LOCAL_RANK" in os.environ:  # under torchrun: rank 0 reports
         raise typer.Exit(ci.EXIT_OK if report.ok else ci.EXIT_FAIL)

@@ -105,9 +105,14 @@ VllmOpt = Annotated[str, typer.Option(
     "than every profile answers inspect with its own code (crosscheck).")]
 LinearBackendOpt = Annotated[str, typer.Option("--linear-backend", help="As vLLM's --linear-backend: auto, xpu, "
                                                "torch, cutlass, marlin, triton, deep_gemm, ...")]
+MoeBackendOpt = Annotated[str, typer.Option(
+    "--moe-backend", metavar="BACKEND", help="As vLLM's --moe-backend: auto, triton, deep_gemm, cutlass, "
+    "flashinfer_trtllm, flashinfer_cutlass, marlin, humming, aiter, hpc (the FP8 experts oracle's; vLLM raises when "
+    "the requested backend refuses the layer), or another value of the release (its FusedMoE are then named, not "
+    "judged).")]
 KernelConfigOpt = Annotated[Optional[str], typer.Option(
     "--kernel-config", help="As vLLM's --kernel-config JSON, e.g. "
-    "'{\"linear_backend_per_quant\": {\"fp8_block_w8a8\": \"triton\"}}'.")]
+    "'{\"linear_backend_per_quant\": {\"fp8_block_w8a8\": \"triton\"}}' (its moe_backend too).")]
 AssumeOpt = Annotated[list[str], typer.Option(
     "--assume", metavar="KEY=VALUE", help="Override an assumption about the serving environment: deep_gemm=yes, "
     "flashinfer=no, humming=yes, aiter=yes, cpu_amx=no, triton_cpu=no, cuda_version=12.8, ... (shown with "

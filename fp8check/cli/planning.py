@@ -32,6 +32,7 @@ def matrix(
     kv_cache_dtype: options.KvCacheDtypeOpt = "auto",
     kv_cache_dtype_skip_layers: options.KvCacheSkipLayersOpt = [],  # noqa: B006 - typer needs a list
     attention_backend: options.AttentionBackendOpt = "auto",
+    moe_backend: options.MoeBackendOpt = "auto",
     fmt: options.TableJsonOrMarkdownOpt = TableJsonOrMarkdown.table,
     output_path: options.OutputOpt = None,
     wide: options.WideOpt = False,
@@ -48,7 +49,8 @@ def matrix(
                               kernel_config=kernel_config, assume=assume, disable_kernel=disable_kernel,
                               quantization=quantization, allow_deprecated_quantization=allow_deprecated_quantization,
                               kv_cache_dtype=kv_cache_dtype, kv_cache_dtype_skip_layers=kv_cache_dtype_skip_layers,
-                              attention_backend=attention_backend, revision=revision, token=token)
+                              attention_backend=attention_backend, moe_backend=moe_backend, revision=revision,
+                              token=token)
     _show(result, fmt, output_path, matrix_document, lambda result, console: matrix_table(result, console, wide),
           matrix_markdown)
 
@@ -70,6 +72,7 @@ def diff(
     kv_cache_dtype: options.KvCacheDtypeOpt = "auto",
     kv_cache_dtype_skip_layers: options.KvCacheSkipLayersOpt = [],  # noqa: B006 - typer needs a list
     attention_backend: options.AttentionBackendOpt = "auto",
+    moe_backend: options.MoeBackendOpt = "auto",
     fmt: options.TableJsonOrMarkdownOpt = TableJsonOrMarkdown.table,
     output_path: options.OutputOpt = None,
     revision: options.RevisionOpt = None,
@@ -90,7 +93,7 @@ def diff(
                                disable_kernel=disable_kernel, quantization=quantization,
                                allow_deprecated_quantization=allow_deprecated_quantization,
                                kv_cache_dtype=kv_cache_dtype, kv_cache_dtype_skip_layers=kv_cache_dtype_skip_layers,
-                               attention_backend=attention_backend)
+                               attention_backend=attention_backend, moe_backend=moe_backend)
         ckpt = open_checkpoint(model, revision=revision, token=token)
         result = build_diff(ckpt, opts, before, opts.profile)
     _show(result, fmt, output_path, diff_document, diff_table, diff_markdown)

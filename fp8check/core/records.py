@@ -113,6 +113,7 @@ class InspectOptions(NamedTuple):
     kv_cache_dtype: str = "auto"      # --kv-cache-dtype: vLLM's CacheDType value
     attention_backend: str | None = None  # --attention-backend: an AttentionBackendEnum name
     kv_cache_dtype_skip_layers: tuple[str, ...] = ()  # --kv-cache-dtype-skip-layers: layer indices / "sliding_window"
+    moe_backend: str = "auto"         # --moe-backend: vLLM's KernelConfig.moe_backend (normalized)
 
 
 class LayerReport(NamedTuple):
@@ -173,6 +174,7 @@ class MoEReport(NamedTuple):
     block: tuple[int, int] | None = None  # the block the experts kernel sees (0.33 may refine it)
     quant_method: MoEMethod | None = None  # the method it was routed with (load's recipe reads it, never re-derives)
     layer_type: str = "FusedMoE"
+    unjudged: str | None = None       # why fp8check does not judge the backend vLLM takes (a --moe-backend it lacks)
 
     @property
     def ok(self) -> bool:
@@ -239,6 +241,7 @@ class InspectReport(NamedTuple):
     # vLLM's refusals of the quantization config before any layer is built (formats.frontdoor; in `errors` too),
     # carried for the planning views and crosscheck, which never run the front door again
     front_door_errors: tuple[str, ...] = ()
+    moe_backend: str = "auto"               # --moe-backend, as routed
 
     @property
     def ok(self) -> bool:

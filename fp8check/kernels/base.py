@@ -37,11 +37,14 @@ class RoutingContext(NamedTuple):
     profile: RuleProfile
     disabled: frozenset[str] = frozenset()
     model_type: str = ""   # hf_text_config.model_type (a vision-language config's text_config's): per-model switches
+    moe_backend: str = "auto"  # --moe-backend (KernelConfig.moe_backend, normalized)
 
     @classmethod
     def of(cls, options, model_type: str = "") -> RoutingContext:
-        """The context of an InspectOptions (its platform, profile and --disable-kernel) for a model_type."""
-        return cls(options.platform, options.profile, frozenset(options.disabled_kernels), model_type)
+        """The context of an InspectOptions (its platform, profile, --disable-kernel and --moe-backend) for a
+        model_type."""
+        return cls(options.platform, options.profile, frozenset(options.disabled_kernels), model_type,
+                   options.moe_backend)
 
     @property
     def kind(self) -> str:

@@ -542,7 +542,10 @@ def experts_numerics(backends: dict[str, tuple[type[Experts], ...]]) -> dict[str
             for cls in (experts, *experts.parts)}
 
 
-MOE_EXPERTS_NUMERICS = experts_numerics(BACKENDS)
+# Experts classes a model file subclasses for its own runner (never the oracle's choice), by the class whose numerics
+# they run: muse_spark/amd/muse_moe_runner.py MuseSparkTritonExperts(_RouteOutputHandoff, TritonExperts).
+MODEL_EXPERTS: dict[str, type[Experts]] = {"MuseSparkTritonExperts": TritonExperts}
+MOE_EXPERTS_NUMERICS = {**experts_numerics(BACKENDS), **{name: base.numerics for name, base in MODEL_EXPERTS.items()}}
 
 
 class MoEChoice(NamedTuple):
@@ -579,10 +582,109 @@ def rejection(backend: str, reason: str, ctx: RoutingContext) -> str:
     return f"FP8 MoE backend {backend} does not support the deployment configuration since {reason}."
 
 
+# config/kernel.py MoEBackend: the --moe-backend values 0.25's KernelConfig takes, and what each later change added
+# and removed (KernelConfig._normalize_moe_backend lowercases a value and maps '-' to '_').
+MOE_BACKEND_VALUES = ("auto", "triton", "deep_gemm", "deep_gemm_mega_moe", "cutlass", "flashinfer_trtllm",
+                      "flashinfer_cutlass", "flashinfer_cutedsl", "flashinfer_b12x", "marlin", "humming",
+                      "triton_unfused", "aiter", "flydsl", "hpc", "emulation")
+MOE_BACKEND_CHANGES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "moe-backend-batched-triton": (("batched_triton",), ()),
+    "moe-backend-029": (("b12x", "flashinfer_moe_ep_mega_deep_gemm", "flashinfer_moe_ep_mega_cutedsl"), ()),
+    "moe-backend-030": (("aiter_triton_mxfp4_bf16", "rdna3"), ()),
+    "moe-backend-032": (("flashinfer_moe_ep_cutedsl", "aiter_mega_moe"), ("flashinfer_moe_ep_mega_cutedsl",)),
+    "moe-backend-033": (("aiter_triton_mxfp4_mxfp4",), ()),
+}
+# fused_moe/oracle/fp8.py map_fp8_backend (alike 0.25 ... 0.34): the --moe-backend values the FP8 oracle takes, in
+# its order; any other value is refused there, in the method's constructor (fp8_backend_refusal), except the
+# megakernel values, which model files (DeepSeek-V4, GLM-5-Next: NATIVE_MEGA_MOE_BACKENDS), KernelConfig's
+# validate_flashinfer_moe_ep_model and quant methods take before it: not modelled.
+FP8_MOE_BACKENDS = {"triton": "TRITON", "deep_gemm": "DEEPGEMM", "cutlass": "VLLM_CUTLASS",
+                    "flashinfer_trtllm": "FLASHINFER_TRTLLM", "flashinfer_cutlass": "FLASHINFER_CUTLASS",
+                    "marlin": "MARLIN", "humming": "HUMMING", "aiter": "AITER", "hpc": "HPC"}
+CUTLASS_DISABLED = "vLLM CUTLASS FP8 MoE backend is disabled for this configuration."
+MEGA_MOE_VALUES = ("deep_gemm_mega_moe", "aiter_mega_moe", "flashinfer_moe_ep_mega_deep_gemm",
+                   "flashinfer_moe_ep_mega_cutedsl", "flashinfer_moe_ep_cutedsl")
+# fused_moe/oracle/unquantized.py map_unquantized_backend: the values UnquantizedFusedMoEMethod's oracle takes
+# (batched_triton from the change that added it to MoEBackend), in its order.
+UNQUANTIZED_MOE_BACKENDS = ("triton", "batched_triton", "flashinfer_trtllm", "flashinfer_cutlass", "aiter")
+
+
+def moe_backend_values(profile) -> tuple[str, ...]:
+    """The --moe-backend values `profile`'s release takes."""
+    values = list(MOE_BACKEND_VALUES)
+    for change, (added, removed) in MOE_BACKEND_CHANGES.items():
+        if profile.has(change):
+            values = [v for v in values if v not in removed] + list(added)
+    return tuple(values)
+
+
+def normalize_moe_backend(value: str) -> str:
+    """KernelConfig._normalize_moe_backend."""
+    return value.lower().replace("-", "_")
+
+
+def requested_backend(cfg: MoEConfig, w: QuantKey, a: QuantKey | None, ctx: RoutingContext,
+                      allow_vllm_cutlass: bool) -> MoEChoice:
+    """select_fp8_moe_backend's branch for an explicit --moe-backend (one of FP8_MOE_BACKENDS): the requested
+    backend's first experts class that supports the configuration, or the oracle's return_or_raise error with the
+    last class's reason. The batched activation format (DP all-to-all) that swaps in the BATCHED_* backends is never
+    built here. VLLM_USE_DEEP_GEMM, DeepGEMM's per-model exclusion and VLLM_ROCM_USE_AITER are not consulted."""
+    backend = FP8_MOE_BACKENDS[ctx.moe_backend]
+    if backend == "VLLM_CUTLASS" and not allow_vllm_cutlass:
+        return MoEChoice(None, None, (), CUTLASS_DISABLED)
+    rejected: list[Rejection] = []
+    for experts in backends_at(ctx).get(backend, ()):
+        reason = experts.unsupported(cfg, w, a, ctx)
+        if reason is None:
+            return MoEChoice(backend, experts.name, tuple(rejected))
+        rejected.append(Rejection(experts.name, rejection(backend, reason, ctx), experts.verified))
+    return MoEChoice(None, None, tuple(rejected), rejected[-1].reason if rejected else None)
+
+
+def unquantized_backend_refusal(ctx: RoutingContext) -> str | None:
+    """map_unquantized_backend's refusal of an explicit --moe-backend (UnquantizedFusedMoEMethod.__init__), or None."""
+    values = [v for v in UNQUANTIZED_MOE_BACKENDS
+              if v != "batched_triton" or ctx.profile.has("moe-backend-batched-triton")]
+    if ctx.moe_backend == "auto" or ctx.moe_backend in values:
+        return None
+    return f"moe_backend='{ctx.moe_backend}' is not supported for unquantized MoE. Expected one of {values}."
+
+
+def fp8_backend_refusal(ctx: RoutingContext) -> str | None:
+    """map_fp8_backend's refusal of an explicit --moe-backend it does not map (none for the megakernel values)."""
+    if ctx.moe_backend == "auto" or ctx.moe_backend in FP8_MOE_BACKENDS or ctx.moe_backend in MEGA_MOE_VALUES:
+        return None
+    return (f"moe_backend='{ctx.moe_backend}' is not supported for FP8 MoE. Expected one of "
+            f"{list(FP8_MOE_BACKENDS)}.")
+
+
+def requested_unmodelled(ctx: RoutingContext) -> str | None:
+    """Why fp8check cannot judge the FP8 experts under ctx's --moe-backend (None: auto, refused, or modelled)."""
+    if ctx.moe_backend == "auto" or fp8_backend_refusal(ctx):
+        return None
+    backend = FP8_MOE_BACKENDS.get(ctx.moe_backend)
+    if backend is None:
+        return (f"--moe-backend {ctx.moe_backend} is not modelled: a megakernel path (MegaMoE, FlashInfer MoE-EP) "
+                "the model file, KernelConfig or the quant method takes")
+    if backend not in backends_at(ctx):
+        return f"--moe-backend {ctx.moe_backend}: fp8check models no {backend} experts class of vLLM {ctx.profile.name}"
+    return None
+
+
+def backend_takes_block(block: tuple[int, int], a: QuantKey | None, ctx: RoutingContext) -> bool:
+    """resolve_fp8_moe_weight_block_shape's can_refine: a class of the requested backend whose
+    _supports_quant_scheme takes the refined block key with the method's activation key."""
+    key = QuantKey(True, block)
+    return any(experts.quant(key, a, ctx) for experts in backends_at(ctx).get(FP8_MOE_BACKENDS[ctx.moe_backend], ()))
+
+
 def select_backend(cfg: MoEConfig, w: QuantKey, a: QuantKey | None, ctx: RoutingContext,
                    allow_vllm_cutlass: bool) -> MoEChoice:
-    """select_fp8_moe_backend with moe_backend='auto' and no VLLM_* override except VLLM_ROCM_USE_AITER, which
-    `--assume aiter=yes` stands for: vLLM then takes AITER or raises, without trying the others."""
+    """select_fp8_moe_backend: an explicit --moe-backend first (requested_backend); else moe_backend='auto' with no
+    VLLM_* override except VLLM_ROCM_USE_AITER, which `--assume aiter=yes` stands for: vLLM then takes AITER or
+    raises, without trying the others."""
+    if ctx.moe_backend != "auto":
+        return requested_backend(cfg, w, a, ctx, allow_vllm_cutlass)
     listed = backends_at(ctx)
     order = priority(cfg, w, a, ctx)
     if ctx.kind == "rocm" and ctx.platform.assumptions.aiter:

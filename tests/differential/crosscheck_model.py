@@ -3,8 +3,9 @@ comparison of that with fp8check's report of the same checkpoint.
 
 The vLLM side (a subprocess per release and platform, like crosscheck.py's, whose stubs it reuses):
     python tests/differential/crosscheck_model.py PLATFORM [--stub] < cases.json
-A case is {"id", "folder", "quantization", "allow_deprecated", "tp", "ep", "kv_cache_dtype", "tokenizer"} (tokenizer:
-the checkpoint's tokenizer is loaded, where the front door asks it; else skipped). For each, the
+A case is {"id", "folder", "quantization", "allow_deprecated", "tp", "ep", "kv_cache_dtype", "moe_backend",
+"tokenizer"} (tokenizer: the checkpoint's tokenizer is loaded, where the front door asks it; else skipped; moe_backend:
+KernelConfig's, auto when absent). For each, the
 release's own `ModelConfig` (config.json read by transformers, vLLM's front door: detection, --quantization, allow-list,
 deprecation) and `VllmConfig` (quant config, capability and dtype gates; `enforce_eager`), then
 `model_loader.utils.initialize_model` under `torch.device("meta")` — the model file decides which layers get the
@@ -1088,7 +1089,9 @@ def build_model(case: dict) -> dict:
     """vLLM's whole model for one case: {"id", "error", "modules", "names"}; names maps fp8check's checkpoint
     names (case["names"]) through the model class's hf_to_vllm_mapper, as vLLM's loader renames them."""
     import torch
-    from vllm.config import CacheConfig, LoadConfig, ModelConfig, ParallelConfig, VllmConfig, set_current_vllm_config
+    from vllm.config import (
+        CacheConfig, KernelConfig, LoadConfig, ModelConfig, ParallelConfig, VllmConfig, set_current_vllm_config,
+    )
     from vllm.model_executor.model_loader.utils import initialize_model
 
     from fp8check.core.routing.crosscheck import _patch_availability
@@ -1119,6 +1122,7 @@ def build_model(case: dict) -> dict:
         with _triton_installed():
             config = VllmConfig(model_config=model_config, load_config=LoadConfig(load_format="dummy"),
                                 cache_config=CacheConfig(cache_dtype=cache_dtype),
+                                kernel_config=KernelConfig(moe_backend=case.get("moe_backend", "auto")),
                                 parallel_config=ParallelConfig(tensor_parallel_size=case["tp"],
                                                                enable_expert_parallel=case.get("ep", False),
                                                                distributed_executor_backend="mp"))

@@ -81,6 +81,10 @@ FAMILIES: dict[str, tuple[dict, dict]] = {
     # Fewer experts than TP 8: qwen3_moe.py's MoE block refuses the build (layouts.TP_ABOVE_EXPERTS).
     "qwen3-moe-4-experts": (dict(architecture="Qwen3MoeForCausalLM", model_type="qwen3_moe", experts=4),
                             {"num_experts_per_tok": 2, "decoder_sparse_step": 1, "mlp_only_layers": []}),
+    # Qwen3-30B-A3B's expert width (768): at TP 8 a 96-row shard no 128-block divides, which native fp8 refines to
+    # 32-blocks (moe-block-refine) or, under a --moe-backend whose classes refuse that, pads (moe-block-pad).
+    "qwen3-moe-768": (dict(architecture="Qwen3MoeForCausalLM", model_type="qwen3_moe", moe_intermediate=768, **_MOE),
+                      {"num_experts_per_tok": 2, "decoder_sparse_step": 1, "mlp_only_layers": []}),
     "deepseek-v2-lite": (dict(architecture="DeepseekV2ForCausalLM", model_type="deepseek_v2", **_MLA),
                          {"num_experts_per_tok": 2, "n_group": 1, "topk_group": 1, "topk_method": "greedy"}),
     "deepseek-v3": (dict(architecture="DeepseekV3ForCausalLM", model_type="deepseek_v3", q_lora_rank=1536,
@@ -1962,11 +1966,11 @@ def write(tmp: str, family: str, quant: str) -> str:
 
 
 def fp8check_side(folder: str, profile, platform: str, tp: int, ep: bool, quant: str,
-                  kv_cache_dtype: str = "auto") -> tuple[dict, tuple[str, ...]]:
+                  kv_cache_dtype: str = "auto", moe_backend: str = "auto") -> tuple[dict, tuple[str, ...]]:
     quantization, deprecated = served(quant)
     options = InspectOptions(platform=parse_platform(platform), profile=profile, tp=tp, ep=ep,
                              quantization=quantization, allow_deprecated_quantization=deprecated,
-                             kv_cache_dtype=kv_cache_dtype)
+                             kv_cache_dtype=kv_cache_dtype, moe_backend=moe_backend)
     checkpoint = open_local(folder)
     try:  # a refused front door is in the report's errors, with the model-level ones (--ep on a dense model)
         report = inspect_checkpoint(checkpoint, options)
@@ -2000,9 +2004,11 @@ def _family_quants(family: str, quants: list[str]) -> tuple[str, ...] | list[str
 
 
 def whole_model_suite(releases: list[str], platforms: list[str], families: list[str], quants: list[str],
-                      kv_cache_dtypes: list[str], jobs: int = 2, stand_in: str | None = None) -> Suite:
-    """Every case of the grid on every release and platform; passes when every difference is listed (EXPLAINED,
-    OPEN) or a known one (post-load prediction, not judged, not compared)."""
+                      kv_cache_dtypes: list[str], jobs: int = 2, stand_in: str | None = None,
+                      moe_backend: str = "auto") -> Suite:
+    """Every case of the grid on every release and platform (both sides under `moe_backend`, vLLM's
+    --moe-backend); passes when every difference is listed (EXPLAINED, OPEN) or a known one (post-load prediction,
+    not judged, not compared)."""
     tmp = tempfile.mkdtemp(prefix="fp8check-whole-")
     cells = grid(families, quants, kv_cache_dtypes)
     folders = {(f, q): write(tmp, f, q) for f, q in {cell[:2] for cell in cells}}
@@ -2015,11 +2021,11 @@ def whole_model_suite(releases: list[str], platforms: list[str], families: list[
                 cases = []
                 for family, quant, kv, tp, ep in cells:
                     key = (release, pl, family, quant, kv, tp, ep)
-                    ours[key] = fp8check_side(folders[(family, quant)], profile, pl, tp, ep, quant, kv)
+                    ours[key] = fp8check_side(folders[(family, quant)], profile, pl, tp, ep, quant, kv, moe_backend)
                     quantization, deprecated = served(quant)
                     cases.append({"id": "|".join(map(str, key)), "folder": folders[(family, quant)], "tp": tp,
                                   "ep": ep, "quantization": quantization, "allow_deprecated": deprecated,
-                                  "kv_cache_dtype": kv, "names": sorted(ours[key][0]),
+                                  "kv_cache_dtype": kv, "moe_backend": moe_backend, "names": sorted(ours[key][0]),
                                   "tokenizer": family in TOKENIZER_FAMILIES})
                 jobs_[(release, pl)] = pool.submit(run_release, release, pl, cases)
     table: dict[tuple[str, str], Counter] = defaultdict(Counter)
@@ -2091,13 +2097,15 @@ def main() -> int:
                         "a bf16 checkpoint under --quantization M")
     parser.add_argument("--kv-cache-dtypes", default=",".join(KV_CACHE_DTYPES),
                         help="--kv-cache-dtype values of the KV axis (KV_FAMILIES x KV_QUANTS); others run auto")
+    parser.add_argument("--moe-backend", default="auto", help="vLLM's --moe-backend on both sides (every case)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--markdown", help="append the tables to this file")
     parser.add_argument("--dump", help="write every compared row to this JSON file")
     add_stand_in(parser)
     args = parser.parse_args()
     suite = whole_model_suite(args.releases.split(","), args.platforms.split(","), args.families.split(","),
-                              args.quants.split(","), args.kv_cache_dtypes.split(","), args.jobs, args.stand_in)
+                              args.quants.split(","), args.kv_cache_dtypes.split(","), args.jobs, args.stand_in,
+                              args.moe_backend)
     publish(suite.tables, suite.stubs, suite.dump, args.dump, args.markdown)
     return 0 if suite.passed else 1
 

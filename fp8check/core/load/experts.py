@@ -67,7 +67,7 @@ class MoEJob(NamedTuple):
 def expert_recipe(report: MoEReport, method_strategy: Strategy | None, static_input: bool) -> Recipe:
     """The recipe of the experts class inspect selected: its numerics, and how its scheme quantizes activations."""
     kind = numerics.moe_numerics(report.kernel, report.block if method_strategy == Strategy.BLOCK else None) \
-        if report.kernel else numerics.UNQUANTIZED
+        if report.kernel and method_strategy is not None else numerics.UNQUANTIZED
     activation = None
     if kind in (numerics.BLOCK, numerics.SCALED_MM):
         if method_strategy == Strategy.BLOCK and report.block:
@@ -95,6 +95,9 @@ def moe_jobs(moes: tuple[MoEModule, ...], reports: dict[str, MoEReport], profile
         if report.errors:
             refused[moe.name] = base._replace(errors=(f"not run: vLLM would not build this layer: {report.errors[0]}",))
             continue
+        if report.unjudged:
+            refused[moe.name] = base._replace(errors=(f"not run: not judged: {report.unjudged}",))
+            continue
         method = report.quant_method  # the method inspect routed the experts with (None: stored fused)
         unquantized = method is not None and method.method == UNQUANTIZED_MOE
         if method is None or (report.kernel is None and not unquantized) or not (unquantized or method.assignment):
@@ -105,6 +108,9 @@ def moe_jobs(moes: tuple[MoEModule, ...], reports: dict[str, MoEReport], profile
         recipe = expert_recipe(report, strategy, method.activation_key == kFp8StaticTensorSym)
         if method.assignment is not None and method.assignment.online:
             recipe = recipe._replace(online=gemm.online_mode(profile))
+        if report.moe_tp > 1 and report.intermediate_per_rank and \
+                report.intermediate_per_rank * report.moe_tp != shapes.intermediate:  # moe-block-pad
+            recipe = recipe._replace(shard_rows=report.intermediate_per_rank)
         if recipe.block and method.block and recipe.block != method.block:
             recipe = recipe._replace(refine=(method.block[0] // recipe.block[0], method.block[1] // recipe.block[1]))
         ids = sorted(shapes.experts)
@@ -147,12 +153,22 @@ def expert_owner(expert: int, num_experts: int, ep: int) -> int:
 
 # --------------------------------------------------------------------------------------------- reading
 
+def expert_span(size: int, tp: int, rank: int, per: int | None) -> tuple[int, int]:
+    """The intermediate dimension's slice a rank loads: rank_span, or with `per` vLLM's block-aligned padded TP
+    shard (routed_experts.py _load_model_weight_or_group_weight_scale under tp_shard_with_padding: `per` rows from
+    rank * per, clipped to the checkpoint's; the rest of the rank's parameter is zero weights, unit scales)."""
+    if per is None:
+        return rank_span(size, tp, rank)
+    start = min(per * rank, size)
+    return start, min(start + per, size)
+
+
 def read_expert(shards: tuple[Shard, Shard, Shard], recipe: Recipe, files: CheckpointFiles, tp: int, rank: int
                 ) -> tuple[ShardTensors, ShardTensors, ShardTensors]:
     """One expert's gate, up and down as TP rank `rank` of `tp` loads them (tp 1: whole)."""
     out = []
     for (role, style), shard in zip(EXPERT_STYLES.items(), shards):
-        span = rank_span(shard.weight.shape[style.dim], tp, rank) if tp > 1 else None
+        span = expert_span(shard.weight.shape[style.dim], tp, rank, recipe.shard_rows) if tp > 1 else None
         weight = files.read(TensorRead(shard.weight, **({"cols" if style.dim else "rows": span} if span else {})))
         scale_suffix = next((s for s in WEIGHT_SCALES if s in shard.side), None)
         scale = _read_scale(shard.side[scale_suffix], role, recipe, files, tp, rank) if scale_suffix else None
@@ -176,7 +192,8 @@ def _read_scale(info, role: str, recipe: Recipe, files: CheckpointFiles, tp: int
         return files.read(TensorRead(info))
     dim = EXPERT_STYLES[role].dim
     if not recipe.refine:
-        span = rank_span(info.shape[dim], tp, rank)
+        blocks = recipe.shard_rows // recipe.block[0] if recipe.shard_rows and recipe.block else None
+        span = expert_span(info.shape[dim], tp, rank, blocks)
         return files.read(TensorRead(info, **({"cols" if dim else "rows": span})))
     scale = files.read(TensorRead(info)).repeat_interleave(recipe.refine[0], 0).repeat_interleave(recipe.refine[1], 1)
     start, stop = rank_span(scale.shape[dim], tp, rank)
@@ -428,7 +445,8 @@ def _rank_expert(rank, moe: MoEJob, expert: int, shards: tuple[Shard, Shard, Sha
     owner = expert_owner(expert, moe.num_experts, recipe.ep) if recipe.ep > 1 else None
     mine = owner is None or owner == rank.rank
     tp, r = (recipe.moe_tp, rank.rank) if recipe.ep == 1 else (1, 0)
-    cols = rank_span(moe.intermediate, tp, r) if tp > 1 else (0, moe.intermediate)
+    cols = expert_span(moe.intermediate, tp, r, recipe.shard_rows) if tp > 1 else (0, moe.intermediate)
+    mine = mine and cols[0] < cols[1]  # a padded shard past the checkpoint's rows holds only zeros
     errors: tuple[str, ...] = ()
     outputs, read = None, 0
     if mine:

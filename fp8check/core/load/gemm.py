@@ -34,6 +34,9 @@ class Recipe(NamedTuple):
     fused_silu_quant: bool = False     # experts: silu_and_mul_per_block_quant, the intermediate quantized from fp32
     moe_tp: int = 1                    # experts: the FusedMoE's own TP size (a linear layer's split is its RankReads)
     ep: int = 1                        # experts: the expert-parallel size
+    # experts: vLLM's block-aligned padded TP shard (an explicit --moe-backend, moe-block-pad): each rank's rows of
+    # the intermediate, rank r's from r * shard_rows (the last ranks may hold none); None: the even split
+    shard_rows: int | None = None
     # Online quantization (--quantization on an unquantized checkpoint): None (the checkpoint is FP8), "rank"
     # (vLLM <= 0.27: each TP rank quantizes its own slice) or "global" (0.28+: amax_for_tp_weight_quant reduces
     # the amax over the ranks, so every rank's scale is the unsharded weight's).

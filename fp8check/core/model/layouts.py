@@ -107,6 +107,17 @@ class Tower(NamedTuple):
     unexpanded: tuple[str, ...] = ()
 
 
+class MoEBackendRequired(NamedTuple):
+    """A model's own runner for quantized experts, which raises while building unless --moe-backend is `backend`
+    (Muse-Spark's ROCm MuseSparkQuarkW8A8Fp8FusedMoE, muse_moe_runner.py validate_fp8_deployment): `refusal` under
+    any other value, 'auto' included (the value as {moe_backend}, its repr); under `backend`, `runner`."""
+
+    kinds: tuple[str, ...]            # the platforms whose model file builds the runner
+    backend: str
+    refusal: str
+    runner: tuple[str, str, str]      # (method, experts class, Fp8MoeBackend) it builds
+
+
 class Router(NamedTuple):
     """How a model file builds its FusedMoE's routing: the inputs of fused_moe/config.py's
     get_routing_method_type (scoring_func, renormalize, num_expert_group, an e_score_correction_bias), each fixed
@@ -443,10 +454,8 @@ class Arch(NamedTuple):
     # fit one block row: built with disable_tp above TP 1, each rank slicing its heads (bailing_moe_v3.py
     # BailingMoeV3MLAAttention replicate_g_proj, whose scales cannot split over ranks).
     block_fp8_replicated: tuple[str, ...] = ()
-    # (platform kinds, vLLM's message): the model's FusedMoE method raises while building on those platforms when the
-    # experts are quantized (Muse-Spark's ROCm MuseSparkQuarkW8A8Fp8FusedMoE wants --moe-backend triton, which
-    # fp8check does not model: the default 'auto' is refused); unquantized experts build.
-    quantized_moe_refusal: tuple[tuple[str, ...], str] | None = None
+    # The model's own FusedMoE runner, which takes one --moe-backend only on some platforms (MoEBackendRequired).
+    moe_backend_required: MoEBackendRequired | None = None
     # (tails, method class): unquantized linears whose quant method the model file replaces with its own
     # UnquantizedLinearMethod subclass after building them (Muse-Spark's pooler / unpooler: MuseSparkTorchLinearMethod).
     own_linear_method: tuple[tuple[str, ...], str] | None = None
@@ -2023,7 +2032,7 @@ ARCHITECTURES["MuseGlimmerForConditionalGeneration"] = _MUSE_GLIMMER
 # without quant_config (fp32), the pooling pre_expert_proj / post_expert_proj ReplicatedLinears without quant_config
 # (vLLM swaps in its MuseSparkTorchLinearMethod, a plain F.linear), the experts one FusedMoE at moe_hidden_size with
 # sigmoid routing over an always-registered expert_bias, whose method (muse_moe_runner.py MuseSparkRoutedExperts) is
-# Quark's W8A8 FP8 only behind the Triton MoE backend (--moe-backend triton: quantized_moe_refusal) and BF16 Triton
+# Quark's W8A8 FP8 only behind the Triton MoE backend (--moe-backend triton: moe_backend_required) and BF16 Triton
 # experts where Quark's exclude skips them. The towers are built without the quant config: NaViT (q / k / v ->
 # qkv_proj over the vision heads, attn.proj row, mlp.fc1 column / fc2 row, the patch embedding a column, the position
 # table a parameter), the vision adapter (fc1 column, fc2 row), vision_projection a row, and the audio AutoEncoder
@@ -2038,7 +2047,9 @@ _MUSE_SPARK_ADAPTER = Tower("vllm:models/muse_spark/common/omni.py", ("model.vis
 _MUSE_SPARK_AUDIO = Tower("vllm:models/muse_spark/common/audio.py", ("model.audio_tower.",), quantized=False,
                           styles={"patch_embedder.proj": COLUMN, "mlp.fc1": COLUMN, "mlp.fc2": ROW,
                                   "audio_tower.proj": COLUMN})
-_MUSE_SPARK_MESSAGE = "Muse Spark FP8 on ROCm requires the Triton MoE backend; got 'auto'."
+_MUSE_SPARK_BACKEND = MoEBackendRequired(("rocm",), "triton",
+                                         "Muse Spark FP8 on ROCm requires the Triton MoE backend; got {moe_backend}.",
+                                         ("MuseSparkQuarkW8A8Fp8FusedMoE", "MuseSparkTritonExperts", "TRITON"))
 ARCHITECTURES["MuseSparkForConditionalGeneration"] = Arch(
     _MUSE_SPARK_SOURCE, packed={**LLAMA_PACKED, "qkv_proj": ("q_proj", "k_proj", "v_proj", "gate_proj")},
     styles={"self_attn.qkv_proj": COLUMN, "mlp.pre_expert_proj": REPLICATED, "mlp.post_expert_proj": REPLICATED},
@@ -2049,11 +2060,11 @@ ARCHITECTURES["MuseSparkForConditionalGeneration"] = Arch(
     matrix_norms=("patch_embedder.position_embedding_table",),
     kv_heads_tp_error="AssertionError: KV-head padding is not supported for the fused QKV+O-gate projection: "
                       "total_num_kv_heads={kv}, tp_size={tp}.",
-    quantized_moe_refusal=(("rocm",), _MUSE_SPARK_MESSAGE),
+    moe_backend_required=_MUSE_SPARK_BACKEND,
     own_linear_method=(("mlp.pre_expert_proj", "mlp.post_expert_proj"), "MuseSparkTorchLinearMethod"),
     own_unquantized_moe=("MuseSparkUnquantizedFusedMoE", "MuseSparkTritonExperts", "TRITON"),
-    fields_before=(("muse-spark-rename", {"quantized_moe_refusal": (
-        ("rocm",), _MUSE_SPARK_MESSAGE.replace("Muse Spark", "MuseSpark1x"))}),),
+    fields_before=(("muse-spark-rename", {"moe_backend_required": _MUSE_SPARK_BACKEND._replace(
+        refusal=_MUSE_SPARK_BACKEND.refusal.replace("Muse Spark", "MuseSpark1x"))}),),
     hf_to_vllm=tuple(("regex", old, new) for old, new in (
         (r"^model\.language_model\.", "model."),
         (r"^(model\.layers\.\d+)\.input_layernorm\.", r"\1.self_attn.pre_qkv_proj_norm."),

@@ -42,6 +42,7 @@ def inspect_document(report: InspectReport) -> dict:
         "includes": sorted(report.profile.includes),
         "linear_backend": report.backend.default,
         "linear_backend_per_quant": dict(report.backend.per_quant),
+        "moe_backend": report.moe_backend,
         "assumptions": report.platform.assumptions.relevant(report.platform.kind),
         "quant_method": report.quant_method,
         "errors": list(report.errors),

@@ -1,14 +1,14 @@
 """The one-line answer of every command that judges a checkpoint: inspect, load (with its status counts), matrix
 and diff. Tables, Markdown and the JSON documents all print these same lines. Also here, in one place: which
-modules fp8check does not judge and why (not_judged_reason: laid out by guess, or a method named but not
-modelled), and what --fail-on fails a report with no error on (failing)."""
+modules fp8check does not judge and why (not_judged_reason: laid out by guess, a --moe-backend not modelled, or a
+method named but not modelled), and what --fail-on fails a report with no error on (failing)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from fp8check.core.model.layouts import GENERIC, unserved_reason
-from fp8check.core.records import InspectReport, LoadReport
+from fp8check.core.records import InspectReport, LoadReport, MoEReport
 from fp8check.core.routing.warnings import all_warnings
 from fp8check.core.vocabulary import Status
 
@@ -23,8 +23,9 @@ FAIL_ON = ("error", "not-judged", "warning")
 def not_judged_reason(row, report: InspectReport) -> str | None:
     """Why fp8check does not judge a linear module or FusedMoE of `report` (None: it does). Its layout was guessed
     by the generic name rules: config.json's architectures are not in fp8check.core.model.layouts' table, or the
-    release registers none of them (unserved_reason); or vLLM quantizes it with a method fp8check names but does
-    not model (no kernel, no error)."""
+    release registers none of them (unserved_reason); or a FusedMoE takes a --moe-backend fp8check does not model
+    for its method (MoEReport.unjudged); or vLLM quantizes it with a method fp8check names but does not model (no
+    kernel, no error)."""
     if row.layout == GENERIC:
         architectures = report.architectures
         unserved = unserved_reason(architectures, report.profile, report.expert_counts)
@@ -32,6 +33,8 @@ def not_judged_reason(row, report: InspectReport) -> str | None:
             return f"laid out by guess: {unserved}"
         return (f"laid out by guess: architecture {'/'.join(architectures)} is not in fp8check's table"
                 if architectures else "laid out by guess: config.json names no architecture of fp8check's table")
+    if isinstance(row, MoEReport) and row.unjudged:
+        return row.unjudged
     if row.ok and row.kernel is None and not row.scheme.startswith("Unquantized") and not _own_unquantized(row):
         return f"method {row.scheme} is named, not modelled"
     return None
@@ -51,12 +54,16 @@ def not_judged(report: InspectReport) -> list:
 
 def not_judged_text(report: InspectReport) -> str:
     """The verdict's clauses on modules not judged ('' when every module is judged): how many were laid out by
-    guess and why, how many have a method fp8check names but does not model."""
+    guess and why, how many FusedMoE take a --moe-backend fp8check does not model, how many have a method
+    fp8check names but does not model."""
     rows = not_judged(report)
     guessed = [row for row in rows if row.layout == GENERIC]
-    named = [row for row in rows if row.layout != GENERIC]
+    forced = [row for row in rows if row.layout != GENERIC and isinstance(row, MoEReport) and row.unjudged]
+    named = [row for row in rows if row.layout != GENERIC and row not in forced]
     text = (f"; {len(guessed)} of {len(report.layers) + len(report.moes)} modules not judged "
             f"({not_judged_reason(guessed[0], report)})" if guessed else "")
+    if forced:
+        text += f"; {len(forced)} FusedMoE not judged ({forced[0].unjudged})"
     if named:
         text += (f"; {len(named)} not judged ({', '.join(sorted({r.scheme for r in named}))}: a method "
                  "fp8check names but does not model, see the notes)")

@@ -206,10 +206,9 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
                                      options.ep, out_dtype)
     moes = tuple(moe._replace(errors=tuple(wrong_shapes[moe.name]) + moe.errors) if moe.name in wrong_shapes else moe
                  for moe in moes)
-    refusal = arch.quantized_moe_refusal if arch is not None else None
-    # raised by the first quantized FusedMoE vLLM builds, at any TP
-    moe_refused = bool(refusal and ctx.kind in refusal[0] and any(moe.scheme != UNQUANTIZED_MOE for moe in moes))
-    errors += [refusal[1]] if refusal and moe_refused else []
+    moes, moe_refusal = model_moe_runner(arch, moes, ctx)
+    moe_refused = moe_refusal is not None  # raised by the first FusedMoE vLLM builds, at any TP
+    errors += [moe_refusal] if moe_refusal else []
     attention_at = attention_inspector(ckpt, layout, quant, options, ctx, out_dtype)
     attention = attention_at(options.tp)
     linear_ok = tuple(
@@ -221,8 +220,11 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
     online = frozenset(online_modules) | frozenset(m.name for m in moes
                                                    if online_modules and m.scheme != UNQUANTIZED_MOE)
     own_moe = arch.own_unquantized_moe if arch is not None else None
-    if own_moe:  # the model's own method for unquantized experts, its experts class and backend fixed
-        moes = tuple(moe._replace(scheme=own_moe[0], kernel=own_moe[1], backend=own_moe[2])
+    required = arch.moe_backend_required if arch is not None else None
+    # the model's own method for unquantized experts, its experts class and backend fixed (under an explicit
+    # --moe-backend only the one its runner takes: vLLM's unquantized oracle runs first, not modelled)
+    if own_moe and ctx.moe_backend in ("auto", *((required.backend,) if required else ())):
+        moes = tuple(moe._replace(scheme=own_moe[0], kernel=own_moe[1], backend=own_moe[2], unjudged=None)
                      if moe.scheme == UNQUANTIZED_MOE else moe for moe in moes)
     # does it fit: a failure too, and in the TP sweep
     footprint = weight_footprint(ckpt.tensors, ckpt.config, layout, online)
@@ -241,6 +243,7 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         moes=moes, errors=tuple(errors), warnings=door.warnings, tp_sizes_ok=tp_ok, notes=layout.notes,
         skipped=layout.skipped, ep=options.ep, tp_sizes_ok_ep=tp_ok_ep, memory=memory, attention=attention,
         architectures=ckpt.config.architectures, expert_counts=ckpt.config.expert_counts, front_door_errors=tuple(door.errors),
+        moe_backend=options.moe_backend,
     ))
     return with_warnings(report, ckpt, options, layout, ctx)
 
@@ -271,3 +274,17 @@ def _layer_report(module: LinearModule, assignment: Assignment, result: Route, i
         weight_key=result.weight_key, activation_key=result.activation_key, layout=module.layout,
         assignment=assignment, request=result.request,
     )
+
+
+def model_moe_runner(arch, moes: tuple, ctx: RoutingContext) -> tuple[tuple, str | None]:
+    """A model's own runner for quantized experts that takes one --moe-backend only (Arch.moe_backend_required):
+    vLLM's refusal under another value, else its method, experts class and backend."""
+    required = arch.moe_backend_required if arch is not None else None
+    if required is None or ctx.kind not in required.kinds:
+        return moes, None
+    quantized = [moe for moe in moes if moe.scheme != UNQUANTIZED_MOE]
+    if quantized and ctx.moe_backend != required.backend:
+        return moes, required.refusal.format(moe_backend=repr(ctx.moe_backend))
+    scheme, kernel, backend = required.runner
+    return tuple(moe._replace(scheme=scheme, kernel=kernel, backend=backend, rejected=(), unjudged=None)
+                 if moe in quantized else moe for moe in moes), None

@@ -27,7 +27,10 @@ from fp8check.core.records import MoEReport
 from fp8check.core.routing.integrity import check_module
 from fp8check.core.vocabulary import layer_template
 from fp8check.kernels.base import RoutingContext
-from fp8check.kernels.moe import MoEChoice, MoEConfig, key_text, refined_block_accepted, select_backend
+from fp8check.kernels.moe import (
+    MoEChoice, MoEConfig, backend_takes_block, key_text, refined_block_accepted, requested_unmodelled, select_backend,
+    fp8_backend_refusal, unquantized_backend_refusal,
+)
 from fp8check.kernels.quant_keys import QuantKey
 
 if TYPE_CHECKING:
@@ -172,6 +175,17 @@ def place(method: MoEMethod, hidden: int, intermediate: int, num_experts: int, t
     weight_key, block = method.weight_key, method.block
     if block and ctx.profile.has("moe-block-refine") and method.refines_block:
         refined = refine_block(block, ispp, moe_tp, hidden)
+        if ctx.moe_backend != "auto" and ctx.profile.has("moe-block-pad") and not (
+                refined and backend_takes_block(refined, method.activation_key, ctx)):
+            padded = pad_to_blocks(block, ispp, moe_tp, intermediate, hidden)
+            if isinstance(padded, str):
+                return empty._replace(errors=(padded,))
+            if padded:
+                notes.append(f"--moe-backend {ctx.moe_backend}: vLLM {ctx.profile.name} pads each rank's experts "
+                             f"to whole {block[0]}-blocks ({ispp} -> {padded} rows; "
+                             "resolve_fp8_moe_weight_block_shape: its experts classes refuse the refined block)")
+                ispp, refined = padded, None
+                empty = empty._replace(intermediate_per_rank=ispp)
         if refined:
             weight_key = QuantKey(True, refined)
             takers = refined_block_accepted(refined, ctx)
@@ -204,6 +218,19 @@ def refine_block(block: tuple[int, int], ispp: int, moe_tp: int, hidden: int) ->
         return None
     refine = math.gcd(block_n, block_k, ispp, hidden)
     return None if refine < 32 else (refine, refine)
+
+
+def pad_to_blocks(block: tuple[int, int], ispp: int, moe_tp: int, intermediate: int, hidden: int) -> int | str | None:
+    """pad_tp_shard_to_weight_blocks (moe-block-pad, an explicit --moe-backend only): the shard rounded up to whole
+    square blocks, None where no padding applies, or vLLM's refusal (an expert bias, which also refuses, is not
+    read here)."""
+    block_n, block_k = block
+    if block_n != block_k or moe_tp == 1 or ispp % block_n == 0:
+        return None
+    if intermediate % block_n or hidden % block_n:
+        return (f"Block-aligned FP8 TP sharding requires {block_n}-aligned global expert dimensions, pure TP, and no "
+                "LoRA or expert bias.")
+    return -(-ispp // block_n) * block_n
 
 
 def expert_block_shape_error(ispp: int, block: tuple[int, int], tp_world: int) -> str | None:
@@ -371,6 +398,17 @@ def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], qu
             method = method._replace(weight_key=None, activation_key=None, note=(
                 f"activation {activation} ({moe.layout[5:]}): which experts classes take it is not modelled, so "
                 "the backend vLLM picks is not predicted (not judged)"))
+        unjudged = None
+        # an explicit --moe-backend: the FP8 oracle's branch and the two oracles' refusals of values they do not map
+        refusal = unquantized_backend_refusal(ctx) if method.method == UNQUANTIZED_MOE else \
+            fp8_backend_refusal(ctx) if method.weight_key is not None else None
+        if refusal:
+            method = method._replace(error=refusal)
+        elif ctx.moe_backend != "auto":
+            unjudged = requested_unmodelled(ctx) if method.weight_key is not None else (
+                f"--moe-backend {ctx.moe_backend} with {method.method}: the backend its oracle takes is not modelled")
+            if unjudged:
+                method = method._replace(weight_key=None, activation_key=None)
         if twin is not None and same and method != twin.method:
             same, shapes = False, expert_shapes(moe)
         routing, routing_note = routing_method(config, ctx)
@@ -381,7 +419,8 @@ def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], qu
         integrity_errors, warnings = ([], []) if same else integrity(moe, shapes, method)
         clean = not shapes.errors and not integrity_errors and not warnings
         twin = _Twin(structure, shapes, dtypes, method) if clean else None
-        notes = [n for n in (method.note, routing_note) if n] + list(result.notes)
+        notes = [n for n in (method.note, routing_note, unjudged and f"{unjudged} (not judged)") if n] + \
+            list(result.notes)
         errors = list(result.errors)
         if errors and not ep and tp > 1 and not place(method, *sweep[1:4], tp, True, ctx, routing, in_dtype,
                                                            sweep.swiglu_limit).errors:
@@ -404,7 +443,8 @@ def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], qu
             weight_key=result.weight_key.name if result.weight_key else None,
             activation_key=method.activation_key.name if method.activation_key else None, layout=moe.layout,
             ep=result.ep, moe_tp=result.tp, experts_per_rank=result.experts_per_rank,
-            intermediate_per_rank=result.intermediate_per_rank, block=result.block, quant_method=method))
+            intermediate_per_rank=result.intermediate_per_rank, block=result.block, quant_method=method,
+            unjudged=unjudged))
     return tuple(reports), frozenset(sweeps)
 
 

@@ -251,6 +251,17 @@ WHEEL_CHANGES: dict[str, str] = {
     "mla-sliding-window-kv": "0.34 wheel: MLAAttention refuses fp8_ds_mla and nvfp4_ds_mla with a sliding window "
                              "('Sliding-window MLA does not support kv_cache_dtype=...') and hands the selector "
                              "has_sliding_window; TRITON_MLA supports a sliding window (mla_attention.py)",
+    "moe-backend-batched-triton": "0.27 wheel: --moe-backend takes batched_triton (config/kernel.py MoEBackend)",
+    "moe-backend-029": "0.29 wheel: --moe-backend takes b12x, flashinfer_moe_ep_mega_deep_gemm and "
+                       "flashinfer_moe_ep_mega_cutedsl (config/kernel.py MoEBackend)",
+    "moe-backend-030": "0.30 wheel: --moe-backend takes aiter_triton_mxfp4_bf16 and rdna3 "
+                       "(config/kernel.py MoEBackend)",
+    "moe-backend-032": "0.32 wheel: --moe-backend takes flashinfer_moe_ep_cutedsl and aiter_mega_moe, no longer "
+                       "flashinfer_moe_ep_mega_cutedsl (config/kernel.py MoEBackend)",
+    "moe-backend-033": "0.33 wheel: --moe-backend takes aiter_triton_mxfp4_mxfp4 (config/kernel.py MoEBackend)",
+    "moe-block-pad": "0.31 wheel: with an explicit --moe-backend whose experts classes refuse the refined block, "
+                     "native fp8 pads the TP shard to whole checkpoint blocks (oracle/fp8.py "
+                     "resolve_fp8_moe_weight_block_shape, pad_tp_shard_to_weight_blocks)",
     "moe-oracle-wording": "0.34 wheel: MoEKernelOracle.make_log_unsupported words a refused backend \"Fp8 MoE backend "
                           "'X' does not support the deployment configuration since ...\" (oracle/base.py)",
     "cpu-requires-triton": "0.34 wheel: CpuPlatform.check_and_update_config raises 'vLLM on x86 CPUs requires Triton "
@@ -309,7 +320,7 @@ _V026 = _release("0.26", _V025, (47516, "quark-moe-exclude", "nvfp4-per-token", 
                                  "transformers-backend-026"),
                  "before #50787: XPU block FP8 goes to W8A16 and fails to find a kernel")
 _V027 = _release("0.27", _V026, ("rocm-cdna3-wording", "xpu-quant-allowlist", "modelopt-min-80", "inc-mx-fp",
-                                 "fa-fp8-kv", "attention-backends-027"),
+                                 "fa-fp8-kv", "attention-backends-027", "moe-backend-batched-triton"),
                  "as 0.26 but for one ROCm message; XPU's quantization allow-list; FlashAttention's FP8 KV checks")
 _V028 = _release("0.28", _V027, (49664, 49932, 50787, 50826, "b12x", "humming-installed", "rocm-inc",
                                  "quark-per-block", "online-tp-amax", "mxfp8-backend-fallback",
@@ -319,7 +330,7 @@ _V028 = _release("0.28", _V027, (49664, 49932, 50787, 50826, "b12x", "humming-in
 _V029 = _release("0.29", _V028, ("marlin-late", "torch-fp8-support", 47434, "pbwo-padding", "mxfp8-trtllm",
                                  "fa4-hd256", "attn-selector-dcp", "attn-import-error-text", "cpu-amx-mla",
                                  "moe-block-refine", "ct-wna16-moe-wording", "transformers-backend-029",
-                                 "trtllm-swiglu-clamp", "qwen4exp", "hy-v4"),
+                                 "trtllm-swiglu-clamp", "qwen4exp", "hy-v4", "moe-backend-029"),
                  "Marlin's cc >= 89 gate removed: sm89 block FP8 routes to Marlin; AutoRound block FP8; FusedMoE "
                  "block refinement")
 _V030 = _release("0.30", _V029, (49381, "xpu-moe-wna16", "quark-fp8-keys", "inc-bits-5-7", "cpu-router",
@@ -328,24 +339,25 @@ _V030 = _release("0.30", _V029, (49381, "xpu-moe-wna16", "quark-fp8-keys", "inc-
                                  "flashinfer-sm90-sinks", "nvfp4-ds-mla", "rocm-kv-dtype-hint",
                                  "rocm-aiter-mla-sparse-sinks",
                                  "attention-backends-030", "cpu-moe-deepseek-routing", "glm5next",
-                                 "trtllm-swiglu-block"),
+                                 "trtllm-swiglu-block", "moe-backend-030"),
                  "as 0.29 for FP8 linear layers; ModelOpt's generic method; the mm-prefix composite backends")
 _V031 = _release("0.31", _V030, ("cpu-fp8", "cutlass-fp8-check", "online-fp8-redirect", "mxfp8-shape",
                                  "glm4-moe-gate-linear", "bailing-gate-linear", "fa4-sm90-d512-fp8-kv",
                                  "sm90-fp8-kv-mm-prefix",
                                  "xpu-batch-invariant", "triton-flash-attn-fa3", "flashmla-sparse-d512",
-                                 "attention-backends-031", "cpu-moe-w8a8"),
+                                 "attention-backends-031", "cpu-moe-w8a8", "moe-block-pad"),
                  "CPU FP8 kernels (AMX-FP8 W8A8, per-tensor, block); Cutlass FP8 refuses below sm89")
 _V032 = _release("0.32", _V031, ("humming-priority", "xpu-fp8-per-channel", "xpu-flash-attn-mla",
                                  "rocm-attn-no-mm-prefix", "ultraquant", "flashmla-sparse-d512-fp8",
                                  "attention-backends-032", "ct-moe-ckpt-leaves", "glm5-sm100-fp8-kv",
-                                 "transformers-backend-032"),
+                                 "transformers-backend-032", "moe-backend-032"),
                  "Humming ahead of Marlin on sm90")
 _V033 = _release("0.33", _V032, ("cpu-fp8-channel", "modelopt-exclude-modules", "mxfp8-torch", "kv-quant-mode",
                                  "xpu-fa-d512", "xpu-triton-flash-attn", "cpu-attn-kv-check", "rocm-octave",
                                  "flash-attn-mla-sparse-fa4", "attention-backends-033", "aiter-moe-split",
                                  "deepgemm-moe-exclusion", "glm5next-sm100-fp8-kv", "mimo-v2-kv-chunks",
-                                 "kimi-xpu-amd-linear", "bailing-v3-replicated-gate", "kimi-k3-rocm"),
+                                 "kimi-xpu-amd-linear", "bailing-v3-replicated-gate", "kimi-k3-rocm",
+                                 "moe-backend-033"),
                  "CPU channel-wise FP8 kernel; AITER's FusedMoE classes split")
 
 _V034 = _release("0.34", _V033, ("xpu-fp8-per-token", "w4afp8", "fp-quant-removed", "ptpc-w8a16-refused",
