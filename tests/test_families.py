@@ -4442,3 +4442,76 @@ def test_an_unregistered_moe_or_multimodal_transformers_class_is_named_not_laid_
     assert transformers_backend(("AyaVisionForConditionalGeneration",), profile).built == \
         "TransformersMultiModalForCausalLM"
     assert transformers_backend(("FooBarForCausalLM",), profile).found is None
+
+
+# ninth round (fam-textb)
+# Zamba2 (transformers' Zamba2ForCausalLM): Mamba-2 layers and hybrid layers 0, 2, 4 over two shared transformer blocks
+# (block 0 at layers 0 and 4, saved once under layer 0; block 1 at layer 2), each with its per-use LoRA adapters.
+ZAMBA2 = dict(layers_block_type=["hybrid", "mamba", "hybrid", "mamba", "hybrid"], num_mem_blocks=2,
+              use_shared_attention_adapter=True, adapter_rank=128, n_mamba_heads=8, mamba_ngroups=1, mamba_d_state=128,
+              use_mem_rope=True, hidden_act="gelu", pad_token_id=0, bos_token_id=1, eos_token_id=2)
+ZAMBA2_SPEC = dict(architecture="Zamba2ForCausalLM", model_type="zamba2", transformers=True, layers=5, head_dim=128,
+                   tie_embeddings=True, extra_config=ZAMBA2)
+# Nemotron-H Puzzle (NVIDIA's remote-code config): NEMOTRON_H's layers "M*-E" given by block_configs, whose MLP block is
+# 1024 wide (the top-level intermediate_size another) and whose MoE block alone holds the expert keys.
+PUZZLE = dict({k: v for k, v in NEMOTRON_H.items() if k not in ("hybrid_override_pattern", "n_routed_experts",
+                                                                 "num_experts_per_tok", "moe_intermediate_size",
+                                                                 "moe_shared_expert_intermediate_size")},
+              block_configs=[{"block_type": "mamba"}, {"block_type": "attention"},
+                             {"block_type": "mlp", "intermediate_size": 1024},
+                             {"block_type": "moe", "n_routed_experts": 4, "num_experts_per_tok": 2,
+                              "moe_intermediate_size": 256, "moe_shared_expert_intermediate_size": 256}])
+PUZZLE_SPEC = dict(architecture="NemotronHPuzzleForCausalLM", model_type="nemotron_h_puzzle", extra_config=PUZZLE,
+                   **HF)
+TEXTB_FAMILIES = [
+    ("nemotron-h-puzzle", PUZZLE_SPEC, 1,
+     {"backbone.layers.0.mixer.in_proj": ("MergedColumnParallelLinear", "vllm:nemotron_h.py"),
+      "backbone.layers.1.mixer.qkv_proj": ("QKVParallelLinear", "vllm:nemotron_h.py"),
+      "backbone.layers.2.mixer.up_proj": ("ColumnParallelLinear", "vllm:nemotron_h.py"),
+      "backbone.layers.3.mixer.gate": ("ReplicatedLinear", "vllm:nemotron_h.py"),
+      "backbone.layers.3.mixer.shared_experts.down_proj": ("RowParallelLinear", "vllm:nemotron_h.py")}),
+    ("zamba2", ZAMBA2_SPEC, 1,
+     {"model.layers.0.shared_transformer.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:zamba2.py"),
+      "model.layers.0.shared_transformer.self_attn.linear_q_adapter_list.2.0": ("ColumnParallelLinear",
+                                                                                "vllm:zamba2.py"),
+      "model.layers.2.shared_transformer.feed_forward.gate_up_proj": ("MergedColumnParallelLinear", "vllm:zamba2.py"),
+      "model.layers.0.linear": ("ReplicatedLinear", "vllm:zamba2.py"),
+      "model.layers.0.mamba_decoder.mamba.in_proj": ("MergedColumnParallelLinear", "vllm:zamba2.py"),
+      "model.layers.1.mamba.conv1d": ("ColumnParallelLinear", "vllm:zamba2.py"),
+      "model.layers.1.mamba.out_proj": ("RowParallelLinear", "vllm:zamba2.py")}),
+]
+FAMILIES += TEXTB_FAMILIES
+
+
+@pytest.mark.parametrize("spec,tp,expected", [f[1:] for f in TEXTB_FAMILIES], ids=[f[0] for f in TEXTB_FAMILIES])
+def test_ninth_round_textb_family_layout(make_checkpoint, spec, tp, expected):
+    test_family_layout(make_checkpoint, spec, tp, expected)
+
+
+def test_nemotron_h_puzzle_reads_each_layers_block_widths_off_its_tensors(make_checkpoint):
+    """nemotron_h.py builds each MLP / MoE layer from get_nemotron_h_config_for_layer (the block's keys): the MLP is
+    its block's 1024 wide (config.json's top-level intermediate_size is 512), the MoE its block's 4 experts."""
+    folder = make_checkpoint(quant="ct-fp8-block", data="sparse", **PUZZLE_SPEC)
+    layout = build_layout(open_local(folder).tensors, open_local(folder).config, LATEST)
+    up = next(m for m in layout.linears if m.name == "backbone.layers.2.mixer.up_proj")
+    assert up.output_sizes == (1024,) and [m.num_experts for m in layout.moes] == [4]
+
+
+def test_zamba2_shared_blocks_build_one_attention_per_use_without_a_kv_method(make_checkpoint):
+    """zamba2.py Zamba2Attention: one Attention per use k of a shared block (dpa_list.k, built under model.attn.j without
+    the quant config), all over the block's one qkv_proj (heads over attention_head_dim = 2 x hidden / heads)."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **ZAMBA2_SPEC))
+    assert [(a.name, a.num_heads, a.head_size, a.kv_method) for a in rep.attention] == [
+        (f"model.layers.{layer}.shared_transformer.self_attn.dpa_list.{use}", 4, 128, None)
+        for layer, use in ((0, 0), (0, 2), (2, 1))]
+
+
+@pytest.mark.parametrize("listed,quantized", [(("model.layers.0.mamba_decoder.mamba.in_proj",), True),
+                                              (("model.layers.0.mamba_decoder.mamba.in_proj", "3.mixer.in_proj"),
+                                               False)])
+def test_zamba2_quant_lists_see_the_mixers_under_their_hybrid_offset_prefix(make_checkpoint, listed, quantized):
+    """zamba2.py builds layer i's mixer under the prefix str(H + i).mixer (H = 3 hybrid layers), no root: an ignore
+    list naming the checkpoint's name never reaches it (vLLM quantizes it over the BF16 weight), vLLM's prefix does."""
+    rep = inspect(make_checkpoint(quant="fp8-block", data="sparse", **dict(ZAMBA2_SPEC, ignore=("lm_head", *listed))))
+    in_proj = next(layer for layer in rep.layers if layer.name == "model.layers.0.mamba_decoder.mamba.in_proj")
+    assert (in_proj.scheme != "UnquantizedLinearMethod") == quantized and rep.ok != quantized

@@ -902,6 +902,34 @@ def _nemotron_nas_config(llama_config):
     return DeciLMConfig
 
 
+def _nemotron_h_puzzle_config(nemotron_h_config):
+    """A stand-in of NVIDIA's remote NemotronHPuzzleConfig (configuration_nemotron_h_puzzle.py, model_type
+    nemotron_h_puzzle): a NemotronHConfig whose hybrid_override_pattern comes from block_configs' block types
+    (attention *, moe E, mamba M, mlp -), the keys any block sets no top-level attribute, and
+    get_nemotron_h_config_for_layer the NemotronHConfig of the top-level keys with that layer's block keys over them
+    (what nemotron_h.py's MLP and MoE layers read)."""
+    pattern = {"attention": "*", "moe": "E", "mamba": "M", "mlp": "-"}
+
+    class NemotronHPuzzleConfig(nemotron_h_config):
+        model_type = "nemotron_h_puzzle"
+
+        def __init__(self, block_configs=(), mtp_block_configs=(), **kwargs):
+            kwargs["hybrid_override_pattern"] = "".join(pattern[block["block_type"]] for block in block_configs)
+            super().__init__(**kwargs)
+            self.block_configs = [dict(block) for block in block_configs]
+            self.mtp_block_configs = [dict(block) for block in mtp_block_configs]
+            for member in {key for block in self.block_configs for key in block if key != "block_type"}:
+                if hasattr(self, member):
+                    delattr(self, member)
+
+        def get_nemotron_h_config_for_layer(self, layer_idx: int):
+            fields = {k: v for k, v in self.to_dict().items() if k not in ("block_configs", "mtp_block_configs")}
+            fields.update({k: v for k, v in self.block_configs[layer_idx].items() if k != "block_type"})
+            return nemotron_h_config.from_dict(fields)
+
+    return NemotronHPuzzleConfig
+
+
 def _nemotron_vl_config(pretrained_config, auto_config, model_type: str):
     """A stand-in of NVIDIA's remote Nemotron VL configs (configuration.py of the Nemotron Nano VL / Omni and
     Llama-Nemotron-Nano-VL checkpoints): vision_config a config of its keys (without its auto_map: the RADIO args,
@@ -1034,6 +1062,8 @@ def _register_remote_code_configs() -> None:
         if model_type not in transformers.CONFIG_MAPPING:
             transformers.AutoConfig.register(model_type, _nemotron_vl_config(
                 transformers.PretrainedConfig, transformers.AutoConfig, model_type))
+    if "nemotron_h_puzzle" not in transformers.CONFIG_MAPPING:
+        transformers.AutoConfig.register("nemotron_h_puzzle", _nemotron_h_puzzle_config(transformers.NemotronHConfig))
     if "plamo3" not in transformers.CONFIG_MAPPING:
         transformers.AutoConfig.register("plamo3", _plamo3_config(transformers.PretrainedConfig))
     if "ernie4_5_moe_vl" in transformers.CONFIG_MAPPING:
@@ -1133,11 +1163,14 @@ def build_model(case: dict) -> dict:
     result["stand_in_impls"] = sorted(set(STAND_IN_IMPLS))
     result["tied"] = bool(getattr(model_config.hf_text_config, "tie_word_embeddings", False))
     mapper = getattr(model, "hf_to_vllm_mapper", None)
+    attention = set(case.get("attention_names", ()))
     for name in case.get("names", ()):
         # The loader renames tensor names: a module's name is mapped as its weight's (lm_head.weight matches the
-        # "lm_head." prefix rules that a bare "lm_head" would not).
-        mapped = _module_mapper(mapper, name)._map_name(f"{name}.weight") if mapper is not None else f"{name}.weight"
-        result["names"][name] = mapped.removesuffix(".weight") if mapped else name
+        # "lm_head." prefix rules that a bare "lm_head" would not), an attention layer's as its KV scale's (Zamba2's
+        # "0.weight" -> "A.weight" rule is its adapters', not its dpa_list.0 Attention's).
+        suffix = ".k_scale" if name in attention else ".weight"
+        mapped = _module_mapper(mapper, name)._map_name(f"{name}{suffix}") if mapper is not None else f"{name}{suffix}"
+        result["names"][name] = mapped.removesuffix(suffix) if mapped else name
     result["modules"] = read_modules(model)
     return result
 

@@ -1710,6 +1710,44 @@ FAMILIES["orion-qkv-bf16"] = (dict(FAMILIES["orion"][0], ignore=("lm_head", *(f"
                                                                               for leaf in ("q_proj", "k_proj",
                                                                                            "v_proj")))),
                               FAMILIES["orion"][1])
+# ninth round (fam-textb)
+FAMILIES.update({
+    # Zamba2 (zamba2.py; transformers' Zamba2ForCausalLM, Zamba2-2.7B's / 7B's two shared blocks at 1.2B's widths):
+    # Mamba-2 layers and hybrid layers whose shared transformer block (attention over 2 x hidden, LoRA adapters per
+    # use, a gated GELU MLP) alternates between the two blocks: block 0 at layers 0 and 4, block 1 at layer 2.
+    "zamba2": (dict(architecture="Zamba2ForCausalLM", model_type="zamba2", transformers=True, layers=5,
+                    kv_heads=16, head_dim=256, tie_embeddings=True),
+               dict(_TOKENS, layers_block_type=["hybrid", "mamba", "hybrid", "mamba", "hybrid"], num_mem_blocks=2,
+                    use_shared_attention_adapter=True, adapter_rank=128, n_mamba_heads=64, mamba_ngroups=1,
+                    mamba_d_state=128, mamba_d_conv=4, mamba_expand=2, use_mem_rope=True, hidden_act="gelu")),
+})
+# The same with what splits into no whole block a rank above TP 1 listed BF16: the Mamba in_proj ([I, I, GN, GN, H])
+# under its checkpoint names and under the prefix zamba2.py builds it with (str(H + i).mixer, H = 3 hybrid layers),
+# which alone reaches it; the adapters' A (adapter_rank 128 rows), the checkpoint's `0` and vLLM's `A` (its prefixes
+# model.linear_q_adapter.A, model.feed_forward.gate_up_proj_adapter_list.k.A): every TP size built.
+FAMILIES["zamba2-listed"] = (
+    dict(FAMILIES["zamba2"][0], ignore=(
+        "lm_head", *(f"model.layers.{i}.{'mamba_decoder.mamba' if i % 2 == 0 else 'mamba'}.in_proj" for i in range(5)),
+        *(f"{3 + i}.mixer.in_proj" for i in range(5)),
+        *(f"model.layers.{layer}.shared_transformer.self_attn.linear_{part}_adapter_list.{use}.0"
+          for layer, use in ((0, 0), (2, 1), (0, 2)) for part in "qkv"),
+        *(f"model.layers.{layer}.shared_transformer.feed_forward.gate_up_proj_adapter_list.{use}.0"
+          for layer, use in ((0, 0), (2, 1), (0, 2))),
+        *(f"model.linear_{part}_adapter.A" for part in "qkv"),
+        *(f"model.feed_forward.gate_up_proj_adapter_list.{use}.A" for use in range(3)))),
+    FAMILIES["zamba2"][1])
+# Nemotron-H Puzzle (nemotron_h.py; NVIDIA's remote-code config, model_type nemotron_h_puzzle): nemotron-h's layers
+# "M*-E" given per layer by block_configs, whose MLP and MoE keys are each layer's own and no top-level key (the MoE's
+# expert count only there: vLLM's front door counts no experts, so --ep is refused).
+_PUZZLE_BLOCKS = [{"block_type": "mamba"}, {"block_type": "attention"}, {"block_type": "mlp", "intermediate_size": 4096},
+                  {"block_type": "moe", "n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 1024,
+                   "moe_shared_expert_intermediate_size": 1024}]
+FAMILIES["nemotron-h-puzzle"] = (
+    dict(architecture="NemotronHPuzzleForCausalLM", model_type="nemotron_h_puzzle", **_HF),
+    dict({k: v for k, v in FAMILIES["nemotron-h"][1].items()
+          if k not in ("hybrid_override_pattern", "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
+                       "moe_shared_expert_intermediate_size")},
+         block_configs=_PUZZLE_BLOCKS, mtp_block_configs=[]))
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}
@@ -2020,6 +2058,8 @@ def whole_model_suite(releases: list[str], platforms: list[str], families: list[
                     cases.append({"id": "|".join(map(str, key)), "folder": folders[(family, quant)], "tp": tp,
                                   "ep": ep, "quantization": quantization, "allow_deprecated": deprecated,
                                   "kv_cache_dtype": kv, "names": sorted(ours[key][0]),
+                                  "attention_names": sorted(name for name, row in ours[key][0].items()
+                                                            if row["kind"] == "attention"),
                                   "tokenizer": family in TOKENIZER_FAMILIES})
                 jobs_[(release, pl)] = pool.submit(run_release, release, pl, cases)
     table: dict[tuple[str, str], Counter] = defaultdict(Counter)

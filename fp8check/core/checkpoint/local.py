@@ -218,6 +218,13 @@ CONFIG_KEY_ALIASES: dict[str, dict[str, str | Callable[[dict], object]]] = {
                 "intermediate_size": "ffn_hidden_size",
                 "num_key_value_heads": lambda doc: doc.get("multi_query_group_num", 1)
                 if doc.get("multi_query_attention") else doc.get("num_attention_heads")},
+    # Zamba2Config: attribute_map layer_types -> layers_block_type, head_dim -> attention_head_dim (__post_init__:
+    # 2 x hidden_size // num_attention_heads, the shared attention running over the doubled hidden state).
+    "zamba2": {"layer_types": "layers_block_type",
+               "head_dim": lambda doc: doc.get("attention_head_dim") or (
+                   2 * doc["hidden_size"] // doc["num_attention_heads"]
+                   if isinstance(doc.get("hidden_size"), int) and isinstance(doc.get("num_attention_heads"), int)
+                   and doc["num_attention_heads"] else None)},
 }
 
 
@@ -505,7 +512,7 @@ def _mamba_sizes(opt_int: Callable[..., int | None], sizes_doc: dict,
     Codestral Mamba's params.json, model_type mamba, gives all four, a Mamba-1 config.json none), else
     Granite-4.0-H's and Falcon-H1's (granitemoehybrid.py, falcon_h1.py: mamba_n_heads, mamba_d_head, mamba_n_groups,
     mamba_d_state; their config classes default groups 1, state 256, and a head size of mamba_expand (2) x
-    hidden_size / heads)."""
+    hidden_size / heads), Zamba2's (n_mamba_heads, mamba_ngroups, mamba_d_state)."""
     sizes = tuple(opt_int(key) for key in ("mamba_num_heads", "mamba_head_dim", "n_groups", "ssm_state_size"))
     if all(sizes):
         return sizes  # type: ignore[return-value]
@@ -515,6 +522,10 @@ def _mamba_sizes(opt_int: Callable[..., int | None], sizes_doc: dict,
     if model_type == "mamba":
         mamba2 = tuple(opt_int(key) for key in ("num_heads", "head_dim", "n_groups", "state_size"))
         return mamba2 if all(mamba2) else None  # type: ignore[return-value]
+    if model_type == "zamba2":  # zamba2.py: n_mamba_heads of mamba_expand x hidden_size / heads (Zamba2Config's defaults)
+        heads, hidden = opt_int("n_mamba_heads") or 8, opt_int("hidden_size")
+        return (heads, (opt_int("mamba_expand") or 2) * hidden // heads, opt_int("mamba_ngroups") or 1,
+                opt_int("mamba_d_state") or 64) if hidden else None
     heads, hidden = opt_int("mamba_n_heads"), opt_int("hidden_size")
     if not heads or not hidden:
         return None

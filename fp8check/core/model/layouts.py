@@ -383,6 +383,15 @@ class Arch(NamedTuple):
     # FalconH1ParallelHybrid: the SSM branch `mamba.mamba` of model.layers.i under `model.{L + i}.mixer`): what
     # get_quant_method matches the config's lists against there (offset_prefixes).
     offset_prefix: tuple[str, str] | None = None
+    # (vLLM module name part, prefix part): parts of decoder layer i that the model file builds under the prefix
+    # `{H + i}.<prefix part>`, no root, H the number of config.layer_types' "hybrid" layers (zamba2.py Zamba2Model:
+    # prefix = str(len(layer2block_map) + layer_idx) for its mixer `mixer` and its `linear`): offset_prefixes.
+    hybrid_offset_prefixes: tuple[tuple[str, str], ...] = ()
+    # (adapter list, Attention list): transformer blocks one module serves at several hybrid layers (zamba2.py
+    # Zamba2AttentionDecoderLayer, `shared_transformer`, saved once at its first use): its MLP holds one adapter
+    # `<adapter list>.{k}` per use k (the layer's index among the hybrid layers), its attention one Attention
+    # `self_attn.<Attention list>.{k}` per use over the block's one qkv_proj (routing/attention.py shared_block_layers).
+    shared_block_uses: tuple[str, str] | None = None
     # True: Mistral-Large-4's MLA (models/mistral/nvidia/attention.py MistralMLAAttention): the MLAAttention is
     # `self_attn.attn`, its latent cache kv_lora_rank + qk_rope_head_dim wide on NoPE layers too (whose
     # kv_a_proj_with_mqa lacks the RoPE part), and a layer whose config.kv_source_layers entry is another layer
@@ -1325,6 +1334,11 @@ ARCHITECTURES["NemotronHForCausalLM"] = Arch(
     router=Router("sigmoid", ("norm_topk_prob", True), ("n_group", 1), True), moe_activation="relu2_no_mul",
     gated_experts=False, mamba_in_proj="mixer.in_proj", sliding=MODEL_WINDOW,
     hf_to_vllm=(("substr", "A_log", "A"), ("substr", "embeddings", "embed_tokens"), ("prefix", "backbone", "model")))
+# Nemotron-H Puzzle (registry.py 0.25-0.34: nemotron_h.py's NemotronHForCausalLM; NVIDIA's remote-code config,
+# model_type nemotron_h_puzzle): Nemotron-H's layers with each layer's block keys from config.block_configs (the MLP's
+# intermediate_size, the MoE's expert count and widths: get_nemotron_h_config_for_layer), which fp8check reads off
+# the tensors; the attention and Mamba layers take the top-level keys.
+ARCHITECTURES["NemotronHPuzzleForCausalLM"] = ARCHITECTURES["NemotronHForCausalLM"]
 
 # NVIDIA's Nemotron VL (nano_nemotron_vl.py NemotronH_Nano_VL_V2, the class of NemotronH_Nano_VL_V2,
 # NemotronH_Nano_Omni_Reasoning_V3, NemotronH_Super_Omni_Reasoning_V3 and NemotronH_Omni_Reasoning_V3; remote-code
@@ -1534,6 +1548,32 @@ ARCHITECTURES["JambaForCausalLM"] = Arch(
     "vllm:jamba.py", packed={**LLAMA_PACKED, "in_proj": ("in_proj",)}, unquantized=("feed_forward.router",),
     router=Router(renormalize=False), head_quant_config=False, attention_quant_config=False, sliding=MODEL_WINDOW,
     hf_to_vllm=(("substr", ".self_attn.", "."), ("substr", ".A_log", ".A")), **_mamba1_mixer("mamba"))
+# Zamba2 (zamba2.py Zamba2ForCausalLM, registered 0.25-0.34; 0.33 -> 0.34 only a loop variable): per
+# config.layers_block_type a Mamba-2 layer (`mamba` a MambaMixer2 with the quant config: in_proj merged over
+# [I, I, GN, GN, H], conv1d unquantized, out_proj row) or a hybrid layer: its `linear` a ReplicatedLinear with the quant
+# config, its mamba_decoder.mamba the same MambaMixer2, and shared_transformer one of config.num_mem_blocks
+# Zamba2AttentionDecoderLayers the model cycles through (Arch.shared_block_uses): self_attn q / k / v -> qkv_proj (the
+# mapper's orig_to_new_stacked; a QKVParallelLinear over attention_hidden_size = 2 x hidden, every head a KV head), o_proj
+# row, its Attentions built without the quant config (no KV cache method), per use a Zamba2LoRA (A ColumnParallelLinear gathered, B column; the mapper renames the checkpoint's 0 / 1 to A /
+# B) on q / k / v; feed_forward gate_up_proj stored fused (merged), down_proj row, gate_up_proj_adapter_list.k per use.
+# The class declares no packed_modules_mapping (quant_packed False). The prefixes the quant config's lists see are not
+# the module names: the shared blocks are built under Zamba2Model's own prefix (model.qkv_proj, model.o_proj,
+# model.linear_q_adapter.A, model.feed_forward.*), each layer's mixer and linear under str(H + i) (H hybrid layers:
+# hybrid_offset_prefixes). The LM head takes no quant_config (tied to the embedding). Not modelled: the MLP adapters'
+# B is a MergedColumnParallelLinear over [I, I] of one stored tensor, laid out as one column (the same split wherever
+# I / TP is whole blocks).
+ARCHITECTURES["Zamba2ForCausalLM"] = Arch(
+    "vllm:zamba2.py", packed=_QKV_ONLY, quant_packed=False,
+    styles={"linear": REPLICATED, "feed_forward.gate_up_proj": "MergedColumnParallelLinear"},
+    conv_linears=("mamba.conv1d",), mamba_in_proj="mamba.in_proj", head_quant_config=False, sliding=MODEL_WINDOW,
+    attention_quant_config=False, own_widths=("shared_transformer.self_attn.qkv_proj",),
+    hf_to_vllm=(("substr", "A_log", "A"), ("substr", "0.weight", "A.weight"), ("substr", "1.weight", "B.weight")),
+    quant_prefixes=(("regex", r"^(.*?)\.layers\.\d+\.shared_transformer\.self_attn\.linear_([qkv])_adapter_list\.\d+\.",
+                     r"\1.linear_\2_adapter."),
+                    ("regex", r"^(.*?)\.layers\.\d+\.shared_transformer\.self_attn\.", r"\1."),
+                    ("regex", r"^(.*?)\.layers\.\d+\.shared_transformer\.feed_forward\.", r"\1.feed_forward.")),
+    hybrid_offset_prefixes=(("mamba_decoder.mamba", "mixer"), ("mamba", "mixer"), ("linear", "linear")),
+    shared_block_uses=("feed_forward.gate_up_proj_adapter_list", "dpa_list"))
 # ERNIE-4.5 (ernie45.py: llama.py's LlamaForCausalLM) and ERNIE-4.5-MoE (ernie45_moe.py): the router mlp.gate a
 # GateLinear without quant_config, softmax routing with the e_score_correction_bias (mlp.moe_statics), shared
 # experts; hf_to_vllm_mapper drops every name holding "mtp" (model.mtp_block.N, mtp_emb_norm, mtp_linear_proj).
@@ -3125,7 +3165,12 @@ def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
 
 def offset_prefixes(arch: Arch, config: ModelConfig) -> tuple[tuple[str, str, str], ...]:
     """Arch.offset_prefix as renames (regex, as quant_prefixes'), one per decoder layer of config.json's
-    num_hidden_layers."""
+    num_hidden_layers; Arch.hybrid_offset_prefixes one per layer of config.layer_types and part."""
+    layer_types = config.sliding.layer_types
+    if arch.hybrid_offset_prefixes and layer_types:
+        hybrid = layer_types.count("hybrid")
+        return tuple(("regex", rf"^.*?\.layers\.{i}\.{re.escape(part)}\.", f"{hybrid + i}.{prefix}.")
+                     for i in range(len(layer_types)) for part, prefix in arch.hybrid_offset_prefixes)
     if arch.offset_prefix is None or not config.num_hidden_layers:
         return ()
     part, prefix = arch.offset_prefix

@@ -69,6 +69,8 @@ _DENSE = re.compile(r"^(.*\.(?:layers|h)\.(\d+)\.(?:self_attn|self_attention|mix
 # Any linear of a decoder layer's attention module (self_attn; the Transformers backend's GPT-NeoX attention, GPTBigCode
 # attn).
 _SELF_ATTN = re.compile(r"^(.*\.(?:layers|h)\.(\d+)\.(?:self_attn|attention|attn))\.([^.]+)$")
+# A shared transformer block's fused QKV (zamba2.py: model.layers.N.shared_transformer.self_attn.qkv_proj).
+_SHARED_QKV = re.compile(r"^(.*\.layers\.\d+\.shared_transformer)\.self_attn\.qkv_proj$")
 _Q_ONLY = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.q_proj$")  # a KV-shared layer's query projection
 # Ling / Ring 2.5's MLA is `attention`; LongCat-Flash's FlashDecoderLayer (longcat_flash.py) holds two MLA attentions,
 # self_attn.0 and self_attn.1.
@@ -224,12 +226,35 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
             layers.append(AttentionLayer(name, prefix, index, latent, heads, 1, True, False, window, sparse=sparse,
                                          given_backend=given,
                                          no_kv_method=itself and not rules.mla_self_attention_is_mla_attention))
+    if arch is not None and arch.shared_block_uses:
+        layers += shared_block_layers(layout, arch.shared_block_uses, windows)
     if arch is not None and arch.mla_kv_sharing:
         layers += _mla_kv_shared(layers, ckpt.config.kv_source_layers)
     if arch is not None and arch.kv_shared_layers and ckpt.config.num_kv_shared_layers:
         layers += _kv_shared(layout, layers, windows, ckpt.config.num_hidden_layers or 0,
                              ckpt.config.num_kv_shared_layers)
     return tuple(sorted(layers, key=lambda layer: layer.layer_index))
+
+
+def shared_block_layers(layout: ModelLayout, uses: tuple[str, str], windows: tuple) -> list[AttentionLayer]:
+    """The Attentions of Zamba2's shared transformer blocks (Arch.shared_block_uses): one per use k of a block,
+    `<block>.self_attn.<Attention list>.{k}`, all of its qkv_proj's geometry. Attention k of block b (b the block's
+    first use, of M blocks over H uses) is built under the prefix model.attn.{j}, j counting on from
+    b * (H + M - 1) // M (zamba2.py Zamba2Attention): the layer index vLLM reads off that prefix."""
+    adapters, attentions = uses
+    blocks = {match.group(1): module for module in layout.linears
+              if (match := _SHARED_QKV.match(module.name)) and module.heads}
+    block_uses = {block: sorted({int(match.group(1)) for module in layout.linears if (match := re.fullmatch(
+        rf"{re.escape(block)}\.{re.escape(adapters)}\.(\d+)\.[^.]+", module.name))}) for block in blocks}
+    total = sum(len(found) for found in block_uses.values())
+    out = []
+    for block, module in blocks.items():
+        heads, kv_heads, head_dim = module.heads
+        for position, use in enumerate(block_uses[block]):
+            index = block_uses[block][0] * (total + len(blocks) - 1) // len(blocks) + position
+            out.append(AttentionLayer(f"{block}.self_attn.{attentions}.{use}", f"{block}.self_attn", index, head_dim,
+                                      heads, kv_heads, False, False, windows[index] if index < len(windows) else None))
+    return out
 
 
 def _mistral_latent(config, latent: int) -> int:
