@@ -4463,7 +4463,28 @@ PUZZLE = dict({k: v for k, v in NEMOTRON_H.items() if k not in ("hybrid_override
                               "moe_intermediate_size": 256, "moe_shared_expert_intermediate_size": 256}])
 PUZZLE_SPEC = dict(architecture="NemotronHPuzzleForCausalLM", model_type="nemotron_h_puzzle", extra_config=PUZZLE,
                    **HF)
+# openPangu (remote-code configs): Embedded (dense, Llama's names), Ultra-MoE (DeepSeek-V3's MLA with q-LoRA, sigmoid
+# routing with the expert bias, one MTP layer) and Pro-MoE-V2 (GQA, the same MoE).
+PANGU = dict(hidden_act="silu", rms_norm_eps=1e-5, rope_theta=16000000.0)
+PANGU_MOE = dict(PANGU, num_experts_per_tok=2, norm_topk_prob=True, router_enable_expert_bias=True,
+                 routed_scaling_factor=2.5)
 TEXTB_FAMILIES = [
+    ("pangu-embedded", dict(architecture="PanguEmbeddedForCausalLM", model_type="PanguEmbedded", head_dim=128,
+                            extra_config=PANGU), 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:openpangu.py"),
+      "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:openpangu.py")}),
+    ("pangu-ultra-moe", dict(architecture="PanguUltraMoEForCausalLM", model_type="pangu_ultra_moe", quant="fp8-block",
+                             mla=True, head_dim=128, qk_rope_head_dim=64, q_lora_rank=256, moe_style="deepseek",
+                             experts=4, shared_experts=1, first_k_dense=1, mtp_layers=1, extra_config=PANGU_MOE), 2,
+     {"model.layers.0.self_attn.fused_qkv_a_proj": ("MergedColumnParallelLinear", "vllm:openpangu.py"),
+      "model.layers.0.self_attn.kv_b_proj": ("ColumnParallelLinear", "vllm:openpangu.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:openpangu.py"),
+      "model.layers.1.mlp.shared_experts.gate_up_proj": ("MergedColumnParallelLinear", "vllm:openpangu.py")}),
+    ("pangu-pro-moe-v2", dict(architecture="PanguProMoEV2ForCausalLM", model_type="pangu_pro_moe_v2", head_dim=128,
+                              moe_style="deepseek", experts=4, shared_experts=1, first_k_dense=1,
+                              extra_config=PANGU_MOE), 2,
+     {"model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:openpangu.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:openpangu.py")}),
     ("nemotron-h-puzzle", PUZZLE_SPEC, 1,
      {"backbone.layers.0.mixer.in_proj": ("MergedColumnParallelLinear", "vllm:nemotron_h.py"),
       "backbone.layers.1.mixer.qkv_proj": ("QKVParallelLinear", "vllm:nemotron_h.py"),
@@ -4495,6 +4516,19 @@ def test_nemotron_h_puzzle_reads_each_layers_block_widths_off_its_tensors(make_c
     layout = build_layout(open_local(folder).tensors, open_local(folder).config, LATEST)
     up = next(m for m in layout.linears if m.name == "backbone.layers.2.mixer.up_proj")
     assert up.output_sizes == (1024,) and [m.num_experts for m in layout.moes] == [4]
+
+
+def test_pangu_ultra_moe_fuses_qkv_a_replicated_and_skips_its_mtp_layer(make_checkpoint):
+    """openpangu.py: fused_qkv_a_proj a MergedColumnParallelLinear with disable_tp (whole on every rank), the MLA layer
+    self_attn.mla_attn.mla_attn, and _filter_spec_layers skips the num_nextn_predict_layers layer after the last."""
+    spec = next(f[1] for f in TEXTB_FAMILIES if f[0] == "pangu-ultra-moe")
+    folder = make_checkpoint(data="sparse", moe_intermediate=256, **spec)
+    fused = next(m for m in build_layout(open_local(folder).tensors, open_local(folder).config, LATEST).linears
+                 if m.name == "model.layers.0.self_attn.fused_qkv_a_proj")
+    assert fused.layer_type == "MergedColumnParallelLinear" and not fused.tp_split
+    rep = inspect(folder, tp=2)
+    assert [a.name for a in rep.attention] == [f"model.layers.{i}.self_attn.mla_attn.mla_attn" for i in (0, 1)]
+    assert [s.prefix for s in rep.skipped] == ["model.layers.2."] and rep.ok
 
 
 def test_zamba2_shared_blocks_build_one_attention_per_use_without_a_kv_method(make_checkpoint):

@@ -1748,6 +1748,20 @@ FAMILIES["nemotron-h-puzzle"] = (
           if k not in ("hybrid_override_pattern", "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
                        "moe_shared_expert_intermediate_size")},
          block_configs=_PUZZLE_BLOCKS, mtp_block_configs=[]))
+# openPangu (openpangu.py; remote-code configs, each key the model file reads written): Embedded (dense, Llama's
+# names), Ultra-MoE (deepseek-v3's MLA with q-LoRA, a dense layer 0, sigmoid-routed experts with the expert bias, one
+# MTP layer; model_type pangu_ultra_moe, which vLLM's convertor reads as DeepSeek MLA) and Pro-MoE-V2 (GQA attention
+# without sinks, the same MoE).
+_PANGU = dict(_TOKENS, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=16000000.0)
+_PANGU_MOE = dict(_PANGU, num_experts_per_tok=2, norm_topk_prob=True, router_enable_expert_bias=True,
+                  routed_scaling_factor=2.5, n_group=1, topk_group=1)
+FAMILIES.update({
+    "pangu-embedded": (dict(architecture="PanguEmbeddedForCausalLM", model_type="PanguEmbedded"), _PANGU),
+    "pangu-ultra-moe": (dict(FAMILIES["deepseek-v3"][0], architecture="PanguUltraMoEForCausalLM",
+                             model_type="pangu_ultra_moe"), dict(_PANGU_MOE, sandwich_norm=True)),
+    "pangu-pro-moe-v2": (dict(architecture="PanguProMoEV2ForCausalLM", model_type="pangu_pro_moe_v2",
+                              moe_style="deepseek", shared_experts=1, first_k_dense=1, **_MOE), _PANGU_MOE),
+})
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

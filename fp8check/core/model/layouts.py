@@ -1548,6 +1548,24 @@ ARCHITECTURES["JambaForCausalLM"] = Arch(
     "vllm:jamba.py", packed={**LLAMA_PACKED, "in_proj": ("in_proj",)}, unquantized=("feed_forward.router",),
     router=Router(renormalize=False), head_quant_config=False, attention_quant_config=False, sliding=MODEL_WINDOW,
     hf_to_vllm=(("substr", ".self_attn.", "."), ("substr", ".A_log", ".A")), **_mamba1_mixer("mamba"))
+# openPangu (openpangu.py, registered 0.25-0.34: PanguEmbeddedForCausalLM, PanguUltraMoEForCausalLM,
+# PanguProMoEV2ForCausalLM; 0.33 -> 0.34 only a loop variable; remote-code configs). One decoder layer for all three,
+# its attention by config.json: MLA where the config has qk_nope_head_dim / qk_rope_head_dim / v_head_dim /
+# kv_lora_rank (DeepSeek's: fused_qkv_a_proj over q_a_proj + kv_a_proj_with_mqa with q_lora_rank, a packed entry the
+# class adds then, here a MergedColumnParallelLinear with disable_tp, else q_proj column and kv_a_proj_with_mqa replicated; kv_b_proj column, o_proj row; the MLAAttention
+# self_attn.mla_attn.mla_attn), else q / k / v -> qkv_proj, o_proj row, its Attention with the quant config. The MLP
+# gate / up -> gate_up_proj, down_proj row; from first_k_dense_replace on (where config.json has n_routed_experts) a
+# MoE: the router mlp.gate a GateLinear without quant_config, sigmoid scores over one group, renormalize=
+# config.norm_topk_prob, an e_score_correction_bias where router_enable_expert_bias; shared_experts an MLP. MTP layers
+# (num_nextn_predict_layers after num_hidden_layers) are skipped by its loader. Not modelled: the sink attention
+# (config.param_sink_number > 0: OpenPanguSinkAttention, qkv_proj a MergedColumnParallelLinear over [q, k, v] with
+# v_channels-wide values, StaticSinkAttention on FlashAttentionDiffKVBackend, no KV head replicated) and
+# interleaved_sliding_window (each layer's window by its index), which no released openPangu checkpoint sets.
+_OPENPANGU = _DEEPSEEK._replace(
+    source="vllm:openpangu.py", router=Router("sigmoid", ("norm_topk_prob", True), 1, ("router_enable_expert_bias", True)),
+    styles={"self_attn.fused_qkv_a_proj": "MergedColumnParallelLinear"}, disable_tp=("self_attn.fused_qkv_a_proj",))
+ARCHITECTURES.update(dict.fromkeys(("PanguEmbeddedForCausalLM", "PanguUltraMoEForCausalLM", "PanguProMoEV2ForCausalLM"),
+                                   _OPENPANGU))
 # Zamba2 (zamba2.py Zamba2ForCausalLM, registered 0.25-0.34; 0.33 -> 0.34 only a loop variable): per
 # config.layers_block_type a Mamba-2 layer (`mamba` a MambaMixer2 with the quant config: in_proj merged over
 # [I, I, GN, GN, H], conv1d unquantized, out_proj row) or a hybrid layer: its `linear` a ReplicatedLinear with the quant
