@@ -4468,7 +4468,16 @@ PUZZLE_SPEC = dict(architecture="NemotronHPuzzleForCausalLM", model_type="nemotr
 PANGU = dict(hidden_act="silu", rms_norm_eps=1e-5, rope_theta=16000000.0)
 PANGU_MOE = dict(PANGU, num_experts_per_tok=2, norm_topk_prob=True, router_enable_expert_bias=True,
                  routed_scaling_factor=2.5)
+# Param2-MoE (remote-code config): Ling-2.0's names and keys (fused query_key_value, a dense layer 0, sigmoid grouped
+# routing, a shared expert).
+PARAM2 = dict(LING_V2, model_type="param2moe", rope_scaling=None)
 TEXTB_FAMILIES = [
+    ("param2-moe", ling_spec(PARAM2, "Param2MoEForCausalLM"), 2,
+     {"model.layers.0.attention.qkv_proj": ("QKVParallelLinear", "vllm:param2moe.py"),
+      "model.layers.0.attention.dense": ("RowParallelLinear", "vllm:param2moe.py"),
+      "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:param2moe.py"),
+      "model.layers.1.mlp.shared_experts.gate_up_proj": ("MergedColumnParallelLinear", "vllm:param2moe.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:param2moe.py")}),
     ("pangu-embedded", dict(architecture="PanguEmbeddedForCausalLM", model_type="PanguEmbedded", head_dim=128,
                             extra_config=PANGU), 2,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:openpangu.py"),
@@ -4529,6 +4538,21 @@ def test_pangu_ultra_moe_fuses_qkv_a_replicated_and_skips_its_mtp_layer(make_che
     rep = inspect(folder, tp=2)
     assert [a.name for a in rep.attention] == [f"model.layers.{i}.self_attn.mla_attn.mla_attn" for i in (0, 1)]
     assert [s.prefix for s in rep.skipped] == ["model.layers.2."] and rep.ok
+
+
+def test_param2_moe_quant_lists_are_not_renamed_by_its_inner_models_mapper(make_checkpoint):
+    """param2moe.py's hf_to_vllm_mapper is Param2MoEModel's, which configure_quant_config never sees: a list entry
+    under the stored name never reaches vLLM's self_attn.qkv_proj, which quantizes the BF16 weight."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        ling_spec(PARAM2, "Param2MoEForCausalLM"), ignore=("lm_head", "model.layers.0.attention.query_key_value"))))
+    qkv = next(layer for layer in rep.layers if layer.name == "model.layers.0.attention.qkv_proj")
+    assert qkv.scheme == "CompressedTensorsW8A8Fp8" and not rep.ok
+
+
+def test_param2_moe_refuses_a_tp_size_that_does_not_divide_the_kv_heads(make_checkpoint):
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **ling_spec(PARAM2, "Param2MoEForCausalLM")),
+                  tp=4)
+    assert "AssertionError: num_key_value_heads (2) must be divisible by tensor-parallel world size (4)." in rep.errors
 
 
 def test_zamba2_shared_blocks_build_one_attention_per_use_without_a_kv_method(make_checkpoint):

@@ -849,10 +849,10 @@ def _plamo3_config(pretrained_config):
 # minicpm, solar and orion (configuration_minicpm.py / configuration_solar.py / configuration_orion.py); InternLM3's
 # internlm3 (configuration_internlm3.py) where the release's transformers pin lacks it (5.24 has InternLM3Config);
 # and Phi-3-vision's phi3_v (configuration_phi3_v.py: Phi-3's keys with img_processor / embd_layer, which phi3v.py and
-# llama.py read bare); openPangu's (openpangu.py reads its keys bare or with hasattr / getattr).
+# llama.py read bare); openPangu's and Param2-MoE's (openpangu.py, param2moe.py read their keys bare or with getattr).
 REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "alice_ai", "k2_horizon",
                            "internlm2", "deepseek", "minicpm", "solar", "orion", "internlm3", "phi3_v",
-                           "PanguEmbedded", "pangu_ultra_moe", "pangu_pro_moe_v2")
+                           "PanguEmbedded", "pangu_ultra_moe", "pangu_pro_moe_v2", "param2moe")
 # InternVL's remote-code configs (configuration_internvl_chat.py; H2OVL's h2ovl_chat, Skywork-R1V's skywork_chat the
 # same class): vision_config an InternVisionConfig, llm_config the config of its text model's model_type, which vLLM
 # renames text_config (_CONFIG_ATTRS_MAPPING). Neither transformers nor vLLM has a class for them.
@@ -1163,7 +1163,9 @@ def build_model(case: dict) -> dict:
         return dict(result, stage="model", error=_vllm_error(exc), stand_in_impls=sorted(set(STAND_IN_IMPLS)))
     result["stand_in_impls"] = sorted(set(STAND_IN_IMPLS))
     result["tied"] = bool(getattr(model_config.hf_text_config, "tie_word_embeddings", False))
-    mapper = getattr(model, "hf_to_vllm_mapper", None)
+    # param2moe.py keeps its mapper on the inner model, whose load_weights applies it
+    mapper = getattr(model, "hf_to_vllm_mapper", None) or getattr(getattr(model, "model", None), "hf_to_vllm_mapper",
+                                                                  None)
     attention = set(case.get("attention_names", ()))
     for name in case.get("names", ()):
         # The loader renames tensor names: a module's name is mapped as its weight's (lm_head.weight matches the

@@ -1762,6 +1762,16 @@ FAMILIES.update({
     "pangu-pro-moe-v2": (dict(architecture="PanguProMoEV2ForCausalLM", model_type="pangu_pro_moe_v2",
                               moe_style="deepseek", shared_experts=1, first_k_dense=1, **_MOE), _PANGU_MOE),
 })
+# Param2-MoE (param2moe.py; remote-code config, model_type param2moe): Ling-2.0's names and keys (synth.bailing_tensors:
+# fused query_key_value, dense, mlp.gate with its expert_bias), a dense layer 0, sigmoid grouped routing, a shared
+# expert, 8 KV heads (its attention refuses a TP size that does not divide them: TP 8 builds).
+_PARAM2 = dict(_LING_V2, model_type="param2moe", num_key_value_heads=8, rope_scaling=None)
+FAMILIES["param2-moe"] = (dict(architecture="Param2MoEForCausalLM", model_type="param2moe",
+                               extra_tensors=bailing_tensors(_PARAM2), **_LING_SPEC), _PARAM2)
+# The same with layer 1's attention listed BF16 by its stored name: the mapper is the inner model's, so the quant
+# config's list is never renamed to self_attn.qkv_proj and vLLM makes an FP8 layer of the BF16 weight.
+FAMILIES["param2-moe-attn-listed"] = (
+    dict(FAMILIES["param2-moe"][0], ignore=("lm_head", "model.layers.1.attention.query_key_value")), _PARAM2)
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

@@ -197,6 +197,10 @@ class Arch(NamedTuple):
     # granitemoehybrid.py's load_weights slices per expert and chunks into w1 / w3): read as per-expert gate / up /
     # down tensors.
     fused_stacked_experts: tuple[str, str, str] | None = None
+    # True: the model's hf_to_vllm_mapper sits on its inner model (param2moe.py Param2MoEModel, whose load_weights
+    # applies it), which configure_quant_config never sees: the loader renames the tensors (hf_to_vllm), the quant
+    # config's lists stay as stored.
+    mapper_on_inner_model: bool = False
     # (WHEEL_CHANGES key, styles): styles the model file used until the release that brought the change.
     styles_before: tuple[tuple[str, dict[str, str]], ...] = ()
     # (WHEEL_CHANGES key, packed): the packed entries the model file fused until the release that brought the change.
@@ -1548,6 +1552,32 @@ ARCHITECTURES["JambaForCausalLM"] = Arch(
     "vllm:jamba.py", packed={**LLAMA_PACKED, "in_proj": ("in_proj",)}, unquantized=("feed_forward.router",),
     router=Router(renormalize=False), head_quant_config=False, attention_quant_config=False, sliding=MODEL_WINDOW,
     hf_to_vllm=(("substr", ".self_attn.", "."), ("substr", ".A_log", ".A")), **_mamba1_mixer("mamba"))
+# Param2-MoE (param2moe.py Param2MoEForCausalLM, registered 0.33-0.34, the file alike; remote-code config, model_type
+# param2moe): Ling's checkpoint names, which Param2MoEModel's hf_to_vllm_mapper renames to vLLM's (word_embeddings ->
+# embed_tokens, attention.query_key_value -> self_attn.qkv_proj, attention.dense -> self_attn.o_proj, the router's
+# expert_bias -> e_score_correction_bias); the mapper is the inner model's (mapper_on_inner_model: the quant config's
+# lists are not mapped). q / k / v stored fused: a QKVParallelLinear (packed_modules_mapping "qkv_proj":
+# ["query_key_value"]) whose attention asserts that TP divides num_key_value_heads (no KV head replicated), o_proj row,
+# its Attention with the quant config; the MLP gate / up -> gate_up_proj (the layers below first_k_dense_replace, default
+# 1, and the shared experts); the MoE's router mlp.gate a GateLinear without quant_config, scoring_func
+# config.score_function (sigmoid), renormalize=config.norm_topk_prob (true), num_expert_group config.n_group, the bias
+# where moe_router_enable_expert_bias (true when absent). Not modelled: a list entry naming the fused layer's shard
+# under vLLM's parent (self_attn.query_key_value: quant_utils.py is_layer_skipped's expansion of qkv_proj), which
+# fp8check matches as self_attn.qkv_proj.
+ARCHITECTURES["Param2MoEForCausalLM"] = Arch(
+    "vllm:param2moe.py", packed={"qkv_proj": ("query_key_value",), "gate_up_proj": LLAMA_PACKED["gate_up_proj"]},
+    styles={"attention.dense": ROW}, unquantized=("mlp.gate",), sliding=MODEL_WINDOW, mapper_on_inner_model=True,
+    router=Router(("score_function", "sigmoid"), ("norm_topk_prob", True), ("n_group", None),
+                  ("moe_router_enable_expert_bias", True, True)),
+    kv_heads_tp_error="AssertionError: num_key_value_heads ({kv}) must be divisible by tensor-parallel world size "
+                      "({tp}).",
+    hf_to_vllm=(("substr", "word_embeddings.", "embed_tokens."),
+                ("substr", ".attention.query_key_value.", ".self_attn.qkv_proj."),
+                ("substr", ".attention.dense.", ".self_attn.o_proj."),
+                ("substr", ".attention.query_layernorm.", ".self_attn.q_layernorm."),
+                ("substr", ".attention.key_layernorm.", ".self_attn.k_layernorm."),
+                ("substr", ".attention.", ".self_attn."),
+                ("substr", ".mlp.gate.expert_bias", ".mlp.gate.e_score_correction_bias")))
 # openPangu (openpangu.py, registered 0.25-0.34: PanguEmbeddedForCausalLM, PanguUltraMoEForCausalLM,
 # PanguProMoEV2ForCausalLM; 0.33 -> 0.34 only a loop variable; remote-code configs). One decoder layer for all three,
 # its attention by config.json: MLA where the config has qk_nope_head_dim / qk_rope_head_dim / v_head_dim /
