@@ -4471,7 +4471,19 @@ PANGU_MOE = dict(PANGU, num_experts_per_tok=2, norm_topk_prob=True, router_enabl
 # Param2-MoE (remote-code config): Ling-2.0's names and keys (fused query_key_value, a dense layer 0, sigmoid grouped
 # routing, a shared expert).
 PARAM2 = dict(LING_V2, model_type="param2moe", rope_scaling=None)
+# IQuest-Coder-V1-Loop (remote-code config): Llama's names, two loops, each layer's loop gate (gate_projections.i, a
+# [heads, head_dim] weight and bias), stored BF16 and listed under vLLM's prefix and the stored name.
+IQUEST_GATES = {name: shape for i in range(2) for name, shape in ((f"model.gate_projections.{i}.weight", (4, 128)),
+                                                                   (f"model.gate_projections.{i}.bias", (4,)))}
+IQUEST_SPEC = dict(architecture="IQuestLoopCoderForCausalLM", model_type="iquest_loopcoder", head_dim=128,
+                   extra_tensors=IQUEST_GATES, extra_config=dict(loop_num=2, loop_window_size=64),
+                   ignore=("lm_head", *(f"model.gate_projections.{i}{part}" for i in range(2)
+                                        for part in ("", ".gate_proj"))))
 TEXTB_FAMILIES = [
+    ("iquest-loopcoder", IQUEST_SPEC, 1,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:iquest_loopcoder.py"),
+      "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:iquest_loopcoder.py"),
+      "model.gate_projections.0": ("ColumnParallelLinear", "vllm:iquest_loopcoder.py")}),
     ("param2-moe", ling_spec(PARAM2, "Param2MoEForCausalLM"), 2,
      {"model.layers.0.attention.qkv_proj": ("QKVParallelLinear", "vllm:param2moe.py"),
       "model.layers.0.attention.dense": ("RowParallelLinear", "vllm:param2moe.py"),
@@ -4553,6 +4565,23 @@ def test_param2_moe_refuses_a_tp_size_that_does_not_divide_the_kv_heads(make_che
     rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **ling_spec(PARAM2, "Param2MoEForCausalLM")),
                   tp=4)
     assert "AssertionError: num_key_value_heads (2) must be divisible by tensor-parallel world size (4)." in rep.errors
+
+
+def test_iquest_loopcoder_builds_an_attention_per_loop_and_lists_reach_its_gates_as_gate_proj(make_checkpoint):
+    """iquest_loopcoder.py: layer i's Attention k is self_attn.attn.k under the prefix of layer k x L + i, loops past
+    the first over loop_window_size; the loop gate is built under gate_projections.i.gate_proj, which a list entry of
+    the stored name alone never reaches (vLLM makes an FP8 layer of the BF16 weight)."""
+    from fp8check.core.routing.attention import attention_layers
+    ckpt = open_local(make_checkpoint(quant="ct-fp8-block", data="sparse", **IQUEST_SPEC))
+    layers = attention_layers(ckpt, build_layout(ckpt.tensors, ckpt.config, LATEST), "cuda", 90, LATEST)
+    assert [(a.name, a.layer_index, a.sliding_window) for a in layers] == [
+        ("model.layers.0.self_attn.attn.0", 0, None), ("model.layers.1.self_attn.attn.0", 1, None),
+        ("model.layers.0.self_attn.attn.1", 2, 64), ("model.layers.1.self_attn.attn.1", 3, 64)]
+    assert inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), LATEST)).ok
+    stored_only = dict(IQUEST_SPEC, ignore=("lm_head", "model.gate_projections.0", "model.gate_projections.1"))
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **stored_only))
+    gate = next(layer for layer in rep.layers if layer.name == "model.gate_projections.0")
+    assert gate.scheme == "CompressedTensorsW8A8Fp8" and not rep.ok
 
 
 def test_zamba2_shared_blocks_build_one_attention_per_use_without_a_kv_method(make_checkpoint):

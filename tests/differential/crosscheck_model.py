@@ -24,6 +24,7 @@ import importlib
 import importlib.abc
 import importlib.util
 import json
+import re
 import os
 import sys
 import types
@@ -849,10 +850,11 @@ def _plamo3_config(pretrained_config):
 # minicpm, solar and orion (configuration_minicpm.py / configuration_solar.py / configuration_orion.py); InternLM3's
 # internlm3 (configuration_internlm3.py) where the release's transformers pin lacks it (5.24 has InternLM3Config);
 # and Phi-3-vision's phi3_v (configuration_phi3_v.py: Phi-3's keys with img_processor / embd_layer, which phi3v.py and
-# llama.py read bare); openPangu's and Param2-MoE's (openpangu.py, param2moe.py read their keys bare or with getattr).
+# llama.py read bare); openPangu's, Param2-MoE's and IQuest-LoopCoder's (openpangu.py, param2moe.py,
+# iquest_loopcoder.py read their keys bare or with getattr).
 REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "alice_ai", "k2_horizon",
                            "internlm2", "deepseek", "minicpm", "solar", "orion", "internlm3", "phi3_v",
-                           "PanguEmbedded", "pangu_ultra_moe", "pangu_pro_moe_v2", "param2moe")
+                           "PanguEmbedded", "pangu_ultra_moe", "pangu_pro_moe_v2", "param2moe", "iquest_loopcoder")
 # InternVL's remote-code configs (configuration_internvl_chat.py; H2OVL's h2ovl_chat, Skywork-R1V's skywork_chat the
 # same class): vision_config an InternVisionConfig, llm_config the config of its text model's model_type, which vLLM
 # renames text_config (_CONFIG_ATTRS_MAPPING). Neither transformers nor vLLM has a class for them.
@@ -1228,11 +1230,11 @@ def our_modules(report) -> dict[str, dict]:
 
 def _vllm_name(name: str, renames: tuple[tuple[str, ...], ...], names=()) -> str:
     """A checkpoint-named module under the name vLLM's model class gives it (layouts.Arch.vllm_names; a rename with a
-    sibling leaf only where `names` holds that sibling beside the module)."""
+    sibling leaf only where `names` holds that sibling beside the module; "re:" a regular expression)."""
     for ours, theirs, *sibling in renames:
         if sibling and f"{name.rpartition('.')[0]}.{sibling[0]}" not in names:
             continue
-        name = name.replace(ours, theirs)
+        name = re.sub(ours[3:], theirs, name) if ours.startswith("re:") else name.replace(ours, theirs)
     return name
 
 

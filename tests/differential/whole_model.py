@@ -1772,6 +1772,16 @@ FAMILIES["param2-moe"] = (dict(architecture="Param2MoEForCausalLM", model_type="
 # config's list is never renamed to self_attn.qkv_proj and vLLM makes an FP8 layer of the BF16 weight.
 FAMILIES["param2-moe-attn-listed"] = (
     dict(FAMILIES["param2-moe"][0], ignore=("lm_head", "model.layers.1.attention.query_key_value")), _PARAM2)
+# IQuest-Coder-V1-Loop (iquest_loopcoder.py; remote-code config): Llama's names, two loops (a second Attention per
+# layer over a 64-token window) and each layer's loop gate (gate_projections.i: [heads, head_dim] and a bias), stored
+# BF16 and listed under both its stored name and vLLM's prefix (gate_projections.i.gate_proj, which alone reaches it).
+FAMILIES["iquest-loopcoder"] = (
+    dict(architecture="IQuestLoopCoderForCausalLM", model_type="iquest_loopcoder",
+         extra_tensors={name: shape for i in range(2) for name, shape in (
+             (f"model.gate_projections.{i}.weight", (BASE["heads"], BASE["head_dim"])),
+             (f"model.gate_projections.{i}.bias", (BASE["heads"],)))},
+         ignore=("lm_head", *(f"model.gate_projections.{i}{part}" for i in range(2) for part in ("", ".gate_proj")))),
+    dict(_TOKENS, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=500000.0, loop_num=2, loop_window_size=64))
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

@@ -86,6 +86,10 @@ class ModelConfig(NamedTuple):
     mla_dims: tuple[int, int, int] | None = None
     vocab_size: int | None = None
     num_kv_shared_layers: int = 0      # Gemma-4: the last N layers reuse an earlier layer's KV cache
+    # IQuest-LoopCoder (iquest_loopcoder.py): every layer runs loop_num times (default 2), each loop past the first with
+    # an Attention of its own over a window of loop_window_size (default 64)
+    loop_num: int = 2
+    loop_window_size: int = 64
     intermediate_size: int | None = None  # the dense MLP's width (None when absent or per layer, a list)
     # Mamba2 mixers (Nemotron-H): (mamba_num_heads, mamba_head_dim, n_groups, ssm_state_size), None when absent
     mamba: tuple[int, int, int, int] | None = None
@@ -331,6 +335,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         mla_dims=_mla_dims(opt_int),
         vocab_size=opt_int("vocab_size"),
         num_kv_shared_layers=opt_int("num_kv_shared_layers", minimum=0) or 0,
+        loop_num=opt_int("loop_num", minimum=1) or 2, loop_window_size=opt_int("loop_window_size", minimum=1) or 64,
         intermediate_size=sizes.get(dense) if _positive_int(sizes.get(dense)) else None,
         mamba=_mamba_sizes(opt_int, sizes, model_type),
         gated_delta_net=_gated_delta_net_sizes(opt_int),

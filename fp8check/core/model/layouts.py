@@ -197,6 +197,10 @@ class Arch(NamedTuple):
     # granitemoehybrid.py's load_weights slices per expert and chunks into w1 / w3): read as per-expert gate / up /
     # down tensors.
     fused_stacked_experts: tuple[str, str, str] | None = None
+    # True: each decoder layer's attention runs config.loop_num times over its one qkv_proj, an Attention per loop
+    # `self_attn.attn.{k}` (iquest_loopcoder.py LoopCoderAttention): loop 0 with the model's window, the others with
+    # config.loop_window_size, each built under the prefix of layer k x num_hidden_layers + i (loop_attention_layers).
+    loop_attentions: bool = False
     # True: the model's hf_to_vllm_mapper sits on its inner model (param2moe.py Param2MoEModel, whose load_weights
     # applies it), which configure_quant_config never sees: the loader renames the tensors (hf_to_vllm), the quant
     # config's lists stay as stored.
@@ -303,8 +307,8 @@ class Arch(NamedTuple):
     kv_shared_layers: bool = False
     # (checkpoint name part, vLLM's module name part[, a sibling leaf]): modules the model class names otherwise than
     # the checkpoint (Granite's router, Step-3.7's shared expert; with a sibling, only in a module whose parent
-    # holds it: Ling-2.5's attention.dense, o_proj on its MLA layers); fp8check reports checkpoint names, the
-    # differential suite compares under vLLM's.
+    # holds it: Ling-2.5's attention.dense, o_proj on its MLA layers; "re:" a regular expression: IQuest-LoopCoder's
+    # gate_projections.i); fp8check reports checkpoint names, the differential suite compares under vLLM's.
     vllm_names: tuple[tuple[str, ...], ...] = ()
     # The class of a linear that neither `styles` nor a fusion names (None: the leaf-name rules): the Transformers
     # backend builds every nn.Linear its tp_plan does not name as a ReplicatedLinear.
@@ -1552,6 +1556,16 @@ ARCHITECTURES["JambaForCausalLM"] = Arch(
     "vllm:jamba.py", packed={**LLAMA_PACKED, "in_proj": ("in_proj",)}, unquantized=("feed_forward.router",),
     router=Router(renormalize=False), head_quant_config=False, attention_quant_config=False, sliding=MODEL_WINDOW,
     hf_to_vllm=(("substr", ".self_attn.", "."), ("substr", ".A_log", ".A")), **_mamba1_mixer("mamba"))
+# IQuest-Coder-V1-Loop (iquest_loopcoder.py IQuestLoopCoderForCausalLM, registered 0.25-0.34; 0.33 -> 0.34 only an
+# assertion's wording; remote-code config): Llama's names and fusions, head size hidden_size // heads, every layer run
+# config.loop_num times (loop_attentions: an Attention per loop, with the quant config). Loops past the first mix the
+# global and local attention by a per-layer gate: gate_projections.i (stored as its bare [heads, head_dim] weight and
+# bias, load_weights' gate_projections.i.gate_proj) a ColumnParallelLinear of num_attention_heads rows with the quant
+# config (quant_prefixes; the harness's vllm_names).
+ARCHITECTURES["IQuestLoopCoderForCausalLM"] = Arch(
+    "vllm:iquest_loopcoder.py", sliding=MODEL_WINDOW, loop_attentions=True,
+    quant_prefixes=(("regex", r"^(.*\.gate_projections\.\d+)\.", r"\1.gate_proj."),),
+    vllm_names=((r"re:^(.*\.gate_projections\.\d+)$", r"\1.gate_proj"),))
 # Param2-MoE (param2moe.py Param2MoEForCausalLM, registered 0.33-0.34, the file alike; remote-code config, model_type
 # param2moe): Ling's checkpoint names, which Param2MoEModel's hf_to_vllm_mapper renames to vLLM's (word_embeddings ->
 # embed_tokens, attention.query_key_value -> self_attn.qkv_proj, attention.dense -> self_attn.o_proj, the router's

@@ -197,11 +197,12 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
                      else (arch is not None and arch.sinks_always) or f"{prefix}.sinks" in ckpt.tensors)
             head_size_v = (module.output_sizes[2] // kv_heads if arch is not None and arch.diff_kv
                            and len(module.output_sizes) > 2 and kv_heads else None)
-            layers.append(AttentionLayer(prefix if own_backend else f"{prefix}.attn", prefix, index, head_dim, heads,
-                                         kv_heads, False, sinks, window, own_backend=own_backend,
-                                         given_backend=given,
-                                         head_size_v=head_size_v if head_size_v != head_dim else None,
-                                         replicated=arch is not None and arch.attention_replicated))
+            layer = AttentionLayer(prefix if own_backend else f"{prefix}.attn", prefix, index, head_dim, heads,
+                                   kv_heads, False, sinks, window, own_backend=own_backend, given_backend=given,
+                                   head_size_v=head_size_v if head_size_v != head_dim else None,
+                                   replicated=arch is not None and arch.attention_replicated)
+            layers += loop_attention_layers(layer, ckpt.config) if arch is not None and arch.loop_attentions \
+                else [layer]
         elif mla:
             # a fused front-end's second part is kv_a_proj_with_mqa: the latent plus the rope dims
             latent = module.output_sizes[1 if len(module.output_sizes) > 1 else 0]
@@ -234,6 +235,16 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
         layers += _kv_shared(layout, layers, windows, ckpt.config.num_hidden_layers or 0,
                              ckpt.config.num_kv_shared_layers)
     return tuple(sorted(layers, key=lambda layer: layer.layer_index))
+
+
+def loop_attention_layers(layer: AttentionLayer, config) -> list[AttentionLayer]:
+    """IQuest-LoopCoder's Attentions of one decoder layer (Arch.loop_attentions): `attn.{k}` per loop k, built under
+    the prefix of layer k x num_hidden_layers + i (the index vLLM reads off it), loop 0 with the layer's window, the
+    others with config.loop_window_size (iquest_loopcoder.py LoopCoderAttention: a CacheConfig of that window)."""
+    total = config.num_hidden_layers or 0
+    return [layer._replace(name=f"{layer.name}.{loop}", layer_index=loop * total + layer.layer_index,
+                           sliding_window=layer.sliding_window if loop == 0 else config.loop_window_size)
+            for loop in range(config.loop_num)]
 
 
 def shared_block_layers(layout: ModelLayout, uses: tuple[str, str], windows: tuple) -> list[AttentionLayer]:
