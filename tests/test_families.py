@@ -4479,7 +4479,24 @@ IQUEST_SPEC = dict(architecture="IQuestLoopCoderForCausalLM", model_type="iquest
                    extra_tensors=IQUEST_GATES, extra_config=dict(loop_num=2, loop_window_size=64),
                    ignore=("lm_head", *(f"model.gate_projections.{i}{part}" for i in range(2)
                                         for part in ("", ".gate_proj"))))
+# Unlimited-OCR-2's text model (a deepseek_v2 config with the keys vLLM's OCR config sets): DeepSeek-MoE's MHA layers
+# and MoE under DASH attention, each layer's DASH router (head_dim-wide q / k projections, norms) stored BF16.
+DASH_ROUTER = {name: shape for i in range(2) for name, shape in (
+    (f"model.layers.{i}.self_attn.dash_router.q_proj.weight", (128, 256)),
+    (f"model.layers.{i}.self_attn.dash_router.k_proj.weight", (128, 256)),
+    (f"model.layers.{i}.self_attn.dash_router.q_norm.weight", (128,)),
+    (f"model.layers.{i}.self_attn.dash_router.k_norm.weight", (128,)))}
+UNLIMITED_OCR2_SPEC = dict(
+    DEEPSEEK_MOE_SPEC, architecture="UnlimitedOCR2TextForCausalLM", model_type="deepseek_v2", heads=2, kv_heads=2,
+    extra_tensors=DASH_ROUTER, ignore=("lm_head", r"re:.*\.dash_router\..*"),
+    extra_config=dict(DEEPSEEK_MOE_SPEC["extra_config"], qk_nope_head_dim=0, qk_rope_head_dim=0, v_head_dim=128,
+                      unlimited_ocr2=True, unlimited_ocr2_attention_backend="FLASH_ATTN",
+                      sparse_attention_config={"sparse_index_dim": 128}))
 TEXTB_FAMILIES = [
+    ("unlimited-ocr2-text", dict(UNLIMITED_OCR2_SPEC, quant="fp8-block"), 1,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:unlimited_ocr.py"),
+      "model.layers.0.self_attn.dash_router.q_proj": ("nn.Linear", "vllm:unlimited_ocr.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:unlimited_ocr.py")}),
     ("iquest-loopcoder", IQUEST_SPEC, 1,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:iquest_loopcoder.py"),
       "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:iquest_loopcoder.py"),
@@ -4582,6 +4599,20 @@ def test_iquest_loopcoder_builds_an_attention_per_loop_and_lists_reach_its_gates
     rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **stored_only))
     gate = next(layer for layer in rep.layers if layer.name == "model.gate_projections.0")
     assert gate.scheme == "CompressedTensorsW8A8Fp8" and not rep.ok
+
+
+def test_unlimited_ocr2_dash_attention_takes_its_own_backend_and_no_prefix(make_checkpoint):
+    """dash_attention.py DASHAttention: its Attention has no quant config and DASHAttentionBackend (TRITON_ATTN, the
+    selector not asked); qkv_proj / o_proj are built without a prefix, so a list naming layer 0's attention never
+    reaches them (vLLM makes FP8 layers of the BF16 weights)."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **UNLIMITED_OCR2_SPEC))
+    assert [(a.name, a.backend, a.kv_method) for a in rep.attention] == [
+        (f"model.layers.{i}.self_attn.attn", "TRITON_ATTN", None) for i in (0, 1)] and rep.ok
+    listed = dict(UNLIMITED_OCR2_SPEC, ignore=(*UNLIMITED_OCR2_SPEC["ignore"], *(
+        f"model.layers.0.self_attn.{leaf}" for leaf in ("q_proj", "k_proj", "v_proj", "o_proj"))))
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **listed))
+    qkv = next(layer for layer in rep.layers if layer.name == "model.layers.0.self_attn.qkv_proj")
+    assert qkv.scheme == "CompressedTensorsW8A8Fp8" and not rep.ok
 
 
 def test_zamba2_shared_blocks_build_one_attention_per_use_without_a_kv_method(make_checkpoint):

@@ -1782,6 +1782,29 @@ FAMILIES["iquest-loopcoder"] = (
              (f"model.gate_projections.{i}.bias", (BASE["heads"],)))},
          ignore=("lm_head", *(f"model.gate_projections.{i}{part}" for i in range(2) for part in ("", ".gate_proj")))),
     dict(_TOKENS, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=500000.0, loop_num=2, loop_window_size=64))
+# Unlimited-OCR-2's text model (unlimited_ocr.py, 0.34; a deepseek_v2 config with the keys _configure_v2 sets on the OCR
+# model's text_config): deepseek-moe's MHA layers and MoE under DASH attention, each layer's DASH router (q / k
+# projections of head_dim, two norms and a class vector) stored BF16.
+_H, _HD = BASE["hidden"], BASE["head_dim"]
+FAMILIES["unlimited-ocr2-text"] = (
+    dict(FAMILIES["deepseek-moe"][0], architecture="UnlimitedOCR2TextForCausalLM", model_type="deepseek_v2",
+         extra_tensors={name: shape for i in range(2) for name, shape in (
+             (f"model.layers.{i}.self_attn.dash_router.q_proj.weight", (_HD, _H)),
+             (f"model.layers.{i}.self_attn.dash_router.k_proj.weight", (_HD, _H)),
+             (f"model.layers.{i}.self_attn.dash_router.q_norm.weight", (_HD,)),
+             (f"model.layers.{i}.self_attn.dash_router.k_norm.weight", (_HD,)),
+             (f"model.layers.{i}.self_attn.dash_router.head_cls", (_HD,)))},
+         ignore=("lm_head", r"re:.*\.dash_router\..*")),
+    dict(FAMILIES["deepseek-moe"][1], qk_nope_head_dim=0, qk_rope_head_dim=0, v_head_dim=_HD, topk_method="greedy", n_group=1, topk_group=1, unlimited_ocr2=True,
+         unlimited_ocr2_attention_backend="FLASH_ATTN", architectures=["UnlimitedOCR2TextForCausalLM"],
+         sparse_attention_config={"sparse_index_dim": _HD, "sparse_local_block": 4, "sparse_block_size": 64,
+                                  "dash_sigma": 1.0, "dash_topk_blocks": 8, "image_token_id": 5, "page_token_id": 6}))
+# The same with layer 0's attention listed BF16: DASHAttention builds qkv_proj / o_proj without a prefix, so no ignore
+# entry reaches them and vLLM makes FP8 layers of the BF16 weights (fp8check: an error on each).
+FAMILIES["unlimited-ocr2-text-attn-bf16"] = (
+    dict(FAMILIES["unlimited-ocr2-text"][0], ignore=(*FAMILIES["unlimited-ocr2-text"][0]["ignore"], *(
+        f"model.layers.0.self_attn.{leaf}" for leaf in ("q_proj", "k_proj", "v_proj", "o_proj")))),
+    FAMILIES["unlimited-ocr2-text"][1])
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

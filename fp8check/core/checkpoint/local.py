@@ -444,7 +444,11 @@ def _feature_layers(doc: dict, model_type: str, where: str) -> tuple[int, ...]:
 
 
 def _mla_dims(opt_int) -> tuple[int, int, int] | None:
-    """(qk_nope_head_dim, qk_rope_head_dim, v_head_dim), or None unless all three are given (a rope of 0: NoPE)."""
+    """(qk_nope_head_dim, qk_rope_head_dim, v_head_dim), or None unless all three are given (a rope of 0: NoPE) or
+    when both QK dims are 0 (deepseek_v2.py's use_mha, plain attention: DeepSeek-OCR's and Unlimited-OCR-2's text
+    configs)."""
+    if opt_int("qk_nope_head_dim", minimum=0) == 0 and opt_int("qk_rope_head_dim", minimum=0) == 0:
+        return None
     nope, rope, v = opt_int("qk_nope_head_dim"), opt_int("qk_rope_head_dim", minimum=0), opt_int("v_head_dim")
     return None if nope is None or rope is None or v is None else (nope, rope, v)
 

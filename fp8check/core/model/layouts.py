@@ -1566,7 +1566,7 @@ ARCHITECTURES["IQuestLoopCoderForCausalLM"] = Arch(
     "vllm:iquest_loopcoder.py", sliding=MODEL_WINDOW, loop_attentions=True,
     quant_prefixes=(("regex", r"^(.*\.gate_projections\.\d+)\.", r"\1.gate_proj."),),
     vllm_names=((r"re:^(.*\.gate_projections\.\d+)$", r"\1.gate_proj"),))
-# Param2-MoE (param2moe.py Param2MoEForCausalLM, registered 0.33-0.34, the file alike; remote-code config, model_type
+# Param2-MoE (param2moe.py Param2MoEForCausalLM, registered 0.25-0.34, 0.33 / 0.34 alike; remote-code config, model_type
 # param2moe): Ling's checkpoint names, which Param2MoEModel's hf_to_vllm_mapper renames to vLLM's (word_embeddings ->
 # embed_tokens, attention.query_key_value -> self_attn.qkv_proj, attention.dense -> self_attn.o_proj, the router's
 # expert_bias -> e_score_correction_bias); the mapper is the inner model's (mapper_on_inner_model: the quant config's
@@ -1610,6 +1610,21 @@ _OPENPANGU = _DEEPSEEK._replace(
     styles={"self_attn.fused_qkv_a_proj": "MergedColumnParallelLinear"}, disable_tp=("self_attn.fused_qkv_a_proj",))
 ARCHITECTURES.update(dict.fromkeys(("PanguEmbeddedForCausalLM", "PanguUltraMoEForCausalLM", "PanguProMoEV2ForCausalLM"),
                                    _OPENPANGU))
+# Unlimited-OCR-2's text model (unlimited_ocr.py UnlimitedOCR2TextForCausalLM, registered from 0.34; the language model
+# UnlimitedOCRForCausalLMConfig._configure_v2 names for an unlimited_ocr2 text config): DeepseekV2ForCausalLM over
+# UnlimitedOCR2DecoderLayers: DeepSeek-V2's dense MLP / MoE (deepseek_v2.py: the router mlp.gate unquantized) under
+# DASHAttention (layers/dash_attention.py): q / k / v -> qkv_proj (use_mha: qk_nope_head_dim and qk_rope_head_dim 0; head
+# size hidden_size // heads) and o_proj built WITHOUT a prefix (quant_prefixes: "" to the quant config, which no list
+# names), the DASH router's q_proj / k_proj torch nn.Linears (no quant method), and its Attention without the quant
+# config (no KV cache method) on DASHAttentionBackend, a TritonAttentionBackend (TRITON_ATTN: the selector is not
+# asked) of one head a rank more than the rank's KV heads. Not modelled: that extra head in the reported geometry;
+# vLLM's OCR model itself (UnlimitedOCRForCausalLM) refuses any quantization ("Unlimited-OCR-2 does not support
+# quantized weights"), so this layout is the standalone text class's.
+ARCHITECTURES["UnlimitedOCR2TextForCausalLM"] = _DEEPSEEK._replace(
+    source="vllm:unlimited_ocr.py", mla=False, attention_quant_config=False,
+    styles={"dash_router.q_proj": TORCH_LINEAR, "dash_router.k_proj": TORCH_LINEAR},
+    own_widths=("dash_router.q_proj", "dash_router.k_proj"), attention_backends={"qkv_proj": "TRITON_ATTN"},
+    quant_prefixes=(("regex", r"^(?:.*\.)?self_attn\.(?:q_proj|k_proj|v_proj|o_proj)\.weight$", ".weight"),))
 # Zamba2 (zamba2.py Zamba2ForCausalLM, registered 0.25-0.34; 0.33 -> 0.34 only a loop variable): per
 # config.layers_block_type a Mamba-2 layer (`mamba` a MambaMixer2 with the quant config: in_proj merged over
 # [I, I, GN, GN, H], conv1d unquantized, out_proj row) or a hybrid layer: its `linear` a ReplicatedLinear with the quant
