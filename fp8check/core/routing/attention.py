@@ -253,14 +253,15 @@ def shared_block_layers(layout: ModelLayout, uses: tuple[str, str], windows: tup
     first use, of M blocks over H uses) is built under the prefix model.attn.{j}, j counting on from
     b * (H + M - 1) // M (zamba2.py Zamba2Attention): the layer index vLLM reads off that prefix."""
     adapters, attentions = uses
-    blocks = {match.group(1): module for module in layout.linears
-              if (match := _SHARED_QKV.match(module.name)) and module.heads}
+    blocks: dict[str, tuple[int, int, int]] = {}
+    for module in layout.linears:
+        if (match := _SHARED_QKV.match(module.name)) and module.heads:
+            blocks[match.group(1)] = module.heads
     block_uses = {block: sorted({int(match.group(1)) for module in layout.linears if (match := re.fullmatch(
         rf"{re.escape(block)}\.{re.escape(adapters)}\.(\d+)\.[^.]+", module.name))}) for block in blocks}
     total = sum(len(found) for found in block_uses.values())
     out = []
-    for block, module in blocks.items():
-        heads, kv_heads, head_dim = module.heads
+    for block, (heads, kv_heads, head_dim) in blocks.items():
         for position, use in enumerate(block_uses[block]):
             index = block_uses[block][0] * (total + len(blocks) - 1) // len(blocks) + position
             out.append(AttentionLayer(f"{block}.self_attn.{attentions}.{use}", f"{block}.self_attn", index, head_dim,
