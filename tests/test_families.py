@@ -4616,8 +4616,8 @@ def test_unlimited_ocr2_dash_attention_takes_its_own_backend_and_no_prefix(make_
 
 
 def test_zamba2_shared_blocks_build_one_attention_per_use_without_a_kv_method(make_checkpoint):
-    """zamba2.py Zamba2Attention: one Attention per use k of a shared block (dpa_list.k, built under model.attn.j without
-    the quant config), all over the block's one qkv_proj (heads over attention_head_dim = 2 x hidden / heads)."""
+    """zamba2.py Zamba2Attention: one Attention per use k of a shared block (dpa_list.k, built under model.attn.j
+    without the quant config), all over the block's one qkv_proj (heads over attention_head_dim, 2 x hidden / heads)."""
     rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **ZAMBA2_SPEC))
     assert [(a.name, a.num_heads, a.head_size, a.kv_method) for a in rep.attention] == [
         (f"model.layers.{layer}.shared_transformer.self_attn.dpa_list.{use}", 4, 128, None)

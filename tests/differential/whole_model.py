@@ -1739,7 +1739,8 @@ FAMILIES["zamba2-listed"] = (
 # Nemotron-H Puzzle (nemotron_h.py; NVIDIA's remote-code config, model_type nemotron_h_puzzle): nemotron-h's layers
 # "M*-E" given per layer by block_configs, whose MLP and MoE keys are each layer's own and no top-level key (the MoE's
 # expert count only there: vLLM's front door counts no experts, so --ep is refused).
-_PUZZLE_BLOCKS = [{"block_type": "mamba"}, {"block_type": "attention"}, {"block_type": "mlp", "intermediate_size": 4096},
+_PUZZLE_BLOCKS = [{"block_type": "mamba"}, {"block_type": "attention"},
+                  {"block_type": "mlp", "intermediate_size": 4096},
                   {"block_type": "moe", "n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 1024,
                    "moe_shared_expert_intermediate_size": 1024}]
 FAMILIES["nemotron-h-puzzle"] = (
@@ -1795,7 +1796,8 @@ FAMILIES["unlimited-ocr2-text"] = (
              (f"model.layers.{i}.self_attn.dash_router.k_norm.weight", (_HD,)),
              (f"model.layers.{i}.self_attn.dash_router.head_cls", (_HD,)))},
          ignore=("lm_head", r"re:.*\.dash_router\..*")),
-    dict(FAMILIES["deepseek-moe"][1], qk_nope_head_dim=0, qk_rope_head_dim=0, v_head_dim=_HD, topk_method="greedy", n_group=1, topk_group=1, unlimited_ocr2=True,
+    dict(FAMILIES["deepseek-moe"][1], qk_nope_head_dim=0, qk_rope_head_dim=0, v_head_dim=_HD,
+         topk_method="greedy", n_group=1, topk_group=1, unlimited_ocr2=True,
          unlimited_ocr2_attention_backend="FLASH_ATTN", architectures=["UnlimitedOCR2TextForCausalLM"],
          sparse_attention_config={"sparse_index_dim": _HD, "sparse_local_block": 4, "sparse_block_size": 64,
                                   "dash_sigma": 1.0, "dash_topk_blocks": 8, "image_token_id": 5, "page_token_id": 6}))

@@ -531,7 +531,7 @@ def _mamba_sizes(opt_int: Callable[..., int | None], sizes_doc: dict,
     if model_type == "mamba":
         mamba2 = tuple(opt_int(key) for key in ("num_heads", "head_dim", "n_groups", "state_size"))
         return mamba2 if all(mamba2) else None  # type: ignore[return-value]
-    if model_type == "zamba2":  # zamba2.py: n_mamba_heads of mamba_expand x hidden_size / heads (Zamba2Config's defaults)
+    if model_type == "zamba2":  # zamba2.py: n_mamba_heads of mamba_expand x hidden / heads (Zamba2Config's defaults)
         mamba_heads, hidden_size = opt_int("n_mamba_heads") or 8, opt_int("hidden_size")
         return (mamba_heads, (opt_int("mamba_expand") or 2) * hidden_size // mamba_heads,
                 opt_int("mamba_ngroups") or 1, opt_int("mamba_d_state") or 64) if hidden_size else None

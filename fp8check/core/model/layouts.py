@@ -1344,8 +1344,8 @@ ARCHITECTURES["NemotronHForCausalLM"] = Arch(
     hf_to_vllm=(("substr", "A_log", "A"), ("substr", "embeddings", "embed_tokens"), ("prefix", "backbone", "model")))
 # Nemotron-H Puzzle (registry.py 0.25-0.34: nemotron_h.py's NemotronHForCausalLM; NVIDIA's remote-code config,
 # model_type nemotron_h_puzzle): Nemotron-H's layers with each layer's block keys from config.block_configs (the MLP's
-# intermediate_size, the MoE's expert count and widths: get_nemotron_h_config_for_layer), which fp8check reads off
-# the tensors; the attention and Mamba layers take the top-level keys.
+# intermediate_size, the MoE's expert count and widths: get_nemotron_h_config_for_layer), which fp8check reads off the
+# tensors; the attention and Mamba layers take the top-level keys.
 ARCHITECTURES["NemotronHPuzzleForCausalLM"] = ARCHITECTURES["NemotronHForCausalLM"]
 
 # NVIDIA's Nemotron VL (nano_nemotron_vl.py NemotronH_Nano_VL_V2, the class of NemotronH_Nano_VL_V2,
@@ -1561,9 +1561,10 @@ ARCHITECTURES["JambaForCausalLM"] = Arch(
 # config.loop_num times (loop_attentions: an Attention per loop, with the quant config). Loops past the first mix the
 # global and local attention by a per-layer gate: gate_projections.i (stored as its bare [heads, head_dim] weight and
 # bias, load_weights' gate_projections.i.gate_proj) a ColumnParallelLinear of num_attention_heads rows with the quant
-# config (quant_prefixes; the harness's vllm_names).
+# config (quant_prefixes; the harness's vllm_names). The class declares no packed_modules_mapping (load_weights'
+# stacked_params_mapping fuses q / k / v and gate / up): the lists are matched against the fused names (quant_packed).
 ARCHITECTURES["IQuestLoopCoderForCausalLM"] = Arch(
-    "vllm:iquest_loopcoder.py", sliding=MODEL_WINDOW, loop_attentions=True,
+    "vllm:iquest_loopcoder.py", sliding=MODEL_WINDOW, loop_attentions=True, quant_packed=False,
     quant_prefixes=(("regex", r"^(.*\.gate_projections\.\d+)\.", r"\1.gate_proj."),),
     vllm_names=((r"re:^(.*\.gate_projections\.\d+)$", r"\1.gate_proj"),))
 # Param2-MoE (param2moe.py Param2MoEForCausalLM, registered 0.25-0.34, 0.33 / 0.34 alike; remote-code config, model_type
@@ -1572,8 +1573,8 @@ ARCHITECTURES["IQuestLoopCoderForCausalLM"] = Arch(
 # expert_bias -> e_score_correction_bias); the mapper is the inner model's (mapper_on_inner_model: the quant config's
 # lists are not mapped). q / k / v stored fused: a QKVParallelLinear (packed_modules_mapping "qkv_proj":
 # ["query_key_value"]) whose attention asserts that TP divides num_key_value_heads (no KV head replicated), o_proj row,
-# its Attention with the quant config; the MLP gate / up -> gate_up_proj (the layers below first_k_dense_replace, default
-# 1, and the shared experts); the MoE's router mlp.gate a GateLinear without quant_config, scoring_func
+# its Attention with the quant config; the MLP gate / up -> gate_up_proj (the layers below first_k_dense_replace,
+# default 1, and the shared experts); the MoE's router mlp.gate a GateLinear without quant_config, scoring_func
 # config.score_function (sigmoid), renormalize=config.norm_topk_prob (true), num_expert_group config.n_group, the bias
 # where moe_router_enable_expert_bias (true when absent). Not modelled: a list entry naming the fused layer's shard
 # under vLLM's parent (self_attn.query_key_value: quant_utils.py is_layer_skipped's expansion of qkv_proj), which
@@ -1594,51 +1595,54 @@ ARCHITECTURES["Param2MoEForCausalLM"] = Arch(
                 ("substr", ".mlp.gate.expert_bias", ".mlp.gate.e_score_correction_bias")))
 # openPangu (openpangu.py, registered 0.25-0.34: PanguEmbeddedForCausalLM, PanguUltraMoEForCausalLM,
 # PanguProMoEV2ForCausalLM; 0.33 -> 0.34 only a loop variable; remote-code configs). One decoder layer for all three,
-# its attention by config.json: MLA where the config has qk_nope_head_dim / qk_rope_head_dim / v_head_dim /
-# kv_lora_rank (DeepSeek's: fused_qkv_a_proj over q_a_proj + kv_a_proj_with_mqa with q_lora_rank, a packed entry the
-# class adds then, here a MergedColumnParallelLinear with disable_tp, else q_proj column and kv_a_proj_with_mqa replicated; kv_b_proj column, o_proj row; the MLAAttention
-# self_attn.mla_attn.mla_attn), else q / k / v -> qkv_proj, o_proj row, its Attention with the quant config. The MLP
-# gate / up -> gate_up_proj, down_proj row; from first_k_dense_replace on (where config.json has n_routed_experts) a
-# MoE: the router mlp.gate a GateLinear without quant_config, sigmoid scores over one group, renormalize=
-# config.norm_topk_prob, an e_score_correction_bias where router_enable_expert_bias; shared_experts an MLP. MTP layers
-# (num_nextn_predict_layers after num_hidden_layers) are skipped by its loader. Not modelled: the sink attention
-# (config.param_sink_number > 0: OpenPanguSinkAttention, qkv_proj a MergedColumnParallelLinear over [q, k, v] with
-# v_channels-wide values, StaticSinkAttention on FlashAttentionDiffKVBackend, no KV head replicated) and
-# interleaved_sliding_window (each layer's window by its index), which no released openPangu checkpoint sets.
+# its attention by config.json: MLA where the config has qk_nope_head_dim / qk_rope_head_dim / v_head_dim / kv_lora_rank
+# (DeepSeek's: fused_qkv_a_proj over q_a_proj + kv_a_proj_with_mqa with q_lora_rank, a packed entry the class adds then,
+# here a MergedColumnParallelLinear with disable_tp, else q_proj column and kv_a_proj_with_mqa replicated; kv_b_proj
+# column, o_proj row; the MLAAttention self_attn.mla_attn.mla_attn), else q / k / v -> qkv_proj, o_proj row, its
+# Attention with the quant config. The MLP gate / up -> gate_up_proj, down_proj row; from first_k_dense_replace on
+# (where config.json has n_routed_experts) a MoE: the router mlp.gate a GateLinear without quant_config, sigmoid scores
+# over one group, renormalize=config.norm_topk_prob, an e_score_correction_bias where router_enable_expert_bias;
+# shared_experts an MLP. MTP layers (num_nextn_predict_layers after num_hidden_layers) are skipped by its loader. Not
+# modelled: the sink attention (config.param_sink_number > 0: OpenPanguSinkAttention, qkv_proj a
+# MergedColumnParallelLinear over [q, k, v] with v_channels-wide values, StaticSinkAttention on
+# FlashAttentionDiffKVBackend, no KV head replicated) and interleaved_sliding_window (each layer's window by its index),
+# which no released openPangu checkpoint sets.
 _OPENPANGU = _DEEPSEEK._replace(
-    source="vllm:openpangu.py", router=Router("sigmoid", ("norm_topk_prob", True), 1, ("router_enable_expert_bias", True)),
+    source="vllm:openpangu.py",
+    router=Router("sigmoid", ("norm_topk_prob", True), 1, ("router_enable_expert_bias", True)),
     styles={"self_attn.fused_qkv_a_proj": "MergedColumnParallelLinear"}, disable_tp=("self_attn.fused_qkv_a_proj",))
 ARCHITECTURES.update(dict.fromkeys(("PanguEmbeddedForCausalLM", "PanguUltraMoEForCausalLM", "PanguProMoEV2ForCausalLM"),
                                    _OPENPANGU))
 # Unlimited-OCR-2's text model (unlimited_ocr.py UnlimitedOCR2TextForCausalLM, registered from 0.34; the language model
 # UnlimitedOCRForCausalLMConfig._configure_v2 names for an unlimited_ocr2 text config): DeepseekV2ForCausalLM over
 # UnlimitedOCR2DecoderLayers: DeepSeek-V2's dense MLP / MoE (deepseek_v2.py: the router mlp.gate unquantized) under
-# DASHAttention (layers/dash_attention.py): q / k / v -> qkv_proj (use_mha: qk_nope_head_dim and qk_rope_head_dim 0; head
-# size hidden_size // heads) and o_proj built WITHOUT a prefix (quant_prefixes: "" to the quant config, which no list
-# names), the DASH router's q_proj / k_proj torch nn.Linears (no quant method), and its Attention without the quant
-# config (no KV cache method) on DASHAttentionBackend, a TritonAttentionBackend (TRITON_ATTN: the selector is not
-# asked) of one head a rank more than the rank's KV heads. Not modelled: that extra head in the reported geometry;
-# vLLM's OCR model itself (UnlimitedOCRForCausalLM) refuses any quantization ("Unlimited-OCR-2 does not support
-# quantized weights"), so this layout is the standalone text class's.
+# DASHAttention (layers/dash_attention.py): q / k / v -> qkv_proj (use_mha: qk_nope_head_dim and qk_rope_head_dim 0;
+# head size hidden_size // heads) and o_proj built WITHOUT a prefix (quant_prefixes: "" to the quant config, which no
+# list names), the DASH router's q_proj / k_proj torch nn.Linears (no quant method), and its Attention without the quant
+# config (no KV cache method) on DASHAttentionBackend, a TritonAttentionBackend (TRITON_ATTN: the selector is not asked)
+# of one head a rank more than the rank's KV heads. Not modelled: that extra head in the reported geometry; vLLM's OCR
+# model itself (UnlimitedOCRForCausalLM) refuses any quantization ("Unlimited-OCR-2 does not support quantized
+# weights"), so this layout is the standalone text class's.
 ARCHITECTURES["UnlimitedOCR2TextForCausalLM"] = _DEEPSEEK._replace(
     source="vllm:unlimited_ocr.py", mla=False, attention_quant_config=False,
     styles={"dash_router.q_proj": TORCH_LINEAR, "dash_router.k_proj": TORCH_LINEAR},
     own_widths=("dash_router.q_proj", "dash_router.k_proj"), attention_backends={"qkv_proj": "TRITON_ATTN"},
     quant_prefixes=(("regex", r"^(?:.*\.)?self_attn\.(?:q_proj|k_proj|v_proj|o_proj)\.weight$", ".weight"),))
 # Zamba2 (zamba2.py Zamba2ForCausalLM, registered 0.25-0.34; 0.33 -> 0.34 only a loop variable): per
-# config.layers_block_type a Mamba-2 layer (`mamba` a MambaMixer2 with the quant config: in_proj merged over
-# [I, I, GN, GN, H], conv1d unquantized, out_proj row) or a hybrid layer: its `linear` a ReplicatedLinear with the quant
-# config, its mamba_decoder.mamba the same MambaMixer2, and shared_transformer one of config.num_mem_blocks
+# config.layers_block_type a Mamba-2 layer (`mamba` a MambaMixer2 with the quant config: in_proj merged over [I, I, GN,
+# GN, H], conv1d unquantized, out_proj row) or a hybrid layer: its `linear` a ReplicatedLinear with the quant config,
+# its mamba_decoder.mamba the same MambaMixer2, and shared_transformer one of config.num_mem_blocks
 # Zamba2AttentionDecoderLayers the model cycles through (Arch.shared_block_uses): self_attn q / k / v -> qkv_proj (the
-# mapper's orig_to_new_stacked; a QKVParallelLinear over attention_hidden_size = 2 x hidden, every head a KV head), o_proj
-# row, its Attentions built without the quant config (no KV cache method), per use a Zamba2LoRA (A ColumnParallelLinear gathered, B column; the mapper renames the checkpoint's 0 / 1 to A /
-# B) on q / k / v; feed_forward gate_up_proj stored fused (merged), down_proj row, gate_up_proj_adapter_list.k per use.
-# The class declares no packed_modules_mapping (quant_packed False). The prefixes the quant config's lists see are not
-# the module names: the shared blocks are built under Zamba2Model's own prefix (model.qkv_proj, model.o_proj,
+# mapper's orig_to_new_stacked; a QKVParallelLinear over attention_hidden_size = 2 x hidden, every head a KV head),
+# o_proj row, its Attentions built without the quant config (no KV cache method), per use a Zamba2LoRA (A
+# ColumnParallelLinear gathered, B column; the mapper renames the checkpoint's 0 / 1 to A / B) on q / k / v;
+# feed_forward gate_up_proj stored fused (merged), down_proj row, gate_up_proj_adapter_list.k per use. The class
+# declares no packed_modules_mapping (quant_packed False). The prefixes the quant config's lists see are not the module
+# names: the shared blocks are built under Zamba2Model's own prefix (model.qkv_proj, model.o_proj,
 # model.linear_q_adapter.A, model.feed_forward.*), each layer's mixer and linear under str(H + i) (H hybrid layers:
-# hybrid_offset_prefixes). The LM head takes no quant_config (tied to the embedding). Not modelled: the MLP adapters'
-# B is a MergedColumnParallelLinear over [I, I] of one stored tensor, laid out as one column (the same split wherever
-# I / TP is whole blocks).
+# hybrid_offset_prefixes). The LM head takes no quant_config (tied to the embedding). Not modelled: the MLP adapters' B
+# is a MergedColumnParallelLinear over [I, I] of one stored tensor, laid out as one column (the same split wherever I /
+# TP is whole blocks).
 ARCHITECTURES["Zamba2ForCausalLM"] = Arch(
     "vllm:zamba2.py", packed=_QKV_ONLY, quant_packed=False,
     styles={"linear": REPLICATED, "feed_forward.gate_up_proj": "MergedColumnParallelLinear"},
