@@ -283,7 +283,26 @@ def _ernie_vl_host_config(flat: dict) -> dict:
                               "spatial_merge_size": vision["spatial_merge_size"]}}
 
 
+_PUZZLE_PATTERN = {"attention": "*", "moe": "E", "mamba": "M", "mlp": "-"}
+
+
+def _nemotron_h_puzzle_host_config(doc: dict) -> dict:
+    """transformers' NemotronHConfig for NVIDIA's remote NemotronHPuzzleConfig (model_type nemotron_h_puzzle): the
+    hybrid_override_pattern of its block_configs' types, each block's own keys at the top level (one value a key:
+    transformers' class builds every layer of a kind alike)."""
+    fields = {k: v for k, v in doc.items() if k not in ("block_configs", "mtp_block_configs", "model_type",
+                                                         "architectures")}
+    for block in doc["block_configs"]:
+        fields.update({k: v for k, v in block.items() if k != "block_type"})
+    return {**fields, "hybrid_override_pattern": "".join(_PUZZLE_PATTERN[b["block_type"]]
+                                                         for b in doc["block_configs"])}
+
+
 TRANSFORMERS_HOSTS = {
+    # NVIDIA's Nemotron-H Puzzle (remote-code config, model_type nemotron_h_puzzle): Nemotron-H's names
+    # (backbone.layers.N.mixer.*), written by transformers' NemotronHForCausalLM.
+    "NemotronHPuzzleForCausalLM": TransformersHost("NemotronHForCausalLM", r"(?!)", None, "nemotron_h",
+                                                   _nemotron_h_puzzle_host_config),
     # ERNIE-4.5-VL's remote-code config (ernie4_5_moe_vl) is transformers' Ernie4_5_VLMoeForConditionalGeneration's
     # model in another config format; its saved names are Baidu's (the reverted conversion) but for the tower, which
     # Baidu's checkpoints hold at vision_model. (ernie45_vl.py's mapper leaves it there).

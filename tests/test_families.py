@@ -4469,3 +4469,194 @@ def test_an_unregistered_moe_or_multimodal_transformers_class_is_named_not_laid_
     assert transformers_backend(("AyaVisionForConditionalGeneration",), profile).built == \
         "TransformersMultiModalForCausalLM"
     assert transformers_backend(("FooBarForCausalLM",), profile).found is None
+
+
+# ninth round (fam-textb)
+# Zamba2 (transformers' Zamba2ForCausalLM): Mamba-2 layers and hybrid layers 0, 2, 4 over two shared transformer blocks
+# (block 0 at layers 0 and 4, saved once under layer 0; block 1 at layer 2), each with its per-use LoRA adapters.
+ZAMBA2 = dict(layers_block_type=["hybrid", "mamba", "hybrid", "mamba", "hybrid"], num_mem_blocks=2,
+              use_shared_attention_adapter=True, adapter_rank=128, n_mamba_heads=8, mamba_ngroups=1, mamba_d_state=128,
+              use_mem_rope=True, hidden_act="gelu", pad_token_id=0, bos_token_id=1, eos_token_id=2)
+ZAMBA2_SPEC = dict(architecture="Zamba2ForCausalLM", model_type="zamba2", transformers=True, layers=5, head_dim=128,
+                   tie_embeddings=True, extra_config=ZAMBA2)
+# Nemotron-H Puzzle (NVIDIA's remote-code config): NEMOTRON_H's layers "M*-E" given by block_configs, whose MLP block is
+# 1024 wide (the top-level intermediate_size another) and whose MoE block alone holds the expert keys.
+PUZZLE = dict({k: v for k, v in NEMOTRON_H.items() if k not in ("hybrid_override_pattern", "n_routed_experts",
+                                                                 "num_experts_per_tok", "moe_intermediate_size",
+                                                                 "moe_shared_expert_intermediate_size")},
+              block_configs=[{"block_type": "mamba"}, {"block_type": "attention"},
+                             {"block_type": "mlp", "intermediate_size": 1024},
+                             {"block_type": "moe", "n_routed_experts": 4, "num_experts_per_tok": 2,
+                              "moe_intermediate_size": 256, "moe_shared_expert_intermediate_size": 256}])
+PUZZLE_SPEC = dict(architecture="NemotronHPuzzleForCausalLM", model_type="nemotron_h_puzzle", extra_config=PUZZLE,
+                   **HF)
+# openPangu (remote-code configs): Embedded (dense, Llama's names), Ultra-MoE (DeepSeek-V3's MLA with q-LoRA, sigmoid
+# routing with the expert bias, one MTP layer) and Pro-MoE-V2 (GQA, the same MoE).
+PANGU = dict(hidden_act="silu", rms_norm_eps=1e-5, rope_theta=16000000.0)
+PANGU_MOE = dict(PANGU, num_experts_per_tok=2, norm_topk_prob=True, router_enable_expert_bias=True,
+                 routed_scaling_factor=2.5)
+# Param2-MoE (remote-code config): Ling-2.0's names and keys (fused query_key_value, a dense layer 0, sigmoid grouped
+# routing, a shared expert).
+PARAM2 = dict(LING_V2, model_type="param2moe", rope_scaling=None)
+# IQuest-Coder-V1-Loop (remote-code config): Llama's names, two loops, each layer's loop gate (gate_projections.i, a
+# [heads, head_dim] weight and bias), stored BF16 and listed under vLLM's prefix and the stored name.
+IQUEST_GATES = {name: shape for i in range(2) for name, shape in ((f"model.gate_projections.{i}.weight", (4, 128)),
+                                                                   (f"model.gate_projections.{i}.bias", (4,)))}
+IQUEST_SPEC = dict(architecture="IQuestLoopCoderForCausalLM", model_type="iquest_loopcoder", head_dim=128,
+                   extra_tensors=IQUEST_GATES, extra_config=dict(loop_num=2, loop_window_size=64),
+                   ignore=("lm_head", *(f"model.gate_projections.{i}{part}" for i in range(2)
+                                        for part in ("", ".gate_proj"))))
+# Unlimited-OCR-2's text model (a deepseek_v2 config with the keys vLLM's OCR config sets): DeepSeek-MoE's MHA layers
+# and MoE under DASH attention, each layer's DASH router (head_dim-wide q / k projections, norms) stored BF16.
+DASH_ROUTER = {name: shape for i in range(2) for name, shape in (
+    (f"model.layers.{i}.self_attn.dash_router.q_proj.weight", (128, 256)),
+    (f"model.layers.{i}.self_attn.dash_router.k_proj.weight", (128, 256)),
+    (f"model.layers.{i}.self_attn.dash_router.q_norm.weight", (128,)),
+    (f"model.layers.{i}.self_attn.dash_router.k_norm.weight", (128,)))}
+UNLIMITED_OCR2_SPEC = dict(
+    DEEPSEEK_MOE_SPEC, architecture="UnlimitedOCR2TextForCausalLM", model_type="deepseek_v2", heads=2, kv_heads=2,
+    extra_tensors=DASH_ROUTER, ignore=("lm_head", r"re:.*\.dash_router\..*"),
+    extra_config=dict(DEEPSEEK_MOE_SPEC["extra_config"], qk_nope_head_dim=0, qk_rope_head_dim=0, v_head_dim=128,
+                      unlimited_ocr2=True, unlimited_ocr2_attention_backend="FLASH_ATTN",
+                      sparse_attention_config={"sparse_index_dim": 128}))
+TEXTB_FAMILIES = [
+    ("unlimited-ocr2-text", dict(UNLIMITED_OCR2_SPEC, quant="fp8-block"), 1,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:unlimited_ocr.py"),
+      "model.layers.0.self_attn.dash_router.q_proj": ("nn.Linear", "vllm:unlimited_ocr.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:unlimited_ocr.py")}),
+    ("iquest-loopcoder", IQUEST_SPEC, 1,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:iquest_loopcoder.py"),
+      "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:iquest_loopcoder.py"),
+      "model.gate_projections.0": ("ColumnParallelLinear", "vllm:iquest_loopcoder.py")}),
+    ("param2-moe", ling_spec(PARAM2, "Param2MoEForCausalLM"), 2,
+     {"model.layers.0.attention.qkv_proj": ("QKVParallelLinear", "vllm:param2moe.py"),
+      "model.layers.0.attention.dense": ("RowParallelLinear", "vllm:param2moe.py"),
+      "model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:param2moe.py"),
+      "model.layers.1.mlp.shared_experts.gate_up_proj": ("MergedColumnParallelLinear", "vllm:param2moe.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:param2moe.py")}),
+    ("pangu-embedded", dict(architecture="PanguEmbeddedForCausalLM", model_type="PanguEmbedded", head_dim=128,
+                            extra_config=PANGU), 2,
+     {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:openpangu.py"),
+      "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:openpangu.py")}),
+    ("pangu-ultra-moe", dict(architecture="PanguUltraMoEForCausalLM", model_type="pangu_ultra_moe", quant="fp8-block",
+                             mla=True, head_dim=128, qk_rope_head_dim=64, q_lora_rank=256, moe_style="deepseek",
+                             experts=4, shared_experts=1, first_k_dense=1, mtp_layers=1, extra_config=PANGU_MOE), 2,
+     {"model.layers.0.self_attn.fused_qkv_a_proj": ("MergedColumnParallelLinear", "vllm:openpangu.py"),
+      "model.layers.0.self_attn.kv_b_proj": ("ColumnParallelLinear", "vllm:openpangu.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:openpangu.py"),
+      "model.layers.1.mlp.shared_experts.gate_up_proj": ("MergedColumnParallelLinear", "vllm:openpangu.py")}),
+    ("pangu-pro-moe-v2", dict(architecture="PanguProMoEV2ForCausalLM", model_type="pangu_pro_moe_v2", head_dim=128,
+                              moe_style="deepseek", experts=4, shared_experts=1, first_k_dense=1,
+                              extra_config=PANGU_MOE), 2,
+     {"model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:openpangu.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:openpangu.py")}),
+    ("nemotron-h-puzzle", PUZZLE_SPEC, 1,
+     {"backbone.layers.0.mixer.in_proj": ("MergedColumnParallelLinear", "vllm:nemotron_h.py"),
+      "backbone.layers.1.mixer.qkv_proj": ("QKVParallelLinear", "vllm:nemotron_h.py"),
+      "backbone.layers.2.mixer.up_proj": ("ColumnParallelLinear", "vllm:nemotron_h.py"),
+      "backbone.layers.3.mixer.gate": ("ReplicatedLinear", "vllm:nemotron_h.py"),
+      "backbone.layers.3.mixer.shared_experts.down_proj": ("RowParallelLinear", "vllm:nemotron_h.py")}),
+    ("zamba2", ZAMBA2_SPEC, 1,
+     {"model.layers.0.shared_transformer.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:zamba2.py"),
+      "model.layers.0.shared_transformer.self_attn.linear_q_adapter_list.2.0": ("ColumnParallelLinear",
+                                                                                "vllm:zamba2.py"),
+      "model.layers.2.shared_transformer.feed_forward.gate_up_proj": ("MergedColumnParallelLinear", "vllm:zamba2.py"),
+      "model.layers.0.linear": ("ReplicatedLinear", "vllm:zamba2.py"),
+      "model.layers.0.mamba_decoder.mamba.in_proj": ("MergedColumnParallelLinear", "vllm:zamba2.py"),
+      "model.layers.1.mamba.conv1d": ("ColumnParallelLinear", "vllm:zamba2.py"),
+      "model.layers.1.mamba.out_proj": ("RowParallelLinear", "vllm:zamba2.py")}),
+]
+FAMILIES += TEXTB_FAMILIES
+
+
+@pytest.mark.parametrize("spec,tp,expected", [f[1:] for f in TEXTB_FAMILIES], ids=[f[0] for f in TEXTB_FAMILIES])
+def test_ninth_round_textb_family_layout(make_checkpoint, spec, tp, expected):
+    test_family_layout(make_checkpoint, spec, tp, expected)
+
+
+def test_nemotron_h_puzzle_reads_each_layers_block_widths_off_its_tensors(make_checkpoint):
+    """nemotron_h.py builds each MLP / MoE layer from get_nemotron_h_config_for_layer (the block's keys): the MLP is
+    its block's 1024 wide (config.json's top-level intermediate_size is 512), the MoE its block's 4 experts."""
+    folder = make_checkpoint(quant="ct-fp8-block", data="sparse", **PUZZLE_SPEC)
+    layout = build_layout(open_local(folder).tensors, open_local(folder).config, LATEST)
+    up = next(m for m in layout.linears if m.name == "backbone.layers.2.mixer.up_proj")
+    assert up.output_sizes == (1024,) and [m.num_experts for m in layout.moes] == [4]
+
+
+def test_pangu_ultra_moe_fuses_qkv_a_replicated_and_skips_its_mtp_layer(make_checkpoint):
+    """openpangu.py: fused_qkv_a_proj a MergedColumnParallelLinear with disable_tp (whole on every rank), the MLA layer
+    self_attn.mla_attn.mla_attn, and _filter_spec_layers skips the num_nextn_predict_layers layer after the last."""
+    spec = next(f[1] for f in TEXTB_FAMILIES if f[0] == "pangu-ultra-moe")
+    folder = make_checkpoint(data="sparse", moe_intermediate=256, **spec)
+    fused = next(m for m in build_layout(open_local(folder).tensors, open_local(folder).config, LATEST).linears
+                 if m.name == "model.layers.0.self_attn.fused_qkv_a_proj")
+    assert fused.layer_type == "MergedColumnParallelLinear" and not fused.tp_split
+    rep = inspect(folder, tp=2)
+    assert [a.name for a in rep.attention] == [f"model.layers.{i}.self_attn.mla_attn.mla_attn" for i in (0, 1)]
+    assert [s.prefix for s in rep.skipped] == ["model.layers.2."] and rep.ok
+
+
+def test_param2_moe_quant_lists_are_not_renamed_by_its_inner_models_mapper(make_checkpoint):
+    """param2moe.py's hf_to_vllm_mapper is Param2MoEModel's, which configure_quant_config never sees: a list entry
+    under the stored name never reaches vLLM's self_attn.qkv_proj, which quantizes the BF16 weight."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        ling_spec(PARAM2, "Param2MoEForCausalLM"), ignore=("lm_head", "model.layers.0.attention.query_key_value"))))
+    qkv = next(layer for layer in rep.layers if layer.name == "model.layers.0.attention.qkv_proj")
+    assert qkv.scheme == "CompressedTensorsW8A8Fp8" and not rep.ok
+
+
+def test_param2_moe_refuses_a_tp_size_that_does_not_divide_the_kv_heads(make_checkpoint):
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **ling_spec(PARAM2, "Param2MoEForCausalLM")),
+                  tp=4)
+    assert "AssertionError: num_key_value_heads (2) must be divisible by tensor-parallel world size (4)." in rep.errors
+
+
+def test_iquest_loopcoder_builds_an_attention_per_loop_and_lists_reach_its_gates_as_gate_proj(make_checkpoint):
+    """iquest_loopcoder.py: layer i's Attention k is self_attn.attn.k under the prefix of layer k x L + i, loops past
+    the first over loop_window_size; the loop gate is built under gate_projections.i.gate_proj, which a list entry of
+    the stored name alone never reaches (vLLM makes an FP8 layer of the BF16 weight)."""
+    from fp8check.core.routing.attention import attention_layers
+    ckpt = open_local(make_checkpoint(quant="ct-fp8-block", data="sparse", **IQUEST_SPEC))
+    layers = attention_layers(ckpt, build_layout(ckpt.tensors, ckpt.config, LATEST), "cuda", 90, LATEST)
+    assert [(a.name, a.layer_index, a.sliding_window) for a in layers] == [
+        ("model.layers.0.self_attn.attn.0", 0, None), ("model.layers.1.self_attn.attn.0", 1, None),
+        ("model.layers.0.self_attn.attn.1", 2, 64), ("model.layers.1.self_attn.attn.1", 3, 64)]
+    assert inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), LATEST)).ok
+    stored_only = dict(IQUEST_SPEC, ignore=("lm_head", "model.gate_projections.0", "model.gate_projections.1"))
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **stored_only))
+    gate = next(layer for layer in rep.layers if layer.name == "model.gate_projections.0")
+    assert gate.scheme == "CompressedTensorsW8A8Fp8" and not rep.ok
+
+
+def test_unlimited_ocr2_dash_attention_takes_its_own_backend_and_no_prefix(make_checkpoint):
+    """dash_attention.py DASHAttention: its Attention has no quant config and DASHAttentionBackend (TRITON_ATTN, the
+    selector not asked); qkv_proj / o_proj are built without a prefix, so a list naming layer 0's attention never
+    reaches them (vLLM makes FP8 layers of the BF16 weights)."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **UNLIMITED_OCR2_SPEC))
+    assert [(a.name, a.backend, a.kv_method) for a in rep.attention] == [
+        (f"model.layers.{i}.self_attn.attn", "TRITON_ATTN", None) for i in (0, 1)] and rep.ok
+    listed = dict(UNLIMITED_OCR2_SPEC, ignore=(*UNLIMITED_OCR2_SPEC["ignore"], *(
+        f"model.layers.0.self_attn.{leaf}" for leaf in ("q_proj", "k_proj", "v_proj", "o_proj"))))
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **listed))
+    qkv = next(layer for layer in rep.layers if layer.name == "model.layers.0.self_attn.qkv_proj")
+    assert qkv.scheme == "CompressedTensorsW8A8Fp8" and not rep.ok
+
+
+def test_zamba2_shared_blocks_build_one_attention_per_use_without_a_kv_method(make_checkpoint):
+    """zamba2.py Zamba2Attention: one Attention per use k of a shared block (dpa_list.k, built under model.attn.j
+    without the quant config), all over the block's one qkv_proj (heads over attention_head_dim, 2 x hidden / heads)."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **ZAMBA2_SPEC))
+    assert [(a.name, a.num_heads, a.head_size, a.kv_method) for a in rep.attention] == [
+        (f"model.layers.{layer}.shared_transformer.self_attn.dpa_list.{use}", 4, 128, None)
+        for layer, use in ((0, 0), (0, 2), (2, 1))]
+
+
+@pytest.mark.parametrize("listed,quantized", [(("model.layers.0.mamba_decoder.mamba.in_proj",), True),
+                                              (("model.layers.0.mamba_decoder.mamba.in_proj", "3.mixer.in_proj"),
+                                               False)])
+def test_zamba2_quant_lists_see_the_mixers_under_their_hybrid_offset_prefix(make_checkpoint, listed, quantized):
+    """zamba2.py builds layer i's mixer under the prefix str(H + i).mixer (H = 3 hybrid layers), no root: an ignore
+    list naming the checkpoint's name never reaches it (vLLM quantizes it over the BF16 weight), vLLM's prefix does."""
+    rep = inspect(make_checkpoint(quant="fp8-block", data="sparse", **dict(ZAMBA2_SPEC, ignore=("lm_head", *listed))))
+    in_proj = next(layer for layer in rep.layers if layer.name == "model.layers.0.mamba_decoder.mamba.in_proj")
+    assert (in_proj.scheme != "UnquantizedLinearMethod") == quantized and rep.ok != quantized

@@ -25,6 +25,7 @@ import importlib
 import importlib.abc
 import importlib.util
 import json
+import re
 import os
 import sys
 import types
@@ -850,9 +851,11 @@ def _plamo3_config(pretrained_config):
 # minicpm, solar and orion (configuration_minicpm.py / configuration_solar.py / configuration_orion.py); InternLM3's
 # internlm3 (configuration_internlm3.py) where the release's transformers pin lacks it (5.24 has InternLM3Config);
 # and Phi-3-vision's phi3_v (configuration_phi3_v.py: Phi-3's keys with img_processor / embd_layer, which phi3v.py and
-# llama.py read bare).
+# llama.py read bare); openPangu's, Param2-MoE's and IQuest-LoopCoder's (openpangu.py, param2moe.py,
+# iquest_loopcoder.py read their keys bare or with getattr).
 REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "alice_ai", "k2_horizon",
-                           "internlm2", "deepseek", "minicpm", "solar", "orion", "internlm3", "phi3_v")
+                           "internlm2", "deepseek", "minicpm", "solar", "orion", "internlm3", "phi3_v",
+                           "PanguEmbedded", "pangu_ultra_moe", "pangu_pro_moe_v2", "param2moe", "iquest_loopcoder")
 # InternVL's remote-code configs (configuration_internvl_chat.py; H2OVL's h2ovl_chat, Skywork-R1V's skywork_chat the
 # same class): vision_config an InternVisionConfig, llm_config the config of its text model's model_type, which vLLM
 # renames text_config (_CONFIG_ATTRS_MAPPING). Neither transformers nor vLLM has a class for them.
@@ -901,6 +904,34 @@ def _nemotron_nas_config(llama_config):
             self.block_configs = [_ConfigBlock(block) for block in block_configs or ()]
 
     return DeciLMConfig
+
+
+def _nemotron_h_puzzle_config(nemotron_h_config):
+    """A stand-in of NVIDIA's remote NemotronHPuzzleConfig (configuration_nemotron_h_puzzle.py, model_type
+    nemotron_h_puzzle): a NemotronHConfig whose hybrid_override_pattern comes from block_configs' block types
+    (attention *, moe E, mamba M, mlp -), the keys any block sets no top-level attribute, and
+    get_nemotron_h_config_for_layer the NemotronHConfig of the top-level keys with that layer's block keys over them
+    (what nemotron_h.py's MLP and MoE layers read)."""
+    pattern = {"attention": "*", "moe": "E", "mamba": "M", "mlp": "-"}
+
+    class NemotronHPuzzleConfig(nemotron_h_config):
+        model_type = "nemotron_h_puzzle"
+
+        def __init__(self, block_configs=(), mtp_block_configs=(), **kwargs):
+            kwargs["hybrid_override_pattern"] = "".join(pattern[block["block_type"]] for block in block_configs)
+            super().__init__(**kwargs)
+            self.block_configs = [dict(block) for block in block_configs]
+            self.mtp_block_configs = [dict(block) for block in mtp_block_configs]
+            for member in {key for block in self.block_configs for key in block if key != "block_type"}:
+                if hasattr(self, member):
+                    delattr(self, member)
+
+        def get_nemotron_h_config_for_layer(self, layer_idx: int):
+            fields = {k: v for k, v in self.to_dict().items() if k not in ("block_configs", "mtp_block_configs")}
+            fields.update({k: v for k, v in self.block_configs[layer_idx].items() if k != "block_type"})
+            return nemotron_h_config.from_dict(fields)
+
+    return NemotronHPuzzleConfig
 
 
 def _nemotron_vl_config(pretrained_config, auto_config, model_type: str):
@@ -1035,6 +1066,8 @@ def _register_remote_code_configs() -> None:
         if model_type not in transformers.CONFIG_MAPPING:
             transformers.AutoConfig.register(model_type, _nemotron_vl_config(
                 transformers.PretrainedConfig, transformers.AutoConfig, model_type))
+    if "nemotron_h_puzzle" not in transformers.CONFIG_MAPPING:
+        transformers.AutoConfig.register("nemotron_h_puzzle", _nemotron_h_puzzle_config(transformers.NemotronHConfig))
     if "plamo3" not in transformers.CONFIG_MAPPING:
         transformers.AutoConfig.register("plamo3", _plamo3_config(transformers.PretrainedConfig))
     if "ernie4_5_moe_vl" in transformers.CONFIG_MAPPING:
@@ -1136,12 +1169,17 @@ def build_model(case: dict) -> dict:
         return dict(result, stage="model", error=_vllm_error(exc), stand_in_impls=sorted(set(STAND_IN_IMPLS)))
     result["stand_in_impls"] = sorted(set(STAND_IN_IMPLS))
     result["tied"] = bool(getattr(model_config.hf_text_config, "tie_word_embeddings", False))
-    mapper = getattr(model, "hf_to_vllm_mapper", None)
+    # param2moe.py keeps its mapper on the inner model, whose load_weights applies it
+    mapper = getattr(model, "hf_to_vllm_mapper", None) or getattr(getattr(model, "model", None), "hf_to_vllm_mapper",
+                                                                  None)
+    attention = set(case.get("attention_names", ()))
     for name in case.get("names", ()):
         # The loader renames tensor names: a module's name is mapped as its weight's (lm_head.weight matches the
-        # "lm_head." prefix rules that a bare "lm_head" would not).
-        mapped = _module_mapper(mapper, name)._map_name(f"{name}.weight") if mapper is not None else f"{name}.weight"
-        result["names"][name] = mapped.removesuffix(".weight") if mapped else name
+        # "lm_head." prefix rules that a bare "lm_head" would not), an attention layer's as its KV scale's (Zamba2's
+        # "0.weight" -> "A.weight" rule is its adapters', not its dpa_list.0 Attention's).
+        suffix = ".k_scale" if name in attention else ".weight"
+        mapped = _module_mapper(mapper, name)._map_name(f"{name}{suffix}") if mapper is not None else f"{name}{suffix}"
+        result["names"][name] = mapped.removesuffix(suffix) if mapped else name
     result["modules"] = read_modules(model)
     return result
 
@@ -1196,11 +1234,11 @@ def our_modules(report) -> dict[str, dict]:
 
 def _vllm_name(name: str, renames: tuple[tuple[str, ...], ...], names=()) -> str:
     """A checkpoint-named module under the name vLLM's model class gives it (layouts.Arch.vllm_names; a rename with a
-    sibling leaf only where `names` holds that sibling beside the module)."""
+    sibling leaf only where `names` holds that sibling beside the module; "re:" a regular expression)."""
     for ours, theirs, *sibling in renames:
         if sibling and f"{name.rpartition('.')[0]}.{sibling[0]}" not in names:
             continue
-        name = name.replace(ours, theirs)
+        name = re.sub(ours[3:], theirs, name) if ours.startswith("re:") else name.replace(ours, theirs)
     return name
 
 

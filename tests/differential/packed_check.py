@@ -439,6 +439,29 @@ EXPECTED: dict[tuple[str, str], str] = {
                                                               "with mtp. (model.mtp. once AutoWeightsLoader strips "
                                                               "model.)",
 }
+# ninth round (fam-textb)
+EXPECTED.update({
+    **{(a, "packed:qkv_proj"): (
+        f"{a} (no SupportsQuant) declares no packed_modules_mapping, so configure_quant_config leaves the quant "
+        "config's empty: the shards load fused (the mapper's orig_to_new_stacked, load_weights' "
+        "stacked_params_mapping) and the lists are matched against the fused name, as fp8check does "
+        "(Arch.quant_packed)")
+       for a in ("Zamba2ForCausalLM", "IQuestLoopCoderForCausalLM")},
+    ("IQuestLoopCoderForCausalLM", "packed:gate_up_proj"): (
+        "iquest_loopcoder.py's IQuestLoopCoderForCausalLM declares no packed_modules_mapping: load_weights' "
+        "stacked_params_mapping fuses gate / up, and the lists are matched against gate_up_proj itself, as fp8check "
+        "does (Arch.quant_packed)"),
+    ("Param2MoEForCausalLM", "renames"): (
+        "param2moe.py keeps its hf_to_vllm_mapper on the inner Param2MoEModel, whose load_weights applies it: the "
+        "loader renames the tensors as fp8check's hf_to_vllm does, and configure_quant_config, reading the class "
+        "attribute, leaves the quant config's lists unmapped (Arch.mapper_on_inner_model)"),
+    ("UnlimitedOCR2TextForCausalLM", "packed:qkv_proj"): (
+        "deepseek_v2.py's __init__ adds qkv_proj only when use_mha (qk_nope / qk_rope head dims 0: Unlimited-OCR-2's "
+        "text config), as the class's packed entry fp8check keeps"),
+    ("UnlimitedOCR2TextForCausalLM", "registry"): (
+        "registry.py registers UnlimitedOCR2TextForCausalLM (unlimited_ocr.py) from 0.34; 0.33's registry has no such "
+        "architecture, and fp8check lays it out only on releases that register it"),
+})
 
 
 class Finding(NamedTuple):

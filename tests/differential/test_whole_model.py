@@ -465,7 +465,21 @@ def test_each_family_checkpoint_is_judged_by_fp8check_without_notes(tmp_path, fa
                 **{family: {*(f"language_model.layers.{i}.self_attn.in_proj_qkvgfab" for i in range(3)),
                             *KIMI_TOWER, *extra}
                    for family, extra in (("kimi-k3", {"language_model.layers.3.self_attn.fused_qkv_a_g_proj"}),
-                                         ("kimi-k3.1", set()))}}
+                                         ("kimi-k3.1", set()))},
+                # ninth round (fam-textb): Zamba2's Mamba in_proj (64 heads / TP 2 rows: no 128-block) and the LoRA
+                # adapters' A (adapter_rank 128 / TP 2), vLLM's own errors (zamba2-listed lists them: none);
+                # Nemotron-H Puzzle as Nemotron-H; Param2-MoE's and Unlimited-OCR-2's attention listed BF16 under
+                # names vLLM's lists never meet (param2moe.py's inner-model mapper, DASHAttention's empty prefix)
+                "zamba2": {*(f"model.layers.{i}.{'mamba_decoder.mamba' if i % 2 == 0 else 'mamba'}.in_proj"
+                             for i in range(5)),
+                           *(f"model.layers.{layer}.shared_transformer.{part}_adapter_list.{use}.0"
+                             for layer, use in ((0, 0), (0, 2), (2, 1))
+                             for part in ("feed_forward.gate_up_proj", "self_attn.linear_q", "self_attn.linear_k",
+                                          "self_attn.linear_v"))},
+                "nemotron-h-puzzle": {"backbone.layers.0.mixer.in_proj"},
+                "param2-moe-attn-listed": {"model.layers.1.attention.qkv_proj"},
+                "unlimited-ocr2-text-attn-bf16": {"model.layers.0.self_attn.qkv_proj",
+                                                  "model.layers.0.self_attn.o_proj"}}
     assert failing == expected.get(family, set())
 
 

@@ -1714,6 +1714,103 @@ FAMILIES["orion-qkv-bf16"] = (dict(FAMILIES["orion"][0], ignore=("lm_head", *(f"
                                                                               for leaf in ("q_proj", "k_proj",
                                                                                            "v_proj")))),
                               FAMILIES["orion"][1])
+# ninth round (fam-textb)
+FAMILIES.update({
+    # Zamba2 (zamba2.py; transformers' Zamba2ForCausalLM, Zamba2-2.7B's / 7B's two shared blocks at 1.2B's widths):
+    # Mamba-2 layers and hybrid layers whose shared transformer block (attention over 2 x hidden, LoRA adapters per
+    # use, a gated GELU MLP) alternates between the two blocks: block 0 at layers 0 and 4, block 1 at layer 2.
+    "zamba2": (dict(architecture="Zamba2ForCausalLM", model_type="zamba2", transformers=True, layers=5,
+                    kv_heads=16, head_dim=256, tie_embeddings=True),
+               dict(_TOKENS, layers_block_type=["hybrid", "mamba", "hybrid", "mamba", "hybrid"], num_mem_blocks=2,
+                    use_shared_attention_adapter=True, adapter_rank=128, n_mamba_heads=64, mamba_ngroups=1,
+                    mamba_d_state=128, mamba_d_conv=4, mamba_expand=2, use_mem_rope=True, hidden_act="gelu")),
+})
+# The same with what splits into no whole block a rank above TP 1 listed BF16: the Mamba in_proj ([I, I, GN, GN, H])
+# under its checkpoint names and under the prefix zamba2.py builds it with (str(H + i).mixer, H = 3 hybrid layers),
+# which alone reaches it; the adapters' A (adapter_rank 128 rows), the checkpoint's `0` and vLLM's `A` (its prefixes
+# model.linear_q_adapter.A, model.feed_forward.gate_up_proj_adapter_list.k.A): every TP size built.
+FAMILIES["zamba2-listed"] = (
+    dict(FAMILIES["zamba2"][0], ignore=(
+        "lm_head", *(f"model.layers.{i}.{'mamba_decoder.mamba' if i % 2 == 0 else 'mamba'}.in_proj" for i in range(5)),
+        *(f"{3 + i}.mixer.in_proj" for i in range(5)),
+        *(f"model.layers.{layer}.shared_transformer.self_attn.linear_{part}_adapter_list.{use}.0"
+          for layer, use in ((0, 0), (2, 1), (0, 2)) for part in "qkv"),
+        *(f"model.layers.{layer}.shared_transformer.feed_forward.gate_up_proj_adapter_list.{use}.0"
+          for layer, use in ((0, 0), (2, 1), (0, 2))),
+        *(f"model.linear_{part}_adapter.A" for part in "qkv"),
+        *(f"model.feed_forward.gate_up_proj_adapter_list.{use}.A" for use in range(3)))),
+    FAMILIES["zamba2"][1])
+# Nemotron-H Puzzle (nemotron_h.py; NVIDIA's remote-code config, model_type nemotron_h_puzzle): nemotron-h's layers
+# "M*-E" given per layer by block_configs, whose MLP and MoE keys are each layer's own and no top-level key (the MoE's
+# expert count only there: vLLM's front door counts no experts, so --ep is refused).
+_PUZZLE_BLOCKS = [{"block_type": "mamba"}, {"block_type": "attention"},
+                  {"block_type": "mlp", "intermediate_size": 4096},
+                  {"block_type": "moe", "n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 1024,
+                   "moe_shared_expert_intermediate_size": 1024}]
+FAMILIES["nemotron-h-puzzle"] = (
+    dict(architecture="NemotronHPuzzleForCausalLM", model_type="nemotron_h_puzzle", **_HF),
+    dict({k: v for k, v in FAMILIES["nemotron-h"][1].items()
+          if k not in ("hybrid_override_pattern", "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
+                       "moe_shared_expert_intermediate_size")},
+         block_configs=_PUZZLE_BLOCKS, mtp_block_configs=[]))
+# openPangu (openpangu.py; remote-code configs, each key the model file reads written): Embedded (dense, Llama's
+# names), Ultra-MoE (deepseek-v3's MLA with q-LoRA, a dense layer 0, sigmoid-routed experts with the expert bias, one
+# MTP layer; model_type pangu_ultra_moe, which vLLM's convertor reads as DeepSeek MLA) and Pro-MoE-V2 (GQA attention
+# without sinks, the same MoE).
+_PANGU = dict(_TOKENS, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=16000000.0)
+_PANGU_MOE = dict(_PANGU, num_experts_per_tok=2, norm_topk_prob=True, router_enable_expert_bias=True,
+                  routed_scaling_factor=2.5, n_group=1, topk_group=1)
+FAMILIES.update({
+    "pangu-embedded": (dict(architecture="PanguEmbeddedForCausalLM", model_type="PanguEmbedded"), _PANGU),
+    "pangu-ultra-moe": (dict(FAMILIES["deepseek-v3"][0], architecture="PanguUltraMoEForCausalLM",
+                             model_type="pangu_ultra_moe"), dict(_PANGU_MOE, sandwich_norm=True)),
+    "pangu-pro-moe-v2": (dict(architecture="PanguProMoEV2ForCausalLM", model_type="pangu_pro_moe_v2",
+                              moe_style="deepseek", shared_experts=1, first_k_dense=1, **_MOE), _PANGU_MOE),
+})
+# Param2-MoE (param2moe.py; remote-code config, model_type param2moe): Ling-2.0's names and keys (synth.bailing_tensors:
+# fused query_key_value, dense, mlp.gate with its expert_bias), a dense layer 0, sigmoid grouped routing, a shared
+# expert, 8 KV heads (its attention refuses a TP size that does not divide them: TP 8 builds).
+_PARAM2 = dict(_LING_V2, model_type="param2moe", num_key_value_heads=8, rope_scaling=None)
+FAMILIES["param2-moe"] = (dict(architecture="Param2MoEForCausalLM", model_type="param2moe",
+                               extra_tensors=bailing_tensors(_PARAM2), **_LING_SPEC), _PARAM2)
+# The same with layer 1's attention listed BF16 by its stored name: the mapper is the inner model's, so the quant
+# config's list is never renamed to self_attn.qkv_proj and vLLM makes an FP8 layer of the BF16 weight.
+FAMILIES["param2-moe-attn-listed"] = (
+    dict(FAMILIES["param2-moe"][0], ignore=("lm_head", "model.layers.1.attention.query_key_value")), _PARAM2)
+# IQuest-Coder-V1-Loop (iquest_loopcoder.py; remote-code config): Llama's names, two loops (a second Attention per
+# layer over a 64-token window) and each layer's loop gate (gate_projections.i: [heads, head_dim] and a bias), stored
+# BF16 and listed under both its stored name and vLLM's prefix (gate_projections.i.gate_proj, which alone reaches it).
+FAMILIES["iquest-loopcoder"] = (
+    dict(architecture="IQuestLoopCoderForCausalLM", model_type="iquest_loopcoder",
+         extra_tensors={name: shape for i in range(2) for name, shape in (
+             (f"model.gate_projections.{i}.weight", (BASE["heads"], BASE["head_dim"])),
+             (f"model.gate_projections.{i}.bias", (BASE["heads"],)))},
+         ignore=("lm_head", *(f"model.gate_projections.{i}{part}" for i in range(2) for part in ("", ".gate_proj")))),
+    dict(_TOKENS, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=500000.0, loop_num=2, loop_window_size=64))
+# Unlimited-OCR-2's text model (unlimited_ocr.py, 0.34; a deepseek_v2 config with the keys _configure_v2 sets on the OCR
+# model's text_config): deepseek-moe's MHA layers and MoE under DASH attention, each layer's DASH router (q / k
+# projections of head_dim, two norms and a class vector) stored BF16.
+_H, _HD = BASE["hidden"], BASE["head_dim"]
+FAMILIES["unlimited-ocr2-text"] = (
+    dict(FAMILIES["deepseek-moe"][0], architecture="UnlimitedOCR2TextForCausalLM", model_type="deepseek_v2",
+         extra_tensors={name: shape for i in range(2) for name, shape in (
+             (f"model.layers.{i}.self_attn.dash_router.q_proj.weight", (_HD, _H)),
+             (f"model.layers.{i}.self_attn.dash_router.k_proj.weight", (_HD, _H)),
+             (f"model.layers.{i}.self_attn.dash_router.q_norm.weight", (_HD,)),
+             (f"model.layers.{i}.self_attn.dash_router.k_norm.weight", (_HD,)),
+             (f"model.layers.{i}.self_attn.dash_router.head_cls", (_HD,)))},
+         ignore=("lm_head", r"re:.*\.dash_router\..*")),
+    dict(FAMILIES["deepseek-moe"][1], qk_nope_head_dim=0, qk_rope_head_dim=0, v_head_dim=_HD,
+         topk_method="greedy", n_group=1, topk_group=1, unlimited_ocr2=True,
+         unlimited_ocr2_attention_backend="FLASH_ATTN", architectures=["UnlimitedOCR2TextForCausalLM"],
+         sparse_attention_config={"sparse_index_dim": _HD, "sparse_local_block": 4, "sparse_block_size": 64,
+                                  "dash_sigma": 1.0, "dash_topk_blocks": 8, "image_token_id": 5, "page_token_id": 6}))
+# The same with layer 0's attention listed BF16: DASHAttention builds qkv_proj / o_proj without a prefix, so no ignore
+# entry reaches them and vLLM makes FP8 layers of the BF16 weights (fp8check: an error on each).
+FAMILIES["unlimited-ocr2-text-attn-bf16"] = (
+    dict(FAMILIES["unlimited-ocr2-text"][0], ignore=(*FAMILIES["unlimited-ocr2-text"][0]["ignore"], *(
+        f"model.layers.0.self_attn.{leaf}" for leaf in ("q_proj", "k_proj", "v_proj", "o_proj")))),
+    FAMILIES["unlimited-ocr2-text"][1])
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}
@@ -2026,6 +2123,8 @@ def whole_model_suite(releases: list[str], platforms: list[str], families: list[
                     cases.append({"id": "|".join(map(str, key)), "folder": folders[(family, quant)], "tp": tp,
                                   "ep": ep, "quantization": quantization, "allow_deprecated": deprecated,
                                   "kv_cache_dtype": kv, "moe_backend": moe_backend, "names": sorted(ours[key][0]),
+                                  "attention_names": sorted(name for name, row in ours[key][0].items()
+                                                            if row["kind"] == "attention"),
                                   "tokenizer": family in TOKENIZER_FAMILIES})
                 jobs_[(release, pl)] = pool.submit(run_release, release, pl, cases)
     table: dict[tuple[str, str], Counter] = defaultdict(Counter)

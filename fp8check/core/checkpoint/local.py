@@ -86,6 +86,10 @@ class ModelConfig(NamedTuple):
     mla_dims: tuple[int, int, int] | None = None
     vocab_size: int | None = None
     num_kv_shared_layers: int = 0      # Gemma-4: the last N layers reuse an earlier layer's KV cache
+    # IQuest-LoopCoder (iquest_loopcoder.py): every layer runs loop_num times (default 2), each loop past the first with
+    # an Attention of its own over a window of loop_window_size (default 64)
+    loop_num: int = 2
+    loop_window_size: int = 64
     intermediate_size: int | None = None  # the dense MLP's width (None when absent or per layer, a list)
     # Mamba2 mixers (Nemotron-H): (mamba_num_heads, mamba_head_dim, n_groups, ssm_state_size), None when absent
     mamba: tuple[int, int, int, int] | None = None
@@ -218,6 +222,13 @@ CONFIG_KEY_ALIASES: dict[str, dict[str, str | Callable[[dict], object]]] = {
                 "intermediate_size": "ffn_hidden_size",
                 "num_key_value_heads": lambda doc: doc.get("multi_query_group_num", 1)
                 if doc.get("multi_query_attention") else doc.get("num_attention_heads")},
+    # Zamba2Config: attribute_map layer_types -> layers_block_type, head_dim -> attention_head_dim (__post_init__:
+    # 2 x hidden_size // num_attention_heads, the shared attention running over the doubled hidden state).
+    "zamba2": {"layer_types": "layers_block_type",
+               "head_dim": lambda doc: doc.get("attention_head_dim") or (
+                   2 * doc["hidden_size"] // doc["num_attention_heads"]
+                   if isinstance(doc.get("hidden_size"), int) and isinstance(doc.get("num_attention_heads"), int)
+                   and doc["num_attention_heads"] else None)},
 }
 
 
@@ -324,6 +335,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         mla_dims=_mla_dims(opt_int),
         vocab_size=opt_int("vocab_size"),
         num_kv_shared_layers=opt_int("num_kv_shared_layers", minimum=0) or 0,
+        loop_num=opt_int("loop_num", minimum=1) or 2, loop_window_size=opt_int("loop_window_size", minimum=1) or 64,
         intermediate_size=sizes.get(dense) if _positive_int(sizes.get(dense)) else None,
         mamba=_mamba_sizes(opt_int, sizes, model_type),
         gated_delta_net=_gated_delta_net_sizes(opt_int),
@@ -432,7 +444,11 @@ def _feature_layers(doc: dict, model_type: str, where: str) -> tuple[int, ...]:
 
 
 def _mla_dims(opt_int) -> tuple[int, int, int] | None:
-    """(qk_nope_head_dim, qk_rope_head_dim, v_head_dim), or None unless all three are given (a rope of 0: NoPE)."""
+    """(qk_nope_head_dim, qk_rope_head_dim, v_head_dim), or None unless all three are given (a rope of 0: NoPE) or
+    when both QK dims are 0 (deepseek_v2.py's use_mha, plain attention: DeepSeek-OCR's and Unlimited-OCR-2's text
+    configs)."""
+    if opt_int("qk_nope_head_dim", minimum=0) == 0 and opt_int("qk_rope_head_dim", minimum=0) == 0:
+        return None
     nope, rope, v = opt_int("qk_nope_head_dim"), opt_int("qk_rope_head_dim", minimum=0), opt_int("v_head_dim")
     return None if nope is None or rope is None or v is None else (nope, rope, v)
 
@@ -505,7 +521,7 @@ def _mamba_sizes(opt_int: Callable[..., int | None], sizes_doc: dict,
     Codestral Mamba's params.json, model_type mamba, gives all four, a Mamba-1 config.json none), else
     Granite-4.0-H's and Falcon-H1's (granitemoehybrid.py, falcon_h1.py: mamba_n_heads, mamba_d_head, mamba_n_groups,
     mamba_d_state; their config classes default groups 1, state 256, and a head size of mamba_expand (2) x
-    hidden_size / heads)."""
+    hidden_size / heads), Zamba2's (n_mamba_heads, mamba_ngroups, mamba_d_state)."""
     sizes = tuple(opt_int(key) for key in ("mamba_num_heads", "mamba_head_dim", "n_groups", "ssm_state_size"))
     if all(sizes):
         return sizes  # type: ignore[return-value]
@@ -515,6 +531,10 @@ def _mamba_sizes(opt_int: Callable[..., int | None], sizes_doc: dict,
     if model_type == "mamba":
         mamba2 = tuple(opt_int(key) for key in ("num_heads", "head_dim", "n_groups", "state_size"))
         return mamba2 if all(mamba2) else None  # type: ignore[return-value]
+    if model_type == "zamba2":  # zamba2.py: n_mamba_heads of mamba_expand x hidden / heads (Zamba2Config's defaults)
+        mamba_heads, hidden_size = opt_int("n_mamba_heads") or 8, opt_int("hidden_size")
+        return (mamba_heads, (opt_int("mamba_expand") or 2) * hidden_size // mamba_heads,
+                opt_int("mamba_ngroups") or 1, opt_int("mamba_d_state") or 64) if hidden_size else None
     heads, hidden = opt_int("mamba_n_heads"), opt_int("hidden_size")
     if not heads or not hidden:
         return None

@@ -208,6 +208,14 @@ class Arch(NamedTuple):
     # granitemoehybrid.py's load_weights slices per expert and chunks into w1 / w3): read as per-expert gate / up /
     # down tensors.
     fused_stacked_experts: tuple[str, str, str] | None = None
+    # True: each decoder layer's attention runs config.loop_num times over its one qkv_proj, an Attention per loop
+    # `self_attn.attn.{k}` (iquest_loopcoder.py LoopCoderAttention): loop 0 with the model's window, the others with
+    # config.loop_window_size, each built under the prefix of layer k x num_hidden_layers + i (loop_attention_layers).
+    loop_attentions: bool = False
+    # True: the model's hf_to_vllm_mapper sits on its inner model (param2moe.py Param2MoEModel, whose load_weights
+    # applies it), which configure_quant_config never sees: the loader renames the tensors (hf_to_vllm), the quant
+    # config's lists stay as stored.
+    mapper_on_inner_model: bool = False
     # (WHEEL_CHANGES key, styles): styles the model file used until the release that brought the change.
     styles_before: tuple[tuple[str, dict[str, str]], ...] = ()
     # (WHEEL_CHANGES key, packed): the packed entries the model file fused until the release that brought the change.
@@ -310,8 +318,8 @@ class Arch(NamedTuple):
     kv_shared_layers: bool = False
     # (checkpoint name part, vLLM's module name part[, a sibling leaf]): modules the model class names otherwise than
     # the checkpoint (Granite's router, Step-3.7's shared expert; with a sibling, only in a module whose parent
-    # holds it: Ling-2.5's attention.dense, o_proj on its MLA layers); fp8check reports checkpoint names, the
-    # differential suite compares under vLLM's.
+    # holds it: Ling-2.5's attention.dense, o_proj on its MLA layers; "re:" a regular expression: IQuest-LoopCoder's
+    # gate_projections.i); fp8check reports checkpoint names, the differential suite compares under vLLM's.
     vllm_names: tuple[tuple[str, ...], ...] = ()
     # The class of a linear that neither `styles` nor a fusion names (None: the leaf-name rules): the Transformers
     # backend builds every nn.Linear its tp_plan does not name as a ReplicatedLinear.
@@ -394,6 +402,15 @@ class Arch(NamedTuple):
     # FalconH1ParallelHybrid: the SSM branch `mamba.mamba` of model.layers.i under `model.{L + i}.mixer`): what
     # get_quant_method matches the config's lists against there (offset_prefixes).
     offset_prefix: tuple[str, str] | None = None
+    # (vLLM module name part, prefix part): parts of decoder layer i that the model file builds under the prefix
+    # `{H + i}.<prefix part>`, no root, H the number of config.layer_types' "hybrid" layers (zamba2.py Zamba2Model:
+    # prefix = str(len(layer2block_map) + layer_idx) for its mixer `mixer` and its `linear`): offset_prefixes.
+    hybrid_offset_prefixes: tuple[tuple[str, str], ...] = ()
+    # (adapter list, Attention list): transformer blocks one module serves at several hybrid layers (zamba2.py
+    # Zamba2AttentionDecoderLayer, `shared_transformer`, saved once at its first use): its MLP holds one adapter
+    # `<adapter list>.{k}` per use k (the layer's index among the hybrid layers), its attention one Attention
+    # `self_attn.<Attention list>.{k}` per use over the block's one qkv_proj (routing/attention.py shared_block_layers).
+    shared_block_uses: tuple[str, str] | None = None
     # True: Mistral-Large-4's MLA (models/mistral/nvidia/attention.py MistralMLAAttention): the MLAAttention is
     # `self_attn.attn`, its latent cache kv_lora_rank + qk_rope_head_dim wide on NoPE layers too (whose
     # kv_a_proj_with_mqa lacks the RoPE part), and a layer whose config.kv_source_layers entry is another layer
@@ -1334,6 +1351,11 @@ ARCHITECTURES["NemotronHForCausalLM"] = Arch(
     router=Router("sigmoid", ("norm_topk_prob", True), ("n_group", 1), True), moe_activation="relu2_no_mul",
     gated_experts=False, mamba_in_proj="mixer.in_proj", sliding=MODEL_WINDOW,
     hf_to_vllm=(("substr", "A_log", "A"), ("substr", "embeddings", "embed_tokens"), ("prefix", "backbone", "model")))
+# Nemotron-H Puzzle (registry.py 0.25-0.34: nemotron_h.py's NemotronHForCausalLM; NVIDIA's remote-code config,
+# model_type nemotron_h_puzzle): Nemotron-H's layers with each layer's block keys from config.block_configs (the MLP's
+# intermediate_size, the MoE's expert count and widths: get_nemotron_h_config_for_layer), which fp8check reads off the
+# tensors; the attention and Mamba layers take the top-level keys.
+ARCHITECTURES["NemotronHPuzzleForCausalLM"] = ARCHITECTURES["NemotronHForCausalLM"]
 
 # NVIDIA's Nemotron VL (nano_nemotron_vl.py NemotronH_Nano_VL_V2, the class of NemotronH_Nano_VL_V2,
 # NemotronH_Nano_Omni_Reasoning_V3, NemotronH_Super_Omni_Reasoning_V3 and NemotronH_Omni_Reasoning_V3; remote-code
@@ -1543,6 +1565,105 @@ ARCHITECTURES["JambaForCausalLM"] = Arch(
     "vllm:jamba.py", packed={**LLAMA_PACKED, "in_proj": ("in_proj",)}, unquantized=("feed_forward.router",),
     router=Router(renormalize=False), head_quant_config=False, attention_quant_config=False, sliding=MODEL_WINDOW,
     hf_to_vllm=(("substr", ".self_attn.", "."), ("substr", ".A_log", ".A")), **_mamba1_mixer("mamba"))
+# IQuest-Coder-V1-Loop (iquest_loopcoder.py IQuestLoopCoderForCausalLM, registered 0.25-0.34; 0.33 -> 0.34 only an
+# assertion's wording; remote-code config): Llama's names and fusions, head size hidden_size // heads, every layer run
+# config.loop_num times (loop_attentions: an Attention per loop, with the quant config). Loops past the first mix the
+# global and local attention by a per-layer gate: gate_projections.i (stored as its bare [heads, head_dim] weight and
+# bias, load_weights' gate_projections.i.gate_proj) a ColumnParallelLinear of num_attention_heads rows with the quant
+# config (quant_prefixes; the harness's vllm_names). The class declares no packed_modules_mapping (load_weights'
+# stacked_params_mapping fuses q / k / v and gate / up): the lists are matched against the fused names (quant_packed).
+ARCHITECTURES["IQuestLoopCoderForCausalLM"] = Arch(
+    "vllm:iquest_loopcoder.py", sliding=MODEL_WINDOW, loop_attentions=True, quant_packed=False,
+    quant_prefixes=(("regex", r"^(.*\.gate_projections\.\d+)\.", r"\1.gate_proj."),),
+    vllm_names=((r"re:^(.*\.gate_projections\.\d+)$", r"\1.gate_proj"),))
+# Param2-MoE (param2moe.py Param2MoEForCausalLM, registered 0.25-0.34, 0.33 / 0.34 alike; remote-code config, model_type
+# param2moe): Ling's checkpoint names, which Param2MoEModel's hf_to_vllm_mapper renames to vLLM's (word_embeddings ->
+# embed_tokens, attention.query_key_value -> self_attn.qkv_proj, attention.dense -> self_attn.o_proj, the router's
+# expert_bias -> e_score_correction_bias); the mapper is the inner model's (mapper_on_inner_model: the quant config's
+# lists are not mapped). q / k / v stored fused: a QKVParallelLinear (packed_modules_mapping "qkv_proj":
+# ["query_key_value"]) whose attention asserts that TP divides num_key_value_heads (no KV head replicated), o_proj row,
+# its Attention with the quant config; the MLP gate / up -> gate_up_proj (the layers below first_k_dense_replace,
+# default 1, and the shared experts); the MoE's router mlp.gate a GateLinear without quant_config, scoring_func
+# config.score_function (sigmoid), renormalize=config.norm_topk_prob (true), num_expert_group config.n_group, the bias
+# where moe_router_enable_expert_bias (true when absent). Not modelled: a list entry naming the fused layer's shard
+# under vLLM's parent (self_attn.query_key_value: quant_utils.py is_layer_skipped's expansion of qkv_proj), which
+# fp8check matches as self_attn.qkv_proj.
+ARCHITECTURES["Param2MoEForCausalLM"] = Arch(
+    "vllm:param2moe.py", packed={"qkv_proj": ("query_key_value",), "gate_up_proj": LLAMA_PACKED["gate_up_proj"]},
+    styles={"attention.dense": ROW}, unquantized=("mlp.gate",), sliding=MODEL_WINDOW, mapper_on_inner_model=True,
+    router=Router(("score_function", "sigmoid"), ("norm_topk_prob", True), ("n_group", None),
+                  ("moe_router_enable_expert_bias", True, True)),
+    kv_heads_tp_error="AssertionError: num_key_value_heads ({kv}) must be divisible by tensor-parallel world size "
+                      "({tp}).",
+    hf_to_vllm=(("substr", "word_embeddings.", "embed_tokens."),
+                ("substr", ".attention.query_key_value.", ".self_attn.qkv_proj."),
+                ("substr", ".attention.dense.", ".self_attn.o_proj."),
+                ("substr", ".attention.query_layernorm.", ".self_attn.q_layernorm."),
+                ("substr", ".attention.key_layernorm.", ".self_attn.k_layernorm."),
+                ("substr", ".attention.", ".self_attn."),
+                ("substr", ".mlp.gate.expert_bias", ".mlp.gate.e_score_correction_bias")))
+# openPangu (openpangu.py, registered 0.25-0.34: PanguEmbeddedForCausalLM, PanguUltraMoEForCausalLM,
+# PanguProMoEV2ForCausalLM; 0.33 -> 0.34 only a loop variable; remote-code configs). One decoder layer for all three,
+# its attention by config.json: MLA where the config has qk_nope_head_dim / qk_rope_head_dim / v_head_dim / kv_lora_rank
+# (DeepSeek's: fused_qkv_a_proj over q_a_proj + kv_a_proj_with_mqa with q_lora_rank, a packed entry the class adds then,
+# here a MergedColumnParallelLinear with disable_tp, else q_proj column and kv_a_proj_with_mqa replicated; kv_b_proj
+# column, o_proj row; the MLAAttention self_attn.mla_attn.mla_attn), else q / k / v -> qkv_proj, o_proj row, its
+# Attention with the quant config. The MLP gate / up -> gate_up_proj, down_proj row; from first_k_dense_replace on
+# (where config.json has n_routed_experts) a MoE: the router mlp.gate a GateLinear without quant_config, sigmoid scores
+# over one group, renormalize=config.norm_topk_prob, an e_score_correction_bias where router_enable_expert_bias;
+# shared_experts an MLP. MTP layers (num_nextn_predict_layers after num_hidden_layers) are skipped by its loader. Not
+# modelled: the sink attention (config.param_sink_number > 0: OpenPanguSinkAttention, qkv_proj a
+# MergedColumnParallelLinear over [q, k, v] with v_channels-wide values, StaticSinkAttention on
+# FlashAttentionDiffKVBackend, no KV head replicated) and interleaved_sliding_window (each layer's window by its index),
+# which no released openPangu checkpoint sets.
+_OPENPANGU = _DEEPSEEK._replace(
+    source="vllm:openpangu.py",
+    router=Router("sigmoid", ("norm_topk_prob", True), 1, ("router_enable_expert_bias", True)),
+    styles={"self_attn.fused_qkv_a_proj": "MergedColumnParallelLinear"}, disable_tp=("self_attn.fused_qkv_a_proj",))
+ARCHITECTURES.update(dict.fromkeys(("PanguEmbeddedForCausalLM", "PanguUltraMoEForCausalLM", "PanguProMoEV2ForCausalLM"),
+                                   _OPENPANGU))
+# Unlimited-OCR-2's text model (unlimited_ocr.py UnlimitedOCR2TextForCausalLM, registered from 0.34; the language model
+# UnlimitedOCRForCausalLMConfig._configure_v2 names for an unlimited_ocr2 text config): DeepseekV2ForCausalLM over
+# UnlimitedOCR2DecoderLayers: DeepSeek-V2's dense MLP / MoE (deepseek_v2.py: the router mlp.gate unquantized) under
+# DASHAttention (layers/dash_attention.py): q / k / v -> qkv_proj (use_mha: qk_nope_head_dim and qk_rope_head_dim 0;
+# head size hidden_size // heads) and o_proj built WITHOUT a prefix (quant_prefixes: "" to the quant config, which no
+# list names), the DASH router's q_proj / k_proj torch nn.Linears (no quant method), and its Attention without the quant
+# config (no KV cache method) on DASHAttentionBackend, a TritonAttentionBackend (TRITON_ATTN: the selector is not asked)
+# of one head a rank more than the rank's KV heads. Not modelled: that extra head in the reported geometry; vLLM's OCR
+# model itself (UnlimitedOCRForCausalLM) refuses any quantization ("Unlimited-OCR-2 does not support quantized
+# weights"), so this layout is the standalone text class's.
+ARCHITECTURES["UnlimitedOCR2TextForCausalLM"] = _DEEPSEEK._replace(
+    source="vllm:unlimited_ocr.py", mla=False, attention_quant_config=False,
+    styles={"dash_router.q_proj": TORCH_LINEAR, "dash_router.k_proj": TORCH_LINEAR},
+    own_widths=("dash_router.q_proj", "dash_router.k_proj"), attention_backends={"qkv_proj": "TRITON_ATTN"},
+    quant_prefixes=(("regex", r"^(?:.*\.)?self_attn\.(?:q_proj|k_proj|v_proj|o_proj)\.weight$", ".weight"),))
+# Zamba2 (zamba2.py Zamba2ForCausalLM, registered 0.25-0.34; 0.33 -> 0.34 only a loop variable): per
+# config.layers_block_type a Mamba-2 layer (`mamba` a MambaMixer2 with the quant config: in_proj merged over [I, I, GN,
+# GN, H], conv1d unquantized, out_proj row) or a hybrid layer: its `linear` a ReplicatedLinear with the quant config,
+# its mamba_decoder.mamba the same MambaMixer2, and shared_transformer one of config.num_mem_blocks
+# Zamba2AttentionDecoderLayers the model cycles through (Arch.shared_block_uses): self_attn q / k / v -> qkv_proj (the
+# mapper's orig_to_new_stacked; a QKVParallelLinear over attention_hidden_size = 2 x hidden, every head a KV head),
+# o_proj row, its Attentions built without the quant config (no KV cache method), per use a Zamba2LoRA (A
+# ColumnParallelLinear gathered, B column; the mapper renames the checkpoint's 0 / 1 to A / B) on q / k / v;
+# feed_forward gate_up_proj stored fused (merged), down_proj row, gate_up_proj_adapter_list.k per use. The class
+# declares no packed_modules_mapping (quant_packed False). The prefixes the quant config's lists see are not the module
+# names: the shared blocks are built under Zamba2Model's own prefix (model.qkv_proj, model.o_proj,
+# model.linear_q_adapter.A, model.feed_forward.*), each layer's mixer and linear under str(H + i) (H hybrid layers:
+# hybrid_offset_prefixes). The LM head takes no quant_config (tied to the embedding). Not modelled: the MLP adapters' B
+# is a MergedColumnParallelLinear over [I, I] of one stored tensor, laid out as one column (the same split wherever I /
+# TP is whole blocks).
+ARCHITECTURES["Zamba2ForCausalLM"] = Arch(
+    "vllm:zamba2.py", packed=_QKV_ONLY, quant_packed=False,
+    styles={"linear": REPLICATED, "feed_forward.gate_up_proj": "MergedColumnParallelLinear"},
+    conv_linears=("mamba.conv1d",), mamba_in_proj="mamba.in_proj", head_quant_config=False, sliding=MODEL_WINDOW,
+    attention_quant_config=False, own_widths=("shared_transformer.self_attn.qkv_proj",),
+    hf_to_vllm=(("substr", "A_log", "A"), ("substr", "0.weight", "A.weight"), ("substr", "1.weight", "B.weight")),
+    quant_prefixes=(("regex", r"^(.*?)\.layers\.\d+\.shared_transformer\.self_attn\.linear_([qkv])_adapter_list\.\d+\.",
+                     r"\1.linear_\2_adapter."),
+                    ("regex", r"^(.*?)\.layers\.\d+\.shared_transformer\.self_attn\.", r"\1."),
+                    ("regex", r"^(.*?)\.layers\.\d+\.shared_transformer\.feed_forward\.", r"\1.feed_forward.")),
+    hybrid_offset_prefixes=(("mamba_decoder.mamba", "mixer"), ("mamba", "mixer"), ("linear", "linear")),
+    shared_block_uses=("feed_forward.gate_up_proj_adapter_list", "dpa_list"))
 # ERNIE-4.5 (ernie45.py: llama.py's LlamaForCausalLM) and ERNIE-4.5-MoE (ernie45_moe.py): the router mlp.gate a
 # GateLinear without quant_config, softmax routing with the e_score_correction_bias (mlp.moe_statics), shared
 # experts; hf_to_vllm_mapper drops every name holding "mtp" (model.mtp_block.N, mtp_emb_norm, mtp_linear_proj).
@@ -3136,7 +3257,12 @@ def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
 
 def offset_prefixes(arch: Arch, config: ModelConfig) -> tuple[tuple[str, str, str], ...]:
     """Arch.offset_prefix as renames (regex, as quant_prefixes'), one per decoder layer of config.json's
-    num_hidden_layers."""
+    num_hidden_layers; Arch.hybrid_offset_prefixes one per layer of config.layer_types and part."""
+    layer_types = config.sliding.layer_types
+    if arch.hybrid_offset_prefixes and layer_types:
+        hybrid = layer_types.count("hybrid")
+        return tuple(("regex", rf"^.*?\.layers\.{i}\.{re.escape(part)}\.", f"{hybrid + i}.{prefix}.")
+                     for i in range(len(layer_types)) for part, prefix in arch.hybrid_offset_prefixes)
     if arch.offset_prefix is None or not config.num_hidden_layers:
         return ()
     part, prefix = arch.offset_prefix

@@ -69,6 +69,8 @@ _DENSE = re.compile(r"^(.*\.(?:layers|h)\.(\d+)\.(?:self_attn|self_attention|mix
 # Any linear of a decoder layer's attention module (self_attn; the Transformers backend's GPT-NeoX attention, GPTBigCode
 # attn).
 _SELF_ATTN = re.compile(r"^(.*\.(?:layers|h)\.(\d+)\.(?:self_attn|attention|attn))\.([^.]+)$")
+# A shared transformer block's fused QKV (zamba2.py: model.layers.N.shared_transformer.self_attn.qkv_proj).
+_SHARED_QKV = re.compile(r"^(.*\.layers\.\d+\.shared_transformer)\.self_attn\.qkv_proj$")
 _Q_ONLY = re.compile(r"^(.*\.layers\.(\d+)\.self_attn)\.q_proj$")  # a KV-shared layer's query projection
 # Ling / Ring 2.5's MLA is `attention`; LongCat-Flash's FlashDecoderLayer (longcat_flash.py) holds two MLA attentions,
 # self_attn.0 and self_attn.1.
@@ -195,11 +197,12 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
                      else (arch is not None and arch.sinks_always) or f"{prefix}.sinks" in ckpt.tensors)
             head_size_v = (module.output_sizes[2] // kv_heads if arch is not None and arch.diff_kv
                            and len(module.output_sizes) > 2 and kv_heads else None)
-            layers.append(AttentionLayer(prefix if own_backend else f"{prefix}.attn", prefix, index, head_dim, heads,
-                                         kv_heads, False, sinks, window, own_backend=own_backend,
-                                         given_backend=given,
-                                         head_size_v=head_size_v if head_size_v != head_dim else None,
-                                         replicated=arch is not None and arch.attention_replicated))
+            layer = AttentionLayer(prefix if own_backend else f"{prefix}.attn", prefix, index, head_dim, heads,
+                                   kv_heads, False, sinks, window, own_backend=own_backend, given_backend=given,
+                                   head_size_v=head_size_v if head_size_v != head_dim else None,
+                                   replicated=arch is not None and arch.attention_replicated)
+            layers += loop_attention_layers(layer, ckpt.config) if arch is not None and arch.loop_attentions \
+                else [layer]
         elif mla:
             # a fused front-end's second part is kv_a_proj_with_mqa: the latent plus the rope dims
             latent = module.output_sizes[1 if len(module.output_sizes) > 1 else 0]
@@ -224,12 +227,46 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
             layers.append(AttentionLayer(name, prefix, index, latent, heads, 1, True, False, window, sparse=sparse,
                                          given_backend=given,
                                          no_kv_method=itself and not rules.mla_self_attention_is_mla_attention))
+    if arch is not None and arch.shared_block_uses:
+        layers += shared_block_layers(layout, arch.shared_block_uses, windows)
     if arch is not None and arch.mla_kv_sharing:
         layers += _mla_kv_shared(layers, ckpt.config.kv_source_layers)
     if arch is not None and arch.kv_shared_layers and ckpt.config.num_kv_shared_layers:
         layers += _kv_shared(layout, layers, windows, ckpt.config.num_hidden_layers or 0,
                              ckpt.config.num_kv_shared_layers)
     return tuple(sorted(layers, key=lambda layer: layer.layer_index))
+
+
+def loop_attention_layers(layer: AttentionLayer, config) -> list[AttentionLayer]:
+    """IQuest-LoopCoder's Attentions of one decoder layer (Arch.loop_attentions): `attn.{k}` per loop k, built under
+    the prefix of layer k x num_hidden_layers + i (the index vLLM reads off it), loop 0 with the layer's window, the
+    others with config.loop_window_size (iquest_loopcoder.py LoopCoderAttention: a CacheConfig of that window)."""
+    total = config.num_hidden_layers or 0
+    return [layer._replace(name=f"{layer.name}.{loop}", layer_index=loop * total + layer.layer_index,
+                           sliding_window=layer.sliding_window if loop == 0 else config.loop_window_size)
+            for loop in range(config.loop_num)]
+
+
+def shared_block_layers(layout: ModelLayout, uses: tuple[str, str], windows: tuple) -> list[AttentionLayer]:
+    """The Attentions of Zamba2's shared transformer blocks (Arch.shared_block_uses): one per use k of a block,
+    `<block>.self_attn.<Attention list>.{k}`, all of its qkv_proj's geometry. Attention k of block b (b the block's
+    first use, of M blocks over H uses) is built under the prefix model.attn.{j}, j counting on from
+    b * (H + M - 1) // M (zamba2.py Zamba2Attention): the layer index vLLM reads off that prefix."""
+    adapters, attentions = uses
+    blocks: dict[str, tuple[int, int, int]] = {}
+    for module in layout.linears:
+        if (match := _SHARED_QKV.match(module.name)) and module.heads:
+            blocks[match.group(1)] = module.heads
+    block_uses = {block: sorted({int(match.group(1)) for module in layout.linears if (match := re.fullmatch(
+        rf"{re.escape(block)}\.{re.escape(adapters)}\.(\d+)\.[^.]+", module.name))}) for block in blocks}
+    total = sum(len(found) for found in block_uses.values())
+    out = []
+    for block, (heads, kv_heads, head_dim) in blocks.items():
+        for position, use in enumerate(block_uses[block]):
+            index = block_uses[block][0] * (total + len(blocks) - 1) // len(blocks) + position
+            out.append(AttentionLayer(f"{block}.self_attn.{attentions}.{use}", f"{block}.self_attn", index, head_dim,
+                                      heads, kv_heads, False, False, windows[index] if index < len(windows) else None))
+    return out
 
 
 def _mistral_latent(config, latent: int) -> int:

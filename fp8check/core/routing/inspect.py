@@ -44,7 +44,7 @@ def front_door_of(ckpt: Checkpoint, options: InspectOptions, ctx: RoutingContext
     block_fp8 = block_fp8_config(quant)
     if arch is not None and arch.block_fp8_suffix_ignores and block_fp8 is not None:
         quant = block_fp8._replace(ignore_match="suffix")
-    if arch is None or not arch.hf_to_vllm:
+    if arch is None or not arch.hf_to_vllm or arch.mapper_on_inner_model:
         return door._replace(quant=quant)
     return door._replace(quant=map_layer_lists(quant, lambda name: map_vllm_name(name, arch.hf_to_vllm)))
 
