@@ -4442,3 +4442,44 @@ def test_an_unregistered_moe_or_multimodal_transformers_class_is_named_not_laid_
     assert transformers_backend(("AyaVisionForConditionalGeneration",), profile).built == \
         "TransformersMultiModalForCausalLM"
     assert transformers_backend(("FooBarForCausalLM",), profile).found is None
+
+
+# ninth round (fam-texta)
+# DBRX as transformers' DbrxForCausalLM saves it: attn_config / ffn_config nested, experts flattened
+# (ffn.experts.mlp.w1 / v1 / w2, [E x I, H] each, FP8 with their scales beside them).
+DBRX_SPEC = dict(architecture="DbrxForCausalLM", model_type="dbrx", transformers=True, layers=2, hidden=256, heads=2,
+                 kv_heads=1, head_dim=None, vocab=1000, extra_config=dict(
+                     pad_token_id=0, bos_token_id=1, eos_token_id=2, d_model=256, n_heads=2, n_layers=2,
+                     attn_config={"kv_n_heads": 1, "clip_qkv": 8.0, "rope_theta": 500000.0},
+                     ffn_config={"ffn_hidden_size": 256, "moe_num_experts": 4, "moe_top_k": 2}))
+
+
+def test_dbrx_fused_attention_and_flattened_experts(make_checkpoint):
+    folder = make_checkpoint(**DBRX_SPEC)
+    ckpt = open_local(folder)
+    layout = build_layout(ckpt.tensors, ckpt.config, select_profile("0.34"))
+    by_name = {m.name: m for m in layout.linears}
+    qkv = by_name["transformer.blocks.0.norm_attn_norm.attn.Wqkv"]
+    assert (qkv.layer_type, qkv.heads, qkv.fused, qkv.layout) == ("QKVParallelLinear", (2, 1, 128), False,
+                                                                   "vllm:dbrx.py")
+    assert by_name["transformer.blocks.1.norm_attn_norm.attn.out_proj"].layer_type == "RowParallelLinear"
+    assert by_name["transformer.blocks.0.ffn.router.layer"].unquantized
+    (moe, _) = layout.moes
+    assert (moe.name, moe.num_experts) == ("transformer.blocks.0.ffn.experts", 4)
+    shapes = {tail: info.shape for info, tail in zip(moe.tensors, moe.tails)}
+    assert shapes["3.gate_proj.weight"] == shapes["3.up_proj.weight"] == (256, 256)
+    assert shapes["0.down_proj.weight_scale"] == (2, 2)  # ct-fp8-block: one expert's [I / 128, H / 128]
+    assert not layout.orphans
+    # compressed-tensors meets the experts by class name: DbrxExperts escapes its 'Linear' target (unquantized
+    # experts, so the FP8 ones stored are an error)
+    rep = inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=2))
+    assert {moe.scheme for moe in rep.moes} == {"UnquantizedFusedMoEMethod"}
+    assert all(moe.errors for moe in rep.moes)
+    ckpt = open_local(make_checkpoint(**dict(DBRX_SPEC, quant="fp8-block")))
+    rep = inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=2))
+    assert rep.ok, list(rep.errors)
+    assert {moe.scheme for moe in rep.moes} == {"Fp8MoEMethod"}
+    assert [a.name for a in rep.attention] == [f"transformer.blocks.{i}.norm_attn_norm.attn.attn" for i in (0, 1)]
+    # the expert count is nested in ffn_config, which vLLM's get_num_experts does not read: EP is refused
+    rep = inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=2, ep=True))
+    assert "Number of experts in the model must be greater than 0 when expert parallelism is enabled." in rep.errors

@@ -1710,6 +1710,21 @@ FAMILIES["orion-qkv-bf16"] = (dict(FAMILIES["orion"][0], ignore=("lm_head", *(f"
                                                                               for leaf in ("q_proj", "k_proj",
                                                                                            "v_proj")))),
                               FAMILIES["orion"][1])
+# ninth round (fam-texta)
+# DBRX as transformers' DbrxForCausalLM saves it (d_model / n_heads / n_layers, attn_config / ffn_config; the experts
+# flattened ffn.experts.mlp.w1 / v1 / w2, FP8 here with their scales beside them as dbrx.py's loader maps them).
+FAMILIES.update({
+    "dbrx": (dict(architecture="DbrxForCausalLM", model_type="dbrx", transformers=True, layers=2),
+             dict(_TOKENS, d_model=2048, n_heads=16, n_layers=2, max_seq_len=4096,
+                  attn_config={"kv_n_heads": 4, "clip_qkv": 8.0, "rope_theta": 500000.0},
+                  ffn_config={"ffn_hidden_size": 1024, "moe_num_experts": 8, "moe_top_k": 2,
+                              "ffn_act_fn": {"name": "silu"}})),
+    # MiniCPM3-4B's attention (40 heads of 64 + 32, q_lora_rank 768, kv_lora_rank 256) at BASE's 16 heads
+    "minicpm3": (dict(architecture="MiniCPM3ForCausalLM", model_type="minicpm3", transformers=True, layers=2),
+                 dict(_TOKENS, num_key_value_heads=16, qk_nope_head_dim=64, qk_rope_head_dim=32, v_head_dim=64,
+                      q_lora_rank=768, kv_lora_rank=256, scale_emb=12, scale_depth=1.4, dim_model_base=256,
+                      rms_norm_eps=1e-5, tie_word_embeddings=False)),
+})
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

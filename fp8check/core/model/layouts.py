@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from fp8check.core.model.transformers_classes import CLASSES as TRANSFORMERS_CLASSES
 from fp8check.core.checkpoint.local import EXPERT_ALIASES
+from fp8check.core.formats.shared import ROUTED_EXPERTS
 from fp8check.core.model.transformers_classes import TRANSFORMERS, TransformersClass
 from fp8check.core.model.vllm_registry import SERVED_BY, serves
 
@@ -476,6 +477,21 @@ class Arch(NamedTuple):
     # (llava.py init_vision_tower_for_llava: CLIPVisionModel, SiglipVisionModel or PixtralHFVisionModel), ahead of
     # `towers`; another model type builds none of them (vLLM raises "Unsupported vision config").
     vision_towers: dict[str, Tower] = {}
+    # (MoE block, its stored gate / up / down leaves, its router's tail under the block): experts a checkpoint stores
+    # flattened under `<block>.experts.mlp.` as bare 2-D parameters [E x I, H] (no ".weight"), each expert's down
+    # projection transposed, a scale beside each as `<leaf>_<suffix>` (dbrx.py DbrxModel.load_weights appends "_weight"
+    # and loads mlp.w1 / v1 into w13, mlp.w2 into w2; DbrxExperts.weight_loader reshapes each to [E, I, H], w2
+    # transposed): read per expert as `<block>.experts.<e>.{gate,up,down}_proj`, E the router weight's rows. vLLM
+    # refuses expert parallelism for such a model: its expert count is nested (ffn_config), which
+    # ModelConfig.get_num_experts does not read, so is_moe is false.
+    flat_experts: tuple[str, tuple[str, str, str], str] | None = None
+    # True: DeepSeek-style low-rank projections (q_a_proj / q_b_proj, kv_a_proj_with_mqa / kv_b_proj, each its own
+    # linear) feed a plain Attention `self_attn.attn` of num_attention_heads heads, as many KV heads, each
+    # qk_nope_head_dim + qk_rope_head_dim wide (minicpm3.py MiniCPM3Attention pads V to it): no MLAAttention.
+    mla_projections_dense: bool = False
+    # The class of the FusedMoE's experts where the model file builds its own RoutedExperts subclass
+    # (routed_experts_cls: dbrx.py's DbrxExperts), which a format matching the layer by class name may not meet.
+    experts_class: str = ROUTED_EXPERTS
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
@@ -2799,6 +2815,31 @@ ARCHITECTURES["FalconForCausalLM"] = Arch(
     "vllm:falcon.py", packed={"query_key_value": ("query_key_value",)},
     styles={"self_attention.query_key_value": "QKVParallelLinear", "self_attention.dense": ROW,
             "mlp.dense_h_to_4h": COLUMN, "mlp.dense_4h_to_h": ROW}, sliding=MODEL_WINDOW)
+
+# ninth round (fam-texta)
+# DBRX (dbrx.py DbrxForCausalLM, registered 0.25-0.34, alike 0.33 / 0.34; transformers' DbrxConfig: d_model, n_heads,
+# n_layers, attn_config.kv_n_heads, ffn_config.moe_num_experts / ffn_hidden_size): the checkpoint's names under
+# transformer.blocks.N; norm_attn_norm.attn.Wqkv stored fused (a QKVParallelLinear of d_model / n_heads-wide heads; the
+# class has no packed_modules_mapping, so the quant config's lists meet Wqkv by its own name), attn.out_proj row, its
+# Attention norm_attn_norm.attn.attn with the quant config and no per-layer window; ffn.router.layer a GateLinear
+# (no quant config); the experts a FusedMoE (renormalize=True, softmax) over the flattened ffn.experts.mlp.w1 / v1 /
+# w2 (flat_experts), handed the prefix `ffn` (FusedMoEFactory(prefix=prefix)); the ParallelLMHead with the quant
+# config (tie_word_embeddings refused). Not modelled: DbrxExperts.weight_loader takes a per-expert scale (w13's
+# [E, 2], w2's [E]) and no block scales (w1's `param_data = loaded_weight` drops them, v1's shapes do not fit).
+ARCHITECTURES["DbrxForCausalLM"] = Arch(
+    "vllm:dbrx.py", packed={}, styles={"norm_attn_norm.attn.Wqkv": "QKVParallelLinear",
+                                       "norm_attn_norm.attn.out_proj": ROW},
+    unquantized=("ffn.router.layer",), sliding=MODEL_WINDOW, flat_experts=("ffn", ("w1", "v1", "w2"), "router.layer"),
+    experts_class="DbrxExperts")
+# MiniCPM3 (minicpm3.py MiniCPM3ForCausalLM, registered 0.25-0.34, alike 0.33 / 0.34; transformers' MiniCPM3Config):
+# MiniCPM's decoder (muP scales; mlp gate / up -> gate_up_proj, down_proj row; the ParallelLMHead with the quant
+# config) over MiniCPM3Attention: q_a_proj a ReplicatedLinear handed no prefix (the quant config's lists meet ""),
+# q_b_proj / kv_b_proj ColumnParallelLinears, kv_a_proj_with_mqa a ReplicatedLinear, o_proj row, all with the quant
+# config, and a plain Attention (mla_projections_dense) with no per-layer window. packed_modules_mapping gate_up_proj
+# only.
+ARCHITECTURES["MiniCPM3ForCausalLM"] = Arch(
+    "vllm:minicpm3.py", packed={"gate_up_proj": LLAMA_PACKED["gate_up_proj"]}, mla_projections_dense=True,
+    sliding=MODEL_WINDOW, quant_prefixes=(("regex", r"^(?:.*\.)?self_attn\.q_a_proj\.weight$", ".weight"),))
 
 
 # Any other architecture transformers has, which the release does not register: registry.py

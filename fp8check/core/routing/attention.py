@@ -64,8 +64,9 @@ if TYPE_CHECKING:  # annotations only
 # (internlm2.py) attention.wqkv, its Attention attention.attn; ChatGLM (chatglm.py) self_attention.query_key_value, its
 # Attention self_attention.attn. GPT-J's attn.qkv_proj, GPT-2's attn.c_attn, BLOOM's and Falcon's
 # self_attention.query_key_value (gpt_j.py, gpt2.py, bloom.py, falcon.py): the Attention beside it, .attn.
-_DENSE = re.compile(r"^(.*\.(?:layers|h)\.(\d+)\.(?:self_attn|self_attention|mixer|attention|attn\.attention|attn))\."
-                    r"(qkv_proj|qkv_indexer_proj|query_key_value|qkv_gate_proj|wqkv|c_attn)$")
+_DENSE = re.compile(r"^(.*\.(?:layers|h|blocks)\.(\d+)\.(?:self_attn|self_attention|mixer|attention|attn\.attention|"
+                    r"norm_attn_norm\.attn|attn))\.(qkv_proj|qkv_indexer_proj|query_key_value|qkv_gate_proj|wqkv|c_attn|"
+                    r"Wqkv)$")  # DBRX: transformer.blocks.N.norm_attn_norm.attn.Wqkv
 # Any linear of a decoder layer's attention module (self_attn; the Transformers backend's GPT-NeoX attention, GPTBigCode
 # attn).
 _SELF_ATTN = re.compile(r"^(.*\.(?:layers|h)\.(\d+)\.(?:self_attn|attention|attn))\.([^.]+)$")
@@ -200,6 +201,13 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
                                          given_backend=given,
                                          head_size_v=head_size_v if head_size_v != head_dim else None,
                                          replicated=arch is not None and arch.attention_replicated))
+        elif mla and arch is not None and arch.mla_projections_dense:
+            # each head's query (q_b_proj's rows over the heads) is qk_nope_head_dim + qk_rope_head_dim wide
+            prefix, index, heads = mla.group(1), int(mla.group(2)), ckpt.config.num_attention_heads or 1
+            query = next((m.output_sizes[0] for m in layout.linears if m.name == f"{prefix}.q_b_proj"), None)
+            if query is not None:
+                layers.append(AttentionLayer(f"{prefix}.attn", prefix, index, query // heads, heads, heads, False,
+                                             False, windows[index] if index < len(windows) else None))
         elif mla:
             # a fused front-end's second part is kv_a_proj_with_mqa: the latent plus the rope dims
             latent = module.output_sizes[1 if len(module.output_sizes) > 1 else 0]
