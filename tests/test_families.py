@@ -16,6 +16,7 @@ from fp8check.core.model.sharding import rank_reads
 from fp8check.core.model.tp import tp_layout
 from fp8check.core.records import InspectOptions
 from fp8check.core.report.verdicts import inspect_verdict
+from fp8check.core.routing.attention import attention_layers
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import LATEST, select_profile
@@ -4483,3 +4484,28 @@ def test_dbrx_fused_attention_and_flattened_experts(make_checkpoint):
     # the expert count is nested in ffn_config, which vLLM's get_num_experts does not read: EP is refused
     rep = inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=2, ep=True))
     assert "Number of experts in the model must be greater than 0 when expert parallelism is enabled." in rep.errors
+
+
+# MiniCPM3 as transformers' MiniCPM3ForCausalLM saves it: q_lora_rank set, 4 heads of 64 + 64 (V 64).
+MINICPM3_SPEC = dict(architecture="MiniCPM3ForCausalLM", model_type="minicpm3", transformers=True, layers=2,
+                     hidden=512, heads=4, kv_heads=4, head_dim=None, vocab=1000, extra_config=dict(
+                         pad_token_id=0, bos_token_id=1, eos_token_id=2, qk_nope_head_dim=64, qk_rope_head_dim=64,
+                         v_head_dim=64, q_lora_rank=256, kv_lora_rank=192, tie_word_embeddings=False))
+
+
+def test_minicpm3_mla_projections_feed_a_plain_attention(make_checkpoint):
+    ckpt = open_local(make_checkpoint(**dict(MINICPM3_SPEC, quant="fp8-block")))
+    rep = inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=2))
+    assert rep.ok, list(rep.errors)
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert {leaf: by_name[f"model.layers.0.self_attn.{leaf}"].layer_type for leaf in (
+        "q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj")} == {
+        "q_a_proj": "ReplicatedLinear", "q_b_proj": "ColumnParallelLinear", "kv_a_proj_with_mqa": "ReplicatedLinear",
+        "kv_b_proj": "ColumnParallelLinear", "o_proj": "RowParallelLinear"}
+    assert by_name["model.layers.1.mlp.gate_up_proj"].layer_type == "MergedColumnParallelLinear"
+    assert {layer.layout for layer in rep.layers} == {"vllm:minicpm3.py"}
+    # a plain Attention of 4 heads of 128 (qk_nope + qk_rope), as many KV heads: no MLA backend
+    layers = attention_layers(ckpt, build_layout(ckpt.tensors, ckpt.config, select_profile("0.34")))
+    assert [(a.name, a.head_size, a.num_heads, a.num_kv_heads, a.mla) for a in layers] == [
+        (f"model.layers.{i}.self_attn.attn", 128, 4, 4, False) for i in (0, 1)]
+    assert {a.backend for a in rep.attention} == {"FLASH_ATTN"}

@@ -107,7 +107,8 @@ def _expected(shard: str, module: LinearModule, config: ModelConfig, arch: Arch)
         elif leaf == "down_proj":
             wanted.append(Expected(1, config.intermediate_size, "intermediate_size"))
     heads, kv = config.num_attention_heads, config.num_key_value_heads
-    uniform = not (arch.mla or arch.q_gate or arch.layer_geometry or arch.own_query_width or config.heads_per_layer)
+    uniform = not (arch.mla or arch.mla_projections_dense or arch.q_gate or arch.layer_geometry or arch.own_query_width
+                   or config.heads_per_layer)
     if uniform and heads and kv and leaf in ("q_proj", "k_proj", "v_proj", "o_proj"):
         head_dim = config.head_dim or hidden // heads
         across = (f"num_attention_heads x head_dim = {heads} x {head_dim}" if config.head_dim
