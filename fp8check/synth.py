@@ -928,7 +928,24 @@ def _chatglm_text(spec: Spec) -> dict[str, tuple[int, int]]:
     return shapes
 
 
-HAND_NAMED = {"step3": _step3_text, "decilm": _decilm_text, "plamo3": _plamo3_text, "chatglm": _chatglm_text}
+def _telechat2_text(spec: Spec) -> dict[str, tuple[int, int]]:
+    """TeleChat2 (remote code; telechat2.py's mapper renames the saved names): <root>.h.N, the attention's query and
+    key_value (K and V interleaved head by head, one row block each: MHA, as telechat2.py's split reads n_head K / V
+    heads) and dense, the MLP's gate_proj / up_proj / down_proj."""
+    shapes: dict[str, tuple[int, int]] = {}
+    for i in range(spec.layers):
+        p = f"{spec.text_prefix}.h.{i}"
+        shapes.update({f"{p}.self_attention.query": (spec.heads * spec.hd, spec.hidden),
+                       f"{p}.self_attention.key_value": (2 * spec.heads * spec.hd, spec.hidden),
+                       f"{p}.self_attention.dense": (spec.hidden, spec.heads * spec.hd),
+                       f"{p}.mlp.gate_proj": (spec.intermediate, spec.hidden),
+                       f"{p}.mlp.up_proj": (spec.intermediate, spec.hidden),
+                       f"{p}.mlp.down_proj": (spec.hidden, spec.intermediate)})
+    return shapes
+
+
+HAND_NAMED = {"step3": _step3_text, "decilm": _decilm_text, "plamo3": _plamo3_text, "chatglm": _chatglm_text,
+              "telechat2": _telechat2_text}
 
 
 def kimi_k3_tensors(config: dict) -> dict[str, tuple[int, ...]]:

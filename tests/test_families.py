@@ -4509,3 +4509,32 @@ def test_minicpm3_mla_projections_feed_a_plain_attention(make_checkpoint):
     assert [(a.name, a.head_size, a.num_heads, a.num_kv_heads, a.mla) for a in layers] == [
         (f"model.layers.{i}.self_attn.attn", 128, 4, 4, False) for i in (0, 1)]
     assert {a.backend for a in rep.attention} == {"FLASH_ATTN"}
+
+
+# TeleChat2 as Tele-AI saves it (remote code, model_type telechat): transformer.h.N, query and the head-interleaved
+# key_value, multi-head attention (2 heads of 128).
+TELECHAT2_SPEC = dict(architecture="TeleChat2ForCausalLM", model_type="telechat", names="telechat2",
+                      text_prefix="transformer", embedding="word_embeddings", hidden=256, heads=2, kv_heads=2,
+                      extra_config=dict(n_layer=2, n_head=2, ffn_hidden_size=512, layer_norm_epsilon=1e-5))
+
+
+def test_telechat2_query_and_key_value_fuse_into_qkv_proj(make_checkpoint):
+    ckpt = open_local(make_checkpoint(**dict(TELECHAT2_SPEC, ignore=("lm_head", "re:.*key_value$"))))
+    layout = build_layout(ckpt.tensors, ckpt.config, select_profile("0.34"))
+    by_name = {m.name: m for m in layout.linears}
+    qkv = by_name["transformer.h.0.self_attention.qkv_proj"]
+    assert (qkv.layer_type, qkv.output_sizes, qkv.heads) == ("QKVParallelLinear", (256, 256, 256), (2, 2, 128))
+    assert [s.name for s in qkv.shards] == ["transformer.h.0.self_attention.query",
+                                            "transformer.h.0.self_attention.key_value"]
+    assert qkv.vllm_names[0] == "model.layers.0.self_attn.qkv_proj"
+    assert by_name["transformer.h.1.self_attention.dense"].vllm_names[0] == "model.layers.1.self_attn.o_proj"
+    assert by_name["transformer.h.1.mlp.gate_up_proj"].layer_type == "MergedColumnParallelLinear"
+    attention = attention_layers(ckpt, layout)
+    assert [(a.name, a.num_heads, a.num_kv_heads, a.head_size) for a in attention] == [
+        (f"transformer.h.{i}.self_attention.attn", 2, 2, 128) for i in (0, 1)]
+    # an FP8 key_value's scale is sliced like its weight by the loader's K / V split: the load fails
+    ckpt = open_local(make_checkpoint(**dict(TELECHAT2_SPEC, quant="fp8-block")))
+    rep = inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=1))
+    errors = {layer.name: layer.errors for layer in rep.layers}
+    assert any("key_value split" in e for e in errors["transformer.h.0.self_attention.qkv_proj"])
+    assert not errors["transformer.h.0.mlp.gate_up_proj"]

@@ -791,6 +791,19 @@ def _remote_code_exaone_config(folder: str) -> None:
     AutoConfig.register("exaone", ExaoneConfig)
 
 
+def _telechat2_config(pretrained_config):
+    """A stand-in of TeleChat2's remote Telechat2Config (configuration_telechat2.py, model_type telechat; no
+    transformers or vLLM class): its attribute_map (n_layer, n_head, ffn_hidden_size, layer_norm_epsilon, which
+    telechat2.py sets on the config again), every other key from config.json."""
+
+    class Telechat2Config(pretrained_config):
+        model_type = "telechat"
+        attribute_map = {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
+                         "intermediate_size": "ffn_hidden_size", "rms_norm_eps": "layer_norm_epsilon"}
+
+    return Telechat2Config
+
+
 def _plamo3_config(pretrained_config):
     """A stand-in of PLaMo-3's remote Plamo3Config (configuration_plamo3.py, model_type plamo3; no transformers or
     vLLM class): window_size (a legacy integer sliding_window overrides it) and sliding_window_pattern, from which
@@ -1036,6 +1049,8 @@ def _register_remote_code_configs() -> None:
                 transformers.PretrainedConfig, transformers.AutoConfig, model_type))
     if "plamo3" not in transformers.CONFIG_MAPPING:
         transformers.AutoConfig.register("plamo3", _plamo3_config(transformers.PretrainedConfig))
+    if "telechat" not in transformers.CONFIG_MAPPING:
+        transformers.AutoConfig.register("telechat", _telechat2_config(transformers.PretrainedConfig))
     if "ernie4_5_moe_vl" in transformers.CONFIG_MAPPING:
         return
 

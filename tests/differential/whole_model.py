@@ -1724,6 +1724,11 @@ FAMILIES.update({
                  dict(_TOKENS, num_key_value_heads=16, qk_nope_head_dim=64, qk_rope_head_dim=32, v_head_dim=64,
                       q_lora_rank=768, kv_lora_rank=256, scale_emb=12, scale_depth=1.4, dim_model_base=256,
                       rms_norm_eps=1e-5, tie_word_embeddings=False)),
+    # TeleChat2 as Tele-AI saves it (remote code): multi-head attention, query and the head-interleaved key_value
+    "telechat2": (dict(architecture="TeleChat2ForCausalLM", model_type="telechat", names="telechat2",
+                       text_prefix="transformer", kv_heads=16, embedding="word_embeddings"),
+                  dict(_TOKENS, n_layer=2, n_head=16, ffn_hidden_size=4096, layer_norm_epsilon=1e-5,
+                       tie_word_embeddings=False)),
 })
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).

@@ -218,7 +218,9 @@ CONFIG_KEY_ALIASES: dict[str, dict[str, str | Callable[[dict], object]]] = {
                 "intermediate_size": "ffn_hidden_size",
                 "num_key_value_heads": lambda doc: doc.get("multi_query_group_num", 1)
                 if doc.get("multi_query_attention") else doc.get("num_attention_heads")},
-    # ninth round (fam-texta): transformers' DbrxConfig attribute_map (d_model, n_heads, n_layers) and vLLM's
+    # ninth round (fam-texta): TeleChat2's remote Telechat2Config attribute_map (telechat2.py sets the same).
+    "telechat": {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head", "intermediate_size": "ffn_hidden_size"},
+    # transformers' DbrxConfig attribute_map (d_model, n_heads, n_layers) and vLLM's
     # DbrxModelArchConfigConvertor (KV heads attn_config.kv_n_heads). Its expert count stays nested (ffn_config), where
     # get_num_experts does not look: vLLM's ModelConfig.is_moe is false for DBRX.
     "dbrx": {"hidden_size": "d_model", "num_attention_heads": "n_heads", "num_hidden_layers": "n_layers",

@@ -492,6 +492,9 @@ class Arch(NamedTuple):
     # The class of the FusedMoE's experts where the model file builds its own RoutedExperts subclass
     # (routed_experts_cls: dbrx.py's DbrxExperts), which a format matching the layer by class name may not meet.
     experts_class: str = ROUTED_EXPERTS
+    # Tails of checkpoint shards of a QKVParallelLinear that hold K and V, interleaved head by head, which the model's
+    # loader splits into the layer's k and v shards (telechat2.py TeleChat2Model._split_key_value: key_value).
+    split_kv: tuple[str, ...] = ()
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
@@ -2831,6 +2834,21 @@ ARCHITECTURES["DbrxForCausalLM"] = Arch(
                                        "norm_attn_norm.attn.out_proj": ROW},
     unquantized=("ffn.router.layer",), sliding=MODEL_WINDOW, flat_experts=("ffn", ("w1", "v1", "w2"), "router.layer"),
     experts_class="DbrxExperts")
+# TeleChat2 (telechat2.py TeleChat2ForCausalLM, registered 0.25-0.34, alike 0.33 / 0.34; remote-code config, model_type
+# telechat, whose attribute_map telechat2.py sets itself: n_layer, n_head, ffn_hidden_size): llama.py's
+# LlamaForCausalLM under its hf_to_vllm_mapper (transformer. -> model., .h. -> .layers., .self_attention. ->
+# .self_attn., .dense. -> .o_proj.), self_attention.query with key_value (split into k and v at load, split_kv) ->
+# qkv_proj (QKVParallelLinear), dense row, mlp gate_proj / up_proj -> gate_up_proj, down_proj row; Llama's
+# packed_modules_mapping (q_proj / k_proj / v_proj: a quant config's lists naming query / key_value are not expanded to
+# them; not modelled), the ParallelLMHead with the quant config. Not modelled: the split reads n_head K / V heads (an
+# MHA checkpoint) and slices a key_value scale like its weight (head_dim rows per head).
+ARCHITECTURES["TeleChat2ForCausalLM"] = Arch(
+    "vllm:telechat2.py", packed={"qkv_proj": ("query", "key_value"), "gate_up_proj": LLAMA_PACKED["gate_up_proj"]},
+    styles={"self_attention.qkv_proj": "QKVParallelLinear", "self_attention.dense": ROW},
+    split_kv=("self_attention.key_value",),
+    hf_to_vllm=(("substr", ".h.", ".layers."), ("substr", ".self_attention.", ".self_attn."),
+                ("substr", ".word_embeddings.", ".embed_tokens."), ("substr", ".dense.", ".o_proj."),
+                ("substr", ".ln_f.", ".norm."), ("prefix", "transformer.", "model.")))
 # MiniCPM3 (minicpm3.py MiniCPM3ForCausalLM, registered 0.25-0.34, alike 0.33 / 0.34; transformers' MiniCPM3Config):
 # MiniCPM's decoder (muP scales; mlp gate / up -> gate_up_proj, down_proj row; the ParallelLMHead with the quant
 # config) over MiniCPM3Attention: q_a_proj a ReplicatedLinear handed no prefix (the quant config's lists meet ""),

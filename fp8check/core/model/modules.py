@@ -512,7 +512,10 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
         unquantized = f"vLLM builds the LM head with quant_config=None ({arch.source[5:]})"
     heads: tuple[int, int, int] | None = None
     qkv_chunks = 0
-    if layer_type == "QKVParallelLinear" and len(shards) == 2:  # k_eq_v: V loads from K
+    if layer_type == "QKVParallelLinear" and len(shards) == 2 and tower is None and \
+            tail_match(shards[1].name, arch.split_kv):  # K and V stored in one shard, half its rows each
+        widths = (widths[0], widths[1] // 2, widths[1] // 2)
+    elif layer_type == "QKVParallelLinear" and len(shards) == 2:  # k_eq_v: V loads from K
         widths = (*widths, widths[1])
     if layer_type == "QKVParallelLinear" and tower is None and arch.indexer_class and len(shards) > 3:
         layer_type = arch.indexer_class
