@@ -4538,3 +4538,19 @@ def test_telechat2_query_and_key_value_fuse_into_qkv_proj(make_checkpoint):
     errors = {layer.name: layer.errors for layer in rep.layers}
     assert any("key_value split" in e for e in errors["transformer.h.0.self_attention.qkv_proj"])
     assert not errors["transformer.h.0.mlp.gate_up_proj"]
+
+
+def test_teleflm_is_llama_with_mup(make_checkpoint):
+    # Tele-FLM (remote code, model_type TeleFLM): teleflm.py's LlamaForCausalLM, muP scales only
+    ckpt = open_local(make_checkpoint(architecture="TeleFLMForCausalLM", model_type="TeleFLM", head_dim=128,
+                                      extra_config=dict(use_mup=True, mup_scale_factor=4.0, output_mult=3.0)))
+    rep = inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=1))
+    assert rep.ok, list(rep.errors)
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert {name: by_name[name].layer_type for name in (
+        "model.layers.0.self_attn.qkv_proj", "model.layers.0.self_attn.o_proj", "model.layers.1.mlp.gate_up_proj",
+        "model.layers.1.mlp.down_proj")} == {
+        "model.layers.0.self_attn.qkv_proj": "QKVParallelLinear", "model.layers.0.self_attn.o_proj": "RowParallelLinear",
+        "model.layers.1.mlp.gate_up_proj": "MergedColumnParallelLinear",
+        "model.layers.1.mlp.down_proj": "RowParallelLinear"}
+    assert {layer.layout for layer in rep.layers} == {"vllm:teleflm.py"}

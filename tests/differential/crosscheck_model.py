@@ -865,6 +865,8 @@ def _plamo3_config(pretrained_config):
 # llama.py read bare).
 REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "alice_ai", "k2_horizon",
                            "internlm2", "deepseek", "minicpm", "solar", "orion", "internlm3", "phi3_v")
+# ninth round (fam-texta): Tele-FLM's TeleFLM (configuration_teleflm.py; teleflm.py and llama.py read its keys bare).
+REMOTE_CODE_MODEL_TYPES += ("TeleFLM",)
 # InternVL's remote-code configs (configuration_internvl_chat.py; H2OVL's h2ovl_chat, Skywork-R1V's skywork_chat the
 # same class): vision_config an InternVisionConfig, llm_config the config of its text model's model_type, which vLLM
 # renames text_config (_CONFIG_ATTRS_MAPPING). Neither transformers nor vLLM has a class for them.

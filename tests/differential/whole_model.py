@@ -1729,6 +1729,10 @@ FAMILIES.update({
                        text_prefix="transformer", kv_heads=16, embedding="word_embeddings"),
                   dict(_TOKENS, n_layer=2, n_head=16, ffn_hidden_size=4096, layer_norm_epsilon=1e-5,
                        tie_word_embeddings=False)),
+    # Tele-FLM: Llama's names with its muP keys
+    "teleflm": (dict(architecture="TeleFLMForCausalLM", model_type="TeleFLM"),
+                dict(_TOKENS, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=10000.0, use_mup=True,
+                     mup_scale_factor=4.0, output_mult=3.0, input_mult=1.0)),
 })
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).

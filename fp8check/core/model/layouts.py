@@ -2849,6 +2849,10 @@ ARCHITECTURES["TeleChat2ForCausalLM"] = Arch(
     hf_to_vllm=(("substr", ".h.", ".layers."), ("substr", ".self_attention.", ".self_attn."),
                 ("substr", ".word_embeddings.", ".embed_tokens."), ("substr", ".dense.", ".o_proj."),
                 ("substr", ".ln_f.", ".norm."), ("prefix", "transformer.", "model.")))
+# TeleFLM (teleflm.py TeleFLMForCausalLM, registered 0.25-0.34, alike 0.33 / 0.34; remote-code config, model_type
+# TeleFLM): llama.py's LlamaForCausalLM with muP logit scaling (use_mup, mup_scale_factor, output_mult: no linears):
+# Llama's names, fusions and LM head.
+ARCHITECTURES["TeleFLMForCausalLM"] = Arch("vllm:teleflm.py")
 # MiniCPM3 (minicpm3.py MiniCPM3ForCausalLM, registered 0.25-0.34, alike 0.33 / 0.34; transformers' MiniCPM3Config):
 # MiniCPM's decoder (muP scales; mlp gate / up -> gate_up_proj, down_proj row; the ParallelLMHead with the quant
 # config) over MiniCPM3Attention: q_a_proj a ReplicatedLinear handed no prefix (the quant config's lists meet ""),
