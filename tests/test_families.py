@@ -4554,3 +4554,30 @@ def test_teleflm_is_llama_with_mup(make_checkpoint):
         "model.layers.1.mlp.gate_up_proj": "MergedColumnParallelLinear",
         "model.layers.1.mlp.down_proj": "RowParallelLinear"}
     assert {layer.layout for layer in rep.layers} == {"vllm:teleflm.py"}
+
+
+@pytest.mark.parametrize("spec,refusal,windowed", [
+    # Step-1 (remote code): Llama's names, ALiBi with use_alibi_sqrt on every layer, which TRITON_ATTN alone supports
+    (dict(architecture="Step1ForCausalLM", model_type="step1", extra_config=dict(num_attention_groups=2)),
+     "use_alibi_sqrt is not supported by backend FLASH_ATTN.", (None, None)),
+    # Rnj1 (Gemma-3's text config): its chunked-attention layer (a window, chunk_lookback 1) asserts TRITON_ATTN
+    (dict(architecture="Rnj1ForCausalLM", model_type="gemma3_text", extra_config=dict(
+        layer_types=["chunked_attention", "full_attention"], sliding_window=512, hidden_activation="gelu_pytorch_tanh",
+        query_pre_attn_scalar=128)),
+     "AssertionError: Chunked attention with lookback requires the Triton backend, but got FLASH_ATTN.", (512, None))])
+def test_step1_and_rnj1_attention_takes_triton_only(make_checkpoint, spec, refusal, windowed):
+    ckpt = open_local(make_checkpoint(head_dim=128, **spec))
+    source = f"vllm:{spec['architecture'][:-len('ForCausalLM')].lower()}.py"
+    h100 = InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=2)
+    rep = inspect_checkpoint(ckpt, h100)
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert {layer.layout for layer in rep.layers if layer.name != "lm_head"} == {source}
+    assert (by_name["model.layers.0.self_attn.qkv_proj"].layer_type,
+            by_name["model.layers.1.mlp.gate_up_proj"].layer_type) == ("QKVParallelLinear", "MergedColumnParallelLinear")
+    assert tuple(a.sliding_window for a in rep.attention) == windowed
+    # the selector's FLASH_ATTN is refused (on every layer, or the windowed one); TRITON_ATTN builds
+    assert [refusal in a.errors for a in rep.attention] == [w is not None or windowed == (None, None)
+                                                            for w in windowed]
+    assert not rep.ok
+    rep = inspect_checkpoint(ckpt, h100._replace(attention_backend="TRITON_ATTN"))
+    assert rep.ok, list(rep.errors) + [e for a in rep.attention for e in a.errors]

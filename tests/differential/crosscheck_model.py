@@ -116,6 +116,9 @@ MODEL_STUB_RISKS = {
     "XIELU on the CPU": "Apertus' xIELU activation (activation.py XIELU) is built on the CPU: it reads its beta / eps "
                         "buffers back with .item() while built, which the meta device cannot; an activation's "
                         "scalars play no part in any layer's method, kernel or backend",
+    "Step-1 ALiBi slopes on the CPU": "step1.py's _get_step_alibi_slopes is computed on the CPU: StepAttention reads "
+                                      "the slopes back with .tolist() while built, which the meta device cannot; "
+                                      "the slopes play no part in any layer's method, kernel or backend",
     "GateLinear SM90 router warmup": "0.34+: _register_sm90_bf16x3_warmup is a no-op (it registers a CuTe-DSL JIT "
                                      "warmup of the router GEMM on sm90 and imports nvidia-cutlass-dsl, absent "
                                      "here); no routing effect: the router's method and class are read as built",
@@ -413,6 +416,23 @@ def _xielu_on_cpu() -> None:
             build(self, *args, **kwargs)
 
     XIELU.__init__ = on_cpu
+
+
+def _step_alibi_on_cpu() -> None:
+    """step1.py's StepAttention reads its ALiBi slopes back with .tolist() while it is built, which the meta device
+    cannot: the slopes are computed on the CPU (MODEL_STUB_RISKS)."""
+    import torch
+    try:
+        from vllm.model_executor.models import step1
+    except ImportError:  # a release without step1.py
+        return
+    slopes = step1._get_step_alibi_slopes
+
+    def on_cpu(total_num_heads):
+        with torch.device("cpu"):
+            return slopes(total_num_heads)
+
+    step1._get_step_alibi_slopes = on_cpu
 
 
 def _no_shardq_workspace() -> None:
@@ -865,8 +885,9 @@ def _plamo3_config(pretrained_config):
 # llama.py read bare).
 REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "alice_ai", "k2_horizon",
                            "internlm2", "deepseek", "minicpm", "solar", "orion", "internlm3", "phi3_v")
-# ninth round (fam-texta): Tele-FLM's TeleFLM (configuration_teleflm.py; teleflm.py and llama.py read its keys bare).
-REMOTE_CODE_MODEL_TYPES += ("TeleFLM",)
+# ninth round (fam-texta): Tele-FLM's TeleFLM (configuration_teleflm.py; teleflm.py and llama.py read its keys bare),
+# Step-1's step1 (step1.py reads its keys bare or with getattr defaults).
+REMOTE_CODE_MODEL_TYPES += ("TeleFLM", "step1")
 # InternVL's remote-code configs (configuration_internvl_chat.py; H2OVL's h2ovl_chat, Skywork-R1V's skywork_chat the
 # same class): vision_config an InternVisionConfig, llm_config the config of its text model's model_type, which vLLM
 # renames text_config (_CONFIG_ATTRS_MAPPING). Neither transformers nor vLLM has a class for them.
@@ -1328,6 +1349,7 @@ def main() -> None:
         _stub_compiled_namespaces()
         _no_router_warmup()
         _xielu_on_cpu()
+        _step_alibi_on_cpu()
         _no_shardq_workspace()
         _mla_prefill_workspace()
         _rocm_mla_prefill(sys.argv[1])

@@ -1733,6 +1733,16 @@ FAMILIES.update({
     "teleflm": (dict(architecture="TeleFLMForCausalLM", model_type="TeleFLM"),
                 dict(_TOKENS, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=10000.0, use_mup=True,
                      mup_scale_factor=4.0, output_mult=3.0, input_mult=1.0)),
+    # Step-1: Llama's names, ALiBi attention with num_attention_groups KV heads
+    "step1": (dict(architecture="Step1ForCausalLM", model_type="step1"),
+              dict(_TOKENS, num_attention_groups=4, rms_norm_eps=1e-5, hidden_act="silu")),
+    # Rnj1 (Gemma-3's text config): a chunked-attention layer (window 512) and a full one, GELU-tanh MLPs
+    "rnj1": (dict(architecture="Rnj1ForCausalLM", model_type="gemma3_text"),
+             dict(_TOKENS, layer_types=["chunked_attention", "full_attention"], sliding_window=512,
+                  hidden_activation="gelu_pytorch_tanh", hidden_act="gelu_pytorch_tanh", query_pre_attn_scalar=128,
+                  final_logit_softcapping=None, rope_parameters={
+                      "chunked_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                      "full_attention": {"rope_type": "default", "rope_theta": 1000000.0}})),
 })
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).

@@ -135,6 +135,7 @@ EVEN_LAYERS = "even layers"    # gpt_oss.py: config.sliding_window if layer_idx 
 MODEL_WINDOW = "model"         # not passed: CacheConfig.sliding_window for every layer
 HYBRID_PATTERN = "hybrid_layer_pattern"  # mimo_v2.py: config.sliding_window_size where hybrid_layer_pattern[i] == 1
 ZAYA_LAYER_TYPES = "hybrid_sliding"  # zaya.py: config.sliding_window where config.layer_types[i] == "hybrid_sliding"
+CHUNKED_LAYER_TYPES = "chunked_attention"  # rnj1.py: config.sliding_window where layer_types[i] == "chunked_attention"
 
 
 class Arch(NamedTuple):
@@ -206,7 +207,8 @@ class Arch(NamedTuple):
     # Transformers backend), and the layout that implementation builds from then on.
     moved: tuple[str, Arch] | None = None
     # The per_layer_sliding_window the model file hands Attention (attention_windows): LAYER_TYPES, EVEN_LAYERS,
-    # HYBRID_PATTERN, ZAYA_LAYER_TYPES or MODEL_WINDOW (none: every layer takes CacheConfig.sliding_window).
+    # HYBRID_PATTERN, ZAYA_LAYER_TYPES, CHUNKED_LAYER_TYPES or MODEL_WINDOW (none: every layer takes
+    # CacheConfig.sliding_window).
     sliding: str = LAYER_TYPES
     # qwen2.py Qwen2Model (also Qwen3's, Qwen2.5-VL's and Qwen3-VL's text model) asserts that a mix of layer
     # types has max_window_layers == num_hidden_layers.
@@ -495,6 +497,11 @@ class Arch(NamedTuple):
     # Tails of checkpoint shards of a QKVParallelLinear that hold K and V, interleaved head by head, which the model's
     # loader splits into the layer's k and v shards (telechat2.py TeleChat2Model._split_key_value: key_value).
     split_kv: tuple[str, ...] = ()
+    # (backend, vLLM's refusal of another, "{backend}" the selector's pick; True: the layers with a window only): the
+    # Attention's own check of the backend the selector picked, which the selector is not told about (attention.py
+    # 0.33 / 0.34: use_alibi_sqrt needs supports_alibi_sqrt, TRITON_ATTN's alone; a chunk_lookback above -1 asserts
+    # TRITON_ATTN).
+    backend_only: tuple[str, str, bool] | None = None
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
@@ -2853,6 +2860,23 @@ ARCHITECTURES["TeleChat2ForCausalLM"] = Arch(
 # TeleFLM): llama.py's LlamaForCausalLM with muP logit scaling (use_mup, mup_scale_factor, output_mult: no linears):
 # Llama's names, fusions and LM head.
 ARCHITECTURES["TeleFLMForCausalLM"] = Arch("vllm:teleflm.py")
+# Step-1 (step1.py Step1ForCausalLM, registered 0.25-0.34, alike 0.33 / 0.34; remote-code config, model_type step1):
+# Llama's names and fusions (q / k / v -> qkv_proj of hidden_size / num_attention_heads-wide heads, num_attention_groups
+# KV heads, else num_key_value_heads, else 1; gate / up -> gate_up_proj; o_proj / down_proj row; by the mapper's
+# orig_to_new_stacked), its Attention with the quant config, ALiBi slopes and use_alibi_sqrt (backend_only: refused
+# on any backend but TRITON_ATTN), no per-layer window; the ParallelLMHead with the quant config.
+ARCHITECTURES["Step1ForCausalLM"] = Arch(
+    "vllm:step1.py", sliding=MODEL_WINDOW,
+    backend_only=("TRITON_ATTN", "use_alibi_sqrt is not supported by backend {backend}.", False))
+# Rnj1 (rnj1.py Rnj1ForCausalLM, registered 0.25-0.34, alike 0.33 / 0.34; transformers' Gemma3TextConfig, model_type
+# gemma3_text): Gemma-3's names and fusions (q / k / v -> qkv_proj, gate / up -> gate_up_proj by the mapper's
+# orig_to_new_stacked; o_proj / down_proj row), the ParallelLMHead with the quant config; layer_types'
+# "chunked_attention" layers take config.sliding_window and chunk_lookback 1, which Attention asserts only TRITON_ATTN
+# serves (backend_only), the others full attention.
+ARCHITECTURES["Rnj1ForCausalLM"] = Arch(
+    "vllm:rnj1.py", sliding=CHUNKED_LAYER_TYPES,
+    backend_only=("TRITON_ATTN", "AssertionError: Chunked attention with lookback requires the Triton backend, but got "
+                  "{backend}.", True))
 # MiniCPM3 (minicpm3.py MiniCPM3ForCausalLM, registered 0.25-0.34, alike 0.33 / 0.34; transformers' MiniCPM3Config):
 # MiniCPM's decoder (muP scales; mlp gate / up -> gate_up_proj, down_proj row; the ParallelLMHead with the quant
 # config) over MiniCPM3Attention: q_a_proj a ReplicatedLinear handed no prefix (the quant config's lists meet ""),
@@ -3427,8 +3451,8 @@ def attention_windows(config: ModelConfig, arch: Arch | None) -> AttentionWindow
             per_layer = window if i % 2 == 0 else None
         elif sliding == LAYER_TYPES and layer_types is not None:
             per_layer = window + arch_offset if layer_types[i] == SLIDING else None
-        elif sliding == ZAYA_LAYER_TYPES and layer_types is not None:
-            per_layer = window if layer_types[i] == ZAYA_LAYER_TYPES else None
+        elif sliding in (ZAYA_LAYER_TYPES, CHUNKED_LAYER_TYPES) and layer_types is not None:
+            per_layer = window if layer_types[i] == sliding else None
         else:
             per_layer = None
         windows.append(per_layer if per_layer is not None else model_window)

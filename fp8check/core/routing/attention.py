@@ -486,6 +486,9 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
         errors = ([window_error] if window_error else []) + ([choice.error] if choice.error else [])
         if arch is not None and arch.required_backend and not choice.error:
             errors += _required_backend_errors(arch.required_backend, choice.backend, kv_dtype, ctx.kind)
+        if arch is not None and arch.backend_only and not choice.error and choice.backend != arch.backend_only[0] \
+                and (layer.sliding_window is not None or not arch.backend_only[2]):
+            errors.append(arch.backend_only[1].format(backend=choice.backend))
         warnings = list(kv.warnings) + load.warnings
         notes = list(choice.notes)
         quantized = is_quantized_kv_cache(kv_dtype, ctx)
