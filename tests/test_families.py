@@ -4581,3 +4581,28 @@ def test_step1_and_rnj1_attention_takes_triton_only(make_checkpoint, spec, refus
     assert not rep.ok
     rep = inspect_checkpoint(ckpt, h100._replace(attention_backend="TRITON_ATTN"))
     assert rep.ok, list(rep.errors) + [e for a in rep.attention for e in a.errors]
+
+
+# A.X K1 as transformers' AXK1ForCausalLM saves it: q-LoRA MLA, a dense layer, then a MoE layer with a shared expert.
+AXK1_SPEC = dict(architecture="AXK1ForCausalLM", model_type="axk1", transformers=True, layers=2, hidden=512, heads=4,
+                 kv_heads=4, head_dim=None, vocab=1000, extra_config=dict(
+                     pad_token_id=0, bos_token_id=1, eos_token_id=2, q_lora_rank=256, kv_lora_rank=256,
+                     qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, n_routed_experts=4,
+                     num_experts_per_tok=2, n_group=1, topk_group=1, moe_intermediate_size=256, n_shared_experts=1,
+                     mlp_layer_types=["dense", "sparse"]))
+
+
+def test_axk1_is_deepseek_v3_with_a_plain_fused_qkv_a(make_checkpoint):
+    ckpt = open_local(make_checkpoint(**dict(AXK1_SPEC, quant="fp8-block")))
+    rep = inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=2))
+    assert rep.ok, list(rep.errors)
+    by_name = {layer.name: layer for layer in rep.layers}
+    fused = by_name["model.layers.0.self_attn.fused_qkv_a_proj"]
+    assert (fused.layer_type, fused.layout) == ("MergedColumnParallelLinear", "vllm:AXK1.py")
+    layout = build_layout(ckpt.tensors, ckpt.config, select_profile("0.34"))
+    assert not next(m for m in layout.linears if m.name.endswith("0.self_attn.fused_qkv_a_proj")).tp_split
+    assert by_name["model.layers.1.mlp.gate"].layer_type == "ReplicatedLinear"
+    assert by_name["model.layers.1.mlp.shared_experts.gate_up_proj"].layer_type == "MergedColumnParallelLinear"
+    assert [moe.name for moe in rep.moes] == ["model.layers.1.mlp.experts"]
+    assert [(a.name, a.mla) for a in rep.attention] == [(f"model.layers.{i}.self_attn.mla_attn.mla_attn", True)
+                                                        for i in (0, 1)]

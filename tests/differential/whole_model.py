@@ -1733,6 +1733,12 @@ FAMILIES.update({
     "teleflm": (dict(architecture="TeleFLMForCausalLM", model_type="TeleFLM"),
                 dict(_TOKENS, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=10000.0, use_mup=True,
                      mup_scale_factor=4.0, output_mult=3.0, input_mult=1.0)),
+    # A.X K1 as transformers' AXK1ForCausalLM saves it: q-LoRA MLA, a dense first layer, then MoE with a shared expert
+    "axk1": (dict(architecture="AXK1ForCausalLM", model_type="axk1", transformers=True, layers=2),
+             dict(_TOKENS, q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64,
+                  v_head_dim=128, n_routed_experts=8, num_experts_per_tok=2, n_group=1, topk_group=1,
+                  moe_intermediate_size=1024, n_shared_experts=1, mlp_layer_types=["dense", "sparse"],
+                  num_key_value_heads=16)),
     # Step-1: Llama's names, ALiBi attention with num_attention_groups KV heads
     "step1": (dict(architecture="Step1ForCausalLM", model_type="step1"),
               dict(_TOKENS, num_attention_groups=4, rms_norm_eps=1e-5, hidden_act="silu")),

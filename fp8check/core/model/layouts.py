@@ -2856,6 +2856,18 @@ ARCHITECTURES["TeleChat2ForCausalLM"] = Arch(
     hf_to_vllm=(("substr", ".h.", ".layers."), ("substr", ".self_attention.", ".self_attn."),
                 ("substr", ".word_embeddings.", ".embed_tokens."), ("substr", ".dense.", ".o_proj."),
                 ("substr", ".ln_f.", ".norm."), ("prefix", "transformer.", "model.")))
+# A.X K1 (AXK1.py AXK1ForCausalLM, registered 0.30-0.34; 0.33 -> 0.34 changed ROCm's fused shared experts only, not
+# modelled; transformers' AXK1Config, model_type axk1, an MLA model for ModelConfig.is_deepseek_mla): DeepSeek-V3's
+# layout (MLA with fused_qkv_a_proj where q_lora_rank is set, here a plain MergedColumnParallelLinear with disable_tp
+# (AXK1MLAAttention), the GateLinear router without quant config, a shared
+# expert, MTP layers skipped by get_spec_layer_idx_from_weight_name, the ParallelLMHead with the quant config), its
+# FusedMoE routed by getattr(config, "scoring_func", "sigmoid"), renormalize config.norm_topk_prob, num_expert_group
+# config.n_group (AXK1Config: 8) and an e_score_correction_bias when getattr(config, "topk_method", "noaux_tc") is
+# noaux_tc; the MoE layers are mlp_layer_types' "sparse" ones (the checkpoint's experts).
+ARCHITECTURES["AXK1ForCausalLM"] = _DEEPSEEK_V3._replace(
+    source="vllm:AXK1.py", router=Router(("scoring_func", "sigmoid"), ("norm_topk_prob", True), ("n_group", 8),
+                                         ("topk_method", "noaux_tc", "noaux_tc")),
+    styles={"self_attn.fused_qkv_a_proj": "MergedColumnParallelLinear"}, disable_tp=("self_attn.fused_qkv_a_proj",))
 # TeleFLM (teleflm.py TeleFLMForCausalLM, registered 0.25-0.34, alike 0.33 / 0.34; remote-code config, model_type
 # TeleFLM): llama.py's LlamaForCausalLM with muP logit scaling (use_mup, mup_scale_factor, output_mult: no linears):
 # Llama's names, fusions and LM head.
