@@ -4604,5 +4604,5 @@ def test_axk1_is_deepseek_v3_with_a_plain_fused_qkv_a(make_checkpoint):
     assert by_name["model.layers.1.mlp.gate"].layer_type == "ReplicatedLinear"
     assert by_name["model.layers.1.mlp.shared_experts.gate_up_proj"].layer_type == "MergedColumnParallelLinear"
     assert [moe.name for moe in rep.moes] == ["model.layers.1.mlp.experts"]
-    assert [(a.name, a.mla) for a in rep.attention] == [(f"model.layers.{i}.self_attn.mla_attn.mla_attn", True)
-                                                        for i in (0, 1)]
+    assert [(a.name, a.kind) for a in rep.attention] == [(f"model.layers.{i}.self_attn.mla_attn.mla_attn", "MLA")
+                                                         for i in (0, 1)]
