@@ -944,8 +944,27 @@ def _telechat2_text(spec: Spec) -> dict[str, tuple[int, int]]:
     return shapes
 
 
+def _domyn_edge_text(spec: Spec) -> dict[str, tuple[int, int]]:
+    """Domyn-Edge (remote code; domyn_edge.py loads the names as saved): model.layers.N, the attention's q / k / v /
+    o_proj under `attention` at each layer's head_dim (extra_config's per_layer_config overrides, transformers'
+    heterogeneous config: {"<layer>": {"head_dim": ...}}; spec.hd elsewhere), the MLP's gate / up / down_proj under
+    `feedforward`."""
+    per_layer = spec.extra_config.get("per_layer_config", {})
+    shapes: dict[str, tuple[int, int]] = {}
+    for i in range(spec.layers):
+        p, hd = f"{spec.text_prefix}.layers.{i}", per_layer.get(str(i), {}).get("head_dim", spec.hd)
+        shapes.update({f"{p}.attention.q_proj": (spec.heads * hd, spec.hidden),
+                       f"{p}.attention.k_proj": (spec.kv_heads * hd, spec.hidden),
+                       f"{p}.attention.v_proj": (spec.kv_heads * hd, spec.hidden),
+                       f"{p}.attention.o_proj": (spec.hidden, spec.heads * hd),
+                       f"{p}.feedforward.gate_proj": (spec.intermediate, spec.hidden),
+                       f"{p}.feedforward.up_proj": (spec.intermediate, spec.hidden),
+                       f"{p}.feedforward.down_proj": (spec.hidden, spec.intermediate)})
+    return shapes
+
+
 HAND_NAMED = {"step3": _step3_text, "decilm": _decilm_text, "plamo3": _plamo3_text, "chatglm": _chatglm_text,
-              "telechat2": _telechat2_text}
+              "telechat2": _telechat2_text, "domyn_edge": _domyn_edge_text}
 
 
 def kimi_k3_tensors(config: dict) -> dict[str, tuple[int, ...]]:

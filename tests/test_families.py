@@ -925,6 +925,33 @@ _LLAVA_CLIP_LAYERS = {
     "vision_tower.vision_model.encoder.layers.0.mlp.fc1": ("ColumnParallelLinear", "vllm:clip.py")}
 
 
+# ninth round (fam-texta): the families' specs (their FAMILIES entries below, their own tests at the end).
+# DBRX as transformers' DbrxForCausalLM saves it: attn_config / ffn_config nested, experts flattened
+# (ffn.experts.mlp.w1 / v1 / w2, [E x I, H] each, FP8 with their scales beside them).
+DBRX_SPEC = dict(architecture="DbrxForCausalLM", model_type="dbrx", transformers=True, layers=2, hidden=256, heads=2,
+                 kv_heads=1, head_dim=None, vocab=1000, extra_config=dict(
+                     pad_token_id=0, bos_token_id=1, eos_token_id=2, d_model=256, n_heads=2, n_layers=2,
+                     attn_config={"kv_n_heads": 1, "clip_qkv": 8.0, "rope_theta": 500000.0},
+                     ffn_config={"ffn_hidden_size": 256, "moe_num_experts": 4, "moe_top_k": 2}))
+# MiniCPM3 as transformers' MiniCPM3ForCausalLM saves it: q_lora_rank set, 4 heads of 64 + 64 (V 64).
+MINICPM3_SPEC = dict(architecture="MiniCPM3ForCausalLM", model_type="minicpm3", transformers=True, layers=2,
+                     hidden=512, heads=4, kv_heads=4, head_dim=None, vocab=1000, extra_config=dict(
+                         pad_token_id=0, bos_token_id=1, eos_token_id=2, qk_nope_head_dim=64, qk_rope_head_dim=64,
+                         v_head_dim=64, q_lora_rank=256, kv_lora_rank=192, tie_word_embeddings=False))
+# TeleChat2 as Tele-AI saves it (remote code, model_type telechat): transformer.h.N, query and the head-interleaved
+# key_value, multi-head attention (2 heads of 128).
+TELECHAT2_SPEC = dict(architecture="TeleChat2ForCausalLM", model_type="telechat", names="telechat2",
+                      text_prefix="transformer", embedding="word_embeddings", hidden=256, heads=2, kv_heads=2,
+                      extra_config=dict(n_layer=2, n_head=2, ffn_hidden_size=512, layer_norm_epsilon=1e-5))
+# A.X K1 as transformers' AXK1ForCausalLM saves it: q-LoRA MLA, a dense layer, then a MoE layer with a shared expert.
+AXK1_SPEC = dict(architecture="AXK1ForCausalLM", model_type="axk1", transformers=True, layers=2, hidden=512, heads=4,
+                 kv_heads=4, head_dim=None, vocab=1000, extra_config=dict(
+                     pad_token_id=0, bos_token_id=1, eos_token_id=2, q_lora_rank=256, kv_lora_rank=256,
+                     qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, n_routed_experts=4,
+                     num_experts_per_tok=2, n_group=1, topk_group=1, moe_intermediate_size=256, n_shared_experts=1,
+                     mlp_layer_types=["dense", "sparse"]))
+
+
 FAMILIES = [
     ("llama-2-mha", dict(architecture="LlamaForCausalLM", kv_heads=4, head_dim=128), 4,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:llama.py")}),
@@ -1798,21 +1825,55 @@ FAMILIES = [
      {"vision_tower.vision_model.encoder.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:siglip.py"),
       "multi_modal_projector.linear": ("nn.Linear", "vllm:paligemma.py"),
       "language_model.model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:gemma2.py")}),
+    # ninth round (fam-texta)
+    ("dbrx", dict(DBRX_SPEC, quant="fp8-block"), 2,
+     {"transformer.blocks.0.norm_attn_norm.attn.Wqkv": ("QKVParallelLinear", "vllm:dbrx.py"),
+      "transformer.blocks.0.norm_attn_norm.attn.out_proj": ("RowParallelLinear", "vllm:dbrx.py"),
+      "transformer.blocks.1.ffn.router.layer": ("ReplicatedLinear", "vllm:dbrx.py")}),
+    ("minicpm3", MINICPM3_SPEC, 2,
+     {"model.layers.0.self_attn.q_a_proj": ("ReplicatedLinear", "vllm:minicpm3.py"),
+      "model.layers.0.self_attn.kv_b_proj": ("ColumnParallelLinear", "vllm:minicpm3.py"),
+      "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:minicpm3.py")}),
+    ("telechat2", dict(TELECHAT2_SPEC, ignore=("lm_head", "re:.*key_value$", "re:.*query$")), 2,
+     {"transformer.h.0.self_attention.qkv_proj": ("QKVParallelLinear", "vllm:telechat2.py"),
+      "transformer.h.0.self_attention.dense": ("RowParallelLinear", "vllm:telechat2.py"),
+      "transformer.h.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:telechat2.py")}),
+    *((family, dict(spec, head_dim=128), 2,
+       {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", source),
+        "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", source)})
+      for family, spec, source in (
+          ("step1", dict(architecture="Step1ForCausalLM", model_type="step1", attention_backend="TRITON_ATTN",
+                         extra_config=dict(num_attention_groups=2)), "vllm:step1.py"),
+          ("rnj1", dict(architecture="Rnj1ForCausalLM", model_type="gemma3_text", attention_backend="TRITON_ATTN",
+                        extra_config=dict(layer_types=["chunked_attention", "full_attention"], sliding_window=512,
+                                          hidden_activation="gelu_pytorch_tanh", query_pre_attn_scalar=128)),
+           "vllm:rnj1.py"),
+          ("teleflm", dict(architecture="TeleFLMForCausalLM", model_type="TeleFLM"), "vllm:teleflm.py"))),
+    ("axk1", dict(AXK1_SPEC, quant="fp8-block"), 2,
+     {"model.layers.0.self_attn.fused_qkv_a_proj": ("MergedColumnParallelLinear", "vllm:AXK1.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:AXK1.py")}),
+    ("domyn-edge", dict(architecture="DomynEdgeForCausalLM", model_type="domyn_edge", names="domyn_edge", head_dim=128,
+                        extra_config=dict(per_layer_config={"1": {"head_dim": 256}}, window_sizes=[[511, 0], [0, 0]],
+                                          position_layers=["rope", "nope"])), 2,
+     {"model.layers.1.attention.qkv_proj": ("QKVParallelLinear", "vllm:domyn_edge.py"),
+      "model.layers.1.feedforward.down_proj": ("RowParallelLinear", "vllm:domyn_edge.py")}),
 ]
 
 
-def inspect(folder, platform="h100", tp=1):
-    return inspect_checkpoint(open_local(folder), InspectOptions(parse_platform(platform), LATEST, tp=tp))
+def inspect(folder, platform="h100", tp=1, attention_backend=None):
+    return inspect_checkpoint(open_local(folder), InspectOptions(parse_platform(platform), LATEST, tp=tp,
+                                                                 attention_backend=attention_backend))
 
 
 @pytest.mark.parametrize("spec,tp,expected", [f[1:] for f in FAMILIES], ids=[f[0] for f in FAMILIES])
 def test_family_layout(make_checkpoint, spec, tp, expected):
     spec = dict(spec)
     platform = spec.pop("platform", "h100")  # a family vLLM builds on some platforms only (Flint: FlashInfer's)
+    backend = spec.pop("attention_backend", None)  # or with one --attention-backend only (Step-1, Rnj1: TRITON_ATTN)
     # Widths that split into 128-blocks at the family's TP size (real models are far wider).
     folder = make_checkpoint(**{"quant": "ct-fp8-block", "data": "sparse", "moe_intermediate": 256,
                                 "vision_hidden": 256, **spec})
-    rep = inspect(folder, platform=platform, tp=tp)
+    rep = inspect(folder, platform=platform, tp=tp, attention_backend=backend)
     by_name = {layer.name: layer for layer in rep.layers}
     assert {name: (by_name[name].layer_type, by_name[name].layout) for name in expected} == expected
     assert "generic" not in {layer.layout for layer in rep.layers} and not rep.notes
@@ -4445,16 +4506,9 @@ def test_an_unregistered_moe_or_multimodal_transformers_class_is_named_not_laid_
     assert transformers_backend(("FooBarForCausalLM",), profile).found is None
 
 
+
+
 # ninth round (fam-texta)
-# DBRX as transformers' DbrxForCausalLM saves it: attn_config / ffn_config nested, experts flattened
-# (ffn.experts.mlp.w1 / v1 / w2, [E x I, H] each, FP8 with their scales beside them).
-DBRX_SPEC = dict(architecture="DbrxForCausalLM", model_type="dbrx", transformers=True, layers=2, hidden=256, heads=2,
-                 kv_heads=1, head_dim=None, vocab=1000, extra_config=dict(
-                     pad_token_id=0, bos_token_id=1, eos_token_id=2, d_model=256, n_heads=2, n_layers=2,
-                     attn_config={"kv_n_heads": 1, "clip_qkv": 8.0, "rope_theta": 500000.0},
-                     ffn_config={"ffn_hidden_size": 256, "moe_num_experts": 4, "moe_top_k": 2}))
-
-
 def test_dbrx_fused_attention_and_flattened_experts(make_checkpoint):
     folder = make_checkpoint(**DBRX_SPEC)
     ckpt = open_local(folder)
@@ -4486,11 +4540,6 @@ def test_dbrx_fused_attention_and_flattened_experts(make_checkpoint):
     assert "Number of experts in the model must be greater than 0 when expert parallelism is enabled." in rep.errors
 
 
-# MiniCPM3 as transformers' MiniCPM3ForCausalLM saves it: q_lora_rank set, 4 heads of 64 + 64 (V 64).
-MINICPM3_SPEC = dict(architecture="MiniCPM3ForCausalLM", model_type="minicpm3", transformers=True, layers=2,
-                     hidden=512, heads=4, kv_heads=4, head_dim=None, vocab=1000, extra_config=dict(
-                         pad_token_id=0, bos_token_id=1, eos_token_id=2, qk_nope_head_dim=64, qk_rope_head_dim=64,
-                         v_head_dim=64, q_lora_rank=256, kv_lora_rank=192, tie_word_embeddings=False))
 
 
 def test_minicpm3_mla_projections_feed_a_plain_attention(make_checkpoint):
@@ -4511,11 +4560,6 @@ def test_minicpm3_mla_projections_feed_a_plain_attention(make_checkpoint):
     assert {a.backend for a in rep.attention} == {"FLASH_ATTN"}
 
 
-# TeleChat2 as Tele-AI saves it (remote code, model_type telechat): transformer.h.N, query and the head-interleaved
-# key_value, multi-head attention (2 heads of 128).
-TELECHAT2_SPEC = dict(architecture="TeleChat2ForCausalLM", model_type="telechat", names="telechat2",
-                      text_prefix="transformer", embedding="word_embeddings", hidden=256, heads=2, kv_heads=2,
-                      extra_config=dict(n_layer=2, n_head=2, ffn_hidden_size=512, layer_norm_epsilon=1e-5))
 
 
 def test_telechat2_query_and_key_value_fuse_into_qkv_proj(make_checkpoint):
@@ -4583,13 +4627,6 @@ def test_step1_and_rnj1_attention_takes_triton_only(make_checkpoint, spec, refus
     assert rep.ok, list(rep.errors) + [e for a in rep.attention for e in a.errors]
 
 
-# A.X K1 as transformers' AXK1ForCausalLM saves it: q-LoRA MLA, a dense layer, then a MoE layer with a shared expert.
-AXK1_SPEC = dict(architecture="AXK1ForCausalLM", model_type="axk1", transformers=True, layers=2, hidden=512, heads=4,
-                 kv_heads=4, head_dim=None, vocab=1000, extra_config=dict(
-                     pad_token_id=0, bos_token_id=1, eos_token_id=2, q_lora_rank=256, kv_lora_rank=256,
-                     qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, n_routed_experts=4,
-                     num_experts_per_tok=2, n_group=1, topk_group=1, moe_intermediate_size=256, n_shared_experts=1,
-                     mlp_layer_types=["dense", "sparse"]))
 
 
 def test_axk1_is_deepseek_v3_with_a_plain_fused_qkv_a(make_checkpoint):
@@ -4606,3 +4643,21 @@ def test_axk1_is_deepseek_v3_with_a_plain_fused_qkv_a(make_checkpoint):
     assert [moe.name for moe in rep.moes] == ["model.layers.1.mlp.experts"]
     assert [(a.name, a.kind) for a in rep.attention] == [(f"model.layers.{i}.self_attn.mla_attn.mla_attn", "MLA")
                                                          for i in (0, 1)]
+
+
+def test_domyn_edge_per_layer_heads_and_windows(make_checkpoint):
+    # Domyn-Edge (remote code): transformers' heterogeneous per_layer_config gives layer 1 heads of 256 (128 elsewhere);
+    # window_sizes' (511, 0) is a 512-key window on layer 0, (0, 0) full attention on layer 1
+    ckpt = open_local(make_checkpoint(architecture="DomynEdgeForCausalLM", model_type="domyn_edge",
+                                      names="domyn_edge", head_dim=128, quant="fp8-block", extra_config=dict(
+                                          per_layer_config={"1": {"head_dim": 256}}, window_sizes=[[511, 0], [0, 0]],
+                                          position_layers=["rope", "nope"])))
+    rep = inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=2))
+    assert rep.ok, list(rep.errors)
+    layout = build_layout(ckpt.tensors, ckpt.config, select_profile("0.34"))
+    by_name = {m.name: m for m in layout.linears}
+    assert [by_name[f"model.layers.{i}.attention.qkv_proj"].heads for i in (0, 1)] == [(4, 2, 128), (4, 2, 256)]
+    assert by_name["model.layers.1.feedforward.gate_up_proj"].layer_type == "MergedColumnParallelLinear"
+    assert {m.layout for m in layout.linears} == {"vllm:domyn_edge.py"}
+    assert [(a.name, a.head_size, a.sliding_window) for a in rep.attention] == [
+        ("model.layers.0.attention.attn", 128, 512), ("model.layers.1.attention.attn", 256, None)]

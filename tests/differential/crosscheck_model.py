@@ -886,8 +886,9 @@ def _plamo3_config(pretrained_config):
 REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "alice_ai", "k2_horizon",
                            "internlm2", "deepseek", "minicpm", "solar", "orion", "internlm3", "phi3_v")
 # ninth round (fam-texta): Tele-FLM's TeleFLM (configuration_teleflm.py; teleflm.py and llama.py read its keys bare),
-# Step-1's step1 (step1.py reads its keys bare or with getattr defaults).
-REMOTE_CODE_MODEL_TYPES += ("TeleFLM", "step1")
+# Step-1's step1 (step1.py reads its keys bare or with getattr defaults), Domyn-Edge's domyn_edge (its per_layer_config
+# is transformers' own heterogeneous-config mechanism, which PretrainedConfig applies).
+REMOTE_CODE_MODEL_TYPES += ("TeleFLM", "step1", "domyn_edge")
 # InternVL's remote-code configs (configuration_internvl_chat.py; H2OVL's h2ovl_chat, Skywork-R1V's skywork_chat the
 # same class): vision_config an InternVisionConfig, llm_config the config of its text model's model_type, which vLLM
 # renames text_config (_CONFIG_ATTRS_MAPPING). Neither transformers nor vLLM has a class for them.

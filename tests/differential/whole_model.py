@@ -1739,6 +1739,11 @@ FAMILIES.update({
                   v_head_dim=128, n_routed_experts=8, num_experts_per_tok=2, n_group=1, topk_group=1,
                   moe_intermediate_size=1024, n_shared_experts=1, mlp_layer_types=["dense", "sparse"],
                   num_key_value_heads=16)),
+    # Domyn-Edge (remote code): a sliding layer of 128-wide heads (window (511, 0)), a full NoPE layer of 256-wide ones
+    "domyn-edge": (dict(architecture="DomynEdgeForCausalLM", model_type="domyn_edge", names="domyn_edge", head_dim=128),
+                   dict(_TOKENS, per_layer_config={"1": {"head_dim": 256}}, window_sizes=[[511, 0], [0, 0]],
+                        position_layers=["rope", "nope"], rms_norm_eps=1e-6, hidden_act="silu",
+                        rope_parameters={"rope_type": "default", "rope_theta": 10000.0})),
     # Step-1: Llama's names, ALiBi attention with num_attention_groups KV heads
     "step1": (dict(architecture="Step1ForCausalLM", model_type="step1"),
               dict(_TOKENS, num_attention_groups=4, rms_norm_eps=1e-5, hidden_act="silu")),

@@ -58,6 +58,8 @@ class SlidingKeys(NamedTuple):
     # Cohere2-MoE: first_k_dense_replace (the dense-prefix layers) and their prefix_dense_sliding_window_pattern
     dense_prefix: int | None = None
     dense_prefix_pattern: int | None = None
+    # Domyn-Edge: window_sizes' left windows, one a layer (its HF (w, 0) pairs; 0: full attention)
+    left_windows: tuple[int, ...] | None = None
 
 
 class ModelConfig(NamedTuple):
@@ -568,7 +570,20 @@ def _sliding_keys(sizes: dict, model_type: str, opt_int: Callable[..., int | Non
         sliding_window_size=opt_int("sliding_window_size", minimum=0),
         dense_prefix=opt_int("first_k_dense_replace", minimum=0) if config_type == "cohere2_moe" else None,
         dense_prefix_pattern=opt_int("prefix_dense_sliding_window_pattern", minimum=1),
+        left_windows=_left_windows(sizes, where),
     )
+
+
+def _left_windows(sizes: dict, where: str) -> tuple[int, ...] | None:
+    """window_sizes' first entries ([left, right] a layer, integers >= 0), or None when absent."""
+    value = sizes.get("window_sizes")
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(
+            isinstance(pair, list) and pair and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+                                                    for v in pair) for pair in value):
+        raise ConfigError(f"{where}: window_sizes must be a list of [left, right] integer pairs, got {shown(value)}")
+    return tuple(pair[0] for pair in value)
 
 
 # Config classes whose sliding_window_pattern may be letters (Exaone4Config / ExaoneMoeConfig: `str | int`, "LLLG": L a

@@ -136,6 +136,7 @@ MODEL_WINDOW = "model"         # not passed: CacheConfig.sliding_window for ever
 HYBRID_PATTERN = "hybrid_layer_pattern"  # mimo_v2.py: config.sliding_window_size where hybrid_layer_pattern[i] == 1
 ZAYA_LAYER_TYPES = "hybrid_sliding"  # zaya.py: config.sliding_window where config.layer_types[i] == "hybrid_sliding"
 CHUNKED_LAYER_TYPES = "chunked_attention"  # rnj1.py: config.sliding_window where layer_types[i] == "chunked_attention"
+LEFT_WINDOWS = "window_sizes"  # domyn_edge.py: config.window_sizes[i][0] + 1 where above 0 (HF's (w, 0): w + 1 keys)
 
 
 class Arch(NamedTuple):
@@ -207,7 +208,7 @@ class Arch(NamedTuple):
     # Transformers backend), and the layout that implementation builds from then on.
     moved: tuple[str, Arch] | None = None
     # The per_layer_sliding_window the model file hands Attention (attention_windows): LAYER_TYPES, EVEN_LAYERS,
-    # HYBRID_PATTERN, ZAYA_LAYER_TYPES, CHUNKED_LAYER_TYPES or MODEL_WINDOW (none: every layer takes
+    # HYBRID_PATTERN, ZAYA_LAYER_TYPES, CHUNKED_LAYER_TYPES, LEFT_WINDOWS or MODEL_WINDOW (none: every layer takes
     # CacheConfig.sliding_window).
     sliding: str = LAYER_TYPES
     # qwen2.py Qwen2Model (also Qwen3's, Qwen2.5-VL's and Qwen3-VL's text model) asserts that a mix of layer
@@ -2889,6 +2890,12 @@ ARCHITECTURES["Rnj1ForCausalLM"] = Arch(
     "vllm:rnj1.py", sliding=CHUNKED_LAYER_TYPES,
     backend_only=("TRITON_ATTN", "AssertionError: Chunked attention with lookback requires the Triton backend, but got "
                   "{backend}.", True))
+# Domyn-Edge (domyn_edge.py DomynEdgeForCausalLM, registered 0.33-0.34, alike 0.33 / 0.34; remote-code config): Qwen2's
+# model over DomynEdgeDecoderLayer: `attention` q / k / v -> qkv_proj of the layer's own per_layer_config head_dim
+# (layer_geometry), o_proj row, each Attention's window window_sizes[i][0] + 1 where above 0 (LEFT_WINDOWS);
+# `feedforward` Qwen2MLP (gate / up -> gate_up_proj, down_proj row); the ParallelLMHead with the quant config unless
+# tied.
+ARCHITECTURES["DomynEdgeForCausalLM"] = Arch("vllm:domyn_edge.py", layer_geometry=True, sliding=LEFT_WINDOWS)
 # MiniCPM3 (minicpm3.py MiniCPM3ForCausalLM, registered 0.25-0.34, alike 0.33 / 0.34; transformers' MiniCPM3Config):
 # MiniCPM's decoder (muP scales; mlp gate / up -> gate_up_proj, down_proj row; the ParallelLMHead with the quant
 # config) over MiniCPM3Attention: q_a_proj a ReplicatedLinear handed no prefix (the quant config's lists meet ""),
@@ -3449,6 +3456,9 @@ def attention_windows(config: ModelConfig, arch: Arch | None) -> AttentionWindow
     mixed = len(set(layer_types or ())) > 1
     if arch is not None and arch.uniform_window_assert and mixed and keys.max_window_layers != layers:
         return AttentionWindows((None,) * layers, MIXED_WINDOWS.format(keys.max_window_layers, layers))
+    if arch is not None and arch.sliding == LEFT_WINDOWS:
+        left = config.sliding.left_windows or ()
+        return AttentionWindows(tuple(left[i] + 1 if i < len(left) and left[i] > 0 else None for i in range(layers)))
     if arch is not None and arch.sliding == HYBRID_PATTERN:
         pattern, size = config.sliding.hybrid_layer_pattern or (), config.sliding.sliding_window_size
         return AttentionWindows(tuple(size if i < len(pattern) and pattern[i] == 1 else None for i in range(layers)))
