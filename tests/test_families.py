@@ -4591,12 +4591,10 @@ def test_teleflm_is_llama_with_mup(make_checkpoint):
     rep = inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=1))
     assert rep.ok, list(rep.errors)
     by_name = {layer.name: layer for layer in rep.layers}
-    assert {name: by_name[name].layer_type for name in (
+    assert [by_name[name].layer_type for name in (
         "model.layers.0.self_attn.qkv_proj", "model.layers.0.self_attn.o_proj", "model.layers.1.mlp.gate_up_proj",
-        "model.layers.1.mlp.down_proj")} == {
-        "model.layers.0.self_attn.qkv_proj": "QKVParallelLinear", "model.layers.0.self_attn.o_proj": "RowParallelLinear",
-        "model.layers.1.mlp.gate_up_proj": "MergedColumnParallelLinear",
-        "model.layers.1.mlp.down_proj": "RowParallelLinear"}
+        "model.layers.1.mlp.down_proj")] == ["QKVParallelLinear", "RowParallelLinear", "MergedColumnParallelLinear",
+                                             "RowParallelLinear"]
     assert {layer.layout for layer in rep.layers} == {"vllm:teleflm.py"}
 
 
@@ -4616,8 +4614,9 @@ def test_step1_and_rnj1_attention_takes_triton_only(make_checkpoint, spec, refus
     rep = inspect_checkpoint(ckpt, h100)
     by_name = {layer.name: layer for layer in rep.layers}
     assert {layer.layout for layer in rep.layers if layer.name != "lm_head"} == {source}
-    assert (by_name["model.layers.0.self_attn.qkv_proj"].layer_type,
-            by_name["model.layers.1.mlp.gate_up_proj"].layer_type) == ("QKVParallelLinear", "MergedColumnParallelLinear")
+    assert [by_name[name].layer_type for name in ("model.layers.0.self_attn.qkv_proj",
+                                                  "model.layers.1.mlp.gate_up_proj")] == [
+        "QKVParallelLinear", "MergedColumnParallelLinear"]
     assert tuple(a.sliding_window for a in rep.attention) == windowed
     # the selector's FLASH_ATTN is refused (on every layer, or the windowed one); TRITON_ATTN builds
     assert [refusal in a.errors for a in rep.attention] == [w is not None or windowed == (None, None)

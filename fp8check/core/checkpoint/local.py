@@ -221,7 +221,8 @@ CONFIG_KEY_ALIASES: dict[str, dict[str, str | Callable[[dict], object]]] = {
                 "num_key_value_heads": lambda doc: doc.get("multi_query_group_num", 1)
                 if doc.get("multi_query_attention") else doc.get("num_attention_heads")},
     # ninth round (fam-texta): TeleChat2's remote Telechat2Config attribute_map (telechat2.py sets the same).
-    "telechat": {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head", "intermediate_size": "ffn_hidden_size"},
+    "telechat": {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
+                 "intermediate_size": "ffn_hidden_size"},
     # Step-1's remote config: its KV heads num_attention_groups (step1.py reads it before num_key_value_heads).
     "step1": {"num_key_value_heads": "num_attention_groups"},
     # transformers' DbrxConfig attribute_map (d_model, n_heads, n_layers) and vLLM's

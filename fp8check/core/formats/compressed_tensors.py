@@ -23,8 +23,8 @@ from fp8check.core.formats.base import (
     MoEMethod, WeightScale,
 )
 from fp8check.core.formats.shared import (
-    ROUTED_EXPERTS, ExpertsProbe, QuantArgs, block_weight_key, enum_value, ignored, is_int, matches, pattern_list, shard_names,
-    torch_dtype,
+    ROUTED_EXPERTS, ExpertsProbe, QuantArgs, block_weight_key, enum_value, ignored, is_int, matches, pattern_list,
+    shard_names, torch_dtype,
 )
 from fp8check.core.vocabulary import STRATEGY_VALUES, Strategy
 from fp8check.kernels.base import FP8, FP8_BLOCK, W8A16_FP8, RoutingContext

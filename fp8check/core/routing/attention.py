@@ -63,10 +63,11 @@ if TYPE_CHECKING:  # annotations only
 # EXAONE-3 (exaone.py) names the attention transformer.h.N.attn.attention, its Attention under it as .attn; InternLM2
 # (internlm2.py) attention.wqkv, its Attention attention.attn; ChatGLM (chatglm.py) self_attention.query_key_value, its
 # Attention self_attention.attn. GPT-J's attn.qkv_proj, GPT-2's attn.c_attn, BLOOM's and Falcon's
-# self_attention.query_key_value (gpt_j.py, gpt2.py, bloom.py, falcon.py): the Attention beside it, .attn.
+# self_attention.query_key_value (gpt_j.py, gpt2.py, bloom.py, falcon.py): the Attention beside it, .attn. DBRX
+# (dbrx.py) transformer.blocks.N.norm_attn_norm.attn.Wqkv, its Attention beside it.
 _DENSE = re.compile(r"^(.*\.(?:layers|h|blocks)\.(\d+)\.(?:self_attn|self_attention|mixer|attention|attn\.attention|"
-                    r"norm_attn_norm\.attn|attn))\.(qkv_proj|qkv_indexer_proj|query_key_value|qkv_gate_proj|wqkv|c_attn|"
-                    r"Wqkv)$")  # DBRX: transformer.blocks.N.norm_attn_norm.attn.Wqkv
+                    r"norm_attn_norm\.attn|attn))\."
+                    r"(qkv_proj|qkv_indexer_proj|query_key_value|qkv_gate_proj|wqkv|c_attn|Wqkv)$")
 # Any linear of a decoder layer's attention module (self_attn; the Transformers backend's GPT-NeoX attention, GPTBigCode
 # attn).
 _SELF_ATTN = re.compile(r"^(.*\.(?:layers|h)\.(\d+)\.(?:self_attn|attention|attn))\.([^.]+)$")
