@@ -186,7 +186,8 @@ ROUTER_LEAVES = (".mlp.gate", ".block_sparse_moe.gate", ".feed_forward.router", 
                  ".moe.gate", ".mlp.router.gate",  # Nemotron-H, Gemma-4, Hunyuan, Step-3.5, HY-V3
                  ".mlp.router.classifier",  # LongCat-Flash
                  ".block_sparse_moe.router.layer", ".block_sparse_moe.router",  # Granite MoE (transformers 5: SWA)
-                 ".feed_forward.gate")  # LFM2-MoE
+                 ".feed_forward.gate",  # LFM2-MoE
+                 ".ffn.router.layer")  # DBRX
 # Towers vLLM builds with quant_config=None (mllama4.py, step3_vl.py, pixtral.py): the FP8 checkpoints keep them in BF16.
 BF16_TOWERS = {"llama4": ("vision_model.", "multi_modal_projector."), "step3": ("vision_model.", "vit_large_projector"),
                "pixtral-mistral": ("vision_encoder.", "patch_merger.", "vision_language_adapter."),  # pixtral.py
@@ -946,7 +947,43 @@ def _chatglm_text(spec: Spec) -> dict[str, tuple[int, int]]:
     return shapes
 
 
-HAND_NAMED = {"step3": _step3_text, "decilm": _decilm_text, "plamo3": _plamo3_text, "chatglm": _chatglm_text}
+def _telechat2_text(spec: Spec) -> dict[str, tuple[int, int]]:
+    """TeleChat2 (remote code; telechat2.py's mapper renames the saved names): <root>.h.N, the attention's query and
+    key_value (K and V interleaved head by head, one row block each: MHA, as telechat2.py's split reads n_head K / V
+    heads) and dense, the MLP's gate_proj / up_proj / down_proj."""
+    shapes: dict[str, tuple[int, int]] = {}
+    for i in range(spec.layers):
+        p = f"{spec.text_prefix}.h.{i}"
+        shapes.update({f"{p}.self_attention.query": (spec.heads * spec.hd, spec.hidden),
+                       f"{p}.self_attention.key_value": (2 * spec.heads * spec.hd, spec.hidden),
+                       f"{p}.self_attention.dense": (spec.hidden, spec.heads * spec.hd),
+                       f"{p}.mlp.gate_proj": (spec.intermediate, spec.hidden),
+                       f"{p}.mlp.up_proj": (spec.intermediate, spec.hidden),
+                       f"{p}.mlp.down_proj": (spec.hidden, spec.intermediate)})
+    return shapes
+
+
+def _domyn_edge_text(spec: Spec) -> dict[str, tuple[int, int]]:
+    """Domyn-Edge (remote code; domyn_edge.py loads the names as saved): model.layers.N, the attention's q / k / v /
+    o_proj under `attention` at each layer's head_dim (extra_config's per_layer_config overrides, transformers'
+    heterogeneous config: {"<layer>": {"head_dim": ...}}; spec.hd elsewhere), the MLP's gate / up / down_proj under
+    `feedforward`."""
+    per_layer = spec.extra_config.get("per_layer_config", {})
+    shapes: dict[str, tuple[int, int]] = {}
+    for i in range(spec.layers):
+        p, hd = f"{spec.text_prefix}.layers.{i}", per_layer.get(str(i), {}).get("head_dim", spec.hd)
+        shapes.update({f"{p}.attention.q_proj": (spec.heads * hd, spec.hidden),
+                       f"{p}.attention.k_proj": (spec.kv_heads * hd, spec.hidden),
+                       f"{p}.attention.v_proj": (spec.kv_heads * hd, spec.hidden),
+                       f"{p}.attention.o_proj": (spec.hidden, spec.heads * hd),
+                       f"{p}.feedforward.gate_proj": (spec.intermediate, spec.hidden),
+                       f"{p}.feedforward.up_proj": (spec.intermediate, spec.hidden),
+                       f"{p}.feedforward.down_proj": (spec.hidden, spec.intermediate)})
+    return shapes
+
+
+HAND_NAMED = {"step3": _step3_text, "decilm": _decilm_text, "plamo3": _plamo3_text, "chatglm": _chatglm_text,
+              "telechat2": _telechat2_text, "domyn_edge": _domyn_edge_text}
 
 
 def kimi_k3_tensors(config: dict) -> dict[str, tuple[int, ...]]:
@@ -1497,6 +1534,7 @@ def tensor_specs(spec: Spec) -> dict[str, tuple[str, tuple[int, ...]]]:
         if quant.act and not quant.act[1]:
             out[f"{name}.input_scale"] = (quant.scale_dtype, scale_shape(quant.input_layout, n, k, spec.block))
     if spec.transformers:
+        out.update(_flat_expert_specs(spec, quant, out))
         return dict(sorted(out.items()))
     for i in range(spec.layers + spec.mtp_layers):
         out[f"{spec.text_prefix}.layers.{i}.input_layernorm.weight"] = ("BF16", (spec.hidden,))
@@ -1574,6 +1612,34 @@ def write_safetensors(path: str, entries: dict[str, tuple[str, tuple[int, ...]]]
             return
         for name in entries:
             fh.write(data[name])
+
+
+# DBRX's experts as transformers' DbrxExpertGLU holds them and dbrx.py loads them: bare 2-D parameters [E x I, H].
+FLAT_EXPERTS = re.compile(r".+\.ffn\.experts\.mlp\.(?:w1|v1|w2)")
+
+
+def _flat_expert_specs(spec: Spec, quant, tensors: dict[str, tuple[str, tuple[int, ...]]]
+                       ) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """The flattened experts among `tensors` quantized: FP8 under their own name, each scale beside it as
+    `<name>_<suffix>` (what dbrx.py's load_weights maps to w13_<suffix> / w2_<suffix>)."""
+    out: dict[str, tuple[str, tuple[int, ...]]] = {}
+    for name, (_, shape) in tensors.items():
+        if quant is None or not FLAT_EXPERTS.fullmatch(name) or len(shape) != 2:
+            continue
+        n, k = shape
+        out[name] = ("F8_E4M3", shape)
+        out[f"{name}_{quant.scale}"] = (quant.scale_dtype, _flat_expert_scale(spec, quant.scale_layout, n, k))
+        if quant.act and not quant.act[1]:
+            out[f"{name}_input_scale"] = (quant.scale_dtype, _flat_expert_scale(spec, quant.input_layout, n, k))
+    return out
+
+
+def _flat_expert_scale(spec: Spec, layout: str, n: int, k: int) -> tuple[int, ...]:
+    """A flattened expert tensor's scale: a per-tensor one is per expert ([E], DbrxExperts.weight_loader's
+    w13_weight_scale[:, 0] / w2_weight_scale), any other over the flattened [E x I, H] weight."""
+    if layout in ("scalar", "one"):
+        return (spec.extra_config["ffn_config"]["moe_num_experts"],)
+    return scale_shape(layout, n, k, spec.block)
 
 
 def write_checkpoint(folder: str, spec: Spec | None = None, **overrides) -> str:

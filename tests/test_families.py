@@ -16,6 +16,7 @@ from fp8check.core.model.sharding import rank_reads
 from fp8check.core.model.tp import tp_layout
 from fp8check.core.records import InspectOptions
 from fp8check.core.report.verdicts import inspect_verdict
+from fp8check.core.routing.attention import attention_layers
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import LATEST, select_profile
@@ -924,6 +925,33 @@ _LLAVA_CLIP_LAYERS = {
     "vision_tower.vision_model.encoder.layers.0.mlp.fc1": ("ColumnParallelLinear", "vllm:clip.py")}
 
 
+# ninth round (fam-texta): the families' specs (their FAMILIES entries below, their own tests at the end).
+# DBRX as transformers' DbrxForCausalLM saves it: attn_config / ffn_config nested, experts flattened
+# (ffn.experts.mlp.w1 / v1 / w2, [E x I, H] each, FP8 with their scales beside them).
+DBRX_SPEC = dict(architecture="DbrxForCausalLM", model_type="dbrx", transformers=True, layers=2, hidden=256, heads=2,
+                 kv_heads=1, head_dim=None, vocab=1000, extra_config=dict(
+                     pad_token_id=0, bos_token_id=1, eos_token_id=2, d_model=256, n_heads=2, n_layers=2,
+                     attn_config={"kv_n_heads": 1, "clip_qkv": 8.0, "rope_theta": 500000.0},
+                     ffn_config={"ffn_hidden_size": 256, "moe_num_experts": 4, "moe_top_k": 2}))
+# MiniCPM3 as transformers' MiniCPM3ForCausalLM saves it: q_lora_rank set, 4 heads of 64 + 64 (V 64).
+MINICPM3_SPEC = dict(architecture="MiniCPM3ForCausalLM", model_type="minicpm3", transformers=True, layers=2,
+                     hidden=512, heads=4, kv_heads=4, head_dim=None, vocab=1000, extra_config=dict(
+                         pad_token_id=0, bos_token_id=1, eos_token_id=2, qk_nope_head_dim=64, qk_rope_head_dim=64,
+                         v_head_dim=64, q_lora_rank=256, kv_lora_rank=192, tie_word_embeddings=False))
+# TeleChat2 as Tele-AI saves it (remote code, model_type telechat): transformer.h.N, query and the head-interleaved
+# key_value, multi-head attention (2 heads of 128).
+TELECHAT2_SPEC = dict(architecture="TeleChat2ForCausalLM", model_type="telechat", names="telechat2",
+                      text_prefix="transformer", embedding="word_embeddings", hidden=256, heads=2, kv_heads=2,
+                      extra_config=dict(n_layer=2, n_head=2, ffn_hidden_size=512, layer_norm_epsilon=1e-5))
+# A.X K1 as transformers' AXK1ForCausalLM saves it: q-LoRA MLA, a dense layer, then a MoE layer with a shared expert.
+AXK1_SPEC = dict(architecture="AXK1ForCausalLM", model_type="axk1", transformers=True, layers=2, hidden=512, heads=4,
+                 kv_heads=4, head_dim=None, vocab=1000, extra_config=dict(
+                     pad_token_id=0, bos_token_id=1, eos_token_id=2, q_lora_rank=256, kv_lora_rank=256,
+                     qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, n_routed_experts=4,
+                     num_experts_per_tok=2, n_group=1, topk_group=1, moe_intermediate_size=256, n_shared_experts=1,
+                     mlp_layer_types=["dense", "sparse"]))
+
+
 FAMILIES = [
     ("llama-2-mha", dict(architecture="LlamaForCausalLM", kv_heads=4, head_dim=128), 4,
      {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:llama.py")}),
@@ -1797,21 +1825,55 @@ FAMILIES = [
      {"vision_tower.vision_model.encoder.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:siglip.py"),
       "multi_modal_projector.linear": ("nn.Linear", "vllm:paligemma.py"),
       "language_model.model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:gemma2.py")}),
+    # ninth round (fam-texta)
+    ("dbrx", dict(DBRX_SPEC, quant="fp8-block"), 2,
+     {"transformer.blocks.0.norm_attn_norm.attn.Wqkv": ("QKVParallelLinear", "vllm:dbrx.py"),
+      "transformer.blocks.0.norm_attn_norm.attn.out_proj": ("RowParallelLinear", "vllm:dbrx.py"),
+      "transformer.blocks.1.ffn.router.layer": ("ReplicatedLinear", "vllm:dbrx.py")}),
+    ("minicpm3", MINICPM3_SPEC, 2,
+     {"model.layers.0.self_attn.q_a_proj": ("ReplicatedLinear", "vllm:minicpm3.py"),
+      "model.layers.0.self_attn.kv_b_proj": ("ColumnParallelLinear", "vllm:minicpm3.py"),
+      "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:minicpm3.py")}),
+    ("telechat2", dict(TELECHAT2_SPEC, ignore=("lm_head", "re:.*key_value$", "re:.*query$")), 2,
+     {"transformer.h.0.self_attention.qkv_proj": ("QKVParallelLinear", "vllm:telechat2.py"),
+      "transformer.h.0.self_attention.dense": ("RowParallelLinear", "vllm:telechat2.py"),
+      "transformer.h.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:telechat2.py")}),
+    *((family, dict(spec, head_dim=128), 2,
+       {"model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", source),
+        "model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", source)})
+      for family, spec, source in (
+          ("step1", dict(architecture="Step1ForCausalLM", model_type="step1", attention_backend="TRITON_ATTN",
+                         extra_config=dict(num_attention_groups=2)), "vllm:step1.py"),
+          ("rnj1", dict(architecture="Rnj1ForCausalLM", model_type="gemma3_text", attention_backend="TRITON_ATTN",
+                        extra_config=dict(layer_types=["chunked_attention", "full_attention"], sliding_window=512,
+                                          hidden_activation="gelu_pytorch_tanh", query_pre_attn_scalar=128)),
+           "vllm:rnj1.py"),
+          ("teleflm", dict(architecture="TeleFLMForCausalLM", model_type="TeleFLM"), "vllm:teleflm.py"))),
+    ("axk1", dict(AXK1_SPEC, quant="fp8-block"), 2,
+     {"model.layers.0.self_attn.fused_qkv_a_proj": ("MergedColumnParallelLinear", "vllm:AXK1.py"),
+      "model.layers.1.mlp.gate": ("ReplicatedLinear", "vllm:AXK1.py")}),
+    ("domyn-edge", dict(architecture="DomynEdgeForCausalLM", model_type="domyn_edge", names="domyn_edge", head_dim=128,
+                        extra_config=dict(per_layer_config={"1": {"head_dim": 256}}, window_sizes=[[511, 0], [0, 0]],
+                                          position_layers=["rope", "nope"])), 2,
+     {"model.layers.1.attention.qkv_proj": ("QKVParallelLinear", "vllm:domyn_edge.py"),
+      "model.layers.1.feedforward.down_proj": ("RowParallelLinear", "vllm:domyn_edge.py")}),
 ]
 
 
-def inspect(folder, platform="h100", tp=1):
-    return inspect_checkpoint(open_local(folder), InspectOptions(parse_platform(platform), LATEST, tp=tp))
+def inspect(folder, platform="h100", tp=1, attention_backend=None):
+    return inspect_checkpoint(open_local(folder), InspectOptions(parse_platform(platform), LATEST, tp=tp,
+                                                                 attention_backend=attention_backend))
 
 
 @pytest.mark.parametrize("spec,tp,expected", [f[1:] for f in FAMILIES], ids=[f[0] for f in FAMILIES])
 def test_family_layout(make_checkpoint, spec, tp, expected):
     spec = dict(spec)
     platform = spec.pop("platform", "h100")  # a family vLLM builds on some platforms only (Flint: FlashInfer's)
+    backend = spec.pop("attention_backend", None)  # or with one --attention-backend only (Step-1, Rnj1: TRITON_ATTN)
     # Widths that split into 128-blocks at the family's TP size (real models are far wider).
     folder = make_checkpoint(**{"quant": "ct-fp8-block", "data": "sparse", "moe_intermediate": 256,
                                 "vision_hidden": 256, **spec})
-    rep = inspect(folder, platform=platform, tp=tp)
+    rep = inspect(folder, platform=platform, tp=tp, attention_backend=backend)
     by_name = {layer.name: layer for layer in rep.layers}
     assert {name: (by_name[name].layer_type, by_name[name].layout) for name in expected} == expected
     assert "generic" not in {layer.layout for layer in rep.layers} and not rep.notes
@@ -4660,3 +4722,157 @@ def test_zamba2_quant_lists_see_the_mixers_under_their_hybrid_offset_prefix(make
     rep = inspect(make_checkpoint(quant="fp8-block", data="sparse", **dict(ZAMBA2_SPEC, ignore=("lm_head", *listed))))
     in_proj = next(layer for layer in rep.layers if layer.name == "model.layers.0.mamba_decoder.mamba.in_proj")
     assert (in_proj.scheme != "UnquantizedLinearMethod") == quantized and rep.ok != quantized
+
+
+# ninth round (fam-texta)
+def test_dbrx_fused_attention_and_flattened_experts(make_checkpoint):
+    folder = make_checkpoint(**DBRX_SPEC)
+    ckpt = open_local(folder)
+    layout = build_layout(ckpt.tensors, ckpt.config, select_profile("0.34"))
+    by_name = {m.name: m for m in layout.linears}
+    qkv = by_name["transformer.blocks.0.norm_attn_norm.attn.Wqkv"]
+    assert (qkv.layer_type, qkv.heads, qkv.fused, qkv.layout) == ("QKVParallelLinear", (2, 1, 128), False,
+                                                                   "vllm:dbrx.py")
+    assert by_name["transformer.blocks.1.norm_attn_norm.attn.out_proj"].layer_type == "RowParallelLinear"
+    assert by_name["transformer.blocks.0.ffn.router.layer"].unquantized
+    (moe, _) = layout.moes
+    assert (moe.name, moe.num_experts) == ("transformer.blocks.0.ffn.experts", 4)
+    shapes = {tail: info.shape for info, tail in zip(moe.tensors, moe.tails)}
+    assert shapes["3.gate_proj.weight"] == shapes["3.up_proj.weight"] == (256, 256)
+    assert shapes["0.down_proj.weight_scale"] == (2, 2)  # ct-fp8-block: one expert's [I / 128, H / 128]
+    assert not layout.orphans
+    # compressed-tensors meets the experts by class name: DbrxExperts escapes its 'Linear' target (unquantized
+    # experts, so the FP8 ones stored are an error)
+    rep = inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=2))
+    assert {moe.scheme for moe in rep.moes} == {"UnquantizedFusedMoEMethod"}
+    assert all(moe.errors for moe in rep.moes)
+    ckpt = open_local(make_checkpoint(**dict(DBRX_SPEC, quant="fp8-block")))
+    rep = inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=2))
+    assert rep.ok, list(rep.errors)
+    assert {moe.scheme for moe in rep.moes} == {"Fp8MoEMethod"}
+    assert [a.name for a in rep.attention] == [f"transformer.blocks.{i}.norm_attn_norm.attn.attn" for i in (0, 1)]
+    # the expert count is nested in ffn_config, which vLLM's get_num_experts does not read: EP is refused
+    rep = inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=2, ep=True))
+    assert "Number of experts in the model must be greater than 0 when expert parallelism is enabled." in rep.errors
+
+
+
+
+def test_minicpm3_mla_projections_feed_a_plain_attention(make_checkpoint):
+    ckpt = open_local(make_checkpoint(**dict(MINICPM3_SPEC, quant="fp8-block")))
+    rep = inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=2))
+    assert rep.ok, list(rep.errors)
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert {leaf: by_name[f"model.layers.0.self_attn.{leaf}"].layer_type for leaf in (
+        "q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj")} == {
+        "q_a_proj": "ReplicatedLinear", "q_b_proj": "ColumnParallelLinear", "kv_a_proj_with_mqa": "ReplicatedLinear",
+        "kv_b_proj": "ColumnParallelLinear", "o_proj": "RowParallelLinear"}
+    assert by_name["model.layers.1.mlp.gate_up_proj"].layer_type == "MergedColumnParallelLinear"
+    assert {layer.layout for layer in rep.layers} == {"vllm:minicpm3.py"}
+    # a plain Attention of 4 heads of 128 (qk_nope + qk_rope), as many KV heads: no MLA backend
+    layers = attention_layers(ckpt, build_layout(ckpt.tensors, ckpt.config, select_profile("0.34")))
+    assert [(a.name, a.head_size, a.num_heads, a.num_kv_heads, a.mla) for a in layers] == [
+        (f"model.layers.{i}.self_attn.attn", 128, 4, 4, False) for i in (0, 1)]
+    assert {a.backend for a in rep.attention} == {"FLASH_ATTN"}
+
+
+
+
+def test_telechat2_query_and_key_value_fuse_into_qkv_proj(make_checkpoint):
+    ckpt = open_local(make_checkpoint(**dict(TELECHAT2_SPEC, ignore=("lm_head", "re:.*key_value$"))))
+    layout = build_layout(ckpt.tensors, ckpt.config, select_profile("0.34"))
+    by_name = {m.name: m for m in layout.linears}
+    qkv = by_name["transformer.h.0.self_attention.qkv_proj"]
+    assert (qkv.layer_type, qkv.output_sizes, qkv.heads) == ("QKVParallelLinear", (256, 256, 256), (2, 2, 128))
+    assert [s.name for s in qkv.shards] == ["transformer.h.0.self_attention.query",
+                                            "transformer.h.0.self_attention.key_value"]
+    assert qkv.vllm_names[0] == "model.layers.0.self_attn.qkv_proj"
+    assert by_name["transformer.h.1.self_attention.dense"].vllm_names[0] == "model.layers.1.self_attn.o_proj"
+    assert by_name["transformer.h.1.mlp.gate_up_proj"].layer_type == "MergedColumnParallelLinear"
+    attention = attention_layers(ckpt, layout)
+    assert [(a.name, a.num_heads, a.num_kv_heads, a.head_size) for a in attention] == [
+        (f"transformer.h.{i}.self_attention.attn", 2, 2, 128) for i in (0, 1)]
+    # an FP8 key_value's scale is sliced like its weight by the loader's K / V split: the load fails
+    ckpt = open_local(make_checkpoint(**dict(TELECHAT2_SPEC, quant="fp8-block")))
+    rep = inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=1))
+    errors = {layer.name: layer.errors for layer in rep.layers}
+    assert any("key_value split" in e for e in errors["transformer.h.0.self_attention.qkv_proj"])
+    assert not errors["transformer.h.0.mlp.gate_up_proj"]
+
+
+def test_teleflm_is_llama_with_mup(make_checkpoint):
+    # Tele-FLM (remote code, model_type TeleFLM): teleflm.py's LlamaForCausalLM, muP scales only
+    ckpt = open_local(make_checkpoint(architecture="TeleFLMForCausalLM", model_type="TeleFLM", head_dim=128,
+                                      extra_config=dict(use_mup=True, mup_scale_factor=4.0, output_mult=3.0)))
+    rep = inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=1))
+    assert rep.ok, list(rep.errors)
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert [by_name[name].layer_type for name in (
+        "model.layers.0.self_attn.qkv_proj", "model.layers.0.self_attn.o_proj", "model.layers.1.mlp.gate_up_proj",
+        "model.layers.1.mlp.down_proj")] == ["QKVParallelLinear", "RowParallelLinear", "MergedColumnParallelLinear",
+                                             "RowParallelLinear"]
+    assert {layer.layout for layer in rep.layers} == {"vllm:teleflm.py"}
+
+
+@pytest.mark.parametrize("spec,refusal,windowed", [
+    # Step-1 (remote code): Llama's names, ALiBi with use_alibi_sqrt on every layer, which TRITON_ATTN alone supports
+    (dict(architecture="Step1ForCausalLM", model_type="step1", extra_config=dict(num_attention_groups=2)),
+     "use_alibi_sqrt is not supported by backend FLASH_ATTN.", (None, None)),
+    # Rnj1 (Gemma-3's text config): its chunked-attention layer (a window, chunk_lookback 1) asserts TRITON_ATTN
+    (dict(architecture="Rnj1ForCausalLM", model_type="gemma3_text", extra_config=dict(
+        layer_types=["chunked_attention", "full_attention"], sliding_window=512, hidden_activation="gelu_pytorch_tanh",
+        query_pre_attn_scalar=128)),
+     "AssertionError: Chunked attention with lookback requires the Triton backend, but got FLASH_ATTN.", (512, None))])
+def test_step1_and_rnj1_attention_takes_triton_only(make_checkpoint, spec, refusal, windowed):
+    ckpt = open_local(make_checkpoint(head_dim=128, **spec))
+    source = f"vllm:{spec['architecture'][:-len('ForCausalLM')].lower()}.py"
+    h100 = InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=2)
+    rep = inspect_checkpoint(ckpt, h100)
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert {layer.layout for layer in rep.layers if layer.name != "lm_head"} == {source}
+    assert [by_name[name].layer_type for name in ("model.layers.0.self_attn.qkv_proj",
+                                                  "model.layers.1.mlp.gate_up_proj")] == [
+        "QKVParallelLinear", "MergedColumnParallelLinear"]
+    assert tuple(a.sliding_window for a in rep.attention) == windowed
+    # the selector's FLASH_ATTN is refused (on every layer, or the windowed one); TRITON_ATTN builds
+    assert [refusal in a.errors for a in rep.attention] == [w is not None or windowed == (None, None)
+                                                            for w in windowed]
+    assert not rep.ok
+    rep = inspect_checkpoint(ckpt, h100._replace(attention_backend="TRITON_ATTN"))
+    assert rep.ok, list(rep.errors) + [e for a in rep.attention for e in a.errors]
+
+
+
+
+def test_axk1_is_deepseek_v3_with_a_plain_fused_qkv_a(make_checkpoint):
+    ckpt = open_local(make_checkpoint(**dict(AXK1_SPEC, quant="fp8-block")))
+    rep = inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=2))
+    assert rep.ok, list(rep.errors)
+    by_name = {layer.name: layer for layer in rep.layers}
+    fused = by_name["model.layers.0.self_attn.fused_qkv_a_proj"]
+    assert (fused.layer_type, fused.layout) == ("MergedColumnParallelLinear", "vllm:AXK1.py")
+    layout = build_layout(ckpt.tensors, ckpt.config, select_profile("0.34"))
+    assert not next(m for m in layout.linears if m.name.endswith("0.self_attn.fused_qkv_a_proj")).tp_split
+    assert by_name["model.layers.1.mlp.gate"].layer_type == "ReplicatedLinear"
+    assert by_name["model.layers.1.mlp.shared_experts.gate_up_proj"].layer_type == "MergedColumnParallelLinear"
+    assert [moe.name for moe in rep.moes] == ["model.layers.1.mlp.experts"]
+    assert [(a.name, a.kind) for a in rep.attention] == [(f"model.layers.{i}.self_attn.mla_attn.mla_attn", "MLA")
+                                                         for i in (0, 1)]
+
+
+def test_domyn_edge_per_layer_heads_and_windows(make_checkpoint):
+    # Domyn-Edge (remote code): transformers' heterogeneous per_layer_config gives layer 1 heads of 256 (128 elsewhere);
+    # window_sizes' (511, 0) is a 512-key window on layer 0, (0, 0) full attention on layer 1
+    ckpt = open_local(make_checkpoint(architecture="DomynEdgeForCausalLM", model_type="domyn_edge",
+                                      names="domyn_edge", head_dim=128, quant="fp8-block", extra_config=dict(
+                                          per_layer_config={"1": {"head_dim": 256}}, window_sizes=[[511, 0], [0, 0]],
+                                          position_layers=["rope", "nope"])))
+    rep = inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=2))
+    assert rep.ok, list(rep.errors)
+    layout = build_layout(ckpt.tensors, ckpt.config, select_profile("0.34"))
+    by_name = {m.name: m for m in layout.linears}
+    assert [by_name[f"model.layers.{i}.attention.qkv_proj"].heads for i in (0, 1)] == [(4, 2, 128), (4, 2, 256)]
+    assert by_name["model.layers.1.feedforward.gate_up_proj"].layer_type == "MergedColumnParallelLinear"
+    assert {m.layout for m in layout.linears} == {"vllm:domyn_edge.py"}
+    assert [(a.name, a.head_size, a.sliding_window) for a in rep.attention] == [
+        ("model.layers.0.attention.attn", 128, 512), ("model.layers.1.attention.attn", 256, None)]

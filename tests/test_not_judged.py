@@ -15,9 +15,9 @@ from fp8check.cli.app import app
 from fp8check.core.report.verdicts import inspect_verdict, not_judged, not_judged_reason
 
 runner = CliRunner()
-# An architecture vLLM registers (step1.py) that fp8check's table does not lay out.
-GUESS = "laid out by guess: architecture Step1ForCausalLM is not in fp8check's table"
-UNKNOWN = dict(architecture="Step1ForCausalLM", model_type="step1")
+# An architecture vLLM registers (llama.py, as a pooling model) that fp8check's table does not lay out.
+GUESS = "laid out by guess: architecture LlamaModel is not in fp8check's table"
+UNKNOWN = dict(architecture="LlamaModel", model_type="llama")
 QWEN3_MOE = dict(architecture="Qwen3MoeForCausalLM", model_type="qwen3_moe", experts=4, moe_intermediate=256,
                  hidden=256)
 
@@ -115,7 +115,7 @@ def test_experts_of_a_method_fp8check_does_not_model_are_not_judged(make_checkpo
 
 def test_the_python_api_returns_the_same_reasons(unknown):
     report = fp8check.inspect(unknown, platform="xpu")
-    assert report.ok and report.architectures == ("Step1ForCausalLM",)
+    assert report.ok and report.architectures == ("LlamaModel",)
     assert {not_judged_reason(row, report) for row in not_judged(report)} == {GUESS}
     assert len(not_judged(report)) == len(report.layers) and f"({GUESS})" in inspect_verdict(report)
     assert {row["not_judged"] for row in report.to_dict()["layers"]} == {GUESS}

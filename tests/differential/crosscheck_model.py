@@ -118,6 +118,9 @@ MODEL_STUB_RISKS = {
     "XIELU on the CPU": "Apertus' xIELU activation (activation.py XIELU) is built on the CPU: it reads its beta / eps "
                         "buffers back with .item() while built, which the meta device cannot; an activation's "
                         "scalars play no part in any layer's method, kernel or backend",
+    "Step-1 ALiBi slopes on the CPU": "step1.py's _get_step_alibi_slopes is computed on the CPU: StepAttention reads "
+                                      "the slopes back with .tolist() while built, which the meta device cannot; "
+                                      "the slopes play no part in any layer's method, kernel or backend",
     "GateLinear SM90 router warmup": "0.34+: _register_sm90_bf16x3_warmup is a no-op (it registers a CuTe-DSL JIT "
                                      "warmup of the router GEMM on sm90 and imports nvidia-cutlass-dsl, absent "
                                      "here); no routing effect: the router's method and class are read as built",
@@ -415,6 +418,23 @@ def _xielu_on_cpu() -> None:
             build(self, *args, **kwargs)
 
     XIELU.__init__ = on_cpu
+
+
+def _step_alibi_on_cpu() -> None:
+    """step1.py's StepAttention reads its ALiBi slopes back with .tolist() while it is built, which the meta device
+    cannot: the slopes are computed on the CPU (MODEL_STUB_RISKS)."""
+    import torch
+    try:
+        from vllm.model_executor.models import step1
+    except ImportError:  # a release without step1.py
+        return
+    slopes = step1._get_step_alibi_slopes
+
+    def on_cpu(total_num_heads):
+        with torch.device("cpu"):
+            return slopes(total_num_heads)
+
+    step1._get_step_alibi_slopes = on_cpu
 
 
 def _no_shardq_workspace() -> None:
@@ -793,6 +813,19 @@ def _remote_code_exaone_config(folder: str) -> None:
     AutoConfig.register("exaone", ExaoneConfig)
 
 
+def _telechat2_config(pretrained_config):
+    """A stand-in of TeleChat2's remote Telechat2Config (configuration_telechat2.py, model_type telechat; no
+    transformers or vLLM class): its attribute_map (n_layer, n_head, ffn_hidden_size, layer_norm_epsilon, which
+    telechat2.py sets on the config again), every other key from config.json."""
+
+    class Telechat2Config(pretrained_config):
+        model_type = "telechat"
+        attribute_map = {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
+                         "intermediate_size": "ffn_hidden_size", "rms_norm_eps": "layer_norm_epsilon"}
+
+    return Telechat2Config
+
+
 def _plamo3_config(pretrained_config):
     """A stand-in of PLaMo-3's remote Plamo3Config (configuration_plamo3.py, model_type plamo3; no transformers or
     vLLM class): window_size (a legacy integer sliding_window overrides it) and sliding_window_pattern, from which
@@ -856,6 +889,10 @@ def _plamo3_config(pretrained_config):
 REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "alice_ai", "k2_horizon",
                            "internlm2", "deepseek", "minicpm", "solar", "orion", "internlm3", "phi3_v",
                            "PanguEmbedded", "pangu_ultra_moe", "pangu_pro_moe_v2", "param2moe", "iquest_loopcoder")
+# ninth round (fam-texta): Tele-FLM's TeleFLM (configuration_teleflm.py; teleflm.py and llama.py read its keys bare),
+# Step-1's step1 (step1.py reads its keys bare or with getattr defaults), Domyn-Edge's domyn_edge (its per_layer_config
+# is transformers' own heterogeneous-config mechanism, which PretrainedConfig applies).
+REMOTE_CODE_MODEL_TYPES += ("TeleFLM", "step1", "domyn_edge")
 # InternVL's remote-code configs (configuration_internvl_chat.py; H2OVL's h2ovl_chat, Skywork-R1V's skywork_chat the
 # same class): vision_config an InternVisionConfig, llm_config the config of its text model's model_type, which vLLM
 # renames text_config (_CONFIG_ATTRS_MAPPING). Neither transformers nor vLLM has a class for them.
@@ -1070,6 +1107,8 @@ def _register_remote_code_configs() -> None:
         transformers.AutoConfig.register("nemotron_h_puzzle", _nemotron_h_puzzle_config(transformers.NemotronHConfig))
     if "plamo3" not in transformers.CONFIG_MAPPING:
         transformers.AutoConfig.register("plamo3", _plamo3_config(transformers.PretrainedConfig))
+    if "telechat" not in transformers.CONFIG_MAPPING:
+        transformers.AutoConfig.register("telechat", _telechat2_config(transformers.PretrainedConfig))
     if "ernie4_5_moe_vl" in transformers.CONFIG_MAPPING:
         return
 
@@ -1353,6 +1392,7 @@ def main() -> None:
         _stub_compiled_namespaces()
         _no_router_warmup()
         _xielu_on_cpu()
+        _step_alibi_on_cpu()
         _no_shardq_workspace()
         _mla_prefill_workspace()
         _rocm_mla_prefill(sys.argv[1])

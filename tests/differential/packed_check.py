@@ -461,6 +461,15 @@ EXPECTED.update({
     ("UnlimitedOCR2TextForCausalLM", "registry"): (
         "registry.py registers UnlimitedOCR2TextForCausalLM (unlimited_ocr.py) from 0.34; 0.33's registry has no such "
         "architecture, and fp8check lays it out only on releases that register it"),
+    # ninth round (fam-texta)
+    ("AXK1ForCausalLM", "packed:qkv_proj"): "AXK1.py's __init__ adds qkv_proj only when use_mha (no qk_nope / qk_rope "
+                                            "head dims), as deepseek_v2.py's; fp8check keeps DeepSeek-V3's entry, "
+                                            "which an MLA checkpoint (no k_proj / v_proj) never meets",
+    ("TeleChat2ForCausalLM", "packed:qkv_proj"): "telechat2.py keeps Llama's (q_proj, k_proj, v_proj), which its "
+                                                 "loader makes of the stored query and key_value (the mapper's "
+                                                 "orig_to_new_stacked after _split_key_value); fp8check fuses the "
+                                                 "stored shards (not modelled: a list naming query / key_value, "
+                                                 "which vLLM's ignore matching never expands to)",
 })
 
 

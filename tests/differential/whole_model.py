@@ -1811,6 +1811,51 @@ FAMILIES["unlimited-ocr2-text-attn-bf16"] = (
     dict(FAMILIES["unlimited-ocr2-text"][0], ignore=(*FAMILIES["unlimited-ocr2-text"][0]["ignore"], *(
         f"model.layers.0.self_attn.{leaf}" for leaf in ("q_proj", "k_proj", "v_proj", "o_proj")))),
     FAMILIES["unlimited-ocr2-text"][1])
+# ninth round (fam-texta)
+# DBRX as transformers' DbrxForCausalLM saves it (d_model / n_heads / n_layers, attn_config / ffn_config; the experts
+# flattened ffn.experts.mlp.w1 / v1 / w2, FP8 here with their scales beside them as dbrx.py's loader maps them).
+FAMILIES.update({
+    "dbrx": (dict(architecture="DbrxForCausalLM", model_type="dbrx", transformers=True, layers=2),
+             dict(_TOKENS, d_model=2048, n_heads=16, n_layers=2, max_seq_len=4096,
+                  attn_config={"kv_n_heads": 4, "clip_qkv": 8.0, "rope_theta": 500000.0},
+                  ffn_config={"ffn_hidden_size": 1024, "moe_num_experts": 8, "moe_top_k": 2,
+                              "ffn_act_fn": {"name": "silu"}})),
+    # MiniCPM3-4B's attention (40 heads of 64 + 32, q_lora_rank 768, kv_lora_rank 256) at BASE's 16 heads
+    "minicpm3": (dict(architecture="MiniCPM3ForCausalLM", model_type="minicpm3", transformers=True, layers=2),
+                 dict(_TOKENS, num_key_value_heads=16, qk_nope_head_dim=64, qk_rope_head_dim=32, v_head_dim=64,
+                      q_lora_rank=768, kv_lora_rank=256, scale_emb=12, scale_depth=1.4, dim_model_base=256,
+                      rms_norm_eps=1e-5, tie_word_embeddings=False)),
+    # TeleChat2 as Tele-AI saves it (remote code): multi-head attention, query and the head-interleaved key_value
+    "telechat2": (dict(architecture="TeleChat2ForCausalLM", model_type="telechat", names="telechat2",
+                       text_prefix="transformer", kv_heads=16, embedding="word_embeddings"),
+                  dict(_TOKENS, n_layer=2, n_head=16, ffn_hidden_size=4096, layer_norm_epsilon=1e-5,
+                       tie_word_embeddings=False)),
+    # Tele-FLM: Llama's names with its muP keys
+    "teleflm": (dict(architecture="TeleFLMForCausalLM", model_type="TeleFLM"),
+                dict(_TOKENS, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=10000.0, use_mup=True,
+                     mup_scale_factor=4.0, output_mult=3.0, input_mult=1.0)),
+    # A.X K1 as transformers' AXK1ForCausalLM saves it: q-LoRA MLA, a dense first layer, then MoE with a shared expert
+    "axk1": (dict(architecture="AXK1ForCausalLM", model_type="axk1", transformers=True, layers=2),
+             dict(_TOKENS, q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64,
+                  v_head_dim=128, n_routed_experts=8, num_experts_per_tok=2, n_group=1, topk_group=1,
+                  moe_intermediate_size=1024, n_shared_experts=1, mlp_layer_types=["dense", "sparse"],
+                  num_key_value_heads=16)),
+    # Domyn-Edge (remote code): a sliding layer of 128-wide heads (window (511, 0)), a full NoPE layer of 256-wide ones
+    "domyn-edge": (dict(architecture="DomynEdgeForCausalLM", model_type="domyn_edge", names="domyn_edge", head_dim=128),
+                   dict(_TOKENS, per_layer_config={"1": {"head_dim": 256}}, window_sizes=[[511, 0], [0, 0]],
+                        position_layers=["rope", "nope"], rms_norm_eps=1e-6, hidden_act="silu",
+                        rope_parameters={"rope_type": "default", "rope_theta": 10000.0})),
+    # Step-1: Llama's names, ALiBi attention with num_attention_groups KV heads
+    "step1": (dict(architecture="Step1ForCausalLM", model_type="step1"),
+              dict(_TOKENS, num_attention_groups=4, rms_norm_eps=1e-5, hidden_act="silu")),
+    # Rnj1 (Gemma-3's text config): a chunked-attention layer (window 512) and a full one, GELU-tanh MLPs
+    "rnj1": (dict(architecture="Rnj1ForCausalLM", model_type="gemma3_text"),
+             dict(_TOKENS, layer_types=["chunked_attention", "full_attention"], sliding_window=512,
+                  hidden_activation="gelu_pytorch_tanh", hidden_act="gelu_pytorch_tanh", query_pre_attn_scalar=128,
+                  final_logit_softcapping=None, rope_parameters={
+                      "chunked_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                      "full_attention": {"rope_type": "default", "rope_theta": 1000000.0}})),
+})
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

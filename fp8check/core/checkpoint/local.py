@@ -58,6 +58,8 @@ class SlidingKeys(NamedTuple):
     # Cohere2-MoE: first_k_dense_replace (the dense-prefix layers) and their prefix_dense_sliding_window_pattern
     dense_prefix: int | None = None
     dense_prefix_pattern: int | None = None
+    # Domyn-Edge: window_sizes' left windows, one a layer (its HF (w, 0) pairs; 0: full attention)
+    left_windows: tuple[int, ...] | None = None
 
 
 class ModelConfig(NamedTuple):
@@ -229,6 +231,16 @@ CONFIG_KEY_ALIASES: dict[str, dict[str, str | Callable[[dict], object]]] = {
                    2 * doc["hidden_size"] // doc["num_attention_heads"]
                    if isinstance(doc.get("hidden_size"), int) and isinstance(doc.get("num_attention_heads"), int)
                    and doc["num_attention_heads"] else None)},
+    # ninth round (fam-texta): TeleChat2's remote Telechat2Config attribute_map (telechat2.py sets the same).
+    "telechat": {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
+                 "intermediate_size": "ffn_hidden_size"},
+    # Step-1's remote config: its KV heads num_attention_groups (step1.py reads it before num_key_value_heads).
+    "step1": {"num_key_value_heads": "num_attention_groups"},
+    # transformers' DbrxConfig attribute_map (d_model, n_heads, n_layers) and vLLM's
+    # DbrxModelArchConfigConvertor (KV heads attn_config.kv_n_heads). Its expert count stays nested (ffn_config), where
+    # get_num_experts does not look: vLLM's ModelConfig.is_moe is false for DBRX.
+    "dbrx": {"hidden_size": "d_model", "num_attention_heads": "n_heads", "num_hidden_layers": "n_layers",
+             "num_key_value_heads": lambda doc: (doc.get("attn_config") or {}).get("kv_n_heads")},
 }
 
 
@@ -579,7 +591,20 @@ def _sliding_keys(sizes: dict, model_type: str, opt_int: Callable[..., int | Non
         sliding_window_size=opt_int("sliding_window_size", minimum=0),
         dense_prefix=opt_int("first_k_dense_replace", minimum=0) if config_type == "cohere2_moe" else None,
         dense_prefix_pattern=opt_int("prefix_dense_sliding_window_pattern", minimum=1),
+        left_windows=_left_windows(sizes, where),
     )
+
+
+def _left_windows(sizes: dict, where: str) -> tuple[int, ...] | None:
+    """window_sizes' first entries ([left, right] a layer, integers >= 0), or None when absent."""
+    value = sizes.get("window_sizes")
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(
+            isinstance(pair, list) and pair and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+                                                    for v in pair) for pair in value):
+        raise ConfigError(f"{where}: window_sizes must be a list of [left, right] integer pairs, got {shown(value)}")
+    return tuple(pair[0] for pair in value)
 
 
 # Config classes whose sliding_window_pattern may be letters (Exaone4Config / ExaoneMoeConfig: `str | int`, "LLLG": L a

@@ -23,8 +23,8 @@ from fp8check.core.formats.base import (
     MoEMethod, WeightScale,
 )
 from fp8check.core.formats.shared import (
-    ExpertsProbe, QuantArgs, block_weight_key, enum_value, ignored, is_int, matches, pattern_list, shard_names,
-    torch_dtype,
+    ROUTED_EXPERTS, ExpertsProbe, QuantArgs, block_weight_key, enum_value, ignored, is_int, matches, pattern_list,
+    shard_names, torch_dtype,
 )
 from fp8check.core.vocabulary import STRATEGY_VALUES, Strategy
 from fp8check.kernels.base import FP8, FP8_BLOCK, W8A16_FP8, RoutingContext
@@ -437,12 +437,13 @@ def expected_tensors(assignment: Assignment) -> ExpectedTensors | None:
 
 
 def moe_method(name: str, leaves: tuple[str, str, str], config: CompressedTensorsConfig,
-               profile: RuleProfile) -> MoEMethod:
+               profile: RuleProfile, layer_class: str = ROUTED_EXPERTS) -> MoEMethod:
     """get_moe_method: expert 0's gate/up/down must share one scheme (0.25-0.31 ask for the names gate_proj /
     up_proj / down_proj whatever the checkpoint calls them; 0.32 on ask for the checkpoint's names). A 'Linear'
-    target also targets RoutedExperts (_add_fused_moe_to_target_scheme_map)."""
+    target also targets RoutedExperts (_add_fused_moe_to_target_scheme_map), which find_matched_target meets in the
+    layer's class name (`layer_class`: a model's own RoutedExperts subclass, DBRX's DbrxExperts, escapes it)."""
     projections = leaves if profile.has("ct-moe-ckpt-leaves") else VLLM_028_EXPERT_LEAVES
-    assignments = {_expert_assignment(f"{name}.0.{leaf}", config) for leaf in projections}
+    assignments = {_expert_assignment(f"{name}.0.{leaf}", config, layer_class) for leaf in projections}
     if len(assignments) > 1:
         return MoEMethod("?", error="All MoE projections need to have same quantization scheme but found multiple")
     a = assignments.pop()
@@ -467,9 +468,9 @@ def moe_method(name: str, leaves: tuple[str, str, str], config: CompressedTensor
                      error=f"Unsupported FusedMoe scheme: {w.pydantic_str()}, {inp.pydantic_str() if inp else None}")
 
 
-def _expert_assignment(name: str, config: CompressedTensorsConfig) -> Assignment:
-    a = assign(ExpertsProbe(name), config)
-    if a.method is None and a.reason == "no config group targets it":
+def _expert_assignment(name: str, config: CompressedTensorsConfig, layer_class: str) -> Assignment:
+    a = assign(ExpertsProbe(name, layer_type=layer_class), config)
+    if a.method is None and a.reason == "no config group targets it" and ROUTED_EXPERTS in layer_class:
         linear = next((g for g in reversed(config.groups) if "Linear" in g.targets), None)
         if linear is not None:
             return _scheme_assignment(linear, config)

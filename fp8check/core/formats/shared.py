@@ -205,11 +205,15 @@ def layer_skipped(module, patterns: tuple[str, ...], match: Callable[[str, str],
                    "of fused layers to have the same precision.", match, fused_name_wins=True)
 
 
+# The class vLLM builds a FusedMoE's experts as (fused_moe's RoutedExperts), unless the model file names its own.
+ROUTED_EXPERTS = "RoutedExperts"
+
+
 class ExpertsProbe(NamedTuple):
     """A RoutedExperts layer (never fused) as get_quant_method sees it: what a format matches an expert name with."""
 
     name: str
-    layer_type: str = "RoutedExperts"
+    layer_type: str = ROUTED_EXPERTS
     shards: tuple = ()
     fused: bool = False
     unquantized: str | None = None

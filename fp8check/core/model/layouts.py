@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from fp8check.core.model.transformers_classes import CLASSES as TRANSFORMERS_CLASSES
 from fp8check.core.checkpoint.local import EXPERT_ALIASES
+from fp8check.core.formats.shared import ROUTED_EXPERTS
 from fp8check.core.model.transformers_classes import TRANSFORMERS, TransformersClass
 from fp8check.core.model.vllm_registry import SERVED_BY, serves
 
@@ -145,6 +146,8 @@ EVEN_LAYERS = "even layers"    # gpt_oss.py: config.sliding_window if layer_idx 
 MODEL_WINDOW = "model"         # not passed: CacheConfig.sliding_window for every layer
 HYBRID_PATTERN = "hybrid_layer_pattern"  # mimo_v2.py: config.sliding_window_size where hybrid_layer_pattern[i] == 1
 ZAYA_LAYER_TYPES = "hybrid_sliding"  # zaya.py: config.sliding_window where config.layer_types[i] == "hybrid_sliding"
+CHUNKED_LAYER_TYPES = "chunked_attention"  # rnj1.py: config.sliding_window where layer_types[i] == "chunked_attention"
+LEFT_WINDOWS = "window_sizes"  # domyn_edge.py: config.window_sizes[i][0] + 1 where above 0 (HF's (w, 0): w + 1 keys)
 
 
 class Arch(NamedTuple):
@@ -224,7 +227,8 @@ class Arch(NamedTuple):
     # Transformers backend), and the layout that implementation builds from then on.
     moved: tuple[str, Arch] | None = None
     # The per_layer_sliding_window the model file hands Attention (attention_windows): LAYER_TYPES, EVEN_LAYERS,
-    # HYBRID_PATTERN, ZAYA_LAYER_TYPES or MODEL_WINDOW (none: every layer takes CacheConfig.sliding_window).
+    # HYBRID_PATTERN, ZAYA_LAYER_TYPES, CHUNKED_LAYER_TYPES, LEFT_WINDOWS or MODEL_WINDOW (none: every layer takes
+    # CacheConfig.sliding_window).
     sliding: str = LAYER_TYPES
     # qwen2.py Qwen2Model (also Qwen3's, Qwen2.5-VL's and Qwen3-VL's text model) asserts that a mix of layer
     # types has max_window_layers == num_hidden_layers.
@@ -502,6 +506,29 @@ class Arch(NamedTuple):
     # (llava.py init_vision_tower_for_llava: CLIPVisionModel, SiglipVisionModel or PixtralHFVisionModel), ahead of
     # `towers`; another model type builds none of them (vLLM raises "Unsupported vision config").
     vision_towers: dict[str, Tower] = {}
+    # (MoE block, its stored gate / up / down leaves, its router's tail under the block): experts a checkpoint stores
+    # flattened under `<block>.experts.mlp.` as bare 2-D parameters [E x I, H] (no ".weight"), each expert's down
+    # projection transposed, a scale beside each as `<leaf>_<suffix>` (dbrx.py DbrxModel.load_weights appends "_weight"
+    # and loads mlp.w1 / v1 into w13, mlp.w2 into w2; DbrxExperts.weight_loader reshapes each to [E, I, H], w2
+    # transposed): read per expert as `<block>.experts.<e>.{gate,up,down}_proj`, E the router weight's rows. vLLM
+    # refuses expert parallelism for such a model: its expert count is nested (ffn_config), which
+    # ModelConfig.get_num_experts does not read, so is_moe is false.
+    flat_experts: tuple[str, tuple[str, str, str], str] | None = None
+    # True: DeepSeek-style low-rank projections (q_a_proj / q_b_proj, kv_a_proj_with_mqa / kv_b_proj, each its own
+    # linear) feed a plain Attention `self_attn.attn` of num_attention_heads heads, as many KV heads, each
+    # qk_nope_head_dim + qk_rope_head_dim wide (minicpm3.py MiniCPM3Attention pads V to it): no MLAAttention.
+    mla_projections_dense: bool = False
+    # The class of the FusedMoE's experts where the model file builds its own RoutedExperts subclass
+    # (routed_experts_cls: dbrx.py's DbrxExperts), which a format matching the layer by class name may not meet.
+    experts_class: str = ROUTED_EXPERTS
+    # Tails of checkpoint shards of a QKVParallelLinear that hold K and V, interleaved head by head, which the model's
+    # loader splits into the layer's k and v shards (telechat2.py TeleChat2Model._split_key_value: key_value).
+    split_kv: tuple[str, ...] = ()
+    # (backend, vLLM's refusal of another, "{backend}" the selector's pick; True: the layers with a window only): the
+    # Attention's own check of the backend the selector picked, which the selector is not told about (attention.py
+    # 0.33 / 0.34: use_alibi_sqrt needs supports_alibi_sqrt, TRITON_ATTN's alone; a chunk_lookback above -1 asserts
+    # TRITON_ATTN).
+    backend_only: tuple[str, str, bool] | None = None
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
@@ -2932,6 +2959,85 @@ ARCHITECTURES["FalconForCausalLM"] = Arch(
     styles={"self_attention.query_key_value": "QKVParallelLinear", "self_attention.dense": ROW,
             "mlp.dense_h_to_4h": COLUMN, "mlp.dense_4h_to_h": ROW}, sliding=MODEL_WINDOW)
 
+# ninth round (fam-texta)
+# DBRX (dbrx.py DbrxForCausalLM, registered 0.25-0.34, alike 0.33 / 0.34; transformers' DbrxConfig: d_model, n_heads,
+# n_layers, attn_config.kv_n_heads, ffn_config.moe_num_experts / ffn_hidden_size): the checkpoint's names under
+# transformer.blocks.N; norm_attn_norm.attn.Wqkv stored fused (a QKVParallelLinear of d_model / n_heads-wide heads; the
+# class has no packed_modules_mapping, so the quant config's lists meet Wqkv by its own name), attn.out_proj row, its
+# Attention norm_attn_norm.attn.attn with the quant config and no per-layer window; ffn.router.layer a GateLinear
+# (no quant config); the experts a FusedMoE (renormalize=True, softmax) over the flattened ffn.experts.mlp.w1 / v1 /
+# w2 (flat_experts), handed the prefix `ffn` (FusedMoEFactory(prefix=prefix)); the ParallelLMHead with the quant
+# config (tie_word_embeddings refused). Not modelled: DbrxExperts.weight_loader takes a per-expert scale (w13's
+# [E, 2], w2's [E]) and no block scales (w1's `param_data = loaded_weight` drops them, v1's shapes do not fit).
+ARCHITECTURES["DbrxForCausalLM"] = Arch(
+    "vllm:dbrx.py", packed={}, styles={"norm_attn_norm.attn.Wqkv": "QKVParallelLinear",
+                                       "norm_attn_norm.attn.out_proj": ROW},
+    unquantized=("ffn.router.layer",), sliding=MODEL_WINDOW, flat_experts=("ffn", ("w1", "v1", "w2"), "router.layer"),
+    experts_class="DbrxExperts")
+# TeleChat2 (telechat2.py TeleChat2ForCausalLM, registered 0.25-0.34, alike 0.33 / 0.34; remote-code config, model_type
+# telechat, whose attribute_map telechat2.py sets itself: n_layer, n_head, ffn_hidden_size): llama.py's
+# LlamaForCausalLM under its hf_to_vllm_mapper (transformer. -> model., .h. -> .layers., .self_attention. ->
+# .self_attn., .dense. -> .o_proj.), self_attention.query with key_value (split into k and v at load, split_kv) ->
+# qkv_proj (QKVParallelLinear), dense row, mlp gate_proj / up_proj -> gate_up_proj, down_proj row; Llama's
+# packed_modules_mapping (q_proj / k_proj / v_proj: a quant config's lists naming query / key_value are not expanded to
+# them; not modelled), the ParallelLMHead with the quant config. Not modelled: the split reads n_head K / V heads (an
+# MHA checkpoint) and slices a key_value scale like its weight (head_dim rows per head).
+ARCHITECTURES["TeleChat2ForCausalLM"] = Arch(
+    "vllm:telechat2.py", packed={"qkv_proj": ("query", "key_value"), "gate_up_proj": LLAMA_PACKED["gate_up_proj"]},
+    styles={"self_attention.qkv_proj": "QKVParallelLinear", "self_attention.dense": ROW},
+    split_kv=("self_attention.key_value",),
+    hf_to_vllm=(("substr", ".h.", ".layers."), ("substr", ".self_attention.", ".self_attn."),
+                ("substr", ".word_embeddings.", ".embed_tokens."), ("substr", ".dense.", ".o_proj."),
+                ("substr", ".ln_f.", ".norm."), ("prefix", "transformer.", "model.")))
+# A.X K1 (AXK1.py AXK1ForCausalLM, registered 0.30-0.34; 0.33 -> 0.34 changed ROCm's fused shared experts only, not
+# modelled; transformers' AXK1Config, model_type axk1, an MLA model for ModelConfig.is_deepseek_mla): DeepSeek-V3's
+# layout (MLA with fused_qkv_a_proj where q_lora_rank is set, here a plain MergedColumnParallelLinear with disable_tp
+# (AXK1MLAAttention), the GateLinear router without quant config, a shared
+# expert, MTP layers skipped by get_spec_layer_idx_from_weight_name, the ParallelLMHead with the quant config), its
+# FusedMoE routed by getattr(config, "scoring_func", "sigmoid"), renormalize config.norm_topk_prob, num_expert_group
+# config.n_group (AXK1Config: 8) and an e_score_correction_bias when getattr(config, "topk_method", "noaux_tc") is
+# noaux_tc; the MoE layers are mlp_layer_types' "sparse" ones (the checkpoint's experts).
+ARCHITECTURES["AXK1ForCausalLM"] = _DEEPSEEK_V3._replace(
+    source="vllm:AXK1.py", router=Router(("scoring_func", "sigmoid"), ("norm_topk_prob", True), ("n_group", 8),
+                                         ("topk_method", "noaux_tc", "noaux_tc")),
+    styles={"self_attn.fused_qkv_a_proj": "MergedColumnParallelLinear"}, disable_tp=("self_attn.fused_qkv_a_proj",))
+# TeleFLM (teleflm.py TeleFLMForCausalLM, registered 0.25-0.34, alike 0.33 / 0.34; remote-code config, model_type
+# TeleFLM): llama.py's LlamaForCausalLM with muP logit scaling (use_mup, mup_scale_factor, output_mult: no linears):
+# Llama's names, fusions and LM head.
+ARCHITECTURES["TeleFLMForCausalLM"] = Arch("vllm:teleflm.py")
+# Step-1 (step1.py Step1ForCausalLM, registered 0.25-0.34, alike 0.33 / 0.34; remote-code config, model_type step1):
+# Llama's names and fusions (q / k / v -> qkv_proj of hidden_size / num_attention_heads-wide heads, num_attention_groups
+# KV heads, else num_key_value_heads, else 1; gate / up -> gate_up_proj; o_proj / down_proj row; by the mapper's
+# orig_to_new_stacked), its Attention with the quant config, ALiBi slopes and use_alibi_sqrt (backend_only: refused
+# on any backend but TRITON_ATTN), no per-layer window; the ParallelLMHead with the quant config.
+ARCHITECTURES["Step1ForCausalLM"] = Arch(
+    "vllm:step1.py", sliding=MODEL_WINDOW,
+    backend_only=("TRITON_ATTN", "use_alibi_sqrt is not supported by backend {backend}.", False))
+# Rnj1 (rnj1.py Rnj1ForCausalLM, registered 0.25-0.34, alike 0.33 / 0.34; transformers' Gemma3TextConfig, model_type
+# gemma3_text): Gemma-3's names and fusions (q / k / v -> qkv_proj, gate / up -> gate_up_proj by the mapper's
+# orig_to_new_stacked; o_proj / down_proj row), the ParallelLMHead with the quant config; layer_types'
+# "chunked_attention" layers take config.sliding_window and chunk_lookback 1, which Attention asserts only TRITON_ATTN
+# serves (backend_only), the others full attention.
+ARCHITECTURES["Rnj1ForCausalLM"] = Arch(
+    "vllm:rnj1.py", sliding=CHUNKED_LAYER_TYPES,
+    backend_only=("TRITON_ATTN", "AssertionError: Chunked attention with lookback requires the Triton backend, but got "
+                  "{backend}.", True))
+# Domyn-Edge (domyn_edge.py DomynEdgeForCausalLM, registered 0.33-0.34, alike 0.33 / 0.34; remote-code config): Qwen2's
+# model over DomynEdgeDecoderLayer: `attention` q / k / v -> qkv_proj of the layer's own per_layer_config head_dim
+# (layer_geometry), o_proj row, each Attention's window window_sizes[i][0] + 1 where above 0 (LEFT_WINDOWS);
+# `feedforward` Qwen2MLP (gate / up -> gate_up_proj, down_proj row); the ParallelLMHead with the quant config unless
+# tied.
+ARCHITECTURES["DomynEdgeForCausalLM"] = Arch("vllm:domyn_edge.py", layer_geometry=True, sliding=LEFT_WINDOWS)
+# MiniCPM3 (minicpm3.py MiniCPM3ForCausalLM, registered 0.25-0.34, alike 0.33 / 0.34; transformers' MiniCPM3Config):
+# MiniCPM's decoder (muP scales; mlp gate / up -> gate_up_proj, down_proj row; the ParallelLMHead with the quant
+# config) over MiniCPM3Attention: q_a_proj a ReplicatedLinear handed no prefix (the quant config's lists meet ""),
+# q_b_proj / kv_b_proj ColumnParallelLinears, kv_a_proj_with_mqa a ReplicatedLinear, o_proj row, all with the quant
+# config, and a plain Attention (mla_projections_dense) with no per-layer window. packed_modules_mapping gate_up_proj
+# only.
+ARCHITECTURES["MiniCPM3ForCausalLM"] = Arch(
+    "vllm:minicpm3.py", packed={"gate_up_proj": LLAMA_PACKED["gate_up_proj"]}, mla_projections_dense=True,
+    sliding=MODEL_WINDOW, quant_prefixes=(("regex", r"^(?:.*\.)?self_attn\.q_a_proj\.weight$", ".weight"),))
+
 
 # Any other architecture transformers has, which the release does not register: registry.py
 # _ModelRegistry.inspect_model_cls / resolve_model_cls hand architectures[0] to _try_resolve_transformers when no
@@ -3487,6 +3593,9 @@ def attention_windows(config: ModelConfig, arch: Arch | None) -> AttentionWindow
     mixed = len(set(layer_types or ())) > 1
     if arch is not None and arch.uniform_window_assert and mixed and keys.max_window_layers != layers:
         return AttentionWindows((None,) * layers, MIXED_WINDOWS.format(keys.max_window_layers, layers))
+    if arch is not None and arch.sliding == LEFT_WINDOWS:
+        left = config.sliding.left_windows or ()
+        return AttentionWindows(tuple(left[i] + 1 if i < len(left) and left[i] > 0 else None for i in range(layers)))
     if arch is not None and arch.sliding == HYBRID_PATTERN:
         pattern, size = config.sliding.hybrid_layer_pattern or (), config.sliding.sliding_window_size
         return AttentionWindows(tuple(size if i < len(pattern) and pattern[i] == 1 else None for i in range(layers)))
@@ -3501,8 +3610,8 @@ def attention_windows(config: ModelConfig, arch: Arch | None) -> AttentionWindow
             per_layer = window if i % 2 == 0 else None
         elif sliding == LAYER_TYPES and layer_types is not None:
             per_layer = window + arch_offset if layer_types[i] == SLIDING else None
-        elif sliding == ZAYA_LAYER_TYPES and layer_types is not None:
-            per_layer = window if layer_types[i] == ZAYA_LAYER_TYPES else None
+        elif sliding in (ZAYA_LAYER_TYPES, CHUNKED_LAYER_TYPES) and layer_types is not None:
+            per_layer = window if layer_types[i] == sliding else None
         else:
             per_layer = None
         windows.append(per_layer if per_layer is not None else model_window)

@@ -14,6 +14,7 @@ from typing import NamedTuple
 from fp8check.core.checkpoint.local import ModelConfig
 from fp8check.core.checkpoint.safetensors_header import TensorInfo
 from fp8check.core.formats.fp8 import FP8_CONFIG_METHODS, block_fp8_config, block_fp8_skips
+from fp8check.core.formats.shared import ROUTED_EXPERTS
 from fp8check.core.model.layouts import (
     ANY_SIZE_TOWER_METHODS, COLUMN, FUSED_QKV_A, GENERIC, GENERIC_ARCH, LLAMA_PACKED, QKV_CLASSES, REPLICATED, ROW,
     TORCH_LINEAR, Arch, Tower, map_vllm_name, model_arch, offset_prefixes, sparse_mla_layer, tail_match, tower_for,
@@ -112,6 +113,7 @@ class MoEModule(NamedTuple):
     layout: str = "generic"
     gated: bool = True        # False: up and down projections only (is_act_and_mul=False)
     vllm_name: str | None = None  # its name in vLLM's model where the hf_to_vllm_mapper renames it (Arch.hf_to_vllm)
+    layer_class: str = ROUTED_EXPERTS  # the experts' class (Arch.experts_class)
 
 
 class SkippedLayer(NamedTuple):
@@ -158,6 +160,8 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
     if arch.fused_stacked_experts:
         block, gate_up, down = arch.fused_stacked_experts
         tensors = _unstack_experts(tensors, block, {gate_up: ("gate_proj", "up_proj"), down: ("down_proj",)})
+    if arch.flat_experts:
+        tensors = _unflatten_experts(tensors, *arch.flat_experts)
     stored_names: dict[str, str] = {}  # a tower tensor's vLLM name -> its checkpoint name (Tower.renames)
     if any(tower.renames for tower in arch.towers):
         tensors, stored_names = _tower_names(tensors, arch)
@@ -228,7 +232,7 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
     moes = tuple(  # experts counted over distinct tails: ~1,500 per FusedMoE, not one set.add per tensor
         MoEModule(name=name, num_experts=len(set(map(expert_ids.__getitem__, set(tails)))), tensors=tuple(infos),
                   tails=tuple(tails), layout=arch.source, gated=arch.gated_experts,
-                  vllm_name=_renamed(name, arch.hf_to_vllm))
+                  vllm_name=_renamed(name, arch.hf_to_vllm), layer_class=arch.experts_class)
         for name, (infos, tails) in sorted(experts.items(), key=lambda item: _natural_key(item[0]))
     )
     return ModelLayout(linears=linears, moes=moes, orphans=tuple(orphans), non_expert_names=tuple(others),
@@ -508,7 +512,10 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
         unquantized = f"vLLM builds the LM head with quant_config=None ({arch.source[5:]})"
     heads: tuple[int, int, int] | None = None
     qkv_chunks = 0
-    if layer_type == "QKVParallelLinear" and len(shards) == 2:  # k_eq_v: V loads from K
+    if layer_type == "QKVParallelLinear" and len(shards) == 2 and tower is None and \
+            tail_match(shards[1].name, arch.split_kv):  # K and V stored in one shard, half its rows each
+        widths = (widths[0], widths[1] // 2, widths[1] // 2)
+    elif layer_type == "QKVParallelLinear" and len(shards) == 2:  # k_eq_v: V loads from K
         widths = (*widths, widths[1])
     if layer_type == "QKVParallelLinear" and tower is None and arch.indexer_class and len(shards) > 3:
         layer_type = arch.indexer_class
@@ -729,6 +736,36 @@ def _unstack_experts(tensors: dict[str, TensorInfo], block: str, parts: dict[str
                 end = (start + (step // len(pieces) if split else step)) if sliced else info.end
                 out[f"{head}.experts.{e}.{piece}.{suffix}"] = info._replace(
                     name=f"{head}.experts.{e}.{piece}.{suffix}", shape=shape, start=start, end=end)
+    return out
+
+
+def _unflatten_experts(tensors: dict[str, TensorInfo], block: str, leaves: tuple[str, str, str], router: str
+                       ) -> dict[str, TensorInfo]:
+    """Experts stored flattened (Arch.flat_experts: `<...>.<block>.experts.mlp.<leaf>` [E x I, H], a scale beside
+    each as `<leaf>_<suffix>`) as the per-expert tensors `<...>.<block>.experts.<e>.{gate,up,down}_proj.<suffix>` the
+    model's loader reshapes them into: expert e's rows of each, the down projection's [I, H] read as [H, I] (its
+    bytes stay the stored, transposed ones). E is the rows of the block's `<router>.weight`; a tensor without one,
+    or whose rows do not split into E experts, is left as stored."""
+    roles = dict(zip(leaves, ("gate_proj", "up_proj", "down_proj")))
+    stored = re.compile(rf"(.+\.{re.escape(block)})\.experts\.mlp\.({'|'.join(map(re.escape, leaves))})"
+                        rf"(?:_({'|'.join(SIDE_TENSORS)}))?")
+    out: dict[str, TensorInfo] = {}
+    for name, info in tensors.items():
+        match = stored.fullmatch(name)
+        gate = tensors.get(f"{match[1]}.{router}.weight") if match else None
+        count = gate.shape[0] if gate is not None and gate.shape else 0
+        if match is None or not count or not info.shape or info.shape[0] % count:
+            out[name] = info
+            continue
+        head, leaf, suffix = match.groups()
+        step = (info.end - info.start) // count
+        shape = (info.shape[0] // count, *info.shape[1:])
+        if roles[leaf] == "down_proj" and len(shape) == 2:
+            shape = (shape[1], shape[0])
+        for e in range(count):
+            expert_name = f"{head}.experts.{e}.{roles[leaf]}.{suffix or 'weight'}"
+            out[expert_name] = info._replace(name=expert_name, shape=shape, start=info.start + e * step,
+                                             end=info.start + (e + 1) * step)
     return out
 
 

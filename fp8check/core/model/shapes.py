@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 from fp8check.core.checkpoint.local import ModelConfig
 from fp8check.core.model.layouts import Arch, tail_match, tower_for
-from fp8check.core.model.modules import EMBEDDING_SET, LinearModule, ModelLayout, MoEModule
+from fp8check.core.model.modules import EMBEDDING_SET, LinearModule, ModelLayout, MoEModule, Shard
 
 # Leaves whose input is the residual stream (hidden_size) and leaves whose output is.
 TAKES_HIDDEN = frozenset({"q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "w1", "w3", "q_a_proj",
@@ -56,6 +56,8 @@ def shape_errors(layout: ModelLayout, config: ModelConfig, arch: Arch | None) ->
             for shard in module.shards:
                 errors.setdefault(module.name, []).extend(_check(shard.weight, _expected(shard.name, module, config,
                                                                                           arch)))
+                if tail_match(shard.name, arch.split_kv):
+                    errors[module.name].extend(_split_kv_errors(shard, config, arch))
     for moe in layout.moes:
         if arch.gated_experts:
             errors.setdefault(moe.name, []).extend(_experts(moe, config))
@@ -107,7 +109,8 @@ def _expected(shard: str, module: LinearModule, config: ModelConfig, arch: Arch)
         elif leaf == "down_proj":
             wanted.append(Expected(1, config.intermediate_size, "intermediate_size"))
     heads, kv = config.num_attention_heads, config.num_key_value_heads
-    uniform = not (arch.mla or arch.q_gate or arch.layer_geometry or arch.own_query_width or config.heads_per_layer)
+    uniform = not (arch.mla or arch.mla_projections_dense or arch.q_gate or arch.layer_geometry or arch.own_query_width
+                   or config.heads_per_layer)
     if uniform and heads and kv and leaf in ("q_proj", "k_proj", "v_proj", "o_proj"):
         head_dim = config.head_dim or hidden // heads
         across = (f"num_attention_heads x head_dim = {heads} x {head_dim}" if config.head_dim
@@ -144,6 +147,17 @@ def _experts(moe: MoEModule, config: ModelConfig) -> list[str]:
 
 # Integer weights pack several values a byte or word (w4afp8's INT4 experts: [n, k / 2] int8): not element shapes.
 PACKED_DTYPES = ("I8", "U8", "I32", "I64")
+
+
+def _split_kv_errors(shard: Shard, config: ModelConfig, arch: Arch) -> list[str]:
+    """Arch.split_kv: the loader splits every tensor whose name holds the shard's (telechat2.py _split_key_value:
+    `self_attn.key_value`), its side tensors too, by taking head_dim rows of K then of V for each of n_head heads:
+    a scale is no [2 x heads x head_dim, ...] tensor, so its slices do not give K's and V's scales."""
+    heads = config.num_attention_heads
+    return [f"{info.name} ({info.file}) is sliced like its weight by {arch.source[5:]}'s key_value split "
+            f"(head_dim rows of K then of V for each of {heads} heads, a tensor of shape {list(info.shape)}): its K "
+            "and V parts are not K's and V's scales, and the load fails"
+            for suffix, info in sorted(shard.side.items()) if suffix != "bias"]
 
 
 def _check(info, wanted: list[Expected]) -> list[str]:

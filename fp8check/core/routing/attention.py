@@ -63,9 +63,11 @@ if TYPE_CHECKING:  # annotations only
 # EXAONE-3 (exaone.py) names the attention transformer.h.N.attn.attention, its Attention under it as .attn; InternLM2
 # (internlm2.py) attention.wqkv, its Attention attention.attn; ChatGLM (chatglm.py) self_attention.query_key_value, its
 # Attention self_attention.attn. GPT-J's attn.qkv_proj, GPT-2's attn.c_attn, BLOOM's and Falcon's
-# self_attention.query_key_value (gpt_j.py, gpt2.py, bloom.py, falcon.py): the Attention beside it, .attn.
-_DENSE = re.compile(r"^(.*\.(?:layers|h)\.(\d+)\.(?:self_attn|self_attention|mixer|attention|attn\.attention|attn))\."
-                    r"(qkv_proj|qkv_indexer_proj|query_key_value|qkv_gate_proj|wqkv|c_attn)$")
+# self_attention.query_key_value (gpt_j.py, gpt2.py, bloom.py, falcon.py): the Attention beside it, .attn. DBRX
+# (dbrx.py) transformer.blocks.N.norm_attn_norm.attn.Wqkv, its Attention beside it.
+_DENSE = re.compile(r"^(.*\.(?:layers|h|blocks)\.(\d+)\.(?:self_attn|self_attention|mixer|attention|attn\.attention|"
+                    r"norm_attn_norm\.attn|attn))\."
+                    r"(qkv_proj|qkv_indexer_proj|query_key_value|qkv_gate_proj|wqkv|c_attn|Wqkv)$")
 # Any linear of a decoder layer's attention module (self_attn; the Transformers backend's GPT-NeoX attention, GPTBigCode
 # attn).
 _SELF_ATTN = re.compile(r"^(.*\.(?:layers|h)\.(\d+)\.(?:self_attn|attention|attn))\.([^.]+)$")
@@ -203,6 +205,13 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
                                    replicated=arch is not None and arch.attention_replicated)
             layers += loop_attention_layers(layer, ckpt.config) if arch is not None and arch.loop_attentions \
                 else [layer]
+        elif mla and arch is not None and arch.mla_projections_dense:
+            # each head's query (q_b_proj's rows over the heads) is qk_nope_head_dim + qk_rope_head_dim wide
+            prefix, index, heads = mla.group(1), int(mla.group(2)), ckpt.config.num_attention_heads or 1
+            query = next((m.output_sizes[0] for m in layout.linears if m.name == f"{prefix}.q_b_proj"), None)
+            if query is not None:
+                layers.append(AttentionLayer(f"{prefix}.attn", prefix, index, query // heads, heads, heads, False,
+                                             False, windows[index] if index < len(windows) else None))
         elif mla:
             # a fused front-end's second part is kv_a_proj_with_mqa: the latent plus the rope dims
             latent = module.output_sizes[1 if len(module.output_sizes) > 1 else 0]
@@ -515,6 +524,9 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
         errors = ([window_error] if window_error else []) + ([choice.error] if choice.error else [])
         if arch is not None and arch.required_backend and not choice.error:
             errors += _required_backend_errors(arch.required_backend, choice.backend, kv_dtype, ctx.kind)
+        if arch is not None and arch.backend_only and not choice.error and choice.backend != arch.backend_only[0] \
+                and (layer.sliding_window is not None or not arch.backend_only[2]):
+            errors.append(arch.backend_only[1].format(backend=choice.backend))
         warnings = list(kv.warnings) + load.warnings
         notes = list(choice.notes)
         quantized = is_quantized_kv_cache(kv_dtype, ctx)

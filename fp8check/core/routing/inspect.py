@@ -196,8 +196,9 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
 
     errors = model_errors(ckpt, door, options.tp, ctx)
     # ModelConfig._verify_with_expert_parallelism, every release: the config's expert count, which a Mistral-format
-    # Mixtral's never gives (fp8check.core.checkpoint.mistral.MIXTRAL_NO_EXPERTS).
-    if options.ep and (not layout.moes or MIXTRAL_NO_EXPERTS in ckpt.config.mistral_errors):
+    # Mixtral's never gives (fp8check.core.checkpoint.mistral.MIXTRAL_NO_EXPERTS), nor DBRX's (Arch.flat_experts).
+    if options.ep and (not layout.moes or MIXTRAL_NO_EXPERTS in ckpt.config.mistral_errors
+                       or arch is not None and arch.flat_experts and not ckpt.config.expert_counts):
         errors.append("Number of experts in the model must be greater than 0 when expert parallelism is enabled.")
     errors += list(ckpt.integrity_errors) + embedding_errors(ckpt.tensors, layout, ckpt.config, arch)
     errors += [f"{printable(t.name)} ({t.file}) is a scale/side tensor with no weight {printable(t.name.rsplit('.', 1)[0])}.weight "

@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, NamedTuple
 from fp8check.core.checkpoint.local import ModelConfig
 from fp8check.core.checkpoint.safetensors_header import TensorInfo
 from fp8check.core.formats.base import UNQUANTIZED_MOE, MoEMethod
+from fp8check.core.formats import compressed_tensors
 from fp8check.core.formats.registry import FORMATS
+from fp8check.core.formats.shared import ROUTED_EXPERTS
 from fp8check.core.model.layouts import GENERIC_ARCH, model_arch
 from fp8check.core.model.modules import LinearModule, MoEModule, Shard
 from fp8check.core.model.tp import expert_ranges
@@ -115,6 +117,10 @@ def select_method(moe: MoEModule, shapes: ExpertShapes, quant, profile: RuleProf
     if quant is None:
         return MoEMethod(UNQUANTIZED_MOE, note="the model has no quantization_config")
     gate, up, down = (shapes.leaves.get(role, default) for role, default in DEFAULT_LEAVES)
+    if quant.method == compressed_tensors.FORMAT.name and moe.layer_class != ROUTED_EXPERTS:
+        # compressed-tensors alone matches the layer by its class name (find_matched_target)
+        return compressed_tensors.moe_method(moe.vllm_name or moe.name, (gate, up, down), quant, profile,
+                                             layer_class=moe.layer_class)
     return FORMATS[quant.method].moe_method(moe.vllm_name or moe.name, (gate, up, down), quant, profile)
 
 
