@@ -479,7 +479,10 @@ def test_each_family_checkpoint_is_judged_by_fp8check_without_notes(tmp_path, fa
                 "nemotron-h-puzzle": {"backbone.layers.0.mixer.in_proj"},
                 "param2-moe-attn-listed": {"model.layers.1.attention.qkv_proj"},
                 "unlimited-ocr2-text-attn-bf16": {"model.layers.0.self_attn.qkv_proj",
-                                                  "model.layers.0.self_attn.o_proj"}}
+                                                  "model.layers.0.self_attn.o_proj"},
+                # ninth round (fam-texta): TeleChat2's loader slices an FP8 key_value's scales like its weight
+                # (telechat2.py _split_key_value): a post-load failure of every qkv_proj
+                "telechat2": {f"transformer.h.{i}.self_attention.qkv_proj" for i in range(2)}}
     assert failing == expected.get(family, set())
 
 
