@@ -565,16 +565,25 @@ def _guard_attention_impls() -> None:
     def guarded(backend):
         impl_cls = backend.get_impl_cls()
 
-        def build(*impl_args, **impl_kwargs):
-            try:
-                return impl_cls(*impl_args, **impl_kwargs)
-            except IMPL_REFUSALS:
-                raise
-            except Exception as exc:  # noqa: BLE001 - listed, never silent
-                STAND_IN_IMPLS.append(f"{impl_cls.__name__}: {type(exc).__name__}: {str(exc)[:120]}")
-                return _StandInImpl(impl_cls)
+        class GuardedImpl(impl_cls):
+            """impl_cls, built guarded; a class, so that a backend over it can subclass it (cross_attention.py
+            create_cross_attention_backend's CrossAttentionImpl), whose instance is then built the same way."""
 
-        return type(backend.__name__, (backend,), {"get_impl_cls": staticmethod(lambda: build)})
+            def __new__(cls, *impl_args, **impl_kwargs):
+                instance = object.__new__(impl_cls if cls is GuardedImpl else cls)
+                try:
+                    impl_cls.__init__(instance, *impl_args, **impl_kwargs)
+                except IMPL_REFUSALS:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - listed, never silent
+                    STAND_IN_IMPLS.append(f"{impl_cls.__name__}: {type(exc).__name__}: {str(exc)[:120]}")
+                    return _StandInImpl(impl_cls)
+                return instance
+
+            def __init__(self, *impl_args, **impl_kwargs):  # built in __new__
+                pass
+
+        return type(backend.__name__, (backend,), {"get_impl_cls": staticmethod(lambda: GuardedImpl)})
 
     def get_attn_backend(*args, **kwargs):
         return guarded(real(*args, **kwargs))
@@ -1262,7 +1271,8 @@ def compare_model(ours: dict[str, dict], errors: tuple[str, ...], theirs: dict) 
             if row["kind"] == "embedding" and unquantized:
                 rows.append(ModuleAgreement(name, "embedding", "not compared", (), {}, row,
                                             "an unquantized input embedding: fp8check lists linear layers"))
-            elif name.endswith("lm_head") and unquantized and theirs.get("tied"):
+            elif (name.endswith("lm_head") or row.get("type") == "ParallelLMHead") and unquantized and \
+                    theirs.get("tied"):  # Whisper's head is proj_out
                 rows.append(ModuleAgreement(name, "linear", "not compared", (), {}, row,
                                             "tied to embed_tokens (tie_word_embeddings): no lm_head tensor to list"))
             else:

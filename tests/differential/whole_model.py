@@ -1710,6 +1710,18 @@ FAMILIES["orion-qkv-bf16"] = (dict(FAMILIES["orion"][0], ignore=("lm_head", *(f"
                                                                               for leaf in ("q_proj", "k_proj",
                                                                                            "v_proj")))),
                               FAMILIES["orion"][1])
+# ninth round (fam-audio)
+# Whisper (transformers' WhisperForConditionalGeneration, whisper-medium's widths: d_model 1024, 16 heads of 64, FFN
+# 4096; two encoder and two decoder layers): the encoder, the decoder's self- and cross-attention and MLPs all with the
+# quant config (whisper.py); proj_out is tied to the decoder's embed_tokens (not saved).
+_WHISPER = dict(d_model=1024, encoder_layers=2, decoder_layers=2, encoder_attention_heads=16,
+                decoder_attention_heads=16, encoder_ffn_dim=4096, decoder_ffn_dim=4096, vocab_size=BASE["vocab"],
+                num_mel_bins=128, max_source_positions=1500, max_target_positions=448, tie_word_embeddings=True,
+                pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1)
+FAMILIES.update({
+    "whisper": (dict(architecture="WhisperForConditionalGeneration", model_type="whisper", transformers=True,
+                     sizes_in_text_config=True, tie_embeddings=True, ignore=("proj_out",)), _WHISPER),
+})
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

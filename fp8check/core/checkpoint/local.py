@@ -214,6 +214,11 @@ CONFIG_KEY_ALIASES: dict[str, dict[str, str | Callable[[dict], object]]] = {
     # n_head_kv).
     "falcon": {"hidden_size": "n_embed", "num_attention_heads": "n_head", "num_hidden_layers": "n_layer",
                "num_kv_heads": "n_head_kv"},
+    # Whisper: the decoder is the text model fp8check lays out (whisper.py WhisperDecoder reads d_model,
+    # decoder_attention_heads, decoder_layers, decoder_ffn_dim; WhisperConfig's attribute_map names the encoder's).
+    "whisper": {"hidden_size": "d_model", "num_attention_heads": "decoder_attention_heads",
+                "num_key_value_heads": "decoder_attention_heads", "num_hidden_layers": "decoder_layers",
+                "intermediate_size": "decoder_ffn_dim"},
     "chatglm": {"num_hidden_layers": "num_layers", "vocab_size": "padded_vocab_size",
                 "intermediate_size": "ffn_hidden_size",
                 "num_key_value_heads": lambda doc: doc.get("multi_query_group_num", 1)
@@ -347,7 +352,8 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         vision_layers=opt_int("num_hidden_layers", vision) or VISION_LAYERS.get(vision_type),
         vision_feature_layers=_feature_layers(multimodal, model_type, where),
         audio_hidden_size=opt_int("hidden_size", audio),
-        audio_heads=opt_int("encoder_attention_heads", audio),
+        # (an encoder-decoder's own encoder_attention_heads where no audio_config nests them: Whisper)
+        audio_heads=opt_int("encoder_attention_heads", audio if audio else doc),
         router_keys=tuple((key, sizes[key]) for key in ROUTER_KEYS if isinstance(sizes.get(key), (str, bool, int))),
         expert_counts=tuple((key, tuple(sizes[key]) if isinstance(sizes[key], list) else sizes[key])
                             for key in EXPERT_ALIASES if key in sizes),

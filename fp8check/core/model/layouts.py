@@ -476,6 +476,14 @@ class Arch(NamedTuple):
     # (llava.py init_vision_tower_for_llava: CLIPVisionModel, SiglipVisionModel or PixtralHFVisionModel), ahead of
     # `towers`; another model type builds none of them (vLLM raises "Unsupported vision config").
     vision_towers: dict[str, Tower] = {}
+    # Packed entry -> the leaf of the attention module it is fused under, and nowhere else (whisper.py's mapper stacks
+    # q / k / v into self_attn.qkv_proj and k / v alone into encoder_attn.kv_proj: orig_to_new_stacked).
+    packed_parents: dict[str, str] = {}
+    # "<module>.<fused leaf>" of an encoder-decoder model's cross-attention K / V (whisper.py WhisperCrossAttention's
+    # encoder_attn.kv_proj): each decoder layer's CrossAttention at `<module>.attn`, with the model's KV cache dtype
+    # and the format's KV cache method, asks the selector for encoder_decoder attention and nothing else
+    # (layers/attention/cross_attention.py: no sinks, window or per-head scales).
+    cross_attention: str | None = None
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
@@ -816,6 +824,28 @@ ARCHITECTURES["Qwen2AudioForConditionalGeneration"] = Arch(
               styles={tail: TORCH_LINEAR for tail in _QWEN2_AUDIO_LINEARS}),
         Tower("vllm:qwen2_audio.py", ("multi_modal_projector.",), packed={}, styles={"linear": TORCH_LINEAR})),
     matrix_norms=("audio_tower.embed_positions",), **_QWEN2_MODEL)
+
+# Whisper (whisper.py WhisperForConditionalGeneration, registered 0.25-0.34; 0.33 -> 0.34 moved the k_proj zero bias into
+# the mapper's weights_transforms, the modules alike): an encoder-decoder, every linear built with the quant config.
+# - WhisperEncoder (model.encoder.): self_attn q / k / v -> qkv_proj (QKVParallelLinear over encoder_attention_heads,
+#   KV heads the same), out_proj row, fc1 column / fc2 row (the mapper's .fc1. -> .mlp.fc1.); its attention a
+#   WhisperEncoderAttention (an MMEncoderAttention: no KV cache).
+# - WhisperDecoder (model.decoder.): self_attn the same over decoder_attention_heads, with an Attention; encoder_attn
+#   (WhisperCrossAttention) q_proj column, k / v -> kv_proj (MergedColumnParallelLinear), out_proj row and a
+#   CrossAttention (Arch.cross_attention); fc1 / fc2 as the encoder's. The mapper stacks .self_attn.q/k/v_proj into
+#   qkv_proj and .encoder_attn.k/v_proj into kv_proj only (Arch.packed_parents).
+# - proj_out: a ParallelLMHead tied to the decoder's embed_tokens; the mapper drops a stored proj_out. (spec_prefix).
+# Each layer is built under `<layer>.layers` (WhisperEncoder / WhisperDecoder's create_layer) and the model under ""
+# (WhisperModel's prefix ".encoder" / ".decoder"): get_quant_method sees ".encoder.layers.N.layers.self_attn.qkv_proj",
+# which no ignore entry under the checkpoint's (or the mapper's) names matches (quant_prefixes).
+_WHISPER_QKV = {"qkv_proj": LLAMA_PACKED["qkv_proj"]}
+ARCHITECTURES["WhisperForConditionalGeneration"] = Arch(
+    "vllm:whisper.py", packed={**_WHISPER_QKV, "kv_proj": ("k_proj", "v_proj")},
+    packed_parents={"qkv_proj": "self_attn", "kv_proj": "encoder_attn"}, cross_attention="encoder_attn.kv_proj",
+    towers=(Tower("vllm:whisper.py", ("model.encoder.",), packed=_WHISPER_QKV, audio_heads=True),),
+    sliding=MODEL_WINDOW, spec_prefix="proj_out.", other_tables=("embed_positions",),
+    hf_to_vllm=(("substr", ".fc1.", ".mlp.fc1."), ("substr", ".fc2.", ".mlp.fc2.")),
+    quant_prefixes=(("regex", r"^model\.(encoder|decoder)\.layers\.(\d+)\.", r".\1.layers.\2.layers."),))
 
 # Qwen4-Exp (vllm.models.qwen4_exp, registered 0.29-0.34, read from 0.33 / 0.34: __init__.py resolves nvidia/model.py
 # on CUDA and CPU, amd/model.py on ROCm, and refuses XPU / TPU on import, IMPORT_REFUSALS). Qwen3.5's gated-delta-net

@@ -385,12 +385,15 @@ def _fuse(weights: dict[str, Shard], config: ModelConfig, arch: Arch) -> tuple[L
 
 def _fusion_refused(fused: str, parent: str, weights: dict[str, Shard], arch: Arch, tower: Tower | None,
                     config: ModelConfig) -> bool:
-    """The layer holds the sibling that keeps `fused` apart there (Arch.packed_unless), or a block-FP8 Fp8Config
-    skips the shard that keeps it apart (Arch.block_fp8_unfused)."""
+    """The layer holds the sibling that keeps `fused` apart there (Arch.packed_unless), is not the module `fused` is
+    limited to (Arch.packed_parents), or a block-FP8 Fp8Config skips the shard that keeps it apart
+    (Arch.block_fp8_unfused)."""
     if tower is not None:
         return False
     sibling, shard = arch.packed_unless.get(fused), arch.block_fp8_unfused.get(fused)
-    return (sibling is not None and f"{parent}.{sibling}" in weights
+    home = arch.packed_parents.get(fused)
+    return (home is not None and parent.rpartition(".")[2] != home
+            or sibling is not None and f"{parent}.{sibling}" in weights
             or shard is not None and bool(_block_fp8_skipped(config, arch, f"{parent}.{shard}")))
 
 
