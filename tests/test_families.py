@@ -4442,3 +4442,56 @@ def test_an_unregistered_moe_or_multimodal_transformers_class_is_named_not_laid_
     assert transformers_backend(("AyaVisionForConditionalGeneration",), profile).built == \
         "TransformersMultiModalForCausalLM"
     assert transformers_backend(("FooBarForCausalLM",), profile).found is None
+
+
+# ninth round (fam-audio)
+# Whisper: transformers' own class at tiny widths (d_model 256, 4 heads of 64, one encoder and one decoder layer), the
+# head tied to the decoder's embed_tokens.
+WHISPER_SPEC = dict(architecture="WhisperForConditionalGeneration", model_type="whisper", transformers=True,
+                    sizes_in_text_config=True, tie_embeddings=True, ignore=("proj_out",), extra_config=dict(
+                        d_model=256, encoder_layers=1, decoder_layers=1, encoder_attention_heads=4,
+                        decoder_attention_heads=4, encoder_ffn_dim=512, decoder_ffn_dim=512, vocab_size=1000,
+                        num_mel_bins=80, max_source_positions=64, max_target_positions=64, tie_word_embeddings=True,
+                        pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1))
+
+
+def test_whisper_encoder_decoder_layout_and_cross_attention(make_checkpoint):
+    """whisper.py: the encoder's self-attention q / k / v fused into qkv_proj (no KV cache), the decoder's too (an
+    Attention), its cross-attention q_proj a column and k / v fused into kv_proj (a CrossAttention that asks the
+    selector for encoder_decoder attention); fc1 / fc2 column / row; every linear quantized."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **WHISPER_SPEC))
+    assert rep.ok, list(rep.errors) + [e for layer in rep.layers for e in layer.errors]
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert {name: (layer.layer_type, layer.layout) for name, layer in by_name.items()} == {
+        **{f"model.{part}.layers.0.{leaf}": (style, "vllm:whisper.py") for part in ("encoder", "decoder")
+           for leaf, style in (("self_attn.qkv_proj", "QKVParallelLinear"), ("self_attn.out_proj", "RowParallelLinear"),
+                               ("fc1", "ColumnParallelLinear"), ("fc2", "RowParallelLinear"))},
+        "model.decoder.layers.0.encoder_attn.q_proj": ("ColumnParallelLinear", "vllm:whisper.py"),
+        "model.decoder.layers.0.encoder_attn.kv_proj": ("MergedColumnParallelLinear", "vllm:whisper.py"),
+        "model.decoder.layers.0.encoder_attn.out_proj": ("RowParallelLinear", "vllm:whisper.py")}
+    assert all(layer.scheme == "CompressedTensorsW8A8Fp8" for layer in rep.layers)
+    assert {(a.name, a.kind, a.num_heads, a.head_size, a.backend) for a in rep.attention} == {
+        ("model.decoder.layers.0.self_attn.attn", "full", 4, 64, "FLASH_ATTN"),
+        ("model.decoder.layers.0.encoder_attn.attn", "cross-attention", 4, 64, "FLASH_ATTN")}
+    # ROCm: ROCM_ATTN leaves every layer's row for an encoder-decoder model (TRITON_ATTN for both); with AITER on,
+    # ROCM_AITER_FA takes the self-attention and refuses the cross-attention
+    folder = make_checkpoint(quant="ct-fp8-block", data="sparse", **WHISPER_SPEC)
+    rocm = inspect(folder, platform="mi300x")
+    assert {a.kind: (a.backend, a.rejected) for a in rocm.attention} == {"full": ("TRITON_ATTN", ()),
+                                                                        "cross-attention": ("TRITON_ATTN", ())}
+    aiter = inspect_checkpoint(open_local(folder), InspectOptions(
+        apply_assumptions(parse_platform("mi300x"), ["aiter=yes"]), LATEST))
+    assert {a.kind: (a.backend, [(r.kernel, r.reason) for r in a.rejected]) for a in aiter.attention} == {
+        "full": ("ROCM_AITER_FA", []),
+        "cross-attention": ("ROCM_AITER_UNIFIED_ATTN",
+                            [("ROCM_AITER_FA", "attention type encoder_decoder not supported")])}
+
+
+def test_whisper_quant_prefix_is_its_own_so_an_ignore_list_by_name_misses(make_checkpoint):
+    """WhisperEncoder / WhisperDecoder build each layer under `<layer>.layers` below a model prefix of "": an ignore
+    entry naming the encoder's q_proj as the checkpoint (or the mapper) names it never matches, so vLLM builds that
+    qkv_proj FP8 over a BF16 weight."""
+    listed = "model.encoder.layers.0.self_attn.q_proj"
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        WHISPER_SPEC, ignore=("proj_out", listed))))
+    assert [layer.name for layer in rep.layers if not layer.ok] == ["model.encoder.layers.0.self_attn.qkv_proj"]
