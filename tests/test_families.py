@@ -4445,6 +4445,8 @@ def test_an_unregistered_moe_or_multimodal_transformers_class_is_named_not_laid_
 
 
 # ninth round (fam-audio)
+from fp8check.synth import whisper_encoder_tensors  # noqa: E402  (this round's block, kept apart for the merge)
+
 # Whisper: transformers' own class at tiny widths (d_model 256, 4 heads of 64, one encoder and one decoder layer), the
 # head tied to the decoder's embed_tokens.
 WHISPER_SPEC = dict(architecture="WhisperForConditionalGeneration", model_type="whisper", transformers=True,
@@ -4495,3 +4497,39 @@ def test_whisper_quant_prefix_is_its_own_so_an_ignore_list_by_name_misses(make_c
     rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
         WHISPER_SPEC, ignore=("proj_out", listed))))
     assert [layer.name for layer in rep.layers if not layer.ok] == ["model.encoder.layers.0.self_attn.qkv_proj"]
+
+
+# Ultravox (vLLM's UltravoxConfig): a Llama text model, a one-layer Whisper encoder (d_model 256, 4 heads) under
+# audio_tower., the feed-forward projector (stack_factor 2, swiglu).
+_ULTRAVOX_AUDIO = dict(model_type="whisper", d_model=256, encoder_layers=1, decoder_layers=1, encoder_attention_heads=4,
+                       decoder_attention_heads=4, encoder_ffn_dim=512, decoder_ffn_dim=512, num_mel_bins=80,
+                       max_source_positions=64)
+ULTRAVOX_SPEC = dict(architecture="UltravoxModel", model_type="ultravox", text_prefix="language_model.model", hidden=512,
+                     ignore=("language_model.lm_head",), extra_tensors={
+                         **whisper_encoder_tensors("audio_tower", _ULTRAVOX_AUDIO),
+                         "multi_modal_projector.linear_1.weight": (1024, 512),
+                         "multi_modal_projector.linear_2.weight": (512, 512)},
+                     extra_config={"text_config": {"model_type": "llama", "hidden_size": 512, "intermediate_size": 512,
+                                                   "num_hidden_layers": 2, "num_attention_heads": 4,
+                                                   "num_key_value_heads": 2, "vocab_size": 1000},
+                                   "audio_config": _ULTRAVOX_AUDIO, "hidden_size": 1024, "stack_factor": 2})
+
+
+def test_ultravox_whisper_tower_and_projector_are_quantized_under_vllm_names(make_checkpoint):
+    """ultravox.py: the text model of text_config's class (llama.py), the Whisper encoder with the quant config (q / k /
+    v fused, fc1 / fc2 renamed mlp.fc1 / mlp.fc2 by the tower's loader), the projector's ReplicatedLinears; the tower's
+    attention has no KV cache."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **ULTRAVOX_SPEC))
+    assert rep.ok, list(rep.errors) + [e for layer in rep.layers for e in layer.errors]
+    by_name = {layer.name: (layer.layer_type, layer.layout) for layer in rep.layers}
+    assert {name: style for name, style in by_name.items() if not name.startswith("language_model.")} == {
+        "audio_tower.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:ultravox.py"),
+        "audio_tower.layers.0.self_attn.out_proj": ("RowParallelLinear", "vllm:ultravox.py"),
+        "audio_tower.layers.0.mlp.fc1": ("ColumnParallelLinear", "vllm:ultravox.py"),
+        "audio_tower.layers.0.mlp.fc2": ("RowParallelLinear", "vllm:ultravox.py"),
+        "multi_modal_projector.linear_1": ("ReplicatedLinear", "vllm:ultravox.py"),
+        "multi_modal_projector.linear_2": ("ReplicatedLinear", "vllm:ultravox.py")}
+    assert by_name["language_model.model.layers.0.self_attn.qkv_proj"] == ("QKVParallelLinear", "vllm:llama.py")
+    assert all(layer.scheme == "CompressedTensorsW8A8Fp8" for layer in rep.layers
+               if layer.name != "language_model.lm_head")
+    assert [a.name for a in rep.attention] == [f"language_model.model.layers.{i}.self_attn.attn" for i in (0, 1)]

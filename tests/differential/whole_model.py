@@ -36,7 +36,8 @@ from fp8check.core.targets.platforms import parse_platform
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
                             deepseek_v4_vision_tensors, deepseek_v41_tensors, gemma3n_tower_tensors, inkling_tensors,
                             intern_vit_tensors, internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors,
-                            moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, write_checkpoint)
+                            moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, whisper_encoder_tensors,
+                            write_checkpoint)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crosscheck_model import compare_model, our_modules  # noqa: E402  # isort: skip  (vLLM's side, beside this file)
@@ -1722,6 +1723,31 @@ FAMILIES.update({
     "whisper": (dict(architecture="WhisperForConditionalGeneration", model_type="whisper", transformers=True,
                      sizes_in_text_config=True, tie_embeddings=True, ignore=("proj_out",)), _WHISPER),
 })
+# Ultravox (vLLM's UltravoxConfig, a whole export: no audio_model_id / text_model_id): a Llama text model, a two-layer
+# Whisper encoder of whisper-medium's widths (transformers' names under audio_tower.) and the feed-forward projector
+# (stack_factor 8, swiglu: linear_1 8 x 1024 -> 4096, linear_2 2048 -> the text width), all quantized.
+_ULTRAVOX_AUDIO = dict(model_type="whisper", d_model=1024, encoder_layers=2, decoder_layers=2,
+                       encoder_attention_heads=16, decoder_attention_heads=16, encoder_ffn_dim=4096,
+                       decoder_ffn_dim=4096, num_mel_bins=128, max_source_positions=1500)
+FAMILIES["ultravox"] = (
+    dict(architecture="UltravoxModel", model_type="ultravox", text_prefix="language_model.model",
+         ignore=("language_model.lm_head",), extra_tensors={
+             **whisper_encoder_tensors("audio_tower", _ULTRAVOX_AUDIO),
+             "multi_modal_projector.ln_pre.weight": (8 * 1024,), "multi_modal_projector.linear_1.weight": (4096, 8192),
+             "multi_modal_projector.linear_2.weight": (BASE["hidden"], 2048),
+             "multi_modal_projector.ln_post.weight": (BASE["hidden"],)}),
+    {"text_config": _text_config("llama"), "audio_config": _ULTRAVOX_AUDIO, "hidden_size": 4096, "stack_factor": 8,
+     "projector_act": "swiglu", "audio_token_index": 7, "vocab_size": BASE["vocab"]})
+# GLM-ASR-Nano (transformers' GlmAsrForConditionalGeneration): its Llama text model at BASE's widths, a two-layer
+# encoder of 1024 wide, 16 heads (the release's 1280 / 20 heads do not split over TP 8), FFN 4096, the projector;
+# all quantized.
+FAMILIES["glm-asr"] = (
+    dict(architecture="GlmAsrForConditionalGeneration", model_type="glmasr", transformers=True,
+         sizes_in_text_config=True, ignore=("language_model.lm_head",)),
+    {"text_config": _text_config("llama", tie_word_embeddings=False),
+     "audio_config": dict(model_type="glmasr_encoder", hidden_size=1024, intermediate_size=4096, num_hidden_layers=2,
+                          num_attention_heads=16, num_mel_bins=128),
+     "tie_word_embeddings": False, "audio_token_id": 7})
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

@@ -847,6 +847,36 @@ ARCHITECTURES["WhisperForConditionalGeneration"] = Arch(
     hf_to_vllm=(("substr", ".fc1.", ".mlp.fc1."), ("substr", ".fc2.", ".mlp.fc2.")),
     quant_prefixes=(("regex", r"^model\.(encoder|decoder)\.layers\.(\d+)\.", r".\1.layers.\2.layers."),))
 
+# Ultravox (ultravox.py UltravoxModel, registered 0.25-0.34, the file alike 0.33 / 0.34; vLLM's UltravoxConfig): the
+# text model init_vllm_registered_model of text_config's class under language_model.; UltravoxWhisperEncoder
+# (whisper.py's WhisperEncoder, audio_config's widths, with the quant config) at audio_tower.: q / k / v -> qkv_proj
+# over encoder_attention_heads, out_proj row, fc1 column / fc2 row, which the tower's own loader renames mlp.fc1 /
+# mlp.fc2 (_WHISPER_ENCODER_MAPPER); UltravoxFeedForwardProjector (num_projector_layers 0, the released configs)
+# linear_1 / linear_2 ReplicatedLinears with the quant config. The model's mapper moves a whole Whisper's
+# audio_tower.model.encoder. to audio_tower. and drops the rest of it (decoder, proj_out). Not modelled: the tower
+# layers' quant prefix (`<layer>.layers`, as Whisper's, which only an ignore list naming them would meet), the
+# transformer projector (num_projector_layers > 0), checkpoints that leave the tower or text model to audio_model_id
+# / text_model_id (secondary weights from other repositories).
+_WHISPER_MLP_NAMES = ((".fc1.", ".mlp.fc1."), (".fc2.", ".mlp.fc2."))
+ARCHITECTURES["UltravoxModel"] = Arch(
+    "vllm:ultravox.py", registered_text_model=True, towers=(
+        Tower("vllm:ultravox.py", ("audio_tower.",), packed=_WHISPER_QKV, audio_heads=True, renames=_WHISPER_MLP_NAMES,
+              dropped=("audio_tower.model.decoder.", "audio_tower.proj_out.")),
+        Tower("vllm:ultravox.py", ("multi_modal_projector.",), packed={},
+              styles={"linear_1": REPLICATED, "linear_2": REPLICATED})),
+    hf_to_vllm=(("prefix", "audio_tower.model.encoder.", "audio_tower."),))
+
+# GLM-ASR (glmasr.py GlmAsrForConditionalGeneration, registered 0.33 / 0.34 alike): the text model built as
+# LlamaForCausalLM whatever text_config names (init_vllm_registered_model(architectures=["LlamaForCausalLM"])) under
+# language_model.; GlmAsrEncoder (audio_tower., with the quant config): self_attn q / k / v -> qkv_proj
+# (QKVParallelLinear over audio_config's num_attention_heads), o_proj row, mlp.fc1 column / mlp.fc2 row;
+# GlmAsrMultiModalProjector linear_1 column / linear_2 row, with the quant config. The mapper drops
+# audio_tower.embed_positions.
+ARCHITECTURES["GlmAsrForConditionalGeneration"] = Arch("vllm:llama.py", towers=(
+    Tower("vllm:glmasr.py", ("audio_tower.",), packed=_WHISPER_QKV, audio_heads=True,
+          dropped=("audio_tower.embed_positions",)),
+    Tower("vllm:glmasr.py", ("multi_modal_projector.",), packed={}, styles={"linear_2": ROW})))
+
 # Qwen4-Exp (vllm.models.qwen4_exp, registered 0.29-0.34, read from 0.33 / 0.34: __init__.py resolves nvidia/model.py
 # on CUDA and CPU, amd/model.py on ROCm, and refuses XPU / TPU on import, IMPORT_REFUSALS). Qwen3.5's gated-delta-net
 # layers (in_proj_qkv + in_proj_z -> in_proj_qkvz, in_proj_b + in_proj_a -> in_proj_ba, conv1d unquantized) and
