@@ -4533,3 +4533,57 @@ def test_ultravox_whisper_tower_and_projector_are_quantized_under_vllm_names(mak
     assert all(layer.scheme == "CompressedTensorsW8A8Fp8" for layer in rep.layers
                if layer.name != "language_model.lm_head")
     assert [a.name for a in rep.attention] == [f"language_model.model.layers.{i}.self_attn.attn" for i in (0, 1)]
+
+
+# GLM-ASR and Audio Flamingo 3: transformers' own classes at tiny widths (a one-layer encoder of 256, 4 heads), over
+# a text model of transformers' default class for them (Llama, Qwen2).
+_AUDIO_TEXT = dict(hidden_size=512, intermediate_size=512, num_hidden_layers=1, num_attention_heads=4,
+                   num_key_value_heads=2, head_dim=128, vocab_size=1000, tie_word_embeddings=False)
+GLM_ASR_SPEC = dict(architecture="GlmAsrForConditionalGeneration", model_type="glmasr", transformers=True,
+                    sizes_in_text_config=True, ignore=("language_model.lm_head",), extra_config=dict(
+                        text_config=dict(_AUDIO_TEXT, model_type="llama"), tie_word_embeddings=False,
+                        audio_config=dict(model_type="glmasr_encoder", hidden_size=256, intermediate_size=512,
+                                          num_hidden_layers=1, num_attention_heads=4)))
+AUDIO_FLAMINGO_3_SPEC = dict(architecture="AudioFlamingo3ForConditionalGeneration", model_type="audioflamingo3",
+                             transformers=True, sizes_in_text_config=True,
+                             ignore=("language_model.lm_head", "re:.*audio_tower.*", "re:.*multi_modal_projector.*"),
+                             extra_config=dict(text_config=dict(_AUDIO_TEXT, model_type="qwen2"), audio_config=dict(
+                                 model_type="audioflamingo3_encoder", d_model=256, encoder_ffn_dim=512,
+                                 encoder_layers=1, encoder_attention_heads=4, max_source_positions=64)))
+
+
+def test_glm_asr_encoder_and_projector_are_quantized_parallel_linears(make_checkpoint):
+    """glmasr.py: GlmAsrEncoder's q / k / v fused over audio_config's num_attention_heads, o_proj row, mlp.fc1 / fc2
+    column / row, the projector's linear_1 / linear_2 column / row, all with the quant config; the text model built as
+    LlamaForCausalLM; embed_positions (when stored) dropped by the mapper."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **GLM_ASR_SPEC), tp=2)
+    assert rep.ok, list(rep.errors) + [e for layer in rep.layers for e in layer.errors]
+    towers = {layer.name: (layer.layer_type, layer.layout, layer.scheme) for layer in rep.layers
+              if not layer.name.startswith("language_model.")}
+    fp8 = "CompressedTensorsW8A8Fp8"
+    assert towers == {
+        "audio_tower.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:glmasr.py", fp8),
+        "audio_tower.layers.0.self_attn.o_proj": ("RowParallelLinear", "vllm:glmasr.py", fp8),
+        "audio_tower.layers.0.mlp.fc1": ("ColumnParallelLinear", "vllm:glmasr.py", fp8),
+        "audio_tower.layers.0.mlp.fc2": ("RowParallelLinear", "vllm:glmasr.py", fp8),
+        "multi_modal_projector.linear_1": ("ColumnParallelLinear", "vllm:glmasr.py", fp8),
+        "multi_modal_projector.linear_2": ("RowParallelLinear", "vllm:glmasr.py", fp8)}
+    qkv = next(layer for layer in rep.layers if layer.name == "audio_tower.layers.0.self_attn.qkv_proj")
+    assert qkv.shards == tuple(f"audio_tower.layers.0.self_attn.{x}_proj" for x in "qkv")
+    assert {layer.layout for layer in rep.layers if layer.name.startswith("language_model.")} == {"vllm:llama.py"}
+    assert [a.name for a in rep.attention] == ["language_model.model.layers.0.self_attn.attn"]
+
+
+def test_audio_flamingo_3_towers_are_torch_linears_over_qwen2(make_checkpoint):
+    """audioflamingo3.py: transformers' Qwen2AudioEncoder and an nn.Linear projector (no quant method: an FP8 one is an
+    error), the text model built as Qwen2ForCausalLM."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **AUDIO_FLAMINGO_3_SPEC))
+    assert rep.ok, list(rep.errors) + [e for layer in rep.layers for e in layer.errors]
+    towers = [layer for layer in rep.layers if not layer.name.startswith("language_model.")]
+    assert {(layer.layer_type, layer.layout, layer.scheme) for layer in towers} == {
+        ("nn.Linear", "vllm:audioflamingo3.py", "UnquantizedLinearMethod")}
+    assert len(towers) == 8  # q, k, v, out_proj, fc1, fc2 and the projector's two
+    assert {layer.layout for layer in rep.layers if layer.name.startswith("language_model.")} == {"vllm:qwen2.py"}
+    fp8 = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        AUDIO_FLAMINGO_3_SPEC, ignore=("language_model.lm_head",))))
+    assert {layer.name for layer in fp8.layers if not layer.ok} == {layer.name for layer in towers}

@@ -1748,6 +1748,17 @@ FAMILIES["glm-asr"] = (
      "audio_config": dict(model_type="glmasr_encoder", hidden_size=1024, intermediate_size=4096, num_hidden_layers=2,
                           num_attention_heads=16, num_mel_bins=128),
      "tie_word_embeddings": False, "audio_token_id": 7})
+# Audio Flamingo 3 (transformers' AudioFlamingo3ForConditionalGeneration): Qwen2-Audio's encoder of the release's widths
+# (two layers, 20 heads of 64) and projector, stored BF16 (vLLM builds them from torch nn.Linears), over a Qwen2 text
+# model at BASE's widths.
+FAMILIES["audio-flamingo-3"] = (
+    dict(architecture="AudioFlamingo3ForConditionalGeneration", model_type="audioflamingo3", transformers=True,
+         sizes_in_text_config=True,
+         ignore=("language_model.lm_head", "re:.*audio_tower.*", "re:.*multi_modal_projector.*")),
+    {"text_config": _text_config("qwen2"),
+     "audio_config": dict(model_type="audioflamingo3_encoder", d_model=1280, encoder_attention_heads=20,
+                          encoder_ffn_dim=5120, encoder_layers=2, num_mel_bins=128, max_source_positions=1500),
+     "audio_token_id": 7})
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

@@ -877,6 +877,18 @@ ARCHITECTURES["GlmAsrForConditionalGeneration"] = Arch("vllm:llama.py", towers=(
           dropped=("audio_tower.embed_positions",)),
     Tower("vllm:glmasr.py", ("multi_modal_projector.",), packed={}, styles={"linear_2": ROW})))
 
+# AudioFlamingo3 (audioflamingo3.py AudioFlamingo3ForConditionalGeneration, registered 0.33 / 0.34 alike): Qwen2-Audio's
+# towers (AudioFlamingo3Encoder is transformers' Qwen2AudioEncoder, every linear a torch nn.Linear; the projector's
+# linear_1 / linear_2 torch nn.Linears: no quant method) and the text model built as Qwen2ForCausalLM whatever
+# text_config names (init_vllm_registered_model(architectures=["Qwen2ForCausalLM"])).
+ARCHITECTURES["AudioFlamingo3ForConditionalGeneration"] = Arch(
+    "vllm:qwen2.py", towers=(
+        Tower("vllm:audioflamingo3.py", ("audio_tower.",), packed={},
+              styles={tail: TORCH_LINEAR for tail in _QWEN2_AUDIO_LINEARS}),
+        Tower("vllm:audioflamingo3.py", ("multi_modal_projector.",), packed={},
+              styles={"linear_1": TORCH_LINEAR, "linear_2": TORCH_LINEAR})),
+    matrix_norms=("audio_tower.embed_positions",), **_QWEN2_MODEL)
+
 # Qwen4-Exp (vllm.models.qwen4_exp, registered 0.29-0.34, read from 0.33 / 0.34: __init__.py resolves nvidia/model.py
 # on CUDA and CPU, amd/model.py on ROCm, and refuses XPU / TPU on import, IMPORT_REFUSALS). Qwen3.5's gated-delta-net
 # layers (in_proj_qkv + in_proj_z -> in_proj_qkvz, in_proj_b + in_proj_a -> in_proj_ba, conv1d unquantized) and
