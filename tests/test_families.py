@@ -4587,3 +4587,44 @@ def test_audio_flamingo_3_towers_are_torch_linears_over_qwen2(make_checkpoint):
     fp8 = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
         AUDIO_FLAMINGO_3_SPEC, ignore=("language_model.lm_head",))))
     assert {layer.name for layer in fp8.layers if not layer.ok} == {layer.name for layer in towers}
+
+
+# Granite Speech: transformers' own class at tiny widths (a two-block conformer of 256, 4 heads of 64, CTC out 128, a
+# one-layer Q-Former), over a Granite text model; the conformer blocks, input_linear and projector stored BF16.
+GRANITE_SPEECH_SPEC = dict(
+    architecture="GraniteSpeechForConditionalGeneration", model_type="granite_speech", transformers=True,
+    sizes_in_text_config=True,
+    ignore=("language_model.lm_head", r"re:encoder\.layers\..*", "encoder.input_linear", r"re:projector\..*"),
+    extra_config=dict(
+        text_config=dict(_AUDIO_TEXT, model_type="granite"), tie_word_embeddings=False, audio_token_index=7,
+        encoder_config=dict(model_type="granite_speech_encoder", hidden_dim=256, num_layers=2, num_heads=4,
+                            dim_head=64, input_dim=160, output_dim=128),
+        projector_config=dict(model_type="blip_2_qformer", hidden_size=256, num_hidden_layers=1,
+                              num_attention_heads=4, intermediate_size=512, encoder_hidden_size=256)))
+
+
+@pytest.mark.parametrize("arch", ["GraniteSpeechForConditionalGeneration", "GraniteSpeechPlusForConditionalGeneration"])
+def test_granite_speech_conformer_is_unquantized_and_ctc_heads_quantized(make_checkpoint, arch):
+    """granite_speech.py: the conformer blocks take no quant config (ff up / down column / row, attention torch
+    nn.Linears), input_linear and the Q-Former projector are torch nn.Linears, the CTC out / out_mid column / row
+    with the quant config; rel_pos_emb is an embedding. An FP8 conformer layer is an error."""
+    spec = dict(GRANITE_SPEECH_SPEC, architecture=arch)
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **spec))
+    assert rep.ok, list(rep.errors) + [e for layer in rep.layers for e in layer.errors]
+    by_name = {layer.name: (layer.layer_type, layer.scheme) for layer in rep.layers}
+    block, unquantized = "encoder.layers.0", "UnquantizedLinearMethod"
+    assert {name: by_name[name] for name in (f"{block}.ff1.up_proj", f"{block}.ff2.down_proj", f"{block}.attn.to_kv",
+                                             "encoder.input_linear", "encoder.out", "encoder.out_mid",
+                                             "projector.linear")} == {
+        f"{block}.ff1.up_proj": ("ColumnParallelLinear", unquantized),
+        f"{block}.ff2.down_proj": ("RowParallelLinear", unquantized),
+        f"{block}.attn.to_kv": ("nn.Linear", unquantized), "encoder.input_linear": ("nn.Linear", unquantized),
+        "encoder.out": ("ColumnParallelLinear", "CompressedTensorsW8A8Fp8"),
+        "encoder.out_mid": ("RowParallelLinear", "CompressedTensorsW8A8Fp8"),
+        "projector.linear": ("nn.Linear", unquantized)}
+    assert not any(name.endswith("rel_pos_emb") for name in by_name)
+    assert {by_name[name] for name in by_name if name.startswith("projector.")} == {("nn.Linear", unquantized)}
+    fp8 = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        spec, ignore=("language_model.lm_head", "encoder.input_linear", r"re:projector\..*"))))
+    assert {layer.name for layer in fp8.layers if not layer.ok} == {
+        name for name in by_name if name.startswith("encoder.layers.")}

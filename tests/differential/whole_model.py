@@ -1759,6 +1759,27 @@ FAMILIES["audio-flamingo-3"] = (
      "audio_config": dict(model_type="audioflamingo3_encoder", d_model=1280, encoder_attention_heads=20,
                           encoder_ffn_dim=5120, encoder_layers=2, num_mel_bins=128, max_source_positions=1500),
      "audio_token_id": 7})
+# Granite Speech 3.3 (transformers' GraniteSpeechForConditionalGeneration): a Granite text model at BASE's widths, a
+# two-block conformer encoder of 1024 (8 heads of 128, FFN 4 x), its CTC out / out_mid of 256, the one-layer Q-Former
+# projector. The conformer blocks, input_linear and the projector stay BF16 (vLLM builds them without a quant method);
+# out / out_mid are quantized. The Plus class (granite_speech_plus) builds the same modules.
+_GRANITE_SPEECH_CONFIG = {
+    "text_config": _text_config("granite", tie_word_embeddings=False),
+    "encoder_config": {"model_type": "granite_speech_encoder", "hidden_dim": 1024, "num_layers": 2, "num_heads": 8,
+                       "dim_head": 128, "input_dim": 160, "output_dim": 256, "feedforward_mult": 4},
+    "projector_config": {"model_type": "blip_2_qformer", "hidden_size": 1024, "num_hidden_layers": 1,
+                         "num_attention_heads": 16, "intermediate_size": 4096, "encoder_hidden_size": 1024},
+    "audio_token_index": 7, "downsample_rate": 5, "window_size": 15, "tie_word_embeddings": False}
+_GRANITE_SPEECH_IGNORE = ("language_model.lm_head", r"re:encoder\.layers\..*", "encoder.input_linear",
+                          r"re:projector\..*")
+FAMILIES.update({
+    "granite-speech": (dict(architecture="GraniteSpeechForConditionalGeneration", model_type="granite_speech",
+                            transformers=True, sizes_in_text_config=True, ignore=_GRANITE_SPEECH_IGNORE),
+                       _GRANITE_SPEECH_CONFIG),
+    "granite-speech-plus": (dict(architecture="GraniteSpeechPlusForConditionalGeneration",
+                                 model_type="granite_speech_plus", transformers=True, sizes_in_text_config=True,
+                                 ignore=_GRANITE_SPEECH_IGNORE), _GRANITE_SPEECH_CONFIG),
+})
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

@@ -889,6 +889,27 @@ ARCHITECTURES["AudioFlamingo3ForConditionalGeneration"] = Arch(
               styles={"linear_1": TORCH_LINEAR, "linear_2": TORCH_LINEAR})),
     matrix_norms=("audio_tower.embed_positions",), **_QWEN2_MODEL)
 
+# Granite Speech (granite_speech.py GraniteSpeechForConditionalGeneration; granite_speech_plus.py's subclass
+# GraniteSpeechPlusForConditionalGeneration builds the same modules, its encoder's forward concatenating more layers;
+# both registered 0.33 / 0.34, the files alike): the text model of text_config's class (Granite) under
+# language_model.; GraniteSpeechCTCEncoder (encoder.): input_linear a torch nn.Linear, out column / out_mid row with
+# the quant config, and conformer blocks built without it (GraniteSpeechConformerBlock takes no quant_config): ff1 /
+# ff2 up_proj column / down_proj row, attn to_q / to_kv / to_out torch nn.Linears, rel_pos_emb an nn.Embedding
+# (modules.EMBEDDINGS);
+# the projector (projector.) a BLIP-2 Q-Former (blip2.py: query / key / value and every dense a torch nn.Linear)
+# and its linear, a torch nn.Linear. The mapper moves transformers 5's language_model.model.model. up a level.
+_GRANITE_SPEECH = Arch(
+    "vllm:granite_speech.py", registered_text_model=True, towers=(
+        Tower("vllm:granite_speech.py", ("encoder.layers.",), packed={}, quantized=False,
+              styles={leaf: TORCH_LINEAR for leaf in ("attn.to_q", "attn.to_kv", "attn.to_out")}),
+        Tower("vllm:granite_speech.py", ("encoder.",), packed={},
+              styles={"input_linear": TORCH_LINEAR, "out": COLUMN, "out_mid": ROW}),
+        Tower("vllm:granite_speech.py", ("projector.",), packed={},
+              styles={leaf: TORCH_LINEAR for leaf in ("query", "key", "value", "dense", "linear")})),
+    hf_to_vllm=(("prefix", "language_model.model.model.", "language_model.model."),))
+ARCHITECTURES.update({"GraniteSpeechForConditionalGeneration": _GRANITE_SPEECH,
+                      "GraniteSpeechPlusForConditionalGeneration": _GRANITE_SPEECH})
+
 # Qwen4-Exp (vllm.models.qwen4_exp, registered 0.29-0.34, read from 0.33 / 0.34: __init__.py resolves nvidia/model.py
 # on CUDA and CPU, amd/model.py on ROCm, and refuses XPU / TPU on import, IMPORT_REFUSALS). Qwen3.5's gated-delta-net
 # layers (in_proj_qkv + in_proj_z -> in_proj_qkvz, in_proj_b + in_proj_a -> in_proj_ba, conv1d unquantized) and
