@@ -36,8 +36,8 @@ from fp8check.core.targets.platforms import parse_platform
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
                             deepseek_v4_vision_tensors, deepseek_v41_tensors, gemma3n_tower_tensors, inkling_tensors,
                             intern_vit_tensors, internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors,
-                            moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, whisper_encoder_tensors,
-                            write_checkpoint)
+                            moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, qwen3_asr_audio_tensors,
+                            whisper_encoder_tensors, write_checkpoint)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crosscheck_model import compare_model, our_modules  # noqa: E402  # isort: skip  (vLLM's side, beside this file)
@@ -1780,6 +1780,25 @@ FAMILIES.update({
                                  model_type="granite_speech_plus", transformers=True, sizes_in_text_config=True,
                                  ignore=_GRANITE_SPEECH_IGNORE), _GRANITE_SPEECH_CONFIG),
 })
+# Qwen3-ASR-1.7B in Qwen's own format (config.json's thinker_config; thinker.* tensors): a Qwen3 text model at BASE's
+# widths, a two-layer audio encoder of the release's widths (1024, 16 heads, FFN 4096), stored BF16 (vLLM builds it
+# without a quant config). The text config's model_type is qwen3: Qwen's own config class writes qwen3_asr_text, which
+# 0.34 hands transformers' Qwen3ASRConfig (transformers_utils/config.py), whose sub-config lookup knows no such type
+# in transformers 5.20-5.22 (qwen3-asr-text-type, OPEN).
+_QWEN3_ASR_AUDIO = dict(model_type="qwen3_asr_audio_encoder", d_model=1024, encoder_layers=2,
+                        encoder_attention_heads=16, encoder_ffn_dim=4096, output_dim=BASE["hidden"],
+                        downsample_hidden_size=480, num_mel_bins=128, n_window=50, n_window_infer=800,
+                        conv_chunksize=500, max_source_positions=1500)
+FAMILIES["qwen3-asr"] = (
+    dict(architecture="Qwen3ASRForConditionalGeneration", model_type="qwen3_asr", text_prefix="thinker.model",
+         head="thinker.lm_head", sizes_in_text_config=True, ignore=("thinker.lm_head", r"re:.*audio_tower.*"),
+         extra_tensors=qwen3_asr_audio_tensors("thinker.audio_tower", _QWEN3_ASR_AUDIO)),
+    {"thinker_config": {"model_type": "qwen3_asr_thinker", "audio_config": _QWEN3_ASR_AUDIO,
+                        "text_config": _text_config("qwen3", tie_word_embeddings=False),
+                        "audio_token_id": 7, "audio_start_token_id": 8, "audio_end_token_id": 9}})
+FAMILIES["qwen3-asr-text-type"] = (FAMILIES["qwen3-asr"][0], {"thinker_config": {
+    **FAMILIES["qwen3-asr"][1]["thinker_config"], "text_config": _text_config("qwen3_asr_text",
+                                                                             tie_word_embeddings=False)}})
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}
@@ -1913,6 +1932,12 @@ OPEN = (
      "the hand-written text checkpoint has no shared expert (synth's mixtral style) and 0.34 builds "
      "block_sparse_moe.shared_experts unconditionally (0.33: when n_shared_experts); fp8check lists what the "
      "checkpoint holds and does not report the missing weights"),
+    (r"^0\.34\.0\|[^|]*\|qwen3-asr-text-type\|[^|]*\|\(model\)\|ValueError: Unrecognized model type for "
+     r"subconfig: qwen3_asr_text",
+     "Qwen3-ASR's thinker_config as Qwen's own config class writes it (text_config model_type qwen3_asr_text): 0.34 "
+     "reads it with transformers' Qwen3ASRConfig (transformers_utils/config.py moves thinker_config's fields up and "
+     "renames the audio config's type only), whose sub-config lookup refuses the text type in transformers 5.20-5.22; "
+     "fp8check does not model config-class refusals and lays the checkpoint out as 0.33 builds it"),
     (r"^0\.33\.0\|[^|]*\|minimax-m3-text\|[^|]*\|\(model\)\|AttributeError: 'MiniMaxM3VLTextConfig' object has "
      r"no attribute 'rope_theta'",
      "a standalone MiniMaxM3SparseForCausalLM checkpoint on 0.33: vLLM registers config classes for minimax_m3_vl "

@@ -784,6 +784,26 @@ ARCHITECTURES["Qwen3OmniMoeForConditionalGeneration"] = ARCHITECTURES["Qwen3MoeF
                 ("prefix", "thinker.model.", "language_model.model."), ("prefix", "thinker.", ""),
                 ("prefix", "model.", "language_model.model."), ("prefix", "lm_head.", "language_model.lm_head.")))
 
+# Qwen3-ASR (qwen3_asr.py Qwen3ASRForConditionalGeneration, registered 0.33 / 0.34; 0.34 reads transformers'
+# Qwen3ASRConfig, Qwen's thinker_config format converted by transformers_utils/config.py, 0.33 its own config class;
+# the modules alike): Qwen3-Omni's audio encoder (Qwen3OmniMoeAudioEncoder, every linear without quant_config) at
+# audio_tower., and Qwen3ForCausalLM over text_config (whatever its model type) under language_model.; the mapper
+# takes Qwen's thinker. names and transformers' (model.audio_tower., model.language_model., the projector's
+# linear_1 / linear_2 as the tower's proj1 / proj2) and drops talker. / code2wav.
+ARCHITECTURES["Qwen3ASRForConditionalGeneration"] = ARCHITECTURES["Qwen3ForCausalLM"]._replace(
+    towers=(_QWEN3_OMNI_AUDIO._replace(
+        source="vllm:qwen3_asr.py", roots=("thinker.audio_tower.", "audio_tower.", "model.audio_tower.",
+                                           "model.multi_modal_projector."),
+        styles={**_QWEN3_OMNI_AUDIO.styles, "multi_modal_projector.linear_1": REPLICATED,
+                "multi_modal_projector.linear_2": REPLICATED}),),
+    spec_substrings=("talker.", "code2wav."),
+    hf_to_vllm=(("prefix", "thinker.lm_head.", "language_model.lm_head."),
+                ("prefix", "thinker.model.", "language_model.model."), ("prefix", "thinker.", ""),
+                ("prefix", "model.audio_tower.", "audio_tower."),
+                ("prefix", "model.language_model.", "language_model.model."),
+                ("prefix", "model.multi_modal_projector.linear_1.", "audio_tower.proj1."),
+                ("prefix", "model.multi_modal_projector.linear_2.", "audio_tower.proj2.")))
+
 # Qwen2.5-Omni (registry.py 0.25-0.34: Qwen2_5OmniModel and Qwen2_5OmniForConditionalGeneration ->
 # qwen2_5_omni_thinker.py Qwen2_5OmniThinkerForConditionalGeneration; 0.33 -> 0.34 changed the processor only). vLLM
 # builds the thinker only: its hf_to_vllm_mapper maps thinker.model. / thinker.lm_head. under language_model., strips
