@@ -4445,7 +4445,9 @@ def test_an_unregistered_moe_or_multimodal_transformers_class_is_named_not_laid_
 
 
 # ninth round (fam-audio)
-from fp8check.synth import whisper_encoder_tensors  # noqa: E402  (this round's block, kept apart for the merge)
+from fp8check.synth import (  # noqa: E402  (this round's block, kept apart for the merge)
+    qwen3_asr_audio_tensors, whisper_encoder_tensors,
+)
 
 # Whisper: transformers' own class at tiny widths (d_model 256, 4 heads of 64, one encoder and one decoder layer), the
 # head tied to the decoder's embed_tokens.
@@ -4504,8 +4506,8 @@ def test_whisper_quant_prefix_is_its_own_so_an_ignore_list_by_name_misses(make_c
 _ULTRAVOX_AUDIO = dict(model_type="whisper", d_model=256, encoder_layers=1, decoder_layers=1, encoder_attention_heads=4,
                        decoder_attention_heads=4, encoder_ffn_dim=512, decoder_ffn_dim=512, num_mel_bins=80,
                        max_source_positions=64)
-ULTRAVOX_SPEC = dict(architecture="UltravoxModel", model_type="ultravox", text_prefix="language_model.model", hidden=512,
-                     ignore=("language_model.lm_head",), extra_tensors={
+ULTRAVOX_SPEC = dict(architecture="UltravoxModel", model_type="ultravox", text_prefix="language_model.model",
+                     hidden=512, ignore=("language_model.lm_head",), extra_tensors={
                          **whisper_encoder_tensors("audio_tower", _ULTRAVOX_AUDIO),
                          "multi_modal_projector.linear_1.weight": (1024, 512),
                          "multi_modal_projector.linear_2.weight": (512, 512)},
@@ -4628,3 +4630,38 @@ def test_granite_speech_conformer_is_unquantized_and_ctc_heads_quantized(make_ch
         spec, ignore=("language_model.lm_head", "encoder.input_linear", r"re:projector\..*"))))
     assert {layer.name for layer in fp8.layers if not layer.ok} == {
         name for name in by_name if name.startswith("encoder.layers.")}
+
+
+# Qwen3-ASR in Qwen's own format (thinker_config, thinker.* names): a Qwen3 text model, a one-layer audio encoder of 256
+# (4 heads), stored BF16.
+_QWEN3_ASR_AUDIO = dict(model_type="qwen3_asr_audio_encoder", d_model=256, encoder_layers=1, encoder_attention_heads=4,
+                        encoder_ffn_dim=512, output_dim=512, downsample_hidden_size=64, num_mel_bins=128)
+QWEN3_ASR_SPEC = dict(architecture="Qwen3ASRForConditionalGeneration", model_type="qwen3_asr",
+                      text_prefix="thinker.model", head="thinker.lm_head", sizes_in_text_config=True, hidden=512,
+                      heads=4, kv_heads=2, head_dim=128, intermediate=512,
+                      ignore=("thinker.lm_head", "re:.*audio_tower.*"),
+                      extra_tensors=qwen3_asr_audio_tensors("thinker.audio_tower", _QWEN3_ASR_AUDIO),
+                      extra_config={"thinker_config": {"audio_config": _QWEN3_ASR_AUDIO, "text_config": dict(
+                          _AUDIO_TEXT, model_type="qwen3", num_hidden_layers=2)}})
+
+
+@pytest.mark.parametrize("arch", ["Qwen3ASRForConditionalGeneration", "Qwen3ASRRealtimeGeneration"])
+def test_qwen3_asr_audio_encoder_is_unquantized_over_qwen3(make_checkpoint, arch):
+    """qwen3_asr.py (and its realtime subclass): Qwen3-Omni's audio encoder without a quant config (q / k / v fused,
+    out_proj / fc1 / fc2 row / column / row, conv_out / proj1 / proj2 replicated), the text model Qwen3ForCausalLM
+    under the mapper's language_model. names; an FP8 encoder layer is an error."""
+    spec = dict(QWEN3_ASR_SPEC, architecture=arch)
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **spec), tp=2)
+    assert rep.ok, list(rep.errors) + [e for layer in rep.layers for e in layer.errors]
+    tower = {layer.name.removeprefix("thinker.audio_tower."): (layer.layer_type, layer.scheme) for layer in rep.layers
+             if layer.name.startswith("thinker.audio_tower.")}
+    unquantized = "UnquantizedLinearMethod"
+    assert tower == {"layers.0.self_attn.qkv_proj": ("QKVParallelLinear", unquantized),
+                     "layers.0.self_attn.out_proj": ("RowParallelLinear", unquantized),
+                     "layers.0.fc1": ("ColumnParallelLinear", unquantized),
+                     "layers.0.fc2": ("RowParallelLinear", unquantized),
+                     **{leaf: ("ReplicatedLinear", unquantized) for leaf in ("conv_out", "proj1", "proj2")}}
+    assert {layer.layout for layer in rep.layers if layer.name.startswith("thinker.model.")} == {"vllm:qwen3.py"}
+    assert [a.name for a in rep.attention] == [f"thinker.model.layers.{i}.self_attn.attn" for i in (0, 1)]
+    fp8 = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(spec, ignore=("thinker.lm_head",))), tp=2)
+    assert {layer.name for layer in fp8.layers if not layer.ok} == {f"thinker.audio_tower.{leaf}" for leaf in tower}

@@ -246,7 +246,8 @@ def config_repr(cfg: SelectorConfig, ctx: RoutingContext) -> str:
     fields = [("head_size", cfg.head_size), ("dtype", f"torch.{cfg.dtype}"), ("kv_cache_dtype", cfg.kv_cache_dtype),
               ("block_size", cfg.block_size), ("use_mla", cfg.use_mla), ("has_sink", cfg.has_sink),
               ("use_sparse", cfg.use_sparse), ("use_mm_prefix", cfg.use_mm_prefix),
-              ("use_per_head_quant_scales", cfg.use_per_head_quant_scales), ("attn_type", decoder_type(ctx, cfg.attn_type))]
+              ("use_per_head_quant_scales", cfg.use_per_head_quant_scales),
+              ("attn_type", decoder_type(ctx, cfg.attn_type))]
     if has("attn-sliding-window"):
         fields.append(("has_sliding_window", cfg.has_sliding_window))
     fields += [("use_non_causal", False), ("use_batch_invariant", cfg.use_batch_invariant),

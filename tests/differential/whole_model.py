@@ -1796,6 +1796,9 @@ FAMILIES["qwen3-asr"] = (
     {"thinker_config": {"model_type": "qwen3_asr_thinker", "audio_config": _QWEN3_ASR_AUDIO,
                         "text_config": _text_config("qwen3", tie_word_embeddings=False),
                         "audio_token_id": 7, "audio_start_token_id": 8, "audio_end_token_id": 9}})
+# The streaming class over the same checkpoint (qwen3_asr_realtime.py).
+FAMILIES["qwen3-asr-realtime"] = (dict(FAMILIES["qwen3-asr"][0], architecture="Qwen3ASRRealtimeGeneration"),
+                                  FAMILIES["qwen3-asr"][1])
 FAMILIES["qwen3-asr-text-type"] = (FAMILIES["qwen3-asr"][0], {"thinker_config": {
     **FAMILIES["qwen3-asr"][1]["thinker_config"], "text_config": _text_config("qwen3_asr_text",
                                                                              tie_word_embeddings=False)}})

@@ -354,7 +354,8 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         audio_hidden_size=opt_int("hidden_size", audio),
         # (an encoder-decoder's own encoder_attention_heads where no audio_config nests them: Whisper; GLM-ASR's
         # GlmAsrEncoderConfig calls them num_attention_heads)
-        audio_heads=opt_int("encoder_attention_heads", audio if audio else doc) or opt_int("num_attention_heads", audio),
+        audio_heads=(opt_int("encoder_attention_heads", audio if audio else doc)
+                     or opt_int("num_attention_heads", audio)),
         router_keys=tuple((key, sizes[key]) for key in ROUTER_KEYS if isinstance(sizes.get(key), (str, bool, int))),
         expert_counts=tuple((key, tuple(sizes[key]) if isinstance(sizes[key], list) else sizes[key])
                             for key in EXPERT_ALIASES if key in sizes),

@@ -803,6 +803,8 @@ ARCHITECTURES["Qwen3ASRForConditionalGeneration"] = ARCHITECTURES["Qwen3ForCausa
                 ("prefix", "model.language_model.", "language_model.model."),
                 ("prefix", "model.multi_modal_projector.linear_1.", "audio_tower.proj1."),
                 ("prefix", "model.multi_modal_projector.linear_2.", "audio_tower.proj2.")))
+# qwen3_asr_realtime.py Qwen3ASRRealtimeGeneration (0.33 / 0.34 alike): the same class with a streaming front end.
+ARCHITECTURES["Qwen3ASRRealtimeGeneration"] = ARCHITECTURES["Qwen3ASRForConditionalGeneration"]
 
 # Qwen2.5-Omni (registry.py 0.25-0.34: Qwen2_5OmniModel and Qwen2_5OmniForConditionalGeneration ->
 # qwen2_5_omni_thinker.py Qwen2_5OmniThinkerForConditionalGeneration; 0.33 -> 0.34 changed the processor only). vLLM
@@ -845,8 +847,8 @@ ARCHITECTURES["Qwen2AudioForConditionalGeneration"] = Arch(
         Tower("vllm:qwen2_audio.py", ("multi_modal_projector.",), packed={}, styles={"linear": TORCH_LINEAR})),
     matrix_norms=("audio_tower.embed_positions",), **_QWEN2_MODEL)
 
-# Whisper (whisper.py WhisperForConditionalGeneration, registered 0.25-0.34; 0.33 -> 0.34 moved the k_proj zero bias into
-# the mapper's weights_transforms, the modules alike): an encoder-decoder, every linear built with the quant config.
+# Whisper (whisper.py WhisperForConditionalGeneration, registered 0.25-0.34; 0.33 -> 0.34 moved the k_proj zero bias
+# into the mapper's weights_transforms, the modules alike): an encoder-decoder, every linear with the quant config.
 # - WhisperEncoder (model.encoder.): self_attn q / k / v -> qkv_proj (QKVParallelLinear over encoder_attention_heads,
 #   KV heads the same), out_proj row, fc1 column / fc2 row (the mapper's .fc1. -> .mlp.fc1.); its attention a
 #   WhisperEncoderAttention (an MMEncoderAttention: no KV cache).

@@ -33,7 +33,7 @@ EMBEDDINGS = ("embed_tokens", "wte", "word_embeddings", "tok_embeddings", "embed
               "embed_positions",          # OPT's learned position table (opt.py OPTLearnedPositionalEmbedding)
               "wpe",                      # GPT-2's / GPTBigCode's position table (gpt2.py nn.Embedding)
               "embedding",                # Gemma-3n's embed_vision / embed_audio tables (VocabParallelEmbedding)
-              "rel_pos_emb")              # Granite Speech's conformer relative positions (granite_speech.py nn.Embedding)
+              "rel_pos_emb")              # Granite Speech's conformer relative positions (granite_speech.py)
 EMBEDDING_SET = frozenset(EMBEDDINGS)
 # Tensors that belong to a linear module besides its weight.
 SIDE_TENSORS = ("weight_scale", "weight_scale_inv", "input_scale", "weight_zero_point", "input_zero_point",
