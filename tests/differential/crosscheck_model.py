@@ -70,6 +70,9 @@ MODEL_STUB_RISKS = {
                                     "kernel is compiled or run while building",
     "torchvision": "inert module: imported with transformers' image processors by the vision-language model "
                    "files; image preprocessing plays no part in building the model",
+    "torchaudio": "where it is not installed, torchaudio.functional's melscale_fbanks answers zeros of its shape: "
+                  "MiDashengLM's Dasheng front end computes a mel filter bank buffer while it is built; a feature "
+                  "extractor's buffer plays no part in any layer's method, kernel or backend",
     "Beam all-reduce workspace": "BeamAllReduceWorkspace.create answers None (0.33 / 0.34's Beam at TP 2 / 4 / 8: a "
                                  "multicast workspace agreed over the CPU group, which the stand-in groups cannot "
                                  "run): the fused post-attention / MLP reductions it enables play no part in any "
@@ -1021,6 +1024,23 @@ def _gemma3n_vision_tower() -> None:
     sys.meta_path.insert(0, _PatchAfterImport(_GEMMA3N_MM, empty_tower))
 
 
+def _torchaudio_frontend() -> None:
+    """Where torchaudio (a Requires-Dist of the 0.33 / 0.34 wheels, built against their torch) is not installed, a
+    stand-in of torchaudio.functional whose melscale_fbanks answers a zero filter bank of its shape: MiDashengLM's
+    DashengFrontend (midashenglm.py) computes one into a buffer while it is built and imports the module at import time;
+    a feature extractor's buffer plays no part in any layer's method (MODEL_STUB_RISKS)."""
+    if importlib.util.find_spec("torchaudio") is not None:
+        return
+    import torch
+
+    functional = types.ModuleType("torchaudio.functional")
+    functional.melscale_fbanks = lambda n_freqs, f_min, f_max, n_mels, sample_rate, *a, **k: torch.zeros(
+        n_freqs, n_mels)
+    package = types.ModuleType("torchaudio")
+    package.functional = functional
+    sys.modules.update({"torchaudio": package, "torchaudio.functional": functional})
+
+
 def _register_remote_code_configs() -> None:
     """Stand-ins of config classes only remote code defines: REMOTE_CODE_MODEL_TYPES as plain configs,
     INTERNVL_CHAT_MODEL_TYPES (_internvl_chat_config), and
@@ -1329,6 +1349,7 @@ def main() -> None:
         _nemotron_vl_remote_tower()
         _host_sparsity_constant()
         _gemma3n_vision_tower()
+        _torchaudio_frontend()
         _stub_device_queries(sys.argv[1])
         _stub_flashinfer_probes(sys.argv[1])
         _guard_attention_impls()

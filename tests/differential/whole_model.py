@@ -1802,6 +1802,36 @@ FAMILIES["qwen3-asr-realtime"] = (dict(FAMILIES["qwen3-asr"][0], architecture="Q
 FAMILIES["qwen3-asr-text-type"] = (FAMILIES["qwen3-asr"][0], {"thinker_config": {
     **FAMILIES["qwen3-asr"][1]["thinker_config"], "text_config": _text_config("qwen3_asr_text",
                                                                              tie_word_embeddings=False)}})
+# MiDashengLM-7B (vLLM's MiDashengLMConfig; transformers has no class for it): a Qwen2 text model at BASE's widths under
+# decoder., a two-block Dasheng encoder of 1024 (16 heads; the release's 1280 / 20 do not split over TP 8) and the
+# subsampling projector (5 frames), all quantized, under the names the model loads.
+_DASHENG = dict(embed_dim=1024, depth=2, num_heads=16, mlp_ratio=4.0, qkv_bias=True, patch_size=[64, 4],
+                patch_stride=[64, 4], target_length=1008, n_mels=64, input_channels=1)
+
+
+def _dasheng_tensors() -> dict[str, tuple[int, ...]]:
+    width, hidden = _DASHENG["embed_dim"], BASE["hidden"]
+    tensors: dict[str, tuple[int, ...]] = {
+        "audio_encoder.patch_embed.proj.weight": (width, 1, 64, 4), "audio_encoder.patch_embed.proj.bias": (width,),
+        "audio_encoder.time_pos_embed": (1, width, 1, 252), "audio_encoder.freq_pos_embed": (1, width, 1, 1),
+        "audio_encoder.norm.weight": (width,), "audio_encoder.norm.bias": (width,),
+        "audio_projector.net.0.weight": (hidden, 5 * width), "audio_projector.net.0.bias": (hidden,),
+        "audio_projector.net.2.weight": (hidden, hidden), "audio_projector.net.2.bias": (hidden,)}
+    for i in range(_DASHENG["depth"]):
+        block = f"audio_encoder.blocks.{i}"
+        tensors.update({f"{block}.attn.qkv.weight": (3 * width, width), f"{block}.attn.qkv.bias": (3 * width,),
+                        f"{block}.attn.proj.weight": (width, width), f"{block}.attn.proj.bias": (width,),
+                        f"{block}.mlp.fc1.weight": (4 * width, width), f"{block}.mlp.fc1.bias": (4 * width,),
+                        f"{block}.mlp.fc2.weight": (width, 4 * width), f"{block}.mlp.fc2.bias": (width,),
+                        **{f"{block}.{norm}.{p}": (width,) for norm in ("norm1", "norm2") for p in ("weight", "bias")}})
+    return tensors
+
+
+FAMILIES["midashenglm"] = (
+    dict(architecture="MiDashengLMModel", model_type="midashenglm", text_prefix="decoder.model", head="decoder.lm_head",
+         sizes_in_text_config=True, ignore=("decoder.lm_head",), extra_tensors=_dasheng_tensors()),
+    {"audio_encoder_config": _DASHENG, "text_config": _text_config("qwen2_5_omni_text", tie_word_embeddings=False),
+     "subsample_factor": 5, "audio_token_id": 7})
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

@@ -299,7 +299,9 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
     vision_doc = multimodal.get("vision_config")
     vision: dict = {**_radio_sizes(vision_doc), **vision_doc} if isinstance(vision_doc, dict) else {}
     vision_type = vision["model_type"] if isinstance(vision.get("model_type"), str) else ""
-    audio = multimodal.get("audio_config") if isinstance(multimodal.get("audio_config"), dict) else {}
+    # (MiDashengLM nests its Dasheng encoder's as audio_encoder_config)
+    audio_doc = multimodal.get("audio_config", multimodal.get("audio_encoder_config"))
+    audio = audio_doc if isinstance(audio_doc, dict) else {}
     return ModelConfig(
         architectures=tuple(archs),
         model_type=model_type,
@@ -353,9 +355,9 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         vision_feature_layers=_feature_layers(multimodal, model_type, where),
         audio_hidden_size=opt_int("hidden_size", audio),
         # (an encoder-decoder's own encoder_attention_heads where no audio_config nests them: Whisper; GLM-ASR's
-        # GlmAsrEncoderConfig calls them num_attention_heads)
+        # GlmAsrEncoderConfig calls them num_attention_heads, MiDashengLM's DashengConfig num_heads)
         audio_heads=(opt_int("encoder_attention_heads", audio if audio else doc)
-                     or opt_int("num_attention_heads", audio)),
+                     or opt_int("num_attention_heads", audio) or opt_int("num_heads", audio)),
         router_keys=tuple((key, sizes[key]) for key in ROUTER_KEYS if isinstance(sizes.get(key), (str, bool, int))),
         expert_counts=tuple((key, tuple(sizes[key]) if isinstance(sizes[key], list) else sizes[key])
                             for key in EXPERT_ALIASES if key in sizes),

@@ -932,6 +932,17 @@ _GRANITE_SPEECH = Arch(
 ARCHITECTURES.update({"GraniteSpeechForConditionalGeneration": _GRANITE_SPEECH,
                       "GraniteSpeechPlusForConditionalGeneration": _GRANITE_SPEECH})
 
+# MiDashengLM (midashenglm.py MiDashengLMModel, registered 0.33 / 0.34 alike; vLLM's MiDashengLMConfig): the text
+# model built as Qwen2ForCausalLM under decoder.; DashengAudioTransformer (audio_encoder., with the quant config):
+# blocks.N.attn.qkv stored fused (a QKVParallelLinear over audio_encoder_config's num_heads, every head a KV head; no
+# packed entry names it), attn.proj row, mlp.fc1 column / fc2 row; AudioProjectorSubsample (audio_projector.) net.0
+# column / net.2 row, with the quant config.
+ARCHITECTURES["MiDashengLMModel"] = Arch("vllm:qwen2.py", towers=(
+    Tower("vllm:midashenglm.py", ("audio_encoder.",), packed={}, audio_heads=True,
+          styles={"attn.qkv": "QKVParallelLinear", "attn.proj": ROW}),
+    Tower("vllm:midashenglm.py", ("audio_projector.",), packed={}, styles={"net.0": COLUMN, "net.2": ROW})),
+    **_QWEN2_MODEL)
+
 # Qwen4-Exp (vllm.models.qwen4_exp, registered 0.29-0.34, read from 0.33 / 0.34: __init__.py resolves nvidia/model.py
 # on CUDA and CPU, amd/model.py on ROCm, and refuses XPU / TPU on import, IMPORT_REFUSALS). Qwen3.5's gated-delta-net
 # layers (in_proj_qkv + in_proj_z -> in_proj_qkvz, in_proj_b + in_proj_a -> in_proj_ba, conv1d unquantized) and
