@@ -4665,3 +4665,36 @@ def test_qwen3_asr_audio_encoder_is_unquantized_over_qwen3(make_checkpoint, arch
     assert [a.name for a in rep.attention] == [f"thinker.model.layers.{i}.self_attn.attn" for i in (0, 1)]
     fp8 = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(spec, ignore=("thinker.lm_head",))), tp=2)
     assert {layer.name for layer in fp8.layers if not layer.ok} == {f"thinker.audio_tower.{leaf}" for leaf in tower}
+
+
+# MiDashengLM (vLLM's MiDashengLMConfig): a one-block Dasheng encoder of 256 (4 heads), the subsampling projector (2
+# frames), a Qwen2 text model under decoder., under the names the model loads.
+_DASHENG_BLOCK = "audio_encoder.blocks.0"
+MIDASHENGLM_SPEC = dict(
+    architecture="MiDashengLMModel", model_type="midashenglm", text_prefix="decoder.model", head="decoder.lm_head",
+    sizes_in_text_config=True, hidden=512, heads=4, kv_heads=2, head_dim=128, intermediate=512, layers=1,
+    ignore=("decoder.lm_head",), extra_tensors={
+        f"{_DASHENG_BLOCK}.attn.qkv.weight": (768, 256), f"{_DASHENG_BLOCK}.attn.proj.weight": (256, 256),
+        f"{_DASHENG_BLOCK}.mlp.fc1.weight": (1024, 256), f"{_DASHENG_BLOCK}.mlp.fc2.weight": (256, 1024),
+        "audio_projector.net.0.weight": (512, 512), "audio_projector.net.2.weight": (512, 512)},
+    extra_config={"audio_encoder_config": {"embed_dim": 256, "depth": 1, "num_heads": 4},
+                  "text_config": dict(_AUDIO_TEXT, model_type="qwen2"), "subsample_factor": 2})
+
+
+def test_midashenglm_encoder_qkv_is_stored_fused_and_quantized(make_checkpoint):
+    """midashenglm.py: the Dasheng encoder's attn.qkv a QKVParallelLinear over audio_encoder_config's num_heads
+    (stored fused, no packed entry), attn.proj row, mlp fc1 / fc2 column / row, the projector's net.0 / net.2 column /
+    row, all with the quant config; the text model built as Qwen2ForCausalLM under decoder."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **MIDASHENGLM_SPEC), tp=2)
+    assert rep.ok, list(rep.errors) + [e for layer in rep.layers for e in layer.errors]
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert {name: (layer.layer_type, layer.scheme) for name, layer in by_name.items()
+            if not name.startswith("decoder.")} == {
+        f"{_DASHENG_BLOCK}.attn.qkv": ("QKVParallelLinear", "CompressedTensorsW8A8Fp8"),
+        f"{_DASHENG_BLOCK}.attn.proj": ("RowParallelLinear", "CompressedTensorsW8A8Fp8"),
+        f"{_DASHENG_BLOCK}.mlp.fc1": ("ColumnParallelLinear", "CompressedTensorsW8A8Fp8"),
+        f"{_DASHENG_BLOCK}.mlp.fc2": ("RowParallelLinear", "CompressedTensorsW8A8Fp8"),
+        "audio_projector.net.0": ("ColumnParallelLinear", "CompressedTensorsW8A8Fp8"),
+        "audio_projector.net.2": ("RowParallelLinear", "CompressedTensorsW8A8Fp8")}
+    assert {layer.layout for name, layer in by_name.items() if name.startswith("decoder.")} == {"vllm:qwen2.py"}
+    assert [a.name for a in rep.attention] == ["decoder.model.layers.0.self_attn.attn"]
