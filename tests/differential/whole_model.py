@@ -1832,6 +1832,39 @@ FAMILIES["midashenglm"] = (
          sizes_in_text_config=True, ignore=("decoder.lm_head",), extra_tensors=_dasheng_tensors()),
     {"audio_encoder_config": _DASHENG, "text_config": _text_config("qwen2_5_omni_text", tie_word_embeddings=False),
      "subsample_factor": 5, "audio_token_id": 7})
+# Fun-Audio-Chat (vLLM's FunAudioChatConfig; transformers has no class for it): a Qwen3 text model at BASE's widths, a
+# two-layer continuous encoder of 1024 (16 heads, FFN 4096) and the discrete encoder's tables and matching linears,
+# BF16 (vLLM builds them without a quant method), under the names the model loads.
+_FUN_AUDIO = dict(model_type="funaudiochat_audio_encoder", d_model=1024, encoder_layers=2, encoder_attention_heads=16,
+                  encoder_ffn_dim=4096, num_mel_bins=128, max_source_positions=1500, n_window=100,
+                  output_dim=BASE["hidden"], codebook_size=512, group_size=5, pad_token_id=0, bos_token_id=1,
+                  eos_token_id=2)
+
+
+def _fun_audio_tensors() -> dict[str, tuple[int, ...]]:
+    width, ffn, out = _FUN_AUDIO["d_model"], _FUN_AUDIO["encoder_ffn_dim"], _FUN_AUDIO["output_dim"]
+    root = "continuous_audio_tower"
+    tensors: dict[str, tuple[int, ...]] = {
+        f"{root}.conv1.weight": (width, 128, 3), f"{root}.conv2.weight": (width, width, 3),
+        f"{root}.ln_post.weight": (width,), f"{root}.proj.weight": (out, width), f"{root}.proj.bias": (out,),
+        f"{root}.audio_bos_eos_token.weight": (2, out), "audio_tower.embed_tokens.weight": (512, out),
+        "audio_tower.output_matching.weight": (out, out), "audio_tower.continual_output_matching.weight": (out, out)}
+    for i in range(_FUN_AUDIO["encoder_layers"]):
+        layer = f"{root}.layers.{i}"
+        tensors.update({f"{layer}.self_attn.{leaf}.weight": (width, width)
+                        for leaf in ("q_proj", "k_proj", "v_proj", "out_proj")})
+        tensors.update({f"{layer}.self_attn.{leaf}.bias": (width,) for leaf in ("q_proj", "v_proj", "out_proj")})
+        tensors.update({f"{layer}.fc1.weight": (ffn, width), f"{layer}.fc2.weight": (width, ffn),
+                        f"{layer}.self_attn_layer_norm.weight": (width,), f"{layer}.final_layer_norm.weight": (width,)})
+    return tensors
+
+
+FAMILIES["fun-audio-chat"] = (
+    dict(architecture="FunAudioChatForConditionalGeneration", model_type="funaudiochat",
+         text_prefix="language_model.model", sizes_in_text_config=True, extra_tensors=_fun_audio_tensors(),
+         ignore=("language_model.lm_head", r"re:.*audio_tower.*")),
+    {"audio_config": _FUN_AUDIO, "text_config": _text_config("qwen3", tie_word_embeddings=False),
+     "audio_token_index": 7})
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

@@ -943,6 +943,21 @@ ARCHITECTURES["MiDashengLMModel"] = Arch("vllm:qwen2.py", towers=(
     Tower("vllm:midashenglm.py", ("audio_projector.",), packed={}, styles={"net.0": COLUMN, "net.2": ROW})),
     **_QWEN2_MODEL)
 
+# Fun-Audio-Chat (funaudiochat.py FunAudioChatForConditionalGeneration, registered 0.33 / 0.34, the modules alike;
+# vLLM's FunAudioChatConfig): the text model built as Qwen3ForCausalLM under language_model.;
+# FunAudioChatAudioEncoder (continuous_audio_tower.) without a quant config: self_attn q / k / v -> qkv_proj (its
+# own mapper's stacking; a QKVParallelLinear over encoder_attention_heads) and out_proj row, fc1 / fc2 and proj torch
+# nn.Linears, audio_bos_eos_token an nn.Embedding; FunAudioChatDiscreteEncoder (audio_tower.) output_matching /
+# continual_output_matching torch nn.Linears. The mapper drops audio_invert_tower. (the speech output tower).
+ARCHITECTURES["FunAudioChatForConditionalGeneration"] = Arch(
+    "vllm:qwen3.py", towers=(
+        Tower("vllm:funaudiochat.py", ("continuous_audio_tower.",), packed=_WHISPER_QKV, audio_heads=True,
+              quantized=False, styles={"fc1": TORCH_LINEAR, "fc2": TORCH_LINEAR, "proj": TORCH_LINEAR}),
+        Tower("vllm:funaudiochat.py", ("audio_tower.",), packed={},
+              styles={"output_matching": TORCH_LINEAR, "continual_output_matching": TORCH_LINEAR})),
+    matrix_norms=("continuous_audio_tower.audio_bos_eos_token",), spec_prefix="audio_invert_tower.",
+    **_QWEN2_MODEL)
+
 # Qwen4-Exp (vllm.models.qwen4_exp, registered 0.29-0.34, read from 0.33 / 0.34: __init__.py resolves nvidia/model.py
 # on CUDA and CPU, amd/model.py on ROCm, and refuses XPU / TPU on import, IMPORT_REFUSALS). Qwen3.5's gated-delta-net
 # layers (in_proj_qkv + in_proj_z -> in_proj_qkvz, in_proj_b + in_proj_a -> in_proj_ba, conv1d unquantized) and
