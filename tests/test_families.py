@@ -4698,3 +4698,43 @@ def test_midashenglm_encoder_qkv_is_stored_fused_and_quantized(make_checkpoint):
         "audio_projector.net.2": ("RowParallelLinear", "CompressedTensorsW8A8Fp8")}
     assert {layer.layout for name, layer in by_name.items() if name.startswith("decoder.")} == {"vllm:qwen2.py"}
     assert [a.name for a in rep.attention] == ["decoder.model.layers.0.self_attn.attn"]
+
+
+# Fun-Audio-Chat (vLLM's FunAudioChatConfig): a one-layer continuous encoder of 256 (4 heads), the discrete encoder's
+# matching linears, a Qwen3 text model, under the names the model loads; the towers BF16.
+_FUN_ENCODER = "continuous_audio_tower.layers.0"
+FUN_AUDIO_CHAT_SPEC = dict(
+    architecture="FunAudioChatForConditionalGeneration", model_type="funaudiochat", text_prefix="language_model.model",
+    sizes_in_text_config=True, hidden=512, heads=4, kv_heads=2, head_dim=128, intermediate=512, layers=1,
+    ignore=("language_model.lm_head", "re:.*audio_tower.*"), extra_tensors={
+        **{f"{_FUN_ENCODER}.self_attn.{leaf}.weight": (256, 256)
+           for leaf in ("q_proj", "k_proj", "v_proj", "out_proj")},
+        f"{_FUN_ENCODER}.fc1.weight": (512, 256), f"{_FUN_ENCODER}.fc2.weight": (256, 512),
+        "continuous_audio_tower.proj.weight": (512, 256), "continuous_audio_tower.audio_bos_eos_token.weight": (2, 512),
+        "audio_tower.embed_tokens.weight": (64, 512), "audio_tower.output_matching.weight": (512, 512),
+        "audio_tower.continual_output_matching.weight": (512, 512)},
+    extra_config={"audio_config": {"d_model": 256, "encoder_layers": 1, "encoder_attention_heads": 4,
+                                   "encoder_ffn_dim": 512, "output_dim": 512, "codebook_size": 64, "pad_token_id": 0},
+                  "text_config": dict(_AUDIO_TEXT, model_type="qwen3")})
+
+
+def test_fun_audio_chat_towers_are_unquantized(make_checkpoint):
+    """funaudiochat.py: the continuous encoder's attention a QKVParallelLinear / RowParallelLinear without a quant
+    config, its fc1 / fc2 / proj and the discrete encoder's matching linears torch nn.Linears, audio_bos_eos_token an
+    embedding; the text model built as Qwen3ForCausalLM. An FP8 tower layer is an error."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **FUN_AUDIO_CHAT_SPEC), tp=2)
+    assert rep.ok, list(rep.errors) + [e for layer in rep.layers for e in layer.errors]
+    towers = {layer.name: (layer.layer_type, layer.scheme) for layer in rep.layers
+              if not layer.name.startswith("language_model.")}
+    unquantized = "UnquantizedLinearMethod"
+    assert towers == {f"{_FUN_ENCODER}.self_attn.qkv_proj": ("QKVParallelLinear", unquantized),
+                      f"{_FUN_ENCODER}.self_attn.out_proj": ("RowParallelLinear", unquantized),
+                      f"{_FUN_ENCODER}.fc1": ("nn.Linear", unquantized),
+                      f"{_FUN_ENCODER}.fc2": ("nn.Linear", unquantized),
+                      "continuous_audio_tower.proj": ("nn.Linear", unquantized),
+                      "audio_tower.output_matching": ("nn.Linear", unquantized),
+                      "audio_tower.continual_output_matching": ("nn.Linear", unquantized)}
+    assert {layer.layout for layer in rep.layers if layer.name.startswith("language_model.")} == {"vllm:qwen3.py"}
+    fp8 = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        FUN_AUDIO_CHAT_SPEC, ignore=("language_model.lm_head",))), tp=2)
+    assert {layer.name for layer in fp8.layers if not layer.ok} == set(towers)
