@@ -1911,11 +1911,11 @@ FAMILIES = [
     ("glm-asr", GLM_ASR_SPEC, 2,
      {"audio_tower.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:glmasr.py"),
       "multi_modal_projector.linear_2": ("RowParallelLinear", "vllm:glmasr.py"),
-      "language_model.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:llama.py")}),
+      "language_model.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:glmasr.py")}),
     ("audio-flamingo-3", AUDIO_FLAMINGO_3_SPEC, 2,
      {"audio_tower.layers.0.self_attn.q_proj": ("nn.Linear", "vllm:audioflamingo3.py"),
       "multi_modal_projector.linear_1": ("nn.Linear", "vllm:audioflamingo3.py"),
-      "language_model.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen2.py")}),
+      "language_model.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:audioflamingo3.py")}),
     *((family, dict(GRANITE_SPEECH_SPEC, architecture=arch), 1,  # the CTC out's 128 rows: one block
        {"encoder.layers.0.ff1.up_proj": ("ColumnParallelLinear", "vllm:granite_speech.py"),
         "encoder.out_mid": ("RowParallelLinear", "vllm:granite_speech.py"),
@@ -1926,17 +1926,17 @@ FAMILIES = [
     *((family, dict(QWEN3_ASR_SPEC, architecture=arch), 2,
        {"thinker.audio_tower.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen3_asr.py"),
         "thinker.audio_tower.proj2": ("ReplicatedLinear", "vllm:qwen3_asr.py"),
-        "thinker.model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:qwen3.py")})
+        "thinker.model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:qwen3_asr.py")})
       for family, arch in (("qwen3-asr", "Qwen3ASRForConditionalGeneration"),
                            ("qwen3-asr-realtime", "Qwen3ASRRealtimeGeneration"))),
     ("midashenglm", MIDASHENGLM_SPEC, 2,
      {"audio_encoder.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:midashenglm.py"),
       "audio_projector.net.2": ("RowParallelLinear", "vllm:midashenglm.py"),
-      "decoder.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen2.py")}),
+      "decoder.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:midashenglm.py")}),
     ("fun-audio-chat", FUN_AUDIO_CHAT_SPEC, 2,
      {"continuous_audio_tower.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:funaudiochat.py"),
       "audio_tower.output_matching": ("nn.Linear", "vllm:funaudiochat.py"),
-      "language_model.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen3.py")}),
+      "language_model.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:funaudiochat.py")}),
 ]
 
 
@@ -4666,7 +4666,7 @@ def test_glm_asr_encoder_and_projector_are_quantized_parallel_linears(make_check
         "multi_modal_projector.linear_2": ("RowParallelLinear", "vllm:glmasr.py", fp8)}
     qkv = next(layer for layer in rep.layers if layer.name == "audio_tower.layers.0.self_attn.qkv_proj")
     assert qkv.shards == tuple(f"audio_tower.layers.0.self_attn.{x}_proj" for x in "qkv")
-    assert {layer.layout for layer in rep.layers if layer.name.startswith("language_model.")} == {"vllm:llama.py"}
+    assert {layer.layout for layer in rep.layers if layer.name.startswith("language_model.")} == {"vllm:glmasr.py"}
     assert [a.name for a in rep.attention] == ["language_model.model.layers.0.self_attn.attn"]
 
 
@@ -4679,7 +4679,8 @@ def test_audio_flamingo_3_towers_are_torch_linears_over_qwen2(make_checkpoint):
     assert {(layer.layer_type, layer.layout, layer.scheme) for layer in towers} == {
         ("nn.Linear", "vllm:audioflamingo3.py", "UnquantizedLinearMethod")}
     assert len(towers) == 8  # q, k, v, out_proj, fc1, fc2 and the projector's two
-    assert {layer.layout for layer in rep.layers if layer.name.startswith("language_model.")} == {"vllm:qwen2.py"}
+    assert {layer.layout for layer in rep.layers if layer.name.startswith("language_model.")} == {
+        "vllm:audioflamingo3.py"}
     fp8 = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
         AUDIO_FLAMINGO_3_SPEC, ignore=("language_model.lm_head",))))
     assert {layer.name for layer in fp8.layers if not layer.ok} == {layer.name for layer in towers}
@@ -4728,7 +4729,7 @@ def test_qwen3_asr_audio_encoder_is_unquantized_over_qwen3(make_checkpoint, arch
                      "layers.0.fc1": ("ColumnParallelLinear", unquantized),
                      "layers.0.fc2": ("RowParallelLinear", unquantized),
                      **{leaf: ("ReplicatedLinear", unquantized) for leaf in ("conv_out", "proj1", "proj2")}}
-    assert {layer.layout for layer in rep.layers if layer.name.startswith("thinker.model.")} == {"vllm:qwen3.py"}
+    assert {layer.layout for layer in rep.layers if layer.name.startswith("thinker.model.")} == {"vllm:qwen3_asr.py"}
     assert [a.name for a in rep.attention] == [f"thinker.model.layers.{i}.self_attn.attn" for i in (0, 1)]
     fp8 = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(spec, ignore=("thinker.lm_head",))), tp=2)
     assert {layer.name for layer in fp8.layers if not layer.ok} == {f"thinker.audio_tower.{leaf}" for leaf in tower}
@@ -4749,14 +4750,15 @@ def test_midashenglm_encoder_qkv_is_stored_fused_and_quantized(make_checkpoint):
         f"{_DASHENG_BLOCK}.mlp.fc2": ("RowParallelLinear", "CompressedTensorsW8A8Fp8"),
         "audio_projector.net.0": ("ColumnParallelLinear", "CompressedTensorsW8A8Fp8"),
         "audio_projector.net.2": ("RowParallelLinear", "CompressedTensorsW8A8Fp8")}
-    assert {layer.layout for name, layer in by_name.items() if name.startswith("decoder.")} == {"vllm:qwen2.py"}
+    assert {layer.layout for name, layer in by_name.items() if name.startswith("decoder.")} == {"vllm:midashenglm.py"}
     assert [a.name for a in rep.attention] == ["decoder.model.layers.0.self_attn.attn"]
 
 
 def test_fun_audio_chat_towers_are_unquantized(make_checkpoint):
     """funaudiochat.py: the continuous encoder's attention a QKVParallelLinear / RowParallelLinear without a quant
     config, its fc1 / fc2 / proj and the discrete encoder's matching linears torch nn.Linears, audio_bos_eos_token an
-    embedding; the text model built as Qwen3ForCausalLM. An FP8 tower layer is an error."""
+    embedding; the text model built as Qwen3ForCausalLM. An FP8 tower layer is an error; the quant config has no
+    packed mapping (neither class declares one for it)."""
     rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **FUN_AUDIO_CHAT_SPEC), tp=2)
     assert rep.ok, list(rep.errors) + [e for layer in rep.layers for e in layer.errors]
     towers = {layer.name: (layer.layer_type, layer.scheme) for layer in rep.layers
@@ -4769,7 +4771,13 @@ def test_fun_audio_chat_towers_are_unquantized(make_checkpoint):
                       "continuous_audio_tower.proj": ("nn.Linear", unquantized),
                       "audio_tower.output_matching": ("nn.Linear", unquantized),
                       "audio_tower.continual_output_matching": ("nn.Linear", unquantized)}
-    assert {layer.layout for layer in rep.layers if layer.name.startswith("language_model.")} == {"vllm:qwen3.py"}
+    assert {layer.layout for layer in rep.layers if layer.name.startswith("language_model.")} == {
+        "vllm:funaudiochat.py"}
     fp8 = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
         FUN_AUDIO_CHAT_SPEC, ignore=("language_model.lm_head",))), tp=2)
     assert {layer.name for layer in fp8.layers if not layer.ok} == set(towers)
+    # no packed mapping reaches the quant config: a list naming q / k / v leaves qkv_proj quantized over BF16 weights
+    attn = "language_model.model.layers.0.self_attn"
+    listed = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        FUN_AUDIO_CHAT_SPEC, ignore=(*FUN_AUDIO_CHAT_SPEC["ignore"], *(f"{attn}.{x}_proj" for x in "qkv")))), tp=2)
+    assert [layer.name for layer in listed.layers if not layer.ok] == [f"{attn}.qkv_proj"]

@@ -791,7 +791,7 @@ ARCHITECTURES["Qwen3OmniMoeForConditionalGeneration"] = ARCHITECTURES["Qwen3MoeF
 # takes Qwen's thinker. names and transformers' (model.audio_tower., model.language_model., the projector's
 # linear_1 / linear_2 as the tower's proj1 / proj2) and drops talker. / code2wav.
 ARCHITECTURES["Qwen3ASRForConditionalGeneration"] = ARCHITECTURES["Qwen3ForCausalLM"]._replace(
-    towers=(_QWEN3_OMNI_AUDIO._replace(
+    source="vllm:qwen3_asr.py", towers=(_QWEN3_OMNI_AUDIO._replace(
         source="vllm:qwen3_asr.py", roots=("thinker.audio_tower.", "audio_tower.", "model.audio_tower.",
                                            "model.multi_modal_projector."),
         styles={**_QWEN3_OMNI_AUDIO.styles, "multi_modal_projector.linear_1": REPLICATED,
@@ -894,7 +894,7 @@ ARCHITECTURES["UltravoxModel"] = Arch(
 # (QKVParallelLinear over audio_config's num_attention_heads), o_proj row, mlp.fc1 column / mlp.fc2 row;
 # GlmAsrMultiModalProjector linear_1 column / linear_2 row, with the quant config. The mapper drops
 # audio_tower.embed_positions.
-ARCHITECTURES["GlmAsrForConditionalGeneration"] = Arch("vllm:llama.py", towers=(
+ARCHITECTURES["GlmAsrForConditionalGeneration"] = Arch("vllm:glmasr.py", towers=(
     Tower("vllm:glmasr.py", ("audio_tower.",), packed=_WHISPER_QKV, audio_heads=True,
           dropped=("audio_tower.embed_positions",)),
     Tower("vllm:glmasr.py", ("multi_modal_projector.",), packed={}, styles={"linear_2": ROW})))
@@ -904,7 +904,7 @@ ARCHITECTURES["GlmAsrForConditionalGeneration"] = Arch("vllm:llama.py", towers=(
 # linear_1 / linear_2 torch nn.Linears: no quant method) and the text model built as Qwen2ForCausalLM whatever
 # text_config names (init_vllm_registered_model(architectures=["Qwen2ForCausalLM"])).
 ARCHITECTURES["AudioFlamingo3ForConditionalGeneration"] = Arch(
-    "vllm:qwen2.py", towers=(
+    "vllm:audioflamingo3.py", towers=(
         Tower("vllm:audioflamingo3.py", ("audio_tower.",), packed={},
               styles={tail: TORCH_LINEAR for tail in _QWEN2_AUDIO_LINEARS}),
         Tower("vllm:audioflamingo3.py", ("multi_modal_projector.",), packed={},
@@ -937,7 +937,7 @@ ARCHITECTURES.update({"GraniteSpeechForConditionalGeneration": _GRANITE_SPEECH,
 # blocks.N.attn.qkv stored fused (a QKVParallelLinear over audio_encoder_config's num_heads, every head a KV head; no
 # packed entry names it), attn.proj row, mlp.fc1 column / fc2 row; AudioProjectorSubsample (audio_projector.) net.0
 # column / net.2 row, with the quant config.
-ARCHITECTURES["MiDashengLMModel"] = Arch("vllm:qwen2.py", towers=(
+ARCHITECTURES["MiDashengLMModel"] = Arch("vllm:midashenglm.py", towers=(
     Tower("vllm:midashenglm.py", ("audio_encoder.",), packed={}, audio_heads=True,
           styles={"attn.qkv": "QKVParallelLinear", "attn.proj": ROW}),
     Tower("vllm:midashenglm.py", ("audio_projector.",), packed={}, styles={"net.0": COLUMN, "net.2": ROW})),
@@ -948,9 +948,11 @@ ARCHITECTURES["MiDashengLMModel"] = Arch("vllm:qwen2.py", towers=(
 # FunAudioChatAudioEncoder (continuous_audio_tower.) without a quant config: self_attn q / k / v -> qkv_proj (its
 # own mapper's stacking; a QKVParallelLinear over encoder_attention_heads) and out_proj row, fc1 / fc2 and proj torch
 # nn.Linears, audio_bos_eos_token an nn.Embedding; FunAudioChatDiscreteEncoder (audio_tower.) output_matching /
-# continual_output_matching torch nn.Linears. The mapper drops audio_invert_tower. (the speech output tower).
+# continual_output_matching torch nn.Linears. The mapper drops audio_invert_tower. (the speech output tower). The class
+# declares no packed_modules_mapping and is no SupportsQuant, nor is Qwen3ForCausalLM: the quant config's stays empty
+# (quant_packed), so its lists are matched against qkv_proj / gate_up_proj by those names only.
 ARCHITECTURES["FunAudioChatForConditionalGeneration"] = Arch(
-    "vllm:qwen3.py", towers=(
+    "vllm:funaudiochat.py", quant_packed=False, towers=(
         Tower("vllm:funaudiochat.py", ("continuous_audio_tower.",), packed=_WHISPER_QKV, audio_heads=True,
               quantized=False, styles={"fc1": TORCH_LINEAR, "fc2": TORCH_LINEAR, "proj": TORCH_LINEAR}),
         Tower("vllm:funaudiochat.py", ("audio_tower.",), packed={},
