@@ -492,6 +492,54 @@ def phi3v_vision_tensors(hidden: int, layers: int = 24) -> dict[str, tuple[int, 
     return out
 
 
+def whisper_encoder_tensors(root: str, audio: dict) -> dict[str, tuple[int, ...]]:
+    """transformers' WhisperEncoder under `root` (Ultravox's audio_tower) from a WhisperConfig's keys, for a spec's
+    extra_tensors: the two convolutions, the position table, per layer self_attn q / k / v / out_proj (k_proj without
+    a bias), fc1 / fc2 and the two layer norms, and the final layer_norm."""
+    width, ffn, bins = audio["d_model"], audio["encoder_ffn_dim"], audio.get("num_mel_bins", 80)
+    out: dict[str, tuple[int, ...]] = {
+        f"{root}.conv1.weight": (width, bins, 3), f"{root}.conv1.bias": (width,),
+        f"{root}.conv2.weight": (width, width, 3), f"{root}.conv2.bias": (width,),
+        f"{root}.embed_positions.weight": (audio.get("max_source_positions", 1500), width),
+        f"{root}.layer_norm.weight": (width,), f"{root}.layer_norm.bias": (width,)}
+    for i in range(audio["encoder_layers"]):
+        layer = f"{root}.layers.{i}"
+        for leaf in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            out[f"{layer}.self_attn.{leaf}.weight"] = (width, width)
+            if leaf != "k_proj":
+                out[f"{layer}.self_attn.{leaf}.bias"] = (width,)
+        out.update({f"{layer}.fc1.weight": (ffn, width), f"{layer}.fc1.bias": (ffn,),
+                    f"{layer}.fc2.weight": (width, ffn), f"{layer}.fc2.bias": (width,)})
+        for norm in ("self_attn_layer_norm", "final_layer_norm"):
+            out.update({f"{layer}.{norm}.weight": (width,), f"{layer}.{norm}.bias": (width,)})
+    return out
+
+
+def qwen3_asr_audio_tensors(root: str, audio: dict) -> dict[str, tuple[int, ...]]:
+    """Qwen3-ASR's audio encoder under `root` (thinker.audio_tower. in Qwen's own checkpoints; transformers'
+    Qwen3ASREncoder names, its projector's linear_1 / linear_2 as the tower's proj1 / proj2), for a spec's
+    extra_tensors: three 2-D convolutions of downsample_hidden_size channels and conv_out, per layer self_attn q / k /
+    v / out_proj, fc1 / fc2 and two layer norms, ln_post, proj1 (d_model) and proj2 (output_dim)."""
+    width, ffn, conv = audio["d_model"], audio["encoder_ffn_dim"], audio.get("downsample_hidden_size", 480)
+    bins = audio.get("num_mel_bins", 128)
+    out: dict[str, tuple[int, ...]] = {}
+    for i, channels_in in enumerate((1, conv, conv), start=1):
+        out.update({f"{root}.conv2d{i}.weight": (conv, channels_in, 3, 3), f"{root}.conv2d{i}.bias": (conv,)})
+    out[f"{root}.conv_out.weight"] = (width, conv * (bins // 8))
+    for i in range(audio["encoder_layers"]):
+        layer = f"{root}.layers.{i}"
+        for leaf in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            out.update({f"{layer}.self_attn.{leaf}.weight": (width, width), f"{layer}.self_attn.{leaf}.bias": (width,)})
+        out.update({f"{layer}.fc1.weight": (ffn, width), f"{layer}.fc1.bias": (ffn,),
+                    f"{layer}.fc2.weight": (width, ffn), f"{layer}.fc2.bias": (width,)})
+        for norm in ("self_attn_layer_norm", "final_layer_norm"):
+            out.update({f"{layer}.{norm}.weight": (width,), f"{layer}.{norm}.bias": (width,)})
+    out.update({f"{root}.ln_post.weight": (width,), f"{root}.ln_post.bias": (width,),
+                f"{root}.proj1.weight": (width, width), f"{root}.proj1.bias": (width,),
+                f"{root}.proj2.weight": (audio["output_dim"], width), f"{root}.proj2.bias": (audio["output_dim"],)})
+    return out
+
+
 def gemma3n_tower_tensors(config: dict) -> dict[str, tuple[int, ...]]:
     """A Gemma-3n checkpoint's towers (transformers' names, which gemma3n_mm.py loads) from its config.json, for a
     spec's extra_tensors: the USM audio encoder (model.audio_tower.: the subsampling convolutions and input_proj_linear,

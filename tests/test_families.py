@@ -951,6 +951,105 @@ AXK1_SPEC = dict(architecture="AXK1ForCausalLM", model_type="axk1", transformers
                      num_experts_per_tok=2, n_group=1, topk_group=1, moe_intermediate_size=256, n_shared_experts=1,
                      mlp_layer_types=["dense", "sparse"]))
 
+# ninth round (fam-audio): the audio families' specs (their layout rows end FAMILIES; their tests end the file)
+from fp8check.synth import (  # noqa: E402  (this round's block, kept apart for the merge)
+    qwen3_asr_audio_tensors, whisper_encoder_tensors,
+)
+
+# Whisper: transformers' own class at tiny widths (d_model 256, 4 heads of 64, one encoder and one decoder layer), the
+# head tied to the decoder's embed_tokens.
+WHISPER_SPEC = dict(architecture="WhisperForConditionalGeneration", model_type="whisper", transformers=True,
+                    sizes_in_text_config=True, tie_embeddings=True, ignore=("proj_out",), extra_config=dict(
+                        d_model=256, encoder_layers=1, decoder_layers=1, encoder_attention_heads=4,
+                        decoder_attention_heads=4, encoder_ffn_dim=512, decoder_ffn_dim=512, vocab_size=1000,
+                        num_mel_bins=80, max_source_positions=64, max_target_positions=64, tie_word_embeddings=True,
+                        pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1))
+
+# Ultravox (vLLM's UltravoxConfig): a Llama text model, a one-layer Whisper encoder (d_model 256, 4 heads) under
+# audio_tower., the feed-forward projector (stack_factor 2, swiglu).
+_ULTRAVOX_AUDIO = dict(model_type="whisper", d_model=256, encoder_layers=1, decoder_layers=1, encoder_attention_heads=4,
+                       decoder_attention_heads=4, encoder_ffn_dim=512, decoder_ffn_dim=512, num_mel_bins=80,
+                       max_source_positions=64)
+ULTRAVOX_SPEC = dict(architecture="UltravoxModel", model_type="ultravox", text_prefix="language_model.model",
+                     hidden=512, ignore=("language_model.lm_head",), extra_tensors={
+                         **whisper_encoder_tensors("audio_tower", _ULTRAVOX_AUDIO),
+                         "multi_modal_projector.linear_1.weight": (1024, 512),
+                         "multi_modal_projector.linear_2.weight": (512, 512)},
+                     extra_config={"text_config": {"model_type": "llama", "hidden_size": 512, "intermediate_size": 512,
+                                                   "num_hidden_layers": 2, "num_attention_heads": 4,
+                                                   "num_key_value_heads": 2, "vocab_size": 1000},
+                                   "audio_config": _ULTRAVOX_AUDIO, "hidden_size": 1024, "stack_factor": 2})
+
+# GLM-ASR and Audio Flamingo 3: transformers' own classes at tiny widths (a one-layer encoder of 256, 4 heads), over
+# a text model of transformers' default class for them (Llama, Qwen2).
+_AUDIO_TEXT = dict(hidden_size=512, intermediate_size=512, num_hidden_layers=1, num_attention_heads=4,
+                   num_key_value_heads=2, head_dim=128, vocab_size=1000, tie_word_embeddings=False)
+GLM_ASR_SPEC = dict(architecture="GlmAsrForConditionalGeneration", model_type="glmasr", transformers=True,
+                    sizes_in_text_config=True, ignore=("language_model.lm_head",), extra_config=dict(
+                        text_config=dict(_AUDIO_TEXT, model_type="llama"), tie_word_embeddings=False,
+                        audio_config=dict(model_type="glmasr_encoder", hidden_size=256, intermediate_size=512,
+                                          num_hidden_layers=1, num_attention_heads=4)))
+AUDIO_FLAMINGO_3_SPEC = dict(architecture="AudioFlamingo3ForConditionalGeneration", model_type="audioflamingo3",
+                             transformers=True, sizes_in_text_config=True,
+                             ignore=("language_model.lm_head", "re:.*audio_tower.*", "re:.*multi_modal_projector.*"),
+                             extra_config=dict(text_config=dict(_AUDIO_TEXT, model_type="qwen2"), audio_config=dict(
+                                 model_type="audioflamingo3_encoder", d_model=256, encoder_ffn_dim=512,
+                                 encoder_layers=1, encoder_attention_heads=4, max_source_positions=64)))
+
+# Granite Speech: transformers' own class at tiny widths (a two-block conformer of 256, 4 heads of 64, CTC out 128, a
+# one-layer Q-Former), over a Granite text model; the conformer blocks, input_linear and projector stored BF16.
+GRANITE_SPEECH_SPEC = dict(
+    architecture="GraniteSpeechForConditionalGeneration", model_type="granite_speech", transformers=True,
+    sizes_in_text_config=True,
+    ignore=("language_model.lm_head", r"re:encoder\.layers\..*", "encoder.input_linear", r"re:projector\..*"),
+    extra_config=dict(
+        text_config=dict(_AUDIO_TEXT, model_type="granite"), tie_word_embeddings=False, audio_token_index=7,
+        encoder_config=dict(model_type="granite_speech_encoder", hidden_dim=256, num_layers=2, num_heads=4,
+                            dim_head=64, input_dim=160, output_dim=128),
+        projector_config=dict(model_type="blip_2_qformer", hidden_size=256, num_hidden_layers=1,
+                              num_attention_heads=4, intermediate_size=512, encoder_hidden_size=256)))
+
+# Qwen3-ASR in Qwen's own format (thinker_config, thinker.* names): a Qwen3 text model, a one-layer audio encoder of 256
+# (4 heads), stored BF16.
+_QWEN3_ASR_AUDIO = dict(model_type="qwen3_asr_audio_encoder", d_model=256, encoder_layers=1, encoder_attention_heads=4,
+                        encoder_ffn_dim=512, output_dim=512, downsample_hidden_size=64, num_mel_bins=128)
+QWEN3_ASR_SPEC = dict(architecture="Qwen3ASRForConditionalGeneration", model_type="qwen3_asr",
+                      text_prefix="thinker.model", head="thinker.lm_head", sizes_in_text_config=True, hidden=512,
+                      heads=4, kv_heads=2, head_dim=128, intermediate=512,
+                      ignore=("thinker.lm_head", "re:.*audio_tower.*"),
+                      extra_tensors=qwen3_asr_audio_tensors("thinker.audio_tower", _QWEN3_ASR_AUDIO),
+                      extra_config={"thinker_config": {"audio_config": _QWEN3_ASR_AUDIO, "text_config": dict(
+                          _AUDIO_TEXT, model_type="qwen3", num_hidden_layers=2)}})
+
+# MiDashengLM (vLLM's MiDashengLMConfig): a one-block Dasheng encoder of 256 (4 heads), the subsampling projector (2
+# frames), a Qwen2 text model under decoder., under the names the model loads.
+_DASHENG_BLOCK = "audio_encoder.blocks.0"
+MIDASHENGLM_SPEC = dict(
+    architecture="MiDashengLMModel", model_type="midashenglm", text_prefix="decoder.model", head="decoder.lm_head",
+    sizes_in_text_config=True, hidden=512, heads=4, kv_heads=2, head_dim=128, intermediate=512, layers=1,
+    ignore=("decoder.lm_head",), extra_tensors={
+        f"{_DASHENG_BLOCK}.attn.qkv.weight": (768, 256), f"{_DASHENG_BLOCK}.attn.proj.weight": (256, 256),
+        f"{_DASHENG_BLOCK}.mlp.fc1.weight": (1024, 256), f"{_DASHENG_BLOCK}.mlp.fc2.weight": (256, 1024),
+        "audio_projector.net.0.weight": (512, 512), "audio_projector.net.2.weight": (512, 512)},
+    extra_config={"audio_encoder_config": {"embed_dim": 256, "depth": 1, "num_heads": 4},
+                  "text_config": dict(_AUDIO_TEXT, model_type="qwen2"), "subsample_factor": 2})
+
+# Fun-Audio-Chat (vLLM's FunAudioChatConfig): a one-layer continuous encoder of 256 (4 heads), the discrete encoder's
+# matching linears, a Qwen3 text model, under the names the model loads; the towers BF16.
+_FUN_ENCODER = "continuous_audio_tower.layers.0"
+FUN_AUDIO_CHAT_SPEC = dict(
+    architecture="FunAudioChatForConditionalGeneration", model_type="funaudiochat", text_prefix="language_model.model",
+    sizes_in_text_config=True, hidden=512, heads=4, kv_heads=2, head_dim=128, intermediate=512, layers=1,
+    ignore=("language_model.lm_head", "re:.*audio_tower.*"), extra_tensors={
+        **{f"{_FUN_ENCODER}.self_attn.{leaf}.weight": (256, 256)
+           for leaf in ("q_proj", "k_proj", "v_proj", "out_proj")},
+        f"{_FUN_ENCODER}.fc1.weight": (512, 256), f"{_FUN_ENCODER}.fc2.weight": (256, 512),
+        "continuous_audio_tower.proj.weight": (512, 256), "continuous_audio_tower.audio_bos_eos_token.weight": (2, 512),
+        "audio_tower.embed_tokens.weight": (64, 512), "audio_tower.output_matching.weight": (512, 512),
+        "audio_tower.continual_output_matching.weight": (512, 512)},
+    extra_config={"audio_config": {"d_model": 256, "encoder_layers": 1, "encoder_attention_heads": 4,
+                                   "encoder_ffn_dim": 512, "output_dim": 512, "codebook_size": 64, "pad_token_id": 0},
+                  "text_config": dict(_AUDIO_TEXT, model_type="qwen3")})
 
 FAMILIES = [
     ("llama-2-mha", dict(architecture="LlamaForCausalLM", kv_heads=4, head_dim=128), 4,
@@ -1857,6 +1956,46 @@ FAMILIES = [
                                           position_layers=["rope", "nope"])), 2,
      {"model.layers.1.attention.qkv_proj": ("QKVParallelLinear", "vllm:domyn_edge.py"),
       "model.layers.1.feedforward.down_proj": ("RowParallelLinear", "vllm:domyn_edge.py")}),
+    # ninth round (fam-audio)
+    ("whisper", WHISPER_SPEC, 2,
+     {"model.encoder.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:whisper.py"),
+      "model.decoder.layers.0.encoder_attn.q_proj": ("ColumnParallelLinear", "vllm:whisper.py"),
+      "model.decoder.layers.0.encoder_attn.kv_proj": ("MergedColumnParallelLinear", "vllm:whisper.py"),
+      "model.decoder.layers.0.fc2": ("RowParallelLinear", "vllm:whisper.py")}),
+    ("ultravox", ULTRAVOX_SPEC, 2,
+     {"audio_tower.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:ultravox.py"),
+      "audio_tower.layers.0.mlp.fc1": ("ColumnParallelLinear", "vllm:ultravox.py"),
+      "multi_modal_projector.linear_1": ("ReplicatedLinear", "vllm:ultravox.py"),
+      "language_model.model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:llama.py")}),
+    ("glm-asr", GLM_ASR_SPEC, 2,
+     {"audio_tower.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:glmasr.py"),
+      "multi_modal_projector.linear_2": ("RowParallelLinear", "vllm:glmasr.py"),
+      "language_model.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:glmasr.py")}),
+    ("audio-flamingo-3", AUDIO_FLAMINGO_3_SPEC, 2,
+     {"audio_tower.layers.0.self_attn.q_proj": ("nn.Linear", "vllm:audioflamingo3.py"),
+      "multi_modal_projector.linear_1": ("nn.Linear", "vllm:audioflamingo3.py"),
+      "language_model.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:audioflamingo3.py")}),
+    *((family, dict(GRANITE_SPEECH_SPEC, architecture=arch), 1,  # the CTC out's 128 rows: one block
+       {"encoder.layers.0.ff1.up_proj": ("ColumnParallelLinear", "vllm:granite_speech.py"),
+        "encoder.out_mid": ("RowParallelLinear", "vllm:granite_speech.py"),
+        "projector.qformer.encoder.layer.0.attention.attention.query": ("nn.Linear", "vllm:granite_speech.py"),
+        "language_model.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:granite.py")})
+      for family, arch in (("granite-speech", "GraniteSpeechForConditionalGeneration"),
+                           ("granite-speech-plus", "GraniteSpeechPlusForConditionalGeneration"))),
+    *((family, dict(QWEN3_ASR_SPEC, architecture=arch), 2,
+       {"thinker.audio_tower.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen3_asr.py"),
+        "thinker.audio_tower.proj2": ("ReplicatedLinear", "vllm:qwen3_asr.py"),
+        "thinker.model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:qwen3_asr.py")})
+      for family, arch in (("qwen3-asr", "Qwen3ASRForConditionalGeneration"),
+                           ("qwen3-asr-realtime", "Qwen3ASRRealtimeGeneration"))),
+    ("midashenglm", MIDASHENGLM_SPEC, 2,
+     {"audio_encoder.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:midashenglm.py"),
+      "audio_projector.net.2": ("RowParallelLinear", "vllm:midashenglm.py"),
+      "decoder.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:midashenglm.py")}),
+    ("fun-audio-chat", FUN_AUDIO_CHAT_SPEC, 2,
+     {"continuous_audio_tower.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:funaudiochat.py"),
+      "audio_tower.output_matching": ("nn.Linear", "vllm:funaudiochat.py"),
+      "language_model.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:funaudiochat.py")}),
 ]
 
 
@@ -4876,3 +5015,200 @@ def test_domyn_edge_per_layer_heads_and_windows(make_checkpoint):
     assert {m.layout for m in layout.linears} == {"vllm:domyn_edge.py"}
     assert [(a.name, a.head_size, a.sliding_window) for a in rep.attention] == [
         ("model.layers.0.attention.attn", 128, 512), ("model.layers.1.attention.attn", 256, None)]
+
+# ninth round (fam-audio): the audio families' tests
+def test_whisper_encoder_decoder_layout_and_cross_attention(make_checkpoint):
+    """whisper.py: the encoder's self-attention q / k / v fused into qkv_proj (no KV cache), the decoder's too (an
+    Attention), its cross-attention q_proj a column and k / v fused into kv_proj (a CrossAttention that asks the
+    selector for encoder_decoder attention); fc1 / fc2 column / row; every linear quantized."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **WHISPER_SPEC))
+    assert rep.ok, list(rep.errors) + [e for layer in rep.layers for e in layer.errors]
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert {name: (layer.layer_type, layer.layout) for name, layer in by_name.items()} == {
+        **{f"model.{part}.layers.0.{leaf}": (style, "vllm:whisper.py") for part in ("encoder", "decoder")
+           for leaf, style in (("self_attn.qkv_proj", "QKVParallelLinear"), ("self_attn.out_proj", "RowParallelLinear"),
+                               ("fc1", "ColumnParallelLinear"), ("fc2", "RowParallelLinear"))},
+        "model.decoder.layers.0.encoder_attn.q_proj": ("ColumnParallelLinear", "vllm:whisper.py"),
+        "model.decoder.layers.0.encoder_attn.kv_proj": ("MergedColumnParallelLinear", "vllm:whisper.py"),
+        "model.decoder.layers.0.encoder_attn.out_proj": ("RowParallelLinear", "vllm:whisper.py")}
+    assert all(layer.scheme == "CompressedTensorsW8A8Fp8" for layer in rep.layers)
+    assert {(a.name, a.kind, a.num_heads, a.head_size, a.backend) for a in rep.attention} == {
+        ("model.decoder.layers.0.self_attn.attn", "full", 4, 64, "FLASH_ATTN"),
+        ("model.decoder.layers.0.encoder_attn.attn", "cross-attention", 4, 64, "FLASH_ATTN")}
+    # ROCm: ROCM_ATTN leaves every layer's row for an encoder-decoder model (TRITON_ATTN for both); with AITER on,
+    # ROCM_AITER_FA takes the self-attention and refuses the cross-attention
+    folder = make_checkpoint(quant="ct-fp8-block", data="sparse", **WHISPER_SPEC)
+    rocm = inspect(folder, platform="mi300x")
+    assert {a.kind: (a.backend, a.rejected) for a in rocm.attention} == {"full": ("TRITON_ATTN", ()),
+                                                                        "cross-attention": ("TRITON_ATTN", ())}
+    aiter = inspect_checkpoint(open_local(folder), InspectOptions(
+        apply_assumptions(parse_platform("mi300x"), ["aiter=yes"]), LATEST))
+    assert {a.kind: (a.backend, [(r.kernel, r.reason) for r in a.rejected]) for a in aiter.attention} == {
+        "full": ("ROCM_AITER_FA", []),
+        "cross-attention": ("ROCM_AITER_UNIFIED_ATTN",
+                            [("ROCM_AITER_FA", "attention type encoder_decoder not supported")])}
+
+
+def test_whisper_quant_prefix_is_its_own_so_an_ignore_list_by_name_misses(make_checkpoint):
+    """WhisperEncoder / WhisperDecoder build each layer under `<layer>.layers` below a model prefix of "": an ignore
+    entry naming the encoder's q_proj as the checkpoint (or the mapper) names it never matches, so vLLM builds that
+    qkv_proj FP8 over a BF16 weight."""
+    listed = "model.encoder.layers.0.self_attn.q_proj"
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        WHISPER_SPEC, ignore=("proj_out", listed))))
+    assert [layer.name for layer in rep.layers if not layer.ok] == ["model.encoder.layers.0.self_attn.qkv_proj"]
+
+
+def test_ultravox_whisper_tower_and_projector_are_quantized_under_vllm_names(make_checkpoint):
+    """ultravox.py: the text model of text_config's class (llama.py), the Whisper encoder with the quant config (q / k /
+    v fused, fc1 / fc2 renamed mlp.fc1 / mlp.fc2 by the tower's loader), the projector's ReplicatedLinears; the tower's
+    attention has no KV cache."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **ULTRAVOX_SPEC))
+    assert rep.ok, list(rep.errors) + [e for layer in rep.layers for e in layer.errors]
+    by_name = {layer.name: (layer.layer_type, layer.layout) for layer in rep.layers}
+    assert {name: style for name, style in by_name.items() if not name.startswith("language_model.")} == {
+        "audio_tower.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:ultravox.py"),
+        "audio_tower.layers.0.self_attn.out_proj": ("RowParallelLinear", "vllm:ultravox.py"),
+        "audio_tower.layers.0.mlp.fc1": ("ColumnParallelLinear", "vllm:ultravox.py"),
+        "audio_tower.layers.0.mlp.fc2": ("RowParallelLinear", "vllm:ultravox.py"),
+        "multi_modal_projector.linear_1": ("ReplicatedLinear", "vllm:ultravox.py"),
+        "multi_modal_projector.linear_2": ("ReplicatedLinear", "vllm:ultravox.py")}
+    assert by_name["language_model.model.layers.0.self_attn.qkv_proj"] == ("QKVParallelLinear", "vllm:llama.py")
+    assert all(layer.scheme == "CompressedTensorsW8A8Fp8" for layer in rep.layers
+               if layer.name != "language_model.lm_head")
+    assert [a.name for a in rep.attention] == [f"language_model.model.layers.{i}.self_attn.attn" for i in (0, 1)]
+
+
+def test_glm_asr_encoder_and_projector_are_quantized_parallel_linears(make_checkpoint):
+    """glmasr.py: GlmAsrEncoder's q / k / v fused over audio_config's num_attention_heads, o_proj row, mlp.fc1 / fc2
+    column / row, the projector's linear_1 / linear_2 column / row, all with the quant config; the text model built as
+    LlamaForCausalLM; embed_positions (when stored) dropped by the mapper."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **GLM_ASR_SPEC), tp=2)
+    assert rep.ok, list(rep.errors) + [e for layer in rep.layers for e in layer.errors]
+    towers = {layer.name: (layer.layer_type, layer.layout, layer.scheme) for layer in rep.layers
+              if not layer.name.startswith("language_model.")}
+    fp8 = "CompressedTensorsW8A8Fp8"
+    assert towers == {
+        "audio_tower.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:glmasr.py", fp8),
+        "audio_tower.layers.0.self_attn.o_proj": ("RowParallelLinear", "vllm:glmasr.py", fp8),
+        "audio_tower.layers.0.mlp.fc1": ("ColumnParallelLinear", "vllm:glmasr.py", fp8),
+        "audio_tower.layers.0.mlp.fc2": ("RowParallelLinear", "vllm:glmasr.py", fp8),
+        "multi_modal_projector.linear_1": ("ColumnParallelLinear", "vllm:glmasr.py", fp8),
+        "multi_modal_projector.linear_2": ("RowParallelLinear", "vllm:glmasr.py", fp8)}
+    qkv = next(layer for layer in rep.layers if layer.name == "audio_tower.layers.0.self_attn.qkv_proj")
+    assert qkv.shards == tuple(f"audio_tower.layers.0.self_attn.{x}_proj" for x in "qkv")
+    assert {layer.layout for layer in rep.layers if layer.name.startswith("language_model.")} == {"vllm:glmasr.py"}
+    assert [a.name for a in rep.attention] == ["language_model.model.layers.0.self_attn.attn"]
+
+
+def test_audio_flamingo_3_towers_are_torch_linears_over_qwen2(make_checkpoint):
+    """audioflamingo3.py: transformers' Qwen2AudioEncoder and an nn.Linear projector (no quant method: an FP8 one is an
+    error), the text model built as Qwen2ForCausalLM."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **AUDIO_FLAMINGO_3_SPEC))
+    assert rep.ok, list(rep.errors) + [e for layer in rep.layers for e in layer.errors]
+    towers = [layer for layer in rep.layers if not layer.name.startswith("language_model.")]
+    assert {(layer.layer_type, layer.layout, layer.scheme) for layer in towers} == {
+        ("nn.Linear", "vllm:audioflamingo3.py", "UnquantizedLinearMethod")}
+    assert len(towers) == 8  # q, k, v, out_proj, fc1, fc2 and the projector's two
+    assert {layer.layout for layer in rep.layers if layer.name.startswith("language_model.")} == {
+        "vllm:audioflamingo3.py"}
+    fp8 = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        AUDIO_FLAMINGO_3_SPEC, ignore=("language_model.lm_head",))))
+    assert {layer.name for layer in fp8.layers if not layer.ok} == {layer.name for layer in towers}
+
+
+@pytest.mark.parametrize("arch", ["GraniteSpeechForConditionalGeneration", "GraniteSpeechPlusForConditionalGeneration"])
+def test_granite_speech_conformer_is_unquantized_and_ctc_heads_quantized(make_checkpoint, arch):
+    """granite_speech.py: the conformer blocks take no quant config (ff up / down column / row, attention torch
+    nn.Linears), input_linear and the Q-Former projector are torch nn.Linears, the CTC out / out_mid column / row
+    with the quant config; rel_pos_emb is an embedding. An FP8 conformer layer is an error."""
+    spec = dict(GRANITE_SPEECH_SPEC, architecture=arch)
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **spec))
+    assert rep.ok, list(rep.errors) + [e for layer in rep.layers for e in layer.errors]
+    by_name = {layer.name: (layer.layer_type, layer.scheme) for layer in rep.layers}
+    block, unquantized = "encoder.layers.0", "UnquantizedLinearMethod"
+    assert {name: by_name[name] for name in (f"{block}.ff1.up_proj", f"{block}.ff2.down_proj", f"{block}.attn.to_kv",
+                                             "encoder.input_linear", "encoder.out", "encoder.out_mid",
+                                             "projector.linear")} == {
+        f"{block}.ff1.up_proj": ("ColumnParallelLinear", unquantized),
+        f"{block}.ff2.down_proj": ("RowParallelLinear", unquantized),
+        f"{block}.attn.to_kv": ("nn.Linear", unquantized), "encoder.input_linear": ("nn.Linear", unquantized),
+        "encoder.out": ("ColumnParallelLinear", "CompressedTensorsW8A8Fp8"),
+        "encoder.out_mid": ("RowParallelLinear", "CompressedTensorsW8A8Fp8"),
+        "projector.linear": ("nn.Linear", unquantized)}
+    assert not any(name.endswith("rel_pos_emb") for name in by_name)
+    assert {by_name[name] for name in by_name if name.startswith("projector.")} == {("nn.Linear", unquantized)}
+    fp8 = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        spec, ignore=("language_model.lm_head", "encoder.input_linear", r"re:projector\..*"))))
+    assert {layer.name for layer in fp8.layers if not layer.ok} == {
+        name for name in by_name if name.startswith("encoder.layers.")}
+
+
+@pytest.mark.parametrize("arch", ["Qwen3ASRForConditionalGeneration", "Qwen3ASRRealtimeGeneration"])
+def test_qwen3_asr_audio_encoder_is_unquantized_over_qwen3(make_checkpoint, arch):
+    """qwen3_asr.py (and its realtime subclass): Qwen3-Omni's audio encoder without a quant config (q / k / v fused,
+    out_proj / fc1 / fc2 row / column / row, conv_out / proj1 / proj2 replicated), the text model Qwen3ForCausalLM
+    under the mapper's language_model. names; an FP8 encoder layer is an error."""
+    spec = dict(QWEN3_ASR_SPEC, architecture=arch)
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **spec), tp=2)
+    assert rep.ok, list(rep.errors) + [e for layer in rep.layers for e in layer.errors]
+    tower = {layer.name.removeprefix("thinker.audio_tower."): (layer.layer_type, layer.scheme) for layer in rep.layers
+             if layer.name.startswith("thinker.audio_tower.")}
+    unquantized = "UnquantizedLinearMethod"
+    assert tower == {"layers.0.self_attn.qkv_proj": ("QKVParallelLinear", unquantized),
+                     "layers.0.self_attn.out_proj": ("RowParallelLinear", unquantized),
+                     "layers.0.fc1": ("ColumnParallelLinear", unquantized),
+                     "layers.0.fc2": ("RowParallelLinear", unquantized),
+                     **{leaf: ("ReplicatedLinear", unquantized) for leaf in ("conv_out", "proj1", "proj2")}}
+    assert {layer.layout for layer in rep.layers if layer.name.startswith("thinker.model.")} == {"vllm:qwen3_asr.py"}
+    assert [a.name for a in rep.attention] == [f"thinker.model.layers.{i}.self_attn.attn" for i in (0, 1)]
+    fp8 = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(spec, ignore=("thinker.lm_head",))), tp=2)
+    assert {layer.name for layer in fp8.layers if not layer.ok} == {f"thinker.audio_tower.{leaf}" for leaf in tower}
+
+
+def test_midashenglm_encoder_qkv_is_stored_fused_and_quantized(make_checkpoint):
+    """midashenglm.py: the Dasheng encoder's attn.qkv a QKVParallelLinear over audio_encoder_config's num_heads
+    (stored fused, no packed entry), attn.proj row, mlp fc1 / fc2 column / row, the projector's net.0 / net.2 column /
+    row, all with the quant config; the text model built as Qwen2ForCausalLM under decoder."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **MIDASHENGLM_SPEC), tp=2)
+    assert rep.ok, list(rep.errors) + [e for layer in rep.layers for e in layer.errors]
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert {name: (layer.layer_type, layer.scheme) for name, layer in by_name.items()
+            if not name.startswith("decoder.")} == {
+        f"{_DASHENG_BLOCK}.attn.qkv": ("QKVParallelLinear", "CompressedTensorsW8A8Fp8"),
+        f"{_DASHENG_BLOCK}.attn.proj": ("RowParallelLinear", "CompressedTensorsW8A8Fp8"),
+        f"{_DASHENG_BLOCK}.mlp.fc1": ("ColumnParallelLinear", "CompressedTensorsW8A8Fp8"),
+        f"{_DASHENG_BLOCK}.mlp.fc2": ("RowParallelLinear", "CompressedTensorsW8A8Fp8"),
+        "audio_projector.net.0": ("ColumnParallelLinear", "CompressedTensorsW8A8Fp8"),
+        "audio_projector.net.2": ("RowParallelLinear", "CompressedTensorsW8A8Fp8")}
+    assert {layer.layout for name, layer in by_name.items() if name.startswith("decoder.")} == {"vllm:midashenglm.py"}
+    assert [a.name for a in rep.attention] == ["decoder.model.layers.0.self_attn.attn"]
+
+
+def test_fun_audio_chat_towers_are_unquantized(make_checkpoint):
+    """funaudiochat.py: the continuous encoder's attention a QKVParallelLinear / RowParallelLinear without a quant
+    config, its fc1 / fc2 / proj and the discrete encoder's matching linears torch nn.Linears, audio_bos_eos_token an
+    embedding; the text model built as Qwen3ForCausalLM. An FP8 tower layer is an error; the quant config has no
+    packed mapping (neither class declares one for it)."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **FUN_AUDIO_CHAT_SPEC), tp=2)
+    assert rep.ok, list(rep.errors) + [e for layer in rep.layers for e in layer.errors]
+    towers = {layer.name: (layer.layer_type, layer.scheme) for layer in rep.layers
+              if not layer.name.startswith("language_model.")}
+    unquantized = "UnquantizedLinearMethod"
+    assert towers == {f"{_FUN_ENCODER}.self_attn.qkv_proj": ("QKVParallelLinear", unquantized),
+                      f"{_FUN_ENCODER}.self_attn.out_proj": ("RowParallelLinear", unquantized),
+                      f"{_FUN_ENCODER}.fc1": ("nn.Linear", unquantized),
+                      f"{_FUN_ENCODER}.fc2": ("nn.Linear", unquantized),
+                      "continuous_audio_tower.proj": ("nn.Linear", unquantized),
+                      "audio_tower.output_matching": ("nn.Linear", unquantized),
+                      "audio_tower.continual_output_matching": ("nn.Linear", unquantized)}
+    assert {layer.layout for layer in rep.layers if layer.name.startswith("language_model.")} == {
+        "vllm:funaudiochat.py"}
+    fp8 = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        FUN_AUDIO_CHAT_SPEC, ignore=("language_model.lm_head",))), tp=2)
+    assert {layer.name for layer in fp8.layers if not layer.ok} == set(towers)
+    # no packed mapping reaches the quant config: a list naming q / k / v leaves qkv_proj quantized over BF16 weights
+    attn = "language_model.model.layers.0.self_attn"
+    listed = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        FUN_AUDIO_CHAT_SPEC, ignore=(*FUN_AUDIO_CHAT_SPEC["ignore"], *(f"{attn}.{x}_proj" for x in "qkv")))), tp=2)
+    assert [layer.name for layer in listed.layers if not layer.ok] == [f"{attn}.qkv_proj"]

@@ -51,13 +51,15 @@ def cuda_priorities(cfg: SelectorConfig, num_heads: int, ctx: RoutingContext) ->
 
 
 def rocm_priorities(cfg: SelectorConfig, ctx: RoutingContext) -> tuple[type[Backend], ...]:
-    """platforms/rocm.py _get_backend_priorities: AITER's classes join when it is on (assumption `aiter`)."""
+    """platforms/rocm.py _get_backend_priorities: AITER's classes join when it is on (assumption `aiter`); for an
+    encoder-decoder model get_valid_backends drops ROCM_ATTN from every layer's row (its KV layout does not match
+    the encoder backends', 0.33 / 0.34)."""
     aiter = ctx.platform.assumptions.aiter
     if cfg.use_sparse:
         return (RocmAiterMLASparse,)
     if cfg.use_mla:
         return (AiterMLA, TritonMLA, AiterTritonMLA) if aiter else (TritonMLA,)
-    row: tuple[type[Backend], ...] = (RocmAttention,)
+    row: tuple[type[Backend], ...] = () if cfg.encoder_decoder_model else (RocmAttention,)
     if aiter:
         row += (RocmAiterFlashAttention, RocmAiterUnifiedAttention)
     row += (TritonAttention, TurboQuant)
@@ -128,7 +130,7 @@ def _validated(cfg: SelectorConfig, num_heads: int, ctx: RoutingContext, request
                          f"Using {chosen.name} instead, which may result in reduced performance. Consider removing "
                          "--block-size to auto-select the optimal block size.")
     if rocm and invalid:
-        notes.append(f"Found incompatible backend(s) [{', '.join(invalid)}] with {decoder_type(ctx)}. "
+        notes.append(f"Found incompatible backend(s) [{', '.join(invalid)}] with {decoder_type(ctx, cfg.attn_type)}. "
                      f"Overriding with {chosen.name} out of potential backends: {potential}.")
     elif rocm:
         notes.append(f"Using {chosen.name} backend out of potential backends: {potential}.")

@@ -61,6 +61,9 @@ MLA_DIMS = {"qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}
 SPARSE_INDEX_TOPK = 2048  # DeepSeek-V3.2's index_topk: what a sparse (use_sparse) MLA model carries
 
 UNQUANTIZED_KV = ("auto", "float16", "bfloat16")
+# AttentionType values (v1/attention/backend.py): decoder self-attention, and the other kinds a backend may support.
+DECODER, ENCODER_DECODER = "decoder", "encoder_decoder"
+ALL_ATTN_TYPES = (DECODER, "encoder", "encoder_only", ENCODER_DECODER)
 
 
 class AttentionSpec(NamedTuple):
@@ -83,6 +86,12 @@ class AttentionSpec(NamedTuple):
     #                                    for bidirectional attention over image tokens
     index_topk: int | None = None      # a sparse model's config.json index_topk (None: DeepSeek-V3.2's 2048)
     mla_dims: tuple[int, int, int] | None = None  # MLA (qk_nope, qk_rope, v head dims) of config.json (None: MLA_DIMS)
+    # AttentionType's value (v1/attention/backend.py): "decoder", or "encoder_decoder" for an encoder-decoder model's
+    # cross-attention (layers/attention/cross_attention.py CrossAttention asks the selector with it).
+    attn_type: str = DECODER
+    # The model is an encoder-decoder (ModelConfig.attn_type "encoder_decoder": hf_config.is_encoder_decoder), which
+    # the ROCm selector reads for every layer of it.
+    encoder_decoder_model: bool = False
 
 
 def _mla_dims(cfg: SelectorConfig) -> dict[str, int]:
@@ -191,8 +200,8 @@ def flash_attn_supports_kv_cache_dtype(kv_cache_dtype: str, ctx: RoutingContext,
 # --- the backend classes ------------------------------------------------------------------------------------------
 
 class SelectorConfig(NamedTuple):
-    """AttentionSelectorConfig (vllm/v1/attention/selector.py) as fp8check fills it: decoder attention, no KV
-    connector, no context parallelism, no adaptive verification."""
+    """AttentionSelectorConfig (vllm/v1/attention/selector.py) as fp8check fills it: decoder attention (or an
+    encoder-decoder model's cross-attention), no KV connector, no context parallelism, no adaptive verification."""
 
     head_size: int
     dtype: str
@@ -208,6 +217,8 @@ class SelectorConfig(NamedTuple):
     index_topk: int | None = None      # not the selector's: the sparse backends read it from hf_text_config
     num_heads: int | None = None       # not the selector's: query heads per rank (model_config, FA4 sparse MLA)
     mla_dims: tuple[int, int, int] | None = None  # not the selector's: the MLA backends read them from hf_text_config
+    attn_type: str = DECODER
+    encoder_decoder_model: bool = False  # not the selector's: the ROCm platform reads the model config's
 
 
 def selector_config(spec: AttentionSpec, ctx: RoutingContext) -> SelectorConfig:
@@ -219,13 +230,14 @@ def selector_config(spec: AttentionSpec, ctx: RoutingContext) -> SelectorConfig:
     return SelectorConfig(spec.head_size, spec.model_dtype, spec.kv_cache_dtype, spec.block_size, spec.use_mla,
                           dense and spec.has_sink, spec.use_sparse, dense and spec.per_head_scales,
                           window and spec.sliding_window is not None, _batch_invariant(ctx),
-                          dense and spec.use_mm_prefix, spec.index_topk, spec.num_heads, spec.mla_dims)
+                          dense and spec.use_mm_prefix, spec.index_topk, spec.num_heads, spec.mla_dims,
+                          spec.attn_type, spec.encoder_decoder_model)
 
 
-def decoder_type(ctx: RoutingContext) -> str:
-    """AttentionType.DECODER as vLLM's messages format it: a `(str, Enum)` member until 0.33, a StrEnum's value from
-    0.34 (v1/attention/backend.py)."""
-    return "decoder" if ctx.profile.has("attention-type-strenum") else "AttentionType.DECODER"
+def decoder_type(ctx: RoutingContext, attn_type: str = DECODER) -> str:
+    """An AttentionType (AttentionType.DECODER unless given) as vLLM's messages format it: a `(str, Enum)` member
+    until 0.33, a StrEnum's value from 0.34 (v1/attention/backend.py)."""
+    return attn_type if ctx.profile.has("attention-type-strenum") else f"AttentionType.{attn_type.upper()}"
 
 
 def config_repr(cfg: SelectorConfig, ctx: RoutingContext) -> str:
@@ -234,7 +246,8 @@ def config_repr(cfg: SelectorConfig, ctx: RoutingContext) -> str:
     fields = [("head_size", cfg.head_size), ("dtype", f"torch.{cfg.dtype}"), ("kv_cache_dtype", cfg.kv_cache_dtype),
               ("block_size", cfg.block_size), ("use_mla", cfg.use_mla), ("has_sink", cfg.has_sink),
               ("use_sparse", cfg.use_sparse), ("use_mm_prefix", cfg.use_mm_prefix),
-              ("use_per_head_quant_scales", cfg.use_per_head_quant_scales), ("attn_type", decoder_type(ctx))]
+              ("use_per_head_quant_scales", cfg.use_per_head_quant_scales),
+              ("attn_type", decoder_type(ctx, cfg.attn_type))]
     if has("attn-sliding-window"):
         fields.append(("has_sliding_window", cfg.has_sliding_window))
     fields += [("use_non_causal", False), ("use_batch_invariant", cfg.use_batch_invariant),
@@ -254,7 +267,8 @@ class Backend:
     """One vLLM AttentionBackend class. `name` is its AttentionBackendEnum name, `source` the vLLM file it is read
     from; the ClassVars are its supported_dtypes / supported_kv_cache_dtypes / get_supported_head_sizes (empty:
     any) / get_supported_kernel_block_sizes (a block size passes when it is a multiple of one) / is_mla /
-    is_sparse / supports_sink / supports_sliding_window / supports_batch_invariance / supports_mm_prefix.
+    is_sparse / supports_sink / supports_sliding_window / supports_batch_invariance / supports_mm_prefix /
+    supports_attn_type (`attn_types`: AttentionType values, read in 0.33 and 0.34).
     `library`: the module its file imports at the top, so that the class is unavailable (ImportError) without it.
     `caveat`: fp8check's note, when --attention-backend forces the backend, on what it does that selection does not
     say."""
@@ -271,6 +285,7 @@ class Backend:
     sliding_window: ClassVar[bool] = False
     batch_invariant: ClassVar[bool] = False
     mm_prefix: ClassVar[bool] = False
+    attn_types: ClassVar[tuple[str, ...]] = (DECODER,)
     library: ClassVar[str | None] = None
     caveat: ClassVar[str | None] = None
 
@@ -350,6 +365,8 @@ class Backend:
             reasons.append("per-head quant scales not supported")
         if not cls.supports_compute_capability(ctx):
             reasons.append("compute capability not supported")
+        if cfg.attn_type not in cls.attn_types:
+            reasons.append(f"attention type {decoder_type(ctx, cfg.attn_type)} not supported")
         if cfg.has_sliding_window and not cls.supports_sliding_window(ctx) and ctx.profile.has("attn-sliding-window"):
             reasons.append("sliding window not supported")
         if cfg.use_batch_invariant and not cls.batch_invariant:
@@ -370,6 +387,7 @@ class FlashAttention(Backend):
     kv_cache_dtypes = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3")
     block_sizes = (16,)
     sliding_window = batch_invariant = True
+    attn_types = ALL_ATTN_TYPES
 
     @classmethod
     def supports_head_size(cls, head_size: int, ctx: RoutingContext) -> bool:
@@ -515,6 +533,7 @@ class TritonAttention(Backend):
                        "int8_per_token_head", "fp8_per_token_head")
     block_sizes = (16,)
     sink = sliding_window = batch_invariant = mm_prefix = True
+    attn_types = ALL_ATTN_TYPES
 
     @classmethod
     def supports_head_size(cls, head_size: int, ctx: RoutingContext) -> bool:
@@ -546,6 +565,7 @@ class FlexAttention(Backend):
     dtypes = ("float16", "bfloat16", "float32")
     block_sizes = (16,)
     sliding_window = batch_invariant = mm_prefix = True
+    attn_types = (DECODER, "encoder_only")
 
 
 class CompositeBackend(Backend):
@@ -670,6 +690,7 @@ class RocmAttention(Backend):
     head_sizes: ClassVar[tuple[int, ...]] = (32, 64, 80, 96, 128, 160, 192, 224, 256)
     block_sizes = (16,)
     sliding_window = True
+    attn_types: ClassVar[tuple[str, ...]] = (DECODER, "encoder", "encoder_only")  # no cross-attention
 
     @classmethod
     def supports_mm_prefix(cls, ctx: RoutingContext) -> bool:
@@ -700,6 +721,7 @@ class RocmAiterUnifiedAttention(RocmAttention):
     dtypes = ("float16", "bfloat16")
     head_sizes = ()
     sink = True
+    attn_types = ALL_ATTN_TYPES
 
     @classmethod
     def supports_head_size(cls, head_size: int, ctx: RoutingContext) -> bool:
@@ -721,6 +743,7 @@ class RocmOctave(Backend):
 class CPUAttention(Backend):
     name, source = "CPU_ATTN", "vllm/v1/attention/backends/cpu_attn.py (CPUAttentionBackend)"
     dtypes = ("float16", "bfloat16", "float32")
+    attn_types = ALL_ATTN_TYPES
     kv_cache_dtypes = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2")
     head_sizes = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512)
     sliding_window = True

@@ -50,6 +50,7 @@ def _prepare(platform: str, stubbed: bool) -> None:
         sys.meta_path.insert(0, _InertFinder(model.LATE_INERT))
         model._stub_compiled_namespaces()
         model._stub_device_queries(platform)
+        model._torchaudio_frontend()  # midashenglm.py imports torchaudio.functional at import time
 
 
 def source_of(module_name: str) -> str:

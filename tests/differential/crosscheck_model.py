@@ -72,6 +72,9 @@ MODEL_STUB_RISKS = {
                                     "kernel is compiled or run while building",
     "torchvision": "inert module: imported with transformers' image processors by the vision-language model "
                    "files; image preprocessing plays no part in building the model",
+    "torchaudio": "where it is not installed, torchaudio.functional's melscale_fbanks answers zeros of its shape: "
+                  "MiDashengLM's Dasheng front end computes a mel filter bank buffer while it is built; a feature "
+                  "extractor's buffer plays no part in any layer's method, kernel or backend",
     "Beam all-reduce workspace": "BeamAllReduceWorkspace.create answers None (0.33 / 0.34's Beam at TP 2 / 4 / 8: a "
                                  "multicast workspace agreed over the CPU group, which the stand-in groups cannot "
                                  "run): the fused post-attention / MLP reductions it enables play no part in any "
@@ -587,16 +590,25 @@ def _guard_attention_impls() -> None:
     def guarded(backend):
         impl_cls = backend.get_impl_cls()
 
-        def build(*impl_args, **impl_kwargs):
-            try:
-                return impl_cls(*impl_args, **impl_kwargs)
-            except IMPL_REFUSALS:
-                raise
-            except Exception as exc:  # noqa: BLE001 - listed, never silent
-                STAND_IN_IMPLS.append(f"{impl_cls.__name__}: {type(exc).__name__}: {str(exc)[:120]}")
-                return _StandInImpl(impl_cls)
+        class GuardedImpl(impl_cls):
+            """impl_cls, built guarded; a class, so that a backend over it can subclass it (cross_attention.py
+            create_cross_attention_backend's CrossAttentionImpl), whose instance is then built the same way."""
 
-        return type(backend.__name__, (backend,), {"get_impl_cls": staticmethod(lambda: build)})
+            def __new__(cls, *impl_args, **impl_kwargs):
+                instance = object.__new__(impl_cls if cls is GuardedImpl else cls)
+                try:
+                    impl_cls.__init__(instance, *impl_args, **impl_kwargs)
+                except IMPL_REFUSALS:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - listed, never silent
+                    STAND_IN_IMPLS.append(f"{impl_cls.__name__}: {type(exc).__name__}: {str(exc)[:120]}")
+                    return _StandInImpl(impl_cls)
+                return instance
+
+            def __init__(self, *impl_args, **impl_kwargs):  # built in __new__
+                pass
+
+        return type(backend.__name__, (backend,), {"get_impl_cls": staticmethod(lambda: GuardedImpl)})
 
     def get_attn_backend(*args, **kwargs):
         return guarded(real(*args, **kwargs))
@@ -1081,6 +1093,23 @@ def _gemma3n_vision_tower() -> None:
     sys.meta_path.insert(0, _PatchAfterImport(_GEMMA3N_MM, empty_tower))
 
 
+def _torchaudio_frontend() -> None:
+    """Where torchaudio (a Requires-Dist of the 0.33 / 0.34 wheels, built against their torch) is not installed, a
+    stand-in of torchaudio.functional whose melscale_fbanks answers a zero filter bank of its shape: MiDashengLM's
+    DashengFrontend (midashenglm.py) computes one into a buffer while it is built and imports the module at import time;
+    a feature extractor's buffer plays no part in any layer's method (MODEL_STUB_RISKS)."""
+    if importlib.util.find_spec("torchaudio") is not None:
+        return
+    import torch
+
+    functional = types.ModuleType("torchaudio.functional")
+    functional.melscale_fbanks = lambda n_freqs, f_min, f_max, n_mels, sample_rate, *a, **k: torch.zeros(
+        n_freqs, n_mels)
+    package = types.ModuleType("torchaudio")
+    package.functional = functional
+    sys.modules.update({"torchaudio": package, "torchaudio.functional": functional})
+
+
 def _register_remote_code_configs() -> None:
     """Stand-ins of config classes only remote code defines: REMOTE_CODE_MODEL_TYPES as plain configs,
     INTERNVL_CHAT_MODEL_TYPES (_internvl_chat_config), and
@@ -1343,7 +1372,8 @@ def compare_model(ours: dict[str, dict], errors: tuple[str, ...], theirs: dict) 
             if row["kind"] == "embedding" and unquantized:
                 rows.append(ModuleAgreement(name, "embedding", "not compared", (), {}, row,
                                             "an unquantized input embedding: fp8check lists linear layers"))
-            elif name.endswith("lm_head") and unquantized and theirs.get("tied"):
+            elif (name.endswith("lm_head") or row.get("type") == "ParallelLMHead") and unquantized and \
+                    theirs.get("tied"):  # Whisper's head is proj_out
                 rows.append(ModuleAgreement(name, "linear", "not compared", (), {}, row,
                                             "tied to embed_tokens (tie_word_embeddings): no lm_head tensor to list"))
             else:
@@ -1401,6 +1431,7 @@ def main() -> None:
         _nemotron_vl_remote_tower()
         _host_sparsity_constant()
         _gemma3n_vision_tower()
+        _torchaudio_frontend()
         _stub_device_queries(sys.argv[1])
         _stub_flashinfer_probes(sys.argv[1])
         _guard_attention_impls()

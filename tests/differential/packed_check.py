@@ -438,6 +438,26 @@ EXPECTED: dict[tuple[str, str], str] = {
                                                               "FlashModel.load_weights skips every name starting "
                                                               "with mtp. (model.mtp. once AutoWeightsLoader strips "
                                                               "model.)",
+    # ninth round (fam-audio)
+    **{("UltravoxModel", f"dropped:prefix:{part}"): (
+        "ultravox.py's mapper moves a whole Whisper's audio_tower.model.encoder. to audio_tower. and drops the rest of "
+        "it (audio_tower.model.: its decoder; audio_tower.proj_out.); fp8check drops those as the tower's "
+        "(Tower.dropped: audio_tower.model.decoder., audio_tower.proj_out.): spec_prefix holds one prefix, and "
+        "audio_tower.model. would drop the encoder before its rename") for part in ("audio_tower.model.",
+                                                                                     "audio_tower.proj_out.")},
+    ("GlmAsrForConditionalGeneration", "dropped:prefix:audio_tower.embed_positions"): (
+        "glmasr.py's mapper drops the encoder's embed_positions (GlmAsrEncoder builds rotary positions, no table); "
+        "fp8check drops it as the tower's (Tower.dropped)"),
+    **{(a, f"dropped:{kind}:{part}."): (
+        "qwen3_asr.py's mapper drops the prefixes talker. and code2wav. (never built); fp8check drops the names "
+        "holding them (Arch.spec_substrings, as Qwen3-Omni's): the same names, as no thinker tensor holds either")
+       for a in ("Qwen3ASRForConditionalGeneration", "Qwen3ASRRealtimeGeneration") for kind in ("prefix", "substr")
+       for part in ("talker", "code2wav")},
+    **{("FunAudioChatForConditionalGeneration", f"packed:{name}"): (
+        "funaudiochat.py's class (no SupportsQuant) declares no packed_modules_mapping and its language model "
+        "(Qwen3ForCausalLM, no SupportsQuant either) never hands its own to the quant config, which stays empty: the "
+        "shards load fused (Qwen3's stacked_params_mapping) and the lists are matched against the fused name, as "
+        "fp8check does (Arch.quant_packed)") for name in ("gate_up_proj", "qkv_proj")},
 }
 # ninth round (fam-textb)
 EXPECTED.update({

@@ -36,7 +36,8 @@ from fp8check.core.targets.platforms import parse_platform
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
                             deepseek_v4_vision_tensors, deepseek_v41_tensors, gemma3n_tower_tensors, inkling_tensors,
                             intern_vit_tensors, internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors,
-                            moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, write_checkpoint)
+                            moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, qwen3_asr_audio_tensors,
+                            whisper_encoder_tensors, write_checkpoint)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crosscheck_model import compare_model, our_modules  # noqa: E402  # isort: skip  (vLLM's side, beside this file)
@@ -1856,6 +1857,160 @@ FAMILIES.update({
                       "chunked_attention": {"rope_type": "default", "rope_theta": 10000.0},
                       "full_attention": {"rope_type": "default", "rope_theta": 1000000.0}})),
 })
+# ninth round (fam-audio)
+# Whisper (transformers' WhisperForConditionalGeneration, whisper-medium's widths: d_model 1024, 16 heads of 64, FFN
+# 4096; two encoder and two decoder layers): the encoder, the decoder's self- and cross-attention and MLPs all with the
+# quant config (whisper.py); proj_out is tied to the decoder's embed_tokens (not saved).
+_WHISPER = dict(d_model=1024, encoder_layers=2, decoder_layers=2, encoder_attention_heads=16,
+                decoder_attention_heads=16, encoder_ffn_dim=4096, decoder_ffn_dim=4096, vocab_size=BASE["vocab"],
+                num_mel_bins=128, max_source_positions=1500, max_target_positions=448, tie_word_embeddings=True,
+                pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1)
+FAMILIES.update({
+    "whisper": (dict(architecture="WhisperForConditionalGeneration", model_type="whisper", transformers=True,
+                     sizes_in_text_config=True, tie_embeddings=True, ignore=("proj_out",)), _WHISPER),
+})
+# Ultravox (vLLM's UltravoxConfig, a whole export: no audio_model_id / text_model_id): a Llama text model, a two-layer
+# Whisper encoder of whisper-medium's widths (transformers' names under audio_tower.) and the feed-forward projector
+# (stack_factor 8, swiglu: linear_1 8 x 1024 -> 4096, linear_2 2048 -> the text width), all quantized.
+_ULTRAVOX_AUDIO = dict(model_type="whisper", d_model=1024, encoder_layers=2, decoder_layers=2,
+                       encoder_attention_heads=16, decoder_attention_heads=16, encoder_ffn_dim=4096,
+                       decoder_ffn_dim=4096, num_mel_bins=128, max_source_positions=1500)
+FAMILIES["ultravox"] = (
+    dict(architecture="UltravoxModel", model_type="ultravox", text_prefix="language_model.model",
+         ignore=("language_model.lm_head",), extra_tensors={
+             **whisper_encoder_tensors("audio_tower", _ULTRAVOX_AUDIO),
+             "multi_modal_projector.ln_pre.weight": (8 * 1024,), "multi_modal_projector.linear_1.weight": (4096, 8192),
+             "multi_modal_projector.linear_2.weight": (BASE["hidden"], 2048),
+             "multi_modal_projector.ln_post.weight": (BASE["hidden"],)}),
+    {"text_config": _text_config("llama"), "audio_config": _ULTRAVOX_AUDIO, "hidden_size": 4096, "stack_factor": 8,
+     "projector_act": "swiglu", "audio_token_index": 7, "vocab_size": BASE["vocab"]})
+# GLM-ASR-Nano (transformers' GlmAsrForConditionalGeneration): its Llama text model at BASE's widths, a two-layer
+# encoder of 1024 wide, 16 heads (the release's 1280 / 20 heads do not split over TP 8), FFN 4096, the projector;
+# all quantized.
+FAMILIES["glm-asr"] = (
+    dict(architecture="GlmAsrForConditionalGeneration", model_type="glmasr", transformers=True,
+         sizes_in_text_config=True, ignore=("language_model.lm_head",)),
+    {"text_config": _text_config("llama", tie_word_embeddings=False),
+     "audio_config": dict(model_type="glmasr_encoder", hidden_size=1024, intermediate_size=4096, num_hidden_layers=2,
+                          num_attention_heads=16, num_mel_bins=128),
+     "tie_word_embeddings": False, "audio_token_id": 7})
+# Audio Flamingo 3 (transformers' AudioFlamingo3ForConditionalGeneration): Qwen2-Audio's encoder of the release's widths
+# (two layers, 20 heads of 64) and projector, stored BF16 (vLLM builds them from torch nn.Linears), over a Qwen2 text
+# model at BASE's widths.
+FAMILIES["audio-flamingo-3"] = (
+    dict(architecture="AudioFlamingo3ForConditionalGeneration", model_type="audioflamingo3", transformers=True,
+         sizes_in_text_config=True,
+         ignore=("language_model.lm_head", "re:.*audio_tower.*", "re:.*multi_modal_projector.*")),
+    {"text_config": _text_config("qwen2"),
+     "audio_config": dict(model_type="audioflamingo3_encoder", d_model=1280, encoder_attention_heads=20,
+                          encoder_ffn_dim=5120, encoder_layers=2, num_mel_bins=128, max_source_positions=1500),
+     "audio_token_id": 7})
+# Granite Speech 3.3 (transformers' GraniteSpeechForConditionalGeneration): a Granite text model at BASE's widths, a
+# two-block conformer encoder of 1024 (8 heads of 128, FFN 4 x), its CTC out / out_mid of 256, the one-layer Q-Former
+# projector. The conformer blocks, input_linear and the projector stay BF16 (vLLM builds them without a quant method);
+# out / out_mid are quantized. The Plus class (granite_speech_plus) builds the same modules.
+_GRANITE_SPEECH_CONFIG = {
+    "text_config": _text_config("granite", tie_word_embeddings=False),
+    "encoder_config": {"model_type": "granite_speech_encoder", "hidden_dim": 1024, "num_layers": 2, "num_heads": 8,
+                       "dim_head": 128, "input_dim": 160, "output_dim": 256, "feedforward_mult": 4},
+    "projector_config": {"model_type": "blip_2_qformer", "hidden_size": 1024, "num_hidden_layers": 1,
+                         "num_attention_heads": 16, "intermediate_size": 4096, "encoder_hidden_size": 1024},
+    "audio_token_index": 7, "downsample_rate": 5, "window_size": 15, "tie_word_embeddings": False}
+_GRANITE_SPEECH_IGNORE = ("language_model.lm_head", r"re:encoder\.layers\..*", "encoder.input_linear",
+                          r"re:projector\..*")
+FAMILIES.update({
+    "granite-speech": (dict(architecture="GraniteSpeechForConditionalGeneration", model_type="granite_speech",
+                            transformers=True, sizes_in_text_config=True, ignore=_GRANITE_SPEECH_IGNORE),
+                       _GRANITE_SPEECH_CONFIG),
+    "granite-speech-plus": (dict(architecture="GraniteSpeechPlusForConditionalGeneration",
+                                 model_type="granite_speech_plus", transformers=True, sizes_in_text_config=True,
+                                 ignore=_GRANITE_SPEECH_IGNORE), _GRANITE_SPEECH_CONFIG),
+})
+# Qwen3-ASR-1.7B in Qwen's own format (config.json's thinker_config; thinker.* tensors): a Qwen3 text model at BASE's
+# widths, a two-layer audio encoder of the release's widths (1024, 16 heads, FFN 4096), stored BF16 (vLLM builds it
+# without a quant config). The text config's model_type is qwen3: Qwen's own config class writes qwen3_asr_text, which
+# 0.34 hands transformers' Qwen3ASRConfig (transformers_utils/config.py), whose sub-config lookup knows no such type
+# in transformers 5.20-5.22 (qwen3-asr-text-type, OPEN).
+_QWEN3_ASR_AUDIO = dict(model_type="qwen3_asr_audio_encoder", d_model=1024, encoder_layers=2,
+                        encoder_attention_heads=16, encoder_ffn_dim=4096, output_dim=BASE["hidden"],
+                        downsample_hidden_size=480, num_mel_bins=128, n_window=50, n_window_infer=800,
+                        conv_chunksize=500, max_source_positions=1500)
+FAMILIES["qwen3-asr"] = (
+    dict(architecture="Qwen3ASRForConditionalGeneration", model_type="qwen3_asr", text_prefix="thinker.model",
+         head="thinker.lm_head", sizes_in_text_config=True, ignore=("thinker.lm_head", r"re:.*audio_tower.*"),
+         extra_tensors=qwen3_asr_audio_tensors("thinker.audio_tower", _QWEN3_ASR_AUDIO)),
+    {"thinker_config": {"model_type": "qwen3_asr_thinker", "audio_config": _QWEN3_ASR_AUDIO,
+                        "text_config": _text_config("qwen3", tie_word_embeddings=False),
+                        "audio_token_id": 7, "audio_start_token_id": 8, "audio_end_token_id": 9}})
+# The streaming class over the same checkpoint (qwen3_asr_realtime.py).
+FAMILIES["qwen3-asr-realtime"] = (dict(FAMILIES["qwen3-asr"][0], architecture="Qwen3ASRRealtimeGeneration"),
+                                  FAMILIES["qwen3-asr"][1])
+FAMILIES["qwen3-asr-text-type"] = (FAMILIES["qwen3-asr"][0], {"thinker_config": {
+    **FAMILIES["qwen3-asr"][1]["thinker_config"], "text_config": _text_config("qwen3_asr_text",
+                                                                             tie_word_embeddings=False)}})
+# MiDashengLM-7B (vLLM's MiDashengLMConfig; transformers has no class for it): a Qwen2 text model at BASE's widths under
+# decoder., a two-block Dasheng encoder of 1024 (16 heads; the release's 1280 / 20 do not split over TP 8) and the
+# subsampling projector (5 frames), all quantized, under the names the model loads.
+_DASHENG = dict(embed_dim=1024, depth=2, num_heads=16, mlp_ratio=4.0, qkv_bias=True, patch_size=[64, 4],
+                patch_stride=[64, 4], target_length=1008, n_mels=64, input_channels=1)
+
+
+def _dasheng_tensors() -> dict[str, tuple[int, ...]]:
+    width, hidden = _DASHENG["embed_dim"], BASE["hidden"]
+    tensors: dict[str, tuple[int, ...]] = {
+        "audio_encoder.patch_embed.proj.weight": (width, 1, 64, 4), "audio_encoder.patch_embed.proj.bias": (width,),
+        "audio_encoder.time_pos_embed": (1, width, 1, 252), "audio_encoder.freq_pos_embed": (1, width, 1, 1),
+        "audio_encoder.norm.weight": (width,), "audio_encoder.norm.bias": (width,),
+        "audio_projector.net.0.weight": (hidden, 5 * width), "audio_projector.net.0.bias": (hidden,),
+        "audio_projector.net.2.weight": (hidden, hidden), "audio_projector.net.2.bias": (hidden,)}
+    for i in range(_DASHENG["depth"]):
+        block = f"audio_encoder.blocks.{i}"
+        tensors.update({f"{block}.attn.qkv.weight": (3 * width, width), f"{block}.attn.qkv.bias": (3 * width,),
+                        f"{block}.attn.proj.weight": (width, width), f"{block}.attn.proj.bias": (width,),
+                        f"{block}.mlp.fc1.weight": (4 * width, width), f"{block}.mlp.fc1.bias": (4 * width,),
+                        f"{block}.mlp.fc2.weight": (width, 4 * width), f"{block}.mlp.fc2.bias": (width,),
+                        **{f"{block}.{norm}.{p}": (width,) for norm in ("norm1", "norm2") for p in ("weight", "bias")}})
+    return tensors
+
+
+FAMILIES["midashenglm"] = (
+    dict(architecture="MiDashengLMModel", model_type="midashenglm", text_prefix="decoder.model", head="decoder.lm_head",
+         sizes_in_text_config=True, ignore=("decoder.lm_head",), extra_tensors=_dasheng_tensors()),
+    {"audio_encoder_config": _DASHENG, "text_config": _text_config("qwen2_5_omni_text", tie_word_embeddings=False),
+     "subsample_factor": 5, "audio_token_id": 7})
+# Fun-Audio-Chat (vLLM's FunAudioChatConfig; transformers has no class for it): a Qwen3 text model at BASE's widths, a
+# two-layer continuous encoder of 1024 (16 heads, FFN 4096) and the discrete encoder's tables and matching linears,
+# BF16 (vLLM builds them without a quant method), under the names the model loads.
+_FUN_AUDIO = dict(model_type="funaudiochat_audio_encoder", d_model=1024, encoder_layers=2, encoder_attention_heads=16,
+                  encoder_ffn_dim=4096, num_mel_bins=128, max_source_positions=1500, n_window=100,
+                  output_dim=BASE["hidden"], codebook_size=512, group_size=5, pad_token_id=0, bos_token_id=1,
+                  eos_token_id=2)
+
+
+def _fun_audio_tensors() -> dict[str, tuple[int, ...]]:
+    width, ffn, out = _FUN_AUDIO["d_model"], _FUN_AUDIO["encoder_ffn_dim"], _FUN_AUDIO["output_dim"]
+    root = "continuous_audio_tower"
+    tensors: dict[str, tuple[int, ...]] = {
+        f"{root}.conv1.weight": (width, 128, 3), f"{root}.conv2.weight": (width, width, 3),
+        f"{root}.ln_post.weight": (width,), f"{root}.proj.weight": (out, width), f"{root}.proj.bias": (out,),
+        f"{root}.audio_bos_eos_token.weight": (2, out), "audio_tower.embed_tokens.weight": (512, out),
+        "audio_tower.output_matching.weight": (out, out), "audio_tower.continual_output_matching.weight": (out, out)}
+    for i in range(_FUN_AUDIO["encoder_layers"]):
+        layer = f"{root}.layers.{i}"
+        tensors.update({f"{layer}.self_attn.{leaf}.weight": (width, width)
+                        for leaf in ("q_proj", "k_proj", "v_proj", "out_proj")})
+        tensors.update({f"{layer}.self_attn.{leaf}.bias": (width,) for leaf in ("q_proj", "v_proj", "out_proj")})
+        tensors.update({f"{layer}.fc1.weight": (ffn, width), f"{layer}.fc2.weight": (width, ffn),
+                        f"{layer}.self_attn_layer_norm.weight": (width,), f"{layer}.final_layer_norm.weight": (width,)})
+    return tensors
+
+
+FAMILIES["fun-audio-chat"] = (
+    dict(architecture="FunAudioChatForConditionalGeneration", model_type="funaudiochat",
+         text_prefix="language_model.model", sizes_in_text_config=True, extra_tensors=_fun_audio_tensors(),
+         ignore=("language_model.lm_head", r"re:.*audio_tower.*")),
+    {"audio_config": _FUN_AUDIO, "text_config": _text_config("qwen3", tie_word_embeddings=False),
+     "audio_token_index": 7})
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}
@@ -1989,6 +2144,12 @@ OPEN = (
      "the hand-written text checkpoint has no shared expert (synth's mixtral style) and 0.34 builds "
      "block_sparse_moe.shared_experts unconditionally (0.33: when n_shared_experts); fp8check lists what the "
      "checkpoint holds and does not report the missing weights"),
+    (r"^0\.34\.0\|[^|]*\|qwen3-asr-text-type\|[^|]*\|\(model\)\|ValueError: Unrecognized model type for "
+     r"subconfig: qwen3_asr_text",
+     "Qwen3-ASR's thinker_config as Qwen's own config class writes it (text_config model_type qwen3_asr_text): 0.34 "
+     "reads it with transformers' Qwen3ASRConfig (transformers_utils/config.py moves thinker_config's fields up and "
+     "renames the audio config's type only), whose sub-config lookup refuses the text type in transformers 5.20-5.22; "
+     "fp8check does not model config-class refusals and lays the checkpoint out as 0.33 builds it"),
     (r"^0\.33\.0\|[^|]*\|minimax-m3-text\|[^|]*\|\(model\)\|AttributeError: 'MiniMaxM3VLTextConfig' object has "
      r"no attribute 'rope_theta'",
      "a standalone MiniMaxM3SparseForCausalLM checkpoint on 0.33: vLLM registers config classes for minimax_m3_vl "

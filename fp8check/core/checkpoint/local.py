@@ -220,6 +220,11 @@ CONFIG_KEY_ALIASES: dict[str, dict[str, str | Callable[[dict], object]]] = {
     # n_head_kv).
     "falcon": {"hidden_size": "n_embed", "num_attention_heads": "n_head", "num_hidden_layers": "n_layer",
                "num_kv_heads": "n_head_kv"},
+    # Whisper: the decoder is the text model fp8check lays out (whisper.py WhisperDecoder reads d_model,
+    # decoder_attention_heads, decoder_layers, decoder_ffn_dim; WhisperConfig's attribute_map names the encoder's).
+    "whisper": {"hidden_size": "d_model", "num_attention_heads": "decoder_attention_heads",
+                "num_key_value_heads": "decoder_attention_heads", "num_hidden_layers": "decoder_layers",
+                "intermediate_size": "decoder_ffn_dim"},
     "chatglm": {"num_hidden_layers": "num_layers", "vocab_size": "padded_vocab_size",
                 "intermediate_size": "ffn_hidden_size",
                 "num_key_value_heads": lambda doc: doc.get("multi_query_group_num", 1)
@@ -317,7 +322,9 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
     vision_doc = multimodal.get("vision_config")
     vision: dict = {**_radio_sizes(vision_doc), **vision_doc} if isinstance(vision_doc, dict) else {}
     vision_type = vision["model_type"] if isinstance(vision.get("model_type"), str) else ""
-    audio = multimodal.get("audio_config") if isinstance(multimodal.get("audio_config"), dict) else {}
+    # (MiDashengLM nests its Dasheng encoder's as audio_encoder_config)
+    audio_doc = multimodal.get("audio_config", multimodal.get("audio_encoder_config"))
+    audio = audio_doc if isinstance(audio_doc, dict) else {}
     return ModelConfig(
         architectures=tuple(archs),
         model_type=model_type,
@@ -371,7 +378,10 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         vision_layers=opt_int("num_hidden_layers", vision) or VISION_LAYERS.get(vision_type),
         vision_feature_layers=_feature_layers(multimodal, model_type, where),
         audio_hidden_size=opt_int("hidden_size", audio),
-        audio_heads=opt_int("encoder_attention_heads", audio),
+        # (an encoder-decoder's own encoder_attention_heads where no audio_config nests them: Whisper; GLM-ASR's
+        # GlmAsrEncoderConfig calls them num_attention_heads, MiDashengLM's DashengConfig num_heads)
+        audio_heads=(opt_int("encoder_attention_heads", audio if audio else doc)
+                     or opt_int("num_attention_heads", audio) or opt_int("num_heads", audio)),
         router_keys=tuple((key, sizes[key]) for key in ROUTER_KEYS if isinstance(sizes.get(key), (str, bool, int))),
         expert_counts=tuple((key, tuple(sizes[key]) if isinstance(sizes[key], list) else sizes[key])
                             for key in EXPERT_ALIASES if key in sizes),

@@ -529,6 +529,14 @@ class Arch(NamedTuple):
     # 0.33 / 0.34: use_alibi_sqrt needs supports_alibi_sqrt, TRITON_ATTN's alone; a chunk_lookback above -1 asserts
     # TRITON_ATTN).
     backend_only: tuple[str, str, bool] | None = None
+    # Packed entry -> the leaf of the attention module it is fused under, and nowhere else (whisper.py's mapper stacks
+    # q / k / v into self_attn.qkv_proj and k / v alone into encoder_attn.kv_proj: orig_to_new_stacked).
+    packed_parents: dict[str, str] = {}
+    # "<module>.<fused leaf>" of an encoder-decoder model's cross-attention K / V (whisper.py WhisperCrossAttention's
+    # encoder_attn.kv_proj): each decoder layer's CrossAttention at `<module>.attn`, with the model's KV cache dtype
+    # and the format's KV cache method, asks the selector for encoder_decoder attention and nothing else
+    # (layers/attention/cross_attention.py: no sinks, window or per-head scales).
+    cross_attention: str | None = None
 
     def for_release(self, profile) -> Arch:
         """This layout as `profile`'s release builds it (None: the newest)."""
@@ -829,6 +837,28 @@ ARCHITECTURES["Qwen3OmniMoeForConditionalGeneration"] = ARCHITECTURES["Qwen3MoeF
                 ("prefix", "thinker.model.", "language_model.model."), ("prefix", "thinker.", ""),
                 ("prefix", "model.", "language_model.model."), ("prefix", "lm_head.", "language_model.lm_head.")))
 
+# Qwen3-ASR (qwen3_asr.py Qwen3ASRForConditionalGeneration, registered 0.33 / 0.34; 0.34 reads transformers'
+# Qwen3ASRConfig, Qwen's thinker_config format converted by transformers_utils/config.py, 0.33 its own config class;
+# the modules alike): Qwen3-Omni's audio encoder (Qwen3OmniMoeAudioEncoder, every linear without quant_config) at
+# audio_tower., and Qwen3ForCausalLM over text_config (whatever its model type) under language_model.; the mapper
+# takes Qwen's thinker. names and transformers' (model.audio_tower., model.language_model., the projector's
+# linear_1 / linear_2 as the tower's proj1 / proj2) and drops talker. / code2wav.
+ARCHITECTURES["Qwen3ASRForConditionalGeneration"] = ARCHITECTURES["Qwen3ForCausalLM"]._replace(
+    source="vllm:qwen3_asr.py", towers=(_QWEN3_OMNI_AUDIO._replace(
+        source="vllm:qwen3_asr.py", roots=("thinker.audio_tower.", "audio_tower.", "model.audio_tower.",
+                                           "model.multi_modal_projector."),
+        styles={**_QWEN3_OMNI_AUDIO.styles, "multi_modal_projector.linear_1": REPLICATED,
+                "multi_modal_projector.linear_2": REPLICATED}),),
+    spec_substrings=("talker.", "code2wav."),
+    hf_to_vllm=(("prefix", "thinker.lm_head.", "language_model.lm_head."),
+                ("prefix", "thinker.model.", "language_model.model."), ("prefix", "thinker.", ""),
+                ("prefix", "model.audio_tower.", "audio_tower."),
+                ("prefix", "model.language_model.", "language_model.model."),
+                ("prefix", "model.multi_modal_projector.linear_1.", "audio_tower.proj1."),
+                ("prefix", "model.multi_modal_projector.linear_2.", "audio_tower.proj2.")))
+# qwen3_asr_realtime.py Qwen3ASRRealtimeGeneration (0.33 / 0.34 alike): the same class with a streaming front end.
+ARCHITECTURES["Qwen3ASRRealtimeGeneration"] = ARCHITECTURES["Qwen3ASRForConditionalGeneration"]
+
 # Qwen2.5-Omni (registry.py 0.25-0.34: Qwen2_5OmniModel and Qwen2_5OmniForConditionalGeneration ->
 # qwen2_5_omni_thinker.py Qwen2_5OmniThinkerForConditionalGeneration; 0.33 -> 0.34 changed the processor only). vLLM
 # builds the thinker only: its hf_to_vllm_mapper maps thinker.model. / thinker.lm_head. under language_model., strips
@@ -869,6 +899,119 @@ ARCHITECTURES["Qwen2AudioForConditionalGeneration"] = Arch(
               styles={tail: TORCH_LINEAR for tail in _QWEN2_AUDIO_LINEARS}),
         Tower("vllm:qwen2_audio.py", ("multi_modal_projector.",), packed={}, styles={"linear": TORCH_LINEAR})),
     matrix_norms=("audio_tower.embed_positions",), **_QWEN2_MODEL)
+
+# Whisper (whisper.py WhisperForConditionalGeneration, registered 0.25-0.34; 0.33 -> 0.34 moved the k_proj zero bias
+# into the mapper's weights_transforms, the modules alike): an encoder-decoder, every linear with the quant config.
+# - WhisperEncoder (model.encoder.): self_attn q / k / v -> qkv_proj (QKVParallelLinear over encoder_attention_heads,
+#   KV heads the same), out_proj row, fc1 column / fc2 row (the mapper's .fc1. -> .mlp.fc1.); its attention a
+#   WhisperEncoderAttention (an MMEncoderAttention: no KV cache).
+# - WhisperDecoder (model.decoder.): self_attn the same over decoder_attention_heads, with an Attention; encoder_attn
+#   (WhisperCrossAttention) q_proj column, k / v -> kv_proj (MergedColumnParallelLinear), out_proj row and a
+#   CrossAttention (Arch.cross_attention); fc1 / fc2 as the encoder's. The mapper stacks .self_attn.q/k/v_proj into
+#   qkv_proj and .encoder_attn.k/v_proj into kv_proj only (Arch.packed_parents).
+# - proj_out: a ParallelLMHead tied to the decoder's embed_tokens; the mapper drops a stored proj_out. (spec_prefix).
+# Each layer is built under `<layer>.layers` (WhisperEncoder / WhisperDecoder's create_layer) and the model under ""
+# (WhisperModel's prefix ".encoder" / ".decoder"): get_quant_method sees ".encoder.layers.N.layers.self_attn.qkv_proj",
+# which no ignore entry under the checkpoint's (or the mapper's) names matches (quant_prefixes).
+_WHISPER_QKV = {"qkv_proj": LLAMA_PACKED["qkv_proj"]}
+ARCHITECTURES["WhisperForConditionalGeneration"] = Arch(
+    "vllm:whisper.py", packed={**_WHISPER_QKV, "kv_proj": ("k_proj", "v_proj")},
+    packed_parents={"qkv_proj": "self_attn", "kv_proj": "encoder_attn"}, cross_attention="encoder_attn.kv_proj",
+    towers=(Tower("vllm:whisper.py", ("model.encoder.",), packed=_WHISPER_QKV, audio_heads=True),),
+    sliding=MODEL_WINDOW, spec_prefix="proj_out.", other_tables=("embed_positions",),
+    hf_to_vllm=(("substr", ".fc1.", ".mlp.fc1."), ("substr", ".fc2.", ".mlp.fc2.")),
+    quant_prefixes=(("regex", r"^model\.(encoder|decoder)\.layers\.(\d+)\.", r".\1.layers.\2.layers."),))
+
+# Ultravox (ultravox.py UltravoxModel, registered 0.25-0.34, the file alike 0.33 / 0.34; vLLM's UltravoxConfig): the
+# text model init_vllm_registered_model of text_config's class under language_model.; UltravoxWhisperEncoder
+# (whisper.py's WhisperEncoder, audio_config's widths, with the quant config) at audio_tower.: q / k / v -> qkv_proj
+# over encoder_attention_heads, out_proj row, fc1 column / fc2 row, which the tower's own loader renames mlp.fc1 /
+# mlp.fc2 (_WHISPER_ENCODER_MAPPER); UltravoxFeedForwardProjector (num_projector_layers 0, the released configs)
+# linear_1 / linear_2 ReplicatedLinears with the quant config. The model's mapper moves a whole Whisper's
+# audio_tower.model.encoder. to audio_tower. and drops the rest of it (decoder, proj_out). Not modelled: the tower
+# layers' quant prefix (`<layer>.layers`, as Whisper's, which only an ignore list naming them would meet), the
+# transformer projector (num_projector_layers > 0), checkpoints that leave the tower or text model to audio_model_id
+# / text_model_id (secondary weights from other repositories).
+_WHISPER_MLP_NAMES = ((".fc1.", ".mlp.fc1."), (".fc2.", ".mlp.fc2."))
+ARCHITECTURES["UltravoxModel"] = Arch(
+    "vllm:ultravox.py", registered_text_model=True, towers=(
+        Tower("vllm:ultravox.py", ("audio_tower.",), packed=_WHISPER_QKV, audio_heads=True, renames=_WHISPER_MLP_NAMES,
+              dropped=("audio_tower.model.decoder.", "audio_tower.proj_out.")),
+        Tower("vllm:ultravox.py", ("multi_modal_projector.",), packed={},
+              styles={"linear_1": REPLICATED, "linear_2": REPLICATED})),
+    hf_to_vllm=(("prefix", "audio_tower.model.encoder.", "audio_tower."),))
+
+# GLM-ASR (glmasr.py GlmAsrForConditionalGeneration, registered 0.33 / 0.34 alike): the text model built as
+# LlamaForCausalLM whatever text_config names (init_vllm_registered_model(architectures=["LlamaForCausalLM"])) under
+# language_model.; GlmAsrEncoder (audio_tower., with the quant config): self_attn q / k / v -> qkv_proj
+# (QKVParallelLinear over audio_config's num_attention_heads), o_proj row, mlp.fc1 column / mlp.fc2 row;
+# GlmAsrMultiModalProjector linear_1 column / linear_2 row, with the quant config. The mapper drops
+# audio_tower.embed_positions.
+ARCHITECTURES["GlmAsrForConditionalGeneration"] = Arch("vllm:glmasr.py", towers=(
+    Tower("vllm:glmasr.py", ("audio_tower.",), packed=_WHISPER_QKV, audio_heads=True,
+          dropped=("audio_tower.embed_positions",)),
+    Tower("vllm:glmasr.py", ("multi_modal_projector.",), packed={}, styles={"linear_2": ROW})))
+
+# AudioFlamingo3 (audioflamingo3.py AudioFlamingo3ForConditionalGeneration, registered 0.33 / 0.34 alike): Qwen2-Audio's
+# towers (AudioFlamingo3Encoder is transformers' Qwen2AudioEncoder, every linear a torch nn.Linear; the projector's
+# linear_1 / linear_2 torch nn.Linears: no quant method) and the text model built as Qwen2ForCausalLM whatever
+# text_config names (init_vllm_registered_model(architectures=["Qwen2ForCausalLM"])).
+ARCHITECTURES["AudioFlamingo3ForConditionalGeneration"] = Arch(
+    "vllm:audioflamingo3.py", towers=(
+        Tower("vllm:audioflamingo3.py", ("audio_tower.",), packed={},
+              styles={tail: TORCH_LINEAR for tail in _QWEN2_AUDIO_LINEARS}),
+        Tower("vllm:audioflamingo3.py", ("multi_modal_projector.",), packed={},
+              styles={"linear_1": TORCH_LINEAR, "linear_2": TORCH_LINEAR})),
+    matrix_norms=("audio_tower.embed_positions",), **_QWEN2_MODEL)
+
+# Granite Speech (granite_speech.py GraniteSpeechForConditionalGeneration; granite_speech_plus.py's subclass
+# GraniteSpeechPlusForConditionalGeneration builds the same modules, its encoder's forward concatenating more layers;
+# both registered 0.33 / 0.34, the files alike): the text model of text_config's class (Granite) under
+# language_model.; GraniteSpeechCTCEncoder (encoder.): input_linear a torch nn.Linear, out column / out_mid row with
+# the quant config, and conformer blocks built without it (GraniteSpeechConformerBlock takes no quant_config): ff1 /
+# ff2 up_proj column / down_proj row, attn to_q / to_kv / to_out torch nn.Linears, rel_pos_emb an nn.Embedding
+# (modules.EMBEDDINGS);
+# the projector (projector.) a BLIP-2 Q-Former (blip2.py: query / key / value and every dense a torch nn.Linear)
+# and its linear, a torch nn.Linear. The mapper moves transformers 5's language_model.model.model. up a level.
+_GRANITE_SPEECH = Arch(
+    "vllm:granite_speech.py", registered_text_model=True, towers=(
+        Tower("vllm:granite_speech.py", ("encoder.layers.",), packed={}, quantized=False,
+              styles={leaf: TORCH_LINEAR for leaf in ("attn.to_q", "attn.to_kv", "attn.to_out")}),
+        Tower("vllm:granite_speech.py", ("encoder.",), packed={},
+              styles={"input_linear": TORCH_LINEAR, "out": COLUMN, "out_mid": ROW}),
+        Tower("vllm:granite_speech.py", ("projector.",), packed={},
+              styles={leaf: TORCH_LINEAR for leaf in ("query", "key", "value", "dense", "linear")})),
+    hf_to_vllm=(("prefix", "language_model.model.model.", "language_model.model."),))
+ARCHITECTURES.update({"GraniteSpeechForConditionalGeneration": _GRANITE_SPEECH,
+                      "GraniteSpeechPlusForConditionalGeneration": _GRANITE_SPEECH})
+
+# MiDashengLM (midashenglm.py MiDashengLMModel, registered 0.33 / 0.34 alike; vLLM's MiDashengLMConfig): the text
+# model built as Qwen2ForCausalLM under decoder.; DashengAudioTransformer (audio_encoder., with the quant config):
+# blocks.N.attn.qkv stored fused (a QKVParallelLinear over audio_encoder_config's num_heads, every head a KV head; no
+# packed entry names it), attn.proj row, mlp.fc1 column / fc2 row; AudioProjectorSubsample (audio_projector.) net.0
+# column / net.2 row, with the quant config.
+ARCHITECTURES["MiDashengLMModel"] = Arch("vllm:midashenglm.py", towers=(
+    Tower("vllm:midashenglm.py", ("audio_encoder.",), packed={}, audio_heads=True,
+          styles={"attn.qkv": "QKVParallelLinear", "attn.proj": ROW}),
+    Tower("vllm:midashenglm.py", ("audio_projector.",), packed={}, styles={"net.0": COLUMN, "net.2": ROW})),
+    **_QWEN2_MODEL)
+
+# Fun-Audio-Chat (funaudiochat.py FunAudioChatForConditionalGeneration, registered 0.33 / 0.34, the modules alike;
+# vLLM's FunAudioChatConfig): the text model built as Qwen3ForCausalLM under language_model.;
+# FunAudioChatAudioEncoder (continuous_audio_tower.) without a quant config: self_attn q / k / v -> qkv_proj (its
+# own mapper's stacking; a QKVParallelLinear over encoder_attention_heads) and out_proj row, fc1 / fc2 and proj torch
+# nn.Linears, audio_bos_eos_token an nn.Embedding; FunAudioChatDiscreteEncoder (audio_tower.) output_matching /
+# continual_output_matching torch nn.Linears. The mapper drops audio_invert_tower. (the speech output tower). The class
+# declares no packed_modules_mapping and is no SupportsQuant, nor is Qwen3ForCausalLM: the quant config's stays empty
+# (quant_packed), so its lists are matched against qkv_proj / gate_up_proj by those names only.
+ARCHITECTURES["FunAudioChatForConditionalGeneration"] = Arch(
+    "vllm:funaudiochat.py", quant_packed=False, towers=(
+        Tower("vllm:funaudiochat.py", ("continuous_audio_tower.",), packed=_WHISPER_QKV, audio_heads=True,
+              quantized=False, styles={"fc1": TORCH_LINEAR, "fc2": TORCH_LINEAR, "proj": TORCH_LINEAR}),
+        Tower("vllm:funaudiochat.py", ("audio_tower.",), packed={},
+              styles={"output_matching": TORCH_LINEAR, "continual_output_matching": TORCH_LINEAR})),
+    matrix_norms=("continuous_audio_tower.audio_bos_eos_token",), spec_prefix="audio_invert_tower.",
+    **_QWEN2_MODEL)
 
 # Qwen4-Exp (vllm.models.qwen4_exp, registered 0.29-0.34, read from 0.33 / 0.34: __init__.py resolves nvidia/model.py
 # on CUDA and CPU, amd/model.py on ROCm, and refuses XPU / TPU on import, IMPORT_REFUSALS). Qwen3.5's gated-delta-net

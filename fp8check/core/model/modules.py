@@ -33,7 +33,8 @@ EMBEDDINGS = ("embed_tokens", "wte", "word_embeddings", "tok_embeddings", "embed
               "speech_embeddings",        # MiMo-V2-Omni's audio codebook tables (mimo_audio.py nn.Embedding)
               "embed_positions",          # OPT's learned position table (opt.py OPTLearnedPositionalEmbedding)
               "wpe",                      # GPT-2's / GPTBigCode's position table (gpt2.py nn.Embedding)
-              "embedding")                # Gemma-3n's embed_vision / embed_audio tables (VocabParallelEmbedding)
+              "embedding",                # Gemma-3n's embed_vision / embed_audio tables (VocabParallelEmbedding)
+              "rel_pos_emb")              # Granite Speech's conformer relative positions (granite_speech.py)
 EMBEDDING_SET = frozenset(EMBEDDINGS)
 # Tensors that belong to a linear module besides its weight.
 SIDE_TENSORS = ("weight_scale", "weight_scale_inv", "input_scale", "weight_zero_point", "input_zero_point",
@@ -389,12 +390,15 @@ def _fuse(weights: dict[str, Shard], config: ModelConfig, arch: Arch) -> tuple[L
 
 def _fusion_refused(fused: str, parent: str, weights: dict[str, Shard], arch: Arch, tower: Tower | None,
                     config: ModelConfig) -> bool:
-    """The layer holds the sibling that keeps `fused` apart there (Arch.packed_unless), or a block-FP8 Fp8Config
-    skips the shard that keeps it apart (Arch.block_fp8_unfused)."""
+    """The layer holds the sibling that keeps `fused` apart there (Arch.packed_unless), is not the module `fused` is
+    limited to (Arch.packed_parents), or a block-FP8 Fp8Config skips the shard that keeps it apart
+    (Arch.block_fp8_unfused)."""
     if tower is not None:
         return False
     sibling, shard = arch.packed_unless.get(fused), arch.block_fp8_unfused.get(fused)
-    return (sibling is not None and f"{parent}.{sibling}" in weights
+    home = arch.packed_parents.get(fused)
+    return (home is not None and parent.rpartition(".")[2] != home
+            or sibling is not None and f"{parent}.{sibling}" in weights
             or shard is not None and bool(_block_fp8_skipped(config, arch, f"{parent}.{shard}")))
 
 

@@ -43,13 +43,15 @@ from fp8check.core.formats.kv_cache import (
 from fp8check.core.formats.registry import FORMATS
 from fp8check.core.model.layouts import (
     GENERIC_ARCH, QKV_CLASSES, SLIDING_KIND, attention_windows, model_arch, model_cache_dtype, sparse_mla_layer,
-    tower_for, vllm_module_name,
+    tail_match, tower_for, vllm_module_name,
 )
 from fp8check.core.model.memory import SlidingShare
 from fp8check.core.records import AttentionReport
-from fp8check.core.vocabulary import Strategy
+from fp8check.core.vocabulary import Strategy, layer_template
 from fp8check.kernels.attention import diff_kv_backend, select_attention_backend, sink_capable_backend
-from fp8check.kernels.attention_backends import AttentionChoice, AttentionSpec, is_quantized_kv_cache
+from fp8check.kernels.attention_backends import (
+    DECODER, ENCODER_DECODER, AttentionChoice, AttentionSpec, is_quantized_kv_cache,
+)
 
 if TYPE_CHECKING:  # annotations only
     from fp8check.core.checkpoint.local import Checkpoint
@@ -127,6 +129,7 @@ class AttentionLayer(NamedTuple):
     # False): the selector picks its backend, no format gives it a KV cache method.
     no_kv_method: bool = False
     replicated: bool = False          # built with the model's total heads on every rank (Arch.attention_replicated)
+    cross: bool = False               # an encoder-decoder model's CrossAttention (Arch.cross_attention)
 
 
 def own_attention_backend(arch, platform_kind: str, cc: int | None) -> str | None:
@@ -148,6 +151,10 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
     own_backend = own_attention_backend(arch, platform_kind, cc)
     for module in layout.linears:
         if arch is not None and tower_for(arch, module.name):
+            continue
+        cross = _cross_attention(module, arch, ckpt.config)
+        if cross is not None:
+            layers.append(cross)
             continue
         own = _OWN.match(module.name) if own_backend else None
         qkvr = _OWN_QKVR.match(module.name) if own_backend else None
@@ -276,6 +283,17 @@ def shared_block_layers(layout: ModelLayout, uses: tuple[str, str], windows: tup
             out.append(AttentionLayer(f"{block}.self_attn.{attentions}.{use}", f"{block}.self_attn", index, head_dim,
                                       heads, kv_heads, False, False, windows[index] if index < len(windows) else None))
     return out
+def _cross_attention(module, arch, config) -> AttentionLayer | None:
+    """The CrossAttention beside a decoder layer's cross-attention K / V (Arch.cross_attention: whisper.py's
+    encoder_attn.kv_proj, [K, V] of the decoder's heads, every head a KV head), or None."""
+    if arch is None or arch.cross_attention is None or tail_match(module.name, (arch.cross_attention,)) is None:
+        return None
+    index, heads = layer_template(module.name)[1], config.num_attention_heads
+    if index is None or not heads or module.output_sizes[0] % heads:
+        return None
+    prefix = module.name[: -len(module.leaf) - 1]
+    return AttentionLayer(f"{prefix}.attn", prefix, index, module.output_sizes[0] // heads, heads, heads, False, False,
+                          cross=True)
 
 
 def _mistral_latent(config, latent: int) -> int:
@@ -491,6 +509,7 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
 
     requested = model_cache_dtype(ckpt.config.architectures, options.kv_cache_dtype, ctx)
     sink_backend = arch.sink_mla_backend if arch is not None and ckpt.config.learnable_sink is not False else None
+    encoder_decoder = arch is not None and arch.cross_attention is not None  # its config class's is_encoder_decoder
 
     def _report(layer: AttentionLayer, method: str | None, load: _Loaded, tp: int) -> AttentionReport:
         if layer.ds_mla_cache:
@@ -500,13 +519,17 @@ def attention_inspector(ckpt: Checkpoint, layout: ModelLayout, quant: object, op
         split = 1 if layer.replicated else tp
         heads = max(1, layer.num_heads // split)
         kv_heads = 1 if layer.mla else max(1, layer.num_kv_heads // split)
+        # CrossAttention asks with the head size, dtypes and its attention type alone
         spec = AttentionSpec(head_size=layer.head_size, num_heads=heads, num_kv_heads=kv_heads,
                              kv_cache_dtype=kv_dtype, model_dtype=model_dtype, use_mla=layer.mla,
                              has_sink=layer.sinks, sliding_window=layer.sliding_window,
-                             per_head_scales=kv.strategy == Strategy.ATTN_HEAD and method is not None,
-                             use_mm_prefix=use_mm_prefix and not layer.mla, use_sparse=layer.sparse,
-                             index_topk=ckpt.config.index_topk if layer.sparse else None,
-                             mla_dims=ckpt.config.mla_dims if layer.mla else None)
+                             per_head_scales=kv.strategy == Strategy.ATTN_HEAD and method is not None
+                             and not layer.cross,
+                             use_mm_prefix=use_mm_prefix and not layer.mla and not layer.cross,
+                             use_sparse=layer.sparse, index_topk=ckpt.config.index_topk if layer.sparse else None,
+                             mla_dims=ckpt.config.mla_dims if layer.mla else None,
+                             attn_type=ENCODER_DECODER if layer.cross else DECODER,
+                             encoder_decoder_model=encoder_decoder)
         if layer.own_backend or layer.given_backend:
             choice = AttentionChoice(layer.own_backend or layer.given_backend, (), None)
         elif layer.head_size_v is not None:
@@ -600,8 +623,11 @@ def sliding_share(reports: tuple[AttentionReport, ...]) -> SlidingShare | None:
 
 
 def _kind(layer: AttentionLayer) -> str:
-    """What rows collapse on: "MLA", "full", "sliding window 4096", with ", sinks" for gpt-oss's layers."""
+    """What rows collapse on: "MLA", "cross-attention", "full", "sliding window 4096", with ", sinks" for gpt-oss's
+    layers."""
     if layer.mla:
         return "MLA"
+    if layer.cross:
+        return "cross-attention"
     kind = "full" if layer.sliding_window is None else f"{SLIDING_KIND} {layer.sliding_window}"
     return f"{kind}, sinks" if layer.sinks else kind
