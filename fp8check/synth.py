@@ -1145,6 +1145,61 @@ def intern_vit_tensors(config: dict) -> dict[str, tuple[int, ...]]:
     return out
 
 
+def minicpmv_vision_tensors(config: dict) -> dict[str, tuple[int, ...]]:
+    """A MiniCPM-V checkpoint's tower and resampler (openbmb's remote-code names, which vLLM's minicpmv.py loads as
+    saved), from its config.json: vpm., transformers' Idefics2 / SigLIP vision transformer (patch and position
+    embeddings, per vision_config layer self_attn q / k / v / out_proj and mlp fc1 / fc2 with biases, layer_norm1 / 2,
+    post_layernorm), and resampler. (query_num learnable queries, kv_proj from the vision width to hidden_size,
+    nn.MultiheadAttention's in_proj_weight / in_proj_bias / out_proj, ln_q / ln_kv / ln_post and the output proj).
+    For Spec.extra_tensors."""
+    vision, h = config["vision_config"], config["hidden_size"]
+    v, inter, patch = vision["hidden_size"], vision["intermediate_size"], vision["patch_size"]
+    e = "vpm.embeddings"
+    out: dict[str, tuple[int, ...]] = {f"{e}.patch_embedding.weight": (v, 3, patch, patch),
+                                       f"{e}.patch_embedding.bias": (v,),
+                                       f"{e}.position_embedding.weight": ((vision["image_size"] // patch) ** 2, v),
+                                       "vpm.post_layernorm.weight": (v,), "vpm.post_layernorm.bias": (v,)}
+    for i in range(vision["num_hidden_layers"]):
+        p = f"vpm.encoder.layers.{i}"
+        for leaf, rows, cols in (("self_attn.q_proj", v, v), ("self_attn.k_proj", v, v), ("self_attn.v_proj", v, v),
+                                 ("self_attn.out_proj", v, v), ("mlp.fc1", inter, v), ("mlp.fc2", v, inter)):
+            out.update({f"{p}.{leaf}.weight": (rows, cols), f"{p}.{leaf}.bias": (rows,)})
+        out.update({f"{p}.{norm}.{param}": (v,) for norm in ("layer_norm1", "layer_norm2")
+                    for param in ("weight", "bias")})
+    r = "resampler"
+    out.update({f"{r}.query": (config["query_num"], h), f"{r}.proj": (h, h), f"{r}.kv_proj.weight": (h, v),
+                f"{r}.attn.in_proj_weight": (3 * h, h), f"{r}.attn.in_proj_bias": (3 * h,),
+                f"{r}.attn.out_proj.weight": (h, h), f"{r}.attn.out_proj.bias": (h,)})
+    out.update({f"{r}.{norm}.{param}": (h,) for norm in ("ln_q", "ln_kv", "ln_post") for param in ("weight", "bias")})
+    return out
+
+
+def minicpmo_audio_tensors(config: dict) -> dict[str, tuple[int, ...]]:
+    """A MiniCPM-o checkpoint's audio tower and projection (openbmb's names, which vLLM's minicpmo.py loads as saved),
+    from its config.json's audio_config (a WhisperConfig) and hidden_size: apm., transformers' Whisper encoder (conv1 /
+    conv2, embed_positions, per encoder layer self_attn q / v / out_proj with biases and k_proj without, fc1 / fc2,
+    self_attn_layer_norm / final_layer_norm; layer_norm), and audio_projection_layer.linear1 / linear2 from a quarter
+    of the encoder's FFN width. For Spec.extra_tensors."""
+    audio, h = config["audio_config"], config["hidden_size"]
+    d, ffn = audio["d_model"], audio["encoder_ffn_dim"]
+    out: dict[str, tuple[int, ...]] = {"apm.conv1.weight": (d, audio["num_mel_bins"], 3), "apm.conv1.bias": (d,),
+                                       "apm.conv2.weight": (d, d, 3), "apm.conv2.bias": (d,),
+                                       "apm.embed_positions.weight": (audio["max_source_positions"], d),
+                                       "apm.layer_norm.weight": (d,), "apm.layer_norm.bias": (d,)}
+    for i in range(audio["encoder_layers"]):
+        p = f"apm.layers.{i}"
+        for leaf, rows, cols, bias in (("self_attn.q_proj", d, d, True), ("self_attn.k_proj", d, d, False),
+                                       ("self_attn.v_proj", d, d, True), ("self_attn.out_proj", d, d, True),
+                                       ("fc1", ffn, d, True), ("fc2", d, ffn, True)):
+            out[f"{p}.{leaf}.weight"] = (rows, cols)
+            out.update({f"{p}.{leaf}.bias": (rows,)} if bias else {})
+        out.update({f"{p}.{norm}.{param}": (d,) for norm in ("self_attn_layer_norm", "final_layer_norm")
+                    for param in ("weight", "bias")})
+    out.update({"audio_projection_layer.linear1.weight": (h, ffn // 4), "audio_projection_layer.linear1.bias": (h,),
+                "audio_projection_layer.linear2.weight": (h, h), "audio_projection_layer.linear2.bias": (h,)})
+    return out
+
+
 def bailing_tensors(config: dict) -> dict[str, tuple[int, ...]]:
     """A Ling / Ring checkpoint's tensors under inclusionAI's names, from its config.json (transformers has no class
     for bailing_moe / bailing_moe_v2): model.word_embeddings, per layer attention.query_key_value (q, k, v stored

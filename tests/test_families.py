@@ -22,7 +22,7 @@ from fp8check.core.targets.profiles import LATEST, select_profile
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
                             deepseek_v4_vision_tensors, deepseek_v41_tensors, gemma3n_tower_tensors, inkling_tensors,
                             intern_vit_tensors, internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors,
-                            moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, tensor_specs,
+                            minicpmv_vision_tensors, moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, tensor_specs,
                             write_safetensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
@@ -4442,3 +4442,58 @@ def test_an_unregistered_moe_or_multimodal_transformers_class_is_named_not_laid_
     assert transformers_backend(("AyaVisionForConditionalGeneration",), profile).built == \
         "TransformersMultiModalForCausalLM"
     assert transformers_backend(("FooBarForCausalLM",), profile).found is None
+
+
+# ninth round (fam-mma): (id, spec, TP, expected layers) as FAMILIES', run through test_family_layout's checks and
+# counted by test_every_table_entry_has_a_family_test.
+# MiniCPM-V (remote-code config minicpmv, the text keys flat; 2.6: Qwen2 under llm., the Idefics2 tower vpm. and the
+# resampler, both with the quant config; its attn.out_proj, a torch nn.Linear, stored BF16 and listed).
+def minicpmv_spec(version="2.6", drop_last=True, **text):
+    config = dict(architectures=["MiniCPMV"], model_type="minicpmv", version=float(version), query_num=64,
+                  drop_vision_last_layer=drop_last, hidden_size=512, intermediate_size=1024, num_hidden_layers=2,
+                  num_attention_heads=4, num_key_value_heads=2, vocab_size=1000, max_position_embeddings=512,
+                  rms_norm_eps=1e-6, tie_word_embeddings=False, vision_config={
+                      "model_type": "siglip", "hidden_size": 256, "intermediate_size": 1024, "num_hidden_layers": 2,
+                      "num_attention_heads": 2, "image_size": 448, "patch_size": 14}, **text)
+    return dict(architecture="MiniCPMV", model_type="minicpmv", hidden=512, intermediate=1024, heads=4, kv_heads=2,
+                text_prefix="llm.model", head="llm.lm_head", sizes_in_text_config=True, extra_config=config,
+                extra_tensors=minicpmv_vision_tensors(config), ignore=("llm.lm_head", "resampler.attn.out_proj"))
+
+
+MMA_FAMILIES = [
+    ("minicpm-v-2.6", minicpmv_spec(sliding_window=131072, use_sliding_window=False), 2, {
+        "llm.model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:minicpmv.py"),
+        "llm.model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:minicpmv.py"),
+        "vpm.encoder.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:idefics2_vision_model.py"),
+        "vpm.encoder.layers.0.self_attn.out_proj": ("RowParallelLinear", "vllm:idefics2_vision_model.py"),
+        "vpm.encoder.layers.0.mlp.fc1": ("ColumnParallelLinear", "vllm:idefics2_vision_model.py"),
+        "resampler.kv_proj": ("ReplicatedLinear", "vllm:minicpmv.py"),
+        "resampler.attn.out_proj": ("nn.Linear", "vllm:minicpmv.py")}),
+]
+FAMILIES.extend(MMA_FAMILIES)
+
+
+@pytest.mark.parametrize("spec,tp,expected", [f[1:] for f in MMA_FAMILIES], ids=[f[0] for f in MMA_FAMILIES])
+def test_mma_family_layout(make_checkpoint, spec, tp, expected):
+    test_family_layout(make_checkpoint, spec, tp, expected)
+
+
+def test_minicpmv_drops_the_last_vision_layer_and_builds_the_resampler_in_float16(make_checkpoint):
+    # drop_vision_last_layer (the remote class's default true): vpm's layer 1 is never built, its tensors dropped by
+    # the tower's loader; the resampler is built under float16 as the default dtype, so its FP8 kv_proj's kernel is
+    # chosen for a float16 output (no DeepGEMM), where the bfloat16 text model's is not. 2.6's window keys are
+    # Qwen2Config's (the remote class's base): off, every layer full attention.
+    rep = inspect(make_checkpoint(**{"data": "sparse", **minicpmv_spec(sliding_window=131072,
+                                                                        use_sliding_window=False)}), tp=2)
+    assert rep.ok, list(rep.errors)
+    assert [a.kind for a in rep.attention] == ["full"] * 2
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert [s.prefix for s in rep.skipped] == ["vpm.encoder.layers.1."]
+    assert "vpm.encoder.layers.1.self_attn.qkv_proj" not in by_name
+    assert by_name["resampler.kv_proj"].kernel != by_name["llm.model.layers.0.mlp.down_proj"].kernel
+    assert "DeepGEMM" in by_name["llm.model.layers.0.mlp.down_proj"].kernel
+    assert "DeepGEMM" not in by_name["resampler.kv_proj"].kernel
+    assert by_name["resampler.attn.out_proj"].scheme == "UnquantizedLinearMethod"
+    # without it every vision layer is built
+    kept = inspect(make_checkpoint(**{"data": "sparse", **minicpmv_spec(drop_last=False)}), tp=2)
+    assert not kept.skipped and "vpm.encoder.layers.1.mlp.fc2" in {layer.name for layer in kept.layers}

@@ -141,6 +141,13 @@ MODEL_STUB_RISKS = {
                                     "llm_config / vision_config as the remote class does (_internvl_chat_config); "
                                     "an InternVL case with a Qwen2 / Qwen3 text model loads the fixture's word-level "
                                     "tokenizer, which internvl.py's video-token probe asks at the front door",
+    "MiniCPM-V / MiniCPM-o configs": "model types minicpmv / minicpmo are the hub's remote code "
+                                     "(configuration_minicpm.py, --trust-remote-code): a stand-in of MiniCPMVConfig / "
+                                     "MiniCPMOConfig, the text model's Qwen2Config with vision_config a "
+                                     "SiglipVisionConfig and audio_config a WhisperConfig (_minicpm_config); 2.6's "
+                                     "remote classes are that, 4.5's subclass Qwen3Config, MiniCPM-V 2.5 / 4.0's "
+                                     "LlamaConfig (the fixtures write every key their text model reads, and a window "
+                                     "key only where the remote base reads it)",
     "Gemma-3n sparse activation": "GeluAndMulSparse's constructor (Gemma-3n's activation_sparsity_pattern layers) "
                                   "runs on the CPU device: its std multiplier is a scalar's item(), which the meta "
                                   "device cannot answer; a constant plays no part in any layer's method",
@@ -875,6 +882,25 @@ def _internvl_chat_config(model_type: str):
     return InternVLChatConfig
 
 
+def _minicpm_config(model_type: str, transformers):
+    """A stand-in of MiniCPM-V's / MiniCPM-o's remote MiniCPMVConfig / MiniCPMOConfig (configuration_minicpm*.py,
+    model_type minicpmv / minicpmo): the text model's keys flat at the top (2.6's Qwen2Config), vision_config a
+    SiglipVisionConfig, MiniCPM-o's audio_config a WhisperConfig and tts_config a config of its keys, every other key
+    (version, query_num, drop_vision_last_layer, audio_pool_step, ...) an attribute."""
+
+    class MiniCPMConfig(transformers.Qwen2Config):
+        def __init__(self, vision_config=None, audio_config=None, tts_config=None, **kwargs):
+            super().__init__(**kwargs)
+            self.vision_config = transformers.SiglipVisionConfig(**(vision_config or {}))
+            if audio_config is not None:
+                self.audio_config = transformers.WhisperConfig(**audio_config)
+            if tts_config is not None:
+                self.tts_config = transformers.PretrainedConfig(**tts_config)
+
+    MiniCPMConfig.model_type = model_type
+    return MiniCPMConfig
+
+
 class _ConfigBlock(dict):
     """A block_configs entry as the remote config's dataclasses give it: its keys as attributes (a key the entry
     lacks is no attribute: nemotron_nas.py tests hasattr(ffn, "ffn_mult")), JSON-serializable as a dict."""
@@ -1034,6 +1060,9 @@ def _register_remote_code_configs() -> None:
         if model_type not in transformers.CONFIG_MAPPING:
             transformers.AutoConfig.register(model_type, _nemotron_vl_config(
                 transformers.PretrainedConfig, transformers.AutoConfig, model_type))
+    for model_type in ("minicpmv", "minicpmo"):
+        if model_type not in transformers.CONFIG_MAPPING:
+            transformers.AutoConfig.register(model_type, _minicpm_config(model_type, transformers))
     if "plamo3" not in transformers.CONFIG_MAPPING:
         transformers.AutoConfig.register("plamo3", _plamo3_config(transformers.PretrainedConfig))
     if "ernie4_5_moe_vl" in transformers.CONFIG_MAPPING:

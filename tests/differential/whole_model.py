@@ -36,7 +36,7 @@ from fp8check.core.targets.platforms import parse_platform
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
                             deepseek_v4_vision_tensors, deepseek_v41_tensors, gemma3n_tower_tensors, inkling_tensors,
                             intern_vit_tensors, internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors,
-                            moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, write_checkpoint)
+                            minicpmo_audio_tensors, minicpmv_vision_tensors, moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, write_checkpoint)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crosscheck_model import compare_model, our_modules  # noqa: E402  # isort: skip  (vLLM's side, beside this file)
@@ -1710,6 +1710,64 @@ FAMILIES["orion-qkv-bf16"] = (dict(FAMILIES["orion"][0], ignore=("lm_head", *(f"
                                                                               for leaf in ("q_proj", "k_proj",
                                                                                            "v_proj")))),
                               FAMILIES["orion"][1])
+# ninth round (fam-mma)
+# MiniCPM-V (minicpmv.py; the hub's remote-code MiniCPMVConfig, model_type minicpmv: the text model's keys flat, at
+# BASE's widths): 2.6 (Qwen2, Qwen2-7B's window keys, off), 4.5 (Qwen3) and 4.0 (Llama), synth.minicpmv_vision_tensors
+# the tower (two SigLIP layers of 1024, 16 heads) and the resampler under openbmb's names. The tower and the
+# resampler's kv_proj quantized (vLLM hands both the quant config); the resampler's nn.MultiheadAttention out_proj, a
+# torch nn.Linear, stored BF16 and listed. 2.6 built without the tower's last layer (drop_vision_last_layer true: its
+# tensors are dropped by the tower's loader).
+_MINICPMV_TEXT = dict(hidden_size=BASE["hidden"], intermediate_size=BASE["intermediate"],
+                      num_hidden_layers=BASE["layers"], num_attention_heads=BASE["heads"],
+                      num_key_value_heads=BASE["kv_heads"], vocab_size=BASE["vocab"], max_position_embeddings=512,
+                      hidden_act="silu", rms_norm_eps=1e-6, rope_theta=1000000.0, tie_word_embeddings=False)
+_MINICPMV_VISION = {"model_type": "siglip", "hidden_size": _V, "intermediate_size": 4 * _V, "num_hidden_layers": 2,
+                    "num_attention_heads": 16, "image_size": 980, "patch_size": 14}
+
+
+def _minicpmv(version: str, drop_last: bool = False, **text) -> tuple[dict, dict]:
+    """A MiniCPM-V family of config.json's `version`: its Spec fields and config.json."""
+    config = dict(_MINICPMV_TEXT, architectures=["MiniCPMV"], model_type="minicpmv", version=float(version),
+                  query_num=64, image_size=448, drop_vision_last_layer=drop_last, vision_config=_MINICPMV_VISION,
+                  slice_config={"max_slice_nums": 9, "patch_size": 14, "scale_resolution": 448}, use_image_id=True,
+                  batch_vision_input=True, **text)
+    spec = dict(architecture="MiniCPMV", model_type="minicpmv", text_prefix="llm.model", head="llm.lm_head",
+                sizes_in_text_config=True, extra_tensors=minicpmv_vision_tensors(config),
+                ignore=("llm.lm_head", "resampler.attn.out_proj"))
+    return spec, config
+
+
+FAMILIES.update({
+    "minicpm-v-2.6": _minicpmv("2.6", drop_last=True, sliding_window=131072, use_sliding_window=False,
+                               max_window_layers=28),
+    "minicpm-v-4.5": _minicpmv("4.5", head_dim=BASE["head_dim"]),
+    "minicpm-v-4.0": _minicpmv("4.0"),
+})
+# MiniCPM-o (minicpmo.py; remote-code MiniCPMOConfig, model_type minicpmo): MiniCPM-V 2.6 / 4.5's model plus the
+# Whisper audio tower (two layers of 1024, 16 heads; torch nn.Linears) and its projection, stored BF16 and listed; the
+# speech generator's tts.* tensors (BF16) dropped by the model's mapper.
+_MINICPMO_AUDIO = {"d_model": _V, "encoder_attention_heads": 16, "encoder_ffn_dim": 4 * _V, "encoder_layers": 2,
+                   "num_mel_bins": 80, "max_source_positions": 1500, "activation_function": "gelu"}
+_MINICPMO_TTS = {"tts.projector.linear1.weight": (768, BASE["hidden"]),
+                 "tts.model.layers.0.self_attn.q_proj.weight": (768, 768)}
+
+
+def _minicpmo(version: str, **text) -> tuple[dict, dict]:
+    """A MiniCPM-o family of config.json's `version`: its Spec fields and config.json."""
+    spec, config = _minicpmv(version, **text)
+    config = dict(config, architectures=["MiniCPMO"], model_type="minicpmo", audio_config=_MINICPMO_AUDIO,
+                  audio_pool_step=2, audio_chunk_length=1.0, init_vision=True, init_audio=True, init_tts=True,
+                  tts_config={"llm_dim": BASE["hidden"], "hidden_size": 768})
+    spec = dict(spec, architecture="MiniCPMO", model_type="minicpmo",
+                extra_tensors={**spec["extra_tensors"], **minicpmo_audio_tensors(config), **_MINICPMO_TTS},
+                ignore=(*spec["ignore"], r"re:^apm\.", r"re:^audio_projection_layer\.", r"re:^tts\."))
+    return spec, config
+
+
+FAMILIES.update({
+    "minicpm-o-2.6": _minicpmo("2.6", sliding_window=131072, use_sliding_window=False, max_window_layers=28),
+    "minicpm-o-4.5": _minicpmo("4.5", head_dim=BASE["head_dim"]),
+})
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

@@ -105,6 +105,10 @@ class Tower(NamedTuple):
     # packed_modules_mapping keys them under a dotted name (qwen2_5_omni_thinker.py's "attn.qkv": ["attn.q", "attn.k",
     # "attn.v"]), which quant_utils.py is_layer_skipped, looking a layer's last name part up, never meets.
     unexpanded: tuple[str, ...] = ()
+    # The default dtype the model builds the tower under, where not the model's (minicpmv.py init_resampler:
+    # set_default_torch_dtype(torch.float16)): its FP8 methods' out dtype (Fp8LinearMethod takes
+    # torch.get_default_dtype()), which picks the kernel.
+    build_dtype: str | None = None
 
 
 class Router(NamedTuple):
@@ -2800,6 +2804,38 @@ ARCHITECTURES["FalconForCausalLM"] = Arch(
     styles={"self_attention.query_key_value": "QKVParallelLinear", "self_attention.dense": ROW,
             "mlp.dense_h_to_4h": COLUMN, "mlp.dense_4h_to_h": ROW}, sliding=MODEL_WINDOW)
 
+# ninth round (fam-mma)
+# MiniCPM-V (minicpmv.py MiniCPMV, registered 0.25-0.34, the file alike 0.33 -> 0.34; model_type minicpmv, the hub's
+# remote-code MiniCPMVConfig: the text model's keys flat at the top, vision_config a SiglipVisionConfig). MiniCPMV.__new__
+# builds the class of config.version (none: 2.0 where hidden_size 2304 and query_num 64, else 2.5): 2.5 / 4.0
+# LlamaForCausalLM, 2.6 Qwen2ForCausalLM, 4.5 Qwen3ForCausalLM, each under llm. (llm.model.layers.N, llm.lm_head with
+# the quant config), Llama's q / k / v and gate / up fusions (the packed_modules_mapping MiniCPMV copies from the
+# version's class); the tower vpm. is idefics2_vision_model.py's Idefics2VisionTransformer with the quant config
+# (self_attn q / k / v -> qkv_proj over the vision heads, out_proj row, mlp fc1 column / fc2 row), without its last
+# layer where drop_vision_last_layer (local.py: the remote class's default true), whose tensors its load_weights drops;
+# the resampler (layers/resampler.py BaseResampler: Resampler2_5, 4.5's Resampler4_5), built under float16 as the
+# default dtype (Tower.build_dtype), holds kv_proj, a ReplicatedLinear with the quant config, and a torch
+# nn.MultiheadAttention (attn.out_proj an nn.Linear, in_proj_weight / query / proj
+# bare parameters). 2.6 / 4.0 / 4.5's hf_to_vllm_mapper drops apm., audio* and tts* (none in a vision checkpoint); the
+# quant config's lists are matched against the checkpoint's names. Not modelled: 2.0's timm SigLIP tower and MiniCPM text
+# model (vpm.blocks.N, plain nn.Linears), and the ValueError of a version outside 2.0 / 2.5 / 2.6 / 4.0 / 4.5.
+_IDEFICS2_VPM = Tower("vllm:idefics2_vision_model.py", ("vpm.",), vision_heads=True, layers_path="encoder.layers")
+_MINICPMV_RESAMPLER = Tower("vllm:minicpmv.py", ("resampler.",), packed={}, build_dtype="float16",
+                            styles={"kv_proj": REPLICATED, "attn.out_proj": TORCH_LINEAR})
+ARCHITECTURES["MiniCPMV"] = Arch("vllm:minicpmv.py", towers=(_IDEFICS2_VPM, _MINICPMV_RESAMPLER), **_QWEN2_MODEL)
+# MiniCPM-o (minicpmo.py MiniCPMO, registered 0.25-0.34; 0.33 -> 0.34 changed a loop variable only; model_type minicpmo,
+# the remote MiniCPMOConfig): MiniCPMO.__new__ builds 2.6 (Qwen2) or 4.5 (Qwen3; no version: 2.6) as MiniCPM-V's
+# class of that version (llm., vpm., resampler) plus the audio tower apm., MiniCPMWhisperEncoder over
+# transformers' WhisperAttention (self_attn q / k / v / out_proj) and fc1 / fc2, every one a torch nn.Linear (no quant
+# method; embed_positions an nn.Embedding), and audio_projection_layer's linear1 / linear2, torch nn.Linears. Its
+# hf_to_vllm_mapper drops every name starting "tts" (the speech generator vLLM does not build).
+_MINICPMO_AUDIO = Tower("vllm:minicpmo.py", ("apm.", "audio_projection_layer."), packed={},
+                        styles={tail: TORCH_LINEAR for tail in ("q_proj", "k_proj", "v_proj", "out_proj", "fc1", "fc2",
+                                                                "linear1", "linear2")})
+ARCHITECTURES["MiniCPMO"] = ARCHITECTURES["MiniCPMV"]._replace(
+    source="vllm:minicpmo.py", towers=(_IDEFICS2_VPM, _MINICPMV_RESAMPLER, _MINICPMO_AUDIO), spec_prefix="tts",
+    matrix_norms=("apm.embed_positions",))
+
 
 # Any other architecture transformers has, which the release does not register: registry.py
 # _ModelRegistry.inspect_model_cls / resolve_model_cls hand architectures[0] to _try_resolve_transformers when no
@@ -3280,6 +3316,10 @@ HF_WINDOWS: dict[str, HFWindow] = {
     "gpt_oss": HFWindow(128, fills=_odd_positions),
     "qwen2": _QWEN_WINDOW,
     "qwen3": _QWEN_WINDOW,
+    # MiniCPM-V's remote MiniCPMVConfig: a Qwen2Config (2.6) / Qwen3Config (4.5) subclass; 2.5 / 4.0's LlamaConfig one
+    # reads no window key, which their configs do not write
+    "minicpmv": _QWEN_WINDOW,
+    "minicpmo": _QWEN_WINDOW,                       # MiniCPM-o's MiniCPMOConfig: Qwen2Config (2.6), Qwen3Config (4.5)
     "mimo": _QWEN_WINDOW,                           # MiMo-7B's remote-code MiMoConfig(Qwen2Config)
     "qwen2_5_vl_text": _QWEN25_VL_WINDOW,
     "qwen2_5_vl": _QWEN25_VL_WINDOW,                # a flat Qwen2.5-VL config

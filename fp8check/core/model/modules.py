@@ -92,6 +92,8 @@ class LinearModule(NamedTuple):
     # True: its weights are stored [in, out] and the model's loader transposes the weight alone (Arch.transposed); the
     # shards' weight shapes here are vLLM's [out, in].
     transposed: bool = False
+    # The dtype its quant method takes as its out dtype where not the model's (Tower.build_dtype); None: the model's.
+    out_dtype: str | None = None
 
     @property
     def leaf(self) -> str:
@@ -551,7 +553,8 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
                         tuple(i for i, s in enumerate(shards) if s.name.rsplit(".", 1)[-1] in whole),
                         column_when_split=one_group, qkv_chunks=qkv_chunks,
                         kv_parts=_kv_parts(shards, config, arch) if tower is None else (0, ()),
-                        transposed=tower is None and tail_match(name, arch.transposed) is not None)
+                        transposed=tower is None and tail_match(name, arch.transposed) is not None,
+                        out_dtype=tower.build_dtype if tower is not None else None)
 
 
 def _kv_parts(shards: tuple[Shard, ...], config: ModelConfig, arch: Arch) -> tuple[int, tuple[int, ...]]:

@@ -162,7 +162,8 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
     @lru_cache(maxsize=None)
     def route_cached(assignment: Assignment, module_shape: tuple, tp: int, e8m0: bool) -> Route:
         module = shape_to_module[module_shape]
-        return route(assignment, tp_layout(module, module.tp_size(tp)), ctx, options.backend, out_dtype, e8m0)
+        return route(assignment, tp_layout(module, module.tp_size(tp)), ctx, options.backend,
+                     module.out_dtype or out_dtype, e8m0)
 
     arch = model_arch(ckpt.config, ctx.profile, ctx.kind)
     wrong_shapes = shape_errors(layout, ckpt.config, arch)
@@ -173,7 +174,8 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
     for module in (at_tp(module, options.tp, ckpt.config, ctx.profile) for module in layout.linears):
         assignment = assign(module, quant)
         module_shape = (module.layer_type, module.input_size, module.output_sizes, module.heads, module.tp_split,
-                        module.split_heads, module.whole_parts, module.column_when_split, module.kv_parts)
+                        module.split_heads, module.whole_parts, module.column_when_split, module.kv_parts,
+                        module.out_dtype)
         shape_to_module.setdefault(module_shape, module)
         e8m0 = uses_e8m0_scales(module)
         signatures.add((assignment, module_shape, e8m0))
