@@ -22,7 +22,7 @@ from fp8check.core.targets.profiles import LATEST, select_profile
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
                             deepseek_v4_vision_tensors, deepseek_v41_tensors, gemma3n_tower_tensors, inkling_tensors,
                             intern_vit_tensors, internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors,
-                            minicpmv_vision_tensors, moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, tensor_specs,
+                            minicpmo_audio_tensors, minicpmv_vision_tensors, moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, tensor_specs,
                             write_safetensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
@@ -4460,6 +4460,38 @@ def minicpmv_spec(version="2.6", drop_last=True, **text):
                 extra_tensors=minicpmv_vision_tensors(config), ignore=("llm.lm_head", "resampler.attn.out_proj"))
 
 
+# MiniCPM-o: the same plus the Whisper audio tower apm. and its projection (torch nn.Linears, stored BF16) and the
+# speech generator's tts.* tensors, which the model's mapper drops.
+def minicpmo_spec(version="2.6"):
+    spec = minicpmv_spec(version, drop_last=False)
+    config = dict(spec["extra_config"], architectures=["MiniCPMO"], model_type="minicpmo", audio_pool_step=2,
+                  audio_config={"d_model": 256, "encoder_attention_heads": 4, "encoder_ffn_dim": 1024,
+                                "encoder_layers": 1, "num_mel_bins": 80, "max_source_positions": 1500})
+    tts = {"tts.projector.linear1.weight": (256, 512)}
+    return dict(spec, architecture="MiniCPMO", model_type="minicpmo", extra_config=config,
+                extra_tensors={**spec["extra_tensors"], **minicpmo_audio_tensors(config), **tts},
+                ignore=(*spec["ignore"], r"re:^(apm|audio_projection_layer|tts)\."))
+
+
+# MiniCPM-V 4.6 / 4.7 / MiniCPM-OCR (transformers' classes and names): Qwen3.5's text model under model.language_model,
+# the Idefics2 tower, its window-attention vit_merger (q / k / v fused) and the downsampling MLPs (torch nn.Linears,
+# stored BF16).
+def minicpmv46_spec(arch="MiniCPMV4_6ForConditionalGeneration", model_type="minicpmv4_6", **keys):
+    text = dict(GDN, model_type="qwen3_5_text", hidden_size=512, intermediate_size=1024, num_hidden_layers=2,
+                num_attention_heads=4, num_key_value_heads=2, head_dim=128, vocab_size=1000)
+    return dict(architecture=arch, model_type=model_type, **dict(HF, ignore=(
+        "lm_head", "re:.*in_proj_(b|a)$", r"re:.*vit_merger\.linear_", r"re:^model\.merger\.")), extra_config=dict(
+        text_config=text, vision_config={"hidden_size": 256, "intermediate_size": 1024, "num_hidden_layers": 2,
+                                         "num_attention_heads": 2, "image_size": 448, "patch_size": 14,
+                                         "insert_layer_id": 0}, **keys))
+
+
+_MINICPMV46_LAYERS = {
+    "model.vision_tower.encoder.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:idefics2_vision_model.py"),
+    "model.vision_tower.vit_merger.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:minicpmv4_6.py"),
+    "model.vision_tower.vit_merger.self_attn.out_proj": ("RowParallelLinear", "vllm:minicpmv4_6.py"),
+    "model.vision_tower.vit_merger.linear_1": ("nn.Linear", "vllm:minicpmv4_6.py"),
+    "model.merger.mlp.0.linear_2": ("nn.Linear", "vllm:minicpmv4_6.py")}
 MMA_FAMILIES = [
     ("minicpm-v-2.6", minicpmv_spec(sliding_window=131072, use_sliding_window=False), 2, {
         "llm.model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:minicpmv.py"),
@@ -4469,6 +4501,21 @@ MMA_FAMILIES = [
         "vpm.encoder.layers.0.mlp.fc1": ("ColumnParallelLinear", "vllm:idefics2_vision_model.py"),
         "resampler.kv_proj": ("ReplicatedLinear", "vllm:minicpmv.py"),
         "resampler.attn.out_proj": ("nn.Linear", "vllm:minicpmv.py")}),
+    ("minicpm-o-4.5", minicpmo_spec("4.5"), 2, {
+        "llm.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:minicpmo.py"),
+        "vpm.encoder.layers.1.mlp.fc2": ("RowParallelLinear", "vllm:idefics2_vision_model.py"),
+        "resampler.kv_proj": ("ReplicatedLinear", "vllm:minicpmv.py"),
+        "apm.layers.0.self_attn.q_proj": ("nn.Linear", "vllm:minicpmo.py"),
+        "apm.layers.0.fc1": ("nn.Linear", "vllm:minicpmo.py"),
+        "audio_projection_layer.linear2": ("nn.Linear", "vllm:minicpmo.py")}),
+    *((family, minicpmv46_spec(arch, model_type), 2, {
+        **_MINICPMV46_LAYERS,
+        "model.language_model.layers.0.linear_attn.in_proj_qkvz": ("MergedColumnParallelLinear", f"vllm:{file}"),
+        "model.language_model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", f"vllm:{file}")})
+      for family, arch, model_type, file in (
+          ("minicpm-v-4.6", "MiniCPMV4_6ForConditionalGeneration", "minicpmv4_6", "minicpmv4_6.py"),
+          ("minicpm-v-4.7", "MiniCPMV4_7ForConditionalGeneration", "minicpmv4_7", "minicpmv4_7.py"),
+          ("minicpm-ocr", "MiniCPMOcrForConditionalGeneration", "minicpm_ocr", "minicpm_ocr.py"))),
 ]
 FAMILIES.extend(MMA_FAMILIES)
 
@@ -4497,3 +4544,24 @@ def test_minicpmv_drops_the_last_vision_layer_and_builds_the_resampler_in_float1
     # without it every vision layer is built
     kept = inspect(make_checkpoint(**{"data": "sparse", **minicpmv_spec(drop_last=False)}), tp=2)
     assert not kept.skipped and "vpm.encoder.layers.1.mlp.fc2" in {layer.name for layer in kept.layers}
+
+
+def test_minicpmo_drops_the_speech_generator(make_checkpoint):
+    # minicpmo.py's hf_to_vllm_mapper maps every name starting "tts" to None; the Whisper embed_positions is an
+    # nn.Embedding, no linear
+    rep = inspect(make_checkpoint(**{"data": "sparse", **minicpmo_spec()}), tp=2)
+    assert rep.ok, list(rep.errors)
+    assert [s.prefix for s in rep.skipped] == ["tts"] and "hf_to_vllm_mapper drops 'tts...'" in rep.skipped[0].reason
+    assert not any(layer.name.startswith(("tts", "apm.embed_positions")) for layer in rep.layers)
+
+
+def test_minicpmv46_drops_its_last_vision_layer_only_where_the_config_says(make_checkpoint):
+    # MiniCPMV4_6Config.drop_vision_last_layer (false by default): vpm's last layer is never built and the tower's
+    # loader drops its tensors; 4.7 and OCR never drop it (their config classes have no such key)
+    dropped = inspect(make_checkpoint(**{"data": "sparse", **minicpmv46_spec(drop_vision_last_layer=True)}), tp=2)
+    assert dropped.ok, list(dropped.errors)
+    assert [s.prefix for s in dropped.skipped] == ["model.vision_tower.encoder.layers.1."]
+    for spec in (minicpmv46_spec(), minicpmv46_spec("MiniCPMV4_7ForConditionalGeneration", "minicpmv4_7",
+                                                    drop_vision_last_layer=True)):
+        kept = inspect(make_checkpoint(**{"data": "sparse", **spec}), tp=2)
+        assert not kept.skipped and "model.vision_tower.encoder.layers.1.mlp.fc1" in {l.name for l in kept.layers}

@@ -1764,6 +1764,29 @@ def _minicpmo(version: str, **text) -> tuple[dict, dict]:
     return spec, config
 
 
+# MiniCPM-V 4.6 / 4.7 (minicpmv4_6.py, minicpmv4_7.py; transformers' own classes and names): Qwen3.5's text model
+# (gated-delta-net and gated-attention layers) under model.language_model, the Idefics2 tower model.vision_tower (two
+# layers of 1024, 16 heads; 4.6 built without its last one: drop_vision_last_layer) and its window-attention vit_merger,
+# quantized; the downsampling MLPs (vit_merger.linear_1 / 2, merger.mlp.0.linear_1 / 2: torch nn.Linears) stored BF16
+# and listed.
+_MINICPMV46_VISION = {"hidden_size": _V, "intermediate_size": 4 * _V, "num_hidden_layers": 2, "num_attention_heads": 16,
+                      "image_size": 448, "patch_size": 14, "insert_layer_id": 0}
+_MINICPMV46_LINEAR = ("model.vision_tower.vit_merger.linear_1", "model.vision_tower.vit_merger.linear_2",
+                      "model.merger.mlp.0.linear_1", "model.merger.mlp.0.linear_2")
+
+
+def _minicpmv46(architecture: str, model_type: str, **keys) -> tuple[dict, dict]:
+    """A MiniCPM-V 4.6-format family: its Spec fields and config.json."""
+    ignore = _gdn_ignore("model.language_model")["ignore"] + _MINICPMV46_LINEAR
+    return (dict(architecture=architecture, model_type=model_type, **_HF, ignore=ignore),
+            dict(text_config=_text_config("qwen3_5_text", num_hidden_layers=4, **_GDN),
+                 vision_config=_MINICPMV46_VISION, **keys))
+
+
+FAMILIES.update({
+    "minicpm-v-4.6": _minicpmv46("MiniCPMV4_6ForConditionalGeneration", "minicpmv4_6", drop_vision_last_layer=True),
+    "minicpm-v-4.7": _minicpmv46("MiniCPMV4_7ForConditionalGeneration", "minicpmv4_7"),
+})
 FAMILIES.update({
     "minicpm-o-2.6": _minicpmo("2.6", sliding_window=131072, use_sliding_window=False, max_window_layers=28),
     "minicpm-o-4.5": _minicpmo("4.5", head_dim=BASE["head_dim"]),

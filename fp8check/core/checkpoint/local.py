@@ -196,9 +196,10 @@ MODEL_TYPE_REWRITES = {model_type: ("vision_config", "MiMoV2OmniForCausalLM")
 # init_vision_tower_for_llava / init_vision_tower_for_mistral3 read where config.json has no such key.
 VISION_FEATURE_LAYERS = {"llava": -2, "llava_next": -2, "llava_next_video": -2, "llava_onevision": -1, "mistral3": -1}
 VISION_LAYERS = {"clip_vision_model": 12, "siglip_vision_model": 12, "pixtral": 24}
-# MiniCPM-V / MiniCPM-o's drop_vision_last_layer (minicpmv.py init_vision_module: encoder.layers[:-1] when true, the
-# remote MiniCPMVConfig's default): the tower built up to its next-to-last layer, as a vision_feature_layer of -2.
-DROPS_LAST_VISION_LAYER = ("minicpmv", "minicpmo")
+# drop_vision_last_layer (minicpmv.py init_vision_module, minicpmv4_6.py: encoder.layers[:-1] when true) per model type,
+# its config class's default: the tower built up to its next-to-last layer, as a vision_feature_layer of -2. MiniCPM-V /
+# MiniCPM-o's remote configs default it true, transformers' MiniCPMV4_6Config false (4.7 and OCR never drop it).
+DROPS_LAST_VISION_LAYER = {"minicpmv": True, "minicpmo": True, "minicpmv4_6": False}
 
 
 # Config classes that hold a standard key under a name of their own (their attribute_map, or an __init__ that stores
@@ -426,7 +427,7 @@ def _feature_layers(doc: dict, model_type: str, where: str) -> tuple[int, ...]:
     """vision_feature_layer as a tuple (one index, or the list LLaVA-NeXT's Granite-Vision configs give), the config
     class's default where absent (VISION_FEATURE_LAYERS); MiniCPM's drop_vision_last_layer (DROPS_LAST_VISION_LAYER)."""
     if model_type in DROPS_LAST_VISION_LAYER:
-        return (-2,) if doc.get("drop_vision_last_layer", True) else (-1,)
+        return (-2,) if doc.get("drop_vision_last_layer", DROPS_LAST_VISION_LAYER[model_type]) else (-1,)
     value = doc.get("vision_feature_layer", VISION_FEATURE_LAYERS.get(model_type))
     if value is None:
         return ()

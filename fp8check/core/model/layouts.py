@@ -2836,6 +2836,32 @@ ARCHITECTURES["MiniCPMO"] = ARCHITECTURES["MiniCPMV"]._replace(
     source="vllm:minicpmo.py", towers=(_IDEFICS2_VPM, _MINICPMV_RESAMPLER, _MINICPMO_AUDIO), spec_prefix="tts",
     matrix_norms=("apm.embed_positions",))
 
+# MiniCPM-V 4.6 (minicpmv4_6.py MiniCPMV4_6ForConditionalGeneration, registered 0.33-0.34; 0.34 changed the image
+# processor only; transformers' MiniCPMV4_6Config, model_type minicpmv4_6), and its subclasses MiniCPM-V 4.7
+# (minicpmv4_7.py, adding mrope positions only) and MiniCPM-OCR (minicpm_ocr.py, 0.34's processor): qwen3_5.py's
+# Qwen3_5ForCausalLM over text_config under language_model. (its gated-delta-net and gated-attention layers, mtp.*
+# dropped); vpm., the Idefics2 tower with the quant config, without its last layer where 4.6's drop_vision_last_layer
+# (false by default; 4.7 and OCR never); vit_merger., a window-attention block with the quant config (self_attn q / k /
+# v -> qkv_proj over the vision heads, stacked by load_weights' _stack_vit_merger_qkv, out_proj row) and its
+# downsampling MLP linear_1 / linear_2, torch nn.Linears; merger.mlp.N linear_1 / linear_2, torch nn.Linears. The
+# hf_to_vllm_mapper moves transformers' names (model.vision_tower.vit_merger., model.vision_tower., model.merger.,
+# model.language_model., lm_head.).
+_MINICPMV46_VPM = _IDEFICS2_VPM._replace(roots=("model.vision_tower.", "model.vpm."))
+_MINICPMV46_VIT_MERGER = Tower("vllm:minicpmv4_6.py", ("model.vision_tower.vit_merger.", "model.vit_merger."),
+                               vision_heads=True, styles={"self_attn.out_proj": ROW, "linear_1": TORCH_LINEAR,
+                                                          "linear_2": TORCH_LINEAR})
+_MINICPMV46_MERGER = Tower("vllm:minicpmv4_6.py", ("model.merger.",), packed={},
+                           styles={"linear_1": TORCH_LINEAR, "linear_2": TORCH_LINEAR})
+_MINICPMV46 = ARCHITECTURES["Qwen3_5ForCausalLM"]._replace(
+    source="vllm:minicpmv4_6.py", towers=(_MINICPMV46_VIT_MERGER, _MINICPMV46_VPM, _MINICPMV46_MERGER),
+    hf_to_vllm=(("prefix", "model.vision_tower.vit_merger.", "vit_merger."), ("prefix", "model.vision_tower.", "vpm."),
+                ("prefix", "model.vpm.", "vpm."), ("prefix", "model.vit_merger.", "vit_merger."),
+                ("prefix", "model.merger.", "merger."), ("prefix", "model.language_model.", "language_model.model."),
+                ("prefix", "lm_head.", "language_model.lm_head.")))
+ARCHITECTURES.update({"MiniCPMV4_6ForConditionalGeneration": _MINICPMV46,
+                      "MiniCPMV4_7ForConditionalGeneration": _MINICPMV46._replace(source="vllm:minicpmv4_7.py"),
+                      "MiniCPMOcrForConditionalGeneration": _MINICPMV46._replace(source="vllm:minicpm_ocr.py")})
+
 
 # Any other architecture transformers has, which the release does not register: registry.py
 # _ModelRegistry.inspect_model_cls / resolve_model_cls hand architectures[0] to _try_resolve_transformers when no
