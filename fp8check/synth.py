@@ -1200,6 +1200,34 @@ def minicpmo_audio_tensors(config: dict) -> dict[str, tuple[int, ...]]:
     return out
 
 
+def ovis2_5_vision_tensors(config: dict) -> dict[str, tuple[int, ...]]:
+    """An Ovis2.5 checkpoint's visual tokenizer and visual embedding (AIDC-AI's remote-code names, which vLLM's
+    ovis2_5.py loads as saved), from its config.json: visual_tokenizer.vit.vision_model, a SigLIP-2 NaViT (a patch
+    embedding, a linear over flattened patches where vit_config.num_patches > 0, else a convolution; per vit_config
+    layer self_attn q / k / v / out_proj and mlp fc1 / fc2 with biases, layer_norm1 / 2; post_layernorm), the head
+    (head.0 from hidden_stride squared vision widths to visual_vocab_size - 4, head.1 a LayerNorm) and vte
+    (visual_vocab_size x hidden_size). For Spec.extra_tensors."""
+    vision, vocab = config["vit_config"], config["visual_vocab_size"]
+    v, inter, patch = vision["hidden_size"], vision["intermediate_size"], vision["patch_size"]
+    e = "visual_tokenizer.vit.vision_model"
+    pixels = vision.get("num_channels", 3) * patch * patch * vision.get("temporal_patch_size", 1)
+    out: dict[str, tuple[int, ...]] = {
+        f"{e}.embeddings.patch_embedding.weight": (v, pixels) if vision["num_patches"] > 0 else (v, 3, patch, patch),
+        f"{e}.embeddings.patch_embedding.bias": (v,), f"{e}.post_layernorm.weight": (v,),
+        f"{e}.post_layernorm.bias": (v,)}
+    for i in range(vision["num_hidden_layers"]):
+        p = f"{e}.encoder.layers.{i}"
+        for leaf, rows, cols in (("self_attn.q_proj", v, v), ("self_attn.k_proj", v, v), ("self_attn.v_proj", v, v),
+                                 ("self_attn.out_proj", v, v), ("mlp.fc1", inter, v), ("mlp.fc2", v, inter)):
+            out.update({f"{p}.{leaf}.weight": (rows, cols), f"{p}.{leaf}.bias": (rows,)})
+        out.update({f"{p}.{norm}.{param}": (v,) for norm in ("layer_norm1", "layer_norm2")
+                    for param in ("weight", "bias")})
+    merged, head = v * vision["hidden_stride"] ** 2, vocab - 4
+    out.update({"visual_tokenizer.head.0.weight": (head, merged), "visual_tokenizer.head.1.weight": (head,),
+                "visual_tokenizer.head.1.bias": (head,), "vte.weight": (vocab, config["hidden_size"])})
+    return out
+
+
 def bailing_tensors(config: dict) -> dict[str, tuple[int, ...]]:
     """A Ling / Ring checkpoint's tensors under inclusionAI's names, from its config.json (transformers has no class
     for bailing_moe / bailing_moe_v2): model.word_embeddings, per layer attention.query_key_value (q, k, v stored

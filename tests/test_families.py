@@ -22,7 +22,8 @@ from fp8check.core.targets.profiles import LATEST, select_profile
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
                             deepseek_v4_vision_tensors, deepseek_v41_tensors, gemma3n_tower_tensors, inkling_tensors,
                             intern_vit_tensors, internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors,
-                            minicpmo_audio_tensors, minicpmv_vision_tensors, moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, tensor_specs,
+                            minicpmo_audio_tensors, minicpmv_vision_tensors, moonvit_tensors,
+                            ovis2_5_vision_tensors, nemotron_vl_tensors, phi3v_vision_tensors, tensor_specs,
                             write_safetensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
@@ -4492,6 +4493,23 @@ _MINICPMV46_LAYERS = {
     "model.vision_tower.vit_merger.self_attn.out_proj": ("RowParallelLinear", "vllm:minicpmv4_6.py"),
     "model.vision_tower.vit_merger.linear_1": ("nn.Linear", "vllm:minicpmv4_6.py"),
     "model.merger.mlp.0.linear_2": ("nn.Linear", "vllm:minicpmv4_6.py")}
+# Ovis2.5 (remote-code config ovis2_5: llm_config, vit_config): Qwen3 under llm., the SigLIP-2 NaViT tower quantized,
+# the visual tokenizer's head.0 (built without quant config) and the vte table stored BF16.
+def ovis2_5_spec(arch="Ovis2_5", num_patches=-1):
+    config = {"llm_config": dict(_LLAVA_TEXT, model_type="qwen3", architectures=["Qwen3ForCausalLM"]),
+              "vit_config": {"model_type": "siglip2_navit", "hidden_size": 256, "intermediate_size": 1024,
+                             "num_hidden_layers": 2, "num_attention_heads": 2, "patch_size": 16, "image_size": 512,
+                             "num_patches": num_patches, "hidden_stride": 2, "temporal_patch_size": 1},
+              "visual_vocab_size": 4096, "hidden_size": _LLAVA_TEXT["hidden_size"]}
+    return dict(architecture=arch, model_type="ovis2_5", hidden=_LLAVA_TEXT["hidden_size"],
+                intermediate=_LLAVA_TEXT["intermediate_size"], heads=_LLAVA_TEXT["num_attention_heads"],
+                kv_heads=_LLAVA_TEXT["num_key_value_heads"], head_dim=_LLAVA_TEXT.get("head_dim"),
+                vocab=_LLAVA_TEXT["vocab_size"], layers=_LLAVA_TEXT["num_hidden_layers"], text_prefix="llm.model",
+                head="llm.lm_head", sizes_in_text_config=True, extra_config=config,
+                extra_tensors=ovis2_5_vision_tensors(config),
+                ignore=("llm.lm_head", "vte", r"re:^visual_tokenizer\.head\.", r"re:.*patch_embedding$"))
+
+
 MMA_FAMILIES = [
     ("minicpm-v-2.6", minicpmv_spec(sliding_window=131072, use_sliding_window=False), 2, {
         "llm.model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:minicpmv.py"),
@@ -4516,6 +4534,14 @@ MMA_FAMILIES = [
           ("minicpm-v-4.6", "MiniCPMV4_6ForConditionalGeneration", "minicpmv4_6", "minicpmv4_6.py"),
           ("minicpm-v-4.7", "MiniCPMV4_7ForConditionalGeneration", "minicpmv4_7", "minicpmv4_7.py"),
           ("minicpm-ocr", "MiniCPMOcrForConditionalGeneration", "minicpm_ocr", "minicpm_ocr.py"))),
+    *((family, ovis2_5_spec(arch), 2, {
+        "llm.model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen3.py"),
+        "visual_tokenizer.vit.vision_model.encoder.layers.0.self_attn.qkv_proj": ("QKVParallelLinear",
+                                                                                  "vllm:siglip2navit.py"),
+        "visual_tokenizer.vit.vision_model.encoder.layers.1.mlp.fc2": ("RowParallelLinear", "vllm:siglip2navit.py"),
+        "visual_tokenizer.head.0": ("ReplicatedLinear", "vllm:ovis2_5.py")})
+      for family, arch in (("ovis2.5", "Ovis2_5"), ("ovis2.6", "Ovis2_6ForCausalLM"),
+                           ("ovis2.6-moe", "Ovis2_6_MoeForCausalLM"))),
 ]
 FAMILIES.extend(MMA_FAMILIES)
 
@@ -4565,3 +4591,16 @@ def test_minicpmv46_drops_its_last_vision_layer_only_where_the_config_says(make_
                                                     drop_vision_last_layer=True)):
         kept = inspect(make_checkpoint(**{"data": "sparse", **spec}), tp=2)
         assert not kept.skipped and "model.vision_tower.encoder.layers.1.mlp.fc1" in {l.name for l in kept.layers}
+
+
+def test_ovis2_5_keeps_the_visual_tokenizer_head_and_table_unquantized(make_checkpoint):
+    # head.0 is a ReplicatedLinear built without quant config; vte an nn.Embedding (no linear); a naflex patch
+    # embedding (vit_config.num_patches > 0) a table-named ReplicatedLinear without quant config
+    for num_patches in (-1, 1024):
+        rep = inspect(make_checkpoint(**{"data": "sparse", **ovis2_5_spec(num_patches=num_patches)}), tp=2)
+        assert rep.ok, list(rep.errors)
+        by_name = {layer.name: layer for layer in rep.layers}
+        assert by_name["visual_tokenizer.head.0"].scheme == "UnquantizedLinearMethod"
+        assert any("vLLM builds this tower with quant_config=None" in note
+                   for note in by_name["visual_tokenizer.head.0"].notes), by_name["visual_tokenizer.head.0"].notes
+        assert "vte" not in by_name and not any("patch_embedding" in name for name in by_name)

@@ -148,6 +148,9 @@ MODEL_STUB_RISKS = {
                                      "remote classes are that, 4.5's subclass Qwen3Config, MiniCPM-V 2.5 / 4.0's "
                                      "LlamaConfig (the fixtures write every key their text model reads, and a window "
                                      "key only where the remote base reads it)",
+    "Ovis2.5 config": "model_type ovis2_5 is the hub's remote code (configuration_ovis2_5.py, --trust-remote-code): a "
+                      "stand-in of its Ovis2_5Config, llm_config the config class of its model_type, vit_config a "
+                      "Siglip2NavitConfig of its keys (_ovis2_5_config)",
     "Gemma-3n sparse activation": "GeluAndMulSparse's constructor (Gemma-3n's activation_sparsity_pattern layers) "
                                   "runs on the CPU device: its std multiplier is a scalar's item(), which the meta "
                                   "device cannot answer; a constant plays no part in any layer's method",
@@ -901,6 +904,27 @@ def _minicpm_config(model_type: str, transformers):
     return MiniCPMConfig
 
 
+def _ovis2_5_config(transformers):
+    """A stand-in of Ovis2.5's remote Ovis2_5Config (configuration_ovis2_5.py, model_type ovis2_5): llm_config the
+    config class of its model_type (Qwen3's; vLLM renames it text_config), vit_config a Siglip2NavitConfig of its keys
+    (model_type siglip2_navit, which ovis2_5.py's VisualTokenizer asks), every other key (visual_vocab_size,
+    hidden_size) an attribute."""
+
+    class Siglip2NavitConfig(transformers.PretrainedConfig):
+        model_type = "siglip2_navit"
+
+    class Ovis2_5Config(transformers.PretrainedConfig):
+        model_type = "ovis2_5"
+
+        def __init__(self, llm_config=None, vit_config=None, **kwargs):
+            super().__init__(**kwargs)
+            llm = dict(llm_config or {})
+            self.llm_config = transformers.AutoConfig.for_model(llm.pop("model_type", "qwen3"), **llm)
+            self.vit_config = Siglip2NavitConfig(**{k: v for k, v in (vit_config or {}).items() if k != "model_type"})
+
+    return Ovis2_5Config
+
+
 class _ConfigBlock(dict):
     """A block_configs entry as the remote config's dataclasses give it: its keys as attributes (a key the entry
     lacks is no attribute: nemotron_nas.py tests hasattr(ffn, "ffn_mult")), JSON-serializable as a dict."""
@@ -1063,6 +1087,8 @@ def _register_remote_code_configs() -> None:
     for model_type in ("minicpmv", "minicpmo"):
         if model_type not in transformers.CONFIG_MAPPING:
             transformers.AutoConfig.register(model_type, _minicpm_config(model_type, transformers))
+    if "ovis2_5" not in transformers.CONFIG_MAPPING:
+        transformers.AutoConfig.register("ovis2_5", _ovis2_5_config(transformers))
     if "plamo3" not in transformers.CONFIG_MAPPING:
         transformers.AutoConfig.register("plamo3", _plamo3_config(transformers.PretrainedConfig))
     if "ernie4_5_moe_vl" in transformers.CONFIG_MAPPING:

@@ -36,7 +36,8 @@ from fp8check.core.targets.platforms import parse_platform
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
                             deepseek_v4_vision_tensors, deepseek_v41_tensors, gemma3n_tower_tensors, inkling_tensors,
                             intern_vit_tensors, internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors,
-                            minicpmo_audio_tensors, minicpmv_vision_tensors, moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, write_checkpoint)
+                            minicpmo_audio_tensors, minicpmv_vision_tensors, moonvit_tensors,
+                            ovis2_5_vision_tensors, nemotron_vl_tensors, phi3v_vision_tensors, write_checkpoint)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crosscheck_model import compare_model, our_modules  # noqa: E402  # isort: skip  (vLLM's side, beside this file)
@@ -1790,6 +1791,38 @@ FAMILIES.update({
 FAMILIES.update({
     "minicpm-o-2.6": _minicpmo("2.6", sliding_window=131072, use_sliding_window=False, max_window_layers=28),
     "minicpm-o-4.5": _minicpmo("4.5", head_dim=BASE["head_dim"]),
+})
+# Ovis2.5 / Ovis2.6 (ovis2_5.py; the hub's remote-code Ovis2_5Config, model_type ovis2_5: llm_config, vit_config):
+# Qwen3's text model (Ovis2.5-9B's) under llm., synth.ovis2_5_vision_tensors the visual tokenizer (a SigLIP-2 NaViT of
+# two layers of 1024, 16 heads, quantized; the head.0 ReplicatedLinear, built without quant config, and the vte table
+# stored BF16 and listed), with a convolution patch embedding (num_patches -1) and a naflex linear one (256 patches,
+# a ReplicatedLinear without quant config); Ovis2.6-MoE's Qwen3-MoE text model.
+_OVIS25_VIT = {"model_type": "siglip2_navit", "hidden_size": _V, "intermediate_size": 4 * _V, "num_hidden_layers": 2,
+               "num_attention_heads": 16, "patch_size": 16, "image_size": 512, "num_patches": -1, "hidden_stride": 2,
+               "temporal_patch_size": 1, "num_channels": 3, "hidden_act": "gelu_pytorch_tanh", "layer_norm_eps": 1e-6,
+               "attention_dropout": 0.0, "preserve_original_pe": False, "use_rope": True, "window_size": 112,
+               "fullatt_block_indexes": None}
+
+
+def _ovis2_5(architecture: str, llm: dict, **vit) -> tuple[dict, dict]:
+    """An Ovis2.5-format family: its Spec fields and config.json."""
+    config = {"llm_config": llm, "vit_config": dict(_OVIS25_VIT, **vit), "visual_vocab_size": 65536,
+              "hidden_size": BASE["hidden"], "conversation_formatter_class": "Qwen3ConversationFormatter"}
+    moe = bool(llm.get("num_experts"))
+    spec = dict(architecture=architecture, model_type="ovis2_5", text_prefix="llm.model", head="llm.lm_head",
+                sizes_in_text_config=True, extra_tensors=ovis2_5_vision_tensors(config),
+                ignore=("llm.lm_head", "vte", r"re:^visual_tokenizer\.head\.", r"re:.*patch_embedding$"),
+                **(_MOE if moe else {}))
+    return spec, config
+
+
+_OVIS25_QWEN3 = _text_config("qwen3", architectures=["Qwen3ForCausalLM"], rms_norm_eps=1e-6, rope_theta=1000000.0)
+FAMILIES.update({
+    "ovis2.5": _ovis2_5("Ovis2_5", _OVIS25_QWEN3),
+    "ovis2.5-naflex": _ovis2_5("Ovis2_5", _OVIS25_QWEN3, num_patches=256),
+    "ovis2.6-moe": _ovis2_5("Ovis2_6_MoeForCausalLM", _text_config(
+        "qwen3_moe", architectures=["Qwen3MoeForCausalLM"], num_experts=8, moe_intermediate_size=1024,
+        num_experts_per_tok=2, decoder_sparse_step=1, mlp_only_layers=[], norm_topk_prob=True, rms_norm_eps=1e-6)),
 })
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).

@@ -295,7 +295,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
     # prefix_dense_intermediate_size (cohere2_moe.py Cohere2MoeMLP: intermediate_size where it is null or absent).
     dense = ("dense_intermediate_size" if "dense_intermediate_size" in sizes else "prefix_dense_intermediate_size"
              if _positive_int(sizes.get("prefix_dense_intermediate_size")) else "intermediate_size")
-    vision_doc = multimodal.get("vision_config")
+    vision_doc = multimodal.get("vision_config", multimodal.get("vit_config"))  # Ovis2.5's remote config: vit_config
     vision: dict = {**_radio_sizes(vision_doc), **vision_doc} if isinstance(vision_doc, dict) else {}
     vision_type = vision["model_type"] if isinstance(vision.get("model_type"), str) else ""
     audio = multimodal.get("audio_config") if isinstance(multimodal.get("audio_config"), dict) else {}

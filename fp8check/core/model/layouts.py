@@ -2861,6 +2861,21 @@ _MINICPMV46 = ARCHITECTURES["Qwen3_5ForCausalLM"]._replace(
 ARCHITECTURES.update({"MiniCPMV4_6ForConditionalGeneration": _MINICPMV46,
                       "MiniCPMV4_7ForConditionalGeneration": _MINICPMV46._replace(source="vllm:minicpmv4_7.py"),
                       "MiniCPMOcrForConditionalGeneration": _MINICPMV46._replace(source="vllm:minicpm_ocr.py")})
+# Ovis2.5 / Ovis2.6 (ovis2_5.py Ovis2_5, registered 0.25-0.34 as Ovis2_5, Ovis2_6ForCausalLM and Ovis2_6_MoeForCausalLM,
+# the file alike 0.33 -> 0.34; model_type ovis2_5, the hub's remote Ovis2_5Config: llm_config, which vLLM renames
+# text_config, and vit_config, a Siglip2NavitConfig): the text model is the class text_config names
+# (init_vllm_registered_model: Qwen3, Qwen3-MoE) under llm. (llm.model.layers.N, llm.lm_head), no mapper; the visual
+# tokenizer's vit (siglip2navit.py Siglip2NavitModel, with the quant config: self_attn q / k / v -> qkv_proj over the
+# vision heads, stacked by its own mapper, out_proj row, mlp fc1 column / fc2 row; a naflex patch_embedding, where
+# vit_config.num_patches > 0, a ReplicatedLinear without quant_config) and its head.0, a ReplicatedLinear without
+# quant_config; vte, the visual embedding table (an nn.Embedding).
+_SIGLIP2_NAVIT = Tower("vllm:siglip2navit.py", ("visual_tokenizer.vit.",), vision_heads=True,
+                       styles={"embeddings.patch_embedding": REPLICATED}, unquantized=("embeddings.patch_embedding",))
+_OVIS25_HEAD = Tower("vllm:ovis2_5.py", ("visual_tokenizer.head.",), packed={}, quantized=False,
+                     styles={"0": REPLICATED})
+_OVIS25 = Arch("vllm:ovis2_5.py", towers=(_SIGLIP2_NAVIT, _OVIS25_HEAD), registered_text_model=True,
+               matrix_norms=("vte",))
+ARCHITECTURES.update({"Ovis2_5": _OVIS25, "Ovis2_6ForCausalLM": _OVIS25, "Ovis2_6_MoeForCausalLM": _OVIS25})
 
 
 # Any other architecture transformers has, which the release does not register: registry.py
@@ -3173,13 +3188,15 @@ def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
         if text is not None and text.moved is not None:  # the implementation this release builds the class with
             text = text.for_release(profile)
         # the entry's towers as the release builds them; its spec_prefix (the text model's MTP under the entry's
-        # prefix) where it names one
+        # prefix) where it names one; its bare parameters beside the text model's (Ovis2.5's vte)
         towers, renames = arch.for_release(profile).towers, arch.hf_to_vllm
         spec_prefix = arch.spec_prefix or (text.spec_prefix if text is not None else None)
+        own = dict(towers=towers, hf_to_vllm=renames, spec_prefix=spec_prefix,
+                   matrix_norms=arch.matrix_norms + (text.matrix_norms if text is not None else ()))
         if text is not None and text.rocm_layout:  # the text model's ROCm implementation under the same towers
-            rocm = text.rocm_layout[1]._replace(towers=towers, hf_to_vllm=renames, spec_prefix=spec_prefix)
+            rocm = text.rocm_layout[1]._replace(**own)
             text = text._replace(rocm_layout=(text.rocm_layout[0], rocm))
-        arch = text._replace(towers=towers, hf_to_vllm=renames, spec_prefix=spec_prefix) if text is not None else arch
+        arch = text._replace(**own) if text is not None else arch
     if arch is not None and arch.rocm_layout and kind == "rocm" and (profile is None or profile.has(arch.rocm_layout[0])):
         arch = arch.rocm_layout[1]
     return arch.for_release(profile) if arch is not None else None
