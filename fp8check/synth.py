@@ -1228,6 +1228,33 @@ def ovis2_5_vision_tensors(config: dict) -> dict[str, tuple[int, ...]]:
     return out
 
 
+def ovis_aimv2_tensors(config: dict) -> dict[str, tuple[int, ...]]:
+    """An Ovis2 checkpoint's visual tokenizer and visual embedding (AIDC-AI's remote-code names, which vLLM's ovis.py
+    loads as saved), from its config.json: visual_tokenizer.backbone, an AIMv2 ViT (the patchifier's convolution and
+    RMS norm, pos_embed; per backbone_config layer attn.qkv stored fused, attn.proj, mlp fc1 / fc3 / fc2, norm_1 /
+    norm_2; trunk.post_trunk_norm), the head (head.0 from hidden_stride squared vision widths to vocab_size - 5,
+    head.1 a LayerNorm) and vte (vocab_size x hidden_size). For Spec.extra_tensors."""
+    tokenizer = config["visual_tokenizer_config"]
+    vision, vocab = tokenizer["backbone_config"], tokenizer["vocab_size"]
+    v, inter, patch = vision["hidden_size"], vision["intermediate_size"], vision["patch_size"]
+    b = "visual_tokenizer.backbone"
+    out: dict[str, tuple[int, ...]] = {
+        f"{b}.preprocessor.patchifier.proj.weight": (v, 3, patch, patch), f"{b}.preprocessor.patchifier.proj.bias": (v,),
+        f"{b}.preprocessor.patchifier.norm.weight": (v,),
+        f"{b}.preprocessor.pos_embed": (1, (vision["image_size"] // patch) ** 2, v),
+        f"{b}.trunk.post_trunk_norm.weight": (v,)}
+    for i in range(vision["num_hidden_layers"]):
+        p = f"{b}.trunk.blocks.{i}"
+        out.update({f"{p}.attn.qkv.weight": (3 * v, v), f"{p}.attn.proj.weight": (v, v),
+                    f"{p}.mlp.fc1.weight": (inter, v), f"{p}.mlp.fc3.weight": (inter, v),
+                    f"{p}.mlp.fc2.weight": (v, inter), f"{p}.norm_1.weight": (v,), f"{p}.norm_2.weight": (v,)})
+    head = vocab - 5
+    out.update({"visual_tokenizer.head.0.weight": (head, v * tokenizer["hidden_stride"] ** 2),
+                "visual_tokenizer.head.1.weight": (head,), "visual_tokenizer.head.1.bias": (head,),
+                "vte.weight": (vocab, config["hidden_size"])})
+    return out
+
+
 def bailing_tensors(config: dict) -> dict[str, tuple[int, ...]]:
     """A Ling / Ring checkpoint's tensors under inclusionAI's names, from its config.json (transformers has no class
     for bailing_moe / bailing_moe_v2): model.word_embeddings, per layer attention.query_key_value (q, k, v stored

@@ -23,7 +23,7 @@ from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_
                             deepseek_v4_vision_tensors, deepseek_v41_tensors, gemma3n_tower_tensors, inkling_tensors,
                             intern_vit_tensors, internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors,
                             minicpmo_audio_tensors, minicpmv_vision_tensors, moonvit_tensors,
-                            ovis2_5_vision_tensors, nemotron_vl_tensors, phi3v_vision_tensors, tensor_specs,
+                            ovis2_5_vision_tensors, ovis_aimv2_tensors, nemotron_vl_tensors, phi3v_vision_tensors, tensor_specs,
                             write_safetensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
@@ -4510,6 +4510,19 @@ def ovis2_5_spec(arch="Ovis2_5", num_patches=-1):
                 ignore=("llm.lm_head", "vte", r"re:^visual_tokenizer\.head\.", r"re:.*patch_embedding$"))
 
 
+# Ovis2 (vLLM's OvisConfig: llm_config, visual_tokenizer_config.backbone_config): Qwen2 under llm., the AIMv2 backbone
+# quantized (attn.qkv stored fused, fc1 / fc3 -> fc13), the head and vte stored BF16.
+def ovis2_spec():
+    config = {"llm_config": dict(_LLAVA_TEXT, model_type="qwen2", architectures=["Qwen2ForCausalLM"]),
+              "hidden_size": _LLAVA_TEXT["hidden_size"], "visual_tokenizer_config": {
+                  "model_type": "aimv2_visual_tokenizer", "vocab_size": 4096, "hidden_stride": 2,
+                  "backbone_config": {"model_type": "aimv2", "hidden_size": 256, "intermediate_size": 1024,
+                                      "num_attention_heads": 2, "num_hidden_layers": 2, "patch_size": 14,
+                                      "image_size": 448}}}
+    return dict(ovis2_5_spec(), architecture="Ovis", model_type="ovis", extra_config=config,
+                extra_tensors=ovis_aimv2_tensors(config), ignore=("llm.lm_head", "vte", r"re:^visual_tokenizer\.head\."))
+
+
 MMA_FAMILIES = [
     ("minicpm-v-2.6", minicpmv_spec(sliding_window=131072, use_sliding_window=False), 2, {
         "llm.model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:minicpmv.py"),
@@ -4542,6 +4555,13 @@ MMA_FAMILIES = [
         "visual_tokenizer.head.0": ("ReplicatedLinear", "vllm:ovis2_5.py")})
       for family, arch in (("ovis2.5", "Ovis2_5"), ("ovis2.6", "Ovis2_6ForCausalLM"),
                            ("ovis2.6-moe", "Ovis2_6_MoeForCausalLM"))),
+    ("ovis2", ovis2_spec(), 2, {
+        "llm.model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:qwen2.py"),
+        "visual_tokenizer.backbone.trunk.blocks.1.attn.qkv": ("QKVParallelLinear", "vllm:aimv2.py"),
+        "visual_tokenizer.backbone.trunk.blocks.1.attn.proj": ("RowParallelLinear", "vllm:aimv2.py"),
+        "visual_tokenizer.backbone.trunk.blocks.0.mlp.fc13": ("MergedColumnParallelLinear", "vllm:aimv2.py"),
+        "visual_tokenizer.backbone.trunk.blocks.0.mlp.fc2": ("RowParallelLinear", "vllm:aimv2.py"),
+        "visual_tokenizer.head.0": ("ReplicatedLinear", "vllm:ovis.py")}),
 ]
 FAMILIES.extend(MMA_FAMILIES)
 

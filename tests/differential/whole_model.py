@@ -37,7 +37,7 @@ from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_
                             deepseek_v4_vision_tensors, deepseek_v41_tensors, gemma3n_tower_tensors, inkling_tensors,
                             intern_vit_tensors, internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors,
                             minicpmo_audio_tensors, minicpmv_vision_tensors, moonvit_tensors,
-                            ovis2_5_vision_tensors, nemotron_vl_tensors, phi3v_vision_tensors, write_checkpoint)
+                            ovis2_5_vision_tensors, ovis_aimv2_tensors, nemotron_vl_tensors, phi3v_vision_tensors, write_checkpoint)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crosscheck_model import compare_model, our_modules  # noqa: E402  # isort: skip  (vLLM's side, beside this file)
@@ -1824,6 +1824,21 @@ FAMILIES.update({
         "qwen3_moe", architectures=["Qwen3MoeForCausalLM"], num_experts=8, moe_intermediate_size=1024,
         num_experts_per_tok=2, decoder_sparse_step=1, mlp_only_layers=[], norm_topk_prob=True, rms_norm_eps=1e-6)),
 })
+# Ovis2 (ovis.py; vLLM's own OvisConfig, model_type ovis): Qwen2 (Ovis2-8B's text model) under llm.,
+# synth.ovis_aimv2_tensors the AIMv2 visual tokenizer (two blocks of 1024, 16 heads, quantized: attn.qkv fused, fc1 / fc3
+# stacked into fc13) and the head / vte stored BF16 and listed.
+_OVIS2_CONFIG = {"llm_config": _QWEN2_LLM, "hidden_size": BASE["hidden"], "multimodal_max_length": 32768,
+                 "conversation_formatter_class": "QwenConversationFormatter",
+                 "visual_tokenizer_config": {
+                     "model_type": "aimv2_visual_tokenizer", "vocab_size": 65536, "hidden_stride": 2,
+                     "tokenize_function": "softmax", "drop_cls_token": False,
+                     "backbone_config": {"model_type": "aimv2", "hidden_size": _V, "intermediate_size": 4 * _V,
+                                         "num_attention_heads": 16, "num_hidden_layers": 2, "patch_size": 14,
+                                         "image_size": 448, "num_channels": 3, "qkv_bias": False, "mlp_bias": False,
+                                         "rms_norm_eps": 1e-5}}}
+FAMILIES["ovis2"] = (dict(architecture="Ovis", model_type="ovis", text_prefix="llm.model", head="llm.lm_head",
+                          sizes_in_text_config=True, extra_tensors=ovis_aimv2_tensors(_OVIS2_CONFIG),
+                          ignore=("llm.lm_head", "vte", r"re:^visual_tokenizer\.head\.")), _OVIS2_CONFIG)
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}
@@ -1831,7 +1846,12 @@ ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}
 # case["tokenizer"]): internvl.py's InternVLProcessingInfo reads the tokenizer's vocabulary for a Qwen2 / Qwen3 text
 # model's video token while vLLM sizes the multimodal limits (get_supported_mm_limits). A word-level one of the
 # vocabulary's size (no <|video_pad|>: images only, as a tokenizer without it serves).
-TOKENIZER_FAMILIES = ("internvl-chat",)
+TOKENIZER_FAMILIES = ("internvl-chat", "ovis2.5", "ovis2.5-naflex", "ovis2.6-moe")
+# Families whose front door builds the checkpoint's HF processor (preprocessor_config.json's processor_class over
+# QWEN_PREPROCESSOR's image processor): ovis2_5.py's Ovis2_5ProcessingInfo builds vLLM's Ovis2_5Processor, with the
+# checkpoint's tokenizer, when constructed.
+PROCESSOR_FAMILIES = {"ovis2.5": "Ovis2_5Processor", "ovis2.5-naflex": "Ovis2_5Processor",
+                      "ovis2.6-moe": "Ovis2_5Processor"}
 QUANTS = ("ct-fp8-block", "fp8-block", "ct-fp8-dynamic", "modelopt-fp8")
 # The other formats of the format issue: stored ones, and a bf16 checkpoint under each online --quantization.
 FORMAT_QUANTS = ("modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc", "quark-fp8-block", "inc-fp8-block",
@@ -2068,7 +2088,8 @@ def write(tmp: str, family: str, quant: str) -> str:
     if family in ADDED_TOKENS:
         with open(os.path.join(folder, "added_tokens.json"), "w", encoding="utf-8") as fh:
             json.dump(ADDED_TOKENS[family], fh)
-    processor = {"qwen2_5_vl": "Qwen2_5_VLProcessor", "qwen3_vl": "Qwen3VLProcessor"}.get(spec.vision or "")
+    processor = {"qwen2_5_vl": "Qwen2_5_VLProcessor", "qwen3_vl": "Qwen3VLProcessor"}.get(spec.vision or "") \
+        or PROCESSOR_FAMILIES.get(family)
     if processor:
         with open(os.path.join(folder, "preprocessor_config.json"), "w", encoding="utf-8") as fh:
             json.dump({**QWEN_PREPROCESSOR, "processor_class": processor}, fh)

@@ -295,7 +295,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
     # prefix_dense_intermediate_size (cohere2_moe.py Cohere2MoeMLP: intermediate_size where it is null or absent).
     dense = ("dense_intermediate_size" if "dense_intermediate_size" in sizes else "prefix_dense_intermediate_size"
              if _positive_int(sizes.get("prefix_dense_intermediate_size")) else "intermediate_size")
-    vision_doc = multimodal.get("vision_config", multimodal.get("vit_config"))  # Ovis2.5's remote config: vit_config
+    vision_doc = _vision_config(multimodal)
     vision: dict = {**_radio_sizes(vision_doc), **vision_doc} if isinstance(vision_doc, dict) else {}
     vision_type = vision["model_type"] if isinstance(vision.get("model_type"), str) else ""
     audio = multimodal.get("audio_config") if isinstance(multimodal.get("audio_config"), dict) else {}
@@ -409,6 +409,14 @@ def _expert_dtype(sizes: dict, model_type: str, raw_quant: object) -> str | None
     if value is None and model_type == "deepseek_v41" and isinstance(raw_quant, dict):
         value = raw_quant.get("expert_dtype")
     return value if isinstance(value, str) and is_printable(value) else None
+
+
+def _vision_config(doc: dict) -> object:
+    """The vision tower's config: vision_config, or where a family nests it otherwise, Ovis2.5's vit_config and
+    Ovis's visual_tokenizer_config.backbone_config (vLLM's OvisConfig)."""
+    tokenizer = doc.get("visual_tokenizer_config")
+    backbone = tokenizer.get("backbone_config") if isinstance(tokenizer, dict) else None
+    return doc.get("vision_config", doc.get("vit_config", backbone))
 
 
 def _text_model(text: dict | None, where: str) -> dict:

@@ -2876,6 +2876,19 @@ _OVIS25_HEAD = Tower("vllm:ovis2_5.py", ("visual_tokenizer.head.",), packed={}, 
 _OVIS25 = Arch("vllm:ovis2_5.py", towers=(_SIGLIP2_NAVIT, _OVIS25_HEAD), registered_text_model=True,
                matrix_norms=("vte",))
 ARCHITECTURES.update({"Ovis2_5": _OVIS25, "Ovis2_6ForCausalLM": _OVIS25, "Ovis2_6_MoeForCausalLM": _OVIS25})
+# Ovis / Ovis2 (ovis.py Ovis, registered 0.25-0.34, the file alike 0.33 -> 0.34; model_type ovis, vLLM's own OvisConfig:
+# llm_config as text_config, visual_tokenizer_config with its backbone_config): the text model of text_config's class
+# under llm., no mapper; the visual tokenizer's backbone with the quant config, by backbone_config's model_type:
+# aimv2.py's AIMv2Model (Ovis2: trunk.blocks.N attn.qkv stored fused, a QKVParallelLinear over the vision heads,
+# attn.proj row, mlp fc1 / fc3 stacked by its own mapper into fc13, a MergedColumnParallelLinear whose name no packed
+# mapping keys, fc2 row; the post_trunk_norm dropped) or siglip.py's SiglipVisionModel (Ovis1.6); head.0 a
+# ReplicatedLinear without quant_config; vte an nn.Embedding.
+_AIMV2 = Tower("vllm:aimv2.py", ("visual_tokenizer.backbone.trunk.",), packed={"qkv": ("qkv",), "fc13": ("fc1", "fc3")},
+               vision_heads=True, styles={"attn.qkv": "QKVParallelLinear", "attn.proj": ROW, "mlp.fc2": ROW},
+               unexpanded=("fc13",))
+ARCHITECTURES["Ovis"] = _OVIS25._replace(source="vllm:ovis.py", towers=(
+    _AIMV2, _SIGLIP._replace(roots=("visual_tokenizer.backbone.vision_model.",)),
+    _OVIS25_HEAD._replace(source="vllm:ovis.py")))
 
 
 # Any other architecture transformers has, which the release does not register: registry.py
