@@ -1239,8 +1239,8 @@ def ovis_aimv2_tensors(config: dict) -> dict[str, tuple[int, ...]]:
     v, inter, patch = vision["hidden_size"], vision["intermediate_size"], vision["patch_size"]
     b = "visual_tokenizer.backbone"
     out: dict[str, tuple[int, ...]] = {
-        f"{b}.preprocessor.patchifier.proj.weight": (v, 3, patch, patch), f"{b}.preprocessor.patchifier.proj.bias": (v,),
-        f"{b}.preprocessor.patchifier.norm.weight": (v,),
+        f"{b}.preprocessor.patchifier.proj.weight": (v, 3, patch, patch),
+        f"{b}.preprocessor.patchifier.proj.bias": (v,), f"{b}.preprocessor.patchifier.norm.weight": (v,),
         f"{b}.preprocessor.pos_embed": (1, (vision["image_size"] // patch) ** 2, v),
         f"{b}.trunk.post_trunk_norm.weight": (v,)}
     for i in range(vision["num_hidden_layers"]):
@@ -1252,6 +1252,65 @@ def ovis_aimv2_tensors(config: dict) -> dict[str, tuple[int, ...]]:
     out.update({"visual_tokenizer.head.0.weight": (head, v * tokenizer["hidden_stride"] ** 2),
                 "visual_tokenizer.head.1.weight": (head,), "visual_tokenizer.head.1.bias": (head,),
                 "vte.weight": (vocab, config["hidden_size"])})
+    return out
+
+
+def phi4mm_tensors(config: dict) -> dict[str, tuple[int, ...]]:
+    """A Phi-4-multimodal checkpoint's tensors (microsoft's remote-code names, which vLLM's phi4mm.py maps), from its
+    config.json, for a spec written wholly by hand (layers 0, tied embeddings): per text layer the LoRA-wrapped
+    self_attn.qkv_proj / o_proj and mlp.gate_up_proj / down_proj (`<linear>.base_layer.weight` beside rank-r
+    lora_A / lora_B adapters for speech and vision) and the layer norms; under model.embed_tokens_extend.image_embed the
+    fixed SigLIP NaViT (27 layers of 1152, 4304 wide, 16 heads, patch 14 over 448: phi4mm.py get_navit_vision_model),
+    the HD separators and img_projection.0 / .2; under audio_embed the conformer of audio_processor.config (its
+    input convolutions and embed.out, the relative-attention bias table, per block the feed-forwards' net.0.linear /
+    net.2, self_attn linear_q / k / v / out, the convolution module) and audio_projection speech / vision .0 / .2."""
+    h, inter, heads, kv = (config[k] for k in ("hidden_size", "intermediate_size", "num_attention_heads",
+                                                "num_key_value_heads"))
+    head_dim, rank = h // heads, 32
+    out: dict[str, tuple[int, ...]] = {}
+    for i in range(config["num_hidden_layers"]):
+        p = f"model.layers.{i}"
+        for leaf, rows, cols in (("self_attn.qkv_proj", (heads + 2 * kv) * head_dim, h), ("self_attn.o_proj", h, h),
+                                 ("mlp.gate_up_proj", 2 * inter, h), ("mlp.down_proj", h, inter)):
+            out[f"{p}.{leaf}.base_layer.weight"] = (rows, cols)
+            for adapter in ("speech", "vision"):
+                out.update({f"{p}.{leaf}.lora_A.{adapter}.weight": (rank, cols),
+                            f"{p}.{leaf}.lora_B.{adapter}.weight": (rows, rank)})
+        out.update({f"{p}.input_layernorm.weight": (h,), f"{p}.post_attention_layernorm.weight": (h,)})
+    image, v, v_inter = "model.embed_tokens_extend.image_embed", 1152, 4304
+    vit = f"{image}.img_processor"
+    out.update({f"{vit}.embeddings.patch_embedding.weight": (v, 3, 14, 14),
+                f"{vit}.embeddings.patch_embedding.bias": (v,),
+                f"{vit}.embeddings.position_embedding.weight": (1024, v), f"{vit}.post_layernorm.weight": (v,),
+                f"{vit}.post_layernorm.bias": (v,), f"{image}.glb_GN": (1, 1, v), f"{image}.sub_GN": (1, 1, 1, v),
+                f"{image}.img_projection.0.weight": (h, v), f"{image}.img_projection.0.bias": (h,),
+                f"{image}.img_projection.2.weight": (h, h), f"{image}.img_projection.2.bias": (h,)})
+    for i in range(27):
+        layer = f"{vit}.encoder.layers.{i}"
+        for leaf, rows, cols in (("self_attn.q_proj", v, v), ("self_attn.k_proj", v, v), ("self_attn.v_proj", v, v),
+                                 ("self_attn.out_proj", v, v), ("mlp.fc1", v_inter, v), ("mlp.fc2", v, v_inter)):
+            out.update({f"{layer}.{leaf}.weight": (rows, cols), f"{layer}.{leaf}.bias": (rows,)})
+        out.update({f"{layer}.{norm}.{param}": (v,) for norm in ("layer_norm1", "layer_norm2")
+                    for param in ("weight", "bias")})
+    audio = config["audio_processor"]["config"]
+    a, ffn, channels = audio["attention_dim"], audio["linear_units"], audio["nemo_conv_settings"]["conv_channels"]
+    enc = "model.embed_tokens_extend.audio_embed.encoder"
+    out.update({f"{enc}.embed.out.weight": (a, channels * (audio["input_size"] // audio["time_reduction"])),
+                f"{enc}.embed.out.bias": (a,), f"{enc}.embed.conv.0.weight": (channels, 1, 3, 3),
+                f"{enc}.relative_attention_bias_layer.bias_values.weight": (1000, audio["attention_heads"])})
+    for i in range(audio["num_blocks"]):
+        block = f"{enc}.encoders.{i}"
+        for leaf, rows, cols in (("feed_forward_in.net.0.linear", 2 * ffn, a), ("feed_forward_in.net.2", a, ffn),
+                                 ("self_attn.linear_q", a, a), ("self_attn.linear_k", a, a),
+                                 ("self_attn.linear_v", a, a), ("self_attn.linear_out", a, a),
+                                 ("feed_forward_out.net.0.linear", 2 * ffn, a), ("feed_forward_out.net.2", a, ffn)):
+            out.update({f"{block}.{leaf}.weight": (rows, cols), f"{block}.{leaf}.bias": (rows,)})
+        out.update({f"{block}.conv.glu.ext_pw_conv_1d.weight": (2 * a, a, 1),
+                    f"{block}.conv.dw_sep_conv_1d.dw_conv.weight": (a, 1, 3), f"{block}.layer_norm.weight": (a,)})
+    projection = "model.embed_tokens_extend.audio_embed.audio_projection"
+    for kind in ("speech", "vision"):
+        out.update({f"{projection}.{kind}.0.weight": (h, a), f"{projection}.{kind}.0.bias": (h,),
+                    f"{projection}.{kind}.2.weight": (h, h), f"{projection}.{kind}.2.bias": (h,)})
     return out
 
 

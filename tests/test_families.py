@@ -22,9 +22,10 @@ from fp8check.core.targets.profiles import LATEST, select_profile
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
                             deepseek_v4_vision_tensors, deepseek_v41_tensors, gemma3n_tower_tensors, inkling_tensors,
                             intern_vit_tensors, internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors,
-                            minicpmo_audio_tensors, minicpmv_vision_tensors, moonvit_tensors,
-                            ovis2_5_vision_tensors, ovis_aimv2_tensors, nemotron_vl_tensors, phi3v_vision_tensors, tensor_specs,
+                            moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, tensor_specs,
                             write_safetensors)
+from fp8check.synth import (minicpmo_audio_tensors, minicpmv_vision_tensors, ovis2_5_vision_tensors,  # fam-mma
+                            ovis_aimv2_tensors, phi4mm_tensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
 # Qwen3-Next / Qwen3.5, written by transformers' own classes: one gated-delta-net layer, one full-attention layer;
@@ -4520,7 +4521,23 @@ def ovis2_spec():
                                       "num_attention_heads": 2, "num_hidden_layers": 2, "patch_size": 14,
                                       "image_size": 448}}}
     return dict(ovis2_5_spec(), architecture="Ovis", model_type="ovis", extra_config=config,
-                extra_tensors=ovis_aimv2_tensors(config), ignore=("llm.lm_head", "vte", r"re:^visual_tokenizer\.head\."))
+                extra_tensors=ovis_aimv2_tensors(config),
+                ignore=("llm.lm_head", "vte", r"re:^visual_tokenizer\.head\."))
+
+
+# Phi-4-multimodal (remote-code config phi4mm; written wholly by hand): LoRA-wrapped text linears (`<linear>.base_layer`
+# quantized, the adapters BF16), the fixed SigLIP NaViT image encoder and the conformer audio encoder (no quant config,
+# stored BF16).
+PHI4MM_AUDIO = {"attention_dim": 256, "attention_heads": 4, "linear_units": 512, "input_size": 80, "time_reduction": 8,
+                "num_blocks": 1, "nemo_conv_settings": {"conv_channels": 256}}
+
+
+def phi4mm_spec(**keys):
+    config = dict(_LLAVA_TEXT, model_type="phi4mm", num_key_value_heads=2, tie_word_embeddings=True,
+                  audio_processor={"name": "cascades", "config": PHI4MM_AUDIO}, **keys)
+    return dict(architecture="Phi4MMForCausalLM", model_type="phi4mm", hidden=256, heads=2, kv_heads=2, layers=0,
+                vocab=1000, tie_embeddings=True, extra_config=config, extra_tensors=phi4mm_tensors(config),
+                ignore=(r"re:.*\.lora_[AB]\.", r"re:^model\.embed_tokens_extend\."))
 
 
 MMA_FAMILIES = [
@@ -4562,6 +4579,16 @@ MMA_FAMILIES = [
         "visual_tokenizer.backbone.trunk.blocks.0.mlp.fc13": ("MergedColumnParallelLinear", "vllm:aimv2.py"),
         "visual_tokenizer.backbone.trunk.blocks.0.mlp.fc2": ("RowParallelLinear", "vllm:aimv2.py"),
         "visual_tokenizer.head.0": ("ReplicatedLinear", "vllm:ovis.py")}),
+    ("phi-4-multimodal", phi4mm_spec(), 2, {
+        "model.layers.1.self_attn.qkv_proj.base_layer": ("QKVParallelLinear", "vllm:phi4mm.py"),
+        "model.layers.1.self_attn.o_proj.base_layer": ("RowParallelLinear", "vllm:phi4mm.py"),
+        "model.layers.1.mlp.gate_up_proj.base_layer": ("MergedColumnParallelLinear", "vllm:phi4mm.py"),
+        "model.embed_tokens_extend.image_embed.img_processor.encoder.layers.25.self_attn.qkv_proj": (
+            "QKVParallelLinear", "vllm:idefics2_vision_model.py"),
+        "model.embed_tokens_extend.image_embed.img_projection.2": ("nn.Linear", "vllm:phi4mm.py"),
+        "model.embed_tokens_extend.audio_embed.encoder.encoders.0.self_attn.linear_q": ("nn.Linear",
+                                                                                       "vllm:phi4mm_audio.py"),
+        "model.embed_tokens_extend.audio_embed.audio_projection.vision.0": ("nn.Linear", "vllm:phi4mm_audio.py")}),
 ]
 FAMILIES.extend(MMA_FAMILIES)
 
@@ -4623,4 +4650,24 @@ def test_ovis2_5_keeps_the_visual_tokenizer_head_and_table_unquantized(make_chec
         assert by_name["visual_tokenizer.head.0"].scheme == "UnquantizedLinearMethod"
         assert any("vLLM builds this tower with quant_config=None" in note
                    for note in by_name["visual_tokenizer.head.0"].notes), by_name["visual_tokenizer.head.0"].notes
-        assert "vte" not in by_name and not any("patch_embedding" in name for name in by_name)
+        assert "vte" not in by_name
+        patch = by_name.get("visual_tokenizer.vit.vision_model.embeddings.patch_embedding")
+        assert (patch is None) if num_patches < 0 else (
+            patch.layer_type == "ReplicatedLinear" and patch.scheme == "UnquantizedLinearMethod")
+
+
+def test_phi4mm_reads_the_lora_wrapped_linears_under_vllm_names(make_checkpoint):
+    # the mapper removes "base_layer." and drops the adapters: vLLM's module is `<linear>`, its attention found there;
+    # gate_up_proj splits in two halves, the image encoder's layer 26 (past layer_idx -2) is dropped, its heads fixed
+    folder = make_checkpoint(**{"data": "sparse", **phi4mm_spec()})
+    rep = inspect(folder, tp=2)
+    assert rep.ok, list(rep.errors)
+    assert sorted(s.prefix for s in rep.skipped) == ["img_processor.encoder.layers.26.", "lora"]
+    assert [a.name for a in rep.attention] == [f"model.layers.{i}.self_attn.attn" for i in range(2)]
+    assert not any(".lora_" in layer.name for layer in rep.layers)
+    checkpoint = open_local(folder)
+    modules = {m.name: m for m in build_layout(checkpoint.tensors, checkpoint.config, LATEST).linears}
+    gate_up = modules["model.layers.0.mlp.gate_up_proj.base_layer"]
+    assert gate_up.output_sizes == (512, 512) and gate_up.vllm_names[0] == "model.layers.0.mlp.gate_up_proj"
+    qkv = modules["model.embed_tokens_extend.image_embed.img_processor.encoder.layers.0.self_attn.qkv_proj"]
+    assert qkv.heads == (16, 16, 72) and qkv.vllm_names[0].startswith("vision_encoder.img_processor.")

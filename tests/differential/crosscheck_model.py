@@ -859,9 +859,9 @@ def _plamo3_config(pretrained_config):
 # minicpm, solar and orion (configuration_minicpm.py / configuration_solar.py / configuration_orion.py); InternLM3's
 # internlm3 (configuration_internlm3.py) where the release's transformers pin lacks it (5.24 has InternLM3Config);
 # and Phi-3-vision's phi3_v (configuration_phi3_v.py: Phi-3's keys with img_processor / embd_layer, which phi3v.py and
-# llama.py read bare).
+# llama.py read bare); Phi-4-multimodal's phi4mm likewise (configuration_phi4mm.py: embd_layer, audio_processor).
 REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "alice_ai", "k2_horizon",
-                           "internlm2", "deepseek", "minicpm", "solar", "orion", "internlm3", "phi3_v")
+                           "internlm2", "deepseek", "minicpm", "solar", "orion", "internlm3", "phi3_v", "phi4mm")
 # InternVL's remote-code configs (configuration_internvl_chat.py; H2OVL's h2ovl_chat, Skywork-R1V's skywork_chat the
 # same class): vision_config an InternVisionConfig, llm_config the config of its text model's model_type, which vLLM
 # renames text_config (_CONFIG_ATTRS_MAPPING). Neither transformers nor vLLM has a class for them.

@@ -36,8 +36,9 @@ from fp8check.core.targets.platforms import parse_platform
 from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
                             deepseek_v4_vision_tensors, deepseek_v41_tensors, gemma3n_tower_tensors, inkling_tensors,
                             intern_vit_tensors, internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors,
-                            minicpmo_audio_tensors, minicpmv_vision_tensors, moonvit_tensors,
-                            ovis2_5_vision_tensors, ovis_aimv2_tensors, nemotron_vl_tensors, phi3v_vision_tensors, write_checkpoint)
+                            moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, write_checkpoint)
+from fp8check.synth import (minicpmo_audio_tensors, minicpmv_vision_tensors, ovis2_5_vision_tensors,  # fam-mma
+                            ovis_aimv2_tensors, phi4mm_tensors)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crosscheck_model import compare_model, our_modules  # noqa: E402  # isort: skip  (vLLM's side, beside this file)
@@ -1825,8 +1826,8 @@ FAMILIES.update({
         num_experts_per_tok=2, decoder_sparse_step=1, mlp_only_layers=[], norm_topk_prob=True, rms_norm_eps=1e-6)),
 })
 # Ovis2 (ovis.py; vLLM's own OvisConfig, model_type ovis): Qwen2 (Ovis2-8B's text model) under llm.,
-# synth.ovis_aimv2_tensors the AIMv2 visual tokenizer (two blocks of 1024, 16 heads, quantized: attn.qkv fused, fc1 / fc3
-# stacked into fc13) and the head / vte stored BF16 and listed.
+# synth.ovis_aimv2_tensors the AIMv2 visual tokenizer (two blocks of 1024, 16 heads, quantized: attn.qkv fused,
+# fc1 / fc3 stacked into fc13) and the head / vte stored BF16 and listed.
 _OVIS2_CONFIG = {"llm_config": _QWEN2_LLM, "hidden_size": BASE["hidden"], "multimodal_max_length": 32768,
                  "conversation_formatter_class": "QwenConversationFormatter",
                  "visual_tokenizer_config": {
@@ -1839,6 +1840,41 @@ _OVIS2_CONFIG = {"llm_config": _QWEN2_LLM, "hidden_size": BASE["hidden"], "multi
 FAMILIES["ovis2"] = (dict(architecture="Ovis", model_type="ovis", text_prefix="llm.model", head="llm.lm_head",
                           sizes_in_text_config=True, extra_tensors=ovis_aimv2_tensors(_OVIS2_CONFIG),
                           ignore=("llm.lm_head", "vte", r"re:^visual_tokenizer\.head\.")), _OVIS2_CONFIG)
+# Phi-4-multimodal (phi4mm.py; the hub's remote-code Phi4MMConfig, model_type phi4mm, read as a plain config): written
+# wholly by synth.phi4mm_tensors under microsoft's names at BASE's widths (tied embeddings): the LoRA-wrapped text
+# linears (`<linear>.base_layer`, quantized; the lora_A / lora_B adapters stored BF16 and dropped by the mapper), the
+# fixed SigLIP NaViT image encoder and the conformer audio encoder (one block of Phi-4-MM's 1024 width) with their
+# projections, all built without quant config and stored BF16; the window of Phi-4-mini's config (no layer_types).
+_PHI4MM_AUDIO = {"activation": "swish", "attention_dim": 1024, "attention_heads": 16, "batch_norm": False,
+                 "bias_in_glu": True, "causal": True, "chunk_size": -1, "cnn_layer_norm": True,
+                 "conv_activation": "swish", "conv_glu_type": "swish", "depthwise_multiplier": 1,
+                 "depthwise_seperable_out_channel": 1024, "dropout_rate": 0.0,
+                 "encoder_embedding_config": {"input_size": 80}, "ext_pw_kernel_size": 1, "ext_pw_out_channel": 1024,
+                 "input_layer": "nemo_conv", "input_size": 80, "kernel_size": 3, "left_chunk": 18,
+                 "linear_units": 1536, "nemo_conv_settings": {"conv_channels": 1024}, "num_blocks": 1,
+                 "relative_attention_bias_args": {"t5_bias_max_distance": 500, "type": "t5"}, "time_reduction": 8}
+_PHI4MM = dict(_text_config("phi4mm"), tie_word_embeddings=True, hidden_act="silu", rms_norm_eps=1e-5,
+               rope_theta=10000.0, partial_rotary_factor=0.75, sliding_window=262144, pad_token_id=0,
+               bos_token_id=1, eos_token_id=2, img_processor=None, audio_processor={"config": _PHI4MM_AUDIO,
+                                                                                     "name": "cascades"},
+               embd_layer={"embedding_cls": "image_audio",
+                           "audio_embd_layer": {"compression_rate": 8, "downsample_rate": 1, "embedding_cls": "audio",
+                                                "projection_cls": "mlp", "use_conv_downsample": False,
+                                                "use_qformer": False},
+                           "image_embd_layer": {"crop_size": 448, "embedding_cls": "tune_image",
+                                                "hd_transform_order": "sub_glb",
+                                                "image_token_compression_cls": "avg_pool_2d", "projection_cls": "mlp",
+                                                "use_hd_transform": True, "with_learnable_separator": True}})
+FAMILIES["phi-4-multimodal"] = (
+    dict(architecture="Phi4MMForCausalLM", model_type="phi4mm", layers=0, tie_embeddings=True,
+         extra_tensors=phi4mm_tensors(_PHI4MM),
+         ignore=(r"re:.*\.lora_[AB]\.", r"re:^model\.embed_tokens_extend\.")), _PHI4MM)
+# The same with layer 0's attention listed under its checkpoint names (`qkv_proj.base_layer`, `o_proj.base_layer`,
+# stored BF16): vLLM maps the list with its mapper, whose "base_layer." (with its dot) a list entry does not hold, so
+# no entry names vLLM's `qkv_proj` / `o_proj` and it builds FP8 layers over the BF16 weights.
+FAMILIES["phi-4-multimodal-listed"] = (
+    dict(FAMILIES["phi-4-multimodal"][0], ignore=(*FAMILIES["phi-4-multimodal"][0]["ignore"], *(
+        f"model.layers.0.self_attn.{leaf}.base_layer" for leaf in ("qkv_proj", "o_proj")))), _PHI4MM)
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

@@ -236,8 +236,9 @@ def _aliased(sizes: dict, model_type: object) -> dict:
 
 
 # Model types whose vision tower the model file builds from a fixed config, whatever config.json holds: its heads
-# (phi3v.py CLIP_VIT_LARGE_PATCH14_336_CONFIG, 0.25-0.34: 16 heads of 64).
-FIXED_VISION_HEADS = {"phi3_v": 16}
+# (phi3v.py CLIP_VIT_LARGE_PATCH14_336_CONFIG, 0.25-0.34: 16 heads of 64; phi4mm.py get_navit_vision_model's SigLIP:
+# 16 heads of 72).
+FIXED_VISION_HEADS = {"phi3_v": 16, "phi4mm": 16}
 
 
 def parse_model_config(doc: object, where: str = "config.json", hf_quant_config: object = None) -> ModelConfig:

@@ -2806,19 +2806,19 @@ ARCHITECTURES["FalconForCausalLM"] = Arch(
 
 # ninth round (fam-mma)
 # MiniCPM-V (minicpmv.py MiniCPMV, registered 0.25-0.34, the file alike 0.33 -> 0.34; model_type minicpmv, the hub's
-# remote-code MiniCPMVConfig: the text model's keys flat at the top, vision_config a SiglipVisionConfig). MiniCPMV.__new__
-# builds the class of config.version (none: 2.0 where hidden_size 2304 and query_num 64, else 2.5): 2.5 / 4.0
-# LlamaForCausalLM, 2.6 Qwen2ForCausalLM, 4.5 Qwen3ForCausalLM, each under llm. (llm.model.layers.N, llm.lm_head with
-# the quant config), Llama's q / k / v and gate / up fusions (the packed_modules_mapping MiniCPMV copies from the
+# remote-code MiniCPMVConfig: the text model's keys flat at the top, vision_config a SiglipVisionConfig).
+# MiniCPMV.__new__ builds the class of config.version (none: 2.0 where hidden_size 2304 and query_num 64, else 2.5): 2.5
+# / 4.0 LlamaForCausalLM, 2.6 Qwen2ForCausalLM, 4.5 Qwen3ForCausalLM, each under llm. (llm.model.layers.N, llm.lm_head
+# with the quant config), Llama's q / k / v and gate / up fusions (the packed_modules_mapping MiniCPMV copies from the
 # version's class); the tower vpm. is idefics2_vision_model.py's Idefics2VisionTransformer with the quant config
 # (self_attn q / k / v -> qkv_proj over the vision heads, out_proj row, mlp fc1 column / fc2 row), without its last
 # layer where drop_vision_last_layer (local.py: the remote class's default true), whose tensors its load_weights drops;
 # the resampler (layers/resampler.py BaseResampler: Resampler2_5, 4.5's Resampler4_5), built under float16 as the
 # default dtype (Tower.build_dtype), holds kv_proj, a ReplicatedLinear with the quant config, and a torch
-# nn.MultiheadAttention (attn.out_proj an nn.Linear, in_proj_weight / query / proj
-# bare parameters). 2.6 / 4.0 / 4.5's hf_to_vllm_mapper drops apm., audio* and tts* (none in a vision checkpoint); the
-# quant config's lists are matched against the checkpoint's names. Not modelled: 2.0's timm SigLIP tower and MiniCPM text
-# model (vpm.blocks.N, plain nn.Linears), and the ValueError of a version outside 2.0 / 2.5 / 2.6 / 4.0 / 4.5.
+# nn.MultiheadAttention (attn.out_proj an nn.Linear, in_proj_weight / query / proj bare parameters). 2.6 / 4.0 / 4.5's
+# hf_to_vllm_mapper drops apm., audio* and tts* (none in a vision checkpoint); the quant config's lists are matched
+# against the checkpoint's names. Not modelled: 2.0's timm SigLIP tower and MiniCPM text model (vpm.blocks.N, plain
+# nn.Linears), and the ValueError of a version outside 2.0 / 2.5 / 2.6 / 4.0 / 4.5.
 _IDEFICS2_VPM = Tower("vllm:idefics2_vision_model.py", ("vpm.",), vision_heads=True, layers_path="encoder.layers")
 _MINICPMV_RESAMPLER = Tower("vllm:minicpmv.py", ("resampler.",), packed={}, build_dtype="float16",
                             styles={"kv_proj": REPLICATED, "attn.out_proj": TORCH_LINEAR})
@@ -2889,6 +2889,40 @@ _AIMV2 = Tower("vllm:aimv2.py", ("visual_tokenizer.backbone.trunk.",), packed={"
 ARCHITECTURES["Ovis"] = _OVIS25._replace(source="vllm:ovis.py", towers=(
     _AIMV2, _SIGLIP._replace(roots=("visual_tokenizer.backbone.vision_model.",)),
     _OVIS25_HEAD._replace(source="vllm:ovis.py")))
+# Phi-4-multimodal (phi4mm.py Phi4MMForCausalLM, registered 0.25-0.34; 0.33 -> 0.34 changed a loop variable of the audio
+# encoder only; model_type phi4mm, the hub's remote Phi4MMConfig): llama.py's LlamaModel at model. over Phi-3's
+# stored-fused qkv_proj / gate_up_proj (the class's packed_modules_mapping maps each to itself), the LM head with the
+# quant config (tied to embed_tokens in the released checkpoint). The checkpoint holds every text linear LoRA-wrapped
+# (`<linear>.base_layer.weight` beside `lora_A` / `lora_B` adapters): the hf_to_vllm_mapper removes "base_layer." and
+# drops every name holding "lora", so vLLM's module is `<linear>` (fp8check reports the checkpoint's
+# `<linear>.base_layer`, styled as its linear). The image encoder is idefics2_vision_model.py's
+# Idefics2VisionTransformer built from a fixed SigLIP config (get_navit_vision_model: 27 layers of 1152, 16 heads)
+# without quant config, up to layer_idx -2 (the released img_processor is null: 26 layers, layer 26's tensors dropped by
+# its loader); img_projection.0 / .2 and the conformer audio encoder (phi4mm_audio.py: embed.out, the feed-forwards'
+# net.0.linear / net.2, self_attn linear_q / k / v / out) and its audio_projection speech / vision .0 / .2 are torch
+# nn.Linears; the audio encoder's relative-attention bias table an nn.Embedding.
+_PHI4MM_IMAGE = "model.embed_tokens_extend.image_embed."
+_PHI4MM_AUDIO = "model.embed_tokens_extend.audio_embed."
+_PHI4MM_VISION = Tower("vllm:idefics2_vision_model.py", (f"{_PHI4MM_IMAGE}img_processor.",), vision_heads=True,
+                       quantized=False, dropped=("img_processor.encoder.layers.26.",))
+_PHI4MM_PROJECTION = Tower("vllm:phi4mm.py", (_PHI4MM_IMAGE,), packed={},
+                           styles={"img_projection.0": TORCH_LINEAR, "img_projection.2": TORCH_LINEAR})
+_PHI4MM_AUDIO_LINEARS = ("embed.out", "net.0.linear", "net.2", "linear_q", "linear_k", "linear_v", "linear_out",
+                         "audio_projection.speech.0", "audio_projection.speech.2", "audio_projection.vision.0",
+                         "audio_projection.vision.2")
+_PHI4MM_AUDIO_TOWER = Tower("vllm:phi4mm_audio.py", (_PHI4MM_AUDIO,), packed={},
+                            styles={tail: TORCH_LINEAR for tail in _PHI4MM_AUDIO_LINEARS})
+ARCHITECTURES["Phi4MMForCausalLM"] = ARCHITECTURES["Phi3ForCausalLM"]._replace(
+    source="vllm:phi4mm.py", towers=(_PHI4MM_VISION, _PHI4MM_PROJECTION, _PHI4MM_AUDIO_TOWER),
+    styles={"self_attn.qkv_proj.base_layer": "QKVParallelLinear", "self_attn.o_proj.base_layer": ROW,
+            "mlp.gate_up_proj.base_layer": "MergedColumnParallelLinear", "mlp.down_proj.base_layer": ROW},
+    equal_parts={"mlp.gate_up_proj.base_layer": 2}, spec_substrings=("lora",),
+    matrix_norms=("relative_attention_bias_layer.bias_values",),
+    hf_to_vllm=(("substr", "base_layer.", ""),
+                ("prefix", f"{_PHI4MM_AUDIO}audio_projection.vision.",
+                 "embed_tokens_extend.audio_projection_for_vision."),
+                ("prefix", f"{_PHI4MM_AUDIO}audio_projection.speech.", "embed_tokens_extend.audio_projection."),
+                ("prefix", _PHI4MM_AUDIO, "embed_tokens_extend."), ("prefix", _PHI4MM_IMAGE, "vision_encoder.")))
 
 
 # Any other architecture transformers has, which the release does not register: registry.py

@@ -239,11 +239,11 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
 
 
 def _tower_torch_linear(arch: Arch, name: str) -> bool:
-    """A tower weight its styles name a torch nn.Linear, though named like an embedding (radio.py 0.34's patch
-    embedder embeddings.patch_projection, a ViTPatchLinear)."""
+    """A tower weight its styles name a linear, though named like an embedding (radio.py 0.34's patch embedder
+    embeddings.patch_projection, a ViTPatchLinear; siglip2navit.py's naflex embeddings.patch_embedding, a
+    ReplicatedLinear)."""
     tower = tower_for(arch, name)
-    style = tail_match(name[: -len(".weight")], tower.styles) if tower is not None else None
-    return style is not None and tower is not None and tower.styles[style] == TORCH_LINEAR
+    return tower is not None and tail_match(name[: -len(".weight")], tower.styles) is not None
 
 
 def _renamed(name: str, renames: tuple[tuple[str, str, str], ...]) -> str | None:
