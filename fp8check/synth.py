@@ -1314,6 +1314,33 @@ def phi4mm_tensors(config: dict) -> dict[str, tuple[int, ...]]:
     return out
 
 
+def phi4v_vision_tensors(config: dict) -> dict[str, tuple[int, ...]]:
+    """A Phi-4 vision checkpoint's tower and projector (the names vLLM's phi4siglip.py maps), from its config.json:
+    model.vision_tower.vision_tower.vision_model, a SigLIP-2 (a linear patch embedding over patch x patch x 3 pixels,
+    the position table, per vision_config layer self_attn q / k / v / out_proj and mlp fc1 / fc2 with biases,
+    layer_norm1 / 2; post_layernorm; the attention-pooling head: probe, attention in_proj / out_proj, layernorm, mlp),
+    and model.mm_projector.0 / .2 from mm_hidden_size to hidden_size. For Spec.extra_tensors."""
+    vision, h = config["vision_config"], config["hidden_size"]
+    v, inter, patch = vision["hidden_size"], vision["intermediate_size"], vision["patch_size"]
+    e = "model.vision_tower.vision_tower.vision_model"
+    out: dict[str, tuple[int, ...]] = {
+        f"{e}.embeddings.patch_embedding.weight": (v, 3 * patch * patch), f"{e}.embeddings.patch_embedding.bias": (v,),
+        f"{e}.embeddings.position_embedding.weight": (vision["num_patches"], v), f"{e}.post_layernorm.weight": (v,),
+        f"{e}.post_layernorm.bias": (v,), f"{e}.head.probe": (1, 1, v), f"{e}.head.attention.in_proj_weight": (3 * v, v),
+        f"{e}.head.attention.out_proj.weight": (v, v), f"{e}.head.layernorm.weight": (v,),
+        f"{e}.head.mlp.fc1.weight": (inter, v), f"{e}.head.mlp.fc2.weight": (v, inter)}
+    for i in range(vision["num_hidden_layers"]):
+        p = f"{e}.encoder.layers.{i}"
+        for leaf, rows, cols in (("self_attn.q_proj", v, v), ("self_attn.k_proj", v, v), ("self_attn.v_proj", v, v),
+                                 ("self_attn.out_proj", v, v), ("mlp.fc1", inter, v), ("mlp.fc2", v, inter)):
+            out.update({f"{p}.{leaf}.weight": (rows, cols), f"{p}.{leaf}.bias": (rows,)})
+        out.update({f"{p}.{norm}.{param}": (v,) for norm in ("layer_norm1", "layer_norm2")
+                    for param in ("weight", "bias")})
+    out.update({"model.mm_projector.0.weight": (h, config["mm_hidden_size"]), "model.mm_projector.0.bias": (h,),
+                "model.mm_projector.2.weight": (h, h), "model.mm_projector.2.bias": (h,)})
+    return out
+
+
 def bailing_tensors(config: dict) -> dict[str, tuple[int, ...]]:
     """A Ling / Ring checkpoint's tensors under inclusionAI's names, from its config.json (transformers has no class
     for bailing_moe / bailing_moe_v2): model.word_embeddings, per layer attention.query_key_value (q, k, v stored

@@ -25,7 +25,7 @@ from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_
                             moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, tensor_specs,
                             write_safetensors)
 from fp8check.synth import (minicpmo_audio_tensors, minicpmv_vision_tensors, ovis2_5_vision_tensors,  # fam-mma
-                            ovis_aimv2_tensors, phi4mm_tensors)
+                            ovis_aimv2_tensors, phi4mm_tensors, phi4v_vision_tensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
 # Qwen3-Next / Qwen3.5, written by transformers' own classes: one gated-delta-net layer, one full-attention layer;
@@ -4540,6 +4540,19 @@ def phi4mm_spec(**keys):
                 ignore=(r"re:.*\.lora_[AB]\.", r"re:^model\.embed_tokens_extend\."))
 
 
+# Phi-4 vision (Phi4ForCausalLMV: a Phi-3 config with a vision_config): Phi-3's stored-fused text model, the SigLIP-2
+# tower built up to layer -2 (its last layer and pooling head dropped) and the projector, quantized; the linear patch
+# embedding (no quant config) stored BF16.
+def phi4v_spec():
+    config = {"vision_config": {"hidden_size": 256, "intermediate_size": 1024, "num_hidden_layers": 3,
+                                "num_attention_heads": 2, "patch_size": 16, "num_patches": 256},
+              "mm_hidden_size": 256}
+    return dict(architecture="Phi4ForCausalLMV", model_type="phi3", fused_on_disk=True, hidden=256, heads=2,
+                kv_heads=2, head_dim=128, extra_config=config,
+                extra_tensors=phi4v_vision_tensors({**config, "hidden_size": 256}),
+                ignore=("lm_head", r"re:.*patch_embedding$"))
+
+
 MMA_FAMILIES = [
     ("minicpm-v-2.6", minicpmv_spec(sliding_window=131072, use_sliding_window=False), 2, {
         "llm.model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:minicpmv.py"),
@@ -4589,6 +4602,14 @@ MMA_FAMILIES = [
         "model.embed_tokens_extend.audio_embed.encoder.encoders.0.self_attn.linear_q": ("nn.Linear",
                                                                                        "vllm:phi4mm_audio.py"),
         "model.embed_tokens_extend.audio_embed.audio_projection.vision.0": ("nn.Linear", "vllm:phi4mm_audio.py")}),
+    ("phi-4-vision", phi4v_spec(), 2, {
+        "model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:phi4siglip.py"),
+        "model.vision_tower.vision_tower.vision_model.encoder.layers.1.self_attn.qkv_proj": ("QKVParallelLinear",
+                                                                                             "vllm:lfm2_siglip2.py"),
+        "model.vision_tower.vision_tower.vision_model.embeddings.patch_embedding": ("ReplicatedLinear",
+                                                                                   "vllm:lfm2_siglip2.py"),
+        "model.mm_projector.0": ("ColumnParallelLinear", "vllm:phi4siglip.py"),
+        "model.mm_projector.2": ("RowParallelLinear", "vllm:phi4siglip.py")}),
 ]
 FAMILIES.extend(MMA_FAMILIES)
 
@@ -4671,3 +4692,13 @@ def test_phi4mm_reads_the_lora_wrapped_linears_under_vllm_names(make_checkpoint)
     assert gate_up.output_sizes == (512, 512) and gate_up.vllm_names[0] == "model.layers.0.mlp.gate_up_proj"
     qkv = modules["model.embed_tokens_extend.image_embed.img_processor.encoder.layers.0.self_attn.qkv_proj"]
     assert qkv.heads == (16, 16, 72) and qkv.vllm_names[0].startswith("vision_encoder.img_processor.")
+
+
+def test_phi4v_builds_its_tower_up_to_the_next_to_last_layer(make_checkpoint):
+    # phi4siglip.py: num_hidden_layers_override at layer -2, whatever the config says; the pooling head dropped
+    rep = inspect(make_checkpoint(**{"data": "sparse", **phi4v_spec()}), tp=2)
+    assert rep.ok, list(rep.errors)
+    tower = "model.vision_tower.vision_tower.vision_model"
+    assert [s.prefix for s in rep.skipped] == [f"{tower}.encoder.layers.2.", "vision_model.head."]
+    assert "[-2] of 3" in rep.skipped[0].reason
+    assert f"{tower}.encoder.layers.2.mlp.fc1" not in {layer.name for layer in rep.layers}

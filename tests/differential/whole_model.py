@@ -38,7 +38,7 @@ from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_
                             intern_vit_tensors, internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors,
                             moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, write_checkpoint)
 from fp8check.synth import (minicpmo_audio_tensors, minicpmv_vision_tensors, ovis2_5_vision_tensors,  # fam-mma
-                            ovis_aimv2_tensors, phi4mm_tensors)
+                            ovis_aimv2_tensors, phi4mm_tensors, phi4v_vision_tensors)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crosscheck_model import compare_model, our_modules  # noqa: E402  # isort: skip  (vLLM's side, beside this file)
@@ -1875,6 +1875,17 @@ FAMILIES["phi-4-multimodal"] = (
 FAMILIES["phi-4-multimodal-listed"] = (
     dict(FAMILIES["phi-4-multimodal"][0], ignore=(*FAMILIES["phi-4-multimodal"][0]["ignore"], *(
         f"model.layers.0.self_attn.{leaf}.base_layer" for leaf in ("qkv_proj", "o_proj")))), _PHI4MM)
+# Phi-4 vision (phi4siglip.py Phi4ForCausalLMV; a Phi-3 config with a vision_config dict and mm_hidden_size): Phi-3's
+# stored-fused text model at BASE's widths, synth.phi4v_vision_tensors the SigLIP-2 tower (three layers of 1024, 16
+# heads: the last one past layer -2, dropped, its pooling head dropped by the mapper) and the projector, quantized; the
+# linear patch embedding (built without quant config) stored BF16 and listed.
+_PHI4V = {"vision_config": {"hidden_size": _V, "intermediate_size": 4 * _V, "num_hidden_layers": 3,
+                            "num_attention_heads": 16, "patch_size": 16, "num_patches": 256, "num_channels": 3},
+          "mm_hidden_size": _V, "rms_norm_eps": 1e-05, "hidden_act": "silu", "tie_word_embeddings": False,
+          "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2}
+FAMILIES["phi-4-vision"] = (dict(architecture="Phi4ForCausalLMV", model_type="phi3", fused_on_disk=True,
+                                 extra_tensors=phi4v_vision_tensors({**_PHI4V, "hidden_size": BASE["hidden"]}),
+                                 ignore=("lm_head", r"re:.*patch_embedding$")), _PHI4V)
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

@@ -101,6 +101,9 @@ class Tower(NamedTuple):
     # num_hidden_layers_override) and the tower's load_weights drops the layers beyond (clip.py, siglip.py,
     # pixtral.py): those tensors are listed as skipped.
     layers_path: str | None = None
+    # The vision layer the model builds the tower up to whatever config.json says, with layers_path (phi4siglip.py: -2,
+    # num_hidden_layers_override); None: config.json's vision_feature_layer.
+    feature_layer: int | None = None
     # Fused leaves the quant config's lists match by their own name only, never by their shards: the class's
     # packed_modules_mapping keys them under a dotted name (qwen2_5_omni_thinker.py's "attn.qkv": ["attn.q", "attn.k",
     # "attn.v"]), which quant_utils.py is_layer_skipped, looking a layer's last name part up, never meets.
@@ -2923,6 +2926,25 @@ ARCHITECTURES["Phi4MMForCausalLM"] = ARCHITECTURES["Phi3ForCausalLM"]._replace(
                  "embed_tokens_extend.audio_projection_for_vision."),
                 ("prefix", f"{_PHI4MM_AUDIO}audio_projection.speech.", "embed_tokens_extend.audio_projection."),
                 ("prefix", _PHI4MM_AUDIO, "embed_tokens_extend."), ("prefix", _PHI4MM_IMAGE, "vision_encoder.")))
+
+# Phi-4 vision (phi4siglip.py Phi4ForCausalLMV, registered 0.25-0.34, the file alike 0.33 -> 0.34): phi3.py's
+# Phi3ForCausalLM over the flat config (init_vllm_registered_model with architectures ["Phi3ForCausalLM"]) under
+# language_model. (the mapper: model. -> language_model.model., lm_head. -> language_model.lm_head.); lfm2_siglip2.py's
+# Siglip2Model over vision_config with the quant config at model.vision_tower.vision_tower. (-> vision_tower.): self_attn
+# q / k / v -> qkv_proj over the vision heads, out_proj row, mlp fc1 column / fc2 row, the patch embedding a
+# ReplicatedLinear without quant config, built up to layer -2 (its loader drops the last layer's tensors, the mapper
+# the attention-pooling head); model.mm_projector.0 / .2 -> multi_modal_projector.linear_1 / linear_2, llava.py's
+# LlavaMultiModalProjector with the quant config (column / row).
+_PHI4V_SIGLIP2 = _SIGLIP2_NAVIT._replace(source="vllm:lfm2_siglip2.py", roots=("model.vision_tower.vision_tower.",),
+                                         layers_path="vision_model.encoder.layers", feature_layer=-2,
+                                         dropped=("vision_model.head.",))
+ARCHITECTURES["Phi4ForCausalLMV"] = ARCHITECTURES["Phi3ForCausalLM"]._replace(
+    source="vllm:phi4siglip.py", towers=(
+        _PHI4V_SIGLIP2, Tower("vllm:phi4siglip.py", ("model.mm_projector.",), packed={}, styles={"0": COLUMN, "2": ROW})),
+    hf_to_vllm=(("prefix", "model.vision_tower.vision_tower.", "vision_tower."),
+                ("prefix", "model.mm_projector.0.", "multi_modal_projector.linear_1."),
+                ("prefix", "model.mm_projector.2.", "multi_modal_projector.linear_2."), _VL_TEXT[1],
+                ("prefix", "model.", "language_model.model.")))
 
 
 # Any other architecture transformers has, which the release does not register: registry.py

@@ -266,7 +266,10 @@ def _skip_reason(arch: Arch, config: ModelConfig, prefix: str) -> str:
                 f"{config.num_kv_shared_layers}): the layer reuses an earlier layer's KV cache and {arch.source[5:]} "
                 "drops it")
     if prefix in _unbuilt_tower_layers(arch, config):
-        return (f"a vision layer past the deepest vision_feature_layer ({list(config.vision_feature_layers)} of "
+        tower = tower_for(arch, prefix)
+        feature_layers = [tower.feature_layer] if tower is not None and tower.feature_layer is not None else list(
+            config.vision_feature_layers)
+        return (f"a vision layer past the deepest vision_feature_layer ({feature_layers} of "
                 f"{config.vision_layers}): the model builds the tower up to it and the tower's loader drops the layers "
                 "beyond, so vLLM never loads it")
     if prefix in _dense_indexers(arch, config):
@@ -307,13 +310,18 @@ def _unbuilt_tower_layers(arch: Arch, config: ModelConfig) -> tuple[str, ...]:
     """The layers of a tower with Tower.layers_path past the deepest vision_feature_layer: llava.py / mistral3.py
     _get_num_hidden_layers builds max(get_layer_index(i, vision layers)) of them (utils.py get_layer_index: a
     negative index counts from the end, num_hidden_layers + i + 1) and clip.py / siglip.py / pixtral.py's load_weights
-    drop the names of the layers beyond."""
+    drop the names of the layers beyond; a tower built up to a fixed layer (Tower.feature_layer) alike."""
     total = config.vision_layers
-    if total is None or not config.vision_feature_layers:
+    if total is None:
         return ()
-    built = max(i if i >= 0 else total + i + 1 for i in config.vision_feature_layers)
-    return tuple(f"{root}{tower.layers_path}.{i}." for tower in arch.towers if tower.layers_path
-                 for root in tower.roots for i in range(built, total))
+    unbuilt = []
+    for tower in arch.towers:
+        feature_layers = (tower.feature_layer,) if tower.feature_layer is not None else config.vision_feature_layers
+        if not tower.layers_path or not feature_layers:
+            continue
+        built = max(i if i >= 0 else total + i + 1 for i in feature_layers)
+        unbuilt += [f"{root}{tower.layers_path}.{i}." for root in tower.roots for i in range(built, total)]
+    return tuple(unbuilt)
 
 
 def _kv_shared_drops(arch: Arch, config: ModelConfig) -> tuple[str, ...]:
