@@ -1326,7 +1326,8 @@ def phi4v_vision_tensors(config: dict) -> dict[str, tuple[int, ...]]:
     out: dict[str, tuple[int, ...]] = {
         f"{e}.embeddings.patch_embedding.weight": (v, 3 * patch * patch), f"{e}.embeddings.patch_embedding.bias": (v,),
         f"{e}.embeddings.position_embedding.weight": (vision["num_patches"], v), f"{e}.post_layernorm.weight": (v,),
-        f"{e}.post_layernorm.bias": (v,), f"{e}.head.probe": (1, 1, v), f"{e}.head.attention.in_proj_weight": (3 * v, v),
+        f"{e}.post_layernorm.bias": (v,), f"{e}.head.probe": (1, 1, v),
+        f"{e}.head.attention.in_proj_weight": (3 * v, v),
         f"{e}.head.attention.out_proj.weight": (v, v), f"{e}.head.layernorm.weight": (v,),
         f"{e}.head.mlp.fc1.weight": (inter, v), f"{e}.head.mlp.fc2.weight": (v, inter)}
     for i in range(vision["num_hidden_layers"]):

@@ -2930,17 +2930,19 @@ ARCHITECTURES["Phi4MMForCausalLM"] = ARCHITECTURES["Phi3ForCausalLM"]._replace(
 # Phi-4 vision (phi4siglip.py Phi4ForCausalLMV, registered 0.25-0.34, the file alike 0.33 -> 0.34): phi3.py's
 # Phi3ForCausalLM over the flat config (init_vllm_registered_model with architectures ["Phi3ForCausalLM"]) under
 # language_model. (the mapper: model. -> language_model.model., lm_head. -> language_model.lm_head.); lfm2_siglip2.py's
-# Siglip2Model over vision_config with the quant config at model.vision_tower.vision_tower. (-> vision_tower.): self_attn
-# q / k / v -> qkv_proj over the vision heads, out_proj row, mlp fc1 column / fc2 row, the patch embedding a
-# ReplicatedLinear without quant config, built up to layer -2 (its loader drops the last layer's tensors, the mapper
-# the attention-pooling head); model.mm_projector.0 / .2 -> multi_modal_projector.linear_1 / linear_2, llava.py's
-# LlavaMultiModalProjector with the quant config (column / row).
+# Siglip2Model over vision_config with the quant config at model.vision_tower.vision_tower. (-> vision_tower.):
+# self_attn q / k / v -> qkv_proj over the vision heads, out_proj row, mlp fc1 column / fc2 row, the patch embedding a
+# ReplicatedLinear without quant config, built up to layer -2 (its loader drops the last layer's tensors, the mapper the
+# attention-pooling head), its qkv_proj (stacked by its own mapper) matched by the lists by its own name (the only
+# packed mapping reaching the quant config is Phi-3's, qkv_proj -> qkv_proj); model.mm_projector.0 / .2 ->
+# multi_modal_projector.linear_1 / linear_2, llava.py's LlavaMultiModalProjector with the quant config (column / row).
 _PHI4V_SIGLIP2 = _SIGLIP2_NAVIT._replace(source="vllm:lfm2_siglip2.py", roots=("model.vision_tower.vision_tower.",),
                                          layers_path="vision_model.encoder.layers", feature_layer=-2,
-                                         dropped=("vision_model.head.",))
+                                         dropped=("vision_model.head.",), unexpanded=("qkv_proj",))
 ARCHITECTURES["Phi4ForCausalLMV"] = ARCHITECTURES["Phi3ForCausalLM"]._replace(
-    source="vllm:phi4siglip.py", towers=(
-        _PHI4V_SIGLIP2, Tower("vllm:phi4siglip.py", ("model.mm_projector.",), packed={}, styles={"0": COLUMN, "2": ROW})),
+    source="vllm:phi4siglip.py",
+    towers=(_PHI4V_SIGLIP2, Tower("vllm:phi4siglip.py", ("model.mm_projector.",), packed={},
+                                  styles={"0": COLUMN, "2": ROW})),
     hf_to_vllm=(("prefix", "model.vision_tower.vision_tower.", "vision_tower."),
                 ("prefix", "model.mm_projector.0.", "multi_modal_projector.linear_1."),
                 ("prefix", "model.mm_projector.2.", "multi_modal_projector.linear_2."), _VL_TEXT[1],
@@ -3260,12 +3262,15 @@ def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
         # prefix) where it names one; its bare parameters beside the text model's (Ovis2.5's vte)
         towers, renames = arch.for_release(profile).towers, arch.hf_to_vllm
         spec_prefix = arch.spec_prefix or (text.spec_prefix if text is not None else None)
-        own = dict(towers=towers, hf_to_vllm=renames, spec_prefix=spec_prefix,
-                   matrix_norms=arch.matrix_norms + (text.matrix_norms if text is not None else ()))
+        matrix_norms = arch.matrix_norms + (text.matrix_norms if text is not None else ())
+
+        def under_entry(layout: Arch) -> Arch:
+            return layout._replace(towers=towers, hf_to_vllm=renames, spec_prefix=spec_prefix,
+                                   matrix_norms=matrix_norms)
+
         if text is not None and text.rocm_layout:  # the text model's ROCm implementation under the same towers
-            rocm = text.rocm_layout[1]._replace(**own)
-            text = text._replace(rocm_layout=(text.rocm_layout[0], rocm))
-        arch = text._replace(**own) if text is not None else arch
+            text = text._replace(rocm_layout=(text.rocm_layout[0], under_entry(text.rocm_layout[1])))
+        arch = under_entry(text) if text is not None else arch
     if arch is not None and arch.rocm_layout and kind == "rocm" and (profile is None or profile.has(arch.rocm_layout[0])):
         arch = arch.rocm_layout[1]
     return arch.for_release(profile) if arch is not None else None
