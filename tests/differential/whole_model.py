@@ -1788,6 +1788,9 @@ def _minicpmv46(architecture: str, model_type: str, **keys) -> tuple[dict, dict]
 FAMILIES.update({
     "minicpm-v-4.6": _minicpmv46("MiniCPMV4_6ForConditionalGeneration", "minicpmv4_6", drop_vision_last_layer=True),
     "minicpm-v-4.7": _minicpmv46("MiniCPMV4_7ForConditionalGeneration", "minicpmv4_7"),
+    # written by transformers 5.25's MiniCPMOcrForConditionalGeneration; the harness's transformers (5.20.2) has no
+    # minicpm_ocr config class (EXPLAINED)
+    "minicpm-ocr": _minicpmv46("MiniCPMOcrForConditionalGeneration", "minicpm_ocr"),
 })
 FAMILIES.update({
     "minicpm-o-2.6": _minicpmo("2.6", sliding_window=131072, use_sliding_window=False, max_window_layers=28),
@@ -1821,6 +1824,7 @@ _OVIS25_QWEN3 = _text_config("qwen3", architectures=["Qwen3ForCausalLM"], rms_no
 FAMILIES.update({
     "ovis2.5": _ovis2_5("Ovis2_5", _OVIS25_QWEN3),
     "ovis2.5-naflex": _ovis2_5("Ovis2_5", _OVIS25_QWEN3, num_patches=256),
+    "ovis2.6": _ovis2_5("Ovis2_6ForCausalLM", _OVIS25_QWEN3),
     "ovis2.6-moe": _ovis2_5("Ovis2_6_MoeForCausalLM", _text_config(
         "qwen3_moe", architectures=["Qwen3MoeForCausalLM"], num_experts=8, moe_intermediate_size=1024,
         num_experts_per_tok=2, decoder_sparse_step=1, mlp_only_layers=[], norm_topk_prob=True, rms_norm_eps=1e-6)),
@@ -1893,12 +1897,11 @@ ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}
 # case["tokenizer"]): internvl.py's InternVLProcessingInfo reads the tokenizer's vocabulary for a Qwen2 / Qwen3 text
 # model's video token while vLLM sizes the multimodal limits (get_supported_mm_limits). A word-level one of the
 # vocabulary's size (no <|video_pad|>: images only, as a tokenizer without it serves).
-TOKENIZER_FAMILIES = ("internvl-chat", "ovis2.5", "ovis2.5-naflex", "ovis2.6-moe")
+TOKENIZER_FAMILIES = ("internvl-chat", "ovis2.5", "ovis2.5-naflex", "ovis2.6", "ovis2.6-moe")
 # Families whose front door builds the checkpoint's HF processor (preprocessor_config.json's processor_class over
 # QWEN_PREPROCESSOR's image processor): ovis2_5.py's Ovis2_5ProcessingInfo builds vLLM's Ovis2_5Processor, with the
 # checkpoint's tokenizer, when constructed.
-PROCESSOR_FAMILIES = {"ovis2.5": "Ovis2_5Processor", "ovis2.5-naflex": "Ovis2_5Processor",
-                      "ovis2.6-moe": "Ovis2_5Processor"}
+PROCESSOR_FAMILIES = {family: "Ovis2_5Processor" for family in ("ovis2.5", "ovis2.5-naflex", "ovis2.6", "ovis2.6-moe")}
 QUANTS = ("ct-fp8-block", "fp8-block", "ct-fp8-dynamic", "modelopt-fp8")
 # The other formats of the format issue: stored ones, and a bf16 checkpoint under each online --quantization.
 FORMAT_QUANTS = ("modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc", "quark-fp8-block", "inc-fp8-block",
@@ -2080,6 +2083,23 @@ OPEN = (
      "ModelOpt PB_WO pads a weight's N up to the block from 0.29 (pbwo-padding); fp8check does not hand the padded "
      "N to the kernel choice, so a layer narrower than 128 (an 8-expert router left out of the ignore list) gets "
      "Cutlass where vLLM picks FlashInfer-DeepGEMM / DeepGEMM"),
+)
+
+# ninth round (fam-mma)
+EXPLAINED += (
+    (r"^0\.34\.0\|[^|]*\|minicpm-ocr\|\(model\)\|.*has model type `minicpm_ocr` but Transformers does not "
+     r"recognize",
+     "harness: MiniCPM-OCR's config class (transformers' MiniCPMOcrConfig, model_type minicpm_ocr) is in transformers "
+     "5.22, which vLLM 0.34 allows (< 5.23), not in the harness's 5.20.2, so the build stops at the front door; its "
+     "modules are MiniCPM-V 4.6's (minicpm_ocr.py subclasses minicpmv4_6.py's class, only its drop_vision_last_layer "
+     "fixed false), measured on minicpm-v-4.6 / -4.7"),
+)
+OPEN += (
+    (r"^0\.33\.0\|[^|]*\|minicpm-ocr\|[^|]*\|\(model\)\|.*has model type `minicpm_ocr` but Transformers does not "
+     r"recognize",
+     "vLLM 0.33's transformers pin (< 5.21) has no minicpm_ocr config class: it refuses a MiniCPM-OCR checkpoint at "
+     "the front door though its registry lists MiniCPMOcrForConditionalGeneration; fp8check does not model "
+     "config-class refusals and lays it out as 0.34 builds it"),
 )
 
 
