@@ -4702,3 +4702,19 @@ def test_phi4v_builds_its_tower_up_to_the_next_to_last_layer(make_checkpoint):
     assert [s.prefix for s in rep.skipped] == [f"{tower}.encoder.layers.2.", "vision_model.head."]
     assert "[-2] of 3" in rep.skipped[0].reason
     assert f"{tower}.encoder.layers.2.mlp.fc1" not in {layer.name for layer in rep.layers}
+
+
+@pytest.mark.parametrize("arch,version,error", [
+    ("MiniCPMV", 3.0, "Currently, MiniCPMV only supports versions 2.0, 2.5, 2.6, 4.0, 4.5. Got version: (3, 0)"),
+    ("MiniCPMV", "4.5.1", "Currently, MiniCPMV only supports versions 2.0, 2.5, 2.6, 4.0, 4.5. Got version: (4, 5, 1)"),
+    ("MiniCPMV", "4.x", "invalid literal for int() with base 10: 'x'"),
+    ("MiniCPMO", 4.0, "Currently, MiniCPMO only supports versions 2.6, 4.5. Got version: (4, 0)"),
+    ("MiniCPMO", "4.x", "Invalid model version format in config: 4.x. Expected a dot-separated version string like "
+                        "'4.5'."),
+    ("MiniCPMO", "4.5.1", None),  # MiniCPMO reads the first two parts only
+])
+def test_minicpm_refuses_a_version_it_builds_no_class_for(make_checkpoint, arch, version, error):
+    spec = minicpmv_spec(drop_last=False) if arch == "MiniCPMV" else minicpmo_spec()
+    spec = dict(spec, extra_config=dict(spec["extra_config"], version=version))
+    rep = inspect(make_checkpoint(**{"data": "sparse", **spec}), tp=2)
+    assert [e for e in rep.errors if "version" in e or "int()" in e] == ([error] if error else [])

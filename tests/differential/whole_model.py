@@ -1744,6 +1744,8 @@ FAMILIES.update({
                                max_window_layers=28),
     "minicpm-v-4.5": _minicpmv("4.5", head_dim=BASE["head_dim"]),
     "minicpm-v-4.0": _minicpmv("4.0"),
+    # a version MiniCPMV.__new__ builds no class for: vLLM's ValueError before any layer is built
+    "minicpm-v-3.0": _minicpmv("3.0"),
 })
 # MiniCPM-o (minicpmo.py; remote-code MiniCPMOConfig, model_type minicpmo): MiniCPM-V 2.6 / 4.5's model plus the
 # Whisper audio tower (two layers of 1024, 16 heads; torch nn.Linears) and its projection, stored BF16 and listed; the

@@ -144,6 +144,8 @@ class ModelConfig(NamedTuple):
     attention_geometry: tuple[tuple[int, int, int, int], ...] | None = None
     # MiMo-V2-Pro: config.json's attention_projection_layout is "fused_qkv" (mimo_v2.py MiMoV2FlashDecoderLayer).
     fused_qkv_layout: bool = False
+    # config.json's version as str() shows it ("2.6"): the class MiniCPM-V / MiniCPM-o build (layouts.version_refusal)
+    version: str | None = None
     # A Mistral-format checkpoint's params.json as vLLM 0.25-0.33 refuse it (fp8check.core.checkpoint.mistral:
     # BLOCK FP8, Mistral-Large-4); the config above is 0.34's reading.
     errors_before_034: tuple[str, ...] = ()
@@ -363,6 +365,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         kv_source_layers=_int_list(sizes, "kv_source_layers", where, minimum=0) or (),
         attention_geometry=_attention_geometry(sizes, opt_int, where),
         fused_qkv_layout=sizes.get("attention_projection_layout") == "fused_qkv",
+        version=_version(doc.get("version")),
     )
 
 
@@ -410,6 +413,13 @@ def _expert_dtype(sizes: dict, model_type: str, raw_quant: object) -> str | None
     if value is None and model_type == "deepseek_v41" and isinstance(raw_quant, dict):
         value = raw_quant.get("expert_dtype")
     return value if isinstance(value, str) and is_printable(value) else None
+
+
+def _version(value: object) -> str | None:
+    """config.json's version as the model file's str(config.version) reads it (a JSON number or string), printable."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)) or not is_printable(str(value)):
+        return None
+    return str(value)
 
 
 def _vision_config(doc: dict) -> object:

@@ -2821,7 +2821,7 @@ ARCHITECTURES["FalconForCausalLM"] = Arch(
 # nn.MultiheadAttention (attn.out_proj an nn.Linear, in_proj_weight / query / proj bare parameters). 2.6 / 4.0 / 4.5's
 # hf_to_vllm_mapper drops apm., audio* and tts* (none in a vision checkpoint); the quant config's lists are matched
 # against the checkpoint's names. Not modelled: 2.0's timm SigLIP tower and MiniCPM text model (vpm.blocks.N, plain
-# nn.Linears), and the ValueError of a version outside 2.0 / 2.5 / 2.6 / 4.0 / 4.5.
+# nn.Linears). A version outside 2.0 / 2.5 / 2.6 / 4.0 / 4.5 is vLLM's ValueError (version_refusal).
 _IDEFICS2_VPM = Tower("vllm:idefics2_vision_model.py", ("vpm.",), vision_heads=True, layers_path="encoder.layers")
 _MINICPMV_RESAMPLER = Tower("vllm:minicpmv.py", ("resampler.",), packed={}, build_dtype="float16",
                             styles={"kv_proj": REPLICATED, "attn.out_proj": TORCH_LINEAR})
@@ -3097,6 +3097,31 @@ def quant_config_refusal(architectures: tuple[str, ...], config_name: str | None
 
 # registry.py _ModelRegistry.inspect_model_cls / _raise_for_unsupported: what the import failure becomes, verbatim.
 INSPECT_FAILED = "Model architectures {archs} failed to be inspected. Please check the logs for more details."
+
+
+# The versions MiniCPMV.__new__ (minicpmv.py) and MiniCPMO.__new__ (minicpmo.py) build a class for, 0.25-0.34 alike,
+# and how many dot-separated parts of config.version each reads (None: all of them).
+MINICPM_VERSIONS: dict[str, tuple[tuple[tuple[int, int], ...], int | None]] = {
+    "MiniCPMV": (((2, 0), (2, 5), (2, 6), (4, 0), (4, 5)), None), "MiniCPMO": (((2, 6), (4, 5)), 2)}
+
+
+def version_refusal(config: ModelConfig) -> str | None:
+    """The ValueError MiniCPMV / MiniCPMO's __new__ raises, verbatim, for a config.json version it builds no class for
+    (a config without one builds 2.0 / 2.5, MiniCPM-o 2.6)."""
+    arch = next((a for a in config.architectures if a in ARCHITECTURES), None)
+    if arch not in MINICPM_VERSIONS or config.version is None:
+        return None
+    supported, parts = MINICPM_VERSIONS[arch]
+    numbers = config.version.split(".")[:parts]
+    bad = next((part for part in numbers if not part.strip().lstrip("+-").isdigit()), None)
+    if bad is not None:  # int() refuses a part; MiniCPMO re-raises it as its own ValueError
+        return (f"Invalid model version format in config: {config.version}. Expected a dot-separated version string "
+                "like '4.5'." if parts else f"invalid literal for int() with base 10: {bad!r}")
+    values = tuple(int(part) for part in numbers)
+    if values in supported:
+        return None
+    shown = ", ".join(f"{major}.{minor}" for major, minor in supported)
+    return f"Currently, {arch} only supports versions {shown}. Got version: {values}"
 
 
 def import_refusal(architectures: tuple[str, ...], ctx) -> str | None:
