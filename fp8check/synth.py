@@ -1249,6 +1249,203 @@ def intern_vit_tensors(config: dict) -> dict[str, tuple[int, ...]]:
     return out
 
 
+def minicpmv_vision_tensors(config: dict) -> dict[str, tuple[int, ...]]:
+    """A MiniCPM-V checkpoint's tower and resampler (openbmb's remote-code names, which vLLM's minicpmv.py loads as
+    saved), from its config.json: vpm., transformers' Idefics2 / SigLIP vision transformer (patch and position
+    embeddings, per vision_config layer self_attn q / k / v / out_proj and mlp fc1 / fc2 with biases, layer_norm1 / 2,
+    post_layernorm), and resampler. (query_num learnable queries, kv_proj from the vision width to hidden_size,
+    nn.MultiheadAttention's in_proj_weight / in_proj_bias / out_proj, ln_q / ln_kv / ln_post and the output proj).
+    For Spec.extra_tensors."""
+    vision, h = config["vision_config"], config["hidden_size"]
+    v, inter, patch = vision["hidden_size"], vision["intermediate_size"], vision["patch_size"]
+    e = "vpm.embeddings"
+    out: dict[str, tuple[int, ...]] = {f"{e}.patch_embedding.weight": (v, 3, patch, patch),
+                                       f"{e}.patch_embedding.bias": (v,),
+                                       f"{e}.position_embedding.weight": ((vision["image_size"] // patch) ** 2, v),
+                                       "vpm.post_layernorm.weight": (v,), "vpm.post_layernorm.bias": (v,)}
+    for i in range(vision["num_hidden_layers"]):
+        p = f"vpm.encoder.layers.{i}"
+        for leaf, rows, cols in (("self_attn.q_proj", v, v), ("self_attn.k_proj", v, v), ("self_attn.v_proj", v, v),
+                                 ("self_attn.out_proj", v, v), ("mlp.fc1", inter, v), ("mlp.fc2", v, inter)):
+            out.update({f"{p}.{leaf}.weight": (rows, cols), f"{p}.{leaf}.bias": (rows,)})
+        out.update({f"{p}.{norm}.{param}": (v,) for norm in ("layer_norm1", "layer_norm2")
+                    for param in ("weight", "bias")})
+    r = "resampler"
+    out.update({f"{r}.query": (config["query_num"], h), f"{r}.proj": (h, h), f"{r}.kv_proj.weight": (h, v),
+                f"{r}.attn.in_proj_weight": (3 * h, h), f"{r}.attn.in_proj_bias": (3 * h,),
+                f"{r}.attn.out_proj.weight": (h, h), f"{r}.attn.out_proj.bias": (h,)})
+    out.update({f"{r}.{norm}.{param}": (h,) for norm in ("ln_q", "ln_kv", "ln_post") for param in ("weight", "bias")})
+    return out
+
+
+def minicpmo_audio_tensors(config: dict) -> dict[str, tuple[int, ...]]:
+    """A MiniCPM-o checkpoint's audio tower and projection (openbmb's names, which vLLM's minicpmo.py loads as saved),
+    from its config.json's audio_config (a WhisperConfig) and hidden_size: apm., transformers' Whisper encoder (conv1 /
+    conv2, embed_positions, per encoder layer self_attn q / v / out_proj with biases and k_proj without, fc1 / fc2,
+    self_attn_layer_norm / final_layer_norm; layer_norm), and audio_projection_layer.linear1 / linear2 from a quarter
+    of the encoder's FFN width. For Spec.extra_tensors."""
+    audio, h = config["audio_config"], config["hidden_size"]
+    d, ffn = audio["d_model"], audio["encoder_ffn_dim"]
+    out: dict[str, tuple[int, ...]] = {"apm.conv1.weight": (d, audio["num_mel_bins"], 3), "apm.conv1.bias": (d,),
+                                       "apm.conv2.weight": (d, d, 3), "apm.conv2.bias": (d,),
+                                       "apm.embed_positions.weight": (audio["max_source_positions"], d),
+                                       "apm.layer_norm.weight": (d,), "apm.layer_norm.bias": (d,)}
+    for i in range(audio["encoder_layers"]):
+        p = f"apm.layers.{i}"
+        for leaf, rows, cols, bias in (("self_attn.q_proj", d, d, True), ("self_attn.k_proj", d, d, False),
+                                       ("self_attn.v_proj", d, d, True), ("self_attn.out_proj", d, d, True),
+                                       ("fc1", ffn, d, True), ("fc2", d, ffn, True)):
+            out[f"{p}.{leaf}.weight"] = (rows, cols)
+            out.update({f"{p}.{leaf}.bias": (rows,)} if bias else {})
+        out.update({f"{p}.{norm}.{param}": (d,) for norm in ("self_attn_layer_norm", "final_layer_norm")
+                    for param in ("weight", "bias")})
+    out.update({"audio_projection_layer.linear1.weight": (h, ffn // 4), "audio_projection_layer.linear1.bias": (h,),
+                "audio_projection_layer.linear2.weight": (h, h), "audio_projection_layer.linear2.bias": (h,)})
+    return out
+
+
+def ovis2_5_vision_tensors(config: dict) -> dict[str, tuple[int, ...]]:
+    """An Ovis2.5 checkpoint's visual tokenizer and visual embedding (AIDC-AI's remote-code names, which vLLM's
+    ovis2_5.py loads as saved), from its config.json: visual_tokenizer.vit.vision_model, a SigLIP-2 NaViT (a patch
+    embedding, a linear over flattened patches where vit_config.num_patches > 0, else a convolution; per vit_config
+    layer self_attn q / k / v / out_proj and mlp fc1 / fc2 with biases, layer_norm1 / 2; post_layernorm), the head
+    (head.0 from hidden_stride squared vision widths to visual_vocab_size - 4, head.1 a LayerNorm) and vte
+    (visual_vocab_size x hidden_size). For Spec.extra_tensors."""
+    vision, vocab = config["vit_config"], config["visual_vocab_size"]
+    v, inter, patch = vision["hidden_size"], vision["intermediate_size"], vision["patch_size"]
+    e = "visual_tokenizer.vit.vision_model"
+    pixels = vision.get("num_channels", 3) * patch * patch * vision.get("temporal_patch_size", 1)
+    out: dict[str, tuple[int, ...]] = {
+        f"{e}.embeddings.patch_embedding.weight": (v, pixels) if vision["num_patches"] > 0 else (v, 3, patch, patch),
+        f"{e}.embeddings.patch_embedding.bias": (v,), f"{e}.post_layernorm.weight": (v,),
+        f"{e}.post_layernorm.bias": (v,)}
+    for i in range(vision["num_hidden_layers"]):
+        p = f"{e}.encoder.layers.{i}"
+        for leaf, rows, cols in (("self_attn.q_proj", v, v), ("self_attn.k_proj", v, v), ("self_attn.v_proj", v, v),
+                                 ("self_attn.out_proj", v, v), ("mlp.fc1", inter, v), ("mlp.fc2", v, inter)):
+            out.update({f"{p}.{leaf}.weight": (rows, cols), f"{p}.{leaf}.bias": (rows,)})
+        out.update({f"{p}.{norm}.{param}": (v,) for norm in ("layer_norm1", "layer_norm2")
+                    for param in ("weight", "bias")})
+    merged, head = v * vision["hidden_stride"] ** 2, vocab - 4
+    out.update({"visual_tokenizer.head.0.weight": (head, merged), "visual_tokenizer.head.1.weight": (head,),
+                "visual_tokenizer.head.1.bias": (head,), "vte.weight": (vocab, config["hidden_size"])})
+    return out
+
+
+def ovis_aimv2_tensors(config: dict) -> dict[str, tuple[int, ...]]:
+    """An Ovis2 checkpoint's visual tokenizer and visual embedding (AIDC-AI's remote-code names, which vLLM's ovis.py
+    loads as saved), from its config.json: visual_tokenizer.backbone, an AIMv2 ViT (the patchifier's convolution and
+    RMS norm, pos_embed; per backbone_config layer attn.qkv stored fused, attn.proj, mlp fc1 / fc3 / fc2, norm_1 /
+    norm_2; trunk.post_trunk_norm), the head (head.0 from hidden_stride squared vision widths to vocab_size - 5,
+    head.1 a LayerNorm) and vte (vocab_size x hidden_size). For Spec.extra_tensors."""
+    tokenizer = config["visual_tokenizer_config"]
+    vision, vocab = tokenizer["backbone_config"], tokenizer["vocab_size"]
+    v, inter, patch = vision["hidden_size"], vision["intermediate_size"], vision["patch_size"]
+    b = "visual_tokenizer.backbone"
+    out: dict[str, tuple[int, ...]] = {
+        f"{b}.preprocessor.patchifier.proj.weight": (v, 3, patch, patch),
+        f"{b}.preprocessor.patchifier.proj.bias": (v,), f"{b}.preprocessor.patchifier.norm.weight": (v,),
+        f"{b}.preprocessor.pos_embed": (1, (vision["image_size"] // patch) ** 2, v),
+        f"{b}.trunk.post_trunk_norm.weight": (v,)}
+    for i in range(vision["num_hidden_layers"]):
+        p = f"{b}.trunk.blocks.{i}"
+        out.update({f"{p}.attn.qkv.weight": (3 * v, v), f"{p}.attn.proj.weight": (v, v),
+                    f"{p}.mlp.fc1.weight": (inter, v), f"{p}.mlp.fc3.weight": (inter, v),
+                    f"{p}.mlp.fc2.weight": (v, inter), f"{p}.norm_1.weight": (v,), f"{p}.norm_2.weight": (v,)})
+    head = vocab - 5
+    out.update({"visual_tokenizer.head.0.weight": (head, v * tokenizer["hidden_stride"] ** 2),
+                "visual_tokenizer.head.1.weight": (head,), "visual_tokenizer.head.1.bias": (head,),
+                "vte.weight": (vocab, config["hidden_size"])})
+    return out
+
+
+def phi4mm_tensors(config: dict) -> dict[str, tuple[int, ...]]:
+    """A Phi-4-multimodal checkpoint's tensors (microsoft's remote-code names, which vLLM's phi4mm.py maps), from its
+    config.json, for a spec written wholly by hand (layers 0, tied embeddings): per text layer the LoRA-wrapped
+    self_attn.qkv_proj / o_proj and mlp.gate_up_proj / down_proj (`<linear>.base_layer.weight` beside rank-r
+    lora_A / lora_B adapters for speech and vision) and the layer norms; under model.embed_tokens_extend.image_embed the
+    fixed SigLIP NaViT (27 layers of 1152, 4304 wide, 16 heads, patch 14 over 448: phi4mm.py get_navit_vision_model),
+    the HD separators and img_projection.0 / .2; under audio_embed the conformer of audio_processor.config (its
+    input convolutions and embed.out, the relative-attention bias table, per block the feed-forwards' net.0.linear /
+    net.2, self_attn linear_q / k / v / out, the convolution module) and audio_projection speech / vision .0 / .2."""
+    h, inter, heads, kv = (config[k] for k in ("hidden_size", "intermediate_size", "num_attention_heads",
+                                                "num_key_value_heads"))
+    head_dim, rank = h // heads, 32
+    out: dict[str, tuple[int, ...]] = {}
+    for i in range(config["num_hidden_layers"]):
+        p = f"model.layers.{i}"
+        for leaf, rows, cols in (("self_attn.qkv_proj", (heads + 2 * kv) * head_dim, h), ("self_attn.o_proj", h, h),
+                                 ("mlp.gate_up_proj", 2 * inter, h), ("mlp.down_proj", h, inter)):
+            out[f"{p}.{leaf}.base_layer.weight"] = (rows, cols)
+            for adapter in ("speech", "vision"):
+                out.update({f"{p}.{leaf}.lora_A.{adapter}.weight": (rank, cols),
+                            f"{p}.{leaf}.lora_B.{adapter}.weight": (rows, rank)})
+        out.update({f"{p}.input_layernorm.weight": (h,), f"{p}.post_attention_layernorm.weight": (h,)})
+    image, v, v_inter = "model.embed_tokens_extend.image_embed", 1152, 4304
+    vit = f"{image}.img_processor"
+    out.update({f"{vit}.embeddings.patch_embedding.weight": (v, 3, 14, 14),
+                f"{vit}.embeddings.patch_embedding.bias": (v,),
+                f"{vit}.embeddings.position_embedding.weight": (1024, v), f"{vit}.post_layernorm.weight": (v,),
+                f"{vit}.post_layernorm.bias": (v,), f"{image}.glb_GN": (1, 1, v), f"{image}.sub_GN": (1, 1, 1, v),
+                f"{image}.img_projection.0.weight": (h, v), f"{image}.img_projection.0.bias": (h,),
+                f"{image}.img_projection.2.weight": (h, h), f"{image}.img_projection.2.bias": (h,)})
+    for i in range(27):
+        layer = f"{vit}.encoder.layers.{i}"
+        for leaf, rows, cols in (("self_attn.q_proj", v, v), ("self_attn.k_proj", v, v), ("self_attn.v_proj", v, v),
+                                 ("self_attn.out_proj", v, v), ("mlp.fc1", v_inter, v), ("mlp.fc2", v, v_inter)):
+            out.update({f"{layer}.{leaf}.weight": (rows, cols), f"{layer}.{leaf}.bias": (rows,)})
+        out.update({f"{layer}.{norm}.{param}": (v,) for norm in ("layer_norm1", "layer_norm2")
+                    for param in ("weight", "bias")})
+    audio = config["audio_processor"]["config"]
+    a, ffn, channels = audio["attention_dim"], audio["linear_units"], audio["nemo_conv_settings"]["conv_channels"]
+    enc = "model.embed_tokens_extend.audio_embed.encoder"
+    out.update({f"{enc}.embed.out.weight": (a, channels * (audio["input_size"] // audio["time_reduction"])),
+                f"{enc}.embed.out.bias": (a,), f"{enc}.embed.conv.0.weight": (channels, 1, 3, 3),
+                f"{enc}.relative_attention_bias_layer.bias_values.weight": (1000, audio["attention_heads"])})
+    for i in range(audio["num_blocks"]):
+        block = f"{enc}.encoders.{i}"
+        for leaf, rows, cols in (("feed_forward_in.net.0.linear", 2 * ffn, a), ("feed_forward_in.net.2", a, ffn),
+                                 ("self_attn.linear_q", a, a), ("self_attn.linear_k", a, a),
+                                 ("self_attn.linear_v", a, a), ("self_attn.linear_out", a, a),
+                                 ("feed_forward_out.net.0.linear", 2 * ffn, a), ("feed_forward_out.net.2", a, ffn)):
+            out.update({f"{block}.{leaf}.weight": (rows, cols), f"{block}.{leaf}.bias": (rows,)})
+        out.update({f"{block}.conv.glu.ext_pw_conv_1d.weight": (2 * a, a, 1),
+                    f"{block}.conv.dw_sep_conv_1d.dw_conv.weight": (a, 1, 3), f"{block}.layer_norm.weight": (a,)})
+    projection = "model.embed_tokens_extend.audio_embed.audio_projection"
+    for kind in ("speech", "vision"):
+        out.update({f"{projection}.{kind}.0.weight": (h, a), f"{projection}.{kind}.0.bias": (h,),
+                    f"{projection}.{kind}.2.weight": (h, h), f"{projection}.{kind}.2.bias": (h,)})
+    return out
+
+
+def phi4v_vision_tensors(config: dict) -> dict[str, tuple[int, ...]]:
+    """A Phi-4 vision checkpoint's tower and projector (the names vLLM's phi4siglip.py maps), from its config.json:
+    model.vision_tower.vision_tower.vision_model, a SigLIP-2 (a linear patch embedding over patch x patch x 3 pixels,
+    the position table, per vision_config layer self_attn q / k / v / out_proj and mlp fc1 / fc2 with biases,
+    layer_norm1 / 2; post_layernorm; the attention-pooling head: probe, attention in_proj / out_proj, layernorm, mlp),
+    and model.mm_projector.0 / .2 from mm_hidden_size to hidden_size. For Spec.extra_tensors."""
+    vision, h = config["vision_config"], config["hidden_size"]
+    v, inter, patch = vision["hidden_size"], vision["intermediate_size"], vision["patch_size"]
+    e = "model.vision_tower.vision_tower.vision_model"
+    out: dict[str, tuple[int, ...]] = {
+        f"{e}.embeddings.patch_embedding.weight": (v, 3 * patch * patch), f"{e}.embeddings.patch_embedding.bias": (v,),
+        f"{e}.embeddings.position_embedding.weight": (vision["num_patches"], v), f"{e}.post_layernorm.weight": (v,),
+        f"{e}.post_layernorm.bias": (v,), f"{e}.head.probe": (1, 1, v),
+        f"{e}.head.attention.in_proj_weight": (3 * v, v),
+        f"{e}.head.attention.out_proj.weight": (v, v), f"{e}.head.layernorm.weight": (v,),
+        f"{e}.head.mlp.fc1.weight": (inter, v), f"{e}.head.mlp.fc2.weight": (v, inter)}
+    for i in range(vision["num_hidden_layers"]):
+        p = f"{e}.encoder.layers.{i}"
+        for leaf, rows, cols in (("self_attn.q_proj", v, v), ("self_attn.k_proj", v, v), ("self_attn.v_proj", v, v),
+                                 ("self_attn.out_proj", v, v), ("mlp.fc1", inter, v), ("mlp.fc2", v, inter)):
+            out.update({f"{p}.{leaf}.weight": (rows, cols), f"{p}.{leaf}.bias": (rows,)})
+        out.update({f"{p}.{norm}.{param}": (v,) for norm in ("layer_norm1", "layer_norm2")
+                    for param in ("weight", "bias")})
+    out.update({"model.mm_projector.0.weight": (h, config["mm_hidden_size"]), "model.mm_projector.0.bias": (h,),
+                "model.mm_projector.2.weight": (h, h), "model.mm_projector.2.bias": (h,)})
+    return out
+
+
 def bailing_tensors(config: dict) -> dict[str, tuple[int, ...]]:
     """A Ling / Ring checkpoint's tensors under inclusionAI's names, from its config.json (transformers has no class
     for bailing_moe / bailing_moe_v2): model.word_embeddings, per layer attention.query_key_value (q, k, v stored

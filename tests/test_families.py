@@ -25,6 +25,8 @@ from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_
                             intern_vit_tensors, internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors,
                             moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, tensor_specs,
                             write_safetensors)
+from fp8check.synth import (minicpmo_audio_tensors, minicpmv_vision_tensors, ovis2_5_vision_tensors,  # fam-mma
+                            ovis_aimv2_tensors, phi4mm_tensors, phi4v_vision_tensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
 # Qwen3-Next / Qwen3.5, written by transformers' own classes: one gated-delta-net layer, one full-attention layer;
@@ -5212,3 +5214,275 @@ def test_fun_audio_chat_towers_are_unquantized(make_checkpoint):
     listed = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
         FUN_AUDIO_CHAT_SPEC, ignore=(*FUN_AUDIO_CHAT_SPEC["ignore"], *(f"{attn}.{x}_proj" for x in "qkv")))), tp=2)
     assert [layer.name for layer in listed.layers if not layer.ok] == [f"{attn}.qkv_proj"]
+# ninth round (fam-mma): (id, spec, TP, expected layers) as FAMILIES', run through test_family_layout's checks and
+# counted by test_every_table_entry_has_a_family_test.
+# MiniCPM-V (remote-code config minicpmv, the text keys flat; 2.6: Qwen2 under llm., the Idefics2 tower vpm. and the
+# resampler, both with the quant config; its attn.out_proj, a torch nn.Linear, stored BF16 and listed).
+def minicpmv_spec(version="2.6", drop_last=True, **text):
+    config = dict(architectures=["MiniCPMV"], model_type="minicpmv", version=float(version), query_num=64,
+                  drop_vision_last_layer=drop_last, hidden_size=512, intermediate_size=1024, num_hidden_layers=2,
+                  num_attention_heads=4, num_key_value_heads=2, vocab_size=1000, max_position_embeddings=512,
+                  rms_norm_eps=1e-6, tie_word_embeddings=False, vision_config={
+                      "model_type": "siglip", "hidden_size": 256, "intermediate_size": 1024, "num_hidden_layers": 2,
+                      "num_attention_heads": 2, "image_size": 448, "patch_size": 14}, **text)
+    return dict(architecture="MiniCPMV", model_type="minicpmv", hidden=512, intermediate=1024, heads=4, kv_heads=2,
+                text_prefix="llm.model", head="llm.lm_head", sizes_in_text_config=True, extra_config=config,
+                extra_tensors=minicpmv_vision_tensors(config), ignore=("llm.lm_head", "resampler.attn.out_proj"))
+
+
+# MiniCPM-o: the same plus the Whisper audio tower apm. and its projection (torch nn.Linears, stored BF16) and the
+# speech generator's tts.* tensors, which the model's mapper drops.
+def minicpmo_spec(version="2.6"):
+    spec = minicpmv_spec(version, drop_last=False)
+    config = dict(spec["extra_config"], architectures=["MiniCPMO"], model_type="minicpmo", audio_pool_step=2,
+                  audio_config={"d_model": 256, "encoder_attention_heads": 4, "encoder_ffn_dim": 1024,
+                                "encoder_layers": 1, "num_mel_bins": 80, "max_source_positions": 1500})
+    tts = {"tts.projector.linear1.weight": (256, 512)}
+    return dict(spec, architecture="MiniCPMO", model_type="minicpmo", extra_config=config,
+                extra_tensors={**spec["extra_tensors"], **minicpmo_audio_tensors(config), **tts},
+                ignore=(*spec["ignore"], r"re:^(apm|audio_projection_layer|tts)\."))
+
+
+# MiniCPM-V 4.6 / 4.7 / MiniCPM-OCR (transformers' classes and names): Qwen3.5's text model under model.language_model,
+# the Idefics2 tower, its window-attention vit_merger (q / k / v fused) and the downsampling MLPs (torch nn.Linears,
+# stored BF16).
+def minicpmv46_spec(arch="MiniCPMV4_6ForConditionalGeneration", model_type="minicpmv4_6", **keys):
+    text = dict(GDN, model_type="qwen3_5_text", hidden_size=512, intermediate_size=1024, num_hidden_layers=2,
+                num_attention_heads=4, num_key_value_heads=2, head_dim=128, vocab_size=1000)
+    return dict(architecture=arch, model_type=model_type, **dict(HF, ignore=(
+        "lm_head", "re:.*in_proj_(b|a)$", r"re:.*vit_merger\.linear_", r"re:^model\.merger\.")), extra_config=dict(
+        text_config=text, vision_config={"hidden_size": 256, "intermediate_size": 1024, "num_hidden_layers": 2,
+                                         "num_attention_heads": 2, "image_size": 448, "patch_size": 14,
+                                         "insert_layer_id": 0}, **keys))
+
+
+_MINICPMV46_LAYERS = {
+    "model.vision_tower.encoder.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:idefics2_vision_model.py"),
+    "model.vision_tower.vit_merger.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:minicpmv4_6.py"),
+    "model.vision_tower.vit_merger.self_attn.out_proj": ("RowParallelLinear", "vllm:minicpmv4_6.py"),
+    "model.vision_tower.vit_merger.linear_1": ("nn.Linear", "vllm:minicpmv4_6.py"),
+    "model.merger.mlp.0.linear_2": ("nn.Linear", "vllm:minicpmv4_6.py")}
+# Ovis2.5 (remote-code config ovis2_5: llm_config, vit_config): Qwen3 under llm., the SigLIP-2 NaViT tower quantized,
+# the visual tokenizer's head.0 (built without quant config) and the vte table stored BF16.
+def ovis2_5_spec(arch="Ovis2_5", num_patches=-1):
+    config = {"llm_config": dict(_LLAVA_TEXT, model_type="qwen3", architectures=["Qwen3ForCausalLM"]),
+              "vit_config": {"model_type": "siglip2_navit", "hidden_size": 256, "intermediate_size": 1024,
+                             "num_hidden_layers": 2, "num_attention_heads": 2, "patch_size": 16, "image_size": 512,
+                             "num_patches": num_patches, "hidden_stride": 2, "temporal_patch_size": 1},
+              "visual_vocab_size": 4096, "hidden_size": _LLAVA_TEXT["hidden_size"]}
+    return dict(architecture=arch, model_type="ovis2_5", hidden=_LLAVA_TEXT["hidden_size"],
+                intermediate=_LLAVA_TEXT["intermediate_size"], heads=_LLAVA_TEXT["num_attention_heads"],
+                kv_heads=_LLAVA_TEXT["num_key_value_heads"], head_dim=_LLAVA_TEXT.get("head_dim"),
+                vocab=_LLAVA_TEXT["vocab_size"], layers=_LLAVA_TEXT["num_hidden_layers"], text_prefix="llm.model",
+                head="llm.lm_head", sizes_in_text_config=True, extra_config=config,
+                extra_tensors=ovis2_5_vision_tensors(config),
+                ignore=("llm.lm_head", "vte", r"re:^visual_tokenizer\.head\.", r"re:.*patch_embedding$"))
+
+
+# Ovis2 (vLLM's OvisConfig: llm_config, visual_tokenizer_config.backbone_config): Qwen2 under llm., the AIMv2 backbone
+# quantized (attn.qkv stored fused, fc1 / fc3 -> fc13), the head and vte stored BF16.
+def ovis2_spec():
+    config = {"llm_config": dict(_LLAVA_TEXT, model_type="qwen2", architectures=["Qwen2ForCausalLM"]),
+              "hidden_size": _LLAVA_TEXT["hidden_size"], "visual_tokenizer_config": {
+                  "model_type": "aimv2_visual_tokenizer", "vocab_size": 4096, "hidden_stride": 2,
+                  "backbone_config": {"model_type": "aimv2", "hidden_size": 256, "intermediate_size": 1024,
+                                      "num_attention_heads": 2, "num_hidden_layers": 2, "patch_size": 14,
+                                      "image_size": 448}}}
+    return dict(ovis2_5_spec(), architecture="Ovis", model_type="ovis", extra_config=config,
+                extra_tensors=ovis_aimv2_tensors(config),
+                ignore=("llm.lm_head", "vte", r"re:^visual_tokenizer\.head\."))
+
+
+# Phi-4-multimodal (remote-code config phi4mm; written wholly by hand): LoRA-wrapped text linears (`<linear>.base_layer`
+# quantized, the adapters BF16), the fixed SigLIP NaViT image encoder and the conformer audio encoder (no quant config,
+# stored BF16).
+PHI4MM_AUDIO = {"attention_dim": 256, "attention_heads": 4, "linear_units": 512, "input_size": 80, "time_reduction": 8,
+                "num_blocks": 1, "nemo_conv_settings": {"conv_channels": 256}}
+
+
+def phi4mm_spec(**keys):
+    config = dict(_LLAVA_TEXT, model_type="phi4mm", num_key_value_heads=2, tie_word_embeddings=True,
+                  audio_processor={"name": "cascades", "config": PHI4MM_AUDIO}, **keys)
+    return dict(architecture="Phi4MMForCausalLM", model_type="phi4mm", hidden=256, heads=2, kv_heads=2, layers=0,
+                vocab=1000, tie_embeddings=True, extra_config=config, extra_tensors=phi4mm_tensors(config),
+                ignore=(r"re:.*\.lora_[AB]\.", r"re:^model\.embed_tokens_extend\."))
+
+
+# Phi-4 vision (Phi4ForCausalLMV: a Phi-3 config with a vision_config): Phi-3's stored-fused text model, the SigLIP-2
+# tower built up to layer -2 (its last layer and pooling head dropped) and the projector, quantized; the linear patch
+# embedding (no quant config) stored BF16.
+def phi4v_spec():
+    config = {"vision_config": {"hidden_size": 256, "intermediate_size": 1024, "num_hidden_layers": 3,
+                                "num_attention_heads": 2, "patch_size": 16, "num_patches": 256},
+              "mm_hidden_size": 256}
+    return dict(architecture="Phi4ForCausalLMV", model_type="phi3", fused_on_disk=True, hidden=256, heads=2,
+                kv_heads=2, head_dim=128, extra_config=config,
+                extra_tensors=phi4v_vision_tensors({**config, "hidden_size": 256}),
+                ignore=("lm_head", r"re:.*patch_embedding$"))
+
+
+MMA_FAMILIES = [
+    ("minicpm-v-2.6", minicpmv_spec(sliding_window=131072, use_sliding_window=False), 2, {
+        "llm.model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:minicpmv.py"),
+        "llm.model.layers.1.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:minicpmv.py"),
+        "vpm.encoder.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:idefics2_vision_model.py"),
+        "vpm.encoder.layers.0.self_attn.out_proj": ("RowParallelLinear", "vllm:idefics2_vision_model.py"),
+        "vpm.encoder.layers.0.mlp.fc1": ("ColumnParallelLinear", "vllm:idefics2_vision_model.py"),
+        "resampler.kv_proj": ("ReplicatedLinear", "vllm:minicpmv.py"),
+        "resampler.attn.out_proj": ("nn.Linear", "vllm:minicpmv.py")}),
+    ("minicpm-o-4.5", minicpmo_spec("4.5"), 2, {
+        "llm.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:minicpmo.py"),
+        "vpm.encoder.layers.1.mlp.fc2": ("RowParallelLinear", "vllm:idefics2_vision_model.py"),
+        "resampler.kv_proj": ("ReplicatedLinear", "vllm:minicpmv.py"),
+        "apm.layers.0.self_attn.q_proj": ("nn.Linear", "vllm:minicpmo.py"),
+        "apm.layers.0.fc1": ("nn.Linear", "vllm:minicpmo.py"),
+        "audio_projection_layer.linear2": ("nn.Linear", "vllm:minicpmo.py")}),
+    *((family, minicpmv46_spec(arch, model_type), 2, {
+        **_MINICPMV46_LAYERS,
+        "model.language_model.layers.0.linear_attn.in_proj_qkvz": ("MergedColumnParallelLinear", f"vllm:{file}"),
+        "model.language_model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", f"vllm:{file}")})
+      for family, arch, model_type, file in (
+          ("minicpm-v-4.6", "MiniCPMV4_6ForConditionalGeneration", "minicpmv4_6", "minicpmv4_6.py"),
+          ("minicpm-v-4.7", "MiniCPMV4_7ForConditionalGeneration", "minicpmv4_7", "minicpmv4_7.py"),
+          ("minicpm-ocr", "MiniCPMOcrForConditionalGeneration", "minicpm_ocr", "minicpm_ocr.py"))),
+    *((family, ovis2_5_spec(arch), 2, {
+        "llm.model.layers.1.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen3.py"),
+        "visual_tokenizer.vit.vision_model.encoder.layers.0.self_attn.qkv_proj": ("QKVParallelLinear",
+                                                                                  "vllm:siglip2navit.py"),
+        "visual_tokenizer.vit.vision_model.encoder.layers.1.mlp.fc2": ("RowParallelLinear", "vllm:siglip2navit.py"),
+        "visual_tokenizer.head.0": ("ReplicatedLinear", "vllm:ovis2_5.py")})
+      for family, arch in (("ovis2.5", "Ovis2_5"), ("ovis2.6", "Ovis2_6ForCausalLM"),
+                           ("ovis2.6-moe", "Ovis2_6_MoeForCausalLM"))),
+    ("ovis2", ovis2_spec(), 2, {
+        "llm.model.layers.0.mlp.gate_up_proj": ("MergedColumnParallelLinear", "vllm:qwen2.py"),
+        "visual_tokenizer.backbone.trunk.blocks.1.attn.qkv": ("QKVParallelLinear", "vllm:aimv2.py"),
+        "visual_tokenizer.backbone.trunk.blocks.1.attn.proj": ("RowParallelLinear", "vllm:aimv2.py"),
+        "visual_tokenizer.backbone.trunk.blocks.0.mlp.fc13": ("MergedColumnParallelLinear", "vllm:aimv2.py"),
+        "visual_tokenizer.backbone.trunk.blocks.0.mlp.fc2": ("RowParallelLinear", "vllm:aimv2.py"),
+        "visual_tokenizer.head.0": ("ReplicatedLinear", "vllm:ovis.py")}),
+    ("phi-4-multimodal", phi4mm_spec(), 2, {
+        "model.layers.1.self_attn.qkv_proj.base_layer": ("QKVParallelLinear", "vllm:phi4mm.py"),
+        "model.layers.1.self_attn.o_proj.base_layer": ("RowParallelLinear", "vllm:phi4mm.py"),
+        "model.layers.1.mlp.gate_up_proj.base_layer": ("MergedColumnParallelLinear", "vllm:phi4mm.py"),
+        "model.embed_tokens_extend.image_embed.img_processor.encoder.layers.25.self_attn.qkv_proj": (
+            "QKVParallelLinear", "vllm:idefics2_vision_model.py"),
+        "model.embed_tokens_extend.image_embed.img_projection.2": ("nn.Linear", "vllm:phi4mm.py"),
+        "model.embed_tokens_extend.audio_embed.encoder.encoders.0.self_attn.linear_q": ("nn.Linear",
+                                                                                       "vllm:phi4mm_audio.py"),
+        "model.embed_tokens_extend.audio_embed.audio_projection.vision.0": ("nn.Linear", "vllm:phi4mm_audio.py")}),
+    ("phi-4-vision", phi4v_spec(), 2, {
+        "model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:phi4siglip.py"),
+        "model.vision_tower.vision_tower.vision_model.encoder.layers.1.self_attn.qkv_proj": ("QKVParallelLinear",
+                                                                                             "vllm:lfm2_siglip2.py"),
+        "model.vision_tower.vision_tower.vision_model.embeddings.patch_embedding": ("ReplicatedLinear",
+                                                                                   "vllm:lfm2_siglip2.py"),
+        "model.mm_projector.0": ("ColumnParallelLinear", "vllm:phi4siglip.py"),
+        "model.mm_projector.2": ("RowParallelLinear", "vllm:phi4siglip.py")}),
+]
+FAMILIES.extend(MMA_FAMILIES)
+
+
+@pytest.mark.parametrize("spec,tp,expected", [f[1:] for f in MMA_FAMILIES], ids=[f[0] for f in MMA_FAMILIES])
+def test_mma_family_layout(make_checkpoint, spec, tp, expected):
+    test_family_layout(make_checkpoint, spec, tp, expected)
+
+
+def test_minicpmv_drops_the_last_vision_layer_and_builds_the_resampler_in_float16(make_checkpoint):
+    # drop_vision_last_layer (the remote class's default true): vpm's layer 1 is never built, its tensors dropped by
+    # the tower's loader; the resampler is built under float16 as the default dtype, so its FP8 kv_proj's kernel is
+    # chosen for a float16 output (no DeepGEMM), where the bfloat16 text model's is not. 2.6's window keys are
+    # Qwen2Config's (the remote class's base): off, every layer full attention.
+    rep = inspect(make_checkpoint(**{"data": "sparse", **minicpmv_spec(sliding_window=131072,
+                                                                        use_sliding_window=False)}), tp=2)
+    assert rep.ok, list(rep.errors)
+    assert [a.kind for a in rep.attention] == ["full"] * 2
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert [s.prefix for s in rep.skipped] == ["vpm.encoder.layers.1."]
+    assert "vpm.encoder.layers.1.self_attn.qkv_proj" not in by_name
+    assert by_name["resampler.kv_proj"].kernel != by_name["llm.model.layers.0.mlp.down_proj"].kernel
+    assert "DeepGEMM" in by_name["llm.model.layers.0.mlp.down_proj"].kernel
+    assert "DeepGEMM" not in by_name["resampler.kv_proj"].kernel
+    assert by_name["resampler.attn.out_proj"].scheme == "UnquantizedLinearMethod"
+    # without it every vision layer is built
+    kept = inspect(make_checkpoint(**{"data": "sparse", **minicpmv_spec(drop_last=False)}), tp=2)
+    assert not kept.skipped and "vpm.encoder.layers.1.mlp.fc2" in {layer.name for layer in kept.layers}
+
+
+def test_minicpmo_drops_the_speech_generator(make_checkpoint):
+    # minicpmo.py's hf_to_vllm_mapper maps every name starting "tts" to None; the Whisper embed_positions is an
+    # nn.Embedding, no linear
+    rep = inspect(make_checkpoint(**{"data": "sparse", **minicpmo_spec()}), tp=2)
+    assert rep.ok, list(rep.errors)
+    assert [s.prefix for s in rep.skipped] == ["tts"] and "hf_to_vllm_mapper drops 'tts...'" in rep.skipped[0].reason
+    assert not any(layer.name.startswith(("tts", "apm.embed_positions")) for layer in rep.layers)
+
+
+def test_minicpmv46_drops_its_last_vision_layer_only_where_the_config_says(make_checkpoint):
+    # MiniCPMV4_6Config.drop_vision_last_layer (false by default): vpm's last layer is never built and the tower's
+    # loader drops its tensors; 4.7 and OCR never drop it (their config classes have no such key)
+    dropped = inspect(make_checkpoint(**{"data": "sparse", **minicpmv46_spec(drop_vision_last_layer=True)}), tp=2)
+    assert dropped.ok, list(dropped.errors)
+    assert [s.prefix for s in dropped.skipped] == ["model.vision_tower.encoder.layers.1."]
+    for spec in (minicpmv46_spec(), minicpmv46_spec("MiniCPMV4_7ForConditionalGeneration", "minicpmv4_7",
+                                                    drop_vision_last_layer=True)):
+        kept = inspect(make_checkpoint(**{"data": "sparse", **spec}), tp=2)
+        assert not kept.skipped and "model.vision_tower.encoder.layers.1.mlp.fc1" in {l.name for l in kept.layers}
+
+
+def test_ovis2_5_keeps_the_visual_tokenizer_head_and_table_unquantized(make_checkpoint):
+    # head.0 is a ReplicatedLinear built without quant config; vte an nn.Embedding (no linear); a naflex patch
+    # embedding (vit_config.num_patches > 0) a table-named ReplicatedLinear without quant config
+    for num_patches in (-1, 1024):
+        rep = inspect(make_checkpoint(**{"data": "sparse", **ovis2_5_spec(num_patches=num_patches)}), tp=2)
+        assert rep.ok, list(rep.errors)
+        by_name = {layer.name: layer for layer in rep.layers}
+        assert by_name["visual_tokenizer.head.0"].scheme == "UnquantizedLinearMethod"
+        assert any("vLLM builds this tower with quant_config=None" in note
+                   for note in by_name["visual_tokenizer.head.0"].notes), by_name["visual_tokenizer.head.0"].notes
+        assert "vte" not in by_name
+        patch = by_name.get("visual_tokenizer.vit.vision_model.embeddings.patch_embedding")
+        assert (patch is None) if num_patches < 0 else (
+            patch.layer_type == "ReplicatedLinear" and patch.scheme == "UnquantizedLinearMethod")
+
+
+def test_phi4mm_reads_the_lora_wrapped_linears_under_vllm_names(make_checkpoint):
+    # the mapper removes "base_layer." and drops the adapters: vLLM's module is `<linear>`, its attention found there;
+    # gate_up_proj splits in two halves, the image encoder's layer 26 (past layer_idx -2) is dropped, its heads fixed
+    folder = make_checkpoint(**{"data": "sparse", **phi4mm_spec()})
+    rep = inspect(folder, tp=2)
+    assert rep.ok, list(rep.errors)
+    assert sorted(s.prefix for s in rep.skipped) == ["img_processor.encoder.layers.26.", "lora"]
+    assert [a.name for a in rep.attention] == [f"model.layers.{i}.self_attn.attn" for i in range(2)]
+    assert not any(".lora_" in layer.name for layer in rep.layers)
+    checkpoint = open_local(folder)
+    modules = {m.name: m for m in build_layout(checkpoint.tensors, checkpoint.config, LATEST).linears}
+    gate_up = modules["model.layers.0.mlp.gate_up_proj.base_layer"]
+    assert gate_up.output_sizes == (512, 512) and gate_up.vllm_names[0] == "model.layers.0.mlp.gate_up_proj"
+    qkv = modules["model.embed_tokens_extend.image_embed.img_processor.encoder.layers.0.self_attn.qkv_proj"]
+    assert qkv.heads == (16, 16, 72) and qkv.vllm_names[0].startswith("vision_encoder.img_processor.")
+
+
+def test_phi4v_builds_its_tower_up_to_the_next_to_last_layer(make_checkpoint):
+    # phi4siglip.py: num_hidden_layers_override at layer -2, whatever the config says; the pooling head dropped
+    rep = inspect(make_checkpoint(**{"data": "sparse", **phi4v_spec()}), tp=2)
+    assert rep.ok, list(rep.errors)
+    tower = "model.vision_tower.vision_tower.vision_model"
+    assert [s.prefix for s in rep.skipped] == [f"{tower}.encoder.layers.2.", "vision_model.head."]
+    assert "[-2] of 3" in rep.skipped[0].reason
+    assert f"{tower}.encoder.layers.2.mlp.fc1" not in {layer.name for layer in rep.layers}
+
+
+@pytest.mark.parametrize("arch,version,error", [
+    ("MiniCPMV", 3.0, "Currently, MiniCPMV only supports versions 2.0, 2.5, 2.6, 4.0, 4.5. Got version: (3, 0)"),
+    ("MiniCPMV", "4.5.1", "Currently, MiniCPMV only supports versions 2.0, 2.5, 2.6, 4.0, 4.5. Got version: (4, 5, 1)"),
+    ("MiniCPMV", "4.x", "invalid literal for int() with base 10: 'x'"),
+    ("MiniCPMO", 4.0, "Currently, MiniCPMO only supports versions 2.6, 4.5. Got version: (4, 0)"),
+    ("MiniCPMO", "4.x", "Invalid model version format in config: 4.x. Expected a dot-separated version string like "
+                        "'4.5'."),
+    ("MiniCPMO", "4.5.1", None),  # MiniCPMO reads the first two parts only
+])
+def test_minicpm_refuses_a_version_it_builds_no_class_for(make_checkpoint, arch, version, error):
+    spec = minicpmv_spec(drop_last=False) if arch == "MiniCPMV" else minicpmo_spec()
+    spec = dict(spec, extra_config=dict(spec["extra_config"], version=version))
+    rep = inspect(make_checkpoint(**{"data": "sparse", **spec}), tp=2)
+    assert [e for e in rep.errors if "version" in e or "int()" in e] == ([error] if error else [])

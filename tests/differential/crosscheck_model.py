@@ -149,6 +149,16 @@ MODEL_STUB_RISKS = {
                                     "llm_config / vision_config as the remote class does (_internvl_chat_config); "
                                     "an InternVL case with a Qwen2 / Qwen3 text model loads the fixture's word-level "
                                     "tokenizer, which internvl.py's video-token probe asks at the front door",
+    "MiniCPM-V / MiniCPM-o configs": "model types minicpmv / minicpmo are the hub's remote code "
+                                     "(configuration_minicpm.py, --trust-remote-code): a stand-in of MiniCPMVConfig / "
+                                     "MiniCPMOConfig, the text model's Qwen2Config with vision_config a "
+                                     "SiglipVisionConfig and audio_config a WhisperConfig (_minicpm_config); 2.6's "
+                                     "remote classes are that, 4.5's subclass Qwen3Config, MiniCPM-V 2.5 / 4.0's "
+                                     "LlamaConfig (the fixtures write every key their text model reads, and a window "
+                                     "key only where the remote base reads it)",
+    "Ovis2.5 config": "model_type ovis2_5 is the hub's remote code (configuration_ovis2_5.py, --trust-remote-code): a "
+                      "stand-in of its Ovis2_5Config, llm_config the config class of its model_type, vit_config a "
+                      "Siglip2NavitConfig of its keys (_ovis2_5_config)",
     "Gemma-3n sparse activation": "GeluAndMulSparse's constructor (Gemma-3n's activation_sparsity_pattern layers) "
                                   "runs on the CPU device: its std multiplier is a scalar's item(), which the meta "
                                   "device cannot answer; a constant plays no part in any layer's method",
@@ -897,10 +907,12 @@ def _plamo3_config(pretrained_config):
 # internlm3 (configuration_internlm3.py) where the release's transformers pin lacks it (5.24 has InternLM3Config);
 # and Phi-3-vision's phi3_v (configuration_phi3_v.py: Phi-3's keys with img_processor / embd_layer, which phi3v.py and
 # llama.py read bare); openPangu's, Param2-MoE's and IQuest-LoopCoder's (openpangu.py, param2moe.py,
-# iquest_loopcoder.py read their keys bare or with getattr).
+# iquest_loopcoder.py read their keys bare or with getattr); Phi-4-multimodal's phi4mm likewise (configuration_phi4mm.py:
+# embd_layer, audio_processor).
 REMOTE_CODE_MODEL_TYPES = ("bailing_moe", "bailing_moe_v2", "sarvam_moe", "sarvam_mla", "alice_ai", "k2_horizon",
                            "internlm2", "deepseek", "minicpm", "solar", "orion", "internlm3", "phi3_v",
-                           "PanguEmbedded", "pangu_ultra_moe", "pangu_pro_moe_v2", "param2moe", "iquest_loopcoder")
+                           "PanguEmbedded", "pangu_ultra_moe", "pangu_pro_moe_v2", "param2moe", "iquest_loopcoder",
+                           "phi4mm")
 # ninth round (fam-texta): Tele-FLM's TeleFLM (configuration_teleflm.py; teleflm.py and llama.py read its keys bare),
 # Step-1's step1 (step1.py reads its keys bare or with getattr defaults), Domyn-Edge's domyn_edge (its per_layer_config
 # is transformers' own heterogeneous-config mechanism, which PretrainedConfig applies).
@@ -926,6 +938,46 @@ def _internvl_chat_config(model_type: str):
 
     InternVLChatConfig.model_type = model_type
     return InternVLChatConfig
+
+
+def _minicpm_config(model_type: str, transformers):
+    """A stand-in of MiniCPM-V's / MiniCPM-o's remote MiniCPMVConfig / MiniCPMOConfig (configuration_minicpm*.py,
+    model_type minicpmv / minicpmo): the text model's keys flat at the top (2.6's Qwen2Config), vision_config a
+    SiglipVisionConfig, MiniCPM-o's audio_config a WhisperConfig and tts_config a config of its keys, every other key
+    (version, query_num, drop_vision_last_layer, audio_pool_step, ...) an attribute."""
+
+    class MiniCPMConfig(transformers.Qwen2Config):
+        def __init__(self, vision_config=None, audio_config=None, tts_config=None, **kwargs):
+            super().__init__(**kwargs)
+            self.vision_config = transformers.SiglipVisionConfig(**(vision_config or {}))
+            if audio_config is not None:
+                self.audio_config = transformers.WhisperConfig(**audio_config)
+            if tts_config is not None:
+                self.tts_config = transformers.PretrainedConfig(**tts_config)
+
+    MiniCPMConfig.model_type = model_type
+    return MiniCPMConfig
+
+
+def _ovis2_5_config(transformers):
+    """A stand-in of Ovis2.5's remote Ovis2_5Config (configuration_ovis2_5.py, model_type ovis2_5): llm_config the
+    config class of its model_type (Qwen3's; vLLM renames it text_config), vit_config a Siglip2NavitConfig of its keys
+    (model_type siglip2_navit, which ovis2_5.py's VisualTokenizer asks), every other key (visual_vocab_size,
+    hidden_size) an attribute."""
+
+    class Siglip2NavitConfig(transformers.PretrainedConfig):
+        model_type = "siglip2_navit"
+
+    class Ovis2_5Config(transformers.PretrainedConfig):
+        model_type = "ovis2_5"
+
+        def __init__(self, llm_config=None, vit_config=None, **kwargs):
+            super().__init__(**kwargs)
+            llm = dict(llm_config or {})
+            self.llm_config = transformers.AutoConfig.for_model(llm.pop("model_type", "qwen3"), **llm)
+            self.vit_config = Siglip2NavitConfig(**{k: v for k, v in (vit_config or {}).items() if k != "model_type"})
+
+    return Ovis2_5Config
 
 
 class _ConfigBlock(dict):
@@ -1134,6 +1186,11 @@ def _register_remote_code_configs() -> None:
                 transformers.PretrainedConfig, transformers.AutoConfig, model_type))
     if "nemotron_h_puzzle" not in transformers.CONFIG_MAPPING:
         transformers.AutoConfig.register("nemotron_h_puzzle", _nemotron_h_puzzle_config(transformers.NemotronHConfig))
+    for model_type in ("minicpmv", "minicpmo"):
+        if model_type not in transformers.CONFIG_MAPPING:
+            transformers.AutoConfig.register(model_type, _minicpm_config(model_type, transformers))
+    if "ovis2_5" not in transformers.CONFIG_MAPPING:
+        transformers.AutoConfig.register("ovis2_5", _ovis2_5_config(transformers))
     if "plamo3" not in transformers.CONFIG_MAPPING:
         transformers.AutoConfig.register("plamo3", _plamo3_config(transformers.PretrainedConfig))
     if "telechat" not in transformers.CONFIG_MAPPING:

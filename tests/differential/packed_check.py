@@ -490,6 +490,41 @@ EXPECTED.update({
                                                  "orig_to_new_stacked after _split_key_value); fp8check fuses the "
                                                  "stored shards (not modelled: a list naming query / key_value, "
                                                  "which vLLM's ignore matching never expands to)",
+    # ninth round (fam-mma)
+    **{("MiniCPMV", f"packed:{name}"): (
+        "minicpmv.py MiniCPMV.__new__ copies the version's class's packed_modules_mapping (q / k / v, gate / up: every "
+        "version alike) into the class attribute before building it, which this check reads empty")
+       for name in ("gate_up_proj", "qkv_proj")},
+    **{("MiniCPMV", f"dropped:prefix:{part}"): (
+        "MiniCPM-V 2.6 / 4.0 / 4.5's mapper drops a MiniCPM-o checkpoint's audio tower and speech generator (2.5's "
+        "class has none); a vision checkpoint holds none of them (MiniCPM-o's, architecture MiniCPMO, drops tts)")
+       for part in ("apm.", "audio", "tts")},
+    **{(a, f"packed:{name}"): (
+        "ovis.py's / ovis2_5.py's class declares no packed_modules_mapping (nor SupportsQuant); its language model "
+        "(init_vllm_registered_model of text_config's class: Qwen2, Qwen3, Qwen3-MoE, each SupportsQuant) adds its "
+        "own q / k / v and gate / up entries to the quant config (SupportsQuant.__new__): the entry's packed is that "
+        "one") for a in ("Ovis", "Ovis2_5", "Ovis2_6ForCausalLM", "Ovis2_6_MoeForCausalLM")
+       for name in ("gate_up_proj", "qkv_proj")},
+    ("Ovis", "tower packed:qkv"): "AIMv2's attn.qkv is stored fused under the name vLLM builds (aimv2.py "
+                                  "QKVParallelLinear): matched by its own name, the same answer",
+    ("Ovis", "tower packed:fc13"): "aimv2.py's mapper stacks mlp fc1 / fc3 into fc13 (orig_to_new_stacked), which no "
+                                   "packed mapping keys: the lists are matched against fc13 by its own name, as "
+                                   "fp8check does (Tower.unexpanded)",
+    **{("Phi4ForCausalLMV", f"packed:{name}"): (
+        "phi4siglip.py's class declares no packed_modules_mapping; its language model (init_vllm_registered_model of "
+        "Phi3ForCausalLM, SupportsQuant) adds Phi-3's self-mapped qkv_proj / gate_up_proj to the quant config: the "
+        "entry's packed is that one") for name in ("gate_up_proj", "qkv_proj")},
+    ("Phi4ForCausalLMV", "tower packed:qkv_proj"): (
+        "lfm2_siglip2.py's mapper stacks the tower's q / k / v into qkv_proj, which Phi-3's entry (the only one "
+        "reaching the quant config) maps to itself: the lists are matched against qkv_proj by its own name, as "
+        "fp8check does (Tower.unexpanded)"),
+    ("Phi4ForCausalLMV", "tower packed:gate_up_proj"): "the SigLIP-2 tower's MLP is fc1 / fc2: no gate / up leaves",
+    ("Phi4ForCausalLMV", "dropped:prefix:model.vision_tower.vision_tower.vision_model.head."): (
+        "the mapper drops the tower's attention-pooling head; fp8check drops every name holding vision_model.head. "
+        "(Tower.dropped), the same tensors"),
+    **{("Phi4MMForCausalLM", f"tower packed:{name}"): (
+        "phi4mm.py builds its image encoder (Idefics2VisionTransformer) with quant_config=None: no list is matched "
+        "against it") for name in ("gate_up_proj", "qkv_proj")},
 })
 
 

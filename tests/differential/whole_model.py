@@ -38,6 +38,8 @@ from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_
                             intern_vit_tensors, internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors,
                             moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, qwen3_asr_audio_tensors,
                             whisper_encoder_tensors, write_checkpoint)
+from fp8check.synth import (minicpmo_audio_tensors, minicpmv_vision_tensors, ovis2_5_vision_tensors,  # fam-mma
+                            ovis_aimv2_tensors, phi4mm_tensors, phi4v_vision_tensors)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crosscheck_model import compare_model, our_modules  # noqa: E402  # isort: skip  (vLLM's side, beside this file)
@@ -2011,6 +2013,186 @@ FAMILIES["fun-audio-chat"] = (
          ignore=("language_model.lm_head", r"re:.*audio_tower.*")),
     {"audio_config": _FUN_AUDIO, "text_config": _text_config("qwen3", tie_word_embeddings=False),
      "audio_token_index": 7})
+# ninth round (fam-mma)
+# MiniCPM-V (minicpmv.py; the hub's remote-code MiniCPMVConfig, model_type minicpmv: the text model's keys flat, at
+# BASE's widths): 2.6 (Qwen2, Qwen2-7B's window keys, off), 4.5 (Qwen3) and 4.0 (Llama), synth.minicpmv_vision_tensors
+# the tower (two SigLIP layers of 1024, 16 heads) and the resampler under openbmb's names. The tower and the
+# resampler's kv_proj quantized (vLLM hands both the quant config); the resampler's nn.MultiheadAttention out_proj, a
+# torch nn.Linear, stored BF16 and listed. 2.6 built without the tower's last layer (drop_vision_last_layer true: its
+# tensors are dropped by the tower's loader).
+_MINICPMV_TEXT = dict(hidden_size=BASE["hidden"], intermediate_size=BASE["intermediate"],
+                      num_hidden_layers=BASE["layers"], num_attention_heads=BASE["heads"],
+                      num_key_value_heads=BASE["kv_heads"], vocab_size=BASE["vocab"], max_position_embeddings=512,
+                      hidden_act="silu", rms_norm_eps=1e-6, rope_theta=1000000.0, tie_word_embeddings=False)
+_MINICPMV_VISION = {"model_type": "siglip", "hidden_size": _V, "intermediate_size": 4 * _V, "num_hidden_layers": 2,
+                    "num_attention_heads": 16, "image_size": 980, "patch_size": 14}
+
+
+def _minicpmv(version: str, drop_last: bool = False, **text) -> tuple[dict, dict]:
+    """A MiniCPM-V family of config.json's `version`: its Spec fields and config.json."""
+    config = dict(_MINICPMV_TEXT, architectures=["MiniCPMV"], model_type="minicpmv", version=float(version),
+                  query_num=64, image_size=448, drop_vision_last_layer=drop_last, vision_config=_MINICPMV_VISION,
+                  slice_config={"max_slice_nums": 9, "patch_size": 14, "scale_resolution": 448}, use_image_id=True,
+                  batch_vision_input=True, **text)
+    spec = dict(architecture="MiniCPMV", model_type="minicpmv", text_prefix="llm.model", head="llm.lm_head",
+                sizes_in_text_config=True, extra_tensors=minicpmv_vision_tensors(config),
+                ignore=("llm.lm_head", "resampler.attn.out_proj"))
+    return spec, config
+
+
+FAMILIES.update({
+    "minicpm-v-2.6": _minicpmv("2.6", drop_last=True, sliding_window=131072, use_sliding_window=False,
+                               max_window_layers=28),
+    "minicpm-v-4.5": _minicpmv("4.5", head_dim=BASE["head_dim"]),
+    "minicpm-v-4.0": _minicpmv("4.0"),
+    # a version MiniCPMV.__new__ builds no class for: vLLM's ValueError before any layer is built
+    "minicpm-v-3.0": _minicpmv("3.0"),
+})
+# MiniCPM-o (minicpmo.py; remote-code MiniCPMOConfig, model_type minicpmo): MiniCPM-V 2.6 / 4.5's model plus the
+# Whisper audio tower (two layers of 1024, 16 heads; torch nn.Linears) and its projection, stored BF16 and listed; the
+# speech generator's tts.* tensors (BF16) dropped by the model's mapper.
+_MINICPMO_AUDIO = {"d_model": _V, "encoder_attention_heads": 16, "encoder_ffn_dim": 4 * _V, "encoder_layers": 2,
+                   "num_mel_bins": 80, "max_source_positions": 1500, "activation_function": "gelu"}
+_MINICPMO_TTS = {"tts.projector.linear1.weight": (768, BASE["hidden"]),
+                 "tts.model.layers.0.self_attn.q_proj.weight": (768, 768)}
+
+
+def _minicpmo(version: str, **text) -> tuple[dict, dict]:
+    """A MiniCPM-o family of config.json's `version`: its Spec fields and config.json."""
+    spec, config = _minicpmv(version, **text)
+    config = dict(config, architectures=["MiniCPMO"], model_type="minicpmo", audio_config=_MINICPMO_AUDIO,
+                  audio_pool_step=2, audio_chunk_length=1.0, init_vision=True, init_audio=True, init_tts=True,
+                  tts_config={"llm_dim": BASE["hidden"], "hidden_size": 768})
+    spec = dict(spec, architecture="MiniCPMO", model_type="minicpmo",
+                extra_tensors={**spec["extra_tensors"], **minicpmo_audio_tensors(config), **_MINICPMO_TTS},
+                ignore=(*spec["ignore"], r"re:^apm\.", r"re:^audio_projection_layer\.", r"re:^tts\."))
+    return spec, config
+
+
+# MiniCPM-V 4.6 / 4.7 (minicpmv4_6.py, minicpmv4_7.py; transformers' own classes and names): Qwen3.5's text model
+# (gated-delta-net and gated-attention layers) under model.language_model, the Idefics2 tower model.vision_tower (two
+# layers of 1024, 16 heads; 4.6 built without its last one: drop_vision_last_layer) and its window-attention vit_merger,
+# quantized; the downsampling MLPs (vit_merger.linear_1 / 2, merger.mlp.0.linear_1 / 2: torch nn.Linears) stored BF16
+# and listed.
+_MINICPMV46_VISION = {"hidden_size": _V, "intermediate_size": 4 * _V, "num_hidden_layers": 2, "num_attention_heads": 16,
+                      "image_size": 448, "patch_size": 14, "insert_layer_id": 0}
+_MINICPMV46_LINEAR = ("model.vision_tower.vit_merger.linear_1", "model.vision_tower.vit_merger.linear_2",
+                      "model.merger.mlp.0.linear_1", "model.merger.mlp.0.linear_2")
+
+
+def _minicpmv46(architecture: str, model_type: str, **keys) -> tuple[dict, dict]:
+    """A MiniCPM-V 4.6-format family: its Spec fields and config.json."""
+    ignore = _gdn_ignore("model.language_model")["ignore"] + _MINICPMV46_LINEAR
+    return (dict(architecture=architecture, model_type=model_type, **_HF, ignore=ignore),
+            dict(text_config=_text_config("qwen3_5_text", num_hidden_layers=4, **_GDN),
+                 vision_config=_MINICPMV46_VISION, **keys))
+
+
+FAMILIES.update({
+    "minicpm-v-4.6": _minicpmv46("MiniCPMV4_6ForConditionalGeneration", "minicpmv4_6", drop_vision_last_layer=True),
+    "minicpm-v-4.7": _minicpmv46("MiniCPMV4_7ForConditionalGeneration", "minicpmv4_7"),
+    # written by transformers 5.25's MiniCPMOcrForConditionalGeneration; the harness's transformers (5.20.2) has no
+    # minicpm_ocr config class (EXPLAINED)
+    "minicpm-ocr": _minicpmv46("MiniCPMOcrForConditionalGeneration", "minicpm_ocr"),
+})
+FAMILIES.update({
+    "minicpm-o-2.6": _minicpmo("2.6", sliding_window=131072, use_sliding_window=False, max_window_layers=28),
+    "minicpm-o-4.5": _minicpmo("4.5", head_dim=BASE["head_dim"]),
+})
+# Ovis2.5 / Ovis2.6 (ovis2_5.py; the hub's remote-code Ovis2_5Config, model_type ovis2_5: llm_config, vit_config):
+# Qwen3's text model (Ovis2.5-9B's) under llm., synth.ovis2_5_vision_tensors the visual tokenizer (a SigLIP-2 NaViT of
+# two layers of 1024, 16 heads, quantized; the head.0 ReplicatedLinear, built without quant config, and the vte table
+# stored BF16 and listed), with a convolution patch embedding (num_patches -1) and a naflex linear one (256 patches,
+# a ReplicatedLinear without quant config); Ovis2.6-MoE's Qwen3-MoE text model.
+_OVIS25_VIT = {"model_type": "siglip2_navit", "hidden_size": _V, "intermediate_size": 4 * _V, "num_hidden_layers": 2,
+               "num_attention_heads": 16, "patch_size": 16, "image_size": 512, "num_patches": -1, "hidden_stride": 2,
+               "temporal_patch_size": 1, "num_channels": 3, "hidden_act": "gelu_pytorch_tanh", "layer_norm_eps": 1e-6,
+               "attention_dropout": 0.0, "preserve_original_pe": False, "use_rope": True, "window_size": 112,
+               "fullatt_block_indexes": None}
+
+
+def _ovis2_5(architecture: str, llm: dict, **vit) -> tuple[dict, dict]:
+    """An Ovis2.5-format family: its Spec fields and config.json."""
+    config = {"llm_config": llm, "vit_config": dict(_OVIS25_VIT, **vit), "visual_vocab_size": 65536,
+              "hidden_size": BASE["hidden"], "conversation_formatter_class": "Qwen3ConversationFormatter"}
+    moe = bool(llm.get("num_experts"))
+    spec = dict(architecture=architecture, model_type="ovis2_5", text_prefix="llm.model", head="llm.lm_head",
+                sizes_in_text_config=True, extra_tensors=ovis2_5_vision_tensors(config),
+                ignore=("llm.lm_head", "vte", r"re:^visual_tokenizer\.head\.", r"re:.*patch_embedding$"),
+                **(_MOE if moe else {}))
+    return spec, config
+
+
+_OVIS25_QWEN3 = _text_config("qwen3", architectures=["Qwen3ForCausalLM"], rms_norm_eps=1e-6, rope_theta=1000000.0)
+FAMILIES.update({
+    "ovis2.5": _ovis2_5("Ovis2_5", _OVIS25_QWEN3),
+    "ovis2.5-naflex": _ovis2_5("Ovis2_5", _OVIS25_QWEN3, num_patches=256),
+    "ovis2.6": _ovis2_5("Ovis2_6ForCausalLM", _OVIS25_QWEN3),
+    "ovis2.6-moe": _ovis2_5("Ovis2_6_MoeForCausalLM", _text_config(
+        "qwen3_moe", architectures=["Qwen3MoeForCausalLM"], num_experts=8, moe_intermediate_size=1024,
+        num_experts_per_tok=2, decoder_sparse_step=1, mlp_only_layers=[], norm_topk_prob=True, rms_norm_eps=1e-6)),
+})
+# Ovis2 (ovis.py; vLLM's own OvisConfig, model_type ovis): Qwen2 (Ovis2-8B's text model) under llm.,
+# synth.ovis_aimv2_tensors the AIMv2 visual tokenizer (two blocks of 1024, 16 heads, quantized: attn.qkv fused,
+# fc1 / fc3 stacked into fc13) and the head / vte stored BF16 and listed.
+_OVIS2_CONFIG = {"llm_config": _QWEN2_LLM, "hidden_size": BASE["hidden"], "multimodal_max_length": 32768,
+                 "conversation_formatter_class": "QwenConversationFormatter",
+                 "visual_tokenizer_config": {
+                     "model_type": "aimv2_visual_tokenizer", "vocab_size": 65536, "hidden_stride": 2,
+                     "tokenize_function": "softmax", "drop_cls_token": False,
+                     "backbone_config": {"model_type": "aimv2", "hidden_size": _V, "intermediate_size": 4 * _V,
+                                         "num_attention_heads": 16, "num_hidden_layers": 2, "patch_size": 14,
+                                         "image_size": 448, "num_channels": 3, "qkv_bias": False, "mlp_bias": False,
+                                         "rms_norm_eps": 1e-5}}}
+FAMILIES["ovis2"] = (dict(architecture="Ovis", model_type="ovis", text_prefix="llm.model", head="llm.lm_head",
+                          sizes_in_text_config=True, extra_tensors=ovis_aimv2_tensors(_OVIS2_CONFIG),
+                          ignore=("llm.lm_head", "vte", r"re:^visual_tokenizer\.head\.")), _OVIS2_CONFIG)
+# Phi-4-multimodal (phi4mm.py; the hub's remote-code Phi4MMConfig, model_type phi4mm, read as a plain config): written
+# wholly by synth.phi4mm_tensors under microsoft's names at BASE's widths (tied embeddings): the LoRA-wrapped text
+# linears (`<linear>.base_layer`, quantized; the lora_A / lora_B adapters stored BF16 and dropped by the mapper), the
+# fixed SigLIP NaViT image encoder and the conformer audio encoder (one block of Phi-4-MM's 1024 width) with their
+# projections, all built without quant config and stored BF16; the window of Phi-4-mini's config (no layer_types).
+_PHI4MM_AUDIO = {"activation": "swish", "attention_dim": 1024, "attention_heads": 16, "batch_norm": False,
+                 "bias_in_glu": True, "causal": True, "chunk_size": -1, "cnn_layer_norm": True,
+                 "conv_activation": "swish", "conv_glu_type": "swish", "depthwise_multiplier": 1,
+                 "depthwise_seperable_out_channel": 1024, "dropout_rate": 0.0,
+                 "encoder_embedding_config": {"input_size": 80}, "ext_pw_kernel_size": 1, "ext_pw_out_channel": 1024,
+                 "input_layer": "nemo_conv", "input_size": 80, "kernel_size": 3, "left_chunk": 18,
+                 "linear_units": 1536, "nemo_conv_settings": {"conv_channels": 1024}, "num_blocks": 1,
+                 "relative_attention_bias_args": {"t5_bias_max_distance": 500, "type": "t5"}, "time_reduction": 8}
+_PHI4MM = dict(_text_config("phi4mm"), tie_word_embeddings=True, hidden_act="silu", rms_norm_eps=1e-5,
+               rope_theta=10000.0, partial_rotary_factor=0.75, sliding_window=262144, pad_token_id=0,
+               bos_token_id=1, eos_token_id=2, img_processor=None, audio_processor={"config": _PHI4MM_AUDIO,
+                                                                                     "name": "cascades"},
+               embd_layer={"embedding_cls": "image_audio",
+                           "audio_embd_layer": {"compression_rate": 8, "downsample_rate": 1, "embedding_cls": "audio",
+                                                "projection_cls": "mlp", "use_conv_downsample": False,
+                                                "use_qformer": False},
+                           "image_embd_layer": {"crop_size": 448, "embedding_cls": "tune_image",
+                                                "hd_transform_order": "sub_glb",
+                                                "image_token_compression_cls": "avg_pool_2d", "projection_cls": "mlp",
+                                                "use_hd_transform": True, "with_learnable_separator": True}})
+FAMILIES["phi-4-multimodal"] = (
+    dict(architecture="Phi4MMForCausalLM", model_type="phi4mm", layers=0, tie_embeddings=True,
+         extra_tensors=phi4mm_tensors(_PHI4MM),
+         ignore=(r"re:.*\.lora_[AB]\.", r"re:^model\.embed_tokens_extend\.")), _PHI4MM)
+# The same with layer 0's attention listed under its checkpoint names (`qkv_proj.base_layer`, `o_proj.base_layer`,
+# stored BF16): vLLM maps the list with its mapper, whose "base_layer." (with its dot) a list entry does not hold, so
+# no entry names vLLM's `qkv_proj` / `o_proj` and it builds FP8 layers over the BF16 weights.
+FAMILIES["phi-4-multimodal-listed"] = (
+    dict(FAMILIES["phi-4-multimodal"][0], ignore=(*FAMILIES["phi-4-multimodal"][0]["ignore"], *(
+        f"model.layers.0.self_attn.{leaf}.base_layer" for leaf in ("qkv_proj", "o_proj")))), _PHI4MM)
+# Phi-4 vision (phi4siglip.py Phi4ForCausalLMV; a Phi-3 config with a vision_config dict and mm_hidden_size): Phi-3's
+# stored-fused text model at BASE's widths, synth.phi4v_vision_tensors the SigLIP-2 tower (three layers of 1024, 16
+# heads: the last one past layer -2, dropped, its pooling head dropped by the mapper) and the projector, quantized; the
+# linear patch embedding (built without quant config) stored BF16 and listed.
+_PHI4V = {"vision_config": {"hidden_size": _V, "intermediate_size": 4 * _V, "num_hidden_layers": 3,
+                            "num_attention_heads": 16, "patch_size": 16, "num_patches": 256, "num_channels": 3},
+          "mm_hidden_size": _V, "rms_norm_eps": 1e-05, "hidden_act": "silu", "tie_word_embeddings": False,
+          "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2}
+FAMILIES["phi-4-vision"] = (dict(architecture="Phi4ForCausalLMV", model_type="phi3", fused_on_disk=True,
+                                 extra_tensors=phi4v_vision_tensors({**_PHI4V, "hidden_size": BASE["hidden"]}),
+                                 ignore=("lm_head", r"re:.*patch_embedding$")), _PHI4V)
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}
@@ -2018,7 +2200,11 @@ ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}
 # case["tokenizer"]): internvl.py's InternVLProcessingInfo reads the tokenizer's vocabulary for a Qwen2 / Qwen3 text
 # model's video token while vLLM sizes the multimodal limits (get_supported_mm_limits). A word-level one of the
 # vocabulary's size (no <|video_pad|>: images only, as a tokenizer without it serves).
-TOKENIZER_FAMILIES = ("internvl-chat",)
+TOKENIZER_FAMILIES = ("internvl-chat", "ovis2.5", "ovis2.5-naflex", "ovis2.6", "ovis2.6-moe")
+# Families whose front door builds the checkpoint's HF processor (preprocessor_config.json's processor_class over
+# QWEN_PREPROCESSOR's image processor): ovis2_5.py's Ovis2_5ProcessingInfo builds vLLM's Ovis2_5Processor, with the
+# checkpoint's tokenizer, when constructed.
+PROCESSOR_FAMILIES = {family: "Ovis2_5Processor" for family in ("ovis2.5", "ovis2.5-naflex", "ovis2.6", "ovis2.6-moe")}
 QUANTS = ("ct-fp8-block", "fp8-block", "ct-fp8-dynamic", "modelopt-fp8")
 # The other formats of the format issue: stored ones, and a bf16 checkpoint under each online --quantization.
 FORMAT_QUANTS = ("modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc", "quark-fp8-block", "inc-fp8-block",
@@ -2208,6 +2394,23 @@ OPEN = (
      "Cutlass where vLLM picks FlashInfer-DeepGEMM / DeepGEMM"),
 )
 
+# ninth round (fam-mma)
+EXPLAINED += (
+    (r"^0\.34\.0\|[^|]*\|minicpm-ocr\|\(model\)\|.*has model type `minicpm_ocr` but Transformers does not "
+     r"recognize",
+     "harness: MiniCPM-OCR's config class (transformers' MiniCPMOcrConfig, model_type minicpm_ocr) is in transformers "
+     "5.22, which vLLM 0.34 allows (< 5.23), not in the harness's 5.20.2, so the build stops at the front door; its "
+     "modules are MiniCPM-V 4.6's (minicpm_ocr.py subclasses minicpmv4_6.py's class, only its drop_vision_last_layer "
+     "fixed false), measured on minicpm-v-4.6 / -4.7"),
+)
+OPEN += (
+    (r"^0\.33\.0\|[^|]*\|minicpm-ocr\|[^|]*\|\(model\)\|.*has model type `minicpm_ocr` but Transformers does not "
+     r"recognize",
+     "vLLM 0.33's transformers pin (< 5.21) has no minicpm_ocr config class: it refuses a MiniCPM-OCR checkpoint at "
+     "the front door though its registry lists MiniCPMOcrForConditionalGeneration; fp8check does not model "
+     "config-class refusals and lays it out as 0.34 builds it"),
+)
+
 
 def explained(release: str, platform: str, family: str, row, kv_cache_dtype: str = "auto") -> str | None:
     where = f"{release}|{platform}|{family}|{row.name}|{row.theirs.get('error') or ''}|kv={kv_cache_dtype}"
@@ -2261,7 +2464,8 @@ def write(tmp: str, family: str, quant: str) -> str:
     if family in ADDED_TOKENS:
         with open(os.path.join(folder, "added_tokens.json"), "w", encoding="utf-8") as fh:
             json.dump(ADDED_TOKENS[family], fh)
-    processor = {"qwen2_5_vl": "Qwen2_5_VLProcessor", "qwen3_vl": "Qwen3VLProcessor"}.get(spec.vision or "")
+    processor = {"qwen2_5_vl": "Qwen2_5_VLProcessor", "qwen3_vl": "Qwen3VLProcessor"}.get(spec.vision or "") \
+        or PROCESSOR_FAMILIES.get(family)
     if processor:
         with open(os.path.join(folder, "preprocessor_config.json"), "w", encoding="utf-8") as fh:
             json.dump({**QWEN_PREPROCESSOR, "processor_class": processor}, fh)

@@ -150,6 +150,8 @@ class ModelConfig(NamedTuple):
     attention_geometry: tuple[tuple[int, int, int, int], ...] | None = None
     # MiMo-V2-Pro: config.json's attention_projection_layout is "fused_qkv" (mimo_v2.py MiMoV2FlashDecoderLayer).
     fused_qkv_layout: bool = False
+    # config.json's version as str() shows it ("2.6"): the class MiniCPM-V / MiniCPM-o build (layouts.version_refusal)
+    version: str | None = None
     # A Mistral-format checkpoint's params.json as vLLM 0.25-0.33 refuse it (fp8check.core.checkpoint.mistral:
     # BLOCK FP8, Mistral-Large-4); the config above is 0.34's reading.
     errors_before_034: tuple[str, ...] = ()
@@ -202,6 +204,10 @@ MODEL_TYPE_REWRITES = {model_type: ("vision_config", "MiMoV2OmniForCausalLM")
 # init_vision_tower_for_llava / init_vision_tower_for_mistral3 read where config.json has no such key.
 VISION_FEATURE_LAYERS = {"llava": -2, "llava_next": -2, "llava_next_video": -2, "llava_onevision": -1, "mistral3": -1}
 VISION_LAYERS = {"clip_vision_model": 12, "siglip_vision_model": 12, "pixtral": 24}
+# drop_vision_last_layer (minicpmv.py init_vision_module, minicpmv4_6.py: encoder.layers[:-1] when true) per model type,
+# its config class's default: the tower built up to its next-to-last layer, as a vision_feature_layer of -2. MiniCPM-V /
+# MiniCPM-o's remote configs default it true, transformers' MiniCPMV4_6Config false (4.7 and OCR never drop it).
+DROPS_LAST_VISION_LAYER = {"minicpmv": True, "minicpmo": True, "minicpmv4_6": False}
 
 
 # Config classes that hold a standard key under a name of their own (their attribute_map, or an __init__ that stores
@@ -260,8 +266,9 @@ def _aliased(sizes: dict, model_type: object) -> dict:
 
 
 # Model types whose vision tower the model file builds from a fixed config, whatever config.json holds: its heads
-# (phi3v.py CLIP_VIT_LARGE_PATCH14_336_CONFIG, 0.25-0.34: 16 heads of 64).
-FIXED_VISION_HEADS = {"phi3_v": 16}
+# (phi3v.py CLIP_VIT_LARGE_PATCH14_336_CONFIG, 0.25-0.34: 16 heads of 64; phi4mm.py get_navit_vision_model's SigLIP:
+# 16 heads of 72).
+FIXED_VISION_HEADS = {"phi3_v": 16, "phi4mm": 16}
 
 
 def parse_model_config(doc: object, where: str = "config.json", hf_quant_config: object = None) -> ModelConfig:
@@ -319,7 +326,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
     # prefix_dense_intermediate_size (cohere2_moe.py Cohere2MoeMLP: intermediate_size where it is null or absent).
     dense = ("dense_intermediate_size" if "dense_intermediate_size" in sizes else "prefix_dense_intermediate_size"
              if _positive_int(sizes.get("prefix_dense_intermediate_size")) else "intermediate_size")
-    vision_doc = multimodal.get("vision_config")
+    vision_doc = _vision_config(multimodal)
     vision: dict = {**_radio_sizes(vision_doc), **vision_doc} if isinstance(vision_doc, dict) else {}
     vision_type = vision["model_type"] if isinstance(vision.get("model_type"), str) else ""
     # (MiDashengLM nests its Dasheng encoder's as audio_encoder_config)
@@ -392,6 +399,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         kv_source_layers=_int_list(sizes, "kv_source_layers", where, minimum=0) or (),
         attention_geometry=_attention_geometry(sizes, opt_int, where),
         fused_qkv_layout=sizes.get("attention_projection_layout") == "fused_qkv",
+        version=_version(doc.get("version")),
     )
 
 
@@ -441,6 +449,21 @@ def _expert_dtype(sizes: dict, model_type: str, raw_quant: object) -> str | None
     return value if isinstance(value, str) and is_printable(value) else None
 
 
+def _version(value: object) -> str | None:
+    """config.json's version as the model file's str(config.version) reads it (a JSON number or string), printable."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)) or not is_printable(str(value)):
+        return None
+    return str(value)
+
+
+def _vision_config(doc: dict) -> object:
+    """The vision tower's config: vision_config, or where a family nests it otherwise, Ovis2.5's vit_config and
+    Ovis's visual_tokenizer_config.backbone_config (vLLM's OvisConfig)."""
+    tokenizer = doc.get("visual_tokenizer_config")
+    backbone = tokenizer.get("backbone_config") if isinstance(tokenizer, dict) else None
+    return doc.get("vision_config", doc.get("vit_config", backbone))
+
+
 def _text_model(text: dict | None, where: str) -> dict:
     """text_config's architectures and model_type (ModelConfig.text_architectures / text_model_type), checked."""
     if text is None:
@@ -455,7 +478,9 @@ def _text_model(text: dict | None, where: str) -> dict:
 
 def _feature_layers(doc: dict, model_type: str, where: str) -> tuple[int, ...]:
     """vision_feature_layer as a tuple (one index, or the list LLaVA-NeXT's Granite-Vision configs give), the config
-    class's default where absent (VISION_FEATURE_LAYERS)."""
+    class's default where absent (VISION_FEATURE_LAYERS); MiniCPM's drop_vision_last_layer (DROPS_LAST_VISION_LAYER)."""
+    if model_type in DROPS_LAST_VISION_LAYER:
+        return (-2,) if doc.get("drop_vision_last_layer", DROPS_LAST_VISION_LAYER[model_type]) else (-1,)
     value = doc.get("vision_feature_layer", VISION_FEATURE_LAYERS.get(model_type))
     if value is None:
         return ()

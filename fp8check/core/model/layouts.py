@@ -102,10 +102,17 @@ class Tower(NamedTuple):
     # num_hidden_layers_override) and the tower's load_weights drops the layers beyond (clip.py, siglip.py,
     # pixtral.py): those tensors are listed as skipped.
     layers_path: str | None = None
+    # The vision layer the model builds the tower up to whatever config.json says, with layers_path (phi4siglip.py: -2,
+    # num_hidden_layers_override); None: config.json's vision_feature_layer.
+    feature_layer: int | None = None
     # Fused leaves the quant config's lists match by their own name only, never by their shards: the class's
     # packed_modules_mapping keys them under a dotted name (qwen2_5_omni_thinker.py's "attn.qkv": ["attn.q", "attn.k",
     # "attn.v"]), which quant_utils.py is_layer_skipped, looking a layer's last name part up, never meets.
     unexpanded: tuple[str, ...] = ()
+    # The default dtype the model builds the tower under, where not the model's (minicpmv.py init_resampler:
+    # set_default_torch_dtype(torch.float16)): its FP8 methods' out dtype (Fp8LinearMethod takes
+    # torch.get_default_dtype()), which picks the kernel.
+    build_dtype: str | None = None
 
 
 class MoEBackendRequired(NamedTuple):
@@ -3180,6 +3187,146 @@ ARCHITECTURES["DomynEdgeForCausalLM"] = Arch("vllm:domyn_edge.py", layer_geometr
 ARCHITECTURES["MiniCPM3ForCausalLM"] = Arch(
     "vllm:minicpm3.py", packed={"gate_up_proj": LLAMA_PACKED["gate_up_proj"]}, mla_projections_dense=True,
     sliding=MODEL_WINDOW, quant_prefixes=(("regex", r"^(?:.*\.)?self_attn\.q_a_proj\.weight$", ".weight"),))
+# ninth round (fam-mma)
+# MiniCPM-V (minicpmv.py MiniCPMV, registered 0.25-0.34, the file alike 0.33 -> 0.34; model_type minicpmv, the hub's
+# remote-code MiniCPMVConfig: the text model's keys flat at the top, vision_config a SiglipVisionConfig).
+# MiniCPMV.__new__ builds the class of config.version (none: 2.0 where hidden_size 2304 and query_num 64, else 2.5): 2.5
+# / 4.0 LlamaForCausalLM, 2.6 Qwen2ForCausalLM, 4.5 Qwen3ForCausalLM, each under llm. (llm.model.layers.N, llm.lm_head
+# with the quant config), Llama's q / k / v and gate / up fusions (the packed_modules_mapping MiniCPMV copies from the
+# version's class); the tower vpm. is idefics2_vision_model.py's Idefics2VisionTransformer with the quant config
+# (self_attn q / k / v -> qkv_proj over the vision heads, out_proj row, mlp fc1 column / fc2 row), without its last
+# layer where drop_vision_last_layer (local.py: the remote class's default true), whose tensors its load_weights drops;
+# the resampler (layers/resampler.py BaseResampler: Resampler2_5, 4.5's Resampler4_5), built under float16 as the
+# default dtype (Tower.build_dtype), holds kv_proj, a ReplicatedLinear with the quant config, and a torch
+# nn.MultiheadAttention (attn.out_proj an nn.Linear, in_proj_weight / query / proj bare parameters). 2.6 / 4.0 / 4.5's
+# hf_to_vllm_mapper drops apm., audio* and tts* (none in a vision checkpoint); the quant config's lists are matched
+# against the checkpoint's names. Not modelled: 2.0's timm SigLIP tower and MiniCPM text model (vpm.blocks.N, plain
+# nn.Linears). A version outside 2.0 / 2.5 / 2.6 / 4.0 / 4.5 is vLLM's ValueError (version_refusal).
+_IDEFICS2_VPM = Tower("vllm:idefics2_vision_model.py", ("vpm.",), vision_heads=True, layers_path="encoder.layers")
+_MINICPMV_RESAMPLER = Tower("vllm:minicpmv.py", ("resampler.",), packed={}, build_dtype="float16",
+                            styles={"kv_proj": REPLICATED, "attn.out_proj": TORCH_LINEAR})
+ARCHITECTURES["MiniCPMV"] = Arch("vllm:minicpmv.py", towers=(_IDEFICS2_VPM, _MINICPMV_RESAMPLER), **_QWEN2_MODEL)
+# MiniCPM-o (minicpmo.py MiniCPMO, registered 0.25-0.34; 0.33 -> 0.34 changed a loop variable only; model_type minicpmo,
+# the remote MiniCPMOConfig): MiniCPMO.__new__ builds 2.6 (Qwen2) or 4.5 (Qwen3; no version: 2.6) as MiniCPM-V's
+# class of that version (llm., vpm., resampler) plus the audio tower apm., MiniCPMWhisperEncoder over
+# transformers' WhisperAttention (self_attn q / k / v / out_proj) and fc1 / fc2, every one a torch nn.Linear (no quant
+# method; embed_positions an nn.Embedding), and audio_projection_layer's linear1 / linear2, torch nn.Linears. Its
+# hf_to_vllm_mapper drops every name starting "tts" (the speech generator vLLM does not build).
+_MINICPMO_AUDIO = Tower("vllm:minicpmo.py", ("apm.", "audio_projection_layer."), packed={},
+                        styles={tail: TORCH_LINEAR for tail in ("q_proj", "k_proj", "v_proj", "out_proj", "fc1", "fc2",
+                                                                "linear1", "linear2")})
+ARCHITECTURES["MiniCPMO"] = ARCHITECTURES["MiniCPMV"]._replace(
+    source="vllm:minicpmo.py", towers=(_IDEFICS2_VPM, _MINICPMV_RESAMPLER, _MINICPMO_AUDIO), spec_prefix="tts",
+    matrix_norms=("apm.embed_positions",))
+
+# MiniCPM-V 4.6 (minicpmv4_6.py MiniCPMV4_6ForConditionalGeneration, registered 0.33-0.34; 0.34 changed the image
+# processor only; transformers' MiniCPMV4_6Config, model_type minicpmv4_6), and its subclasses MiniCPM-V 4.7
+# (minicpmv4_7.py, adding mrope positions only) and MiniCPM-OCR (minicpm_ocr.py, 0.34's processor): qwen3_5.py's
+# Qwen3_5ForCausalLM over text_config under language_model. (its gated-delta-net and gated-attention layers, mtp.*
+# dropped); vpm., the Idefics2 tower with the quant config, without its last layer where 4.6's drop_vision_last_layer
+# (false by default; 4.7 and OCR never); vit_merger., a window-attention block with the quant config (self_attn q / k /
+# v -> qkv_proj over the vision heads, stacked by load_weights' _stack_vit_merger_qkv, out_proj row) and its
+# downsampling MLP linear_1 / linear_2, torch nn.Linears; merger.mlp.N linear_1 / linear_2, torch nn.Linears. The
+# hf_to_vllm_mapper moves transformers' names (model.vision_tower.vit_merger., model.vision_tower., model.merger.,
+# model.language_model., lm_head.).
+_MINICPMV46_VPM = _IDEFICS2_VPM._replace(roots=("model.vision_tower.", "model.vpm."))
+_MINICPMV46_VIT_MERGER = Tower("vllm:minicpmv4_6.py", ("model.vision_tower.vit_merger.", "model.vit_merger."),
+                               vision_heads=True, styles={"self_attn.out_proj": ROW, "linear_1": TORCH_LINEAR,
+                                                          "linear_2": TORCH_LINEAR})
+_MINICPMV46_MERGER = Tower("vllm:minicpmv4_6.py", ("model.merger.",), packed={},
+                           styles={"linear_1": TORCH_LINEAR, "linear_2": TORCH_LINEAR})
+_MINICPMV46 = ARCHITECTURES["Qwen3_5ForCausalLM"]._replace(
+    source="vllm:minicpmv4_6.py", towers=(_MINICPMV46_VIT_MERGER, _MINICPMV46_VPM, _MINICPMV46_MERGER),
+    hf_to_vllm=(("prefix", "model.vision_tower.vit_merger.", "vit_merger."), ("prefix", "model.vision_tower.", "vpm."),
+                ("prefix", "model.vpm.", "vpm."), ("prefix", "model.vit_merger.", "vit_merger."),
+                ("prefix", "model.merger.", "merger."), ("prefix", "model.language_model.", "language_model.model."),
+                ("prefix", "lm_head.", "language_model.lm_head.")))
+ARCHITECTURES.update({"MiniCPMV4_6ForConditionalGeneration": _MINICPMV46,
+                      "MiniCPMV4_7ForConditionalGeneration": _MINICPMV46._replace(source="vllm:minicpmv4_7.py"),
+                      "MiniCPMOcrForConditionalGeneration": _MINICPMV46._replace(source="vllm:minicpm_ocr.py")})
+# Ovis2.5 / Ovis2.6 (ovis2_5.py Ovis2_5, registered 0.25-0.34 as Ovis2_5, Ovis2_6ForCausalLM and Ovis2_6_MoeForCausalLM,
+# the file alike 0.33 -> 0.34; model_type ovis2_5, the hub's remote Ovis2_5Config: llm_config, which vLLM renames
+# text_config, and vit_config, a Siglip2NavitConfig): the text model is the class text_config names
+# (init_vllm_registered_model: Qwen3, Qwen3-MoE) under llm. (llm.model.layers.N, llm.lm_head), no mapper; the visual
+# tokenizer's vit (siglip2navit.py Siglip2NavitModel, with the quant config: self_attn q / k / v -> qkv_proj over the
+# vision heads, stacked by its own mapper, out_proj row, mlp fc1 column / fc2 row; a naflex patch_embedding, where
+# vit_config.num_patches > 0, a ReplicatedLinear without quant_config) and its head.0, a ReplicatedLinear without
+# quant_config; vte, the visual embedding table (an nn.Embedding).
+_SIGLIP2_NAVIT = Tower("vllm:siglip2navit.py", ("visual_tokenizer.vit.",), vision_heads=True,
+                       styles={"embeddings.patch_embedding": REPLICATED}, unquantized=("embeddings.patch_embedding",))
+_OVIS25_HEAD = Tower("vllm:ovis2_5.py", ("visual_tokenizer.head.",), packed={}, quantized=False,
+                     styles={"0": REPLICATED})
+_OVIS25 = Arch("vllm:ovis2_5.py", towers=(_SIGLIP2_NAVIT, _OVIS25_HEAD), registered_text_model=True,
+               matrix_norms=("vte",))
+ARCHITECTURES.update({"Ovis2_5": _OVIS25, "Ovis2_6ForCausalLM": _OVIS25, "Ovis2_6_MoeForCausalLM": _OVIS25})
+# Ovis / Ovis2 (ovis.py Ovis, registered 0.25-0.34, the file alike 0.33 -> 0.34; model_type ovis, vLLM's own OvisConfig:
+# llm_config as text_config, visual_tokenizer_config with its backbone_config): the text model of text_config's class
+# under llm., no mapper; the visual tokenizer's backbone with the quant config, by backbone_config's model_type:
+# aimv2.py's AIMv2Model (Ovis2: trunk.blocks.N attn.qkv stored fused, a QKVParallelLinear over the vision heads,
+# attn.proj row, mlp fc1 / fc3 stacked by its own mapper into fc13, a MergedColumnParallelLinear whose name no packed
+# mapping keys, fc2 row; the post_trunk_norm dropped) or siglip.py's SiglipVisionModel (Ovis1.6); head.0 a
+# ReplicatedLinear without quant_config; vte an nn.Embedding.
+_AIMV2 = Tower("vllm:aimv2.py", ("visual_tokenizer.backbone.trunk.",), packed={"qkv": ("qkv",), "fc13": ("fc1", "fc3")},
+               vision_heads=True, styles={"attn.qkv": "QKVParallelLinear", "attn.proj": ROW, "mlp.fc2": ROW},
+               unexpanded=("fc13",))
+ARCHITECTURES["Ovis"] = _OVIS25._replace(source="vllm:ovis.py", towers=(
+    _AIMV2, _SIGLIP._replace(roots=("visual_tokenizer.backbone.vision_model.",)),
+    _OVIS25_HEAD._replace(source="vllm:ovis.py")))
+# Phi-4-multimodal (phi4mm.py Phi4MMForCausalLM, registered 0.25-0.34; 0.33 -> 0.34 changed a loop variable of the audio
+# encoder only; model_type phi4mm, the hub's remote Phi4MMConfig): llama.py's LlamaModel at model. over Phi-3's
+# stored-fused qkv_proj / gate_up_proj (the class's packed_modules_mapping maps each to itself), the LM head with the
+# quant config (tied to embed_tokens in the released checkpoint). The checkpoint holds every text linear LoRA-wrapped
+# (`<linear>.base_layer.weight` beside `lora_A` / `lora_B` adapters): the hf_to_vllm_mapper removes "base_layer." and
+# drops every name holding "lora", so vLLM's module is `<linear>` (fp8check reports the checkpoint's
+# `<linear>.base_layer`, styled as its linear). The image encoder is idefics2_vision_model.py's
+# Idefics2VisionTransformer built from a fixed SigLIP config (get_navit_vision_model: 27 layers of 1152, 16 heads)
+# without quant config, up to layer_idx -2 (the released img_processor is null: 26 layers, layer 26's tensors dropped by
+# its loader); img_projection.0 / .2 and the conformer audio encoder (phi4mm_audio.py: embed.out, the feed-forwards'
+# net.0.linear / net.2, self_attn linear_q / k / v / out) and its audio_projection speech / vision .0 / .2 are torch
+# nn.Linears; the audio encoder's relative-attention bias table an nn.Embedding.
+_PHI4MM_IMAGE = "model.embed_tokens_extend.image_embed."
+_PHI4MM_AUDIO = "model.embed_tokens_extend.audio_embed."
+_PHI4MM_VISION = Tower("vllm:idefics2_vision_model.py", (f"{_PHI4MM_IMAGE}img_processor.",), vision_heads=True,
+                       quantized=False, dropped=("img_processor.encoder.layers.26.",))
+_PHI4MM_PROJECTION = Tower("vllm:phi4mm.py", (_PHI4MM_IMAGE,), packed={},
+                           styles={"img_projection.0": TORCH_LINEAR, "img_projection.2": TORCH_LINEAR})
+_PHI4MM_AUDIO_LINEARS = ("embed.out", "net.0.linear", "net.2", "linear_q", "linear_k", "linear_v", "linear_out",
+                         "audio_projection.speech.0", "audio_projection.speech.2", "audio_projection.vision.0",
+                         "audio_projection.vision.2")
+_PHI4MM_AUDIO_TOWER = Tower("vllm:phi4mm_audio.py", (_PHI4MM_AUDIO,), packed={},
+                            styles={tail: TORCH_LINEAR for tail in _PHI4MM_AUDIO_LINEARS})
+ARCHITECTURES["Phi4MMForCausalLM"] = ARCHITECTURES["Phi3ForCausalLM"]._replace(
+    source="vllm:phi4mm.py", towers=(_PHI4MM_VISION, _PHI4MM_PROJECTION, _PHI4MM_AUDIO_TOWER),
+    styles={"self_attn.qkv_proj.base_layer": "QKVParallelLinear", "self_attn.o_proj.base_layer": ROW,
+            "mlp.gate_up_proj.base_layer": "MergedColumnParallelLinear", "mlp.down_proj.base_layer": ROW},
+    equal_parts={"mlp.gate_up_proj.base_layer": 2}, spec_substrings=("lora",),
+    matrix_norms=("relative_attention_bias_layer.bias_values",),
+    hf_to_vllm=(("substr", "base_layer.", ""),
+                ("prefix", f"{_PHI4MM_AUDIO}audio_projection.vision.",
+                 "embed_tokens_extend.audio_projection_for_vision."),
+                ("prefix", f"{_PHI4MM_AUDIO}audio_projection.speech.", "embed_tokens_extend.audio_projection."),
+                ("prefix", _PHI4MM_AUDIO, "embed_tokens_extend."), ("prefix", _PHI4MM_IMAGE, "vision_encoder.")))
+
+# Phi-4 vision (phi4siglip.py Phi4ForCausalLMV, registered 0.25-0.34, the file alike 0.33 -> 0.34): phi3.py's
+# Phi3ForCausalLM over the flat config (init_vllm_registered_model with architectures ["Phi3ForCausalLM"]) under
+# language_model. (the mapper: model. -> language_model.model., lm_head. -> language_model.lm_head.); lfm2_siglip2.py's
+# Siglip2Model over vision_config with the quant config at model.vision_tower.vision_tower. (-> vision_tower.):
+# self_attn q / k / v -> qkv_proj over the vision heads, out_proj row, mlp fc1 column / fc2 row, the patch embedding a
+# ReplicatedLinear without quant config, built up to layer -2 (its loader drops the last layer's tensors, the mapper the
+# attention-pooling head), its qkv_proj (stacked by its own mapper) matched by the lists by its own name (the only
+# packed mapping reaching the quant config is Phi-3's, qkv_proj -> qkv_proj); model.mm_projector.0 / .2 ->
+# multi_modal_projector.linear_1 / linear_2, llava.py's LlavaMultiModalProjector with the quant config (column / row).
+_PHI4V_SIGLIP2 = _SIGLIP2_NAVIT._replace(source="vllm:lfm2_siglip2.py", roots=("model.vision_tower.vision_tower.",),
+                                         layers_path="vision_model.encoder.layers", feature_layer=-2,
+                                         dropped=("vision_model.head.",), unexpanded=("qkv_proj",))
+ARCHITECTURES["Phi4ForCausalLMV"] = ARCHITECTURES["Phi3ForCausalLM"]._replace(
+    source="vllm:phi4siglip.py",
+    towers=(_PHI4V_SIGLIP2, Tower("vllm:phi4siglip.py", ("model.mm_projector.",), packed={},
+                                  styles={"0": COLUMN, "2": ROW})),
+    hf_to_vllm=(("prefix", "model.vision_tower.vision_tower.", "vision_tower."),
+                ("prefix", "model.mm_projector.0.", "multi_modal_projector.linear_1."),
+                ("prefix", "model.mm_projector.2.", "multi_modal_projector.linear_2."), _VL_TEXT[1],
+                ("prefix", "model.", "language_model.model.")))
 
 
 # Any other architecture transformers has, which the release does not register: registry.py
@@ -3330,6 +3477,31 @@ def quant_config_refusal(architectures: tuple[str, ...], config_name: str | None
 
 # registry.py _ModelRegistry.inspect_model_cls / _raise_for_unsupported: what the import failure becomes, verbatim.
 INSPECT_FAILED = "Model architectures {archs} failed to be inspected. Please check the logs for more details."
+
+
+# The versions MiniCPMV.__new__ (minicpmv.py) and MiniCPMO.__new__ (minicpmo.py) build a class for, 0.25-0.34 alike,
+# and how many dot-separated parts of config.version each reads (None: all of them).
+MINICPM_VERSIONS: dict[str, tuple[tuple[tuple[int, int], ...], int | None]] = {
+    "MiniCPMV": (((2, 0), (2, 5), (2, 6), (4, 0), (4, 5)), None), "MiniCPMO": (((2, 6), (4, 5)), 2)}
+
+
+def version_refusal(config: ModelConfig) -> str | None:
+    """The ValueError MiniCPMV / MiniCPMO's __new__ raises, verbatim, for a config.json version it builds no class for
+    (a config without one builds 2.0 / 2.5, MiniCPM-o 2.6)."""
+    arch = next((a for a in config.architectures if a in ARCHITECTURES), None)
+    if arch not in MINICPM_VERSIONS or config.version is None:
+        return None
+    supported, parts = MINICPM_VERSIONS[arch]
+    numbers = config.version.split(".")[:parts]
+    bad = next((part for part in numbers if not part.strip().lstrip("+-").isdigit()), None)
+    if bad is not None:  # int() refuses a part; MiniCPMO re-raises it as its own ValueError
+        return (f"Invalid model version format in config: {config.version}. Expected a dot-separated version string "
+                "like '4.5'." if parts else f"invalid literal for int() with base 10: {bad!r}")
+    values = tuple(int(part) for part in numbers)
+    if values in supported:
+        return None
+    shown = ", ".join(f"{major}.{minor}" for major, minor in supported)
+    return f"Currently, {arch} only supports versions {shown}. Got version: {values}"
 
 
 def import_refusal(architectures: tuple[str, ...], ctx) -> str | None:
@@ -3492,13 +3664,18 @@ def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
         if text is not None and text.moved is not None:  # the implementation this release builds the class with
             text = text.for_release(profile)
         # the entry's towers as the release builds them; its spec_prefix (the text model's MTP under the entry's
-        # prefix) where it names one
+        # prefix) where it names one; its bare parameters beside the text model's (Ovis2.5's vte)
         towers, renames = arch.for_release(profile).towers, arch.hf_to_vllm
         spec_prefix = arch.spec_prefix or (text.spec_prefix if text is not None else None)
+        matrix_norms = arch.matrix_norms + (text.matrix_norms if text is not None else ())
+
+        def under_entry(layout: Arch) -> Arch:
+            return layout._replace(towers=towers, hf_to_vllm=renames, spec_prefix=spec_prefix,
+                                   matrix_norms=matrix_norms)
+
         if text is not None and text.rocm_layout:  # the text model's ROCm implementation under the same towers
-            rocm = text.rocm_layout[1]._replace(towers=towers, hf_to_vllm=renames, spec_prefix=spec_prefix)
-            text = text._replace(rocm_layout=(text.rocm_layout[0], rocm))
-        arch = text._replace(towers=towers, hf_to_vllm=renames, spec_prefix=spec_prefix) if text is not None else arch
+            text = text._replace(rocm_layout=(text.rocm_layout[0], under_entry(text.rocm_layout[1])))
+        arch = under_entry(text) if text is not None else arch
     if arch is not None and arch.rocm_layout and kind == "rocm" and (profile is None or profile.has(arch.rocm_layout[0])):
         arch = arch.rocm_layout[1]
     return arch.for_release(profile) if arch is not None else None
@@ -3666,6 +3843,10 @@ HF_WINDOWS: dict[str, HFWindow] = {
     "gpt_oss": HFWindow(128, fills=_odd_positions),
     "qwen2": _QWEN_WINDOW,
     "qwen3": _QWEN_WINDOW,
+    # MiniCPM-V's remote MiniCPMVConfig: a Qwen2Config (2.6) / Qwen3Config (4.5) subclass; 2.5 / 4.0's LlamaConfig one
+    # reads no window key, which their configs do not write
+    "minicpmv": _QWEN_WINDOW,
+    "minicpmo": _QWEN_WINDOW,                       # MiniCPM-o's MiniCPMOConfig: Qwen2Config (2.6), Qwen3Config (4.5)
     "mimo": _QWEN_WINDOW,                           # MiMo-7B's remote-code MiMoConfig(Qwen2Config)
     "qwen2_5_vl_text": _QWEN25_VL_WINDOW,
     "qwen2_5_vl": _QWEN25_VL_WINDOW,                # a flat Qwen2.5-VL config

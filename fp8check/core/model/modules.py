@@ -94,6 +94,8 @@ class LinearModule(NamedTuple):
     # True: its weights are stored [in, out] and the model's loader transposes the weight alone (Arch.transposed); the
     # shards' weight shapes here are vLLM's [out, in].
     transposed: bool = False
+    # The dtype its quant method takes as its out dtype where not the model's (Tower.build_dtype); None: the model's.
+    out_dtype: str | None = None
 
     @property
     def leaf(self) -> str:
@@ -242,11 +244,11 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
 
 
 def _tower_torch_linear(arch: Arch, name: str) -> bool:
-    """A tower weight its styles name a torch nn.Linear, though named like an embedding (radio.py 0.34's patch
-    embedder embeddings.patch_projection, a ViTPatchLinear)."""
+    """A tower weight its styles name a linear, though named like an embedding (radio.py 0.34's patch embedder
+    embeddings.patch_projection, a ViTPatchLinear; siglip2navit.py's naflex embeddings.patch_embedding, a
+    ReplicatedLinear)."""
     tower = tower_for(arch, name)
-    style = tail_match(name[: -len(".weight")], tower.styles) if tower is not None else None
-    return style is not None and tower is not None and tower.styles[style] == TORCH_LINEAR
+    return tower is not None and tail_match(name[: -len(".weight")], tower.styles) is not None
 
 
 def _renamed(name: str, renames: tuple[tuple[str, str, str], ...]) -> str | None:
@@ -269,7 +271,10 @@ def _skip_reason(arch: Arch, config: ModelConfig, prefix: str) -> str:
                 f"{config.num_kv_shared_layers}): the layer reuses an earlier layer's KV cache and {arch.source[5:]} "
                 "drops it")
     if prefix in _unbuilt_tower_layers(arch, config):
-        return (f"a vision layer past the deepest vision_feature_layer ({list(config.vision_feature_layers)} of "
+        tower = tower_for(arch, prefix)
+        feature_layers = [tower.feature_layer] if tower is not None and tower.feature_layer is not None else list(
+            config.vision_feature_layers)
+        return (f"a vision layer past the deepest vision_feature_layer ({feature_layers} of "
                 f"{config.vision_layers}): the model builds the tower up to it and the tower's loader drops the layers "
                 "beyond, so vLLM never loads it")
     if prefix in _dense_indexers(arch, config):
@@ -310,13 +315,18 @@ def _unbuilt_tower_layers(arch: Arch, config: ModelConfig) -> tuple[str, ...]:
     """The layers of a tower with Tower.layers_path past the deepest vision_feature_layer: llava.py / mistral3.py
     _get_num_hidden_layers builds max(get_layer_index(i, vision layers)) of them (utils.py get_layer_index: a
     negative index counts from the end, num_hidden_layers + i + 1) and clip.py / siglip.py / pixtral.py's load_weights
-    drop the names of the layers beyond."""
+    drop the names of the layers beyond; a tower built up to a fixed layer (Tower.feature_layer) alike."""
     total = config.vision_layers
-    if total is None or not config.vision_feature_layers:
+    if total is None:
         return ()
-    built = max(i if i >= 0 else total + i + 1 for i in config.vision_feature_layers)
-    return tuple(f"{root}{tower.layers_path}.{i}." for tower in arch.towers if tower.layers_path
-                 for root in tower.roots for i in range(built, total))
+    unbuilt = []
+    for tower in arch.towers:
+        feature_layers = (tower.feature_layer,) if tower.feature_layer is not None else config.vision_feature_layers
+        if not tower.layers_path or not feature_layers:
+            continue
+        built = max(i if i >= 0 else total + i + 1 for i in feature_layers)
+        unbuilt += [f"{root}{tower.layers_path}.{i}." for root in tower.roots for i in range(built, total)]
+    return tuple(unbuilt)
 
 
 def _kv_shared_drops(arch: Arch, config: ModelConfig) -> tuple[str, ...]:
@@ -562,7 +572,8 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
                         tuple(i for i, s in enumerate(shards) if s.name.rsplit(".", 1)[-1] in whole),
                         column_when_split=one_group, qkv_chunks=qkv_chunks,
                         kv_parts=_kv_parts(shards, config, arch) if tower is None else (0, ()),
-                        transposed=tower is None and tail_match(name, arch.transposed) is not None)
+                        transposed=tower is None and tail_match(name, arch.transposed) is not None,
+                        out_dtype=tower.build_dtype if tower is not None else None)
 
 
 def _kv_parts(shards: tuple[Shard, ...], config: ModelConfig, arch: Arch) -> tuple[int, tuple[int, ...]]:

@@ -70,6 +70,8 @@ if TYPE_CHECKING:  # annotations only
 _DENSE = re.compile(r"^(.*\.(?:layers|h|blocks)\.(\d+)\.(?:self_attn|self_attention|mixer|attention|attn\.attention|"
                     r"norm_attn_norm\.attn|attn))\."
                     r"(qkv_proj|qkv_indexer_proj|query_key_value|qkv_gate_proj|wqkv|c_attn|Wqkv)$")
+# The leaf a PEFT LoRA wrapper saves its wrapped linear under.
+LORA_BASE = ".base_layer"
 # Any linear of a decoder layer's attention module (self_attn; the Transformers backend's GPT-NeoX attention, GPTBigCode
 # attn).
 _SELF_ATTN = re.compile(r"^(.*\.(?:layers|h)\.(\d+)\.(?:self_attn|attention|attn))\.([^.]+)$")
@@ -176,7 +178,8 @@ def attention_layers(ckpt: Checkpoint, layout: ModelLayout, platform_kind: str =
                     and config_head_dim else None)
         qkv = module.layer_type in QKV_CLASSES or arch is not None and module.leaf == arch.merged_qkv_gate
         geometry = narrowed or (module.heads if qkv else None)
-        dense = _DENSE.match(module.name) if geometry else None
+        # a LoRA-wrapped QKV (Phi-4-multimodal's `qkv_proj.base_layer`, which its mapper names qkv_proj) is the linear
+        dense = _DENSE.match(module.name.removesuffix(LORA_BASE)) if geometry else None
         # A fused q / k linear of another class (Arch.attention_linear): the Attention takes config.json's geometry.
         if not dense and arch is not None and arch.attention_linear is not None:
             merged, config_kv_heads = _SELF_ATTN.match(module.name), ckpt.config.num_key_value_heads

@@ -13,7 +13,7 @@ from fp8check.core.formats.frontdoor import FrontDoor
 from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe, front_door, map_layer_lists
 from fp8check.core.model.layouts import (
     COLUMN, construction_refusal, experts_tp_error, import_refusal, map_vllm_name, model_arch, quant_config_refusal,
-    retired_error, tail_match, transformers_refusal,
+    retired_error, tail_match, transformers_refusal, version_refusal,
 )
 from fp8check.core.model.memory import fit, fits_at, weight_footprint
 from fp8check.core.model.modules import LinearModule, ModelLayout, at_tp, build_layout
@@ -83,6 +83,8 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
     errors += [stub] if stub else []
     quant_refused = quant_config_refusal(ckpt.config.architectures, door.config_name, ctx)
     errors += [quant_refused] if quant_refused else []
+    version_refused = version_refusal(ckpt.config)
+    errors += [version_refused] if version_refused else []
     if not ctx.profile.has("mistral-large-4"):  # what the Mistral-format reader of 0.25-0.33 refuses
         errors += ckpt.config.errors_before_034
     errors += ckpt.config.mistral_errors
@@ -162,7 +164,8 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
     @lru_cache(maxsize=None)
     def route_cached(assignment: Assignment, module_shape: tuple, tp: int, e8m0: bool) -> Route:
         module = shape_to_module[module_shape]
-        return route(assignment, tp_layout(module, module.tp_size(tp)), ctx, options.backend, out_dtype, e8m0)
+        return route(assignment, tp_layout(module, module.tp_size(tp)), ctx, options.backend,
+                     module.out_dtype or out_dtype, e8m0)
 
     arch = model_arch(ckpt.config, ctx.profile, ctx.kind)
     wrong_shapes = shape_errors(layout, ckpt.config, arch)
@@ -173,7 +176,8 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
     for module in (at_tp(module, options.tp, ckpt.config, ctx.profile) for module in layout.linears):
         assignment = assign(module, quant)
         module_shape = (module.layer_type, module.input_size, module.output_sizes, module.heads, module.tp_split,
-                        module.split_heads, module.whole_parts, module.column_when_split, module.kv_parts)
+                        module.split_heads, module.whole_parts, module.column_when_split, module.kv_parts,
+                        module.out_dtype)
         shape_to_module.setdefault(module_shape, module)
         e8m0 = uses_e8m0_scales(module)
         signatures.add((assignment, module_shape, e8m0))

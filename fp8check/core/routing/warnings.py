@@ -126,14 +126,14 @@ def _faster_backends(report: InspectReport, ckpt: Checkpoint, options: InspectOp
     out_dtype = activation_dtype(ckpt.config)
     owner = {kernel: backend for backend, kernels in BACKEND_KERNELS.items() for kernel in kernels}
 
-    def first_native(assignment: Assignment, quantization: str, layout: TPLayout, e8m0: bool
+    def first_native(assignment: Assignment, quantization: str, layout: TPLayout, e8m0: bool, dtype: str
                      ) -> tuple[str, str, str] | None:
         for kernel in candidates(quantization, ctx):
             backend = owner.get(kernel.name)
             if kernel.name in SLOW_FALLBACKS or backend is None:
                 continue
             result = route(assignment, layout, ctx, options.backend._replace(
-                per_quant=options.backend.per_quant + ((quantization, backend),)), out_dtype, e8m0)
+                per_quant=options.backend.per_quant + ((quantization, backend),)), dtype, e8m0)
             if result.choice and result.choice.kernel == kernel.name and not result.errors:
                 return backend, kernel.name, quantization
         return None
@@ -145,7 +145,8 @@ def _faster_backends(report: InspectReport, ckpt: Checkpoint, options: InspectOp
         if layer is None or layer.assignment is None or layer.request is None:  # routed to a kernel: both carried
             continue
         layout = tp_layout(module, module.tp_size(options.tp))
-        key = (layer.assignment, layer.request.quantization, layout, uses_e8m0_scales(module))
+        key = (layer.assignment, layer.request.quantization, layout, uses_e8m0_scales(module),
+               module.out_dtype or out_dtype)
         if key not in answers:
             answers[key] = first_native(*key)
         answer = answers[key]
