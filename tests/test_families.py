@@ -5486,3 +5486,24 @@ def test_minicpm_refuses_a_version_it_builds_no_class_for(make_checkpoint, arch,
     spec = dict(spec, extra_config=dict(spec["extra_config"], version=version))
     rep = inspect(make_checkpoint(**{"data": "sparse", **spec}), tp=2)
     assert [e for e in rep.errors if "version" in e or "int()" in e] == ([error] if error else [])
+
+
+@pytest.mark.parametrize("version", [2.0, None])
+def test_minicpmv_2_0_is_not_laid_out(make_checkpoint, version):
+    """minicpmv.py get_version_by_config: version 2.0, or none with hidden_size 2304 and query_num 64, builds
+    MiniCPMV2_0 (timm's tower, MiniCPM's text model), which fp8check does not lay out: every module not judged."""
+    from fp8check.core.report.verdicts import not_judged, not_judged_reason
+
+    spec = minicpmv_spec(drop_last=False)
+    config = {k: v for k, v in spec["extra_config"].items() if k != "version" or version is not None}
+    if version is not None:
+        config["version"] = version
+    else:
+        config["hidden_size"] = 2304
+    spec = dict(spec, hidden=config["hidden_size"], extra_config=config)
+    rep = inspect(make_checkpoint(**{"data": "sparse", **spec}), tp=1)
+    assert rep.layers and not_judged(rep) == list(rep.layers + rep.moes)
+    assert not_judged_reason(rep.layers[0], rep).startswith("laid out by guess: MiniCPM-V 2.0 is MiniCPMV2_0")
+    # 2.6 stays laid out
+    rep = inspect(make_checkpoint(**{"data": "sparse", **minicpmv_spec(drop_last=False)}), tp=1)
+    assert not not_judged(rep)

@@ -242,6 +242,7 @@ class InspectReport(NamedTuple):
     # carried for the planning views and crosscheck, which never run the front door again
     front_door_errors: tuple[str, ...] = ()
     moe_backend: str = "auto"               # --moe-backend, as routed
+    unlaid: str | None = None               # why the table entry's layout does not apply (layouts.unlaid_variant)
 
     @property
     def ok(self) -> bool:

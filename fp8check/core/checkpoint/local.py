@@ -399,7 +399,7 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
         kv_source_layers=_int_list(sizes, "kv_source_layers", where, minimum=0) or (),
         attention_geometry=_attention_geometry(sizes, opt_int, where),
         fused_qkv_layout=sizes.get("attention_projection_layout") == "fused_qkv",
-        version=_version(doc.get("version")),
+        version=_version(doc.get("version")) or _minicpmv_default_version(doc),
     )
 
 
@@ -447,6 +447,14 @@ def _expert_dtype(sizes: dict, model_type: str, raw_quant: object) -> str | None
     if value is None and model_type == "deepseek_v41" and isinstance(raw_quant, dict):
         value = raw_quant.get("expert_dtype")
     return value if isinstance(value, str) and is_printable(value) else None
+
+
+def _minicpmv_default_version(doc: dict) -> str | None:
+    """minicpmv.py get_version_by_config for a config without a version: 2.0 where hidden_size is 2304 and query_num
+    64 (the old MiniCPM-V 2 configs), else 2.5 (None here: the entries' default)."""
+    if doc.get("model_type") == "minicpmv" and doc.get("hidden_size") == 2304 and doc.get("query_num") == 64:
+        return "2.0"
+    return None
 
 
 def _version(value: object) -> str | None:

@@ -3485,6 +3485,25 @@ MINICPM_VERSIONS: dict[str, tuple[tuple[tuple[int, int], ...], int | None]] = {
     "MiniCPMV": (((2, 0), (2, 5), (2, 6), (4, 0), (4, 5)), None), "MiniCPMO": (((2, 6), (4, 5)), 2)}
 
 
+# Versions of a table entry that its model file builds as another class, which fp8check does not lay out:
+# architecture -> (the parsed config.json version, why). minicpmv.py MiniCPMV.__new__ builds 2.0 as MiniCPMV2_0.
+UNLAID_VERSIONS: dict[str, dict[tuple[int, ...], str]] = {"MiniCPMV": {(2, 0): (
+    "MiniCPM-V 2.0 is MiniCPMV2_0 (minicpmv.py: timm's SigLIP VisionTransformer under vpm., plain nn.Linears, and "
+    "MiniCPM's text model), which fp8check does not lay out")}}
+
+
+def unlaid_variant(config: ModelConfig) -> str | None:
+    """Why an entry's layout does not apply to this config (UNLAID_VERSIONS), or None."""
+    arch = next((a for a in config.architectures if a in ARCHITECTURES), None)
+    if arch not in UNLAID_VERSIONS or config.version is None:
+        return None
+    try:
+        version = tuple(int(part) for part in config.version.split("."))
+    except ValueError:
+        return None
+    return UNLAID_VERSIONS[arch].get(version)
+
+
 def version_refusal(config: ModelConfig) -> str | None:
     """The ValueError MiniCPMV / MiniCPMO's __new__ raises, verbatim, for a config.json version it builds no class for
     (a config without one builds 2.0 / 2.5, MiniCPM-o 2.6)."""
@@ -3653,6 +3672,8 @@ def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
     """arch_for(config.architectures, profile) as `profile`'s release builds it (Arch.for_release; None: the newest)
     on the platform `kind` (Arch.rocm_layout; "": the CUDA one), with a registered_text_model entry's text model laid
     out as the table entry of its own class (its towers kept); an unlisted text class keeps the entry's own layout."""
+    if unlaid_variant(config):
+        return None
     arch = arch_for(config.architectures, profile)
     if arch is None and profile is not None:
         arch = transformers_backend_arch(config, profile)

@@ -27,6 +27,8 @@ def not_judged_reason(row, report: InspectReport) -> str | None:
     for its method (MoEReport.unjudged); or vLLM quantizes it with a method fp8check names but does not model (no
     kernel, no error)."""
     if row.layout == GENERIC:
+        if report.unlaid:
+            return f"laid out by guess: {report.unlaid}"
         architectures = report.architectures
         unserved = unserved_reason(architectures, report.profile, report.expert_counts)
         if unserved:

@@ -13,7 +13,7 @@ from fp8check.core.formats.frontdoor import FrontDoor
 from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe, front_door, map_layer_lists
 from fp8check.core.model.layouts import (
     COLUMN, construction_refusal, experts_tp_error, import_refusal, map_vllm_name, model_arch, quant_config_refusal,
-    retired_error, tail_match, transformers_refusal, version_refusal,
+    retired_error, tail_match, transformers_refusal, unlaid_variant, version_refusal,
 )
 from fp8check.core.model.memory import fit, fits_at, weight_footprint
 from fp8check.core.model.modules import LinearModule, ModelLayout, at_tp, build_layout
@@ -248,7 +248,7 @@ def inspect_checkpoint(ckpt: Checkpoint, options: InspectOptions, layout: ModelL
         moes=moes, errors=tuple(errors), warnings=door.warnings, tp_sizes_ok=tp_ok, notes=layout.notes,
         skipped=layout.skipped, ep=options.ep, tp_sizes_ok_ep=tp_ok_ep, memory=memory, attention=attention,
         architectures=ckpt.config.architectures, expert_counts=ckpt.config.expert_counts, front_door_errors=tuple(door.errors),
-        moe_backend=options.moe_backend,
+        moe_backend=options.moe_backend, unlaid=unlaid_variant(ckpt.config),
     ))
     return with_warnings(report, ckpt, options, layout, ctx)
 
