@@ -1710,6 +1710,34 @@ FAMILIES["orion-qkv-bf16"] = (dict(FAMILIES["orion"][0], ignore=("lm_head", *(f"
                                                                               for leaf in ("q_proj", "k_proj",
                                                                                            "v_proj")))),
                               FAMILIES["orion"][1])
+# ninth round (fam-tfmm)
+# Vision-language architectures no release registers, which the Transformers backend builds as
+# TransformersMultiModalForCausalLM from transformers' own class, written by it.
+_SIGLIP_VISION = {"model_type": "siglip_vision_model", "hidden_size": _V, "intermediate_size": 4 * _V,
+                  "num_hidden_layers": 2, "num_attention_heads": 16, "image_size": 364, "patch_size": 14}
+FAMILIES.update({
+    "aya-vision": (dict(architecture="AyaVisionForConditionalGeneration", model_type="aya_vision", transformers=True,
+                        ignore=("language_model.lm_head",)),
+                   dict(_TOKENS, image_token_index=4000, downsample_factor=2, text_config=_text_config("cohere2"),
+                        vision_config=dict(_SIGLIP_VISION, vision_use_head=False))),
+    # VIP-LLaVA: CLIP's tower, the projector over two of its layers, Llama.
+    "vip-llava": (dict(architecture="VipLlavaForConditionalGeneration", model_type="vipllava", transformers=True,
+                       ignore=("language_model.lm_head",)),
+                  dict(_TOKENS, image_token_index=4000, vision_feature_layers=[-2, -1],
+                       text_config=_text_config("llama"), vision_config=_CLIP_VISION)),
+    # LightOnOCR-2: Pixtral's tower (its gate / up MLP fused by the GLUFuser), the patch merger and projector, Qwen3.
+    "lightonocr": (dict(architecture="LightOnOcrForConditionalGeneration", model_type="lighton_ocr",
+                        transformers=True, ignore=("lm_head",)),
+                   dict(_TOKENS, image_token_id=10, spatial_merge_size=2, text_config=_text_config("qwen3"),
+                        vision_config={"model_type": "pixtral", "hidden_size": _V, "intermediate_size": 4 * _V,
+                                       "num_hidden_layers": 2, "num_attention_heads": 16, "head_dim": _V // 16,
+                                       "patch_size": 14, "image_size": 1540, "hidden_act": "silu"})),
+})
+# The processor (class, image processor class) each family above ships (write_processor).
+PROCESSORS = {"aya-vision": ("AyaVisionProcessor", "GotOcr2ImageProcessor"),
+              "vip-llava": ("LlavaProcessor", "CLIPImageProcessor"),
+              "lightonocr": ("LightOnOcrProcessor", "PixtralImageProcessor",
+                             {"image_token": "t10", "image_break_token": "t11", "image_end_token": "t12"})}
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}
@@ -1934,6 +1962,20 @@ def write_word_tokenizer(folder: str, size: int) -> None:
             json.dump(doc, fh)
 
 
+def write_processor(folder: str, size: int, processor: str, image_processor: str,
+                    special: dict[str, str] | None = None) -> None:
+    """transformers' processor of a vision-language class the Transformers backend serves, with its image processor's
+    defaults and a word-level tokenizer of `size` tokens (`special`: the named tokens its processor reads off the
+    tokenizer): vLLM's front door asks it which modalities the model takes (transformers/multimodal.py
+    MultiModalProcessingInfo.get_supported_mm_limits, from ModelConfig's _supports_multimodal_inputs)."""
+    write_word_tokenizer(folder, size)
+    if special:
+        with open(os.path.join(folder, "tokenizer_config.json"), "w", encoding="utf-8") as fh:
+            json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "extra_special_tokens": special}, fh)
+    with open(os.path.join(folder, "processor_config.json"), "w", encoding="utf-8") as fh:
+        json.dump({"processor_class": processor, "image_processor": {"image_processor_type": image_processor}}, fh)
+
+
 def served(quant: str) -> tuple[str | None, bool]:
     """(--quantization, --allow-deprecated-quantization) a synth quant name is served with on both sides."""
     return quant.partition("+")[2] or None, quant.partition(":")[0] in DEPRECATED_QUANTS
@@ -1954,6 +1996,8 @@ def write(tmp: str, family: str, quant: str) -> str:
     if family in ADDED_TOKENS:
         with open(os.path.join(folder, "added_tokens.json"), "w", encoding="utf-8") as fh:
             json.dump(ADDED_TOKENS[family], fh)
+    if family in PROCESSORS:
+        write_processor(folder, spec.vocab, *PROCESSORS[family])
     processor = {"qwen2_5_vl": "Qwen2_5_VLProcessor", "qwen3_vl": "Qwen3VLProcessor"}.get(spec.vision or "")
     if processor:
         with open(os.path.join(folder, "preprocessor_config.json"), "w", encoding="utf-8") as fh:
@@ -2020,7 +2064,7 @@ def whole_model_suite(releases: list[str], platforms: list[str], families: list[
                     cases.append({"id": "|".join(map(str, key)), "folder": folders[(family, quant)], "tp": tp,
                                   "ep": ep, "quantization": quantization, "allow_deprecated": deprecated,
                                   "kv_cache_dtype": kv, "names": sorted(ours[key][0]),
-                                  "tokenizer": family in TOKENIZER_FAMILIES})
+                                  "tokenizer": family in TOKENIZER_FAMILIES or family in PROCESSORS})
                 jobs_[(release, pl)] = pool.submit(run_release, release, pl, cases)
     table: dict[tuple[str, str], Counter] = defaultdict(Counter)
     attention: dict[tuple[str, str, str], Counter] = defaultdict(Counter)  # (release, platform, kv) -> verdicts

@@ -28,6 +28,19 @@ class TransformersClass(NamedTuple):
     # () none, which vLLM refuses (base.py _create_attention_instances); None: not read (nested, incompatible, or
     # the model does not build from the defaults)
     attention: tuple[str, ...] | None = None
+    # A nested compatible class (TransformersMultiModal*ForCausalLM): what its AutoModel is built into (None: not
+    # read: the model does not build from the defaults, or a module outside the text model fuses in a way not read)
+    multimodal: MultiModal | None = None
+
+
+class MultiModal(NamedTuple):
+    """A multimodal class's AutoModel as the backend builds it (transformers/multimodal.py over base.py)."""
+
+    text_model: str                           # its child holding the text model (language_model / text_model)
+    attention: tuple[str, ...]                # the modules of text decoder layer 0 dispatching the attention interface
+    # Every nn.Linear outside the text model (path, indices as "*") -> what recursive_replace builds: a tp_plan style
+    # ("replicate" where none names it), or "<fused>.<shard>" where a fuser merges it (qkv_proj.q, gate_up_proj.up)
+    linears: tuple[tuple[str, str], ...]
 
 
 # transformers_utils/config.py CONFIG_FIELD_ALIASES["num_experts"], in getattr_iter's order.
@@ -855,6 +868,501 @@ _PLAN_69 = {
     "layers.*.mlp.up_proj": "colwise",
     "layers.*.mlp.down_proj": "rowwise",
 }
+# The multimodal classes' builds, each once.
+_MM_0 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.cross_attn.k_proj", "replicate"),
+    ("multi_modal_projector.cross_attn.linear", "replicate"),
+    ("multi_modal_projector.cross_attn.multihead_attn.out_proj", "replicate"),
+    ("multi_modal_projector.cross_attn.q_proj", "replicate"),
+    ("multi_modal_projector.cross_attn.v_proj", "replicate"),
+    ("multi_modal_projector.feed_forward.linear_in", "replicate"),
+    ("multi_modal_projector.feed_forward.linear_out", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_tower.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+))
+_MM_1 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.linear_1", "replicate"),
+    ("multi_modal_projector.linear_2", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_tower.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+))
+_MM_2 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.linear_1", "replicate"),
+    ("multi_modal_projector.linear_2", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_tower.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+    ("vision_tower.head.attention.out_proj", "replicate"),
+    ("vision_tower.head.mlp.fc1", "replicate"),
+    ("vision_tower.head.mlp.fc2", "replicate"),
+))
+_MM_3 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("projector.linear_fc1", "replicate"),
+    ("projector.linear_fc2", "replicate"),
+    ("visual.embeddings.patch_embedding", "replicate"),
+    ("visual.encoder.layers.*.mlp.fc1", "replicate"),
+    ("visual.encoder.layers.*.mlp.fc2", "replicate"),
+    ("visual.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("visual.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("visual.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("visual.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+))
+_MM_4 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("visual.blocks.*.attn.proj", "replicate"),
+    ("visual.blocks.*.attn.qkv", "replicate"),
+    ("visual.blocks.*.mlp.linear_fc1", "replicate"),
+    ("visual.blocks.*.mlp.linear_fc2", "replicate"),
+    ("visual.deepstack_merger_list.*.linear_fc1", "replicate"),
+    ("visual.deepstack_merger_list.*.linear_fc2", "replicate"),
+    ("visual.merger.linear_fc1", "replicate"),
+    ("visual.merger.linear_fc2", "replicate"),
+))
+_MM_5 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("aligner.linear1", "replicate"),
+    ("aligner.linear2", "replicate"),
+    ("vision_model.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_model.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_model.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_model.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_model.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_model.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+    ("vision_model.head.attention.out_proj", "replicate"),
+    ("vision_model.head.mlp.fc1", "replicate"),
+    ("vision_model.head.mlp.fc2", "replicate"),
+))
+_MM_6 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("aligner.high_res_vision_proj", "replicate"),
+    ("aligner.proj", "replicate"),
+    ("aligner.vision_proj", "replicate"),
+    ("high_res_vision_model.vision_encoder.layers.*.attn.proj", "replicate"),
+    ("high_res_vision_model.vision_encoder.layers.*.attn.qkv", "replicate"),
+    ("high_res_vision_model.vision_encoder.layers.*.mlp.lin1", "replicate"),
+    ("high_res_vision_model.vision_encoder.layers.*.mlp.lin2", "replicate"),
+    ("vision_model.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_model.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_model.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_model.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_model.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_model.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+    ("vision_model.head.attention.out_proj", "replicate"),
+    ("vision_model.head.mlp.fc1", "replicate"),
+    ("vision_model.head.mlp.fc2", "replicate"),
+))
+_MM_7 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("resampler_model.mlp", "replicate"),
+    ("resampler_model.spatial_linear.fc1", "replicate"),
+    ("resampler_model.spatial_linear.fc2", "replicate"),
+    ("resampler_model.temporal_linear.fc1", "replicate"),
+    ("resampler_model.temporal_linear.fc2", "replicate"),
+    ("vision_tower.blocks.*.attn.proj", "rowwise"),
+    ("vision_tower.blocks.*.attn.qkv", "colwise"),
+    ("vision_tower.blocks.*.mlp.fc1", "colwise"),
+    ("vision_tower.blocks.*.mlp.fc2", "rowwise"),
+    ("vision_tower.patch_embed.proj", "replicate"),
+))
+_MM_8 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("visual.blocks.*.attn.proj", "replicate"),
+    ("visual.blocks.*.attn.qkv", "replicate"),
+    ("visual.blocks.*.mlp.down_proj", "rowwise"),
+    ("visual.blocks.*.mlp.gate_proj", "gate_up_proj.gate"),
+    ("visual.blocks.*.mlp.up_proj", "gate_up_proj.up"),
+    ("visual.merger.mlp.0", "replicate"),
+    ("visual.merger.mlp.2", "replicate"),
+))
+_MM_9 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("vision_embed_tokens", "replicate"),
+))
+_MM_10 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("vision_tower.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_tower.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+    ("vision_tower.head.attention.out_proj", "replicate"),
+    ("vision_tower.head.mlp.fc1", "replicate"),
+    ("vision_tower.head.mlp.fc2", "replicate"),
+))
+_MM_11 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("visual.blocks.*.attn.proj", "replicate"),
+    ("visual.blocks.*.attn.qkv", "replicate"),
+    ("visual.blocks.*.mlp.down_proj", "rowwise"),
+    ("visual.blocks.*.mlp.gate_proj", "gate_up_proj.gate"),
+    ("visual.blocks.*.mlp.up_proj", "gate_up_proj.up"),
+    ("visual.merger.down_proj", "replicate"),
+    ("visual.merger.gate_proj", "replicate"),
+    ("visual.merger.proj", "replicate"),
+    ("visual.merger.up_proj", "replicate"),
+))
+_MM_12 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.multimodal_projector", "replicate"),
+    ("vision_tower.layers.*.attn.proj", "replicate"),
+    ("vision_tower.layers.*.attn.qkv", "replicate"),
+    ("vision_tower.layers.*.mlp.lin1", "replicate"),
+    ("vision_tower.layers.*.mlp.lin2", "replicate"),
+))
+_MM_13 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("projector", "replicate"),
+    ("vision_model.blocks.*.attn.proj", "replicate"),
+    ("vision_model.blocks.*.attn.qkv", "replicate"),
+    ("vision_model.blocks.*.mlp.down_proj", "rowwise"),
+    ("vision_model.blocks.*.mlp.gate_proj", "gate_up_proj.gate"),
+    ("vision_model.blocks.*.mlp.up_proj", "gate_up_proj.up"),
+    ("vision_model.merger.mlp.0", "replicate"),
+    ("vision_model.merger.mlp.2", "replicate"),
+))
+_MM_14 = MultiModal(
+    "text_model", ("self_attn",), (
+    ("connector.modality_projection.proj", "replicate"),
+    ("vision_model.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_model.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_model.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_model.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_model.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_model.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+))
+_MM_15 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("vision_tower.encoder_layers.*.projection", "replicate"),
+))
+_MM_16 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.linear_1", "replicate"),
+    ("multi_modal_projector.linear_2", "replicate"),
+    ("vision_tower.encoder.layer.*.attention.k_proj", "qkv_proj.k"),
+    ("vision_tower.encoder.layer.*.attention.projection_layer", "rowwise"),
+    ("vision_tower.encoder.layer.*.attention.q_proj", "qkv_proj.q"),
+    ("vision_tower.encoder.layer.*.attention.v_proj", "qkv_proj.v"),
+    ("vision_tower.encoder.layer.*.mlp.fc1", "replicate"),
+    ("vision_tower.encoder.layer.*.mlp.fc2", "replicate"),
+))
+_MM_17 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("aligner.fc1", "replicate"),
+    ("aligner.hidden_layers.0", "replicate"),
+    ("generation_aligner.fc1", "replicate"),
+    ("generation_aligner.hidden_layers.0", "replicate"),
+    ("generation_head.proj_out", "replicate"),
+    ("generation_head.vision_head", "replicate"),
+    ("vision_model.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_model.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_model.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_model.encoder.layers.*.self_attn.projection_layer", "rowwise"),
+    ("vision_model.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_model.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+))
+_MM_18 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("mm_projector.in_proj", "replicate"),
+    ("mm_projector.out_proj", "replicate"),
+    ("vision_tower.layers.*.attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.layers.*.attn.proj", "rowwise"),
+    ("vision_tower.layers.*.attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.layers.*.attn.v_proj", "qkv_proj.v"),
+    ("vision_tower.layers.*.mlp.fc1", "replicate"),
+    ("vision_tower.layers.*.mlp.fc2", "replicate"),
+))
+_MM_19 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.linear_1", "replicate"),
+    ("multi_modal_projector.linear_2", "replicate"),
+    ("vision_tower.embeddings.patch_embedding", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_tower.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+    ("vision_tower.head.attention.out_proj", "replicate"),
+    ("vision_tower.head.mlp.fc1", "replicate"),
+    ("vision_tower.head.mlp.fc2", "replicate"),
+))
+_MM_20 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("vision_encoder.transformer.layers.*.attention.k_proj", "qkv_proj.k"),
+    ("vision_encoder.transformer.layers.*.attention.o_proj", "rowwise"),
+    ("vision_encoder.transformer.layers.*.attention.q_proj", "qkv_proj.q"),
+    ("vision_encoder.transformer.layers.*.attention.v_proj", "qkv_proj.v"),
+    ("vision_encoder.transformer.layers.*.feed_forward.down_proj", "rowwise"),
+    ("vision_encoder.transformer.layers.*.feed_forward.gate_proj", "gate_up_proj.gate"),
+    ("vision_encoder.transformer.layers.*.feed_forward.up_proj", "gate_up_proj.up"),
+    ("vision_projection.linear_1", "replicate"),
+    ("vision_projection.linear_2", "replicate"),
+    ("vision_projection.patch_merger.merging_layer", "replicate"),
+))
+_MM_21 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.linear_1", "colwise_gather_output"),
+    ("vision_model.model.layers.*.mlp.fc1", "replicate"),
+    ("vision_model.model.layers.*.mlp.fc2", "replicate"),
+    ("vision_model.model.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_model.model.layers.*.self_attn.o_proj", "rowwise"),
+    ("vision_model.model.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_model.model.layers.*.self_attn.v_proj", "qkv_proj.v"),
+    ("vision_model.patch_embedding.linear", "colwise_gather_output"),
+    ("vision_model.vision_adapter.mlp.fc1", "colwise"),
+    ("vision_model.vision_adapter.mlp.fc2", "rowwise"),
+))
+_MM_22 = MultiModal(
+    "language_model", (), (
+    ("merger.mlp.*.linear_1", "replicate"),
+    ("merger.mlp.*.linear_2", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_tower.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+    ("vision_tower.vit_merger.linear_1", "replicate"),
+    ("vision_tower.vit_merger.linear_2", "replicate"),
+    ("vision_tower.vit_merger.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.vit_merger.self_attn.out_proj", "rowwise"),
+    ("vision_tower.vit_merger.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.vit_merger.self_attn.v_proj", "qkv_proj.v"),
+))
+_MM_23 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.linear_1", "replicate"),
+    ("multi_modal_projector.linear_2", "replicate"),
+    ("multi_modal_projector.merge_linear_1", "replicate"),
+    ("multi_modal_projector.merge_linear_2", "replicate"),
+    ("vision_tower.layers.*.mlp.fc1", "replicate"),
+    ("vision_tower.layers.*.mlp.fc2", "replicate"),
+    ("vision_tower.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_tower.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.layers.*.self_attn.v_proj", "qkv_proj.v"),
+))
+_MM_24 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.linear_1", "replicate"),
+    ("multi_modal_projector.linear_2", "replicate"),
+    ("multi_modal_projector.patch_merger.merging_layer", "replicate"),
+    ("vision_tower.transformer.layers.*.attention.k_proj", "qkv_proj.k"),
+    ("vision_tower.transformer.layers.*.attention.o_proj", "rowwise"),
+    ("vision_tower.transformer.layers.*.attention.q_proj", "qkv_proj.q"),
+    ("vision_tower.transformer.layers.*.attention.v_proj", "qkv_proj.v"),
+    ("vision_tower.transformer.layers.*.feed_forward.down_proj", "rowwise"),
+    ("vision_tower.transformer.layers.*.feed_forward.gate_proj", "gate_up_proj.gate"),
+    ("vision_tower.transformer.layers.*.feed_forward.up_proj", "gate_up_proj.up"),
+))
+_MM_25 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector", "replicate"),
+    ("vision_model.global_transformer.layers.*.mlp.fc1", "replicate"),
+    ("vision_model.global_transformer.layers.*.mlp.fc2", "replicate"),
+    ("vision_model.global_transformer.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_model.global_transformer.layers.*.self_attn.o_proj", "rowwise"),
+    ("vision_model.global_transformer.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_model.global_transformer.layers.*.self_attn.v_proj", "qkv_proj.v"),
+    ("vision_model.transformer.layers.*.mlp.fc1", "replicate"),
+    ("vision_model.transformer.layers.*.mlp.fc2", "replicate"),
+    ("vision_model.transformer.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_model.transformer.layers.*.self_attn.o_proj", "rowwise"),
+    ("vision_model.transformer.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_model.transformer.layers.*.self_attn.v_proj", "qkv_proj.v"),
+))
+_MM_26 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("vision_adapter.fc1", "colwise"),
+    ("vision_adapter.fc2", "rowwise"),
+    ("vision_projection", "colwise_gather_output"),
+    ("vision_tower.layers.*.attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.layers.*.attn.proj", "rowwise"),
+    ("vision_tower.layers.*.attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.layers.*.attn.v_proj", "qkv_proj.v"),
+    ("vision_tower.layers.*.mlp.fc1", "colwise"),
+    ("vision_tower.layers.*.mlp.fc2", "rowwise"),
+    ("vision_tower.patch_embedder.patch_embedding", "colwise_gather_output"),
+))
+_MM_27 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("audio_tower.layers.*.conv_blocks.*.mlp.fc1", "replicate"),
+    ("audio_tower.layers.*.conv_blocks.*.mlp.fc2", "replicate"),
+    ("audio_tower.layers.*.patch_embedder.proj", "replicate"),
+    ("audio_tower.proj", "replicate"),
+    ("vision_adapter.fc1", "colwise"),
+    ("vision_adapter.fc2", "rowwise"),
+    ("vision_projection", "colwise_gather_output"),
+    ("vision_tower.layers.*.attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.layers.*.attn.proj", "rowwise"),
+    ("vision_tower.layers.*.attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.layers.*.attn.v_proj", "qkv_proj.v"),
+    ("vision_tower.layers.*.mlp.fc1", "replicate"),
+    ("vision_tower.layers.*.mlp.fc2", "replicate"),
+    ("vision_tower.patch_embedder.patch_embedding", "replicate"),
+))
+_MM_28 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("vision_tower.head_linear", "replicate"),
+    ("vision_tower.transformer.encoder.layers.*.attention.k_proj", "qkv_proj.k"),
+    ("vision_tower.transformer.encoder.layers.*.attention.out_proj", "rowwise"),
+    ("vision_tower.transformer.encoder.layers.*.attention.q_proj", "qkv_proj.q"),
+    ("vision_tower.transformer.encoder.layers.*.attention.v_proj", "qkv_proj.v"),
+    ("vision_tower.transformer.encoder.layers.*.ffn.down_proj", "rowwise"),
+    ("vision_tower.transformer.encoder.layers.*.ffn.gate_proj", "gate_up_proj.gate"),
+    ("vision_tower.transformer.encoder.layers.*.ffn.up_proj", "gate_up_proj.up"),
+))
+_MM_29 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("projector.linear_1", "replicate"),
+    ("projector.linear_2", "replicate"),
+    ("visual.vision_model.encoder.layers.*.mlp.fc1", "replicate"),
+    ("visual.vision_model.encoder.layers.*.mlp.fc2", "replicate"),
+    ("visual.vision_model.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("visual.vision_model.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("visual.vision_model.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("visual.vision_model.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+))
+_MM_30 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.linear", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_tower.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+))
+_MM_31 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.linear_1", "replicate"),
+    ("multi_modal_projector.linear_2", "replicate"),
+    ("vision_tower.layers.*.attention.k_proj", "qkv_proj.k"),
+    ("vision_tower.layers.*.attention.projection_layer", "rowwise"),
+    ("vision_tower.layers.*.attention.q_proj", "qkv_proj.q"),
+    ("vision_tower.layers.*.attention.v_proj", "qkv_proj.v"),
+    ("vision_tower.layers.*.mlp.fc1", "replicate"),
+    ("vision_tower.layers.*.mlp.fc2", "replicate"),
+))
+_MM_32 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("visual.blocks.*.attn.proj", "replicate"),
+    ("visual.blocks.*.attn.qkv", "replicate"),
+    ("visual.blocks.*.mlp.fc1", "replicate"),
+    ("visual.blocks.*.mlp.fc2", "replicate"),
+    ("visual.merger.mlp.0", "replicate"),
+    ("visual.merger.mlp.2", "replicate"),
+))
+_MM_33 = MultiModal(
+    "language_model", (), (
+    ("visual.blocks.*.attn.proj", "replicate"),
+    ("visual.blocks.*.attn.qkv", "replicate"),
+    ("visual.blocks.*.mlp.linear_fc1", "replicate"),
+    ("visual.blocks.*.mlp.linear_fc2", "replicate"),
+    ("visual.merger.linear_fc1", "replicate"),
+    ("visual.merger.linear_fc2", "replicate"),
+))
+_MM_34 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector", "replicate"),
+    ("vision_model.layers.*.mlp.fc1", "replicate"),
+    ("vision_model.layers.*.mlp.fc2", "replicate"),
+    ("vision_model.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_model.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_model.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_model.layers.*.self_attn.v_proj", "qkv_proj.v"),
+))
+_MM_35 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector", "replicate"),
+    ("vision_tower.sam_encoder.layers.*.attn.proj", "replicate"),
+    ("vision_tower.sam_encoder.layers.*.attn.qkv", "replicate"),
+    ("vision_tower.sam_encoder.layers.*.mlp.lin1", "replicate"),
+    ("vision_tower.sam_encoder.layers.*.mlp.lin2", "replicate"),
+    ("vision_tower.vision_encoder.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_tower.vision_encoder.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_tower.vision_encoder.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.vision_encoder.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_tower.vision_encoder.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.vision_encoder.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+))
+_MM_36 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("projector.readout.0", "replicate"),
+    ("projector.readout.2", "replicate"),
+    ("vision_model.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_model.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_model.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_model.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_model.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_model.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+))
+_MM_37 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("image_tower.encoder.layers.*.mlp.fc1", "replicate"),
+    ("image_tower.encoder.layers.*.mlp.fc2", "replicate"),
+    ("image_tower.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("image_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("image_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("image_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+    ("multi_modal_projector.linear_1", "replicate"),
+    ("multi_modal_projector.linear_2", "replicate"),
+    ("video_tower.encoder.layers.*.mlp.fc1", "replicate"),
+    ("video_tower.encoder.layers.*.mlp.fc2", "replicate"),
+    ("video_tower.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("video_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("video_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("video_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+))
+_MM_38 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("resampler_model.mlp", "replicate"),
+    ("resampler_model.spatial_linear.fc1", "replicate"),
+    ("resampler_model.spatial_linear.fc2", "replicate"),
+    ("resampler_model.temporal_linear.fc1", "replicate"),
+    ("resampler_model.temporal_linear.fc2", "replicate"),
+    ("vision_tower.blocks.*.attn.proj", "replicate"),
+    ("vision_tower.blocks.*.attn.qkv", "replicate"),
+    ("vision_tower.blocks.*.mlp.fc1", "colwise"),
+    ("vision_tower.blocks.*.mlp.fc2", "rowwise"),
+    ("vision_tower.patch_embed.proj", "replicate"),
+))
+_MM_39 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("audio_tower.conv_out", "replicate"),
+    ("audio_tower.layers.*.fc1", "replicate"),
+    ("audio_tower.layers.*.fc2", "replicate"),
+    ("audio_tower.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("audio_tower.layers.*.self_attn.out_proj", "rowwise"),
+    ("audio_tower.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("audio_tower.layers.*.self_attn.v_proj", "qkv_proj.v"),
+    ("audio_tower.proj1", "replicate"),
+    ("audio_tower.proj2", "replicate"),
+    ("visual.blocks.*.attn.proj", "replicate"),
+    ("visual.blocks.*.attn.qkv", "replicate"),
+    ("visual.blocks.*.mlp.linear_fc1", "replicate"),
+    ("visual.blocks.*.mlp.linear_fc2", "replicate"),
+    ("visual.merger.mlp.0", "replicate"),
+    ("visual.merger.mlp.2", "replicate"),
+    ("visual.merger_list.*.mlp.0", "replicate"),
+    ("visual.merger_list.*.mlp.2", "replicate"),
+))
 
 CLASSES_5_20_2: dict[str, TransformersClass] = {
     "AXK1ForCausalLM": TransformersClass(
@@ -866,9 +1374,9 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "AfmoeForCausalLM": TransformersClass(True, False, (("num_experts", 64),), None, ("self_attn",)),
     "ApertusForCausalLM": TransformersClass(True, False, (), _PLAN_2, ("self_attn",)),
     "ArceeForCausalLM": TransformersClass(True, False, (), _PLAN_3, ("self_attn",)),
-    "AriaForConditionalGeneration": TransformersClass(True, True, (("moe_num_experts", 8),), _PLAN_4, None),
+    "AriaForConditionalGeneration": TransformersClass(True, True, (("moe_num_experts", 8),), _PLAN_4, None, _MM_0),
     "AriaTextForCausalLM": TransformersClass(True, False, (("moe_num_experts", 8),), _PLAN_4, ("self_attn",)),
-    "AyaVisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None),
+    "AyaVisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None, _MM_1),
     "BailingHybridForCausalLM": TransformersClass(
         True, False, (("num_experts", 512), ("num_local_experts", 512)), _PLAN_0,
         ()),
@@ -901,12 +1409,12 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "CodeGenForCausalLM": TransformersClass(False, False, (), None, None),
     "Cohere2ForCausalLM": TransformersClass(True, False, (), _PLAN_5, ("self_attn",)),
     "Cohere2MoeForCausalLM": TransformersClass(True, False, (("num_experts", 8),), _PLAN_5, ("self_attn",)),
-    "Cohere2VisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None),
+    "Cohere2VisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None, _MM_2),
     "CohereCompassForCausalLM": TransformersClass(True, False, (), _PLAN_5, None),
     "CohereCompassForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None),
     "CohereForCausalLM": TransformersClass(True, False, (), _PLAN_5, ("self_attn",)),
-    "Cosmos3EdgeForConditionalGeneration": TransformersClass(True, True, (), _PLAN_7, None),
-    "Cosmos3OmniForConditionalGeneration": TransformersClass(True, True, (), None, None),
+    "Cosmos3EdgeForConditionalGeneration": TransformersClass(True, True, (), _PLAN_7, None, _MM_3),
+    "Cosmos3OmniForConditionalGeneration": TransformersClass(True, True, (), None, None, _MM_4),
     "CpmAntForCausalLM": TransformersClass(False, False, (), None, None),
     "CwmForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "Data2VecTextForCausalLM": TransformersClass(True, False, (), None, ("attention.self",)),
@@ -926,8 +1434,8 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "DeepseekV4ForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), None,
         ("self_attn",)),
-    "DeepseekVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "DeepseekVLHybridForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "DeepseekVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_5),
+    "DeepseekVLHybridForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_6),
     "DiffLlamaForCausalLM": TransformersClass(True, False, (), None, ()),
     "DiffusionGemmaForBlockDiffusion": TransformersClass(True, True, (("num_experts", None),), _PLAN_12, None),
     "DogeForCausalLM": TransformersClass(True, False, (("num_experts", 16384),), _PLAN_13, ("self_attn",)),
@@ -947,7 +1455,7 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "ErnieForCausalLM": TransformersClass(True, False, (), None, ("attention.self",)),
     "EvollaForProteinText2Text": TransformersClass(True, False, (), None, None),
     "Exaone4ForCausalLM": TransformersClass(True, False, (), _PLAN_17, ("self_attn",)),
-    "Exaone4_5_ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
+    "Exaone4_5_ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None, _MM_8),
     "ExaoneMoeForCausalLM": TransformersClass(True, False, (("num_experts", 64),), _PLAN_17, ("self_attn",)),
     "FalconForCausalLM": TransformersClass(False, False, (), None, None),
     "FalconH1ForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
@@ -957,7 +1465,7 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
         True, False, (("num_experts", 7), ("num_local_experts", 7)), _PLAN_18,
         ("self_attn",)),
     "Florence2ForConditionalGeneration": TransformersClass(True, True, (), None, None),
-    "FuyuForCausalLM": TransformersClass(True, True, (), None, None),
+    "FuyuForCausalLM": TransformersClass(True, True, (), None, None, _MM_9),
     "GPT2LMHeadModel": TransformersClass(True, False, (), None, ("attn",)),
     "GPTBigCodeForCausalLM": TransformersClass(True, False, (), None, ("attn",)),
     "GPTJForCausalLM": TransformersClass(False, False, (), None, None),
@@ -966,7 +1474,7 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "GPTNeoXJapaneseForCausalLM": TransformersClass(False, False, (), None, None),
     "Gemma2ForCausalLM": TransformersClass(True, False, (), _PLAN_5, ("self_attn",)),
     "Gemma3ForCausalLM": TransformersClass(True, False, (), _PLAN_20, ("self_attn",)),
-    "Gemma3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_20, None),
+    "Gemma3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_20, None, _MM_10),
     "Gemma3nForCausalLM": TransformersClass(True, False, (), _PLAN_21, ("self_attn",)),
     "Gemma3nForConditionalGeneration": TransformersClass(True, True, (), _PLAN_21, None),
     "Gemma4AssistantForCausalLM": TransformersClass(True, None, (), None, None),
@@ -977,7 +1485,7 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "Gemma4UnifiedForConditionalGeneration": TransformersClass(True, True, (), _PLAN_20, None),
     "GemmaForCausalLM": TransformersClass(True, False, (), _PLAN_5, ("self_attn",)),
     "GitForCausalLM": TransformersClass(True, False, (), None, ()),
-    "Glm46VForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None),
+    "Glm46VForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None, _MM_11),
     "Glm4ForCausalLM": TransformersClass(True, False, (), _PLAN_22, ("self_attn",)),
     "Glm4MoeForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_9,
@@ -985,7 +1493,7 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "Glm4MoeLiteForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 64), ("num_local_experts", 64)), _PLAN_23,
         ("self_attn",)),
-    "Glm4vForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None),
+    "Glm4vForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None, _MM_11),
     "Glm4vMoeForConditionalGeneration": TransformersClass(
         True, True, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_8,
         None),
@@ -996,8 +1504,8 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "GlmMoeDsaForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_11,
         ("self_attn",)),
-    "GlmOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None),
-    "GotOcr2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None),
+    "GlmOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None, _MM_11),
+    "GotOcr2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None, _MM_12),
     "GptOssForCausalLM": TransformersClass(
         True, False, (("num_experts", 128), ("num_local_experts", 128)), None,
         ("self_attn",)),
@@ -1024,9 +1532,9 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
         ("self_attn",)),
     "HunYuanVLForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "HyperCLOVAXForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "HyperCLOVAXVisionV2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "HyperCLOVAXVisionV2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_13),
     "Idefics2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "Idefics3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "Idefics3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_14),
     "IdeficsForVisionText2Text": TransformersClass(
         True, False, (), None,
         ("layers.0.self_attn", "gated_cross_attn_layers.0.cross_attn",)),
@@ -1038,10 +1546,10 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
         None),
     "InstructBlipForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "InstructBlipVideoForConditionalGeneration": TransformersClass(True, True, (), None, None),
-    "InternVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "InternVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_16),
     "Jais2ForCausalLM": TransformersClass(True, False, (), _PLAN_3, ("self_attn",)),
     "JambaForCausalLM": TransformersClass(True, False, (("num_experts", 16), ("num_local_experts", 16)), None, ()),
-    "JanusForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "JanusForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_17),
     "JetMoeForCausalLM": TransformersClass(True, False, (("num_local_experts", 8),), None, ("self_attention",)),
     "KimiLinearForCausalLM": TransformersClass(
         True, False, (("num_experts", 256), ("num_local_experts", 256)), _PLAN_0,
@@ -1057,15 +1565,17 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "LagunaForCausalLM": TransformersClass(True, False, (("num_experts", 256),), _PLAN_31, ("self_attn",)),
     "Lfm2ForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
     "Lfm2MoeForCausalLM": TransformersClass(True, False, (("num_experts", 32),), None, None),
-    "Lfm2VlForConditionalGeneration": TransformersClass(True, True, (), None, None),
-    "LightOnOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
+    "Lfm2VlForConditionalGeneration": TransformersClass(True, True, (), None, None, _MM_19),
+    "LightOnOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None, _MM_20),
     "Llama4ForCausalLM": TransformersClass(True, False, (("num_local_experts", 16),), _PLAN_32, ("self_attn",)),
-    "Llama4ForConditionalGeneration": TransformersClass(True, True, (("num_local_experts", 16),), _PLAN_32, None),
+    "Llama4ForConditionalGeneration": TransformersClass(
+        True, True, (("num_local_experts", 16),), _PLAN_32,
+        None),
     "LlamaForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "LlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "LlavaNextForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "LlavaNextVideoForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "LlavaOnevisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "LlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_1),
+    "LlavaNextForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_1),
+    "LlavaNextVideoForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_1),
+    "LlavaOnevisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_1),
     "LongcatFlashForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 512), ("num_local_experts", 512)), _PLAN_33,
         ("layers.0.self_attn.0",)),
@@ -1085,8 +1595,8 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
         True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_35,
         ("self_attn",)),
     "MiniCPM3ForCausalLM": TransformersClass(True, False, (), _PLAN_36, ("self_attn",)),
-    "MiniCPMV4_6ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None),
-    "MiniCPMV4_7ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None),
+    "MiniCPMV4_6ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None, _MM_22),
+    "MiniCPMV4_7ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None, _MM_22),
     "MiniMaxForCausalLM": TransformersClass(
         True, False, (("num_experts", 8), ("num_local_experts", 8)), _PLAN_38,
         ("self_attn",)),
@@ -1101,7 +1611,7 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
         ("self_attn",)),
     "Ministral3ForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "MinistralForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "Mistral3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "Mistral3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_24),
     "Mistral4ForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_0,
         ("self_attn",)),
@@ -1110,14 +1620,16 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
         True, False, (("num_experts", 8), ("num_local_experts", 8)), _PLAN_38,
         ("self_attn",)),
     "MllamaForCausalLM": TransformersClass(True, False, (), None, None),
-    "MllamaForConditionalGeneration": TransformersClass(True, True, (), None, None),
+    "MllamaForConditionalGeneration": TransformersClass(True, True, (), None, None, _MM_25),
     "ModernBertDecoderForCausalLM": TransformersClass(True, False, (), None, ("attn",)),
     "Molmo2ForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "MoshiForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
     "MossTranscribeDiarizeForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
     "MptForCausalLM": TransformersClass(False, False, (), None, None),
-    "MuseGlimmerForConditionalGeneration": TransformersClass(True, True, (), _PLAN_39, None),
-    "MuseSparkForConditionalGeneration": TransformersClass(True, True, (("num_local_experts", 256),), _PLAN_40, None),
+    "MuseGlimmerForConditionalGeneration": TransformersClass(True, True, (), _PLAN_39, None, _MM_26),
+    "MuseSparkForConditionalGeneration": TransformersClass(
+        True, True, (("num_local_experts", 256),), _PLAN_40,
+        None),
     "MusicgenForCausalLM": TransformersClass(True, False, (), None, None),
     "MusicgenMelodyForCausalLM": TransformersClass(True, False, (), None, None),
     "MvpForCausalLM": TransformersClass(False, False, (), None, None),
@@ -1138,14 +1650,14 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
         True, False, (("num_experts", 64), ("num_local_experts", 64)), _PLAN_18,
         ("self_attn",)),
     "OpenAIGPTLMHeadModel": TransformersClass(False, False, (), None, None),
-    "Ovis2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "Ovis2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_28),
     "PI0ForConditionalGeneration": TransformersClass(True, False, (), None, None),
     "PLBartForCausalLM": TransformersClass(
         True, False, (), None,
         ("self_attn", "decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
     "PPFormulaNetForConditionalGeneration": TransformersClass(True, True, (), None, None),
-    "PaddleOCRVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None),
-    "PaliGemmaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None),
+    "PaddleOCRVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None, _MM_29),
+    "PaliGemmaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None, _MM_30),
     "PegasusForCausalLM": TransformersClass(
         True, False, (), None,
         ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
@@ -1157,12 +1669,12 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "PhimoeForCausalLM": TransformersClass(True, False, (("num_local_experts", 16),), None, ("self_attn",)),
     "Pix2StructForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "ProphetNetForCausalLM": TransformersClass(False, False, (), None, None),
-    "QianfanOCRForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
+    "QianfanOCRForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None, _MM_31),
     "Qwen2ForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "Qwen2MoeForCausalLM": TransformersClass(True, False, (("num_experts", 60),), _PLAN_8, ("self_attn",)),
-    "Qwen2VLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "Qwen2VLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_32),
     "Qwen2_5OmniThinkerForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None),
-    "Qwen2_5_VLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "Qwen2_5_VLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_8),
     "Qwen3ForCausalLM": TransformersClass(True, False, (), _PLAN_17, ("self_attn",)),
     "Qwen3MoeForCausalLM": TransformersClass(
         True, False, (("num_experts", 128), ("num_local_experts", 128)), _PLAN_34,
@@ -1171,14 +1683,16 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "Qwen3OmniMoeThinkerForConditionalGeneration": TransformersClass(
         True, True, (("num_experts", 128),), _PLAN_45,
         None),
-    "Qwen3VLForConditionalGeneration": TransformersClass(True, True, (), None, None),
+    "Qwen3VLForConditionalGeneration": TransformersClass(True, True, (), None, None, _MM_4),
     "Qwen3VLMoeForConditionalGeneration": TransformersClass(
         True, True, (("num_experts", 60), ("num_local_experts", 60)), _PLAN_5,
         None),
     "Qwen3_5ForCausalLM": TransformersClass(True, False, (), _PLAN_37, ()),
-    "Qwen3_5ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None),
+    "Qwen3_5ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None, _MM_33),
     "Qwen3_5MoeForCausalLM": TransformersClass(True, False, (("num_experts", 256),), _PLAN_46, ()),
-    "Qwen3_5MoeForConditionalGeneration": TransformersClass(True, True, (("num_experts", 256),), _PLAN_46, None),
+    "Qwen3_5MoeForConditionalGeneration": TransformersClass(
+        True, True, (("num_experts", 256),), _PLAN_46,
+        None),
     "Qwen4ExpForCausalLM": TransformersClass(True, False, (("num_experts", 512),), _PLAN_47, None),
     "Qwen4ExpForConditionalGeneration": TransformersClass(True, True, (("num_experts", 512),), _PLAN_47, None),
     "RecurrentGemmaForCausalLM": TransformersClass(True, False, (), None, ()),
@@ -1191,7 +1705,7 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "RwkvForCausalLM": TransformersClass(False, False, (), None, None),
     "SeedOssForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "SmolLM3ForCausalLM": TransformersClass(True, False, (), _PLAN_5, ("self_attn",)),
-    "SmolVLMForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "SmolVLMForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_14),
     "SolarOpenForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_38,
         ("self_attn",)),
@@ -1209,9 +1723,9 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
         True, True, (("num_experts", 64), ("n_routed_experts", 64)), _PLAN_9,
         None),
     "VaultGemmaForCausalLM": TransformersClass(True, False, (), _PLAN_5, ("self_attn",)),
-    "VideoLlama3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "VideoLlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "VipLlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "VideoLlama3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_36),
+    "VideoLlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_37),
+    "VipLlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_1),
     "VisionEncoderDecoderModel": TransformersClass(True, True, (), None, None),
     "WhisperForCausalLM": TransformersClass(
         True, False, (), None,
@@ -1238,9 +1752,9 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "AfmoeForCausalLM": TransformersClass(True, False, (("num_experts", 64),), _PLAN_51, ("self_attn",)),
     "ApertusForCausalLM": TransformersClass(True, False, (), _PLAN_2, ("self_attn",)),
     "ArceeForCausalLM": TransformersClass(True, False, (), _PLAN_3, ("self_attn",)),
-    "AriaForConditionalGeneration": TransformersClass(True, True, (("moe_num_experts", 8),), _PLAN_52, None),
+    "AriaForConditionalGeneration": TransformersClass(True, True, (("moe_num_experts", 8),), _PLAN_52, None, _MM_0),
     "AriaTextForCausalLM": TransformersClass(True, False, (("moe_num_experts", 8),), _PLAN_52, ("self_attn",)),
-    "AyaVisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "AyaVisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_1),
     "BailingHybridForCausalLM": TransformersClass(
         True, False, (("num_experts", 512), ("num_local_experts", 512)), _PLAN_0,
         ()),
@@ -1273,12 +1787,12 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "CodeGenForCausalLM": TransformersClass(False, False, (), None, None),
     "Cohere2ForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "Cohere2MoeForCausalLM": TransformersClass(True, False, (("num_experts", 8),), _PLAN_53, ("self_attn",)),
-    "Cohere2VisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "Cohere2VisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_2),
     "CohereCompassForCausalLM": TransformersClass(True, False, (), _PLAN_8, None),
     "CohereCompassForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "CohereForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "Cosmos3EdgeForConditionalGeneration": TransformersClass(True, True, (), _PLAN_7, None),
-    "Cosmos3OmniForConditionalGeneration": TransformersClass(True, True, (), None, None),
+    "Cosmos3EdgeForConditionalGeneration": TransformersClass(True, True, (), _PLAN_7, None, _MM_3),
+    "Cosmos3OmniForConditionalGeneration": TransformersClass(True, True, (), None, None, _MM_4),
     "CpmAntForCausalLM": TransformersClass(False, False, (), None, None),
     "CwmForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "Data2VecTextForCausalLM": TransformersClass(True, False, (), None, ("attention.self",)),
@@ -1298,8 +1812,8 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "DeepseekV4ForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_51,
         ("self_attn",)),
-    "DeepseekVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "DeepseekVLHybridForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "DeepseekVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_5),
+    "DeepseekVLHybridForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_6),
     "DiffLlamaForCausalLM": TransformersClass(True, False, (), None, ()),
     "DiffusionGemmaForBlockDiffusion": TransformersClass(True, True, (("num_experts", None),), _PLAN_54, None),
     "DogeForCausalLM": TransformersClass(True, False, (("num_experts", 16384),), _PLAN_55, ("self_attn",)),
@@ -1319,7 +1833,7 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "ErnieForCausalLM": TransformersClass(True, False, (), None, ("attention.self",)),
     "EvollaForProteinText2Text": TransformersClass(True, False, (), None, None),
     "Exaone4ForCausalLM": TransformersClass(True, False, (), _PLAN_17, ("self_attn",)),
-    "Exaone4_5_ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
+    "Exaone4_5_ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None, _MM_8),
     "ExaoneMoeForCausalLM": TransformersClass(True, False, (("num_experts", 64),), _PLAN_34, ("self_attn",)),
     "FalconForCausalLM": TransformersClass(False, False, (), None, None),
     "FalconH1ForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
@@ -1330,7 +1844,7 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
         ("self_attn",)),
     "FlintForCausalLM": TransformersClass(True, False, (("num_experts", 256),), _PLAN_57, ("self_attn",)),
     "Florence2ForConditionalGeneration": TransformersClass(True, True, (), None, None),
-    "FuyuForCausalLM": TransformersClass(True, True, (), None, None),
+    "FuyuForCausalLM": TransformersClass(True, True, (), None, None, _MM_9),
     "GPT2LMHeadModel": TransformersClass(True, False, (), None, ("attn",)),
     "GPTBigCodeForCausalLM": TransformersClass(True, False, (), None, ("attn",)),
     "GPTJForCausalLM": TransformersClass(False, False, (), None, None),
@@ -1339,7 +1853,7 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "GPTNeoXJapaneseForCausalLM": TransformersClass(False, False, (), None, None),
     "Gemma2ForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "Gemma3ForCausalLM": TransformersClass(True, False, (), _PLAN_17, ("self_attn",)),
-    "Gemma3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
+    "Gemma3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None, _MM_10),
     "Gemma3nForCausalLM": TransformersClass(True, False, (), _PLAN_58, ("self_attn",)),
     "Gemma3nForConditionalGeneration": TransformersClass(True, True, (), _PLAN_58, None),
     "Gemma4AssistantForCausalLM": TransformersClass(True, None, (), None, None),
@@ -1350,7 +1864,7 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "Gemma4UnifiedForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
     "GemmaForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "GitForCausalLM": TransformersClass(True, False, (), None, ()),
-    "Glm46VForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None),
+    "Glm46VForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None, _MM_11),
     "Glm4ForCausalLM": TransformersClass(True, False, (), _PLAN_22, ("self_attn",)),
     "Glm4MoeForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_9,
@@ -1358,7 +1872,7 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "Glm4MoeLiteForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 64), ("num_local_experts", 64)), _PLAN_23,
         ("self_attn",)),
-    "Glm4vForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None),
+    "Glm4vForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None, _MM_11),
     "Glm4vMoeForConditionalGeneration": TransformersClass(
         True, True, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_9,
         None),
@@ -1369,8 +1883,8 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "GlmMoeDsaForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_11,
         ("self_attn",)),
-    "GlmOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None),
-    "GotOcr2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "GlmOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None, _MM_11),
+    "GotOcr2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_12),
     "GptOssForCausalLM": TransformersClass(
         True, False, (("num_experts", 128), ("num_local_experts", 128)), None,
         ("self_attn",)),
@@ -1399,9 +1913,9 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
         ("self_attn",)),
     "HunYuanVLForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "HyperCLOVAXForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "HyperCLOVAXVisionV2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "HyperCLOVAXVisionV2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_13),
     "Idefics2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "Idefics3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "Idefics3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_14),
     "IdeficsForVisionText2Text": TransformersClass(
         True, False, (), None,
         ("layers.0.self_attn", "gated_cross_attn_layers.0.cross_attn",)),
@@ -1413,10 +1927,10 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
         None),
     "InstructBlipForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "InstructBlipVideoForConditionalGeneration": TransformersClass(True, True, (), None, None),
-    "InternVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "InternVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_16),
     "Jais2ForCausalLM": TransformersClass(True, False, (), _PLAN_3, ("self_attn",)),
     "JambaForCausalLM": TransformersClass(True, False, (("num_experts", 16), ("num_local_experts", 16)), _PLAN_62, ()),
-    "JanusForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "JanusForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_17),
     "JetMoeForCausalLM": TransformersClass(True, False, (("num_local_experts", 8),), None, ("self_attention",)),
     "KimiLinearForCausalLM": TransformersClass(
         True, False, (("num_experts", 256), ("num_local_experts", 256)), _PLAN_0,
@@ -1432,15 +1946,17 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "LagunaForCausalLM": TransformersClass(True, False, (("num_experts", 256),), _PLAN_31, ("self_attn",)),
     "Lfm2ForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
     "Lfm2MoeForCausalLM": TransformersClass(True, False, (("num_experts", 32),), _PLAN_62, None),
-    "Lfm2VlForConditionalGeneration": TransformersClass(True, True, (), None, None),
-    "LightOnOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
+    "Lfm2VlForConditionalGeneration": TransformersClass(True, True, (), None, None, _MM_19),
+    "LightOnOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None, _MM_20),
     "Llama4ForCausalLM": TransformersClass(True, False, (("num_local_experts", 16),), _PLAN_32, ("self_attn",)),
-    "Llama4ForConditionalGeneration": TransformersClass(True, True, (("num_local_experts", 16),), _PLAN_32, None),
+    "Llama4ForConditionalGeneration": TransformersClass(
+        True, True, (("num_local_experts", 16),), _PLAN_32,
+        None),
     "LlamaForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "LlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "LlavaNextForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "LlavaNextVideoForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "LlavaOnevisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "LlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_1),
+    "LlavaNextForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_1),
+    "LlavaNextVideoForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_1),
+    "LlavaOnevisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_1),
     "LongcatFlashForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 512), ("num_local_experts", 512)), _PLAN_33,
         ("layers.0.self_attn.0",)),
@@ -1460,9 +1976,9 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
         True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_35,
         ("self_attn",)),
     "MiniCPM3ForCausalLM": TransformersClass(True, False, (), _PLAN_63, ("self_attn",)),
-    "MiniCPMOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None),
-    "MiniCPMV4_6ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None),
-    "MiniCPMV4_7ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None),
+    "MiniCPMOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None, _MM_22),
+    "MiniCPMV4_6ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None, _MM_22),
+    "MiniCPMV4_7ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None, _MM_22),
     "MiniMaxForCausalLM": TransformersClass(
         True, False, (("num_experts", 8), ("num_local_experts", 8)), _PLAN_38,
         ("self_attn",)),
@@ -1477,7 +1993,7 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
         ("self_attn",)),
     "Ministral3ForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "MinistralForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "Mistral3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "Mistral3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_24),
     "Mistral4ForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_0,
         ("self_attn",)),
@@ -1489,14 +2005,16 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
         True, False, (("num_experts", 8), ("num_local_experts", 8)), _PLAN_38,
         ("self_attn",)),
     "MllamaForCausalLM": TransformersClass(True, False, (), None, None),
-    "MllamaForConditionalGeneration": TransformersClass(True, True, (), None, None),
+    "MllamaForConditionalGeneration": TransformersClass(True, True, (), None, None, _MM_25),
     "ModernBertDecoderForCausalLM": TransformersClass(True, False, (), None, ("attn",)),
     "Molmo2ForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "MoshiForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
     "MossTranscribeDiarizeForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
     "MptForCausalLM": TransformersClass(False, False, (), None, None),
-    "MuseGlimmerForConditionalGeneration": TransformersClass(True, True, (), _PLAN_64, None),
-    "MuseSparkForConditionalGeneration": TransformersClass(True, True, (("num_local_experts", 256),), _PLAN_40, None),
+    "MuseGlimmerForConditionalGeneration": TransformersClass(True, True, (), _PLAN_64, None, _MM_26),
+    "MuseSparkForConditionalGeneration": TransformersClass(
+        True, True, (("num_local_experts", 256),), _PLAN_40,
+        None),
     "MusicgenForCausalLM": TransformersClass(True, False, (), None, None),
     "MusicgenMelodyForCausalLM": TransformersClass(True, False, (), None, None),
     "MvpForCausalLM": TransformersClass(False, False, (), None, None),
@@ -1517,14 +2035,14 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
         True, False, (("num_experts", 64), ("num_local_experts", 64)), _PLAN_18,
         ("self_attn",)),
     "OpenAIGPTLMHeadModel": TransformersClass(False, False, (), None, None),
-    "Ovis2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "Ovis2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_28),
     "PI0ForConditionalGeneration": TransformersClass(True, False, (), None, None),
     "PLBartForCausalLM": TransformersClass(
         True, False, (), None,
         ("self_attn", "decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
     "PPFormulaNetForConditionalGeneration": TransformersClass(True, True, (), None, None),
-    "PaddleOCRVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "PaliGemmaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "PaddleOCRVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_29),
+    "PaliGemmaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_30),
     "PegasusForCausalLM": TransformersClass(
         True, False, (), None,
         ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
@@ -1536,12 +2054,12 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "PhimoeForCausalLM": TransformersClass(True, False, (("num_local_experts", 16),), _PLAN_51, ("self_attn",)),
     "Pix2StructForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "ProphetNetForCausalLM": TransformersClass(False, False, (), None, None),
-    "QianfanOCRForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
+    "QianfanOCRForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None, _MM_31),
     "Qwen2ForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "Qwen2MoeForCausalLM": TransformersClass(True, False, (("num_experts", 60),), _PLAN_53, ("self_attn",)),
-    "Qwen2VLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "Qwen2VLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_32),
     "Qwen2_5OmniThinkerForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "Qwen2_5_VLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "Qwen2_5_VLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_8),
     "Qwen3ForCausalLM": TransformersClass(True, False, (), _PLAN_17, ("self_attn",)),
     "Qwen3MoeForCausalLM": TransformersClass(
         True, False, (("num_experts", 128), ("num_local_experts", 128)), _PLAN_34,
@@ -1550,14 +2068,16 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "Qwen3OmniMoeThinkerForConditionalGeneration": TransformersClass(
         True, True, (("num_experts", 128),), _PLAN_53,
         None),
-    "Qwen3VLForConditionalGeneration": TransformersClass(True, True, (), None, None),
+    "Qwen3VLForConditionalGeneration": TransformersClass(True, True, (), None, None, _MM_4),
     "Qwen3VLMoeForConditionalGeneration": TransformersClass(
         True, True, (("num_experts", 60), ("num_local_experts", 60)), _PLAN_66,
         None),
     "Qwen3_5ForCausalLM": TransformersClass(True, False, (), _PLAN_37, ()),
-    "Qwen3_5ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None),
+    "Qwen3_5ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None, _MM_33),
     "Qwen3_5MoeForCausalLM": TransformersClass(True, False, (("num_experts", 256),), _PLAN_46, ()),
-    "Qwen3_5MoeForConditionalGeneration": TransformersClass(True, True, (("num_experts", 256),), _PLAN_46, None),
+    "Qwen3_5MoeForConditionalGeneration": TransformersClass(
+        True, True, (("num_experts", 256),), _PLAN_46,
+        None),
     "Qwen4ExpForCausalLM": TransformersClass(True, False, (("num_experts", 512),), _PLAN_67, None),
     "Qwen4ExpForConditionalGeneration": TransformersClass(True, True, (("num_experts", 512),), _PLAN_67, None),
     "RecurrentGemmaForCausalLM": TransformersClass(True, False, (), None, ()),
@@ -1570,7 +2090,7 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "RwkvForCausalLM": TransformersClass(False, False, (), None, None),
     "SeedOssForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "SmolLM3ForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "SmolVLMForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "SmolVLMForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_14),
     "SolarOpenForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_38,
         ("self_attn",)),
@@ -1588,9 +2108,9 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
         True, True, (("num_experts", 64), ("n_routed_experts", 64)), _PLAN_9,
         None),
     "VaultGemmaForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "VideoLlama3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "VideoLlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "VipLlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "VideoLlama3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_36),
+    "VideoLlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_37),
+    "VipLlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_1),
     "VisionEncoderDecoderModel": TransformersClass(True, True, (), None, None),
     "WhisperForCausalLM": TransformersClass(
         True, False, (), None,
