@@ -89,11 +89,15 @@ class MultiModal(NamedTuple):
     # Every nn.Linear outside the text model (path, indices as "*") -> what recursive_replace builds: a tp_plan style
     # ("replicate" where none names it), or "<fused>.<shard>" where a fuser merges it (qkv_proj.q, gate_up_proj.up)
     linears: tuple[tuple[str, str], ...]
+    # base.py's hf_to_vllm_mapper as (regular expression, replacement) pairs applied in turn (re.sub): transformers'
+    # WeightRenamings, then the base model prefix rules (a checkpoint's legacy names to the module's)
+    renames: tuple[tuple[str, str], ...]
 
 '''
 
 READ = r'''
 import ast, inspect, json, re, sys, textwrap, warnings
+from itertools import chain
 warnings.filterwarnings("ignore")
 import torch
 import transformers
@@ -244,7 +248,7 @@ def build(config):
             return transformers.AutoModel.from_config(config)
 
 
-def multimodal(config, text):
+def multimodal(config, text, architecture):
     # multimodal.py MultiModalMixin / base.py Base: AutoModel.from_config(config); the text model its child
     # language_model or text_model (get_language_model's getattr_iter); its decoder layer 0's modules dispatching the
     # attention interface (as attention()); every nn.Linear outside it as recursive_replace builds it: a fuser's
@@ -275,7 +279,49 @@ def multimodal(config, text):
             path = f"{name}.{child}" if name else child
             style = fused.get(child) or next((v for k, v in plan.items() if re.match(k, f"model.{path}")), "replicate")
             built[re.sub(r"\.\d+\.", ".*.", path)] = style
-    return {"text_model": lm, "attention": attention, "linears": sorted(built.items())}
+    renames = mapper(model, architecture)
+    if renames is None:
+        return None
+    return {"text_model": lm, "attention": attention, "linears": sorted(built.items()), "renames": renames}
+
+
+def mapper(model, architecture):
+    # base.py _create_hf_to_vllm_mapper as regular expressions, in the order WeightsMapper applies them: transformers'
+    # WeightRenamings (_weight_conversions: get_model_conversion_mapping, and the checkpoint's for an architecture
+    # the AutoModel does not instantiate), one source and one target each, a sub-model's scoped one anchored at its
+    # scope ([base_model_prefix.]scope_prefix.); then the base model prefix rules. None where a conversion has several
+    # patterns, or the model drops keys on load (_keys_to_ignore_on_load_unexpected): not read.
+    from transformers.conversion_mapping import (WeightRenaming, get_checkpoint_conversion_mapping,
+                                                 get_model_conversion_mapping)
+    mappings = get_model_conversion_mapping(model)
+    if architecture not in {type(m).__name__ for m in model.modules()}:
+        mappings.extend(get_checkpoint_conversion_mapping(architecture) or [])
+    if model._keys_to_ignore_on_load_unexpected:
+        return None
+    out = []
+    for mapping in mappings:
+        if not isinstance(mapping, WeightRenaming):
+            continue
+        if len(mapping.source_patterns) != 1 or len(mapping.target_patterns) != 1:
+            return None
+        source = mapping.source_patterns[0].replace("*.", r".*\.")
+        if re.search(r"[a-zA-Z0-9]$", source):
+            source += r"(?!\w)"
+        target = mapping.target_patterns[0]
+        if mapping.scope_prefix is None:
+            out.append([source, target])
+            continue
+        scope = f"{mapping.scope_prefix}\\." if mapping.scope_prefix else ""
+        base = f"(?:{mapping.base_model_prefix}\\.)?" if mapping.base_model_prefix else ""
+        out.append([f"^({base}{scope})" + source.removeprefix("^"), r"\g<1>" + target.replace(r"\1", r"\g<2>")])
+    bmp = model.base_model_prefix
+    if bmp and bmp != "model":
+        out.append([rf"^{bmp}\.(.+)", r"model.\1"])
+    children = "|".join(name for name, _ in chain(model.named_children(), model.named_parameters(recurse=False),
+                                                  model.named_buffers(recurse=False)))
+    out += [[rf"^(?!model\.)(({children}).*)", r"model.\1"], [rf"^(model\.)((?!{children}).+)", r"\2"],
+            [r"^model\.(.+\.)*(lm_head.+)", r"\2"]]
+    return out
 
 
 aliases = json.loads(sys.argv[1])
@@ -305,7 +351,7 @@ for name in names:
             pass
     if entry["compatible"] and text is not config:
         try:
-            entry["multimodal"] = multimodal(config, text)
+            entry["multimodal"] = multimodal(config, text, name)
         except Exception:
             pass
 print(json.dumps({"version": transformers.__version__, "classes": out}))
@@ -342,7 +388,8 @@ def multimodal_repr(multimodal: dict) -> str:
     attention = "".join(f"{json.dumps(path)}, " for path in multimodal["attention"])
     attention = f"({attention})".replace(", )", ",)")
     linears = "".join(f"    ({json.dumps(path)}, {json.dumps(built)}),\n" for path, built in multimodal["linears"])
-    return f'MultiModal(\n    "{multimodal["text_model"]}", {attention}, (\n{linears}))'
+    renames = "".join(f"    ({json.dumps(old)}, {json.dumps(new)}),\n" for old, new in multimodal["renames"])
+    return f'MultiModal(\n    "{multimodal["text_model"]}", {attention}, (\n{linears}), (\n{renames}))'
 
 
 def source() -> str:

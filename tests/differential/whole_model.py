@@ -1720,6 +1720,14 @@ FAMILIES.update({
                         ignore=("language_model.lm_head",)),
                    dict(_TOKENS, image_token_index=4000, downsample_factor=2, text_config=_text_config("cohere2"),
                         vision_config=dict(_SIGLIP_VISION, vision_use_head=False))),
+    # The same with the tower and projector left BF16, listed by regular expressions over the checkpoint's names
+    # (transformers' legacy vision_tower. / multi_modal_projector.), as llm-compressor's VLM recipes write them.
+    "aya-vision-tower-bf16": (dict(architecture="AyaVisionForConditionalGeneration", model_type="aya_vision",
+                                   transformers=True, ignore=("language_model.lm_head", r"re:vision_tower.*",
+                                                              r"re:multi_modal_projector.*")),
+                              dict(_TOKENS, image_token_index=4000, downsample_factor=2,
+                                   text_config=_text_config("cohere2"),
+                                   vision_config=dict(_SIGLIP_VISION, vision_use_head=False))),
     # VIP-LLaVA: CLIP's tower, the projector over two of its layers, Llama.
     "vip-llava": (dict(architecture="VipLlavaForConditionalGeneration", model_type="vipllava", transformers=True,
                        ignore=("language_model.lm_head",)),
@@ -1735,6 +1743,7 @@ FAMILIES.update({
 })
 # The processor (class, image processor class) each family above ships (write_processor).
 PROCESSORS = {"aya-vision": ("AyaVisionProcessor", "GotOcr2ImageProcessor"),
+              "aya-vision-tower-bf16": ("AyaVisionProcessor", "GotOcr2ImageProcessor"),
               "vip-llava": ("LlavaProcessor", "CLIPImageProcessor"),
               "lightonocr": ("LightOnOcrProcessor", "PixtralImageProcessor",
                              {"image_token": "t10", "image_break_token": "t11", "image_end_token": "t12"})}

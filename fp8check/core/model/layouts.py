@@ -2871,7 +2871,9 @@ def transformers_backend_arch(config: ModelConfig, profile) -> Arch | None:
 # QKVParallelLinear over the module's own head_dim (the tower's heads) and its output rowwise, the GLUFuser's
 # MergedColumnParallelLinear and its down projection rowwise, the model tp_plan's style, else a ReplicatedLinear; all
 # with the model's quant config. One Tower per child of the model holding them, under the child's name with and
-# without the "model." prefix (transformers' legacy names and its 4.52+ ones).
+# without the "model." prefix (transformers' legacy names and its 4.52+ ones). The mapper (MultiModal.renames) names
+# the modules and, applied to the quant config's lists (SupportsQuant._maybe_apply_model_mapping), leaves an entry
+# that is no checkpoint name as it is: a "re:vision_tower.*" is then matched against model.vision_tower.*, no match.
 _LINEAR_STYLES = {**_PLAN_CLASS, "replicate": REPLICATED}
 
 
@@ -2918,7 +2920,8 @@ def transformers_multimodal_arch(config: ModelConfig, profile) -> Arch | None:
     if len(built) != len(towers):
         return None
     return _transformers_backend(config.architectures[0], plan=plan)._replace(
-        source="vllm:transformers/multimodal.py", towers=built)
+        source="vllm:transformers/multimodal.py", towers=built,
+        hf_to_vllm=tuple(("regex", old, new) for old, new in multimodal.renames))
 
 
 # Architectures not in the table: the name-based rules fp8check had before the table, which cover

@@ -41,6 +41,9 @@ class MultiModal(NamedTuple):
     # Every nn.Linear outside the text model (path, indices as "*") -> what recursive_replace builds: a tp_plan style
     # ("replicate" where none names it), or "<fused>.<shard>" where a fuser merges it (qkv_proj.q, gate_up_proj.up)
     linears: tuple[tuple[str, str], ...]
+    # base.py's hf_to_vllm_mapper as (regular expression, replacement) pairs applied in turn (re.sub): transformers'
+    # WeightRenamings, then the base model prefix rules (a checkpoint's legacy names to the module's)
+    renames: tuple[tuple[str, str], ...]
 
 
 # transformers_utils/config.py CONFIG_FIELD_ALIASES["num_experts"], in getattr_iter's order.
@@ -884,6 +887,17 @@ _MM_0 = MultiModal(
     ("vision_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
     ("vision_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
     ("vision_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("^((?:model\\.)?language_model\\.)mlp\\.experts\\.fc1\\.weight(?!\\w)", "\\g<1>mlp.experts.gate_up_proj"),
+    ("^((?:model\\.)?language_model\\.)mlp\\.experts\\.fc2\\.weight(?!\\w)", "\\g<1>mlp.experts.down_proj"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
 _MM_1 = MultiModal(
     "language_model", ("self_attn",), (
@@ -895,6 +909,16 @@ _MM_1 = MultiModal(
     ("vision_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
     ("vision_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
     ("vision_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("^((?:model\\.)?vision_tower\\.)vision_model\\.(.+)$", "\\g<1>\\g<2>"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
 _MM_2 = MultiModal(
     "language_model", ("self_attn",), (
@@ -909,31 +933,17 @@ _MM_2 = MultiModal(
     ("vision_tower.head.attention.out_proj", "replicate"),
     ("vision_tower.head.mlp.fc1", "replicate"),
     ("vision_tower.head.mlp.fc2", "replicate"),
+), (
+    ("^((?:model\\.)?vision_tower\\.)vision_model\\.(.+)$", "\\g<1>\\g<2>"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
 _MM_3 = MultiModal(
-    "language_model", ("self_attn",), (
-    ("projector.linear_fc1", "replicate"),
-    ("projector.linear_fc2", "replicate"),
-    ("visual.embeddings.patch_embedding", "replicate"),
-    ("visual.encoder.layers.*.mlp.fc1", "replicate"),
-    ("visual.encoder.layers.*.mlp.fc2", "replicate"),
-    ("visual.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
-    ("visual.encoder.layers.*.self_attn.out_proj", "rowwise"),
-    ("visual.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
-    ("visual.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
-))
-_MM_4 = MultiModal(
-    "language_model", ("self_attn",), (
-    ("visual.blocks.*.attn.proj", "replicate"),
-    ("visual.blocks.*.attn.qkv", "replicate"),
-    ("visual.blocks.*.mlp.linear_fc1", "replicate"),
-    ("visual.blocks.*.mlp.linear_fc2", "replicate"),
-    ("visual.deepstack_merger_list.*.linear_fc1", "replicate"),
-    ("visual.deepstack_merger_list.*.linear_fc2", "replicate"),
-    ("visual.merger.linear_fc1", "replicate"),
-    ("visual.merger.linear_fc2", "replicate"),
-))
-_MM_5 = MultiModal(
     "language_model", ("self_attn",), (
     ("aligner.linear1", "replicate"),
     ("aligner.linear2", "replicate"),
@@ -946,8 +956,17 @@ _MM_5 = MultiModal(
     ("vision_model.head.attention.out_proj", "replicate"),
     ("vision_model.head.mlp.fc1", "replicate"),
     ("vision_model.head.mlp.fc2", "replicate"),
+), (
+    ("^((?:model\\.)?vision_model\\.)vision_model\\.(.+)$", "\\g<1>\\g<2>"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_model|aligner|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_model|aligner|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_6 = MultiModal(
+_MM_4 = MultiModal(
     "language_model", ("self_attn",), (
     ("aligner.high_res_vision_proj", "replicate"),
     ("aligner.proj", "replicate"),
@@ -965,8 +984,17 @@ _MM_6 = MultiModal(
     ("vision_model.head.attention.out_proj", "replicate"),
     ("vision_model.head.mlp.fc1", "replicate"),
     ("vision_model.head.mlp.fc2", "replicate"),
+), (
+    ("^((?:model\\.)?vision_model\\.)vision_model\\.(.+)$", "\\g<1>\\g<2>"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((high_res_vision_model|high_res_vision_neck|high_res_vision_proj|vision_model|aligner|language_model|high_res_vision_alpha).*)", "model.\\1"),
+    ("^(model\\.)((?!high_res_vision_model|high_res_vision_neck|high_res_vision_proj|vision_model|aligner|language_model|high_res_vision_alpha).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_7 = MultiModal(
+_MM_5 = MultiModal(
     "language_model", ("self_attn",), (
     ("resampler_model.mlp", "replicate"),
     ("resampler_model.spatial_linear.fc1", "replicate"),
@@ -978,22 +1006,39 @@ _MM_7 = MultiModal(
     ("vision_tower.blocks.*.mlp.fc1", "colwise"),
     ("vision_tower.blocks.*.mlp.fc2", "rowwise"),
     ("vision_tower.patch_embed.proj", "replicate"),
+), (
+    ("vision_model(?!\\w)", "vision_tower"),
+    ("spatial_linear.0(?!\\w)", "spatial_linear.fc1"),
+    ("spatial_linear.2(?!\\w)", "spatial_linear.fc2"),
+    ("spatial_linear.3(?!\\w)", "spatial_linear.ln"),
+    ("temporal_linear.0(?!\\w)", "temporal_linear.fc1"),
+    ("temporal_linear.2(?!\\w)", "temporal_linear.fc2"),
+    ("temporal_linear.3(?!\\w)", "temporal_linear.ln"),
+    ("(?<!language_model\\.)embed_tokens(?!\\w)", "language_model.embed_tokens"),
+    ("(?<!language_model\\.)layers(?!\\w)", "language_model.layers"),
+    ("(?<!_)(?<!\\w)norm\\.", "language_model.norm."),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((language_model|vision_tower|resampler_model).*)", "model.\\1"),
+    ("^(model\\.)((?!language_model|vision_tower|resampler_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_8 = MultiModal(
-    "language_model", ("self_attn",), (
-    ("visual.blocks.*.attn.proj", "replicate"),
-    ("visual.blocks.*.attn.qkv", "replicate"),
-    ("visual.blocks.*.mlp.down_proj", "rowwise"),
-    ("visual.blocks.*.mlp.gate_proj", "gate_up_proj.gate"),
-    ("visual.blocks.*.mlp.up_proj", "gate_up_proj.up"),
-    ("visual.merger.mlp.0", "replicate"),
-    ("visual.merger.mlp.2", "replicate"),
-))
-_MM_9 = MultiModal(
+_MM_6 = MultiModal(
     "language_model", ("self_attn",), (
     ("vision_embed_tokens", "replicate"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((language_model|vision_embed_tokens).*)", "model.\\1"),
+    ("^(model\\.)((?!language_model|vision_embed_tokens).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_10 = MultiModal(
+_MM_7 = MultiModal(
     "language_model", ("self_attn",), (
     ("vision_tower.encoder.layers.*.mlp.fc1", "replicate"),
     ("vision_tower.encoder.layers.*.mlp.fc2", "replicate"),
@@ -1004,8 +1049,18 @@ _MM_10 = MultiModal(
     ("vision_tower.head.attention.out_proj", "replicate"),
     ("vision_tower.head.mlp.fc1", "replicate"),
     ("vision_tower.head.mlp.fc2", "replicate"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("^((?:model\\.)?vision_tower\\.)vision_model\\.(.+)$", "\\g<1>\\g<2>"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_11 = MultiModal(
+_MM_8 = MultiModal(
     "language_model", ("self_attn",), (
     ("visual.blocks.*.attn.proj", "replicate"),
     ("visual.blocks.*.attn.qkv", "replicate"),
@@ -1016,16 +1071,33 @@ _MM_11 = MultiModal(
     ("visual.merger.gate_proj", "replicate"),
     ("visual.merger.proj", "replicate"),
     ("visual.merger.up_proj", "replicate"),
+), (
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((visual|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!visual|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_12 = MultiModal(
+_MM_9 = MultiModal(
     "language_model", ("self_attn",), (
     ("multi_modal_projector.multimodal_projector", "replicate"),
     ("vision_tower.layers.*.attn.proj", "replicate"),
     ("vision_tower.layers.*.attn.qkv", "replicate"),
     ("vision_tower.layers.*.mlp.lin1", "replicate"),
     ("vision_tower.layers.*.mlp.lin2", "replicate"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_13 = MultiModal(
+_MM_10 = MultiModal(
     "language_model", ("self_attn",), (
     ("projector", "replicate"),
     ("vision_model.blocks.*.attn.proj", "replicate"),
@@ -1035,8 +1107,19 @@ _MM_13 = MultiModal(
     ("vision_model.blocks.*.mlp.up_proj", "gate_up_proj.up"),
     ("vision_model.merger.mlp.0", "replicate"),
     ("vision_model.merger.mlp.2", "replicate"),
+), (
+    ("^model.language_model.lm_head(?!\\w)", "lm_head"),
+    ("^model.vision_projector(?!\\w)", "model.projector"),
+    ("^model.language_model\\.model\\.(.+)$", "model.language_model.\\1"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_model|projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_model|projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_14 = MultiModal(
+_MM_11 = MultiModal(
     "text_model", ("self_attn",), (
     ("connector.modality_projection.proj", "replicate"),
     ("vision_model.encoder.layers.*.mlp.fc1", "replicate"),
@@ -1045,12 +1128,16 @@ _MM_14 = MultiModal(
     ("vision_model.encoder.layers.*.self_attn.out_proj", "rowwise"),
     ("vision_model.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
     ("vision_model.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+), (
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_model|connector|text_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_model|connector|text_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_15 = MultiModal(
-    "language_model", ("self_attn",), (
-    ("vision_tower.encoder_layers.*.projection", "replicate"),
-))
-_MM_16 = MultiModal(
+_MM_12 = MultiModal(
     "language_model", ("self_attn",), (
     ("multi_modal_projector.linear_1", "replicate"),
     ("multi_modal_projector.linear_2", "replicate"),
@@ -1060,8 +1147,17 @@ _MM_16 = MultiModal(
     ("vision_tower.encoder.layer.*.attention.v_proj", "qkv_proj.v"),
     ("vision_tower.encoder.layer.*.mlp.fc1", "replicate"),
     ("vision_tower.encoder.layer.*.mlp.fc2", "replicate"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_17 = MultiModal(
+_MM_13 = MultiModal(
     "language_model", ("self_attn",), (
     ("aligner.fc1", "replicate"),
     ("aligner.hidden_layers.0", "replicate"),
@@ -1075,19 +1171,16 @@ _MM_17 = MultiModal(
     ("vision_model.encoder.layers.*.self_attn.projection_layer", "rowwise"),
     ("vision_model.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
     ("vision_model.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+), (
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_model|aligner|vqmodel|generation_embeddings|generation_aligner|generation_head|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_model|aligner|vqmodel|generation_embeddings|generation_aligner|generation_head|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_18 = MultiModal(
-    "language_model", ("self_attn",), (
-    ("mm_projector.in_proj", "replicate"),
-    ("mm_projector.out_proj", "replicate"),
-    ("vision_tower.layers.*.attn.k_proj", "qkv_proj.k"),
-    ("vision_tower.layers.*.attn.proj", "rowwise"),
-    ("vision_tower.layers.*.attn.q_proj", "qkv_proj.q"),
-    ("vision_tower.layers.*.attn.v_proj", "qkv_proj.v"),
-    ("vision_tower.layers.*.mlp.fc1", "replicate"),
-    ("vision_tower.layers.*.mlp.fc2", "replicate"),
-))
-_MM_19 = MultiModal(
+_MM_14 = MultiModal(
     "language_model", ("self_attn",), (
     ("multi_modal_projector.linear_1", "replicate"),
     ("multi_modal_projector.linear_2", "replicate"),
@@ -1101,8 +1194,17 @@ _MM_19 = MultiModal(
     ("vision_tower.head.attention.out_proj", "replicate"),
     ("vision_tower.head.mlp.fc1", "replicate"),
     ("vision_tower.head.mlp.fc2", "replicate"),
+), (
+    ("^((?:model\\.)?vision_tower\\.)vision_model\\.(.+)$", "\\g<1>\\g<2>"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_20 = MultiModal(
+_MM_15 = MultiModal(
     "language_model", ("self_attn",), (
     ("vision_encoder.transformer.layers.*.attention.k_proj", "qkv_proj.k"),
     ("vision_encoder.transformer.layers.*.attention.o_proj", "rowwise"),
@@ -1114,8 +1216,16 @@ _MM_20 = MultiModal(
     ("vision_projection.linear_1", "replicate"),
     ("vision_projection.linear_2", "replicate"),
     ("vision_projection.patch_merger.merging_layer", "replicate"),
+), (
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_encoder|vision_projection|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_encoder|vision_projection|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_21 = MultiModal(
+_MM_16 = MultiModal(
     "language_model", ("self_attn",), (
     ("multi_modal_projector.linear_1", "colwise_gather_output"),
     ("vision_model.model.layers.*.mlp.fc1", "replicate"),
@@ -1127,38 +1237,58 @@ _MM_21 = MultiModal(
     ("vision_model.patch_embedding.linear", "colwise_gather_output"),
     ("vision_model.vision_adapter.mlp.fc1", "colwise"),
     ("vision_model.vision_adapter.mlp.fc2", "rowwise"),
+), (
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_model|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_model|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_22 = MultiModal(
-    "language_model", (), (
-    ("merger.mlp.*.linear_1", "replicate"),
-    ("merger.mlp.*.linear_2", "replicate"),
+_MM_17 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.linear_1", "replicate"),
+    ("multi_modal_projector.linear_2", "replicate"),
     ("vision_tower.encoder.layers.*.mlp.fc1", "replicate"),
     ("vision_tower.encoder.layers.*.mlp.fc2", "replicate"),
     ("vision_tower.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
     ("vision_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
     ("vision_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
     ("vision_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
-    ("vision_tower.vit_merger.linear_1", "replicate"),
-    ("vision_tower.vit_merger.linear_2", "replicate"),
-    ("vision_tower.vit_merger.self_attn.k_proj", "qkv_proj.k"),
-    ("vision_tower.vit_merger.self_attn.out_proj", "rowwise"),
-    ("vision_tower.vit_merger.self_attn.q_proj", "qkv_proj.q"),
-    ("vision_tower.vit_merger.self_attn.v_proj", "qkv_proj.v"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("^((?:model\\.)?vision_tower\\.)vision_model\\.(.+)$", "\\g<1>\\g<2>"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model|image_newline).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model|image_newline).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_23 = MultiModal(
+_MM_18 = MultiModal(
     "language_model", ("self_attn",), (
     ("multi_modal_projector.linear_1", "replicate"),
     ("multi_modal_projector.linear_2", "replicate"),
-    ("multi_modal_projector.merge_linear_1", "replicate"),
-    ("multi_modal_projector.merge_linear_2", "replicate"),
-    ("vision_tower.layers.*.mlp.fc1", "replicate"),
-    ("vision_tower.layers.*.mlp.fc2", "replicate"),
-    ("vision_tower.layers.*.self_attn.k_proj", "qkv_proj.k"),
-    ("vision_tower.layers.*.self_attn.out_proj", "rowwise"),
-    ("vision_tower.layers.*.self_attn.q_proj", "qkv_proj.q"),
-    ("vision_tower.layers.*.self_attn.v_proj", "qkv_proj.v"),
+    ("vision_tower.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_tower.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("^((?:model\\.)?vision_tower\\.)vision_model\\.(.+)$", "\\g<1>\\g<2>"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model|vision_resampler|image_newline).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model|vision_resampler|image_newline).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_24 = MultiModal(
+_MM_19 = MultiModal(
     "language_model", ("self_attn",), (
     ("multi_modal_projector.linear_1", "replicate"),
     ("multi_modal_projector.linear_2", "replicate"),
@@ -1170,8 +1300,17 @@ _MM_24 = MultiModal(
     ("vision_tower.transformer.layers.*.feed_forward.down_proj", "rowwise"),
     ("vision_tower.transformer.layers.*.feed_forward.gate_proj", "gate_up_proj.gate"),
     ("vision_tower.transformer.layers.*.feed_forward.up_proj", "gate_up_proj.up"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_25 = MultiModal(
+_MM_20 = MultiModal(
     "language_model", ("self_attn",), (
     ("multi_modal_projector", "replicate"),
     ("vision_model.global_transformer.layers.*.mlp.fc1", "replicate"),
@@ -1186,8 +1325,17 @@ _MM_25 = MultiModal(
     ("vision_model.transformer.layers.*.self_attn.o_proj", "rowwise"),
     ("vision_model.transformer.layers.*.self_attn.q_proj", "qkv_proj.q"),
     ("vision_model.transformer.layers.*.self_attn.v_proj", "qkv_proj.v"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_model|language_model|multi_modal_projector).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_model|language_model|multi_modal_projector).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_26 = MultiModal(
+_MM_21 = MultiModal(
     "language_model", ("self_attn",), (
     ("vision_adapter.fc1", "colwise"),
     ("vision_adapter.fc2", "rowwise"),
@@ -1199,8 +1347,16 @@ _MM_26 = MultiModal(
     ("vision_tower.layers.*.mlp.fc1", "colwise"),
     ("vision_tower.layers.*.mlp.fc2", "rowwise"),
     ("vision_tower.patch_embedder.patch_embedding", "colwise_gather_output"),
+), (
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|language_model|vision_adapter|vision_projection|perception_emb_norm).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|language_model|vision_adapter|vision_projection|perception_emb_norm).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_27 = MultiModal(
+_MM_22 = MultiModal(
     "language_model", ("self_attn",), (
     ("audio_tower.layers.*.conv_blocks.*.mlp.fc1", "replicate"),
     ("audio_tower.layers.*.conv_blocks.*.mlp.fc2", "replicate"),
@@ -1216,8 +1372,16 @@ _MM_27 = MultiModal(
     ("vision_tower.layers.*.mlp.fc1", "replicate"),
     ("vision_tower.layers.*.mlp.fc2", "replicate"),
     ("vision_tower.patch_embedder.patch_embedding", "replicate"),
+), (
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|language_model|vision_adapter|vision_projection|perception_emb_norm|audio_tower).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|language_model|vision_adapter|vision_projection|perception_emb_norm|audio_tower).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_28 = MultiModal(
+_MM_23 = MultiModal(
     "language_model", ("self_attn",), (
     ("vision_tower.head_linear", "replicate"),
     ("vision_tower.transformer.encoder.layers.*.attention.k_proj", "qkv_proj.k"),
@@ -1227,19 +1391,16 @@ _MM_28 = MultiModal(
     ("vision_tower.transformer.encoder.layers.*.ffn.down_proj", "rowwise"),
     ("vision_tower.transformer.encoder.layers.*.ffn.gate_proj", "gate_up_proj.gate"),
     ("vision_tower.transformer.encoder.layers.*.ffn.up_proj", "gate_up_proj.up"),
+), (
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|language_model|visual_embeddings_table).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|language_model|visual_embeddings_table).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_29 = MultiModal(
-    "language_model", ("self_attn",), (
-    ("projector.linear_1", "replicate"),
-    ("projector.linear_2", "replicate"),
-    ("visual.vision_model.encoder.layers.*.mlp.fc1", "replicate"),
-    ("visual.vision_model.encoder.layers.*.mlp.fc2", "replicate"),
-    ("visual.vision_model.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
-    ("visual.vision_model.encoder.layers.*.self_attn.out_proj", "rowwise"),
-    ("visual.vision_model.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
-    ("visual.vision_model.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
-))
-_MM_30 = MultiModal(
+_MM_24 = MultiModal(
     "language_model", ("self_attn",), (
     ("multi_modal_projector.linear", "replicate"),
     ("vision_tower.encoder.layers.*.mlp.fc1", "replicate"),
@@ -1248,8 +1409,18 @@ _MM_30 = MultiModal(
     ("vision_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
     ("vision_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
     ("vision_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("^((?:model\\.)?vision_tower\\.)vision_model\\.(.+)$", "\\g<1>\\g<2>"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_31 = MultiModal(
+_MM_25 = MultiModal(
     "language_model", ("self_attn",), (
     ("multi_modal_projector.linear_1", "replicate"),
     ("multi_modal_projector.linear_2", "replicate"),
@@ -1259,8 +1430,31 @@ _MM_31 = MultiModal(
     ("vision_tower.layers.*.attention.v_proj", "qkv_proj.v"),
     ("vision_tower.layers.*.mlp.fc1", "replicate"),
     ("vision_tower.layers.*.mlp.fc2", "replicate"),
+), (
+    ("^vision_model\\.", "model.vision_tower."),
+    ("encoder\\.layers\\.", "layers."),
+    ("\\.ls1(?!\\w)", ".lambda_1"),
+    ("\\.ls2(?!\\w)", ".lambda_2"),
+    ("(layers\\.\\d+)\\.attn\\.proj\\.", "\\1.attention.projection_layer."),
+    ("\\.norm1\\.", ".layernorm_before."),
+    ("\\.norm2\\.", ".layernorm_after."),
+    ("\\.embeddings\\.class_embedding(?!\\w)", ".embeddings.cls_token"),
+    ("\\.embeddings\\.position_embedding(?!\\w)", ".embeddings.position_embeddings"),
+    ("\\.embeddings\\.patch_embedding\\.", ".embeddings.patch_embeddings.projection."),
+    ("^language_model\\.model\\.", "model.language_model."),
+    ("^language_model\\.lm_head\\.", "lm_head."),
+    ("^mlp1\\.0\\.", "model.multi_modal_projector.layer_norm."),
+    ("^mlp1\\.1\\.", "model.multi_modal_projector.linear_1."),
+    ("^mlp1\\.3\\.", "model.multi_modal_projector.linear_2."),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_32 = MultiModal(
+_MM_26 = MultiModal(
     "language_model", ("self_attn",), (
     ("visual.blocks.*.attn.proj", "replicate"),
     ("visual.blocks.*.attn.qkv", "replicate"),
@@ -1268,17 +1462,59 @@ _MM_32 = MultiModal(
     ("visual.blocks.*.mlp.fc2", "replicate"),
     ("visual.merger.mlp.0", "replicate"),
     ("visual.merger.mlp.2", "replicate"),
+), (
+    ("^model\\.(?:(?!language_model\\.))(.+)$", "model.language_model.\\1"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^visual(?!\\w)", "model.visual"),
+    ("^model(?!\\.(language_model|visual))", "model.language_model"),
+    ("^(?!model\\.)((visual|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!visual|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_33 = MultiModal(
-    "language_model", (), (
+_MM_27 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("visual.blocks.*.attn.proj", "replicate"),
+    ("visual.blocks.*.attn.qkv", "replicate"),
+    ("visual.blocks.*.mlp.down_proj", "rowwise"),
+    ("visual.blocks.*.mlp.gate_proj", "gate_up_proj.gate"),
+    ("visual.blocks.*.mlp.up_proj", "gate_up_proj.up"),
+    ("visual.merger.mlp.0", "replicate"),
+    ("visual.merger.mlp.2", "replicate"),
+), (
+    ("^model\\.(?:(?!language_model\\.))(.+)$", "model.language_model.\\1"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^visual(?!\\w)", "model.visual"),
+    ("^model(?!\\.(language_model|visual))", "model.language_model"),
+    ("^(?!model\\.)((visual|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!visual|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_28 = MultiModal(
+    "language_model", ("self_attn",), (
     ("visual.blocks.*.attn.proj", "replicate"),
     ("visual.blocks.*.attn.qkv", "replicate"),
     ("visual.blocks.*.mlp.linear_fc1", "replicate"),
     ("visual.blocks.*.mlp.linear_fc2", "replicate"),
+    ("visual.deepstack_merger_list.*.linear_fc1", "replicate"),
+    ("visual.deepstack_merger_list.*.linear_fc2", "replicate"),
     ("visual.merger.linear_fc1", "replicate"),
     ("visual.merger.linear_fc2", "replicate"),
+), (
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((visual|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!visual|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_34 = MultiModal(
+_MM_29 = MultiModal(
     "language_model", ("self_attn",), (
     ("multi_modal_projector", "replicate"),
     ("vision_model.layers.*.mlp.fc1", "replicate"),
@@ -1287,22 +1523,39 @@ _MM_34 = MultiModal(
     ("vision_model.layers.*.self_attn.out_proj", "rowwise"),
     ("vision_model.layers.*.self_attn.q_proj", "qkv_proj.q"),
     ("vision_model.layers.*.self_attn.v_proj", "qkv_proj.v"),
+), (
+    ("^vision_model\\.", "model.vision_model."),
+    ("^vit_large_projector\\.", "model.multi_modal_projector."),
+    ("^model\\.embed_tokens\\.", "model.language_model.embed_tokens."),
+    ("^model\\.layers\\.", "model.language_model.layers."),
+    ("^model\\.norm\\.", "model.language_model.norm."),
+    ("\\.moe\\.gate\\.weight$", ".mlp.gate.weight"),
+    ("\\.moe\\.router_bias$", ".mlp.gate.e_score_correction_bias"),
+    ("\\.moe\\.down_proj\\.weight$", ".mlp.experts.down_proj"),
+    ("\\.moe\\.down_proj\\.weight_scale_inv$", ".mlp.experts.down_proj_scale_inv"),
+    ("\\.share_expert\\.", ".mlp.shared_experts."),
+    ("^((?:model\\.)?vision_model\\.)conv1\\.weight$", "\\g<1>embeddings.patch_embedding.weight"),
+    ("^((?:model\\.)?vision_model\\.)positional_embedding$", "\\g<1>embeddings.position_embedding.weight"),
+    ("^((?:model\\.)?vision_model\\.)transformer\\.resblocks\\.", "\\g<1>layers."),
+    ("^((?:model\\.)?vision_model\\.)ln_pre\\.", "\\g<1>pre_layernorm."),
+    ("^((?:model\\.)?vision_model\\.)vit_downsampler1\\.", "\\g<1>downsampler1."),
+    ("^((?:model\\.)?vision_model\\.)vit_downsampler2\\.", "\\g<1>downsampler2."),
+    ("^((?:model\\.)?vision_model\\.)\\.ls_1\\.gamma$", "\\g<1>.lambda_1"),
+    ("^((?:model\\.)?vision_model\\.)\\.ls_2\\.gamma$", "\\g<1>.lambda_2"),
+    ("^((?:model\\.)?vision_model\\.)\\.mlp\\.c_fc\\.", "\\g<1>.mlp.fc1."),
+    ("^((?:model\\.)?vision_model\\.)\\.mlp\\.c_proj\\.", "\\g<1>.mlp.fc2."),
+    ("^((?:model\\.)?vision_model\\.)\\.attn\\.", "\\g<1>.self_attn."),
+    ("^((?:model\\.)?vision_model\\.)\\.ln_1\\.", "\\g<1>.layernorm_before."),
+    ("^((?:model\\.)?vision_model\\.)\\.ln_2\\.", "\\g<1>.layernorm_after."),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_model|language_model|multi_modal_projector).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_model|language_model|multi_modal_projector).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_35 = MultiModal(
-    "language_model", ("self_attn",), (
-    ("multi_modal_projector", "replicate"),
-    ("vision_tower.sam_encoder.layers.*.attn.proj", "replicate"),
-    ("vision_tower.sam_encoder.layers.*.attn.qkv", "replicate"),
-    ("vision_tower.sam_encoder.layers.*.mlp.lin1", "replicate"),
-    ("vision_tower.sam_encoder.layers.*.mlp.lin2", "replicate"),
-    ("vision_tower.vision_encoder.encoder.layers.*.mlp.fc1", "replicate"),
-    ("vision_tower.vision_encoder.encoder.layers.*.mlp.fc2", "replicate"),
-    ("vision_tower.vision_encoder.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
-    ("vision_tower.vision_encoder.encoder.layers.*.self_attn.out_proj", "rowwise"),
-    ("vision_tower.vision_encoder.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
-    ("vision_tower.vision_encoder.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
-))
-_MM_36 = MultiModal(
+_MM_30 = MultiModal(
     "language_model", ("self_attn",), (
     ("projector.readout.0", "replicate"),
     ("projector.readout.2", "replicate"),
@@ -1312,8 +1565,16 @@ _MM_36 = MultiModal(
     ("vision_model.encoder.layers.*.self_attn.out_proj", "rowwise"),
     ("vision_model.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
     ("vision_model.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+), (
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_model|projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_model|projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_37 = MultiModal(
+_MM_31 = MultiModal(
     "language_model", ("self_attn",), (
     ("image_tower.encoder.layers.*.mlp.fc1", "replicate"),
     ("image_tower.encoder.layers.*.mlp.fc2", "replicate"),
@@ -1329,8 +1590,141 @@ _MM_37 = MultiModal(
     ("video_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
     ("video_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
     ("video_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("^((?:model\\.)?video_tower\\.)vision_model\\.(.+)$", "\\g<1>\\g<2>"),
+    ("^((?:model\\.)?image_tower\\.)vision_model\\.(.+)$", "\\g<1>\\g<2>"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g$", ".parametrizations.weight.original0"),
+    (".weight_v$", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((video_tower|image_tower|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!video_tower|image_tower|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
-_MM_38 = MultiModal(
+_MM_32 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.cross_attn.k_proj", "replicate"),
+    ("multi_modal_projector.cross_attn.linear", "replicate"),
+    ("multi_modal_projector.cross_attn.multihead_attn.out_proj", "replicate"),
+    ("multi_modal_projector.cross_attn.q_proj", "replicate"),
+    ("multi_modal_projector.cross_attn.v_proj", "replicate"),
+    ("multi_modal_projector.feed_forward.linear_in", "replicate"),
+    ("multi_modal_projector.feed_forward.linear_out", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_tower.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("^((?:model\\.)?language_model\\.)mlp\\.experts\\.fc1\\.weight(?!\\w)", "\\g<1>mlp.experts.gate_up_proj"),
+    ("^((?:model\\.)?language_model\\.)mlp\\.experts\\.fc2\\.weight(?!\\w)", "\\g<1>mlp.experts.down_proj"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_33 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.linear_1", "replicate"),
+    ("multi_modal_projector.linear_2", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_tower.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("^((?:model\\.)?vision_tower\\.)vision_model\\.(.+)", "\\g<1>\\g<2>"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_34 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.linear_1", "replicate"),
+    ("multi_modal_projector.linear_2", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_tower.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+    ("vision_tower.head.attention.out_proj", "replicate"),
+    ("vision_tower.head.mlp.fc1", "replicate"),
+    ("vision_tower.head.mlp.fc2", "replicate"),
+), (
+    ("^((?:model\\.)?vision_tower\\.)vision_model\\.(.+)", "\\g<1>\\g<2>"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_35 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("aligner.linear1", "replicate"),
+    ("aligner.linear2", "replicate"),
+    ("vision_model.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_model.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_model.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_model.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_model.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_model.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+    ("vision_model.head.attention.out_proj", "replicate"),
+    ("vision_model.head.mlp.fc1", "replicate"),
+    ("vision_model.head.mlp.fc2", "replicate"),
+), (
+    ("^((?:model\\.)?vision_model\\.)vision_model\\.(.+)", "\\g<1>\\g<2>"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_model|aligner|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_model|aligner|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_36 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("aligner.high_res_vision_proj", "replicate"),
+    ("aligner.proj", "replicate"),
+    ("aligner.vision_proj", "replicate"),
+    ("high_res_vision_model.vision_encoder.layers.*.attn.proj", "replicate"),
+    ("high_res_vision_model.vision_encoder.layers.*.attn.qkv", "replicate"),
+    ("high_res_vision_model.vision_encoder.layers.*.mlp.lin1", "replicate"),
+    ("high_res_vision_model.vision_encoder.layers.*.mlp.lin2", "replicate"),
+    ("vision_model.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_model.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_model.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_model.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_model.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_model.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+    ("vision_model.head.attention.out_proj", "replicate"),
+    ("vision_model.head.mlp.fc1", "replicate"),
+    ("vision_model.head.mlp.fc2", "replicate"),
+), (
+    ("^((?:model\\.)?vision_model\\.)vision_model\\.(.+)", "\\g<1>\\g<2>"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((high_res_vision_model|high_res_vision_neck|high_res_vision_proj|vision_model|aligner|language_model|high_res_vision_alpha).*)", "model.\\1"),
+    ("^(model\\.)((?!high_res_vision_model|high_res_vision_neck|high_res_vision_proj|vision_model|aligner|language_model|high_res_vision_alpha).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_37 = MultiModal(
     "language_model", ("self_attn",), (
     ("resampler_model.mlp", "replicate"),
     ("resampler_model.spatial_linear.fc1", "replicate"),
@@ -1342,26 +1736,601 @@ _MM_38 = MultiModal(
     ("vision_tower.blocks.*.mlp.fc1", "colwise"),
     ("vision_tower.blocks.*.mlp.fc2", "rowwise"),
     ("vision_tower.patch_embed.proj", "replicate"),
+), (
+    ("vision_model(?!\\w)", "vision_tower"),
+    ("spatial_linear.0(?!\\w)", "spatial_linear.fc1"),
+    ("spatial_linear.2(?!\\w)", "spatial_linear.fc2"),
+    ("spatial_linear.3(?!\\w)", "spatial_linear.ln"),
+    ("temporal_linear.0(?!\\w)", "temporal_linear.fc1"),
+    ("temporal_linear.2(?!\\w)", "temporal_linear.fc2"),
+    ("temporal_linear.3(?!\\w)", "temporal_linear.ln"),
+    ("(?<!language_model\\.)embed_tokens(?!\\w)", "language_model.embed_tokens"),
+    ("(?<!language_model\\.)layers(?!\\w)", "language_model.layers"),
+    ("(?<!_)(?<!\\w)norm\\.", "language_model.norm."),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((language_model|vision_tower|resampler_model).*)", "model.\\1"),
+    ("^(model\\.)((?!language_model|vision_tower|resampler_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_38 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("vision_embed_tokens", "replicate"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((language_model|vision_embed_tokens).*)", "model.\\1"),
+    ("^(model\\.)((?!language_model|vision_embed_tokens).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
 _MM_39 = MultiModal(
     "language_model", ("self_attn",), (
-    ("audio_tower.conv_out", "replicate"),
-    ("audio_tower.layers.*.fc1", "replicate"),
-    ("audio_tower.layers.*.fc2", "replicate"),
-    ("audio_tower.layers.*.self_attn.k_proj", "qkv_proj.k"),
-    ("audio_tower.layers.*.self_attn.out_proj", "rowwise"),
-    ("audio_tower.layers.*.self_attn.q_proj", "qkv_proj.q"),
-    ("audio_tower.layers.*.self_attn.v_proj", "qkv_proj.v"),
-    ("audio_tower.proj1", "replicate"),
-    ("audio_tower.proj2", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_tower.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+    ("vision_tower.head.attention.out_proj", "replicate"),
+    ("vision_tower.head.mlp.fc1", "replicate"),
+    ("vision_tower.head.mlp.fc2", "replicate"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("^((?:model\\.)?vision_tower\\.)vision_model\\.(.+)", "\\g<1>\\g<2>"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_40 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("visual.blocks.*.attn.proj", "replicate"),
+    ("visual.blocks.*.attn.qkv", "replicate"),
+    ("visual.blocks.*.mlp.down_proj", "rowwise"),
+    ("visual.blocks.*.mlp.gate_proj", "gate_up_proj.gate"),
+    ("visual.blocks.*.mlp.up_proj", "gate_up_proj.up"),
+    ("visual.merger.down_proj", "replicate"),
+    ("visual.merger.gate_proj", "replicate"),
+    ("visual.merger.proj", "replicate"),
+    ("visual.merger.up_proj", "replicate"),
+), (
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((visual|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!visual|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_41 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.multimodal_projector", "replicate"),
+    ("vision_tower.layers.*.attn.proj", "replicate"),
+    ("vision_tower.layers.*.attn.qkv", "replicate"),
+    ("vision_tower.layers.*.mlp.lin1", "replicate"),
+    ("vision_tower.layers.*.mlp.lin2", "replicate"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_42 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("projector", "replicate"),
+    ("vision_model.blocks.*.attn.proj", "replicate"),
+    ("vision_model.blocks.*.attn.qkv", "replicate"),
+    ("vision_model.blocks.*.mlp.down_proj", "rowwise"),
+    ("vision_model.blocks.*.mlp.gate_proj", "gate_up_proj.gate"),
+    ("vision_model.blocks.*.mlp.up_proj", "gate_up_proj.up"),
+    ("vision_model.merger.mlp.0", "replicate"),
+    ("vision_model.merger.mlp.2", "replicate"),
+), (
+    ("^model.language_model.lm_head(?!\\w)", "lm_head"),
+    ("^model.vision_projector(?!\\w)", "model.projector"),
+    ("^model.language_model\\.model\\.(.+)", "model.language_model.\\1"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_model|projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_model|projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_43 = MultiModal(
+    "text_model", ("self_attn",), (
+    ("connector.modality_projection.proj", "replicate"),
+    ("vision_model.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_model.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_model.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_model.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_model.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_model.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+), (
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_model|connector|text_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_model|connector|text_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_44 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.linear_1", "replicate"),
+    ("multi_modal_projector.linear_2", "replicate"),
+    ("vision_tower.encoder.layer.*.attention.k_proj", "qkv_proj.k"),
+    ("vision_tower.encoder.layer.*.attention.projection_layer", "rowwise"),
+    ("vision_tower.encoder.layer.*.attention.q_proj", "qkv_proj.q"),
+    ("vision_tower.encoder.layer.*.attention.v_proj", "qkv_proj.v"),
+    ("vision_tower.encoder.layer.*.mlp.fc1", "replicate"),
+    ("vision_tower.encoder.layer.*.mlp.fc2", "replicate"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_45 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("aligner.fc1", "replicate"),
+    ("aligner.hidden_layers.0", "replicate"),
+    ("generation_aligner.fc1", "replicate"),
+    ("generation_aligner.hidden_layers.0", "replicate"),
+    ("generation_head.proj_out", "replicate"),
+    ("generation_head.vision_head", "replicate"),
+    ("vision_model.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_model.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_model.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_model.encoder.layers.*.self_attn.projection_layer", "rowwise"),
+    ("vision_model.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_model.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+), (
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_model|aligner|vqmodel|generation_embeddings|generation_aligner|generation_head|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_model|aligner|vqmodel|generation_embeddings|generation_aligner|generation_head|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_46 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.linear_1", "replicate"),
+    ("multi_modal_projector.linear_2", "replicate"),
+    ("vision_tower.embeddings.patch_embedding", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_tower.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+    ("vision_tower.head.attention.out_proj", "replicate"),
+    ("vision_tower.head.mlp.fc1", "replicate"),
+    ("vision_tower.head.mlp.fc2", "replicate"),
+), (
+    ("^((?:model\\.)?vision_tower\\.)vision_model\\.(.+)", "\\g<1>\\g<2>"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_47 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("vision_encoder.transformer.layers.*.attention.k_proj", "qkv_proj.k"),
+    ("vision_encoder.transformer.layers.*.attention.o_proj", "rowwise"),
+    ("vision_encoder.transformer.layers.*.attention.q_proj", "qkv_proj.q"),
+    ("vision_encoder.transformer.layers.*.attention.v_proj", "qkv_proj.v"),
+    ("vision_encoder.transformer.layers.*.feed_forward.down_proj", "rowwise"),
+    ("vision_encoder.transformer.layers.*.feed_forward.gate_proj", "gate_up_proj.gate"),
+    ("vision_encoder.transformer.layers.*.feed_forward.up_proj", "gate_up_proj.up"),
+    ("vision_projection.linear_1", "replicate"),
+    ("vision_projection.linear_2", "replicate"),
+    ("vision_projection.patch_merger.merging_layer", "replicate"),
+), (
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_encoder|vision_projection|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_encoder|vision_projection|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_48 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.linear_1", "colwise_gather_output"),
+    ("vision_model.model.layers.*.mlp.fc1", "replicate"),
+    ("vision_model.model.layers.*.mlp.fc2", "replicate"),
+    ("vision_model.model.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_model.model.layers.*.self_attn.o_proj", "rowwise"),
+    ("vision_model.model.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_model.model.layers.*.self_attn.v_proj", "qkv_proj.v"),
+    ("vision_model.patch_embedding.linear", "colwise_gather_output"),
+    ("vision_model.vision_adapter.mlp.fc1", "colwise"),
+    ("vision_model.vision_adapter.mlp.fc2", "rowwise"),
+), (
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_model|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_model|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_49 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.linear_1", "replicate"),
+    ("multi_modal_projector.linear_2", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_tower.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("^((?:model\\.)?vision_tower\\.)vision_model\\.(.+)", "\\g<1>\\g<2>"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model|image_newline).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model|image_newline).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_50 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.linear_1", "replicate"),
+    ("multi_modal_projector.linear_2", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_tower.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("^((?:model\\.)?vision_tower\\.)vision_model\\.(.+)", "\\g<1>\\g<2>"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model|vision_resampler|image_newline).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model|vision_resampler|image_newline).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_51 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.linear_1", "replicate"),
+    ("multi_modal_projector.linear_2", "replicate"),
+    ("multi_modal_projector.patch_merger.merging_layer", "replicate"),
+    ("vision_tower.transformer.layers.*.attention.k_proj", "qkv_proj.k"),
+    ("vision_tower.transformer.layers.*.attention.o_proj", "rowwise"),
+    ("vision_tower.transformer.layers.*.attention.q_proj", "qkv_proj.q"),
+    ("vision_tower.transformer.layers.*.attention.v_proj", "qkv_proj.v"),
+    ("vision_tower.transformer.layers.*.feed_forward.down_proj", "rowwise"),
+    ("vision_tower.transformer.layers.*.feed_forward.gate_proj", "gate_up_proj.gate"),
+    ("vision_tower.transformer.layers.*.feed_forward.up_proj", "gate_up_proj.up"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_52 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector", "replicate"),
+    ("vision_model.global_transformer.layers.*.mlp.fc1", "replicate"),
+    ("vision_model.global_transformer.layers.*.mlp.fc2", "replicate"),
+    ("vision_model.global_transformer.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_model.global_transformer.layers.*.self_attn.o_proj", "rowwise"),
+    ("vision_model.global_transformer.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_model.global_transformer.layers.*.self_attn.v_proj", "qkv_proj.v"),
+    ("vision_model.transformer.layers.*.mlp.fc1", "replicate"),
+    ("vision_model.transformer.layers.*.mlp.fc2", "replicate"),
+    ("vision_model.transformer.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_model.transformer.layers.*.self_attn.o_proj", "rowwise"),
+    ("vision_model.transformer.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_model.transformer.layers.*.self_attn.v_proj", "qkv_proj.v"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_model|language_model|multi_modal_projector).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_model|language_model|multi_modal_projector).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_53 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("vision_adapter.fc1", "colwise"),
+    ("vision_adapter.fc2", "rowwise"),
+    ("vision_projection", "colwise_gather_output"),
+    ("vision_tower.layers.*.attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.layers.*.attn.proj", "rowwise"),
+    ("vision_tower.layers.*.attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.layers.*.attn.v_proj", "qkv_proj.v"),
+    ("vision_tower.layers.*.mlp.fc1", "colwise"),
+    ("vision_tower.layers.*.mlp.fc2", "rowwise"),
+    ("vision_tower.patch_embedder.patch_embedding", "colwise_gather_output"),
+), (
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|language_model|vision_adapter|vision_projection|perception_emb_norm).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|language_model|vision_adapter|vision_projection|perception_emb_norm).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_54 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("audio_tower.layers.*.conv_blocks.*.mlp.fc1", "replicate"),
+    ("audio_tower.layers.*.conv_blocks.*.mlp.fc2", "replicate"),
+    ("audio_tower.layers.*.patch_embedder.proj", "replicate"),
+    ("audio_tower.proj", "replicate"),
+    ("vision_adapter.fc1", "colwise"),
+    ("vision_adapter.fc2", "rowwise"),
+    ("vision_projection", "colwise_gather_output"),
+    ("vision_tower.layers.*.attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.layers.*.attn.proj", "rowwise"),
+    ("vision_tower.layers.*.attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.layers.*.attn.v_proj", "qkv_proj.v"),
+    ("vision_tower.layers.*.mlp.fc1", "replicate"),
+    ("vision_tower.layers.*.mlp.fc2", "replicate"),
+    ("vision_tower.patch_embedder.patch_embedding", "replicate"),
+), (
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|language_model|vision_adapter|vision_projection|perception_emb_norm|audio_tower).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|language_model|vision_adapter|vision_projection|perception_emb_norm|audio_tower).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_55 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("vision_tower.head_linear", "replicate"),
+    ("vision_tower.transformer.encoder.layers.*.attention.k_proj", "qkv_proj.k"),
+    ("vision_tower.transformer.encoder.layers.*.attention.out_proj", "rowwise"),
+    ("vision_tower.transformer.encoder.layers.*.attention.q_proj", "qkv_proj.q"),
+    ("vision_tower.transformer.encoder.layers.*.attention.v_proj", "qkv_proj.v"),
+    ("vision_tower.transformer.encoder.layers.*.ffn.down_proj", "rowwise"),
+    ("vision_tower.transformer.encoder.layers.*.ffn.gate_proj", "gate_up_proj.gate"),
+    ("vision_tower.transformer.encoder.layers.*.ffn.up_proj", "gate_up_proj.up"),
+), (
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|language_model|visual_embeddings_table).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|language_model|visual_embeddings_table).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_56 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.linear", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_tower.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_tower.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("^((?:model\\.)?vision_tower\\.)vision_model\\.(.+)", "\\g<1>\\g<2>"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_57 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector.linear_1", "replicate"),
+    ("multi_modal_projector.linear_2", "replicate"),
+    ("vision_tower.layers.*.attention.k_proj", "qkv_proj.k"),
+    ("vision_tower.layers.*.attention.projection_layer", "rowwise"),
+    ("vision_tower.layers.*.attention.q_proj", "qkv_proj.q"),
+    ("vision_tower.layers.*.attention.v_proj", "qkv_proj.v"),
+    ("vision_tower.layers.*.mlp.fc1", "replicate"),
+    ("vision_tower.layers.*.mlp.fc2", "replicate"),
+), (
+    ("^vision_model\\.", "model.vision_tower."),
+    ("encoder\\.layers\\.", "layers."),
+    ("\\.ls1(?!\\w)", ".lambda_1"),
+    ("\\.ls2(?!\\w)", ".lambda_2"),
+    ("(layers\\.\\d+)\\.attn\\.proj\\.", "\\1.attention.projection_layer."),
+    ("\\.norm1\\.", ".layernorm_before."),
+    ("\\.norm2\\.", ".layernorm_after."),
+    ("\\.embeddings\\.class_embedding(?!\\w)", ".embeddings.cls_token"),
+    ("\\.embeddings\\.position_embedding(?!\\w)", ".embeddings.position_embeddings"),
+    ("\\.embeddings\\.patch_embedding\\.", ".embeddings.patch_embeddings.projection."),
+    ("^language_model\\.model\\.", "model.language_model."),
+    ("^language_model\\.lm_head\\.", "lm_head."),
+    ("^mlp1\\.0\\.", "model.multi_modal_projector.layer_norm."),
+    ("^mlp1\\.1\\.", "model.multi_modal_projector.linear_1."),
+    ("^mlp1\\.3\\.", "model.multi_modal_projector.linear_2."),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_tower|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_tower|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_58 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("visual.blocks.*.attn.proj", "replicate"),
+    ("visual.blocks.*.attn.qkv", "replicate"),
+    ("visual.blocks.*.mlp.fc1", "replicate"),
+    ("visual.blocks.*.mlp.fc2", "replicate"),
+    ("visual.merger.mlp.0", "replicate"),
+    ("visual.merger.mlp.2", "replicate"),
+), (
+    ("^model\\.(?:(?!language_model\\.))(.+)", "model.language_model.\\1"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^visual(?!\\w)", "model.visual"),
+    ("^model(?!\\.(language_model|visual))", "model.language_model"),
+    ("^(?!model\\.)((visual|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!visual|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_59 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("visual.blocks.*.attn.proj", "replicate"),
+    ("visual.blocks.*.attn.qkv", "replicate"),
+    ("visual.blocks.*.mlp.down_proj", "rowwise"),
+    ("visual.blocks.*.mlp.gate_proj", "gate_up_proj.gate"),
+    ("visual.blocks.*.mlp.up_proj", "gate_up_proj.up"),
+    ("visual.merger.mlp.0", "replicate"),
+    ("visual.merger.mlp.2", "replicate"),
+), (
+    ("^model\\.(?:(?!language_model\\.))(.+)", "model.language_model.\\1"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^visual(?!\\w)", "model.visual"),
+    ("^model(?!\\.(language_model|visual))", "model.language_model"),
+    ("^(?!model\\.)((visual|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!visual|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_60 = MultiModal(
+    "language_model", ("self_attn",), (
     ("visual.blocks.*.attn.proj", "replicate"),
     ("visual.blocks.*.attn.qkv", "replicate"),
     ("visual.blocks.*.mlp.linear_fc1", "replicate"),
     ("visual.blocks.*.mlp.linear_fc2", "replicate"),
-    ("visual.merger.mlp.0", "replicate"),
-    ("visual.merger.mlp.2", "replicate"),
-    ("visual.merger_list.*.mlp.0", "replicate"),
-    ("visual.merger_list.*.mlp.2", "replicate"),
+    ("visual.deepstack_merger_list.*.linear_fc1", "replicate"),
+    ("visual.deepstack_merger_list.*.linear_fc2", "replicate"),
+    ("visual.merger.linear_fc1", "replicate"),
+    ("visual.merger.linear_fc2", "replicate"),
+), (
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((visual|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!visual|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_61 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("multi_modal_projector", "replicate"),
+    ("vision_model.layers.*.mlp.fc1", "replicate"),
+    ("vision_model.layers.*.mlp.fc2", "replicate"),
+    ("vision_model.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_model.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_model.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_model.layers.*.self_attn.v_proj", "qkv_proj.v"),
+), (
+    ("^vision_model\\.", "model.vision_model."),
+    ("^vit_large_projector\\.", "model.multi_modal_projector."),
+    ("^model\\.embed_tokens\\.", "model.language_model.embed_tokens."),
+    ("^model\\.layers\\.", "model.language_model.layers."),
+    ("^model\\.norm\\.", "model.language_model.norm."),
+    ("\\.moe\\.gate\\.weight(?!\\w)", ".mlp.gate.weight"),
+    ("\\.moe\\.router_bias(?!\\w)", ".mlp.gate.e_score_correction_bias"),
+    ("\\.moe\\.down_proj\\.weight(?!\\w)", ".mlp.experts.down_proj"),
+    ("\\.moe\\.down_proj\\.weight_scale_inv(?!\\w)", ".mlp.experts.down_proj_scale_inv"),
+    ("\\.share_expert\\.", ".mlp.shared_experts."),
+    ("^((?:model\\.)?vision_model\\.)conv1\\.weight(?!\\w)", "\\g<1>embeddings.patch_embedding.weight"),
+    ("^((?:model\\.)?vision_model\\.)positional_embedding(?!\\w)", "\\g<1>embeddings.position_embedding.weight"),
+    ("^((?:model\\.)?vision_model\\.)transformer\\.resblocks\\.", "\\g<1>layers."),
+    ("^((?:model\\.)?vision_model\\.)ln_pre\\.", "\\g<1>pre_layernorm."),
+    ("^((?:model\\.)?vision_model\\.)vit_downsampler1\\.", "\\g<1>downsampler1."),
+    ("^((?:model\\.)?vision_model\\.)vit_downsampler2\\.", "\\g<1>downsampler2."),
+    ("^((?:model\\.)?vision_model\\.)\\.ls_1\\.gamma(?!\\w)", "\\g<1>.lambda_1"),
+    ("^((?:model\\.)?vision_model\\.)\\.ls_2\\.gamma(?!\\w)", "\\g<1>.lambda_2"),
+    ("^((?:model\\.)?vision_model\\.)\\.mlp\\.c_fc\\.", "\\g<1>.mlp.fc1."),
+    ("^((?:model\\.)?vision_model\\.)\\.mlp\\.c_proj\\.", "\\g<1>.mlp.fc2."),
+    ("^((?:model\\.)?vision_model\\.)\\.attn\\.", "\\g<1>.self_attn."),
+    ("^((?:model\\.)?vision_model\\.)\\.ln_1\\.", "\\g<1>.layernorm_before."),
+    ("^((?:model\\.)?vision_model\\.)\\.ln_2\\.", "\\g<1>.layernorm_after."),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_model|language_model|multi_modal_projector).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_model|language_model|multi_modal_projector).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_62 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("projector.readout.0", "replicate"),
+    ("projector.readout.2", "replicate"),
+    ("vision_model.encoder.layers.*.mlp.fc1", "replicate"),
+    ("vision_model.encoder.layers.*.mlp.fc2", "replicate"),
+    ("vision_model.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("vision_model.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("vision_model.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("vision_model.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+), (
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((vision_model|projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!vision_model|projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
+))
+_MM_63 = MultiModal(
+    "language_model", ("self_attn",), (
+    ("image_tower.encoder.layers.*.mlp.fc1", "replicate"),
+    ("image_tower.encoder.layers.*.mlp.fc2", "replicate"),
+    ("image_tower.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("image_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("image_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("image_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+    ("multi_modal_projector.linear_1", "replicate"),
+    ("multi_modal_projector.linear_2", "replicate"),
+    ("video_tower.encoder.layers.*.mlp.fc1", "replicate"),
+    ("video_tower.encoder.layers.*.mlp.fc2", "replicate"),
+    ("video_tower.encoder.layers.*.self_attn.k_proj", "qkv_proj.k"),
+    ("video_tower.encoder.layers.*.self_attn.out_proj", "rowwise"),
+    ("video_tower.encoder.layers.*.self_attn.q_proj", "qkv_proj.q"),
+    ("video_tower.encoder.layers.*.self_attn.v_proj", "qkv_proj.v"),
+), (
+    ("^language_model.model(?!\\w)", "language_model"),
+    ("^((?:model\\.)?video_tower\\.)vision_model\\.(.+)", "\\g<1>\\g<2>"),
+    ("^((?:model\\.)?image_tower\\.)vision_model\\.(.+)", "\\g<1>\\g<2>"),
+    ("LayerNorm.gamma(?!\\w)", "LayerNorm.weight"),
+    ("LayerNorm.beta(?!\\w)", "LayerNorm.bias"),
+    (".weight_g(?!\\w)", ".parametrizations.weight.original0"),
+    (".weight_v(?!\\w)", ".parametrizations.weight.original1"),
+    ("^(?!model\\.)((video_tower|image_tower|multi_modal_projector|language_model).*)", "model.\\1"),
+    ("^(model\\.)((?!video_tower|image_tower|multi_modal_projector|language_model).+)", "\\2"),
+    ("^model\\.(.+\\.)*(lm_head.+)", "\\2"),
 ))
 
 CLASSES_5_20_2: dict[str, TransformersClass] = {
@@ -1413,8 +2382,8 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "CohereCompassForCausalLM": TransformersClass(True, False, (), _PLAN_5, None),
     "CohereCompassForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None),
     "CohereForCausalLM": TransformersClass(True, False, (), _PLAN_5, ("self_attn",)),
-    "Cosmos3EdgeForConditionalGeneration": TransformersClass(True, True, (), _PLAN_7, None, _MM_3),
-    "Cosmos3OmniForConditionalGeneration": TransformersClass(True, True, (), None, None, _MM_4),
+    "Cosmos3EdgeForConditionalGeneration": TransformersClass(True, True, (), _PLAN_7, None),
+    "Cosmos3OmniForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "CpmAntForCausalLM": TransformersClass(False, False, (), None, None),
     "CwmForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "Data2VecTextForCausalLM": TransformersClass(True, False, (), None, ("attention.self",)),
@@ -1434,8 +2403,8 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "DeepseekV4ForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), None,
         ("self_attn",)),
-    "DeepseekVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_5),
-    "DeepseekVLHybridForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_6),
+    "DeepseekVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_3),
+    "DeepseekVLHybridForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_4),
     "DiffLlamaForCausalLM": TransformersClass(True, False, (), None, ()),
     "DiffusionGemmaForBlockDiffusion": TransformersClass(True, True, (("num_experts", None),), _PLAN_12, None),
     "DogeForCausalLM": TransformersClass(True, False, (("num_experts", 16384),), _PLAN_13, ("self_attn",)),
@@ -1455,7 +2424,7 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "ErnieForCausalLM": TransformersClass(True, False, (), None, ("attention.self",)),
     "EvollaForProteinText2Text": TransformersClass(True, False, (), None, None),
     "Exaone4ForCausalLM": TransformersClass(True, False, (), _PLAN_17, ("self_attn",)),
-    "Exaone4_5_ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None, _MM_8),
+    "Exaone4_5_ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
     "ExaoneMoeForCausalLM": TransformersClass(True, False, (("num_experts", 64),), _PLAN_17, ("self_attn",)),
     "FalconForCausalLM": TransformersClass(False, False, (), None, None),
     "FalconH1ForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
@@ -1465,7 +2434,7 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
         True, False, (("num_experts", 7), ("num_local_experts", 7)), _PLAN_18,
         ("self_attn",)),
     "Florence2ForConditionalGeneration": TransformersClass(True, True, (), None, None),
-    "FuyuForCausalLM": TransformersClass(True, True, (), None, None, _MM_9),
+    "FuyuForCausalLM": TransformersClass(True, True, (), None, None, _MM_6),
     "GPT2LMHeadModel": TransformersClass(True, False, (), None, ("attn",)),
     "GPTBigCodeForCausalLM": TransformersClass(True, False, (), None, ("attn",)),
     "GPTJForCausalLM": TransformersClass(False, False, (), None, None),
@@ -1474,7 +2443,7 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "GPTNeoXJapaneseForCausalLM": TransformersClass(False, False, (), None, None),
     "Gemma2ForCausalLM": TransformersClass(True, False, (), _PLAN_5, ("self_attn",)),
     "Gemma3ForCausalLM": TransformersClass(True, False, (), _PLAN_20, ("self_attn",)),
-    "Gemma3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_20, None, _MM_10),
+    "Gemma3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_20, None, _MM_7),
     "Gemma3nForCausalLM": TransformersClass(True, False, (), _PLAN_21, ("self_attn",)),
     "Gemma3nForConditionalGeneration": TransformersClass(True, True, (), _PLAN_21, None),
     "Gemma4AssistantForCausalLM": TransformersClass(True, None, (), None, None),
@@ -1485,7 +2454,7 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "Gemma4UnifiedForConditionalGeneration": TransformersClass(True, True, (), _PLAN_20, None),
     "GemmaForCausalLM": TransformersClass(True, False, (), _PLAN_5, ("self_attn",)),
     "GitForCausalLM": TransformersClass(True, False, (), None, ()),
-    "Glm46VForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None, _MM_11),
+    "Glm46VForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None, _MM_8),
     "Glm4ForCausalLM": TransformersClass(True, False, (), _PLAN_22, ("self_attn",)),
     "Glm4MoeForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_9,
@@ -1493,7 +2462,7 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "Glm4MoeLiteForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 64), ("num_local_experts", 64)), _PLAN_23,
         ("self_attn",)),
-    "Glm4vForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None, _MM_11),
+    "Glm4vForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None, _MM_8),
     "Glm4vMoeForConditionalGeneration": TransformersClass(
         True, True, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_8,
         None),
@@ -1504,8 +2473,8 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "GlmMoeDsaForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_11,
         ("self_attn",)),
-    "GlmOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None, _MM_11),
-    "GotOcr2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None, _MM_12),
+    "GlmOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None),
+    "GotOcr2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None, _MM_9),
     "GptOssForCausalLM": TransformersClass(
         True, False, (("num_experts", 128), ("num_local_experts", 128)), None,
         ("self_attn",)),
@@ -1532,9 +2501,9 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
         ("self_attn",)),
     "HunYuanVLForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "HyperCLOVAXForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "HyperCLOVAXVisionV2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_13),
+    "HyperCLOVAXVisionV2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_10),
     "Idefics2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "Idefics3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_14),
+    "Idefics3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_11),
     "IdeficsForVisionText2Text": TransformersClass(
         True, False, (), None,
         ("layers.0.self_attn", "gated_cross_attn_layers.0.cross_attn",)),
@@ -1546,10 +2515,10 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
         None),
     "InstructBlipForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "InstructBlipVideoForConditionalGeneration": TransformersClass(True, True, (), None, None),
-    "InternVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_16),
+    "InternVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_12),
     "Jais2ForCausalLM": TransformersClass(True, False, (), _PLAN_3, ("self_attn",)),
     "JambaForCausalLM": TransformersClass(True, False, (("num_experts", 16), ("num_local_experts", 16)), None, ()),
-    "JanusForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_17),
+    "JanusForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_13),
     "JetMoeForCausalLM": TransformersClass(True, False, (("num_local_experts", 8),), None, ("self_attention",)),
     "KimiLinearForCausalLM": TransformersClass(
         True, False, (("num_experts", 256), ("num_local_experts", 256)), _PLAN_0,
@@ -1565,17 +2534,17 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "LagunaForCausalLM": TransformersClass(True, False, (("num_experts", 256),), _PLAN_31, ("self_attn",)),
     "Lfm2ForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
     "Lfm2MoeForCausalLM": TransformersClass(True, False, (("num_experts", 32),), None, None),
-    "Lfm2VlForConditionalGeneration": TransformersClass(True, True, (), None, None, _MM_19),
-    "LightOnOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None, _MM_20),
+    "Lfm2VlForConditionalGeneration": TransformersClass(True, True, (), None, None, _MM_14),
+    "LightOnOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None, _MM_15),
     "Llama4ForCausalLM": TransformersClass(True, False, (("num_local_experts", 16),), _PLAN_32, ("self_attn",)),
     "Llama4ForConditionalGeneration": TransformersClass(
         True, True, (("num_local_experts", 16),), _PLAN_32,
         None),
     "LlamaForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "LlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_1),
-    "LlavaNextForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_1),
-    "LlavaNextVideoForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_1),
-    "LlavaOnevisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_1),
+    "LlavaNextForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_17),
+    "LlavaNextVideoForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_18),
+    "LlavaOnevisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_17),
     "LongcatFlashForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 512), ("num_local_experts", 512)), _PLAN_33,
         ("layers.0.self_attn.0",)),
@@ -1595,8 +2564,8 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
         True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_35,
         ("self_attn",)),
     "MiniCPM3ForCausalLM": TransformersClass(True, False, (), _PLAN_36, ("self_attn",)),
-    "MiniCPMV4_6ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None, _MM_22),
-    "MiniCPMV4_7ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None, _MM_22),
+    "MiniCPMV4_6ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None),
+    "MiniCPMV4_7ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None),
     "MiniMaxForCausalLM": TransformersClass(
         True, False, (("num_experts", 8), ("num_local_experts", 8)), _PLAN_38,
         ("self_attn",)),
@@ -1611,7 +2580,7 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
         ("self_attn",)),
     "Ministral3ForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "MinistralForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "Mistral3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_24),
+    "Mistral3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_19),
     "Mistral4ForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_0,
         ("self_attn",)),
@@ -1620,13 +2589,13 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
         True, False, (("num_experts", 8), ("num_local_experts", 8)), _PLAN_38,
         ("self_attn",)),
     "MllamaForCausalLM": TransformersClass(True, False, (), None, None),
-    "MllamaForConditionalGeneration": TransformersClass(True, True, (), None, None, _MM_25),
+    "MllamaForConditionalGeneration": TransformersClass(True, True, (), None, None, _MM_20),
     "ModernBertDecoderForCausalLM": TransformersClass(True, False, (), None, ("attn",)),
     "Molmo2ForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "MoshiForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
     "MossTranscribeDiarizeForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
     "MptForCausalLM": TransformersClass(False, False, (), None, None),
-    "MuseGlimmerForConditionalGeneration": TransformersClass(True, True, (), _PLAN_39, None, _MM_26),
+    "MuseGlimmerForConditionalGeneration": TransformersClass(True, True, (), _PLAN_39, None, _MM_21),
     "MuseSparkForConditionalGeneration": TransformersClass(
         True, True, (("num_local_experts", 256),), _PLAN_40,
         None),
@@ -1650,14 +2619,14 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
         True, False, (("num_experts", 64), ("num_local_experts", 64)), _PLAN_18,
         ("self_attn",)),
     "OpenAIGPTLMHeadModel": TransformersClass(False, False, (), None, None),
-    "Ovis2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_28),
+    "Ovis2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_23),
     "PI0ForConditionalGeneration": TransformersClass(True, False, (), None, None),
     "PLBartForCausalLM": TransformersClass(
         True, False, (), None,
         ("self_attn", "decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
     "PPFormulaNetForConditionalGeneration": TransformersClass(True, True, (), None, None),
-    "PaddleOCRVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None, _MM_29),
-    "PaliGemmaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None, _MM_30),
+    "PaddleOCRVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None),
+    "PaliGemmaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None, _MM_24),
     "PegasusForCausalLM": TransformersClass(
         True, False, (), None,
         ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
@@ -1669,12 +2638,12 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "PhimoeForCausalLM": TransformersClass(True, False, (("num_local_experts", 16),), None, ("self_attn",)),
     "Pix2StructForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "ProphetNetForCausalLM": TransformersClass(False, False, (), None, None),
-    "QianfanOCRForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None, _MM_31),
+    "QianfanOCRForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None, _MM_25),
     "Qwen2ForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "Qwen2MoeForCausalLM": TransformersClass(True, False, (("num_experts", 60),), _PLAN_8, ("self_attn",)),
-    "Qwen2VLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_32),
+    "Qwen2VLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_26),
     "Qwen2_5OmniThinkerForConditionalGeneration": TransformersClass(True, True, (), _PLAN_5, None),
-    "Qwen2_5_VLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_8),
+    "Qwen2_5_VLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_27),
     "Qwen3ForCausalLM": TransformersClass(True, False, (), _PLAN_17, ("self_attn",)),
     "Qwen3MoeForCausalLM": TransformersClass(
         True, False, (("num_experts", 128), ("num_local_experts", 128)), _PLAN_34,
@@ -1683,16 +2652,14 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "Qwen3OmniMoeThinkerForConditionalGeneration": TransformersClass(
         True, True, (("num_experts", 128),), _PLAN_45,
         None),
-    "Qwen3VLForConditionalGeneration": TransformersClass(True, True, (), None, None, _MM_4),
+    "Qwen3VLForConditionalGeneration": TransformersClass(True, True, (), None, None, _MM_28),
     "Qwen3VLMoeForConditionalGeneration": TransformersClass(
         True, True, (("num_experts", 60), ("num_local_experts", 60)), _PLAN_5,
         None),
     "Qwen3_5ForCausalLM": TransformersClass(True, False, (), _PLAN_37, ()),
-    "Qwen3_5ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None, _MM_33),
+    "Qwen3_5ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None),
     "Qwen3_5MoeForCausalLM": TransformersClass(True, False, (("num_experts", 256),), _PLAN_46, ()),
-    "Qwen3_5MoeForConditionalGeneration": TransformersClass(
-        True, True, (("num_experts", 256),), _PLAN_46,
-        None),
+    "Qwen3_5MoeForConditionalGeneration": TransformersClass(True, True, (("num_experts", 256),), _PLAN_46, None),
     "Qwen4ExpForCausalLM": TransformersClass(True, False, (("num_experts", 512),), _PLAN_47, None),
     "Qwen4ExpForConditionalGeneration": TransformersClass(True, True, (("num_experts", 512),), _PLAN_47, None),
     "RecurrentGemmaForCausalLM": TransformersClass(True, False, (), None, ()),
@@ -1705,7 +2672,7 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
     "RwkvForCausalLM": TransformersClass(False, False, (), None, None),
     "SeedOssForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "SmolLM3ForCausalLM": TransformersClass(True, False, (), _PLAN_5, ("self_attn",)),
-    "SmolVLMForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_14),
+    "SmolVLMForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_11),
     "SolarOpenForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_38,
         ("self_attn",)),
@@ -1723,8 +2690,8 @@ CLASSES_5_20_2: dict[str, TransformersClass] = {
         True, True, (("num_experts", 64), ("n_routed_experts", 64)), _PLAN_9,
         None),
     "VaultGemmaForCausalLM": TransformersClass(True, False, (), _PLAN_5, ("self_attn",)),
-    "VideoLlama3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_36),
-    "VideoLlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_37),
+    "VideoLlama3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_30),
+    "VideoLlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_31),
     "VipLlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_1),
     "VisionEncoderDecoderModel": TransformersClass(True, True, (), None, None),
     "WhisperForCausalLM": TransformersClass(
@@ -1752,9 +2719,9 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "AfmoeForCausalLM": TransformersClass(True, False, (("num_experts", 64),), _PLAN_51, ("self_attn",)),
     "ApertusForCausalLM": TransformersClass(True, False, (), _PLAN_2, ("self_attn",)),
     "ArceeForCausalLM": TransformersClass(True, False, (), _PLAN_3, ("self_attn",)),
-    "AriaForConditionalGeneration": TransformersClass(True, True, (("moe_num_experts", 8),), _PLAN_52, None, _MM_0),
+    "AriaForConditionalGeneration": TransformersClass(True, True, (("moe_num_experts", 8),), _PLAN_52, None, _MM_32),
     "AriaTextForCausalLM": TransformersClass(True, False, (("moe_num_experts", 8),), _PLAN_52, ("self_attn",)),
-    "AyaVisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_1),
+    "AyaVisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_33),
     "BailingHybridForCausalLM": TransformersClass(
         True, False, (("num_experts", 512), ("num_local_experts", 512)), _PLAN_0,
         ()),
@@ -1787,12 +2754,12 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "CodeGenForCausalLM": TransformersClass(False, False, (), None, None),
     "Cohere2ForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "Cohere2MoeForCausalLM": TransformersClass(True, False, (("num_experts", 8),), _PLAN_53, ("self_attn",)),
-    "Cohere2VisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_2),
+    "Cohere2VisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_34),
     "CohereCompassForCausalLM": TransformersClass(True, False, (), _PLAN_8, None),
     "CohereCompassForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
     "CohereForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "Cosmos3EdgeForConditionalGeneration": TransformersClass(True, True, (), _PLAN_7, None, _MM_3),
-    "Cosmos3OmniForConditionalGeneration": TransformersClass(True, True, (), None, None, _MM_4),
+    "Cosmos3EdgeForConditionalGeneration": TransformersClass(True, True, (), _PLAN_7, None),
+    "Cosmos3OmniForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "CpmAntForCausalLM": TransformersClass(False, False, (), None, None),
     "CwmForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "Data2VecTextForCausalLM": TransformersClass(True, False, (), None, ("attention.self",)),
@@ -1812,8 +2779,8 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "DeepseekV4ForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_51,
         ("self_attn",)),
-    "DeepseekVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_5),
-    "DeepseekVLHybridForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_6),
+    "DeepseekVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_35),
+    "DeepseekVLHybridForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_36),
     "DiffLlamaForCausalLM": TransformersClass(True, False, (), None, ()),
     "DiffusionGemmaForBlockDiffusion": TransformersClass(True, True, (("num_experts", None),), _PLAN_54, None),
     "DogeForCausalLM": TransformersClass(True, False, (("num_experts", 16384),), _PLAN_55, ("self_attn",)),
@@ -1833,7 +2800,7 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "ErnieForCausalLM": TransformersClass(True, False, (), None, ("attention.self",)),
     "EvollaForProteinText2Text": TransformersClass(True, False, (), None, None),
     "Exaone4ForCausalLM": TransformersClass(True, False, (), _PLAN_17, ("self_attn",)),
-    "Exaone4_5_ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None, _MM_8),
+    "Exaone4_5_ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
     "ExaoneMoeForCausalLM": TransformersClass(True, False, (("num_experts", 64),), _PLAN_34, ("self_attn",)),
     "FalconForCausalLM": TransformersClass(False, False, (), None, None),
     "FalconH1ForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
@@ -1844,7 +2811,7 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
         ("self_attn",)),
     "FlintForCausalLM": TransformersClass(True, False, (("num_experts", 256),), _PLAN_57, ("self_attn",)),
     "Florence2ForConditionalGeneration": TransformersClass(True, True, (), None, None),
-    "FuyuForCausalLM": TransformersClass(True, True, (), None, None, _MM_9),
+    "FuyuForCausalLM": TransformersClass(True, True, (), None, None, _MM_38),
     "GPT2LMHeadModel": TransformersClass(True, False, (), None, ("attn",)),
     "GPTBigCodeForCausalLM": TransformersClass(True, False, (), None, ("attn",)),
     "GPTJForCausalLM": TransformersClass(False, False, (), None, None),
@@ -1853,7 +2820,7 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "GPTNeoXJapaneseForCausalLM": TransformersClass(False, False, (), None, None),
     "Gemma2ForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "Gemma3ForCausalLM": TransformersClass(True, False, (), _PLAN_17, ("self_attn",)),
-    "Gemma3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None, _MM_10),
+    "Gemma3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None, _MM_39),
     "Gemma3nForCausalLM": TransformersClass(True, False, (), _PLAN_58, ("self_attn",)),
     "Gemma3nForConditionalGeneration": TransformersClass(True, True, (), _PLAN_58, None),
     "Gemma4AssistantForCausalLM": TransformersClass(True, None, (), None, None),
@@ -1864,7 +2831,7 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "Gemma4UnifiedForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
     "GemmaForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "GitForCausalLM": TransformersClass(True, False, (), None, ()),
-    "Glm46VForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None, _MM_11),
+    "Glm46VForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None, _MM_40),
     "Glm4ForCausalLM": TransformersClass(True, False, (), _PLAN_22, ("self_attn",)),
     "Glm4MoeForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_9,
@@ -1872,7 +2839,7 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "Glm4MoeLiteForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 64), ("num_local_experts", 64)), _PLAN_23,
         ("self_attn",)),
-    "Glm4vForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None, _MM_11),
+    "Glm4vForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None, _MM_40),
     "Glm4vMoeForConditionalGeneration": TransformersClass(
         True, True, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_9,
         None),
@@ -1883,8 +2850,8 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "GlmMoeDsaForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_11,
         ("self_attn",)),
-    "GlmOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None, _MM_11),
-    "GotOcr2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_12),
+    "GlmOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_22, None),
+    "GotOcr2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_41),
     "GptOssForCausalLM": TransformersClass(
         True, False, (("num_experts", 128), ("num_local_experts", 128)), None,
         ("self_attn",)),
@@ -1913,9 +2880,9 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
         ("self_attn",)),
     "HunYuanVLForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "HyperCLOVAXForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "HyperCLOVAXVisionV2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_13),
+    "HyperCLOVAXVisionV2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_42),
     "Idefics2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "Idefics3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_14),
+    "Idefics3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_43),
     "IdeficsForVisionText2Text": TransformersClass(
         True, False, (), None,
         ("layers.0.self_attn", "gated_cross_attn_layers.0.cross_attn",)),
@@ -1927,10 +2894,10 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
         None),
     "InstructBlipForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "InstructBlipVideoForConditionalGeneration": TransformersClass(True, True, (), None, None),
-    "InternVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_16),
+    "InternVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_44),
     "Jais2ForCausalLM": TransformersClass(True, False, (), _PLAN_3, ("self_attn",)),
     "JambaForCausalLM": TransformersClass(True, False, (("num_experts", 16), ("num_local_experts", 16)), _PLAN_62, ()),
-    "JanusForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_17),
+    "JanusForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_45),
     "JetMoeForCausalLM": TransformersClass(True, False, (("num_local_experts", 8),), None, ("self_attention",)),
     "KimiLinearForCausalLM": TransformersClass(
         True, False, (("num_experts", 256), ("num_local_experts", 256)), _PLAN_0,
@@ -1946,17 +2913,17 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "LagunaForCausalLM": TransformersClass(True, False, (("num_experts", 256),), _PLAN_31, ("self_attn",)),
     "Lfm2ForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
     "Lfm2MoeForCausalLM": TransformersClass(True, False, (("num_experts", 32),), _PLAN_62, None),
-    "Lfm2VlForConditionalGeneration": TransformersClass(True, True, (), None, None, _MM_19),
-    "LightOnOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None, _MM_20),
+    "Lfm2VlForConditionalGeneration": TransformersClass(True, True, (), None, None, _MM_46),
+    "LightOnOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None, _MM_47),
     "Llama4ForCausalLM": TransformersClass(True, False, (("num_local_experts", 16),), _PLAN_32, ("self_attn",)),
     "Llama4ForConditionalGeneration": TransformersClass(
         True, True, (("num_local_experts", 16),), _PLAN_32,
         None),
     "LlamaForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "LlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_1),
-    "LlavaNextForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_1),
-    "LlavaNextVideoForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_1),
-    "LlavaOnevisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_1),
+    "LlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_33),
+    "LlavaNextForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_49),
+    "LlavaNextVideoForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_50),
+    "LlavaOnevisionForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_49),
     "LongcatFlashForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 512), ("num_local_experts", 512)), _PLAN_33,
         ("layers.0.self_attn.0",)),
@@ -1976,9 +2943,9 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
         True, False, (("n_routed_experts", 256), ("num_local_experts", 256)), _PLAN_35,
         ("self_attn",)),
     "MiniCPM3ForCausalLM": TransformersClass(True, False, (), _PLAN_63, ("self_attn",)),
-    "MiniCPMOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None, _MM_22),
-    "MiniCPMV4_6ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None, _MM_22),
-    "MiniCPMV4_7ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None, _MM_22),
+    "MiniCPMOcrForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None),
+    "MiniCPMV4_6ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None),
+    "MiniCPMV4_7ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None),
     "MiniMaxForCausalLM": TransformersClass(
         True, False, (("num_experts", 8), ("num_local_experts", 8)), _PLAN_38,
         ("self_attn",)),
@@ -1993,7 +2960,7 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
         ("self_attn",)),
     "Ministral3ForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "MinistralForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "Mistral3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_24),
+    "Mistral3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_51),
     "Mistral4ForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_0,
         ("self_attn",)),
@@ -2005,13 +2972,13 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
         True, False, (("num_experts", 8), ("num_local_experts", 8)), _PLAN_38,
         ("self_attn",)),
     "MllamaForCausalLM": TransformersClass(True, False, (), None, None),
-    "MllamaForConditionalGeneration": TransformersClass(True, True, (), None, None, _MM_25),
+    "MllamaForConditionalGeneration": TransformersClass(True, True, (), None, None, _MM_52),
     "ModernBertDecoderForCausalLM": TransformersClass(True, False, (), None, ("attn",)),
     "Molmo2ForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "MoshiForCausalLM": TransformersClass(True, False, (), None, ("self_attn",)),
     "MossTranscribeDiarizeForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None),
     "MptForCausalLM": TransformersClass(False, False, (), None, None),
-    "MuseGlimmerForConditionalGeneration": TransformersClass(True, True, (), _PLAN_64, None, _MM_26),
+    "MuseGlimmerForConditionalGeneration": TransformersClass(True, True, (), _PLAN_64, None, _MM_53),
     "MuseSparkForConditionalGeneration": TransformersClass(
         True, True, (("num_local_experts", 256),), _PLAN_40,
         None),
@@ -2035,14 +3002,14 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
         True, False, (("num_experts", 64), ("num_local_experts", 64)), _PLAN_18,
         ("self_attn",)),
     "OpenAIGPTLMHeadModel": TransformersClass(False, False, (), None, None),
-    "Ovis2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_28),
+    "Ovis2ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_55),
     "PI0ForConditionalGeneration": TransformersClass(True, False, (), None, None),
     "PLBartForCausalLM": TransformersClass(
         True, False, (), None,
         ("self_attn", "decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
     "PPFormulaNetForConditionalGeneration": TransformersClass(True, True, (), None, None),
-    "PaddleOCRVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_29),
-    "PaliGemmaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_30),
+    "PaddleOCRVLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
+    "PaliGemmaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_56),
     "PegasusForCausalLM": TransformersClass(
         True, False, (), None,
         ("decoder.layers.0.self_attn", "decoder.layers.0.encoder_attn",)),
@@ -2054,12 +3021,12 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "PhimoeForCausalLM": TransformersClass(True, False, (("num_local_experts", 16),), _PLAN_51, ("self_attn",)),
     "Pix2StructForConditionalGeneration": TransformersClass(True, True, (), None, None),
     "ProphetNetForCausalLM": TransformersClass(False, False, (), None, None),
-    "QianfanOCRForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None, _MM_31),
+    "QianfanOCRForConditionalGeneration": TransformersClass(True, True, (), _PLAN_17, None, _MM_57),
     "Qwen2ForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "Qwen2MoeForCausalLM": TransformersClass(True, False, (("num_experts", 60),), _PLAN_53, ("self_attn",)),
-    "Qwen2VLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_32),
+    "Qwen2VLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_58),
     "Qwen2_5OmniThinkerForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None),
-    "Qwen2_5_VLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_8),
+    "Qwen2_5_VLForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_59),
     "Qwen3ForCausalLM": TransformersClass(True, False, (), _PLAN_17, ("self_attn",)),
     "Qwen3MoeForCausalLM": TransformersClass(
         True, False, (("num_experts", 128), ("num_local_experts", 128)), _PLAN_34,
@@ -2068,16 +3035,14 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "Qwen3OmniMoeThinkerForConditionalGeneration": TransformersClass(
         True, True, (("num_experts", 128),), _PLAN_53,
         None),
-    "Qwen3VLForConditionalGeneration": TransformersClass(True, True, (), None, None, _MM_4),
+    "Qwen3VLForConditionalGeneration": TransformersClass(True, True, (), None, None, _MM_60),
     "Qwen3VLMoeForConditionalGeneration": TransformersClass(
         True, True, (("num_experts", 60), ("num_local_experts", 60)), _PLAN_66,
         None),
     "Qwen3_5ForCausalLM": TransformersClass(True, False, (), _PLAN_37, ()),
-    "Qwen3_5ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None, _MM_33),
+    "Qwen3_5ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_37, None),
     "Qwen3_5MoeForCausalLM": TransformersClass(True, False, (("num_experts", 256),), _PLAN_46, ()),
-    "Qwen3_5MoeForConditionalGeneration": TransformersClass(
-        True, True, (("num_experts", 256),), _PLAN_46,
-        None),
+    "Qwen3_5MoeForConditionalGeneration": TransformersClass(True, True, (("num_experts", 256),), _PLAN_46, None),
     "Qwen4ExpForCausalLM": TransformersClass(True, False, (("num_experts", 512),), _PLAN_67, None),
     "Qwen4ExpForConditionalGeneration": TransformersClass(True, True, (("num_experts", 512),), _PLAN_67, None),
     "RecurrentGemmaForCausalLM": TransformersClass(True, False, (), None, ()),
@@ -2090,7 +3055,7 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
     "RwkvForCausalLM": TransformersClass(False, False, (), None, None),
     "SeedOssForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
     "SmolLM3ForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "SmolVLMForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_14),
+    "SmolVLMForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_43),
     "SolarOpenForCausalLM": TransformersClass(
         True, False, (("n_routed_experts", 128), ("num_local_experts", 128)), _PLAN_38,
         ("self_attn",)),
@@ -2108,9 +3073,9 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
         True, True, (("num_experts", 64), ("n_routed_experts", 64)), _PLAN_9,
         None),
     "VaultGemmaForCausalLM": TransformersClass(True, False, (), _PLAN_8, ("self_attn",)),
-    "VideoLlama3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_36),
-    "VideoLlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_37),
-    "VipLlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_1),
+    "VideoLlama3ForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_62),
+    "VideoLlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_63),
+    "VipLlavaForConditionalGeneration": TransformersClass(True, True, (), _PLAN_8, None, _MM_33),
     "VisionEncoderDecoderModel": TransformersClass(True, True, (), None, None),
     "WhisperForCausalLM": TransformersClass(
         True, False, (), None,
