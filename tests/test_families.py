@@ -4447,7 +4447,8 @@ def test_an_unregistered_moe_or_multimodal_transformers_class_is_named_not_laid_
 # ninth round (fam-tfmm)
 # Aya Vision (no release registers it): the Transformers backend's TransformersMultiModalForCausalLM, laid out from the
 # generated MultiModal of AyaVisionForConditionalGeneration (transformers' class writes the checkpoint: legacy names
-# vision_tower. / multi_modal_projector. / language_model.model.). SigLIP without its pooling head, Cohere-2.
+# vision_tower.vision_model. / multi_modal_projector. / language_model.model.). SigLIP without its pooling head,
+# Cohere-2.
 AYA_VISION = dict(TF, architecture="AyaVisionForConditionalGeneration", model_type="aya_vision", layers=2,
                   ignore=("language_model.lm_head",),
                   extra_config=dict(TF["extra_config"], image_token_index=900, downsample_factor=2,
@@ -4463,7 +4464,7 @@ def test_an_unregistered_multimodal_transformers_class_is_laid_out_from_its_gene
     rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm), tp=1))
     assert rep.ok, list(rep.errors)
     by_name = {layer.name: layer for layer in rep.layers}
-    tower = "vision_tower.encoder.layers.0"
+    tower = "vision_tower.vision_model.encoder.layers.0"
     assert {name: (by_name[name].layer_type, by_name[name].layout) for name in (
         f"{tower}.self_attn.qkv_proj", f"{tower}.self_attn.out_proj", f"{tower}.mlp.fc1", f"{tower}.mlp.fc2",
         "multi_modal_projector.linear_1", "multi_modal_projector.linear_2")} == {
