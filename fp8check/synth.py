@@ -447,6 +447,9 @@ SAVED_NAMES: dict[str, tuple[tuple[str, ...], ...]] = {
 }
 # Ling-3.0 VL's text model is bailing_hybrid's, saved alike.
 SAVED_NAMES["BailingMoeV3VLForConditionalGeneration"] = SAVED_NAMES["bailing_hybrid"]
+# Aya Vision's SigLIP and VIP-LLaVA's CLIP tower, saved with the vision_model. level as LLaVA's (CohereLabs'
+# aya-vision, llava-hf's vip-llava checkpoints hold vision_tower.vision_model.*).
+SAVED_NAMES.update({model_type: SAVED_NAMES["llava"] for model_type in ("aya_vision", "vipllava")})
 
 
 def bailing_v3_vision_tensors(vision: dict, text_hidden: int) -> dict[str, tuple[int, ...]]:

@@ -5507,3 +5507,56 @@ def test_minicpmv_2_0_is_not_laid_out(make_checkpoint, version):
     # 2.6 stays laid out
     rep = inspect(make_checkpoint(**{"data": "sparse", **minicpmv_spec(drop_last=False)}), tp=1)
     assert not not_judged(rep)
+# ninth round (fam-tfmm)
+# Aya Vision (no release registers it): the Transformers backend's TransformersMultiModalForCausalLM, laid out from the
+# generated MultiModal of AyaVisionForConditionalGeneration (transformers' class writes the checkpoint: legacy names
+# vision_tower.vision_model. / multi_modal_projector. / language_model.model.). SigLIP without its pooling head,
+# Cohere-2.
+AYA_VISION = dict(TF, architecture="AyaVisionForConditionalGeneration", model_type="aya_vision", layers=2,
+                  ignore=("language_model.lm_head",),
+                  extra_config=dict(TF["extra_config"], image_token_index=900, downsample_factor=2,
+                                    text_config=dict(_LLAVA_TEXT, model_type="cohere2"), vision_config=LLAVA_SIGLIP))
+
+
+@pytest.mark.parametrize("vllm", ["0.33", "0.34"])
+def test_an_unregistered_multimodal_transformers_class_is_laid_out_from_its_generated_build(make_checkpoint, vllm):
+    # The tower's q / k / v fused by the QKVFuser over its own 64-wide heads (the tower's attention is no vLLM Attention),
+    # its output rowwise; every other tower and projector nn.Linear a ReplicatedLinear with the quant config; the text
+    # model as its tp_plan says, one Attention per decoder layer.
+    folder = make_checkpoint(**AYA_VISION)
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm), tp=1))
+    assert rep.ok, list(rep.errors)
+    by_name = {layer.name: layer for layer in rep.layers}
+    tower = "vision_tower.vision_model.encoder.layers.0"
+    assert {name: (by_name[name].layer_type, by_name[name].layout) for name in (
+        f"{tower}.self_attn.qkv_proj", f"{tower}.self_attn.out_proj", f"{tower}.mlp.fc1", f"{tower}.mlp.fc2",
+        "multi_modal_projector.linear_1", "multi_modal_projector.linear_2")} == {
+        f"{tower}.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:transformers/multimodal.py"),
+        f"{tower}.self_attn.out_proj": ("RowParallelLinear", "vllm:transformers/multimodal.py"),
+        f"{tower}.mlp.fc1": ("ReplicatedLinear", "vllm:transformers/multimodal.py"),
+        f"{tower}.mlp.fc2": ("ReplicatedLinear", "vllm:transformers/multimodal.py"),
+        "multi_modal_projector.linear_1": ("ReplicatedLinear", "vllm:transformers/multimodal.py"),
+        "multi_modal_projector.linear_2": ("ReplicatedLinear", "vllm:transformers/multimodal.py")}
+    assert all(layer.scheme != "UnquantizedLinearMethod" for layer in rep.layers
+               if layer.name.startswith(("vision_tower.", "multi_modal_projector.")))
+    text = "language_model.model.layers.1"
+    assert {leaf: by_name[f"{text}.{leaf}"].layer_type for leaf in ("self_attn.qkv_proj", "self_attn.o_proj",
+                                                                     "mlp.gate_up_proj", "mlp.down_proj")} == {
+        "self_attn.qkv_proj": "QKVParallelLinear", "self_attn.o_proj": "RowParallelLinear",
+        "mlp.gate_up_proj": "MergedColumnParallelLinear", "mlp.down_proj": "RowParallelLinear"}
+    # one Attention per text decoder layer (checkpoint names), none in the tower
+    assert [a.name for a in rep.attention] == [f"{text[:-2]}.{i}.self_attn.attn" for i in range(2)]
+    verdict = inspect_verdict(rep)
+    assert "not judged" not in verdict and "guess" not in verdict
+
+
+def test_a_multimodal_backend_ignore_regex_over_legacy_names_misses_the_renamed_tower(make_checkpoint):
+    # The quant config's lists pass through the backend's hf_to_vllm_mapper, which leaves "re:vision_tower.*" as it is
+    # and renames the tower's modules model.vision_tower.*: the regex matches none, so vLLM makes FP8 layers of the
+    # BF16 tower and projector (compressed-tensors), each an error here.
+    folder = make_checkpoint(**dict(AYA_VISION, quant="ct-fp8-block", ignore=(
+        "language_model.lm_head", "re:vision_tower.*", "re:multi_modal_projector.*")))
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=1))
+    tower = [layer for layer in rep.layers if layer.name.startswith(("vision_tower.", "multi_modal_projector."))]
+    assert tower and all(layer.scheme == "CompressedTensorsW8A8Fp8" and layer.errors for layer in tower)
+    assert all("BF16" in layer.errors[0] for layer in tower)

@@ -20,7 +20,10 @@ its config_class with the defaults: get_text_config() (vLLM's hf_text_config), w
 the num_experts aliases it has with their defaults, and its base_model_tp_plan; and for a compatible text-only class,
 which modules of its base model's first decoder layer (built on the meta device from those defaults; READ
 attention() says which it fills where the model cannot build from them) dispatch the attention as
-transformers/fusers/attention.py AttentionFuser finds them (its AST reading, copied).
+transformers/fusers/attention.py AttentionFuser finds them (its AST reading, copied); for a compatible nested class,
+its AutoModel built so (MultiModal: the text model's child, its layer 0's attention, and what every nn.Linear outside
+it becomes: the fusers' q / k / v and gate / up merges read from the module's forward source, else its tp_plan style
+or "replicate").
 """
 
 from __future__ import annotations
@@ -73,11 +76,28 @@ class TransformersClass(NamedTuple):
     # () none, which vLLM refuses (base.py _create_attention_instances); None: not read (nested, incompatible, or
     # the model does not build from the defaults)
     attention: tuple[str, ...] | None = None
+    # A nested compatible class (TransformersMultiModal*ForCausalLM): what its AutoModel is built into (None: not
+    # read: the model does not build from the defaults, or a module outside the text model fuses in a way not read)
+    multimodal: MultiModal | None = None
+
+
+class MultiModal(NamedTuple):
+    """A multimodal class's AutoModel as the backend builds it (transformers/multimodal.py over base.py)."""
+
+    text_model: str                           # its child holding the text model (language_model / text_model)
+    attention: tuple[str, ...]                # the modules of text decoder layer 0 dispatching the attention interface
+    # Every nn.Linear outside the text model (path, indices as "*") -> what recursive_replace builds: a tp_plan style
+    # ("replicate" where none names it), or "<fused>.<shard>" where a fuser merges it (qkv_proj.q, gate_up_proj.up)
+    linears: tuple[tuple[str, str], ...]
+    # base.py's hf_to_vllm_mapper as (regular expression, replacement) pairs applied in turn (re.sub): transformers'
+    # WeightRenamings, then the base model prefix rules (a checkpoint's legacy names to the module's)
+    renames: tuple[tuple[str, str], ...]
 
 '''
 
 READ = r'''
-import ast, inspect, json, sys, textwrap, warnings
+import ast, inspect, json, re, sys, textwrap, warnings
+from itertools import chain
 warnings.filterwarnings("ignore")
 import torch
 import transformers
@@ -131,6 +151,179 @@ def attention(config, text):
             and interface_call(type(m).forward) is not None]
 
 
+def forward_tree(module):
+    try:
+        return ast.parse(textwrap.dedent(inspect.getsource(inspect.unwrap(type(module).forward))))
+    except (AttributeError, OSError, SyntaxError, TypeError):
+        return None
+
+
+def self_calls(tree, names):
+    # the calls self.<name>(one argument) of `names` in the forward
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and isinstance(n.func.value, ast.Name) and n.func.value.id == "self" and n.func.attr in names
+            and len(n.args) == 1 and not n.keywords]
+
+
+def fusion(module, head_size):
+    # fusers/qkv.py QKVFuser / fusers/glu.py GLUFuser on a module outside the text model, read from its forward's
+    # source (the fusers trace it): the nn.Linear children called on one of the forward's own arguments (an fx
+    # placeholder), grouped by that argument. One group of three, widths as validate() asks: q / k / v fused into
+    # qkv_proj, the linear reading q's width built rowwise. A group of two that is act(gate(x)) * up(x): gate_up_proj,
+    # the linear reading the product rowwise. {} when no group; None for any other group (another fuser's:
+    # MergedColumnParallelFuser, or a pattern this reading does not follow), and for a module that dispatches the
+    # attention interface without a q / k / v triple (PackedQKVFuser's, not read).
+    linears = {n: c for n, c in module.named_children() if isinstance(c, torch.nn.Linear)}
+    tree = forward_tree(module)
+    dispatches = interface_call(type(module).forward) is not None
+    if len(linears) < 2 or tree is None:
+        return None if dispatches and linears else {}
+    params = {a.arg for a in tree.body[0].args.args}
+    assigned = {t.id for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                for t in ([*n.targets] if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+    groups = {}
+    for call in self_calls(tree, linears):
+        arg = call.args[0]
+        if isinstance(arg, ast.Name) and arg.id in params and arg.id not in assigned:
+            groups.setdefault(arg.id, []).append(call)
+    groups = [g for g in groups.values() if len(g) >= 2]
+    if not groups:
+        return None if dispatches else {}
+    if len(groups) != 1:
+        return None
+    calls = groups[0]
+    names = [c.func.attr for c in calls]
+    if len(set(names)) != len(names):
+        return None
+    if len(calls) == 3:
+        outs = [linears[n].out_features for n in names]
+        if len(set(outs)) == 2:
+            q = next(n for n, o in zip(names, outs) if outs.count(o) == 1)
+            if linears[q].out_features != max(outs):
+                return None
+            k, v = (n for n in names if n != q)
+        elif len(set(outs)) == 1:
+            q, k, v = names
+        else:
+            return None
+        lq, lk, lv = linears[q], linears[k], linears[v]
+        if not (lq.in_features == lk.in_features == lv.in_features and len({x.bias is None for x in (lq, lk, lv)}) == 1
+                and lk.out_features == lv.out_features and lq.out_features % head_size == 0
+                and lk.out_features % head_size == 0):
+            return None
+        out = [n for n in linears if n not in names and linears[n].in_features == lq.out_features]
+        built = {q: "qkv_proj.q", k: "qkv_proj.k", v: "qkv_proj.v"}
+        return {**built, **({out[0]: "rowwise"} if len(out) == 1 else {})}
+    if len(calls) == 2 and not dispatches:
+        products = [n for n in ast.walk(tree) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)]
+        for product in products:
+            sides = (product.left, product.right)
+            up = next((c for c in calls if any(side is c for side in sides)), None)
+            act = next((side for side in sides if isinstance(side, ast.Call) and side.args
+                        and any(side.args[0] is c for c in calls)), None)
+            if up is None or act is None:
+                continue
+            gate = act.args[0]
+            if linears[gate.func.attr].out_features != linears[up.func.attr].out_features:
+                return None
+            taking = [n for n in linears if n not in names and linears[n].in_features == linears[up.func.attr].out_features]
+            built = {gate.func.attr: "gate_up_proj.gate", up.func.attr: "gate_up_proj.up"}
+            return {**built, **({taking[0]: "rowwise"} if len(taking) == 1 else {})}
+    return None
+
+
+def build(config):
+    # AutoModel.from_config on meta; a default vision config whose heads do not divide its width (Aya Vision's
+    # SigLIP: 1152 over 14) is given the largest head count that does: the modules built are the same
+    try:
+        with torch.device("meta"):
+            return transformers.AutoModel.from_config(config)
+    except ValueError:
+        vision = getattr(config, "vision_config", None)
+        heads, width = getattr(vision, "num_attention_heads", None), getattr(vision, "hidden_size", None)
+        if not heads or not width or width % heads == 0:
+            raise
+        vision.num_attention_heads = max(h for h in range(1, heads + 1) if width % h == 0)
+        with torch.device("meta"):
+            return transformers.AutoModel.from_config(config)
+
+
+def multimodal(config, text, architecture):
+    # multimodal.py MultiModalMixin / base.py Base: AutoModel.from_config(config); the text model its child
+    # language_model or text_model (get_language_model's getattr_iter); its decoder layer 0's modules dispatching the
+    # attention interface (as attention()); every nn.Linear outside it as recursive_replace builds it: a fuser's
+    # (fusion()), else the style of the first pattern of model.tp_plan that re.match-es "model.<path>", else
+    # "replicate" (utils.py replace_linear_class), paths with their indices as "*"
+    model = build(config)
+    lm = next((n for n in ("language_model", "text_model") if getattr(model, n, None) is not None), None)
+    if lm is None:
+        return None
+    lm_model = getattr(model, lm)
+    layers = next((name for name, m in lm_model.named_modules() if isinstance(m, torch.nn.ModuleList)
+                   and len(m) == text.num_hidden_layers), None)
+    attention = [name.removeprefix(f"{layers}.0.") for name, m in lm_model.named_modules()
+                 if getattr(m, "layer_idx", None) == 0 and type(getattr(m, "config", None)) is type(text)
+                 and interface_call(type(m).forward) is not None]
+    plan = {f"model.{k}": v for k, v in (model.tp_plan or {}).items()}
+    head_size = getattr(text, "head_dim", None) or text.hidden_size // text.num_attention_heads
+    built = {}
+    for name, m in model.named_modules():
+        if name == lm or name.startswith(f"{lm}.") or isinstance(m, torch.nn.Linear):
+            continue
+        fused = fusion(m, getattr(m, "head_dim", None) or head_size)
+        if fused is None:
+            return None
+        for child, c in m.named_children():
+            if not isinstance(c, torch.nn.Linear):
+                continue
+            path = f"{name}.{child}" if name else child
+            style = fused.get(child) or next((v for k, v in plan.items() if re.match(k, f"model.{path}")), "replicate")
+            built[re.sub(r"\.\d+\.", ".*.", path)] = style
+    renames = mapper(model, architecture)
+    if renames is None:
+        return None
+    return {"text_model": lm, "attention": attention, "linears": sorted(built.items()), "renames": renames}
+
+
+def mapper(model, architecture):
+    # base.py _create_hf_to_vllm_mapper as regular expressions, in the order WeightsMapper applies them: transformers'
+    # WeightRenamings (_weight_conversions: get_model_conversion_mapping, and the checkpoint's for an architecture
+    # the AutoModel does not instantiate), one source and one target each, a sub-model's scoped one anchored at its
+    # scope ([base_model_prefix.]scope_prefix.); then the base model prefix rules. None where a conversion has several
+    # patterns, or the model drops keys on load (_keys_to_ignore_on_load_unexpected): not read.
+    from transformers.conversion_mapping import (WeightRenaming, get_checkpoint_conversion_mapping,
+                                                 get_model_conversion_mapping)
+    mappings = get_model_conversion_mapping(model)
+    if architecture not in {type(m).__name__ for m in model.modules()}:
+        mappings.extend(get_checkpoint_conversion_mapping(architecture) or [])
+    if model._keys_to_ignore_on_load_unexpected:
+        return None
+    out = []
+    for mapping in mappings:
+        if not isinstance(mapping, WeightRenaming):
+            continue
+        if len(mapping.source_patterns) != 1 or len(mapping.target_patterns) != 1:
+            return None
+        source = mapping.source_patterns[0].replace("*.", r".*\.")
+        if re.search(r"[a-zA-Z0-9]$", source):
+            source += r"(?!\w)"
+        target = mapping.target_patterns[0]
+        if mapping.scope_prefix is None:
+            out.append([source, target])
+            continue
+        scope = f"{mapping.scope_prefix}\\." if mapping.scope_prefix else ""
+        base = f"(?:{mapping.base_model_prefix}\\.)?" if mapping.base_model_prefix else ""
+        out.append([f"^({base}{scope})" + source.removeprefix("^"), r"\g<1>" + target.replace(r"\1", r"\g<2>")])
+    bmp = model.base_model_prefix
+    if bmp and bmp != "model":
+        out.append([rf"^{bmp}\.(.+)", r"model.\1"])
+    children = "|".join(name for name, _ in chain(model.named_children(), model.named_parameters(recurse=False),
+                                                  model.named_buffers(recurse=False)))
+    out += [[rf"^(?!model\.)(({children}).*)", r"model.\1"], [rf"^(model\.)((?!{children}).+)", r"\2"],
+            [r"^model\.(.+\.)*(lm_head.+)", r"\2"]]
+    return out
+
+
 aliases = json.loads(sys.argv[1])
 names = sorted(set(modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values())
                | set(modeling_auto.MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES.values()))
@@ -140,7 +333,7 @@ for name in names:
     if cls is None:
         continue
     entry = {"compatible": bool(cls.is_backend_compatible() or cls._can_set_attn_implementation()),
-             "nested": None, "experts": [], "tp_plan": None, "attention": None}
+             "nested": None, "experts": [], "tp_plan": None, "attention": None, "multimodal": None}
     out[name] = entry
     try:
         config = cls.config_class()
@@ -154,6 +347,11 @@ for name in names:
     if entry["compatible"] and text is config:
         try:
             entry["attention"] = attention(config, text)
+        except Exception:
+            pass
+    if entry["compatible"] and text is not config:
+        try:
+            entry["multimodal"] = multimodal(config, text, name)
         except Exception:
             pass
 print(json.dumps({"version": transformers.__version__, "classes": out}))
@@ -185,10 +383,20 @@ def read(version: str) -> dict:
     return data["classes"]
 
 
+def multimodal_repr(multimodal: dict) -> str:
+    """A MultiModal constant's text, one linear a line."""
+    attention = "".join(f"{json.dumps(path)}, " for path in multimodal["attention"])
+    attention = f"({attention})".replace(", )", ",)")
+    linears = "".join(f"    ({json.dumps(path)}, {json.dumps(built)}),\n" for path, built in multimodal["linears"])
+    renames = "".join(f"    ({json.dumps(old)}, {json.dumps(new)}),\n" for old, new in multimodal["renames"])
+    return f'MultiModal(\n    "{multimodal["text_model"]}", {attention}, (\n{linears}), (\n{renames}))'
+
+
 def source() -> str:
     """The module's text: the profiles' transformers, each one's classes (plans named once, _PLAN_<n>)."""
     by_version = {version: read(version) for version in sorted(set(TRANSFORMERS.values()))}
     plans: dict[str, str] = {}  # the plan's repr -> its constant's name
+    multimodals: dict[str, str] = {}  # a MultiModal's repr -> its constant's name
     tables = []
     for version, classes in by_version.items():
         rows = [f'CLASSES_{version.replace(".", "_")}: dict[str, TransformersClass] = {{']
@@ -202,6 +410,8 @@ def source() -> str:
             attention = None if entry["attention"] is None else \
                 f"({''.join(f'{json.dumps(path)}, ' for path in entry['attention'])})".replace(", )", ",)")
             fields = f'{entry["compatible"]}, {entry["nested"]}, {experts}, {plan}, {attention}'
+            if entry["multimodal"] is not None:
+                fields += f', {multimodals.setdefault(multimodal_repr(entry["multimodal"]), f"_MM_{len(multimodals)}")}'
             row = f'    "{name}": TransformersClass({fields}),'
             if len(row) > 120:
                 fields = f'{entry["compatible"]}, {entry["nested"]}, {experts}, {plan},\n        {attention}'
@@ -217,6 +427,8 @@ def source() -> str:
              "TRANSFORMERS = {" + ", ".join(f'"{p}": "{v}"' for p, v in TRANSFORMERS.items()) + "}",
              "# The base_model_tp_plans, each once."]
     lines += [f"{name} = {plan_repr}" for plan_repr, name in plans.items()]
+    lines += ["# The multimodal classes' builds, each once."]
+    lines += [f"{name} = {mm_repr}" for mm_repr, name in multimodals.items()]
     lines += ["", *tables, "# transformers version -> its classes.",
               "CLASSES = {" + ", ".join(f'"{v}": CLASSES_{v.replace(".", "_")}' for v in by_version) + "}", ""]
     return "\n".join(lines)

@@ -2193,6 +2193,44 @@ _PHI4V = {"vision_config": {"hidden_size": _V, "intermediate_size": 4 * _V, "num
 FAMILIES["phi-4-vision"] = (dict(architecture="Phi4ForCausalLMV", model_type="phi3", fused_on_disk=True,
                                  extra_tensors=phi4v_vision_tensors({**_PHI4V, "hidden_size": BASE["hidden"]}),
                                  ignore=("lm_head", r"re:.*patch_embedding$")), _PHI4V)
+# ninth round (fam-tfmm)
+# Vision-language architectures no release registers, which the Transformers backend builds as
+# TransformersMultiModalForCausalLM from transformers' own class, written by it.
+_SIGLIP_VISION = {"model_type": "siglip_vision_model", "hidden_size": _V, "intermediate_size": 4 * _V,
+                  "num_hidden_layers": 2, "num_attention_heads": 16, "image_size": 364, "patch_size": 14}
+FAMILIES.update({
+    "aya-vision": (dict(architecture="AyaVisionForConditionalGeneration", model_type="aya_vision", transformers=True,
+                        ignore=("language_model.lm_head",)),
+                   dict(_TOKENS, image_token_index=4000, downsample_factor=2, text_config=_text_config("cohere2"),
+                        vision_config=dict(_SIGLIP_VISION, vision_use_head=False))),
+    # The same with the tower and projector left BF16, listed by regular expressions over the checkpoint's names
+    # (transformers' legacy vision_tower. / multi_modal_projector.), as llm-compressor's VLM recipes write them.
+    "aya-vision-tower-bf16": (dict(architecture="AyaVisionForConditionalGeneration", model_type="aya_vision",
+                                   transformers=True, ignore=("language_model.lm_head", r"re:vision_tower.*",
+                                                              r"re:multi_modal_projector.*")),
+                              dict(_TOKENS, image_token_index=4000, downsample_factor=2,
+                                   text_config=_text_config("cohere2"),
+                                   vision_config=dict(_SIGLIP_VISION, vision_use_head=False))),
+    # VIP-LLaVA: CLIP's tower, the projector over two of its layers, Llama.
+    "vip-llava": (dict(architecture="VipLlavaForConditionalGeneration", model_type="vipllava", transformers=True,
+                       ignore=("language_model.lm_head",)),
+                  dict(_TOKENS, image_token_index=4000, vision_feature_layers=[-2, -1],
+                       text_config=_text_config("llama"), vision_config=_CLIP_VISION)),
+    # LightOnOCR-2: Pixtral's tower (its gate / up MLP fused by the GLUFuser), the patch merger and projector, Qwen3.
+    "lightonocr": (dict(architecture="LightOnOcrForConditionalGeneration", model_type="lighton_ocr",
+                        transformers=True, ignore=("lm_head",)),
+                   dict(_TOKENS, image_token_id=10, spatial_merge_size=2, text_config=_text_config("qwen3"),
+                        vision_config={"model_type": "pixtral", "hidden_size": _V, "intermediate_size": 4 * _V,
+                                       "num_hidden_layers": 2, "num_attention_heads": 16, "head_dim": _V // 16,
+                                       "patch_size": 14, "image_size": 1540, "hidden_act": "silu"})),
+})
+# The transformers processor (class, image processor class) each Transformers-backend family above ships
+# (write_processor).
+TRANSFORMERS_PROCESSORS = {"aya-vision": ("AyaVisionProcessor", "GotOcr2ImageProcessor"),
+                           "aya-vision-tower-bf16": ("AyaVisionProcessor", "GotOcr2ImageProcessor"),
+                           "vip-llava": ("LlavaProcessor", "CLIPImageProcessor"),
+                           "lightonocr": ("LightOnOcrProcessor", "PixtralImageProcessor",
+                                          {"image_token": "t10", "image_break_token": "t11", "image_end_token": "t12"})}
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}
@@ -2444,6 +2482,20 @@ def write_word_tokenizer(folder: str, size: int) -> None:
             json.dump(doc, fh)
 
 
+def write_processor(folder: str, size: int, processor: str, image_processor: str,
+                    special: dict[str, str] | None = None) -> None:
+    """transformers' processor of a vision-language class the Transformers backend serves, with its image processor's
+    defaults and a word-level tokenizer of `size` tokens (`special`: the named tokens its processor reads off the
+    tokenizer): vLLM's front door asks it which modalities the model takes (transformers/multimodal.py
+    MultiModalProcessingInfo.get_supported_mm_limits, from ModelConfig's _supports_multimodal_inputs)."""
+    write_word_tokenizer(folder, size)
+    if special:
+        with open(os.path.join(folder, "tokenizer_config.json"), "w", encoding="utf-8") as fh:
+            json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "extra_special_tokens": special}, fh)
+    with open(os.path.join(folder, "processor_config.json"), "w", encoding="utf-8") as fh:
+        json.dump({"processor_class": processor, "image_processor": {"image_processor_type": image_processor}}, fh)
+
+
 def served(quant: str) -> tuple[str | None, bool]:
     """(--quantization, --allow-deprecated-quantization) a synth quant name is served with on both sides."""
     return quant.partition("+")[2] or None, quant.partition(":")[0] in DEPRECATED_QUANTS
@@ -2466,6 +2518,8 @@ def write(tmp: str, family: str, quant: str) -> str:
             json.dump(ADDED_TOKENS[family], fh)
     processor = {"qwen2_5_vl": "Qwen2_5_VLProcessor", "qwen3_vl": "Qwen3VLProcessor"}.get(spec.vision or "") \
         or PROCESSOR_FAMILIES.get(family)
+    if family in TRANSFORMERS_PROCESSORS:
+        write_processor(folder, spec.vocab, *TRANSFORMERS_PROCESSORS[family])
     if processor:
         with open(os.path.join(folder, "preprocessor_config.json"), "w", encoding="utf-8") as fh:
             json.dump({**QWEN_PREPROCESSOR, "processor_class": processor}, fh)
@@ -2535,7 +2589,7 @@ def whole_model_suite(releases: list[str], platforms: list[str], families: list[
                                   "kv_cache_dtype": kv, "moe_backend": moe_backend, "names": sorted(ours[key][0]),
                                   "attention_names": sorted(name for name, row in ours[key][0].items()
                                                             if row["kind"] == "attention"),
-                                  "tokenizer": family in TOKENIZER_FAMILIES})
+                                  "tokenizer": family in TOKENIZER_FAMILIES or family in TRANSFORMERS_PROCESSORS})
                 jobs_[(release, pl)] = pool.submit(run_release, release, pl, cases)
     table: dict[tuple[str, str], Counter] = defaultdict(Counter)
     attention: dict[tuple[str, str, str], Counter] = defaultdict(Counter)  # (release, platform, kv) -> verdicts

@@ -113,6 +113,9 @@ class Tower(NamedTuple):
     # set_default_torch_dtype(torch.float16)): its FP8 methods' out dtype (Fp8LinearMethod takes
     # torch.get_default_dtype()), which picks the kernel.
     build_dtype: str | None = None
+    # The class of a linear that neither `styles` nor a fusion names (None: the leaf-name rules), as Arch.unplanned:
+    # the Transformers backend builds every nn.Linear of a tower that no plan or fuser names a ReplicatedLinear.
+    unplanned: str | None = None
 
 
 class MoEBackendRequired(NamedTuple):
@@ -3341,6 +3344,7 @@ ARCHITECTURES["Phi4ForCausalLMV"] = ARCHITECTURES["Phi3ForCausalLM"]._replace(
 _POOLING_SUFFIX = "Model"                        # _SUFFIX_TO_DEFAULTS: ("Model", ("pooling", "embed")), checked after
 _GENERATE_SUFFIXES = ("ChatModel", "LMHeadModel")  # these two ("generate"); the mappings' other names match neither
 _CAUSAL_LM = "TransformersForCausalLM"
+_MULTIMODAL_CAUSAL_LM = "TransformersMultiModalForCausalLM"
 
 
 class TransformersBackend(NamedTuple):
@@ -3383,6 +3387,69 @@ def transformers_backend_arch(config: ModelConfig, profile) -> Arch | None:
         return None
     plan = {key.removeprefix("layers.*."): style for key, style in (backend.found.tp_plan or {}).items()}
     return _transformers_backend(config.architectures[0], plan=plan)
+
+
+# The backend's TransformersMultiModalForCausalLM (transformers/multimodal.py MultiModalMixin over base.py Base,
+# 0.33 / 0.34 alike) for a nested class the release does not register: AutoModel.from_config builds transformers'
+# model whole (no lm_head: causal.py CausalMixin's ParallelLMHead with the quant config); the text model (its child
+# language_model / text_model) is laid out as a TransformersForCausalLM from the text config's tp_plan, its Attention
+# layers the modules of each decoder layer dispatching the attention interface (AttentionFuser validates the text
+# config's modules only: a tower's attention stays transformers' computation, no vLLM Attention, no KV cache). Every
+# nn.Linear outside it becomes what MultiModal.linears records (generated from transformers): the QKVFuser's
+# QKVParallelLinear over the module's own head_dim (the tower's heads) and its output rowwise, the GLUFuser's
+# MergedColumnParallelLinear and its down projection rowwise, the model tp_plan's style, else a ReplicatedLinear; all
+# with the model's quant config. One Tower per child of the model holding them, under the child's name with and
+# without the "model." prefix (transformers' legacy names and its 4.52+ ones). The mapper (MultiModal.renames) names
+# the modules and, applied to the quant config's lists (SupportsQuant._maybe_apply_model_mapping), leaves an entry
+# that is no checkpoint name as it is: a "re:vision_tower.*" is then matched against model.vision_tower.*, no match.
+_LINEAR_STYLES = {**_PLAN_CLASS, "replicate": REPLICATED}
+
+
+def _multimodal_tower(child: str, linears: tuple[tuple[str, str], ...]) -> Tower | None:
+    """The Tower of the backend's linears under the model's child `child` (MultiModal.linears), by tail: the path
+    after the last layer index, else after the child; longest first (tail_match takes the first that ends a name).
+    None where one tail is built two ways, or one fused leaf from two sets of shards (no tail tells them apart)."""
+    styles: dict[str, str] = {}
+    packed: dict[str, tuple[str, ...]] = {}
+    shards: dict[tuple[str, str], dict[str, str]] = {}  # (parent tail, fused leaf) -> shard -> leaf
+    for path, built in linears:
+        tail = path.rpartition("*.")[2] if "*." in path else path.removeprefix(f"{child}.")
+        parent, _, leaf = tail.rpartition(".")
+        fused, _, shard = built.partition(".")
+        if shard:
+            shards.setdefault((parent, fused), {})[shard] = leaf
+        elif styles.setdefault(tail, _LINEAR_STYLES.get(built, REPLICATED)) != _LINEAR_STYLES.get(built, REPLICATED):
+            return None
+    for (parent, fused), parts in shards.items():
+        order = ("q", "k", "v") if fused == "qkv_proj" else ("gate", "up")
+        if packed.setdefault(fused, tuple(parts[part] for part in order)) != tuple(parts[part] for part in order):
+            return None
+        styles[f"{parent}.{fused}" if parent else fused] = ("QKVParallelLinear" if fused == "qkv_proj"
+                                                            else "MergedColumnParallelLinear")
+    styles = dict(sorted(styles.items(), key=lambda item: -len(item[0])))
+    return Tower("vllm:transformers/multimodal.py", (f"{child}.", f"model.{child}."), styles=styles, packed=packed,
+                 vision_heads=True, unplanned=REPLICATED)
+
+
+def transformers_multimodal_arch(config: ModelConfig, profile) -> Arch | None:
+    """The layout of a TransformersMultiModalForCausalLM the release builds for an architecture it does not register
+    (the generated MultiModal); None for any other judgement (transformers_backend)."""
+    backend = transformers_backend(config.architectures, profile, config.expert_counts)
+    if backend is None or backend.built != _MULTIMODAL_CAUSAL_LM or backend.found is None:
+        return None
+    multimodal = backend.found.multimodal
+    if multimodal is None or not multimodal.attention:
+        return None
+    plan = {key.removeprefix("layers.*."): style for key, style in (backend.found.tp_plan or {}).items()}
+    children = dict.fromkeys(path.partition(".")[0] for path, _ in multimodal.linears)
+    towers = [_multimodal_tower(child, tuple(entry for entry in multimodal.linears if entry[0].startswith(f"{child}.")))
+              for child in children]
+    built = tuple(tower for tower in towers if tower is not None)
+    if len(built) != len(towers):
+        return None
+    return _transformers_backend(config.architectures[0], plan=plan)._replace(
+        source="vllm:transformers/multimodal.py", towers=built,
+        hf_to_vllm=tuple(("regex", old, new) for old, new in multimodal.renames))
 
 
 # Architectures not in the table: the name-based rules fp8check had before the table, which cover
@@ -3676,7 +3743,7 @@ def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
         return None
     arch = arch_for(config.architectures, profile)
     if arch is None and profile is not None:
-        arch = transformers_backend_arch(config, profile)
+        arch = transformers_backend_arch(config, profile) or transformers_multimodal_arch(config, profile)
     if arch is not None and arch.vision_towers:
         tower = arch.vision_towers.get(config.vision_model_type)
         arch = arch._replace(towers=(tower, *arch.towers) if tower is not None else arch.towers, vision_towers={})

@@ -499,8 +499,8 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
     style = tail_match(name, rules.styles)
     if style:
         layer_type = rules.styles[style]
-    elif tower is None and arch.unplanned and not fused and leaf != "lm_head":
-        layer_type = arch.unplanned
+    elif rules.unplanned and not fused and leaf != "lm_head":
+        layer_type = rules.unplanned
     else:
         layer_type = _generic_style(leaf, fused, router)
     mamba = config.mamba if tower is None and arch.mamba_in_proj and tail_match(name, (arch.mamba_in_proj,)) else None
