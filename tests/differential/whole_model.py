@@ -1710,6 +1710,19 @@ FAMILIES["orion-qkv-bf16"] = (dict(FAMILIES["orion"][0], ignore=("lm_head", *(f"
                                                                               for leaf in ("q_proj", "k_proj",
                                                                                            "v_proj")))),
                               FAMILIES["orion"][1])
+# ninth round (fam-tfmoe)
+# Unregistered transformers MoE classes, built by the Transformers backend's TransformersMoEForCausalLM
+# (layouts.transformers_backend_arch, from the generated TransformersClass.moe): Phi-3.5-MoE under transformers'
+# spelling (PhimoeForCausalLM; the registry's phimoe.py is PhiMoEForCausalLM), its router a Linear the MoE fuser cannot
+# match (sparsemixer), no shared expert; Solar-Open (DeepSeek-V3's grouped sigmoid router with a correction bias,
+# one shared expert), every layer MoE.
+FAMILIES.update({
+    "phimoe-hf": (dict(architecture="PhimoeForCausalLM", model_type="phimoe", transformers=True, layers=2),
+                  dict(_TOKENS, num_local_experts=8, num_experts_per_tok=2, intermediate_size=1024)),
+    "solar-open": (dict(architecture="SolarOpenForCausalLM", model_type="solar_open", transformers=True, layers=2),
+                   dict(_TOKENS, n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=1024,
+                        n_shared_experts=1, n_group=1, topk_group=1)),
+})
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}

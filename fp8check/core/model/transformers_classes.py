@@ -30,6 +30,22 @@ class TransformersClass(NamedTuple):
     attention: tuple[str, ...] | None = None
 
 
+class TransformersMoE(NamedTuple):
+    """The first MoE block of a text-only compatible class with experts by default, as vLLM's
+    TransformersMoEForCausalLM replaces it (transformers/moe.py MoEMixin.recursive_replace with the release's
+    fusers/moe.py MoEBlockFuser.match, run on the class built on the meta device from its config's defaults). Paths
+    are under the decoder layer."""
+
+    gate: str | None                          # the router rebuilt as a GateLinear without quant_config (routing
+    #                                           inside the FusedMoE); None: the router stays transformers' module
+    scoring: str | None                       # the matched router's scoring function (softmax / sigmoid)
+    renormalize: bool | tuple[str, bool] | None  # fixed, or (config key, the default's value) where it follows it
+    groups: tuple[str, int] | None            # (n_group, its default): grouped top-k (n_group and topk_group set)
+    bias: bool                                # the router has an e_score_correction_bias
+    shared_gate: str | None                   # a shared expert's scalar gate: a ReplicatedLinear without quant_config
+    kept_routers: tuple[str, ...]             # routers left to transformers that hold a bare 2-D weight parameter
+
+
 # transformers_utils/config.py CONFIG_FIELD_ALIASES["num_experts"], in getattr_iter's order.
 EXPERT_ALIASES = ('num_experts', 'moe_num_experts', 'n_routed_experts', 'num_local_experts')
 # The newest transformers each rule profile's release allows (its Requires-Dist).
@@ -1609,3 +1625,132 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
 }
 # transformers version -> its classes.
 CLASSES = {"5.20.2": CLASSES_5_20_2, "5.22.2": CLASSES_5_22_2}
+MOE_5_20_2: dict[str, TransformersMoE] = {
+    "AXK1ForCausalLM": TransformersMoE(None, None, None, None, False, None, ('mlp.gate',)),
+    "AXK2ForCausalLM": TransformersMoE('mlp.gate', 'sigmoid', ('norm_topk_prob', True), None, True, None, ()),
+    "AfmoeForCausalLM": TransformersMoE(None, None, None, None, False, None, ()),
+    "AriaTextForCausalLM": TransformersMoE(None, None, None, None, False, None, ('mlp.router',)),
+    "BailingHybridForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, None, ()),
+    "BeamForCausalLM": TransformersMoE('mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, None, ()),
+    "Cohere2MoeForCausalLM": TransformersMoE('mlp.gate', 'softmax', True, None, False, None, ()),
+    "DeepseekV2ForCausalLM": TransformersMoE(None, None, None, None, False, None, ('mlp.gate',)),
+    "DeepseekV32ForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, None, ()),
+    "DeepseekV3ForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, None, ()),
+    "DeepseekV4ForCausalLM": TransformersMoE(None, None, None, None, False, None, ('mlp.gate',)),
+    "Ernie4_5_MoeForCausalLM": TransformersMoE(None, None, None, None, False, None, ('mlp.gate',)),
+    "ExaoneMoeForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, ()),
+    "FlexOlmoForCausalLM": TransformersMoE('mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, ()),
+    "Glm4MoeForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, ()),
+    "Glm4MoeLiteForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, ()),
+    "GlmMoeDsaForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, ()),
+    "GraniteMoeForCausalLM": TransformersMoE(None, None, None, None, False, None, ('block_sparse_moe.router',)),
+    "GraniteMoeHybridForCausalLM": TransformersMoE(None, None, None, None, False, None, ('block_sparse_moe.router',)),
+    "GraniteMoeSWAForCausalLM": TransformersMoE('block_sparse_moe.router', 'softmax', True, None, False, None, ()),
+    "GraniteMoeSharedForCausalLM": TransformersMoE(None, None, None, None, False, None, ('block_sparse_moe.router',)),
+    "HYV3ForCausalLM": TransformersMoE(None, None, None, None, False, None, ('mlp.gate',)),
+    "HYV4ForCausalLM": TransformersMoE('mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, ()),
+    "HunYuanMoEV1ForCausalLM": TransformersMoE(None, None, None, None, False, None, ()),
+    "InklingForCausalLM": TransformersMoE(None, None, None, None, False, None, ('mlp.gate',)),
+    "JambaForCausalLM": TransformersMoE(None, None, None, None, False, None, ()),
+    "KimiLinearForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, ()),
+    "Kolibri1ForCausalLM": TransformersMoE(None, None, None, None, False, None, ('mlp.gate',)),
+    "LagunaForCausalLM": TransformersMoE('mlp.gate', 'sigmoid', True, None, True, None, ()),
+    "Llama4ForCausalLM": TransformersMoE(None, None, None, None, False, None, ()),
+    "LongcatFlashForCausalLM": TransformersMoE(None, None, None, None, False, None, ()),
+    "MellumForCausalLM": TransformersMoE('mlp.gate', 'softmax', ('norm_topk_prob', True), None, False, None, ()),
+    "MiMoV2FlashForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, ()),
+    "MiniMaxForCausalLM": TransformersMoE('mlp.gate', 'softmax', True, None, False, None, ()),
+    "MiniMaxM2ForCausalLM": TransformersMoE(None, None, None, None, False, None, ('mlp.gate',)),
+    "MiniMaxM3VLForCausalLM": TransformersMoE('mlp.gate', 'sigmoid', True, None, True, None, ()),
+    "Mistral4ForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', ('norm_topk_prob', True), ('n_group', 1), False, None, ()),
+    "MixtralForCausalLM": TransformersMoE('mlp.gate', 'softmax', True, None, False, None, ()),
+    "NemotronHForCausalLM": TransformersMoE(
+        'mixer.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, ()),
+    "OlmoeForCausalLM": TransformersMoE('mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, ()),
+    "PhimoeForCausalLM": TransformersMoE(None, None, None, None, False, None, ()),
+    "Qwen2MoeForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, 'mlp.shared_expert_gate', ()),
+    "Qwen3MoeForCausalLM": TransformersMoE('mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, ()),
+    "Qwen3NextForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', ('norm_topk_prob', True), None, False, 'mlp.shared_expert_gate', ()),
+    "Qwen3_5MoeForCausalLM": TransformersMoE('mlp.gate', 'softmax', True, None, False, 'mlp.shared_expert_gate', ()),
+    "SolarOpenForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, ()),
+    "ZayaForCausalLM": TransformersMoE(None, None, None, None, False, None, ()),
+}
+MOE_5_22_2: dict[str, TransformersMoE] = {
+    "AXK1ForCausalLM": TransformersMoE(None, None, None, None, False, None, ('mlp.gate',)),
+    "AXK2ForCausalLM": TransformersMoE('mlp.gate', 'sigmoid', ('norm_topk_prob', True), None, True, None, ()),
+    "AfmoeForCausalLM": TransformersMoE(None, None, None, None, False, None, ()),
+    "AriaTextForCausalLM": TransformersMoE('mlp.router', 'softmax', True, None, False, None, ()),
+    "BailingHybridForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, None, ()),
+    "BeamForCausalLM": TransformersMoE('mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, None, ()),
+    "Cohere2MoeForCausalLM": TransformersMoE('mlp.gate', 'softmax', True, None, False, None, ()),
+    "DeepseekV2ForCausalLM": TransformersMoE(None, None, None, None, False, None, ('mlp.gate',)),
+    "DeepseekV32ForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, None, ()),
+    "DeepseekV3ForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, None, ()),
+    "DeepseekV4ForCausalLM": TransformersMoE(None, None, None, None, False, None, ('mlp.gate',)),
+    "Ernie4_5_MoeForCausalLM": TransformersMoE(None, None, None, None, False, None, ('mlp.gate',)),
+    "ExaoneMoeForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, ()),
+    "FlexOlmoForCausalLM": TransformersMoE('mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, ()),
+    "FlintForCausalLM": TransformersMoE('mlp.gate', 'sigmoid', ('norm_topk_prob', True), None, False, None, ()),
+    "Glm4MoeForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, ()),
+    "Glm4MoeLiteForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, ()),
+    "GlmMoeDsaForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, ()),
+    "GraniteMoeForCausalLM": TransformersMoE('block_sparse_moe.router', 'softmax', True, None, False, None, ()),
+    "GraniteMoeHybridForCausalLM": TransformersMoE('block_sparse_moe.router', 'softmax', True, None, False, None, ()),
+    "GraniteMoeSWAForCausalLM": TransformersMoE('block_sparse_moe.router', 'softmax', True, None, False, None, ()),
+    "GraniteMoeSharedForCausalLM": TransformersMoE('block_sparse_moe.router', 'softmax', True, None, False, None, ()),
+    "HYV3ForCausalLM": TransformersMoE(None, None, None, None, False, None, ('mlp.gate',)),
+    "HYV4ForCausalLM": TransformersMoE('mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, ()),
+    "HunYuanMoEV1ForCausalLM": TransformersMoE(None, None, None, None, False, None, ()),
+    "InklingForCausalLM": TransformersMoE(None, None, None, None, False, None, ('mlp.gate',)),
+    "JambaForCausalLM": TransformersMoE('feed_forward.router', 'softmax', False, None, False, None, ()),
+    "KimiLinearForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, ()),
+    "Kolibri1ForCausalLM": TransformersMoE(None, None, None, None, False, None, ('mlp.gate',)),
+    "LagunaForCausalLM": TransformersMoE('mlp.gate', 'sigmoid', True, None, True, None, ()),
+    "Llama4ForCausalLM": TransformersMoE(None, None, None, None, False, None, ()),
+    "LongcatFlashForCausalLM": TransformersMoE(None, None, None, None, False, None, ()),
+    "MellumForCausalLM": TransformersMoE('mlp.gate', 'softmax', ('norm_topk_prob', True), None, False, None, ()),
+    "MiMoV2FlashForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, ()),
+    "MiniMaxForCausalLM": TransformersMoE('mlp.gate', 'softmax', True, None, False, None, ()),
+    "MiniMaxM2ForCausalLM": TransformersMoE(None, None, None, None, False, None, ('mlp.gate',)),
+    "MiniMaxM3VLForCausalLM": TransformersMoE('mlp.gate', 'sigmoid', True, None, True, None, ()),
+    "Mistral4ForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', ('norm_topk_prob', True), ('n_group', 1), False, None, ()),
+    "MixtralForCausalLM": TransformersMoE('mlp.gate', 'softmax', True, None, False, None, ()),
+    "NemotronHForCausalLM": TransformersMoE(
+        'mixer.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, ()),
+    "OlmoeForCausalLM": TransformersMoE('mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, ()),
+    "PhimoeForCausalLM": TransformersMoE(None, None, None, None, False, None, ()),
+    "Qwen2MoeForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, 'mlp.shared_expert_gate', ()),
+    "Qwen3MoeForCausalLM": TransformersMoE('mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, ()),
+    "Qwen3NextForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', ('norm_topk_prob', True), None, False, 'mlp.shared_expert_gate', ()),
+    "Qwen3_5MoeForCausalLM": TransformersMoE('mlp.gate', 'softmax', True, None, False, 'mlp.shared_expert_gate', ()),
+    "SolarOpenForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, ()),
+    "ZayaForCausalLM": TransformersMoE(None, None, None, None, False, None, ()),
+}
+# transformers version -> its MoE classes' blocks.
+MOE = {"5.20.2": MOE_5_20_2, "5.22.2": MOE_5_22_2}
