@@ -20,7 +20,11 @@ its config_class with the defaults: get_text_config() (vLLM's hf_text_config), w
 the num_experts aliases it has with their defaults, and its base_model_tp_plan; and for a compatible text-only class,
 which modules of its base model's first decoder layer (built on the meta device from those defaults; READ
 attention() says which it fills where the model cannot build from them) dispatch the attention as
-transformers/fusers/attention.py AttentionFuser finds them (its AST reading, copied).
+transformers/fusers/attention.py AttentionFuser finds them (its AST reading, copied); and for such a class with
+experts by default, what TransformersMoEForCausalLM builds of its first MoE block (READ moe(): the release's own
+transformers/fusers/moe.py MoEBlockFuser, loaded from its unzipped wheel under $FP8CHECK_VLLM_SRC, matched on the
+meta-built block: the router it rebuilds and how it routes, or the router left to transformers) and the
+WeightRenamings of its conversion mapping (the MOE tables).
 """
 
 from __future__ import annotations
@@ -91,8 +95,12 @@ class TransformersMoE(NamedTuple):
     renormalize: bool | tuple[str, bool] | None  # fixed, or (config key, the default's value) where it follows it
     groups: tuple[str, int] | None            # (n_group, its default): grouped top-k (n_group and topk_group set)
     bias: bool                                # the router has an e_score_correction_bias
+    shared: str | None                        # the shared expert the FusedMoE runs (its linears the backend's own)
     shared_gate: str | None                   # a shared expert's scalar gate: a ReplicatedLinear without quant_config
     kept_routers: tuple[str, ...]             # routers left to transformers that hold a bare 2-D weight parameter
+    # (pattern, replacement): the WeightRenamings of transformers' conversion mapping for the model, which vLLM's
+    # hf_to_vllm_mapper applies to checkpoint names (base.py _create_hf_to_vllm_mapper)
+    renames: tuple[tuple[str, str], ...]
 
 '''
 
@@ -208,7 +216,7 @@ def moe_block(model, layers):
     return None, None
 
 
-def moe(config, text, matcher):
+def moe(name, config, text, matcher):
     # What MoEMixin.recursive_replace builds of the first MoE block: MoEBlockFuser.match(block, "experts", False)
     # (no fp16 shared-output division: the checkpoints are bfloat16); a matched scoring function routes inside the
     # FusedMoE with the router rebuilt as a GateLinear (and a shared expert's scalar gate as a ReplicatedLinear),
@@ -219,14 +227,23 @@ def moe(config, text, matcher):
     if block is None:
         return None
     fuser = matcher.match(block, "experts", False)
+    # base.py _create_hf_to_vllm_mapper / _weight_conversions: the WeightRenamings of the model's conversion mapping
+    # (and of the architecture's own, config.json naming this class), how the loader and the quant config's lists
+    # rename checkpoint names; scoped ones (a sub-model's) are not read
+    from transformers.conversion_mapping import get_checkpoint_conversion_mapping, get_model_conversion_mapping
+    from transformers.core_model_loading import WeightRenaming
+    conversions = get_model_conversion_mapping(model) + (get_checkpoint_conversion_mapping(name) or [])
+    renames = [[source, rename.target_patterns[0]] for rename in conversions
+               if isinstance(rename, WeightRenaming) and not rename.scope_prefix for source in rename.source_patterns]
     at = lambda name: f"{tail}.{name}" if tail else name
     # the routers left to transformers: a child (not the experts, not an nn.Linear) holding a bare 2-D weight
     kept = [at(name) for name, child in block.named_children() if name != "experts"
             and not isinstance(child, torch.nn.Linear) and getattr(child, "weight", None) is not None
             and isinstance(child.weight, torch.nn.Parameter) and child.weight.ndim == 2
             and (fuser is None or fuser.scoring_func is None or name != fuser.gate_name)]
-    entry = {"gate": None, "scoring": None, "renormalize": None, "groups": None, "bias": False, "shared_gate": None,
-             "kept_routers": kept}
+    entry = {"gate": None, "scoring": None, "renormalize": None, "groups": None, "bias": False,
+             "shared": at(fuser.shared_name) if fuser and fuser.shared_name else None, "shared_gate": None,
+             "kept_routers": kept, "renames": renames}
     if fuser is None or fuser.scoring_func is None:
         return entry
     top_k = getattr(text, "num_experts_per_tok", None) or getattr(text, "moe_topk", None) or 0
@@ -281,7 +298,7 @@ for name in names:
         if counts and isinstance(counts[0], int) and counts[0] > 0:
             try:
                 fresh = cls.config_class()  # attention() may have filled the other's head_dim
-                entry["moe"] = moe(fresh, fresh.get_text_config(), matcher)
+                entry["moe"] = moe(name, fresh, fresh.get_text_config(), matcher)
             except Exception:
                 pass
 print(json.dumps({"version": transformers.__version__, "classes": out}))
@@ -362,12 +379,20 @@ def moe_tables(by_version: dict[str, dict]) -> list[str]:
             moe = entry["moe"]
             if moe is None:
                 continue
-            values = [moe[key] for key in ("gate", "scoring", "renormalize", "groups", "bias", "shared_gate")]
+            values = [moe[key] for key in ("gate", "scoring", "renormalize", "groups", "bias", "shared", "shared_gate")]
             fields = ", ".join(repr(tuple(v)) if isinstance(v, list) else repr(v) for v in values)
             kept = "".join(f"{router!r}, " for router in moe["kept_routers"])
             fields += f", ({kept})".replace(", )", ",)")
-            row = f'    "{name}": TransformersMoE({fields}),'
-            lines.append(row if len(row) <= 120 else f'    "{name}": TransformersMoE(\n        {fields}),')
+            renames = [f"({old!r}, {new!r})," for old, new in moe["renames"]]
+            row = f'    "{name}": TransformersMoE({fields}, ({" ".join(renames)})),'.replace(",)),", ")),")
+            if len(row) > 120:  # the renames one a line (the fields on two where one is too long)
+                head = [f"        {fields}, ("]
+                if len(head[0]) > 120:
+                    first, _, rest = fields.partition(", ")
+                    head = [f"        {first},", f"        {rest}, ("]
+                row = "\n".join([f'    "{name}": TransformersMoE(', *head,
+                                  *(f"            {rename}" for rename in renames), "        )),"])
+            lines.append(row)
         lines.append("}")
     lines += ["# transformers version -> its MoE classes' blocks.",
               "MOE = {" + ", ".join(f'"{v}": MOE_{v.replace(".", "_")}' for v in by_version) + "}"]

@@ -1722,6 +1722,13 @@ FAMILIES.update({
     "solar-open": (dict(architecture="SolarOpenForCausalLM", model_type="solar_open", transformers=True, layers=2),
                    dict(_TOKENS, n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=1024,
                         n_shared_experts=1, n_group=1, topk_group=1)),
+    "mistral4-hf": (dict(architecture="Mistral4ForCausalLM", model_type="mistral4", transformers=True, layers=2),
+                    dict(_TOKENS, n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=1024,
+                         n_shared_experts=1, kv_lora_rank=512, q_lora_rank=1024, qk_rope_head_dim=64,
+                         qk_nope_head_dim=128, v_head_dim=128)),
+    "minimax-hf": (dict(architecture="MiniMaxForCausalLM", model_type="minimax", transformers=True, layers=2),
+                   dict(_TOKENS, num_local_experts=8, num_experts_per_tok=2, intermediate_size=1024,
+                        layer_types=["linear_attention", "full_attention"])),
 })
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).

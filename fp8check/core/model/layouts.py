@@ -41,6 +41,8 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 from fp8check.core.model.transformers_classes import CLASSES as TRANSFORMERS_CLASSES
 from fp8check.core.checkpoint.local import EXPERT_ALIASES
 from fp8check.core.model.transformers_classes import TRANSFORMERS, TransformersClass
+from fp8check.core.model.transformers_classes import MOE as TRANSFORMERS_MOE
+from fp8check.core.model.transformers_classes import TransformersMoE
 from fp8check.core.model.vllm_registry import SERVED_BY, serves
 
 if TYPE_CHECKING:  # annotations only
@@ -2857,6 +2859,49 @@ def transformers_backend_arch(config: ModelConfig, profile) -> Arch | None:
     return _transformers_backend(config.architectures[0], plan=plan)
 
 
+_MOE_CAUSAL_LM = "TransformersMoEForCausalLM"
+_TEXT_ONLY = (_CAUSAL_LM, _MOE_CAUSAL_LM)  # the classes whose attention the generator reads
+
+
+def transformers_moe_arch(config: ModelConfig, profile) -> Arch | None:
+    """The layout of a TransformersMoEForCausalLM the release builds for a text-only architecture it does not
+    register: its generated tp_plan (as transformers_backend_arch) and its MoE block as transformers/moe.py
+    MoEMixin.recursive_replace replaces it (transformers_classes.TransformersMoE, read with the release's own
+    MoEBlockFuser); None for any other judgement (transformers_backend)."""
+    backend = transformers_backend(config.architectures, profile, config.expert_counts)
+    if backend is None or backend.built != _MOE_CAUSAL_LM or backend.found is None or not backend.found.attention:
+        return None
+    block = TRANSFORMERS_MOE[backend.version].get(config.architectures[0])
+    if block is None:
+        return None
+    plan = {key.removeprefix("layers.*."): style for key, style in (backend.found.tp_plan or {}).items()}
+    if block.shared:  # the GLUFuser builds the projection after the shared expert's fused gate / up rowwise
+        plan[f"{block.shared}.down_proj"] = "rowwise"
+    return _transformers_backend(config.architectures[0], plan=plan, **_moe_block_fields(config.architectures[0],
+                                                                                         block))
+
+
+def _moe_block_fields(architecture: str, block: TransformersMoE) -> dict[str, Any]:
+    """The Arch fields of a backend MoE block (moe.py recursive_replace, 0.33 / 0.34 alike): a matched router routes
+    inside the FusedMoE as a GateLinear built without quant_config (scoring_func, renormalize, the grouped top-k where
+    the config sets n_group and topk_group, its e_score_correction_bias), a shared expert's scalar gate a
+    ReplicatedLinear without quant_config; any other router stays transformers' module, handed to the FusedMoE as
+    its custom_routing_function (routing method Custom), an nn.Linear of it replaced as any other (Base), a bare
+    weight parameter no linear. The activation is SiLU, SwiGLU-OAI for an architecture named gptoss. The checkpoint's
+    names are renamed by transformers' WeightRenamings (base.py's hf_to_vllm_mapper; a regex each)."""
+    activation = "swigluoai" if "gptoss" in architecture.lower() else "silu"
+    renames = tuple(("regex", pattern, replacement) for pattern, replacement in block.renames)
+    if block.gate is None:
+        return dict(router=Router(custom="Custom"), parameter_weights=block.kept_routers, moe_activation=activation,
+                    hf_to_vllm=renames)
+    # a matched router has both a scoring function and a renormalization (TransformersMoE)
+    renormalize = block.renormalize if block.renormalize is not None else True
+    return dict(router=Router(scoring=block.scoring or "softmax", renormalize=renormalize, groups=block.groups,
+                              bias=block.bias),
+                unquantized=(block.gate,) + ((block.shared_gate,) if block.shared_gate else ()),
+                moe_activation=activation, hf_to_vllm=renames)
+
+
 # Architectures not in the table: the name-based rules fp8check had before the table, which cover
 # Llama-like decoders and the router names of the MoE families above. MTP layers declared in the config
 # are skipped as every vLLM loader above skips them (an inference for an unknown model).
@@ -3049,7 +3094,7 @@ def unserved_reason(architectures: tuple[str, ...], profile, expert_counts: tupl
     if backend.built is None:
         return (f"{head}: {NOT_SUPPORTED.format(archs=list(architectures))} ({architectures[0]} of {assumed} is not "
                 "backend-compatible)")
-    if backend.found.nested is None or (backend.built == _CAUSAL_LM and backend.found.attention is None):
+    if backend.found.nested is None or (backend.built in _TEXT_ONLY and backend.found.attention is None):
         return (f"{head}: its Transformers backend builds {architectures[0]} of {assumed} as {backend.built}, which "
                 "fp8check could not read (the class does not build from its config class's defaults): not modelled")
     return (f"{head}: its Transformers backend builds {architectures[0]} of {assumed} as {backend.built}, which is "
@@ -3074,7 +3119,7 @@ def transformers_refusal(config: ModelConfig, profile) -> str | None:
         return (f"{NOT_SUPPORTED.format(archs=list(architectures))} (vLLM {profile.name} registers none of them, and "
                 f"{architectures[0]} of transformers {backend.version}, the newest it allows, is not "
                 "backend-compatible: is_backend_compatible() and _can_set_attn_implementation() are false)")
-    if backend.found.attention == () and backend.built == _CAUSAL_LM:
+    if backend.found.attention == () and backend.built in _TEXT_ONLY:
         layer_types = config.sliding.layer_types
         return UNDISPATCHED.format(layer=f"0 ({layer_types[0]})" if layer_types else "0")
     return None
@@ -3102,7 +3147,7 @@ def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
     out as the table entry of its own class (its towers kept); an unlisted text class keeps the entry's own layout."""
     arch = arch_for(config.architectures, profile)
     if arch is None and profile is not None:
-        arch = transformers_backend_arch(config, profile)
+        arch = transformers_backend_arch(config, profile) or transformers_moe_arch(config, profile)
     if arch is not None and arch.vision_towers:
         tower = arch.vision_towers.get(config.vision_model_type)
         arch = arch._replace(towers=(tower, *arch.towers) if tower is not None else arch.towers, vision_towers={})
