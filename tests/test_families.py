@@ -4511,3 +4511,18 @@ def test_the_generated_moe_blocks_agree_with_the_hand_listed_backend_families():
             olmoe = _moe_block_fields(arch, MOE[version][arch])
             assert olmoe["router"].renormalize == ("norm_topk_prob", False)
             assert olmoe["unquantized"] == ARCHITECTURES[arch].for_release(select_profile("0.34")).unquantized
+
+
+def test_an_unregistered_moe_transformers_class_vllm_cannot_lay_out(make_checkpoint):
+    # MiniMax: its linear_attention layers dispatch no attention through the interface (base.py
+    # _create_attention_instances' refusal of the first). Mistral-4 (kv_lora_rank: an MLA model, base.py's MLAFuser):
+    # named, not laid out.
+    folder = make_checkpoint(architecture="MiniMaxForCausalLM", model_type="minimax", layers=2, **dict(
+        TF, extra_config=dict(TF["extra_config"], num_local_experts=4, num_experts_per_tok=2, intermediate_size=256,
+                              layer_types=["full_attention", "linear_attention"])))
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile("0.34")))
+    assert "Layer 1 (linear_attention) does not dispatch through the Transformers attention interface and vLLM has no " \
+           "other way to handle it." in rep.errors
+    from fp8check.core.model.layouts import transformers_moe_arch
+    folder = make_checkpoint(architecture="Mistral4ForCausalLM", model_type="mistral4", layers=1)
+    assert transformers_moe_arch(open_local(folder).config, select_profile("0.34")) is None

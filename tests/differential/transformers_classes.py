@@ -97,7 +97,11 @@ class TransformersMoE(NamedTuple):
     bias: bool                                # the router has an e_score_correction_bias
     shared: str | None                        # the shared expert the FusedMoE runs (its linears the backend's own)
     shared_gate: str | None                   # a shared expert's scalar gate: a ReplicatedLinear without quant_config
+    mla: bool                                 # kv_lora_rank set: an MLA model (base.py's MLAFuser; not laid out)
     kept_routers: tuple[str, ...]             # routers left to transformers that hold a bare 2-D weight parameter
+    # the config.layer_types entries of the default build's layers that dispatch no attention through the interface
+    # (base.py _create_attention_instances refuses the first such layer)
+    undispatched: tuple[str, ...]
     # (pattern, replacement): the WeightRenamings of transformers' conversion mapping for the model, which vLLM's
     # hf_to_vllm_mapper applies to checkpoint names (base.py _create_hf_to_vllm_mapper)
     renames: tuple[tuple[str, str], ...]
@@ -241,9 +245,18 @@ def moe(name, config, text, matcher):
             and not isinstance(child, torch.nn.Linear) and getattr(child, "weight", None) is not None
             and isinstance(child.weight, torch.nn.Parameter) and child.weight.ndim == 2
             and (fuser is None or fuser.scoring_func is None or name != fuser.gate_name)]
+    # base.py _create_attention_instances refuses a decoder layer no module of which dispatches through the
+    # attention interface (with its config.layer_types entry); base.py: kv_lora_rank marks an MLA model, whose
+    # attention the MLAFuser adapts
+    types_ = getattr(text, "layer_types", None) or []
+    undispatched = sorted({types_[i] for i in range(min(len(types_), text.num_hidden_layers))
+                           if not any(getattr(m, "layer_idx", None) == i and type(getattr(m, "config", None))
+                                      is type(text) and interface_call(type(m).forward) is not None
+                                      for m in model.modules())})
     entry = {"gate": None, "scoring": None, "renormalize": None, "groups": None, "bias": False,
              "shared": at(fuser.shared_name) if fuser and fuser.shared_name else None, "shared_gate": None,
-             "kept_routers": kept, "renames": renames}
+             "kept_routers": kept, "renames": renames, "undispatched": undispatched,
+             "mla": getattr(text, "kv_lora_rank", None) is not None}
     if fuser is None or fuser.scoring_func is None:
         return entry
     top_k = getattr(text, "num_experts_per_tok", None) or getattr(text, "moe_topk", None) or 0
@@ -379,19 +392,19 @@ def moe_tables(by_version: dict[str, dict]) -> list[str]:
             moe = entry["moe"]
             if moe is None:
                 continue
-            values = [moe[key] for key in ("gate", "scoring", "renormalize", "groups", "bias", "shared", "shared_gate")]
-            fields = ", ".join(repr(tuple(v)) if isinstance(v, list) else repr(v) for v in values)
-            kept = "".join(f"{router!r}, " for router in moe["kept_routers"])
-            fields += f", ({kept})".replace(", )", ",)")
+            keys = ("gate", "scoring", "renormalize", "groups", "bias", "shared", "shared_gate", "mla", "kept_routers",
+                    "undispatched")
+            fields = [repr(tuple(moe[key])) if isinstance(moe[key], list) else repr(moe[key]) for key in keys]
             renames = [f"({old!r}, {new!r})," for old, new in moe["renames"]]
-            row = f'    "{name}": TransformersMoE({fields}, ({" ".join(renames)})),'.replace(",)),", ")),")
-            if len(row) > 120:  # the renames one a line (the fields on two where one is too long)
-                head = [f"        {fields}, ("]
-                if len(head[0]) > 120:
-                    first, _, rest = fields.partition(", ")
-                    head = [f"        {first},", f"        {rest}, ("]
-                row = "\n".join([f'    "{name}": TransformersMoE(', *head,
-                                  *(f"            {rename}" for rename in renames), "        )),"])
+            row = f'    "{name}": TransformersMoE({", ".join(fields)}, ({" ".join(renames)})),'.replace(",)),", ")),")
+            if len(row) > 120:  # the fields packed into lines, the renames one a line
+                rows = [f'    "{name}": TransformersMoE(', "       "]
+                for field in fields:
+                    if len(rows[-1]) + len(field) + 2 > 120:
+                        rows.append("       ")
+                    rows[-1] += f" {field},"
+                rows[-1] += " (" if len(rows[-1]) + 2 <= 120 else "\n        ("
+                row = "\n".join([*rows, *(f"            {rename}" for rename in renames), "        )),"])
             lines.append(row)
         lines.append("}")
     lines += ["# transformers version -> its MoE classes' blocks.",

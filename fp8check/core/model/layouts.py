@@ -2872,7 +2872,7 @@ def transformers_moe_arch(config: ModelConfig, profile) -> Arch | None:
     if backend is None or backend.built != _MOE_CAUSAL_LM or backend.found is None or not backend.found.attention:
         return None
     block = TRANSFORMERS_MOE[backend.version].get(config.architectures[0])
-    if block is None:
+    if block is None or block.mla:  # an MLA model's attention is base.py's MLAFuser's, not laid out
         return None
     plan = {key.removeprefix("layers.*."): style for key, style in (backend.found.tp_plan or {}).items()}
     if block.shared:  # the GLUFuser builds the projection after the shared expert's fused gate / up rowwise
@@ -3122,7 +3122,17 @@ def transformers_refusal(config: ModelConfig, profile) -> str | None:
     if backend.found.attention == () and backend.built in _TEXT_ONLY:
         layer_types = config.sliding.layer_types
         return UNDISPATCHED.format(layer=f"0 ({layer_types[0]})" if layer_types else "0")
-    return None
+    return _undispatched_moe_layer(config, backend)
+
+
+def _undispatched_moe_layer(config: ModelConfig, backend: TransformersBackend) -> str | None:
+    """base.py _create_attention_instances' refusal of a TransformersMoEForCausalLM's first decoder layer whose
+    config.layer_types entry is one whose layers dispatch no attention through the interface in the class's default
+    build (TransformersMoE.undispatched: MiniMax's linear_attention layers)."""
+    block = TRANSFORMERS_MOE[backend.version].get(config.architectures[0]) if backend.built == _MOE_CAUSAL_LM else None
+    layer_types = config.sliding.layer_types or ()
+    first = next((i for i, kind in enumerate(layer_types) if block is not None and kind in block.undispatched), None)
+    return None if first is None else UNDISPATCHED.format(layer=f"{first} ({layer_types[first]})")
 
 
 # transformers' MODEL_FOR_CAUSAL_LM_MAPPING_NAMES (5.24) for the text model types of registered_text_model entries.

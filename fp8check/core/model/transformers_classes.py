@@ -44,7 +44,11 @@ class TransformersMoE(NamedTuple):
     bias: bool                                # the router has an e_score_correction_bias
     shared: str | None                        # the shared expert the FusedMoE runs (its linears the backend's own)
     shared_gate: str | None                   # a shared expert's scalar gate: a ReplicatedLinear without quant_config
+    mla: bool                                 # kv_lora_rank set: an MLA model (base.py's MLAFuser; not laid out)
     kept_routers: tuple[str, ...]             # routers left to transformers that hold a bare 2-D weight parameter
+    # the config.layer_types entries of the default build's layers that dispatch no attention through the interface
+    # (base.py _create_attention_instances refuses the first such layer)
+    undispatched: tuple[str, ...]
     # (pattern, replacement): the WeightRenamings of transformers' conversion mapping for the model, which vLLM's
     # hf_to_vllm_mapper applies to checkpoint names (base.py _create_hf_to_vllm_mapper)
     renames: tuple[tuple[str, str], ...]
@@ -1631,7 +1635,7 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
 CLASSES = {"5.20.2": CLASSES_5_20_2, "5.22.2": CLASSES_5_22_2}
 MOE_5_20_2: dict[str, TransformersMoE] = {
     "AXK1ForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, ('mlp.gate',), (
+        None, None, None, None, False, None, None, True, ('mlp.gate',), (), (
             ('post_mlp_layernorm', 'mlp.post_mlp_layernorm'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
@@ -1639,7 +1643,7 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "AXK2ForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), None, True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), None, True, 'mlp.shared_experts', None, True, (), (), (
             ('W_down', 'mlp.fc1'),
             ('W_up', 'mlp.fc2'),
             ('self_attn\\.q_b_proj\\.', 'self_attn.q_gate_proj.'),
@@ -1649,14 +1653,14 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "AfmoeForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, (), (
+        None, None, None, None, False, None, None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "AriaTextForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, ('mlp.router',), (
+        None, None, None, None, False, None, None, False, ('mlp.router',), (), (
             ('mlp\\.experts\\.fc1\\.weight', 'mlp.experts.gate_up_proj'),
             ('mlp\\.experts\\.fc2\\.weight', 'mlp.experts.down_proj'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
@@ -1665,7 +1669,8 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "BailingHybridForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, True, (),
+        ('linear_attention',), (
             ('^model\\.word_embeddings\\.', 'model.embed_tokens.'),
             ('\\.attention\\.', '.self_attn.'),
             ('self_attn\\.f_proj\\.', 'self_attn.forget_gate.f_proj.'),
@@ -1679,42 +1684,42 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "BeamForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, None, None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, None, None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "Cohere2MoeForCausalLM": TransformersMoE(
-        'mlp.gate', 'softmax', True, None, False, None, None, (), (
+        'mlp.gate', 'softmax', True, None, False, None, None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "DeepseekV2ForCausalLM": TransformersMoE(
-        None, None, None, None, False, 'mlp.shared_experts', None, ('mlp.gate',), (
+        None, None, None, None, False, 'mlp.shared_experts', None, True, ('mlp.gate',), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "DeepseekV32ForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, True, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "DeepseekV3ForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, True, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "DeepseekV4ForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, ('mlp.gate',), (
+        None, None, None, None, False, None, None, False, ('mlp.gate',), (), (
             ('\\.attn\\.', '.self_attn.'),
             ('\\.ffn\\.', '.mlp.'),
             ('\\.indexer\\.compressor\\.', '.compressor.indexer.'),
@@ -1753,7 +1758,7 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "Ernie4_5_MoeForCausalLM": TransformersMoE(
-        None, None, None, None, False, 'mlp.shared_experts', None, ('mlp.gate',), (
+        None, None, None, None, False, 'mlp.shared_experts', None, False, ('mlp.gate',), (), (
             ('mlp.moe_statics.e_score_correction_bias', 'mlp.gate.moe_statics.e_score_correction_bias'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
@@ -1761,7 +1766,8 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "ExaoneMoeForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, False, (),
+        (), (
             ('mlp.e_score_correction_bias', 'mlp.gate.e_score_correction_bias'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
@@ -1769,35 +1775,36 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "FlexOlmoForCausalLM": TransformersMoE(
-        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, None, (), (
+        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "Glm4MoeForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, False, (),
+        (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "Glm4MoeLiteForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "GlmMoeDsaForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "GraniteMoeForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, ('block_sparse_moe.router',), (
+        None, None, None, None, False, None, None, False, ('block_sparse_moe.router',), (), (
             ('block_sparse_moe\\.input_linear\\.weight', 'block_sparse_moe.experts.gate_up_proj'),
             ('block_sparse_moe\\.output_linear\\.weight', 'block_sparse_moe.experts.down_proj'),
             ('block_sparse_moe\\.router\\.layer\\.weight', 'block_sparse_moe.router.weight'),
@@ -1807,7 +1814,7 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "GraniteMoeHybridForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, ('block_sparse_moe.router',), (
+        None, None, None, None, False, None, None, False, ('block_sparse_moe.router',), ('linear_attention',), (
             ('block_sparse_moe\\.input_linear\\.weight', 'block_sparse_moe.experts.gate_up_proj'),
             ('block_sparse_moe\\.output_linear\\.weight', 'block_sparse_moe.experts.down_proj'),
             ('block_sparse_moe\\.router\\.layer\\.weight', 'block_sparse_moe.router.weight'),
@@ -1817,14 +1824,14 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "GraniteMoeSWAForCausalLM": TransformersMoE(
-        'block_sparse_moe.router', 'softmax', True, None, False, None, None, (), (
+        'block_sparse_moe.router', 'softmax', True, None, False, None, None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "GraniteMoeSharedForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, ('block_sparse_moe.router',), (
+        None, None, None, None, False, None, None, False, ('block_sparse_moe.router',), (), (
             ('block_sparse_moe\\.input_linear\\.weight', 'block_sparse_moe.experts.gate_up_proj'),
             ('block_sparse_moe\\.output_linear\\.weight', 'block_sparse_moe.experts.down_proj'),
             ('block_sparse_moe\\.router\\.layer\\.weight', 'block_sparse_moe.router.weight'),
@@ -1834,7 +1841,7 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "HYV3ForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, ('mlp.gate',), (
+        None, None, None, None, False, None, None, False, ('mlp.gate',), (), (
             ('mlp\\.router\\.gate\\.weight', 'mlp.gate.weight'),
             ('mlp\\.expert_bias', 'mlp.e_score_correction_bias'),
             ('mlp\\.shared_mlp\\.', 'mlp.shared_experts.'),
@@ -1844,7 +1851,7 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "HYV4ForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (), (
             ('\\.hc_pre\\.hc_', '.hc_'),
             ('\\.learnable_sink_param$', '.sinks'),
             ('\\.linear_gate', '.gate_proj'),
@@ -1863,28 +1870,29 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "HunYuanMoEV1ForCausalLM": TransformersMoE(
-        None, None, None, None, False, 'mlp.shared_mlp', None, (), (
+        None, None, None, None, False, 'mlp.shared_mlp', None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "InklingForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, ('mlp.gate',), (
+        None, None, None, None, False, None, None, False, ('mlp.gate',), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "JambaForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, (), (
+        None, None, None, None, False, None, None, False, (), ('linear_attention',), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "KimiLinearForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (),
+        ('linear_attention',), (
             ('self_attn\\.f_a_proj\\.', 'self_attn.forget_gate.f_a_proj.'),
             ('self_attn\\.f_b_proj\\.', 'self_attn.forget_gate.f_b_proj.'),
             ('self_attn\\.dt_bias', 'self_attn.forget_gate.dt_bias'),
@@ -1896,7 +1904,7 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "Kolibri1ForCausalLM": TransformersMoE(
-        None, None, None, None, False, 'mlp.shared_experts', None, ('mlp.gate',), (
+        None, None, None, None, False, 'mlp.shared_experts', None, False, ('mlp.gate',), (), (
             ('moe.router.expert_bias', 'mlp.gate.e_score_correction_bias'),
             ('post_attn_norm', 'post_self_attn_layernorm'),
             ('post_ffn_norm', 'post_mlp_layernorm'),
@@ -1906,7 +1914,7 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "LagunaForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', True, None, True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', True, None, True, 'mlp.shared_experts', None, False, (), (), (
             ('mlp.experts.e_score_correction_bias', 'mlp.gate.e_score_correction_bias'),
             ('mlp.shared_expert.', 'mlp.shared_experts.'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
@@ -1915,28 +1923,28 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "Llama4ForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, (), (
+        None, None, None, None, False, None, None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "LongcatFlashForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, (), (
+        None, None, None, None, False, None, None, True, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "MellumForCausalLM": TransformersMoE(
-        'mlp.gate', 'softmax', ('norm_topk_prob', True), None, False, None, None, (), (
+        'mlp.gate', 'softmax', ('norm_topk_prob', True), None, False, None, None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "MiMoV2FlashForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, None, False, (), (), (
             ('self_attn.attention_sink_bias', 'self_attn.sinks'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
@@ -1944,7 +1952,7 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "MiniMaxForCausalLM": TransformersMoE(
-        'mlp.gate', 'softmax', True, None, False, None, None, (), (
+        'mlp.gate', 'softmax', True, None, False, None, None, False, (), ('linear_attention',), (
             ('.block_sparse_moe.', '.mlp.'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
@@ -1952,7 +1960,7 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "MiniMaxM2ForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, ('mlp.gate',), (
+        None, None, None, None, False, None, None, False, ('mlp.gate',), (), (
             ('.block_sparse_moe.', '.mlp.'),
             ('.block_sparse_moe.e_score_correction_bias', '.mlp.e_score_correction_bias'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
@@ -1961,21 +1969,22 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "MiniMaxM3VLForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', True, None, True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', True, None, True, 'mlp.shared_experts', None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "Mistral4ForCausalLM": TransformersMoE(
-        'mlp.gate', 'softmax', ('norm_topk_prob', True), ('n_group', 1), False, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'softmax', ('norm_topk_prob', True), ('n_group', 1), False, 'mlp.shared_experts', None, True, (),
+        (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "MixtralForCausalLM": TransformersMoE(
-        'mlp.gate', 'softmax', True, None, False, None, None, (), (
+        'mlp.gate', 'softmax', True, None, False, None, None, False, (), (), (
             ('.block_sparse_moe.', '.mlp.'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
@@ -1983,7 +1992,8 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "NemotronHForCausalLM": TransformersMoE(
-        'mixer.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mixer.shared_experts', None, (), (
+        'mixer.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mixer.shared_experts', None, False,
+        (), ('linear_attention', 'mlp', 'moe'), (
             ('backbone.', 'model.'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
@@ -1991,14 +2001,14 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "OlmoeForCausalLM": TransformersMoE(
-        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, None, (), (
+        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "PhimoeForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, (), (
+        None, None, None, None, False, None, None, False, (), (), (
             ('.block_sparse_moe.', '.mlp.'),
             ('.gate.weight', '.router.weight'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
@@ -2007,30 +2017,31 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "Qwen2MoeForCausalLM": TransformersMoE(
-        'mlp.gate',
-        'softmax', ('norm_topk_prob', False), None, False, 'mlp.shared_expert', 'mlp.shared_expert_gate', (), (
+        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, 'mlp.shared_expert', 'mlp.shared_expert_gate',
+        False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "Qwen3MoeForCausalLM": TransformersMoE(
-        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, None, (), (
+        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "Qwen3NextForCausalLM": TransformersMoE(
-        'mlp.gate',
-        'softmax', ('norm_topk_prob', True), None, False, 'mlp.shared_expert', 'mlp.shared_expert_gate', (), (
+        'mlp.gate', 'softmax', ('norm_topk_prob', True), None, False, 'mlp.shared_expert', 'mlp.shared_expert_gate',
+        False, (), ('linear_attention',), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "Qwen3_5MoeForCausalLM": TransformersMoE(
-        'mlp.gate', 'softmax', True, None, False, 'mlp.shared_expert', 'mlp.shared_expert_gate', (), (
+        'mlp.gate', 'softmax', True, None, False, 'mlp.shared_expert', 'mlp.shared_expert_gate', False, (),
+        ('linear_attention',), (
             ('^model\\.language_model\\.(.+)$', 'model.\\1'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
@@ -2038,14 +2049,15 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "SolarOpenForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, False, (),
+        (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "ZayaForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, (), (
+        None, None, None, None, False, None, None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
@@ -2054,7 +2066,7 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
 }
 MOE_5_22_2: dict[str, TransformersMoE] = {
     "AXK1ForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, ('mlp.gate',), (
+        None, None, None, None, False, None, None, True, ('mlp.gate',), (), (
             ('post_mlp_layernorm', 'mlp.post_mlp_layernorm'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
@@ -2062,7 +2074,7 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "AXK2ForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), None, True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), None, True, 'mlp.shared_experts', None, True, (), (), (
             ('W_down', 'mlp.fc1'),
             ('W_up', 'mlp.fc2'),
             ('self_attn\\.q_b_proj\\.', 'self_attn.q_gate_proj.'),
@@ -2072,14 +2084,14 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "AfmoeForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, (), (
+        None, None, None, None, False, None, None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "AriaTextForCausalLM": TransformersMoE(
-        'mlp.router', 'softmax', True, None, False, 'mlp.shared_experts', None, (), (
+        'mlp.router', 'softmax', True, None, False, 'mlp.shared_experts', None, False, (), (), (
             ('mlp\\.experts\\.fc1\\.weight', 'mlp.experts.gate_up_proj'),
             ('mlp\\.experts\\.fc2\\.weight', 'mlp.experts.down_proj'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
@@ -2088,7 +2100,8 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "BailingHybridForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, True, (),
+        ('linear_attention',), (
             ('^model\\.word_embeddings\\.', 'model.embed_tokens.'),
             ('\\.attention\\.', '.self_attn.'),
             ('self_attn\\.f_proj\\.', 'self_attn.forget_gate.f_proj.'),
@@ -2102,42 +2115,42 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "BeamForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, None, None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, None, None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "Cohere2MoeForCausalLM": TransformersMoE(
-        'mlp.gate', 'softmax', True, None, False, None, None, (), (
+        'mlp.gate', 'softmax', True, None, False, None, None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "DeepseekV2ForCausalLM": TransformersMoE(
-        None, None, None, None, False, 'mlp.shared_experts', None, ('mlp.gate',), (
+        None, None, None, None, False, 'mlp.shared_experts', None, True, ('mlp.gate',), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "DeepseekV32ForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, True, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "DeepseekV3ForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, True, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "DeepseekV4ForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, ('mlp.gate',), (
+        None, None, None, None, False, None, None, False, ('mlp.gate',), (), (
             ('\\.attn\\.', '.self_attn.'),
             ('\\.ffn\\.', '.mlp.'),
             ('\\.indexer\\.compressor\\.', '.compressor.indexer.'),
@@ -2176,7 +2189,7 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "Ernie4_5_MoeForCausalLM": TransformersMoE(
-        None, None, None, None, False, 'mlp.shared_experts', None, ('mlp.gate',), (
+        None, None, None, None, False, 'mlp.shared_experts', None, False, ('mlp.gate',), (), (
             ('mlp.moe_statics.e_score_correction_bias', 'mlp.gate.moe_statics.e_score_correction_bias'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
@@ -2184,7 +2197,8 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "ExaoneMoeForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, False, (),
+        (), (
             ('mlp.e_score_correction_bias', 'mlp.gate.e_score_correction_bias'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
@@ -2192,14 +2206,14 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "FlexOlmoForCausalLM": TransformersMoE(
-        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, None, (), (
+        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "FlintForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), None, False, 'mlp.shared_expert', None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), None, False, 'mlp.shared_expert', None, False, (), (), (
             ('self_attn.softmax_offset', 'self_attn.sinks'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
@@ -2207,28 +2221,29 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "Glm4MoeForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, False, (),
+        (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "Glm4MoeLiteForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "GlmMoeDsaForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "GraniteMoeForCausalLM": TransformersMoE(
-        'block_sparse_moe.router', 'softmax', True, None, False, None, None, (), (
+        'block_sparse_moe.router', 'softmax', True, None, False, None, None, False, (), (), (
             ('block_sparse_moe\\.input_linear\\.weight', 'block_sparse_moe.experts.gate_up_proj'),
             ('block_sparse_moe\\.output_linear\\.weight', 'block_sparse_moe.experts.down_proj'),
             ('block_sparse_moe\\.router\\.layer\\.weight', 'block_sparse_moe.router.weight'),
@@ -2238,7 +2253,7 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "GraniteMoeHybridForCausalLM": TransformersMoE(
-        'block_sparse_moe.router', 'softmax', True, None, False, None, None, (), (
+        'block_sparse_moe.router', 'softmax', True, None, False, None, None, False, (), ('linear_attention',), (
             ('block_sparse_moe\\.input_linear\\.weight', 'block_sparse_moe.experts.gate_up_proj'),
             ('block_sparse_moe\\.output_linear\\.weight', 'block_sparse_moe.experts.down_proj'),
             ('block_sparse_moe\\.router\\.layer\\.weight', 'block_sparse_moe.router.weight'),
@@ -2248,14 +2263,14 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "GraniteMoeSWAForCausalLM": TransformersMoE(
-        'block_sparse_moe.router', 'softmax', True, None, False, None, None, (), (
+        'block_sparse_moe.router', 'softmax', True, None, False, None, None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "GraniteMoeSharedForCausalLM": TransformersMoE(
-        'block_sparse_moe.router', 'softmax', True, None, False, None, None, (), (
+        'block_sparse_moe.router', 'softmax', True, None, False, None, None, False, (), (), (
             ('block_sparse_moe\\.input_linear\\.weight', 'block_sparse_moe.experts.gate_up_proj'),
             ('block_sparse_moe\\.output_linear\\.weight', 'block_sparse_moe.experts.down_proj'),
             ('block_sparse_moe\\.router\\.layer\\.weight', 'block_sparse_moe.router.weight'),
@@ -2265,7 +2280,7 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "HYV3ForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, ('mlp.gate',), (
+        None, None, None, None, False, None, None, False, ('mlp.gate',), (), (
             ('mlp\\.router\\.gate\\.weight', 'mlp.gate.weight'),
             ('mlp\\.expert_bias', 'mlp.e_score_correction_bias'),
             ('mlp\\.shared_mlp\\.', 'mlp.shared_experts.'),
@@ -2275,7 +2290,7 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "HYV4ForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (), (
             ('\\.hc_pre\\.hc_', '.hc_'),
             ('\\.learnable_sink_param', '.sinks'),
             ('\\.linear_gate', '.gate_proj'),
@@ -2294,28 +2309,29 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "HunYuanMoEV1ForCausalLM": TransformersMoE(
-        None, None, None, None, False, 'mlp.shared_mlp', None, (), (
+        None, None, None, None, False, 'mlp.shared_mlp', None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "InklingForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, ('mlp.gate',), (
+        None, None, None, None, False, None, None, False, ('mlp.gate',), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "JambaForCausalLM": TransformersMoE(
-        'feed_forward.router', 'softmax', False, None, False, None, None, (), (
+        'feed_forward.router', 'softmax', False, None, False, None, None, False, (), ('linear_attention',), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "KimiLinearForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (),
+        ('linear_attention',), (
             ('self_attn\\.f_a_proj\\.', 'self_attn.forget_gate.f_a_proj.'),
             ('self_attn\\.f_b_proj\\.', 'self_attn.forget_gate.f_b_proj.'),
             ('self_attn\\.dt_bias', 'self_attn.forget_gate.dt_bias'),
@@ -2327,7 +2343,7 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "Kolibri1ForCausalLM": TransformersMoE(
-        None, None, None, None, False, 'mlp.shared_experts', None, ('mlp.gate',), (
+        None, None, None, None, False, 'mlp.shared_experts', None, False, ('mlp.gate',), (), (
             ('moe.router.expert_bias', 'mlp.gate.e_score_correction_bias'),
             ('post_attn_norm', 'post_self_attn_layernorm'),
             ('post_ffn_norm', 'post_mlp_layernorm'),
@@ -2337,7 +2353,7 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "LagunaForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', True, None, True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', True, None, True, 'mlp.shared_experts', None, False, (), (), (
             ('mlp.experts.e_score_correction_bias', 'mlp.gate.e_score_correction_bias'),
             ('mlp.shared_expert.', 'mlp.shared_experts.'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
@@ -2346,28 +2362,28 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "Llama4ForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, (), (
+        None, None, None, None, False, None, None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "LongcatFlashForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, (), (
+        None, None, None, None, False, None, None, True, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "MellumForCausalLM": TransformersMoE(
-        'mlp.gate', 'softmax', ('norm_topk_prob', True), None, False, None, None, (), (
+        'mlp.gate', 'softmax', ('norm_topk_prob', True), None, False, None, None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "MiMoV2FlashForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, None, False, (), (), (
             ('self_attn.attention_sink_bias', 'self_attn.sinks'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
@@ -2375,7 +2391,7 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "MiniMaxForCausalLM": TransformersMoE(
-        'mlp.gate', 'softmax', True, None, False, None, None, (), (
+        'mlp.gate', 'softmax', True, None, False, None, None, False, (), ('linear_attention',), (
             ('.block_sparse_moe.', '.mlp.'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
@@ -2383,7 +2399,7 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "MiniMaxM2ForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, ('mlp.gate',), (
+        None, None, None, None, False, None, None, False, ('mlp.gate',), (), (
             ('.block_sparse_moe.', '.mlp.'),
             ('.block_sparse_moe.e_score_correction_bias', '.mlp.e_score_correction_bias'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
@@ -2392,21 +2408,22 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "MiniMaxM3VLForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', True, None, True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', True, None, True, 'mlp.shared_experts', None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "Mistral4ForCausalLM": TransformersMoE(
-        'mlp.gate', 'softmax', ('norm_topk_prob', True), ('n_group', 1), False, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'softmax', ('norm_topk_prob', True), ('n_group', 1), False, 'mlp.shared_experts', None, True, (),
+        (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "MixtralForCausalLM": TransformersMoE(
-        'mlp.gate', 'softmax', True, None, False, None, None, (), (
+        'mlp.gate', 'softmax', True, None, False, None, None, False, (), (), (
             ('.block_sparse_moe.', '.mlp.'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
@@ -2414,7 +2431,8 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "NemotronHForCausalLM": TransformersMoE(
-        'mixer.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mixer.shared_experts', None, (), (
+        'mixer.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mixer.shared_experts', None, False,
+        (), ('linear_attention', 'mlp', 'moe'), (
             ('backbone.', 'model.'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
@@ -2422,14 +2440,14 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "OlmoeForCausalLM": TransformersMoE(
-        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, None, (), (
+        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "PhimoeForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, (), (
+        None, None, None, None, False, None, None, False, (), (), (
             ('.block_sparse_moe.', '.mlp.'),
             ('.gate.weight', '.router.weight'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
@@ -2438,30 +2456,31 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "Qwen2MoeForCausalLM": TransformersMoE(
-        'mlp.gate',
-        'softmax', ('norm_topk_prob', False), None, False, 'mlp.shared_expert', 'mlp.shared_expert_gate', (), (
+        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, 'mlp.shared_expert', 'mlp.shared_expert_gate',
+        False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "Qwen3MoeForCausalLM": TransformersMoE(
-        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, None, (), (
+        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "Qwen3NextForCausalLM": TransformersMoE(
-        'mlp.gate',
-        'softmax', ('norm_topk_prob', True), None, False, 'mlp.shared_expert', 'mlp.shared_expert_gate', (), (
+        'mlp.gate', 'softmax', ('norm_topk_prob', True), None, False, 'mlp.shared_expert', 'mlp.shared_expert_gate',
+        False, (), ('linear_attention',), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "Qwen3_5MoeForCausalLM": TransformersMoE(
-        'mlp.gate', 'softmax', True, None, False, 'mlp.shared_expert', 'mlp.shared_expert_gate', (), (
+        'mlp.gate', 'softmax', True, None, False, 'mlp.shared_expert', 'mlp.shared_expert_gate', False, (),
+        ('linear_attention',), (
             ('^model\\.language_model\\.(.+)', 'model.\\1'),
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
@@ -2469,14 +2488,15 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "SolarOpenForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, False, (),
+        (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "ZayaForCausalLM": TransformersMoE(
-        None, None, None, None, False, None, None, (), (
+        None, None, None, None, False, None, None, False, (), (), (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
