@@ -4515,14 +4515,27 @@ def test_the_generated_moe_blocks_agree_with_the_hand_listed_backend_families():
 
 def test_an_unregistered_moe_transformers_class_vllm_cannot_lay_out(make_checkpoint):
     # MiniMax: its linear_attention layers dispatch no attention through the interface (base.py
-    # _create_attention_instances' refusal of the first). Mistral-4 (kv_lora_rank: an MLA model, base.py's MLAFuser):
-    # named, not laid out.
+    # _create_attention_instances' refusal of the first).
     folder = make_checkpoint(architecture="MiniMaxForCausalLM", model_type="minimax", layers=2, **dict(
         TF, extra_config=dict(TF["extra_config"], num_local_experts=4, num_experts_per_tok=2, intermediate_size=256,
                               layer_types=["full_attention", "linear_attention"])))
     rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile("0.34")))
     assert "Layer 1 (linear_attention) does not dispatch through the Transformers attention interface and vLLM has no " \
            "other way to handle it." in rep.errors
-    from fp8check.core.model.layouts import transformers_moe_arch
-    folder = make_checkpoint(architecture="Mistral4ForCausalLM", model_type="mistral4", layers=1)
-    assert transformers_moe_arch(open_local(folder).config, select_profile("0.34")) is None
+
+
+def test_an_unregistered_mla_moe_transformers_class_takes_the_mla_fusers_projections(make_checkpoint):
+    # Mistral-4 (kv_lora_rank: an MLA model): fusers/mla.py MLAFuser's fused_qkv_a_proj (a MergedColumnParallelLinear
+    # with disable_tp), q_b_proj / kv_b_proj column, o_proj row, and base.py's MLAAttention self_attn.attn.
+    folder = make_checkpoint(architecture="Mistral4ForCausalLM", model_type="mistral4", layers=2, **dict(
+        TF, extra_config=dict(TF["extra_config"], n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=256,
+                              n_shared_experts=1, kv_lora_rank=512, q_lora_rank=1024, qk_rope_head_dim=64,
+                              qk_nope_head_dim=128, v_head_dim=128)))
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=2))
+    assert rep.ok, list(rep.errors)
+    by_name = {layer.name: layer.layer_type for layer in rep.layers}
+    assert {leaf: by_name[f"model.layers.0.self_attn.{leaf}"] for leaf in (
+        "fused_qkv_a_proj", "q_b_proj", "kv_b_proj", "o_proj")} == {
+        "fused_qkv_a_proj": "MergedColumnParallelLinear", "q_b_proj": "ColumnParallelLinear",
+        "kv_b_proj": "ColumnParallelLinear", "o_proj": "RowParallelLinear"}
+    assert [a.name for a in rep.attention] == ["model.layers.0.self_attn.attn", "model.layers.1.self_attn.attn"]

@@ -97,7 +97,7 @@ class TransformersMoE(NamedTuple):
     bias: bool                                # the router has an e_score_correction_bias
     shared: str | None                        # the shared expert the FusedMoE runs (its linears the backend's own)
     shared_gate: str | None                   # a shared expert's scalar gate: a ReplicatedLinear without quant_config
-    mla: bool                                 # kv_lora_rank set: an MLA model (base.py's MLAFuser; not laid out)
+    mla: bool                                 # kv_lora_rank set: an MLA model (base.py: the MLAFuser's attention)
     kept_routers: tuple[str, ...]             # routers left to transformers that hold a bare 2-D weight parameter
     # the config.layer_types entries of the default build's layers that dispatch no attention through the interface
     # (base.py _create_attention_instances refuses the first such layer)

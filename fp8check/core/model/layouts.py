@@ -2872,13 +2872,27 @@ def transformers_moe_arch(config: ModelConfig, profile) -> Arch | None:
     if backend is None or backend.built != _MOE_CAUSAL_LM or backend.found is None or not backend.found.attention:
         return None
     block = TRANSFORMERS_MOE[backend.version].get(config.architectures[0])
-    if block is None or block.mla:  # an MLA model's attention is base.py's MLAFuser's, not laid out
+    if block is None:
         return None
     plan = {key.removeprefix("layers.*."): style for key, style in (backend.found.tp_plan or {}).items()}
     if block.shared:  # the GLUFuser builds the projection after the shared expert's fused gate / up rowwise
         plan[f"{block.shared}.down_proj"] = "rowwise"
-    return _transformers_backend(config.architectures[0], plan=plan, **_moe_block_fields(config.architectures[0],
-                                                                                         block))
+    # An MLA model (base.py: kv_lora_rank): fusers/mla.py MLAFuser builds DeepSeek-V2's projections (q_a_proj and
+    # kv_a_proj_with_mqa fused into fused_qkv_a_proj, a MergedColumnParallelLinear with disable_tp; q_b_proj /
+    # kv_b_proj colwise, o_proj rowwise; without q-LoRA kv_a_proj_with_mqa replicated and q_proj colwise), whatever the
+    # plan says, and base.py the MLAAttention self_attn.attn.
+    if not block.mla:
+        return _transformers_backend(config.architectures[0], plan=plan, **_moe_block_fields(config.architectures[0],
+                                                                                             block))
+    plan = {**{tail: style for tail, style in plan.items() if not tail.startswith("self_attn.")}, **_MLA_FUSER_PLAN}
+    arch = _transformers_backend(config.architectures[0], plan=plan, mla=True, mla_attention="attn",
+                                 disable_tp=("self_attn.fused_qkv_a_proj",),
+                                 **_moe_block_fields(config.architectures[0], block))
+    return arch._replace(styles={**arch.styles, "self_attn.fused_qkv_a_proj": "MergedColumnParallelLinear"})
+
+
+_MLA_FUSER_PLAN = {"self_attn.q_b_proj": "colwise", "self_attn.q_proj": "colwise", "self_attn.kv_b_proj": "colwise",
+                   "self_attn.kv_a_proj_with_mqa": "replicate", "self_attn.o_proj": "rowwise"}
 
 
 def _moe_block_fields(architecture: str, block: TransformersMoE) -> dict[str, Any]:
