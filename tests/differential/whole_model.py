@@ -1878,8 +1878,10 @@ OPEN = (
     (r"^0\.33\.0\|[^|]*\|zaya\|",
      "ZAYA1 on 0.33: the release has no zaya.py and registers no ZayaForCausalLM; with a transformers that knows the "
      "zaya model type (the harness's) registry.py _try_resolve_transformers builds it through the Transformers "
-     "backend (every nn.Linear a ReplicatedLinear with the quant config: ZayaConfig has no base_model_tp_plan), which "
-     "fp8check does not model: it lays the checkpoint out by guess with unserved_reason's note"),
+     "backend's TransformersMoEForCausalLM (every nn.Linear a ReplicatedLinear with the quant config: ZayaConfig has "
+     "no base_model_tp_plan), which fp8check lays out (transformers_moe_arch) but for CCA's attention: no QKVFuser "
+     "fuses its qkv_proj.{q_proj, k_proj, v_proj_*}, so self_attn.o_proj stays replicated where fp8check's backend "
+     "rule makes it row, and the Attention base.py builds at self_attn.attn is not found from a fused QKV"),
     (r"\|mistral-large-4-hf\|",
      "Mistral-Large-4 in HF format (transformers' mistral_large4, which 5.22.2 has and 5.21.0 lacks; tensors under "
      "Mistral's names): no release registers MistralLarge4ForConditionalGeneration (0.34's MistralLarge4ForCausalLM "

@@ -44,7 +44,7 @@ class TransformersMoE(NamedTuple):
     bias: bool                                # the router has an e_score_correction_bias
     shared: str | None                        # the shared expert the FusedMoE runs (its linears the backend's own)
     shared_gate: str | None                   # a shared expert's scalar gate: a ReplicatedLinear without quant_config
-    mla: bool                                 # kv_lora_rank set: an MLA model (base.py's MLAFuser; not laid out)
+    mla: bool                                 # kv_lora_rank set: an MLA model (base.py: the MLAFuser's attention)
     kept_routers: tuple[str, ...]             # routers left to transformers that hold a bare 2-D weight parameter
     # the config.layer_types entries of the default build's layers that dispatch no attention through the interface
     # (base.py _create_attention_instances refuses the first such layer)
@@ -1705,14 +1705,16 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "DeepseekV32ForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, True, (), (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, True, (), (),
+        (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "DeepseekV3ForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, True, (), (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, True, (), (),
+        (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
@@ -1790,14 +1792,16 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "Glm4MoeLiteForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (),
+        (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "GlmMoeDsaForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (),
+        (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g$', '.parametrizations.weight.original0'),
@@ -1851,7 +1855,8 @@ MOE_5_20_2: dict[str, TransformersMoE] = {
             ('.weight_v$', '.parametrizations.weight.original1'),
         )),
     "HYV4ForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (),
+        (
             ('\\.hc_pre\\.hc_', '.hc_'),
             ('\\.learnable_sink_param$', '.sinks'),
             ('\\.linear_gate', '.gate_proj'),
@@ -2136,14 +2141,16 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "DeepseekV32ForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, True, (), (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, True, (), (),
+        (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "DeepseekV3ForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, True, (), (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, True, (), (),
+        (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
@@ -2229,14 +2236,16 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "Glm4MoeLiteForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (),
+        (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "GlmMoeDsaForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (),
+        (
             ('LayerNorm.gamma', 'LayerNorm.weight'),
             ('LayerNorm.beta', 'LayerNorm.bias'),
             ('.weight_g', '.parametrizations.weight.original0'),
@@ -2290,7 +2299,8 @@ MOE_5_22_2: dict[str, TransformersMoE] = {
             ('.weight_v', '.parametrizations.weight.original1'),
         )),
     "HYV4ForCausalLM": TransformersMoE(
-        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (), (
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (),
+        (
             ('\\.hc_pre\\.hc_', '.hc_'),
             ('\\.learnable_sink_param', '.sinks'),
             ('\\.linear_gate', '.gate_proj'),
