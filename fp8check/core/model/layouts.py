@@ -2811,7 +2811,8 @@ ARCHITECTURES["FalconForCausalLM"] = Arch(
 # transformers has is fp8check.core.model.transformers_classes, read from the newest transformers each profile's
 # release allows (none for releases before 0.33: their reason stays "not modelled"). A text-only (not nested), dense
 # TransformersForCausalLM is laid out as the hand-listed ones above, from its config class's base_model_tp_plan (a
-# decoder layer's "layers.*.<tail>" entries by tail); a MoE or multimodal backend class is named, not laid out.
+# decoder layer's "layers.*.<tail>" entries by tail), a text-only TransformersMoEForCausalLM from the same plan and its
+# generated MoE block (transformers_moe_arch); a multimodal backend class is named, not laid out.
 _POOLING_SUFFIX = "Model"                        # _SUFFIX_TO_DEFAULTS: ("Model", ("pooling", "embed")), checked after
 _GENERATE_SUFFIXES = ("ChatModel", "LMHeadModel")  # these two ("generate"); the mappings' other names match neither
 _CAUSAL_LM = "TransformersForCausalLM"
