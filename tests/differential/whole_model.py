@@ -1715,7 +1715,8 @@ FAMILIES["orion-qkv-bf16"] = (dict(FAMILIES["orion"][0], ignore=("lm_head", *(f"
 # (layouts.transformers_backend_arch, from the generated TransformersClass.moe): Phi-3.5-MoE under transformers'
 # spelling (PhimoeForCausalLM; the registry's phimoe.py is PhiMoEForCausalLM), its router a Linear the MoE fuser cannot
 # match (sparsemixer), no shared expert; Solar-Open (DeepSeek-V3's grouped sigmoid router with a correction bias,
-# one shared expert), every layer MoE.
+# one shared expert), every layer MoE; Mistral-4 (an MLA model: the backend's MLAFuser); MiniMax, whose
+# linear_attention layer 0 vLLM refuses (no attention dispatched through the interface).
 FAMILIES.update({
     "phimoe-hf": (dict(architecture="PhimoeForCausalLM", model_type="phimoe", transformers=True, layers=2),
                   dict(_TOKENS, num_local_experts=8, num_experts_per_tok=2, intermediate_size=1024)),
