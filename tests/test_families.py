@@ -4658,12 +4658,13 @@ def test_an_unregistered_transformers_class_vllm_cannot_build_is_refused(make_ch
 
 
 def test_an_unregistered_moe_or_multimodal_transformers_class_is_named_not_laid_out(make_checkpoint):
-    # PhimoeForCausalLM (num_local_experts 16 by default): TransformersMoEForCausalLM, not judged; config.json's own
-    # expert count decides (num_local_experts 0: a dense TransformersForCausalLM). A name transformers' causal-LM and
-    # image-text-to-text classes lack: nothing found.
-    folder = make_checkpoint(architecture="PhimoeForCausalLM", model_type="phimoe", layers=1)
+    # JetMoeForCausalLM (num_local_experts 8 by default): TransformersMoEForCausalLM, whose experts (JetMoeMoE's
+    # input_linear / output_linear) no module named experts holds, so moe.py finds no MoE block: not judged. PhimoeForCausalLM
+    # (num_local_experts 16 by default): config.json's own expert count decides (num_local_experts 0: a dense
+    # TransformersForCausalLM). A name transformers' causal-LM and image-text-to-text classes lack: nothing found.
+    folder = make_checkpoint(architecture="JetMoeForCausalLM", model_type="jetmoe", layers=1)
     rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile("0.34")))
-    assert "its Transformers backend builds PhimoeForCausalLM of transformers 5.22.2, the newest vLLM 0.34 allows, " \
+    assert "its Transformers backend builds JetMoeForCausalLM of transformers 5.22.2, the newest vLLM 0.34 allows, " \
            "as TransformersMoEForCausalLM, which is not laid out" in inspect_verdict(rep)
     from fp8check.core.model.layouts import transformers_backend
     profile = select_profile("0.34")
@@ -5560,3 +5561,97 @@ def test_a_multimodal_backend_ignore_regex_over_legacy_names_misses_the_renamed_
     tower = [layer for layer in rep.layers if layer.name.startswith(("vision_tower.", "multi_modal_projector."))]
     assert tower and all(layer.scheme == "CompressedTensorsW8A8Fp8" and layer.errors for layer in tower)
     assert all("BF16" in layer.errors[0] for layer in tower)
+# ninth round (fam-tfmoe)
+# Unregistered transformers MoE classes, built by the Transformers backend's TransformersMoEForCausalLM: laid out from
+# the generated tp_plan and MoE block (layouts.transformers_moe_arch, transformers_classes.MOE: vLLM's own
+# MoEBlockFuser run on transformers' class).
+SOLAR_OPEN = dict(TF, extra_config=dict(TF["extra_config"], n_routed_experts=4, num_experts_per_tok=2,
+                                        moe_intermediate_size=256, n_shared_experts=1, n_group=1, topk_group=1))
+PHIMOE = dict(TF, extra_config=dict(TF["extra_config"], num_local_experts=4, num_experts_per_tok=2,
+                                    intermediate_size=256))
+
+
+@pytest.mark.parametrize("vllm", ["0.33", "0.34"])
+def test_an_unregistered_moe_transformers_class_routes_inside_the_fused_moe(make_checkpoint, vllm):
+    # Solar-Open: the MoE fuser matches SolarOpenTopkRouter (sigmoid, grouped, e_score_correction_bias), rebuilt as
+    # a GateLinear without quant_config; the shared expert's gate / up fused (GLUFuser), planned colwise / rowwise.
+    folder = make_checkpoint(architecture="SolarOpenForCausalLM", model_type="solar_open", layers=2,
+                             ignore_routers=False, **SOLAR_OPEN)
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm)))
+    assert rep.ok, list(rep.errors)
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert {layer.layout for layer in rep.layers + rep.moes if not layer.name.startswith("lm_head")} == {
+        "vllm:transformers/moe.py"}
+    # the BF16 router outside the ignore list: vLLM builds it without quant_config all the same
+    assert by_name["model.layers.0.mlp.gate"].scheme == "UnquantizedLinearMethod"
+    assert {leaf: by_name[f"model.layers.0.mlp.shared_experts.{leaf}"].layer_type for leaf in ("gate_up_proj",
+                                                                                                "down_proj")} == {
+        "gate_up_proj": "MergedColumnParallelLinear", "down_proj": "RowParallelLinear"}
+    assert [moe.name for moe in rep.moes] == ["model.layers.0.mlp.experts", "model.layers.1.mlp.experts"]
+    assert rep.moes[0].notes[0].startswith("routing method DeepSeekV3 (transformers/moe.py: scoring_func sigmoid, "
+                                           "renormalize True, num_expert_group 1, e_score_correction_bias yes)")
+    assert "not judged" not in inspect_verdict(rep)
+
+
+@pytest.mark.parametrize("vllm", ["0.33", "0.34"])
+def test_an_unregistered_moe_transformers_class_keeps_an_unmatched_router(make_checkpoint, vllm):
+    # Phi-3.5-MoE under transformers' spelling: the fuser cannot match PhimoeTopKRouter (sparsemixer) and there is
+    # no shared expert, so routing stays transformers' (Custom) and the router, an nn.Linear, is the backend's
+    # ReplicatedLinear with the quant config; transformers' WeightRenamings name it mlp.router (block_sparse_moe ->
+    # mlp, gate.weight -> router.weight), which the ignore list's block_sparse_moe.gate no longer names: vLLM makes
+    # an FP8 layer of the BF16 router.
+    folder = make_checkpoint(architecture="PhimoeForCausalLM", model_type="phimoe", layers=2, quant="fp8-block",
+                             **PHIMOE)
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile(vllm)))
+    router = next(layer for layer in rep.layers if layer.name == "model.layers.0.block_sparse_moe.gate")
+    assert (router.layer_type, router.scheme, router.layout) == ("ReplicatedLinear", "Fp8LinearMethod",
+                                                                 "vllm:transformers/moe.py")
+    assert any("is BF16, but the quantization config makes it an FP8 layer" in e for e in router.errors)
+    assert rep.moes[0].notes[0].startswith("routing method Custom (transformers/moe.py's custom_routing_function)")
+
+
+def test_the_generated_moe_blocks_agree_with_the_hand_listed_backend_families():
+    # Kolibri-1 and Mellum as their hand-written entries lay them out; OLMoE / FlexOlmo's routers renormalize
+    # where config.json sets norm_topk_prob (their routers read it: transformers' default false), which the
+    # hand-written Router(renormalize=False) does not follow.
+    from fp8check.core.model.layouts import _moe_block_fields
+    from fp8check.core.model.transformers_classes import MOE, TRANSFORMERS
+    for version in set(TRANSFORMERS.values()):
+        kolibri = _moe_block_fields("Kolibri1ForCausalLM", MOE[version]["Kolibri1ForCausalLM"])
+        assert (kolibri["router"], kolibri["parameter_weights"]) == (ARCHITECTURES["Kolibri1ForCausalLM"].router,
+                                                                     ("mlp.gate",))
+        mellum = _moe_block_fields("MellumForCausalLM", MOE[version]["MellumForCausalLM"])
+        backend = ARCHITECTURES["MellumForCausalLM"].moved[1]
+        assert (mellum["router"], mellum["unquantized"]) == (backend.router, backend.unquantized)
+        for arch in ("OlmoeForCausalLM", "FlexOlmoForCausalLM"):
+            olmoe = _moe_block_fields(arch, MOE[version][arch])
+            assert olmoe["router"].renormalize == ("norm_topk_prob", False)
+            assert olmoe["unquantized"] == ARCHITECTURES[arch].for_release(select_profile("0.34")).unquantized
+
+
+def test_an_unregistered_moe_transformers_class_vllm_cannot_lay_out(make_checkpoint):
+    # MiniMax: its linear_attention layers dispatch no attention through the interface (base.py
+    # _create_attention_instances' refusal of the first).
+    folder = make_checkpoint(architecture="MiniMaxForCausalLM", model_type="minimax", layers=2, **dict(
+        TF, extra_config=dict(TF["extra_config"], num_local_experts=4, num_experts_per_tok=2, intermediate_size=256,
+                              layer_types=["full_attention", "linear_attention"])))
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile("0.34")))
+    assert "Layer 1 (linear_attention) does not dispatch through the Transformers attention interface and vLLM has no " \
+           "other way to handle it." in rep.errors
+
+
+def test_an_unregistered_mla_moe_transformers_class_takes_the_mla_fusers_projections(make_checkpoint):
+    # Mistral-4 (kv_lora_rank: an MLA model): fusers/mla.py MLAFuser's fused_qkv_a_proj (a MergedColumnParallelLinear
+    # with disable_tp), q_b_proj / kv_b_proj column, o_proj row, and base.py's MLAAttention self_attn.attn.
+    folder = make_checkpoint(architecture="Mistral4ForCausalLM", model_type="mistral4", layers=2, **dict(
+        TF, extra_config=dict(TF["extra_config"], n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=256,
+                              n_shared_experts=1, kv_lora_rank=512, q_lora_rank=1024, qk_rope_head_dim=64,
+                              qk_nope_head_dim=128, v_head_dim=128)))
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=2))
+    assert rep.ok, list(rep.errors)
+    by_name = {layer.name: layer.layer_type for layer in rep.layers}
+    assert {leaf: by_name[f"model.layers.0.self_attn.{leaf}"] for leaf in (
+        "fused_qkv_a_proj", "q_b_proj", "kv_b_proj", "o_proj")} == {
+        "fused_qkv_a_proj": "MergedColumnParallelLinear", "q_b_proj": "ColumnParallelLinear",
+        "kv_b_proj": "ColumnParallelLinear", "o_proj": "RowParallelLinear"}
+    assert [a.name for a in rep.attention] == ["model.layers.0.self_attn.attn", "model.layers.1.self_attn.attn"]

@@ -15,6 +15,7 @@ from fp8check.core.model.transformers_classes import CLASSES, TRANSFORMERS
 
 HERE = os.path.dirname(__file__)
 SRC = os.environ.get("FP8CHECK_TRANSFORMERS_SRC", "/tmp/transformers-src")
+VLLM_SRC = os.environ.get("FP8CHECK_VLLM_SRC", "/tmp/vllm-src")  # each profile's release runs its MoE fuser
 
 
 def test_each_profile_with_data_names_a_transformers_the_data_has():
@@ -40,8 +41,10 @@ def test_a_text_class_whose_attention_is_its_own_dispatches_none():
         assert classes["LlamaForCausalLM"].attention == ("self_attn",)
 
 
-@pytest.mark.skipif(not all(os.path.isdir(os.path.join(SRC, v)) for v in set(TRANSFORMERS.values())),
-                    reason="the profiles' transformers are not unzipped here (tests/differential/transformers_classes.py)")
+@pytest.mark.skipif(not all(os.path.isdir(os.path.join(SRC, v)) for v in set(TRANSFORMERS.values()))
+                    or not all(os.path.isdir(os.path.join(VLLM_SRC, f"{p}.0")) for p in TRANSFORMERS),
+                    reason="the profiles' transformers or vLLM wheels are not unzipped here "
+                           "(tests/differential/transformers_classes.py)")
 def test_the_committed_classes_agree_with_transformers():
     check = subprocess.run([sys.executable, os.path.join(HERE, "differential", "transformers_classes.py")],
                            capture_output=True, text=True)

@@ -20,10 +20,14 @@ its config_class with the defaults: get_text_config() (vLLM's hf_text_config), w
 the num_experts aliases it has with their defaults, and its base_model_tp_plan; and for a compatible text-only class,
 which modules of its base model's first decoder layer (built on the meta device from those defaults; READ
 attention() says which it fills where the model cannot build from them) dispatch the attention as
-transformers/fusers/attention.py AttentionFuser finds them (its AST reading, copied); for a compatible nested class,
-its AutoModel built so (MultiModal: the text model's child, its layer 0's attention, and what every nn.Linear outside
-it becomes: the fusers' q / k / v and gate / up merges read from the module's forward source, else its tp_plan style
-or "replicate").
+transformers/fusers/attention.py AttentionFuser finds them (its AST reading, copied), and with experts by default,
+what TransformersMoEForCausalLM builds of its first MoE block (READ moe(): the release's own
+transformers/fusers/moe.py MoEBlockFuser, loaded from its unzipped wheel under $FP8CHECK_VLLM_SRC, matched on the
+meta-built block: the router it rebuilds and how it routes, or the router left to transformers) and the
+WeightRenamings of its conversion mapping (the MOE tables); for a compatible nested class, its AutoModel built so
+(MultiModal: the text model's child, its layer 0's attention, and what every nn.Linear outside it becomes: the
+fusers' q / k / v and gate / up merges read from the module's forward source, else its tp_plan style or
+"replicate").
 """
 
 from __future__ import annotations
@@ -44,6 +48,8 @@ SRC = os.environ.get("FP8CHECK_TRANSFORMERS_SRC", "/tmp/transformers-src")
 # "transformers<5.21.0,>=5.16.1", 0.34 "transformers<5.23.0,>=5.16.1". Older releases' pins are open-ended or
 # read by no measurement here: they get no data (fp8check.core.model.layouts.transformers_backend_reason).
 TRANSFORMERS = {"0.33": "5.20.2", "0.34": "5.22.2"}
+# The unzipped vLLM wheels (as run.py's SRC): each profile's release's MoE fuser reads the MoE classes.
+VLLM_SRC = os.environ.get("FP8CHECK_VLLM_SRC", "/tmp/vllm-src")
 from fp8check.core.checkpoint.local import EXPERT_ALIASES  # noqa: E402  (vLLM's num_experts aliases)
 
 HEADER = '''"""The classes the transformers of each rule profile's release has, as vLLM's Transformers modelling backend
@@ -95,8 +101,34 @@ class MultiModal(NamedTuple):
 
 '''
 
+MOE_HEADER = '''
+class TransformersMoE(NamedTuple):
+    """The first MoE block of a text-only compatible class with experts by default, as vLLM's
+    TransformersMoEForCausalLM replaces it (transformers/moe.py MoEMixin.recursive_replace with the release's
+    fusers/moe.py MoEBlockFuser.match, run on the class built on the meta device from its config's defaults). Paths
+    are under the decoder layer."""
+
+    gate: str | None                          # the router rebuilt as a GateLinear without quant_config (routing
+    #                                           inside the FusedMoE); None: the router stays transformers' module
+    scoring: str | None                       # the matched router's scoring function (softmax / sigmoid)
+    renormalize: bool | tuple[str, bool] | None  # fixed, or (config key, the default's value) where it follows it
+    groups: tuple[str, int] | None            # (n_group, its default): grouped top-k (n_group and topk_group set)
+    bias: bool                                # the router has an e_score_correction_bias
+    shared: str | None                        # the shared expert the FusedMoE runs (its linears the backend's own)
+    shared_gate: str | None                   # a shared expert's scalar gate: a ReplicatedLinear without quant_config
+    mla: bool                                 # kv_lora_rank set: an MLA model (base.py: the MLAFuser's attention)
+    kept_routers: tuple[str, ...]             # routers left to transformers that hold a bare 2-D weight parameter
+    # the config.layer_types entries of the default build's layers that dispatch no attention through the interface
+    # (base.py _create_attention_instances refuses the first such layer)
+    undispatched: tuple[str, ...]
+    # (pattern, replacement): the WeightRenamings of transformers' conversion mapping for the model, which vLLM's
+    # hf_to_vllm_mapper applies to checkpoint names (base.py _create_hf_to_vllm_mapper)
+    renames: tuple[tuple[str, str], ...]
+
+'''
+
 READ = r'''
-import ast, inspect, json, re, sys, textwrap, warnings
+import ast, copy, inspect, json, re, sys, textwrap, warnings
 from itertools import chain
 warnings.filterwarnings("ignore")
 import torch
@@ -232,7 +264,7 @@ def fusion(module, head_size):
     return None
 
 
-def build(config):
+def build_nested(config):
     # AutoModel.from_config on meta; a default vision config whose heads do not divide its width (Aya Vision's
     # SigLIP: 1152 over 14) is given the largest head count that does: the modules built are the same
     try:
@@ -254,7 +286,7 @@ def multimodal(config, text, architecture):
     # attention interface (as attention()); every nn.Linear outside it as recursive_replace builds it: a fuser's
     # (fusion()), else the style of the first pattern of model.tp_plan that re.match-es "model.<path>", else
     # "replicate" (utils.py replace_linear_class), paths with their indices as "*"
-    model = build(config)
+    model = build_nested(config)
     lm = next((n for n in ("language_model", "text_model") if getattr(model, n, None) is not None), None)
     if lm is None:
         return None
@@ -322,9 +354,126 @@ def mapper(model, architecture):
     out += [[rf"^(?!model\.)(({children}).*)", r"model.\1"], [rf"^(model\.)((?!{children}).+)", r"\2"],
             [r"^model\.(.+\.)*(lm_head.+)", r"\2"]]
     return out
+def moe_matcher(root):
+    # vLLM's own MoEBlockFuser (model_executor/models/transformers/fusers/moe.py over fx_utils.py), loaded from the
+    # release's source root; the vLLM names they import that MoEBlockFuser.match never calls are inert stand-ins
+    # (GateLinear, ReplicatedLinear, the all-gather, maybe_prefix, sequence_parallel_chunk), and utils.named_state is
+    # its one line
+    import importlib.util, itertools, logging, types
+    def stand_in(name, **names):
+        module = sys.modules[name] = types.ModuleType(name)
+        module.__dict__.update(names)
+    for name in ("vllm", "vllm.model_executor", "vllm.model_executor.layers", "vllm.model_executor.models",
+                 "vllm.model_executor.models.transformers"):
+        stand_in(name)
+    stand_in("vllm.logger", init_logger=logging.getLogger)
+    stand_in("vllm.distributed", tensor_model_parallel_all_gather=None)
+    stand_in("vllm.model_executor.layers.fused_moe", GateLinear=None)
+    stand_in("vllm.model_executor.layers.linear", ReplicatedLinear=None)
+    stand_in("vllm.model_executor.models.utils", maybe_prefix=None, sequence_parallel_chunk=None)
+    stand_in("vllm.model_executor.models.transformers.utils",
+             named_state=lambda m: itertools.chain(m.named_parameters(), m.named_buffers()))
+    folder = f"{root}/vllm/model_executor/models/transformers"
+    for name, path in (("fx_utils", "fx_utils.py"), ("fusers.moe", "fusers/moe.py")):
+        spec = importlib.util.spec_from_file_location(f"vllm.model_executor.models.transformers.{name}",
+                                                      f"{folder}/{path}")
+        module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return sys.modules["vllm.model_executor.models.transformers.fusers.moe"].MoEBlockFuser
+
+
+def build_text_model(config, text):
+    # transformers' base model of `config` on the meta device (as attention() builds it), and its decoder layers'
+    # ModuleList name
+    try:
+        with torch.device("meta"):
+            model = transformers.AutoModel.from_config(config)
+    except TypeError:
+        heads = getattr(config, "num_attention_heads", None)
+        for key, value in (("head_dim", heads and config.hidden_size // heads), ("num_key_value_heads", heads)):
+            if hasattr(config, key) and getattr(config, key) is None:
+                setattr(config, key, value)
+        with torch.device("meta"):
+            model = transformers.AutoModel.from_config(config)
+    layers = next((name for name, m in model.named_modules() if isinstance(m, torch.nn.ModuleList)
+                   and len(m) == text.num_hidden_layers), None)
+    return model, layers
+
+
+def moe_block(model, layers):
+    # moe.py MoEMixin.recursive_replace: the first module whose child `experts` is a ModuleList or holds only 3-D
+    # parameters; its path under its decoder layer
+    for name, module in model.named_modules():
+        experts = getattr(module, "experts", None)
+        params = list(experts.parameters()) if isinstance(experts, torch.nn.Module) else []
+        if isinstance(experts, torch.nn.ModuleList) or (params and all(p.ndim == 3 for p in params)):
+            return module, name.removeprefix(f"{layers}.").partition(".")[2]
+    return None, None
+
+
+def moe(name, config, text, matcher):
+    # What MoEMixin.recursive_replace builds of the first MoE block: MoEBlockFuser.match(block, "experts", False)
+    # (no fp16 shared-output division: the checkpoints are bfloat16); a matched scoring function routes inside the
+    # FusedMoE with the router rebuilt as a GateLinear (and a shared expert's scalar gate as a ReplicatedLinear),
+    # both without quant_config; else the router stays transformers' module (custom_routing_function). Read off the
+    # class's defaults, and again with norm_topk_prob flipped to see whether the renormalization follows it.
+    model, layers = build_text_model(config, text)
+    block, tail = moe_block(model, layers)
+    if block is None:
+        return None
+    fuser = matcher.match(block, "experts", False)
+    # base.py _create_hf_to_vllm_mapper / _weight_conversions: the WeightRenamings of the model's conversion mapping
+    # (and of the architecture's own, config.json naming this class), how the loader and the quant config's lists
+    # rename checkpoint names; scoped ones (a sub-model's) are not read
+    from transformers.conversion_mapping import get_checkpoint_conversion_mapping, get_model_conversion_mapping
+    from transformers.core_model_loading import WeightRenaming
+    conversions = get_model_conversion_mapping(model) + (get_checkpoint_conversion_mapping(name) or [])
+    renames = [[source, rename.target_patterns[0]] for rename in conversions
+               if isinstance(rename, WeightRenaming) and not rename.scope_prefix for source in rename.source_patterns]
+    at = lambda name: f"{tail}.{name}" if tail else name
+    # the routers left to transformers: a child (not the experts, not an nn.Linear) holding a bare 2-D weight
+    kept = [at(name) for name, child in block.named_children() if name != "experts"
+            and not isinstance(child, torch.nn.Linear) and getattr(child, "weight", None) is not None
+            and isinstance(child.weight, torch.nn.Parameter) and child.weight.ndim == 2
+            and (fuser is None or fuser.scoring_func is None or name != fuser.gate_name)]
+    # base.py _create_attention_instances refuses a decoder layer no module of which dispatches through the
+    # attention interface (with its config.layer_types entry); base.py: kv_lora_rank marks an MLA model, whose
+    # attention the MLAFuser adapts
+    types_ = getattr(text, "layer_types", None) or []
+    undispatched = sorted({types_[i] for i in range(min(len(types_), text.num_hidden_layers))
+                           if not any(getattr(m, "layer_idx", None) == i and type(getattr(m, "config", None))
+                                      is type(text) and interface_call(type(m).forward) is not None
+                                      for m in model.modules())})
+    entry = {"gate": None, "scoring": None, "renormalize": None, "groups": None, "bias": False,
+             "shared": at(fuser.shared_name) if fuser and fuser.shared_name else None, "shared_gate": None,
+             "kept_routers": kept, "renames": renames, "undispatched": undispatched,
+             "mla": getattr(text, "kv_lora_rank", None) is not None}
+    if fuser is None or fuser.scoring_func is None:
+        return entry
+    top_k = getattr(text, "num_experts_per_tok", None) or getattr(text, "moe_topk", None) or 0
+    def renormalize(fuser, text):
+        # recursive_replace: the fuser's reading, else the layer's norm_topk_prob, else top_k > 1
+        norm = getattr(text, "norm_topk_prob", None)
+        return fuser.renormalize if fuser.renormalize is not None else norm if norm is not None else top_k > 1
+    value = renormalize(fuser, text)
+    if isinstance(getattr(text, "norm_topk_prob", None), bool):
+        flipped = copy.deepcopy(config)
+        flipped.norm_topk_prob = not text.norm_topk_prob
+        other, other_layers = build_text_model(flipped, flipped.get_text_config())
+        other_fuser = matcher.match(moe_block(other, other_layers)[0], "experts", False)
+        if other_fuser is not None and renormalize(other_fuser, flipped.get_text_config()) != value:
+            value = ["norm_topk_prob", value]
+    gate = getattr(block, fuser.gate_name)
+    groups = getattr(text, "n_group", None) is not None and getattr(text, "topk_group", None) is not None
+    entry.update(gate=at(fuser.gate_name), scoring=fuser.scoring_func, renormalize=value,
+                 groups=["n_group", text.n_group] if groups else None,
+                 bias=getattr(gate, "e_score_correction_bias", None) is not None,
+                 shared_gate=at(fuser.shared_gate_name) if fuser.shared_gate_name else None)
+    return entry
 
 
 aliases = json.loads(sys.argv[1])
+matcher = moe_matcher(sys.argv[2])
 names = sorted(set(modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values())
                | set(modeling_auto.MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES.values()))
 out = {}
@@ -333,7 +482,7 @@ for name in names:
     if cls is None:
         continue
     entry = {"compatible": bool(cls.is_backend_compatible() or cls._can_set_attn_implementation()),
-             "nested": None, "experts": [], "tp_plan": None, "attention": None, "multimodal": None}
+             "nested": None, "experts": [], "tp_plan": None, "attention": None, "multimodal": None, "moe": None}
     out[name] = entry
     try:
         config = cls.config_class()
@@ -349,6 +498,13 @@ for name in names:
             entry["attention"] = attention(config, text)
         except Exception:
             pass
+        counts = [value for _, value in entry["experts"]]
+        if counts and isinstance(counts[0], int) and counts[0] > 0:
+            try:
+                fresh = cls.config_class()  # attention() may have filled the other's head_dim
+                entry["moe"] = moe(name, fresh, fresh.get_text_config(), matcher)
+            except Exception:
+                pass
     if entry["compatible"] and text is not config:
         try:
             entry["multimodal"] = multimodal(config, text, name)
@@ -376,8 +532,9 @@ def ensure_transformers(version: str) -> str:
 def read(version: str) -> dict:
     """The classes of transformers `version` (READ, in a subprocess with that transformers first on sys.path)."""
     env = dict(os.environ, PYTHONPATH=ensure_transformers(version), TRANSFORMERS_VERBOSITY="error")
-    done = subprocess.run([sys.executable, "-c", READ, json.dumps(EXPERT_ALIASES)], env=env, capture_output=True,
-                          text=True, check=True)
+    release = next(profile for profile, pinned in TRANSFORMERS.items() if pinned == version)
+    done = subprocess.run([sys.executable, "-c", READ, json.dumps(EXPERT_ALIASES), f"{VLLM_SRC}/{release}.0"],
+                          env=env, capture_output=True, text=True, check=True)
     data = json.loads(done.stdout.strip().splitlines()[-1])
     assert data["version"] == version, (data["version"], version)
     return data["classes"]
@@ -421,7 +578,8 @@ def source() -> str:
                 row = f'    "{name}": TransformersClass(\n        {fields.rpartition(chr(10))[0]}\n        ({paths})),'
             rows.append(row)
         tables.append("\n".join(rows + ["}"]))
-    lines = [HEADER, "# transformers_utils/config.py CONFIG_FIELD_ALIASES[\"num_experts\"], in getattr_iter's order.",
+    lines = [HEADER + MOE_HEADER,
+             "# transformers_utils/config.py CONFIG_FIELD_ALIASES[\"num_experts\"], in getattr_iter's order.",
              f"EXPERT_ALIASES = {EXPERT_ALIASES!r}",
              "# The newest transformers each rule profile's release allows (its Requires-Dist).",
              "TRANSFORMERS = {" + ", ".join(f'"{p}": "{v}"' for p, v in TRANSFORMERS.items()) + "}",
@@ -430,8 +588,38 @@ def source() -> str:
     lines += ["# The multimodal classes' builds, each once."]
     lines += [f"{name} = {mm_repr}" for mm_repr, name in multimodals.items()]
     lines += ["", *tables, "# transformers version -> its classes.",
-              "CLASSES = {" + ", ".join(f'"{v}": CLASSES_{v.replace(".", "_")}' for v in by_version) + "}", ""]
+              "CLASSES = {" + ", ".join(f'"{v}": CLASSES_{v.replace(".", "_")}' for v in by_version) + "}",
+              *moe_tables(by_version), ""]
     return "\n".join(lines)
+
+
+def moe_tables(by_version: dict[str, dict]) -> list[str]:
+    """The MOE_<version> tables (the classes READ's moe() read a MoE block of) and MOE, by transformers version."""
+    lines = []
+    for version, classes in by_version.items():
+        lines.append(f'MOE_{version.replace(".", "_")}: dict[str, TransformersMoE] = {{')
+        for name, entry in classes.items():
+            moe = entry["moe"]
+            if moe is None:
+                continue
+            keys = ("gate", "scoring", "renormalize", "groups", "bias", "shared", "shared_gate", "mla", "kept_routers",
+                    "undispatched")
+            fields = [repr(tuple(moe[key])) if isinstance(moe[key], list) else repr(moe[key]) for key in keys]
+            renames = [f"({old!r}, {new!r})," for old, new in moe["renames"]]
+            row = f'    "{name}": TransformersMoE({", ".join(fields)}, ({" ".join(renames)})),'.replace(",)),", ")),")
+            if len(row) > 120:  # the fields packed into lines, the renames one a line
+                rows = [f'    "{name}": TransformersMoE(', "       "]
+                for field in fields:
+                    if len(rows[-1]) + len(field) + 2 > 120:
+                        rows.append("       ")
+                    rows[-1] += f" {field},"
+                rows[-1] += " (" if len(rows[-1]) + 2 <= 120 else "\n        ("
+                row = "\n".join([*rows, *(f"            {rename}" for rename in renames), "        )),"])
+            lines.append(row)
+        lines.append("}")
+    lines += ["# transformers version -> its MoE classes' blocks.",
+              "MOE = {" + ", ".join(f'"{v}": MOE_{v.replace(".", "_")}' for v in by_version) + "}"]
+    return lines
 
 
 def main() -> int:

@@ -2231,6 +2231,27 @@ TRANSFORMERS_PROCESSORS = {"aya-vision": ("AyaVisionProcessor", "GotOcr2ImagePro
                            "vip-llava": ("LlavaProcessor", "CLIPImageProcessor"),
                            "lightonocr": ("LightOnOcrProcessor", "PixtralImageProcessor",
                                           {"image_token": "t10", "image_break_token": "t11", "image_end_token": "t12"})}
+# ninth round (fam-tfmoe)
+# Unregistered transformers MoE classes, built by the Transformers backend's TransformersMoEForCausalLM
+# (layouts.transformers_backend_arch, from the generated TransformersClass.moe): Phi-3.5-MoE under transformers'
+# spelling (PhimoeForCausalLM; the registry's phimoe.py is PhiMoEForCausalLM), its router a Linear the MoE fuser cannot
+# match (sparsemixer), no shared expert; Solar-Open (DeepSeek-V3's grouped sigmoid router with a correction bias,
+# one shared expert), every layer MoE; Mistral-4 (an MLA model: the backend's MLAFuser); MiniMax, whose
+# linear_attention layer 0 vLLM refuses (no attention dispatched through the interface).
+FAMILIES.update({
+    "phimoe-hf": (dict(architecture="PhimoeForCausalLM", model_type="phimoe", transformers=True, layers=2),
+                  dict(_TOKENS, num_local_experts=8, num_experts_per_tok=2, intermediate_size=1024)),
+    "solar-open": (dict(architecture="SolarOpenForCausalLM", model_type="solar_open", transformers=True, layers=2),
+                   dict(_TOKENS, n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=1024,
+                        n_shared_experts=1, n_group=1, topk_group=1)),
+    "mistral4-hf": (dict(architecture="Mistral4ForCausalLM", model_type="mistral4", transformers=True, layers=2),
+                    dict(_TOKENS, n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=1024,
+                         n_shared_experts=1, kv_lora_rank=512, q_lora_rank=1024, qk_rope_head_dim=64,
+                         qk_nope_head_dim=128, v_head_dim=128)),
+    "minimax-hf": (dict(architecture="MiniMaxForCausalLM", model_type="minimax", transformers=True, layers=2),
+                   dict(_TOKENS, num_local_experts=8, num_experts_per_tok=2, intermediate_size=1024,
+                        layer_types=["linear_attention", "full_attention"])),
+})
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
 ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}
@@ -2389,8 +2410,10 @@ OPEN = (
     (r"^0\.33\.0\|[^|]*\|zaya\|",
      "ZAYA1 on 0.33: the release has no zaya.py and registers no ZayaForCausalLM; with a transformers that knows the "
      "zaya model type (the harness's) registry.py _try_resolve_transformers builds it through the Transformers "
-     "backend (every nn.Linear a ReplicatedLinear with the quant config: ZayaConfig has no base_model_tp_plan), which "
-     "fp8check does not model: it lays the checkpoint out by guess with unserved_reason's note"),
+     "backend's TransformersMoEForCausalLM (every nn.Linear a ReplicatedLinear with the quant config: ZayaConfig has "
+     "no base_model_tp_plan), which fp8check lays out (transformers_moe_arch) but for CCA's attention: no QKVFuser "
+     "fuses its qkv_proj.{q_proj, k_proj, v_proj_*}, so self_attn.o_proj stays replicated where fp8check's backend "
+     "rule makes it row, and the Attention base.py builds at self_attn.attn is not found from a fused QKV"),
     (r"\|mistral-large-4-hf\|",
      "Mistral-Large-4 in HF format (transformers' mistral_large4, which 5.22.2 has and 5.21.0 lacks; tensors under "
      "Mistral's names): no release registers MistralLarge4ForConditionalGeneration (0.34's MistralLarge4ForCausalLM "

@@ -42,6 +42,8 @@ from fp8check.core.model.transformers_classes import CLASSES as TRANSFORMERS_CLA
 from fp8check.core.checkpoint.local import EXPERT_ALIASES
 from fp8check.core.formats.shared import ROUTED_EXPERTS
 from fp8check.core.model.transformers_classes import TRANSFORMERS, TransformersClass
+from fp8check.core.model.transformers_classes import MOE as TRANSFORMERS_MOE
+from fp8check.core.model.transformers_classes import TransformersMoE
 from fp8check.core.model.vllm_registry import SERVED_BY, serves
 
 if TYPE_CHECKING:  # annotations only
@@ -3340,7 +3342,8 @@ ARCHITECTURES["Phi4ForCausalLMV"] = ARCHITECTURES["Phi3ForCausalLM"]._replace(
 # transformers has is fp8check.core.model.transformers_classes, read from the newest transformers each profile's
 # release allows (none for releases before 0.33: their reason stays "not modelled"). A text-only (not nested), dense
 # TransformersForCausalLM is laid out as the hand-listed ones above, from its config class's base_model_tp_plan (a
-# decoder layer's "layers.*.<tail>" entries by tail); a MoE or multimodal backend class is named, not laid out.
+# decoder layer's "layers.*.<tail>" entries by tail), a text-only TransformersMoEForCausalLM from the same plan and its
+# generated MoE block (transformers_moe_arch); a multimodal backend class is named, not laid out.
 _POOLING_SUFFIX = "Model"                        # _SUFFIX_TO_DEFAULTS: ("Model", ("pooling", "embed")), checked after
 _GENERATE_SUFFIXES = ("ChatModel", "LMHeadModel")  # these two ("generate"); the mappings' other names match neither
 _CAUSAL_LM = "TransformersForCausalLM"
@@ -3450,6 +3453,61 @@ def transformers_multimodal_arch(config: ModelConfig, profile) -> Arch | None:
     return _transformers_backend(config.architectures[0], plan=plan)._replace(
         source="vllm:transformers/multimodal.py", towers=built,
         hf_to_vllm=tuple(("regex", old, new) for old, new in multimodal.renames))
+_MOE_CAUSAL_LM = "TransformersMoEForCausalLM"
+_TEXT_ONLY = (_CAUSAL_LM, _MOE_CAUSAL_LM)  # the classes whose attention the generator reads
+
+
+def transformers_moe_arch(config: ModelConfig, profile) -> Arch | None:
+    """The layout of a TransformersMoEForCausalLM the release builds for a text-only architecture it does not
+    register: its generated tp_plan (as transformers_backend_arch) and its MoE block as transformers/moe.py
+    MoEMixin.recursive_replace replaces it (transformers_classes.TransformersMoE, read with the release's own
+    MoEBlockFuser); None for any other judgement (transformers_backend)."""
+    backend = transformers_backend(config.architectures, profile, config.expert_counts)
+    if backend is None or backend.built != _MOE_CAUSAL_LM or backend.found is None or not backend.found.attention:
+        return None
+    block = TRANSFORMERS_MOE[backend.version].get(config.architectures[0])
+    if block is None:
+        return None
+    plan = {key.removeprefix("layers.*."): style for key, style in (backend.found.tp_plan or {}).items()}
+    if block.shared:  # the GLUFuser builds the projection after the shared expert's fused gate / up rowwise
+        plan[f"{block.shared}.down_proj"] = "rowwise"
+    # An MLA model (base.py: kv_lora_rank): fusers/mla.py MLAFuser builds DeepSeek-V2's projections (q_a_proj and
+    # kv_a_proj_with_mqa fused into fused_qkv_a_proj, a MergedColumnParallelLinear with disable_tp; q_b_proj /
+    # kv_b_proj colwise, o_proj rowwise; without q-LoRA kv_a_proj_with_mqa replicated and q_proj colwise), whatever the
+    # plan says, and base.py the MLAAttention self_attn.attn.
+    if not block.mla:
+        return _transformers_backend(config.architectures[0], plan=plan, **_moe_block_fields(config.architectures[0],
+                                                                                             block))
+    plan = {**{tail: style for tail, style in plan.items() if not tail.startswith("self_attn.")}, **_MLA_FUSER_PLAN}
+    arch = _transformers_backend(config.architectures[0], plan=plan, mla=True, mla_attention="attn",
+                                 disable_tp=("self_attn.fused_qkv_a_proj",),
+                                 **_moe_block_fields(config.architectures[0], block))
+    return arch._replace(styles={**arch.styles, "self_attn.fused_qkv_a_proj": "MergedColumnParallelLinear"})
+
+
+_MLA_FUSER_PLAN = {"self_attn.q_b_proj": "colwise", "self_attn.q_proj": "colwise", "self_attn.kv_b_proj": "colwise",
+                   "self_attn.kv_a_proj_with_mqa": "replicate", "self_attn.o_proj": "rowwise"}
+
+
+def _moe_block_fields(architecture: str, block: TransformersMoE) -> dict[str, Any]:
+    """The Arch fields of a backend MoE block (moe.py recursive_replace, 0.33 / 0.34 alike): a matched router routes
+    inside the FusedMoE as a GateLinear built without quant_config (scoring_func, renormalize, the grouped top-k where
+    the config sets n_group and topk_group, its e_score_correction_bias), a shared expert's scalar gate a
+    ReplicatedLinear without quant_config; any other router stays transformers' module, handed to the FusedMoE as
+    its custom_routing_function (routing method Custom), an nn.Linear of it replaced as any other (Base), a bare
+    weight parameter no linear. The activation is SiLU, SwiGLU-OAI for an architecture named gptoss. The checkpoint's
+    names are renamed by transformers' WeightRenamings (base.py's hf_to_vllm_mapper; a regex each)."""
+    activation = "swigluoai" if "gptoss" in architecture.lower() else "silu"
+    renames = tuple(("regex", pattern, replacement) for pattern, replacement in block.renames)
+    if block.gate is None:
+        return dict(router=Router(custom="Custom"), parameter_weights=block.kept_routers, moe_activation=activation,
+                    hf_to_vllm=renames)
+    # a matched router has both a scoring function and a renormalization (TransformersMoE)
+    renormalize = block.renormalize if block.renormalize is not None else True
+    return dict(router=Router(scoring=block.scoring or "softmax", renormalize=renormalize, groups=block.groups,
+                              bias=block.bias),
+                unquantized=(block.gate,) + ((block.shared_gate,) if block.shared_gate else ()),
+                moe_activation=activation, hf_to_vllm=renames)
 
 
 # Architectures not in the table: the name-based rules fp8check had before the table, which cover
@@ -3688,7 +3746,7 @@ def unserved_reason(architectures: tuple[str, ...], profile, expert_counts: tupl
     if backend.built is None:
         return (f"{head}: {NOT_SUPPORTED.format(archs=list(architectures))} ({architectures[0]} of {assumed} is not "
                 "backend-compatible)")
-    if backend.found.nested is None or (backend.built == _CAUSAL_LM and backend.found.attention is None):
+    if backend.found.nested is None or (backend.built in _TEXT_ONLY and backend.found.attention is None):
         return (f"{head}: its Transformers backend builds {architectures[0]} of {assumed} as {backend.built}, which "
                 "fp8check could not read (the class does not build from its config class's defaults): not modelled")
     return (f"{head}: its Transformers backend builds {architectures[0]} of {assumed} as {backend.built}, which is "
@@ -3713,10 +3771,20 @@ def transformers_refusal(config: ModelConfig, profile) -> str | None:
         return (f"{NOT_SUPPORTED.format(archs=list(architectures))} (vLLM {profile.name} registers none of them, and "
                 f"{architectures[0]} of transformers {backend.version}, the newest it allows, is not "
                 "backend-compatible: is_backend_compatible() and _can_set_attn_implementation() are false)")
-    if backend.found.attention == () and backend.built == _CAUSAL_LM:
+    if backend.found.attention == () and backend.built in _TEXT_ONLY:
         layer_types = config.sliding.layer_types
         return UNDISPATCHED.format(layer=f"0 ({layer_types[0]})" if layer_types else "0")
-    return None
+    return _undispatched_moe_layer(config, backend)
+
+
+def _undispatched_moe_layer(config: ModelConfig, backend: TransformersBackend) -> str | None:
+    """base.py _create_attention_instances' refusal of a TransformersMoEForCausalLM's first decoder layer whose
+    config.layer_types entry is one whose layers dispatch no attention through the interface in the class's default
+    build (TransformersMoE.undispatched: MiniMax's linear_attention layers)."""
+    block = TRANSFORMERS_MOE[backend.version].get(config.architectures[0]) if backend.built == _MOE_CAUSAL_LM else None
+    layer_types = config.sliding.layer_types or ()
+    first = next((i for i, kind in enumerate(layer_types) if block is not None and kind in block.undispatched), None)
+    return None if first is None else UNDISPATCHED.format(layer=f"{first} ({layer_types[first]})")
 
 
 # transformers' MODEL_FOR_CAUSAL_LM_MAPPING_NAMES (5.24) for the text model types of registered_text_model entries.
@@ -3743,7 +3811,8 @@ def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
         return None
     arch = arch_for(config.architectures, profile)
     if arch is None and profile is not None:
-        arch = transformers_backend_arch(config, profile) or transformers_multimodal_arch(config, profile)
+        arch = (transformers_backend_arch(config, profile) or transformers_moe_arch(config, profile)
+                or transformers_multimodal_arch(config, profile))
     if arch is not None and arch.vision_towers:
         tower = arch.vision_towers.get(config.vision_model_type)
         arch = arch._replace(towers=(tower, *arch.towers) if tower is not None else arch.towers, vision_towers={})

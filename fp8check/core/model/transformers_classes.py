@@ -46,6 +46,30 @@ class MultiModal(NamedTuple):
     renames: tuple[tuple[str, str], ...]
 
 
+class TransformersMoE(NamedTuple):
+    """The first MoE block of a text-only compatible class with experts by default, as vLLM's
+    TransformersMoEForCausalLM replaces it (transformers/moe.py MoEMixin.recursive_replace with the release's
+    fusers/moe.py MoEBlockFuser.match, run on the class built on the meta device from its config's defaults). Paths
+    are under the decoder layer."""
+
+    gate: str | None                          # the router rebuilt as a GateLinear without quant_config (routing
+    #                                           inside the FusedMoE); None: the router stays transformers' module
+    scoring: str | None                       # the matched router's scoring function (softmax / sigmoid)
+    renormalize: bool | tuple[str, bool] | None  # fixed, or (config key, the default's value) where it follows it
+    groups: tuple[str, int] | None            # (n_group, its default): grouped top-k (n_group and topk_group set)
+    bias: bool                                # the router has an e_score_correction_bias
+    shared: str | None                        # the shared expert the FusedMoE runs (its linears the backend's own)
+    shared_gate: str | None                   # a shared expert's scalar gate: a ReplicatedLinear without quant_config
+    mla: bool                                 # kv_lora_rank set: an MLA model (base.py: the MLAFuser's attention)
+    kept_routers: tuple[str, ...]             # routers left to transformers that hold a bare 2-D weight parameter
+    # the config.layer_types entries of the default build's layers that dispatch no attention through the interface
+    # (base.py _create_attention_instances refuses the first such layer)
+    undispatched: tuple[str, ...]
+    # (pattern, replacement): the WeightRenamings of transformers' conversion mapping for the model, which vLLM's
+    # hf_to_vllm_mapper applies to checkpoint names (base.py _create_hf_to_vllm_mapper)
+    renames: tuple[tuple[str, str], ...]
+
+
 # transformers_utils/config.py CONFIG_FIELD_ALIASES["num_experts"], in getattr_iter's order.
 EXPERT_ALIASES = ('num_experts', 'moe_num_experts', 'n_routed_experts', 'num_local_experts')
 # The newest transformers each rule profile's release allows (its Requires-Dist).
@@ -3094,3 +3118,885 @@ CLASSES_5_22_2: dict[str, TransformersClass] = {
 }
 # transformers version -> its classes.
 CLASSES = {"5.20.2": CLASSES_5_20_2, "5.22.2": CLASSES_5_22_2}
+MOE_5_20_2: dict[str, TransformersMoE] = {
+    "AXK1ForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, True, ('mlp.gate',), (), (
+            ('post_mlp_layernorm', 'mlp.post_mlp_layernorm'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "AXK2ForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), None, True, 'mlp.shared_experts', None, True, (), (), (
+            ('W_down', 'mlp.fc1'),
+            ('W_up', 'mlp.fc2'),
+            ('self_attn\\.q_b_proj\\.', 'self_attn.q_gate_proj.'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "AfmoeForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "AriaTextForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, False, ('mlp.router',), (), (
+            ('mlp\\.experts\\.fc1\\.weight', 'mlp.experts.gate_up_proj'),
+            ('mlp\\.experts\\.fc2\\.weight', 'mlp.experts.down_proj'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "BailingHybridForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, True, (),
+        ('linear_attention',), (
+            ('^model\\.word_embeddings\\.', 'model.embed_tokens.'),
+            ('\\.attention\\.', '.self_attn.'),
+            ('self_attn\\.f_proj\\.', 'self_attn.forget_gate.f_proj.'),
+            ('self_attn\\.dt_bias', 'self_attn.forget_gate.dt_bias'),
+            ('self_attn\\.A_log', 'self_attn.forget_gate.A_log'),
+            ('\\.self_attn\\.dense\\.', '.self_attn.o_proj.'),
+            ('\\.mlp\\.gate\\.expert_bias$', '.mlp.gate.e_score_correction_bias'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "BeamForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, None, None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "Cohere2MoeForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', True, None, False, None, None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "DeepseekV2ForCausalLM": TransformersMoE(
+        None, None, None, None, False, 'mlp.shared_experts', None, True, ('mlp.gate',), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "DeepseekV32ForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, True, (), (),
+        (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "DeepseekV3ForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, True, (), (),
+        (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "DeepseekV4ForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, False, ('mlp.gate',), (), (
+            ('\\.attn\\.', '.self_attn.'),
+            ('\\.ffn\\.', '.mlp.'),
+            ('\\.indexer\\.compressor\\.', '.compressor.indexer.'),
+            ('^embed\\.weight$', 'embed_tokens.weight'),
+            ('^head\\.weight$', 'lm_head.weight'),
+            ('^hc_head_fn$', 'hc_head.hc_fn'),
+            ('^hc_head_base$', 'hc_head.hc_base'),
+            ('^hc_head_scale$', 'hc_head.hc_scale'),
+            ('\\.attn_norm\\.', '.input_layernorm.'),
+            ('\\.ffn_norm\\.', '.post_attention_layernorm.'),
+            ('\\.hc_attn_fn$', '.attn_hc.fn'),
+            ('\\.hc_attn_base$', '.attn_hc.base'),
+            ('\\.hc_attn_scale$', '.attn_hc.scale'),
+            ('\\.hc_ffn_fn$', '.ffn_hc.fn'),
+            ('\\.hc_ffn_base$', '.ffn_hc.base'),
+            ('\\.hc_ffn_scale$', '.ffn_hc.scale'),
+            ('\\.attn_sink$', '.sinks'),
+            ('\\.indexer\\.weights_proj\\.', '.compressor.indexer.scorer.weights_proj.'),
+            ('\\.indexer\\.wq_b\\.', '.compressor.indexer.q_b_proj.'),
+            ('\\.norm\\.', '.kv_norm.'),
+            ('\\.ape$', '.position_bias'),
+            ('\\.wq_a\\.', '.q_a_proj.'),
+            ('\\.self_attn\\.wq_b\\.', '.self_attn.q_b_proj.'),
+            ('\\.wkv\\.', '.kv_proj.'),
+            ('\\.wgate\\.', '.gate_proj.'),
+            ('\\.wo_a\\.', '.o_a_proj.'),
+            ('\\.wo_b\\.', '.o_b_proj.'),
+            ('\\.q_norm\\.', '.q_a_norm.'),
+            ('\\.gate\\.bias$', '.gate.e_score_correction_bias'),
+            ('\\.shared_experts\\.w1\\.', '.shared_experts.gate_proj.'),
+            ('\\.shared_experts\\.w2\\.', '.shared_experts.down_proj.'),
+            ('\\.shared_experts\\.w3\\.', '.shared_experts.up_proj.'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "Ernie4_5_MoeForCausalLM": TransformersMoE(
+        None, None, None, None, False, 'mlp.shared_experts', None, False, ('mlp.gate',), (), (
+            ('mlp.moe_statics.e_score_correction_bias', 'mlp.gate.moe_statics.e_score_correction_bias'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "ExaoneMoeForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, False, (),
+        (), (
+            ('mlp.e_score_correction_bias', 'mlp.gate.e_score_correction_bias'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "FlexOlmoForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "Glm4MoeForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, False, (),
+        (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "Glm4MoeLiteForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (),
+        (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "GlmMoeDsaForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (),
+        (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "GraniteMoeForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, False, ('block_sparse_moe.router',), (), (
+            ('block_sparse_moe\\.input_linear\\.weight', 'block_sparse_moe.experts.gate_up_proj'),
+            ('block_sparse_moe\\.output_linear\\.weight', 'block_sparse_moe.experts.down_proj'),
+            ('block_sparse_moe\\.router\\.layer\\.weight', 'block_sparse_moe.router.weight'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "GraniteMoeHybridForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, False, ('block_sparse_moe.router',), ('linear_attention',), (
+            ('block_sparse_moe\\.input_linear\\.weight', 'block_sparse_moe.experts.gate_up_proj'),
+            ('block_sparse_moe\\.output_linear\\.weight', 'block_sparse_moe.experts.down_proj'),
+            ('block_sparse_moe\\.router\\.layer\\.weight', 'block_sparse_moe.router.weight'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "GraniteMoeSWAForCausalLM": TransformersMoE(
+        'block_sparse_moe.router', 'softmax', True, None, False, None, None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "GraniteMoeSharedForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, False, ('block_sparse_moe.router',), (), (
+            ('block_sparse_moe\\.input_linear\\.weight', 'block_sparse_moe.experts.gate_up_proj'),
+            ('block_sparse_moe\\.output_linear\\.weight', 'block_sparse_moe.experts.down_proj'),
+            ('block_sparse_moe\\.router\\.layer\\.weight', 'block_sparse_moe.router.weight'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "HYV3ForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, False, ('mlp.gate',), (), (
+            ('mlp\\.router\\.gate\\.weight', 'mlp.gate.weight'),
+            ('mlp\\.expert_bias', 'mlp.e_score_correction_bias'),
+            ('mlp\\.shared_mlp\\.', 'mlp.shared_experts.'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "HYV4ForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (),
+        (
+            ('\\.hc_pre\\.hc_', '.hc_'),
+            ('\\.learnable_sink_param$', '.sinks'),
+            ('\\.linear_gate', '.gate_proj'),
+            ('\\.hc_attn_layer\\.hc_fn', '.attn_hc.fn'),
+            ('\\.hc_attn_layer\\.hc_base', '.attn_hc.base'),
+            ('\\.hc_attn_layer\\.hc_scale', '.attn_hc.scale'),
+            ('\\.hc_mlp_layer\\.hc_fn', '.ffn_hc.fn'),
+            ('\\.hc_mlp_layer\\.hc_base', '.ffn_hc.base'),
+            ('\\.hc_mlp_layer\\.hc_scale', '.ffn_hc.scale'),
+            ('\\.hc_head_fn', '.hc_fn'),
+            ('\\.hc_head_base', '.hc_base'),
+            ('\\.hc_head_scale', '.hc_scale'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "HunYuanMoEV1ForCausalLM": TransformersMoE(
+        None, None, None, None, False, 'mlp.shared_mlp', None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "InklingForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, False, ('mlp.gate',), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "JambaForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, False, (), ('linear_attention',), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "KimiLinearForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (),
+        ('linear_attention',), (
+            ('self_attn\\.f_a_proj\\.', 'self_attn.forget_gate.f_a_proj.'),
+            ('self_attn\\.f_b_proj\\.', 'self_attn.forget_gate.f_b_proj.'),
+            ('self_attn\\.dt_bias', 'self_attn.forget_gate.dt_bias'),
+            ('self_attn\\.A_log', 'self_attn.forget_gate.A_log'),
+            ('\\.block_sparse_moe\\.', '.mlp.'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "Kolibri1ForCausalLM": TransformersMoE(
+        None, None, None, None, False, 'mlp.shared_experts', None, False, ('mlp.gate',), (), (
+            ('moe.router.expert_bias', 'mlp.gate.e_score_correction_bias'),
+            ('post_attn_norm', 'post_self_attn_layernorm'),
+            ('post_ffn_norm', 'post_mlp_layernorm'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "LagunaForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', True, None, True, 'mlp.shared_experts', None, False, (), (), (
+            ('mlp.experts.e_score_correction_bias', 'mlp.gate.e_score_correction_bias'),
+            ('mlp.shared_expert.', 'mlp.shared_experts.'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "Llama4ForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "LongcatFlashForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, True, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "MellumForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', ('norm_topk_prob', True), None, False, None, None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "MiMoV2FlashForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, None, False, (), (), (
+            ('self_attn.attention_sink_bias', 'self_attn.sinks'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "MiniMaxForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', True, None, False, None, None, False, (), ('linear_attention',), (
+            ('.block_sparse_moe.', '.mlp.'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "MiniMaxM2ForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, False, ('mlp.gate',), (), (
+            ('.block_sparse_moe.', '.mlp.'),
+            ('.block_sparse_moe.e_score_correction_bias', '.mlp.e_score_correction_bias'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "MiniMaxM3VLForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', True, None, True, 'mlp.shared_experts', None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "Mistral4ForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', ('norm_topk_prob', True), ('n_group', 1), False, 'mlp.shared_experts', None, True, (),
+        (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "MixtralForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', True, None, False, None, None, False, (), (), (
+            ('.block_sparse_moe.', '.mlp.'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "NemotronHForCausalLM": TransformersMoE(
+        'mixer.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mixer.shared_experts', None, False,
+        (), ('linear_attention', 'mlp', 'moe'), (
+            ('backbone.', 'model.'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "OlmoeForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "PhimoeForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, False, (), (), (
+            ('.block_sparse_moe.', '.mlp.'),
+            ('.gate.weight', '.router.weight'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "Qwen2MoeForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, 'mlp.shared_expert', 'mlp.shared_expert_gate',
+        False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "Qwen3MoeForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "Qwen3NextForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', ('norm_topk_prob', True), None, False, 'mlp.shared_expert', 'mlp.shared_expert_gate',
+        False, (), ('linear_attention',), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "Qwen3_5MoeForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', True, None, False, 'mlp.shared_expert', 'mlp.shared_expert_gate', False, (),
+        ('linear_attention',), (
+            ('^model\\.language_model\\.(.+)$', 'model.\\1'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "SolarOpenForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, False, (),
+        (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+    "ZayaForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g$', '.parametrizations.weight.original0'),
+            ('.weight_v$', '.parametrizations.weight.original1'),
+        )),
+}
+MOE_5_22_2: dict[str, TransformersMoE] = {
+    "AXK1ForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, True, ('mlp.gate',), (), (
+            ('post_mlp_layernorm', 'mlp.post_mlp_layernorm'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "AXK2ForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), None, True, 'mlp.shared_experts', None, True, (), (), (
+            ('W_down', 'mlp.fc1'),
+            ('W_up', 'mlp.fc2'),
+            ('self_attn\\.q_b_proj\\.', 'self_attn.q_gate_proj.'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "AfmoeForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "AriaTextForCausalLM": TransformersMoE(
+        'mlp.router', 'softmax', True, None, False, 'mlp.shared_experts', None, False, (), (), (
+            ('mlp\\.experts\\.fc1\\.weight', 'mlp.experts.gate_up_proj'),
+            ('mlp\\.experts\\.fc2\\.weight', 'mlp.experts.down_proj'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "BailingHybridForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, True, (),
+        ('linear_attention',), (
+            ('^model\\.word_embeddings\\.', 'model.embed_tokens.'),
+            ('\\.attention\\.', '.self_attn.'),
+            ('self_attn\\.f_proj\\.', 'self_attn.forget_gate.f_proj.'),
+            ('self_attn\\.dt_bias', 'self_attn.forget_gate.dt_bias'),
+            ('self_attn\\.A_log', 'self_attn.forget_gate.A_log'),
+            ('\\.self_attn\\.dense\\.', '.self_attn.o_proj.'),
+            ('\\.mlp\\.gate\\.expert_bias', '.mlp.gate.e_score_correction_bias'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "BeamForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, None, None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "Cohere2MoeForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', True, None, False, None, None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "DeepseekV2ForCausalLM": TransformersMoE(
+        None, None, None, None, False, 'mlp.shared_experts', None, True, ('mlp.gate',), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "DeepseekV32ForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, True, (), (),
+        (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "DeepseekV3ForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 8), True, 'mlp.shared_experts', None, True, (), (),
+        (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "DeepseekV4ForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, False, ('mlp.gate',), (), (
+            ('\\.attn\\.', '.self_attn.'),
+            ('\\.ffn\\.', '.mlp.'),
+            ('\\.indexer\\.compressor\\.', '.compressor.indexer.'),
+            ('^embed\\.weight', 'embed_tokens.weight'),
+            ('^head\\.weight', 'lm_head.weight'),
+            ('^hc_head_fn', 'hc_head.hc_fn'),
+            ('^hc_head_base', 'hc_head.hc_base'),
+            ('^hc_head_scale', 'hc_head.hc_scale'),
+            ('\\.attn_norm\\.', '.input_layernorm.'),
+            ('\\.ffn_norm\\.', '.post_attention_layernorm.'),
+            ('\\.hc_attn_fn', '.attn_hc.fn'),
+            ('\\.hc_attn_base', '.attn_hc.base'),
+            ('\\.hc_attn_scale', '.attn_hc.scale'),
+            ('\\.hc_ffn_fn', '.ffn_hc.fn'),
+            ('\\.hc_ffn_base', '.ffn_hc.base'),
+            ('\\.hc_ffn_scale', '.ffn_hc.scale'),
+            ('\\.attn_sink', '.sinks'),
+            ('\\.indexer\\.weights_proj\\.', '.compressor.indexer.scorer.weights_proj.'),
+            ('\\.indexer\\.wq_b\\.', '.compressor.indexer.q_b_proj.'),
+            ('\\.norm\\.', '.kv_norm.'),
+            ('\\.ape', '.position_bias'),
+            ('\\.wq_a\\.', '.q_a_proj.'),
+            ('\\.self_attn\\.wq_b\\.', '.self_attn.q_b_proj.'),
+            ('\\.wkv\\.', '.kv_proj.'),
+            ('\\.wgate\\.', '.gate_proj.'),
+            ('\\.wo_a\\.', '.o_a_proj.'),
+            ('\\.wo_b\\.', '.o_b_proj.'),
+            ('\\.q_norm\\.', '.q_a_norm.'),
+            ('\\.gate\\.bias', '.gate.e_score_correction_bias'),
+            ('\\.shared_experts\\.w1\\.', '.shared_experts.gate_proj.'),
+            ('\\.shared_experts\\.w2\\.', '.shared_experts.down_proj.'),
+            ('\\.shared_experts\\.w3\\.', '.shared_experts.up_proj.'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "Ernie4_5_MoeForCausalLM": TransformersMoE(
+        None, None, None, None, False, 'mlp.shared_experts', None, False, ('mlp.gate',), (), (
+            ('mlp.moe_statics.e_score_correction_bias', 'mlp.gate.moe_statics.e_score_correction_bias'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "ExaoneMoeForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, False, (),
+        (), (
+            ('mlp.e_score_correction_bias', 'mlp.gate.e_score_correction_bias'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "FlexOlmoForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "FlintForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), None, False, 'mlp.shared_expert', None, False, (), (), (
+            ('self_attn.softmax_offset', 'self_attn.sinks'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "Glm4MoeForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, False, (),
+        (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "Glm4MoeLiteForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (),
+        (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "GlmMoeDsaForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (),
+        (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "GraniteMoeForCausalLM": TransformersMoE(
+        'block_sparse_moe.router', 'softmax', True, None, False, None, None, False, (), (), (
+            ('block_sparse_moe\\.input_linear\\.weight', 'block_sparse_moe.experts.gate_up_proj'),
+            ('block_sparse_moe\\.output_linear\\.weight', 'block_sparse_moe.experts.down_proj'),
+            ('block_sparse_moe\\.router\\.layer\\.weight', 'block_sparse_moe.router.weight'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "GraniteMoeHybridForCausalLM": TransformersMoE(
+        'block_sparse_moe.router', 'softmax', True, None, False, None, None, False, (), ('linear_attention',), (
+            ('block_sparse_moe\\.input_linear\\.weight', 'block_sparse_moe.experts.gate_up_proj'),
+            ('block_sparse_moe\\.output_linear\\.weight', 'block_sparse_moe.experts.down_proj'),
+            ('block_sparse_moe\\.router\\.layer\\.weight', 'block_sparse_moe.router.weight'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "GraniteMoeSWAForCausalLM": TransformersMoE(
+        'block_sparse_moe.router', 'softmax', True, None, False, None, None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "GraniteMoeSharedForCausalLM": TransformersMoE(
+        'block_sparse_moe.router', 'softmax', True, None, False, None, None, False, (), (), (
+            ('block_sparse_moe\\.input_linear\\.weight', 'block_sparse_moe.experts.gate_up_proj'),
+            ('block_sparse_moe\\.output_linear\\.weight', 'block_sparse_moe.experts.down_proj'),
+            ('block_sparse_moe\\.router\\.layer\\.weight', 'block_sparse_moe.router.weight'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "HYV3ForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, False, ('mlp.gate',), (), (
+            ('mlp\\.router\\.gate\\.weight', 'mlp.gate.weight'),
+            ('mlp\\.expert_bias', 'mlp.e_score_correction_bias'),
+            ('mlp\\.shared_mlp\\.', 'mlp.shared_experts.'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "HYV4ForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (), (),
+        (
+            ('\\.hc_pre\\.hc_', '.hc_'),
+            ('\\.learnable_sink_param', '.sinks'),
+            ('\\.linear_gate', '.gate_proj'),
+            ('\\.hc_attn_layer\\.hc_fn', '.attn_hc.fn'),
+            ('\\.hc_attn_layer\\.hc_base', '.attn_hc.base'),
+            ('\\.hc_attn_layer\\.hc_scale', '.attn_hc.scale'),
+            ('\\.hc_mlp_layer\\.hc_fn', '.ffn_hc.fn'),
+            ('\\.hc_mlp_layer\\.hc_base', '.ffn_hc.base'),
+            ('\\.hc_mlp_layer\\.hc_scale', '.ffn_hc.scale'),
+            ('\\.hc_head_fn', '.hc_fn'),
+            ('\\.hc_head_base', '.hc_base'),
+            ('\\.hc_head_scale', '.hc_scale'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "HunYuanMoEV1ForCausalLM": TransformersMoE(
+        None, None, None, None, False, 'mlp.shared_mlp', None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "InklingForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, False, ('mlp.gate',), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "JambaForCausalLM": TransformersMoE(
+        'feed_forward.router', 'softmax', False, None, False, None, None, False, (), ('linear_attention',), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "KimiLinearForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, True, (),
+        ('linear_attention',), (
+            ('self_attn\\.f_a_proj\\.', 'self_attn.forget_gate.f_a_proj.'),
+            ('self_attn\\.f_b_proj\\.', 'self_attn.forget_gate.f_b_proj.'),
+            ('self_attn\\.dt_bias', 'self_attn.forget_gate.dt_bias'),
+            ('self_attn\\.A_log', 'self_attn.forget_gate.A_log'),
+            ('\\.block_sparse_moe\\.', '.mlp.'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "Kolibri1ForCausalLM": TransformersMoE(
+        None, None, None, None, False, 'mlp.shared_experts', None, False, ('mlp.gate',), (), (
+            ('moe.router.expert_bias', 'mlp.gate.e_score_correction_bias'),
+            ('post_attn_norm', 'post_self_attn_layernorm'),
+            ('post_ffn_norm', 'post_mlp_layernorm'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "LagunaForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', True, None, True, 'mlp.shared_experts', None, False, (), (), (
+            ('mlp.experts.e_score_correction_bias', 'mlp.gate.e_score_correction_bias'),
+            ('mlp.shared_expert.', 'mlp.shared_experts.'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "Llama4ForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "LongcatFlashForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, True, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "MellumForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', ('norm_topk_prob', True), None, False, None, None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "MiMoV2FlashForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, None, None, False, (), (), (
+            ('self_attn.attention_sink_bias', 'self_attn.sinks'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "MiniMaxForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', True, None, False, None, None, False, (), ('linear_attention',), (
+            ('.block_sparse_moe.', '.mlp.'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "MiniMaxM2ForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, False, ('mlp.gate',), (), (
+            ('.block_sparse_moe.', '.mlp.'),
+            ('.block_sparse_moe.e_score_correction_bias', '.mlp.e_score_correction_bias'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "MiniMaxM3VLForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', True, None, True, 'mlp.shared_experts', None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "Mistral4ForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', ('norm_topk_prob', True), ('n_group', 1), False, 'mlp.shared_experts', None, True, (),
+        (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "MixtralForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', True, None, False, None, None, False, (), (), (
+            ('.block_sparse_moe.', '.mlp.'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "NemotronHForCausalLM": TransformersMoE(
+        'mixer.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mixer.shared_experts', None, False,
+        (), ('linear_attention', 'mlp', 'moe'), (
+            ('backbone.', 'model.'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "OlmoeForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "PhimoeForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, False, (), (), (
+            ('.block_sparse_moe.', '.mlp.'),
+            ('.gate.weight', '.router.weight'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "Qwen2MoeForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, 'mlp.shared_expert', 'mlp.shared_expert_gate',
+        False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "Qwen3MoeForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', ('norm_topk_prob', False), None, False, None, None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "Qwen3NextForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', ('norm_topk_prob', True), None, False, 'mlp.shared_expert', 'mlp.shared_expert_gate',
+        False, (), ('linear_attention',), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "Qwen3_5MoeForCausalLM": TransformersMoE(
+        'mlp.gate', 'softmax', True, None, False, 'mlp.shared_expert', 'mlp.shared_expert_gate', False, (),
+        ('linear_attention',), (
+            ('^model\\.language_model\\.(.+)', 'model.\\1'),
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "SolarOpenForCausalLM": TransformersMoE(
+        'mlp.gate', 'sigmoid', ('norm_topk_prob', True), ('n_group', 1), True, 'mlp.shared_experts', None, False, (),
+        (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+    "ZayaForCausalLM": TransformersMoE(
+        None, None, None, None, False, None, None, False, (), (), (
+            ('LayerNorm.gamma', 'LayerNorm.weight'),
+            ('LayerNorm.beta', 'LayerNorm.bias'),
+            ('.weight_g', '.parametrizations.weight.original0'),
+            ('.weight_v', '.parametrizations.weight.original1'),
+        )),
+}
+# transformers version -> its MoE classes' blocks.
+MOE = {"5.20.2": MOE_5_20_2, "5.22.2": MOE_5_22_2}
