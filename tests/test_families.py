@@ -19,11 +19,11 @@ from fp8check.core.report.verdicts import inspect_verdict
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import LATEST, select_profile
-from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
-                            deepseek_v4_vision_tensors, deepseek_v41_tensors, gemma3n_tower_tensors, inkling_tensors,
-                            intern_vit_tensors, internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors,
-                            moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, tensor_specs,
-                            write_safetensors)
+from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors, deepseek_ocr_tensors,
+                            deepseek_v4_vision_tensors, deepseek_v41_tensors, deepseek_vl2_tensors,
+                            gemma3n_tower_tensors, inkling_tensors, intern_vit_tensors, internlm2_tensors,
+                            k2_horizon_tensors, kimi_k3_tensors, moonvit_tensors, nemotron_vl_tensors,
+                            phi3v_vision_tensors, tensor_specs, write_safetensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
 # Qwen3-Next / Qwen3.5, written by transformers' own classes: one gated-delta-net layer, one full-attention layer;
@@ -4442,3 +4442,119 @@ def test_an_unregistered_moe_or_multimodal_transformers_class_is_named_not_laid_
     assert transformers_backend(("AyaVisionForConditionalGeneration",), profile).built == \
         "TransformersMultiModalForCausalLM"
     assert transformers_backend(("FooBarForCausalLM",), profile).found is None
+
+
+# ninth round (fam-mmb)
+# DeepSeek-VL2: a DeepSeek-V2 language_config (MLA without q-LoRA, a dense layer 0, 4 experts and a shared one)
+# under language., timm's SigLIP-SO400M tower and the projector (synth.deepseek_vl2_tensors), both stored BF16.
+DEEPSEEK_VL2 = {
+    "language_config": {"architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2", "hidden_size": 256,
+                        "intermediate_size": 512, "moe_intermediate_size": 256, "num_hidden_layers": 2,
+                        "num_attention_heads": 4, "num_key_value_heads": 4, "n_routed_experts": 4,
+                        "n_shared_experts": 1, "num_experts_per_tok": 2, "first_k_dense_replace": 1,
+                        "q_lora_rank": None, "kv_lora_rank": 128, "qk_nope_head_dim": 64, "qk_rope_head_dim": 32,
+                        "v_head_dim": 64, "topk_method": "greedy", "vocab_size": 1000},
+    "vision_config": {"width": 1152, "layers": 27, "heads": 16, "mlp_ratio": 3.7362, "patch_size": 14},
+    "projector_config": {"projector_type": "downsample_mlp_gelu", "input_dim": 1152, "n_embed": 256, "depth": 2,
+                         "mlp_ratio": 1, "downsample_ratio": 2},
+    "tile_tag": "2D"}
+DEEPSEEK_VL2_SPEC = dict(architecture="DeepseekVLV2ForCausalLM", model_type="deepseek_vl_v2", hidden=256, heads=4,
+                         intermediate=512, experts=4, moe_intermediate=256, mla=True, kv_lora_rank=128,
+                         qk_rope_head_dim=32, head_dim=64, moe_style="deepseek", shared_experts=1, first_k_dense=1,
+                         text_prefix="language.model", head="language.lm_head", sizes_in_text_config=True,
+                         extra_config=DEEPSEEK_VL2, extra_tensors=deepseek_vl2_tensors(DEEPSEEK_VL2),
+                         ignore=("language.lm_head", r"re:vision\..*", r"re:projector\..*"))
+
+
+def test_deepseek_vl2_tower_mlps_are_torch_linears_at_tp1_and_quantized_under_their_timm_prefix_above(make_checkpoint):
+    """deepseek_vl2.py: timm's SigLIP tower (27 blocks whatever vision_config says) and MlpProjector are torch
+    nn.Linears; above TP 1 patch_vit_for_tp swaps each timm Mlp's fc1 / fc2 for a column / row linear with the quant
+    config and the prefix blocks.N.mlp.fcN, which no list entry under vision. names: FP8 layers over the BF16 tower.
+    The text model is DeepSeek-V2's (language_config) under language., its lists matched by fused names only."""
+    folder = make_checkpoint(quant="ct-fp8-block", data="sparse", **DEEPSEEK_VL2_SPEC)
+    one, two = inspect(folder, tp=1), inspect(folder, tp=2)
+    tower = {layer.name: layer for layer in one.layers if layer.name.startswith(("vision.", "projector."))}
+    assert len(tower) == 27 * 4 + 5 + 2 and all(layer.layer_type == "nn.Linear" and layer.ok for layer in tower.values())
+    assert one.ok
+    split = {layer.name: layer for layer in two.layers if layer.name.startswith(("vision.", "projector."))}
+    broken = {name for name, layer in split.items() if not layer.ok}
+    assert broken == {f"vision.{block}.mlp.{fc}" for block in [*(f"blocks.{i}" for i in range(27)), "attn_pool"]
+                      for fc in ("fc1", "fc2")}
+    assert split["vision.blocks.0.mlp.fc1"].layer_type == "ColumnParallelLinear"
+    assert split["vision.attn_pool.mlp.fc2"].layer_type == "RowParallelLinear"
+    assert split["vision.blocks.0.attn.qkv"].layer_type == "nn.Linear"
+    text = {layer.name: layer.layer_type for layer in two.layers if layer.name.startswith("language.")}
+    assert text["language.model.layers.0.self_attn.kv_a_proj_with_mqa"] == "ReplicatedLinear"
+    assert text["language.model.layers.0.mlp.gate_up_proj"] == "MergedColumnParallelLinear"
+    assert [moe.name for moe in two.moes] == ["language.model.layers.1.mlp.experts"]
+# DeepSeek-OCR: the released language_config's MHA text model (qk dims 0), the fixed SAM ViT-B and CLIP-L towers.
+DEEPSEEK_OCR = {
+    "language_config": dict(DEEPSEEK_VL2["language_config"], kv_lora_rank=None, qk_nope_head_dim=0,
+                            qk_rope_head_dim=0, v_head_dim=0, use_mla=False),
+    "vision_config": {"image_size": 1024, "model_name": "deeplip_b_l", "width": {"clip-l-14-224": {"heads": 16}}},
+    "projector_config": {"input_dim": 2048, "n_embed": 256, "projector_type": "linear"}, "tile_tag": "2D"}
+DEEPSEEK_OCR_SPEC = dict(architecture="DeepseekOCRForCausalLM", model_type="deepseek_vl_v2", hidden=256, heads=4,
+                         kv_heads=4, intermediate=512, experts=4, moe_intermediate=256, moe_style="deepseek",
+                         shared_experts=1, first_k_dense=1, sizes_in_text_config=True, extra_config=DEEPSEEK_OCR,
+                         extra_tensors=deepseek_ocr_tensors(DEEPSEEK_OCR),
+                         ignore=("lm_head", r"re:model\.sam_model\..*", r"re:model\.projector\..*"))
+
+
+def test_deepseek_ocr_reads_its_mha_config_and_asks_for_clip_under_the_encoder_prefix(make_checkpoint):
+    """deepseek_ocr.py: a language_config with qk_nope_head_dim = qk_rope_head_dim = 0 is no MLA (deepseek_v2.py
+    use_mha: q / k / v fused into qkv_proj); SAM and the projector are torch nn.Linears; the CLIP encoder's layers sit at
+    vision_model.transformer but take the prefix vision_model.encoder, so an ignore entry naming the stored
+    model.vision_model.transformer.* leaves them FP8 layers over BF16 weights."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **DEEPSEEK_OCR_SPEC), tp=2)
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert by_name["model.layers.0.self_attn.qkv_proj"].layer_type == "QKVParallelLinear"
+    assert by_name["model.vision_model.transformer.layers.0.self_attn.qkv_proj"].shards and rep.ok
+    towers = [layer for name, layer in by_name.items() if name.startswith(("model.sam_model.", "model.projector."))]
+    assert len(towers) == 12 * 4 + 1 and {layer.layer_type for layer in towers} == {"nn.Linear"}
+    clip = [name for name in by_name if name.startswith("model.vision_model.")]
+    assert len(clip) == 24 * 4 and all(by_name[name].scheme.startswith("CompressedTensors") for name in clip)
+    listed = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        DEEPSEEK_OCR_SPEC, ignore=(*DEEPSEEK_OCR_SPEC["ignore"], "model.vision_model.transformer.layers.0.mlp.fc1"))),
+        tp=2)
+    assert [layer.name for layer in listed.layers if not layer.ok] == ["model.vision_model.transformer.layers.0.mlp.fc1"]
+
+
+def test_qianfan_ocr_tower_and_head_are_unquantized_under_fp8_config_only(make_checkpoint):
+    """qianfan_ocr.py _patch_quant_config appends every InternViT layer's qkv / proj / fc1 / fc2, language_model.lm_head
+    and mlp1 to an Fp8Config's ignored_layers: a BF16 tower is right there; under compressed-tensors, which it leaves
+    alone, the same tower (listed by its stored names) is an FP8 layer only where the list misses it."""
+    spec = internvl_chat_spec("QianfanOCRForConditionalGeneration", dict(QWEN2_LLM, model_type="qwen3",
+                                                                          architectures=["Qwen3ForCausalLM"]))
+    tower_bf16 = dict(spec, ignore=(*spec["ignore"], r"re:vision_model\..*"))
+    fp8 = inspect(make_checkpoint(quant="fp8-block", data="sparse", **dict(tower_bf16, model_type="qianfan_ocr")),
+                  tp=2)
+    tower = [layer for layer in fp8.layers if layer.name.startswith("vision_model.")]
+    assert len(tower) == 4 and all(layer.scheme == "UnquantizedLinearMethod" for layer in tower) and fp8.ok
+    quantized = inspect(make_checkpoint(quant="fp8-block", data="sparse", **dict(spec, model_type="qianfan_ocr")),
+                        tp=2)
+    assert {layer.name for layer in quantized.layers if not layer.ok} == {layer.name for layer in tower}
+    ct = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(spec, model_type="qianfan_ocr")), tp=2)
+    assert ct.ok and all(layer.scheme == "CompressedTensorsW8A8Fp8" for layer in ct.layers
+                         if layer.name.startswith("vision_model."))
+
+
+def test_lightonocr_lays_out_mistral3_tower_and_projector_under_transformers_names(make_checkpoint):
+    """lightonocr.py: mistral3.py's Pixtral tower and projector with the quant config, stored (by transformers'
+    LightOnOcrForConditionalGeneration) under model.vision_encoder / model.vision_projection, which its mapper moves to
+    vision_tower / multi_modal_projector, the ignore list with them (compressed-tensors' apply_vllm_mapper)."""
+    text = dict(model_type="qwen3", hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+                num_attention_heads=2, num_key_value_heads=2, head_dim=128, vocab_size=1000, tie_word_embeddings=True)
+    vision = dict(model_type="pixtral", hidden_size=256, intermediate_size=512, num_hidden_layers=1,
+                  num_attention_heads=2, head_dim=128, patch_size=14, image_size=56)
+    spec = dict(architecture="LightOnOCRForConditionalGeneration", model_type="lighton_ocr", transformers=True,
+                tie_embeddings=True, sizes_in_text_config=True, extra_config=dict(
+                    text_config=text, vision_config=vision, spatial_merge_size=2, vision_feature_layer=-1,
+                    projector_hidden_act="gelu", multimodal_projector_bias=False),
+                ignore=("model.vision_projection.patch_merger.merging_layer", "model.vision_projection.linear_2"))
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **spec), tp=2)
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert by_name["model.vision_encoder.transformer.layers.0.attention.qkv_proj"].layer_type == "QKVParallelLinear"
+    assert by_name["model.vision_projection.linear_1"].layer_type == "ColumnParallelLinear"
+    assert by_name["model.vision_projection.patch_merger.merging_layer"].layer_type == "nn.Linear"
+    assert by_name["model.vision_projection.linear_2"].scheme == "UnquantizedLinearMethod"
+    assert by_name["model.language_model.layers.0.self_attn.qkv_proj"].layout == "vllm:qwen3.py" and rep.ok

@@ -105,6 +105,9 @@ class Tower(NamedTuple):
     # packed_modules_mapping keys them under a dotted name (qwen2_5_omni_thinker.py's "attn.qkv": ["attn.q", "attn.k",
     # "attn.v"]), which quant_utils.py is_layer_skipped, looking a layer's last name part up, never meets.
     unexpanded: tuple[str, ...] = ()
+    # Tails of linears the model builds as torch nn.Linears at TP 1 and, above it, swaps for the class `styles` names,
+    # with the quant config (deepseek_vl2.py patch_vit_for_tp: timm's Mlp fc1 / fc2 via replace_linear_class).
+    torch_linear_at_tp1: tuple[str, ...] = ()
 
 
 class Router(NamedTuple):
@@ -472,6 +475,9 @@ class Arch(NamedTuple):
     # (WHEEL_CHANGES key, {field: value}): fields the model file built otherwise until the release that brought the
     # change (the newest first; each older one applied over it).
     fields_before: tuple[tuple[str, dict], ...] = ()
+    # vLLM module names the model file appends to an Fp8Config's ignored_layers (subclasses too) while building, "{i}"
+    # once per vision_config layer (qianfan_ocr.py _patch_quant_config: the InternViT linears, lm_head and mlp1).
+    fp8_ignored_layers: tuple[str, ...] = ()
     # vision_config.model_type -> the tower the model builds under its vision root, by the vision config's class
     # (llava.py init_vision_tower_for_llava: CLIPVisionModel, SiglipVisionModel or PixtralHFVisionModel), ahead of
     # `towers`; another model type builds none of them (vLLM raises "Unsupported vision config").
@@ -1126,6 +1132,36 @@ ARCHITECTURES["KimiVLForConditionalGeneration"] = _DEEPSEEK._replace(
         _MOONVIT._replace(source="vllm:moonvit.py", quantized=False, unquantized_methods=()),
         Tower("vllm:kimi_vl.py", ("multi_modal_projector.",), packed={}, quantized=False,
               styles={"linear_1": REPLICATED, "linear_2": REPLICATED})))
+
+# DeepSeek-VL2 (deepseek_vl2.py DeepseekVLV2ForCausalLM, registered 0.25-0.34; 0.34 adds only an eager encoder
+# forward): vLLM's DeepseekVLV2Config reads config.json's language_config as transformers' DeepseekV2Config, the text
+# model deepseek_v2.py's DeepseekV2ForCausalLM (init_vllm_registered_model) under language_model, the mapper moving
+# the checkpoint's language. there. The tower is timm's vit_so400m_patch14_siglip_384 (timm.create_model, whatever
+# vision_config says: 27 blocks, synth.SIGLIP_SO400M), all torch nn.Linears at TP 1; above it patch_vit_for_tp swaps
+# every timm Mlp's fc1 / fc2 (the blocks' and attn_pool's) for a ColumnParallelLinear / RowParallelLinear with the
+# quant config and the prefix of its path inside the timm model (blocks.N.mlp.fc1: no vision.), which the quant
+# config's lists are matched against. MlpProjector's layers are torch nn.Linears (layers.0 / layers.2: the released
+# configs' depth 2, a GELU between). Neither the class nor DeepseekV2ForCausalLM is SupportsQuant and the class
+# declares no packed_modules_mapping (Arch.quant_packed).
+_DEEPSEEK_VL2_TOWER = Tower("vllm:deepseek_vl2.py", ("vision.",), packed={}, styles={
+    "attn.qkv": TORCH_LINEAR, "attn.proj": TORCH_LINEAR, "attn_pool.q": TORCH_LINEAR, "attn_pool.kv": TORCH_LINEAR,
+    "attn_pool.proj": TORCH_LINEAR, "mlp.fc1": COLUMN, "mlp.fc2": ROW}, torch_linear_at_tp1=("mlp.fc1", "mlp.fc2"))
+ARCHITECTURES["DeepseekVLV2ForCausalLM"] = _DEEPSEEK._replace(
+    source="vllm:deepseek_vl2.py", quant_packed=False, hf_to_vllm=(("prefix", "language.", "language_model."),),
+    quant_prefixes=(("prefix", "vision.", ""),), towers=(
+        _DEEPSEEK_VL2_TOWER, Tower("vllm:deepseek_vl2.py", ("projector.",), packed={},
+                                  styles={"layers.0": TORCH_LINEAR, "layers.2": TORCH_LINEAR})))
+
+# LightOnOCR (lightonocr.py LightOnOCRForConditionalGeneration, a Mistral3ForConditionalGeneration; registered 0.25-0.34,
+# the file alike 0.33 / 0.34): transformers' LightOnOcrConfig (text_config Qwen3 in the released models); mistral3.py's
+# Pixtral tower (with the quant config, up to the deepest vision_feature_layer) and Mistral3MultiModalProjector under
+# the names transformers saves, model.vision_encoder / model.vision_projection, which the mapper moves to
+# vision_tower / multi_modal_projector (the text model's as Mistral-3's, no scale-suffix renames).
+ARCHITECTURES["LightOnOCRForConditionalGeneration"] = ARCHITECTURES["Mistral3ForConditionalGeneration"]._replace(
+    source="vllm:lightonocr.py", towers=(_PIXTRAL._replace(roots=("model.vision_encoder.",)),
+                                         _MISTRAL3_PROJECTOR._replace(roots=("model.vision_projection.",))),
+    hf_to_vllm=(("prefix", "model.vision_encoder.", "vision_tower."),
+                ("prefix", "model.vision_projection.", "multi_modal_projector."), _VL_TEXT[1], _VL_TEXT[0]))
 
 
 # Kimi-Linear (vllm.models.kimi_k3, 0.27-0.34 alike; 0.25 / 0.26's kimi_linear.py is not compared: nvidia/model.py
@@ -1842,6 +1878,16 @@ ARCHITECTURES.update({
     "SkyworkR1VChatModel": _INTERNVL_CHAT._replace(source="vllm:skyworkr1v.py", towers=(
         _INTERN_VIT, _INTERNVL_MLP1._replace(source="vllm:skyworkr1v.py",
                                               styles={"1": REPLICATED, "3": REPLICATED})))})
+# Qianfan-OCR (qianfan_ocr.py QianfanOCRForConditionalGeneration, an InternVLChatModel; registered 0.33-0.34, the file
+# alike): transformers' QianfanOCRConfig (text_config a Qwen3 one; _add_intern_vit_fields gives the vision config
+# InternViT's field names) over InternVL's checkpoint names and modules; _patch_quant_config appends to an Fp8Config's
+# ignored_layers (subclasses too; the online FP8 configs' linear weights alike, not modelled) every vision_config
+# layer's attn.qkv / attn.proj / mlp.fc1 / mlp.fc2, language_model.lm_head and mlp1.1 / mlp1.3: under it the tower
+# and the head are unquantized (an FP8 weight there an error), under compressed-tensors the tower is quantized.
+ARCHITECTURES["QianfanOCRForConditionalGeneration"] = _INTERNVL_CHAT._replace(
+    source="vllm:qianfan_ocr.py", fp8_ignored_layers=(
+        *(f"vision_model.encoder.layers.{{i}}.{leaf}" for leaf in ("attn.qkv", "attn.proj", "mlp.fc1", "mlp.fc2")),
+        "language_model.lm_head", "mlp1.1", "mlp1.3"))
 
 # ERNIE-4.5-VL (ernie45_vl.py Ernie4_5_VLMoeForConditionalGeneration over ernie45_vl_moe.py's text model, registered
 # 0.25-0.34, the modules alike in every release; 0.34 only moves the resampler out of the encoder CUDA graph's eager
@@ -2570,6 +2616,28 @@ ARCHITECTURES["ApertusForCausalLM"] = Arch("vllm:apertus.py", packed=_QKV_ONLY)
 ARCHITECTURES["DeepseekForCausalLM"] = _DEEPSEEK._replace(
     packed=LLAMA_PACKED, mla=False,
     quant_prefixes=(("regex", r"^(?:.*\.)?self_attn\.(?:q_proj|k_proj|v_proj|o_proj)\.weight$", ".weight"),))
+# DeepSeek-OCR (deepseek_ocr.py DeepseekOCRForCausalLM, registered 0.25-0.34; 0.34 drops only its n-gram logits
+# processor): vLLM's DeepseekVLV2Config (language_config as transformers' DeepseekV2Config), whose released text model
+# has no MLA (qk_nope_head_dim = qk_rope_head_dim = 0: deepseek_v2.py's use_mha, DeepSeek-MoE v1's attention above)
+# under language_model, the mapper moving model.embed_tokens / layers / norm and lm_head there and dropping the
+# other names' model.; the towers fixed whatever config.json says (deepencoder.py): build_sam_vit_b's SAM ViT-B
+# (sam_model: attn.qkv / attn.proj and mlp.lin1 / lin2 torch nn.Linears) and DeepCLIPVisionTransformer (CLIP-L / 14,
+# 24 layers, with the quant config: self_attn.qkv_proj stored fused, a QKVParallelLinear over 16 heads, out_proj row,
+# mlp.fc1 column / fc2 row), whose CLIPEncoder sits at vision_model.transformer but is built with the prefix
+# vision_model.encoder, which the quant config's lists are matched against; MlpProjector's projector.layers (the
+# released projector_type linear) a torch nn.Linear. The class (SupportsLoRA) declares no packed_modules_mapping.
+_DEEPSEEK_OCR_NAMES = tuple(("prefix", f"model.{part}.", f"language_model.model.{part}.")
+                            for part in ("embed_tokens", "layers", "norm"))
+ARCHITECTURES["DeepseekOCRForCausalLM"] = ARCHITECTURES["DeepseekForCausalLM"]._replace(
+    source="vllm:deepseek_ocr.py", quant_packed=False,
+    hf_to_vllm=(*_DEEPSEEK_OCR_NAMES, ("prefix", "lm_head.", "language_model.lm_head."), ("prefix", "model.", "")),
+    quant_prefixes=(*ARCHITECTURES["DeepseekForCausalLM"].quant_prefixes,
+                    ("prefix", "vision_model.transformer.", "vision_model.encoder.")),
+    towers=(Tower("vllm:deepencoder.py", ("model.sam_model.",), packed={},
+                  styles={leaf: TORCH_LINEAR for leaf in ("attn.qkv", "attn.proj", "mlp.lin1", "mlp.lin2")}),
+            Tower("vllm:deepencoder.py", ("model.vision_model.",), packed={"qkv_proj": ("qkv_proj",)},
+                  vision_heads=True, styles={"self_attn.qkv_proj": "QKVParallelLinear"}),
+            Tower("vllm:deepseek_ocr.py", ("model.projector.",), packed={}, styles={"layers": TORCH_LINEAR})))
 # ChatGLM-2 / 3 and GLM-4-9B (chatglm.py ChatGLMForCausalLM, registered as ChatGLMModel and
 # ChatGLMForConditionalGeneration 0.25-0.34, alike 0.33 / 0.34; vLLM's own ChatGLMConfig, model_type chatglm): the
 # checkpoint's names under transformer.encoder.layers.N, self_attention.query_key_value stored fused (packed
@@ -3110,14 +3178,15 @@ def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
         text = ARCHITECTURES.get(text_model_architecture(config) or "")
         if text is not None and text.moved is not None:  # the implementation this release builds the class with
             text = text.for_release(profile)
-        # the entry's towers as the release builds them; its spec_prefix (the text model's MTP under the entry's
-        # prefix) where it names one
+        # the entry's towers as the release builds them, and the names it appends to the quant config's lists; its
+        # spec_prefix (the text model's MTP under the entry's prefix) where it names one
         towers, renames = arch.for_release(profile).towers, arch.hf_to_vllm
         spec_prefix = arch.spec_prefix or (text.spec_prefix if text is not None else None)
+        kept = dict(towers=towers, hf_to_vllm=renames, spec_prefix=spec_prefix,
+                    fp8_ignored_layers=arch.fp8_ignored_layers)
         if text is not None and text.rocm_layout:  # the text model's ROCm implementation under the same towers
-            rocm = text.rocm_layout[1]._replace(towers=towers, hf_to_vllm=renames, spec_prefix=spec_prefix)
-            text = text._replace(rocm_layout=(text.rocm_layout[0], rocm))
-        arch = text._replace(towers=towers, hf_to_vllm=renames, spec_prefix=spec_prefix) if text is not None else arch
+            text = text._replace(rocm_layout=(text.rocm_layout[0], text.rocm_layout[1]._replace(**kept)))
+        arch = text._replace(**kept) if text is not None else arch
     if arch is not None and arch.rocm_layout and kind == "rocm" and (profile is None or profile.has(arch.rocm_layout[0])):
         arch = arch.rocm_layout[1]
     return arch.for_release(profile) if arch is not None else None

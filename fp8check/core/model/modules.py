@@ -92,6 +92,8 @@ class LinearModule(NamedTuple):
     # True: its weights are stored [in, out] and the model's loader transposes the weight alone (Arch.transposed); the
     # shards' weight shapes here are vLLM's [out, in].
     transposed: bool = False
+    # True: a torch nn.Linear at TP 1, the class and quant method laid out here above it (Tower.torch_linear_at_tp1).
+    torch_linear_at_tp1: bool = False
 
     @property
     def leaf(self) -> str:
@@ -551,7 +553,8 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
                         tuple(i for i, s in enumerate(shards) if s.name.rsplit(".", 1)[-1] in whole),
                         column_when_split=one_group, qkv_chunks=qkv_chunks,
                         kv_parts=_kv_parts(shards, config, arch) if tower is None else (0, ()),
-                        transposed=tower is None and tail_match(name, arch.transposed) is not None)
+                        transposed=tower is None and tail_match(name, arch.transposed) is not None,
+                        torch_linear_at_tp1=tower is not None and tail_match(name, tower.torch_linear_at_tp1) is not None)
 
 
 def _kv_parts(shards: tuple[Shard, ...], config: ModelConfig, arch: Arch) -> tuple[int, tuple[int, ...]]:
@@ -582,13 +585,18 @@ def _layer_geometry(config: ModelConfig, name: str, widths: tuple[int, ...]) -> 
 
 
 def at_tp(module: LinearModule, tp: int, config: ModelConfig, profile, block: int = 128) -> LinearModule:
-    """The module as TP `tp` builds it where that differs from its layout: MiMo-V2-Pro's fused qkv_proj
+    """The module as TP `tp` builds it where that differs from its layout: a torch nn.Linear at TP 1
+    (LinearModule.torch_linear_at_tp1); MiMo-V2-Pro's fused qkv_proj
     (LinearModule.qkv_chunks) under a config.json whose attention_projection_layout is "fused_qkv" and a quant
     config with a weight_block_size (mimo_v2.py MiMoV2FlashDecoderLayer's fused_qkv_chunks), a
     MergedColumnParallelLinear [Q | chunks x (K V pad)] where _fused_qkv_kv_chunk_rows is not 0: each rank owns
     several chunks (TP below their count and dividing it), the heads split evenly over them, whole-block Q rows per
     chunk, and a chunk's K or V rows not (its K and V rows, kept together, are zero-padded to whole 128-row blocks:
     `block` is the function's default, not the quant config's). From 0.33 (`profile`'s change mimo-v2-kv-chunks)."""
+    if module.torch_linear_at_tp1 and tp == 1:
+        return module._replace(layer_type=TORCH_LINEAR, tp_split=False, unquantized=(
+            f"vLLM builds it as a torch nn.Linear at TP 1 ({module.layout[5:]}: swapped for a {module.layer_type} "
+            "with the quant config above it), which has no quant method"))
     chunks = module.qkv_chunks
     if not chunks or module.heads is None or chunks <= tp or chunks % tp or not config.fused_qkv_layout or \
             not getattr(config.quantization_config, "weight_block_size", None) or not profile.has("mimo-v2-kv-chunks"):
