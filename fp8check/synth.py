@@ -414,6 +414,8 @@ SAVED_NAMES: dict[str, tuple[tuple[str, ...], ...]] = {
     # transformers 5.24 saves a nested SiglipVisionModel without its vision_model. level (CLIPVisionModel's PrefixChange
     # is reverted only at the top level); Cohere's checkpoints (and vLLM's SiglipVisionModel) hold it.
     "cohere2_vision": ((r"^model\.vision_tower\.(?!vision_model\.)", "model.vision_tower.vision_model."),),
+    # LFM2-VL's SigLIP-2 tower likewise (LiquidAI's checkpoints and vLLM's lfm2_siglip2.py Siglip2Model hold it).
+    "lfm2_vl": ((r"^model\.vision_tower\.(?!vision_model\.)", "model.vision_tower.vision_model."),),
     # The same for LLaVA's CLIP / SigLIP towers and PaliGemma's (the released checkpoints hold
     # vision_tower.vision_model.*, as vLLM's CLIPVisionModel / SiglipVisionModel build them); a Pixtral-HF tower
     # (transformer.*, patch_conv, ln_pre) has no such level.

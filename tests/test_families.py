@@ -4558,3 +4558,43 @@ def test_lightonocr_lays_out_mistral3_tower_and_projector_under_transformers_nam
     assert by_name["model.vision_projection.patch_merger.merging_layer"].layer_type == "nn.Linear"
     assert by_name["model.vision_projection.linear_2"].scheme == "UnquantizedLinearMethod"
     assert by_name["model.language_model.layers.0.self_attn.qkv_proj"].layout == "vllm:qwen3.py" and rep.ok
+
+
+def test_glm_ocr_lays_out_glm4v_tower_and_text_model_from_its_own_file(make_checkpoint):
+    """glm_ocr.py: a Glm4vForConditionalGeneration whose GlmOcrVisionTransformer keeps GLM-4V's linears, with the
+    quant config (attn.qkv over the vision heads, merger.proj column, gate / up fused); GLM-4's text model."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        architecture="GlmOcrForConditionalGeneration", model_type="glm_ocr", **dict(HF, ignore=("lm_head",)),
+        extra_config={"text_config": dict(GLM4V_TEXT, model_type="glm_ocr_text"),
+                      "vision_config": dict(GLM4V_VISION, model_type="glm_ocr_vision")})), tp=2)
+    by_name = {layer.name: (layer.layer_type, layer.layout) for layer in rep.layers}
+    assert by_name["model.visual.blocks.0.attn.qkv"] == ("QKVParallelLinear", "vllm:glm_ocr.py")
+    assert by_name["model.visual.merger.proj"] == ("ColumnParallelLinear", "vllm:glm_ocr.py")
+    assert by_name["model.visual.merger.gate_up_proj"] == ("MergedColumnParallelLinear", "vllm:glm_ocr.py")
+    assert by_name["model.language_model.layers.0.mlp.gate_up_proj"][0] == "MergedColumnParallelLinear" and rep.ok
+
+
+def test_lfm2_vl_text_model_is_asked_under_the_language_prefix_no_list_entry_reaches(make_checkpoint):
+    """lfm2_vl.py builds the language model with the prefix language while the mapper moves its tensors to
+    language_model: an ignore entry naming a text layer (mapped to language_model.*) never matches, so a BF16 layer it
+    lists is an FP8 layer in vLLM; the SigLIP-2 patch embedding and the projector are ReplicatedLinears without the
+    quant config, the encoder quantized."""
+    text = dict(LFM2_LAYERS, model_type="lfm2", architectures=["Lfm2ForCausalLM"], hidden_size=512,
+                intermediate_size=1024, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                vocab_size=1000, tie_word_embeddings=True)
+    vision = dict(model_type="siglip2_vision_model", hidden_size=256, intermediate_size=512, num_hidden_layers=1,
+                  num_attention_heads=2, patch_size=16, num_patches=256, num_channels=3, vision_use_head=False)
+    listed = "model.language_model.layers.0.feed_forward.w2"
+    spec = dict(LFM2, architecture="Lfm2VlForConditionalGeneration", model_type="lfm2_vl", sizes_in_text_config=True,
+                extra_config=dict(text_config=text, vision_config=vision, projector_hidden_size=512,
+                                  downsample_factor=2, tie_word_embeddings=True),
+                ignore=(listed, "model.vision_tower.vision_model.embeddings.patch_embedding",
+                        r"re:model\.multi_modal_projector\..*"))
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **spec), tp=2)
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert [name for name, layer in by_name.items() if not layer.ok] == [listed]
+    assert by_name["model.language_model.layers.0.feed_forward.w13"].layout == "vllm:lfm2.py"
+    for name in ("model.vision_tower.vision_model.embeddings.patch_embedding", "model.multi_modal_projector.linear_1"):
+        assert (by_name[name].layer_type, by_name[name].scheme) == ("ReplicatedLinear", "UnquantizedLinearMethod")
+    qkv = by_name["model.vision_tower.vision_model.encoder.layers.0.self_attn.qkv_proj"]
+    assert (qkv.layer_type, qkv.scheme) == ("QKVParallelLinear", "CompressedTensorsW8A8Fp8")

@@ -1794,6 +1794,24 @@ FAMILIES["lightonocr"] = (
                        "num_attention_heads": 16, "head_dim": _V // 16, "patch_size": 14, "image_size": 1540},
      "spatial_merge_size": 2, "image_token_id": BASE["vocab"] - 1, "tie_word_embeddings": True,
      "vision_feature_layer": -1, "projector_hidden_act": "gelu", "multimodal_projector_bias": False})
+# GLM-OCR (glm_ocr.py, a Glm4vForConditionalGeneration): written by transformers' GlmOcrForConditionalGeneration, the
+# GLM-4V tower of "glm-4.1v" under glm_ocr_vision, a GLM-4 text model (glm_ocr_text).
+FAMILIES["glm-ocr"] = (dict(architecture="GlmOcrForConditionalGeneration", model_type="glm_ocr", **_HF),
+                       {"text_config": _text_config("glm_ocr_text", partial_rotary_factor=0.5),
+                        "vision_config": dict(_GLM4V_VISION, model_type="glm_ocr_vision")})
+# LFM2-VL (lfm2_vl.py): written by transformers' Lfm2VlForConditionalGeneration, "lfm2"'s text model (tied head) and a
+# one-layer SigLIP-2 NaViT tower of BASE's vision widths; the patch embedding and the projector (vLLM builds them
+# without the quant config) stored BF16 and listed.
+FAMILIES["lfm2-vl"] = (
+    dict(architecture="Lfm2VlForConditionalGeneration", model_type="lfm2_vl", tie_embeddings=True,
+         sizes_in_text_config=True, **dict(_HF, ignore=("model.vision_tower.vision_model.embeddings.patch_embedding",
+                                                        r"re:model\.multi_modal_projector\..*"))),
+    {"text_config": _text_config("lfm2", **FAMILIES["lfm2"][1], num_hidden_layers=4, tie_word_embeddings=True),
+     "vision_config": {"model_type": "siglip2_vision_model", "hidden_size": _V, "intermediate_size": 4 * _V,
+                       "num_hidden_layers": 1, "num_attention_heads": 16, "patch_size": 16, "num_patches": 256,
+                       "num_channels": 3, "vision_use_head": False},
+     "projector_hidden_size": BASE["hidden"], "downsample_factor": 2, "projector_bias": True,
+     "projector_use_layernorm": True, "tie_word_embeddings": True, "image_token_id": BASE["vocab"] - 1})
 
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).

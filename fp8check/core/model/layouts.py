@@ -715,6 +715,13 @@ ARCHITECTURES.update({
     "Glm4vMoeForConditionalGeneration": ARCHITECTURES["Glm4MoeForCausalLM"]._replace(
         source="vllm:glm4_1v.py", towers=(_GLM4V_VISUAL,), hf_to_vllm=_GLM4V_NAMES),
 })
+# GLM-OCR (glm_ocr.py GlmOcrForConditionalGeneration, a Glm4vForConditionalGeneration; registered 0.33-0.34, 0.34
+# changes only the tower's attention forward): GLM-4.1V's text model and names; GlmOcrVisionTransformer replaces the
+# tower with GLM-4V's linears (GlmOcrVisionBlock: attn.qkv a QKVParallelLinear over the vision heads, its prefix
+# attn.qkv_proj under a quant config as GLM-4V's, attn.proj row, mlp gate / up -> gate_up_proj, down_proj row;
+# GlmOcrPatchMerger: proj column, gate_up_proj / down_proj), all with the quant config.
+ARCHITECTURES["GlmOcrForConditionalGeneration"] = ARCHITECTURES["Glm4vForConditionalGeneration"]._replace(
+    source="vllm:glm_ocr.py", towers=(_GLM4V_VISUAL._replace(source="vllm:glm_ocr.py"),))
 # GLM-4.7-Flash (glm4_moe_lite.py Glm4MoeLiteForCausalLM, registered 0.25-0.34; 0.33 -> 0.34 changed only ROCm AITER's
 # fused shared experts, per layer from 0.34): DeepSeek-V2's MLA (Glm4MoeLiteMLAAttention is deepseek_v2.py's
 # DeepseekV2MLAAttention: q_a_proj + kv_a_proj_with_mqa -> fused_qkv_a_proj where q_lora_rank is set, q_b_proj /
@@ -1506,6 +1513,24 @@ ARCHITECTURES["Lfm2MoeForCausalLM"] = Arch(
 # the quant config (unlike LFM2's).
 ARCHITECTURES["Lfm3ForCausalLM"] = Arch("vllm:lfm3.py", packed=_LFM2_PACKED, styles={"self_attn.gate_proj": COLUMN},
                                         **_SHORT_CONV)
+# LFM2-VL (lfm2_vl.py Lfm2VLForConditionalGeneration, registered as Lfm2VlForConditionalGeneration 0.25-0.34;
+# lfm2_vl.py / lfm2_siglip2.py alike 0.33 -> 0.34): transformers' Lfm2VlConfig; the language model of text_config's
+# class (lfm2.py) under language_model, built with the prefix language (maybe_prefix(prefix, "language")), which the
+# quant config's lists, mapped to language_model.*, are matched against: a list entry naming a text layer never
+# matches. lfm2_siglip2.py's Siglip2Model with the quant config (self_attn q / k / v -> qkv_proj over the vision
+# heads, out_proj row, mlp fc1 column / fc2 row), its embeddings.patch_embedding a ReplicatedLinear without one;
+# Lfm2VLMultiModalProjector's linear_1 / linear_2 ReplicatedLinears without one.
+_LFM2_VL_ROOT = "model.vision_tower.vision_model."
+_LFM2_VL = Arch("vllm:lfm2_vl.py", registered_text_model=True,
+                quant_prefixes=(("prefix", "language_model.", "language."),),
+                hf_to_vllm=(_VL_TEXT[1], _VL_TEXT[0], ("prefix", "model.vision_tower.", "vision_tower."),
+                            ("prefix", "model.multi_modal_projector.", "multi_modal_projector.")), towers=(
+    Tower("vllm:lfm2_siglip2.py", (f"{_LFM2_VL_ROOT}embeddings.",), quantized=False,
+          styles={"patch_embedding": REPLICATED}),
+    Tower("vllm:lfm2_siglip2.py", (_LFM2_VL_ROOT,), vision_heads=True),
+    Tower("vllm:lfm2_vl.py", ("model.multi_modal_projector.",), packed={}, quantized=False,
+          styles={"linear_1": REPLICATED, "linear_2": REPLICATED})))
+ARCHITECTURES["Lfm2VlForConditionalGeneration"] = _LFM2_VL
 
 # Mamba-1 mixers (layers/mamba/mamba_mixer.py MambaMixer, 0.25-0.34; 0.33 -> 0.34 only LoRA's row padding): the mixer
 # takes no quant_config at all, so every linear in it is unquantized whatever the format says (an FP8 weight there
@@ -3153,7 +3178,7 @@ CAUSAL_LM_CLASSES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM
                      "ministral3": "Ministral3ForCausalLM", "deepseek_v3": "DeepseekV3ForCausalLM",
                      "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM",
                      "cohere2": "Cohere2ForCausalLM", "granite": "GraniteForCausalLM", "gemma": "GemmaForCausalLM",
-                     "gemma2": "Gemma2ForCausalLM"}
+                     "gemma2": "Gemma2ForCausalLM", "lfm2": "Lfm2ForCausalLM"}
 
 
 def text_model_architecture(config: ModelConfig) -> str | None:
@@ -3183,7 +3208,8 @@ def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
         towers, renames = arch.for_release(profile).towers, arch.hf_to_vllm
         spec_prefix = arch.spec_prefix or (text.spec_prefix if text is not None else None)
         kept = dict(towers=towers, hf_to_vllm=renames, spec_prefix=spec_prefix,
-                    fp8_ignored_layers=arch.fp8_ignored_layers)
+                    fp8_ignored_layers=arch.fp8_ignored_layers,
+                    quant_prefixes=(*(text.quant_prefixes if text is not None else ()), *arch.quant_prefixes))
         if text is not None and text.rocm_layout:  # the text model's ROCm implementation under the same towers
             text = text._replace(rocm_layout=(text.rocm_layout[0], text.rocm_layout[1]._replace(**kept)))
         arch = text._replace(**kept) if text is not None else arch

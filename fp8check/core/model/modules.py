@@ -200,7 +200,7 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
         elif len(info.shape) == 2 and tail_match(name, arch.bare_linears):
             weights[name] = Shard(name=name, weight=info, side={})
         elif name.endswith(".weight") and (len(info.shape) == 2 and (not is_embedding(name)
-                                                                      or _tower_torch_linear(arch, name))
+                                                                      or _tower_styled_linear(arch, name))
                                            and not tail_match(name[: -len(".weight")],
                                                               arch.matrix_norms + arch.parameter_weights)
                                            or len(info.shape) == 3
@@ -238,12 +238,11 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
                                                          for p, infos in skipped.items()))
 
 
-def _tower_torch_linear(arch: Arch, name: str) -> bool:
-    """A tower weight its styles name a torch nn.Linear, though named like an embedding (radio.py 0.34's patch
-    embedder embeddings.patch_projection, a ViTPatchLinear)."""
+def _tower_styled_linear(arch: Arch, name: str) -> bool:
+    """A tower weight its styles name a linear, though named like an embedding (radio.py 0.34's patch embedder
+    embeddings.patch_projection, a ViTPatchLinear; lfm2_siglip2.py's embeddings.patch_embedding, a ReplicatedLinear)."""
     tower = tower_for(arch, name)
-    style = tail_match(name[: -len(".weight")], tower.styles) if tower is not None else None
-    return style is not None and tower is not None and tower.styles[style] == TORCH_LINEAR
+    return tower is not None and tail_match(name[: -len(".weight")], tower.styles) is not None
 
 
 def _renamed(name: str, renames: tuple[tuple[str, str, str], ...]) -> str | None:
