@@ -1778,17 +1778,18 @@ _QIANFAN_OCR = {"text_config": _QIANFAN_TEXT,
                 "template": "qianfan_ocr", "dynamic_image_size": True, "use_thumbnail": True, "min_dynamic_patch": 1,
                 "max_dynamic_patch": 12, "image_token_id": BASE["vocab"] - 1}
 FAMILIES["qianfan-ocr"] = (
-    dict(architecture="QianfanOCRForConditionalGeneration", model_type="qianfan_ocr", text_prefix="language_model.model",
-         sizes_in_text_config=True, extra_tensors=intern_vit_tensors(
+    dict(architecture="QianfanOCRForConditionalGeneration", model_type="qianfan_ocr",
+         text_prefix="language_model.model", sizes_in_text_config=True, extra_tensors=intern_vit_tensors(
              {"vision_config": _VIT_300M, "llm_config": _QIANFAN_TEXT, "downsample_ratio": 0.5}),
          ignore=("language_model.lm_head", "mlp1.1", "mlp1.3", r"re:vision_model\..*")), _QIANFAN_OCR)
-# LightOnOCR (lightonocr.py, a Mistral3ForConditionalGeneration): written by transformers' LightOnOcrForConditionalGeneration
-# (model.vision_encoder / model.vision_projection / model.language_model, the head tied as released), a one-layer
-# Pixtral tower of BASE's vision widths, a Qwen3 text model; config.json's keys mistral3.py reads beside
-# LightOnOcrConfig's (vision_feature_layer, projector_hidden_act, multimodal_projector_bias).
+# LightOnOCR (lightonocr.py, a Mistral3ForConditionalGeneration): written by transformers'
+# LightOnOcrForConditionalGeneration (model.vision_encoder / model.vision_projection / model.language_model, the head
+# tied as released), a one-layer Pixtral tower of BASE's vision widths, a Qwen3 text model; config.json's keys
+# mistral3.py reads beside LightOnOcrConfig's (vision_feature_layer, projector_hidden_act, multimodal_projector_bias).
 FAMILIES["lightonocr"] = (
     dict(architecture="LightOnOCRForConditionalGeneration", model_type="lighton_ocr", transformers=True,
-         tie_embeddings=True, sizes_in_text_config=True, ignore=("model.vision_projection.patch_merger.merging_layer",)),
+         tie_embeddings=True, sizes_in_text_config=True,
+         ignore=("model.vision_projection.patch_merger.merging_layer",)),
     {"text_config": _text_config("qwen3", rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=True),
      "vision_config": {"model_type": "pixtral", "hidden_size": _V, "intermediate_size": 2 * _V, "num_hidden_layers": 1,
                        "num_attention_heads": 16, "head_dim": _V // 16, "patch_size": 14, "image_size": 1540},

@@ -1159,11 +1159,12 @@ ARCHITECTURES["DeepseekVLV2ForCausalLM"] = _DEEPSEEK._replace(
         _DEEPSEEK_VL2_TOWER, Tower("vllm:deepseek_vl2.py", ("projector.",), packed={},
                                   styles={"layers.0": TORCH_LINEAR, "layers.2": TORCH_LINEAR})))
 
-# LightOnOCR (lightonocr.py LightOnOCRForConditionalGeneration, a Mistral3ForConditionalGeneration; registered 0.25-0.34,
-# the file alike 0.33 / 0.34): transformers' LightOnOcrConfig (text_config Qwen3 in the released models); mistral3.py's
-# Pixtral tower (with the quant config, up to the deepest vision_feature_layer) and Mistral3MultiModalProjector under
-# the names transformers saves, model.vision_encoder / model.vision_projection, which the mapper moves to
-# vision_tower / multi_modal_projector (the text model's as Mistral-3's, no scale-suffix renames).
+# LightOnOCR (lightonocr.py LightOnOCRForConditionalGeneration, a Mistral3ForConditionalGeneration; registered
+# 0.25-0.34, the file alike 0.33 / 0.34): transformers' LightOnOcrConfig (text_config Qwen3 in the released models);
+# mistral3.py's Pixtral tower (with the quant config, up to the deepest vision_feature_layer) and
+# Mistral3MultiModalProjector under the names transformers saves, model.vision_encoder / model.vision_projection,
+# which the mapper moves to vision_tower / multi_modal_projector (the text model's as Mistral-3's, no scale-suffix
+# renames).
 ARCHITECTURES["LightOnOCRForConditionalGeneration"] = ARCHITECTURES["Mistral3ForConditionalGeneration"]._replace(
     source="vllm:lightonocr.py", towers=(_PIXTRAL._replace(roots=("model.vision_encoder.",)),
                                          _MISTRAL3_PROJECTOR._replace(roots=("model.vision_projection.",))),

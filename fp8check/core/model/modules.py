@@ -240,7 +240,8 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
 
 def _tower_styled_linear(arch: Arch, name: str) -> bool:
     """A tower weight its styles name a linear, though named like an embedding (radio.py 0.34's patch embedder
-    embeddings.patch_projection, a ViTPatchLinear; lfm2_siglip2.py's embeddings.patch_embedding, a ReplicatedLinear)."""
+    embeddings.patch_projection, a ViTPatchLinear; lfm2_siglip2.py's embeddings.patch_embedding, a
+    ReplicatedLinear)."""
     tower = tower_for(arch, name)
     return tower is not None and tail_match(name[: -len(".weight")], tower.styles) is not None
 
@@ -553,7 +554,8 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
                         column_when_split=one_group, qkv_chunks=qkv_chunks,
                         kv_parts=_kv_parts(shards, config, arch) if tower is None else (0, ()),
                         transposed=tower is None and tail_match(name, arch.transposed) is not None,
-                        torch_linear_at_tp1=tower is not None and tail_match(name, tower.torch_linear_at_tp1) is not None)
+                        torch_linear_at_tp1=tower is not None
+                        and tail_match(name, tower.torch_linear_at_tp1) is not None)
 
 
 def _kv_parts(shards: tuple[Shard, ...], config: ModelConfig, arch: Arch) -> tuple[int, tuple[int, ...]]:
