@@ -1520,12 +1520,15 @@ ARCHITECTURES["Lfm3ForCausalLM"] = Arch("vllm:lfm3.py", packed=_LFM2_PACKED, sty
 # quant config's lists, mapped to language_model.*, are matched against: a list entry naming a text layer never
 # matches. lfm2_siglip2.py's Siglip2Model with the quant config (self_attn q / k / v -> qkv_proj over the vision
 # heads, out_proj row, mlp fc1 column / fc2 row), its embeddings.patch_embedding a ReplicatedLinear without one;
-# Lfm2VLMultiModalProjector's linear_1 / linear_2 ReplicatedLinears without one.
+# Lfm2VLMultiModalProjector's linear_1 / linear_2 ReplicatedLinears without one. The text model's loader renames the
+# stored .conv. to .short_conv. (lfm2.py's own mapper, after the class's), which the lists, mapped by the class's
+# mapper alone, keep: no matter, as no text layer's prefix is matched by them.
 _LFM2_VL_ROOT = "model.vision_tower.vision_model."
 _LFM2_VL = Arch("vllm:lfm2_vl.py", registered_text_model=True,
                 quant_prefixes=(("prefix", "language_model.", "language."),),
                 hf_to_vllm=(_VL_TEXT[1], _VL_TEXT[0], ("prefix", "model.vision_tower.", "vision_tower."),
-                            ("prefix", "model.multi_modal_projector.", "multi_modal_projector.")), towers=(
+                            ("prefix", "model.multi_modal_projector.", "multi_modal_projector."),
+                            *_SHORT_CONV["hf_to_vllm"]), towers=(
     Tower("vllm:lfm2_siglip2.py", (f"{_LFM2_VL_ROOT}embeddings.",), quantized=False,
           styles={"patch_embedding": REPLICATED}),
     Tower("vllm:lfm2_siglip2.py", (_LFM2_VL_ROOT,), vision_heads=True),
@@ -3208,9 +3211,9 @@ def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
         # spec_prefix (the text model's MTP under the entry's prefix) where it names one
         towers, renames = arch.for_release(profile).towers, arch.hf_to_vllm
         spec_prefix = arch.spec_prefix or (text.spec_prefix if text is not None else None)
-        kept = dict(towers=towers, hf_to_vllm=renames, spec_prefix=spec_prefix,
-                    fp8_ignored_layers=arch.fp8_ignored_layers,
-                    quant_prefixes=(*(text.quant_prefixes if text is not None else ()), *arch.quant_prefixes))
+        kept: dict[str, Any] = dict(
+            towers=towers, hf_to_vllm=renames, spec_prefix=spec_prefix, fp8_ignored_layers=arch.fp8_ignored_layers,
+            quant_prefixes=(*(text.quant_prefixes if text is not None else ()), *arch.quant_prefixes))
         if text is not None and text.rocm_layout:  # the text model's ROCm implementation under the same towers
             text = text._replace(rocm_layout=(text.rocm_layout[0], text.rocm_layout[1]._replace(**kept)))
         arch = text._replace(**kept) if text is not None else arch
