@@ -1521,14 +1521,14 @@ ARCHITECTURES["Lfm3ForCausalLM"] = Arch("vllm:lfm3.py", packed=_LFM2_PACKED, sty
 # matches. lfm2_siglip2.py's Siglip2Model with the quant config (self_attn q / k / v -> qkv_proj over the vision
 # heads, out_proj row, mlp fc1 column / fc2 row), its embeddings.patch_embedding a ReplicatedLinear without one;
 # Lfm2VLMultiModalProjector's linear_1 / linear_2 ReplicatedLinears without one. The text model's loader renames the
-# stored .conv. to .short_conv. (lfm2.py's own mapper, after the class's), which the lists, mapped by the class's
-# mapper alone, keep: no matter, as no text layer's prefix is matched by them.
+# stored .conv. to .short_conv. (lfm2.py's own mapper, after the class's: Arch.vllm_names), which the lists, mapped by
+# the class's mapper alone, keep: no matter, as no text layer's prefix is matched by them.
 _LFM2_VL_ROOT = "model.vision_tower.vision_model."
 _LFM2_VL = Arch("vllm:lfm2_vl.py", registered_text_model=True,
                 quant_prefixes=(("prefix", "language_model.", "language."),),
                 hf_to_vllm=(_VL_TEXT[1], _VL_TEXT[0], ("prefix", "model.vision_tower.", "vision_tower."),
                             ("prefix", "model.multi_modal_projector.", "multi_modal_projector."),
-                            *_SHORT_CONV["hf_to_vllm"]), towers=(
+                            *_SHORT_CONV["hf_to_vllm"]), vllm_names=((".conv.", ".short_conv."),), towers=(
     Tower("vllm:lfm2_siglip2.py", (f"{_LFM2_VL_ROOT}embeddings.",), quantized=False,
           styles={"patch_embedding": REPLICATED}),
     Tower("vllm:lfm2_siglip2.py", (_LFM2_VL_ROOT,), vision_heads=True),
