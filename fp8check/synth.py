@@ -390,6 +390,8 @@ TRANSFORMERS_CLASSES = {"KimiK25ForConditionalGeneration": "Kimi_K25ForCondition
                         # MiMo-V2-Omni: MiMo-V2-Flash's text model; its towers go in Spec.extra_tensors
                         "MiMoV2OmniForCausalLM": "MiMoV2FlashForCausalLM",
                         "InternS1ForConditionalGeneration": "InternVLForConditionalGeneration",
+                        # registry.py spells LightOnOCR's class otherwise than transformers
+                        "LightOnOCRForConditionalGeneration": "LightOnOcrForConditionalGeneration",
                         # LongCat-Flash-Lite: LongCat-Flash's class; its n-gram tables go in Spec.extra_tensors
                         "LongcatFlashNgramForCausalLM": "LongcatFlashForCausalLM",
                         # Ling-3.0: transformers' model type bailing_hybrid
@@ -432,6 +434,8 @@ SAVED_NAMES: dict[str, tuple[tuple[str, ...], ...]] = {
     # transformers 5.24 saves a nested SiglipVisionModel without its vision_model. level (CLIPVisionModel's PrefixChange
     # is reverted only at the top level); Cohere's checkpoints (and vLLM's SiglipVisionModel) hold it.
     "cohere2_vision": ((r"^model\.vision_tower\.(?!vision_model\.)", "model.vision_tower.vision_model."),),
+    # LFM2-VL's SigLIP-2 tower likewise (LiquidAI's checkpoints and vLLM's lfm2_siglip2.py Siglip2Model hold it).
+    "lfm2_vl": ((r"^model\.vision_tower\.(?!vision_model\.)", "model.vision_tower.vision_model."),),
     # The same for LLaVA's CLIP / SigLIP towers and PaliGemma's (the released checkpoints hold
     # vision_tower.vision_model.*, as vLLM's CLIPVisionModel / SiglipVisionModel build them); a Pixtral-HF tower
     # (transformer.*, patch_conv, ln_pre) has no such level.
@@ -665,6 +669,92 @@ def deepseek_v4_vision_tensors(hidden: int, vision: dict, image_vectors: tuple[s
     out.update({"aligner.w1.weight": (hidden, merged), "aligner.w1.bias": (hidden,),
                 "aligner.w2.weight": (hidden, hidden), "aligner.w2.bias": (hidden,)})
     return {**out, **{f"image_{name}": (hidden,) for name in image_vectors}}
+
+
+# timm's vit_so400m_patch14_siglip_384, which deepseek_vl2.py builds with timm.create_model whatever vision_config
+# says: 27 blocks of width 1152, MLP int(1152 x 3.7362) = 4304, 27 x 27 patches of 14, the latent attention pool.
+SIGLIP_SO400M = dict(width=1152, layers=27, mlp=4304, patch=14, positions=729)
+
+
+def deepseek_vl2_tensors(config: dict) -> dict[str, tuple[int, ...]]:
+    """A DeepSeek-VL2 checkpoint's tower and projector from its config.json, for a spec's extra_tensors (the names
+    deepseek-ai's exporter saves, which deepseek_vl2.py loads as saved): timm's SigLIP-SO400M under vision.
+    (SIGLIP_SO400M: patch_embed.proj, pos_embed, per block norm1 / norm2, attn.qkv (stored fused) / attn.proj and
+    mlp.fc1 / fc2 with biases, the final norm, attn_pool's latent, q, kv, proj, norm and mlp.fc1 / fc2), then
+    MlpProjector's projector.layers.N (downsample_mlp_gelu: a linear over the downsample_ratio-squared features,
+    GELU, linears of n_embed x mlp_ratio) and the learned image_newline / view_seperator."""
+    w, inter, patch = SIGLIP_SO400M["width"], SIGLIP_SO400M["mlp"], SIGLIP_SO400M["patch"]
+    out: dict[str, tuple[int, ...]] = {"vision.patch_embed.proj.weight": (w, 3, patch, patch),
+                                       "vision.patch_embed.proj.bias": (w,),
+                                       "vision.pos_embed": (1, SIGLIP_SO400M["positions"], w),
+                                       "vision.norm.weight": (w,), "vision.norm.bias": (w,)}
+
+    def linear(name: str, rows: int, cols: int) -> None:
+        out.update({f"{name}.weight": (rows, cols), f"{name}.bias": (rows,)})
+
+    for i in range(SIGLIP_SO400M["layers"]):
+        block = f"vision.blocks.{i}"
+        out.update({f"{block}.{norm}.{part}": (w,) for norm in ("norm1", "norm2") for part in ("weight", "bias")})
+        linear(f"{block}.attn.qkv", 3 * w, w)
+        linear(f"{block}.attn.proj", w, w)
+        linear(f"{block}.mlp.fc1", inter, w)
+        linear(f"{block}.mlp.fc2", w, inter)
+    pool = "vision.attn_pool"
+    out.update({f"{pool}.latent": (1, 1, w), f"{pool}.norm.weight": (w,), f"{pool}.norm.bias": (w,)})
+    for leaf, rows, cols in (("q", w, w), ("kv", 2 * w, w), ("proj", w, w), ("mlp.fc1", inter, w),
+                             ("mlp.fc2", w, inter)):
+        linear(f"{pool}.{leaf}", rows, cols)
+    projector = config["projector_config"]
+    n_embed, wide = projector["n_embed"], projector["n_embed"] * projector["mlp_ratio"]
+    widths = [projector["input_dim"] * projector["downsample_ratio"] ** 2] + [wide] * (projector["depth"] - 1)
+    for i, cols in enumerate(widths):  # nn.Sequential: the GELUs between the linears take the odd indices
+        linear(f"projector.layers.{2 * i}", n_embed if i == len(widths) - 1 else wide, cols)
+    return {**out, "image_newline": (n_embed,), "view_seperator": (n_embed,)}
+
+
+def deepseek_ocr_tensors(config: dict) -> dict[str, tuple[int, ...]]:
+    """A DeepSeek-OCR checkpoint's towers and projector (deepencoder.py's fixed build_sam_vit_b and CLIP-L / 14, which
+    deepseek_ocr.py builds whatever config.json says, and MlpProjector), under the names deepseek-ai's exporter saves,
+    for a spec's extra_tensors: model.sam_model (patch_embed.proj, the 64 x 64 position table, 12 blocks of norm1 /
+    norm2, attn.qkv (stored fused) / attn.proj with biases and the relative-position tables of a 14-wide window or,
+    on the global blocks 2 / 5 / 8 / 11, the whole 64 x 64 grid, mlp.lin1 / lin2; the neck's and net_2 / net_3's
+    convolutions), model.vision_model (the embeddings, pre_layrnorm, 24 transformer.layers of self_attn.qkv_proj
+    (stored fused) / out_proj, mlp.fc1 / fc2 and two layer norms), model.projector.layers (the linear projector) and
+    the learned image_newline / view_seperator."""
+    out: dict[str, tuple[int, ...]] = {"model.sam_model.patch_embed.proj.weight": (768, 3, 16, 16),
+                                       "model.sam_model.patch_embed.proj.bias": (768,),
+                                       "model.sam_model.pos_embed": (1, 64, 64, 768),
+                                       "model.sam_model.neck.0.weight": (256, 768, 1, 1),
+                                       "model.sam_model.neck.2.weight": (256, 256, 3, 3),
+                                       "model.sam_model.net_2.weight": (512, 256, 3, 3),
+                                       "model.sam_model.net_3.weight": (1024, 512, 3, 3)}
+
+    def biased(name: str, *shape: int) -> None:
+        out.update({f"{name}.weight": shape, f"{name}.bias": (shape[0],)})
+
+    for norm in ("neck.1", "neck.3"):
+        biased(f"model.sam_model.{norm}", 256)
+    for i in range(12):
+        block = f"model.sam_model.blocks.{i}"
+        grid = 64 if i in (2, 5, 8, 11) else 14
+        out.update({f"{block}.attn.rel_pos_h": (2 * grid - 1, 64), f"{block}.attn.rel_pos_w": (2 * grid - 1, 64)})
+        for name, shape in (("norm1", (768,)), ("norm2", (768,)), ("attn.qkv", (3 * 768, 768)),
+                            ("attn.proj", (768, 768)), ("mlp.lin1", (4 * 768, 768)), ("mlp.lin2", (768, 4 * 768))):
+            biased(f"{block}.{name}", *shape)
+    clip = "model.vision_model"
+    out.update({f"{clip}.embeddings.class_embedding": (1024,),
+                f"{clip}.embeddings.patch_embedding.weight": (1024, 3, 14, 14),
+                f"{clip}.embeddings.position_embedding.weight": (257, 1024)})
+    biased(f"{clip}.pre_layrnorm", 1024)
+    for i in range(24):
+        layer = f"{clip}.transformer.layers.{i}"
+        for name, shape in (("layer_norm1", (1024,)), ("layer_norm2", (1024,)), ("self_attn.qkv_proj", (3072, 1024)),
+                            ("self_attn.out_proj", (1024, 1024)), ("mlp.fc1", (4096, 1024)),
+                            ("mlp.fc2", (1024, 4096))):
+            biased(f"{layer}.{name}", *shape)
+    projector = config["projector_config"]
+    biased("model.projector.layers", projector["n_embed"], projector["input_dim"])
+    return {**out, "model.image_newline": (projector["n_embed"],), "model.view_seperator": (projector["n_embed"],)}
 
 
 def deepseek_v41_tensors(text: dict) -> dict:

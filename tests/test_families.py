@@ -20,13 +20,13 @@ from fp8check.core.routing.attention import attention_layers
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import apply_assumptions, parse_platform
 from fp8check.core.targets.profiles import LATEST, select_profile
-from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
-                            deepseek_v4_vision_tensors, deepseek_v41_tensors, gemma3n_tower_tensors, inkling_tensors,
-                            intern_vit_tensors, internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors,
-                            moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, tensor_specs,
+from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors, deepseek_ocr_tensors,
+                            deepseek_v4_vision_tensors, deepseek_v41_tensors, deepseek_vl2_tensors,
+                            gemma3n_tower_tensors, inkling_tensors, intern_vit_tensors, internlm2_tensors,
+                            k2_horizon_tensors, kimi_k3_tensors, minicpmo_audio_tensors, minicpmv_vision_tensors,
+                            moonvit_tensors, nemotron_vl_tensors, ovis2_5_vision_tensors, ovis_aimv2_tensors,
+                            phi3v_vision_tensors, phi4mm_tensors, phi4v_vision_tensors, tensor_specs,
                             write_safetensors)
-from fp8check.synth import (minicpmo_audio_tensors, minicpmv_vision_tensors, ovis2_5_vision_tensors,  # fam-mma
-                            ovis_aimv2_tensors, phi4mm_tensors, phi4v_vision_tensors)
 
 QWEN_MOE = dict(experts=4, head_dim=128)
 # Qwen3-Next / Qwen3.5, written by transformers' own classes: one gated-delta-net layer, one full-attention layer;
@@ -5655,3 +5655,195 @@ def test_an_unregistered_mla_moe_transformers_class_takes_the_mla_fusers_project
         "fused_qkv_a_proj": "MergedColumnParallelLinear", "q_b_proj": "ColumnParallelLinear",
         "kv_b_proj": "ColumnParallelLinear", "o_proj": "RowParallelLinear"}
     assert [a.name for a in rep.attention] == ["model.layers.0.self_attn.attn", "model.layers.1.self_attn.attn"]
+# ninth round (fam-mmb)
+# DeepSeek-VL2: a DeepSeek-V2 language_config (MLA without q-LoRA, a dense layer 0, 4 experts and a shared one)
+# under language., timm's SigLIP-SO400M tower and the projector (synth.deepseek_vl2_tensors), both stored BF16.
+DEEPSEEK_VL2 = {
+    "language_config": {"architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2", "hidden_size": 256,
+                        "intermediate_size": 512, "moe_intermediate_size": 256, "num_hidden_layers": 2,
+                        "num_attention_heads": 4, "num_key_value_heads": 4, "n_routed_experts": 4,
+                        "n_shared_experts": 1, "num_experts_per_tok": 2, "first_k_dense_replace": 1,
+                        "q_lora_rank": None, "kv_lora_rank": 128, "qk_nope_head_dim": 64, "qk_rope_head_dim": 32,
+                        "v_head_dim": 64, "topk_method": "greedy", "vocab_size": 1000},
+    "vision_config": {"width": 1152, "layers": 27, "heads": 16, "mlp_ratio": 3.7362, "patch_size": 14},
+    "projector_config": {"projector_type": "downsample_mlp_gelu", "input_dim": 1152, "n_embed": 256, "depth": 2,
+                         "mlp_ratio": 1, "downsample_ratio": 2},
+    "tile_tag": "2D"}
+DEEPSEEK_VL2_SPEC = dict(architecture="DeepseekVLV2ForCausalLM", model_type="deepseek_vl_v2", hidden=256, heads=4,
+                         intermediate=512, experts=4, moe_intermediate=256, mla=True, kv_lora_rank=128,
+                         qk_rope_head_dim=32, head_dim=64, moe_style="deepseek", shared_experts=1, first_k_dense=1,
+                         text_prefix="language.model", head="language.lm_head", sizes_in_text_config=True,
+                         extra_config=DEEPSEEK_VL2, extra_tensors=deepseek_vl2_tensors(DEEPSEEK_VL2),
+                         ignore=("language.lm_head", r"re:vision\..*", r"re:projector\..*"))
+# DeepSeek-OCR: the released language_config's MHA text model (qk dims 0), the fixed SAM ViT-B and CLIP-L towers.
+DEEPSEEK_OCR = {
+    "language_config": dict(DEEPSEEK_VL2["language_config"], kv_lora_rank=None, qk_nope_head_dim=0,
+                            qk_rope_head_dim=0, v_head_dim=0, use_mla=False),
+    "vision_config": {"image_size": 1024, "model_name": "deeplip_b_l", "width": {"clip-l-14-224": {"heads": 16}}},
+    "projector_config": {"input_dim": 2048, "n_embed": 256, "projector_type": "linear"}, "tile_tag": "2D"}
+DEEPSEEK_OCR_SPEC = dict(architecture="DeepseekOCRForCausalLM", model_type="deepseek_vl_v2", hidden=256, heads=4,
+                         kv_heads=4, intermediate=512, experts=4, moe_intermediate=256, moe_style="deepseek",
+                         shared_experts=1, first_k_dense=1, sizes_in_text_config=True, extra_config=DEEPSEEK_OCR,
+                         extra_tensors=deepseek_ocr_tensors(DEEPSEEK_OCR),
+                         ignore=("lm_head", r"re:model\.sam_model\..*", r"re:model\.projector\..*"))
+GLM_OCR_SPEC = dict(architecture="GlmOcrForConditionalGeneration", model_type="glm_ocr",
+                    **dict(HF, ignore=("lm_head",)),
+                    extra_config={"text_config": dict(GLM4V_TEXT, model_type="glm_ocr_text"),
+                                  "vision_config": dict(GLM4V_VISION, model_type="glm_ocr_vision")})
+LIGHTONOCR_SPEC = dict(
+    architecture="LightOnOCRForConditionalGeneration", model_type="lighton_ocr", transformers=True,
+    tie_embeddings=True, sizes_in_text_config=True, ignore=("model.vision_projection.patch_merger.merging_layer",),
+    extra_config=dict(
+        text_config=dict(model_type="qwen3", hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=2, head_dim=128, vocab_size=1000,
+                         tie_word_embeddings=True),
+        vision_config=dict(model_type="pixtral", hidden_size=256, intermediate_size=512, num_hidden_layers=1,
+                           num_attention_heads=2, head_dim=128, patch_size=14, image_size=56),
+        spatial_merge_size=2, vision_feature_layer=-1, projector_hidden_act="gelu", multimodal_projector_bias=False))
+LFM2_VL_SPEC = dict(
+    LFM2, architecture="Lfm2VlForConditionalGeneration", model_type="lfm2_vl", sizes_in_text_config=True,
+    ignore=("model.vision_tower.vision_model.embeddings.patch_embedding", r"re:model\.multi_modal_projector\..*"),
+    extra_config=dict(text_config=dict(LFM2_LAYERS, model_type="lfm2", hidden_size=512, intermediate_size=1024,
+                                       num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                       vocab_size=1000, tie_word_embeddings=True),
+                      vision_config=dict(model_type="siglip2_vision_model", hidden_size=256, intermediate_size=512,
+                                         num_hidden_layers=1, num_attention_heads=2, patch_size=16, num_patches=256,
+                                         num_channels=3, vision_use_head=False),
+                      projector_hidden_size=512, downsample_factor=2, tie_word_embeddings=True))
+QIANFAN_OCR_SPEC = dict(internvl_chat_spec("QianfanOCRForConditionalGeneration", dict(
+    QWEN2_LLM, model_type="qwen3", architectures=["Qwen3ForCausalLM"])), model_type="qianfan_ocr")
+# The table entries of the ninth round, laid out as test_family_layout checks the others: (id, spec, TP, layers).
+NINTH_ROUND_FAMILIES = [
+    ("deepseek-vl2", DEEPSEEK_VL2_SPEC, 1,
+     {"vision.blocks.0.mlp.fc1": ("nn.Linear", "vllm:deepseek_vl2.py"),
+      "vision.attn_pool.kv": ("nn.Linear", "vllm:deepseek_vl2.py"),
+      "projector.layers.2": ("nn.Linear", "vllm:deepseek_vl2.py"),
+      "language.model.layers.0.self_attn.kv_a_proj_with_mqa": ("ReplicatedLinear", "vllm:deepseek_vl2.py")}),
+    ("deepseek-ocr", DEEPSEEK_OCR_SPEC, 2,
+     {"model.sam_model.blocks.0.attn.qkv": ("nn.Linear", "vllm:deepencoder.py"),
+      "model.vision_model.transformer.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:deepencoder.py"),
+      "model.projector.layers": ("nn.Linear", "vllm:deepseek_ocr.py"),
+      "model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:deepseek_ocr.py")}),
+    ("qianfan-ocr", QIANFAN_OCR_SPEC, 2,
+     {"vision_model.encoder.layers.0.attn.qkv": ("QKVParallelLinear", "vllm:intern_vit.py"),
+      "mlp1.1": ("nn.Linear", "vllm:internvl.py"),
+      "language_model.model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:qwen3.py")}),
+    ("lightonocr", LIGHTONOCR_SPEC, 2,
+     {"model.vision_encoder.transformer.layers.0.attention.qkv_proj": ("QKVParallelLinear", "vllm:pixtral.py"),
+      "model.vision_projection.linear_2": ("RowParallelLinear", "vllm:mistral3.py")}),
+    ("glm-ocr", GLM_OCR_SPEC, 2,
+     {"model.visual.blocks.0.attn.qkv": ("QKVParallelLinear", "vllm:glm_ocr.py"),
+      "model.language_model.layers.0.self_attn.qkv_proj": ("QKVParallelLinear", "vllm:glm_ocr.py")}),
+    ("lfm2-vl", LFM2_VL_SPEC, 2,
+     {"model.vision_tower.vision_model.embeddings.patch_embedding": ("ReplicatedLinear", "vllm:lfm2_siglip2.py"),
+      "model.multi_modal_projector.linear_1": ("ReplicatedLinear", "vllm:lfm2_vl.py"),
+      "model.language_model.layers.0.conv.in_proj": ("MergedColumnParallelLinear", "vllm:lfm2.py")}),
+]
+FAMILIES.extend(NINTH_ROUND_FAMILIES)
+
+
+@pytest.mark.parametrize("spec,tp,expected", [f[1:] for f in NINTH_ROUND_FAMILIES],
+                         ids=[f[0] for f in NINTH_ROUND_FAMILIES])
+def test_ninth_round_family_layout(make_checkpoint, spec, tp, expected):
+    test_family_layout(make_checkpoint, spec, tp, expected)
+
+
+def test_deepseek_vl2_tower_mlps_are_torch_linears_at_tp1_and_quantized_under_their_timm_prefix(make_checkpoint):
+    """deepseek_vl2.py: timm's SigLIP tower (27 blocks whatever vision_config says) and MlpProjector are torch
+    nn.Linears; above TP 1 patch_vit_for_tp swaps each timm Mlp's fc1 / fc2 for a column / row linear with the quant
+    config and the prefix blocks.N.mlp.fcN, which no list entry under vision. names: FP8 layers over the BF16 tower.
+    The text model is DeepSeek-V2's (language_config) under language., its lists matched by fused names only."""
+    folder = make_checkpoint(quant="ct-fp8-block", data="sparse", **DEEPSEEK_VL2_SPEC)
+    one, two = inspect(folder, tp=1), inspect(folder, tp=2)
+    tower = {layer.name: layer for layer in one.layers if layer.name.startswith(("vision.", "projector."))}
+    assert len(tower) == 27 * 4 + 5 + 2
+    assert all(layer.layer_type == "nn.Linear" and layer.ok for layer in tower.values())
+    assert one.ok
+    split = {layer.name: layer for layer in two.layers if layer.name.startswith(("vision.", "projector."))}
+    broken = {name for name, layer in split.items() if not layer.ok}
+    assert broken == {f"vision.{block}.mlp.{fc}" for block in [*(f"blocks.{i}" for i in range(27)), "attn_pool"]
+                      for fc in ("fc1", "fc2")}
+    assert split["vision.blocks.0.mlp.fc1"].layer_type == "ColumnParallelLinear"
+    assert split["vision.attn_pool.mlp.fc2"].layer_type == "RowParallelLinear"
+    assert split["vision.blocks.0.attn.qkv"].layer_type == "nn.Linear"
+    text = {layer.name: layer.layer_type for layer in two.layers if layer.name.startswith("language.")}
+    assert text["language.model.layers.0.self_attn.kv_a_proj_with_mqa"] == "ReplicatedLinear"
+    assert text["language.model.layers.0.mlp.gate_up_proj"] == "MergedColumnParallelLinear"
+    assert [moe.name for moe in two.moes] == ["language.model.layers.1.mlp.experts"]
+def test_deepseek_ocr_reads_its_mha_config_and_asks_for_clip_under_the_encoder_prefix(make_checkpoint):
+    """deepseek_ocr.py: a language_config with qk_nope_head_dim = qk_rope_head_dim = 0 is no MLA (deepseek_v2.py
+    use_mha: q / k / v fused into qkv_proj); SAM and the projector are torch nn.Linears; the CLIP encoder's layers sit
+    at vision_model.transformer but take the prefix vision_model.encoder, so an ignore entry naming the stored
+    model.vision_model.transformer.* leaves them FP8 layers over BF16 weights."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **DEEPSEEK_OCR_SPEC), tp=2)
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert by_name["model.layers.0.self_attn.qkv_proj"].layer_type == "QKVParallelLinear"
+    assert by_name["model.vision_model.transformer.layers.0.self_attn.qkv_proj"].shards and rep.ok
+    towers = [layer for name, layer in by_name.items() if name.startswith(("model.sam_model.", "model.projector."))]
+    assert len(towers) == 12 * 4 + 1 and {layer.layer_type for layer in towers} == {"nn.Linear"}
+    clip = [name for name in by_name if name.startswith("model.vision_model.")]
+    assert len(clip) == 24 * 4 and all(by_name[name].scheme.startswith("CompressedTensors") for name in clip)
+    listed = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **dict(
+        DEEPSEEK_OCR_SPEC, ignore=(*DEEPSEEK_OCR_SPEC["ignore"], "model.vision_model.transformer.layers.0.mlp.fc1"))),
+        tp=2)
+    fc1 = "model.vision_model.transformer.layers.0.mlp.fc1"
+    assert [layer.name for layer in listed.layers if not layer.ok] == [fc1]
+
+
+def test_qianfan_ocr_tower_and_head_are_unquantized_under_fp8_config_only(make_checkpoint):
+    """qianfan_ocr.py _patch_quant_config appends every InternViT layer's qkv / proj / fc1 / fc2,
+    language_model.lm_head and mlp1 to an Fp8Config's ignored_layers: a BF16 tower is right there and an FP8 one an
+    error; compressed-tensors, which it leaves alone, quantizes the FP8 tower."""
+    spec = QIANFAN_OCR_SPEC
+    fp8 = inspect(make_checkpoint(quant="fp8-block", data="sparse", **dict(
+        spec, ignore=(*spec["ignore"], r"re:vision_model\..*"))), tp=2)
+    tower = [layer for layer in fp8.layers if layer.name.startswith("vision_model.")]
+    assert len(tower) == 4 and all(layer.scheme == "UnquantizedLinearMethod" for layer in tower) and fp8.ok
+    quantized = inspect(make_checkpoint(quant="fp8-block", data="sparse", **spec), tp=2)
+    assert {layer.name for layer in quantized.layers if not layer.ok} == {layer.name for layer in tower}
+    ct = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **spec), tp=2)
+    assert ct.ok and all(layer.scheme == "CompressedTensorsW8A8Fp8" for layer in ct.layers
+                         if layer.name.startswith("vision_model."))
+
+
+def test_lightonocr_lays_out_mistral3_tower_and_projector_under_transformers_names(make_checkpoint):
+    """lightonocr.py: mistral3.py's Pixtral tower and projector with the quant config, stored (by transformers'
+    LightOnOcrForConditionalGeneration) under model.vision_encoder / model.vision_projection, which its mapper moves to
+    vision_tower / multi_modal_projector, the ignore list with them (compressed-tensors' apply_vllm_mapper)."""
+    spec = dict(LIGHTONOCR_SPEC, ignore=("model.vision_projection.patch_merger.merging_layer",
+                                         "model.vision_projection.linear_2"))
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **spec), tp=2)
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert by_name["model.vision_encoder.transformer.layers.0.attention.qkv_proj"].layer_type == "QKVParallelLinear"
+    assert by_name["model.vision_projection.linear_1"].layer_type == "ColumnParallelLinear"
+    assert by_name["model.vision_projection.patch_merger.merging_layer"].layer_type == "nn.Linear"
+    assert by_name["model.vision_projection.linear_2"].scheme == "UnquantizedLinearMethod"
+    assert by_name["model.language_model.layers.0.self_attn.qkv_proj"].layout == "vllm:qwen3.py" and rep.ok
+
+
+def test_glm_ocr_lays_out_glm4v_tower_and_text_model_from_its_own_file(make_checkpoint):
+    """glm_ocr.py: a Glm4vForConditionalGeneration whose GlmOcrVisionTransformer keeps GLM-4V's linears, with the
+    quant config (attn.qkv over the vision heads, merger.proj column, gate / up fused); GLM-4's text model."""
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **GLM_OCR_SPEC), tp=2)
+    by_name = {layer.name: (layer.layer_type, layer.layout) for layer in rep.layers}
+    assert by_name["model.visual.blocks.0.attn.qkv"] == ("QKVParallelLinear", "vllm:glm_ocr.py")
+    assert by_name["model.visual.merger.proj"] == ("ColumnParallelLinear", "vllm:glm_ocr.py")
+    assert by_name["model.visual.merger.gate_up_proj"] == ("MergedColumnParallelLinear", "vllm:glm_ocr.py")
+    assert by_name["model.language_model.layers.0.mlp.gate_up_proj"][0] == "MergedColumnParallelLinear" and rep.ok
+
+
+def test_lfm2_vl_text_model_is_asked_under_the_language_prefix_no_list_entry_reaches(make_checkpoint):
+    """lfm2_vl.py builds the language model with the prefix language while the mapper moves its tensors to
+    language_model: an ignore entry naming a text layer (mapped to language_model.*) never matches, so a BF16 layer it
+    lists is an FP8 layer in vLLM; the SigLIP-2 patch embedding and the projector are ReplicatedLinears without the
+    quant config, the encoder quantized."""
+    listed = "model.language_model.layers.0.feed_forward.w2"
+    spec = dict(LFM2_VL_SPEC, ignore=(listed, *LFM2_VL_SPEC["ignore"]))
+    rep = inspect(make_checkpoint(quant="ct-fp8-block", data="sparse", **spec), tp=2)
+    by_name = {layer.name: layer for layer in rep.layers}
+    assert [name for name, layer in by_name.items() if not layer.ok] == [listed]
+    assert by_name["model.language_model.layers.0.feed_forward.w13"].layout == "vllm:lfm2.py"
+    for name in ("model.vision_tower.vision_model.embeddings.patch_embedding", "model.multi_modal_projector.linear_1"):
+        assert (by_name[name].layer_type, by_name[name].scheme) == ("ReplicatedLinear", "UnquantizedLinearMethod")
+    qkv = by_name["model.vision_tower.vision_model.encoder.layers.0.self_attn.qkv_proj"]
+    assert (qkv.layer_type, qkv.scheme) == ("QKVParallelLinear", "CompressedTensorsW8A8Fp8")

@@ -527,6 +527,44 @@ EXPECTED.update({
         "against it") for name in ("gate_up_proj", "qkv_proj")},
 })
 
+# ninth round (fam-mmb)
+EXPECTED.update({
+    **{(a, f"packed:{name}"): (
+        f"{source}'s class declares no packed_modules_mapping (none of its own, or SupportsLoRA's empty one) and its "
+        "language model (DeepseekV2ForCausalLM) is no SupportsQuant: the quant config's stays empty, which the entry "
+        "models with Arch.quant_packed=False (lists matched by the fused names); the fusions themselves are "
+        "load_weights' stacked_params_mapping")
+       for a, source in (("DeepseekVLV2ForCausalLM", "deepseek_vl2.py"), ("DeepseekOCRForCausalLM", "deepseek_ocr.py"))
+       for name in ("gate_up_proj", "qkv_proj")},
+    ("DeepseekOCRForCausalLM", "tower packed:qkv_proj"): (
+        "deepencoder.py's CLIP encoder (clip.py CLIPAttention) stores qkv_proj fused under the name vLLM builds: "
+        "matched by its own name, the same answer; no quant config packed mapping reaches it"),
+    ("GlmOcrForConditionalGeneration", "packed:gate_up_proj"): (
+        "glm_ocr.py's class is glm4_1v.py's Glm4vForConditionalGeneration, which maps gate_up_proj to itself (see "
+        "Glm4vForConditionalGeneration's entry)"),
+    ("GlmOcrForConditionalGeneration", "tower packed:qkv"): (
+        "GlmOcrVisionAttention's qkv is stored fused under the name vLLM builds (glm_ocr.py QKVParallelLinear): "
+        "matched by its own name, the same answer"),
+    **{("QianfanOCRForConditionalGeneration", f"packed:{name}"): (
+        "qianfan_ocr.py's class is internvl.py's InternVLChatModel: no SupportsQuant, so the quant config gets "
+        "SupportsLoRA's empty mapping and the language model's own (Qwen3ForCausalLM, SupportsQuant): fp8check lays "
+        "the text model out by that class's entry") for name in ("gate_up_proj", "qkv_proj")},
+    **{("QianfanOCRForConditionalGeneration", f"dropped:prefix:{part}"): (
+        "InternVL's mapper (InternVLChatModel's, which qianfan_ocr.py inherits) drops the prefixes of training-only "
+        "modules the released Qianfan-OCR checkpoint does not hold; not modelled (Arch.spec_prefix holds one prefix)")
+       for part in _INTERNVL_TRAINING_ONLY},
+    **{("Lfm2VlForConditionalGeneration", f"packed:{name}"): (
+        "lfm2_vl.py's class declares no q / k / v or gate / up entries; its language model (init_vllm_registered_model "
+        "of Lfm2ForCausalLM, SupportsQuant) adds its own to the quant config: fp8check lays the text model out by "
+        "that class's entry; the entry's LLAMA_PACKED serves only a text class the table lacks")
+       for name in ("gate_up_proj", "qkv_proj")},
+    ("Lfm2VlForConditionalGeneration", "renames"): (
+        "the class's mapper moves model.language_model. / model.vision_tower. / model.multi_modal_projector. and "
+        "lm_head.; lfm2.py's own mapper, which the text model's load_weights applies after it, renames .conv. to "
+        ".short_conv.: fp8check applies both to name the modules (the lists, which vLLM maps with the class's alone, "
+        "reach no text layer either way: its prefix is language.*)"),
+})
+
 
 class Finding(NamedTuple):
     """One way fp8check's entry and vLLM's class disagree."""

@@ -33,13 +33,13 @@ from fp8check.core.records import InspectOptions
 from fp8check.core.routing.crosscheck import vllm_error
 from fp8check.core.routing.inspect import inspect_checkpoint
 from fp8check.core.targets.platforms import parse_platform
-from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors,
-                            deepseek_v4_vision_tensors, deepseek_v41_tensors, gemma3n_tower_tensors, inkling_tensors,
-                            intern_vit_tensors, internlm2_tensors, k2_horizon_tensors, kimi_k3_tensors,
-                            moonvit_tensors, nemotron_vl_tensors, phi3v_vision_tensors, qwen3_asr_audio_tensors,
+from fp8check.synth import (Spec, alice_ai_tensors, bailing_tensors, bailing_v3_vision_tensors, deepseek_ocr_tensors,
+                            deepseek_v4_vision_tensors, deepseek_v41_tensors, deepseek_vl2_tensors,
+                            gemma3n_tower_tensors, inkling_tensors, intern_vit_tensors, internlm2_tensors,
+                            k2_horizon_tensors, kimi_k3_tensors, minicpmo_audio_tensors, minicpmv_vision_tensors,
+                            moonvit_tensors, nemotron_vl_tensors, ovis2_5_vision_tensors, ovis_aimv2_tensors,
+                            phi3v_vision_tensors, phi4mm_tensors, phi4v_vision_tensors, qwen3_asr_audio_tensors,
                             whisper_encoder_tensors, write_checkpoint)
-from fp8check.synth import (minicpmo_audio_tensors, minicpmv_vision_tensors, ovis2_5_vision_tensors,  # fam-mma
-                            ovis_aimv2_tensors, phi4mm_tensors, phi4v_vision_tensors)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crosscheck_model import compare_model, our_modules  # noqa: E402  # isort: skip  (vLLM's side, beside this file)
@@ -2217,20 +2217,22 @@ FAMILIES.update({
                   dict(_TOKENS, image_token_index=4000, vision_feature_layers=[-2, -1],
                        text_config=_text_config("llama"), vision_config=_CLIP_VISION)),
     # LightOnOCR-2: Pixtral's tower (its gate / up MLP fused by the GLUFuser), the patch merger and projector, Qwen3.
-    "lightonocr": (dict(architecture="LightOnOcrForConditionalGeneration", model_type="lighton_ocr",
-                        transformers=True, ignore=("lm_head",)),
-                   dict(_TOKENS, image_token_id=10, spatial_merge_size=2, text_config=_text_config("qwen3"),
-                        vision_config={"model_type": "pixtral", "hidden_size": _V, "intermediate_size": 4 * _V,
-                                       "num_hidden_layers": 2, "num_attention_heads": 16, "head_dim": _V // 16,
-                                       "patch_size": 14, "image_size": 1540, "hidden_act": "silu"})),
+    # (transformers' spelling, LightOnOcr: no release registers it; vLLM's own LightOnOCR is "lightonocr" below)
+    "lightonocr-hf": (dict(architecture="LightOnOcrForConditionalGeneration", model_type="lighton_ocr",
+                           transformers=True, ignore=("lm_head",)),
+                      dict(_TOKENS, image_token_id=10, spatial_merge_size=2, text_config=_text_config("qwen3"),
+                           vision_config={"model_type": "pixtral", "hidden_size": _V, "intermediate_size": 4 * _V,
+                                          "num_hidden_layers": 2, "num_attention_heads": 16, "head_dim": _V // 16,
+                                          "patch_size": 14, "image_size": 1540, "hidden_act": "silu"})),
 })
 # The transformers processor (class, image processor class) each Transformers-backend family above ships
 # (write_processor).
 TRANSFORMERS_PROCESSORS = {"aya-vision": ("AyaVisionProcessor", "GotOcr2ImageProcessor"),
                            "aya-vision-tower-bf16": ("AyaVisionProcessor", "GotOcr2ImageProcessor"),
                            "vip-llava": ("LlavaProcessor", "CLIPImageProcessor"),
-                           "lightonocr": ("LightOnOcrProcessor", "PixtralImageProcessor",
-                                          {"image_token": "t10", "image_break_token": "t11", "image_end_token": "t12"})}
+                           "lightonocr-hf": ("LightOnOcrProcessor", "PixtralImageProcessor",
+                                             {"image_token": "t10", "image_break_token": "t11",
+                                              "image_end_token": "t12"})}
 # ninth round (fam-tfmoe)
 # Unregistered transformers MoE classes, built by the Transformers backend's TransformersMoEForCausalLM
 # (layouts.transformers_backend_arch, from the generated TransformersClass.moe): Phi-3.5-MoE under transformers'
@@ -2252,9 +2254,113 @@ FAMILIES.update({
                    dict(_TOKENS, num_local_experts=8, num_experts_per_tok=2, intermediate_size=1024,
                         layer_types=["linear_attention", "full_attention"])),
 })
+
+# ninth round (fam-mmb)
+# DeepSeek-VL2 (deepseek_vl2.py; vLLM's own DeepseekVLV2Config, model_type deepseek_vl_v2): DeepSeek-VL2-Small's
+# language_config scaled in depth and experts (MLA without q-LoRA, a dense layer 0, greedy softmax routing, two shared
+# experts) under language., synth.deepseek_vl2_tensors the timm SigLIP-SO400M tower (27 blocks, whatever
+# vision_config says) and the projector, both stored BF16 as the released exports keep them: at TP 1 vLLM builds
+# them as torch nn.Linears; above it the MLPs' fc1 / fc2 become FP8 layers over those BF16 weights (their prefix
+# blocks.N.mlp.fcN is what the lists are matched against: no entry under vision. names them).
+_DEEPSEEK_VL2 = {
+    "language_config": _text_config("deepseek_v2", architectures=["DeepseekV2ForCausalLM"], num_key_value_heads=16,
+                                    first_k_dense_replace=1, q_lora_rank=None, kv_lora_rank=512, qk_nope_head_dim=128,
+                                    qk_rope_head_dim=64, v_head_dim=128, moe_intermediate_size=1024,
+                                    n_routed_experts=8, n_shared_experts=1, num_experts_per_tok=2, n_group=1,
+                                    topk_group=1, topk_method="greedy", use_mla=True, tie_word_embeddings=False),
+    "vision_config": {"model_name": "siglip_so400m_patch14_384", "image_size": 384, "patch_size": 14, "width": 1152,
+                      "layers": 27, "heads": 16, "mlp_ratio": 3.7362, "global_pool": "map", "ignore_head": True,
+                      "class_token": False, "num_classes": 0, "use_checkpoint": False},
+    "projector_config": {"projector_type": "downsample_mlp_gelu", "input_dim": 1152, "n_embed": BASE["hidden"],
+                         "depth": 2, "mlp_ratio": 1, "downsample_ratio": 2, "token_pooling": False},
+    "tile_tag": "2D", "global_view_pos": "head", "candidate_resolutions": [[384, 384]]}
+FAMILIES.update({
+    "deepseek-vl2": (dict(architecture="DeepseekVLV2ForCausalLM", model_type="deepseek_vl_v2", **_MLA,
+                          text_prefix="language.model", head="language.lm_head", sizes_in_text_config=True,
+                          extra_tensors=deepseek_vl2_tensors(_DEEPSEEK_VL2),
+                          ignore=("language.lm_head", r"re:vision\..*", r"re:projector\..*")), _DEEPSEEK_VL2),
+})
+# DeepSeek-OCR (deepseek_ocr.py; DeepseekVLV2Config as DeepSeek-VL2's): the released language_config's MHA text model
+# (qk_nope_head_dim = qk_rope_head_dim = 0, kv_lora_rank null) scaled in depth and experts, under model.;
+# synth.deepseek_ocr_tensors the released SAM ViT-B and CLIP-L towers and the linear projector (config.json's vision
+# section as released: the towers' sizes nested under width, which vLLM never reads). SAM and the projector stored
+# BF16 (torch nn.Linears in vLLM), the CLIP encoder FP8 (vLLM quantizes it, asking with vision_model.encoder.*).
+_DEEPSEEK_OCR = {
+    "language_config": _text_config("deepseek_v2", architectures=["DeepseekV2ForCausalLM"], num_key_value_heads=16,
+                                    first_k_dense_replace=1, q_lora_rank=None, kv_lora_rank=None, qk_nope_head_dim=0,
+                                    qk_rope_head_dim=0, v_head_dim=0, moe_intermediate_size=1024, n_routed_experts=8,
+                                    n_shared_experts=1, num_experts_per_tok=2, n_group=1, topk_group=1,
+                                    topk_method="greedy", use_mla=False, tie_word_embeddings=False),
+    "vision_config": {"image_size": 1024, "mlp_ratio": 3.7362, "model_name": "deeplip_b_l", "model_type": "vision",
+                      "width": {"clip-l-14-224": {"heads": 16, "image_size": 224, "layers": 24, "patch_size": 14,
+                                                  "width": 1024},
+                                "sam_vit_b": {"downsample_channels": [512, 1024], "global_attn_indexes": [2, 5, 8, 11],
+                                              "heads": 12, "layers": 12, "width": 768}}},
+    "projector_config": {"input_dim": 2048, "model_type": "mlp_projector", "n_embed": BASE["hidden"],
+                         "projector_type": "linear"},
+    "tile_tag": "2D", "global_view_pos": "head", "candidate_resolutions": [[1024, 1024]]}
+FAMILIES["deepseek-ocr"] = (
+    dict(architecture="DeepseekOCRForCausalLM", model_type="deepseek_vl_v2", experts=8, moe_style="deepseek",
+         shared_experts=1, first_k_dense=1, kv_heads=BASE["heads"], sizes_in_text_config=True,
+         extra_tensors=deepseek_ocr_tensors(_DEEPSEEK_OCR),
+         ignore=("lm_head", r"re:model\.sam_model\..*", r"re:model\.projector\..*")), _DEEPSEEK_OCR)
+# Qianfan-OCR (qianfan_ocr.py, an InternVLChatModel): transformers' QianfanOCRConfig (model_type qianfan_ocr, its
+# vision_config under transformers' field names, text_config Qwen3) with the InternVL keys the model file reads
+# (select_layer, force_image_size, ps_version, ...), over InternVL's checkpoint names (synth.intern_vit_tensors:
+# InternViT-300M's widths, one layer). The tower, the head and mlp1 stored BF16 and listed (the tower by a re: entry,
+# which Fp8Config does not match: the model file's own ignored_layers leave it unquantized there).
+_QIANFAN_TEXT = _text_config("qwen3", architectures=["Qwen3ForCausalLM"], rope_theta=1000000.0, rms_norm_eps=1e-6,
+                             tie_word_embeddings=False)
+_QIANFAN_OCR = {"text_config": _QIANFAN_TEXT,
+                "vision_config": {"model_type": "qianfan_ocr_vision", "hidden_size": _V, "intermediate_size": 4 * _V,
+                                  "num_attention_heads": 16, "num_hidden_layers": 1, "attention_bias": True,
+                                  "use_qk_norm": False, "norm_type": "layer_norm", "layer_norm_eps": 1e-6,
+                                  "hidden_act": "gelu", "image_size": [448, 448], "patch_size": [14, 14],
+                                  "layer_scale_init_value": 0.1},
+                "downsample_ratio": 0.5, "select_layer": -1, "force_image_size": 448, "ps_version": "v2",
+                "template": "qianfan_ocr", "dynamic_image_size": True, "use_thumbnail": True, "min_dynamic_patch": 1,
+                "max_dynamic_patch": 12, "image_token_id": BASE["vocab"] - 1}
+FAMILIES["qianfan-ocr"] = (
+    dict(architecture="QianfanOCRForConditionalGeneration", model_type="qianfan_ocr",
+         text_prefix="language_model.model", sizes_in_text_config=True, extra_tensors=intern_vit_tensors(
+             {"vision_config": _VIT_300M, "llm_config": _QIANFAN_TEXT, "downsample_ratio": 0.5}),
+         ignore=("language_model.lm_head", "mlp1.1", "mlp1.3", r"re:vision_model\..*")), _QIANFAN_OCR)
+# LightOnOCR (lightonocr.py, a Mistral3ForConditionalGeneration): written by transformers'
+# LightOnOcrForConditionalGeneration (model.vision_encoder / model.vision_projection / model.language_model, the head
+# tied as released), a one-layer Pixtral tower of BASE's vision widths, a Qwen3 text model; config.json's keys
+# mistral3.py reads beside LightOnOcrConfig's (vision_feature_layer, projector_hidden_act, multimodal_projector_bias).
+FAMILIES["lightonocr"] = (
+    dict(architecture="LightOnOCRForConditionalGeneration", model_type="lighton_ocr", transformers=True,
+         tie_embeddings=True, sizes_in_text_config=True,
+         ignore=("model.vision_projection.patch_merger.merging_layer",)),
+    {"text_config": _text_config("qwen3", rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=True),
+     "vision_config": {"model_type": "pixtral", "hidden_size": _V, "intermediate_size": 2 * _V, "num_hidden_layers": 1,
+                       "num_attention_heads": 16, "head_dim": _V // 16, "patch_size": 14, "image_size": 1540},
+     "spatial_merge_size": 2, "image_token_id": BASE["vocab"] - 1, "tie_word_embeddings": True,
+     "vision_feature_layer": -1, "projector_hidden_act": "gelu", "multimodal_projector_bias": False})
+# GLM-OCR (glm_ocr.py, a Glm4vForConditionalGeneration): written by transformers' GlmOcrForConditionalGeneration, the
+# GLM-4V tower of "glm-4.1v" under glm_ocr_vision, a GLM-4 text model (glm_ocr_text).
+FAMILIES["glm-ocr"] = (dict(architecture="GlmOcrForConditionalGeneration", model_type="glm_ocr", **_HF),
+                       {"text_config": _text_config("glm_ocr_text", partial_rotary_factor=0.5),
+                        "vision_config": dict(_GLM4V_VISION, model_type="glm_ocr_vision")})
+# LFM2-VL (lfm2_vl.py): written by transformers' Lfm2VlForConditionalGeneration, "lfm2"'s text model (tied head) and a
+# one-layer SigLIP-2 NaViT tower of BASE's vision widths; the patch embedding and the projector (vLLM builds them
+# without the quant config) stored BF16 and listed.
+FAMILIES["lfm2-vl"] = (
+    dict(architecture="Lfm2VlForConditionalGeneration", model_type="lfm2_vl", tie_embeddings=True,
+         sizes_in_text_config=True, **dict(_HF, ignore=("model.vision_tower.vision_model.embeddings.patch_embedding",
+                                                        r"re:model\.multi_modal_projector\..*"))),
+    {"text_config": _text_config("lfm2", **FAMILIES["lfm2"][1], num_hidden_layers=4, tie_word_embeddings=True),
+     "vision_config": {"model_type": "siglip2_vision_model", "hidden_size": _V, "intermediate_size": 4 * _V,
+                       "num_hidden_layers": 1, "num_attention_heads": 16, "patch_size": 16, "num_patches": 256,
+                       "num_channels": 3, "vision_use_head": False},
+     "projector_hidden_size": BASE["hidden"], "downsample_factor": 2, "projector_bias": True,
+     "projector_use_layernorm": True, "tie_word_embeddings": True, "image_token_id": BASE["vocab"] - 1})
+
 # Tokens a family's model class reads from the checkpoint's added_tokens.json while it is built (models/dots3_note
 # nvidia/multimodal.py Dots3NoteForCausalLM: the image padding token, or a ValueError).
-ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}}
+ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}, "deepseek-vl2": {"<image>": BASE["vocab"]},
+                "deepseek-ocr": {"<image>": BASE["vocab"]}}
 # Families whose front door asks the tokenizer (built from the checkpoint's, not skipped: crosscheck_model's
 # case["tokenizer"]): internvl.py's InternVLProcessingInfo reads the tokenizer's vocabulary for a Qwen2 / Qwen3 text
 # model's video token while vLLM sizes the multimodal limits (get_supported_mm_limits). A word-level one of the
@@ -2264,6 +2370,7 @@ TOKENIZER_FAMILIES = ("internvl-chat", "ovis2.5", "ovis2.5-naflex", "ovis2.6", "
 # QWEN_PREPROCESSOR's image processor): ovis2_5.py's Ovis2_5ProcessingInfo builds vLLM's Ovis2_5Processor, with the
 # checkpoint's tokenizer, when constructed.
 PROCESSOR_FAMILIES = {family: "Ovis2_5Processor" for family in ("ovis2.5", "ovis2.5-naflex", "ovis2.6", "ovis2.6-moe")}
+TOKENIZER_FAMILIES = ("internvl-chat", "deepseek-vl2", "deepseek-ocr")
 QUANTS = ("ct-fp8-block", "fp8-block", "ct-fp8-dynamic", "modelopt-fp8")
 # The other formats of the format issue: stored ones, and a bf16 checkpoint under each online --quantization.
 FORMAT_QUANTS = ("modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc", "quark-fp8-block", "inc-fp8-block",

@@ -267,8 +267,9 @@ def _aliased(sizes: dict, model_type: object) -> dict:
 
 # Model types whose vision tower the model file builds from a fixed config, whatever config.json holds: its heads
 # (phi3v.py CLIP_VIT_LARGE_PATCH14_336_CONFIG, 0.25-0.34: 16 heads of 64; phi4mm.py get_navit_vision_model's SigLIP:
-# 16 heads of 72).
-FIXED_VISION_HEADS = {"phi3_v": 16, "phi4mm": 16}
+# 16 heads of 72; DeepSeek-VL2's timm SigLIP-SO400M and DeepSeek-OCR's CLIP-L / 14, deepencoder.py, both 16 heads under
+# model_type deepseek_vl_v2).
+FIXED_VISION_HEADS = {"phi3_v": 16, "phi4mm": 16, "deepseek_vl_v2": 16}
 
 
 def parse_model_config(doc: object, where: str = "config.json", hf_quant_config: object = None) -> ModelConfig:
@@ -282,8 +283,9 @@ def parse_model_config(doc: object, where: str = "config.json", hf_quant_config:
     multimodal = thinker if isinstance(thinker, dict) else doc
     # NVIDIA's Nemotron VL configs and InternVL's (internvl_chat, h2ovl_chat, skywork_chat), both remote code, nest
     # the text model as llm_config, which vLLM renames text_config (transformers_utils/config.py
-    # _CONFIG_ATTRS_MAPPING, where text_config is absent).
-    text = multimodal.get("text_config", multimodal.get("llm_config"))
+    # _CONFIG_ATTRS_MAPPING, where text_config is absent); DeepSeek-VL2's / DeepSeek-OCR's as language_config, which
+    # vLLM's DeepseekVLV2Config reads into text_config (transformers_utils/configs/deepseek_vl2.py).
+    text = multimodal.get("text_config", multimodal.get("llm_config", multimodal.get("language_config")))
     # Multimodal configs keep the decoder's sizes in text_config; quantization_config stays at the top.
     sizes = _aliased(text if isinstance(text, dict) and "hidden_size" in text else doc, doc.get("model_type"))
 

@@ -118,6 +118,9 @@ class Tower(NamedTuple):
     # The class of a linear that neither `styles` nor a fusion names (None: the leaf-name rules), as Arch.unplanned:
     # the Transformers backend builds every nn.Linear of a tower that no plan or fuser names a ReplicatedLinear.
     unplanned: str | None = None
+    # Tails of linears the model builds as torch nn.Linears at TP 1 and, above it, swaps for the class `styles` names,
+    # with the quant config (deepseek_vl2.py patch_vit_for_tp: timm's Mlp fc1 / fc2 via replace_linear_class).
+    torch_linear_at_tp1: tuple[str, ...] = ()
 
 
 class MoEBackendRequired(NamedTuple):
@@ -514,6 +517,9 @@ class Arch(NamedTuple):
     # (WHEEL_CHANGES key, {field: value}): fields the model file built otherwise until the release that brought the
     # change (the newest first; each older one applied over it).
     fields_before: tuple[tuple[str, dict], ...] = ()
+    # vLLM module names the model file appends to an Fp8Config's ignored_layers (subclasses too) while building, "{i}"
+    # once per vision_config layer (qianfan_ocr.py _patch_quant_config: the InternViT linears, lm_head and mlp1).
+    fp8_ignored_layers: tuple[str, ...] = ()
     # vision_config.model_type -> the tower the model builds under its vision root, by the vision config's class
     # (llava.py init_vision_tower_for_llava: CLIPVisionModel, SiglipVisionModel or PixtralHFVisionModel), ahead of
     # `towers`; another model type builds none of them (vLLM raises "Unsupported vision config").
@@ -782,6 +788,13 @@ ARCHITECTURES.update({
     "Glm4vMoeForConditionalGeneration": ARCHITECTURES["Glm4MoeForCausalLM"]._replace(
         source="vllm:glm4_1v.py", towers=(_GLM4V_VISUAL,), hf_to_vllm=_GLM4V_NAMES),
 })
+# GLM-OCR (glm_ocr.py GlmOcrForConditionalGeneration, a Glm4vForConditionalGeneration; registered 0.33-0.34, 0.34
+# changes only the tower's attention forward): GLM-4.1V's text model and names; GlmOcrVisionTransformer replaces the
+# tower with GLM-4V's linears (GlmOcrVisionBlock: attn.qkv a QKVParallelLinear over the vision heads, its prefix
+# attn.qkv_proj under a quant config as GLM-4V's, attn.proj row, mlp gate / up -> gate_up_proj, down_proj row;
+# GlmOcrPatchMerger: proj column, gate_up_proj / down_proj), all with the quant config.
+ARCHITECTURES["GlmOcrForConditionalGeneration"] = ARCHITECTURES["Glm4vForConditionalGeneration"]._replace(
+    source="vllm:glm_ocr.py", towers=(_GLM4V_VISUAL._replace(source="vllm:glm_ocr.py"),))
 # GLM-4.7-Flash (glm4_moe_lite.py Glm4MoeLiteForCausalLM, registered 0.25-0.34; 0.33 -> 0.34 changed only ROCm AITER's
 # fused shared experts, per layer from 0.34): DeepSeek-V2's MLA (Glm4MoeLiteMLAAttention is deepseek_v2.py's
 # DeepseekV2MLAAttention: q_a_proj + kv_a_proj_with_mqa -> fused_qkv_a_proj where q_lora_rank is set, q_b_proj /
@@ -1335,6 +1348,37 @@ ARCHITECTURES["KimiVLForConditionalGeneration"] = _DEEPSEEK._replace(
         Tower("vllm:kimi_vl.py", ("multi_modal_projector.",), packed={}, quantized=False,
               styles={"linear_1": REPLICATED, "linear_2": REPLICATED})))
 
+# DeepSeek-VL2 (deepseek_vl2.py DeepseekVLV2ForCausalLM, registered 0.25-0.34; 0.34 adds only an eager encoder
+# forward): vLLM's DeepseekVLV2Config reads config.json's language_config as transformers' DeepseekV2Config, the text
+# model deepseek_v2.py's DeepseekV2ForCausalLM (init_vllm_registered_model) under language_model, the mapper moving
+# the checkpoint's language. there. The tower is timm's vit_so400m_patch14_siglip_384 (timm.create_model, whatever
+# vision_config says: 27 blocks, synth.SIGLIP_SO400M), all torch nn.Linears at TP 1; above it patch_vit_for_tp swaps
+# every timm Mlp's fc1 / fc2 (the blocks' and attn_pool's) for a ColumnParallelLinear / RowParallelLinear with the
+# quant config and the prefix of its path inside the timm model (blocks.N.mlp.fc1: no vision.), which the quant
+# config's lists are matched against. MlpProjector's layers are torch nn.Linears (layers.0 / layers.2: the released
+# configs' depth 2, a GELU between). Neither the class nor DeepseekV2ForCausalLM is SupportsQuant and the class
+# declares no packed_modules_mapping (Arch.quant_packed).
+_DEEPSEEK_VL2_TOWER = Tower("vllm:deepseek_vl2.py", ("vision.",), packed={}, styles={
+    "attn.qkv": TORCH_LINEAR, "attn.proj": TORCH_LINEAR, "attn_pool.q": TORCH_LINEAR, "attn_pool.kv": TORCH_LINEAR,
+    "attn_pool.proj": TORCH_LINEAR, "mlp.fc1": COLUMN, "mlp.fc2": ROW}, torch_linear_at_tp1=("mlp.fc1", "mlp.fc2"))
+ARCHITECTURES["DeepseekVLV2ForCausalLM"] = _DEEPSEEK._replace(
+    source="vllm:deepseek_vl2.py", quant_packed=False, hf_to_vllm=(("prefix", "language.", "language_model."),),
+    quant_prefixes=(("prefix", "vision.", ""),), towers=(
+        _DEEPSEEK_VL2_TOWER, Tower("vllm:deepseek_vl2.py", ("projector.",), packed={},
+                                  styles={"layers.0": TORCH_LINEAR, "layers.2": TORCH_LINEAR})))
+
+# LightOnOCR (lightonocr.py LightOnOCRForConditionalGeneration, a Mistral3ForConditionalGeneration; registered
+# 0.25-0.34, the file alike 0.33 / 0.34): transformers' LightOnOcrConfig (text_config Qwen3 in the released models);
+# mistral3.py's Pixtral tower (with the quant config, up to the deepest vision_feature_layer) and
+# Mistral3MultiModalProjector under the names transformers saves, model.vision_encoder / model.vision_projection,
+# which the mapper moves to vision_tower / multi_modal_projector (the text model's as Mistral-3's, no scale-suffix
+# renames).
+ARCHITECTURES["LightOnOCRForConditionalGeneration"] = ARCHITECTURES["Mistral3ForConditionalGeneration"]._replace(
+    source="vllm:lightonocr.py", towers=(_PIXTRAL._replace(roots=("model.vision_encoder.",)),
+                                         _MISTRAL3_PROJECTOR._replace(roots=("model.vision_projection.",))),
+    hf_to_vllm=(("prefix", "model.vision_encoder.", "vision_tower."),
+                ("prefix", "model.vision_projection.", "multi_modal_projector."), _VL_TEXT[1], _VL_TEXT[0]))
+
 
 # Kimi-Linear (vllm.models.kimi_k3, 0.27-0.34 alike; 0.25 / 0.26's kimi_linear.py is not compared: nvidia/model.py
 # KimiLinearModel on CUDA and CPU, amd/linear.py on ROCm and XPU; the same linears): KDA layers
@@ -1683,6 +1727,27 @@ ARCHITECTURES["Lfm2MoeForCausalLM"] = Arch(
 # the quant config (unlike LFM2's).
 ARCHITECTURES["Lfm3ForCausalLM"] = Arch("vllm:lfm3.py", packed=_LFM2_PACKED, styles={"self_attn.gate_proj": COLUMN},
                                         **_SHORT_CONV)
+# LFM2-VL (lfm2_vl.py Lfm2VLForConditionalGeneration, registered as Lfm2VlForConditionalGeneration 0.25-0.34;
+# lfm2_vl.py / lfm2_siglip2.py alike 0.33 -> 0.34): transformers' Lfm2VlConfig; the language model of text_config's
+# class (lfm2.py) under language_model, built with the prefix language (maybe_prefix(prefix, "language")), which the
+# quant config's lists, mapped to language_model.*, are matched against: a list entry naming a text layer never
+# matches. lfm2_siglip2.py's Siglip2Model with the quant config (self_attn q / k / v -> qkv_proj over the vision
+# heads, out_proj row, mlp fc1 column / fc2 row), its embeddings.patch_embedding a ReplicatedLinear without one;
+# Lfm2VLMultiModalProjector's linear_1 / linear_2 ReplicatedLinears without one. The text model's loader renames the
+# stored .conv. to .short_conv. (lfm2.py's own mapper, after the class's: Arch.vllm_names), which the lists, mapped by
+# the class's mapper alone, keep: no matter, as no text layer's prefix is matched by them.
+_LFM2_VL_ROOT = "model.vision_tower.vision_model."
+_LFM2_VL = Arch("vllm:lfm2_vl.py", registered_text_model=True,
+                quant_prefixes=(("prefix", "language_model.", "language."),),
+                hf_to_vllm=(_VL_TEXT[1], _VL_TEXT[0], ("prefix", "model.vision_tower.", "vision_tower."),
+                            ("prefix", "model.multi_modal_projector.", "multi_modal_projector."),
+                            *_SHORT_CONV["hf_to_vllm"]), vllm_names=((".conv.", ".short_conv."),), towers=(
+    Tower("vllm:lfm2_siglip2.py", (f"{_LFM2_VL_ROOT}embeddings.",), quantized=False,
+          styles={"patch_embedding": REPLICATED}),
+    Tower("vllm:lfm2_siglip2.py", (_LFM2_VL_ROOT,), vision_heads=True),
+    Tower("vllm:lfm2_vl.py", ("model.multi_modal_projector.",), packed={}, quantized=False,
+          styles={"linear_1": REPLICATED, "linear_2": REPLICATED})))
+ARCHITECTURES["Lfm2VlForConditionalGeneration"] = _LFM2_VL
 
 # Mamba-1 mixers (layers/mamba/mamba_mixer.py MambaMixer, 0.25-0.34; 0.33 -> 0.34 only LoRA's row padding): the mixer
 # takes no quant_config at all, so every linear in it is unquantized whatever the format says (an FP8 weight there
@@ -2154,6 +2219,16 @@ ARCHITECTURES.update({
     "SkyworkR1VChatModel": _INTERNVL_CHAT._replace(source="vllm:skyworkr1v.py", towers=(
         _INTERN_VIT, _INTERNVL_MLP1._replace(source="vllm:skyworkr1v.py",
                                               styles={"1": REPLICATED, "3": REPLICATED})))})
+# Qianfan-OCR (qianfan_ocr.py QianfanOCRForConditionalGeneration, an InternVLChatModel; registered 0.33-0.34, the file
+# alike): transformers' QianfanOCRConfig (text_config a Qwen3 one; _add_intern_vit_fields gives the vision config
+# InternViT's field names) over InternVL's checkpoint names and modules; _patch_quant_config appends to an Fp8Config's
+# ignored_layers (subclasses too; the online FP8 configs' linear weights alike, not modelled) every vision_config
+# layer's attn.qkv / attn.proj / mlp.fc1 / mlp.fc2, language_model.lm_head and mlp1.1 / mlp1.3: under it the tower
+# and the head are unquantized (an FP8 weight there an error), under compressed-tensors the tower is quantized.
+ARCHITECTURES["QianfanOCRForConditionalGeneration"] = _INTERNVL_CHAT._replace(
+    source="vllm:qianfan_ocr.py", fp8_ignored_layers=(
+        *(f"vision_model.encoder.layers.{{i}}.{leaf}" for leaf in ("attn.qkv", "attn.proj", "mlp.fc1", "mlp.fc2")),
+        "language_model.lm_head", "mlp1.1", "mlp1.3"))
 
 # ERNIE-4.5-VL (ernie45_vl.py Ernie4_5_VLMoeForConditionalGeneration over ernie45_vl_moe.py's text model, registered
 # 0.25-0.34, the modules alike in every release; 0.34 only moves the resampler out of the encoder CUDA graph's eager
@@ -2884,6 +2959,28 @@ ARCHITECTURES["ApertusForCausalLM"] = Arch("vllm:apertus.py", packed=_QKV_ONLY)
 ARCHITECTURES["DeepseekForCausalLM"] = _DEEPSEEK._replace(
     packed=LLAMA_PACKED, mla=False,
     quant_prefixes=(("regex", r"^(?:.*\.)?self_attn\.(?:q_proj|k_proj|v_proj|o_proj)\.weight$", ".weight"),))
+# DeepSeek-OCR (deepseek_ocr.py DeepseekOCRForCausalLM, registered 0.25-0.34; 0.34 drops only its n-gram logits
+# processor): vLLM's DeepseekVLV2Config (language_config as transformers' DeepseekV2Config), whose released text model
+# has no MLA (qk_nope_head_dim = qk_rope_head_dim = 0: deepseek_v2.py's use_mha, DeepSeek-MoE v1's attention above)
+# under language_model, the mapper moving model.embed_tokens / layers / norm and lm_head there and dropping the
+# other names' model.; the towers fixed whatever config.json says (deepencoder.py): build_sam_vit_b's SAM ViT-B
+# (sam_model: attn.qkv / attn.proj and mlp.lin1 / lin2 torch nn.Linears) and DeepCLIPVisionTransformer (CLIP-L / 14,
+# 24 layers, with the quant config: self_attn.qkv_proj stored fused, a QKVParallelLinear over 16 heads, out_proj row,
+# mlp.fc1 column / fc2 row), whose CLIPEncoder sits at vision_model.transformer but is built with the prefix
+# vision_model.encoder, which the quant config's lists are matched against; MlpProjector's projector.layers (the
+# released projector_type linear) a torch nn.Linear. The class (SupportsLoRA) declares no packed_modules_mapping.
+_DEEPSEEK_OCR_NAMES = tuple(("prefix", f"model.{part}.", f"language_model.model.{part}.")
+                            for part in ("embed_tokens", "layers", "norm"))
+ARCHITECTURES["DeepseekOCRForCausalLM"] = ARCHITECTURES["DeepseekForCausalLM"]._replace(
+    source="vllm:deepseek_ocr.py", quant_packed=False,
+    hf_to_vllm=(*_DEEPSEEK_OCR_NAMES, ("prefix", "lm_head.", "language_model.lm_head."), ("prefix", "model.", "")),
+    quant_prefixes=(*ARCHITECTURES["DeepseekForCausalLM"].quant_prefixes,
+                    ("prefix", "vision_model.transformer.", "vision_model.encoder.")),
+    towers=(Tower("vllm:deepencoder.py", ("model.sam_model.",), packed={},
+                  styles={leaf: TORCH_LINEAR for leaf in ("attn.qkv", "attn.proj", "mlp.lin1", "mlp.lin2")}),
+            Tower("vllm:deepencoder.py", ("model.vision_model.",), packed={"qkv_proj": ("qkv_proj",)},
+                  vision_heads=True, styles={"self_attn.qkv_proj": "QKVParallelLinear"}),
+            Tower("vllm:deepseek_ocr.py", ("model.projector.",), packed={}, styles={"layers": TORCH_LINEAR})))
 # ChatGLM-2 / 3 and GLM-4-9B (chatglm.py ChatGLMForCausalLM, registered as ChatGLMModel and
 # ChatGLMForConditionalGeneration 0.25-0.34, alike 0.33 / 0.34; vLLM's own ChatGLMConfig, model_type chatglm): the
 # checkpoint's names under transformer.encoder.layers.N, self_attention.query_key_value stored fused (packed
@@ -3792,7 +3889,7 @@ CAUSAL_LM_CLASSES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM
                      "ministral3": "Ministral3ForCausalLM", "deepseek_v3": "DeepseekV3ForCausalLM",
                      "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM",
                      "cohere2": "Cohere2ForCausalLM", "granite": "GraniteForCausalLM", "gemma": "GemmaForCausalLM",
-                     "gemma2": "Gemma2ForCausalLM"}
+                     "gemma2": "Gemma2ForCausalLM", "lfm2": "Lfm2ForCausalLM"}
 
 
 def text_model_architecture(config: ModelConfig) -> str | None:
@@ -3820,19 +3917,18 @@ def model_arch(config: ModelConfig, profile, kind: str = "") -> Arch | None:
         text = ARCHITECTURES.get(text_model_architecture(config) or "")
         if text is not None and text.moved is not None:  # the implementation this release builds the class with
             text = text.for_release(profile)
-        # the entry's towers as the release builds them; its spec_prefix (the text model's MTP under the entry's
-        # prefix) where it names one; its bare parameters beside the text model's (Ovis2.5's vte)
+        # the entry's towers as the release builds them, and the names it appends to the quant config's lists; its
+        # spec_prefix (the text model's MTP under the entry's prefix) where it names one; its bare parameters beside
+        # the text model's (Ovis2.5's vte)
         towers, renames = arch.for_release(profile).towers, arch.hf_to_vllm
         spec_prefix = arch.spec_prefix or (text.spec_prefix if text is not None else None)
-        matrix_norms = arch.matrix_norms + (text.matrix_norms if text is not None else ())
-
-        def under_entry(layout: Arch) -> Arch:
-            return layout._replace(towers=towers, hf_to_vllm=renames, spec_prefix=spec_prefix,
-                                   matrix_norms=matrix_norms)
-
+        kept: dict[str, Any] = dict(
+            towers=towers, hf_to_vllm=renames, spec_prefix=spec_prefix, fp8_ignored_layers=arch.fp8_ignored_layers,
+            quant_prefixes=(*(text.quant_prefixes if text is not None else ()), *arch.quant_prefixes),
+            matrix_norms=arch.matrix_norms + (text.matrix_norms if text is not None else ()))
         if text is not None and text.rocm_layout:  # the text model's ROCm implementation under the same towers
-            text = text._replace(rocm_layout=(text.rocm_layout[0], under_entry(text.rocm_layout[1])))
-        arch = under_entry(text) if text is not None else arch
+            text = text._replace(rocm_layout=(text.rocm_layout[0], text.rocm_layout[1]._replace(**kept)))
+        arch = text._replace(**kept) if text is not None else arch
     if arch is not None and arch.rocm_layout and kind == "rocm" and (profile is None or profile.has(arch.rocm_layout[0])):
         arch = arch.rocm_layout[1]
     return arch.for_release(profile) if arch is not None else None

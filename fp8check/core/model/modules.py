@@ -96,6 +96,8 @@ class LinearModule(NamedTuple):
     transposed: bool = False
     # The dtype its quant method takes as its out dtype where not the model's (Tower.build_dtype); None: the model's.
     out_dtype: str | None = None
+    # True: a torch nn.Linear at TP 1, the class and quant method laid out here above it (Tower.torch_linear_at_tp1).
+    torch_linear_at_tp1: bool = False
 
     @property
     def leaf(self) -> str:
@@ -205,7 +207,7 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
         elif len(info.shape) == 2 and tail_match(name, arch.bare_linears):
             weights[name] = Shard(name=name, weight=info, side={})
         elif name.endswith(".weight") and (len(info.shape) == 2 and (not is_embedding(name)
-                                                                      or _tower_torch_linear(arch, name))
+                                                                      or _tower_styled_linear(arch, name))
                                            and not tail_match(name[: -len(".weight")],
                                                               arch.matrix_norms + arch.parameter_weights)
                                            or len(info.shape) == 3
@@ -243,10 +245,10 @@ def build_layout(tensors: dict[str, TensorInfo], config: ModelConfig, profile=No
                                                          for p, infos in skipped.items()))
 
 
-def _tower_torch_linear(arch: Arch, name: str) -> bool:
+def _tower_styled_linear(arch: Arch, name: str) -> bool:
     """A tower weight its styles name a linear, though named like an embedding (radio.py 0.34's patch embedder
-    embeddings.patch_projection, a ViTPatchLinear; siglip2navit.py's naflex embeddings.patch_embedding, a
-    ReplicatedLinear)."""
+    embeddings.patch_projection, a ViTPatchLinear; lfm2_siglip2.py's embeddings.patch_embedding and siglip2navit.py's
+    naflex one, ReplicatedLinears)."""
     tower = tower_for(arch, name)
     return tower is not None and tail_match(name[: -len(".weight")], tower.styles) is not None
 
@@ -573,7 +575,9 @@ def _module(name: str, shards: tuple[Shard, ...], config: ModelConfig, arch: Arc
                         column_when_split=one_group, qkv_chunks=qkv_chunks,
                         kv_parts=_kv_parts(shards, config, arch) if tower is None else (0, ()),
                         transposed=tower is None and tail_match(name, arch.transposed) is not None,
-                        out_dtype=tower.build_dtype if tower is not None else None)
+                        out_dtype=tower.build_dtype if tower is not None else None,
+                        torch_linear_at_tp1=tower is not None
+                        and tail_match(name, tower.torch_linear_at_tp1) is not None)
 
 
 def _kv_parts(shards: tuple[Shard, ...], config: ModelConfig, arch: Arch) -> tuple[int, tuple[int, ...]]:
@@ -604,13 +608,18 @@ def _layer_geometry(config: ModelConfig, name: str, widths: tuple[int, ...]) -> 
 
 
 def at_tp(module: LinearModule, tp: int, config: ModelConfig, profile, block: int = 128) -> LinearModule:
-    """The module as TP `tp` builds it where that differs from its layout: MiMo-V2-Pro's fused qkv_proj
+    """The module as TP `tp` builds it where that differs from its layout: a torch nn.Linear at TP 1
+    (LinearModule.torch_linear_at_tp1); MiMo-V2-Pro's fused qkv_proj
     (LinearModule.qkv_chunks) under a config.json whose attention_projection_layout is "fused_qkv" and a quant
     config with a weight_block_size (mimo_v2.py MiMoV2FlashDecoderLayer's fused_qkv_chunks), a
     MergedColumnParallelLinear [Q | chunks x (K V pad)] where _fused_qkv_kv_chunk_rows is not 0: each rank owns
     several chunks (TP below their count and dividing it), the heads split evenly over them, whole-block Q rows per
     chunk, and a chunk's K or V rows not (its K and V rows, kept together, are zero-padded to whole 128-row blocks:
     `block` is the function's default, not the quant config's). From 0.33 (`profile`'s change mimo-v2-kv-chunks)."""
+    if module.torch_linear_at_tp1 and tp == 1:
+        return module._replace(layer_type=TORCH_LINEAR, tp_split=False, unquantized=(
+            f"vLLM builds it as a torch nn.Linear at TP 1 ({module.layout[5:]}: swapped for a {module.layer_type} "
+            "with the quant config above it), which has no quant method"))
     chunks = module.qkv_chunks
     if not chunks or module.heads is None or chunks <= tp or chunks % tp or not config.fused_qkv_layout or \
             not getattr(config.quantization_config, "weight_block_size", None) or not profile.has("mimo-v2-kv-chunks"):

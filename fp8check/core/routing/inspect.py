@@ -8,7 +8,7 @@ from fp8check.core.checkpoint.local import Checkpoint, activation_dtype, paused_
 from fp8check.core.checkpoint.mistral import MIXTRAL_NO_EXPERTS
 from fp8check.core.errors import InputError, printable
 from fp8check.core.formats.base import LAYER, Assignment
-from fp8check.core.formats.fp8 import block_fp8_config
+from fp8check.core.formats.fp8 import NativeFp8Config, block_fp8_config
 from fp8check.core.formats.frontdoor import FrontDoor
 from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe, front_door, map_layer_lists
 from fp8check.core.model.layouts import (
@@ -34,7 +34,8 @@ TP_SWEEP = tuple(range(1, 17))
 
 def front_door_of(ckpt: Checkpoint, options: InspectOptions, ctx: RoutingContext | None = None) -> FrontDoor:
     """The quant config vLLM builds for this checkpoint under the options, and its model-wide errors; its layer
-    lists as the model class's hf_to_vllm_mapper leaves them (map_layer_lists). `ctx`: the options' routing context
+    lists as the model class's hf_to_vllm_mapper leaves them (map_layer_lists), with what the model file appends
+    (Arch.fp8_ignored_layers). `ctx`: the options' routing context
     where the caller built it already."""
     ctx = ctx or RoutingContext.of(options, ckpt.config.sliding.model_type)
     door = front_door(ckpt.config.raw_quantization_config, ckpt.config.quantization_config, ctx,
@@ -44,9 +45,14 @@ def front_door_of(ckpt: Checkpoint, options: InspectOptions, ctx: RoutingContext
     block_fp8 = block_fp8_config(quant)
     if arch is not None and arch.block_fp8_suffix_ignores and block_fp8 is not None:
         quant = block_fp8._replace(ignore_match="suffix")
-    if arch is None or not arch.hf_to_vllm or arch.mapper_on_inner_model:
-        return door._replace(quant=quant)
-    return door._replace(quant=map_layer_lists(quant, lambda name: map_vllm_name(name, arch.hf_to_vllm)))
+    if arch is not None and arch.hf_to_vllm and not arch.mapper_on_inner_model:
+        quant = map_layer_lists(quant, lambda name: map_vllm_name(name, arch.hf_to_vllm))
+    if arch is not None and arch.fp8_ignored_layers and isinstance(quant, NativeFp8Config):
+        # while the model is built, after configure_quant_config mapped the lists
+        appended = dict.fromkeys(name.format(i=i) for name in arch.fp8_ignored_layers
+                                 for i in range(ckpt.config.vision_layers or 0))
+        quant = quant._replace(ignored_layers=(*quant.ignored_layers, *appended))
+    return door._replace(quant=quant)
 
 
 # layers/sparse_attn_indexer.py SparseAttnIndexer.__init__ (every release 0.25-0.34), verbatim: DeepSeek sparse
