@@ -472,6 +472,21 @@ def bailing_v3_vision_tensors(vision: dict, text_hidden: int) -> dict[str, tuple
     return out
 
 
+def _vit_encoder_layers(root: str, layers: int, width: int, inter: int) -> dict[str, tuple[int, ...]]:
+    """A CLIP / SigLIP / Idefics2 vision encoder's layers under `root` as transformers saves them:
+    `<root>.encoder.layers.N` self_attn q / k / v / out_proj and mlp fc1 / fc2 with biases, layer_norm1 / 2."""
+    out: dict[str, tuple[int, ...]] = {}
+    for i in range(layers):
+        layer = f"{root}.encoder.layers.{i}"
+        for leaf, rows, cols in (("self_attn.q_proj", width, width), ("self_attn.k_proj", width, width),
+                                 ("self_attn.v_proj", width, width), ("self_attn.out_proj", width, width),
+                                 ("mlp.fc1", inter, width), ("mlp.fc2", width, inter)):
+            out.update({f"{layer}.{leaf}.weight": (rows, cols), f"{layer}.{leaf}.bias": (rows,)})
+        out.update({f"{layer}.{norm}.{param}": (width,) for norm in ("layer_norm1", "layer_norm2")
+                    for param in ("weight", "bias")})
+    return out
+
+
 def phi3v_vision_tensors(hidden: int, layers: int = 24) -> dict[str, tuple[int, ...]]:
     """A Phi-3-vision checkpoint's image embedding (microsoft's remote-code names, which phi3v.py loads) for a spec's
     extra_tensors: CLIP ViT-L/14-336 (1024 wide, 16 heads, 24 layers) under
@@ -488,14 +503,7 @@ def phi3v_vision_tensors(hidden: int, layers: int = 24) -> dict[str, tuple[int, 
         f"{root}.glb_GN": (1, 1, 4 * dim), f"{root}.sub_GN": (1, 1, 1, 4 * dim),
         f"{root}.img_projection.0.weight": (hidden, 4 * dim), f"{root}.img_projection.0.bias": (hidden,),
         f"{root}.img_projection.2.weight": (hidden, hidden), f"{root}.img_projection.2.bias": (hidden,)}
-    for i in range(layers):
-        layer = f"{vit}.encoder.layers.{i}"
-        for leaf, rows, cols in (("self_attn.q_proj", dim, dim), ("self_attn.k_proj", dim, dim),
-                                 ("self_attn.v_proj", dim, dim), ("self_attn.out_proj", dim, dim),
-                                 ("mlp.fc1", inter, dim), ("mlp.fc2", dim, inter)):
-            out.update({f"{layer}.{leaf}.weight": (rows, cols), f"{layer}.{leaf}.bias": (rows,)})
-        out.update({f"{layer}.{norm}.{p}": (dim,) for norm in ("layer_norm1", "layer_norm2")
-                    for p in ("weight", "bias")})
+    out.update(_vit_encoder_layers(vit, layers, dim, inter))
     return out
 
 
@@ -1356,13 +1364,7 @@ def minicpmv_vision_tensors(config: dict) -> dict[str, tuple[int, ...]]:
                                        f"{e}.patch_embedding.bias": (v,),
                                        f"{e}.position_embedding.weight": ((vision["image_size"] // patch) ** 2, v),
                                        "vpm.post_layernorm.weight": (v,), "vpm.post_layernorm.bias": (v,)}
-    for i in range(vision["num_hidden_layers"]):
-        p = f"vpm.encoder.layers.{i}"
-        for leaf, rows, cols in (("self_attn.q_proj", v, v), ("self_attn.k_proj", v, v), ("self_attn.v_proj", v, v),
-                                 ("self_attn.out_proj", v, v), ("mlp.fc1", inter, v), ("mlp.fc2", v, inter)):
-            out.update({f"{p}.{leaf}.weight": (rows, cols), f"{p}.{leaf}.bias": (rows,)})
-        out.update({f"{p}.{norm}.{param}": (v,) for norm in ("layer_norm1", "layer_norm2")
-                    for param in ("weight", "bias")})
+    out.update(_vit_encoder_layers("vpm", vision["num_hidden_layers"], v, inter))
     r = "resampler"
     out.update({f"{r}.query": (config["query_num"], h), f"{r}.proj": (h, h), f"{r}.kv_proj.weight": (h, v),
                 f"{r}.attn.in_proj_weight": (3 * h, h), f"{r}.attn.in_proj_bias": (3 * h,),
@@ -1412,13 +1414,7 @@ def ovis2_5_vision_tensors(config: dict) -> dict[str, tuple[int, ...]]:
         f"{e}.embeddings.patch_embedding.weight": (v, pixels) if vision["num_patches"] > 0 else (v, 3, patch, patch),
         f"{e}.embeddings.patch_embedding.bias": (v,), f"{e}.post_layernorm.weight": (v,),
         f"{e}.post_layernorm.bias": (v,)}
-    for i in range(vision["num_hidden_layers"]):
-        p = f"{e}.encoder.layers.{i}"
-        for leaf, rows, cols in (("self_attn.q_proj", v, v), ("self_attn.k_proj", v, v), ("self_attn.v_proj", v, v),
-                                 ("self_attn.out_proj", v, v), ("mlp.fc1", inter, v), ("mlp.fc2", v, inter)):
-            out.update({f"{p}.{leaf}.weight": (rows, cols), f"{p}.{leaf}.bias": (rows,)})
-        out.update({f"{p}.{norm}.{param}": (v,) for norm in ("layer_norm1", "layer_norm2")
-                    for param in ("weight", "bias")})
+    out.update(_vit_encoder_layers(e, vision["num_hidden_layers"], v, inter))
     merged, head = v * vision["hidden_stride"] ** 2, vocab - 4
     out.update({"visual_tokenizer.head.0.weight": (head, merged), "visual_tokenizer.head.1.weight": (head,),
                 "visual_tokenizer.head.1.bias": (head,), "vte.weight": (vocab, config["hidden_size"])})
@@ -1482,13 +1478,7 @@ def phi4mm_tensors(config: dict) -> dict[str, tuple[int, ...]]:
                 f"{vit}.post_layernorm.bias": (v,), f"{image}.glb_GN": (1, 1, v), f"{image}.sub_GN": (1, 1, 1, v),
                 f"{image}.img_projection.0.weight": (h, v), f"{image}.img_projection.0.bias": (h,),
                 f"{image}.img_projection.2.weight": (h, h), f"{image}.img_projection.2.bias": (h,)})
-    for i in range(27):
-        layer = f"{vit}.encoder.layers.{i}"
-        for leaf, rows, cols in (("self_attn.q_proj", v, v), ("self_attn.k_proj", v, v), ("self_attn.v_proj", v, v),
-                                 ("self_attn.out_proj", v, v), ("mlp.fc1", v_inter, v), ("mlp.fc2", v, v_inter)):
-            out.update({f"{layer}.{leaf}.weight": (rows, cols), f"{layer}.{leaf}.bias": (rows,)})
-        out.update({f"{layer}.{norm}.{param}": (v,) for norm in ("layer_norm1", "layer_norm2")
-                    for param in ("weight", "bias")})
+    out.update(_vit_encoder_layers(vit, 27, v, v_inter))
     audio = config["audio_processor"]["config"]
     a, ffn, channels = audio["attention_dim"], audio["linear_units"], audio["nemo_conv_settings"]["conv_channels"]
     enc = "model.embed_tokens_extend.audio_embed.encoder"
@@ -1527,13 +1517,7 @@ def phi4v_vision_tensors(config: dict) -> dict[str, tuple[int, ...]]:
         f"{e}.head.attention.in_proj_weight": (3 * v, v),
         f"{e}.head.attention.out_proj.weight": (v, v), f"{e}.head.layernorm.weight": (v,),
         f"{e}.head.mlp.fc1.weight": (inter, v), f"{e}.head.mlp.fc2.weight": (v, inter)}
-    for i in range(vision["num_hidden_layers"]):
-        p = f"{e}.encoder.layers.{i}"
-        for leaf, rows, cols in (("self_attn.q_proj", v, v), ("self_attn.k_proj", v, v), ("self_attn.v_proj", v, v),
-                                 ("self_attn.out_proj", v, v), ("mlp.fc1", inter, v), ("mlp.fc2", v, inter)):
-            out.update({f"{p}.{leaf}.weight": (rows, cols), f"{p}.{leaf}.bias": (rows,)})
-        out.update({f"{p}.{norm}.{param}": (v,) for norm in ("layer_norm1", "layer_norm2")
-                    for param in ("weight", "bias")})
+    out.update(_vit_encoder_layers(e, vision["num_hidden_layers"], v, inter))
     out.update({"model.mm_projector.0.weight": (h, config["mm_hidden_size"]), "model.mm_projector.0.bias": (h,),
                 "model.mm_projector.2.weight": (h, h), "model.mm_projector.2.bias": (h,)})
     return out

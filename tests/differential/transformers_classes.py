@@ -163,21 +163,8 @@ def interface_call(forward):
 def attention(config, text):
     # base.py: AutoModel.from_config on meta; the decoder layers the ModuleList of num_hidden_layers modules; an
     # AttentionFuser where a module's forward makes the interface call (validated: the text config's module) and
-    # its layer_idx names the layer (_create_attention_instances refuses a layer without one). A default config
-    # whose head_dim / num_key_value_heads is None (the model cannot build from it) is given the values a
-    # checkpoint's config holds: hidden_size // num_attention_heads, num_attention_heads.
-    try:
-        with torch.device("meta"):
-            model = transformers.AutoModel.from_config(config)
-    except TypeError:
-        heads = getattr(config, "num_attention_heads", None)
-        for key, value in (("head_dim", heads and config.hidden_size // heads), ("num_key_value_heads", heads)):
-            if hasattr(config, key) and getattr(config, key) is None:
-                setattr(config, key, value)
-        with torch.device("meta"):
-            model = transformers.AutoModel.from_config(config)
-    layers = next((name for name, m in model.named_modules() if isinstance(m, torch.nn.ModuleList)
-                   and len(m) == text.num_hidden_layers), None)
+    # its layer_idx names the layer (_create_attention_instances refuses a layer without one).
+    model, layers = build_text_model(config, text)
     return [name.removeprefix(f"{layers}.0.") for name, m in model.named_modules()
             if getattr(m, "layer_idx", None) == 0 and type(getattr(m, "config", None)) is type(text)
             and interface_call(type(m).forward) is not None]
@@ -383,8 +370,9 @@ def moe_matcher(root):
 
 
 def build_text_model(config, text):
-    # transformers' base model of `config` on the meta device (as attention() builds it), and its decoder layers'
-    # ModuleList name
+    # transformers' base model of `config` on the meta device, and its decoder layers' ModuleList name. A default
+    # config whose head_dim / num_key_value_heads is None (the model cannot build from it) is given the values a
+    # checkpoint's config holds: hidden_size // num_attention_heads, num_attention_heads.
     try:
         with torch.device("meta"):
             model = transformers.AutoModel.from_config(config)
