@@ -2365,12 +2365,12 @@ ADDED_TOKENS = {"dots3-note": {"<|imgpad|>": 5}, "deepseek-vl2": {"<image>": BAS
 # case["tokenizer"]): internvl.py's InternVLProcessingInfo reads the tokenizer's vocabulary for a Qwen2 / Qwen3 text
 # model's video token while vLLM sizes the multimodal limits (get_supported_mm_limits). A word-level one of the
 # vocabulary's size (no <|video_pad|>: images only, as a tokenizer without it serves).
-TOKENIZER_FAMILIES = ("internvl-chat", "ovis2.5", "ovis2.5-naflex", "ovis2.6", "ovis2.6-moe")
+TOKENIZER_FAMILIES = ("internvl-chat", "ovis2.5", "ovis2.5-naflex", "ovis2.6", "ovis2.6-moe", "deepseek-vl2",
+                      "deepseek-ocr")
 # Families whose front door builds the checkpoint's HF processor (preprocessor_config.json's processor_class over
 # QWEN_PREPROCESSOR's image processor): ovis2_5.py's Ovis2_5ProcessingInfo builds vLLM's Ovis2_5Processor, with the
 # checkpoint's tokenizer, when constructed.
 PROCESSOR_FAMILIES = {family: "Ovis2_5Processor" for family in ("ovis2.5", "ovis2.5-naflex", "ovis2.6", "ovis2.6-moe")}
-TOKENIZER_FAMILIES = ("internvl-chat", "deepseek-vl2", "deepseek-ocr")
 QUANTS = ("ct-fp8-block", "fp8-block", "ct-fp8-dynamic", "modelopt-fp8")
 # The other formats of the format issue: stored ones, and a bf16 checkpoint under each online --quantization.
 FORMAT_QUANTS = ("modelopt-pcpt", "modelopt-pbwo", "quark-fp8", "quark-ptpc", "quark-fp8-block", "inc-fp8-block",
