@@ -605,7 +605,8 @@ def _guard_attention_impls() -> None:
             create_cross_attention_backend's CrossAttentionImpl), whose instance is then built the same way."""
 
             def __new__(cls, *impl_args, **impl_kwargs):
-                instance = object.__new__(impl_cls if cls is GuardedImpl else cls)
+                # the impl's own __new__ (AttentionImpl.__new__ sets dcp_world_size / pcp_world_size)
+                instance = impl_cls.__new__(impl_cls if cls is GuardedImpl else cls, *impl_args, **impl_kwargs)
                 try:
                     impl_cls.__init__(instance, *impl_args, **impl_kwargs)
                 except IMPL_REFUSALS:
