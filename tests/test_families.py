@@ -2463,6 +2463,19 @@ def test_deepseek_v4_grouped_wo_a_escapes_a_compressed_tensors_linear_target(mak
     assert wo_a.scheme == scheme and bool(wo_a.errors) == (release == "0.34")
 
 
+def test_deepseek_v4_takes_the_megakernel_moe_backends_itself(make_checkpoint):
+    """models/deepseek_v4 reads NATIVE_MEGA_MOE_BACKENDS / MEGA_MOE_BACKENDS (Arch.native_mega_moe): under
+    --moe-backend deep_gemm_mega_moe its FP8 experts are not judged, where other models' are map_fp8_backend's
+    refusal (test_moe)."""
+    folder = make_checkpoint(architecture="DeepseekV4ForCausalLM", model_type="deepseek_v4", data="sparse",
+                             quant="fp8-block", extra_config=DSV4, **DSV4_SPEC)
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("h100"), select_profile("0.34"),
+                                                                moe_backend="deep_gemm_mega_moe"))
+    fp8 = [m for m in rep.moes if m.scheme == "Fp8MoEMethod"]
+    assert fp8 and all(m.unjudged and m.unjudged.startswith("--moe-backend deep_gemm_mega_moe is not modelled")
+                       and not m.errors for m in fp8)
+
+
 @pytest.mark.parametrize("expert_dtype,scheme", [("fp8", "Fp8MoEMethod"), (None, "Mxfp4MoEMethod"),
                                                  ("fp4", "Mxfp4MoEMethod")])
 def test_deepseek_v4_fp8_config_makes_mxfp4_experts_unless_expert_dtype_is_fp8(make_checkpoint, expert_dtype, scheme):

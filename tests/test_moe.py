@@ -480,9 +480,7 @@ def test_padding_refuses_experts_no_block_divides(make_checkpoint):
 
 
 @pytest.mark.parametrize("spec, moe_backend, why", [
-    # a value map_fp8_backend refuses, unless MegaMoE / FlashInfer MoE-EP take it first: not modelled
-    (dict(QWEN3_MOE, moe_intermediate=256), "deep_gemm_mega_moe", "--moe-backend deep_gemm_mega_moe is not modelled"),
-    # unquantized experts: select_unquantized_moe_backend is not modelled under an explicit backend
+    # unquantized experts: select_unquantized_moe_backend is not modelled under an explicit backend it maps
     (dict(QWEN3_MOE, moe_intermediate=256, quant=None), "triton",
      "--moe-backend triton with UnquantizedFusedMoEMethod: the backend its oracle takes is not modelled"),
 ])
@@ -496,7 +494,8 @@ def test_a_backend_fp8check_does_not_model_is_not_judged(make_checkpoint, spec, 
     assert f"2 FusedMoE not judged ({why}" in inspect_verdict(rep)
 
 
-@pytest.mark.parametrize("moe_backend", ["emulation", "batched_triton", "triton_unfused"])
+@pytest.mark.parametrize("moe_backend", ["emulation", "batched_triton", "triton_unfused", "deep_gemm_mega_moe",
+                                         "aiter_mega_moe", "flashinfer_moe_ep_cutedsl"])
 def test_fp8_experts_refuse_a_backend_their_oracle_does_not_map(make_checkpoint, moe_backend):
     # map_fp8_backend (oracle/fp8.py), raised while building (the whole-model suite saw it on Qwen3-MoE and
     # DeepSeek-V3 for every value but the megakernel ones)
@@ -518,6 +517,18 @@ def test_unquantized_experts_refuse_a_backend_their_oracle_does_not_map(make_che
     assert {moe.errors for moe in rep.moes} == {(
         f"moe_backend='deep_gemm' is not supported for unquantized MoE. Expected one of {listed}.",)}
     assert not rep.tp_sizes_ok
+
+
+@pytest.mark.parametrize("vllm, listed", [
+    ("0.29", "['DeepSeekV4MTPModel', 'DeepseekV4ForCausalLM']"),
+    ("0.34", "['DeepSeekV4MTPModel', 'DeepseekV41ForCausalLM', 'DeepseekV4ForCausalLM']"),
+])
+def test_flashinfer_moe_ep_is_refused_for_a_model_without_its_path(make_checkpoint, vllm, listed):
+    # config/kernel.py validate_flashinfer_moe_ep_model, while configuring (every TP)
+    rep = inspect_with(make_checkpoint(**{**QWEN3_MOE, "moe_intermediate": 256}), "h100", tp=2, vllm=vllm,
+                       moe_backend="flashinfer_moe_ep_mega_deep_gemm")
+    assert ("moe_backend='flashinfer_moe_ep_mega_deep_gemm' is only supported for DeepSeek-V4 models "
+            f"({listed}), but the model is ['Qwen3MoeForCausalLM']." in rep.errors) and not rep.tp_sizes_ok
 
 
 @pytest.mark.parametrize("vllm, value, accepted", [

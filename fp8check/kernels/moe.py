@@ -594,16 +594,17 @@ MOE_BACKEND_CHANGES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "moe-backend-032": (("flashinfer_moe_ep_cutedsl", "aiter_mega_moe"), ("flashinfer_moe_ep_mega_cutedsl",)),
     "moe-backend-033": (("aiter_triton_mxfp4_mxfp4",), ()),
 }
-# fused_moe/oracle/fp8.py map_fp8_backend (alike 0.25 ... 0.34): the --moe-backend values the FP8 oracle takes, in
-# its order; any other value is refused there, in the method's constructor (fp8_backend_refusal), except the
-# megakernel values, which model files (DeepSeek-V4, GLM-5-Next: NATIVE_MEGA_MOE_BACKENDS), KernelConfig's
-# validate_flashinfer_moe_ep_model and quant methods take before it: not modelled.
+# fused_moe/oracle/fp8.py map_fp8_backend (alike 0.25 ... 0.34): the --moe-backend values the FP8 oracle takes, in its
+# order; any other value is refused there, in the method's constructor (fp8_backend_refusal), except the megakernel
+# values (MEGA_MOE_VALUES) in the model files that take them (DeepSeek-V4 / V4.1, 0.34's GLM-5-Next:
+# Arch.native_mega_moe; not modelled); KernelConfig refuses some of them first (layouts.moe_backend_model_refusal).
+# aiter_mega_moe reaches the FP8 oracle everywhere (measured: DeepSeek-V4 and GLM-5-Next refuse it too).
 FP8_MOE_BACKENDS = {"triton": "TRITON", "deep_gemm": "DEEPGEMM", "cutlass": "VLLM_CUTLASS",
                     "flashinfer_trtllm": "FLASHINFER_TRTLLM", "flashinfer_cutlass": "FLASHINFER_CUTLASS",
                     "marlin": "MARLIN", "humming": "HUMMING", "aiter": "AITER", "hpc": "HPC"}
 CUTLASS_DISABLED = "vLLM CUTLASS FP8 MoE backend is disabled for this configuration."
-MEGA_MOE_VALUES = ("deep_gemm_mega_moe", "aiter_mega_moe", "flashinfer_moe_ep_mega_deep_gemm",
-                   "flashinfer_moe_ep_mega_cutedsl", "flashinfer_moe_ep_cutedsl")
+MEGA_MOE_VALUES = ("deep_gemm_mega_moe", "flashinfer_moe_ep_mega_deep_gemm", "flashinfer_moe_ep_mega_cutedsl",
+                   "flashinfer_moe_ep_cutedsl")
 # fused_moe/oracle/unquantized.py map_unquantized_backend: the values UnquantizedFusedMoEMethod's oracle takes
 # (batched_triton from the change that added it to MoEBackend), in its order.
 UNQUANTIZED_MOE_BACKENDS = ("triton", "batched_triton", "flashinfer_trtllm", "flashinfer_cutlass", "aiter")
@@ -650,22 +651,24 @@ def unquantized_backend_refusal(ctx: RoutingContext) -> str | None:
     return f"moe_backend='{ctx.moe_backend}' is not supported for unquantized MoE. Expected one of {values}."
 
 
-def fp8_backend_refusal(ctx: RoutingContext) -> str | None:
-    """map_fp8_backend's refusal of an explicit --moe-backend it does not map (none for the megakernel values)."""
-    if ctx.moe_backend == "auto" or ctx.moe_backend in FP8_MOE_BACKENDS or ctx.moe_backend in MEGA_MOE_VALUES:
+def fp8_backend_refusal(ctx: RoutingContext, native_mega: bool) -> str | None:
+    """map_fp8_backend's refusal of an explicit --moe-backend it does not map (none for a megakernel value where the
+    model takes it itself: `native_mega`, Arch.native_mega_moe)."""
+    if ctx.moe_backend == "auto" or ctx.moe_backend in FP8_MOE_BACKENDS or (
+            native_mega and ctx.moe_backend in MEGA_MOE_VALUES):
         return None
     return (f"moe_backend='{ctx.moe_backend}' is not supported for FP8 MoE. Expected one of "
             f"{list(FP8_MOE_BACKENDS)}.")
 
 
-def requested_unmodelled(ctx: RoutingContext) -> str | None:
+def requested_unmodelled(ctx: RoutingContext, native_mega: bool) -> str | None:
     """Why fp8check cannot judge the FP8 experts under ctx's --moe-backend (None: auto, refused, or modelled)."""
-    if ctx.moe_backend == "auto" or fp8_backend_refusal(ctx):
+    if ctx.moe_backend == "auto" or fp8_backend_refusal(ctx, native_mega):
         return None
     backend = FP8_MOE_BACKENDS.get(ctx.moe_backend)
     if backend is None:
-        return (f"--moe-backend {ctx.moe_backend} is not modelled: a megakernel path (MegaMoE, FlashInfer MoE-EP) "
-                "the model file, KernelConfig or the quant method takes")
+        return (f"--moe-backend {ctx.moe_backend} is not modelled: the model's own megakernel path (MegaMoE, "
+                "FlashInfer MoE-EP)")
     if backend not in backends_at(ctx):
         return f"--moe-backend {ctx.moe_backend}: fp8check models no {backend} experts class of vLLM {ctx.profile.name}"
     return None

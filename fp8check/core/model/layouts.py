@@ -492,6 +492,11 @@ class Arch(NamedTuple):
     block_fp8_replicated: tuple[str, ...] = ()
     # The model's own FusedMoE runner, which takes one --moe-backend only on some platforms (MoEBackendRequired).
     moe_backend_required: MoEBackendRequired | None = None
+    # True: the model file takes the megakernel --moe-backend values itself (MegaMoE, FlashInfer MoE-EP:
+    # config/kernel.py NATIVE_MEGA_MOE_BACKENDS / MEGA_MOE_BACKENDS in models/deepseek_v4 and deepseek_v41's MoE, with
+    # refusals of their own; glm5next's DeepGEMM FP8 MegaMoE from 0.34), which fp8check does not model (their FusedMoE
+    # are not judged); elsewhere map_fp8_backend refuses them.
+    native_mega_moe: bool = False
     # (tails, method class): unquantized linears whose quant method the model file replaces with its own
     # UnquantizedLinearMethod subclass after building them (Muse-Spark's pooler / unpooler: MuseSparkTorchLinearMethod).
     own_linear_method: tuple[tuple[str, ...], str] | None = None
@@ -1211,6 +1216,7 @@ _GLM5_NEXT_PACKED = {"gate_up_proj": LLAMA_PACKED["gate_up_proj"], "wk_weights_p
 _GLM5_NEXT = _DSA._replace(
     source="vllm:models/glm5next", packed={**_GLM5_NEXT_PACKED, "conv1d": ("q_conv1d", "k_conv1d", "v_conv1d")},
     packed_before=(("glm5next-fused-conv", _GLM5_NEXT_PACKED),), mla_self_attention=frozenset(),
+    native_mega_moe=True, fields_before=(("glm5next-mega-moe", {"native_mega_moe": False}),),
     attention_quant_config=False, moe_swiglu_limit=True, swiglu_limit_default=10.0,
     conv_linears=("self_attn.conv1d", *_KDA_CONVS),
     unquantized_layers=("self_attn.in_proj_qkvbfg_a", "self_attn.f_b_proj", "self_attn.g_b_proj", "self_attn.o_proj",
@@ -1247,7 +1253,7 @@ ARCHITECTURES.update({"Glm5NextForCausalLM": _GLM5_NEXT,
 # target an FP8 wo_a is then built unquantized.
 DSV4_GROUPED_WO_A = "DeepseekV4GroupedWoA"
 _DSV4_PACKED: dict[str, tuple[str, ...]] = {"gate_up_proj": ("w1", "w3"), "fused_wqa_wkv": ("wq_a", "wkv"), "fused_wkv_wgate": ("wkv", "wgate")}
-_DSV4 = Arch("vllm:models/deepseek_v4", packed=_DSV4_PACKED,
+_DSV4 = Arch("vllm:models/deepseek_v4", packed=_DSV4_PACKED, native_mega_moe=True,
              styles={"attn.wo_a": DSV4_GROUPED_WO_A, "attn.wo_b": ROW, "indexer.wq_b": REPLICATED,
                      "indexer.weights_proj": REPLICATED, "head": "ParallelLMHead"},
              styles_before=(("dsv4-grouped-wo-a", {"attn.wo_a": COLUMN}),),
@@ -3724,6 +3730,25 @@ def unlaid_variant(config: ModelConfig) -> str | None:
     except ValueError:
         return None
     return UNLAID_VERSIONS[arch].get(version)
+
+
+# config/kernel.py validate_flashinfer_moe_ep_model (KernelConfig.set_platform_defaults, 0.29+): the FlashInfer
+# MoE-EP --moe-backend values it checks (0.29-0.31 FLASHINFER_MOE_EP_BACKENDS, mega_cutedsl gone from 0.32's values)
+# and the architectures that take them (FLASHINFER_MOE_EP_ARCHITECTURES, as the release registers them: DeepSeek-V4.1
+# from 0.30).
+FLASHINFER_MOE_EP_VALIDATED = ("flashinfer_moe_ep_mega_deep_gemm", "flashinfer_moe_ep_mega_cutedsl")
+FLASHINFER_MOE_EP_ARCHITECTURES = ("DeepseekV4ForCausalLM", "DeepSeekV4MTPModel", "DeepseekV41ForCausalLM")
+
+
+def moe_backend_model_refusal(architectures: tuple[str, ...], ctx) -> str | None:
+    """vLLM's refusal, while configuring, of a FlashInfer MoE-EP --moe-backend for a model that has no such path."""
+    if ctx.moe_backend not in FLASHINFER_MOE_EP_VALIDATED:
+        return None
+    known = sorted(a for a in FLASHINFER_MOE_EP_ARCHITECTURES if serves(a, ctx.profile))
+    if any(a in known for a in architectures):
+        return None
+    return (f"moe_backend={ctx.moe_backend!r} is only supported for DeepSeek-V4 models ({known}), but the model is "
+            f"{list(architectures)}.")
 
 
 def version_refusal(config: ModelConfig) -> str | None:

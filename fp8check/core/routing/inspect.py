@@ -13,7 +13,7 @@ from fp8check.core.formats.frontdoor import FrontDoor
 from fp8check.core.formats.registry import FORMATS, OutOfScopeConfig, assign, describe, front_door, map_layer_lists
 from fp8check.core.model.layouts import (
     COLUMN, construction_refusal, experts_tp_error, import_refusal, map_vllm_name, model_arch, quant_config_refusal,
-    retired_error, tail_match, transformers_refusal, unlaid_variant, version_refusal,
+    moe_backend_model_refusal, retired_error, tail_match, transformers_refusal, unlaid_variant, version_refusal,
 )
 from fp8check.core.model.memory import fit, fits_at, weight_footprint
 from fp8check.core.model.modules import LinearModule, ModelLayout, at_tp, build_layout
@@ -91,6 +91,8 @@ def model_errors(ckpt: Checkpoint, door: FrontDoor, tp: int, ctx: RoutingContext
     errors += [quant_refused] if quant_refused else []
     version_refused = version_refusal(ckpt.config)
     errors += [version_refused] if version_refused else []
+    backend_refused = moe_backend_model_refusal(ckpt.config.architectures, ctx)
+    errors += [backend_refused] if backend_refused else []
     if not ctx.profile.has("mistral-large-4"):  # what the Mistral-format reader of 0.25-0.33 refuses
         errors += ckpt.config.errors_before_034
     errors += ckpt.config.mistral_errors

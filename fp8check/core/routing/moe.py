@@ -385,6 +385,8 @@ def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], qu
                  ) -> tuple[tuple[MoEReport, ...], frozenset[MoESweep]]:
     """Every FusedMoE at --tp / --ep, and the distinct signatures the TP sweep re-plans."""
     reports, sweeps = [], set()
+    arch = model_arch(config, ctx.profile, ctx.kind)
+    native_mega = arch is not None and arch.native_mega_moe  # the model takes the megakernel --moe-backend values
     twin: _Twin | None = None  # the previous FusedMoE, if its experts were checked and found clean
     for moe in moes:
         structure = _structure(moe)
@@ -407,11 +409,11 @@ def inspect_moes(moes: tuple[MoEModule, ...], tensors: dict[str, TensorInfo], qu
         unjudged = None
         # an explicit --moe-backend: the FP8 oracle's branch and the two oracles' refusals of values they do not map
         refusal = unquantized_backend_refusal(ctx) if method.method == UNQUANTIZED_MOE else \
-            fp8_backend_refusal(ctx) if method.weight_key is not None else None
+            fp8_backend_refusal(ctx, native_mega) if method.weight_key is not None else None
         if refusal:
             method = method._replace(error=refusal)
         elif ctx.moe_backend != "auto":
-            unjudged = requested_unmodelled(ctx) if method.weight_key is not None else (
+            unjudged = requested_unmodelled(ctx, native_mega) if method.weight_key is not None else (
                 f"--moe-backend {ctx.moe_backend} with {method.method}: the backend its oracle takes is not modelled")
             if unjudged:
                 method = method._replace(weight_key=None, activation_key=None)

@@ -262,6 +262,9 @@ WHEEL_CHANGES: dict[str, str] = {
     "moe-block-pad": "0.31 wheel: with an explicit --moe-backend whose experts classes refuse the refined block, "
                      "native fp8 pads the TP shard to whole checkpoint blocks (oracle/fp8.py "
                      "resolve_fp8_moe_weight_block_shape, pad_tp_shard_to_weight_blocks)",
+    "glm5next-mega-moe": "0.34 wheel: models/glm5next's MoE builds DeepGEMM's FP8 MegaMoE under --moe-backend "
+                         "deep_gemm_mega_moe (NATIVE_MEGA_MOE_BACKENDS), with refusals of its own; 0.33's FP8 experts "
+                         "meet map_fp8_backend's",
     "moe-oracle-wording": "0.34 wheel: MoEKernelOracle.make_log_unsupported words a refused backend \"Fp8 MoE backend "
                           "'X' does not support the deployment configuration since ...\" (oracle/base.py)",
     "cpu-requires-triton": "0.34 wheel: CpuPlatform.check_and_update_config raises 'vLLM on x86 CPUs requires Triton "
@@ -367,7 +370,8 @@ _V034 = _release("0.34", _V033, ("xpu-fp8-per-token", "w4afp8", "fp-quant-remove
                                  "glm5next-fused-conv", "dsv4-grouped-wo-a",
                                  "qwen4exp-indexer-alike", "step5-rocm", "mistral-large-4",
                                  "diffkv-head-size-v", "bailing-v3-swiglustep", "plamo3-head-quant",
-                                 "muse-spark-rename", "radio-transformers-tree", "pixtral-mistral-regex"),
+                                 "muse-spark-rename", "radio-transformers-tree", "pixtral-mistral-regex",
+                                 "glm5next-mega-moe"),
                  "XPU per-token FP8 activations; w4afp8; the extensible KV cache (utilization 1.0 on CUDA/ROCm); "
                  "x86 CPUs require triton-cpu")
 PROFILES: tuple[RuleProfile, ...] = (_V034, _V033, _V032, _V031, _V030, _V029, _V028, _V027, _V026, _V025)
