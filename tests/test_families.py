@@ -5860,3 +5860,14 @@ def test_lfm2_vl_text_model_is_asked_under_the_language_prefix_no_list_entry_rea
         assert (by_name[name].layer_type, by_name[name].scheme) == ("ReplicatedLinear", "UnquantizedLinearMethod")
     qkv = by_name["model.vision_tower.vision_model.encoder.layers.0.self_attn.qkv_proj"]
     assert (qkv.layer_type, qkv.scheme) == ("QKVParallelLinear", "CompressedTensorsW8A8Fp8")
+
+
+def test_openpangu_routes_with_its_expert_bias(make_checkpoint):
+    """openpangu.py hands FusedMoE an e_score_correction_bias where config.router_enable_expert_bias (sigmoid over one
+    group: DeepSeekV3 routing), which the CPU experts take (SigmoidRenorm they refuse): CPUExpertsFp8 on 0.34's CPU."""
+    folder = make_checkpoint(architecture="PanguProMoEV2ForCausalLM", model_type="pangu_pro_moe_v2", head_dim=128,
+                             moe_style="deepseek", experts=4, shared_experts=1, first_k_dense=1, quant="ct-fp8-block",
+                             data="sparse", extra_config=PANGU_MOE)
+    rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("cpu"), select_profile("0.34")))
+    assert {(m.kernel, m.backend) for m in rep.moes} == {("CPUExpertsFp8", "CPU")}
+    assert any("routing method DeepSeekV3" in note for m in rep.moes for note in m.notes)

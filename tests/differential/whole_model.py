@@ -2467,6 +2467,11 @@ EXPLAINED = (
      "KimiK31ForConditionalGeneration (registry.py from 0.34) and refuses the checkpoint; fp8check, reading 0.33's "
      "registry (vllm_registry.py), lays it out by guess, every module not judged and the verdict quoting that "
      "refusal (or the Transformers backend the remote code could reach, not modelled)"),
+    (r"^0\.33\.0\|[^|]*\|unlimited-ocr2-text(-attn-bf16)?\|\(model\)\|ValueError: Model architectures "
+     r"\['UnlimitedOCR2TextForCausalLM'\] are not supported for now",
+     "registry.py registers UnlimitedOCR2TextForCausalLM from 0.34: vLLM 0.33 refuses the checkpoint; fp8check, "
+     "reading 0.33's registry (vllm_registry.py), lays it out by guess, every module not judged and the verdict "
+     "quoting that refusal"),
     (r"^0\.34\.0\|rocm:[^|]*\|kimi-k3\.1\|\(model\)\|\|",
      "vLLM builds Kimi-K3.1 on ROCm with Kimi-K3's amd/linear.py, which has no DSA layer: the DSA layer is a dense MLA "
      "layer with no indexer, and load_weights then looks the indexer's tensors up in params_dict unguarded (KeyError), "

@@ -31,6 +31,7 @@ ROUTER_KEYS = ("scoring_func", "norm_topk_prob", "n_group", "topk_method", "use_
                "hidden_act",  # Kimi-K3: nvidia/model.py KimiMoE hands FusedMoE activation=config.hidden_act
                "route_norm",  # HY-V3's
                "score_function", "moe_router_enable_expert_bias",  # Ling / Ring's (bailing_moe*.py)
+               "router_enable_expert_bias",  # openPangu's (openpangu.py)
                "expert_selection_fn",  # Cohere2-MoE's
                "router_score_function",  # Flint's (models/flint/model.py)
                "min_moe_intermediate_per_partition",  # Kimi's amd/linear.py KimiMoE (Arch.padded_moe_refusal)
