@@ -4909,6 +4909,17 @@ def test_dbrx_fused_attention_and_flattened_experts(make_checkpoint):
     # the expert count is nested in ffn_config, which vLLM's get_num_experts does not read: EP is refused
     rep = inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), select_profile("0.34"), tp=2, ep=True))
     assert "Number of experts in the model must be greater than 0 when expert parallelism is enabled." in rep.errors
+    # load does not emulate DbrxExperts' own weight loader (flattened experts, w2 transposed): not run, never a
+    # comparison over misread bytes
+    pytest.importorskip("torch")
+    from fp8check.core.load.experts import moe_jobs
+
+    rep = inspect_checkpoint(ckpt, InspectOptions(parse_platform("h100"), select_profile("0.34")))
+    layout = build_layout(ckpt.tensors, ckpt.config, select_profile("0.34"))
+    jobs, refused = moe_jobs(layout.moes, {m.name: m for m in rep.moes}, select_profile("0.34"), False)
+    assert not jobs and {run.errors for run in refused.values()} == {(
+        "not run: DbrxExperts's own weight loader (experts stored flattened, the down projection transposed) is not "
+        "emulated",)}
 
 
 
@@ -5871,3 +5882,17 @@ def test_openpangu_routes_with_its_expert_bias(make_checkpoint):
     rep = inspect_checkpoint(open_local(folder), InspectOptions(parse_platform("cpu"), select_profile("0.34")))
     assert {(m.kernel, m.backend) for m in rep.moes} == {("CPUExpertsFp8", "CPU")}
     assert any("routing method DeepSeekV3" in note for m in rep.moes for note in m.notes)
+
+
+def test_whisper_loads_with_the_k_projection_zero_biased(make_checkpoint):
+    """whisper.py's k_proj has no bias (_create_fake_bias_for_k_proj: zeros), so load fuses zeros into qkv_proj's /
+    kv_proj's bias where a shard stores none, as the model's loader does."""
+    torch = pytest.importorskip("torch")
+    from fp8check.core.load.driver import load_checkpoint
+    from fp8check.core.records import LoadOptions
+
+    folder = make_checkpoint(**dict(WHISPER_SPEC, data="random"))
+    options = LoadOptions(InspectOptions(parse_platform("h100"), select_profile("0.34")), torch.device("cpu"),
+                          layers=r"(self_attn\.qkv_proj|encoder_attn\.kv_proj)$", rank_timeout_s=120)
+    report = load_checkpoint(open_local(folder), lambda names: folder, options)
+    assert report.runs and report.ok, [run.errors for run in report.runs]

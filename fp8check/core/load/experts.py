@@ -28,6 +28,7 @@ import torch
 import torch.nn.functional as F
 
 from fp8check.core.formats.base import UNQUANTIZED_MOE
+from fp8check.core.formats.shared import ROUTED_EXPERTS
 from fp8check.core.load import gemm
 from fp8check.core.load.against import worst_expert
 from fp8check.core.load.gemm import MAX_SCALE, MOE_MAX_SCALE, Fused, Recipe
@@ -97,6 +98,11 @@ def moe_jobs(moes: tuple[MoEModule, ...], reports: dict[str, MoEReport], profile
             continue
         if report.unjudged:
             refused[moe.name] = base._replace(errors=(f"not run: not judged: {report.unjudged}",))
+            continue
+        if moe.layer_class != ROUTED_EXPERTS:  # the model's own experts class loads them (Arch.experts_class)
+            refused[moe.name] = base._replace(errors=(
+                f"not run: {moe.layer_class}'s own weight loader (experts stored flattened, the down projection "
+                "transposed) is not emulated",))
             continue
         method = report.quant_method  # the method inspect routed the experts with (None: stored fused)
         unquantized = method is not None and method.method == UNQUANTIZED_MOE

@@ -68,8 +68,10 @@ def fuse(shards: tuple[ShardTensors, ...], recipe: Recipe, input_scale: torch.Te
     difference is reported. Block and channel scales are concatenated as stored. `input_scale`: the static
     activation scale the kernel uses (None: dynamic).
     """
-    biases = [s.bias for s in shards if s.bias is not None]
-    bias = _cat(biases) if biases else None
+    # a shard stored without a bias contributes zeros to the fused one (whisper.py's _create_fake_bias_for_k_proj)
+    given = next((s.bias for s in shards if s.bias is not None), None)
+    bias = _cat([s.bias if s.bias is not None else torch.zeros(s.weight.shape[0], dtype=given.dtype)
+                 for s in shards]) if given is not None else None
     weight = _cat([s.weight for s in shards])
     if recipe.strategy is None:
         return Fused(LinearWeights(weight, None, None, None), None, (), bias)
