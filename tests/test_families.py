@@ -5896,3 +5896,17 @@ def test_whisper_loads_with_the_k_projection_zero_biased(make_checkpoint):
                           layers=r"(self_attn\.qkv_proj|encoder_attn\.kv_proj)$", rank_timeout_s=120)
     report = load_checkpoint(open_local(folder), lambda names: folder, options)
     assert report.runs and report.ok, [run.errors for run in report.runs]
+
+
+def test_a_short_convolution_loads_as_the_linear_vllm_builds(make_checkpoint):
+    """LFM2's conv.conv (and a Mamba mixer's conv1d): the checkpoint's [C, 1, K] kernel is the [C, K] weight of the
+    ColumnParallelLinear vLLM builds (short_conv.py), which load runs as one."""
+    torch = pytest.importorskip("torch")
+    from fp8check.core.load.driver import load_checkpoint
+    from fp8check.core.records import LoadOptions
+
+    folder = make_checkpoint(**dict(LFM2_VL_SPEC, data="random"))
+    options = LoadOptions(InspectOptions(parse_platform("h100"), select_profile("0.34")), torch.device("cpu"),
+                          layers=r"\.conv\.conv$", rank_timeout_s=120)
+    report = load_checkpoint(open_local(folder), lambda names: folder, options)
+    assert report.runs and report.ok, [run.errors for run in report.runs]

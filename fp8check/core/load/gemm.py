@@ -72,7 +72,7 @@ def fuse(shards: tuple[ShardTensors, ...], recipe: Recipe, input_scale: torch.Te
     given = next((s.bias for s in shards if s.bias is not None), None)
     bias = _cat([s.bias if s.bias is not None else torch.zeros(s.weight.shape[0], dtype=given.dtype)
                  for s in shards]) if given is not None else None
-    weight = _cat([s.weight for s in shards])
+    weight = _cat([_as_linear(s.weight) for s in shards])
     if recipe.strategy is None:
         return Fused(LinearWeights(weight, None, None, None), None, (), bias)
     if recipe.online:
@@ -157,6 +157,12 @@ def shards_input_scale(shards: tuple[ShardTensors, ...]) -> torch.Tensor | None:
     """Static input scales of fused shards reduce to their max (`input_scale.max()`)."""
     scales = [s.input_scale.float().reshape(()) for s in shards if s.input_scale is not None]
     return torch.stack(scales).max() if scales else None
+
+
+def _as_linear(weight: torch.Tensor) -> torch.Tensor:
+    """A convolution's stored [C, 1, K] kernel as the [C, K] weight of the ColumnParallelLinear vLLM builds for it
+    (mamba_mixer2.py / short_conv.py: conv1d.weight.data.unsqueeze(1) is only the view its kernels take)."""
+    return weight.squeeze(1) if weight.dim() == 3 and weight.shape[1] == 1 else weight
 
 
 def _cat(tensors: list[torch.Tensor]) -> torch.Tensor:
