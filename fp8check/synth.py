@@ -1069,31 +1069,31 @@ def _decilm_text(spec: Spec) -> dict[str, tuple[int, int]]:
     return shapes
 
 
+def _fused_decoder(spec: Spec, layers: str, qkv: str, o: str, gate_up: str, down: str) -> dict[str, tuple[int, int]]:
+    """A decoder stored with q / k / v fused and gate / up fused: per layer <root>.<layers>.N, `qkv` of
+    (heads + 2 x KV heads) x head_dim rows, `o`, `gate_up` of 2 x intermediate rows and `down`."""
+    shapes: dict[str, tuple[int, int]] = {}
+    for i in range(spec.layers):
+        p = f"{spec.text_prefix}.{layers}.{i}"
+        shapes.update({f"{p}.{qkv}": ((spec.heads + 2 * spec.kv_heads) * spec.hd, spec.hidden),
+                       f"{p}.{o}": (spec.hidden, spec.heads * spec.hd),
+                       f"{p}.{gate_up}": (2 * spec.intermediate, spec.hidden),
+                       f"{p}.{down}": (spec.hidden, spec.intermediate)})
+    return shapes
+
+
 def _plamo3_text(spec: Spec) -> dict[str, tuple[int, int]]:
     """PLaMo-3 (remote code, no transformers class; plamo3.py loads the names as saved): model.layers.layers.N, the
     attention mixer's fused qkv_proj and o_proj, the MLP's fused gate_up_proj and down_proj."""
-    shapes: dict[str, tuple[int, int]] = {}
-    for i in range(spec.layers):
-        p = f"{spec.text_prefix}.layers.layers.{i}"
-        shapes.update({f"{p}.mixer.qkv_proj": ((spec.heads + 2 * spec.kv_heads) * spec.hd, spec.hidden),
-                       f"{p}.mixer.o_proj": (spec.hidden, spec.heads * spec.hd),
-                       f"{p}.mlp.gate_up_proj": (2 * spec.intermediate, spec.hidden),
-                       f"{p}.mlp.down_proj": (spec.hidden, spec.intermediate)})
-    return shapes
+    return _fused_decoder(spec, "layers.layers", "mixer.qkv_proj", "mixer.o_proj", "mlp.gate_up_proj", "mlp.down_proj")
 
 
 def _chatglm_text(spec: Spec) -> dict[str, tuple[int, int]]:
     """ChatGLM-2 / 3 and GLM-4-9B (remote code, vLLM's own ChatGLMConfig; chatglm.py loads the names as saved):
     <root>.encoder.layers.N, the attention's fused query_key_value and dense, the MLP's fused dense_h_to_4h (gate and
     up rows) and dense_4h_to_h; the embedding and output_layer as the Spec names them."""
-    shapes: dict[str, tuple[int, int]] = {}
-    for i in range(spec.layers):
-        p = f"{spec.text_prefix}.encoder.layers.{i}"
-        shapes.update({f"{p}.self_attention.query_key_value": ((spec.heads + 2 * spec.kv_heads) * spec.hd, spec.hidden),
-                       f"{p}.self_attention.dense": (spec.hidden, spec.heads * spec.hd),
-                       f"{p}.mlp.dense_h_to_4h": (2 * spec.intermediate, spec.hidden),
-                       f"{p}.mlp.dense_4h_to_h": (spec.hidden, spec.intermediate)})
-    return shapes
+    return _fused_decoder(spec, "encoder.layers", "self_attention.query_key_value", "self_attention.dense",
+                          "mlp.dense_h_to_4h", "mlp.dense_4h_to_h")
 
 
 def _telechat2_text(spec: Spec) -> dict[str, tuple[int, int]]:

@@ -61,7 +61,7 @@ def not_judged_text(report: InspectReport) -> str:
     rows = not_judged(report)
     guessed = [row for row in rows if row.layout == GENERIC]
     forced = [row for row in rows if row.layout != GENERIC and isinstance(row, MoEReport) and row.unjudged]
-    named = [row for row in rows if row.layout != GENERIC and row not in forced]
+    named = [row for row in rows if row.layout != GENERIC and not (isinstance(row, MoEReport) and row.unjudged)]
     text = (f"; {len(guessed)} of {len(report.layers) + len(report.moes)} modules not judged "
             f"({not_judged_reason(guessed[0], report)})" if guessed else "")
     if forced:
